@@ -1,0 +1,103 @@
+"""The one exception tree of mpdp.
+
+Every error mpdp raises on purpose derives from :class:`MpdpError`, so a caller can catch the
+whole family in one clause; third-party errors are wrapped with ``raise ... from``::
+
+    MpdpError
+     ├── ParameterError (also ValueError)   a bad value: names it and what is allowed
+     │    ├── DatasetError                   a dataset file with values other than 0/1, y/n/?
+     │    └── SizeLimitError                 a size an engine cannot hold (names the limit and
+     │                                       the engine or option that would serve)
+     ├── SolverError                         a linear program that did not reach optimality
+     ├── TransportError                      the MQTT broker cannot be reached or went away
+     └── ProtocolViolation                   a wire message that fails validation (observer side)
+
+This module lives in ``protocols`` because that package is the root of the import graph
+(protocols <- analysis <- parties -> broker); ``broker`` imports only this module from it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "DatasetError",
+    "MpdpError",
+    "ParameterError",
+    "ProtocolViolation",
+    "SizeLimitError",
+    "SolverError",
+    "TransportError",
+]
+
+
+class MpdpError(Exception):
+    """Root of every error mpdp raises on purpose."""
+
+
+class ParameterError(MpdpError, ValueError):
+    """A parameter outside its domain.
+
+    Attributes:
+        name: the parameter's name as the user wrote it (e.g. ``"epsilon"``, ``"--delta"``).
+        value: the offending value.
+        allowed: a human description of the allowed values.
+    """
+
+    def __init__(self, name: str, value: Any, allowed: str, hint: str | None = None) -> None:
+        self.name = name
+        self.value = value
+        self.allowed = allowed
+        self.hint = hint
+        message = f"{name}={value!r} is not allowed: {allowed}"
+        if hint:
+            message += f" ({hint})"
+        super().__init__(message)
+
+
+class DatasetError(ParameterError):
+    """A dataset that cannot be read as one private bit per party and round."""
+
+
+class SizeLimitError(ParameterError):
+    """A problem too large for the engine asked for.
+
+    Attributes (besides those of :class:`ParameterError`):
+        limit: the largest size the engine accepts.
+        alternative: the engine or option that would serve, in words.
+    """
+
+    def __init__(self, name: str, value: Any, limit: Any, alternative: str) -> None:
+        self.limit = limit
+        self.alternative = alternative
+        super().__init__(name, value, f"at most {limit}", hint=alternative)
+
+
+class SolverError(MpdpError):
+    """A linear program that HiGHS did not solve to optimality.
+
+    Attributes:
+        status: the solver's integer status code; message: its text.
+    """
+
+    def __init__(self, status: int, message: str) -> None:
+        self.status = status
+        self.solver_message = message
+        super().__init__(f"linear program not solved (HiGHS status {status}): {message}")
+
+
+class TransportError(MpdpError):
+    """The broker cannot be reached, refused us, or the connection was lost."""
+
+
+class ProtocolViolation(MpdpError):
+    """A wire message that fails validation.
+
+    Attributes:
+        reason: a short machine-friendly reason (``"schema"``, ``"signature"``, ``"duplicate"``, ...).
+    """
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{reason}: {detail}" if detail else reason)

@@ -1,0 +1,245 @@
+"""Functions f: {0,1}^k -> Y = {0..|Y|-1} and accuracy measures w (a |Y| x |Y| matrix).
+
+Bit order (DESIGN.md): the input x as an integer is sum_i x_i 2^(k-1-i), party 0 being the most
+significant bit: the order of ``itertools.product([0, 1], repeat=k)``. A truth table lists f in that order.
+
+Named functions (002 §2 and the CLI):
+
+==================  =========================================  ===========
+name                value                                      Y
+==================  =========================================  ===========
+``majority``        1 iff strictly more than k/2 ones           {0, 1}
+``passed``          alias of ``majority`` (the House bills)     {0, 1}
+``sum``             the number of ones                          {0..k}
+``xor``             the parity of the number of ones            {0, 1}
+``and`` / ``or``    all ones / at least one one                 {0, 1}
+``threshold:T``     1 iff at least T ones                       {0, 1}
+``table:V0,V1,..``  any truth table of length 2^k               {0..max V}
+==================  =========================================  ===========
+
+Symmetric functions (all but ``table:``) depend on x only through the number of ones s, and know their
+values for every k (``count_values(k)``, shape (k+1,)): that is what the symmetric engine uses.
+
+Accuracy measures w[y_true, y_hat] (000 eq. (9)): ``zero-one`` (identity), ``absolute-error``
+(-|y - y'|) and ``squared-error`` (-(y - y')^2), negative costs so that larger is better.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from protocols.errors import ParameterError, SizeLimitError
+
+__all__ = [
+    "FUNCTION_NAMES",
+    "MEASURE_NAMES",
+    "BooleanFunction",
+    "SymmetricFunction",
+    "TruthTable",
+    "accuracy_measure",
+    "parse_function",
+]
+
+#: Largest k for which a full truth table (2^k entries) is built.
+TRUTH_TABLE_MAX_K = 26
+
+
+class BooleanFunction:
+    """Interface of a function f: {0,1}^k -> {0..|Y|-1}."""
+
+    name: str
+
+    def output_size(self, k: int) -> int:
+        """|Y| for k parties."""
+        raise NotImplementedError
+
+    def truth_table(self, k: int) -> np.ndarray:
+        """f in input order: int64 array of shape (2^k,).
+
+        Raises:
+            SizeLimitError: k > ``TRUTH_TABLE_MAX_K``.
+            ParameterError: k not allowed for this function (a fixed-size table).
+        """
+        raise NotImplementedError
+
+    def count_values(self, k: int) -> np.ndarray | None:
+        """For a symmetric f, g with f(x) = g(|x|): int64 array of shape (k+1,); else None."""
+        return None
+
+    def __call__(self, bits: Sequence[int] | np.ndarray) -> int:
+        """Evaluate f on one input (a sequence of k bits)."""
+        x = np.asarray(bits, dtype=np.int64)
+        g = self.count_values(x.size)
+        if g is not None:
+            return int(g[int(x.sum())])
+        index = int(x @ (1 << np.arange(x.size - 1, -1, -1, dtype=np.int64))) if x.size else 0
+        return int(self.truth_table(x.size)[index])
+
+
+def _popcounts(k: int) -> np.ndarray:
+    if k > TRUTH_TABLE_MAX_K:
+        raise SizeLimitError(
+            "k", k, TRUTH_TABLE_MAX_K, "a truth table has 2^k entries; use a symmetric function"
+        )
+    counts = np.zeros(1, dtype=np.int64)
+    for _ in range(k):  # popcount of 0..2^(j+1)-1 from that of 0..2^j-1
+        counts = np.concatenate([counts, counts + 1])
+    return counts
+
+
+@dataclass(frozen=True, slots=True)
+class SymmetricFunction(BooleanFunction):
+    """A function of the number of ones: f(x) = g_k(|x|).
+
+    Args:
+        name: the CLI name (``"majority"``, ``"threshold:3"``, ...).
+        of_count: k -> int64 array g of shape (k+1,) with values in 0..output_size(k)-1.
+        outputs: k -> |Y|.
+    """
+
+    name: str
+    of_count: Callable[[int], np.ndarray] = field(repr=False)
+    outputs: Callable[[int], int] = field(repr=False)
+
+    def output_size(self, k: int) -> int:
+        return self.outputs(k)
+
+    def count_values(self, k: int) -> np.ndarray:
+        return np.asarray(self.of_count(k), dtype=np.int64)
+
+    def truth_table(self, k: int) -> np.ndarray:
+        return self.count_values(k)[_popcounts(k)]
+
+
+@dataclass(frozen=True, slots=True)
+class TruthTable(BooleanFunction):
+    """An arbitrary f given by its values in input order.
+
+    Args:
+        values: int sequence of length 2^k (k >= 0), values >= 0.
+
+    Raises:
+        ParameterError: a length that is not a power of two, or a negative value.
+    """
+
+    values: tuple[int, ...]
+    name: str = "table"
+
+    def __post_init__(self) -> None:
+        vals = tuple(int(v) for v in self.values)
+        n = len(vals)
+        if n == 0 or n & (n - 1):
+            raise ParameterError("table length", n, "a power of two 2^k (one value per input)")
+        if min(vals) < 0:
+            raise ParameterError("table value", min(vals), "integers >= 0 (outputs 0..|Y|-1)")
+        object.__setattr__(self, "values", vals)
+
+    @property
+    def k(self) -> int:
+        """The number of parties the table is for."""
+        return len(self.values).bit_length() - 1
+
+    def _check_k(self, k: int) -> None:
+        if k != self.k:
+            raise ParameterError("k", k, f"{self.k}: the truth table has {len(self.values)} entries")
+
+    def output_size(self, k: int) -> int:
+        self._check_k(k)
+        return max(self.values) + 1
+
+    def truth_table(self, k: int) -> np.ndarray:
+        self._check_k(k)
+        return np.array(self.values, dtype=np.int64)
+
+
+def _binary(name: str, rule: Callable[[np.ndarray, int], np.ndarray]) -> SymmetricFunction:
+    return SymmetricFunction(
+        name, lambda k: rule(np.arange(k + 1), k).astype(np.int64), lambda k: 2
+    )
+
+
+def _threshold(spec: str) -> SymmetricFunction:
+    try:
+        t = int(spec)
+    except ValueError:
+        raise ParameterError("threshold", spec, "an integer T >= 0, as in threshold:3") from None
+    if t < 0:
+        raise ParameterError("threshold", t, "an integer T >= 0")
+    return _binary(f"threshold:{t}", lambda s, k: s >= t)
+
+
+def _table(spec: str) -> TruthTable:
+    try:
+        values = [int(v) for v in spec.replace(" ", "").split(",") if v != ""]
+    except ValueError:
+        raise ParameterError(
+            "table", spec, "comma-separated integers, one per input in input order"
+        ) from None
+    return TruthTable(tuple(values), name=f"table:{','.join(map(str, values))}"
+                      if len(values) <= 16 else f"table:<{len(values)} values>")
+
+
+_NAMED: dict[str, SymmetricFunction] = {
+    "majority": _binary("majority", lambda s, k: 2 * s > k),
+    "xor": _binary("xor", lambda s, k: s % 2),
+    "and": _binary("and", lambda s, k: s == k),
+    "or": _binary("or", lambda s, k: s > 0),
+    "sum": SymmetricFunction("sum", lambda k: np.arange(k + 1), lambda k: k + 1),
+}
+_ALIASES = {"passed": "majority", "parity": "xor", "count": "sum"}
+
+#: Names ``parse_function`` accepts (``threshold:T`` and ``table:...`` take an argument).
+FUNCTION_NAMES = (*_NAMED, *_ALIASES, "threshold:T", "table:V0,V1,...")
+
+
+def parse_function(spec: str) -> BooleanFunction:
+    """Parse a function name as the CLI writes it.
+
+    Args:
+        spec: one of ``FUNCTION_NAMES``; ``table:@FILE`` is resolved by the caller (no file I/O here).
+
+    Raises:
+        ParameterError: an unknown name or a malformed argument.
+    """
+    name = spec.strip().lower()
+    if name.startswith("threshold:"):
+        return _threshold(name.split(":", 1)[1])
+    if name.startswith("table:"):
+        return _table(spec.strip().split(":", 1)[1])
+    name = _ALIASES.get(name, name)
+    if name not in _NAMED:
+        raise ParameterError("function", spec, "one of " + ", ".join(FUNCTION_NAMES))
+    return _NAMED[name]
+
+
+_MEASURES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "zero-one": lambda d: (d == 0).astype(np.float64),
+    "absolute-error": lambda d: -np.abs(d).astype(np.float64),
+    "squared-error": lambda d: -(d.astype(np.float64) ** 2),
+}
+_MEASURE_ALIASES = {"zero_one": "zero-one", "neg_abs": "absolute-error",
+                    "neg_sq": "squared-error", "absolute": "absolute-error",
+                    "squared": "squared-error"}
+MEASURE_NAMES = tuple(_MEASURES)
+
+
+def accuracy_measure(name: str, num_outputs: int) -> np.ndarray:
+    """The accuracy measure w as a float64 matrix of shape (|Y|, |Y|), ``w[y_true, y_hat]``.
+
+    Args:
+        name: ``zero-one``, ``absolute-error`` or ``squared-error`` (also ``zero_one``, ``neg_abs``).
+        num_outputs: |Y| >= 1.
+
+    Raises:
+        ParameterError: an unknown name or |Y| < 1.
+    """
+    key = _MEASURE_ALIASES.get(name.strip().lower(), name.strip().lower())
+    if key not in _MEASURES:
+        raise ParameterError("measure", name, "one of " + ", ".join(MEASURE_NAMES))
+    if num_outputs < 1:
+        raise ParameterError("num_outputs", num_outputs, "an integer >= 1")
+    y = np.arange(num_outputs)
+    return _MEASURES[key](y[:, None] - y[None, :])

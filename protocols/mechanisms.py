@@ -1,0 +1,188 @@
+"""Randomized response, the optimal local mechanism of every party.
+
+A party's mechanism is a channel matrix ``M`` of shape ``(2, m)``: row = the true bit, column = the
+released symbol, ``M[x, s] = P(symbol s | bit x)``.
+
+* Pure epsilon (two symbols), 002 eq. (9) / 000 §5.1 with delta = 0::
+
+      M = [[p, 1 - p],
+           [1 - p, p]],   p = e^eps / (1 + e^eps)
+
+* (epsilon, delta), the four-output randomized response of 000 §5.1 (symbols 0..3; symbols 0 and 3
+  reveal the bit, each with probability delta)::
+
+      x = 0: (delta, (1 - delta) p, (1 - delta)(1 - p), 0)
+      x = 1: (0, (1 - delta)(1 - p), (1 - delta) p, delta)
+
+Theorem 3.1 of 002 (Theorem 5.x of 000): this mechanism is optimal for every party, every function,
+every accuracy measure and both notions of accuracy.
+
+All probabilities are computed with ``expit`` so that epsilon = 0 gives exactly 1/2 and epsilon = inf
+gives exactly 1, with no overflow or warning at epsilon = 1000.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from protocols.errors import ParameterError
+
+__all__ = [
+    "RandomizedResponse",
+    "check_delta",
+    "check_epsilon",
+    "posterior_table",
+    "sample_protocol",
+]
+
+
+def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+    """Return ``float(epsilon)`` or raise :class:`ParameterError` unless ``0 <= epsilon <= inf``."""
+    try:
+        value = float(epsilon)
+    except (TypeError, ValueError):
+        raise ParameterError(name, epsilon, "a number >= 0 (inf allowed)") from None
+    if math.isnan(value) or value < 0:
+        raise ParameterError(name, epsilon, "a number >= 0 (inf allowed)")
+    return value
+
+
+def check_delta(delta: float, name: str = "delta") -> float:
+    """Return ``float(delta)`` or raise :class:`ParameterError` unless ``0 <= delta < 1``."""
+    try:
+        value = float(delta)
+    except (TypeError, ValueError):
+        raise ParameterError(name, delta, "a number in [0, 1)") from None
+    if not (0.0 <= value < 1.0):  # also rejects NaN
+        raise ParameterError(name, delta, "a number in [0, 1)")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class RandomizedResponse:
+    """One party's randomized response with privacy level (epsilon, delta).
+
+    Args:
+        epsilon: privacy parameter, ``0 <= epsilon <= inf`` (nats).
+        delta: ``0 <= delta < 1``; the probability that the bit is revealed outright.
+        four_output: use the four-symbol mechanism; defaults to ``delta > 0``. With delta = 0 the
+            four-output mechanism never emits symbols 0 or 3 and is equivalent to the pure one.
+
+    Raises:
+        ParameterError: epsilon < 0 or NaN, delta outside [0, 1), or ``four_output=False`` with
+            delta > 0 (the two-symbol mechanism cannot carry delta).
+    """
+
+    epsilon: float
+    delta: float = 0.0
+    four_output: bool | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+        four = self.delta > 0 if self.four_output is None else bool(self.four_output)
+        if not four and self.delta > 0:
+            raise ParameterError("four_output", False, "True when delta > 0")
+        object.__setattr__(self, "four_output", four)
+
+    @property
+    def num_symbols(self) -> int:
+        """m, the number of output symbols: 2 (pure) or 4 (four-output)."""
+        return 4 if self.four_output else 2
+
+    @property
+    def p_truth(self) -> float:
+        """p = e^eps / (1 + e^eps): probability of the symbol that points to the true bit, given
+        the bit is not revealed outright."""
+        return float(expit(self.epsilon))
+
+    @property
+    def channel(self) -> np.ndarray:
+        """The channel matrix ``M``, float64 of shape (2, m); rows sum to 1."""
+        p = float(expit(self.epsilon))
+        q = float(expit(-self.epsilon))  # 1 - p without cancellation
+        if not self.four_output:
+            return np.array([[p, q], [q, p]])
+        d, r = self.delta, 1.0 - self.delta
+        return np.array([[d, r * p, r * q, 0.0], [0.0, r * q, r * p, d]])
+
+    @property
+    def posterior_one(self) -> np.ndarray:
+        """P(x = 1 | symbol) under the uniform prior, float64 of shape (m,).
+
+        ``M[1, s] / (M[0, s] + M[1, s])``: 1 - p and p for the pure mechanism; 0, 1 - p, p, 1 for the
+        four-output one. This is what the observer's decision rules multiply over parties."""
+        p = float(expit(self.epsilon))
+        q = float(expit(-self.epsilon))
+        if not self.four_output:
+            return np.array([q, p])
+        return np.array([0.0, q, p, 1.0])
+
+    def sample(self, bit: int, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Privatize one bit ``size`` times, independently.
+
+        Args:
+            bit: the true bit, 0 or 1.
+            size: number of independent releases (repetitions), >= 0.
+            rng: the generator to draw from (simulation mode; a deployed party uses
+                :mod:`protocols.secure`).
+
+        Returns:
+            uint8 array of shape (size,) with symbols in ``0..m-1``.
+        """
+        return sample_protocol([self], np.array([bit]), size, rng)[:, 0]
+
+
+def posterior_table(mechanisms: Sequence[RandomizedResponse]) -> np.ndarray:
+    """Stack the parties' ``posterior_one`` into a float64 table of shape (k, 4).
+
+    Pure parties use columns 0 and 1 only (the rest is NaN and never indexed by a valid symbol)."""
+    table = np.full((len(mechanisms), 4), np.nan)
+    for i, mech in enumerate(mechanisms):
+        post = mech.posterior_one
+        table[i, : post.size] = post
+    return table
+
+
+def sample_protocol(
+    mechanisms: Sequence[RandomizedResponse],
+    bits: np.ndarray,
+    repetitions: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Draw ``repetitions`` independent transcripts of the non-interactive protocol.
+
+    Args:
+        mechanisms: the k parties' mechanisms (heterogeneous allowed).
+        bits: int array of shape (k,), each 0 or 1.
+        repetitions: number of transcripts, >= 0.
+        rng: explicit generator.
+
+    Returns:
+        uint8 array of shape (repetitions, k): ``out[r, i]`` is party i's symbol in transcript r.
+
+    Raises:
+        ParameterError: bits not 0/1, a length mismatch, or repetitions < 0.
+    """
+    bits = np.asarray(bits)
+    if bits.shape != (len(mechanisms),):
+        raise ParameterError("bits", bits.shape, f"shape ({len(mechanisms)},), one bit per party")
+    if not np.isin(bits, (0, 1)).all():
+        raise ParameterError("bits", bits, "values 0 or 1")
+    if repetitions < 0:
+        raise ParameterError("repetitions", repetitions, "an integer >= 0")
+    k = len(mechanisms)
+    q = np.array([expit(-m.epsilon) for m in mechanisms])  # flip probability given not revealed
+    delta = np.array([m.delta for m in mechanisms])
+    four = np.array([m.four_output for m in mechanisms])
+    flip = rng.random((repetitions, k)) < q
+    reported = np.where(flip, 1 - bits, bits).astype(np.uint8)
+    # four-output: revealed -> 0 / 3; otherwise 1 + reported (symbol 1 points to 0, 2 points to 1)
+    revealed = rng.random((repetitions, k)) < delta
+    four_symbols = np.where(revealed, 3 * bits, 1 + reported).astype(np.uint8)
+    return np.where(four, four_symbols, reported)
