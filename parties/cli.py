@@ -1,0 +1,55 @@
+"""The ``mpdp`` command line: one sub-command per module in :mod:`parties.commands`.
+
+Every sub-command module exposes ``register(subparsers)``, which adds its parser and sets
+``run=callable(args) -> int``. Errors of the :class:`protocols.MpdpError` family print one line,
+``mpdp: error: ...``, and exit with code 2; Ctrl-C exits with 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from protocols.errors import MpdpError
+
+__all__ = ["build_parser", "main"]
+
+#: Sub-command modules under parties.commands, in the order ``--help`` lists them.
+COMMANDS: tuple[str, ...] = ("simulate",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every sub-command registered."""
+    parser = argparse.ArgumentParser(
+        prog="mpdp",
+        description=(
+            "Multi-party differential privacy you can run: parties privatize their bits with "
+            "randomized response, broadcast them over MQTT, and a central observer computes a "
+            "function of all bits with the optimal decision rule (Kairouz, Oh, Viswanath 2015)."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"parties.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mpdp`` script; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except MpdpError as exc:
+        print(f"mpdp: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("mpdp: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

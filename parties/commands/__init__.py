@@ -1,0 +1,1 @@
+"""Sub-commands of the ``mpdp`` CLI; each module exposes ``register(subparsers)``."""
