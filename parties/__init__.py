@@ -1,3 +1,39 @@
 """The processes: party, observer, transcript store, runner, datasets and the ``mpdp`` CLI."""
 
-__all__: list[str] = []
+from parties.observer import DecisionRule, Observer, RuleFactory, default_rule_factory, open_observer
+from parties.outcome import Progress, RoundOutcome, RunOutcome
+from parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, round_generator, secure_sampler
+from parties.pool import WorkerPool
+from parties.roster import Roster
+from parties.runner import ProgressCallback, RunConfig, default_workers, run, run_async
+from parties.store import RecordedMessage, RoundRecord, TranscriptStore
+from parties.worker import WorkerSpec, serve_parties, worker_main
+
+__all__ = [
+    "ABSTAIN_DID_NOT_VOTE",
+    "DecisionRule",
+    "Observer",
+    "Party",
+    "PartySpec",
+    "Progress",
+    "ProgressCallback",
+    "RecordedMessage",
+    "RoundOutcome",
+    "RoundRecord",
+    "Roster",
+    "RuleFactory",
+    "RunConfig",
+    "RunOutcome",
+    "TranscriptStore",
+    "WorkerPool",
+    "WorkerSpec",
+    "default_rule_factory",
+    "default_workers",
+    "open_observer",
+    "round_generator",
+    "run",
+    "run_async",
+    "secure_sampler",
+    "serve_parties",
+    "worker_main",
+]

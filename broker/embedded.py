@@ -1,0 +1,59 @@
+"""The embedded broker: amqtt running in this process's event loop, on a free loopback port.
+
+amqtt speaks MQTT 3.1.1 only, so the endpoint it yields says ``protocol="3.1.1"``. Only the anonymous
+authentication plugin is loaded (no $SYS publisher, no packet logger): the broker exists to carry
+one run's messages on the loopback interface.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from amqtt.broker import Broker
+from amqtt.errors import BrokerError
+
+from broker.endpoint import BrokerEndpoint
+from broker.ports import LOOPBACK, free_loopback_port
+from protocols.errors import TransportError
+
+__all__ = ["run_embedded"]
+
+_ATTEMPTS = 3
+
+
+def _config(port: int) -> dict[str, object]:
+    return {
+        "listeners": {"default": {"type": "tcp", "bind": f"{LOOPBACK}:{port}", "max_connections": -1}},
+        "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
+    }
+
+
+@contextlib.asynccontextmanager
+async def run_embedded(*, timeout: float = 10.0) -> AsyncIterator[BrokerEndpoint]:
+    """Start an amqtt broker on a free loopback port in the running loop; shut it down on exit.
+
+    Args:
+        timeout: the clients' timeout (seconds) recorded in the endpoint.
+
+    Raises:
+        TransportError: the broker could not bind a port after three attempts.
+    """
+    # amqtt logs every connection at INFO; a run opens hundreds.
+    logging.getLogger("amqtt").setLevel(max(logging.WARNING, logging.getLogger("amqtt").level))
+    last: Exception | None = None
+    for _ in range(_ATTEMPTS):
+        port = free_loopback_port()
+        broker = Broker(_config(port))
+        try:
+            await broker.start()
+        except BrokerError as exc:  # the port was taken between our probe and the bind
+            last = exc
+            continue
+        try:
+            yield BrokerEndpoint("embedded", LOOPBACK, port, protocol="3.1.1", timeout=timeout)
+        finally:
+            await broker.shutdown()
+        return
+    raise TransportError(f"embedded amqtt broker could not start on {LOOPBACK}: {last}") from last

@@ -1,0 +1,162 @@
+"""Wire messages (pydantic v2, ``extra="forbid"``, frozen), JSON on the wire.
+
+* :class:`PartyMessage` — a party's broadcast for one round: its privatized symbols (``repetitions``
+  independent releases of the same bit, packed by :mod:`broker.packing`) or an abstention with a
+  reason (``did-not-vote``, ``budget-exhausted``, ...), a random nonce and an Ed25519 signature by the
+  party's key over the canonical bytes (:mod:`broker.signing`). The raw bit is never a field.
+* :class:`Announcement` — the coordinator opens round ``round`` (``kind="round"``) or ends the session
+  (``kind="end"``); signed by the coordinator's key so a stranger cannot make parties spend privacy.
+* :class:`WorkerStatus` — a worker process reports its parties ready (subscribed) or failed.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated, ClassVar, Literal, Self
+
+import numpy as np
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from broker.packing import pack_symbols, unpack_symbols
+from broker.signing import PLACEHOLDER_SIGNATURE, sign_message
+from broker.topics import SESSION_PATTERN
+from protocols.errors import ProtocolViolation
+
+__all__ = ["MAX_REPETITIONS", "Announcement", "PartyMessage", "WorkerStatus", "new_nonce"]
+
+#: Largest number of repetitions one message may carry (250 kB of packed symbols).
+MAX_REPETITIONS = 1_000_000
+
+Session = Annotated[str, Field(pattern=SESSION_PATTERN)]
+Nonce = Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")]
+Signature = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{86}==$")]
+Reason = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
+Index = Annotated[int, Field(ge=0, le=2**31 - 1, strict=True)]
+Repetitions = Annotated[int, Field(ge=1, le=MAX_REPETITIONS, strict=True)]
+
+
+def new_nonce() -> str:
+    """128 random bits from the OS CSPRNG, as 32 hex digits."""
+    return secrets.token_hex(16)
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class PartyMessage(_Wire):
+    """One party's broadcast for one round.
+
+    Fields:
+        version: 1.
+        session, round, party: where it belongs; ``party`` must match the topic it came on.
+        kind: ``"symbols"`` (``symbols`` holds ``repetitions`` symbols) or ``"abstain"`` (``reason``
+            says why; ``symbols`` is empty).
+        repetitions: the number of independent releases of the party's bit in this round.
+        symbols: :func:`broker.packing.pack_symbols` of a uint8 array (repetitions,), or "".
+        nonce: 32 hex digits, fresh per message.
+        signature: base64 Ed25519 signature of :func:`broker.signing.canonical_bytes`.
+    """
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/party-message/v1"
+
+    version: Literal[1] = 1
+    session: Session
+    round: Index
+    party: Index
+    kind: Literal["symbols", "abstain"]
+    reason: Reason | None = None
+    repetitions: Repetitions
+    symbols: Annotated[str, Field(max_length=4 * MAX_REPETITIONS)] = ""
+    nonce: Nonce
+    signature: Signature
+
+    @model_validator(mode="after")
+    def _kind_matches_payload(self) -> Self:
+        if self.kind == "abstain":
+            if self.reason is None or self.symbols:
+                raise ValueError("an abstention has a reason and no symbols")
+        else:
+            if self.reason is not None:
+                raise ValueError("a 'symbols' message has no reason")
+            try:
+                unpack_symbols(self.symbols, self.repetitions)
+            except ProtocolViolation as exc:
+                raise ValueError(str(exc)) from None
+        return self
+
+    def symbol_array(self) -> np.ndarray:
+        """The symbols as uint8 of shape (repetitions,); empty (0,) for an abstention."""
+        if self.kind == "abstain":
+            return np.zeros(0, dtype=np.uint8)
+        return unpack_symbols(self.symbols, self.repetitions)
+
+    @classmethod
+    def signed(
+        cls,
+        private_key: bytes | Ed25519PrivateKey,
+        *,
+        session: str,
+        round: int,
+        party: int,
+        repetitions: int,
+        symbols: np.ndarray | None = None,
+        reason: str | None = None,
+    ) -> PartyMessage:
+        """Build and sign a message: with ``symbols`` (uint8, shape (repetitions,)) or with ``reason``.
+
+        Raises:
+            pydantic.ValidationError: a field out of its domain.
+            ProtocolViolation: symbols outside 0..3.
+        """
+        draft = cls(
+            session=session, round=int(round), party=int(party),
+            kind="abstain" if symbols is None else "symbols", reason=reason,
+            repetitions=int(repetitions),
+            symbols="" if symbols is None else pack_symbols(symbols),
+            nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE,
+        )
+        return sign_message(draft, private_key)
+
+
+class Announcement(_Wire):
+    """The coordinator opens a round (``kind="round"``) or ends the session (``kind="end"``).
+
+    Fields:
+        round: the round index (for ``end``: the number of rounds in the session).
+        name: the round's name (a bill, a question), up to 200 characters; "" for ``end``.
+        repetitions: how many independent releases each party sends.
+    """
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/announcement/v1"
+
+    version: Literal[1] = 1
+    session: Session
+    kind: Literal["round", "end"]
+    round: Index
+    name: Annotated[str, Field(max_length=200)] = ""
+    repetitions: Repetitions
+    nonce: Nonce
+    signature: Signature
+
+    @classmethod
+    def signed(
+        cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: Literal["round", "end"],
+        round: int, repetitions: int, name: str = "",
+    ) -> Announcement:
+        """Build and sign an announcement (see :class:`PartyMessage.signed`)."""
+        draft = cls(session=session, kind=kind, round=int(round), name=name,
+                    repetitions=int(repetitions), nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+        return sign_message(draft, private_key)
+
+
+class WorkerStatus(_Wire):
+    """A worker process's state: ``ready`` (all its parties subscribed) or ``failed`` (``detail``)."""
+
+    version: Literal[1] = 1
+    session: Session
+    worker: Index
+    state: Literal["ready", "failed"]
+    parties: tuple[Index, ...]
+    detail: Annotated[str, Field(max_length=500)] = ""

@@ -1,0 +1,58 @@
+"""Symbols on the wire: 2 bits per symbol (symbols 0..3), 4 per byte, first symbol in the high bits,
+then base64 (RFC 4648, with padding). 200 repetitions take 50 bytes, 68 characters."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+import numpy as np
+
+from protocols.errors import ProtocolViolation
+
+__all__ = ["pack_symbols", "packed_length", "unpack_symbols"]
+
+_SHIFTS = np.array([6, 4, 2, 0], dtype=np.uint8)
+
+
+def packed_length(repetitions: int) -> int:
+    """Bytes holding ``repetitions`` symbols: ceil(repetitions / 4)."""
+    return (repetitions + 3) // 4
+
+
+def pack_symbols(symbols: np.ndarray) -> str:
+    """Pack uint8 symbols of shape (n,), each in 0..3, into base64 text.
+
+    Raises:
+        ProtocolViolation: ``"symbols"`` if the array is not 1-D or holds a value above 3.
+    """
+    values = np.asarray(symbols)
+    if values.ndim != 1 or (values.size and (values.min() < 0 or values.max() > 3)):
+        raise ProtocolViolation("symbols", "need a 1-D array of symbols in 0..3")
+    padded = np.zeros(4 * packed_length(values.size), dtype=np.uint8)
+    padded[: values.size] = values
+    packed = (padded.reshape(-1, 4) << _SHIFTS).sum(axis=1, dtype=np.uint8)
+    return base64.b64encode(packed.tobytes()).decode("ascii")
+
+
+def unpack_symbols(text: str, repetitions: int) -> np.ndarray:
+    """Inverse of :func:`pack_symbols`: uint8 array of shape (repetitions,), values in 0..3.
+
+    Raises:
+        ProtocolViolation: ``"symbols"`` for text that is not base64, of the wrong length, or with
+            non-zero padding bits (one symbol sequence has exactly one encoding).
+    """
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise ProtocolViolation("symbols", "not base64") from None
+    if len(raw) != packed_length(repetitions):
+        raise ProtocolViolation(
+            "symbols", f"{len(raw)} bytes for {repetitions} repetitions (need {packed_length(repetitions)})"
+        )
+    if base64.b64encode(raw).decode("ascii") != text:
+        raise ProtocolViolation("symbols", "non-canonical base64")
+    values = ((np.frombuffer(raw, dtype=np.uint8)[:, None] >> _SHIFTS) & 3).astype(np.uint8).ravel()
+    if values[repetitions:].any():
+        raise ProtocolViolation("symbols", "non-zero padding bits")
+    return values[:repetitions].copy()

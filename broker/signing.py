@@ -1,0 +1,96 @@
+"""Ed25519 signatures over the canonical bytes of a wire message (RFC 8032, via ``cryptography``).
+
+Canonical bytes of a message = its signing domain (a class constant, e.g. ``mpdp/party-message/v1``),
+a newline, then the JSON of every field except ``signature`` with sorted keys, no whitespace and ASCII
+only. Pydantic validated the fields first, so equal messages have equal bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, ClassVar, Protocol, TypeVar
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+__all__ = [
+    "PLACEHOLDER_SIGNATURE",
+    "SignedMessage",
+    "canonical_bytes",
+    "generate_key_pair",
+    "load_private_key",
+    "load_public_key",
+    "public_key_of",
+    "sign_message",
+    "verify_message",
+]
+
+#: A well-formed signature (64 zero bytes) used while a message is built, before it is signed.
+PLACEHOLDER_SIGNATURE = base64.b64encode(bytes(64)).decode("ascii")
+_RAW = serialization.Encoding.Raw
+
+
+class SignedMessage(Protocol):
+    """A pydantic wire message with a ``signature`` field and a signing domain."""
+
+    SIGNING_DOMAIN: ClassVar[str]
+    signature: str
+
+    def model_dump(self, *, mode: str, exclude: set[str]) -> dict[str, Any]: ...
+    def model_copy(self, *, update: dict[str, Any]) -> Any: ...
+
+
+M = TypeVar("M", bound=SignedMessage)
+
+
+def generate_key_pair() -> tuple[bytes, bytes]:
+    """A fresh Ed25519 key pair as raw bytes: (private 32 bytes, public 32 bytes)."""
+    key = Ed25519PrivateKey.generate()
+    return (
+        key.private_bytes(_RAW, serialization.PrivateFormat.Raw, serialization.NoEncryption()),
+        key.public_key().public_bytes(_RAW, serialization.PublicFormat.Raw),
+    )
+
+
+def load_private_key(private_key: bytes | Ed25519PrivateKey) -> Ed25519PrivateKey:
+    """A private key object from 32 raw bytes (objects pass through)."""
+    if isinstance(private_key, Ed25519PrivateKey):
+        return private_key
+    return Ed25519PrivateKey.from_private_bytes(private_key)
+
+
+def load_public_key(public_key: bytes | Ed25519PublicKey) -> Ed25519PublicKey:
+    """A public key object from 32 raw bytes (objects pass through)."""
+    if isinstance(public_key, Ed25519PublicKey):
+        return public_key
+    return Ed25519PublicKey.from_public_bytes(public_key)
+
+
+def public_key_of(private_key: bytes | Ed25519PrivateKey) -> bytes:
+    """The raw 32-byte public key of a private key."""
+    return load_private_key(private_key).public_key().public_bytes(_RAW, serialization.PublicFormat.Raw)
+
+
+def canonical_bytes(message: SignedMessage) -> bytes:
+    """The bytes a signature covers: domain, newline, sorted compact JSON of all fields but the signature."""
+    fields = message.model_dump(mode="json", exclude={"signature"})
+    body = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return f"{message.SIGNING_DOMAIN}\n{body}".encode("ascii")
+
+
+def sign_message(message: M, private_key: bytes | Ed25519PrivateKey) -> M:
+    """A copy of ``message`` whose ``signature`` is the base64 Ed25519 signature of its canonical bytes."""
+    signature = load_private_key(private_key).sign(canonical_bytes(message))
+    return message.model_copy(update={"signature": base64.b64encode(signature).decode("ascii")})
+
+
+def verify_message(message: SignedMessage, public_key: bytes | Ed25519PublicKey) -> bool:
+    """True iff ``message.signature`` is a valid signature of its canonical bytes under ``public_key``."""
+    try:
+        signature = base64.b64decode(message.signature, validate=True)
+        load_public_key(public_key).verify(signature, canonical_bytes(message))
+    except (InvalidSignature, ValueError):
+        return False
+    return True

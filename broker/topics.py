@@ -1,0 +1,72 @@
+"""MQTT topics of one session, all under ``mpdp/{session}/``::
+
+    mpdp/{session}/rounds          round announcements (coordinator -> parties), then the end
+    mpdp/{session}/party/{id}      party ``id``'s broadcast (one message per round)
+    mpdp/{session}/status          worker status (ready / failed), control plane only
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from protocols.errors import ParameterError
+
+__all__ = ["SESSION_PATTERN", "Topics", "check_session"]
+
+#: A session id: letters, digits, ``_ . -``; no MQTT wildcard or level separator.
+SESSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+_SESSION = re.compile(SESSION_PATTERN)
+
+
+def check_session(session: str) -> str:
+    """Return ``session`` or raise :class:`ParameterError` unless it matches ``SESSION_PATTERN``."""
+    if not isinstance(session, str) or not _SESSION.match(session):
+        raise ParameterError(
+            "session", session, "1-64 characters from A-Z a-z 0-9 _ . - (starting with a letter or digit)"
+        )
+    return session
+
+
+@dataclass(frozen=True, slots=True)
+class Topics:
+    """The topic names of one session.
+
+    Raises:
+        ParameterError: a session id outside ``SESSION_PATTERN``.
+    """
+
+    session: str
+
+    def __post_init__(self) -> None:
+        check_session(self.session)
+
+    @property
+    def prefix(self) -> str:
+        return f"mpdp/{self.session}"
+
+    @property
+    def rounds(self) -> str:
+        """Round announcements and the end-of-session message."""
+        return f"{self.prefix}/rounds"
+
+    @property
+    def status(self) -> str:
+        """Worker status messages."""
+        return f"{self.prefix}/status"
+
+    def party(self, party: int) -> str:
+        """Party ``party``'s broadcast topic."""
+        return f"{self.prefix}/party/{int(party)}"
+
+    @property
+    def all_parties(self) -> str:
+        """The subscription filter matching every party topic."""
+        return f"{self.prefix}/party/+"
+
+    def party_of(self, topic: str) -> int | None:
+        """The party id in a party topic of this session, or None for any other topic."""
+        head, _, tail = topic.rpartition("/")
+        if head != f"{self.prefix}/party" or not tail.isdigit() or (tail != "0" and tail[0] == "0"):
+            return None
+        return int(tail)

@@ -1,0 +1,346 @@
+"""The central observer: hears every party, validates, records the transcript, decides each round.
+
+Validation, in order (the first failure is the reject reason; the message is logged and counted,
+never recorded as data):
+
+    topic          not a party topic of this session, or the message's party differs from its topic
+    schema         not a valid :class:`broker.messages.PartyMessage` (JSON, fields, packing)
+    session        another session's message
+    unknown-party  a party id outside the roster
+    signature      the Ed25519 signature does not verify with the roster's key for that party
+    round          a round that is not open (never announced, or announced later)
+    late           a round already closed
+    duplicate      a second message from the same party for the open round
+    repetitions    not the announced number of repetitions
+    symbol-range   a symbol outside the party's mechanism (e.g. 2 or 3 from a pure-epsilon party)
+
+A round closes when every roster party has sent symbols or an abstention, or after ``round_timeout``
+seconds (the missing are recorded ``absent``). Then the observer decides: with the participants'
+mechanisms, ``rule = rule_factory(mechanisms, function, measure)`` and ``rule.decide(symbols)`` with
+symbols uint8 (repetitions, n) in party-id order (Kairouz, Oh, Viswanath 2015 / paper 002 eq. 2), and
+writes the round to the store in one transaction.
+
+The observer's MQTT session is persistent (clean_session False / clean_start False): if the
+connection drops it reconnects with the same client id and the broker delivers what was queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Protocol
+
+import aiomqtt
+import numpy as np
+from pydantic import ValidationError
+
+from broker.endpoint import BrokerEndpoint
+from broker.messages import Announcement, PartyMessage, WorkerStatus
+from broker.signing import load_private_key, load_public_key, verify_message
+from broker.topics import Topics
+from parties.outcome import RoundOutcome
+from parties.roster import Roster
+from parties.store import RecordedMessage, RoundRecord, TranscriptStore
+from protocols.errors import ParameterError, ProtocolViolation, TransportError
+from protocols.functions import BooleanFunction
+from protocols.mechanisms import RandomizedResponse
+
+__all__ = ["DecisionRule", "Observer", "RuleFactory", "default_rule_factory", "open_observer"]
+
+log = logging.getLogger("mpdp.observer")
+_RECONNECTS = 5
+
+
+class DecisionRule(Protocol):
+    """A decision rule of the central observer: symbols uint8 (repetitions, n) -> int64 (repetitions,)."""
+
+    def decide(self, symbols: np.ndarray) -> np.ndarray: ...
+
+
+RuleFactory = Callable[[Sequence[RandomizedResponse], BooleanFunction, np.ndarray], DecisionRule]
+
+
+def default_rule_factory() -> RuleFactory:
+    """``protocols.symmetric.observer_average_rule``: the optimal average-case rule (002 eq. 2).
+
+    Raises:
+        ParameterError: that module is not in this build (pass ``rule_factory`` explicitly).
+    """
+    try:
+        from protocols.symmetric import observer_average_rule
+    except ImportError as exc:
+        raise ParameterError(
+            "rule_factory", None, "a decision rule factory (protocols.symmetric is not available)",
+            hint=str(exc),
+        ) from exc
+    return observer_average_rule
+
+
+class Observer:
+    """The central observer of one session. Create with :func:`open_observer`.
+
+    Args:
+        endpoint, topics: the broker and the session's topics.
+        roster: the parties' mechanisms and public keys.
+        store: the transcript store (the session must be opened in it).
+        coordinator_key: raw Ed25519 private key that signs announcements.
+        function, measure: f and the accuracy measure w, given to ``rule_factory``.
+        repetitions: the number of repetitions every party sends per round.
+        round_timeout: seconds a round stays open at most.
+        rule_factory: builds the decision rule from the participants' mechanisms.
+    """
+
+    def __init__(
+        self,
+        endpoint: BrokerEndpoint,
+        topics: Topics,
+        roster: Roster,
+        store: TranscriptStore,
+        coordinator_key: bytes,
+        *,
+        function: BooleanFunction,
+        measure: np.ndarray,
+        repetitions: int,
+        round_timeout: float,
+        rule_factory: RuleFactory,
+    ) -> None:
+        self._endpoint = endpoint
+        self.topics = topics
+        self.roster = roster
+        self._store = store
+        self._coordinator = load_private_key(coordinator_key)
+        self._function = function
+        self._measure = measure
+        self.repetitions = repetitions
+        self.round_timeout = round_timeout
+        self._rule_factory = rule_factory
+        self._keys = [load_public_key(key) for key in roster.public_keys]
+        self._client: aiomqtt.Client | None = None
+        self._connected = asyncio.Event()
+        self._open: int | None = None
+        self._announced = -1
+        self._received: dict[int, tuple[PartyMessage, np.ndarray, str]] = {}
+        self._complete = asyncio.Event()
+        self._pending_rejects: dict[int, dict[str, tuple[int, str]]] = collections.defaultdict(dict)
+        self._round_rejects = 0
+        self.messages_received = 0
+        self.messages_rejected = 0
+        self.ready_workers: dict[int, WorkerStatus] = {}
+        self.failed_workers: dict[int, WorkerStatus] = {}
+        self.status_changed = asyncio.Event()
+
+    @property
+    def client_id(self) -> str:
+        """The observer's MQTT client id (stable, for its persistent session)."""
+        return f"mpdp-{self.topics.session}-observer"
+
+    # -- connection ---------------------------------------------------------------------------
+
+    async def _consume(self) -> None:
+        """Receive until cancelled; reconnect (same persistent session) when the connection drops."""
+        failures = 0
+        while True:
+            try:
+                async with self._endpoint.client(self.client_id, persistent=True) as client:
+                    async with asyncio.timeout(2 * self._endpoint.timeout):
+                        await client.subscribe(self.topics.all_parties, qos=1)
+                        await client.subscribe(self.topics.status, qos=1)
+                    self._client, failures = client, 0
+                    self._connected.set()
+                    async for message in client.messages:
+                        self._handle(message.topic.value, message.payload)
+            except (aiomqtt.MqttError, TimeoutError) as exc:
+                self._connected.clear()
+                self._client = None
+                failures += 1
+                if failures > _RECONNECTS:
+                    raise TransportError(
+                        f"observer lost the broker at {self._endpoint.url} and could not reconnect: {exc}"
+                    ) from exc
+                log.warning("observer: connection lost (%s); reconnecting", exc)
+                await asyncio.sleep(0.2 * failures)
+
+    async def _publish(self, topic: str, payload: str) -> None:
+        async with asyncio.timeout(4 * self._endpoint.timeout):
+            while True:
+                await self._connected.wait()
+                assert self._client is not None
+                try:
+                    await self._client.publish(topic, payload, qos=1)
+                    return
+                except aiomqtt.MqttError as exc:
+                    log.warning("observer: publish failed (%s); retrying after reconnect", exc)
+                    await asyncio.sleep(0.1)
+
+    # -- validation -----------------------------------------------------------------------------
+
+    def _reject(self, reason: str, detail: str) -> None:
+        bucket = self._pending_rejects[self._announced]
+        count, _ = bucket.get(reason, (0, ""))
+        bucket[reason] = (count + 1, detail[:200])
+        self.messages_rejected += 1
+        if self._open is not None:
+            self._round_rejects += 1
+        log.warning("observer: rejected a message (%s): %s", reason, detail)
+
+    def _handle(self, topic: str, payload: bytes | bytearray | str | int | float | None) -> None:
+        text = payload.decode("utf-8", "replace") if isinstance(payload, bytes | bytearray) else str(payload)
+        if topic == self.topics.status:
+            self._handle_status(text)
+            return
+        try:
+            message, symbols = self._validate(topic, text)
+        except ProtocolViolation as exc:
+            self._reject(exc.reason, exc.detail)
+            return
+        self._received[message.party] = (message, symbols, text)
+        self.messages_received += 1
+        if len(self._received) == self.roster.k:
+            self._complete.set()
+
+    def _validate(self, topic: str, text: str) -> tuple[PartyMessage, np.ndarray]:
+        topic_party = self.topics.party_of(topic)
+        if topic_party is None:
+            raise ProtocolViolation("topic", topic)
+        try:
+            message = PartyMessage.model_validate_json(text)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ProtocolViolation("schema", f"{topic}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        where = f"{topic} round {message.round} party {message.party}"
+        if message.session != self.topics.session:
+            raise ProtocolViolation("session", f"{where}: session {message.session!r}")
+        if not 0 <= message.party < self.roster.k:
+            raise ProtocolViolation("unknown-party", where)
+        if message.party != topic_party:
+            raise ProtocolViolation("topic", f"{where}: sent on party {topic_party}'s topic")
+        if not verify_message(message, self._keys[message.party]):
+            raise ProtocolViolation("signature", where)
+        if message.round != self._open:
+            raise ProtocolViolation("late" if message.round <= self._announced else "round", where)
+        if message.party in self._received:
+            raise ProtocolViolation("duplicate", where)
+        if message.repetitions != self.repetitions:
+            raise ProtocolViolation("repetitions", f"{where}: {message.repetitions} != {self.repetitions}")
+        symbols = message.symbol_array()
+        if symbols.size and int(symbols.max()) >= self.roster.mechanisms[message.party].num_symbols:
+            raise ProtocolViolation("symbol-range", f"{where}: symbol {int(symbols.max())}")
+        return message, symbols
+
+    def _handle_status(self, text: str) -> None:
+        try:
+            status = WorkerStatus.model_validate_json(text)
+        except ValidationError:
+            self._reject("schema", f"{self.topics.status}: not a worker status")
+            return
+        if status.session != self.topics.session:
+            self._reject("session", f"{self.topics.status}: session {status.session!r}")
+            return
+        target = self.ready_workers if status.state == "ready" else self.failed_workers
+        target[status.worker] = status
+        self.status_changed.set()
+
+    # -- rounds ---------------------------------------------------------------------------------
+
+    async def announce_end(self, rounds: int) -> None:
+        """Tell the parties the session is over (they disconnect and their workers exit)."""
+        end = Announcement.signed(self._coordinator, session=self.topics.session, kind="end",
+                                  round=rounds, repetitions=self.repetitions)
+        await self._publish(self.topics.rounds, end.model_dump_json())
+
+    async def run_round(self, index: int, name: str) -> RoundOutcome:
+        """Announce round ``index``, collect until complete or ``round_timeout``, decide, record.
+
+        Returns:
+            The round's outcome (also written to the store in one transaction).
+
+        Raises:
+            TransportError: the announcement could not be published.
+        """
+        self._received = {}
+        self._complete.clear()
+        self._round_rejects = 0
+        self._open = self._announced = index
+        announcement = Announcement.signed(self._coordinator, session=self.topics.session, kind="round",
+                                           round=index, name=name, repetitions=self.repetitions)
+        await self._publish(self.topics.rounds, announcement.model_dump_json())
+        try:
+            async with asyncio.timeout(self.round_timeout):
+                await self._complete.wait()
+            status = "complete"
+        except TimeoutError:
+            status = "timeout"
+        self._open = None
+        return self._close_round(index, name, status)
+
+    def _close_round(self, index: int, name: str, status: str) -> RoundOutcome:
+        entries: list[RecordedMessage] = []
+        empty = np.zeros(0, dtype=np.uint8)
+        for party in range(self.roster.k):
+            got = self._received.get(party)
+            if got is None:
+                entries.append(RecordedMessage(party, "absent", None, empty, None))
+            else:
+                message, symbols, text = got
+                entries.append(RecordedMessage(party, message.kind, message.reason, symbols, text))
+        ids = {kind: np.array([e.party for e in entries if e.kind == kind], dtype=np.int64)
+               for kind in ("symbols", "abstain", "absent")}
+        participants = ids["symbols"]
+        symbols = np.zeros((self.repetitions, participants.size), dtype=np.uint8)
+        for j, party in enumerate(participants):
+            symbols[:, j] = entries[party].symbols
+        rule = self._rule_factory([self.roster.mechanisms[p] for p in participants], self._function, self._measure)
+        decisions = np.asarray(rule.decide(symbols), dtype=np.int64)
+        outcome = RoundOutcome(
+            name=name, participants=participants, symbols=symbols, decisions=decisions,
+            messages_received=len(self._received), messages_rejected=self._round_rejects, index=index,
+            abstained=ids["abstain"], absent=ids["absent"], status=status,  # type: ignore[arg-type]
+        )
+        rejects, self._pending_rejects = dict(self._pending_rejects), collections.defaultdict(dict)
+        self._store.record_round(RoundRecord(self.topics.session, self.repetitions, outcome, tuple(entries), rejects))
+        if status == "timeout":
+            log.warning("observer: round %d (%s) timed out; absent: %s", index, name, ids["absent"].tolist())
+        return outcome
+
+    def flush_rejects(self) -> None:
+        """Write reject counts not yet in the store (those after the last round closed)."""
+        if self._pending_rejects:
+            self._store.record_rejects(self.topics.session, dict(self._pending_rejects))
+            self._pending_rejects = collections.defaultdict(dict)
+
+
+@contextlib.asynccontextmanager
+async def open_observer(
+    endpoint: BrokerEndpoint, topics: Topics, roster: Roster, store: TranscriptStore, coordinator_key: bytes,
+    **options: object,
+) -> AsyncIterator[Observer]:
+    """Connect and subscribe the observer (returns once subscribed), keep receiving in a task,
+    and on exit stop, flush reject counts and delete the persistent session from the broker.
+
+    Args: as :class:`Observer`.
+
+    Raises:
+        TransportError: the first connection or subscription failed.
+    """
+    observer = Observer(endpoint, topics, roster, store, coordinator_key, **options)  # type: ignore[arg-type]
+    async with asyncio.TaskGroup() as tg:
+        consumer = tg.create_task(observer._consume(), name="observer-consume")
+        connected = tg.create_task(observer._connected.wait(), name="observer-connected")
+        done, _ = await asyncio.wait(
+            [connected, consumer], timeout=3 * endpoint.timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if connected not in done:
+            connected.cancel()
+            consumer.cancel()
+            raise TransportError(f"observer could not connect and subscribe at {endpoint.url}")
+        try:
+            yield observer
+        finally:
+            consumer.cancel()
+            observer.flush_rejects()
+    with contextlib.suppress(aiomqtt.MqttError, TimeoutError, OSError):
+        async with asyncio.timeout(endpoint.timeout), endpoint.client(observer.client_id):
+            pass  # a clean connection with our client id ends the persistent session

@@ -1,0 +1,197 @@
+"""A party: holds one private bit per round, privatizes it with its own randomized response, and
+broadcasts the signed symbols over its own MQTT connection.
+
+Simulation mode: round r of party i draws from ``default_rng(SeedSequence(seed).spawn(k)[i].spawn(R)[r])``
+(a per-round child of the party's sequence, so a resumed run draws what a full run would).
+Deployment mode (``secure=True``): :func:`protocols.secure.sample_secure` (exact sampling from the OS
+CSPRNG). The raw bit stays in this process: it is in no message, log line or repr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import aiomqtt
+import numpy as np
+from pydantic import ValidationError
+
+from broker.endpoint import BrokerEndpoint
+from broker.messages import Announcement, PartyMessage
+from broker.signing import load_private_key, load_public_key, verify_message
+from broker.topics import Topics
+from protocols.errors import ParameterError, TransportError
+from protocols.mechanisms import RandomizedResponse
+
+__all__ = ["ABSTAIN_DID_NOT_VOTE", "Party", "PartySpec", "round_generator", "secure_sampler"]
+
+#: The abstention reason of a party that takes no part in a round (bit -1).
+ABSTAIN_DID_NOT_VOTE = "did-not-vote"
+log = logging.getLogger("mpdp.party")
+
+Sampler = Callable[[RandomizedResponse, int, int], np.ndarray]
+
+
+def secure_sampler() -> Sampler:
+    """``protocols.secure.sample_secure(mechanism, bit, size)``, the deployment-mode sampler.
+
+    Raises:
+        ParameterError: ``secure`` asked for but :mod:`protocols.secure` is not in this build.
+    """
+    try:
+        from protocols.secure import sample_secure  # the lead's exact CSPRNG sampler
+    except ImportError as exc:
+        raise ParameterError(
+            "secure", True, "simulation mode (secure=False): protocols.secure is not available", hint=str(exc)
+        ) from exc
+    return sample_secure
+
+
+def round_generator(seed: np.random.SeedSequence, round_index: int) -> np.random.Generator:
+    """The generator of one round: child ``round_index`` of the party's seed sequence.
+
+    Equal to ``default_rng(seed.spawn(R)[round_index])`` for a fresh ``seed`` and any R > round_index,
+    without mutating ``seed``."""
+    child = np.random.SeedSequence(
+        seed.entropy, spawn_key=(*seed.spawn_key, round_index), pool_size=seed.pool_size
+    )
+    return np.random.default_rng(child)
+
+
+@dataclass(frozen=True, slots=True)
+class PartySpec:
+    """What one party's process holds.
+
+    Attributes:
+        party: the party id (index in the roster).
+        bits: int8 (R,), the private bit of each round (0, 1, or -1 = takes no part). Never leaves
+            the process; not in the repr.
+        mechanism: the party's randomized response.
+        private_key: the raw 32-byte Ed25519 private key (not in the repr).
+        seed: the party's seed sequence (simulation mode); None in deployment mode.
+    """
+
+    party: int
+    bits: np.ndarray = field(repr=False)
+    mechanism: RandomizedResponse
+    private_key: bytes = field(repr=False)
+    seed: np.random.SeedSequence | None = field(default=None, repr=False)
+
+
+class Party:
+    """One party's life: connect, subscribe to announcements, answer each round, leave at the end.
+
+    Args:
+        spec: the party's private state.
+        endpoint: the broker.
+        topics: the session's topics.
+        coordinator_key: raw Ed25519 public key that signs announcements (others are ignored).
+        idle_timeout: seconds to wait for the next announcement before giving up.
+        sampler: deployment-mode sampler (from :func:`secure_sampler`); None = simulation mode
+            (``spec.seed`` must be set).
+        connect_gate: bounds how many parties of a worker connect at once.
+    """
+
+    def __init__(
+        self,
+        spec: PartySpec,
+        endpoint: BrokerEndpoint,
+        topics: Topics,
+        coordinator_key: bytes,
+        *,
+        idle_timeout: float,
+        sampler: Sampler | None = None,
+        connect_gate: asyncio.Semaphore | None = None,
+    ) -> None:
+        if sampler is None and spec.seed is None:
+            raise ParameterError("seed", None, "a SeedSequence in simulation mode (or a secure sampler)")
+        self.spec = spec
+        self._endpoint = endpoint
+        self._topics = topics
+        self._coordinator = load_public_key(coordinator_key)
+        self._key = load_private_key(spec.private_key)
+        self._idle_timeout = idle_timeout
+        self._sampler = sampler
+        self._gate = connect_gate or asyncio.Semaphore(1)
+        self._answered: set[int] = set()
+
+    @property
+    def client_id(self) -> str:
+        """The MQTT client id: unique per session and party."""
+        return f"mpdp-{self._topics.session}-party-{self.spec.party}"
+
+    def respond(self, announcement: Announcement) -> PartyMessage:
+        """The signed message answering one round announcement (no I/O).
+
+        Raises:
+            ParameterError: the round index is beyond the party's bits.
+        """
+        index = announcement.round
+        if index >= len(self.spec.bits):
+            raise ParameterError("round", index, f"0..{len(self.spec.bits) - 1} (party {self.spec.party})")
+        bit = int(self.spec.bits[index])
+        common = dict(session=self._topics.session, round=index, party=self.spec.party,
+                      repetitions=announcement.repetitions)
+        if bit < 0:
+            return PartyMessage.signed(self._key, reason=ABSTAIN_DID_NOT_VOTE, **common)
+        if self._sampler is not None:
+            symbols = self._sampler(self.spec.mechanism, bit, announcement.repetitions)
+        else:
+            assert self.spec.seed is not None
+            rng = round_generator(self.spec.seed, index)
+            symbols = self.spec.mechanism.sample(bit, announcement.repetitions, rng)
+        return PartyMessage.signed(self._key, symbols=symbols, **common)
+
+    def _announcement(self, message: aiomqtt.Message) -> Announcement | None:
+        try:
+            announcement = Announcement.model_validate_json(message.payload)  # type: ignore[arg-type]
+        except ValidationError:
+            log.warning("party %d: ignored a malformed announcement", self.spec.party)
+            return None
+        if announcement.session != self._topics.session or not verify_message(announcement, self._coordinator):
+            log.warning("party %d: ignored an announcement not signed by the coordinator", self.spec.party)
+            return None
+        return announcement
+
+    async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
+        """Serve the session until the end announcement; return the number of rounds answered.
+
+        Raises:
+            TransportError: the broker went away, or no announcement for ``idle_timeout`` seconds.
+        """
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                async with self._gate, asyncio.timeout(2 * self._endpoint.timeout):
+                    client = await stack.enter_async_context(self._endpoint.client(self.client_id))
+                    await client.subscribe(self._topics.rounds, qos=1)
+                on_ready()
+                await self._serve(client)
+        except aiomqtt.MqttError as exc:
+            raise TransportError(f"party {self.spec.party} lost the broker at {self._endpoint.url}: {exc}") from exc
+        except TimeoutError:
+            raise TransportError(f"party {self.spec.party}: no answer from {self._endpoint.url}") from None
+        return len(self._answered)
+
+    async def _serve(self, client: aiomqtt.Client) -> None:
+        messages = aiter(client.messages)
+        while True:
+            try:
+                async with asyncio.timeout(self._idle_timeout):
+                    message = await anext(messages)
+            except TimeoutError:
+                raise TransportError(
+                    f"party {self.spec.party}: no announcement for {self._idle_timeout:g} s"
+                ) from None
+            announcement = self._announcement(message)
+            if announcement is None:
+                continue
+            if announcement.kind == "end":
+                return
+            if announcement.round in self._answered:
+                continue  # a redelivered announcement: answer each round once
+            reply = self.respond(announcement)
+            await client.publish(self._topics.party(self.spec.party), reply.model_dump_json(), qos=1)
+            self._answered.add(announcement.round)
