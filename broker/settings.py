@@ -79,7 +79,7 @@ class BrokerSettings(BaseModel):
         if parts.path not in ("", "/") or parts.username or parts.fragment:
             raise ParameterError(name, url, _ALLOWED, hint="no path, user or fragment")
         try:
-            port = parts.port or 1883
+            port = 1883 if parts.port is None else parts.port
         except ValueError:
             raise ParameterError(name, url, _ALLOWED, hint="the port must be 1..65535") from None
         query = parse_qs(parts.query, keep_blank_values=True)

@@ -1,0 +1,86 @@
+"""The brokers a run starts: mosquitto child (config from broker/), embedded amqtt; connectivity."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import aiomqtt
+import pytest
+
+from broker.connectivity import check_connectivity
+from broker.embedded import run_embedded
+from broker.endpoint import BrokerEndpoint
+from broker.launch import open_broker
+from broker.mosquitto import CONFIG_TEMPLATE, render_config, run_mosquitto
+from broker.ports import free_loopback_port
+from broker.settings import BrokerSettings, find_mosquitto
+from protocols.errors import TransportError
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+
+async def _echo(endpoint: BrokerEndpoint, persistent_receiver: bool = False) -> bytes:
+    """Publish one QoS 1 message and receive it on another connection."""
+    async with endpoint.client("echo-rx", persistent=persistent_receiver) as rx, endpoint.client("echo-tx") as tx:
+        await rx.subscribe("t/echo", qos=1)
+        await tx.publish("t/echo", b"hello", qos=1)
+        async with asyncio.timeout(5):
+            message = await anext(aiter(rx.messages))
+    return bytes(message.payload)  # type: ignore[arg-type]
+
+
+def test_render_config_moves_the_listener_to_loopback_and_keeps_the_rest() -> None:
+    template = CONFIG_TEMPLATE.read_text()
+    rendered = render_config(template, 4321)
+    assert "listener 4321 127.0.0.1" in rendered.splitlines()
+    assert "listener 1883" not in rendered
+    keep = [line for line in template.splitlines() if not line.startswith("listener")]
+    assert [line for line in rendered.splitlines() if not line.startswith("listener")] == keep
+    with pytest.raises(TransportError, match="listener"):
+        render_config("allow_anonymous true\n", 1)
+
+
+async def test_session_mosquitto_carries_qos1_messages(mosquitto: BrokerEndpoint) -> None:
+    assert mosquitto.kind == "mosquitto" and mosquitto.host == "127.0.0.1"
+    assert await _echo(mosquitto, persistent_receiver=True) == b"hello"
+
+
+@pytest.mark.skipif(find_mosquitto() is None, reason="mosquitto not installed")
+async def test_mosquitto_child_is_stopped_on_exit() -> None:
+    async with run_mosquitto(timeout=3.0) as endpoint:
+        await check_connectivity(endpoint)
+    with pytest.raises(TransportError, match=endpoint.url):
+        await check_connectivity(endpoint, timeout=2.0)
+
+
+async def test_embedded_broker_speaks_mqtt_311_and_stops_on_exit() -> None:
+    async with run_embedded(timeout=3.0) as endpoint:
+        assert (endpoint.kind, endpoint.protocol) == ("embedded", "3.1.1")
+        assert await _echo(endpoint, persistent_receiver=True) == b"hello"
+    with pytest.raises(TransportError, match=endpoint.url):
+        await check_connectivity(endpoint, timeout=2.0)
+
+
+async def test_unreachable_broker_is_one_transport_error_naming_the_url() -> None:
+    port = free_loopback_port()
+    settings = BrokerSettings.from_url(f"mqtt://127.0.0.1:{port}?timeout=2", environ={})
+    started = time.monotonic()
+    with pytest.raises(TransportError) as info:
+        async with open_broker(settings):
+            pytest.fail("an unreachable broker was opened")
+    assert f"mqtt://127.0.0.1:{port}" in str(info.value) and "\n" not in str(info.value)
+    assert time.monotonic() - started < 5
+
+
+async def test_external_broker_is_used_as_is(mosquitto: BrokerEndpoint) -> None:
+    settings = BrokerSettings.from_url(f"mqtt://127.0.0.1:{mosquitto.port}", environ={})
+    async with open_broker(settings) as endpoint:
+        assert (endpoint.kind, endpoint.port) == ("external", mosquitto.port)
+        assert await _echo(endpoint) == b"hello"
+
+
+async def test_mqtt5_clients_work_with_mosquitto(mosquitto: BrokerEndpoint) -> None:
+    v5 = BrokerEndpoint("external", mosquitto.host, mosquitto.port, protocol="5", timeout=5.0)
+    assert await _echo(v5, persistent_receiver=True) == b"hello"
+    assert isinstance(v5.client("x"), aiomqtt.Client)
