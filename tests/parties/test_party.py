@@ -1,0 +1,86 @@
+"""A party's answer to an announcement: privatized, signed, reproducible, and never the raw bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from broker.endpoint import BrokerEndpoint
+from broker.messages import Announcement
+from broker.signing import generate_key_pair, verify_message
+from broker.topics import Topics
+from parties.party import Party, PartySpec, round_generator, secure_sampler
+from protocols.errors import ParameterError
+from protocols.mechanisms import RandomizedResponse
+
+COORD_PRIVATE, COORD_PUBLIC = generate_key_pair()
+ENDPOINT = BrokerEndpoint("embedded", "127.0.0.1", 1)
+
+
+def _party(bits: list[int], mechanism: RandomizedResponse, seed: int = 11, party: int = 2, k: int = 5) -> tuple[Party, bytes]:
+    private, public = generate_key_pair()
+    spec = PartySpec(party, np.array(bits, np.int8), mechanism, private, np.random.SeedSequence(seed).spawn(k)[party])
+    return Party(spec, ENDPOINT, Topics("s"), COORD_PUBLIC, idle_timeout=1.0), public
+
+
+def _announce(index: int, repetitions: int = 64) -> Announcement:
+    return Announcement.signed(COORD_PRIVATE, session="s", kind="round", round=index, repetitions=repetitions)
+
+
+def test_round_generator_is_the_spawned_child_without_mutating_the_parent() -> None:
+    parent = np.random.SeedSequence(123).spawn(4)[3]
+    expected = np.random.default_rng(np.random.SeedSequence(123).spawn(4)[3].spawn(6)[5]).random(4)
+    assert np.array_equal(round_generator(parent, 5).random(4), expected)
+    assert parent.n_children_spawned == 0
+
+
+def test_symbols_are_the_mechanism_sample_of_the_round_generator() -> None:
+    mechanism = RandomizedResponse(0.7, 0.1)
+    party, public = _party([1, 0, -1], mechanism)
+    for index in (0, 1):
+        message = party.respond(_announce(index))
+        seed = np.random.SeedSequence(11).spawn(5)[2].spawn(3)[index]
+        expected = mechanism.sample([1, 0][index], 64, np.random.default_rng(seed))
+        assert np.array_equal(message.symbol_array(), expected)
+        assert (message.kind, message.round, message.party, message.repetitions) == ("symbols", index, 2, 64)
+        assert verify_message(message, public)
+
+
+def test_epsilon_infinity_reports_the_bit_and_minus_one_abstains() -> None:
+    party, public = _party([1, 0, -1], RandomizedResponse(float("inf")))
+    assert party.respond(_announce(0)).symbol_array().tolist() == [1] * 64
+    assert party.respond(_announce(1)).symbol_array().tolist() == [0] * 64
+    abstain = party.respond(_announce(2))
+    assert (abstain.kind, abstain.reason, abstain.symbols) == ("abstain", "did-not-vote", "")
+    assert verify_message(abstain, public)
+
+
+def test_the_raw_bit_is_in_no_message_field_and_no_repr() -> None:
+    party, _ = _party([1, 0, 1], RandomizedResponse(0.0))
+    fields = set(party.respond(_announce(0)).model_dump())
+    assert fields == {"version", "session", "round", "party", "kind", "reason", "repetitions", "symbols", "nonce", "signature"}
+    assert "bits" not in repr(party.spec) and "private_key" not in repr(party.spec)
+
+
+def test_fresh_nonces_and_a_round_beyond_the_bits_is_refused() -> None:
+    party, _ = _party([1], RandomizedResponse(1.0))
+    assert party.respond(_announce(0)).nonce != party.respond(_announce(0)).nonce
+    with pytest.raises(ParameterError, match="round"):
+        party.respond(_announce(1))
+
+
+def test_simulation_mode_needs_a_seed() -> None:
+    private, _ = generate_key_pair()
+    spec = PartySpec(0, np.array([1], np.int8), RandomizedResponse(1.0), private, None)
+    with pytest.raises(ParameterError, match="seed"):
+        Party(spec, ENDPOINT, Topics("s"), COORD_PUBLIC, idle_timeout=1.0)
+
+
+def test_secure_mode_without_protocols_secure_is_a_clear_error() -> None:
+    try:
+        import protocols.secure  # noqa: F401
+    except ImportError:
+        with pytest.raises(ParameterError, match="secure"):
+            secure_sampler()
+    else:
+        assert callable(secure_sampler())

@@ -1,0 +1,127 @@
+"""The SQLite transcript store: one transaction per round, idempotent, resumable, exportable."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from parties.outcome import RoundOutcome
+from parties.store import RecordedMessage, RoundRecord, TranscriptStore
+from protocols.errors import ParameterError, ProtocolViolation
+
+REPS = 3
+
+
+def _record(index: int, symbols: dict[int, list[int]], abstain: tuple[int, ...] = (), k: int = 4,
+            rejects: dict[int, dict[str, tuple[int, str]]] | None = None) -> RoundRecord:
+    messages = []
+    for party in range(k):
+        if party in symbols:
+            messages.append(RecordedMessage(party, "symbols", None, np.array(symbols[party], np.uint8), f"p{party}r{index}"))
+        elif party in abstain:
+            messages.append(RecordedMessage(party, "abstain", "did-not-vote", np.zeros(0, np.uint8), f"a{party}"))
+        else:
+            messages.append(RecordedMessage(party, "absent", None, np.zeros(0, np.uint8), None))
+    participants = np.array(sorted(symbols), dtype=np.int64)
+    matrix = np.array([symbols[p] for p in sorted(symbols)], dtype=np.uint8).T.reshape(REPS, len(symbols))
+    absent = [p for p in range(k) if p not in symbols and p not in abstain]
+    outcome = RoundOutcome(
+        name=f"bill {index}", participants=participants, symbols=matrix,
+        decisions=np.arange(REPS, dtype=np.int64) % 2, messages_received=len(symbols) + len(abstain),
+        messages_rejected=2, index=index, abstained=np.array(abstain, np.int64),
+        absent=np.array(absent, np.int64), status="timeout" if absent else "complete",
+    )
+    return RoundRecord("s1", REPS, outcome, tuple(messages), rejects or {index: {"signature": (2, "x")}})
+
+
+def _same(a: RoundOutcome, b: RoundOutcome) -> None:
+    assert (a.name, a.index, a.status, a.messages_received, a.messages_rejected) == (
+        b.name, b.index, b.status, b.messages_received, b.messages_rejected)
+    for field in ("participants", "symbols", "decisions", "abstained", "absent"):
+        x, y = getattr(a, field), getattr(b, field)
+        assert x.dtype == y.dtype and np.array_equal(x, y), field
+
+
+def test_a_round_is_stored_and_loaded_back(tmp_path: Path) -> None:
+    record = _record(0, {0: [1, 0, 1], 2: [0, 0, 1], 3: [1, 1, 1]}, abstain=(1,))
+    with TranscriptStore(tmp_path / "t.sqlite") as store:
+        assert store.open_session("s1", 4, REPS, ["bill 0", "bill 1"]) == frozenset()
+        assert store.record_round(record)
+        loaded = store.load_round("s1", 0)
+    _same(loaded, record.outcome)
+    assert loaded.symbols[:, 1].tolist() == [0, 0, 1]  # party 2's column
+    db = sqlite3.connect(tmp_path / "t.sqlite")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_recording_is_idempotent_and_a_conflict_is_refused(tmp_path: Path) -> None:
+    record = _record(0, {0: [1, 0, 1], 1: [0, 0, 0]})
+    with TranscriptStore(tmp_path / "t.sqlite") as store:
+        store.open_session("s1", 4, REPS, ["a"])
+        assert store.record_round(record) is True
+        assert store.record_round(record) is False  # the round is there: nothing changes
+        assert store.rejects("s1") == {(0, "signature"): 2}  # not counted twice
+        same = record.messages[0]
+        assert store.record_message("s1", 0, REPS, same) is False
+        other = RecordedMessage(0, "symbols", None, np.array([0, 0, 0], np.uint8), "forged")
+        with pytest.raises(ProtocolViolation, match="conflict"):
+            store.record_message("s1", 0, REPS, other)
+        assert store.load_round("s1", 0).symbols[:, 0].tolist() == [1, 0, 1]
+        # a new message under a new key goes in
+        assert store.record_message("s1", 1, REPS, same) is True
+
+
+def test_a_failed_round_transaction_leaves_nothing(tmp_path: Path) -> None:
+    with TranscriptStore(tmp_path / "t.sqlite") as store:
+        store.open_session("s1", 4, REPS, ["a", "b"])
+        store.record_message("s1", 1, REPS, RecordedMessage(0, "symbols", None, np.zeros(3, np.uint8), "other"))
+        with pytest.raises(ProtocolViolation):
+            store.record_round(_record(1, {0: [1, 1, 1]}))
+        assert store.recorded_rounds("s1") == [] and store.rejects("s1") == {}
+
+
+def test_resume_reports_recorded_rounds_and_refuses_another_run(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "t.sqlite"
+    with TranscriptStore(path) as store:
+        store.open_session("s1", 4, REPS, ["a", "b", "c"])
+        store.record_round(_record(0, {0: [1, 1, 1]}))
+        store.record_round(_record(2, {1: [0, 1, 0]}))
+    with TranscriptStore(path) as store:
+        assert store.open_session("s1", 4, REPS, ["a", "b", "c"]) == frozenset({0, 2})
+        with pytest.raises(ParameterError, match="session"):
+            store.open_session("s1", 5, REPS, ["a", "b", "c"])
+        with pytest.raises(ParameterError, match="round"):
+            store.load_round("s1", 1)
+        assert store.open_session("s2", 4, REPS, ["a"]) == frozenset()
+
+
+def test_unwritable_path_is_a_parameter_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ParameterError, match="store_path"):
+        TranscriptStore(tmp_path / "file" / "t.sqlite")
+
+
+def test_export_csv_and_json(tmp_path: Path) -> None:
+    with TranscriptStore(tmp_path / "t.sqlite") as store:
+        store.open_session("s1", 4, REPS, ["bill 0", "bill 1"])
+        store.record_round(_record(0, {0: [1, 0, 1], 3: [2, 3, 0]}, abstain=(2,)))
+        store.record_round(_record(1, {1: [0, 0, 1]}))
+        store.record_rejects("s1", {1: {"late": (1, "y")}})
+        messages, decisions, rejects = store.export_csv("s1", tmp_path / "csv")
+        document = json.loads(store.export_json("s1", tmp_path / "t.json").read_text())
+    rows = list(csv.DictReader(messages.read_text().splitlines()))
+    assert len(rows) == 8
+    assert [(r["round"], r["party"], r["kind"], r["symbols"]) for r in rows[:4]] == [
+        ("0", "0", "symbols", "101"), ("0", "1", "absent", ""), ("0", "2", "abstain", ""), ("0", "3", "symbols", "230")]
+    assert rows[2]["reason"] == "did-not-vote" and rows[0]["payload"] == "p0r0"
+    assert [r[-1] for r in csv.reader(decisions.read_text().splitlines())][1:] == ["0", "1", "0"] * 2
+    assert list(csv.reader(rejects.read_text().splitlines()))[1:] == [["0", "signature", "2", "x"], ["1", "late", "1", "y"],
+                                                      ["1", "signature", "2", "x"]]
+    assert [r["participants"] for r in document["rounds"]] == [[0, 3], [1]]
+    assert document["rounds"][0]["abstained"] == [2] and document["rounds"][1]["absent"] == [0, 2, 3]
+    assert len(document["messages"]) == 8 and document["rejects"][1] == {"round": 1, "reason": "late", "count": 1}
