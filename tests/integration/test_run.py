@@ -1,0 +1,146 @@
+"""End to end: worker processes running parties, the observer and a real broker; the transcript in
+SQLite equals what the run returned; a killed worker makes a round time out, not the run hang."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from broker.endpoint import BrokerEndpoint
+from broker.ports import free_loopback_port
+from broker.settings import BrokerSettings
+from parties.outcome import Progress, RunOutcome
+from parties.party import round_generator
+from parties.runner import RunConfig, run, run_async
+from parties.store import TranscriptStore
+from protocols.errors import ParameterError, TransportError
+from protocols.functions import accuracy_measure, parse_function
+from protocols.mechanisms import RandomizedResponse
+from tests.mqtt_fixtures import MajorityOfReports, pointing_to_one
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+K, R, REPS, SEED = 12, 3, 20, 2024
+
+
+def _config(tmp_path: Path, broker: BrokerSettings, **changes: object) -> RunConfig:
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 2, size=(K, R)).astype(np.int8)
+    bits[3, 1] = bits[8, 2] = -1
+    mechanisms = tuple(
+        RandomizedResponse(float("inf")) if i < 2 else RandomizedResponse(0.5 + 0.1 * i, 0.05 if i % 4 == 0 else 0.0)
+        for i in range(K)
+    )
+    fields: dict[str, object] = dict(
+        session=f"it-{tmp_path.name[-10:].replace('_', '')}", round_names=("bill a", "bill b", "bill c"),
+        bits=bits, mechanisms=mechanisms, repetitions=REPS, seed=SEED, function=parse_function("majority"),
+        measure=accuracy_measure("zero-one", 2), broker=broker, workers=2, store_path=tmp_path / "t.sqlite",
+        round_timeout=15.0, rule_factory=MajorityOfReports,
+    )
+    fields.update(changes)
+    return RunConfig(**fields)  # type: ignore[arg-type]
+
+
+def _check(config: RunConfig, outcome: RunOutcome) -> None:
+    assert len(outcome.rounds) == R and outcome.wall_time > 0
+    seeds = np.random.SeedSequence(SEED).spawn(K)
+    with TranscriptStore(config.store_path) as store:
+        for index, got in enumerate(outcome.rounds):
+            takes_part = config.bits[:, index] >= 0
+            assert (got.index, got.name, got.status) == (index, config.round_names[index], "complete")
+            assert got.participants.tolist() == np.flatnonzero(takes_part).tolist()
+            assert got.abstained.tolist() == np.flatnonzero(~takes_part).tolist() and got.absent.size == 0
+            assert got.symbols.shape == (REPS, takes_part.sum()) and got.symbols.dtype == np.uint8
+            assert (got.messages_received, got.messages_rejected) == (K, 0)
+            # each party's column is its own randomized response from its own per-round generator
+            for j, party in enumerate(got.participants):
+                rng = round_generator(seeds[party], index)
+                expected = config.mechanisms[party].sample(int(config.bits[party, index]), REPS, rng)
+                assert np.array_equal(got.symbols[:, j], expected)
+            # epsilon = inf parties report their bit exactly
+            assert (got.symbols[:, :2] == config.bits[:2, index]).all()
+            mechs = [config.mechanisms[p] for p in got.participants]
+            ones = pointing_to_one(mechs, got.symbols).sum(axis=1)
+            assert got.decisions.dtype == np.int64 and got.decisions.shape == (REPS,)
+            assert np.array_equal(got.decisions, (2 * ones > got.participants.size).astype(np.int64))
+            stored = store.load_round(config.session, index)
+            for field in ("participants", "symbols", "decisions", "abstained", "absent"):
+                assert np.array_equal(getattr(stored, field), getattr(got, field)), field
+            assert (stored.messages_received, stored.messages_rejected) == (K, 0)
+    assert multiprocessing.active_children() == []
+
+
+async def test_small_run_through_mosquitto(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    settings = BrokerSettings.from_url(f"mqtt://127.0.0.1:{mosquitto.port}", environ={})
+    progress: list[Progress] = []
+    config = _config(tmp_path, settings)
+    outcome = await run_async(config, progress.append)
+    assert (outcome.broker_kind, outcome.broker_url) == ("external", mosquitto.url)
+    _check(config, outcome)
+    assert progress[-1] == Progress(R, R, K * R, K * R, 0)
+    assert [p.rounds_done for p in progress] == sorted(p.rounds_done for p in progress)
+    # a second run of the same session resumes: every round is in the store, no process starts
+    again = await run_async(config)
+    assert [r.decisions.tolist() for r in again.rounds] == [r.decisions.tolist() for r in outcome.rounds]
+
+
+def test_small_run_through_the_embedded_broker(tmp_path: Path) -> None:
+    config = _config(tmp_path, BrokerSettings.from_url("embedded", environ={}))
+    outcome = run(config)
+    assert outcome.broker_kind == "embedded" and outcome.seed_entropy == SEED
+    _check(config, outcome)
+
+
+def test_unreachable_broker_fails_before_any_process_starts(tmp_path: Path) -> None:
+    url = f"mqtt://127.0.0.1:{free_loopback_port()}"
+    with pytest.raises(TransportError, match=url.replace(".", r"\.")):
+        run(_config(tmp_path, BrokerSettings.from_url(url + "?timeout=2", environ={})))
+    assert multiprocessing.active_children() == []
+    assert not (tmp_path / "t.sqlite").exists()
+
+
+async def test_a_killed_worker_times_out_its_round_and_stops_the_run(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    settings = BrokerSettings.from_url(f"mqtt://127.0.0.1:{mosquitto.port}", environ={})
+    config = _config(tmp_path, settings, round_timeout=2.0)
+    killed: list[int] = []
+
+    def kill_after_first_round(progress: Progress) -> None:
+        if progress.rounds_done == 1 and not killed:
+            worker = max(multiprocessing.active_children(), key=lambda p: p.name)  # mpdp-worker-1
+            killed.append(worker.pid)  # type: ignore[arg-type]
+            os.kill(worker.pid, signal.SIGKILL)  # type: ignore[arg-type]
+
+    with pytest.raises(TransportError) as info:
+        await run_async(config, kill_after_first_round)
+    message = str(info.value)
+    assert "worker process 1 (parties 6-11) exited with code -9" in message and "round 1 ('bill b')" in message
+    assert "6 absent parties" in message
+    assert multiprocessing.active_children() == []
+    with TranscriptStore(config.store_path) as store:
+        assert store.recorded_rounds(config.session) == [0, 1]
+        timed_out = store.load_round(config.session, 1)
+    assert timed_out.status == "timeout" and timed_out.absent.tolist() == list(range(6, 12))
+    assert timed_out.participants.tolist() == [p for p in range(6) if config.bits[p, 1] >= 0]
+
+
+def test_run_config_validates_its_fields(tmp_path: Path) -> None:
+    settings = BrokerSettings.from_url("embedded", environ={})
+    cases = {
+        "bits": dict(bits=np.zeros((K, R + 1), np.int8)),
+        "values 0, 1, -1": dict(bits=np.full((K, R), 2, np.int8)),
+        "repetitions": dict(repetitions=0),
+        "workers": dict(workers=0),
+        "round_timeout": dict(round_timeout=float("inf")),
+        "session": dict(session="a/b"),
+        "measure": dict(measure=np.zeros(3)),
+        "seed": dict(seed=-1),
+    }
+    for needle, change in cases.items():
+        with pytest.raises(ParameterError, match=needle):
+            _config(tmp_path, settings, **change)
+    config = _config(tmp_path, settings)
+    assert config.bits.dtype == np.int8 and not config.bits.flags.writeable
