@@ -27,7 +27,25 @@ from protocols.errors import ParameterError
 from protocols.functions import BooleanFunction
 from protocols.mechanisms import RandomizedResponse, posterior_table
 
-__all__ = ["SymmetricAverageRule", "count_posterior", "observer_average_rule"]
+__all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observer_average_rule"]
+
+#: Expected gains within this relative distance of the best count as tied (000 §5: any maximizer is
+#: optimal); ties go to the smallest y, so two exact computations of the same rule agree.
+TIE_TOLERANCE = 1e-9
+
+
+def argmax_decision(expected_gain: np.ndarray) -> np.ndarray:
+    """The smallest y whose expected gain is within ``TIE_TOLERANCE`` of the best.
+
+    Args:
+        expected_gain: float64 array of shape (n, |Y|).
+
+    Returns:
+        int64 array of shape (n,).
+    """
+    best = expected_gain.max(axis=1, keepdims=True)
+    scale = np.maximum(np.abs(expected_gain).max(axis=1, keepdims=True), 1.0)
+    return np.argmax(expected_gain >= best - TIE_TOLERANCE * scale, axis=1).astype(np.int64)
 
 
 def count_posterior(p: np.ndarray) -> np.ndarray:
@@ -98,8 +116,8 @@ class SymmetricAverageRule:
     def decide(self, symbols: np.ndarray) -> np.ndarray:
         """The decision for each transcript: int64 array of shape (n_transcripts,).
 
-        Ties go to the smallest y (any maximizer is optimal, 000 §5)."""
-        return np.argmax(self.expected_gain(symbols), axis=1).astype(np.int64)
+        Ties (within ``TIE_TOLERANCE``) go to the smallest y (any maximizer is optimal, 000 §5)."""
+        return argmax_decision(self.expected_gain(symbols))
 
 
 def observer_average_rule(
