@@ -21,6 +21,8 @@ from protocols.functions import (
     accuracy_measure,
     parse_function,
 )
+from protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
+from protocols.symmetric import SymmetricAverageRule, count_posterior, observer_average_rule
 from protocols.mechanisms import (
     RandomizedResponse,
     check_delta,
@@ -40,13 +42,19 @@ __all__ = [
     "RandomizedResponse",
     "SizeLimitError",
     "SolverError",
+    "SymmetricAverageRule",
     "SymmetricFunction",
     "TransportError",
     "TruthTable",
     "accuracy_measure",
     "check_delta",
     "check_epsilon",
+    "count_posterior",
+    "observer_average_rule",
     "parse_function",
     "posterior_table",
+    "realized_epsilon",
     "sample_protocol",
+    "sample_secure",
+    "secure_bernoulli",
 ]
