@@ -1,7 +1,7 @@
 """The processes: party, observer, transcript store, runner, datasets and the ``mpdp`` CLI."""
 
 from parties.observer import DecisionRule, Observer, RuleFactory, default_rule_factory, open_observer
-from parties.outcome import Progress, RoundOutcome, RunOutcome
+from parties.outcome import RoundOutcome, RunOutcome
 from parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, round_generator, secure_sampler
 from parties.pool import WorkerPool
 from parties.roster import Roster
@@ -15,7 +15,6 @@ __all__ = [
     "Observer",
     "Party",
     "PartySpec",
-    "Progress",
     "ProgressCallback",
     "RecordedMessage",
     "RoundOutcome",

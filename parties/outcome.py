@@ -8,7 +8,7 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["Progress", "RoundOutcome", "RunOutcome"]
+__all__ = ["RoundOutcome", "RunOutcome"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -61,14 +61,3 @@ class RunOutcome:
     session: str = ""
     store_path: Path | None = None
     seed_entropy: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """Progress of a run, for a progress bar: rounds and accepted/rejected messages so far."""
-
-    rounds_done: int
-    rounds_total: int
-    messages_received: int
-    messages_expected: int
-    messages_rejected: int

@@ -36,7 +36,7 @@ from broker.settings import BrokerSettings
 from broker.signing import generate_key_pair
 from broker.topics import Topics, check_session
 from parties.observer import Observer, RuleFactory, default_rule_factory, open_observer
-from parties.outcome import Progress, RoundOutcome, RunOutcome
+from parties.outcome import RoundOutcome, RunOutcome
 from parties.party import PartySpec, secure_sampler
 from parties.pool import WorkerPool
 from parties.roster import Roster
@@ -48,7 +48,8 @@ from protocols.mechanisms import RandomizedResponse
 
 __all__ = ["ProgressCallback", "RunConfig", "default_workers", "run", "run_async"]
 
-ProgressCallback = Callable[[Progress], None]
+#: Called as ``progress(rounds_done, messages_received)``.
+ProgressCallback = Callable[[int, int], None]
 _TICK = 0.25
 
 
@@ -70,7 +71,7 @@ class RunConfig:
         seed: root seed of the simulation (None: OS entropy); ignored in deployment mode.
         function, measure: f and the accuracy measure w (|Y| x |Y|) of the decision rule.
         broker: where the broker is (:class:`broker.settings.BrokerSettings`).
-        workers: worker processes (at most k are used); :func:`default_workers` = one per core.
+        workers: worker processes (at most k are used); None = :func:`default_workers`, one per core.
         store_path: the SQLite transcript store.
         secure: deployment mode (parties sample with :mod:`protocols.secure`).
         round_timeout: seconds a round stays open before the missing parties are recorded absent.
@@ -91,7 +92,7 @@ class RunConfig:
     function: BooleanFunction
     measure: np.ndarray
     broker: BrokerSettings
-    workers: int
+    workers: int | None
     store_path: Path
     secure: bool = False
     round_timeout: float = 30.0
@@ -115,6 +116,8 @@ class RunConfig:
         bits = bits.astype(np.int8)
         bits.flags.writeable = False
         _check_int("repetitions", self.repetitions, 1, MAX_REPETITIONS)
+        if self.workers is None:
+            object.__setattr__(self, "workers", default_workers())
         _check_int("workers", self.workers, 1, 4096)
         _check_int("connect_concurrency", self.connect_concurrency, 1, 100_000)
         if self.seed is not None:
@@ -189,13 +192,11 @@ async def _rounds(
     recorded: frozenset[int], progress: ProgressCallback | None,
 ) -> list[RoundOutcome]:
     outcomes: list[RoundOutcome] = []
-    expected = config.k * len(config.round_names)
     loaded = 0  # messages of rounds recorded by an earlier run
 
     def report() -> None:
         if progress is not None:
-            progress(Progress(len(outcomes), len(config.round_names), loaded + observer.messages_received,
-                              expected, observer.messages_rejected))
+            progress(len(outcomes), loaded + observer.messages_received)
 
     async def tick() -> None:
         while True:
@@ -227,7 +228,8 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
 
     Args:
         config: the run.
-        progress: called with a :class:`Progress` about 4 times a second and after every round.
+        progress: called as ``progress(rounds_done, messages_received)`` about 4 times a second
+            and after every round.
 
     Returns:
         The :class:`RunOutcome` (every round, also in the store at ``config.store_path``).

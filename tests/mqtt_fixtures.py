@@ -1,8 +1,9 @@
 """Shared fixtures of the transport tests: a real mosquitto on a free loopback port (configured from
-broker/mosquitto.conf), and a stand-in decision rule until protocols.symmetric is merged."""
+broker/mosquitto.conf), and a brute-force majority decision to check the observer against."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator, Sequence
 
 import numpy as np
@@ -24,20 +25,17 @@ async def mosquitto() -> AsyncIterator[BrokerEndpoint]:
         yield endpoint
 
 
-def pointing_to_one(mechanisms: Sequence[RandomizedResponse], symbols: np.ndarray) -> np.ndarray:
-    """bool (repetitions, n): the symbol points to bit 1 (symbol 1 of a pure party, 2 or 3 of a
-    four-output party)."""
-    four = np.array([m.four_output for m in mechanisms], dtype=bool)
-    return np.where(four, symbols >= 2, symbols == 1)
+def brute_force_majority(mechanisms: Sequence[RandomizedResponse], symbols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The optimal zero-one decision for majority by enumerating all 2^n inputs (n <= 14).
 
-
-class MajorityOfReports:
-    """Stand-in for protocols.symmetric.observer_average_rule in tests: the majority of the reported
-    bits (optimal for equal epsilons with majority and zero-one accuracy, 002 §4)."""
-
-    def __init__(self, mechanisms: Sequence[RandomizedResponse], function: object, measure: np.ndarray) -> None:
-        self.mechanisms = tuple(mechanisms)
-
-    def decide(self, symbols: np.ndarray) -> np.ndarray:
-        ones = pointing_to_one(self.mechanisms, symbols).sum(axis=1)
-        return (2 * ones > symbols.shape[1]).astype(np.int64)
+    P(f = y | tau) is proportional to sum over x with f(x) = y of prod_i M_i[x_i, tau_i] (uniform
+    prior, 002 eq. 2). Returns (decisions int64 (repetitions,), clear: bool mask of the repetitions
+    whose two scores differ by more than 1e-9 relative, where any tie-break is moot)."""
+    n = len(mechanisms)
+    inputs = np.array(list(itertools.product([0, 1], repeat=n)), dtype=np.intp).reshape(2**n, n)
+    likelihood = np.ones((2**n, symbols.shape[0]))
+    for i, mechanism in enumerate(mechanisms):
+        likelihood *= mechanism.channel[inputs[:, i][:, None], symbols[:, i][None, :].astype(np.intp)]
+    passed = 2 * inputs.sum(axis=1) > n
+    one, zero = likelihood[passed].sum(axis=0), likelihood[~passed].sum(axis=0)
+    return (one > zero).astype(np.int64), np.abs(one - zero) > 1e-9 * (one + zero)
