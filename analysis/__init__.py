@@ -3,4 +3,13 @@
 Pure like ``protocols`` (no asyncio, no network); writes files only where a caller asks for a report.
 """
 
-__all__: list[str] = []
+from analysis.stats import Consistency, clopper_pearson, consistency_test
+from analysis.theory import AccuracyOnInput, observer_accuracy_on_input
+
+__all__ = [
+    "AccuracyOnInput",
+    "Consistency",
+    "clopper_pearson",
+    "consistency_test",
+    "observer_accuracy_on_input",
+]

@@ -36,6 +36,8 @@ from protocols.line_mechanisms import (
 )
 from protocols.majority_mechanism import MajorityMechanism, central_majority_mechanism
 from protocols.morphisms import Morphism, boundary_distances, boundary_graph, boundary_morphism
+from protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
+from protocols.symmetric import SymmetricAverageRule, count_posterior, observer_average_rule
 from protocols.mechanisms import (
     RandomizedResponse,
     check_delta,
@@ -76,13 +78,19 @@ __all__ = [
     "RandomizedResponse",
     "SizeLimitError",
     "SolverError",
+    "SymmetricAverageRule",
     "SymmetricFunction",
     "TransportError",
     "TruthTable",
     "accuracy_measure",
     "check_delta",
     "check_epsilon",
+    "count_posterior",
+    "observer_average_rule",
     "parse_function",
     "posterior_table",
+    "realized_epsilon",
     "sample_protocol",
+    "sample_secure",
+    "secure_bernoulli",
 ]

@@ -1,10 +1,201 @@
-"""``mpdp simulate``: placeholder until the end-to-end run lands."""
+"""``mpdp simulate``: parties privatize their bits over a real MQTT broker; the observer decides.
+
+Everything the user typed is validated before any process starts (dataset, function, epsilon,
+delta, repetitions, broker URL). Then the runner starts the broker, the observer and the worker
+processes; a progress bar follows the messages; the table compares each round's measured accuracy
+with the exact theory. ``--out DIR`` keeps ``transcripts.sqlite``, ``results.json`` and
+``accuracy.png``; ``--json FILE`` writes the JSON alone.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import tempfile
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from analysis.report import RoundResult, evaluate_round, plot_rounds
+from broker.settings import BrokerSettings
+from parties.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
+from parties.display import Progress, print_results
+from parties.params import parse_mechanisms
+from parties.runner import RunConfig, RunOutcome, run
+from protocols.errors import ParameterError
+from protocols.functions import FUNCTION_NAMES, BooleanFunction, accuracy_measure, parse_function
+from protocols.mechanisms import RandomizedResponse
+
+__all__ = ["register"]
+
+REPETITIONS_NOTE = (
+    "Repetitions are independent trials of the same round (each a fresh privatization of the same "
+    "bits): a simulation device to measure accuracy. In a deployment a party answers once per round, "
+    "and every answer spends privacy."
+)
+
+EPILOG = f"""\
+examples:
+  mpdp simulate --dataset house-votes-84 --repetitions 200
+  mpdp simulate --dataset house-votes-84 --epsilon 0.5:2 --delta 0.01 --out results/
+  mpdp simulate --parties 50 --rounds 5 --function sum --seed 7 --broker mqtt://127.0.0.1:1883
+
+functions: {', '.join(FUNCTION_NAMES[:-1])}
+broker: none given starts our own (mosquitto if installed, else embedded amqtt); 'embedded'
+  forces the in-process broker; mqtt://HOST:PORT uses a running one (also via MPDP_BROKER_URL).
+mode: by default a simulation (seeded numpy generators, reproducible with --seed); --secure makes
+  each party privatize with the OS CSPRNG (deployment mode, not reproducible).
+
+{REPETITIONS_NOTE}
+"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("simulate", help="run parties and the observer over MQTT")
-    parser.set_defaults(run=lambda args: 0)
+    """Add the ``simulate`` sub-command."""
+    p = subparsers.add_parser(
+        "simulate",
+        help="run parties and the central observer over a real MQTT broker",
+        description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    data = p.add_argument_group("input (one of)")
+    data.add_argument("--dataset", metavar="NAME|PATH",
+                      help=f"{' or '.join(DATASET_NAMES)}, or a CSV of 1/0 (y/n, ? = takes no part): "
+                           "one row per party, one column per round")
+    data.add_argument("--parties", type=int, metavar="K", help="K parties with random bits")
+    data.add_argument("--rounds", type=int, metavar="R", default=None, help="R rounds of random bits")
+    p.add_argument("--function", default="majority", metavar="NAME",
+                   help="what the observer computes over the parties taking part (default: majority "
+                        "= strictly more ones than zeros; 'passed' for the House)")
+    p.add_argument("--epsilon", default="1.0", metavar="E|LO:HI|FILE",
+                   help="each party's epsilon: one value, a uniform range per party, or a file with one "
+                        "'epsilon[,delta]' line per party (default: 1.0)")
+    p.add_argument("--delta", type=float, default=0.0, metavar="D",
+                   help="delta in [0, 1); > 0 selects the four-output randomized response (default: 0)")
+    p.add_argument("--repetitions", type=int, default=200, metavar="N",
+                   help="independent privatizations of each round (default: 200)")
+    p.add_argument("--seed", type=int, default=None, help="make the run reproducible (default: OS entropy)")
+    p.add_argument("--broker", default=None, metavar="URL|embedded|mosquitto",
+                   help="where to publish (default: $MPDP_BROKER_URL, else start our own)")
+    p.add_argument("--workers", type=int, default=None, metavar="W",
+                   help="worker processes hosting the parties (default: one per core)")
+    p.add_argument("--secure", action="store_true",
+                   help="deployment mode: parties privatize with the OS CSPRNG")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="family-wise level of the consistency tests over all rounds (default: 0.05)")
+    p.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="how long the observer waits for a round's messages (default: 60)")
+    p.add_argument("--out", type=Path, metavar="DIR",
+                   help="write transcripts.sqlite, results.json and accuracy.png here")
+    p.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=_run)
+
+
+def _dataset(args: argparse.Namespace, rng: np.random.Generator) -> Dataset:
+    if (args.dataset is None) == (args.parties is None):
+        raise ParameterError("input", args.dataset or args.parties,
+                             "exactly one of --dataset NAME|PATH or --parties K --rounds R")
+    if args.dataset is not None:
+        if args.rounds is not None:
+            raise ParameterError("--rounds", args.rounds, "only with --parties")
+        return load_dataset(args.dataset)
+    return random_dataset(args.parties, args.rounds if args.rounds is not None else 1, rng)
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    if args.repetitions < 1:
+        raise ParameterError("--repetitions", args.repetitions, "an integer >= 1")
+    if args.workers is not None and args.workers < 1:
+        raise ParameterError("--workers", args.workers, "an integer >= 1")
+    if not 0 < args.alpha < 1:
+        raise ParameterError("--alpha", args.alpha, "a level in (0, 1)")
+    if not args.round_timeout > 0:
+        raise ParameterError("--round-timeout", args.round_timeout, "a number of seconds > 0")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise ParameterError("--out", str(args.out), "a directory (it is created if missing)")
+
+
+def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
+                  mechanisms: list[RandomizedResponse], outcome: RunOutcome,
+                  results: list[RoundResult]) -> dict[str, object]:
+    return {
+        "dataset": dataset.name,
+        "function": args.function,
+        "repetitions": args.repetitions,
+        "seed": seed,
+        "seed_given": args.seed is not None,
+        "mode": "deployment (CSPRNG)" if args.secure else "simulation (seeded generators)",
+        "broker": {"kind": outcome.broker_kind, "url": outcome.broker_url},
+        "alpha": args.alpha,
+        "wall_time_s": outcome.wall_time,
+        "note": REPETITIONS_NOTE,
+        "parties": [{"id": i, "epsilon": m.epsilon, "delta": m.delta}
+                    for i, m in enumerate(mechanisms)],
+        "rounds": [r.to_json() for r in results],
+    }
+
+
+def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
+             function: BooleanFunction, broker: BrokerSettings, seed: int, store: Path) -> RunOutcome:
+    config = RunConfig(
+        session=f"sim-{uuid.uuid4().hex[:12]}",
+        round_names=dataset.round_names,
+        bits=dataset.bits,
+        mechanisms=tuple(mechanisms),
+        repetitions=args.repetitions,
+        seed=seed,
+        function=function,
+        measure=accuracy_measure("zero-one", 2),
+        broker=broker,
+        workers=args.workers,
+        store_path=store,
+        secure=args.secure,
+        round_timeout=args.round_timeout,
+    )
+    with Progress(dataset, enabled=not args.quiet) as progress:
+        return run(config, progress=progress.update)
+
+
+def _run(args: argparse.Namespace) -> int:
+    _check_numbers(args)
+    function = parse_function(args.function)
+    if function.count_values(1) is None:
+        raise ParameterError("--function", args.function,
+                             "a symmetric function for the live run (majority, sum, xor, and, or, "
+                             "threshold:T)", hint="truth tables: see `mpdp accuracy`")
+    broker = BrokerSettings.from_url(args.broker)
+    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**63)
+    # children 0..k-1 of SeedSequence(seed) belong to the parties (the runner spawns them)
+    dataset_seq, eps_seq, theory_seq = np.random.SeedSequence(seed, spawn_key=(2**31,)).spawn(3)
+    dataset = _dataset(args, np.random.default_rng(dataset_seq))
+    mechanisms = parse_mechanisms(args.epsilon, args.delta, dataset.num_parties,
+                                  np.random.default_rng(eps_seq))
+    out_dir = args.out
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mpdp-") as scratch:
+        store = (out_dir or Path(scratch)) / "transcripts.sqlite"
+        outcome = _execute(args, dataset, mechanisms, function, broker, seed, store)
+    theory_rng = np.random.default_rng(theory_seq)
+    results = []
+    for j, rnd in enumerate(outcome.rounds):
+        ids = rnd.participants
+        results.append(evaluate_round(
+            rnd.name, [mechanisms[i] for i in ids], dataset.bits[ids, j], rnd.decisions, function,
+            rounds=len(outcome.rounds), alpha=args.alpha, rng=theory_rng,
+            messages_received=rnd.messages_received, messages_rejected=rnd.messages_rejected,
+        ))
+    document = _results_json(args, dataset, seed, mechanisms, outcome, results)
+    print_results(document, results)
+    if out_dir is not None:
+        (out_dir / "results.json").write_text(json.dumps(document, indent=2) + "\n")
+        plot_rounds(results, out_dir / "accuracy.png",
+                    f"{dataset.name}: {args.function}, epsilon {args.epsilon}, "
+                    f"{args.repetitions} repetitions")
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(document, indent=2) + "\n")
+    return 0

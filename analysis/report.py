@@ -1,0 +1,139 @@
+"""Per-round evaluation of a run: measured against theoretical accuracy, and the plot.
+
+A round's measured accuracy is the fraction of repetitions in which the observer's decision equals
+f(x) for the true bits x of the parties taking part; its theoretical accuracy is P(d(tau) = f(x) | x)
+from :func:`analysis.theory.observer_accuracy_on_input` (zero-one measure). The two are compared by
+:func:`analysis.stats.consistency_test` with a Bonferroni correction over the rounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from analysis.stats import clopper_pearson, consistency_test
+from analysis.theory import observer_accuracy_on_input
+from protocols.functions import BooleanFunction, accuracy_measure
+from protocols.mechanisms import RandomizedResponse
+
+__all__ = ["RoundResult", "evaluate_round", "plot_rounds"]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """One round's figures (the ``rounds`` entries of ``results.json``).
+
+    Attributes:
+        round: the round's name (a bill for the House).
+        n_parties: parties taking part; yes_count: how many of them hold a 1.
+        truth: f(x); repetitions: independent privatizations; correct: decisions equal to truth.
+        empirical_accuracy, ci_low, ci_high: measured accuracy and its 95% Clopper-Pearson interval.
+        theoretical_accuracy, theory_exact, theory_method: the theory and how it was computed.
+        p_value, consistent: the consistency test (level alpha / rounds).
+        messages_received, messages_rejected: the observer's counts for the round.
+    """
+
+    round: str
+    n_parties: int
+    yes_count: int
+    truth: int
+    repetitions: int
+    correct: int
+    empirical_accuracy: float
+    ci_low: float
+    ci_high: float
+    theoretical_accuracy: float
+    theory_exact: bool
+    theory_method: str
+    p_value: float
+    consistent: bool
+    messages_received: int
+    messages_rejected: int
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict with the field names above."""
+        return asdict(self)
+
+
+def evaluate_round(
+    name: str,
+    mechanisms: Sequence[RandomizedResponse],
+    x: np.ndarray,
+    decisions: np.ndarray,
+    function: BooleanFunction,
+    *,
+    rounds: int,
+    alpha: float,
+    rng: np.random.Generator,
+    messages_received: int = 0,
+    messages_rejected: int = 0,
+) -> RoundResult:
+    """Compare one round's decisions with the truth and with theory.
+
+    Args:
+        name: round name; mechanisms and x: the participating parties' mechanisms and true bits (n,).
+        decisions: int64 array (repetitions,) of the observer's decisions.
+        function: the symmetric function computed.
+        rounds: how many rounds are tested together (Bonferroni); alpha: family-wise level.
+        rng: generator for the theory's Monte Carlo fallback.
+
+    Raises:
+        ParameterError: no repetitions, or inputs of the wrong shape (from the callees).
+    """
+    x = np.asarray(x)
+    decisions = np.asarray(decisions)
+    truth = function(x)
+    correct = int((decisions == truth).sum())
+    repetitions = int(decisions.size)
+    low, high = clopper_pearson(correct, repetitions)
+    w = accuracy_measure("zero-one", function.output_size(len(mechanisms)))
+    theory = observer_accuracy_on_input(mechanisms, x, function, w, rng=rng)
+    theory_counts = None if theory.exact else (round(theory.value * theory.samples), theory.samples)
+    test = consistency_test(
+        correct, repetitions, theory.value, alpha=alpha, rounds=rounds, theory_counts=theory_counts
+    )
+    return RoundResult(
+        round=name, n_parties=len(mechanisms), yes_count=int(x.sum()), truth=truth,
+        repetitions=repetitions, correct=correct, empirical_accuracy=correct / repetitions,
+        ci_low=low, ci_high=high, theoretical_accuracy=theory.value, theory_exact=theory.exact,
+        theory_method=theory.method, p_value=test.p_value, consistent=test.consistent,
+        messages_received=messages_received, messages_rejected=messages_rejected,
+    )
+
+
+def plot_rounds(results: Sequence[RoundResult], path: Path, title: str) -> Path:
+    """Draw theory (marker) and measured accuracy with its 95% interval per round; write ``path``.
+
+    The format follows the suffix (``.png``, ``.pdf``, ``.svg``). Returns the path written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ys = np.arange(len(results))
+    measured = np.array([r.empirical_accuracy for r in results])
+    err = np.array([[r.empirical_accuracy - r.ci_low for r in results],
+                    [r.ci_high - r.empirical_accuracy for r in results]])
+    fig, ax = plt.subplots(figsize=(8, 0.35 * len(results) + 1.6))
+    ax.errorbar(measured, ys, xerr=err, fmt="o", color="tab:blue", capsize=3,
+                label="measured (95% Clopper-Pearson)")
+    ax.scatter([r.theoretical_accuracy for r in results], ys, marker="D", facecolors="none",
+               edgecolors="tab:red", s=60, zorder=3, label="theory (optimal rule)")
+    for y, r in zip(ys, results, strict=True):
+        if not r.consistent:
+            ax.annotate("inconsistent", (r.empirical_accuracy, y), textcoords="offset points",
+                        xytext=(8, 4), color="tab:red", fontsize=8)
+    ax.set_yticks(ys, [r.round for r in results], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("accuracy: P(observer's decision = true value)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="lower left", fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

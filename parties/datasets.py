@@ -1,0 +1,146 @@
+"""Datasets: one private bit per party and round.
+
+* ``house-votes-84``: the 1984 House votes shipped with the package (435 members, 16 bills; see
+  ``parties/data/README.md`` for the attribution, CC BY 4.0). ``?`` means the member did not vote:
+  that member takes no part in that bill's round.
+* any CSV file: one row per party, one column per round, values ``1``/``0`` or ``y``/``n``
+  (case-insensitive), ``?`` or empty for "takes no part". An optional header row names the rounds; an
+  optional first column of labels (any text, e.g. ``party``) is kept as party labels.
+* random bits: ``random_dataset(parties, rounds, rng)``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from protocols.errors import DatasetError, ParameterError
+
+__all__ = ["ABSENT", "DATASET_NAMES", "Dataset", "load_dataset", "random_dataset"]
+
+#: The value of ``Dataset.bits`` for a party that takes no part in a round.
+ABSENT = -1
+HOUSE = "house-votes-84"
+DATASET_NAMES = (HOUSE,)
+_VALUES = {"1": 1, "y": 1, "0": 0, "n": 0, "?": ABSENT, "": ABSENT}
+_ALLOWED = "1/0, y/n, or ?/empty for a party that takes no part"
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """Private bits of k parties over R rounds.
+
+    Attributes:
+        name: the dataset's name or path.
+        round_names: R names (bills for the House).
+        bits: int8 array of shape (k, R), values 1, 0 or ``ABSENT`` (-1).
+        labels: k party labels (the House: ``democrat``/``republican``), or empty strings.
+        source: attribution text, empty for random data.
+    """
+
+    name: str
+    round_names: tuple[str, ...]
+    bits: np.ndarray = field(repr=False)
+    labels: tuple[str, ...] = field(repr=False)
+    source: str = ""
+
+    @property
+    def num_parties(self) -> int:
+        """k, the number of parties (rows)."""
+        return int(self.bits.shape[0])
+
+    @property
+    def num_rounds(self) -> int:
+        """R, the number of rounds (columns)."""
+        return int(self.bits.shape[1])
+
+    def participants(self, round_index: int) -> np.ndarray:
+        """Party ids (int64, ascending) that take part in a round."""
+        return np.flatnonzero(self.bits[:, round_index] != ABSENT)
+
+
+def _is_value(cell: str) -> bool:
+    return cell.strip().lower() in _VALUES
+
+
+def parse_csv(text: str, name: str) -> Dataset:
+    """Parse CSV text (see the module docstring for the format).
+
+    Raises:
+        DatasetError: no data rows, ragged rows, or a cell other than 1/0/y/n/?/empty (names row,
+            column and value).
+    """
+    rows = [row for row in csv.reader(io.StringIO(text)) if any(c.strip() for c in row)]
+    if not rows:
+        raise DatasetError("dataset", name, "at least one row of 0/1 or y/n/? values")
+    body = rows[1:] if not all(_is_value(c) for c in rows[0][1:]) else rows
+    header = rows[0] if body is not rows else None
+    if not body:
+        raise DatasetError("dataset", name, "at least one data row after the header")
+    has_labels = not all(_is_value(row[0]) for row in body)
+    width = len(body[0])
+    first = 1 if has_labels else 0
+    bits = np.empty((len(body), width - first), dtype=np.int8)
+    for r, row in enumerate(body):
+        if len(row) != width:
+            raise DatasetError(
+                f"{name}: line {r + 1 + (header is not None)}", len(row), f"{width} cells as the first row"
+            )
+        for c, cell in enumerate(row[first:]):
+            value = _VALUES.get(cell.strip().lower())
+            if value is None:
+                column = header[c + first] if header else f"column {c + first + 1}"
+                raise DatasetError(
+                    f"{name}: line {r + 1 + (header is not None)}, {column}", cell, _ALLOWED
+                )
+            bits[r, c] = value
+    if bits.shape[1] == 0:
+        raise DatasetError("dataset", name, "at least one column of votes")
+    names = (
+        tuple(h.strip() for h in header[first:]) if header
+        else tuple(f"round-{j + 1}" for j in range(bits.shape[1]))
+    )
+    labels = tuple(row[0].strip() for row in body) if has_labels else ("",) * len(body)
+    return Dataset(name, names, bits, labels)
+
+
+def load_dataset(spec: str) -> Dataset:
+    """Load ``house-votes-84`` (shipped) or a CSV file path.
+
+    Raises:
+        DatasetError: an unknown name that is no readable file, or a malformed file.
+    """
+    if spec == HOUSE:
+        package = resources.files("parties") / "data"
+        text = (package / "house-votes-84.csv").read_text(encoding="utf-8")
+        source = (package / "README.md").read_text(encoding="utf-8").split("\n\n")[1].strip()
+        data = parse_csv(text, HOUSE)
+        return Dataset(HOUSE, data.round_names, data.bits, data.labels, source.replace("\n", " "))
+    path = Path(spec)
+    if not path.is_file():
+        raise DatasetError("--dataset", spec, f"one of {', '.join(DATASET_NAMES)} or a CSV file path")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError("--dataset", spec, f"a readable UTF-8 CSV file ({exc})") from exc
+    return parse_csv(text, str(path))
+
+
+def random_dataset(parties: int, rounds: int, rng: np.random.Generator) -> Dataset:
+    """Uniformly random bits for ``parties`` parties and ``rounds`` rounds (every party takes part).
+
+    Raises:
+        ParameterError: parties < 1 or rounds < 1.
+    """
+    if parties < 1:
+        raise ParameterError("--parties", parties, "an integer >= 1")
+    if rounds < 1:
+        raise ParameterError("--rounds", rounds, "an integer >= 1")
+    bits = rng.integers(0, 2, size=(parties, rounds), dtype=np.int8)
+    names = tuple(f"round-{j + 1}" for j in range(rounds))
+    return Dataset(f"random:{parties}x{rounds}", names, bits, ("",) * parties)

@@ -1,0 +1,72 @@
+"""Per-party privacy parameters from the command line: ``--epsilon E|LO:HI|FILE`` and ``--delta D``.
+
+* ``E``: every party uses epsilon = E (``inf`` allowed).
+* ``LO:HI``: each party draws its own epsilon uniformly from [LO, HI] (heterogeneous), from the run's
+  seed, so ``--seed`` reproduces them.
+* ``FILE``: one line per party, ``epsilon`` or ``epsilon,delta`` (``#`` starts a comment).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from protocols.errors import ParameterError
+from protocols.mechanisms import RandomizedResponse, check_delta, check_epsilon
+
+__all__ = ["parse_mechanisms"]
+
+
+def _from_file(path: Path, parties: int, delta: float) -> list[RandomizedResponse]:
+    lines = [ln.split("#", 1)[0].strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+    rows = [ln for ln in lines if ln]
+    if len(rows) != parties:
+        raise ParameterError(f"--epsilon {path}", f"{len(rows)} lines", f"{parties}, one per party")
+    mechanisms = []
+    for number, row in enumerate(rows, start=1):
+        cells = [c.strip() for c in row.split(",")]
+        if len(cells) > 2:
+            raise ParameterError(f"--epsilon {path}: line {number}", row, "epsilon or epsilon,delta")
+        eps = check_epsilon(cells[0], f"--epsilon {path}: line {number}: epsilon")
+        dlt = check_delta(cells[1], f"--epsilon {path}: line {number}: delta") if len(cells) == 2 else delta
+        mechanisms.append(RandomizedResponse(eps, dlt))
+    return mechanisms
+
+
+def parse_mechanisms(
+    spec: str, delta: float, parties: int, rng: np.random.Generator
+) -> list[RandomizedResponse]:
+    """Each party's randomized response from ``--epsilon`` and ``--delta``.
+
+    Args:
+        spec: ``E``, ``LO:HI`` or a file path (see the module docstring).
+        delta: the default delta of every party, in [0, 1).
+        parties: k, the number of parties.
+        rng: draws the epsilons of ``LO:HI``.
+
+    Returns:
+        k mechanisms, party 0 first.
+
+    Raises:
+        ParameterError: an epsilon < 0 or NaN, LO > HI, a delta outside [0, 1), a file with the wrong
+            number of lines, or a spec that is none of the three forms.
+    """
+    delta = check_delta(delta, "--delta")
+    path = Path(spec)
+    if path.is_file():
+        return _from_file(path, parties, delta)
+    if ":" in spec:
+        low_text, high_text = spec.split(":", 1)
+        low = check_epsilon(low_text, "--epsilon LO")
+        high = check_epsilon(high_text, "--epsilon HI")
+        if low > high or not np.isfinite(high):
+            raise ParameterError("--epsilon", spec, "LO:HI with finite 0 <= LO <= HI")
+        return [RandomizedResponse(float(e), delta) for e in rng.uniform(low, high, size=parties)]
+    try:
+        eps = check_epsilon(spec, "--epsilon")
+    except ParameterError:
+        raise ParameterError(
+            "--epsilon", spec, "a number >= 0 (inf allowed), LO:HI, or a file of per-party values"
+        ) from None
+    return [RandomizedResponse(eps, delta)] * parties

@@ -1,0 +1,66 @@
+"""Deployment-mode sampling: randomized response from fair coins of the operating system's CSPRNG.
+
+A simulated party draws from a seeded ``numpy.random.Generator`` (reproducible, not secret). A deployed
+party must not: its noise is the only thing that protects its bit. Here every Bernoulli(p) is decided
+exactly: a float p is the dyadic rational m / 2^e, and ``secrets.randbelow(2^e) < m`` has probability
+exactly m / 2^e (no ``u < p`` on rounded floats; OpenDP's practice). The flip probability
+q = 1 / (1 + e^eps) is the float ``expit(-eps)``, so the released symbols follow exactly the randomized
+response with that q: its privacy level is log((1 - q) / q), equal to eps to within float rounding
+(relative 1e-16) for eps <= 700, and +inf (the bit is always reported) where q underflows to 0.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from fractions import Fraction
+
+import numpy as np
+from scipy.special import expit
+
+from protocols.errors import ParameterError
+from protocols.mechanisms import RandomizedResponse
+
+__all__ = ["realized_epsilon", "sample_secure", "secure_bernoulli"]
+
+
+def secure_bernoulli(p: float) -> bool:
+    """One exact Bernoulli(p) draw from the OS CSPRNG; ``p`` a float in [0, 1].
+
+    Raises:
+        ParameterError: p outside [0, 1] or NaN.
+    """
+    if not (0.0 <= p <= 1.0):
+        raise ParameterError("p", p, "a probability in [0, 1]")
+    exact = Fraction(p)  # numerator / 2^e, exactly the float
+    return secrets.randbelow(exact.denominator) < exact.numerator
+
+
+def sample_secure(mechanism: RandomizedResponse, bit: int, size: int) -> np.ndarray:
+    """Privatize ``bit`` ``size`` times with the CSPRNG; same output as ``RandomizedResponse.sample``.
+
+    Returns:
+        uint8 array of shape (size,), symbols in 0..m-1 (see :mod:`protocols.mechanisms`).
+
+    Raises:
+        ParameterError: bit not 0/1 or size < 0.
+    """
+    if bit not in (0, 1):
+        raise ParameterError("bit", bit, "0 or 1")
+    if size < 0:
+        raise ParameterError("size", size, "an integer >= 0")
+    q = float(expit(-mechanism.epsilon))
+    out = np.empty(size, dtype=np.uint8)
+    for r in range(size):
+        if mechanism.four_output and mechanism.delta > 0 and secure_bernoulli(mechanism.delta):
+            out[r] = 3 * bit
+            continue
+        reported = 1 - bit if secure_bernoulli(q) else bit
+        out[r] = 1 + reported if mechanism.four_output else reported
+    return out
+
+
+def realized_epsilon(mechanism: RandomizedResponse) -> float:
+    """The privacy level the secure sampler actually realizes: log((1 - q) / q) for the float q."""
+    q = Fraction(float(expit(-mechanism.epsilon)))
+    return math.inf if q == 0 else math.log((1 - q) / q)

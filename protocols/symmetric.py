@@ -1,0 +1,144 @@
+"""The central observer's optimal average-case decision rule for symmetric functions, at any k.
+
+For f(x) = g(|x|) the sum of 002 eq. (5) (000 eq. (13)) over all 2^k inputs collapses to a sum over the
+number of ones s::
+
+    sum_x P(tau | x) w(f(x), y)  =  C(tau) * sum_s pi_tau(s) w(g(s), y),
+
+where C(tau) = prod_i (M_i[0, tau_i] + M_i[1, tau_i]) does not depend on y and pi_tau is the
+Poisson-binomial distribution of s = sum_i B_i with B_i ~ Bernoulli(p_i), p_i = P(x_i = 1 | tau_i) =
+M_i[1, tau_i] / (M_i[0, tau_i] + M_i[1, tau_i]) (the posterior under the uniform prior of eq. (1)).
+So the optimal rule is ``argmax_y (pi_tau @ G)[y]`` with ``G[s, y] = w(g(s), y)``.
+
+pi_tau is computed by the forward recursion pi <- (1 - p_i) pi + p_i shift(pi): every step is a convex
+combination of non-negative numbers, so there is no cancellation, the result sums to one, and p_i in
+{0, 1} (epsilon = inf, or a four-output symbol that reveals the bit) is handled exactly. Cost O(k^2)
+per transcript, vectorized over transcripts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from protocols.errors import ParameterError
+from protocols.functions import BooleanFunction
+from protocols.mechanisms import RandomizedResponse, posterior_table
+
+__all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observer_average_rule"]
+
+#: Expected gains within this relative distance of the best count as tied (000 §5: any maximizer is
+#: optimal); ties go to the smallest y, so two exact computations of the same rule agree.
+TIE_TOLERANCE = 1e-9
+
+
+def argmax_decision(expected_gain: np.ndarray) -> np.ndarray:
+    """The smallest y whose expected gain is within ``TIE_TOLERANCE`` of the best.
+
+    Args:
+        expected_gain: float64 array of shape (n, |Y|).
+
+    Returns:
+        int64 array of shape (n,).
+    """
+    best = expected_gain.max(axis=1, keepdims=True)
+    scale = np.maximum(np.abs(expected_gain).max(axis=1, keepdims=True), 1.0)
+    return np.argmax(expected_gain >= best - TIE_TOLERANCE * scale, axis=1).astype(np.int64)
+
+
+def count_posterior(p: np.ndarray) -> np.ndarray:
+    """Poisson-binomial pmf of the number of ones given each party's P(x_i = 1 | tau_i).
+
+    Args:
+        p: float64 array of shape (..., k), entries in [0, 1].
+
+    Returns:
+        float64 array of shape (..., k + 1): ``out[..., s] = P(sum_i x_i = s | tau)``.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    k = p.shape[-1]
+    out = np.zeros(p.shape[:-1] + (k + 1,))
+    out[..., 0] = 1.0
+    for i in range(k):
+        pi = p[..., i, None]
+        head = out[..., : i + 1] * pi  # mass that moves up by one
+        out[..., : i + 1] *= 1.0 - pi
+        out[..., 1 : i + 2] += head
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class SymmetricAverageRule:
+    """The optimal average-case rule of the central observer for a symmetric f (002 eq. (5)).
+
+    Args:
+        mechanisms: the k participating parties' randomized responses, in party order.
+        gain: float64 array of shape (k + 1, |Y|), ``gain[s, y] = w(g(s), y)``.
+
+    Use :func:`observer_average_rule` to build one from a function and an accuracy measure.
+    """
+
+    mechanisms: tuple[RandomizedResponse, ...]
+    gain: np.ndarray = field(repr=False)
+    _posterior: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_posterior", posterior_table(self.mechanisms))
+
+    @property
+    def k(self) -> int:
+        """Number of participating parties."""
+        return len(self.mechanisms)
+
+    def expected_gain(self, symbols: np.ndarray) -> np.ndarray:
+        """Posterior expected accuracy of every decision y for each transcript.
+
+        Args:
+            symbols: uint8 array of shape (n_transcripts, k); ``symbols[r, i]`` is party i's symbol.
+
+        Returns:
+            float64 array of shape (n_transcripts, |Y|).
+
+        Raises:
+            ParameterError: a shape mismatch or a symbol outside a party's alphabet.
+        """
+        symbols = np.asarray(symbols)
+        if symbols.ndim != 2 or symbols.shape[1] != self.k:
+            raise ParameterError("symbols", symbols.shape, f"shape (n, {self.k})")
+        alphabet = np.array([m.num_symbols for m in self.mechanisms])
+        if symbols.size and ((symbols < 0) | (symbols >= alphabet)).any():
+            raise ParameterError("symbols", symbols.max(), "each party's symbols in 0..m_i-1")
+        p = self._posterior[np.arange(self.k), symbols.astype(np.intp)]
+        return count_posterior(p) @ self.gain
+
+    def decide(self, symbols: np.ndarray) -> np.ndarray:
+        """The decision for each transcript: int64 array of shape (n_transcripts,).
+
+        Ties (within ``TIE_TOLERANCE``) go to the smallest y (any maximizer is optimal, 000 §5)."""
+        return argmax_decision(self.expected_gain(symbols))
+
+
+def observer_average_rule(
+    mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, measure: np.ndarray
+) -> SymmetricAverageRule:
+    """Build the central observer's optimal average-case rule for a symmetric function.
+
+    Args:
+        mechanisms: the participating parties' mechanisms (k of them).
+        function: a symmetric function (``count_values(k)`` is not None).
+        measure: the accuracy measure w, float64 of shape (|Y|, |Y|) with |Y| = function.output_size(k).
+
+    Raises:
+        ParameterError: a function that is not symmetric, or w of the wrong shape.
+    """
+    k = len(mechanisms)
+    g = function.count_values(k)
+    if g is None:
+        raise ParameterError("function", function.name, "a symmetric function for this engine")
+    w = np.asarray(measure, dtype=np.float64)
+    size = function.output_size(k)
+    if w.shape != (size, size):
+        raise ParameterError("measure shape", w.shape, f"({size}, {size}) for {function.name}")
+    return SymmetricAverageRule(tuple(mechanisms), w[g])

@@ -1,0 +1,33 @@
+"""Clopper-Pearson intervals and the consistency test."""
+
+import pytest
+from scipy.stats import beta
+
+from analysis import clopper_pearson, consistency_test
+from protocols import ParameterError
+
+
+@pytest.mark.parametrize("s, n", [(0, 10), (10, 10), (37, 200), (199, 200)])
+def test_clopper_pearson_equals_beta_quantiles(s: int, n: int) -> None:
+    low, high = clopper_pearson(s, n, 0.05)
+    assert low == pytest.approx(0.0 if s == 0 else beta.ppf(0.025, s, n - s + 1), abs=1e-10)
+    assert high == pytest.approx(1.0 if s == n else beta.ppf(0.975, s + 1, n - s), abs=1e-10)
+
+
+def test_consistency_with_exact_theory() -> None:
+    assert consistency_test(200, 200, 1.0, rounds=16).consistent
+    assert not consistency_test(199, 200, 1.0, rounds=16).consistent  # impossible under theory
+    assert consistency_test(150, 200, 0.76, rounds=16).consistent
+    far = consistency_test(100, 200, 0.9, rounds=16)
+    assert not far.consistent and far.level == pytest.approx(0.05 / 16)
+
+
+def test_consistency_against_an_estimated_theory() -> None:
+    result = consistency_test(150, 200, 0.75, theory_counts=(3000, 4000))
+    assert result.consistent and "Fisher" in result.test
+
+
+@pytest.mark.parametrize("args", [(5, 0, 0.5), (11, 10, 0.5), (5, 10, 1.5), (5, 10, float("nan"))])
+def test_bad_counts(args) -> None:
+    with pytest.raises(ParameterError):
+        consistency_test(*args)

@@ -1,0 +1,62 @@
+"""Exact accuracy on one input against enumeration of every transcript, and the Monte Carlo fallback."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from analysis import observer_accuracy_on_input
+from protocols import ParameterError, RandomizedResponse, accuracy_measure, observer_average_rule
+from protocols import parse_function
+
+
+def _enumerated(mechs, x, f, w):
+    rule = observer_average_rule(mechs, f, w)
+    taus = np.array(list(itertools.product(*[range(m.num_symbols) for m in mechs])), dtype=np.uint8)
+    prob = np.ones(len(taus))
+    for i, m in enumerate(mechs):
+        prob *= m.channel[x[i], taus[:, i]]
+    return float(prob @ w[f(x), rule.decide(taus)])
+
+
+CASES = [
+    ([RandomizedResponse(1.0)] * 7, [1, 1, 0, 1, 0, 0, 1], "majority", "zero-one"),
+    ([RandomizedResponse(0.5)] * 3 + [RandomizedResponse(2.0)] * 4, [1, 1, 0, 1, 0, 0, 1], "majority", "zero-one"),
+    ([RandomizedResponse(1.0, 0.1)] * 5, [1, 1, 0, 0, 0], "majority", "zero-one"),
+    ([RandomizedResponse(1.0, 0.1)] * 3 + [RandomizedResponse(0.3)] * 4, [1, 1, 0, 0, 0, 1, 0], "sum", "absolute-error"),
+    ([RandomizedResponse(0.0)] * 5, [1, 1, 1, 0, 0], "majority", "zero-one"),
+    ([RandomizedResponse(np.inf)] * 4 + [RandomizedResponse(0.7)] * 2, [1, 0, 1, 1, 0, 0], "xor", "zero-one"),
+]
+
+
+@pytest.mark.parametrize("mechs, x, name, measure", CASES)
+def test_exact_accuracy_equals_enumeration(mechs, x, name, measure) -> None:
+    f = parse_function(name)
+    w = accuracy_measure(measure, f.output_size(len(mechs)))
+    result = observer_accuracy_on_input(mechs, np.array(x), f, w)
+    assert result.exact and result.samples == 0
+    assert result.value == pytest.approx(_enumerated(mechs, np.array(x), f, w), abs=1e-12)
+
+
+def test_homogeneous_house_size_is_exact_and_matches_monte_carlo() -> None:
+    rng = np.random.default_rng(5)
+    x = (rng.random(301) < 0.53).astype(int)
+    mechs = [RandomizedResponse(0.8)] * 301
+    f, w = parse_function("majority"), np.eye(2)
+    exact = observer_accuracy_on_input(mechs, x, f, w)
+    estimate = observer_accuracy_on_input(mechs, x, f, w, rng=rng, max_classes=1, mc_transcripts=4000)
+    assert exact.exact and not estimate.exact and estimate.samples == 4000
+    assert estimate.ci_low <= exact.value <= estimate.ci_high
+    assert "Monte Carlo" in estimate.method
+
+
+def test_fallback_needs_a_generator() -> None:
+    mechs = [RandomizedResponse(e) for e in np.linspace(0.1, 2, 30)]
+    with pytest.raises(ParameterError, match="rng"):
+        observer_accuracy_on_input(mechs, np.ones(30, int), parse_function("majority"), np.eye(2))
+
+
+def test_bad_input_vector() -> None:
+    with pytest.raises(ParameterError, match="x="):
+        observer_accuracy_on_input([RandomizedResponse(1.0)] * 3, np.array([1, 2, 0]),
+                                   parse_function("majority"), np.eye(2))

@@ -1,0 +1,102 @@
+"""Randomized response: channel matrices, posteriors, sampling, and the CSPRNG sampler."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocols import ParameterError, RandomizedResponse, sample_protocol
+from protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
+
+epsilons = st.floats(0, 60, allow_nan=False)
+deltas = st.floats(0, 0.99)
+
+
+@given(epsilons, deltas)
+def test_channel_rows_are_distributions_and_epsilon_delta_private(eps: float, delta: float) -> None:
+    m = RandomizedResponse(eps, delta)
+    M = m.channel
+    assert M.shape == (2, m.num_symbols)
+    np.testing.assert_allclose(M.sum(axis=1), 1.0, atol=1e-12)
+    # (eps, delta)-DP for the bit (000 eq. (15)): hockey-stick divergence at e^eps is <= delta
+    for a, b in ((0, 1), (1, 0)):
+        hockey = np.maximum(M[a] - math.exp(eps) * M[b], 0).sum()
+        assert hockey <= delta + 1e-12
+
+
+def test_pure_channel_closed_form() -> None:
+    p = math.e / (1 + math.e)
+    np.testing.assert_allclose(RandomizedResponse(1.0).channel, [[p, 1 - p], [1 - p, p]], rtol=1e-15)
+
+
+def test_four_output_channel_matches_paper() -> None:
+    eps, d = 0.7, 0.1
+    p = math.exp(eps) / (1 + math.exp(eps))
+    expected = [[d, (1 - d) * p, (1 - d) * (1 - p), 0], [0, (1 - d) * (1 - p), (1 - d) * p, d]]
+    np.testing.assert_allclose(RandomizedResponse(eps, d).channel, expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("eps, p", [(0.0, 0.5), (1000.0, 1.0), (math.inf, 1.0)])
+def test_extreme_epsilons_are_exact_without_warnings(eps: float, p: float) -> None:
+    m = RandomizedResponse(eps)
+    assert m.p_truth == p
+    assert np.isfinite(m.channel).all()
+    np.testing.assert_array_equal(m.posterior_one, [1 - p, p])
+
+
+@pytest.mark.parametrize("eps", [-0.1, math.nan, "abc"])
+def test_bad_epsilon_names_the_value(eps: object) -> None:
+    with pytest.raises(ParameterError, match="epsilon"):
+        RandomizedResponse(eps)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("delta", [-0.1, 1.0, math.nan])
+def test_bad_delta(delta: float) -> None:
+    with pytest.raises(ParameterError, match=r"delta.*\[0, 1\)"):
+        RandomizedResponse(1.0, delta)
+
+
+def test_sampler_frequencies_match_channel() -> None:
+    rng = np.random.default_rng(3)
+    mechs = [RandomizedResponse(0.5), RandomizedResponse(1.5, 0.2)]
+    symbols = sample_protocol(mechs, np.array([1, 0]), 200_000, rng)
+    for i, m in enumerate(mechs):
+        freq = np.bincount(symbols[:, i], minlength=m.num_symbols) / symbols.shape[0]
+        row = m.channel[[1, 0][i]]
+        # 5 standard errors of a multinomial frequency
+        np.testing.assert_allclose(freq, row, atol=5 * np.sqrt(0.25 / symbols.shape[0]))
+
+
+def test_sampler_is_reproducible_with_a_seed() -> None:
+    mechs = [RandomizedResponse(1.0)] * 5
+    a = sample_protocol(mechs, np.ones(5, int), 10, np.random.default_rng(9))
+    b = sample_protocol(mechs, np.ones(5, int), 10, np.random.default_rng(9))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_sampler_rejects_bad_bits() -> None:
+    with pytest.raises(ParameterError, match="bits"):
+        sample_protocol([RandomizedResponse(1.0)], np.array([2]), 1, np.random.default_rng(0))
+
+
+def test_secure_bernoulli_is_exact_at_the_ends_and_unbiased() -> None:
+    assert not any(secure_bernoulli(0.0) for _ in range(100))
+    assert all(secure_bernoulli(1.0) for _ in range(100))
+    hits = sum(secure_bernoulli(0.25) for _ in range(20_000))
+    assert abs(hits / 20_000 - 0.25) < 5 * math.sqrt(0.25 * 0.75 / 20_000)
+
+
+def test_secure_sampler_distribution_and_alphabet() -> None:
+    m = RandomizedResponse(1.0, 0.3)
+    out = sample_secure(m, 1, 20_000)
+    assert out.dtype == np.uint8 and set(np.unique(out)) <= {1, 2, 3}
+    freq = np.bincount(out, minlength=4) / out.size
+    np.testing.assert_allclose(freq, m.channel[1], atol=0.02)
+    assert set(np.unique(sample_secure(RandomizedResponse(math.inf), 0, 50))) == {0}
+
+
+def test_realized_epsilon() -> None:
+    assert realized_epsilon(RandomizedResponse(2.0)) == pytest.approx(2.0, rel=1e-14)
+    assert realized_epsilon(RandomizedResponse(1000.0)) == math.inf
