@@ -194,6 +194,7 @@ def _propagate(step: ColoringStep, n: int, edges: np.ndarray, cap: np.ndarray) -
     cols = np.concatenate([edges[:, 1], sources])
     data = np.concatenate([np.ones(len(edges)), weight])
     graph = sp.csr_matrix((data, (rows, cols)), shape=(n + 1, n + 1))
+    graph.data[: graph.indptr[hub]] = 1.0  # parallel edges were summed: one hop each
     dist, pred = csgraph.dijkstra(graph, directed=False, indices=hub, return_predecessors=True)
     dist, pred = dist[:n], pred[:n]
     reached = np.isfinite(dist)

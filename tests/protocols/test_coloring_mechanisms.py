@@ -57,7 +57,9 @@ def test_paper_infeasible_example(graph_vectors) -> None:
 
 def _random_colored_graph(rng: np.random.Generator, n: int) -> ColoredGraph:
     edges = np.array([(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < 0.3])
-    return ColoredGraph(edges.reshape(-1, 2), rng.random(n) < 0.5)
+    edges = edges.reshape(-1, 2)
+    parallel = edges[rng.random(len(edges)) < 0.3][:, ::-1]  # repeated edges, either orientation
+    return ColoredGraph(np.concatenate([edges, parallel]), rng.random(n) < 0.5)
 
 
 @settings(max_examples=40, deadline=None)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocols.coloring_mechanisms import optimal_mechanism
-from protocols.graphs import line_graph, majority_hypercube
+from protocols.graphs import ColoredGraph, line_graph, majority_hypercube
 from protocols.line_mechanisms import (balanced_boundary_value, balanced_mechanism,
                                        boundary_homogeneous_mechanism, initial_behaviour,
                                        line_mechanism, terminal_behaviour, transition_parameter)
@@ -71,6 +71,9 @@ def test_theorem4_equals_theorem2_and_the_lp(nb, nr, r, eps, delta) -> None:
     g = line_graph(nb, nr)
     prop = optimal_mechanism(g, {str(nb): r}, eps, delta).red_probability
     np.testing.assert_allclose(line, prop, atol=1e-12)
+    doubled = ColoredGraph(np.concatenate([g.edges, g.edges]), g.red, g.names)  # parallel edges
+    np.testing.assert_allclose(optimal_mechanism(doubled, {str(nb): r}, eps, delta).red_probability, line,
+                               atol=1e-12)
     np.testing.assert_allclose(line, lp_optimal(g, {nb - 1: r}, eps, delta), atol=1e-7)
 
 
