@@ -95,8 +95,12 @@ def central_majority_mechanism(voters: int, epsilon: float, delta: float,
     if criterion == "worst-case" or k % 2 == 1:
         return _from_line(k, line_mechanism(n_blue, n_red, balanced, epsilon, delta))
 
+    weights = binom.pmf(np.arange(k + 1), k, 0.5)[::-1]  # in node order (node j <-> count k + 1 - j)
+    blue = np.arange(k + 1) < n_blue
+
     def loss(r: float) -> float:
-        return -_from_line(k, line_mechanism(n_blue, n_red, r, epsilon, delta)).average_accuracy()
+        red = line_mechanism(n_blue, n_red, r, epsilon, delta).red_probability
+        return -float(weights @ np.where(blue, 1.0 - red, red))
 
     best = minimize_scalar(loss, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-12})
     r = float(best.x) if best.fun < loss(balanced) else balanced
