@@ -3,6 +3,8 @@
 No I/O, no asyncio, no network: numbers and numpy arrays in, numbers and numpy arrays out.
 """
 
+from protocols.coloring_mechanisms import GraphMechanism, optimal_mechanism, privacy_violations
+from protocols.coloring_steps import ColoringStep
 from protocols.errors import (
     DatasetError,
     MpdpError,
@@ -21,6 +23,19 @@ from protocols.functions import (
     accuracy_measure,
     parse_function,
 )
+from protocols.graphs import ColoredGraph, line_graph, majority_hypercube
+from protocols.line_mechanisms import (
+    LineMechanism,
+    balanced_boundary_value,
+    balanced_mechanism,
+    boundary_homogeneous_mechanism,
+    initial_behaviour,
+    line_mechanism,
+    terminal_behaviour,
+    transition_parameter,
+)
+from protocols.majority_mechanism import MajorityMechanism, central_majority_mechanism
+from protocols.morphisms import Morphism, boundary_distances, boundary_graph, boundary_morphism
 from protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
 from protocols.symmetric import SymmetricAverageRule, count_posterior, observer_average_rule
 from protocols.mechanisms import (
@@ -32,6 +47,27 @@ from protocols.mechanisms import (
 )
 
 __all__ = [
+    "ColoredGraph",
+    "ColoringStep",
+    "GraphMechanism",
+    "LineMechanism",
+    "MajorityMechanism",
+    "Morphism",
+    "balanced_boundary_value",
+    "balanced_mechanism",
+    "boundary_distances",
+    "boundary_graph",
+    "boundary_homogeneous_mechanism",
+    "boundary_morphism",
+    "central_majority_mechanism",
+    "initial_behaviour",
+    "line_graph",
+    "line_mechanism",
+    "majority_hypercube",
+    "optimal_mechanism",
+    "privacy_violations",
+    "terminal_behaviour",
+    "transition_parameter",
     "FUNCTION_NAMES",
     "MEASURE_NAMES",
     "BooleanFunction",

@@ -1,0 +1,102 @@
+"""Central versus distributed privacy for the majority of k voters, at the same (epsilon, delta) per voter.
+
+* Central (a trusted curator sees the votes): the optimal (epsilon, delta)-DP mechanism of 001 for the
+  majority (:func:`protocols.central_majority_mechanism`, the average-optimal one; balanced for odd k).
+* Distributed (no one is trusted): every voter releases its bit by randomized response (four-output when
+  delta > 0) and the central observer applies its optimal average-case decision rule (002 eq. (5));
+  exact accuracy per input from :func:`analysis.theory.observer_accuracy_on_input`.
+
+Accuracy is 0-1: average over all 2^k inputs (uniform, 002 eq. (1)) and worst case over inputs (eq. (3)).
+Both depend on x only through the count c, so each is a sum or minimum over c = 0..k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import binom
+
+from analysis.theory import observer_accuracy_on_input
+from protocols.errors import SizeLimitError
+from protocols.functions import accuracy_measure, parse_function
+from protocols.majority_mechanism import central_majority_mechanism
+from protocols.mechanisms import RandomizedResponse
+
+__all__ = ["CentralVersusDistributed", "DISTRIBUTED_MAX_VOTERS", "compare_majority", "plot_comparison"]
+
+#: Largest k for the exact distributed accuracy (k + 1 inputs, each O(k^2); four-output O(k^3)).
+DISTRIBUTED_MAX_VOTERS = {False: 401, True: 25}
+
+
+@dataclass(frozen=True, slots=True)
+class CentralVersusDistributed:
+    """One row of the comparison: accuracies in [0, 1] for k voters at (epsilon, delta) each."""
+
+    voters: int
+    epsilon: float
+    delta: float
+    central_average: float
+    central_worst: float
+    distributed_average: float
+    distributed_worst: float
+
+
+def _distributed(voters: int, epsilon: float, delta: float) -> np.ndarray:
+    """P(observer decides the true majority | c ones), float64 array (k + 1,)."""
+    mech = RandomizedResponse(epsilon, delta)
+    limit = DISTRIBUTED_MAX_VOTERS[mech.four_output]
+    if voters > limit:
+        raise SizeLimitError("voters", voters, limit, "the exact observer accuracy enumerates the "
+                             "count classes; the central mechanism alone has no limit")
+    parties = [mech] * voters
+    majority, zero_one = parse_function("majority"), accuracy_measure("zero-one", 2)
+    return np.array([
+        observer_accuracy_on_input(parties, np.array([1] * c + [0] * (voters - c)), majority, zero_one,
+                                   max_classes=10**7).value
+        for c in range(voters + 1)
+    ])
+
+
+def compare_majority(voters: int, epsilon: float, delta: float) -> CentralVersusDistributed:
+    """Average and worst-case accuracy of the central and distributed protocols for majority.
+
+    Raises:
+        ParameterError: bad k, epsilon or delta. SizeLimitError: k above DISTRIBUTED_MAX_VOTERS.
+    """
+    central = central_majority_mechanism(voters, epsilon, delta)
+    distributed = _distributed(voters, epsilon, delta)
+    weights = binom.pmf(np.arange(voters + 1), voters, 0.5)
+    return CentralVersusDistributed(
+        voters, float(epsilon), float(delta), central.average_accuracy(), central.worst_case_accuracy(),
+        float(weights @ distributed), float(distributed.min()))
+
+
+def plot_comparison(rows: Sequence[CentralVersusDistributed], path: str) -> None:
+    """Write a PNG: accuracy against epsilon, one color per k, solid = central, dashed = distributed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for k in sorted({r.voters for r in rows}):
+        mine = sorted((r for r in rows if r.voters == k), key=lambda r: r.epsilon)
+        eps = [r.epsilon for r in mine]
+        for ax, central, distributed in ((axes[0], "central_average", "distributed_average"),
+                                         (axes[1], "central_worst", "distributed_worst")):
+            line, = ax.plot(eps, [getattr(r, central) for r in mine], label=f"central, k={k}")
+            ax.plot(eps, [getattr(r, distributed) for r in mine], "--", color=line.get_color(),
+                    label=f"distributed, k={k}")
+    axes[0].set_title("average accuracy")
+    axes[1].set_title("worst-case accuracy")
+    for ax in axes:
+        ax.set_xlabel("epsilon per voter")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("P(correct majority)")
+    axes[1].legend(fontsize=7)
+    fig.suptitle(f"majority: optimal central mechanism vs randomized response (delta={rows[0].delta:g})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

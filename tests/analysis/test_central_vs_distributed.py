@@ -1,0 +1,50 @@
+"""Central (001) vs distributed (002) majority accuracy, against brute force over inputs and transcripts."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from analysis.central_vs_distributed import compare_majority, plot_comparison
+
+
+def _brute_distributed(k: int, eps: float) -> tuple[float, float]:
+    """Pure randomized response, observer decides 1 iff P(majority | transcript) > 1/2 (uniform prior)."""
+    p = math.exp(eps) / (1 + math.exp(eps))
+    inputs = list(itertools.product([0, 1], repeat=k))
+    correct = []
+    for x in inputs:
+        total = 0.0
+        for tau in inputs:
+            like = math.prod(p if a == b else 1 - p for a, b in zip(x, tau))
+            post = [math.prod(p if a == b else 1 - p for a, b in zip(y, tau)) for y in inputs]
+            yes = sum(w for w, y in zip(post, inputs) if 2 * sum(y) > k)
+            decide = int(yes > sum(post) - yes)
+            total += like * (decide == int(2 * sum(x) > k))
+        correct.append(total)
+    return float(np.mean(correct)), float(min(correct))
+
+
+@pytest.mark.parametrize("k, eps", [(1, 0.7), (3, 0.5), (4, 1.2), (5, 2.0)])
+def test_distributed_side_by_brute_force(k, eps) -> None:
+    row = compare_majority(k, eps, 0.0)
+    avg, worst = _brute_distributed(k, eps)
+    assert row.distributed_average == pytest.approx(avg, abs=1e-12)
+    assert row.distributed_worst == pytest.approx(worst, abs=1e-12)
+
+
+def test_central_beats_distributed_and_equals_it_for_one_voter() -> None:
+    for k in (1, 3, 7):
+        for eps in (0.3, 1.0, 3.0):
+            row = compare_majority(k, eps, 0.05)
+            assert row.central_average >= row.distributed_average - 1e-12
+            assert row.central_worst >= row.distributed_worst - 1e-12
+            if k == 1:
+                assert row.central_average == pytest.approx(row.distributed_average, abs=1e-12)
+
+
+def test_plot_is_written(tmp_path) -> None:
+    rows = [compare_majority(k, e, 0.0) for k in (1, 3) for e in (0.5, 1.0)]
+    plot_comparison(rows, str(tmp_path / "cmp.png"))
+    assert (tmp_path / "cmp.png").stat().st_size > 1000
