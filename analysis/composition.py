@@ -206,13 +206,14 @@ def theorem_3_3_corners(epsilon: float, delta: float, k: int) -> tuple[np.ndarra
     delta = check_delta(delta)
     k = check_k(k)
     i = np.arange(k // 2 + 1)
-    eps_i = (k - 2.0 * i) * epsilon
+    with np.errstate(invalid="ignore"):  # 0 * inf
+        eps_i = np.where(k - 2 * i == 0, 0.0, (k - 2.0 * i) * epsilon)
     if epsilon == 0.0 or math.isinf(epsilon):
         slack = np.where(i == 0, 0.0, 1.0 if math.isinf(epsilon) else 0.0)
-    else:
-        pld = _single_group_loss(epsilon, k)
-        slack = np.array([pld.delta_for_epsilon(e) for e in eps_i])
-    return eps_i, np.array([composed_delta(delta, s, k) for s in slack])
+    else:  # corners (k - 2l) eps for l < k/2, then 0; keep those of the form (k - 2i) eps, i <= k/2
+        slack = _single_group_loss(epsilon, k).corner_deltas()[1][: i.size]
+    with np.errstate(divide="ignore"):  # slack = 1 (epsilon = inf)
+        return eps_i, -np.expm1(k * math.log1p(-delta) + np.log1p(-slack))
 
 
 def basic_composition(epsilons: np.ndarray, deltas: np.ndarray) -> tuple[float, float]:

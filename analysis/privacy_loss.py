@@ -66,11 +66,26 @@ class PrivacyLossDistribution:
         order = np.argsort(-loss[keep], kind="stable")
         return cls(loss[keep][order], log_mass[keep][order])
 
-    def _cumulative(self) -> tuple[np.ndarray, np.ndarray]:
-        """``log A_i = log sum_{j<=i} P_j`` and ``log B_i = log sum_{j<=i} P_j e^{-L_j}``."""
+    def _piece_deltas(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For each piece i (active set j <= i, epsilon in [lower_i, L_i)):
+        ``(log A_i, log B_i, lower_i, log delta(lower_i))`` with ``A_i = sum_{j<=i} P_j``,
+        ``B_i = sum_{j<=i} P_j e^{-L_j}`` and lower_i the next loss value (0 after the last)."""
         log_a = np.logaddexp.accumulate(self.log_mass)
         log_b = np.logaddexp.accumulate(self.log_mass - self.loss)
-        return log_a, log_b
+        lower = np.append(self.loss[1:], 0.0)
+        with np.errstate(invalid="ignore"):  # inf - inf where the loss is infinite or A_i = 0
+            x = lower + log_b - log_a
+        log_d = log_a + log1mexp(np.where(np.isnan(x), -np.inf, x))
+        return log_a, log_b, lower, log_d
+
+    def corner_deltas(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(eps_c, delta(eps_c))`` at the corners: every support loss value and 0, decreasing.
+
+        float64 arrays of shape (n + 1,); ``delta(L_0) = 0``. O(n)."""
+        if self.loss.size == 0:
+            return np.zeros(1), np.zeros(1)
+        _, _, lower, log_d = self._piece_deltas()
+        return np.append(self.loss[0], lower), np.append(0.0, np.exp(log_d))
 
     def delta_for_epsilon(self, epsilon: float) -> float:
         """The hockey-stick divergence ``delta(epsilon) = E_{e^epsilon}(P || Q)``, in [0, 1].
@@ -102,13 +117,7 @@ class PrivacyLossDistribution:
         if delta <= 0.0:
             return float(self.loss[0])
         log_delta = math.log(delta)
-        log_a, log_b = self._cumulative()
-        # delta at the lower end of piece i (active set j <= i): the next loss, or 0 for the last
-        lower = np.append(self.loss[1:], 0.0)
-        with np.errstate(invalid="ignore"):  # inf - inf where the loss is infinite
-            x = lower + log_b - log_a
-        x = np.where(np.isnan(x), -np.inf, x)
-        log_d = log_a + log1mexp(x)
+        log_a, log_b, lower, log_d = self._piece_deltas()
         above = log_d > log_delta
         if not above.any():
             return 0.0
