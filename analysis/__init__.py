@@ -3,4 +3,63 @@
 Pure like ``protocols`` (no asyncio, no network); writes files only where a caller asks for a report.
 """
 
-__all__: list[str] = []
+from analysis.accounting import Budget, PrivacyLedger, RoundCharge, Spent
+from analysis.calibration import (
+    PerQueryBudget,
+    StaircaseNoise,
+    corollary_4_1,
+    gaussian_composition_delta,
+    gaussian_composition_sigma,
+    gaussian_sigma,
+    gaussian_sigma_exact,
+    laplace_scale,
+    per_query_budget_exact,
+)
+from analysis.composition import (
+    CompositionResult,
+    compose_homogeneous,
+    drv10_bound,
+    eq7_bound,
+    optimal_delta_slack,
+    optimal_epsilon,
+    randomized_response_loss,
+    theorem_3_3_corners,
+    theorem_3_4_bound,
+)
+from analysis.geometric import GeometricMechanism
+from analysis.heterogeneous import compose_heterogeneous, discretized_bounds
+from analysis.privacy_loss import PrivacyLossDistribution
+from analysis.privacy_region import PrivacyRegion, composition_region, dp_region, intersection
+
+__all__ = [
+    "Budget",
+    "CompositionResult",
+    "GeometricMechanism",
+    "PerQueryBudget",
+    "PrivacyLedger",
+    "PrivacyLossDistribution",
+    "PrivacyRegion",
+    "RoundCharge",
+    "Spent",
+    "StaircaseNoise",
+    "compose_heterogeneous",
+    "compose_homogeneous",
+    "composition_region",
+    "corollary_4_1",
+    "discretized_bounds",
+    "dp_region",
+    "drv10_bound",
+    "eq7_bound",
+    "gaussian_composition_delta",
+    "gaussian_composition_sigma",
+    "gaussian_sigma",
+    "gaussian_sigma_exact",
+    "intersection",
+    "laplace_scale",
+    "optimal_delta_slack",
+    "optimal_epsilon",
+    "per_query_budget_exact",
+    "randomized_response_loss",
+    "theorem_3_3_corners",
+    "theorem_3_4_bound",
+]
