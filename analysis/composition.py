@@ -99,7 +99,9 @@ def composed_delta(deltas: np.ndarray | float, delta_slack: float, k: int = 1) -
     Computed as ``-expm1(sum log1p(-delta_l) + log1p(-delta_slack))``: no cancellation for tiny deltas.
     """
     log_keep = k * float(np.sum(np.log1p(-np.asarray(deltas, dtype=np.float64))))
-    return float(-math.expm1(log_keep + math.log1p(-delta_slack))) if delta_slack < 1 else 1.0
+    if delta_slack >= 1.0 or math.isinf(log_keep):
+        return 1.0
+    return max(0.0, -math.expm1(log_keep + math.log1p(-delta_slack)))
 
 
 def randomized_response_loss(

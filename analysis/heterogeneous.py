@@ -63,7 +63,7 @@ def _check_lists(epsilons: Sequence[float], deltas: Sequence[float] | float) -> 
     if dels.size == 1:
         dels = np.full(eps.size, dels[0])
     if dels.size != eps.size:
-        raise ParameterError("delta", list(dels), f"one value or {eps.size} values (one per epsilon)")
+        raise ParameterError("delta", dels.tolist(), f"one value or {eps.size} values (one per epsilon)")
     return eps, dels
 
 
