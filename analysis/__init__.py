@@ -26,6 +26,7 @@ from analysis.composition import (
     theorem_3_3_corners,
     theorem_3_4_bound,
 )
+from analysis.composition_plot import figure_3_regions, plot_figure_3
 from analysis.geometric import GeometricMechanism
 from analysis.heterogeneous import compose_heterogeneous, discretized_bounds
 from analysis.privacy_loss import PrivacyLossDistribution
@@ -50,6 +51,7 @@ __all__ = [
     "dp_region",
     "drv10_bound",
     "eq7_bound",
+    "figure_3_regions",
     "gaussian_composition_delta",
     "gaussian_composition_sigma",
     "gaussian_sigma",
@@ -59,6 +61,7 @@ __all__ = [
     "optimal_delta_slack",
     "optimal_epsilon",
     "per_query_budget_exact",
+    "plot_figure_3",
     "randomized_response_loss",
     "theorem_3_3_corners",
     "theorem_3_4_bound",

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from analysis.composition import check_k, composed_delta, optimal_epsilon
+from analysis.composition import check_k, optimal_epsilon
 from analysis.privacy_loss import log1mexp
 from protocols.errors import ParameterError
 from protocols.mechanisms import check_epsilon
@@ -201,7 +201,3 @@ def gaussian_sigma_exact(epsilon: float, delta: float, k: int, sensitivity: floa
     low, high = math.log(sensitivity) - 20.0, math.log(sensitivity) + 20.0 + 0.5 * math.log(k)
     return math.exp(brentq(gap, low, high, xtol=1e-13))
 
-
-def composed_delta_of_corollary(budget: PerQueryBudget) -> float:
-    """``1 - (1 - delta_0)^k (1 - delta_tilde)``: what a :class:`PerQueryBudget` spends in delta."""
-    return composed_delta(budget.delta0, budget.delta_slack, budget.k)
