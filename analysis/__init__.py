@@ -3,6 +3,35 @@
 Pure like ``protocols`` (no asyncio, no network); writes files only where a caller asks for a report.
 """
 
+from analysis.accounting import Budget, PrivacyLedger, RoundCharge, Spent
+from analysis.calibration import (
+    PerQueryBudget,
+    StaircaseNoise,
+    corollary_4_1,
+    gaussian_composition_delta,
+    gaussian_composition_sigma,
+    gaussian_sigma,
+    gaussian_sigma_exact,
+    laplace_scale,
+    per_query_budget_exact,
+)
+from analysis.composition import (
+    CompositionResult,
+    compose_homogeneous,
+    drv10_bound,
+    eq7_bound,
+    optimal_delta_slack,
+    optimal_epsilon,
+    randomized_response_loss,
+    theorem_3_3_corners,
+    theorem_3_4_bound,
+)
+from analysis.composition_plot import figure_3_regions, plot_figure_3
+from analysis.geometric import GeometricMechanism
+from analysis.heterogeneous import compose_heterogeneous, discretized_bounds
+from analysis.privacy_loss import PrivacyLossDistribution
+from analysis.privacy_region import PrivacyRegion, composition_region, dp_region, intersection
+
 from analysis.central_vs_distributed import (
     CentralVersusDistributed,
     compare_majority,
@@ -12,12 +41,44 @@ from analysis.stats import Consistency, clopper_pearson, consistency_test
 from analysis.theory import AccuracyOnInput, observer_accuracy_on_input
 
 __all__ = [
-    "CentralVersusDistributed",
-    "compare_majority",
-    "plot_comparison",
     "AccuracyOnInput",
+    "Budget",
+    "CentralVersusDistributed",
+    "CompositionResult",
     "Consistency",
+    "GeometricMechanism",
+    "PerQueryBudget",
+    "PrivacyLedger",
+    "PrivacyLossDistribution",
+    "PrivacyRegion",
+    "RoundCharge",
+    "Spent",
+    "StaircaseNoise",
     "clopper_pearson",
+    "compare_majority",
+    "compose_heterogeneous",
+    "compose_homogeneous",
+    "composition_region",
     "consistency_test",
+    "corollary_4_1",
+    "discretized_bounds",
+    "dp_region",
+    "drv10_bound",
+    "eq7_bound",
+    "figure_3_regions",
+    "gaussian_composition_delta",
+    "gaussian_composition_sigma",
+    "gaussian_sigma",
+    "gaussian_sigma_exact",
+    "intersection",
+    "laplace_scale",
     "observer_accuracy_on_input",
+    "optimal_delta_slack",
+    "optimal_epsilon",
+    "per_query_budget_exact",
+    "plot_comparison",
+    "plot_figure_3",
+    "randomized_response_loss",
+    "theorem_3_3_corners",
+    "theorem_3_4_bound",
 ]

@@ -17,7 +17,12 @@ from protocols.errors import MpdpError
 __all__ = ["build_parser", "main"]
 
 #: Sub-command modules under parties.commands, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("simulate", "mechanism", "compare_central")
+COMMANDS: tuple[str, ...] = (
+    "simulate",
+    "compose",
+    "mechanism",
+    "compare_central",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

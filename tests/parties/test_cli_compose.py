@@ -1,0 +1,75 @@
+"""``mpdp compose`` end to end through parties.cli.main."""
+
+import json
+import pathlib
+
+import pytest
+
+from parties.cli import main
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_homogeneous_seed_example(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _json(capsys, ["compose", "--epsilon", "0.1", "--delta", "0.001", "-k", "30", "--delta-slack", "0.05", "--json"])
+    assert out["k"] == 30 and out["method"] == "exact"
+    assert out["epsilon_tilde"] == pytest.approx(0.591042426052033, rel=1e-9)
+    assert out["delta_total"] == pytest.approx(0.07809058110006854, rel=1e-9)
+    assert out["bounds"] == pytest.approx(
+        {"theorem_3_4": 1.4025690753736852, "eq_7": 1.5526939505000452, "drv10": 1.6561989084526045, "basic": 3.0}, rel=1e-9
+    )
+    assert out["lower"] is None and out["upper"] is None
+
+
+def test_heterogeneous_exact_and_bounds(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _json(capsys, ["compose", "--epsilon", "0.1,0.1,0.1,0.1,0.1,0.5,0.5,0.5,0.5,0.5", "--delta", "0", "--delta-slack", "1e-4", "--json"])
+    assert out["method"] == "exact" and out["epsilon_tilde"] == pytest.approx(2.97279626828775, rel=1e-9)
+    assert out["bounds"]["drv10"] is None and out["bounds"]["theorem_3_4"] == pytest.approx(3.0)
+    eps = ",".join(f"{0.05 + (i + 0.5) ** 0.5 / 50:.6f}" for i in range(60))  # 60 incommensurate values
+    out = _json(capsys, ["compose", "--epsilon", eps, "--delta-slack", "1e-6", "--json"])
+    assert out["method"] == "bounds" and out["k"] == 60
+    assert out["lower"] <= out["upper"] == out["epsilon_tilde"] <= out["bounds"]["theorem_3_4"]
+    assert out["gap"] == pytest.approx(out["upper"] - out["lower"])
+
+
+def test_edge_values(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _json(capsys, ["compose", "--epsilon", "0.5", "-k", "10", "--delta-slack", "0", "--json"])
+    assert out["epsilon_tilde"] == 5.0 and out["bounds"]["theorem_3_4"] is None and out["delta_total"] == 0.0
+    out = _json(capsys, ["compose", "--epsilon", "0", "-k", "1000", "--delta-slack", "1e-6", "--json"])
+    assert out["epsilon_tilde"] == 0.0
+    out = _json(capsys, ["compose", "--epsilon", "50", "-k", "1", "--delta-slack", "1e-300", "--json"])
+    assert 49.9 < out["epsilon_tilde"] <= 50.0 and out["bounds"]["eq_7"] is None
+
+
+def test_text_output(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compose", "--epsilon", "0.1", "--delta", "0.001", "-k", "30", "--delta-slack", "0.05"]) == 0
+    text = capsys.readouterr().out
+    assert "0.5910424261" in text and "theorem_3_4" in text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compose", "--epsilon", "-1", "-k", "3", "--delta-slack", "0.1"],
+        ["compose", "--epsilon", "0.1", "-k", "0", "--delta-slack", "0.1"],
+        ["compose", "--epsilon", "0.1,x", "--delta-slack", "0.1"],
+        ["compose", "--epsilon", "0.1,0.2", "--delta", "0,0,0", "--delta-slack", "0.1"],
+        ["compose", "--epsilon", "0.1,0.2", "-k", "5", "--delta-slack", "0.1"],
+        ["compose", "--epsilon", "0.1", "-k", "3"],
+        ["compose", "--epsilon", "0.1", "-k", "3", "--delta-slack", "2"],
+    ],
+)
+def test_bad_input_one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("mpdp: error:")
+
+
+def test_plot_figure_3(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "fig3.png"
+    assert main(["compose", "--plot", str(target)]) == 0
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and target.stat().st_size > 10_000
+    assert str(target) in capsys.readouterr().out
