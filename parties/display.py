@@ -55,7 +55,8 @@ def _truth_text(function: str, truth: int) -> str:
 
 def print_results(document: dict[str, object], results: Sequence[RoundResult]) -> None:
     """Print the per-round table and a one-line summary to standard output."""
-    console = Console(file=sys.stdout)
+    # a pipe or a file gets the full table instead of rich's 80-column default
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     function = str(document["function"])
     table = Table(title=f"{document['dataset']}: observer computes {function} "
                         f"({document['repetitions']} repetitions per round)")
