@@ -151,7 +151,9 @@ def observer_accuracy_on_input(
             keep = g_prob > 0
             prob, post = _combine(prob, post, g_prob[keep], g_post[keep])
         decisions = argmax_decision(post @ rule.gain)
-        value = float(prob @ w[truth, decisions])
+        gains = w[truth, decisions]
+        # an average of gains (probabilities sum to 1 up to rounding): keep it in their range
+        value = min(max(float(prob @ gains), float(gains.min())), float(gains.max()))
         method = f"exact: {len(groups)} parameter group(s), {classes} count classes"
         return AccuracyOnInput(value, True, value, value, method)
     if rng is None:

@@ -1,16 +1,25 @@
 """The processes: party, observer, transcript store, runner, datasets and the ``mpdp`` CLI."""
 
 from parties.observer import DecisionRule, Observer, RuleFactory, default_rule_factory, open_observer
-from parties.outcome import RoundOutcome, RunOutcome
+from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
 from parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, round_generator, secure_sampler
 from parties.pool import WorkerPool
+from parties.privacy import (
+    DEFAULT_DELTA_SLACK,
+    check_privacy_options,
+    ledgers_from_rounds,
+    privacy_section,
+    privacy_summary,
+)
 from parties.roster import Roster
 from parties.runner import ProgressCallback, RunConfig, default_workers, run, run_async
 from parties.store import RecordedMessage, RoundRecord, TranscriptStore
 from parties.worker import WorkerSpec, serve_parties, worker_main
 
 __all__ = [
+    "ABSTAIN_BUDGET_EXHAUSTED",
     "ABSTAIN_DID_NOT_VOTE",
+    "DEFAULT_DELTA_SLACK",
     "DecisionRule",
     "Observer",
     "Party",
@@ -26,9 +35,13 @@ __all__ = [
     "TranscriptStore",
     "WorkerPool",
     "WorkerSpec",
+    "check_privacy_options",
     "default_rule_factory",
     "default_workers",
+    "ledgers_from_rounds",
     "open_observer",
+    "privacy_section",
+    "privacy_summary",
     "round_generator",
     "run",
     "run_async",

@@ -15,7 +15,9 @@ never recorded as data):
     symbol-range   a symbol outside the party's mechanism (e.g. 2 or 3 from a pure-epsilon party)
 
 A round closes when every roster party has sent symbols or an abstention, or after ``round_timeout``
-seconds (the missing are recorded ``absent``). Then the observer decides: with the participants'
+seconds (the missing are recorded ``absent``). A party out of privacy budget abstains with reason
+``budget-exhausted``: like every abstention it is left out of the decision, and the outcome lists it in
+``exhausted`` as well as ``abstained``. Then the observer decides: with the participants'
 mechanisms, ``rule = rule_factory(mechanisms, function, measure)`` and ``rule.decide(symbols)`` with
 symbols uint8 (repetitions, n) in party-id order (Kairouz, Oh, Viswanath 2015 / paper 002 eq. 2), and
 writes the round to the store in one transaction.
@@ -41,7 +43,7 @@ from broker.endpoint import BrokerEndpoint
 from broker.messages import Announcement, PartyMessage, WorkerStatus
 from broker.signing import load_private_key, load_public_key, verify_message
 from broker.topics import Topics
-from parties.outcome import RoundOutcome
+from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
 from parties.roster import Roster
 from parties.store import RecordedMessage, RoundRecord, TranscriptStore
 from protocols.errors import ParameterError, ProtocolViolation, TransportError
@@ -298,6 +300,7 @@ class Observer:
             name=name, participants=participants, symbols=symbols, decisions=decisions,
             messages_received=len(self._received), messages_rejected=self._round_rejects, index=index,
             abstained=ids["abstain"], absent=ids["absent"], status=status,  # type: ignore[arg-type]
+            exhausted=np.array([e.party for e in entries if e.reason == ABSTAIN_BUDGET_EXHAUSTED], dtype=np.int64),
         )
         rejects, self._pending_rejects = dict(self._pending_rejects), collections.defaultdict(dict)
         self._store.record_round(RoundRecord(self.topics.session, self.repetitions, outcome, tuple(entries), rejects))

@@ -8,7 +8,12 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["RoundOutcome", "RunOutcome"]
+from analysis.accounting import Spent
+
+__all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "RoundOutcome", "RunOutcome"]
+
+#: The abstention reason of a party whose answer would take it beyond its privacy budget.
+ABSTAIN_BUDGET_EXHAUSTED = "budget-exhausted"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -26,6 +31,8 @@ class RoundOutcome:
         abstained: int64, ids of parties that abstained (said so on the wire).
         absent: int64, ids of parties the observer did not hear from before the round timeout.
         status: ``"complete"`` (every party answered) or ``"timeout"``.
+        exhausted: int64, the ids in ``abstained`` whose reason is :data:`ABSTAIN_BUDGET_EXHAUSTED`
+            (out of privacy budget; the others did not vote).
     """
 
     name: str
@@ -38,6 +45,7 @@ class RoundOutcome:
     abstained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     absent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     status: Literal["complete", "timeout"] = "complete"
+    exhausted: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -52,6 +60,10 @@ class RunOutcome:
         session: the session id; store_path: the SQLite transcript store.
         seed_entropy: the root seed actually used (the given seed, or OS entropy) so that a
             simulation can be repeated; None in deployment mode.
+        spent: one :class:`analysis.Spent` per party, the privacy it spent over the rounds it answered
+            (every repetition one release), by the exact optimum at ``delta_slack`` and by basic
+            composition; computed from the recorded transcript (:func:`parties.privacy.ledgers_from_rounds`).
+        delta_slack: the delta_tilde of ``spent``.
     """
 
     broker_kind: Literal["mosquitto", "embedded", "external"]
@@ -61,3 +73,5 @@ class RunOutcome:
     session: str = ""
     store_path: Path | None = None
     seed_entropy: int | None = None
+    spent: tuple[Spent, ...] = ()
+    delta_slack: float = 0.0

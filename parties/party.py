@@ -5,6 +5,10 @@ Simulation mode: round r of party i draws from ``default_rng(SeedSequence(seed).
 (a per-round child of the party's sequence, so a resumed run draws what a full run would).
 Deployment mode (``secure=True``): :func:`protocols.secure.sample_secure` (exact sampling from the OS
 CSPRNG). The raw bit stays in this process: it is in no message, log line or repr.
+
+Privacy accounting: the party keeps an :class:`analysis.PrivacyLedger` of the rounds it answered (each
+repetition one release). With a budget, before it answers a round it asks whether the answer would take
+it past the budget; if so it abstains with reason ``budget-exhausted`` instead (nothing is released).
 """
 
 from __future__ import annotations
@@ -19,14 +23,19 @@ import aiomqtt
 import numpy as np
 from pydantic import ValidationError
 
+from analysis.accounting import Budget, PrivacyLedger
 from broker.endpoint import BrokerEndpoint
 from broker.messages import Announcement, PartyMessage
 from broker.signing import load_private_key, load_public_key, verify_message
 from broker.topics import Topics
+from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED
+from parties.privacy import DEFAULT_DELTA_SLACK
 from protocols.errors import ParameterError, TransportError
 from protocols.mechanisms import RandomizedResponse
 
-__all__ = ["ABSTAIN_DID_NOT_VOTE", "Party", "PartySpec", "round_generator", "secure_sampler"]
+__all__ = [
+    "ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_DID_NOT_VOTE", "Party", "PartySpec", "round_generator", "secure_sampler",
+]
 
 #: The abstention reason of a party that takes no part in a round (bit -1).
 ABSTAIN_DID_NOT_VOTE = "did-not-vote"
@@ -72,6 +81,9 @@ class PartySpec:
         mechanism: the party's randomized response.
         private_key: the raw 32-byte Ed25519 private key (not in the repr).
         seed: the party's seed sequence (simulation mode); None in deployment mode.
+        budget: the party's privacy budget; None = answer every round (still accounted).
+        ledger: the rounds answered before this process started (a resumed session); its
+            delta_slack is the delta_tilde of the accounting.
     """
 
     party: int
@@ -79,6 +91,8 @@ class PartySpec:
     mechanism: RandomizedResponse
     private_key: bytes = field(repr=False)
     seed: np.random.SeedSequence | None = field(default=None, repr=False)
+    budget: Budget | None = None
+    ledger: PrivacyLedger = PrivacyLedger(DEFAULT_DELTA_SLACK)
 
 
 class Party:
@@ -117,6 +131,7 @@ class Party:
         self._sampler = sampler
         self._gate = connect_gate or asyncio.Semaphore(1)
         self._answered: set[int] = set()
+        self.ledger = spec.ledger  #: the rounds this party answered and what they cost
 
     @property
     def client_id(self) -> str:
@@ -125,6 +140,10 @@ class Party:
 
     def respond(self, announcement: Announcement) -> PartyMessage:
         """The signed message answering one round announcement (no I/O).
+
+        A round with bit -1 gets an abstention ``did-not-vote``; a round whose answer would exceed the
+        budget gets ``budget-exhausted``; otherwise the round is charged to :attr:`ledger` (once per
+        round id: answering a charged round again releases the same simulation sample) and answered.
 
         Raises:
             ParameterError: the round index is beyond the party's bits.
@@ -137,6 +156,11 @@ class Party:
                       repetitions=announcement.repetitions)
         if bit < 0:
             return PartyMessage.signed(self._key, reason=ABSTAIN_DID_NOT_VOTE, **common)
+        eps, delta, reps = self.spec.mechanism.epsilon, self.spec.mechanism.delta, announcement.repetitions
+        if index not in self.ledger.rounds:
+            if self.spec.budget is not None and self.ledger.would_exceed(self.spec.budget, eps, delta, reps):
+                return PartyMessage.signed(self._key, reason=ABSTAIN_BUDGET_EXHAUSTED, **common)
+            self.ledger = self.ledger.record(index, eps, delta, reps)
         if self._sampler is not None:
             symbols = self._sampler(self.spec.mechanism, bit, announcement.repetitions)
         else:

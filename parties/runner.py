@@ -10,6 +10,11 @@
                   for each round: announce -> parties answer -> observer closes, decides, records
                   announce the end; workers exit (else terminated, then killed)
 
+Privacy: each party keeps its own ledger and, with ``budget``, abstains (``budget-exhausted``) from a
+round that would take it past the budget. The runner recomputes every party's ledger from the recorded
+transcript (:func:`parties.privacy.ledgers_from_rounds`): to hand it to the party when a stored session
+is resumed, and for :attr:`RunOutcome.spent` at the end.
+
 Keys: the runner makes each party's Ed25519 key pair and hands the private key only to that party's
 worker; the observer gets the roster of public keys. A coordinator key signs the announcements.
 Errors surface as one :class:`protocols.errors.MpdpError` (never an ExceptionGroup); a worker that
@@ -29,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.accounting import Budget, PrivacyLedger
 from broker.endpoint import BrokerEndpoint
 from broker.launch import open_broker
 from broker.messages import MAX_REPETITIONS
@@ -39,6 +45,7 @@ from parties.observer import Observer, RuleFactory, default_rule_factory, open_o
 from parties.outcome import RoundOutcome, RunOutcome
 from parties.party import PartySpec, secure_sampler
 from parties.pool import WorkerPool
+from parties.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, ledgers_from_rounds
 from parties.roster import Roster
 from parties.store import TranscriptStore
 from parties.worker import WorkerSpec
@@ -78,6 +85,8 @@ class RunConfig:
         ready_timeout: seconds to wait for every worker to have its parties subscribed.
         connect_concurrency: parties of one worker connecting at the same time, at most.
         rule_factory: builds the observer's rule; None = ``protocols.symmetric.observer_average_rule``.
+        budget: every party's privacy budget (None: nobody is stopped, spending is still accounted).
+        delta_slack: delta_tilde of the accounting (exact optimum of 000 Theorem 3.3), in [0, 1).
 
     Raises:
         ParameterError: any field out of its domain (named, with what is allowed).
@@ -99,9 +108,12 @@ class RunConfig:
     ready_timeout: float = 60.0
     connect_concurrency: int = 32
     rule_factory: RuleFactory | None = None
+    budget: Budget | None = None
+    delta_slack: float = DEFAULT_DELTA_SLACK
 
     def __post_init__(self) -> None:
         check_session(self.session)
+        object.__setattr__(self, "delta_slack", check_privacy_options(self.budget, self.delta_slack))
         names = tuple(str(n) for n in self.round_names)
         bits = np.array(self.bits)
         k = len(self.mechanisms)
@@ -153,7 +165,7 @@ def _check_int(name: str, value: object, low: int, high: int | None) -> None:
 
 def _worker_specs(
     config: RunConfig, endpoint: BrokerEndpoint, private_keys: Sequence[bytes], coordinator_public: bytes,
-    seeds: Sequence[np.random.SeedSequence] | None,
+    seeds: Sequence[np.random.SeedSequence] | None, ledgers: Sequence[PrivacyLedger],
 ) -> list[WorkerSpec]:
     workers = min(config.workers, config.k)
     bounds = np.linspace(0, config.k, workers + 1).round().astype(int)
@@ -163,7 +175,7 @@ def _worker_specs(
             index=w, endpoint=endpoint, session=config.session, coordinator_key=coordinator_public,
             parties=tuple(
                 PartySpec(i, config.bits[i].copy(), config.mechanisms[i], private_keys[i],
-                          None if seeds is None else seeds[i])
+                          None if seeds is None else seeds[i], config.budget, ledgers[i])
                 for i in range(bounds[w], bounds[w + 1])
             ),
             secure=config.secure, idle_timeout=idle, connect_concurrency=config.connect_concurrency,
@@ -268,16 +280,20 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutco
                 if len(recorded) == rounds_total:
                     outcomes = await _rounds(config, observer, None, store, recorded, progress)
                 else:
-                    specs = _worker_specs(config, endpoint, private_keys, coordinator_public, seeds)
+                    earlier = [store.load_round(config.session, index) for index in sorted(recorded)]
+                    ledgers = ledgers_from_rounds(earlier, config.mechanisms, config.repetitions, config.delta_slack)
+                    specs = _worker_specs(config, endpoint, private_keys, coordinator_public, seeds, ledgers)
                     async with WorkerPool(specs) as pool:
                         await _wait_ready(observer, pool, len(specs), config.ready_timeout)
                         outcomes = await _rounds(config, observer, pool, store, recorded, progress)
                         await observer.announce_end(rounds_total)
                 wall = time.perf_counter() - start
+    ledgers = ledgers_from_rounds(outcomes, config.mechanisms, config.repetitions, config.delta_slack)
     return RunOutcome(
         broker_kind=endpoint.kind, broker_url=endpoint.url, wall_time=wall, rounds=tuple(outcomes),
         session=config.session, store_path=config.store_path,
         seed_entropy=None if root is None else int(root.entropy),  # type: ignore[arg-type]
+        spent=tuple(ledger.spent() for ledger in ledgers), delta_slack=config.delta_slack,
     )
 
 

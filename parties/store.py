@@ -31,7 +31,7 @@ from typing import Literal, Self
 
 import numpy as np
 
-from parties.outcome import RoundOutcome
+from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
 from protocols.errors import ParameterError, ProtocolViolation
 
 __all__ = ["RecordedMessage", "RoundRecord", "TranscriptStore"]
@@ -282,10 +282,15 @@ class TranscriptStore:
                 (session, round))],
             dtype=np.int64,
         )
+        exhausted = self._db.execute(
+            "SELECT party FROM messages WHERE session = ? AND round = ? AND kind = 'abstain' AND reason = ? "
+            "ORDER BY party", (session, round, ABSTAIN_BUDGET_EXHAUSTED),
+        ).fetchall()
         return RoundOutcome(
             name=name, participants=_id_array(participants), symbols=symbols, decisions=decisions,
             messages_received=int(received), messages_rejected=int(rejected), index=int(round),
             abstained=_id_array(abstained), absent=_id_array(absent), status=status,
+            exhausted=np.array([p for (p,) in exhausted], dtype=np.int64),
         )
 
     def messages(self, session: str) -> Iterator[dict[str, object]]:
@@ -307,7 +312,7 @@ class TranscriptStore:
             rounds.append({
                 "round": index, "name": out.name, "status": out.status,
                 "participants": out.participants.tolist(), "abstained": out.abstained.tolist(),
-                "absent": out.absent.tolist(), "messages_received": out.messages_received,
+                "absent": out.absent.tolist(), "exhausted": out.exhausted.tolist(), "messages_received": out.messages_received,
                 "messages_rejected": out.messages_rejected, "decisions": out.decisions.tolist(),
             })
         document = {

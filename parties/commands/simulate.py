@@ -4,7 +4,9 @@ Everything the user typed is validated before any process starts (dataset, funct
 delta, repetitions, broker URL). Then the runner starts the broker, the observer and the worker
 processes; a progress bar follows the messages; the table compares each round's measured accuracy
 with the exact theory. ``--out DIR`` keeps ``transcripts.sqlite``, ``results.json`` and
-``accuracy.png``; ``--json FILE`` writes the JSON alone.
+``accuracy.png``; ``--json FILE`` writes the JSON alone. ``--budget EPS,DELTA`` stops each party
+before an answer would take it past its budget; every party's spent privacy (exact optimum at
+``--delta-slack`` next to basic composition) is in the ``privacy`` section and the last line.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.accounting import Budget
 from analysis.report import RoundResult, evaluate_round, plot_rounds
 from broker.settings import BrokerSettings
 from parties.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
 from parties.display import Progress, print_results
 from parties.params import parse_mechanisms
+from parties.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section, privacy_summary
 from parties.runner import RunConfig, RunOutcome, run
 from protocols.errors import ParameterError
 from protocols.functions import FUNCTION_NAMES, BooleanFunction, accuracy_measure, parse_function
@@ -40,6 +44,7 @@ examples:
   mpdp simulate --dataset house-votes-84 --repetitions 200
   mpdp simulate --dataset house-votes-84 --epsilon 0.5:2 --delta 0.01 --out results/
   mpdp simulate --parties 50 --rounds 5 --function sum --seed 7 --broker mqtt://127.0.0.1:1883
+  mpdp simulate --dataset house-votes-84 --epsilon 0.5 --repetitions 20 --budget 50,1e-5
 
 functions: {', '.join(FUNCTION_NAMES[:-1])}
 broker: none given starts our own (mosquitto if installed, else embedded amqtt); 'embedded'
@@ -87,6 +92,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="family-wise level of the consistency tests over all rounds (default: 0.05)")
     p.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
                    help="how long the observer waits for a round's messages (default: 60)")
+    p.add_argument("--budget", default=None, metavar="EPS,DELTA",
+                   help="each party's privacy budget: it abstains (budget-exhausted) from a round whose "
+                        "answer would take it past (EPS, DELTA) by the exact optimal composition; every "
+                        "repetition counts as a release (default: no budget, spending still reported)")
+    p.add_argument("--delta-slack", type=float, default=DEFAULT_DELTA_SLACK, metavar="D",
+                   help=f"delta_tilde of the exact optimal composition, in [0, 1) (default: {DEFAULT_DELTA_SLACK:g})")
     p.add_argument("--out", type=Path, metavar="DIR",
                    help="write transcripts.sqlite, results.json and accuracy.png here")
     p.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON here")
@@ -106,6 +117,10 @@ def _dataset(args: argparse.Namespace, rng: np.random.Generator) -> Dataset:
 
 
 def _check_numbers(args: argparse.Namespace) -> None:
+    # parsed in place: args.budget becomes a Budget (or None), args.delta_slack a checked float
+    args.budget = None if args.budget is None else Budget.parse(args.budget)
+    args.delta_slack = check_privacy_options(args.budget, args.delta_slack, budget_name="--budget",
+                                             slack_name="--delta-slack")
     if args.repetitions < 1:
         raise ParameterError("--repetitions", args.repetitions, "an integer >= 1")
     if args.workers is not None and args.workers < 1:
@@ -135,6 +150,8 @@ def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
         "parties": [{"id": i, "epsilon": m.epsilon, "delta": m.delta}
                     for i, m in enumerate(mechanisms)],
         "rounds": [r.to_json() for r in results],
+        "privacy": privacy_section(outcome.spent, outcome.rounds, args.budget, outcome.delta_slack,
+                                   args.repetitions),
     }
 
 
@@ -154,6 +171,8 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
         store_path=store,
         secure=args.secure,
         round_timeout=args.round_timeout,
+        budget=args.budget,
+        delta_slack=args.delta_slack,
     )
     with Progress(dataset, enabled=not args.quiet) as progress:
         return run(config, progress=progress.update)
@@ -190,6 +209,7 @@ def _run(args: argparse.Namespace) -> int:
         ))
     document = _results_json(args, dataset, seed, mechanisms, outcome, results)
     print_results(document, results)
+    print(privacy_summary(document["privacy"]))  # type: ignore[arg-type]
     if out_dir is not None:
         (out_dir / "results.json").write_text(json.dumps(document, indent=2) + "\n")
         plot_rounds(results, out_dir / "accuracy.png",

@@ -60,3 +60,11 @@ def test_bad_input_vector() -> None:
     with pytest.raises(ParameterError, match="x="):
         observer_accuracy_on_input([RandomizedResponse(1.0)] * 3, np.array([1, 2, 0]),
                                    parse_function("majority"), np.eye(2))
+
+
+def test_accuracy_stays_a_probability_when_probabilities_sum_to_one_plus_rounding() -> None:
+    """Two (0.5, 0) parties, one yes, majority: the rule always says "failed", which is right, so the
+    accuracy is exactly 1 (the unclamped sum of class probabilities was 1 + 2.2e-16)."""
+    mechs = [RandomizedResponse(0.5)] * 2
+    result = observer_accuracy_on_input(mechs, np.array([1, 0]), parse_function("majority"), np.eye(2))
+    assert result.exact and result.value == 1.0

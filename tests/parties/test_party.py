@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from analysis.accounting import Budget, PrivacyLedger
+from analysis.composition import optimal_epsilon
 from broker.endpoint import BrokerEndpoint
 from broker.messages import Announcement
 from broker.signing import generate_key_pair, verify_message
@@ -84,3 +86,31 @@ def test_secure_mode_without_protocols_secure_is_a_clear_error() -> None:
             secure_sampler()
     else:
         assert callable(secure_sampler())
+
+
+def test_a_party_abstains_when_its_next_answer_would_exceed_its_budget() -> None:
+    """(0.5, 0)-randomized response, 3 releases per round, budget (4, 1e-5) at delta_tilde 1e-6:
+    the exact optimum of 3n releases is about 1.5, 3.0, 4.5 (000 Theorem 3.3 is near k * epsilon for so few),
+    so the party answers two rounds and refuses the third; a round it does not vote in costs nothing."""
+    private, public = generate_key_pair()
+    spec = PartySpec(1, np.array([1, -1, 0, 1, 0], np.int8), RandomizedResponse(0.5), private,
+                     np.random.SeedSequence(3).spawn(2)[1], Budget(4.0, 1e-5), PrivacyLedger(1e-6))
+    party = Party(spec, ENDPOINT, Topics("s"), COORD_PUBLIC, idle_timeout=1.0)
+    replies = [party.respond(_announce(r, repetitions=3)) for r in range(5)]
+    assert [(m.kind, m.reason) for m in replies] == [
+        ("symbols", None), ("abstain", "did-not-vote"), ("symbols", None),
+        ("abstain", "budget-exhausted"), ("abstain", "budget-exhausted"),
+    ]
+    assert all(verify_message(m, public) for m in replies) and replies[3].symbols == ""
+    assert party.ledger.rounds == (0, 2)
+    assert party.ledger.spent().epsilon == pytest.approx(optimal_epsilon(0.5, 6, 1e-6), rel=1e-12)
+    assert 2.99 < party.ledger.spent().epsilon <= 3.0
+    assert optimal_epsilon(0.5, 9, 1e-6) > 4.0
+    # answering a charged round again charges nothing (same simulation sample)
+    again = party.respond(_announce(2, repetitions=3))
+    assert np.array_equal(again.symbol_array(), replies[2].symbol_array()) and party.ledger.rounds == (0, 2)
+    # without a budget the party answers every round it votes in, and still keeps its ledger
+    free = Party(PartySpec(1, spec.bits, spec.mechanism, private, spec.seed), ENDPOINT, Topics("s"),
+                 COORD_PUBLIC, idle_timeout=1.0)
+    assert [free.respond(_announce(r, repetitions=3)).kind for r in range(5)] == ["symbols", "abstain"] + ["symbols"] * 3
+    assert free.ledger.rounds == (0, 2, 3, 4) and free.ledger.spent().mechanisms == 12

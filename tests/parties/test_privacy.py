@@ -1,0 +1,87 @@
+"""Per-party accounting from a transcript, and the privacy section of ``mpdp simulate``."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis.accounting import Budget, PrivacyLedger, RoundCharge
+from analysis.composition import optimal_epsilon
+from broker.settings import BrokerSettings
+from parties.outcome import RoundOutcome
+from parties.privacy import check_privacy_options, ledgers_from_rounds, privacy_section, privacy_summary
+from parties.runner import RunConfig
+from protocols.errors import ParameterError
+from protocols.functions import accuracy_measure, parse_function
+from protocols.mechanisms import RandomizedResponse
+
+MECHANISMS = (RandomizedResponse(0.5), RandomizedResponse(1.0, 1e-7), RandomizedResponse(math.inf))
+
+
+def _round(index: int, participants: list[int], exhausted: tuple[int, ...] = ()) -> RoundOutcome:
+    ids = np.array(participants, np.int64)
+    return RoundOutcome(name=f"r{index}", participants=ids, symbols=np.zeros((2, ids.size), np.uint8),
+                        decisions=np.zeros(2, np.int64), messages_received=3, messages_rejected=0, index=index,
+                        abstained=np.array(exhausted, np.int64), exhausted=np.array(exhausted, np.int64))
+
+
+ROUNDS = [_round(2, [0], (1, 2)), _round(0, [0, 1, 2]), _round(1, [1])]  # out of order on purpose
+
+
+def test_ledgers_are_one_charge_per_round_answered_in_round_order() -> None:
+    ledgers = ledgers_from_rounds(ROUNDS, MECHANISMS, 2, 1e-6)
+    assert ledgers[0] == PrivacyLedger(1e-6, (RoundCharge(0, 0.5, 0.0, 2), RoundCharge(2, 0.5, 0.0, 2)))
+    assert ledgers[1].charges == (RoundCharge(0, 1.0, 1e-7, 2), RoundCharge(1, 1.0, 1e-7, 2))
+    assert ledgers[2].rounds == (0,) and ledgers[2].spent().epsilon == math.inf
+    assert ledgers_from_rounds([], MECHANISMS, 2, 0.0) == [PrivacyLedger(0.0)] * 3
+    with pytest.raises(ParameterError, match="participants"):
+        ledgers_from_rounds([_round(0, [3])], MECHANISMS, 2, 1e-6)
+
+
+def test_privacy_section_and_summary_line() -> None:
+    spent = [ledger.spent() for ledger in ledgers_from_rounds(ROUNDS, MECHANISMS, 2, 1e-6)]
+    section = privacy_section(spent, ROUNDS, Budget(5.0, 1e-5), 1e-6, 2)
+    json.dumps(section, allow_nan=False)  # valid JSON: inf is the string "inf"
+    first, second, third = section["parties"]  # type: ignore[misc]
+    assert first == {"id": 0, "rounds_answered": 2, "releases": 4,
+                     "epsilon_optimal": pytest.approx(optimal_epsilon(0.5, 4, 1e-6), rel=1e-12),
+                     "epsilon_basic": 2.0, "delta": pytest.approx(1e-6), "delta_basic": 0.0, "method": "exact",
+                     "rounds_refused": 0, "first_refused": None}
+    assert (second["rounds_refused"], second["first_refused"], second["releases"]) == (1, 2, 4)
+    assert (third["epsilon_optimal"], third["epsilon_basic"], third["first_refused"]) == ("inf", "inf", 2)
+    summary = section["summary"]
+    assert summary["parties_out_of_budget"] == 2 and summary["median_rounds_answered_by_those"] == 1.5
+    assert summary["epsilon_optimal"]["max"] == "inf"
+    assert summary["epsilon_basic"]["median"] == pytest.approx(4.0)  # basic of party 1: 4 releases of 1.0
+    line = privacy_summary(section)
+    assert "2/3 parties ran out" in line and "basic composition: median 4, max inf" in line
+    assert "2 per answered round" in line and "budget (5, 1e-05)" in line
+    free = privacy_summary(privacy_section(spent[:2], ROUNDS[1:2], None, 1e-6, 2))
+    assert free.endswith("no budget (nobody stopped).")
+
+
+def test_check_privacy_options() -> None:
+    assert check_privacy_options(None, 0) == 0.0 and check_privacy_options(Budget(1, 1e-6), 1e-6) == 1e-6
+    with pytest.raises(ParameterError, match=r"--delta-slack.*\[0, 1\)"):
+        check_privacy_options(None, 1.0, slack_name="--delta-slack")
+    with pytest.raises(ParameterError, match=r"--budget.*1,1e-07.*>= --delta-slack 1e-06"):
+        check_privacy_options(Budget(1, 1e-7), 1e-6, budget_name="--budget", slack_name="--delta-slack")
+    with pytest.raises(ParameterError, match="budget"):
+        check_privacy_options("1,1e-5", 1e-6)  # type: ignore[arg-type]
+
+
+def test_run_config_checks_budget_and_delta_slack(tmp_path: Path) -> None:
+    fields: dict[str, object] = dict(
+        session="s", round_names=("a",), bits=np.ones((3, 1), np.int8), mechanisms=MECHANISMS, repetitions=1,
+        seed=1, function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),
+        broker=BrokerSettings.from_url("embedded", environ={}), workers=1, store_path=tmp_path / "t.sqlite",
+    )
+    assert RunConfig(**fields).delta_slack == 1e-6 and RunConfig(**fields).budget is None  # type: ignore[arg-type]
+    for change in (dict(delta_slack=-0.1), dict(delta_slack=1.0), dict(budget=(1.0, 1e-5)),
+                   dict(budget=Budget(1.0, 0.0))):
+        with pytest.raises(ParameterError):
+            RunConfig(**{**fields, **change})  # type: ignore[arg-type]
