@@ -67,7 +67,7 @@ def host_bits(dataset: Dataset, parties: Sequence[int], k: int) -> np.ndarray:
                          hint=f"it has {rows}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class HostConfig:
     """One party host.
 
