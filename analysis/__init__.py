@@ -29,6 +29,7 @@ from analysis.composition import (
 from analysis.composition_plot import figure_3_regions, plot_figure_3
 from analysis.geometric import GeometricMechanism
 from analysis.heterogeneous import compose_heterogeneous, discretized_bounds
+from analysis.observer_posterior import RoundPosterior, round_posterior
 from analysis.privacy_loss import PrivacyLossDistribution
 from analysis.privacy_region import PrivacyRegion, composition_region, dp_region, intersection
 
@@ -52,6 +53,7 @@ __all__ = [
     "PrivacyLossDistribution",
     "PrivacyRegion",
     "RoundCharge",
+    "RoundPosterior",
     "Spent",
     "StaircaseNoise",
     "clopper_pearson",
@@ -79,6 +81,7 @@ __all__ = [
     "plot_comparison",
     "plot_figure_3",
     "randomized_response_loss",
+    "round_posterior",
     "theorem_3_3_corners",
     "theorem_3_4_bound",
 ]

@@ -1,6 +1,16 @@
 """The processes: party, observer, transcript store, runner, datasets and the ``mpdp`` CLI."""
 
-from parties.observer import DecisionRule, Observer, RuleFactory, default_rule_factory, open_observer
+from parties.coordinator import ObserveConfig, observe, observe_async, wait_for_parties
+from parties.external_broker import deployment_endpoint
+from parties.host import HostConfig, host_bits, host_parties
+from parties.observer import (
+    DecisionRule,
+    Observer,
+    RuleFactory,
+    default_rule_factory,
+    open_observer,
+    zero_one_rule,
+)
 from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
 from parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, round_generator, secure_sampler
 from parties.pool import WorkerPool
@@ -11,8 +21,20 @@ from parties.privacy import (
     privacy_section,
     privacy_summary,
 )
+from parties.ranges import format_ranges, parse_ranges
 from parties.roster import Roster
 from parties.runner import ProgressCallback, RunConfig, default_workers, run, run_async
+from parties.session_files import (
+    KeyFile,
+    PartyEntry,
+    RosterFile,
+    SessionRoster,
+    coordinator_key_path,
+    party_key_path,
+    read_private_key,
+    read_roster,
+    write_session,
+)
 from parties.store import RecordedMessage, RoundRecord, TranscriptStore
 from parties.worker import WorkerSpec, serve_parties, worker_main
 
@@ -48,4 +70,25 @@ __all__ = [
     "secure_sampler",
     "serve_parties",
     "worker_main",
+    # deployment: one process per role (mpdp keys / party / observe)
+    "HostConfig",
+    "KeyFile",
+    "ObserveConfig",
+    "PartyEntry",
+    "RosterFile",
+    "SessionRoster",
+    "coordinator_key_path",
+    "deployment_endpoint",
+    "format_ranges",
+    "host_bits",
+    "host_parties",
+    "observe",
+    "observe_async",
+    "parse_ranges",
+    "party_key_path",
+    "read_private_key",
+    "read_roster",
+    "wait_for_parties",
+    "write_session",
+    "zero_one_rule",
 ]

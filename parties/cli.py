@@ -22,6 +22,9 @@ COMMANDS: tuple[str, ...] = (
     "compose",
     "mechanism",
     "compare_central",
+    "keys",
+    "party",
+    "observe",
 )
 
 

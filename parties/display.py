@@ -14,7 +14,7 @@ from rich.table import Table
 from analysis.report import RoundResult
 from parties.datasets import Dataset
 
-__all__ = ["Progress", "print_results"]
+__all__ = ["Progress", "print_results", "truth_text"]
 
 
 class Progress:
@@ -47,7 +47,8 @@ class Progress:
                          description=f"round {rounds_done}/{self._rounds}")
 
 
-def _truth_text(function: str, truth: int) -> str:
+def truth_text(function: str, truth: int) -> str:
+    """A decision or true value as the table shows it: passed/failed for majority, else the number."""
     if function in ("majority", "passed"):
         return "passed" if truth else "failed"
     return str(truth)
@@ -67,7 +68,7 @@ def print_results(document: dict[str, object], results: Sequence[RoundResult]) -
     for r in results:
         theory = f"{r.theoretical_accuracy:.4f}" + ("" if r.theory_exact else " (est.)")
         table.add_row(
-            r.round, str(r.n_parties), str(r.yes_count), _truth_text(function, r.truth),
+            r.round, str(r.n_parties), str(r.yes_count), truth_text(function, r.truth),
             f"{r.empirical_accuracy:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]", theory,
             "yes" if r.consistent else "[bold red]NO[/]",
         )

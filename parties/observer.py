@@ -46,11 +46,19 @@ from broker.topics import Topics
 from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
 from parties.roster import Roster
 from parties.store import RecordedMessage, RoundRecord, TranscriptStore
-from protocols.errors import ParameterError, ProtocolViolation, TransportError
+from protocols.errors import ProtocolViolation, TransportError
 from protocols.functions import BooleanFunction
 from protocols.mechanisms import RandomizedResponse
+from protocols.symmetric import observer_average_rule
 
-__all__ = ["DecisionRule", "Observer", "RuleFactory", "default_rule_factory", "open_observer"]
+__all__ = [
+    "DecisionRule",
+    "Observer",
+    "RuleFactory",
+    "default_rule_factory",
+    "open_observer",
+    "zero_one_rule",
+]
 
 log = logging.getLogger("mpdp.observer")
 _RECONNECTS = 5
@@ -66,19 +74,21 @@ RuleFactory = Callable[[Sequence[RandomizedResponse], BooleanFunction, np.ndarra
 
 
 def default_rule_factory() -> RuleFactory:
-    """``protocols.symmetric.observer_average_rule``: the optimal average-case rule (002 eq. 2).
-
-    Raises:
-        ParameterError: that module is not in this build (pass ``rule_factory`` explicitly).
-    """
-    try:
-        from protocols.symmetric import observer_average_rule
-    except ImportError as exc:
-        raise ParameterError(
-            "rule_factory", None, "a decision rule factory (protocols.symmetric is not available)",
-            hint=str(exc),
-        ) from exc
+    """``protocols.symmetric.observer_average_rule``: the optimal average-case rule (002 eq. 5)
+    for the accuracy measure the run passes."""
     return observer_average_rule
+
+
+def zero_one_rule(
+    mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, measure: np.ndarray
+) -> DecisionRule:
+    """The optimal average-case zero-one rule (002 eq. 5) over the round's participants.
+
+    A :data:`RuleFactory` that sizes the identity accuracy measure to ``function.output_size(n)``
+    for the n participants (``measure`` is not used), so that functions whose output alphabet grows
+    with n (``sum``) work when parties abstain."""
+    size = function.output_size(len(mechanisms))
+    return observer_average_rule(mechanisms, function, np.eye(size))
 
 
 class Observer:

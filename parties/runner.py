@@ -53,7 +53,7 @@ from protocols.errors import MpdpError, ParameterError, TransportError
 from protocols.functions import BooleanFunction
 from protocols.mechanisms import RandomizedResponse
 
-__all__ = ["ProgressCallback", "RunConfig", "default_workers", "run", "run_async"]
+__all__ = ["ProgressCallback", "RunConfig", "default_workers", "first_mpdp_error", "run", "run_async"]
 
 #: Called as ``progress(rounds_done, messages_received)``.
 ProgressCallback = Callable[[int, int], None]
@@ -255,7 +255,7 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
     try:
         return await _run(config, progress)
     except BaseExceptionGroup as group:
-        raise _first_mpdp_error(group) from group
+        raise first_mpdp_error(group) from group
 
 
 async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutcome:
@@ -297,11 +297,11 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutco
     )
 
 
-def _first_mpdp_error(group: BaseExceptionGroup) -> BaseException:
+def first_mpdp_error(group: BaseExceptionGroup) -> BaseException:
     """The first MpdpError (depth first) in a group from a TaskGroup, else the group itself."""
     for exc in group.exceptions:
         if isinstance(exc, BaseExceptionGroup):
-            found = _first_mpdp_error(exc)
+            found = first_mpdp_error(exc)
             if found is not exc:
                 return found
         elif isinstance(exc, MpdpError | KeyboardInterrupt):

@@ -24,6 +24,7 @@ from analysis.report import RoundResult, evaluate_round, plot_rounds
 from broker.settings import BrokerSettings
 from parties.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
 from parties.display import Progress, print_results
+from parties.observer import zero_one_rule
 from parties.params import parse_mechanisms
 from parties.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section, privacy_summary
 from parties.runner import RunConfig, RunOutcome, run
@@ -166,6 +167,7 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
         seed=seed,
         function=function,
         measure=accuracy_measure("zero-one", 2),
+        rule_factory=zero_one_rule,
         broker=broker,
         workers=args.workers,
         store_path=store,

@@ -1,0 +1,35 @@
+"""The broker of a deployed role (``mpdp party``, ``mpdp observe``): always one that is already running.
+
+A simulation may start its own broker; a deployment's processes live on different hosts and meet at a
+broker they did not start, so these commands accept only ``mqtt://HOST[:PORT]`` (``--broker`` or
+``MPDP_BROKER_URL``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from broker.endpoint import BrokerEndpoint
+from broker.launch import external_endpoint
+from broker.settings import ENV_VAR, BrokerSettings
+from protocols.errors import ParameterError
+
+__all__ = ["deployment_endpoint"]
+
+
+def deployment_endpoint(url: str | None, environ: Mapping[str, str] | None = None) -> BrokerEndpoint:
+    """The endpoint of ``--broker URL`` (or ``MPDP_BROKER_URL``), which must name a running broker.
+
+    Raises:
+        ParameterError: a malformed URL, or none / ``auto`` / ``embedded`` / ``mosquitto`` (a deployed
+            role does not start a broker).
+    """
+    env = os.environ if environ is None else environ
+    endpoint = external_endpoint(BrokerSettings.from_url(url, env))
+    if endpoint is None:
+        given = ("--broker", url) if url and url.strip() else (ENV_VAR, env.get(ENV_VAR, "") or "(unset)")
+        raise ParameterError(
+            *given, "mqtt://HOST[:PORT] of a running broker "
+            f"(--broker or {ENV_VAR}); the deployed roles meet at a broker they do not start",
+        )
+    return endpoint

@@ -1,0 +1,153 @@
+"""The deployment topology with real processes: `mpdp keys`, a real mosquitto, two `mpdp party` hosts
+and one `mpdp observe`, each its own OS process (as the docker-compose services are)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from broker.endpoint import BrokerEndpoint
+from broker.messages import PartyMessage, WorkerStatus
+from broker.signing import verify_message
+from broker.topics import Topics
+from parties.datasets import load_dataset
+from parties.session_files import read_roster
+from parties.store import TranscriptStore
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+ROOT = Path(__file__).resolve().parents[2]
+VOTES = """party,bill a,bill b,bill c
+p0,1,0,1
+p1,1,0,?
+p2,0,1,1
+p3,1,1,0
+p4,0,0,1
+p5,1,?,1
+p6,0,1,0
+p7,1,0,1
+p8,?,1,0
+"""
+K, R = 9, 3
+
+
+async def _start(*args: str, log: Path) -> asyncio.subprocess.Process:
+    env = {**os.environ, "MPDP_BROKER_URL": ""}
+    with log.open("wb") as fh:
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "parties.cli", *args, cwd=ROOT, env=env,
+            stdin=asyncio.subprocess.DEVNULL, stdout=fh, stderr=asyncio.subprocess.STDOUT,
+        )
+
+
+async def _finish(proc: asyncio.subprocess.Process, seconds: float) -> int:
+    async with asyncio.timeout(seconds):
+        return await proc.wait()
+
+
+async def _kill_all(procs: list[asyncio.subprocess.Process]) -> None:
+    for proc in procs:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+
+
+async def _ready_seen(endpoint: BrokerEndpoint, session: str, worker: int, seconds: float) -> None:
+    """Wait until host ``worker`` has reported ready on the status topic."""
+    topics = Topics(session)
+    async with asyncio.timeout(seconds), endpoint.client(f"test-{session}-watch") as client:
+        await client.subscribe(topics.status, qos=1)
+        async for message in client.messages:
+            status = WorkerStatus.model_validate_json(message.payload)  # type: ignore[arg-type]
+            if (status.worker, status.state) == (worker, "ready"):
+                return
+
+
+async def test_keys_two_party_hosts_and_the_observer_as_processes(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    broker = f"mqtt://127.0.0.1:{mosquitto.port}"
+    session = f"dep-{tmp_path.name[-10:].replace('_', '')}"
+    keys, out, votes = tmp_path / "keys", tmp_path / "out", tmp_path / "votes.csv"
+    votes.write_text(VOTES)
+    procs: list[asyncio.subprocess.Process] = []
+    try:
+        procs.append(await _start("keys", "--parties", str(K), "--epsilon", "inf", "--split", "0-4",
+                                  "--split", "5-8", "--session", session, "--out", str(keys),
+                                  log=tmp_path / "keys.log"))
+        assert await _finish(procs[-1], 15) == 0, (tmp_path / "keys.log").read_text()
+        for key_file in [keys / "coordinator" / "coordinator.key",
+                         *(keys / "parties-0-4" / f"party-{i}.key" for i in range(5)),
+                         *(keys / "parties-5-8" / f"party-{i}.key" for i in range(5, 9))]:
+            assert stat.S_IMODE(key_file.stat().st_mode) == 0o600, key_file
+        facts = read_roster(keys / "roster.json")
+        assert (facts.session, facts.roster.k) == (session, K)
+
+        host = ("party", "--roster", str(keys / "roster.json"), "--dataset", str(votes), "--broker", broker)
+        # host A (deployment mode) reports ready before the observer exists: its beacon repeats it
+        procs.append(await _start(*host, "--keys", str(keys / "parties-0-4"), "--parties", "0-4",
+                                  log=tmp_path / "a.log"))
+        await _ready_seen(mosquitto, session, 0, 15)
+        procs.append(await _start("observe", "--roster", str(keys / "roster.json"), "--keys",
+                                  str(keys / "coordinator"), "--dataset-rounds", str(votes), "--function",
+                                  "passed", "--broker", broker, "--out", str(out), "--wait-parties", "15",
+                                  "--round-timeout", "10", log=tmp_path / "observe.log"))
+        # host B (simulation mode) starts after the observer
+        procs.append(await _start(*host, "--keys", str(keys / "parties-5-8"), "--parties", "5-8",
+                                  "--seed", "7", log=tmp_path / "b.log"))
+        codes = [await _finish(p, 20) for p in procs[1:]]
+    finally:
+        await _kill_all(procs)
+    logs = {name: (tmp_path / f"{name}.log").read_text() for name in ("a", "observe", "b")}
+    assert codes == [0, 0, 0], logs
+    assert "deployment mode" in logs["a"] and "simulation mode" in logs["b"]
+
+    bits = load_dataset(str(votes)).bits
+    decisions = json.loads((out / "decisions.json").read_text())
+    assert decisions["session"] == session and len(decisions["rounds"]) == R
+    with TranscriptStore(out / "transcripts.sqlite") as store:
+        assert store.recorded_rounds(session) == list(range(R))
+        for r in range(R):
+            got = store.load_round(session, r)
+            votes_r = bits[:, r]
+            voting = np.flatnonzero(votes_r >= 0)
+            ones = int(votes_r[voting].sum())
+            assert (got.status, got.name) == ("complete", ["bill a", "bill b", "bill c"][r])
+            assert got.participants.tolist() == voting.tolist()
+            assert got.abstained.tolist() == np.flatnonzero(votes_r < 0).tolist() and got.absent.size == 0
+            # epsilon = inf: every party reports its bit, the decision is the true outcome
+            assert got.symbols.tolist() == [votes_r[voting].tolist()]
+            assert got.decisions.tolist() == [int(2 * ones > voting.size)]
+            row = decisions["rounds"][r]
+            assert row["decisions"] == got.decisions.tolist() and row["posterior_of_decision"] == [1.0]
+            assert row["expected_ones"] == [float(ones)]
+        assert store.rejects(session) == {}
+        # an auditor re-verifies every stored message with the roster's public keys
+        payloads = [m["payload"] for m in store.messages(session)]
+        assert len(payloads) == K * R
+        for text in payloads:
+            message = PartyMessage.model_validate_json(text)  # type: ignore[arg-type]
+            assert verify_message(message, facts.roster.public_keys[message.party])
+
+
+async def test_observer_names_the_parties_that_never_came(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    proc = await _start("keys", "--parties", "4", "--out", str(keys), log=tmp_path / "keys.log")
+    try:
+        assert await _finish(proc, 15) == 0
+        proc = await _start("observe", "--roster", str(keys / "roster.json"), "--keys", str(keys / "coordinator"),
+                            "--rounds", "2", "--broker", f"mqtt://127.0.0.1:{mosquitto.port}",
+                            "--out", str(tmp_path / "out"), "--wait-parties", "1", log=tmp_path / "observe.log")
+        assert await _finish(proc, 15) == 2
+    finally:
+        await _kill_all([proc])
+    lines = (tmp_path / "observe.log").read_text().strip().splitlines()
+    assert lines == ["mpdp: error: parties 0-3 did not report ready within 1 s (is an `mpdp party` running "
+                     "for them, on the same broker and roster?)"]

@@ -1,0 +1,70 @@
+"""A party host's configuration: which rows it keeps, which mode, which generators."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from broker.endpoint import BrokerEndpoint
+from parties.datasets import Dataset
+from parties.external_broker import deployment_endpoint
+from parties.host import HostConfig, host_bits
+from parties.session_files import write_session
+from protocols import ParameterError, RandomizedResponse
+
+K = 5
+ENDPOINT = BrokerEndpoint("external", "127.0.0.1", 1883)
+
+
+def _dataset(rows: int) -> Dataset:
+    bits = np.arange(rows * 2, dtype=np.int8).reshape(rows, 2) % 3 - 1
+    return Dataset("t", ("a", "b"), bits, ("",) * rows)
+
+
+def test_host_keeps_only_its_rows() -> None:
+    full = _dataset(K)
+    assert host_bits(full, (1, 3), K).tolist() == full.bits[[1, 3]].tolist()
+    own = _dataset(2)
+    assert host_bits(own, (1, 3), K).tolist() == own.bits.tolist()
+    with pytest.raises(ParameterError, match="5 rows .* or 2 .*it has 3"):
+        host_bits(_dataset(3), (1, 3), K)
+
+
+def _config(tmp_path: Path, **changes: object) -> HostConfig:
+    facts = write_session(tmp_path, "h-1", [RandomizedResponse(1.0)] * K)
+    fields: dict[str, object] = dict(facts=facts, parties=(1, 3), bits=np.array([[1, 0], [-1, 1]]),
+                                     private_keys=(b"a" * 32, b"b" * 32), endpoint=ENDPOINT)
+    fields.update(changes)
+    return HostConfig(**fields)  # type: ignore[arg-type]
+
+
+def test_deployment_mode_by_default_and_seeded_simulation(tmp_path: Path) -> None:
+    spec = _config(tmp_path).worker_spec()
+    assert spec.secure and spec.index == 1 and [p.seed for p in spec.parties] == [None, None]
+    assert [p.party for p in spec.parties] == [1, 3] and spec.parties[1].bits.tolist() == [-1, 1]
+    simulated = _config(tmp_path / "s", seed=7).worker_spec()
+    expected = np.random.SeedSequence(7).spawn(K)
+    assert not simulated.secure
+    # party i draws what it would draw in `mpdp simulate --seed 7`
+    for party in simulated.parties:
+        assert party.seed.spawn_key == expected[party.party].spawn_key and party.seed.entropy == 7
+
+
+@pytest.mark.parametrize("change, needle", [
+    (dict(parties=()), "at least one"), (dict(parties=(3, 1)), "ascending"), (dict(parties=(1, 5)), "0..4"),
+    (dict(bits=np.zeros((3, 2))), r"shape \(2, R\)"), (dict(bits=np.full((2, 2), 2)), "values 0, 1, -1"),
+    (dict(private_keys=(b"a" * 32,)), "one per hosted party"), (dict(seed=-1), "seed"),
+    (dict(idle_timeout=float("inf")), "idle_timeout"),
+])
+def test_config_is_validated(tmp_path: Path, change: dict[str, object], needle: str) -> None:
+    with pytest.raises(ParameterError, match=needle):
+        _config(tmp_path, **change)
+
+
+def test_deployed_roles_need_a_running_broker() -> None:
+    assert deployment_endpoint("mqtt://broker.example:1884", {}).port == 1884
+    assert deployment_endpoint(None, {"MPDP_BROKER_URL": "mqtt://b"}).host == "b"
+    with pytest.raises(ParameterError, match=r"MPDP_BROKER_URL='\(unset\)'.*running broker"):
+        deployment_endpoint(None, {})
+    with pytest.raises(ParameterError, match="--broker='embedded'"):
+        deployment_endpoint("embedded", {})

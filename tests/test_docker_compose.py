@@ -1,0 +1,49 @@
+"""docker-compose.yml cannot run here (no Docker engine); its mpdp commands and key volumes are checked:
+every command parses with the real CLI, the key split covers the House exactly once, and each party
+service mounts exactly the key directory of the parties it hosts (and the observer no party key)."""
+
+from pathlib import Path
+
+import pytest
+
+from parties.cli import build_parser
+from parties.datasets import load_dataset
+from parties.ranges import parse_ranges
+
+yaml = pytest.importorskip("yaml")
+COMPOSE = yaml.safe_load((Path(__file__).resolve().parents[1] / "docker-compose.yml").read_text())
+SERVICES = COMPOSE["services"]
+K = load_dataset("house-votes-84").num_parties
+
+
+def _args(service: str):
+    command = SERVICES[service]["command"]
+    assert command[0] == "mpdp"
+    return build_parser().parse_args(command[1:])
+
+
+def test_every_mpdp_command_parses() -> None:
+    commands = {name: _args(name).command for name, s in SERVICES.items() if "command" in s}
+    assert commands == {"keys": "keys", "observer": "observe", "parties-a": "party", "parties-b": "party",
+                        "simulate": "simulate"}
+    assert SERVICES["mosquitto"]["image"].startswith("eclipse-mosquitto")
+
+
+def test_party_services_split_the_house_and_mount_only_their_own_keys() -> None:
+    keys = _args("keys")
+    assert keys.parties == K
+    split = [parse_ranges(s, K, "--split") for s in keys.split]
+    hosted = []
+    for name in ("parties-a", "parties-b"):
+        args = _args(name)
+        parties = parse_ranges(args.parties, K)
+        assert parties in split and args.keys == Path(f"/keys/parties-{args.parties}")
+        mounts = {m.split(":")[1]: m.split(":")[0] for m in SERVICES[name]["volumes"]}
+        assert mounts == {"/keys": "keys-public", str(args.keys): mounts[str(args.keys)]}
+        assert f"{mounts[str(args.keys)]}:{args.keys}" in SERVICES["keys"]["volumes"]
+        hosted.extend(parties)
+    assert sorted(hosted) == list(range(K))
+    observer = _args("observer")
+    mounts = {m.split(":")[1]: m.split(":")[0] for m in SERVICES["observer"]["volumes"]}
+    assert str(observer.keys) in mounts and not any("parties" in target for target in mounts)
+    assert observer.roster == Path("/keys/roster.json") and observer.dataset_rounds == "house-votes-84"
