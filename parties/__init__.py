@@ -1,6 +1,18 @@
 """The processes: party, observer, transcript store, runner, datasets and the ``mpdp`` CLI."""
 
-from parties.observer import DecisionRule, Observer, RuleFactory, default_rule_factory, open_observer
+from parties.curator import Curator
+from parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
+from parties.curator_party import CuratorParty
+from parties.curator_runner import curator_privacy_level, run_curator, run_curator_async
+from parties.curator_store import CuratorRecord, CuratorStore, RecordedBallot
+from parties.observer import (
+    DecisionRule,
+    Observer,
+    RuleFactory,
+    default_rule_factory,
+    open_observer,
+    serve_observer,
+)
 from parties.outcome import RoundOutcome, RunOutcome
 from parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, round_generator, secure_sampler
 from parties.pool import WorkerPool
@@ -11,12 +23,19 @@ from parties.worker import WorkerSpec, serve_parties, worker_main
 
 __all__ = [
     "ABSTAIN_DID_NOT_VOTE",
+    "Curator",
+    "CuratorParty",
+    "CuratorRecord",
+    "CuratorRunOutcome",
+    "CuratorStore",
     "DecisionRule",
     "Observer",
     "Party",
     "PartySpec",
     "ProgressCallback",
+    "RecordedBallot",
     "RecordedMessage",
+    "ReleaseOutcome",
     "RoundOutcome",
     "RoundRecord",
     "Roster",
@@ -26,13 +45,17 @@ __all__ = [
     "TranscriptStore",
     "WorkerPool",
     "WorkerSpec",
+    "curator_privacy_level",
     "default_rule_factory",
     "default_workers",
     "open_observer",
     "round_generator",
     "run",
     "run_async",
+    "run_curator",
+    "run_curator_async",
     "secure_sampler",
+    "serve_observer",
     "serve_parties",
     "worker_main",
 ]

@@ -32,6 +32,7 @@ import logging
 
 import numpy as np
 
+from analysis.central_vs_distributed import curator_release_probability
 from broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
 from broker.endpoint import BrokerEndpoint
 from broker.sealed import generate_x25519_key_pair
@@ -43,27 +44,11 @@ from parties.party import round_generator
 from parties.roster import Roster
 from protocols.errors import ParameterError, ProtocolViolation
 from protocols.functions import accuracy_measure, parse_function
-from protocols.majority_mechanism import central_majority_mechanism
 from protocols.secure import secure_bernoulli
 
-__all__ = ["Curator", "release_probability"]
+__all__ = ["Curator"]
 
 log = logging.getLogger("mpdp.curator")
-
-
-def release_probability(ones: int, voters: int, epsilon: float, delta: float) -> float:
-    """P(output 1) of the optimal central mechanism for the majority of ``voters`` bits with
-    ``ones`` ones: ``central_majority_mechanism(voters, epsilon, delta).release_one[ones]``;
-    0.0 when there are no voters (the majority of nobody).
-
-    Raises:
-        ParameterError: ones outside 0..voters, or a bad epsilon/delta.
-    """
-    if not 0 <= ones <= voters:
-        raise ParameterError("ones", ones, f"a count in 0..{voters}")
-    if voters == 0:
-        return 0.0
-    return float(central_majority_mechanism(voters, epsilon, delta).release_one[ones])
 
 
 def _no_rule(*_: object) -> None:
@@ -164,7 +149,7 @@ class Curator(Observer):
         ids = {kind: np.array([b.party for b in ballots if b.kind == kind], dtype=np.int64)
                for kind in ("sealed", "abstain", "absent")}
         voters = int(ids["sealed"].size)
-        outputs = self._outputs(index, release_probability(ones, voters, self.epsilon, self.delta))
+        outputs = self._outputs(index, curator_release_probability(ones, voters, self.epsilon, self.delta))
         self._received, self._round_private = {}, None  # forget the bits and the round key
         self._release = CuratorRelease.signed(self._coordinator, session=self.topics.session, round=index,
                                               voters=voters, outputs=outputs)
