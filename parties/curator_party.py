@@ -11,23 +11,17 @@ mechanism. The broker and every other client see ciphertexts only. The connectio
 from __future__ import annotations
 
 import asyncio
-import logging
 
-import aiomqtt
 import numpy as np
-from pydantic import ValidationError
 
 from broker.curator_messages import CuratorAnnouncement, SealedBallot
 from broker.endpoint import BrokerEndpoint
-from broker.signing import verify_message
 from broker.topics import Topics
 from parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, Sampler
 from protocols.errors import ParameterError, ProtocolViolation
 from protocols.mechanisms import RandomizedResponse
 
 __all__ = ["CuratorParty"]
-
-log = logging.getLogger("mpdp.curator_party")
 
 
 def _no_sampling(mechanism: RandomizedResponse, bit: int, size: int) -> np.ndarray:
@@ -41,6 +35,8 @@ class CuratorParty(Party):
     are ignored). ``spec.mechanism`` carries the party's privacy level only (the curator's
     mechanism is (epsilon, delta)-DP for each party's vote); ``sampler`` and ``spec.seed`` are unused.
     """
+
+    announcement_class = CuratorAnnouncement  # type: ignore[assignment]
 
     def __init__(
         self, spec: PartySpec, endpoint: BrokerEndpoint, topics: Topics, coordinator_key: bytes, *,
@@ -64,14 +60,3 @@ class CuratorParty(Party):
             party=self.spec.party, repetitions=announcement.repetitions,
             bit=None if bit < 0 else bit, reason=ABSTAIN_DID_NOT_VOTE if bit < 0 else None,
         )
-
-    def _announcement(self, message: aiomqtt.Message) -> CuratorAnnouncement | None:  # type: ignore[override]
-        try:
-            announcement = CuratorAnnouncement.model_validate_json(message.payload)  # type: ignore[arg-type]
-        except ValidationError:
-            log.warning("party %d: ignored a malformed curator announcement", self.spec.party)
-            return None
-        if announcement.session != self._topics.session or not verify_message(announcement, self._coordinator):
-            log.warning("party %d: ignored an announcement not signed by the curator", self.spec.party)
-            return None
-        return announcement
