@@ -29,8 +29,8 @@ from protocols.majority_mechanism import central_majority_mechanism
 from protocols.mechanisms import RandomizedResponse
 
 __all__ = [
-    "CentralVersusDistributed",
     "DISTRIBUTED_MAX_VOTERS",
+    "CentralVersusDistributed",
     "compare_majority",
     "curator_accuracy_on_input",
     "curator_release_probability",

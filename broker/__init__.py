@@ -6,7 +6,13 @@ from broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedB
 from broker.embedded import run_embedded
 from broker.endpoint import BrokerEndpoint
 from broker.launch import external_endpoint, open_broker
-from broker.messages import MAX_REPETITIONS, Announcement, PartyMessage, WorkerStatus, new_nonce
+from broker.messages import (
+    MAX_REPETITIONS,
+    Announcement,
+    PartyMessage,
+    WorkerStatus,
+    new_nonce,
+)
 from broker.mosquitto import CONFIG_TEMPLATE, render_config, run_mosquitto
 from broker.packing import pack_symbols, packed_length, unpack_symbols
 from broker.ports import LOOPBACK, free_loopback_port

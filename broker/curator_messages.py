@@ -25,7 +25,16 @@ import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from broker.messages import MAX_REPETITIONS, Index, Nonce, Reason, Repetitions, Session, Signature, new_nonce
+from broker.messages import (
+    MAX_REPETITIONS,
+    Index,
+    Nonce,
+    Reason,
+    Repetitions,
+    Session,
+    Signature,
+    new_nonce,
+)
 from broker.packing import pack_symbols, unpack_symbols
 from broker.sealed import KEY_BYTES, TAG_BYTES, open_sealed, seal
 from broker.signing import PLACEHOLDER_SIGNATURE, sign_message

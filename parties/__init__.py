@@ -14,7 +14,13 @@ from parties.observer import (
     serve_observer,
 )
 from parties.outcome import RoundOutcome, RunOutcome
-from parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, round_generator, secure_sampler
+from parties.party import (
+    ABSTAIN_DID_NOT_VOTE,
+    Party,
+    PartySpec,
+    round_generator,
+    secure_sampler,
+)
 from parties.pool import WorkerPool
 from parties.roster import Roster
 from parties.runner import ProgressCallback, RunConfig, default_workers, run, run_async
@@ -36,9 +42,9 @@ __all__ = [
     "RecordedBallot",
     "RecordedMessage",
     "ReleaseOutcome",
+    "Roster",
     "RoundOutcome",
     "RoundRecord",
-    "Roster",
     "RuleFactory",
     "RunConfig",
     "RunOutcome",

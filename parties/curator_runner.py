@@ -36,7 +36,13 @@ from parties.observer import serve_observer
 from parties.party import secure_sampler
 from parties.pool import WorkerPool
 from parties.roster import Roster
-from parties.runner import ProgressCallback, RunConfig, _first_mpdp_error, _wait_ready, _worker_specs
+from parties.runner import (
+    ProgressCallback,
+    RunConfig,
+    _first_mpdp_error,
+    _wait_ready,
+    _worker_specs,
+)
 from protocols.errors import ParameterError
 
 __all__ = ["curator_privacy_level", "run_curator", "run_curator_async"]

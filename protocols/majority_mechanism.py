@@ -23,7 +23,11 @@ from scipy.optimize import minimize_scalar
 from scipy.stats import binom
 
 from protocols.errors import ParameterError
-from protocols.line_mechanisms import LineMechanism, balanced_boundary_value, line_mechanism
+from protocols.line_mechanisms import (
+    LineMechanism,
+    balanced_boundary_value,
+    line_mechanism,
+)
 
 __all__ = ["CRITERIA", "MajorityMechanism", "central_majority_mechanism"]
 

@@ -27,7 +27,12 @@ from parties.display import Progress, print_results
 from parties.params import parse_mechanisms
 from parties.runner import RunConfig, RunOutcome, run
 from protocols.errors import ParameterError
-from protocols.functions import FUNCTION_NAMES, BooleanFunction, accuracy_measure, parse_function
+from protocols.functions import (
+    FUNCTION_NAMES,
+    BooleanFunction,
+    accuracy_measure,
+    parse_function,
+)
 from protocols.mechanisms import RandomizedResponse
 
 __all__ = ["register"]

@@ -11,7 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.central_vs_distributed import curator_accuracy_on_input, curator_release_probability
+from analysis.central_vs_distributed import (
+    curator_accuracy_on_input,
+    curator_release_probability,
+)
 from analysis.stats import consistency_test
 from broker.curator_messages import SealedBallot
 from broker.endpoint import BrokerEndpoint

@@ -12,7 +12,12 @@ import aiomqtt
 import numpy as np
 import pytest
 
-from broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot, encode_key
+from broker.curator_messages import (
+    CuratorAnnouncement,
+    CuratorRelease,
+    SealedBallot,
+    encode_key,
+)
 from broker.endpoint import BrokerEndpoint
 from broker.sealed import generate_x25519_key_pair
 from broker.signing import generate_key_pair, sign_message, verify_message
