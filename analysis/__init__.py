@@ -36,6 +36,8 @@ from analysis.privacy_region import PrivacyRegion, composition_region, dp_region
 from analysis.central_vs_distributed import (
     CentralVersusDistributed,
     compare_majority,
+    curator_accuracy_on_input,
+    curator_release_probability,
     plot_comparison,
 )
 from analysis.stats import Consistency, clopper_pearson, consistency_test
@@ -63,6 +65,8 @@ __all__ = [
     "composition_region",
     "consistency_test",
     "corollary_4_1",
+    "curator_accuracy_on_input",
+    "curator_release_probability",
     "discretized_bounds",
     "dp_region",
     "drv10_bound",

@@ -6,6 +6,10 @@
   delta > 0) and the central observer applies its optimal average-case decision rule (002 eq. (5));
   exact accuracy per input from :func:`analysis.theory.observer_accuracy_on_input`.
 
+The live curator protocol (``mpdp simulate --protocol curator``) releases the central mechanism's output
+on the real votes: :func:`curator_release_probability` is what it samples, :func:`curator_accuracy_on_input`
+its exact accuracy on one input.
+
 Accuracy is 0-1: average over all 2^k inputs (uniform, 002 eq. (1)) and worst case over inputs (eq. (3)).
 Both depend on x only through the count c, so each is a sum or minimum over c = 0..k.
 """
@@ -18,13 +22,20 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binom
 
-from analysis.theory import observer_accuracy_on_input
-from protocols.errors import SizeLimitError
+from analysis.theory import AccuracyOnInput, observer_accuracy_on_input
+from protocols.errors import ParameterError, SizeLimitError
 from protocols.functions import accuracy_measure, parse_function
 from protocols.majority_mechanism import central_majority_mechanism
 from protocols.mechanisms import RandomizedResponse
 
-__all__ = ["CentralVersusDistributed", "DISTRIBUTED_MAX_VOTERS", "compare_majority", "plot_comparison"]
+__all__ = [
+    "DISTRIBUTED_MAX_VOTERS",
+    "CentralVersusDistributed",
+    "compare_majority",
+    "curator_accuracy_on_input",
+    "curator_release_probability",
+    "plot_comparison",
+]
 
 #: Largest k for the exact distributed accuracy (k + 1 inputs, each O(k^2); four-output O(k^3)).
 DISTRIBUTED_MAX_VOTERS = {False: 401, True: 25}
@@ -57,6 +68,42 @@ def _distributed(voters: int, epsilon: float, delta: float) -> np.ndarray:
                                    max_classes=10**7).value
         for c in range(voters + 1)
     ])
+
+
+def curator_release_probability(ones: int, voters: int, epsilon: float, delta: float) -> float:
+    """P(the curator releases 1 | ``ones`` ones among ``voters`` votes) for the optimal central mechanism
+    (001 Theorems 3-5): ``central_majority_mechanism(voters, epsilon, delta).release_one[ones]``.
+    With no voters it is 0.0: the majority of nobody is 0, and releasing it depends on no one's data.
+
+    Raises:
+        ParameterError: ``ones`` outside 0..voters, voters < 0, or a bad epsilon/delta.
+    """
+    if not 0 <= ones <= voters:
+        raise ParameterError("ones", ones, f"a count in 0..{voters}")
+    if voters == 0:
+        return 0.0
+    return float(central_majority_mechanism(voters, epsilon, delta).release_one[ones])
+
+
+def curator_accuracy_on_input(x: np.ndarray, epsilon: float, delta: float) -> AccuracyOnInput:
+    """Exact accuracy of the curator on one input x (n votes, s = |x| ones):
+    P(correct | x) = release_one[s] if majority(x) = 1 (2s > n) else 1 - release_one[s].
+
+    Args:
+        x: int array (n,) of the true votes (0/1) of the parties taking part.
+        epsilon, delta: the mechanism's privacy level per vote.
+
+    Raises:
+        ParameterError: x not a 1-D array of 0/1, or a bad epsilon/delta.
+    """
+    x = np.asarray(x)
+    if x.ndim != 1 or not np.isin(x, (0, 1)).all():
+        raise ParameterError("x", x, "a 1-D array of votes, each 0 or 1")
+    voters, ones = int(x.size), int(x.sum())
+    release = curator_release_probability(ones, voters, epsilon, delta)
+    value = release if 2 * ones > voters else 1.0 - release
+    method = f"exact: optimal central mechanism (001 Theorems 3-5) on {voters} votes"
+    return AccuracyOnInput(value, True, value, value, method)
 
 
 def compare_majority(voters: int, epsilon: float, delta: float) -> CentralVersusDistributed:

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from analysis.stats import clopper_pearson, consistency_test
-from analysis.theory import observer_accuracy_on_input
+from analysis.theory import AccuracyOnInput, observer_accuracy_on_input
 from protocols.functions import BooleanFunction, accuracy_measure
 from protocols.mechanisms import RandomizedResponse
 
-__all__ = ["RoundResult", "evaluate_round", "plot_rounds"]
+__all__ = ["RoundResult", "evaluate_decisions", "evaluate_round", "plot_rounds"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,20 +83,47 @@ def evaluate_round(
     Raises:
         ParameterError: no repetitions, or inputs of the wrong shape (from the callees).
     """
+    w = accuracy_measure("zero-one", function.output_size(len(mechanisms)))
+    theory = observer_accuracy_on_input(mechanisms, x, function, w, rng=rng)
+    return evaluate_decisions(name, x, decisions, function, theory, rounds=rounds, alpha=alpha,
+                              messages_received=messages_received, messages_rejected=messages_rejected)
+
+
+def evaluate_decisions(
+    name: str,
+    x: np.ndarray,
+    decisions: np.ndarray,
+    function: BooleanFunction,
+    theory: AccuracyOnInput,
+    *,
+    rounds: int,
+    alpha: float,
+    messages_received: int = 0,
+    messages_rejected: int = 0,
+) -> RoundResult:
+    """Compare one round's outputs (a decision rule's or a curator's release) with f(x) and with a
+    theoretical accuracy on x (exact, or a Monte Carlo estimate whose counts enter the test).
+
+    Args:
+        x: int array (n,), the true bits of the parties taking part; decisions: int64 (repetitions,).
+        theory: P(output = f(x) | x) (:class:`analysis.theory.AccuracyOnInput`).
+        rounds, alpha: Bonferroni over ``rounds`` tests at family-wise level ``alpha``.
+
+    Raises:
+        ParameterError: no repetitions (from the callees).
+    """
     x = np.asarray(x)
     decisions = np.asarray(decisions)
     truth = function(x)
     correct = int((decisions == truth).sum())
     repetitions = int(decisions.size)
     low, high = clopper_pearson(correct, repetitions)
-    w = accuracy_measure("zero-one", function.output_size(len(mechanisms)))
-    theory = observer_accuracy_on_input(mechanisms, x, function, w, rng=rng)
     theory_counts = None if theory.exact else (round(theory.value * theory.samples), theory.samples)
     test = consistency_test(
         correct, repetitions, theory.value, alpha=alpha, rounds=rounds, theory_counts=theory_counts
     )
     return RoundResult(
-        round=name, n_parties=len(mechanisms), yes_count=int(x.sum()), truth=truth,
+        round=name, n_parties=int(x.size), yes_count=int(x.sum()), truth=truth,
         repetitions=repetitions, correct=correct, empirical_accuracy=correct / repetitions,
         ci_low=low, ci_high=high, theoretical_accuracy=theory.value, theory_exact=theory.exact,
         theory_method=theory.method, p_value=test.p_value, consistent=test.consistent,

@@ -3,6 +3,7 @@
     mpdp/{session}/rounds          round announcements (coordinator -> parties), then the end
     mpdp/{session}/party/{id}      party ``id``'s broadcast (one message per round)
     mpdp/{session}/status          worker status (ready / failed), control plane only
+    mpdp/{session}/curator/release the curator's released outputs (curator protocol only)
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ class Topics:
     def status(self) -> str:
         """Worker status messages."""
         return f"{self.prefix}/status"
+
+    @property
+    def release(self) -> str:
+        """The curator's releases (curator protocol)."""
+        return f"{self.prefix}/curator/release"
 
     def party(self, party: int) -> str:
         """Party ``party``'s broadcast topic."""

@@ -1,6 +1,11 @@
 """The processes: party, observer, transcript store, runner, datasets and the ``mpdp`` CLI."""
 
 from parties.coordinator import ObserveConfig, observe, observe_async, wait_for_parties
+from parties.curator import Curator
+from parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
+from parties.curator_party import CuratorParty
+from parties.curator_runner import curator_privacy_level, run_curator, run_curator_async
+from parties.curator_store import CuratorRecord, CuratorStore, RecordedBallot
 from parties.external_broker import deployment_endpoint
 from parties.host import HostConfig, host_bits, host_parties
 from parties.observer import (
@@ -9,6 +14,7 @@ from parties.observer import (
     RuleFactory,
     default_rule_factory,
     open_observer,
+    serve_observer,
     zero_one_rule,
 )
 from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
@@ -42,15 +48,22 @@ __all__ = [
     "ABSTAIN_BUDGET_EXHAUSTED",
     "ABSTAIN_DID_NOT_VOTE",
     "DEFAULT_DELTA_SLACK",
+    "Curator",
+    "CuratorParty",
+    "CuratorRecord",
+    "CuratorRunOutcome",
+    "CuratorStore",
     "DecisionRule",
     "Observer",
     "Party",
     "PartySpec",
     "ProgressCallback",
+    "RecordedBallot",
     "RecordedMessage",
+    "ReleaseOutcome",
+    "Roster",
     "RoundOutcome",
     "RoundRecord",
-    "Roster",
     "RuleFactory",
     "RunConfig",
     "RunOutcome",
@@ -58,6 +71,7 @@ __all__ = [
     "WorkerPool",
     "WorkerSpec",
     "check_privacy_options",
+    "curator_privacy_level",
     "default_rule_factory",
     "default_workers",
     "ledgers_from_rounds",
@@ -67,7 +81,10 @@ __all__ = [
     "round_generator",
     "run",
     "run_async",
+    "run_curator",
+    "run_curator_async",
     "secure_sampler",
+    "serve_observer",
     "serve_parties",
     "worker_main",
     # deployment: one process per role (mpdp keys / party / observe)

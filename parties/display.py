@@ -54,25 +54,37 @@ def truth_text(function: str, truth: int) -> str:
     return str(truth)
 
 
-def print_results(document: dict[str, object], results: Sequence[RoundResult]) -> None:
-    """Print the per-round table and a one-line summary to standard output."""
+def print_results(document: dict[str, object], results: Sequence[RoundResult],
+                  rr_theory: Sequence[float] | None = None) -> None:
+    """Print the per-round table and a one-line summary to standard output.
+
+    ``rr_theory`` (curator protocol): per round, the randomized-response protocol's exact accuracy at
+    the same epsilon, shown in an extra column."""
     # a pipe or a file gets the full table instead of rich's 80-column default
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     function = str(document["function"])
-    table = Table(title=f"{document['dataset']}: observer computes {function} "
+    who = "observer computes" if rr_theory is None else "curator releases (optimal central mechanism)"
+    table = Table(title=f"{document['dataset']}: {who} {function} "
                         f"({document['repetitions']} repetitions per round)")
-    for name, justify in [("round", "left"), ("voting", "right"), ("yes", "right"),
-                          ("truth", "left"), ("measured [95% CI]", "right"),
-                          ("theory", "right"), ("consistent", "center")]:
+    columns = [("round", "left"), ("voting", "right"), ("yes", "right"), ("truth", "left"),
+               ("measured [95% CI]", "right"), ("theory", "right"), ("consistent", "center")]
+    if rr_theory is not None:
+        columns.append(("rr theory", "right"))
+    for name, justify in columns:
         table.add_column(name, justify=justify)
-    for r in results:
+    for i, r in enumerate(results):
         theory = f"{r.theoretical_accuracy:.4f}" + ("" if r.theory_exact else " (est.)")
-        table.add_row(
-            r.round, str(r.n_parties), str(r.yes_count), truth_text(function, r.truth),
-            f"{r.empirical_accuracy:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]", theory,
-            "yes" if r.consistent else "[bold red]NO[/]",
-        )
+        row = [r.round, str(r.n_parties), str(r.yes_count), truth_text(function, r.truth),
+               f"{r.empirical_accuracy:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]", theory,
+               "yes" if r.consistent else "[bold red]NO[/]"]
+        if rr_theory is not None:
+            row.append(f"{rr_theory[i]:.4f}")
+        table.add_row(*row)
     console.print(table)
+    if rr_theory is not None and results:
+        console.print(
+            f"mean accuracy over rounds: curator (theory) {sum(r.theoretical_accuracy for r in results) / len(results):.4f}, "
+            f"randomized response (theory) {sum(rr_theory) / len(rr_theory):.4f}, at the same epsilon per party.")
     consistent = sum(r.consistent for r in results)
     broker = document["broker"]
     assert isinstance(broker, dict)

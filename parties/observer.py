@@ -33,7 +33,7 @@ import collections
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import aiomqtt
 import numpy as np
@@ -57,6 +57,7 @@ __all__ = [
     "RuleFactory",
     "default_rule_factory",
     "open_observer",
+    "serve_observer",
     "zero_one_rule",
 ]
 
@@ -104,6 +105,9 @@ class Observer:
         round_timeout: seconds a round stays open at most.
         rule_factory: builds the decision rule from the participants' mechanisms.
     """
+
+    #: The wire message the parties send (a subclass speaking another protocol sets its own).
+    message_class: ClassVar[type[PartyMessage]] = PartyMessage
 
     def __init__(
         self,
@@ -218,7 +222,7 @@ class Observer:
         if topic_party is None:
             raise ProtocolViolation("topic", topic)
         try:
-            message = PartyMessage.model_validate_json(text)
+            message = self.message_class.model_validate_json(text)
         except ValidationError as exc:
             first = exc.errors()[0]
             raise ProtocolViolation("schema", f"{topic}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
@@ -237,10 +241,16 @@ class Observer:
             raise ProtocolViolation("duplicate", where)
         if message.repetitions != self.repetitions:
             raise ProtocolViolation("repetitions", f"{where}: {message.repetitions} != {self.repetitions}")
+        return message, self._payload(message, where)
+
+    def _payload(self, message: PartyMessage, where: str) -> np.ndarray:
+        """A valid message's content, checked against the roster: its symbols, uint8 (repetitions,).
+
+        A subclass speaking another protocol (``message_class``) opens its own payload here."""
         symbols = message.symbol_array()
         if symbols.size and int(symbols.max()) >= self.roster.mechanisms[message.party].num_symbols:
             raise ProtocolViolation("symbol-range", f"{where}: symbol {int(symbols.max())}")
-        return message, symbols
+        return symbols
 
     def _handle_status(self, text: str) -> None:
         try:
@@ -259,9 +269,17 @@ class Observer:
 
     async def announce_end(self, rounds: int) -> None:
         """Tell the parties the session is over (they disconnect and their workers exit)."""
-        end = Announcement.signed(self._coordinator, session=self.topics.session, kind="end",
-                                  round=rounds, repetitions=self.repetitions)
-        await self._publish(self.topics.rounds, end.model_dump_json())
+        await self._publish(self.topics.rounds, self._end_announcement(rounds))
+
+    def _end_announcement(self, rounds: int) -> str:
+        """The signed JSON that ends the session (a subclass may speak another protocol)."""
+        return Announcement.signed(self._coordinator, session=self.topics.session, kind="end",
+                                   round=rounds, repetitions=self.repetitions).model_dump_json()
+
+    def _round_announcement(self, index: int, name: str) -> str:
+        """The signed JSON that opens round ``index`` (a subclass may speak another protocol)."""
+        return Announcement.signed(self._coordinator, session=self.topics.session, kind="round",
+                                   round=index, name=name, repetitions=self.repetitions).model_dump_json()
 
     async def run_round(self, index: int, name: str) -> RoundOutcome:
         """Announce round ``index``, collect until complete or ``round_timeout``, decide, record.
@@ -276,9 +294,7 @@ class Observer:
         self._complete.clear()
         self._round_rejects = 0
         self._open = self._announced = index
-        announcement = Announcement.signed(self._coordinator, session=self.topics.session, kind="round",
-                                           round=index, name=name, repetitions=self.repetitions)
-        await self._publish(self.topics.rounds, announcement.model_dump_json())
+        await self._publish(self.topics.rounds, self._round_announcement(index, name))
         try:
             async with asyncio.timeout(self.round_timeout):
                 await self._complete.wait()
@@ -339,6 +355,19 @@ async def open_observer(
         TransportError: the first connection or subscription failed.
     """
     observer = Observer(endpoint, topics, roster, store, coordinator_key, **options)  # type: ignore[arg-type]
+    async with serve_observer(observer):
+        yield observer
+
+
+@contextlib.asynccontextmanager
+async def serve_observer(observer: Observer) -> AsyncIterator[None]:
+    """Run an already built observer (or subclass) as :func:`open_observer` does: connected and
+    subscribed on entry; on exit stopped, reject counts flushed, the persistent session deleted.
+
+    Raises:
+        TransportError: the first connection or subscription failed.
+    """
+    endpoint = observer._endpoint
     async with asyncio.TaskGroup() as tg:
         consumer = tg.create_task(observer._consume(), name="observer-consume")
         connected = tg.create_task(observer._connected.wait(), name="observer-connected")
@@ -350,7 +379,7 @@ async def open_observer(
             consumer.cancel()
             raise TransportError(f"observer could not connect and subscribe at {endpoint.url}")
         try:
-            yield observer
+            yield
         finally:
             consumer.cancel()
             observer.flush_rejects()

@@ -18,6 +18,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import aiomqtt
 import numpy as np
@@ -109,6 +110,9 @@ class Party:
         connect_gate: bounds how many parties of a worker connect at once.
     """
 
+    #: The announcement the coordinator signs (a subclass speaking another protocol sets its own).
+    announcement_class: ClassVar[type[Announcement]] = Announcement
+
     def __init__(
         self,
         spec: PartySpec,
@@ -171,7 +175,7 @@ class Party:
 
     def _announcement(self, message: aiomqtt.Message) -> Announcement | None:
         try:
-            announcement = Announcement.model_validate_json(message.payload)  # type: ignore[arg-type]
+            announcement = self.announcement_class.model_validate_json(message.payload)  # type: ignore[arg-type]
         except ValidationError:
             log.warning("party %d: ignored a malformed announcement", self.spec.party)
             return None

@@ -53,7 +53,16 @@ from protocols.errors import MpdpError, ParameterError, TransportError
 from protocols.functions import BooleanFunction
 from protocols.mechanisms import RandomizedResponse
 
-__all__ = ["ProgressCallback", "RunConfig", "default_workers", "first_mpdp_error", "run", "run_async"]
+__all__ = [
+    "ProgressCallback",
+    "RunConfig",
+    "default_workers",
+    "first_mpdp_error",
+    "run",
+    "run_async",
+    "wait_ready",
+    "worker_specs",
+]
 
 #: Called as ``progress(rounds_done, messages_received)``.
 ProgressCallback = Callable[[int, int], None]
@@ -163,10 +172,16 @@ def _check_int(name: str, value: object, low: int, high: int | None) -> None:
         raise ParameterError(name, value, allowed)
 
 
-def _worker_specs(
+def worker_specs(
     config: RunConfig, endpoint: BrokerEndpoint, private_keys: Sequence[bytes], coordinator_public: bytes,
-    seeds: Sequence[np.random.SeedSequence] | None, ledgers: Sequence[PrivacyLedger],
+    seeds: Sequence[np.random.SeedSequence] | None, ledgers: Sequence[PrivacyLedger] | None = None,
 ) -> list[WorkerSpec]:
+    """Split the k parties over ``min(config.workers, k)`` workers in contiguous id ranges.
+
+    ``seeds`` (simulation) are the parties' seed sequences, None in deployment mode; ``ledgers`` the
+    parties' privacy ledgers so far (None: fresh ledgers at ``config.delta_slack``)."""
+    if ledgers is None:
+        ledgers = [PrivacyLedger(delta_slack=config.delta_slack)] * config.k
     workers = min(config.workers, config.k)
     bounds = np.linspace(0, config.k, workers + 1).round().astype(int)
     idle = config.ready_timeout + 2 * config.round_timeout + 30.0
@@ -184,7 +199,12 @@ def _worker_specs(
     ]
 
 
-async def _wait_ready(observer: Observer, pool: WorkerPool, workers: int, timeout: float) -> None:
+async def wait_ready(observer: Observer, pool: WorkerPool, workers: int, timeout: float) -> None:
+    """Wait until ``workers`` workers reported ready to ``observer``; fail fast if one died.
+
+    Raises:
+        TransportError: a worker died or failed, or ``timeout`` seconds passed.
+    """
     deadline = time.monotonic() + timeout
     while len(observer.ready_workers) < workers:
         pool.check(observer.failed_workers, "before the first round")
@@ -282,9 +302,9 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutco
                 else:
                     earlier = [store.load_round(config.session, index) for index in sorted(recorded)]
                     ledgers = ledgers_from_rounds(earlier, config.mechanisms, config.repetitions, config.delta_slack)
-                    specs = _worker_specs(config, endpoint, private_keys, coordinator_public, seeds, ledgers)
+                    specs = worker_specs(config, endpoint, private_keys, coordinator_public, seeds, ledgers)
                     async with WorkerPool(specs) as pool:
-                        await _wait_ready(observer, pool, len(specs), config.ready_timeout)
+                        await wait_ready(observer, pool, len(specs), config.ready_timeout)
                         outcomes = await _rounds(config, observer, pool, store, recorded, progress)
                         await observer.announce_end(rounds_total)
                 wall = time.perf_counter() - start

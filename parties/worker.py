@@ -38,6 +38,8 @@ class WorkerSpec:
         secure: deployment mode (secure sampler) instead of simulation.
         idle_timeout: seconds a party waits for the next announcement.
         connect_concurrency: parties of this worker connecting at the same time, at most.
+        party_class: the protocol the parties speak: :class:`parties.party.Party` (randomized
+            response) or a subclass (``parties.curator_party.CuratorParty``); picklable by name.
     """
 
     index: int
@@ -48,6 +50,7 @@ class WorkerSpec:
     secure: bool = False
     idle_timeout: float = 120.0
     connect_concurrency: int = 32
+    party_class: type[Party] = Party
 
 
 async def _watch_parent(parent: int) -> None:
@@ -95,8 +98,8 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
             async with asyncio.TaskGroup() as parties:
                 parties.create_task(report_ready(), name="report-ready")
                 for party_spec in spec.parties:
-                    party = Party(party_spec, spec.endpoint, topics, spec.coordinator_key,
-                                  idle_timeout=spec.idle_timeout, sampler=sampler, connect_gate=gate)
+                    party = spec.party_class(party_spec, spec.endpoint, topics, spec.coordinator_key,
+                                             idle_timeout=spec.idle_timeout, sampler=sampler, connect_gate=gate)
                     parties.create_task(party.run(one_ready), name=f"party-{party_spec.party}")
             if watcher is not None:
                 watcher.cancel()

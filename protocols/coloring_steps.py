@@ -123,11 +123,15 @@ class ColoringStep:
             return np.where(n > 0, 1.0, t)
         # a^n t + delta (a^n - 1)/(a - 1), written so that nothing overflows at eps = 1000
         # (values past 1 are capped anyway) and tiny eps keeps full precision
+        # a^n t in log space: t may be as small as e^-eps (theta), below e^-_MAX_EXPONENT for eps > 700
         eps = self.epsilon
-        grow = np.exp(np.minimum(n * eps, _MAX_EXPONENT))
+        positive = t > 0.0
+        with np.errstate(divide="ignore"):
+            log_t = np.log(np.where(positive, t, 1.0))
+        grown = np.where(positive, np.exp(np.minimum(log_t + n * eps, 1.0)), 0.0)
         geometric = (np.exp(np.minimum((n - 1.0) * eps, _MAX_EXPONENT))
                      * np.expm1(-n * eps) / math.expm1(-eps))
-        return np.where(n > 0, np.minimum(t * grow + self.delta * geometric, 1.0), t)
+        return np.where(n > 0, np.minimum(grown + self.delta * geometric, 1.0), t)
 
     def terminal(self, t: np.ndarray | float, n: np.ndarray | int) -> np.ndarray:
         """n steps of the terminal regime: 1 - [a^-n (1 - t + s) - s], capped at 1 (1 - (1 - t - n delta)

@@ -15,6 +15,7 @@ optimal in the worst case over inputs for every k.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,7 +23,11 @@ from scipy.optimize import minimize_scalar
 from scipy.stats import binom
 
 from protocols.errors import ParameterError
-from protocols.line_mechanisms import LineMechanism, balanced_boundary_value, line_mechanism
+from protocols.line_mechanisms import (
+    LineMechanism,
+    balanced_boundary_value,
+    line_mechanism,
+)
 
 __all__ = ["CRITERIA", "MajorityMechanism", "central_majority_mechanism"]
 
@@ -62,10 +67,14 @@ class MajorityMechanism:
         return float(self.truthful.min())
 
 
-def _from_line(voters: int, line: LineMechanism) -> MajorityMechanism:
+def _release_one(line: LineMechanism) -> np.ndarray:
     release = 1.0 - line.red_probability[::-1]  # node j = k + 1 - c  <->  index k - c
     release.setflags(write=False)
-    return MajorityMechanism(voters, line.epsilon, line.delta, line, release)
+    return release
+
+
+def _from_line(voters: int, line: LineMechanism) -> MajorityMechanism:
+    return MajorityMechanism(voters, line.epsilon, line.delta, line, _release_one(line))
 
 
 def central_majority_mechanism(voters: int, epsilon: float, delta: float,
@@ -93,6 +102,12 @@ def central_majority_mechanism(voters: int, epsilon: float, delta: float,
         return _from_line(k, line_mechanism(n_blue, n_red, red_at_boundary, epsilon, delta))
     balanced = balanced_boundary_value(epsilon, delta)
     if criterion == "worst-case" or k % 2 == 1:
+        if balanced == 0.0 < epsilon:
+            # (1 - delta)/(1 + e^eps) underflows (eps > ~745): the balanced mechanism rounds to the
+            # eps = inf one in float64 (next to the boundary 1 - theta rounds to 1), while a boundary
+            # value of exactly 0 would freeze the red side at 0 (a different, worst mechanism)
+            line = line_mechanism(n_blue, n_red, 0.0, math.inf, delta)
+            return MajorityMechanism(k, float(epsilon), line.delta, line, _release_one(line))
         return _from_line(k, line_mechanism(n_blue, n_red, balanced, epsilon, delta))
 
     weights = binom.pmf(np.arange(k + 1), k, 0.5)[::-1]  # in node order (node j <-> count k + 1 - j)

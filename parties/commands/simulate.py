@@ -22,6 +22,9 @@ import numpy as np
 from analysis.accounting import Budget
 from analysis.report import RoundResult, evaluate_round, plot_rounds
 from broker.settings import BrokerSettings
+from parties.curator_cli import check_curator_arguments, evaluate_curator_rounds
+from parties.curator_outcome import CuratorRunOutcome
+from parties.curator_runner import run_curator
 from parties.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
 from parties.display import Progress, print_results
 from parties.observer import zero_one_rule
@@ -29,7 +32,12 @@ from parties.params import parse_mechanisms
 from parties.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section, privacy_summary
 from parties.runner import RunConfig, RunOutcome, run
 from protocols.errors import ParameterError
-from protocols.functions import FUNCTION_NAMES, BooleanFunction, accuracy_measure, parse_function
+from protocols.functions import (
+    FUNCTION_NAMES,
+    BooleanFunction,
+    accuracy_measure,
+    parse_function,
+)
 from protocols.mechanisms import RandomizedResponse
 
 __all__ = ["register"]
@@ -40,18 +48,32 @@ REPETITIONS_NOTE = (
     "and every answer spends privacy."
 )
 
+CURATOR_REPETITIONS_NOTE = (
+    "Curator protocol: each party sends its bit once per round, sealed to the curator; repetitions are "
+    "independent releases of the curator's mechanism on the same ballots: a simulation device to "
+    "measure accuracy. In a deployment the curator releases once per round, and every release spends "
+    "privacy."
+)
+
 EPILOG = f"""\
 examples:
   mpdp simulate --dataset house-votes-84 --repetitions 200
   mpdp simulate --dataset house-votes-84 --epsilon 0.5:2 --delta 0.01 --out results/
   mpdp simulate --parties 50 --rounds 5 --function sum --seed 7 --broker mqtt://127.0.0.1:1883
   mpdp simulate --dataset house-votes-84 --epsilon 0.5 --repetitions 20 --budget 50,1e-5
+  mpdp simulate --dataset house-votes-84 --protocol curator --epsilon 1 --repetitions 200
 
 functions: {', '.join(FUNCTION_NAMES[:-1])}
 broker: none given starts our own (mosquitto if installed, else embedded amqtt); 'embedded'
   forces the in-process broker; mqtt://HOST:PORT uses a running one (also via MPDP_BROKER_URL).
 mode: by default a simulation (seeded numpy generators, reproducible with --seed); --secure makes
   each party privatize with the OS CSPRNG (deployment mode, not reproducible).
+
+protocol: rr (default) = distributed, no one is trusted: each party publishes its randomized
+  response and the observer decides. curator = central model: each party encrypts its true bit to a
+  trusted curator (X25519, HKDF-SHA256, ChaCha20-Poly1305), the broker sees ciphertexts only, and the
+  curator publishes only the output of the optimal (epsilon, delta) mechanism for the majority; the
+  table shows the rr protocol's exact accuracy at the same epsilon beside it.
 
 {REPETITIONS_NOTE}
 """
@@ -72,6 +94,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            "one row per party, one column per round")
     data.add_argument("--parties", type=int, metavar="K", help="K parties with random bits")
     data.add_argument("--rounds", type=int, metavar="R", default=None, help="R rounds of random bits")
+    p.add_argument("--protocol", choices=("rr", "curator"), default="rr",
+                   help="rr: randomized response, no one trusted (default); curator: a trusted curator "
+                        "releases the optimal central mechanism's output (majority only, one epsilon)")
     p.add_argument("--function", default="majority", metavar="NAME",
                    help="what the observer computes over the parties taking part (default: majority "
                         "= strictly more ones than zeros; 'passed' for the House)")
@@ -135,9 +160,10 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
 
 def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
-                  mechanisms: list[RandomizedResponse], outcome: RunOutcome,
+                  mechanisms: list[RandomizedResponse], outcome: RunOutcome | CuratorRunOutcome,
                   results: list[RoundResult]) -> dict[str, object]:
-    return {
+    document: dict[str, object] = {
+        "protocol": args.protocol,
         "dataset": dataset.name,
         "function": args.function,
         "repetitions": args.repetitions,
@@ -147,17 +173,20 @@ def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
         "broker": {"kind": outcome.broker_kind, "url": outcome.broker_url},
         "alpha": args.alpha,
         "wall_time_s": outcome.wall_time,
-        "note": REPETITIONS_NOTE,
+        "note": REPETITIONS_NOTE if args.protocol == "rr" else CURATOR_REPETITIONS_NOTE,
         "parties": [{"id": i, "epsilon": m.epsilon, "delta": m.delta}
                     for i, m in enumerate(mechanisms)],
         "rounds": [r.to_json() for r in results],
-        "privacy": privacy_section(outcome.spent, outcome.rounds, args.budget, outcome.delta_slack,
-                                   args.repetitions),
     }
+    if isinstance(outcome, RunOutcome):  # the curator protocol releases no per-party answers
+        document["privacy"] = privacy_section(outcome.spent, outcome.rounds, args.budget,
+                                              outcome.delta_slack, args.repetitions)
+    return document
 
 
 def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
-             function: BooleanFunction, broker: BrokerSettings, seed: int, store: Path) -> RunOutcome:
+             function: BooleanFunction, broker: BrokerSettings, seed: int,
+             store: Path) -> RunOutcome | CuratorRunOutcome:
     config = RunConfig(
         session=f"sim-{uuid.uuid4().hex[:12]}",
         round_names=dataset.round_names,
@@ -167,7 +196,7 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
         seed=seed,
         function=function,
         measure=accuracy_measure("zero-one", 2),
-        rule_factory=zero_one_rule,
+        rule_factory=zero_one_rule if args.protocol == "rr" else None,
         broker=broker,
         workers=args.workers,
         store_path=store,
@@ -176,8 +205,9 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
         budget=args.budget,
         delta_slack=args.delta_slack,
     )
+    runner = run_curator if args.protocol == "curator" else run
     with Progress(dataset, enabled=not args.quiet) as progress:
-        return run(config, progress=progress.update)
+        return runner(config, progress=progress.update)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -187,6 +217,11 @@ def _run(args: argparse.Namespace) -> int:
         raise ParameterError("--function", args.function,
                              "a symmetric function for the live run (majority, sum, xor, and, or, "
                              "threshold:T)", hint="truth tables: see `mpdp accuracy`")
+    if args.protocol == "curator":
+        check_curator_arguments(function, args.epsilon)
+        if args.budget is not None:
+            raise ParameterError("--budget", args.budget, "per-party budgets with --protocol rr only",
+                                 hint="the curator, not the parties, releases outputs")
     broker = BrokerSettings.from_url(args.broker)
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**63)
     # children 0..k-1 of SeedSequence(seed) belong to the parties (the runner spawns them)
@@ -201,6 +236,15 @@ def _run(args: argparse.Namespace) -> int:
         store = (out_dir or Path(scratch)) / "transcripts.sqlite"
         outcome = _execute(args, dataset, mechanisms, function, broker, seed, store)
     theory_rng = np.random.default_rng(theory_seq)
+    if isinstance(outcome, CuratorRunOutcome):
+        results, rr_theory = evaluate_curator_rounds(outcome, dataset.bits, mechanisms, function,
+                                                     alpha=args.alpha, rng=theory_rng)
+        document = _results_json(args, dataset, seed, mechanisms, outcome, results)
+        for entry, value in zip(document["rounds"], rr_theory, strict=True):  # type: ignore[call-overload]
+            entry["rr_theoretical_accuracy"] = value
+        print_results(document, results, rr_theory)
+        _write(args, out_dir, dataset, document, results)
+        return 0
     results = []
     for j, rnd in enumerate(outcome.rounds):
         ids = rnd.participants
@@ -212,12 +256,18 @@ def _run(args: argparse.Namespace) -> int:
     document = _results_json(args, dataset, seed, mechanisms, outcome, results)
     print_results(document, results)
     print(privacy_summary(document["privacy"]))  # type: ignore[arg-type]
+    _write(args, out_dir, dataset, document, results)
+    return 0
+
+
+def _write(args: argparse.Namespace, out_dir: Path | None, dataset: Dataset, document: dict[str, object],
+           results: list[RoundResult]) -> None:
     if out_dir is not None:
         (out_dir / "results.json").write_text(json.dumps(document, indent=2) + "\n")
         plot_rounds(results, out_dir / "accuracy.png",
-                    f"{dataset.name}: {args.function}, epsilon {args.epsilon}, "
+                    f"{dataset.name}: {'' if args.protocol == 'rr' else 'curator, '}{args.function}, "
+                    f"epsilon {args.epsilon}, "
                     f"{args.repetitions} repetitions")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(document, indent=2) + "\n")
-    return 0

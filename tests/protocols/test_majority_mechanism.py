@@ -50,3 +50,14 @@ def test_bad_arguments() -> None:
         central_majority_mechanism(0, 1.0, 0.0)
     with pytest.raises(ParameterError):
         central_majority_mechanism(3, 1.0, 0.0, criterion="median")
+
+
+@pytest.mark.parametrize("epsilon", [705.0, 720.0, 745.0, 800.0, 1000.0])
+@pytest.mark.parametrize("delta", [0.0, 0.01])
+def test_huge_epsilon_matches_infinite_epsilon(epsilon: float, delta: float) -> None:
+    """Past e^700 (overflow of a^n) and e^-745 (underflow of the balanced boundary value) the mechanism
+    must still release the true majority as the eps = inf one does (regression: it released 1 always)."""
+    for k in (3, 4, 5, 8):
+        huge, infinite = central_majority_mechanism(k, epsilon, delta), central_majority_mechanism(k, math.inf, delta)
+        np.testing.assert_allclose(huge.release_one, infinite.release_one, rtol=0, atol=1e-12)
+        assert huge.epsilon == epsilon
