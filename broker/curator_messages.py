@@ -23,13 +23,14 @@ from typing import Annotated, ClassVar, Literal, Self
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from broker.messages import (
     MAX_REPETITIONS,
+    Answer,
+    Wire,
     Index,
     Nonce,
-    Reason,
     Repetitions,
     Session,
     Signature,
@@ -66,10 +67,6 @@ def decode_key(text: str, size: int, what: str) -> bytes:
     return raw
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
 def _as_value_error(check: object, *args: object) -> None:
     try:
         check(*args)  # type: ignore[operator]
@@ -77,7 +74,7 @@ def _as_value_error(check: object, *args: object) -> None:
         raise ValueError(str(exc)) from None
 
 
-class CuratorAnnouncement(_Wire):
+class CuratorAnnouncement(Wire):
     """The curator opens a round with its fresh X25519 public key, or ends the session.
 
     Fields:
@@ -122,7 +119,7 @@ class CuratorAnnouncement(_Wire):
         return sign_message(draft, private_key)
 
 
-class SealedBallot(_Wire):
+class SealedBallot(Answer):
     """One party's bit for one round, sealed to the curator (or a public abstention).
 
     Fields:
@@ -136,18 +133,10 @@ class SealedBallot(_Wire):
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/sealed-ballot/v1"
 
-    version: Literal[1] = 1
-    session: Session
-    round: Index
-    party: Index
     kind: Literal["sealed", "abstain"]
-    reason: Reason | None = None
-    repetitions: Repetitions
     curator_key: Base64
     ephemeral_key: Base64 = ""
     ciphertext: Base64 = ""
-    nonce: Nonce
-    signature: Signature
 
     @model_validator(mode="after")
     def _kind_matches_payload(self) -> Self:
@@ -223,7 +212,7 @@ class SealedBallot(_Wire):
         return sign_message(ballot, private_key)
 
 
-class CuratorRelease(_Wire):
+class CuratorRelease(Wire):
     """The curator's published output for one round: what everyone (and the transcript) sees.
 
     Fields:

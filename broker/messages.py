@@ -23,7 +23,15 @@ from broker.signing import PLACEHOLDER_SIGNATURE, sign_message
 from broker.topics import SESSION_PATTERN
 from protocols.errors import ProtocolViolation
 
-__all__ = ["MAX_REPETITIONS", "Announcement", "PartyMessage", "WorkerStatus", "new_nonce"]
+__all__ = [
+    "MAX_REPETITIONS",
+    "Announcement",
+    "Answer",
+    "PartyMessage",
+    "Wire",
+    "WorkerStatus",
+    "new_nonce",
+]
 
 #: Largest number of repetitions one message may carry (250 kB of packed symbols).
 MAX_REPETITIONS = 1_000_000
@@ -41,11 +49,26 @@ def new_nonce() -> str:
     return secrets.token_hex(16)
 
 
-class _Wire(BaseModel):
+class Wire(BaseModel):
+    """Base of every wire message: unknown fields rejected, frozen, strict types."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-class PartyMessage(_Wire):
+class Answer(Wire):
+    """The fields every party's answer to a round carries (see :class:`PartyMessage`)."""
+
+    version: Literal[1] = 1
+    session: Session
+    round: Index
+    party: Index
+    reason: Reason | None = None
+    repetitions: Repetitions
+    nonce: Nonce
+    signature: Signature
+
+
+class PartyMessage(Answer):
     """One party's broadcast for one round.
 
     Fields:
@@ -61,16 +84,8 @@ class PartyMessage(_Wire):
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/party-message/v1"
 
-    version: Literal[1] = 1
-    session: Session
-    round: Index
-    party: Index
     kind: Literal["symbols", "abstain"]
-    reason: Reason | None = None
-    repetitions: Repetitions
     symbols: Annotated[str, Field(max_length=4 * MAX_REPETITIONS)] = ""
-    nonce: Nonce
-    signature: Signature
 
     @model_validator(mode="after")
     def _kind_matches_payload(self) -> Self:
@@ -120,7 +135,7 @@ class PartyMessage(_Wire):
         return sign_message(draft, private_key)
 
 
-class Announcement(_Wire):
+class Announcement(Wire):
     """The coordinator opens a round (``kind="round"``) or ends the session (``kind="end"``).
 
     Fields:
@@ -151,7 +166,7 @@ class Announcement(_Wire):
         return sign_message(draft, private_key)
 
 
-class WorkerStatus(_Wire):
+class WorkerStatus(Wire):
     """A worker process's state: ``ready`` (all its parties subscribed) or ``failed`` (``detail``)."""
 
     version: Literal[1] = 1

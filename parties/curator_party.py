@@ -18,7 +18,7 @@ from broker.curator_messages import CuratorAnnouncement, SealedBallot
 from broker.endpoint import BrokerEndpoint
 from broker.topics import Topics
 from parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, Sampler
-from protocols.errors import ParameterError, ProtocolViolation
+from protocols.errors import ProtocolViolation
 from protocols.mechanisms import RandomizedResponse
 
 __all__ = ["CuratorParty"]
@@ -52,9 +52,7 @@ class CuratorParty(Party):
             ParameterError: the round index is beyond the party's bits.
         """
         index = announcement.round
-        if index >= len(self.spec.bits):
-            raise ParameterError("round", index, f"0..{len(self.spec.bits) - 1} (party {self.spec.party})")
-        bit = int(self.spec.bits[index])
+        bit = self.bit(index)
         return SealedBallot.signed(
             self._key, curator_key=announcement.key_bytes, session=self._topics.session, round=index,
             party=self.spec.party, repetitions=announcement.repetitions,

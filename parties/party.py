@@ -142,6 +142,16 @@ class Party:
         """The MQTT client id: unique per session and party."""
         return f"mpdp-{self._topics.session}-party-{self.spec.party}"
 
+    def bit(self, index: int) -> int:
+        """The party's private bit in round ``index``: 0, 1, or -1 (takes no part).
+
+        Raises:
+            ParameterError: the round index is beyond the party's bits.
+        """
+        if index >= len(self.spec.bits):
+            raise ParameterError("round", index, f"0..{len(self.spec.bits) - 1} (party {self.spec.party})")
+        return int(self.spec.bits[index])
+
     def respond(self, announcement: Announcement) -> PartyMessage:
         """The signed message answering one round announcement (no I/O).
 
@@ -153,9 +163,7 @@ class Party:
             ParameterError: the round index is beyond the party's bits.
         """
         index = announcement.round
-        if index >= len(self.spec.bits):
-            raise ParameterError("round", index, f"0..{len(self.spec.bits) - 1} (party {self.spec.party})")
-        bit = int(self.spec.bits[index])
+        bit = self.bit(index)
         common = dict(session=self._topics.session, round=index, party=self.spec.party,
                       repetitions=announcement.repetitions)
         if bit < 0:
