@@ -17,7 +17,7 @@ from protocols.errors import MpdpError
 __all__ = ["build_parser", "main"]
 
 #: Sub-command modules under parties.commands, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("simulate",)
+COMMANDS: tuple[str, ...] = ("simulate", "accuracy")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -42,8 +42,10 @@ __all__ = [
     "SYMMETRIC_MAX_CLASSES",
     "DecisionProblem",
     "View",
+    "accuracy_summary",
     "average_decisions",
     "build_problem",
+    "input_class",
     "view_accuracy",
 ]
 
@@ -248,3 +250,27 @@ def view_accuracy(view: View, table: np.ndarray) -> np.ndarray:
             q = table[:, batch]
         acc += np.einsum("jy,jy->j", kron_matvec(forward, q), view.gain[:, batch])
     return acc
+
+
+def input_class(view: View, bits: np.ndarray) -> int:
+    """Index of the input class of x (a full (k,) bit vector) in ``view``'s input grid."""
+    index = 0
+    for f in view.factors:
+        index = index * (f.n + 1) + int(np.asarray(bits)[list(f.members)].sum())
+    return index
+
+
+def accuracy_summary(problem: DecisionProblem,
+                     tables: Sequence[np.ndarray]) -> tuple[float, float, tuple[np.ndarray, ...]]:
+    """Exact average (002 eq. (1)) and worst-case (eq. (3)) accuracy of a rule given by its tables.
+
+    Args:
+        tables: one per view (decisions or probabilities, see :func:`view_accuracy`).
+
+    Returns:
+        (average, worst_case, per-view accuracy arrays over input classes).
+    """
+    per_view = tuple(view_accuracy(v, t) for v, t in zip(problem.views, tables, strict=True))
+    average = float(np.mean([v.prior @ a for v, a in zip(problem.views, per_view)]))
+    worst = float(min(a.min() for a in per_view))
+    return average, worst, per_view

@@ -24,6 +24,7 @@ B = F^T. Every row is a proper distribution, so nothing underflows where it matt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from scipy.signal import fftconvolve, lfilter
@@ -33,7 +34,7 @@ from scipy.stats import binom
 from protocols.errors import SizeLimitError
 from protocols.mechanisms import RandomizedResponse
 
-__all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "Factor", "group_parties", "pure_count_likelihood"]
+__all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "Factor", "compositions", "group_parties", "pure_count_likelihood"]
 
 _RESTART = 32
 #: Largest pure group held as a dense (n+1) x (n+1) likelihood.
@@ -78,10 +79,17 @@ def pure_count_likelihood(n: int, epsilon: float) -> np.ndarray:
     return out
 
 
-def _four_output_group(n: int, mech: RandomizedResponse) -> tuple[np.ndarray, np.ndarray]:
-    """Compositions (c0, c1, c2, c3) of n and log F[j, class] for a four-output group (000 §5.1)."""
-    comps = np.array([(c0, n - c0 - c3 - c2, c2, c3) for c0 in range(n + 1)
-                      for c3 in range(n + 1 - c0) for c2 in range(n + 1 - c0 - c3)], dtype=np.int64)
+@lru_cache(maxsize=64)
+def compositions(n: int) -> np.ndarray:
+    """The classes of a four-output group: all (c0, c1, c2, c3) >= 0 summing to n, int64 (C(n+3, 3), 4),
+    ordered by c0, then c3, then c2."""
+    return np.array([(c0, n - c0 - c3 - c2, c2, c3) for c0 in range(n + 1)
+                     for c3 in range(n + 1 - c0) for c2 in range(n + 1 - c0 - c3)], dtype=np.int64)
+
+
+def _four_output_group(n: int, mech: RandomizedResponse) -> np.ndarray:
+    """log F[j, class] for a four-output group, classes as in :func:`compositions` (000 §5.1)."""
+    comps = compositions(n)
     pure = [pure_count_likelihood(m, mech.epsilon) for m in range(n + 1)]
     j = np.arange(n + 1)[:, None]
     c0, c2, c3 = comps[:, 0][None, :], comps[:, 2][None, :], comps[:, 3][None, :]
@@ -95,7 +103,7 @@ def _four_output_group(n: int, mech: RandomizedResponse) -> tuple[np.ndarray, np
             jj, cc = idx
             hidden[jj, cc] = pure[unrevealed[0, cc]][ones_hidden[jj, cc], c2[0, cc]]
         logf = np.where(ok, logf + np.log(hidden), -np.inf)
-    return comps, logf
+    return logf
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,20 +148,18 @@ class Factor:
             forward = mech.channel
             post1 = mech.posterior_one
             posterior = np.vstack([1.0 - post1, post1])
-            comps = None
         elif not mech.four_output:
             forward = pure_count_likelihood(n, mech.epsilon)
             posterior = forward.T.copy()
-            comps = None
         else:
-            comps, logf = _four_output_group(n, mech)
+            logf = _four_output_group(n, mech)
             forward = np.exp(logf)
             logpost = logf + binom.logpmf(np.arange(n + 1), n, 0.5)[:, None]
             norm = logsumexp(logpost, axis=0)
             impossible = ~np.isfinite(norm)
             posterior = np.exp(logpost - np.where(impossible, 0.0, norm))
             posterior[:, impossible] = _binom_pmf(n, 0.5)[:, None]
-        self._tables.update(forward=forward, posterior=posterior, comps=comps)
+        self._tables.update(forward=forward, posterior=posterior)
 
     @property
     def forward(self) -> np.ndarray:
@@ -196,9 +202,7 @@ class Factor:
             return s[:, 0]
         if not self.mechanism.four_output:
             return s.sum(axis=1)
-        if not self._tables:
-            self._build()
-        comps = self._tables["comps"]
+        comps = compositions(self.n)
         n = self.n
         lookup = np.full((n + 1, n + 1, n + 1), -1, dtype=np.int64)
         lookup[comps[:, 0], comps[:, 3], comps[:, 2]] = np.arange(comps.shape[0])
