@@ -35,6 +35,8 @@ from protocols.kron import kron_matvec
 
 __all__ = ["WorstCaseSolution", "bayes_upper_bound", "solve_worst_case"]
 
+_TIE = 1e-7  # decisions within this relative margin of a class's best score count as tied
+_SNAP = 1e-6
 _DROP = 1e-16  # likelihood entries below this are left out of the LP (the value is certified anyway)
 #: HiGHS's interior point (with crossover) is 10x faster than its simplex on these sparse chains; the
 #: dual simplex is the fallback when it does not report optimality.
@@ -185,4 +187,65 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     total = duals.sum()
     weights = duals / total if total > 0 else view.prior
     upper = bayes_upper_bound(view, weights)
+    # the interior point stops ~1e-9 inside the vertices: snap near-0/1 entries, and re-solve on the
+    # support the dual allows; keep whichever rule is exactly best
+    snapped = _clean(np.where(table < _SNAP, 0.0, np.where(table > 1.0 - _SNAP, 1.0, table)))
+    candidates = [(table, value), (snapped, float(view_accuracy(view, snapped).min()))]
+    polished = _polish(view, weights)
+    if polished is not None:
+        candidates.append(polished)
+    table, value = max(candidates, key=lambda tv: tv[1])
     return WorstCaseSolution(table, value, upper, int(res.status), str(res.message))
+
+
+def _polish(view: View, weights: np.ndarray, max_free: int = 4096) -> tuple[np.ndarray, float] | None:
+    """Re-solve on the support the dual prior allows, in a small well-scaled LP.
+
+    Complementary slackness: an optimal Q puts mass only on decisions that are Bayes-optimal under the
+    optimal prior. Classes with one such decision are fixed; the LP over the (few) tied classes is
+    dense but small and recovers the optimum to rounding where the large LP stops at its tolerance.
+    Returns (table, exact worst case) or None when too many classes are tied.
+    """
+    forward = [f.forward for f in view.factors]
+    scores = kron_matvec(forward, view.gain * weights[:, None], transpose=True)
+    top = scores.max(axis=1, keepdims=True)
+    near = scores >= top - _TIE * np.abs(scores).max(axis=1, keepdims=True)
+    tied = np.flatnonzero(near.sum(axis=1) > 1)
+    table = np.zeros(scores.shape)
+    table[np.arange(scores.shape[0]), scores.argmax(axis=1)] = 1.0
+    if tied.size == 0:
+        return table, float(view_accuracy(view, table).min())
+    if tied.size > max_free:
+        return None
+    fixed_table = table.copy()
+    fixed_table[tied] = 0.0
+    fixed = view_accuracy(view, fixed_table)
+    # columns P(c | j) of the tied classes: unit vectors through the forward transform, in batches
+    cols = np.empty((view.num_inputs, tied.size))
+    step = max(1, (1 << 22) // scores.shape[0])
+    for a in range(0, tied.size, step):
+        part = tied[a:a + step]
+        unit = np.zeros((scores.shape[0], part.size))
+        unit[part, np.arange(part.size)] = 1.0
+        cols[:, a:a + part.size] = kron_matvec(forward, unit)
+    pairs = [(t, y) for t in range(tied.size) for y in np.flatnonzero(near[tied[t]])]
+    n_var = len(pairs) + 1
+    a_ub = np.zeros((view.num_inputs, n_var))
+    for v, (t, y) in enumerate(pairs):
+        a_ub[:, v] = -cols[:, t] * view.gain[:, y]
+    a_ub[:, -1] = 1.0
+    a_eq = np.zeros((tied.size, n_var))
+    for v, (t, _) in enumerate(pairs):
+        a_eq[t, v] = 1.0
+    cost = np.zeros(n_var)
+    cost[-1] = -1.0
+    bounds = [(0.0, 1.0)] * len(pairs) + [(None, None)]
+    res = linprog(cost, A_ub=a_ub, b_ub=fixed, A_eq=a_eq, b_eq=np.ones(tied.size), bounds=bounds,
+                  method="highs-ds", options=_HIGHS_OPTIONS)
+    if res.status != 0:
+        return None
+    table[tied] = 0.0
+    for v, (t, y) in enumerate(pairs):
+        table[tied[t], y] = max(res.x[v], 0.0)
+    table = _clean(table)
+    return table, float(view_accuracy(view, table).min())
