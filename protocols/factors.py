@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.signal import fftconvolve, lfilter
 from scipy.special import expit, logsumexp
 from scipy.stats import binom
@@ -34,11 +35,15 @@ from scipy.stats import binom
 from protocols.errors import SizeLimitError
 from protocols.mechanisms import RandomizedResponse
 
-__all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "Factor", "compositions", "group_parties", "pure_count_likelihood"]
+__all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "banded_count_likelihood",
+           "compositions", "group_parties", "pure_count_likelihood"]
 
 _RESTART = 32
-#: Largest pure group held as a dense (n+1) x (n+1) likelihood.
-PURE_GROUP_MAX = 4000
+_BAND = 1e-30
+#: Largest pure group held as a dense (n+1) x (n+1) likelihood; larger ones are banded sparse.
+PURE_GROUP_DENSE_MAX = 2000
+#: Largest pure group (banded likelihood).
+PURE_GROUP_MAX = 20000
 #: Largest four-output group (its classes are the compositions of n into 4 parts, ~n^3/6).
 FOUR_OUTPUT_GROUP_MAX = 60
 
@@ -85,6 +90,54 @@ def compositions(n: int) -> np.ndarray:
     ordered by c0, then c3, then c2."""
     return np.array([(c0, n - c0 - c3 - c2, c2, c3) for c0 in range(n + 1)
                      for c3 in range(n + 1 - c0) for c2 in range(n + 1 - c0 - c3)], dtype=np.int64)
+
+
+def _trimmed_pmf(n: int, p: float) -> tuple[int, np.ndarray]:
+    """Binomial(n, p) pmf restricted to where it exceeds ``_BAND`` times its maximum: (start, values)."""
+    if n == 0:
+        return 0, np.ones(1)
+    sd = np.sqrt(n * p * (1 - p))
+    mean = n * p
+    lo = max(0, int(np.floor(mean - 14 * sd - 2)))
+    hi = min(n, int(np.ceil(mean + 14 * sd + 2)))
+    vals = binom.pmf(np.arange(lo, hi + 1), n, p)
+    keep = np.flatnonzero(vals > _BAND * vals.max())
+    return lo + int(keep[0]), vals[keep[0]: keep[-1] + 1]
+
+
+def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix:
+    """:func:`pure_count_likelihood` as a sparse band: entries below ``_BAND`` times their row's
+    maximum are dropped (each row keeps ~25 standard deviations around its mode; the dropped mass is
+    below 1e-25 per row). Memory O(n^1.5) instead of n^2: the engine for groups of thousands.
+
+    Returns:
+        scipy.sparse CSR float64 of shape (n + 1, n + 1).
+    """
+    p, q = float(expit(epsilon)), float(expit(-epsilon))
+    if q == 0.0:
+        return sp.identity(n + 1, format="csr")
+    data, starts = [], np.empty(n + 1, dtype=np.int64)
+    lo, row = 0, np.ones(1)
+    for j in range(n + 1):
+        if j % _RESTART == 0:
+            a0, a = _trimmed_pmf(j, p)
+            b0, b = _trimmed_pmf(n - j, q)
+            lo, row = a0 + b0, _convolve(a, b)
+            keep = np.flatnonzero(row > _BAND * row.max())
+            lo, row = lo + int(keep[0]), row[keep[0]: keep[-1] + 1]
+        else:  # the window grows by one per step until the next restart trims it
+            g = np.zeros(row.size + 1)
+            g[:-1] = q * row
+            g[1:] += p * row
+            row = np.clip(lfilter([1.0], [p, q], g), 0.0, None)
+            if lo + row.size > n + 1:
+                row = row[: n + 1 - lo]
+        data.append(row)
+        starts[j] = lo
+    lengths = np.array([r.size for r in data], dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indices = np.arange(indptr[-1], dtype=np.int64) - np.repeat(indptr[:-1] - starts, lengths)
+    return sp.csr_matrix((np.concatenate(data), indices, indptr), shape=(n + 1, n + 1))
 
 
 def _four_output_group(n: int, mech: RandomizedResponse) -> np.ndarray:
@@ -148,6 +201,9 @@ class Factor:
             forward = mech.channel
             post1 = mech.posterior_one
             posterior = np.vstack([1.0 - post1, post1])
+        elif not mech.four_output and n > PURE_GROUP_DENSE_MAX:
+            forward = banded_count_likelihood(n, mech.epsilon)
+            posterior = forward.T  # CSC view; B = F^T as for the dense case
         elif not mech.four_output:
             forward = pure_count_likelihood(n, mech.epsilon)
             posterior = forward.T.copy()
@@ -162,14 +218,15 @@ class Factor:
         self._tables.update(forward=forward, posterior=posterior)
 
     @property
-    def forward(self) -> np.ndarray:
-        """F[j, c] = P(class c | j ones), float64 (n + 1, num_classes); rows sum to one."""
+    def forward(self) -> np.ndarray | sp.csr_matrix:
+        """F[j, c] = P(class c | j ones), float64 (n + 1, num_classes); rows sum to one (sparse band for
+        a pure group above ``PURE_GROUP_DENSE_MAX``)."""
         if not self._tables:
             self._build()
         return self._tables["forward"]
 
     @property
-    def posterior(self) -> np.ndarray:
+    def posterior(self) -> np.ndarray | sp.csr_matrix:
         """B[j, c] = P(j ones | class c) under the uniform prior, float64 (n + 1, num_classes)."""
         if not self._tables:
             self._build()

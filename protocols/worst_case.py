@@ -80,7 +80,7 @@ def bayes_upper_bound(view: View, weights: np.ndarray) -> float:
 
 
 def _stage(factor: np.ndarray, left: int, right: int) -> sp.csr_matrix:
-    dense = np.where(factor >= _DROP, factor, 0.0)
+    dense = factor if sp.issparse(factor) else np.where(factor >= _DROP, factor, 0.0)
     return sp.kron(sp.kron(sp.identity(left, format="csr"), sp.csr_matrix(dense)),
                    sp.identity(right, format="csr"), format="csr")
 
@@ -198,7 +198,7 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     return WorstCaseSolution(table, value, upper, int(res.status), str(res.message))
 
 
-def _polish(view: View, weights: np.ndarray, max_free: int = 4096) -> tuple[np.ndarray, float] | None:
+def _polish(view: View, weights: np.ndarray, max_free: int = 128) -> tuple[np.ndarray, float] | None:
     """Re-solve on the support the dual prior allows, in a small well-scaled LP.
 
     Complementary slackness: an optimal Q puts mass only on decisions that are Bayes-optimal under the
