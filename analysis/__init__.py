@@ -3,4 +3,6 @@
 Pure like ``protocols`` (no asyncio, no network); writes files only where a caller asks for a report.
 """
 
-__all__: list[str] = []
+from analysis.accuracy import RuleAccuracy, input_accuracy, monte_carlo_accuracy, rule_accuracy
+
+__all__ = ["RuleAccuracy", "input_accuracy", "monte_carlo_accuracy", "rule_accuracy"]

@@ -21,6 +21,16 @@ from protocols.functions import (
     accuracy_measure,
     parse_function,
 )
+from protocols.closed_forms import (
+    collaborative_xor_accuracy,
+    corollary_3_1,
+    xor_accuracy,
+    xor_high_privacy_expansion,
+)
+from protocols.engines import DecisionProblem, build_problem
+from protocols.optimal import OptimalRules, RuleReport, optimal_rules
+from protocols.rules import DecisionRule
+from protocols.worst_case import WorstCaseSolution, solve_worst_case
 from protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
 from protocols.symmetric import SymmetricAverageRule, count_posterior, observer_average_rule
 from protocols.mechanisms import (
@@ -32,6 +42,18 @@ from protocols.mechanisms import (
 )
 
 __all__ = [
+    "DecisionProblem",
+    "DecisionRule",
+    "OptimalRules",
+    "RuleReport",
+    "WorstCaseSolution",
+    "build_problem",
+    "collaborative_xor_accuracy",
+    "corollary_3_1",
+    "optimal_rules",
+    "solve_worst_case",
+    "xor_accuracy",
+    "xor_high_privacy_expansion",
     "FUNCTION_NAMES",
     "MEASURE_NAMES",
     "BooleanFunction",
