@@ -43,6 +43,9 @@ from analysis.central_vs_distributed import (
 from analysis.stats import Consistency, clopper_pearson, consistency_test
 from analysis.theory import AccuracyOnInput, observer_accuracy_on_input
 
+from analysis.accuracy import RuleAccuracy, input_accuracy, monte_carlo_accuracy, rule_accuracy
+
+
 __all__ = [
     "AccuracyOnInput",
     "Budget",
@@ -56,6 +59,7 @@ __all__ = [
     "PrivacyRegion",
     "RoundCharge",
     "RoundPosterior",
+    "RuleAccuracy",
     "Spent",
     "StaircaseNoise",
     "clopper_pearson",
@@ -76,8 +80,10 @@ __all__ = [
     "gaussian_composition_sigma",
     "gaussian_sigma",
     "gaussian_sigma_exact",
+    "input_accuracy",
     "intersection",
     "laplace_scale",
+    "monte_carlo_accuracy",
     "observer_accuracy_on_input",
     "optimal_delta_slack",
     "optimal_epsilon",
@@ -86,6 +92,7 @@ __all__ = [
     "plot_figure_3",
     "randomized_response_loss",
     "round_posterior",
+    "rule_accuracy",
     "theorem_3_3_corners",
     "theorem_3_4_bound",
 ]

@@ -19,6 +19,7 @@ __all__ = ["build_parser", "main"]
 #: Sub-command modules under parties.commands, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = (
     "simulate",
+    "accuracy",
     "compose",
     "mechanism",
     "compare_central",

@@ -36,6 +36,16 @@ from protocols.line_mechanisms import (
 )
 from protocols.majority_mechanism import MajorityMechanism, central_majority_mechanism
 from protocols.morphisms import Morphism, boundary_distances, boundary_graph, boundary_morphism
+from protocols.closed_forms import (
+    collaborative_xor_accuracy,
+    corollary_3_1,
+    xor_accuracy,
+    xor_high_privacy_expansion,
+)
+from protocols.engines import DecisionProblem, build_problem
+from protocols.optimal import OptimalRules, RuleReport, optimal_rules
+from protocols.rules import DecisionRule
+from protocols.worst_case import WorstCaseSolution, solve_worst_case
 from protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
 from protocols.symmetric import SymmetricAverageRule, count_posterior, observer_average_rule
 from protocols.mechanisms import (
@@ -49,25 +59,37 @@ from protocols.mechanisms import (
 __all__ = [
     "ColoredGraph",
     "ColoringStep",
+    "DecisionProblem",
+    "DecisionRule",
     "GraphMechanism",
     "LineMechanism",
     "MajorityMechanism",
     "Morphism",
+    "OptimalRules",
+    "RuleReport",
+    "WorstCaseSolution",
     "balanced_boundary_value",
     "balanced_mechanism",
     "boundary_distances",
     "boundary_graph",
     "boundary_homogeneous_mechanism",
     "boundary_morphism",
+    "build_problem",
     "central_majority_mechanism",
+    "collaborative_xor_accuracy",
+    "corollary_3_1",
     "initial_behaviour",
     "line_graph",
     "line_mechanism",
     "majority_hypercube",
     "optimal_mechanism",
+    "optimal_rules",
     "privacy_violations",
+    "solve_worst_case",
     "terminal_behaviour",
     "transition_parameter",
+    "xor_accuracy",
+    "xor_high_privacy_expansion",
     "FUNCTION_NAMES",
     "MEASURE_NAMES",
     "BooleanFunction",

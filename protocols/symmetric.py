@@ -14,18 +14,27 @@ pi_tau is computed by the forward recursion pi <- (1 - p_i) pi + p_i shift(pi): 
 combination of non-negative numbers, so there is no cancellation, the result sums to one, and p_i in
 {0, 1} (epsilon = inf, or a four-output symbol that reveals the bit) is handled exactly. Cost O(k^2)
 per transcript, vectorized over transcripts.
+
+The same rule serves party i (002 eq. (2)): it knows x_i, so the posterior runs over the other parties'
+count s' and the gain is read at s' + x_i. It has the decision-rule interface of
+:class:`protocols.rules.DecisionRule` (``decide(symbols, rng=None, own_bits=None)``, JSON round trip) and
+is what the engines fall back to when the classes of heterogeneous parameters are too many: exact
+decisions on observed transcripts; accuracy then by Monte Carlo (:mod:`analysis.accuracy`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from protocols.errors import ParameterError
 from protocols.functions import BooleanFunction
 from protocols.mechanisms import RandomizedResponse, posterior_table
+from protocols.rules import check_symbols
 
 __all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observer_average_rule"]
 
@@ -76,52 +85,81 @@ class SymmetricAverageRule:
     Args:
         mechanisms: the k participating parties' randomized responses, in party order.
         gain: float64 array of shape (k + 1, |Y|), ``gain[s, y] = w(g(s), y)``.
+        observer: None (central observer) or the deciding party's index (it also knows its own bit).
 
     Use :func:`observer_average_rule` to build one from a function and an accuracy measure.
     """
 
     mechanisms: tuple[RandomizedResponse, ...]
     gain: np.ndarray = field(repr=False)
+    observer: int | None = None
     _posterior: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_posterior", posterior_table(self.mechanisms))
+        if self.observer is not None and not 0 <= self.observer < len(self.mechanisms):
+            raise ParameterError("observer", self.observer, f"a party index 0..{len(self.mechanisms) - 1}")
 
     @property
     def k(self) -> int:
         """Number of participating parties."""
         return len(self.mechanisms)
 
-    def expected_gain(self, symbols: np.ndarray) -> np.ndarray:
+    def expected_gain(self, symbols: np.ndarray, own_bits: np.ndarray | int | None = None) -> np.ndarray:
         """Posterior expected accuracy of every decision y for each transcript.
 
         Args:
             symbols: uint8 array of shape (n_transcripts, k); ``symbols[r, i]`` is party i's symbol.
+            own_bits: the deciding party's bit(s) (scalar or (n,)); only for a party observer.
 
         Returns:
             float64 array of shape (n_transcripts, |Y|).
 
         Raises:
-            ParameterError: a shape mismatch or a symbol outside a party's alphabet.
+            ParameterError: a shape mismatch, a symbol outside a party's alphabet, missing own bits.
         """
-        symbols = np.asarray(symbols)
-        if symbols.ndim != 2 or symbols.shape[1] != self.k:
-            raise ParameterError("symbols", symbols.shape, f"shape (n, {self.k})")
-        alphabet = np.array([m.num_symbols for m in self.mechanisms])
-        if symbols.size and ((symbols < 0) | (symbols >= alphabet)).any():
-            raise ParameterError("symbols", symbols.max(), "each party's symbols in 0..m_i-1")
-        p = self._posterior[np.arange(self.k), symbols.astype(np.intp)]
-        return count_posterior(p) @ self.gain
+        s = check_symbols(symbols, self.mechanisms)
+        p = self._posterior[np.arange(self.k), s]
+        if self.observer is None:
+            return count_posterior(p) @ self.gain
+        if own_bits is None:
+            raise ParameterError("own_bits", None, f"party {self.observer}'s own bit per transcript")
+        bits = np.broadcast_to(np.asarray(own_bits), (s.shape[0],)).astype(np.int64)
+        if not np.isin(bits, (0, 1)).all():
+            raise ParameterError("own_bits", bits, "0 or 1")
+        pi = count_posterior(np.delete(p, self.observer, axis=1))  # (n, k): others' count 0..k-1
+        return np.where(bits[:, None] == 1, pi @ self.gain[1:], pi @ self.gain[:-1])
 
-    def decide(self, symbols: np.ndarray) -> np.ndarray:
+    def decide(self, symbols: np.ndarray, rng: np.random.Generator | None = None,
+               own_bits: np.ndarray | int | None = None) -> np.ndarray:
         """The decision for each transcript: int64 array of shape (n_transcripts,).
 
-        Ties (within ``TIE_TOLERANCE``) go to the smallest y (any maximizer is optimal, 000 §5)."""
-        return argmax_decision(self.expected_gain(symbols))
+        ``rng`` is accepted for the common rule interface and unused (the rule is deterministic). Ties
+        (within ``TIE_TOLERANCE``) go to the smallest y (any maximizer is optimal, 000 §5)."""
+        return argmax_decision(self.expected_gain(symbols, own_bits))
+
+    def to_json(self) -> str:
+        """JSON: ``{"format": "mpdp.posterior-rule", "version": 1, "observer", "mechanisms", "gain"}``."""
+        return json.dumps({
+            "format": "mpdp.posterior-rule", "version": 1, "observer": self.observer,
+            "mechanisms": [{"epsilon": "inf" if np.isinf(m.epsilon) else m.epsilon, "delta": m.delta,
+                            "four_output": m.four_output} for m in self.mechanisms],
+            "gain": self.gain.tolist()}, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str | dict[str, Any]) -> "SymmetricAverageRule":
+        """Rebuild from :meth:`to_json`. Raises ParameterError on another document."""
+        data = json.loads(text) if isinstance(text, str) else text
+        if not isinstance(data, dict) or data.get("format") != "mpdp.posterior-rule":
+            raise ParameterError("rule JSON format", None, "'mpdp.posterior-rule' version 1")
+        mechs = tuple(RandomizedResponse(float(m["epsilon"]), float(m["delta"]), bool(m["four_output"]))
+                      for m in data["mechanisms"])
+        return cls(mechs, np.asarray(data["gain"], dtype=np.float64), data["observer"])
 
 
 def observer_average_rule(
-    mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, measure: np.ndarray
+    mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, measure: np.ndarray,
+    observer: int | None = None,
 ) -> SymmetricAverageRule:
     """Build the central observer's optimal average-case rule for a symmetric function.
 
@@ -129,6 +167,7 @@ def observer_average_rule(
         mechanisms: the participating parties' mechanisms (k of them).
         function: a symmetric function (``count_values(k)`` is not None).
         measure: the accuracy measure w, float64 of shape (|Y|, |Y|) with |Y| = function.output_size(k).
+        observer: None (central observer) or the deciding party (002 eq. (2)).
 
     Raises:
         ParameterError: a function that is not symmetric, or w of the wrong shape.
@@ -141,4 +180,4 @@ def observer_average_rule(
     size = function.output_size(k)
     if w.shape != (size, size):
         raise ParameterError("measure shape", w.shape, f"({size}, {size}) for {function.name}")
-    return SymmetricAverageRule(tuple(mechanisms), w[g])
+    return SymmetricAverageRule(tuple(mechanisms), w[g], observer)

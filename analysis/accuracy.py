@@ -1,0 +1,141 @@
+"""Accuracy of any decision rule: exact (average, worst case, one input) or, at large k, Monte Carlo.
+
+Exact values follow 002 eqs. (1) and (3) (000 eqs. (9), (11)) through the engines of
+:mod:`protocols.engines` (Kronecker transforms or count classes). For the posterior rule of many
+parties with distinct parameters (:class:`protocols.symmetric.SymmetricAverageRule`) the exact sum has
+2^k terms; :func:`monte_carlo_accuracy` estimates the average accuracy with a Hoeffding interval and says
+so (``exact=False``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from protocols.engines import accuracy_summary, build_problem, input_class, view_accuracy
+from protocols.errors import ParameterError
+from protocols.functions import BooleanFunction
+from protocols.rules import DecisionRule
+from protocols.symmetric import SymmetricAverageRule
+
+__all__ = ["RuleAccuracy", "input_accuracy", "monte_carlo_accuracy", "rule_accuracy"]
+
+
+@dataclass(frozen=True, slots=True)
+class RuleAccuracy:
+    """Accuracy of one rule.
+
+    Attributes:
+        average: average accuracy (002 eq. (1)); an estimate when ``exact`` is False.
+        worst_case: worst-case accuracy (eq. (3)); None when not computed (Monte Carlo).
+        exact: True for exact values.
+        interval: (low, high) confidence interval of ``average`` for an estimate, else None.
+        confidence: the interval's level.
+        samples: number of Monte Carlo transcripts (0 when exact).
+    """
+
+    average: float
+    worst_case: float | None
+    exact: bool = True
+    interval: tuple[float, float] | None = None
+    confidence: float | None = None
+    samples: int = 0
+
+
+def _problem(rule: DecisionRule, function: BooleanFunction, measure: np.ndarray):
+    problem = build_problem(rule.mechanisms, function, measure, rule.observer, rule.engine)
+    groups = tuple(f.members for f in problem.views[0].factors)
+    if groups != rule.groups:
+        raise ParameterError("rule groups", rule.groups, f"{groups} for the {rule.engine} engine")
+    return problem
+
+
+def rule_accuracy(rule: DecisionRule, function: BooleanFunction, measure: np.ndarray) -> RuleAccuracy:
+    """Exact average and worst-case accuracy of ``rule`` for f and w (002 eqs. (1), (3)).
+
+    Args:
+        rule: any :class:`DecisionRule` (its engine and groups fix the structure).
+        function: f; measure: w, float64 (|Y|, |Y|).
+
+    Raises:
+        ParameterError: a rule that does not match f (|Y|) or its engine's grouping.
+    """
+    problem = _problem(rule, function, measure)
+    average, worst, _ = accuracy_summary(problem, rule.tables)
+    return RuleAccuracy(average, worst)
+
+
+def input_accuracy(rule: DecisionRule, function: BooleanFunction, measure: np.ndarray,
+                   bits: np.ndarray) -> float:
+    """Exact accuracy ``E[w(f(x), rule(tau, x_i))]`` on one input x (the term of 002 eq. (3)).
+
+    Args:
+        bits: int array of shape (k,), the input x (party 0 first).
+
+    Raises:
+        ParameterError: bits not a 0/1 vector of length k.
+    """
+    x = np.asarray(bits)
+    if x.shape != (rule.k,) or not np.isin(x, (0, 1)).all():
+        raise ParameterError("x", x, f"{rule.k} bits 0/1")
+    problem = _problem(rule, function, measure)
+    b = 0 if rule.observer is None else int(x[rule.observer])
+    view = problem.views[b]
+    return float(view_accuracy(view, rule.tables[b])[input_class(view, x)])
+
+
+def _sample(cdf: np.ndarray, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One transcript per input row by inverse CDF of each party's channel row: (n, k) uint8."""
+    rows = cdf[np.arange(x.shape[1])[None, :], x]  # (n, k, 4)
+    u = rng.random(x.shape)
+    return np.minimum((rows < u[..., None]).sum(axis=2), 3).astype(np.uint8)
+
+
+def monte_carlo_accuracy(
+    rule: DecisionRule | SymmetricAverageRule,
+    function: BooleanFunction,
+    measure: np.ndarray,
+    samples: int,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+) -> RuleAccuracy:
+    """Estimate the average accuracy (002 eq. (1)) by sampling x uniformly and one transcript each.
+
+    The interval is Hoeffding's: mean +- (max w - min w) sqrt(log(2 / alpha) / (2 n)), valid for every n.
+    Worst case is not estimated (None): it is a minimum over 2^k inputs.
+
+    Args:
+        samples: n >= 1 transcripts. rng: explicit generator. confidence: in (0, 1).
+
+    Raises:
+        ParameterError: samples < 1 or confidence outside (0, 1).
+    """
+    if samples < 1:
+        raise ParameterError("samples", samples, "an integer >= 1")
+    if not 0.0 < confidence < 1.0:
+        raise ParameterError("confidence", confidence, "a level in (0, 1)")
+    mechs = rule.mechanisms
+    k = len(mechs)
+    w = np.asarray(measure, dtype=np.float64)
+    values = function.count_values(k)
+    cdf = np.ones((k, 2, 4))
+    for i, m in enumerate(mechs):
+        cdf[i, :, : m.num_symbols] = np.cumsum(m.channel, axis=1)
+    total = 0.0
+    batch = max(1, min(samples, (1 << 22) // max(k, 1)))
+    done = 0
+    while done < samples:
+        n = min(batch, samples - done)
+        x = rng.integers(0, 2, size=(n, k))
+        symbols = _sample(cdf, x, rng)
+        own = None if rule.observer is None else x[:, rule.observer]
+        decided = rule.decide(symbols, rng=rng, own_bits=own)
+        truth = values[x.sum(axis=1)] if values is not None else np.array([function(row) for row in x])
+        total += float(w[truth, decided].sum())
+        done += n
+    mean = total / samples
+    half = float(w.max() - w.min()) * math.sqrt(math.log(2.0 / (1.0 - confidence)) / (2.0 * samples))
+    return RuleAccuracy(mean, None, exact=False, interval=(mean - half, mean + half),
+                        confidence=confidence, samples=samples)

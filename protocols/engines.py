@@ -1,0 +1,276 @@
+"""Exact engines for the decision problem of 002 §2 (000 eqs. (9)-(14)): which one runs, and its sums.
+
+An observer's *view* is what it does not know: the parties other than itself, as likelihood factors
+(:mod:`protocols.factors`), and the gain ``gain[j, y] = w(f(x), y)`` over the input classes j of those
+factors (for the party observer, with its own bit x_i fixed: 002 eq. (2) sums over x_{-i} only). The
+central observer has one view; party i has two, one per value of x_i (its LP separates, 002 eq. (4)).
+
+Engines (reported by name):
+
+* ``general``: one factor per party, any f (a truth table over 2^k inputs), transcripts in full:
+  ``O(k * m^k * |Y|)`` per decision table or accuracy evaluation, never the 2^k x m^k matrix.
+* ``symmetric``: f depends only on the number of ones; parties with equal parameters form one factor
+  whose classes are symbol counts. Chosen when it has fewer classes than the general engine has
+  transcripts, or when the general engine cannot fit.
+
+Sizes that fit neither raise :class:`SizeLimitError` naming the limit and the engine that would serve
+(for a symmetric f: :class:`protocols.symmetric.SymmetricAverageRule`, exact decisions per observed
+transcript with Monte Carlo accuracy in :mod:`analysis.accuracy`).
+
+The sums (x in class j, tau in class c; the class likelihood is prod_g F_g[j_g, c_g]):
+  decisions  L[c, y] = sum_j P(j | c) gain[j, y]          (posterior factors, 002 eqs. (2), (5))
+  accuracy   A[j]    = sum_c P(c | j) sum_y gain[j, y] Q[c, y]   (forward factors, eqs. (1), (3))
+  average    sum_j prior[j] A[j]; worst case min_j A[j].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from protocols.errors import ParameterError, SizeLimitError
+from protocols.factors import Factor, group_parties
+from protocols.functions import BooleanFunction
+from protocols.kron import kron_matvec
+from protocols.mechanisms import RandomizedResponse
+
+__all__ = [
+    "ENGINES",
+    "GENERAL_MAX_TRANSCRIPTS",
+    "SYMMETRIC_MAX_CLASSES",
+    "DecisionProblem",
+    "View",
+    "accuracy_summary",
+    "average_decisions",
+    "build_problem",
+    "input_class",
+    "view_accuracy",
+]
+
+ENGINES = ("auto", "general", "symmetric")
+#: Largest number of transcripts (prod m_i) the general engine holds (2^24: k = 24 pure, 12 four-output).
+GENERAL_MAX_TRANSCRIPTS = 1 << 24
+#: Largest number of transcript classes (or input classes) the symmetric engine holds.
+SYMMETRIC_MAX_CLASSES = 1 << 24
+_CHUNK = 1 << 22  # entries per transform batch
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """One observer's decision problem given what it knows.
+
+    Attributes:
+        factors: likelihood factors of the parties the observer does not know, in index order.
+        gain: float64 (num_inputs, |Y|), ``gain[j, y] = w(f(x), y)`` for x in input class j.
+        prior: float64 (num_inputs,), the uniform prior over x aggregated to classes (sums to one).
+        own_bit: the observer's own bit (party observer) or None (central observer).
+    """
+
+    factors: tuple[Factor, ...]
+    gain: np.ndarray
+    prior: np.ndarray
+    own_bit: int | None
+
+    @property
+    def num_classes(self) -> int:
+        """Number of transcript classes of this view."""
+        return int(np.prod([f.num_classes for f in self.factors], dtype=np.int64))
+
+    @property
+    def num_inputs(self) -> int:
+        """Number of input classes of this view."""
+        return self.gain.shape[0]
+
+    @property
+    def num_outputs(self) -> int:
+        """|Y|."""
+        return self.gain.shape[1]
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionProblem:
+    """The optimal-decision problem of one observer (002 §2), prepared for an engine.
+
+    Attributes:
+        mechanisms: the k parties' randomized responses.
+        function, measure: f and w (float64 (|Y|, |Y|)).
+        observer: None for the central observer, else the party index i (0-based).
+        engine: ``"general"`` or ``"symmetric"``.
+        views: one view (central) or two (party: own bit 0, then 1).
+    """
+
+    mechanisms: tuple[RandomizedResponse, ...]
+    function: BooleanFunction
+    measure: np.ndarray
+    observer: int | None
+    engine: str
+    views: tuple[View, ...]
+
+    @property
+    def k(self) -> int:
+        """Number of parties."""
+        return len(self.mechanisms)
+
+
+def _symmetric_gain(factors: Sequence[Factor], values: np.ndarray, w: np.ndarray,
+                    offset: int) -> np.ndarray:
+    ones = np.zeros(1, dtype=np.int64)
+    for f in factors:
+        ones = (ones[:, None] + np.arange(f.n + 1)[None, :]).ravel()
+    return w[values[ones + offset]]
+
+
+def _prior(factors: Sequence[Factor]) -> np.ndarray:
+    prior = np.ones(1)
+    for f in factors:
+        prior = np.kron(prior, f.prior)
+    return prior
+
+
+def _pick_engine(engine: str, symmetric: bool, transcripts: int, classes: int) -> str:
+    if engine not in ENGINES:
+        raise ParameterError("engine", engine, "one of " + ", ".join(ENGINES))
+    if engine == "auto":
+        if symmetric and (classes < transcripts or transcripts > GENERAL_MAX_TRANSCRIPTS):
+            engine = "symmetric"
+        else:
+            engine = "general"
+    if engine == "symmetric" and not symmetric:
+        raise ParameterError("engine", engine, "general for a function that is not symmetric")
+    if engine == "general" and transcripts > GENERAL_MAX_TRANSCRIPTS:
+        alt = ("the symmetric engine (--engine symmetric)" if symmetric and
+               classes <= SYMMETRIC_MAX_CLASSES else
+               "a symmetric function with grouped parameters, or the posterior rule with Monte Carlo")
+        raise SizeLimitError("transcripts (prod of symbols per party)", transcripts,
+                             GENERAL_MAX_TRANSCRIPTS, alt)
+    if engine == "symmetric" and classes > SYMMETRIC_MAX_CLASSES:
+        raise SizeLimitError("transcript classes", classes, SYMMETRIC_MAX_CLASSES,
+                             "the posterior rule (exact decisions, Monte Carlo accuracy: "
+                             "analysis.accuracy.monte_carlo_accuracy)")
+    return engine
+
+
+def build_problem(
+    mechanisms: Sequence[RandomizedResponse],
+    function: BooleanFunction,
+    measure: np.ndarray,
+    observer: int | None = None,
+    engine: str = "auto",
+) -> DecisionProblem:
+    """Prepare the decision problem of the central observer or of party ``observer``.
+
+    Args:
+        mechanisms: k >= 1 randomized responses, party order.
+        function: f; symmetric functions (``count_values``) may use the symmetric engine.
+        measure: w, float64 (|Y|, |Y|) with |Y| = function.output_size(k).
+        observer: None (central observer) or a party index 0..k-1.
+        engine: ``auto``, ``general`` or ``symmetric``.
+
+    Raises:
+        ParameterError: bad observer, engine or measure shape.
+        SizeLimitError: the problem fits no engine (message names the limit and the alternative).
+    """
+    mechs = tuple(mechanisms)
+    k = len(mechs)
+    if k < 1:
+        raise ParameterError("k", k, "at least one party")
+    if observer is not None and not (0 <= int(observer) < k):
+        raise ParameterError("party", observer, f"a party index 0..{k - 1}")
+    w = np.asarray(measure, dtype=np.float64)
+    size = function.output_size(k)
+    if w.shape != (size, size) or not np.isfinite(w).all():
+        raise ParameterError("measure shape", w.shape, f"a finite ({size}, {size}) matrix for {function.name}")
+    values = function.count_values(k)
+    others = tuple(i for i in range(k) if i != observer)
+    transcripts = int(np.prod([mechs[i].num_symbols for i in others], dtype=object))
+    grouped = group_parties(mechs, others, grouped=True)
+    classes = int(np.prod([f.num_classes for f in grouped], dtype=object))
+    chosen = _pick_engine(engine, values is not None, transcripts, classes)
+    own_bits: tuple[int | None, ...] = (None,) if observer is None else (0, 1)
+    views = []
+    if chosen == "symmetric":
+        prior = _prior(grouped)
+        for b in own_bits:
+            views.append(View(grouped, _symmetric_gain(grouped, values, w, b or 0), prior, b))
+    else:
+        factors = group_parties(mechs, others, grouped=False)
+        table = function.truth_table(k)
+        prior = np.full(1 << len(others), 0.5 ** len(others))
+        for b in own_bits:
+            sub = table if b is None else np.take(table.reshape((2,) * k), b, axis=observer).ravel()
+            views.append(View(factors, w[sub], prior, b))
+    return DecisionProblem(mechs, function, w, None if observer is None else int(observer),
+                           chosen, tuple(views))
+
+
+def _batches(view: View) -> list[slice]:
+    step = max(1, _CHUNK // max(view.num_classes, view.num_inputs))
+    return [slice(a, min(a + step, view.num_outputs)) for a in range(0, view.num_outputs, step)]
+
+
+def average_decisions(view: View) -> np.ndarray:
+    """The optimal average-case decisions, 002 eq. (5) (central) / eq. (2) (party, own bit fixed).
+
+    ``argmax_y sum_j P(j | c) gain[j, y]`` for every transcript class c; ties go to the smallest y.
+
+    Returns:
+        int64 array of shape (num_classes,).
+    """
+    post = [f.posterior for f in view.factors]
+    best = np.full(view.num_classes, -np.inf)
+    arg = np.zeros(view.num_classes, dtype=np.int64)
+    for batch in _batches(view):
+        expected = kron_matvec(post, view.gain[:, batch], transpose=True)
+        local = np.argmax(expected, axis=1)
+        top = expected[np.arange(expected.shape[0]), local]
+        better = top > best
+        best = np.where(better, top, best)
+        arg = np.where(better, local + batch.start, arg)
+    return arg
+
+
+def view_accuracy(view: View, table: np.ndarray) -> np.ndarray:
+    """Accuracy of a rule on every input class: ``A[j] = E[w(f(x), rule(tau)) | x in class j]``.
+
+    Args:
+        table: int64 decisions (num_classes,) or float64 probabilities Q (num_classes, |Y|).
+
+    Returns:
+        float64 array of shape (num_inputs,) (002 eqs. (1), (3) before averaging / minimizing).
+    """
+    forward = [f.forward for f in view.factors]
+    acc = np.zeros(view.num_inputs)
+    for batch in _batches(view):
+        ys = np.arange(batch.start, batch.stop)
+        if table.ndim == 1:
+            q = (table[:, None] == ys[None, :]).astype(np.float64)
+        else:
+            q = table[:, batch]
+        acc += np.einsum("jy,jy->j", kron_matvec(forward, q), view.gain[:, batch])
+    return acc
+
+
+def input_class(view: View, bits: np.ndarray) -> int:
+    """Index of the input class of x (a full (k,) bit vector) in ``view``'s input grid."""
+    index = 0
+    for f in view.factors:
+        index = index * (f.n + 1) + int(np.asarray(bits)[list(f.members)].sum())
+    return index
+
+
+def accuracy_summary(problem: DecisionProblem,
+                     tables: Sequence[np.ndarray]) -> tuple[float, float, tuple[np.ndarray, ...]]:
+    """Exact average (002 eq. (1)) and worst-case (eq. (3)) accuracy of a rule given by its tables.
+
+    Args:
+        tables: one per view (decisions or probabilities, see :func:`view_accuracy`).
+
+    Returns:
+        (average, worst_case, per-view accuracy arrays over input classes).
+    """
+    per_view = tuple(view_accuracy(v, t) for v, t in zip(problem.views, tables, strict=True))
+    average = float(np.mean([v.prior @ a for v, a in zip(problem.views, per_view)]))
+    worst = float(min(a.min() for a in per_view))
+    return average, worst, per_view

@@ -1,0 +1,108 @@
+"""Optimal decision rules and their exact accuracy, for the central observer or any party.
+
+``optimal_rules`` is the one entry point: it prepares the problem (:func:`protocols.engines.build_problem`
+picks the engine), computes the average-case rule (002 eq. (5) / (2)) and, on request, the worst-case
+rule (the LP of eq. (6) / (4), :mod:`protocols.worst_case`), and evaluates both notions of accuracy of
+each rule exactly (eqs. (1), (3)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from protocols.engines import DecisionProblem, accuracy_summary, average_decisions, build_problem
+from protocols.errors import ParameterError
+from protocols.functions import BooleanFunction
+from protocols.mechanisms import RandomizedResponse
+from protocols.rules import DecisionRule
+from protocols.worst_case import solve_worst_case
+
+__all__ = ["RULE_CHOICES", "OptimalRules", "RuleReport", "optimal_rules"]
+
+RULE_CHOICES = ("average", "worst-case", "both")
+
+
+@dataclass(frozen=True, slots=True)
+class RuleReport:
+    """A rule with its exact accuracies.
+
+    Attributes:
+        rule: the decision rule.
+        average_accuracy: 002 eq. (1) (eq. (9) of 000).
+        worst_case_accuracy: eq. (3) (eq. (11) of 000).
+        upper_bound: for the worst-case rule, the LP's dual certificate: no rule has a larger worst
+            case (None for the average rule).
+    """
+
+    rule: DecisionRule
+    average_accuracy: float
+    worst_case_accuracy: float
+    upper_bound: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OptimalRules:
+    """The optimal rules of one observer. ``average`` / ``worst_case`` are None when not asked for."""
+
+    problem: DecisionProblem
+    average: RuleReport | None
+    worst_case: RuleReport | None
+
+    @property
+    def engine(self) -> str:
+        """The engine that ran: ``general`` or ``symmetric``."""
+        return self.problem.engine
+
+
+def _rule(problem: DecisionProblem, kind: str, tables: Sequence[np.ndarray],
+          measure_name: str) -> DecisionRule:
+    groups = tuple(f.members for f in problem.views[0].factors)
+    return DecisionRule(problem.mechanisms, problem.observer, kind, problem.engine, groups,
+                        tuple(tables), problem.views[0].num_outputs, problem.function.name,
+                        measure_name)
+
+
+def optimal_rules(
+    mechanisms: Sequence[RandomizedResponse],
+    function: BooleanFunction,
+    measure: np.ndarray,
+    observer: int | None = None,
+    rule: str = "both",
+    engine: str = "auto",
+    measure_name: str = "",
+    time_limit: float | None = None,
+) -> OptimalRules:
+    """Compute the optimal rule(s) of the central observer (observer=None) or of party ``observer``.
+
+    Args:
+        mechanisms: the k parties' randomized responses.
+        function: f; measure: w, float64 (|Y|, |Y|), w[true, guess].
+        observer: None or a party index.
+        rule: ``average``, ``worst-case`` or ``both``.
+        engine: ``auto``, ``general`` or ``symmetric``.
+        measure_name: recorded in the rules.
+        time_limit: seconds per LP (HiGHS), or None.
+
+    Raises:
+        ParameterError, SizeLimitError: bad arguments or a size no engine holds.
+        SolverError: an LP that HiGHS did not solve to optimality.
+    """
+    if rule not in RULE_CHOICES:
+        raise ParameterError("rule", rule, "one of " + ", ".join(RULE_CHOICES))
+    problem = build_problem(mechanisms, function, measure, observer, engine)
+    average = worst = None
+    if rule in ("average", "both"):
+        tables = [average_decisions(v) for v in problem.views]
+        avg, wc, _ = accuracy_summary(problem, tables)
+        average = RuleReport(_rule(problem, "average", tables, measure_name), avg, wc)
+    if rule in ("worst-case", "both"):
+        solutions = [solve_worst_case(v, time_limit) for v in problem.views]
+        tables = [s.table for s in solutions]
+        avg, wc, _ = accuracy_summary(problem, tables)
+        # party: the worst case is the smaller of the two own-bit LPs (002 eq. (4)), so is its bound
+        upper = min(s.upper_bound for s in solutions)
+        worst = RuleReport(_rule(problem, "worst-case", tables, measure_name), avg, wc, upper)
+    return OptimalRules(problem, average, worst)

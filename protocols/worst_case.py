@@ -1,0 +1,251 @@
+"""The optimal worst-case decision rule: the linear program of 002 eqs. (4), (6) (000 eqs. (12), (14)).
+
+    maximize_Q  min_x  sum_tau sum_y P(tau | x) w(f(x), y) Q[tau, y]
+    subject to  sum_y Q[tau, y] = 1,  Q >= 0.
+
+Solved on one observer view (:mod:`protocols.engines`): over transcript *classes* c and input classes
+j (the symmetric reduction: an optimal Q can be averaged over the problem's symmetry group, which keeps
+the value and makes Q constant on classes), and with the likelihood sum written as a chain of sparse
+Kronecker stages instead of the dense 2^k x m^k matrix::
+
+    Z_0 = Q[:, y],   Z_g = (I ⊗ F_g ⊗ I) Z_{g-1},   V_y = Z_G   (V_y[j] = P(decide y | x in class j))
+    maximize t  s.t.  t <= sum_y gain[j, y] V_y[j]  for every j.
+
+The last output is eliminated (Q[:, |Y|-1] = 1 - sum of the others, V likewise), so a binary f has a
+single chain. The LP has O(G * classes * |Y|) variables and non-zeros instead of 2^k * m^k * |Y|.
+
+HiGHS (``scipy.optimize.linprog``, interior point then dual simplex) solves it; a status other than optimal raises
+:class:`SolverError`. The answer is then *certified*: the returned rule's worst case is evaluated
+exactly (a lower bound), and the LP's dual multipliers give a prior over inputs whose Bayes-optimal
+accuracy is an upper bound (weak duality: every rule's worst case is at most its average under any
+prior). Both are reported with their gap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from protocols.engines import View, view_accuracy
+from protocols.errors import SolverError
+from protocols.kron import kron_matvec
+
+__all__ = ["WorstCaseSolution", "bayes_upper_bound", "solve_worst_case"]
+
+_TIE = 1e-7  # decisions within this relative margin of a class's best score count as tied
+_SNAP = 1e-6
+_DROP = 1e-16  # likelihood entries below this are left out of the LP (the value is certified anyway)
+#: HiGHS's interior point (with crossover) is 10x faster than its simplex on these sparse chains; the
+#: dual simplex is the fallback when it does not report optimality.
+_METHODS = ("highs-ipm", "highs-ds")
+_HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
+@dataclass(frozen=True, slots=True)
+class WorstCaseSolution:
+    """An optimal worst-case rule for one view, with its certificate.
+
+    Attributes:
+        table: float64 (num_classes, |Y|), Q[c, y] = P(decide y | transcript class c); rows sum to one.
+        value: the exact worst-case accuracy of ``table`` (min over input classes).
+        upper_bound: Bayes accuracy under the dual prior: no rule has a larger worst case.
+        status, message: HiGHS's status code and text.
+    """
+
+    table: np.ndarray
+    value: float
+    upper_bound: float
+    status: int
+    message: str
+
+    @property
+    def gap(self) -> float:
+        """upper_bound - value (>= 0 up to rounding): how far from optimal the rule can be."""
+        return self.upper_bound - self.value
+
+
+def bayes_upper_bound(view: View, weights: np.ndarray) -> float:
+    """``sum_c max_y sum_j weights[j] P(c | j) gain[j, y]``: the best accuracy under the prior ``weights``.
+
+    Args:
+        weights: float64 (num_inputs,), non-negative, summing to one.
+
+    An upper bound on every rule's worst-case accuracy (the dual of 002 eq. (6))."""
+    forward = [f.forward for f in view.factors]
+    scores = kron_matvec(forward, view.gain * weights[:, None], transpose=True)
+    return float(scores.max(axis=1).sum())
+
+
+def _stage(factor: np.ndarray, left: int, right: int) -> sp.csr_matrix:
+    dense = factor if sp.issparse(factor) else np.where(factor >= _DROP, factor, 0.0)
+    return sp.kron(sp.kron(sp.identity(left, format="csr"), sp.csr_matrix(dense)),
+                   sp.identity(right, format="csr"), format="csr")
+
+
+def _chain(view: View) -> tuple[list[sp.csr_matrix], list[int]]:
+    """The stage operators and the sizes Z_0 .. Z_G of one chain."""
+    dims = [f.num_classes for f in view.factors]
+    sizes = [int(np.prod(dims))]
+    ops = []
+    for g, f in enumerate(view.factors):
+        left = int(np.prod(dims[:g], dtype=np.int64))
+        right = int(np.prod(dims[g + 1:], dtype=np.int64))
+        ops.append(_stage(f.forward, left, right))
+        dims[g] = f.n + 1
+        sizes.append(int(np.prod(dims)))
+    return ops, sizes
+
+
+def _clean(q: np.ndarray) -> np.ndarray:
+    q = np.clip(q, 0.0, None)
+    return q / q.sum(axis=1, keepdims=True)
+
+
+def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSolution:
+    """Solve the worst-case LP of one view (002 eq. (6) central, eq. (4) party with own bit fixed).
+
+    Args:
+        view: from :func:`protocols.engines.build_problem`.
+        time_limit: seconds for HiGHS, or None.
+
+    Returns:
+        the rule and its certificate (:class:`WorstCaseSolution`).
+
+    Raises:
+        SolverError: HiGHS did not reach optimality (status and message attached).
+    """
+    num_y = view.num_outputs
+    n_c, n_j = view.num_classes, view.num_inputs
+    if num_y == 1:
+        table = np.ones((n_c, 1))
+        acc = view_accuracy(view, table)
+        return WorstCaseSolution(table, float(acc.min()), float(acc.min()), 0, "trivial: |Y| = 1")
+    ops, sizes = _chain(view)
+    chain_len = sum(sizes)
+    chains = num_y - 1
+    n_var = chains * chain_len + 1  # the last variable is t
+    eq_blocks, ub_rows = [], []
+    for y in range(chains):
+        base = y * chain_len
+        offset = base
+        for g, op in enumerate(ops):
+            nxt = offset + sizes[g]
+            rows = op.shape[0]
+            block = sp.hstack([sp.csr_matrix((rows, offset)), -op, sp.identity(rows, format="csr"),
+                               sp.csr_matrix((rows, n_var - nxt - rows))], format="csr")
+            eq_blocks.append(block)
+            offset = nxt
+    # t - sum_y (gain[j, y] - gain[j, last]) V_y[j] <= gain[j, last]
+    diff = view.gain[:, :-1] - view.gain[:, -1:]
+    cols, vals = [], []
+    for y in range(chains):
+        start = y * chain_len + chain_len - n_j
+        cols.append(start + np.arange(n_j))
+        vals.append(-diff[:, y])
+    rows = np.tile(np.arange(n_j), chains)
+    a_t = sp.csr_matrix((np.concatenate(vals), (rows, np.concatenate(cols))), shape=(n_j, n_var))
+    a_t = a_t + sp.csr_matrix((np.ones(n_j), (np.arange(n_j), np.full(n_j, n_var - 1))),
+                              shape=(n_j, n_var))
+    ub_rows.append(a_t)
+    b_ub = [view.gain[:, -1]]
+    if chains > 1:  # sum_{y < last} Q[c, y] <= 1
+        cols = np.concatenate([y * chain_len + np.arange(n_c) for y in range(chains)])
+        ub_rows.append(sp.csr_matrix((np.ones(cols.size), (np.tile(np.arange(n_c), chains), cols)),
+                                     shape=(n_c, n_var)))
+        b_ub.append(np.ones(n_c))
+    a_eq = sp.vstack(eq_blocks, format="csr") if eq_blocks else None
+    b_eq = np.zeros(a_eq.shape[0]) if a_eq is not None else None
+    bounds = np.zeros((n_var, 2))
+    bounds[:, 1] = 1.0
+    bounds[-1] = (-np.inf, np.inf)
+    cost = np.zeros(n_var)
+    cost[-1] = -1.0
+    options = dict(_HIGHS_OPTIONS)
+    if time_limit is not None:
+        options["time_limit"] = float(time_limit)
+    a_ub = sp.vstack(ub_rows, format="csr")
+    for method in _METHODS:
+        try:
+            res = linprog(cost, A_ub=a_ub, b_ub=np.concatenate(b_ub), A_eq=a_eq, b_eq=b_eq,
+                          bounds=bounds, method=method, options=options)
+        except ValueError as exc:  # scipy's input validation
+            raise SolverError(-1, str(exc)) from exc
+        if res.status == 0:
+            break
+    if res.status != 0 or res.x is None:
+        raise SolverError(int(res.status), str(res.message))
+    q = np.empty((n_c, num_y))
+    for y in range(chains):
+        q[:, y] = res.x[y * chain_len: y * chain_len + n_c]
+    q[:, -1] = 1.0 - q[:, :-1].sum(axis=1)
+    table = _clean(q)
+    value = float(view_accuracy(view, table).min())
+    duals = np.abs(np.asarray(res.ineqlin.marginals[:n_j], dtype=np.float64))
+    total = duals.sum()
+    weights = duals / total if total > 0 else view.prior
+    upper = bayes_upper_bound(view, weights)
+    # the interior point stops ~1e-9 inside the vertices: snap near-0/1 entries, and re-solve on the
+    # support the dual allows; keep whichever rule is exactly best
+    snapped = _clean(np.where(table < _SNAP, 0.0, np.where(table > 1.0 - _SNAP, 1.0, table)))
+    candidates = [(table, value), (snapped, float(view_accuracy(view, snapped).min()))]
+    polished = _polish(view, weights)
+    if polished is not None:
+        candidates.append(polished)
+    table, value = max(candidates, key=lambda tv: tv[1])
+    return WorstCaseSolution(table, value, upper, int(res.status), str(res.message))
+
+
+def _polish(view: View, weights: np.ndarray, max_free: int = 128) -> tuple[np.ndarray, float] | None:
+    """Re-solve on the support the dual prior allows, in a small well-scaled LP.
+
+    Complementary slackness: an optimal Q puts mass only on decisions that are Bayes-optimal under the
+    optimal prior. Classes with one such decision are fixed; the LP over the (few) tied classes is
+    dense but small and recovers the optimum to rounding where the large LP stops at its tolerance.
+    Returns (table, exact worst case) or None when too many classes are tied.
+    """
+    forward = [f.forward for f in view.factors]
+    scores = kron_matvec(forward, view.gain * weights[:, None], transpose=True)
+    top = scores.max(axis=1, keepdims=True)
+    near = scores >= top - _TIE * np.abs(scores).max(axis=1, keepdims=True)
+    tied = np.flatnonzero(near.sum(axis=1) > 1)
+    table = np.zeros(scores.shape)
+    table[np.arange(scores.shape[0]), scores.argmax(axis=1)] = 1.0
+    if tied.size == 0:
+        return table, float(view_accuracy(view, table).min())
+    if tied.size > max_free:
+        return None
+    fixed_table = table.copy()
+    fixed_table[tied] = 0.0
+    fixed = view_accuracy(view, fixed_table)
+    # columns P(c | j) of the tied classes: unit vectors through the forward transform, in batches
+    cols = np.empty((view.num_inputs, tied.size))
+    step = max(1, (1 << 22) // scores.shape[0])
+    for a in range(0, tied.size, step):
+        part = tied[a:a + step]
+        unit = np.zeros((scores.shape[0], part.size))
+        unit[part, np.arange(part.size)] = 1.0
+        cols[:, a:a + part.size] = kron_matvec(forward, unit)
+    pairs = [(t, y) for t in range(tied.size) for y in np.flatnonzero(near[tied[t]])]
+    n_var = len(pairs) + 1
+    a_ub = np.zeros((view.num_inputs, n_var))
+    for v, (t, y) in enumerate(pairs):
+        a_ub[:, v] = -cols[:, t] * view.gain[:, y]
+    a_ub[:, -1] = 1.0
+    a_eq = np.zeros((tied.size, n_var))
+    for v, (t, _) in enumerate(pairs):
+        a_eq[t, v] = 1.0
+    cost = np.zeros(n_var)
+    cost[-1] = -1.0
+    bounds = [(0.0, 1.0)] * len(pairs) + [(None, None)]
+    res = linprog(cost, A_ub=a_ub, b_ub=fixed, A_eq=a_eq, b_eq=np.ones(tied.size), bounds=bounds,
+                  method="highs-ds", options=_HIGHS_OPTIONS)
+    if res.status != 0:
+        return None
+    table[tied] = 0.0
+    for v, (t, y) in enumerate(pairs):
+        table[tied[t], y] = max(res.x[v], 0.0)
+    table = _clean(table)
+    return table, float(view_accuracy(view, table).min())

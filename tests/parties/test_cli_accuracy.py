@@ -1,0 +1,62 @@
+"""``mpdp accuracy`` end to end through parties.cli.main."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from parties.cli import main
+
+
+def _json(capsys, *argv):
+    assert main(["accuracy", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_fields_and_vector_values(capsys):
+    # vector mpc-001: k=2, eps (0.5, 1.5), AND, zero-one, central
+    out = _json(capsys, "--epsilon", "0.5,1.5", "--function", "and")
+    assert out["k"] == 2 and out["function"] == "and" and out["measure"] == "zero-one"
+    assert out["observer"] == "central" and out["engine"] in ("general", "symmetric")
+    assert out["rules"]["average"]["average_accuracy"] == pytest.approx(0.75445343083, abs=1e-9)
+    assert out["rules"]["average"]["worst_case_accuracy"] == pytest.approx(0.508906861659, abs=1e-9)
+    assert out["rules"]["worst_case"]["worst_case_accuracy"] == pytest.approx(0.60212777411, abs=1e-9)
+
+
+def test_party_and_delta_and_measure(capsys):
+    # vector mpc-030: four-output, sum with negative absolute error, party 0
+    out = _json(capsys, "--epsilon", "0.3,0.9,1.5", "--delta", "0,0.1,0.3", "--function", "sum",
+                "--measure", "absolute-error", "--party", "0")
+    assert out["observer"] == 0
+    assert out["rules"]["average"]["average_accuracy"] == pytest.approx(-0.354623295616, abs=1e-9)
+    assert out["rules"]["worst_case"]["worst_case_accuracy"] == pytest.approx(-0.368638788454, abs=1e-9)
+
+
+def test_table_from_file_and_rule_choice(capsys, tmp_path):
+    path = tmp_path / "f.txt"
+    path.write_text("0 1\n1 1\n0 0\n1 0\n")
+    out = _json(capsys, "--epsilon", "1*3", "--function", f"table:@{path}", "--rule", "average")
+    assert out["engine"] == "general" and set(out["rules"]) == {"average"}
+    inline = _json(capsys, "--epsilon", "1,1,1", "--function", "table:0,1,1,1,0,0,1,0", "--rule", "average")
+    assert inline["rules"] == out["rules"]
+
+
+def test_text_output_names_engine(capsys):
+    assert main(["accuracy", "--epsilon", "1*50", "--function", "majority"]) == 0
+    text = capsys.readouterr().out
+    assert "engine=symmetric" in text and "worst-case rule" in text
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--epsilon", "1,-1", "--function", "xor"], "epsilon"),
+    (["--epsilon", "1,1", "--function", "nope"], "function"),
+    (["--epsilon", "1,1", "--delta", "0.1,0.1,0.1", "--function", "xor"], "--delta"),
+    (["--epsilon", "1,1", "--function", "xor", "--party", "5"], "party"),
+    (["--epsilon", "1,1", "--function", "table:@/nonexistent/file"], "readable"),
+    (["--epsilon", "1*25", "--function", "table:@/dev/null", "--rule", "average"], "table"),
+])
+def test_errors_exit_2_with_one_line(capsys, argv, needle):
+    assert main(["accuracy", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("mpdp: error:") and needle in err and "\n" not in err
