@@ -3,6 +3,7 @@ messages, Ed25519 signing. Imports nothing of mpdp but :mod:`protocols.errors`."
 
 from broker.connectivity import check_connectivity, wait_until_accepting
 from broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
+from broker.decision_messages import DecisionMessage, TranscriptMessage, pack_decisions, unpack_decisions
 from broker.embedded import run_embedded
 from broker.endpoint import BrokerEndpoint
 from broker.launch import external_endpoint, open_broker
@@ -40,9 +41,11 @@ __all__ = [
     "BrokerSettings",
     "CuratorAnnouncement",
     "CuratorRelease",
+    "DecisionMessage",
     "PartyMessage",
     "SealedBallot",
     "Topics",
+    "TranscriptMessage",
     "WorkerStatus",
     "canonical_bytes",
     "check_connectivity",
@@ -57,6 +60,7 @@ __all__ = [
     "new_nonce",
     "open_broker",
     "open_sealed",
+    "pack_decisions",
     "pack_symbols",
     "packed_length",
     "public_key_of",
@@ -65,6 +69,7 @@ __all__ = [
     "run_mosquitto",
     "seal",
     "sign_message",
+    "unpack_decisions",
     "unpack_symbols",
     "verify_message",
     "wait_until_accepting",

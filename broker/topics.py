@@ -4,6 +4,8 @@
     mpdp/{session}/party/{id}      party ``id``'s broadcast (one message per round)
     mpdp/{session}/status          worker status (ready / failed), control plane only
     mpdp/{session}/curator/release the curator's released outputs (curator protocol only)
+    mpdp/{session}/transcript      a closed round's recorded transcript (observer -> parties)
+    mpdp/{session}/decision/{id}   party ``id``'s own decisions of f for that round
 """
 
 from __future__ import annotations
@@ -61,6 +63,24 @@ class Topics:
         """The curator's releases (curator protocol)."""
         return f"{self.prefix}/curator/release"
 
+    @property
+    def transcript(self) -> str:
+        """Closed rounds' transcripts, signed by the coordinator (party decisions)."""
+        return f"{self.prefix}/transcript"
+
+    def decision(self, party: int) -> str:
+        """Party ``party``'s decisions topic."""
+        return f"{self.prefix}/decision/{int(party)}"
+
+    @property
+    def all_decisions(self) -> str:
+        """The subscription filter matching every party's decisions topic."""
+        return f"{self.prefix}/decision/+"
+
+    def decision_party_of(self, topic: str) -> int | None:
+        """The party id in a decisions topic of this session, or None for any other topic."""
+        return self._id_under(topic, "decision")
+
     def party(self, party: int) -> str:
         """Party ``party``'s broadcast topic."""
         return f"{self.prefix}/party/{int(party)}"
@@ -72,7 +92,10 @@ class Topics:
 
     def party_of(self, topic: str) -> int | None:
         """The party id in a party topic of this session, or None for any other topic."""
+        return self._id_under(topic, "party")
+
+    def _id_under(self, topic: str, level: str) -> int | None:
         head, _, tail = topic.rpartition("/")
-        if head != f"{self.prefix}/party" or not tail.isdigit() or (tail != "0" and tail[0] == "0"):
+        if head != f"{self.prefix}/{level}" or not tail.isdigit() or (tail != "0" and tail[0] == "0"):
             return None
         return int(tail)

@@ -14,9 +14,11 @@ from parties.observer import (
     RuleFactory,
     default_rule_factory,
     open_observer,
+    optimal_rule_factory,
     serve_observer,
     zero_one_rule,
 )
+from parties.decisions import PartyDecider, PartyDecisionSpec, apply_rule, decision_generator
 from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
 from parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, round_generator, secure_sampler
 from parties.pool import WorkerPool
@@ -29,7 +31,7 @@ from parties.privacy import (
 )
 from parties.ranges import format_ranges, parse_ranges
 from parties.roster import Roster
-from parties.runner import ProgressCallback, RunConfig, default_workers, run, run_async
+from parties.runner import ProgressCallback, RunConfig, default_workers, observer_decision_seed, run, run_async
 from parties.session_files import (
     KeyFile,
     PartyEntry,
@@ -56,6 +58,8 @@ __all__ = [
     "DecisionRule",
     "Observer",
     "Party",
+    "PartyDecider",
+    "PartyDecisionSpec",
     "PartySpec",
     "ProgressCallback",
     "RecordedBallot",
@@ -70,12 +74,16 @@ __all__ = [
     "TranscriptStore",
     "WorkerPool",
     "WorkerSpec",
+    "apply_rule",
     "check_privacy_options",
     "curator_privacy_level",
+    "decision_generator",
     "default_rule_factory",
     "default_workers",
     "ledgers_from_rounds",
+    "observer_decision_seed",
     "open_observer",
+    "optimal_rule_factory",
     "privacy_section",
     "privacy_summary",
     "round_generator",

@@ -22,6 +22,17 @@ mechanisms, ``rule = rule_factory(mechanisms, function, measure)`` and ``rule.de
 symbols uint8 (repetitions, n) in party-id order (Kairouz, Oh, Viswanath 2015 / paper 002 eq. 2), and
 writes the round to the store in one transaction.
 
+Party decisions (``party_decisions=True``): after a round closes the observer publishes its recorded
+transcript (:class:`broker.decision_messages.TranscriptMessage`, signed with the coordinator key) and
+accepts from each participant one signed :class:`broker.decision_messages.DecisionMessage` for that
+round, validated like the symbols (topic, schema, session, unknown-party, signature, then ``round``: no
+transcript of that round was published, ``not-participant``, ``duplicate``, ``repetitions``,
+``decision-range``); they are written to the store at each round close and by
+:meth:`Observer.collect_party_decisions`.
+
+Randomized (worst-case) rules draw with :func:`parties.decisions.decision_generator` of
+``decision_seed`` in simulation, from the OS CSPRNG with ``secure``.
+
 The observer's MQTT session is persistent (clean_session False / clean_start False): if the
 connection drops it reconnects with the same client id and the broker delivers what was queued.
 """
@@ -39,16 +50,19 @@ import aiomqtt
 import numpy as np
 from pydantic import ValidationError
 
+from broker.decision_messages import DecisionMessage, TranscriptMessage
 from broker.endpoint import BrokerEndpoint
 from broker.messages import Announcement, PartyMessage, WorkerStatus
 from broker.signing import load_private_key, load_public_key, verify_message
 from broker.topics import Topics
+from parties.decisions import apply_rule, decision_generator
 from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
 from parties.roster import Roster
 from parties.store import RecordedMessage, RoundRecord, TranscriptStore
 from protocols.errors import ProtocolViolation, TransportError
 from protocols.functions import BooleanFunction
 from protocols.mechanisms import RandomizedResponse
+from protocols.rule_cache import RuleCache
 from protocols.symmetric import observer_average_rule
 
 __all__ = [
@@ -57,6 +71,7 @@ __all__ = [
     "RuleFactory",
     "default_rule_factory",
     "open_observer",
+    "optimal_rule_factory",
     "serve_observer",
     "zero_one_rule",
 ]
@@ -66,9 +81,10 @@ _RECONNECTS = 5
 
 
 class DecisionRule(Protocol):
-    """A decision rule of the central observer: symbols uint8 (repetitions, n) -> int64 (repetitions,)."""
+    """A decision rule of the central observer: symbols uint8 (repetitions, n) -> int64 (repetitions,);
+    ``rng`` draws a randomized rule's decisions."""
 
-    def decide(self, symbols: np.ndarray) -> np.ndarray: ...
+    def decide(self, symbols: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray: ...
 
 
 RuleFactory = Callable[[Sequence[RandomizedResponse], BooleanFunction, np.ndarray], DecisionRule]
@@ -92,6 +108,20 @@ def zero_one_rule(
     return observer_average_rule(mechanisms, function, np.eye(size))
 
 
+def optimal_rule_factory(kind: str, cache: RuleCache | None = None) -> RuleFactory:
+    """A :data:`RuleFactory` of the optimal zero-one rule of ``kind`` (``average``: 002 eq. (5);
+    ``worst-case``: the randomized rule of the LP, eq. (6)) over the round's participants, built through
+    ``cache`` (:class:`protocols.rule_cache.RuleCache`; keep it to read the same rule object back for the
+    theory). ``measure`` is not used: the zero-one measure is sized to the participants."""
+    rules = cache if cache is not None else RuleCache()
+
+    def factory(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
+                measure: np.ndarray) -> DecisionRule:
+        return rules.rule(mechanisms, function, kind)  # type: ignore[return-value]
+
+    return factory
+
+
 class Observer:
     """The central observer of one session. Create with :func:`open_observer`.
 
@@ -104,6 +134,9 @@ class Observer:
         repetitions: the number of repetitions every party sends per round.
         round_timeout: seconds a round stays open at most.
         rule_factory: builds the decision rule from the participants' mechanisms.
+        party_decisions: publish each closed round's transcript and collect the parties' decisions.
+        decision_seed: seed sequence of a randomized rule's draws (simulation); None = OS entropy.
+        secure: deployment mode: a randomized rule draws from the OS CSPRNG.
     """
 
     #: The wire message the parties send (a subclass speaking another protocol sets its own).
@@ -122,6 +155,9 @@ class Observer:
         repetitions: int,
         round_timeout: float,
         rule_factory: RuleFactory,
+        party_decisions: bool = False,
+        decision_seed: np.random.SeedSequence | None = None,
+        secure: bool = False,
     ) -> None:
         self._endpoint = endpoint
         self.topics = topics
@@ -133,6 +169,14 @@ class Observer:
         self.repetitions = repetitions
         self.round_timeout = round_timeout
         self._rule_factory = rule_factory
+        self.party_decisions = party_decisions
+        self._decision_seed = decision_seed
+        self._secure = secure
+        self._published: dict[int, tuple[frozenset[int], int]] = {}  # round -> (participants, |Y|)
+        self._party_pending: dict[int, dict[int, tuple[np.ndarray, str]]] = collections.defaultdict(dict)
+        self._party_seen: dict[int, set[int]] = collections.defaultdict(set)
+        self._party_complete = asyncio.Event()
+        self.decisions_received = 0
         self._keys = [load_public_key(key) for key in roster.public_keys]
         self._client: aiomqtt.Client | None = None
         self._connected = asyncio.Event()
@@ -164,6 +208,8 @@ class Observer:
                     async with asyncio.timeout(2 * self._endpoint.timeout):
                         await client.subscribe(self.topics.all_parties, qos=1)
                         await client.subscribe(self.topics.status, qos=1)
+                        if self.party_decisions:
+                            await client.subscribe(self.topics.all_decisions, qos=1)
                     self._client, failures = client, 0
                     self._connected.set()
                     async for message in client.messages:
@@ -206,6 +252,9 @@ class Observer:
         text = payload.decode("utf-8", "replace") if isinstance(payload, bytes | bytearray) else str(payload)
         if topic == self.topics.status:
             self._handle_status(text)
+            return
+        if self.party_decisions and self.topics.decision_party_of(topic) is not None:
+            self._handle_decision(topic, text)
             return
         try:
             message, symbols = self._validate(topic, text)
@@ -251,6 +300,75 @@ class Observer:
         if symbols.size and int(symbols.max()) >= self.roster.mechanisms[message.party].num_symbols:
             raise ProtocolViolation("symbol-range", f"{where}: symbol {int(symbols.max())}")
         return symbols
+
+    def _handle_decision(self, topic: str, text: str) -> None:
+        try:
+            message, decisions = self._validate_decision(topic, text)
+        except ProtocolViolation as exc:
+            self._reject(exc.reason, exc.detail)
+            return
+        self._party_seen[message.round].add(message.party)
+        self._party_pending[message.round][message.party] = (decisions, text)
+        self.decisions_received += 1
+        if self._decisions_complete():
+            self._party_complete.set()
+
+    def _decisions_complete(self) -> bool:
+        return all(len(self._party_seen[r]) == len(ids) for r, (ids, _) in self._published.items())
+
+    def _validate_decision(self, topic: str, text: str) -> tuple[DecisionMessage, np.ndarray]:
+        topic_party = self.topics.decision_party_of(topic)
+        try:
+            message = DecisionMessage.model_validate_json(text)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ProtocolViolation("schema", f"{topic}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        where = f"{topic} decisions of round {message.round} party {message.party}"
+        if message.session != self.topics.session:
+            raise ProtocolViolation("session", f"{where}: session {message.session!r}")
+        if not 0 <= message.party < self.roster.k:
+            raise ProtocolViolation("unknown-party", where)
+        if message.party != topic_party:
+            raise ProtocolViolation("topic", f"{where}: sent on party {topic_party}'s topic")
+        if not verify_message(message, self._keys[message.party]):
+            raise ProtocolViolation("signature", where)
+        published = self._published.get(message.round)
+        if published is None:
+            raise ProtocolViolation("round", f"{where}: no transcript of that round was published")
+        participants, outputs = published
+        if message.party not in participants:
+            raise ProtocolViolation("not-participant", where)
+        if message.party in self._party_seen[message.round]:
+            raise ProtocolViolation("duplicate", where)
+        if message.repetitions != self.repetitions:
+            raise ProtocolViolation("repetitions", f"{where}: {message.repetitions} != {self.repetitions}")
+        decisions = message.decision_array()
+        if decisions.size and int(decisions.max()) >= outputs:
+            raise ProtocolViolation("decision-range", f"{where}: decision {int(decisions.max())} >= {outputs}")
+        return message, decisions
+
+    def _flush_party_decisions(self) -> None:
+        pending, self._party_pending = self._party_pending, collections.defaultdict(dict)
+        for index, decisions in pending.items():
+            if decisions:
+                self._store.record_party_decisions(self.topics.session, index, decisions)
+
+    async def collect_party_decisions(self, timeout: float) -> bool:
+        """Wait until every participant of every published round sent its decisions, or ``timeout``
+        seconds; write them to the store. Returns True if all arrived."""
+        if not self._decisions_complete():
+            self._party_complete.clear()
+            try:
+                async with asyncio.timeout(timeout):
+                    while not self._decisions_complete():
+                        self._party_complete.clear()
+                        await self._party_complete.wait()
+            except TimeoutError:
+                missing = {r: len(ids) - len(self._party_seen[r]) for r, (ids, _) in self._published.items()
+                           if len(self._party_seen[r]) < len(ids)}
+                log.warning("observer: party decisions missing after %g s (round: count) %s", timeout, missing)
+        self._flush_party_decisions()
+        return self._decisions_complete()
 
     def _handle_status(self, text: str) -> None:
         try:
@@ -302,7 +420,26 @@ class Observer:
         except TimeoutError:
             status = "timeout"
         self._open = None
-        return self._close_round(index, name, status)
+        outcome = self._close_round(index, name, status)
+        if self.party_decisions:
+            await self._publish_transcript(outcome)
+        return outcome
+
+    async def _publish_transcript(self, outcome: RoundOutcome) -> None:
+        """Publish the closed round's recorded transcript for the parties' own decisions."""
+        n = outcome.participants.size
+        self._published[outcome.index] = (frozenset(int(p) for p in outcome.participants),
+                                          self._function.output_size(n) if n else 1)
+        message = TranscriptMessage.signed(self._coordinator, session=self.topics.session, round=outcome.index,
+                                           participants=outcome.participants, symbols=outcome.symbols)
+        await self._publish(self.topics.transcript, message.model_dump_json())
+
+    def _decision_rng(self, index: int) -> np.random.Generator | None:
+        if self._secure:
+            return None
+        if self._decision_seed is None:
+            return np.random.default_rng()
+        return decision_generator(self._decision_seed, index)
 
     def _close_round(self, index: int, name: str, status: str) -> RoundOutcome:
         entries: list[RecordedMessage] = []
@@ -321,13 +458,14 @@ class Observer:
         for j, party in enumerate(participants):
             symbols[:, j] = entries[party].symbols
         rule = self._rule_factory([self.roster.mechanisms[p] for p in participants], self._function, self._measure)
-        decisions = np.asarray(rule.decide(symbols), dtype=np.int64)
+        decisions = apply_rule(rule, symbols, self._decision_rng(index))  # type: ignore[arg-type]
         outcome = RoundOutcome(
             name=name, participants=participants, symbols=symbols, decisions=decisions,
             messages_received=len(self._received), messages_rejected=self._round_rejects, index=index,
             abstained=ids["abstain"], absent=ids["absent"], status=status,  # type: ignore[arg-type]
             exhausted=np.array([e.party for e in entries if e.reason == ABSTAIN_BUDGET_EXHAUSTED], dtype=np.int64),
         )
+        self._flush_party_decisions()
         rejects, self._pending_rejects = dict(self._pending_rejects), collections.defaultdict(dict)
         self._store.record_round(RoundRecord(self.topics.session, self.repetitions, outcome, tuple(entries), rejects))
         if status == "timeout":

@@ -33,6 +33,9 @@ class RoundOutcome:
         status: ``"complete"`` (every party answered) or ``"timeout"``.
         exhausted: int64, the ids in ``abstained`` whose reason is :data:`ABSTAIN_BUDGET_EXHAUSTED`
             (out of privacy budget; the others did not vote).
+        party_decisions: int64 (n, repetitions): row j = participant j's own decisions of f
+            (002 eqs. (2), (4)), -1 where its decision message never arrived; None when the run did
+            not ask the parties to decide.
     """
 
     name: str
@@ -46,6 +49,7 @@ class RoundOutcome:
     absent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     status: Literal["complete", "timeout"] = "complete"
     exhausted: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    party_decisions: np.ndarray | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

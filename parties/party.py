@@ -9,6 +9,13 @@ CSPRNG). The raw bit stays in this process: it is in no message, log line or rep
 Privacy accounting: the party keeps an :class:`analysis.PrivacyLedger` of the rounds it answered (each
 repetition one release). With a budget, before it answers a round it asks whether the answer would take
 it past the budget; if so it abstains with reason ``budget-exhausted`` instead (nothing is released).
+
+Own decisions (a :class:`parties.decisions.PartyDecider` given): the party also subscribes to the
+session's transcript topic; for each round it answered with symbols, it verifies the transcript the
+observer published (coordinator signature), decides f with its own optimal rule over the round's
+participants and its own bit (002 eqs. (2), (4); randomized draws from
+:func:`parties.decisions.decision_generator` of its seed, or the CSPRNG in deployment mode) and
+publishes a signed :class:`broker.decision_messages.DecisionMessage`.
 """
 
 from __future__ import annotations
@@ -25,10 +32,12 @@ import numpy as np
 from pydantic import ValidationError
 
 from analysis.accounting import Budget, PrivacyLedger
+from broker.decision_messages import DecisionMessage
 from broker.endpoint import BrokerEndpoint
 from broker.messages import Announcement, PartyMessage
 from broker.signing import load_private_key, load_public_key, verify_message
 from broker.topics import Topics
+from parties.decisions import PartyDecider, decision_generator
 from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED
 from parties.privacy import DEFAULT_DELTA_SLACK
 from protocols.errors import ParameterError, TransportError
@@ -108,6 +117,7 @@ class Party:
         sampler: deployment-mode sampler (from :func:`secure_sampler`); None = simulation mode
             (``spec.seed`` must be set).
         connect_gate: bounds how many parties of a worker connect at once.
+        decider: the worker's shared deciding machinery; None = the party does not decide f itself.
     """
 
     #: The announcement the coordinator signs (a subclass speaking another protocol sets its own).
@@ -123,6 +133,7 @@ class Party:
         idle_timeout: float,
         sampler: Sampler | None = None,
         connect_gate: asyncio.Semaphore | None = None,
+        decider: PartyDecider | None = None,
     ) -> None:
         if sampler is None and spec.seed is None:
             raise ParameterError("seed", None, "a SeedSequence in simulation mode (or a secure sampler)")
@@ -135,6 +146,9 @@ class Party:
         self._sampler = sampler
         self._gate = connect_gate or asyncio.Semaphore(1)
         self._answered: set[int] = set()
+        self._decider = decider
+        self._released: set[int] = set()  # rounds answered with symbols
+        self._decided: set[int] = set()
         self.ledger = spec.ledger  #: the rounds this party answered and what they cost
 
     @property
@@ -179,7 +193,31 @@ class Party:
             assert self.spec.seed is not None
             rng = round_generator(self.spec.seed, index)
             symbols = self.spec.mechanism.sample(bit, announcement.repetitions, rng)
+        self._released.add(index)
         return PartyMessage.signed(self._key, symbols=symbols, **common)
+
+    def decide(self, payload: bytes) -> DecisionMessage | None:
+        """The signed decisions answering a published transcript (no I/O), or None when there is
+        nothing to decide: no decider, an unverified transcript, a round this party did not release
+        symbols in or already decided.
+
+        Raises:
+            ParameterError: the transcript omits this party although it released symbols (from the decider).
+        """
+        if self._decider is None:
+            return None
+        verified = self._decider.transcript(payload)
+        if verified is None:
+            return None
+        message, symbols = verified
+        index = message.round
+        if index not in self._released or index in self._decided or self.spec.party not in message.participants:
+            return None
+        rng = None if self._sampler is not None or self.spec.seed is None else decision_generator(self.spec.seed, index)
+        decisions = self._decider.decide(message, symbols, self.spec.party, self.bit(index), rng)
+        self._decided.add(index)
+        return DecisionMessage.signed(self._key, session=self._topics.session, round=index,
+                                      party=self.spec.party, decisions=decisions)
 
     def _announcement(self, message: aiomqtt.Message) -> Announcement | None:
         try:
@@ -203,6 +241,8 @@ class Party:
                 async with self._gate, asyncio.timeout(2 * self._endpoint.timeout):
                     client = await stack.enter_async_context(self._endpoint.client(self.client_id))
                     await client.subscribe(self._topics.rounds, qos=1)
+                    if self._decider is not None:
+                        await client.subscribe(self._topics.transcript, qos=1)
                 on_ready()
                 await self._serve(client)
         except aiomqtt.MqttError as exc:
@@ -221,6 +261,12 @@ class Party:
                 raise TransportError(
                     f"party {self.spec.party}: no announcement for {self._idle_timeout:g} s"
                 ) from None
+            if message.topic.value == self._topics.transcript:
+                if isinstance(message.payload, bytes | bytearray):
+                    decision = self.decide(bytes(message.payload))
+                    if decision is not None:
+                        await client.publish(self._topics.decision(self.spec.party), decision.model_dump_json(), qos=1)
+                continue
             announcement = self._announcement(message)
             if announcement is None:
                 continue

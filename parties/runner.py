@@ -8,6 +8,8 @@
              └─ WorkerPool(specs)              spawned processes, parties as asyncio tasks
                   wait for every worker's "ready"
                   for each round: announce -> parties answer -> observer closes, decides, records
+                     [party_rule: observer publishes the transcript -> each participant decides f itself]
+                  [party_rule: wait for the parties' decisions (at most round_timeout)]
                   announce the end; workers exit (else terminated, then killed)
 
 Privacy: each party keeps its own ledger and, with ``budget``, abstains (``budget-exhausted``) from a
@@ -25,6 +27,7 @@ stops with a :class:`TransportError` naming the worker, its parties and the roun
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import os
 import time
@@ -41,6 +44,7 @@ from broker.messages import MAX_REPETITIONS
 from broker.settings import BrokerSettings
 from broker.signing import generate_key_pair
 from broker.topics import Topics, check_session
+from parties.decisions import PartyDecisionSpec
 from parties.observer import Observer, RuleFactory, default_rule_factory, open_observer
 from parties.outcome import RoundOutcome, RunOutcome
 from parties.party import PartySpec, secure_sampler
@@ -52,12 +56,14 @@ from parties.worker import WorkerSpec
 from protocols.errors import MpdpError, ParameterError, TransportError
 from protocols.functions import BooleanFunction
 from protocols.mechanisms import RandomizedResponse
+from protocols.rules import RULE_KINDS
 
 __all__ = [
     "ProgressCallback",
     "RunConfig",
     "default_workers",
     "first_mpdp_error",
+    "observer_decision_seed",
     "run",
     "run_async",
     "wait_ready",
@@ -96,6 +102,9 @@ class RunConfig:
         rule_factory: builds the observer's rule; None = ``protocols.symmetric.observer_average_rule``.
         budget: every party's privacy budget (None: nobody is stopped, spending is still accounted).
         delta_slack: delta_tilde of the accounting (exact optimum of 000 Theorem 3.3), in [0, 1).
+        party_rule: None, or ``"average"`` / ``"worst-case"``: every participant also decides f
+            itself with its optimal rule of that kind (zero-one measure) from the published transcript
+            and its own bit; :attr:`RoundOutcome.party_decisions` holds the decisions.
 
     Raises:
         ParameterError: any field out of its domain (named, with what is allowed).
@@ -119,8 +128,13 @@ class RunConfig:
     rule_factory: RuleFactory | None = None
     budget: Budget | None = None
     delta_slack: float = DEFAULT_DELTA_SLACK
+    party_rule: str | None = None
 
     def __post_init__(self) -> None:
+        if self.party_rule is not None and self.party_rule not in RULE_KINDS:
+            raise ParameterError("party_rule", self.party_rule, "None or one of " + ", ".join(RULE_KINDS))
+        if self.party_rule is not None and self.function.count_values(1) is None:
+            raise ParameterError("function", self.function.name, "a symmetric function for party decisions")
         check_session(self.session)
         object.__setattr__(self, "delta_slack", check_privacy_options(self.budget, self.delta_slack))
         names = tuple(str(n) for n in self.round_names)
@@ -172,6 +186,12 @@ def _check_int(name: str, value: object, low: int, high: int | None) -> None:
         raise ParameterError(name, value, allowed)
 
 
+def observer_decision_seed(seed: int | None) -> np.random.SeedSequence:
+    """The seed sequence of the observer's randomized decisions: ``SeedSequence(seed, spawn_key=(2**31 + 1,))``
+    (children 0..k-1 belong to the parties, ``2**31`` to the simulate command); fresh entropy for None."""
+    return np.random.SeedSequence(seed, spawn_key=(2**31 + 1,))
+
+
 def worker_specs(
     config: RunConfig, endpoint: BrokerEndpoint, private_keys: Sequence[bytes], coordinator_public: bytes,
     seeds: Sequence[np.random.SeedSequence] | None, ledgers: Sequence[PrivacyLedger] | None = None,
@@ -185,6 +205,8 @@ def worker_specs(
     workers = min(config.workers, config.k)
     bounds = np.linspace(0, config.k, workers + 1).round().astype(int)
     idle = config.ready_timeout + 2 * config.round_timeout + 30.0
+    deciding = None if config.party_rule is None else PartyDecisionSpec(
+        config.mechanisms, config.function, config.party_rule)
     return [
         WorkerSpec(
             index=w, endpoint=endpoint, session=config.session, coordinator_key=coordinator_public,
@@ -194,6 +216,7 @@ def worker_specs(
                 for i in range(bounds[w], bounds[w + 1])
             ),
             secure=config.secure, idle_timeout=idle, connect_concurrency=config.connect_concurrency,
+            decisions=deciding,
         )
         for w in range(workers)
     ]
@@ -295,7 +318,8 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutco
             async with open_observer(
                 endpoint, topics, roster, store, coordinator_private, function=config.function,
                 measure=config.measure, repetitions=config.repetitions, round_timeout=config.round_timeout,
-                rule_factory=rule_factory,
+                rule_factory=rule_factory, party_decisions=config.party_rule is not None,
+                decision_seed=None if config.secure else observer_decision_seed(config.seed), secure=config.secure,
             ) as observer:
                 if len(recorded) == rounds_total:
                     outcomes = await _rounds(config, observer, None, store, recorded, progress)
@@ -306,7 +330,11 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutco
                     async with WorkerPool(specs) as pool:
                         await wait_ready(observer, pool, len(specs), config.ready_timeout)
                         outcomes = await _rounds(config, observer, pool, store, recorded, progress)
+                        if config.party_rule is not None:
+                            await observer.collect_party_decisions(config.round_timeout)
                         await observer.announce_end(rounds_total)
+                if config.party_rule is not None:
+                    outcomes = [_with_party_decisions(store, config, o) for o in outcomes]
                 wall = time.perf_counter() - start
     ledgers = ledgers_from_rounds(outcomes, config.mechanisms, config.repetitions, config.delta_slack)
     return RunOutcome(
@@ -315,6 +343,15 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutco
         seed_entropy=None if root is None else int(root.entropy),  # type: ignore[arg-type]
         spent=tuple(ledger.spent() for ledger in ledgers), delta_slack=config.delta_slack,
     )
+
+
+def _with_party_decisions(store: TranscriptStore, config: RunConfig, outcome: RoundOutcome) -> RoundOutcome:
+    stored = store.party_decisions(config.session, outcome.index)
+    matrix = np.full((outcome.participants.size, config.repetitions), -1, dtype=np.int64)
+    for j, party in enumerate(outcome.participants):
+        if int(party) in stored:
+            matrix[j] = stored[int(party)]
+    return dataclasses.replace(outcome, party_decisions=matrix)
 
 
 def first_mpdp_error(group: BaseExceptionGroup) -> BaseException:

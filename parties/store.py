@@ -8,6 +8,7 @@ Tables::
     rounds    (session, round PK; name, status complete|timeout, participants/abstained/absent JSON,
                messages_received, messages_rejected)
     decisions (session, round, repetition PK; decision)
+    party_decisions (session, round, party PK; decisions BLOB int64 little-endian, payload, received)
     rejects   (session, round, reason PK; count, last_detail)   round -1: before any round opened
 
 One transaction per round (:meth:`TranscriptStore.record_round`). Recording is idempotent: the same
@@ -54,6 +55,9 @@ CREATE TABLE IF NOT EXISTS rounds (
 CREATE TABLE IF NOT EXISTS decisions (
     session TEXT NOT NULL, round INTEGER NOT NULL, repetition INTEGER NOT NULL,
     decision INTEGER NOT NULL, PRIMARY KEY (session, round, repetition)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS party_decisions (
+    session TEXT NOT NULL, round INTEGER NOT NULL, party INTEGER NOT NULL, decisions BLOB NOT NULL,
+    payload TEXT NOT NULL, received REAL NOT NULL, PRIMARY KEY (session, round, party)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rejects (
     session TEXT NOT NULL, round INTEGER NOT NULL, reason TEXT NOT NULL, count INTEGER NOT NULL,
     last_detail TEXT NOT NULL, PRIMARY KEY (session, round, reason)) WITHOUT ROWID;
@@ -249,6 +253,31 @@ class TranscriptStore:
                 "conflict", f"session {session!r} round {round} party {message.party} holds another message"
             )
         return False
+
+    def record_party_decisions(self, session: str, round: int,
+                               decisions: Mapping[int, tuple[np.ndarray, str]]) -> int:
+        """Record parties' own decisions of one round in one transaction (idempotent per party).
+
+        Args:
+            decisions: party id -> (int64 (repetitions,) decisions, the signed wire JSON).
+
+        Returns:
+            the number of rows newly written.
+        """
+        now = time.time()
+        rows = [(session, round, int(party), np.asarray(d, dtype="<i8").tobytes(), payload, now)
+                for party, (d, payload) in decisions.items()]
+        with self._transaction():
+            before = self._db.total_changes
+            self._db.executemany("INSERT INTO party_decisions VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", rows)
+            return self._db.total_changes - before
+
+    def party_decisions(self, session: str, round: int) -> dict[int, np.ndarray]:
+        """The recorded decisions of each party in ``round``: party id -> int64 (repetitions,)."""
+        rows = self._db.execute(
+            "SELECT party, decisions FROM party_decisions WHERE session = ? AND round = ? ORDER BY party",
+            (session, round))
+        return {int(p): np.frombuffer(blob, dtype="<i8").astype(np.int64) for p, blob in rows}
 
     def rejects(self, session: str) -> dict[tuple[int, str], int]:
         """(round, reason) -> count of rejected messages."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from broker.endpoint import BrokerEndpoint
 from broker.messages import WorkerStatus
 from broker.topics import Topics
+from parties.decisions import PartyDecider, PartyDecisionSpec
 from parties.party import Party, PartySpec, secure_sampler
 
 __all__ = ["WorkerSpec", "serve_parties", "worker_main"]
@@ -40,6 +41,8 @@ class WorkerSpec:
         connect_concurrency: parties of this worker connecting at the same time, at most.
         party_class: the protocol the parties speak: :class:`parties.party.Party` (randomized
             response) or a subclass (``parties.curator_party.CuratorParty``); picklable by name.
+        decisions: the public parameters of the parties' own decisions of f (one rule cache per
+            worker process); None = the parties do not decide.
     """
 
     index: int
@@ -51,6 +54,7 @@ class WorkerSpec:
     idle_timeout: float = 120.0
     connect_concurrency: int = 32
     party_class: type[Party] = Party
+    decisions: PartyDecisionSpec | None = None
 
 
 async def _watch_parent(parent: int) -> None:
@@ -79,6 +83,8 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
     topics = Topics(spec.session)
     sampler = secure_sampler() if spec.secure else None
     gate = asyncio.Semaphore(spec.connect_concurrency)
+    deciding = {} if spec.decisions is None else {
+        "decider": PartyDecider(spec.decisions, spec.session, spec.coordinator_key)}
     waiting = len(spec.parties)
     all_ready = asyncio.Event()
 
@@ -99,7 +105,8 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                 parties.create_task(report_ready(), name="report-ready")
                 for party_spec in spec.parties:
                     party = spec.party_class(party_spec, spec.endpoint, topics, spec.coordinator_key,
-                                             idle_timeout=spec.idle_timeout, sampler=sampler, connect_gate=gate)
+                                             idle_timeout=spec.idle_timeout, sampler=sampler, connect_gate=gate,
+                                             **deciding)
                     parties.create_task(party.run(one_ready), name=f"party-{party_spec.party}")
             if watcher is not None:
                 watcher.cancel()

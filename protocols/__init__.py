@@ -46,7 +46,8 @@ from protocols.engines import DecisionProblem, build_problem
 from protocols.optimal import OptimalRules, RuleReport, optimal_rules
 from protocols.rules import DecisionRule
 from protocols.worst_case import WorstCaseSolution, solve_worst_case
-from protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
+from protocols.secure import realized_epsilon, sample_secure, secure_bernoulli, secure_choice
+from protocols.rule_cache import RuleCache, check_rule_size, zero_one_measure
 from protocols.symmetric import SymmetricAverageRule, count_posterior, observer_average_rule
 from protocols.mechanisms import (
     RandomizedResponse,
@@ -66,6 +67,7 @@ __all__ = [
     "MajorityMechanism",
     "Morphism",
     "OptimalRules",
+    "RuleCache",
     "RuleReport",
     "WorstCaseSolution",
     "balanced_boundary_value",
@@ -107,6 +109,7 @@ __all__ = [
     "accuracy_measure",
     "check_delta",
     "check_epsilon",
+    "check_rule_size",
     "count_posterior",
     "observer_average_rule",
     "parse_function",
@@ -115,4 +118,6 @@ __all__ = [
     "sample_protocol",
     "sample_secure",
     "secure_bernoulli",
+    "secure_choice",
+    "zero_one_measure",
 ]

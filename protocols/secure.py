@@ -21,7 +21,7 @@ from scipy.special import expit
 from protocols.errors import ParameterError
 from protocols.mechanisms import RandomizedResponse
 
-__all__ = ["realized_epsilon", "sample_secure", "secure_bernoulli"]
+__all__ = ["realized_epsilon", "sample_secure", "secure_bernoulli", "secure_choice"]
 
 
 def secure_bernoulli(p: float) -> bool:
@@ -57,6 +57,38 @@ def sample_secure(mechanism: RandomizedResponse, bit: int, size: int) -> np.ndar
             continue
         reported = 1 - bit if secure_bernoulli(q) else bit
         out[r] = 1 + reported if mechanism.four_output else reported
+    return out
+
+
+def secure_choice(probabilities: np.ndarray) -> np.ndarray:
+    """One draw of y per row of a randomized decision rule's Q (002 eq. (6)) from the OS CSPRNG.
+
+    y is chosen by successive Bernoulli draws of the conditional probabilities
+    Q[y] / (Q[y] + ... + Q[|Y|-1]), each exact for its float (:func:`secure_bernoulli`). Rows whose
+    largest entry is within 1e-12 of one are decided without randomness (as ``DecisionRule.decide``).
+
+    Args:
+        probabilities: float64 (n, |Y|), rows summing to one.
+
+    Returns:
+        int64 array of shape (n,).
+
+    Raises:
+        ParameterError: not a 2-D array of probabilities.
+    """
+    q = np.asarray(probabilities, dtype=np.float64)
+    if q.ndim != 2 or q.shape[1] < 1 or not np.isfinite(q).all() or (q < 0).any():
+        raise ParameterError("probabilities", q.shape, "a finite non-negative (n, |Y|) array")
+    out = q.argmax(axis=1).astype(np.int64)
+    for r in np.flatnonzero(q.max(axis=1) < 1.0 - 1e-12):
+        remaining = float(q[r].sum())
+        for y in range(q.shape[1] - 1):
+            if remaining <= 0.0 or secure_bernoulli(min(1.0, float(q[r, y]) / remaining)):
+                out[r] = y
+                break
+            remaining -= float(q[r, y])
+        else:
+            out[r] = q.shape[1] - 1
     return out
 
 

@@ -1,0 +1,153 @@
+"""Wire messages of the parties' own decisions (pydantic v2, ``extra="forbid"``, frozen, signed).
+
+* :class:`TranscriptMessage` — after a round closes the observer publishes what it recorded: the
+  participants' ids and their symbols (``repetitions`` x n, packed 2 bits a symbol, row-major),
+  signed with the coordinator key. Each participating party verifies it before deciding.
+* :class:`DecisionMessage` — party i's decisions f_i(tau, x_i) for each repetition of a round
+  (002 eqs. (2), (4)), packed as big-endian uint16, signed with the party's key. The party's bit
+  is in no field.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Annotated, ClassVar, Literal, Self
+
+import numpy as np
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from pydantic import Field, model_validator
+
+from broker.messages import MAX_REPETITIONS, Index, Nonce, Repetitions, Session, Signature, Wire, new_nonce
+from broker.packing import pack_symbols, unpack_symbols
+from broker.signing import PLACEHOLDER_SIGNATURE, sign_message
+from protocols.errors import ProtocolViolation
+
+__all__ = ["DecisionMessage", "TranscriptMessage", "pack_decisions", "unpack_decisions"]
+
+#: Largest transcript on the wire (repetitions x participants symbols): 4 MB of packed symbols.
+MAX_TRANSCRIPT_SYMBOLS = 1 << 24
+_U16 = np.dtype(">u2")
+
+
+def pack_decisions(decisions: np.ndarray) -> str:
+    """Pack decisions (integers in 0..65535, shape (n,)) as base64 of big-endian uint16.
+
+    Raises:
+        ProtocolViolation: ``"decisions"`` for a value outside 0..65535 or a non 1-D array.
+    """
+    values = np.asarray(decisions)
+    if values.ndim != 1 or (values.size and (values.min() < 0 or values.max() > 0xFFFF)):
+        raise ProtocolViolation("decisions", "need a 1-D array of decisions in 0..65535")
+    return base64.b64encode(values.astype(_U16).tobytes()).decode("ascii")
+
+
+def unpack_decisions(text: str, repetitions: int) -> np.ndarray:
+    """Inverse of :func:`pack_decisions`: int64 (repetitions,).
+
+    Raises:
+        ProtocolViolation: ``"decisions"`` for text that is not canonical base64 of the right length.
+    """
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise ProtocolViolation("decisions", "not base64") from None
+    if len(raw) != 2 * repetitions or base64.b64encode(raw).decode("ascii") != text:
+        raise ProtocolViolation("decisions", f"{len(raw)} bytes for {repetitions} repetitions (need {2 * repetitions})")
+    return np.frombuffer(raw, dtype=_U16).astype(np.int64)
+
+
+class TranscriptMessage(Wire):
+    """The recorded transcript of one closed round, signed by the coordinator.
+
+    Fields:
+        session, round: where it belongs. repetitions: rows of the transcript.
+        participants: the ids of the parties whose symbols were recorded, ascending.
+        symbols: :func:`broker.packing.pack_symbols` of the uint8 (repetitions, n) matrix, row-major.
+    """
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/transcript/v1"
+
+    version: Literal[1] = 1
+    session: Session
+    round: Index
+    repetitions: Repetitions
+    participants: tuple[Index, ...]
+    symbols: Annotated[str, Field(max_length=MAX_TRANSCRIPT_SYMBOLS // 3 + 4)]
+    nonce: Nonce
+    signature: Signature
+
+    @model_validator(mode="after")
+    def _well_formed(self) -> Self:
+        if list(self.participants) != sorted(set(self.participants)):
+            raise ValueError("participants must be ascending and distinct")
+        if self.repetitions * len(self.participants) > MAX_TRANSCRIPT_SYMBOLS:
+            raise ValueError(f"more than {MAX_TRANSCRIPT_SYMBOLS} symbols")
+        try:
+            self.symbol_matrix()
+        except ProtocolViolation as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    def symbol_matrix(self) -> np.ndarray:
+        """The transcript: uint8 (repetitions, n), column j = participant ``participants[j]``."""
+        n = len(self.participants)
+        return unpack_symbols(self.symbols, self.repetitions * n).reshape(self.repetitions, n)
+
+    @classmethod
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int,
+               participants: np.ndarray, symbols: np.ndarray) -> TranscriptMessage:
+        """Build and sign: ``symbols`` uint8 (repetitions, n) in the order of ``participants`` (n,).
+
+        Raises:
+            pydantic.ValidationError: a field out of its domain.
+        """
+        matrix = np.asarray(symbols)
+        draft = cls(session=session, round=int(round), repetitions=int(matrix.shape[0]),
+                    participants=tuple(int(p) for p in participants), symbols=pack_symbols(matrix.ravel()),
+                    nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+        return sign_message(draft, private_key)
+
+
+class DecisionMessage(Wire):
+    """Party ``party``'s decision of f for each repetition of round ``round``.
+
+    Fields:
+        decisions: :func:`pack_decisions` of the int (repetitions,) decisions.
+    """
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/party-decision/v1"
+
+    version: Literal[1] = 1
+    session: Session
+    round: Index
+    party: Index
+    repetitions: Repetitions
+    decisions: Annotated[str, Field(max_length=3 * MAX_REPETITIONS)]
+    nonce: Nonce
+    signature: Signature
+
+    @model_validator(mode="after")
+    def _packed(self) -> Self:
+        try:
+            unpack_decisions(self.decisions, self.repetitions)
+        except ProtocolViolation as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    def decision_array(self) -> np.ndarray:
+        """The decisions: int64 (repetitions,)."""
+        return unpack_decisions(self.decisions, self.repetitions)
+
+    @classmethod
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, party: int,
+               decisions: np.ndarray) -> DecisionMessage:
+        """Build and sign a decision message (``decisions`` int (repetitions,)).
+
+        Raises:
+            pydantic.ValidationError: a field out of its domain. ProtocolViolation: a value > 65535.
+        """
+        values = np.asarray(decisions)
+        draft = cls(session=session, round=int(round), party=int(party), repetitions=int(values.size),
+                    decisions=pack_decisions(values), nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+        return sign_message(draft, private_key)
