@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from broker.decision_messages import TranscriptMessage
 from broker.signing import load_public_key, verify_message
 from protocols.errors import ParameterError
-from protocols.functions import BooleanFunction
+from protocols.functions import BooleanFunction, parse_function
 from protocols.mechanisms import RandomizedResponse
 from protocols.rule_cache import LiveRule, RuleCache
 from protocols.rules import RULE_KINDS, DecisionRule
@@ -65,18 +65,25 @@ class PartyDecisionSpec:
 
     Attributes:
         mechanisms: every roster party's randomized response (party id order).
-        function: f, symmetric, computed over each round's participants.
+        function: the name of f (:func:`protocols.functions.parse_function`; a name pickles where the
+            function object may not), symmetric, computed over each round's participants.
         kind: ``"average"`` or ``"worst-case"``: the parties' rules are the optimal ones of this kind
             for the zero-one measure (:mod:`protocols.rule_cache`).
     """
 
     mechanisms: tuple[RandomizedResponse, ...]
-    function: BooleanFunction
+    function: str
     kind: str = "average"
 
     def __post_init__(self) -> None:
         if self.kind not in RULE_KINDS:
             raise ParameterError("rule", self.kind, "one of " + ", ".join(RULE_KINDS))
+        if self.boolean_function().count_values(1) is None:
+            raise ParameterError("function", self.function, "a symmetric function for party decisions")
+
+    def boolean_function(self) -> BooleanFunction:
+        """f as an object."""
+        return parse_function(self.function)
 
 
 @dataclass(slots=True, eq=False)
@@ -93,6 +100,7 @@ class PartyDecider:
     coordinator_key: bytes
     rules: RuleCache = field(default_factory=RuleCache)
     _verified: OrderedDict = field(default_factory=OrderedDict)
+    _function: BooleanFunction | None = None
 
     def transcript(self, payload: bytes) -> tuple[TranscriptMessage, np.ndarray] | None:
         """The verified transcript message and its symbol matrix (uint8 (repetitions, n)), or None for a
@@ -124,7 +132,9 @@ class PartyDecider:
     def rule(self, participants: tuple[int, ...], party: int) -> LiveRule:
         """Party ``party``'s rule over ``participants`` (ids, ascending; ``party`` among them)."""
         mechs = [self.spec.mechanisms[p] for p in participants]
-        return self.rules.rule(mechs, self.spec.function, self.spec.kind, observer=participants.index(party))
+        if self._function is None:
+            self._function = self.spec.boolean_function()
+        return self.rules.rule(mechs, self._function, self.spec.kind, observer=participants.index(party))
 
     def decide(self, message: TranscriptMessage, symbols: np.ndarray, party: int, bit: int,
                rng: np.random.Generator | None) -> np.ndarray:

@@ -206,7 +206,7 @@ def worker_specs(
     bounds = np.linspace(0, config.k, workers + 1).round().astype(int)
     idle = config.ready_timeout + 2 * config.round_timeout + 30.0
     deciding = None if config.party_rule is None else PartyDecisionSpec(
-        config.mechanisms, config.function, config.party_rule)
+        config.mechanisms, config.function.name, config.party_rule)
     return [
         WorkerSpec(
             index=w, endpoint=endpoint, session=config.session, coordinator_key=coordinator_public,

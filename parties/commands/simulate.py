@@ -7,6 +7,13 @@ with the exact theory. ``--out DIR`` keeps ``transcripts.sqlite``, ``results.jso
 ``accuracy.png``; ``--json FILE`` writes the JSON alone. ``--budget EPS,DELTA`` stops each party
 before an answer would take it past its budget; every party's spent privacy (exact optimum at
 ``--delta-slack`` next to basic composition) is in the ``privacy`` section and the last line.
+
+``--rule worst-case`` (or ``--worst-case``) makes the observer decide with the optimal worst-case rule
+(002 eq. (6), randomized; draws from a generator of the seed, or the CSPRNG with ``--secure``) and the
+theory column its exact accuracy on the true input. With party decisions (``--party-decisions``) each
+participant also decides f itself with its own optimal rule of the same kind (002 eqs. (2), (4)) from
+the transcript the observer publishes after each round; every round reports their mean measured
+accuracy and its exact theory.
 """
 
 from __future__ import annotations
@@ -20,14 +27,16 @@ from pathlib import Path
 import numpy as np
 
 from analysis.accounting import Budget
-from analysis.report import RoundResult, evaluate_round, plot_rounds
+from analysis.party_theory import RoundRuleTheory, round_rule_theory
+from analysis.report import RoundResult, evaluate_decisions, evaluate_round, plot_rounds
+from analysis.theory import AccuracyOnInput
 from broker.settings import BrokerSettings
 from parties.curator_cli import check_curator_arguments, evaluate_curator_rounds
 from parties.curator_outcome import CuratorRunOutcome
 from parties.curator_runner import run_curator
 from parties.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
 from parties.display import Progress, print_results
-from parties.observer import zero_one_rule
+from parties.observer import optimal_rule_factory, zero_one_rule
 from parties.params import parse_mechanisms
 from parties.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section, privacy_summary
 from parties.runner import RunConfig, RunOutcome, run
@@ -39,6 +48,7 @@ from protocols.functions import (
     parse_function,
 )
 from protocols.mechanisms import RandomizedResponse
+from protocols.rule_cache import RuleCache, check_rule_size
 
 __all__ = ["register"]
 
@@ -114,6 +124,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="worker processes hosting the parties (default: one per core)")
     p.add_argument("--secure", action="store_true",
                    help="deployment mode: parties privatize with the OS CSPRNG")
+    p.add_argument("--rule", choices=("average", "worst-case"), default="average",
+                   help="the observer's decision rule: the optimal average-case rule (default) or the "
+                        "optimal worst-case rule (randomized; LP over count classes)")
+    p.add_argument("--worst-case", dest="rule", action="store_const", const="worst-case",
+                   help="shorthand for --rule worst-case")
+    p.add_argument("--party-decisions", action=argparse.BooleanOptionalAction, default=False,
+                   help="each party also decides f from the published transcript and its own bit with its "
+                        "own optimal rule of the same kind (default: off)")
     p.add_argument("--alpha", type=float, default=0.05,
                    help="family-wise level of the consistency tests over all rounds (default: 0.05)")
     p.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
@@ -159,6 +177,18 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise ParameterError("--out", str(args.out), "a directory (it is created if missing)")
 
 
+def _check_rule(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
+                function: BooleanFunction) -> None:
+    if args.protocol == "curator" and (args.rule != "average" or args.party_decisions):
+        raise ParameterError("--rule" if args.rule != "average" else "--party-decisions",
+                             args.rule if args.rule != "average" else True,
+                             "the defaults with --protocol curator (the curator has no decision rule)")
+    for r in range(dataset.bits.shape[1]):  # the participants of a round are at most the voters
+        ids = np.flatnonzero(dataset.bits[:, r] >= 0)
+        if ids.size:
+            check_rule_size([mechanisms[i] for i in ids], function, args.rule)
+
+
 def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
                   mechanisms: list[RandomizedResponse], outcome: RunOutcome | CuratorRunOutcome,
                   results: list[RoundResult]) -> dict[str, object]:
@@ -172,6 +202,8 @@ def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
         "mode": "deployment (CSPRNG)" if args.secure else "simulation (seeded generators)",
         "broker": {"kind": outcome.broker_kind, "url": outcome.broker_url},
         "alpha": args.alpha,
+        "rule": args.rule if args.protocol == "rr" else "curator",
+        "party_decisions": bool(args.party_decisions) and args.protocol == "rr",
         "wall_time_s": outcome.wall_time,
         "note": REPETITIONS_NOTE if args.protocol == "rr" else CURATOR_REPETITIONS_NOTE,
         "parties": [{"id": i, "epsilon": m.epsilon, "delta": m.delta}
@@ -186,7 +218,7 @@ def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
 
 def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
              function: BooleanFunction, broker: BrokerSettings, seed: int,
-             store: Path) -> RunOutcome | CuratorRunOutcome:
+             store: Path, rules: RuleCache) -> RunOutcome | CuratorRunOutcome:
     config = RunConfig(
         session=f"sim-{uuid.uuid4().hex[:12]}",
         round_names=dataset.round_names,
@@ -196,7 +228,9 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
         seed=seed,
         function=function,
         measure=accuracy_measure("zero-one", 2),
-        rule_factory=zero_one_rule if args.protocol == "rr" else None,
+        rule_factory=(None if args.protocol != "rr" else zero_one_rule if args.rule == "average"
+                      else optimal_rule_factory(args.rule, rules)),
+        party_rule=args.rule if args.party_decisions and args.protocol == "rr" else None,
         broker=broker,
         workers=args.workers,
         store_path=store,
@@ -229,12 +263,14 @@ def _run(args: argparse.Namespace) -> int:
     dataset = _dataset(args, np.random.default_rng(dataset_seq))
     mechanisms = parse_mechanisms(args.epsilon, args.delta, dataset.num_parties,
                                   np.random.default_rng(eps_seq))
+    _check_rule(args, dataset, mechanisms, function)
+    rules = RuleCache()
     out_dir = args.out
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mpdp-") as scratch:
         store = (out_dir or Path(scratch)) / "transcripts.sqlite"
-        outcome = _execute(args, dataset, mechanisms, function, broker, seed, store)
+        outcome = _execute(args, dataset, mechanisms, function, broker, seed, store, rules)
     theory_rng = np.random.default_rng(theory_seq)
     if isinstance(outcome, CuratorRunOutcome):
         results, rr_theory = evaluate_curator_rounds(outcome, dataset.bits, mechanisms, function,
@@ -245,19 +281,68 @@ def _run(args: argparse.Namespace) -> int:
         print_results(document, results, rr_theory)
         _write(args, out_dir, dataset, document, results)
         return 0
-    results = []
+    results, parties = [], []
     for j, rnd in enumerate(outcome.rounds):
         ids = rnd.participants
-        results.append(evaluate_round(
-            rnd.name, [mechanisms[i] for i in ids], dataset.bits[ids, j], rnd.decisions, function,
-            rounds=len(outcome.rounds), alpha=args.alpha, rng=theory_rng,
-            messages_received=rnd.messages_received, messages_rejected=rnd.messages_rejected,
-        ))
+        mechs, x = [mechanisms[i] for i in ids], dataset.bits[ids, j]
+        counts = dict(rounds=len(outcome.rounds), alpha=args.alpha, messages_received=rnd.messages_received,
+                      messages_rejected=rnd.messages_rejected)
+        theory = None
+        if ids.size and (args.rule == "worst-case" or rnd.party_decisions is not None):
+            theory = round_rule_theory(mechs, x, function, args.rule, rules, central=args.rule == "worst-case",
+                                       parties=rnd.party_decisions is not None)
+        if args.rule == "worst-case" and theory is not None and theory.observer is not None:
+            exact = AccuracyOnInput(theory.observer, True, theory.observer, theory.observer,
+                                    "exact: the worst-case rule (LP, 002 eq. 6) on the true input")
+            results.append(evaluate_decisions(rnd.name, x, rnd.decisions, function, exact, **counts))
+        else:
+            results.append(evaluate_round(rnd.name, mechs, x, rnd.decisions, function, rng=theory_rng, **counts))
+        parties.append(_party_entry(rnd.party_decisions, function(x) if ids.size else None, theory))
     document = _results_json(args, dataset, seed, mechanisms, outcome, results)
+    if args.party_decisions:
+        for entry, extra in zip(document["rounds"], parties, strict=True):  # type: ignore[call-overload]
+            entry.update(extra)
     print_results(document, results)
+    if args.party_decisions:
+        print(_party_summary(parties, args.rule))
     print(privacy_summary(document["privacy"]))  # type: ignore[arg-type]
     _write(args, out_dir, dataset, document, results)
     return 0
+
+
+def _party_entry(decisions: np.ndarray | None, truth: int | None,
+                 theory: RoundRuleTheory | None) -> dict[str, object]:
+    """The per-round party fields: measured mean accuracy over the participants that answered, the
+    exact theory (mean over parties of their rule's accuracy on x), and the 002 law check."""
+    entry: dict[str, object] = {"party_accuracy": None, "party_theoretical_accuracy": None,
+                                "party_theoretical_min": None, "party_decisions_missing": 0,
+                                "party_law_holds": None}
+    if decisions is None or truth is None:
+        return entry
+    answered = (decisions >= 0).all(axis=1)
+    entry["party_decisions_missing"] = int((~answered).sum())
+    if answered.any():
+        entry["party_accuracy"] = float((decisions[answered] == truth).mean())
+    if theory is not None and theory.parties is not None:
+        entry["party_theoretical_accuracy"] = float(theory.parties.mean())
+        entry["party_theoretical_min"] = float(theory.parties.min())
+        entry["party_law_holds"] = theory.law_holds
+    return entry
+
+
+def _party_summary(entries: list[dict[str, object]], rule: str) -> str:
+    """One line: the parties' mean measured accuracy, its exact theory, the law check, missing messages."""
+    measured = [e["party_accuracy"] for e in entries if e["party_accuracy"] is not None]
+    theory = [e["party_theoretical_accuracy"] for e in entries if e["party_theoretical_accuracy"] is not None]
+    missing = sum(int(e["party_decisions_missing"]) for e in entries)  # type: ignore[call-overload]
+    law = [e["party_law_holds"] for e in entries if e["party_law_holds"] is not None]
+    text = f"parties' own decisions ({rule} rules): "
+    text += f"mean measured accuracy {np.mean(measured):.4f}" if measured else "none received"  # type: ignore[arg-type]
+    if theory:
+        text += f", exact theory {np.mean(theory):.4f}"  # type: ignore[arg-type]
+    if law:
+        text += f"; every party rule's {rule} accuracy >= the observer's in {sum(law)}/{len(law)} rounds"  # type: ignore[arg-type]
+    return text + (f"; {missing} party decision messages missing" if missing else "")
 
 
 def _write(args: argparse.Namespace, out_dir: Path | None, dataset: Dataset, document: dict[str, object],
