@@ -18,7 +18,16 @@ import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import Field, model_validator
 
-from broker.messages import MAX_REPETITIONS, Index, Nonce, Repetitions, Session, Signature, Wire, new_nonce
+from broker.messages import (
+    MAX_REPETITIONS,
+    Index,
+    Nonce,
+    Repetitions,
+    Session,
+    Signature,
+    Wire,
+    new_nonce,
+)
 from broker.packing import pack_symbols, unpack_symbols
 from broker.signing import PLACEHOLDER_SIGNATURE, sign_message
 from protocols.errors import ProtocolViolation

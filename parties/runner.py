@@ -49,7 +49,11 @@ from parties.observer import Observer, RuleFactory, default_rule_factory, open_o
 from parties.outcome import RoundOutcome, RunOutcome
 from parties.party import PartySpec, secure_sampler
 from parties.pool import WorkerPool
-from parties.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, ledgers_from_rounds
+from parties.privacy import (
+    DEFAULT_DELTA_SLACK,
+    check_privacy_options,
+    ledgers_from_rounds,
+)
 from parties.roster import Roster
 from parties.store import TranscriptStore
 from parties.worker import WorkerSpec

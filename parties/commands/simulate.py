@@ -38,7 +38,12 @@ from parties.datasets import DATASET_NAMES, Dataset, load_dataset, random_datase
 from parties.display import Progress, print_results
 from parties.observer import optimal_rule_factory, zero_one_rule
 from parties.params import parse_mechanisms
-from parties.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section, privacy_summary
+from parties.privacy import (
+    DEFAULT_DELTA_SLACK,
+    check_privacy_options,
+    privacy_section,
+    privacy_summary,
+)
 from parties.runner import RunConfig, RunOutcome, run
 from protocols.errors import ParameterError
 from protocols.functions import (

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from broker.decision_messages import DecisionMessage, TranscriptMessage, pack_decisions, unpack_decisions
+from broker.decision_messages import (
+    DecisionMessage,
+    TranscriptMessage,
+    pack_decisions,
+    unpack_decisions,
+)
 from broker.signing import generate_key_pair, verify_message
 from protocols.errors import ProtocolViolation
 
