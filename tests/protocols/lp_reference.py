@@ -32,7 +32,8 @@ def lp_optimal(graph: ColoredGraph, fixed: dict[int, float], epsilon: float, del
     a_ub = sp.csr_matrix((vals, (rows, cols)), shape=(2 * m, n))
     b_ub = np.concatenate([np.full(m, delta), np.full(m, a - 1.0 + delta)])
     bounds = [(fixed[v], fixed[v]) if v in fixed else (0.0, 1.0) for v in range(n)]
-    res = linprog(cost, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
+    res = linprog(cost, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
     if res.status == 2:
         return None
     assert res.status == 0, res.message
