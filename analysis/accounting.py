@@ -54,9 +54,10 @@ class Budget:
         if len(parts) != 2:
             raise ParameterError("--budget", text, "EPS,DELTA, e.g. 2.0,1e-5")
         try:
-            return cls(float(parts[0]), float(parts[1]))
+            epsilon, delta = float(parts[0]), float(parts[1])
         except ValueError:
             raise ParameterError("--budget", text, "EPS,DELTA with two numbers, e.g. 2.0,1e-5") from None
+        return cls(epsilon, delta)
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,7 @@ from parties.curator_outcome import ReleaseOutcome
 from parties.curator_store import CuratorRecord, CuratorStore, RecordedBallot
 from parties.observer import Observer
 from parties.party import round_generator
+from parties.ranges import format_ranges
 from parties.roster import Roster
 from protocols.errors import ParameterError, ProtocolViolation
 from protocols.functions import accuracy_measure, parse_function
@@ -162,5 +163,5 @@ class Curator(Observer):
         self._curator_store.record_release(CuratorRecord(
             self.topics.session, outcome, tuple(ballots), self._release.model_dump_json(), rejects))
         if status == "timeout":
-            log.warning("curator: round %d (%s) timed out; absent: %s", index, name, ids["absent"].tolist())
+            log.warning("curator: round %d (%s) timed out; absent: %s", index, name, format_ranges(ids["absent"].tolist()))
         return outcome

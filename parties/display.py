@@ -49,7 +49,7 @@ class Progress:
 
 def truth_text(function: str, truth: int) -> str:
     """A decision or true value as the table shows it: passed/failed for majority, else the number."""
-    if function in ("majority", "passed"):
+    if function.lower() in ("majority", "passed"):
         return "passed" if truth else "failed"
     return str(truth)
 

@@ -57,6 +57,7 @@ from broker.signing import load_private_key, load_public_key, verify_message
 from broker.topics import Topics
 from parties.decisions import apply_rule, decision_generator
 from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
+from parties.ranges import format_ranges
 from parties.roster import Roster
 from parties.store import RecordedMessage, RoundRecord, TranscriptStore
 from protocols.errors import ProtocolViolation, TransportError
@@ -246,7 +247,7 @@ class Observer:
         self.messages_rejected += 1
         if self._open is not None:
             self._round_rejects += 1
-        log.warning("observer: rejected a message (%s): %s", reason, detail)
+        log.debug("observer: rejected a message (%s): %s", reason, detail)
 
     def _handle(self, topic: str, payload: bytes | bytearray | str | int | float | None) -> None:
         text = payload.decode("utf-8", "replace") if isinstance(payload, bytes | bytearray) else str(payload)
@@ -469,7 +470,7 @@ class Observer:
         rejects, self._pending_rejects = dict(self._pending_rejects), collections.defaultdict(dict)
         self._store.record_round(RoundRecord(self.topics.session, self.repetitions, outcome, tuple(entries), rejects))
         if status == "timeout":
-            log.warning("observer: round %d (%s) timed out; absent: %s", index, name, ids["absent"].tolist())
+            log.warning("observer: round %d (%s) timed out; absent: %s", index, name, format_ranges(ids["absent"].tolist()))
         return outcome
 
     def flush_rejects(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import signal
 import time
 from collections.abc import Mapping, Sequence
 from multiprocessing.process import BaseProcess
@@ -45,10 +46,18 @@ class WorkerPool:
 
     async def __aenter__(self) -> Self:
         context = multiprocessing.get_context("spawn")
-        for spec in self._specs:
-            proc = context.Process(target=worker_main, args=(spec,), name=f"mpdp-worker-{spec.index}", daemon=True)
-            self._procs.append(proc)  # before start(): an error in start() still stops the others
-            proc.start()
+        # Workers start with SIGINT ignored (an ignored disposition survives exec, and Python then
+        # installs no KeyboardInterrupt handler): a terminal's Ctrl-C reaches only this process,
+        # which stops them in order, instead of every child printing a traceback mid-import.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            for spec in self._specs:
+                proc = context.Process(target=worker_main, args=(spec,), name=f"mpdp-worker-{spec.index}",
+                                       daemon=True)
+                self._procs.append(proc)  # before start(): an error in start() still stops the others
+                proc.start()
+        finally:
+            signal.signal(signal.SIGINT, previous)
         return self
 
     async def __aexit__(

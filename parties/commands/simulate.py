@@ -19,6 +19,8 @@ accuracy and its exact theory.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 import json
 import tempfile
 import uuid
@@ -32,7 +34,7 @@ from analysis.report import RoundResult, evaluate_decisions, evaluate_round, plo
 from analysis.theory import AccuracyOnInput
 from broker.settings import BrokerSettings
 from parties.curator_cli import check_curator_arguments, evaluate_curator_rounds
-from parties.curator_outcome import CuratorRunOutcome
+from parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
 from parties.curator_runner import run_curator
 from parties.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
 from parties.display import Progress, print_results
@@ -44,6 +46,7 @@ from parties.privacy import (
     privacy_section,
     privacy_summary,
 )
+from parties.outcome import RoundOutcome
 from parties.runner import RunConfig, RunOutcome, run
 from protocols.errors import ParameterError
 from protocols.functions import (
@@ -172,6 +175,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
                                              slack_name="--delta-slack")
     if args.repetitions < 1:
         raise ParameterError("--repetitions", args.repetitions, "an integer >= 1")
+    if args.seed is not None and args.seed < 0:
+        raise ParameterError("--seed", args.seed, "an integer >= 0")
     if args.workers is not None and args.workers < 1:
         raise ParameterError("--workers", args.workers, "an integer >= 1")
     if not 0 < args.alpha < 1:
@@ -213,7 +218,8 @@ def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
         "note": REPETITIONS_NOTE if args.protocol == "rr" else CURATOR_REPETITIONS_NOTE,
         "parties": [{"id": i, "epsilon": m.epsilon, "delta": m.delta}
                     for i, m in enumerate(mechanisms)],
-        "rounds": [r.to_json() for r in results],
+        "rounds": [r.to_json() | {"status": o.status, "absent": int(o.absent.size)}
+                   for r, o in zip(results, outcome.rounds, strict=True)],
     }
     if isinstance(outcome, RunOutcome):  # the curator protocol releases no per-party answers
         document["privacy"] = privacy_section(outcome.spent, outcome.rounds, args.budget,
@@ -285,7 +291,7 @@ def _run(args: argparse.Namespace) -> int:
             entry["rr_theoretical_accuracy"] = value
         print_results(document, results, rr_theory)
         _write(args, out_dir, dataset, document, results)
-        return 0
+        return _timeouts(outcome.rounds)
     results, parties = [], []
     for j, rnd in enumerate(outcome.rounds):
         ids = rnd.participants
@@ -312,7 +318,20 @@ def _run(args: argparse.Namespace) -> int:
         print(_party_summary(parties, args.rule))
     print(privacy_summary(document["privacy"]))  # type: ignore[arg-type]
     _write(args, out_dir, dataset, document, results)
-    return 0
+    return _timeouts(outcome.rounds)
+
+
+def _timeouts(rounds: Sequence[RoundOutcome | ReleaseOutcome]) -> int:
+    """Warn about rounds that closed at their timeout with parties unheard; exit code 1 if any."""
+    late = [r for r in rounds if r.status == "timeout" and r.absent.size]
+    if not late:
+        return 0
+    names = ", ".join(f"{r.name} ({r.absent.size} absent)" for r in late[:5])
+    more = f" and {len(late) - 5} more" if len(late) > 5 else ""
+    print(f"mpdp: warning: {len(late)} round(s) closed at --round-timeout with parties not heard: "
+          f"{names}{more}; their truth and accuracy cover only the parties heard (exit code 1)",
+          file=sys.stderr)
+    return 1
 
 
 def _party_entry(decisions: np.ndarray | None, truth: int | None,
