@@ -195,24 +195,25 @@ _ALIASES = {"passed": "majority", "parity": "xor", "count": "sum"}
 FUNCTION_NAMES = (*_NAMED, *_ALIASES, "threshold:T", "table:V0,V1,...")
 
 
-def parse_function(spec: str) -> BooleanFunction:
+def parse_function(spec: str, name: str = "function") -> BooleanFunction:
     """Parse a function name as the CLI writes it.
 
     Args:
         spec: one of ``FUNCTION_NAMES``; ``table:@FILE`` is resolved by the caller (no file I/O here).
+        name: how errors name the parameter (e.g. ``"--function"``).
 
     Raises:
         ParameterError: an unknown name or a malformed argument.
     """
-    name = spec.strip().lower()
-    if name.startswith("threshold:"):
-        return _threshold(name.split(":", 1)[1])
-    if name.startswith("table:"):
+    key = spec.strip().lower()
+    if key.startswith("threshold:"):
+        return _threshold(key.split(":", 1)[1])
+    if key.startswith("table:"):
         return _table(spec.strip().split(":", 1)[1])
-    name = _ALIASES.get(name, name)
-    if name not in _NAMED:
-        raise ParameterError("function", spec, "one of " + ", ".join(FUNCTION_NAMES))
-    return _NAMED[name]
+    key = _ALIASES.get(key, key)
+    if key not in _NAMED:
+        raise ParameterError(name, spec, "one of " + ", ".join(FUNCTION_NAMES))
+    return _NAMED[key]
 
 
 _MEASURES: dict[str, Callable[[np.ndarray], np.ndarray]] = {

@@ -257,7 +257,7 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
 
 def _run(args: argparse.Namespace) -> int:
     _check_numbers(args)
-    function = parse_function(args.function)
+    function = parse_function(args.function, "--function")
     if function.count_values(1) is None:
         raise ParameterError("--function", args.function,
                              "a symmetric function for the live run (majority, sum, xor, and, or, "

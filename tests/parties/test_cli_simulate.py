@@ -1,0 +1,107 @@
+"""``mpdp simulate``: bad input is one line and exit 2 before anything starts; a run's JSON and table."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from broker.endpoint import BrokerEndpoint
+from parties.cli import main
+
+UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["--dataset", "no-such-data"], "--dataset='no-such-data'"),
+    (["--parties", "3", "--function", "median"], "--function='median'"),
+    (["--parties", "3", "--epsilon", "nan"], "--epsilon='nan'"),
+    (["--parties", "3", "--epsilon=-1"], "--epsilon='-1'"),
+    (["--parties", "3", "--delta", "1"], "--delta=1.0"),
+    (["--parties", "3", "--repetitions", "0"], "--repetitions=0"),
+    (["--parties", "3", "--seed=-1"], "--seed=-1"),
+    (["--parties", "3", "--function", "table:0,1,1,0"], "symmetric function"),
+    (["--dataset", "house-votes-84", "--parties", "3"], "exactly one of"),
+])
+def test_bad_input_is_one_line_exit_2_and_starts_nothing(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["simulate", *UNREACHABLE, *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("mpdp: error: ") and needle in err, err
+    assert multiprocessing.active_children() == []
+
+
+def test_a_csv_with_other_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "votes.csv"
+    data.write_text("a,b\n1,0\n1,maybe\n")
+    assert main(["simulate", *UNREACHABLE, "--dataset", str(data)]) == 2
+    assert "'maybe'" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_unreachable_broker_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--parties", "3", "--quiet", "--broker", "mqtt://127.0.0.1:9?timeout=2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "127.0.0.1:9" in err
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(90)
+def test_run_json_has_the_documented_fields_and_exact_extremes(
+    mosquitto: BrokerEndpoint, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 3 parties at epsilon inf report their bits: the observer is always right; theory exactly 1
+    eps_file = tmp_path / "eps.txt"
+    eps_file.write_text("inf\ninf\ninf\n")
+    votes = tmp_path / "votes.csv"
+    votes.write_text("bill-a,bill-b\n1,0\n1,?\n0,0\n")
+    out = tmp_path / "out"
+    argv = ["simulate", "--dataset", str(votes), "--epsilon", str(eps_file), "--repetitions", "40",
+            "--seed", "3", "--workers", "1", "--quiet", "--out", str(out),
+            "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]
+    assert main(argv) == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert {"dataset", "function", "repetitions", "seed", "broker", "parties", "rounds"} <= set(doc)
+    assert doc["broker"]["kind"] == "external" and doc["seed"] == 3
+    assert [p["id"] for p in doc["parties"]] == [0, 1, 2]
+    first, second = doc["rounds"]
+    assert (first["round"], first["n_parties"], first["truth"]) == ("bill-a", 3, 1)
+    assert (second["n_parties"], second["truth"]) == (2, 0)  # party 1 takes no part in bill-b
+    for r in doc["rounds"]:
+        assert r["empirical_accuracy"] == 1.0 and r["theoretical_accuracy"] == 1.0
+        assert r["theory_exact"] and r["consistent"] and r["messages_rejected"] == 0
+        assert r["ci_low"] == pytest.approx(0.025 ** (1 / 40))  # Clopper-Pearson at 40/40
+    assert (out / "transcripts.sqlite").is_file() and (out / "accuracy.png").stat().st_size > 1000
+    assert "2/2 rounds consistent" in capsys.readouterr().out
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(90)
+def test_epsilon_zero_theory_is_the_tie_break(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    # epsilon 0: every transcript has the same posterior, a tie between P(s > n/2) and its complement
+    # for odd n; the rule decides 0, so it is right exactly when the bill failed
+    votes = tmp_path / "v.csv"
+    votes.write_text("passes,fails\n1,0\n1,0\n0,1\n")
+    out = tmp_path / "r.json"
+    assert main(["simulate", "--dataset", str(votes), "--epsilon", "0", "--repetitions", "30",
+                 "--seed", "1", "--quiet", "--json", str(out), "--workers", "1",
+                 "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]) == 0
+    passes, fails = json.loads(out.read_text())["rounds"]
+    assert passes["theoretical_accuracy"] == 0.0 and passes["empirical_accuracy"] == 0.0
+    assert fails["theoretical_accuracy"] == 1.0 and fails["empirical_accuracy"] == 1.0
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(90)
+def test_a_round_closed_by_its_timeout_is_reported(
+    mosquitto: BrokerEndpoint, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["simulate", "--parties", "30", "--rounds", "1", "--repetitions", "5", "--quiet",
+                 "--round-timeout", "0.001", "--workers", "1",
+                 "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"])
+    err = capsys.readouterr().err
+    assert code == 1 and "closed at --round-timeout" in err and "absent" in err
