@@ -14,7 +14,12 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from parties.cli_args import PAPER_CODES, join_negative_values, papers_epilog, value_options
+from parties.cli_args import (
+    PAPER_CODES,
+    join_negative_values,
+    papers_epilog,
+    value_options,
+)
 from protocols.errors import MpdpError
 
 __all__ = ["build_parser", "main"]

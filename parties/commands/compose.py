@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import argparse
 
-from analysis.composition import BOUND_NAMES, CompositionResult, check_delta_slack, compose_homogeneous
+from analysis.composition import (
+    BOUND_NAMES,
+    CompositionResult,
+    check_delta_slack,
+    compose_homogeneous,
+)
 from analysis.composition_plot import plot_figure_3
 from analysis.heterogeneous import compose_heterogeneous
 from parties.cli_args import papers_epilog, parse_number_list, plot_file, to_json_text

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from parties.cli_args import output_dir
 from parties.params import parse_mechanisms
 from parties.ranges import format_ranges, parse_ranges
 from parties.session_files import write_session
@@ -57,10 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.parties < 1:
         raise ParameterError("--parties", args.parties, "an integer >= 1")
-    if args.out.exists() and not args.out.is_dir():
-        raise ParameterError("--out", str(args.out), "a directory (it is created if missing)")
     mechanisms = parse_mechanisms(args.epsilon, args.delta, args.parties, np.random.default_rng(args.seed))
     split = None if args.split is None else [parse_ranges(s, args.parties, "--split") for s in args.split]
+    output_dir(args.out, "--out")
     session = args.session or f"deploy-{uuid.uuid4().hex[:12]}"
     facts = write_session(args.out, session, mechanisms, split, force=args.force)
     directories = ["parties/"] if split is None else [f"parties-{format_ranges(g)}/" for g in split]

@@ -114,7 +114,6 @@ def test_edge_cases() -> None:
     assert optimal_epsilon(0.3, 17, 0.0) == 17 * 0.3
     assert optimal_epsilon(50.0, 10**6, 0.0) == 50.0 * 10**6
     assert optimal_epsilon(math.inf, 5, 0.1) == math.inf
-    assert optimal_epsilon(0.5, 3, 1.0) == 0.0
     # k = 1: delta(eps~) = p - e^eps~ q on [0, eps)
     p, q = 1 / (1 + math.exp(-0.8)), 1 / (1 + math.exp(0.8))
     assert optimal_epsilon(0.8, 1, 0.05) == pytest.approx(math.log((p - 0.05) / q), rel=1e-12)
@@ -126,7 +125,8 @@ def test_edge_cases() -> None:
 
 
 def test_rejects_bad_input() -> None:
-    for args in [(-0.1, 3, 0.1), (math.nan, 3, 0.1), (0.1, 0, 0.1), (0.1, 2.5, 0.1), (0.1, 3, 1.5), (0.1, 3, -1e-9)]:
+    for args in [(-0.1, 3, 0.1), (math.nan, 3, 0.1), (0.1, 0, 0.1), (0.1, 2.5, 0.1), (0.1, 3, 1.5), (0.1, 3, -1e-9),
+                 (0.1, 3, 1.0)]:  # delta_tilde in [0, 1), as --delta-slack everywhere
         with pytest.raises(ParameterError):
             optimal_epsilon(*args)
 
