@@ -108,7 +108,8 @@ def _writable_dir(directory: Path) -> bool:
 def output_file(path: str | os.PathLike[str], name: str, suffixes: Iterable[str] | None = None) -> Path:
     """Check, before any work, that the command can write the file ``path``; return it as a Path.
 
-    The command must then write exactly this path (no suffix added) and print it.
+    The command must then write exactly this path (no suffix added) and print it. Pass the option's
+    text as given (argparse ``type=str``): ``Path("")`` is ``"."``, so an empty path would not be seen.
 
     Args:
         path: the file to write (created or overwritten).
@@ -123,12 +124,12 @@ def output_file(path: str | os.PathLike[str], name: str, suffixes: Iterable[str]
     if not text.strip():
         raise ParameterError(name, text, "a file path (not empty)")
     target = Path(text)
+    if target.is_dir():
+        raise ParameterError(name, text, "a file path, not a directory")
     if suffixes is not None:
         allowed = tuple(suffixes)
         if target.suffix[1:].lower() not in allowed:
             raise ParameterError(name, text, "a file name ending in one of ." + ", .".join(allowed))
-    if target.is_dir():
-        raise ParameterError(name, text, "a file path, not a directory")
     parent = target.parent
     if not parent.is_dir():
         raise ParameterError(name, text, f"a file in an existing directory ({parent} does not exist)")
@@ -150,6 +151,9 @@ def plot_file(path: str | os.PathLike[str], name: str = "--plot") -> Path:
 
 def output_dir(path: str | os.PathLike[str], name: str) -> Path:
     """Check that the directory ``path`` exists or can be created, and is writable; create it.
+
+    Pass the option's text as given (argparse ``type=str``): ``Path("")`` is ``"."``, so the empty
+    string would no longer be seen.
 
     Raises:
         ParameterError: an empty path, an existing non-directory, or a directory that cannot be

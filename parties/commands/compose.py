@@ -76,10 +76,10 @@ def _text(result: CompositionResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Compute (with --epsilon) and/or plot (with --plot); print text or JSON. Returns 0."""
-    if args.epsilon is None and not args.plot:
+    plot = None if args.plot is None else plot_file(args.plot)
+    if args.epsilon is None and plot is None:
         raise ParameterError("--epsilon", None, "one epsilon (with -k) or a list (or only --plot FILE)")
     check_delta_slack(args.delta_slack, "--delta-slack")
-    plot = None if args.plot is None else plot_file(args.plot)
     epsilons = parse_number_list(args.epsilon, "--epsilon") if args.epsilon is not None else [0.1]
     deltas = parse_number_list(args.delta, "--delta") if args.epsilon is not None else [0.001]
     result = _compute(args, epsilons, deltas) if args.epsilon is not None else None

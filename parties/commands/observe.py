@@ -68,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="how long to wait for every party to be ready (default: 300)")
     p.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
                    help="how long a round stays open; the missing are recorded absent (default: 60)")
-    p.add_argument("--out", type=Path, default=Path("."), metavar="DIR",
+    p.add_argument("--out", default=".", metavar="DIR",
                    help="write transcripts.sqlite and decisions.json here (default: .)")
     p.set_defaults(run=_run)
 
@@ -123,10 +123,10 @@ def _run(args: argparse.Namespace) -> int:
     facts = read_roster(args.roster)
     coordinator = read_private_key(coordinator_key_path(args.keys), facts, None)
     function = parse_function(args.function)
-    output_dir(args.out, "--out")
+    out = output_dir(args.out, "--out")
     config = ObserveConfig(
         facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),
-        function=function, store_path=args.out / "transcripts.sqlite", repetitions=args.repetitions,
+        function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
         round_timeout=args.round_timeout, wait_parties=args.wait_parties,
     )
     outcomes = observe(config)
@@ -135,6 +135,6 @@ def _run(args: argparse.Namespace) -> int:
         "broker": endpoint.url, "store": str(config.store_path),
         "rounds": [_round_json(o, facts, function) for o in outcomes],
     }
-    (args.out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
+    (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
     _print_table(document)
     return 0
