@@ -17,7 +17,9 @@ from analysis.composition import (
     optimal_delta_slack,
     optimal_epsilon,
     theorem_3_3_corners,
+    theorem_3_4_bound,
 )
+from analysis.heterogeneous import compose_heterogeneous
 from protocols.errors import ParameterError
 
 VECTORS = json.loads((pathlib.Path(__file__).parents[1] / "vectors" / "composition.json").read_text())["cases"]
@@ -185,3 +187,14 @@ def test_dp_accounting_peer_default_grid() -> None:
     assert ours == pytest.approx(_mp_optimum(0.1, k, slack), rel=1e-12)
     assert ours <= peer * (1 + 1e-8)
     assert peer - ours <= k * 1e-4
+
+
+@pytest.mark.parametrize("epsilon", [1e200, 1e308])
+def test_huge_epsilon_no_overflow(epsilon: float) -> None:
+    # eps^2 overflows: Theorem 3.4's bound is then the sum of epsilons (inf past the float range)
+    total = 10 * epsilon if epsilon < 1e300 else math.inf
+    eps = np.full(10, epsilon)
+    assert theorem_3_4_bound(eps, 1e-6) == pytest.approx(total, rel=1e-12)
+    assert optimal_epsilon(epsilon, 10, 1e-6) == pytest.approx(total, rel=1e-12)
+    mixed = compose_heterogeneous([epsilon, 1.0, epsilon], [0.1, 0.0, 0.2], 1e-6)
+    assert mixed.bounds["basic"] == pytest.approx(2 * epsilon if epsilon < 1e300 else math.inf, rel=1e-12)
