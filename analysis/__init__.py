@@ -35,6 +35,7 @@ from analysis.privacy_region import PrivacyRegion, composition_region, dp_region
 
 from analysis.central_vs_distributed import (
     CentralVersusDistributed,
+    check_comparison_voters,
     compare_majority,
     curator_accuracy_on_input,
     curator_release_probability,
@@ -62,6 +63,7 @@ __all__ = [
     "RuleAccuracy",
     "Spent",
     "StaircaseNoise",
+    "check_comparison_voters",
     "clopper_pearson",
     "compare_majority",
     "compose_heterogeneous",

@@ -45,7 +45,8 @@ class Budget:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "budget epsilon"))
-        object.__setattr__(self, "delta", check_delta_slack(self.delta, "budget delta"))
+        delta = check_delta_slack(self.delta, "budget delta") if self.delta != 1 else 1.0  # 1: no delta limit
+        object.__setattr__(self, "delta", delta)
 
     @classmethod
     def parse(cls, text: str) -> Budget:
@@ -137,10 +138,7 @@ class PrivacyLedger:
     charges: tuple[RoundCharge, ...] = ()
 
     def __post_init__(self) -> None:
-        slack = check_delta_slack(self.delta_slack)
-        if slack >= 1.0:
-            raise ParameterError("delta_slack", slack, "a number in [0, 1)")
-        object.__setattr__(self, "delta_slack", slack)
+        object.__setattr__(self, "delta_slack", check_delta_slack(self.delta_slack))
         object.__setattr__(self, "charges", tuple(self.charges))
         rounds = [c.round for c in self.charges]
         if len(set(rounds)) != len(rounds):

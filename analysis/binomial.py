@@ -57,7 +57,8 @@ def _bd0(x: np.ndarray, log_m: float) -> np.ndarray:
         s = s + term / (2 * j + 1)
     out[near] = s
     xf = x[~near]
-    out[~near] = xf * (np.log(xf) - log_m) + (m - xf)
+    with np.errstate(over="ignore"):  # log_m ~ -1e308 (q ~ e^-1e308): +inf is the correctly rounded
+        out[~near] = xf * (np.log(xf) - log_m) + (m - xf)  # deviance, i.e. probability 0
     return out
 
 

@@ -31,6 +31,7 @@ from protocols.mechanisms import RandomizedResponse
 __all__ = [
     "DISTRIBUTED_MAX_VOTERS",
     "CentralVersusDistributed",
+    "check_comparison_voters",
     "compare_majority",
     "curator_accuracy_on_input",
     "curator_release_probability",
@@ -54,13 +55,27 @@ class CentralVersusDistributed:
     distributed_worst: float
 
 
+def check_comparison_voters(voters: int, delta: float) -> int:
+    """Return ``int(voters)`` if :func:`compare_majority` can compute it exactly at this delta.
+
+    Raises:
+        ParameterError: voters not an integer >= 1.
+        SizeLimitError: voters > DISTRIBUTED_MAX_VOTERS[delta > 0] (401 pure, 25 four-output).
+    """
+    if not isinstance(voters, (int, np.integer)) or voters < 1:
+        raise ParameterError("voters", voters, "an integer >= 1")
+    limit = DISTRIBUTED_MAX_VOTERS[delta > 0]
+    if voters > limit:
+        raise SizeLimitError("voters", int(voters), limit, "the exact observer accuracy enumerates the "
+                             "count classes; the central mechanism alone (`mpdp mechanism --graph "
+                             "majority:N`) goes up to 10^6 voters")
+    return int(voters)
+
+
 def _distributed(voters: int, epsilon: float, delta: float) -> np.ndarray:
     """P(observer decides the true majority | c ones), float64 array (k + 1,)."""
     mech = RandomizedResponse(epsilon, delta)
-    limit = DISTRIBUTED_MAX_VOTERS[mech.four_output]
-    if voters > limit:
-        raise SizeLimitError("voters", voters, limit, "the exact observer accuracy enumerates the "
-                             "count classes; the central mechanism alone has no limit")
+    voters = check_comparison_voters(voters, mech.delta)
     parties = [mech] * voters
     majority, zero_one = parse_function("majority"), accuracy_measure("zero-one", 2)
     return np.array([
@@ -109,15 +124,19 @@ def curator_accuracy_on_input(x: np.ndarray, epsilon: float, delta: float) -> Ac
 def compare_majority(voters: int, epsilon: float, delta: float) -> CentralVersusDistributed:
     """Average and worst-case accuracy of the central and distributed protocols for majority.
 
+    Accuracies are clamped to [0, 1] (the binomial weights sum to 1 only up to float rounding).
+
     Raises:
-        ParameterError: bad k, epsilon or delta. SizeLimitError: k above DISTRIBUTED_MAX_VOTERS.
+        ParameterError: bad k, epsilon or delta. SizeLimitError: k above DISTRIBUTED_MAX_VOTERS (checked
+            first, before any work).
     """
-    central = central_majority_mechanism(voters, epsilon, delta)
     distributed = _distributed(voters, epsilon, delta)
+    central = central_majority_mechanism(voters, epsilon, delta)
     weights = binom.pmf(np.arange(voters + 1), voters, 0.5)
+    distributed_average = min(max(float(weights @ distributed), 0.0), 1.0)
     return CentralVersusDistributed(
         voters, float(epsilon), float(delta), central.average_accuracy(), central.worst_case_accuracy(),
-        float(weights @ distributed), float(distributed.min()))
+        distributed_average, float(distributed.min()))
 
 
 def plot_comparison(rows: Sequence[CentralVersusDistributed], path: str) -> None:

@@ -83,13 +83,15 @@ def check_k(k: int) -> int:
 
 
 def check_delta_slack(delta_slack: float, name: str = "delta_slack") -> float:
-    """Return ``float(delta_slack)`` or raise :class:`ParameterError` unless it is in [0, 1]."""
+    """Return ``float(delta_slack)`` or raise :class:`ParameterError` unless it is in [0, 1).
+
+    delta_tilde = 1 would make every composed guarantee (eps~, 1)-DP, which says nothing."""
     try:
         value = float(delta_slack)
     except (TypeError, ValueError):
-        raise ParameterError(name, delta_slack, "a number in [0, 1]") from None
-    if not 0.0 <= value <= 1.0:
-        raise ParameterError(name, delta_slack, "a number in [0, 1]")
+        raise ParameterError(name, delta_slack, "a number in [0, 1)") from None
+    if not 0.0 <= value < 1.0:
+        raise ParameterError(name, delta_slack, "a number in [0, 1)")
     return value
 
 
@@ -129,7 +131,9 @@ def randomized_response_loss(
         m = np.arange(n + 1, dtype=np.float64)
         group_log = log_binomial_pmf(m, n, -float(np.logaddexp(0.0, eps)), -float(np.logaddexp(0.0, -eps)))
         keep = group_log >= log_floor
-        loss = (loss[:, None] + ((n - 2.0 * m[keep]) * eps)[None, :]).ravel()
+        with np.errstate(over="ignore"):  # eps ~ 1e308: +-inf is the correctly rounded loss; the -inf
+            group_loss = (n - 2.0 * m[keep]) * eps  # ones have mass e^-inf = 0 and were dropped above
+        loss = (loss[:, None] + group_loss[None, :]).ravel()
         log_mass = (log_mass[:, None] + group_log[keep][None, :]).ravel()
         keep = log_mass >= log_floor
         loss, log_mass = loss[keep], log_mass[keep]
@@ -142,7 +146,9 @@ def _single_group_loss(epsilon: float, k: int) -> PrivacyLossDistribution:
     log_mass = log_binomial_pmf(
         l, k, -float(np.logaddexp(0.0, epsilon)), -float(np.logaddexp(0.0, -epsilon))
     )
-    return PrivacyLossDistribution((k - 2.0 * l) * epsilon, log_mass)
+    with np.errstate(over="ignore"):  # epsilon ~ 1e308: +inf is the correctly rounded loss
+        loss = (k - 2.0 * l) * epsilon
+    return PrivacyLossDistribution(loss, log_mass)
 
 
 def optimal_epsilon(epsilon: float, k: int, delta_slack: float) -> float:
@@ -153,7 +159,7 @@ def optimal_epsilon(epsilon: float, k: int, delta_slack: float) -> float:
     Args:
         epsilon: per-mechanism epsilon, ``0 <= epsilon <= inf``.
         k: number of mechanisms, ``1 <= k <= MAX_K``.
-        delta_slack: delta_tilde in [0, 1]; 0 gives ``k * epsilon``.
+        delta_slack: delta_tilde in [0, 1); 0 gives ``k * epsilon``.
 
     Returns:
         float in ``[0, k * epsilon]`` (inf only for ``epsilon = inf`` and ``delta_slack < 1``).
@@ -220,7 +226,7 @@ def theorem_3_3_corners(epsilon: float, delta: float, k: int) -> tuple[np.ndarra
 
 def basic_composition(epsilons: np.ndarray, deltas: np.ndarray) -> tuple[float, float]:
     """Theorem 3.1 of 000: ``(sum eps_l, sum delta_l)`` (delta capped at 1)."""
-    return float(np.sum(epsilons)), min(float(np.sum(deltas)), 1.0)
+    return total_epsilon(epsilons), min(float(np.sum(deltas)), 1.0)
 
 
 def kov_bound(
@@ -245,11 +251,29 @@ def kov_bound(
     return min(sum_epsilon, second, third)
 
 
+def total_epsilon(epsilons: np.ndarray) -> float:
+    """sum eps_l for eps_l >= 0, float; +inf (with no overflow warning) past the float64 range."""
+    eps = np.asarray(epsilons, dtype=np.float64)
+    top = float(eps.max(initial=0.0))
+    if math.isinf(top) or top * eps.size < _FLOAT_MAX:
+        return float(eps.sum())
+    return top * float(np.sum(eps / top))  # a Python float product: inf on overflow, silently
+
+
 def theorem_3_4_bound(epsilons: np.ndarray, delta_slack: float) -> float | None:
     """Theorem 3.4 of 000 (and its heterogeneous form): an upper bound on the optimal eps~ at
-    ``delta_total = 1 - prod(1 - delta_l)(1 - delta_tilde)``. ``epsilons`` float64 (k,)."""
+    ``delta_total = 1 - prod(1 - delta_l)(1 - delta_tilde)``. ``epsilons`` float64 (k,).
+
+    For some eps_l > 1e150 (where eps_l^2 overflows) the bound is sum eps_l: the other two terms of
+    the minimum exceed it (D >= sum eps_l - k, while the square-root terms are >= 1e-8 max eps_l >> k)."""
     eps = np.asarray(epsilons, dtype=np.float64)
+    if delta_slack > 0.0 and eps.max(initial=0.0) > _SQUARE_SAFE:
+        return total_epsilon(eps)
     return kov_bound(float(eps.sum()), float(np.sum(eps * np.tanh(eps / 2))), float(np.sum(eps**2)), delta_slack)
+
+
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+_SQUARE_SAFE = 1e150  # eps^2 of a larger eps (and k of them) overflows float64
 
 
 def eq7_bound(epsilons: np.ndarray, delta_slack: float) -> float | None:
@@ -340,7 +364,7 @@ def compose_homogeneous(epsilon: float, delta: float, k: int, delta_slack: float
     ``delta_total = 1 - (1-delta)^k (1-delta_slack)`` and the bounds of Theorems 3.4, 3.2, 3.1, eq. (7).
 
     Raises:
-        ParameterError: epsilon outside [0, inf], delta outside [0, 1), k < 1, delta_slack outside [0, 1].
+        ParameterError: epsilon outside [0, inf], delta outside [0, 1), k < 1, delta_slack outside [0, 1).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)

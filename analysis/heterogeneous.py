@@ -182,7 +182,7 @@ def compose_heterogeneous(
     Args:
         epsilons: k values in [0, inf].
         deltas: one value for all, or k values, each in [0, 1).
-        delta_slack: delta_tilde in [0, 1].
+        delta_slack: delta_tilde in [0, 1).
         max_support: largest product grid solved exactly.
         resolution: lattice step of the bounds method (nats); default automatic.
 

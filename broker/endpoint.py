@@ -9,6 +9,8 @@ import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from broker.settings import url_host
+
 __all__ = ["BrokerEndpoint"]
 
 #: Seconds a persistent MQTT v5 session outlives its connection (v3.1.1 sessions never expire).
@@ -31,8 +33,8 @@ class BrokerEndpoint:
 
     @property
     def url(self) -> str:
-        """``mqtt://host:port``."""
-        return f"mqtt://{self.host}:{self.port}"
+        """``mqtt://host:port`` (``mqtt://[::1]:1883`` for an IPv6 host)."""
+        return f"mqtt://{url_host(self.host)}:{self.port}"
 
     def client(self, identifier: str, *, persistent: bool = False) -> aiomqtt.Client:
         """A new (unconnected) aiomqtt client; use it as ``async with``.

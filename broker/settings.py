@@ -97,7 +97,13 @@ class BrokerSettings(BaseModel):
         """The settings written back as a ``--broker`` value."""
         if self.kind != "external":
             return self.kind
-        return f"mqtt://{self.host}:{self.port}?protocol={self.protocol}&timeout={self.timeout:g}"
+        return f"mqtt://{url_host(self.host)}:{self.port}?protocol={self.protocol}&timeout={self.timeout:g}"
+
+
+def url_host(host: str | None) -> str:
+    """``host`` as the host part of a URL: an IPv6 address in brackets (``::1`` -> ``[::1]``, RFC 3986)."""
+    host = host or ""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 def _first_error(exc: ValueError) -> str:

@@ -2,7 +2,9 @@
 
 Every sub-command module exposes ``register(subparsers)``, which adds its parser and sets
 ``run=callable(args) -> int``. Errors of the :class:`protocols.MpdpError` family print one line,
-``mpdp: error: ...``, and exit with code 2; Ctrl-C exits with 130.
+``mpdp: error: ...``, and exit with code 2; Ctrl-C exits with 130. An option value that looks like a
+negative number (``--epsilon -1``, ``--budget -1,0``, ``--epsilon -inf``) is passed to the option, whose
+own check then names it (:func:`parties.cli_args.join_negative_values`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,12 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from parties.cli_args import (
+    PAPER_CODES,
+    join_negative_values,
+    papers_epilog,
+    value_options,
+)
 from protocols.errors import MpdpError
 
 __all__ = ["build_parser", "main"]
@@ -38,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
             "randomized response, broadcast them over MQTT, and a central observer computes a "
             "function of all bits with the optimal decision rule (Kairouz, Oh, Viswanath 2015)."
         ),
+        epilog=papers_epilog(*PAPER_CODES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -49,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mpdp`` script; returns the process exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(join_negative_values(argv, value_options(parser)))
     try:
         return int(args.run(args) or 0)
     except MpdpError as exc:

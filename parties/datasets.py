@@ -88,9 +88,9 @@ def parse_csv(text: str, name: str) -> Dataset:
     bits = np.empty((len(body), width - first), dtype=np.int8)
     for r, row in enumerate(body):
         if len(row) != width:
-            raise DatasetError(
-                f"{name}: line {r + 1 + (header is not None)}", len(row), f"{width} cells as the first row"
-            )
+            line = r + 1 + (header is not None)
+            raise DatasetError(f"{name}: line {line}", len(row), f"{width} cells, as the first row",
+                               message=f"{name}: line {line} has {len(row)} cells, the first row has {width}")
         for c, cell in enumerate(row[first:]):
             value = _VALUES.get(cell.strip().lower())
             if value is None:

@@ -46,8 +46,6 @@ def check_privacy_options(
             delta_tilde).
     """
     slack = check_delta_slack(delta_slack, slack_name)
-    if slack >= 1.0:
-        raise ParameterError(slack_name, delta_slack, "a number in [0, 1)")
     if budget is not None:
         if not isinstance(budget, Budget):
             raise ParameterError(budget_name, budget, "an analysis.Budget (Budget.parse('EPS,DELTA')) or None")

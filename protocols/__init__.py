@@ -25,6 +25,7 @@ from protocols.functions import (
 )
 from protocols.graphs import ColoredGraph, line_graph, majority_hypercube
 from protocols.line_mechanisms import (
+    MAX_LINE_NODES,
     LineMechanism,
     balanced_boundary_value,
     balanced_mechanism,
@@ -34,7 +35,7 @@ from protocols.line_mechanisms import (
     terminal_behaviour,
     transition_parameter,
 )
-from protocols.majority_mechanism import MajorityMechanism, central_majority_mechanism
+from protocols.majority_mechanism import MAX_MAJORITY_VOTERS, MajorityMechanism, central_majority_mechanism
 from protocols.morphisms import Morphism, boundary_distances, boundary_graph, boundary_morphism
 from protocols.closed_forms import (
     collaborative_xor_accuracy,
@@ -58,6 +59,8 @@ from protocols.mechanisms import (
 )
 
 __all__ = [
+    "MAX_LINE_NODES",
+    "MAX_MAJORITY_VOTERS",
     "ColoredGraph",
     "ColoringStep",
     "DecisionProblem",

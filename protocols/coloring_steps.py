@@ -38,6 +38,12 @@ __all__ = ["ColoringStep"]
 
 _MAX_EXPONENT = 700.0
 _TINY_EPSILON = 2.0**-60  # exp(700) ~ 1e304: below float64 overflow
+_CAPPED_EXPONENT = 1e4  # e^-1e4 = 0 and |log t| <= 745 for t > 0: a larger n eps changes nothing
+
+
+def _times(n: np.ndarray, epsilon: float) -> np.ndarray:
+    """n * epsilon for n >= 0, capped near _CAPPED_EXPONENT so that eps = 1e308 cannot overflow."""
+    return np.minimum(n, _CAPPED_EXPONENT / epsilon) * epsilon
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +134,9 @@ class ColoringStep:
         positive = t > 0.0
         with np.errstate(divide="ignore"):
             log_t = np.log(np.where(positive, t, 1.0))
-        grown = np.where(positive, np.exp(np.minimum(log_t + n * eps, 1.0)), 0.0)
-        geometric = (np.exp(np.minimum((n - 1.0) * eps, _MAX_EXPONENT))
-                     * np.expm1(-n * eps) / math.expm1(-eps))
+        grown = np.where(positive, np.exp(np.minimum(log_t + _times(n, eps), 1.0)), 0.0)
+        geometric = (np.exp(np.minimum(_times(np.maximum(n - 1.0, 0.0), eps), _MAX_EXPONENT))
+                     * np.expm1(-_times(n, eps)) / math.expm1(-eps))
         return np.where(n > 0, np.minimum(grown + self.delta * geometric, 1.0), t)
 
     def terminal(self, t: np.ndarray | float, n: np.ndarray | int) -> np.ndarray:
@@ -143,7 +149,7 @@ class ColoringStep:
             return np.minimum(1.0 - (u - n * self.delta), 1.0)
         if math.isinf(self.epsilon):
             return np.where(n > 0, 1.0, t)
-        return np.minimum(1.0 - (u + (u + self.shift) * np.expm1(-n * self.epsilon)), 1.0)
+        return np.minimum(1.0 - (u + (u + self.shift) * np.expm1(-_times(n, self.epsilon))), 1.0)
 
     def iterate(self, t: np.ndarray | float, n: np.ndarray | int) -> np.ndarray:
         """step^n(t), elementwise (broadcast), in closed form: ``initial`` for the first

@@ -56,7 +56,17 @@ class ParameterError(MpdpError, ValueError):
 
 
 class DatasetError(ParameterError):
-    """A dataset that cannot be read as one private bit per party and round."""
+    """A dataset that cannot be read as one private bit per party and round.
+
+    ``message``, when given, replaces the ``name=value is not allowed: ...`` text (for errors that read
+    better as a sentence, e.g. ``votes.csv: line 2 has 3 cells, the first row has 2``).
+    """
+
+    def __init__(self, name: str, value: Any, allowed: str, hint: str | None = None, *,
+                 message: str | None = None) -> None:
+        super().__init__(name, value, allowed, hint)
+        if message is not None:
+            self.args = (message,)
 
 
 class SizeLimitError(ParameterError):

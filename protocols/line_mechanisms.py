@@ -31,11 +31,12 @@ import numpy as np
 
 from protocols.coloring_mechanisms import GraphMechanism
 from protocols.coloring_steps import ColoringStep
-from protocols.errors import ParameterError
+from protocols.errors import ParameterError, SizeLimitError
 from protocols.graphs import ColoredGraph, line_graph
 from protocols.morphisms import boundary_distances
 
 __all__ = [
+    "MAX_LINE_NODES",
     "LineMechanism",
     "balanced_boundary_value",
     "balanced_mechanism",
@@ -55,6 +56,10 @@ def _check_probability(name: str, value: float) -> float:
     if not 0.0 <= x <= 1.0:
         raise ParameterError(name, value, "a probability in [0, 1]")
     return x
+
+
+#: Largest n_B + n_R of :func:`line_mechanism` (about 1.5 s and 0.5 GB with the graph at the limit).
+MAX_LINE_NODES = 2_000_000
 
 
 def transition_parameter(red_at_boundary: float, epsilon: float, delta: float,
@@ -121,7 +126,13 @@ def line_mechanism(n_blue: int, n_red: int, red_at_boundary: float, epsilon: flo
 
     Raises:
         ParameterError: n_B or n_R < 1, R_{n_B} outside [0, 1], bad epsilon or delta.
+        SizeLimitError: n_B + n_R > MAX_LINE_NODES.
     """
+    if isinstance(n_blue, (int, np.integer)) and isinstance(n_red, (int, np.integer)) \
+            and n_blue + n_red > MAX_LINE_NODES:
+        raise SizeLimitError("n_B + n_R", int(n_blue) + int(n_red), MAX_LINE_NODES,
+                             "a shorter line, or ColoringStep(epsilon, delta).iterate(t, n): the value n steps "
+                             "from the boundary in closed form (001 Theorem 4)")
     line_graph(n_blue, n_red)  # validates the shape
     step = ColoringStep(epsilon, delta)
     r = _check_probability("red_at_boundary", red_at_boundary)

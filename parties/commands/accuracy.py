@@ -6,20 +6,19 @@
 Lists take one value per party, or ``VALUE*COUNT`` pieces (``--epsilon 1*1000,2*5``); a single delta
 applies to every party. ``--function table:@FILE`` reads f's values (input order) from FILE. For a
 symmetric f too large for the exact engines (many distinct parameters), the average rule's accuracy is a
-Monte Carlo estimate with its interval, labelled as such.
+Monte Carlo estimate with its interval, labelled as such. JSON is strict: an infinite value is "inf".
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import pathlib
 import time
 
 import numpy as np
 
 from analysis.accuracy import monte_carlo_accuracy
+from parties.cli_args import papers_epilog, parse_number_list, to_json_text
 from protocols.engines import ENGINES
 from protocols.errors import ParameterError, SizeLimitError
 from protocols.functions import MEASURE_NAMES, accuracy_measure, parse_function
@@ -30,24 +29,27 @@ from protocols.symmetric import observer_average_rule
 __all__ = ["parse_list", "register"]
 
 
+def _piece(text: str, name: str) -> list[float]:
+    value, star, count = text.partition("*")
+    try:
+        number = float(value)
+        times = int(count) if star else 1
+    except ValueError:
+        raise ParameterError(name, text, "numbers, or VALUE*COUNT, comma-separated") from None
+    if times < 1 or times > 10_000_000:
+        raise ParameterError(name, text, "a count between 1 and 10^7")
+    return [number] * times
+
+
 def parse_list(text: str, name: str) -> list[float]:
-    """``"0.5,1,2*3"`` -> [0.5, 1.0, 2.0, 2.0, 2.0]. Raises ParameterError on a malformed piece."""
-    values: list[float] = []
-    for piece in text.replace(" ", "").split(","):
-        if not piece:
-            continue
-        value, _, count = piece.partition("*")
-        try:
-            number = float(value)
-            times = int(count) if count else 1
-        except ValueError:
-            raise ParameterError(name, piece, "numbers, or VALUE*COUNT, comma-separated") from None
-        if times < 1 or times > 10_000_000:
-            raise ParameterError(name, piece, "a count between 1 and 10^7")
-        values.extend([number] * times)
-    if not values:
-        raise ParameterError(name, text, "at least one value")
-    return values
+    """``"0.5,1,2*3"`` -> [0.5, 1.0, 2.0, 2.0, 2.0].
+
+    Raises:
+        ParameterError: a malformed piece, or an empty one (``"1,,2"``; see
+            :func:`parties.cli_args.parse_number_list`).
+    """
+    pieces = parse_number_list(text.replace(" ", ""), name, lambda piece: _piece(piece, name))
+    return [value for piece in pieces for value in piece]
 
 
 def _function(spec: str):
@@ -59,10 +61,6 @@ def _function(spec: str):
             raise ParameterError("--function", spec, f"a readable file ({exc.strerror})") from None
         return parse_function("table:" + ",".join(content.replace(",", " ").split()))
     return parse_function(spec)
-
-
-def _number(x: float) -> float | str:
-    return x if math.isfinite(x) else str(x)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -105,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
         report["rules"] = rules
     report["seconds"] = round(time.perf_counter() - started, 4)
     if args.json:
-        print(json.dumps(report, default=_number))
+        print(to_json_text(report))
         return 0
     who = "central observer" if observer is None else f"party {observer}"
     print(f"k={k}  function={function.name}  measure={args.measure}  observer={who}  "
@@ -130,7 +128,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``accuracy`` sub-command."""
     parser = subparsers.add_parser(
         "accuracy", help="optimal decision rules and their exact accuracy",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=__doc__, epilog=papers_epilog("002"), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilon", required=True, help="privacy levels, one per party (VALUE*COUNT ok)")
     parser.add_argument("--delta", help="delta per party, or one for all (four-output RR when > 0)")
     parser.add_argument("--function", required=True,

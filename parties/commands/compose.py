@@ -6,59 +6,56 @@
 
 A single epsilon with ``-k`` is the homogeneous case (exact optimum of Theorem 3.3); a list is the
 heterogeneous case (exact where tractable, else certified bounds; ``method`` says which ran).
+--delta-slack defaults to 1e-6 (as ``mpdp simulate``). In JSON an infinite epsilon is the string "inf".
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 
-from analysis.composition import BOUND_NAMES, CompositionResult, compose_homogeneous
+from analysis.composition import (
+    BOUND_NAMES,
+    CompositionResult,
+    check_delta_slack,
+    compose_homogeneous,
+)
 from analysis.composition_plot import plot_figure_3
 from analysis.heterogeneous import compose_heterogeneous
+from parties.cli_args import papers_epilog, parse_number_list, plot_file, to_json_text
+from parties.privacy import DEFAULT_DELTA_SLACK
 from protocols.errors import ParameterError
 
 __all__ = ["register", "run"]
-
-
-def _floats(text: str, name: str) -> list[float]:
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise ParameterError(name, text, "a comma-separated list of numbers, e.g. 0.1,0.5") from None
-    if not values:
-        raise ParameterError(name, text, "at least one number")
-    return values
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compose",
         help="privacy of k composed (epsilon, delta)-DP mechanisms: exact optimum and bounds",
-        description=__doc__,
+        description=__doc__, epilog=papers_epilog("000"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--epsilon", help="one epsilon (with -k) or a comma-separated list")
     parser.add_argument("--delta", default="0", help="one delta for all, or a list as long as --epsilon (default 0)")
     parser.add_argument("-k", type=int, help="number of compositions of a single (epsilon, delta)")
-    parser.add_argument("--delta-slack", type=float, help="delta_tilde in [0, 1]: the extra delta spent")
+    parser.add_argument("--delta-slack", type=float, default=DEFAULT_DELTA_SLACK,
+                        help=f"delta_tilde in [0, 1): the extra delta spent (default {DEFAULT_DELTA_SLACK:g})")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--plot", metavar="FILE",
-                        help="draw the regions of Theorems 3.1-3.3 (000 Figure 3; default 30-fold (0.1, 0.001))")
+                        help="draw the regions of Theorems 3.1-3.3 (000 Figure 3; default 30-fold (0.1, 0.001)) "
+                             "to FILE (.png, .pdf, .svg, ...)")
     parser.set_defaults(run=run)
 
 
-def _compute(args: argparse.Namespace) -> CompositionResult:
-    if args.epsilon is None or args.delta_slack is None:
-        raise ParameterError("--epsilon/--delta-slack", None, "both given (or only --plot)")
-    epsilons = _floats(args.epsilon, "--epsilon")
-    deltas = _floats(args.delta, "--delta")
-    if len(epsilons) == 1 and len(deltas) == 1:
-        return compose_homogeneous(epsilons[0], deltas[0], 1 if args.k is None else args.k, args.delta_slack)
-    if args.k is not None and args.k != len(epsilons):
-        raise ParameterError("-k", args.k, f"omitted or equal to the length of --epsilon ({len(epsilons)})")
+def _compute(args: argparse.Namespace, epsilons: list[float], deltas: list[float]) -> CompositionResult:
     if len(epsilons) == 1:
-        raise ParameterError("--delta", args.delta, "one value when --epsilon has one value")
+        if len(deltas) != 1:
+            raise ParameterError("--delta", args.delta, "one value when --epsilon has one value (with -k)")
+        return compose_homogeneous(epsilons[0], deltas[0], 1 if args.k is None else args.k, args.delta_slack)
+    if len(deltas) not in (1, len(epsilons)):
+        raise ParameterError("--delta", args.delta, f"one value, or {len(epsilons)} (one per --epsilon value)")
+    if args.k is not None and args.k != len(epsilons):
+        raise ParameterError("-k", args.k, f"omitted or equal to the number of --epsilon values ({len(epsilons)})")
     return compose_heterogeneous(epsilons, deltas if len(deltas) > 1 else deltas[0], args.delta_slack)
 
 
@@ -78,14 +75,22 @@ def _text(result: CompositionResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Compute (and/or plot); print text or JSON. Returns 0."""
-    if args.plot:
-        epsilon = _floats(args.epsilon, "--epsilon")[0] if args.epsilon else 0.1
-        delta = _floats(args.delta, "--delta")[0] if args.epsilon else 0.001
-        path = plot_figure_3(args.plot, epsilon, delta, 30 if args.k is None else args.k)
-        if args.delta_slack is None:
-            print(json.dumps({"plot": str(path)}) if args.json else f"wrote {path}")
-            return 0
-    result = _compute(args)
-    print(json.dumps(result.as_dict()) if args.json else _text(result))
+    """Compute (with --epsilon) and/or plot (with --plot); print text or JSON. Returns 0."""
+    plot = None if args.plot is None else plot_file(args.plot)
+    if args.epsilon is None and plot is None:
+        raise ParameterError("--epsilon", None, "one epsilon (with -k) or a list (or only --plot FILE)")
+    check_delta_slack(args.delta_slack, "--delta-slack")
+    epsilons = parse_number_list(args.epsilon, "--epsilon") if args.epsilon is not None else [0.1]
+    deltas = parse_number_list(args.delta, "--delta") if args.epsilon is not None else [0.001]
+    result = _compute(args, epsilons, deltas) if args.epsilon is not None else None
+    document = {} if result is None else result.as_dict()
+    if plot is not None:
+        document["plot"] = str(plot_figure_3(plot, epsilons[0], deltas[0], 30 if args.k is None else args.k))
+    if args.json:
+        print(to_json_text(document))
+        return 0
+    if result is not None:
+        print(_text(result))
+    if plot is not None:
+        print(f"wrote {document['plot']}")
     return 0

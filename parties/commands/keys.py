@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import uuid
-from pathlib import Path
 
 import numpy as np
 
+from parties.cli_args import output_dir
 from parties.params import parse_mechanisms
 from parties.ranges import format_ranges, parse_ranges
 from parties.session_files import write_session
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--parties", type=int, required=True, metavar="K", help="the number of parties")
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the files")
+    p.add_argument("--out", required=True, metavar="DIR", help="where to write the files")
     p.add_argument("--epsilon", default="1.0", metavar="E|LO:HI|FILE",
                    help="each party's epsilon: one value, a uniform range per party, or a file with one "
                         "'epsilon[,delta]' line per party (default: 1.0)")
@@ -57,14 +57,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.parties < 1:
         raise ParameterError("--parties", args.parties, "an integer >= 1")
-    if args.out.exists() and not args.out.is_dir():
-        raise ParameterError("--out", str(args.out), "a directory (it is created if missing)")
     mechanisms = parse_mechanisms(args.epsilon, args.delta, args.parties, np.random.default_rng(args.seed))
     split = None if args.split is None else [parse_ranges(s, args.parties, "--split") for s in args.split]
+    out = output_dir(args.out, "--out")
     session = args.session or f"deploy-{uuid.uuid4().hex[:12]}"
-    facts = write_session(args.out, session, mechanisms, split, force=args.force)
+    facts = write_session(out, session, mechanisms, split, force=args.force)
     directories = ["parties/"] if split is None else [f"parties-{format_ranges(g)}/" for g in split]
-    print(f"session {facts.session}: {facts.roster.k} parties; wrote {args.out / 'roster.json'} (public), "
-          f"{args.out / 'coordinator'}/ (observer only), {', '.join(str(args.out / d) for d in directories)} "
+    print(f"session {facts.session}: {facts.roster.k} parties; wrote {out / 'roster.json'} (public), "
+          f"{out / 'coordinator'}/ (observer only), {', '.join(str(out / d) for d in directories)} "
           "(each to its party host only)")
     return 0

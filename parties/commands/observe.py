@@ -9,7 +9,6 @@ it prints its decisions and its posterior (P(decision | transcript), expected nu
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -18,12 +17,18 @@ from rich.console import Console
 from rich.table import Table
 
 from analysis.observer_posterior import round_posterior
+from parties.cli_args import output_dir, to_json_text
 from parties.coordinator import ObserveConfig, observe
 from parties.datasets import DATASET_NAMES, load_dataset
 from parties.display import truth_text
 from parties.external_broker import deployment_endpoint
 from parties.outcome import RoundOutcome
-from parties.session_files import SessionRoster, coordinator_key_path, read_private_key, read_roster
+from parties.session_files import (
+    SessionRoster,
+    coordinator_key_path,
+    read_private_key,
+    read_roster,
+)
 from protocols.errors import ParameterError
 from protocols.functions import FUNCTION_NAMES, BooleanFunction, parse_function
 
@@ -63,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="how long to wait for every party to be ready (default: 300)")
     p.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
                    help="how long a round stays open; the missing are recorded absent (default: 60)")
-    p.add_argument("--out", type=Path, default=Path("."), metavar="DIR",
+    p.add_argument("--out", default=".", metavar="DIR",
                    help="write transcripts.sqlite and decisions.json here (default: .)")
     p.set_defaults(run=_run)
 
@@ -118,11 +123,10 @@ def _run(args: argparse.Namespace) -> int:
     facts = read_roster(args.roster)
     coordinator = read_private_key(coordinator_key_path(args.keys), facts, None)
     function = parse_function(args.function)
-    if args.out.exists() and not args.out.is_dir():
-        raise ParameterError("--out", str(args.out), "a directory (it is created if missing)")
+    out = output_dir(args.out, "--out")
     config = ObserveConfig(
         facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),
-        function=function, store_path=args.out / "transcripts.sqlite", repetitions=args.repetitions,
+        function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
         round_timeout=args.round_timeout, wait_parties=args.wait_parties,
     )
     outcomes = observe(config)
@@ -131,6 +135,6 @@ def _run(args: argparse.Namespace) -> int:
         "broker": endpoint.url, "store": str(config.store_path),
         "rounds": [_round_json(o, facts, function) for o in outcomes],
     }
-    (args.out / "decisions.json").write_text(json.dumps(document, indent=1) + "\n")
+    (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
     _print_table(document)
     return 0

@@ -17,7 +17,9 @@ from analysis.composition import (
     optimal_delta_slack,
     optimal_epsilon,
     theorem_3_3_corners,
+    theorem_3_4_bound,
 )
+from analysis.heterogeneous import compose_heterogeneous
 from protocols.errors import ParameterError
 
 VECTORS = json.loads((pathlib.Path(__file__).parents[1] / "vectors" / "composition.json").read_text())["cases"]
@@ -114,7 +116,6 @@ def test_edge_cases() -> None:
     assert optimal_epsilon(0.3, 17, 0.0) == 17 * 0.3
     assert optimal_epsilon(50.0, 10**6, 0.0) == 50.0 * 10**6
     assert optimal_epsilon(math.inf, 5, 0.1) == math.inf
-    assert optimal_epsilon(0.5, 3, 1.0) == 0.0
     # k = 1: delta(eps~) = p - e^eps~ q on [0, eps)
     p, q = 1 / (1 + math.exp(-0.8)), 1 / (1 + math.exp(0.8))
     assert optimal_epsilon(0.8, 1, 0.05) == pytest.approx(math.log((p - 0.05) / q), rel=1e-12)
@@ -126,7 +127,8 @@ def test_edge_cases() -> None:
 
 
 def test_rejects_bad_input() -> None:
-    for args in [(-0.1, 3, 0.1), (math.nan, 3, 0.1), (0.1, 0, 0.1), (0.1, 2.5, 0.1), (0.1, 3, 1.5), (0.1, 3, -1e-9)]:
+    for args in [(-0.1, 3, 0.1), (math.nan, 3, 0.1), (0.1, 0, 0.1), (0.1, 2.5, 0.1), (0.1, 3, 1.5), (0.1, 3, -1e-9),
+                 (0.1, 3, 1.0)]:  # delta_tilde in [0, 1), as --delta-slack everywhere
         with pytest.raises(ParameterError):
             optimal_epsilon(*args)
 
@@ -185,3 +187,14 @@ def test_dp_accounting_peer_default_grid() -> None:
     assert ours == pytest.approx(_mp_optimum(0.1, k, slack), rel=1e-12)
     assert ours <= peer * (1 + 1e-8)
     assert peer - ours <= k * 1e-4
+
+
+@pytest.mark.parametrize("epsilon", [1e200, 1e308])
+def test_huge_epsilon_no_overflow(epsilon: float) -> None:
+    # eps^2 overflows: Theorem 3.4's bound is then the sum of epsilons (inf past the float range)
+    total = 10 * epsilon if epsilon < 1e300 else math.inf
+    eps = np.full(10, epsilon)
+    assert theorem_3_4_bound(eps, 1e-6) == pytest.approx(total, rel=1e-12)
+    assert optimal_epsilon(epsilon, 10, 1e-6) == pytest.approx(total, rel=1e-12)
+    mixed = compose_heterogeneous([epsilon, 1.0, epsilon], [0.1, 0.0, 0.2], 1e-6)
+    assert mixed.bounds["basic"] == pytest.approx(2 * epsilon if epsilon < 1e300 else math.inf, rel=1e-12)

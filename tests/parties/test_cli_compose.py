@@ -58,7 +58,7 @@ def test_text_output(capsys: pytest.CaptureFixture[str]) -> None:
         ["compose", "--epsilon", "0.1,x", "--delta-slack", "0.1"],
         ["compose", "--epsilon", "0.1,0.2", "--delta", "0,0,0", "--delta-slack", "0.1"],
         ["compose", "--epsilon", "0.1,0.2", "-k", "5", "--delta-slack", "0.1"],
-        ["compose", "--epsilon", "0.1", "-k", "3"],
+        ["compose", "-k", "3"],
         ["compose", "--epsilon", "0.1", "-k", "3", "--delta-slack", "2"],
     ],
 )

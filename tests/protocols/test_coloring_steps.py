@@ -74,3 +74,17 @@ def test_transition_point_separates_the_regimes() -> None:
 def test_bad_privacy_levels_are_refused(eps: float, delta: float) -> None:
     with pytest.raises(ParameterError):
         ColoringStep(eps, delta)
+
+
+
+@pytest.mark.parametrize("delta", [0.0, 0.2])
+def test_huge_epsilon_iterates_without_overflow(delta: float) -> None:
+    # n eps overflows float64 for eps = 1e308, n >= 2; step(t) = min(1, a t + delta, ...) with a = e^eps:
+    # any t > 0 reaches 1 in one step, t = 0 moves to delta (then to 1), or stays at 0 when delta = 0
+    t = np.array([0.0, 1e-300, 0.3, 0.7, 1.0])
+    for epsilon in (1e200, 1e308):
+        step = ColoringStep(epsilon, delta)
+        for n in (1, 2, 5, 10**6):
+            first = delta if n == 1 else (1.0 if delta > 0 else 0.0)
+            assert step.iterate(t, n).tolist() == pytest.approx([first, 1.0, 1.0, 1.0, 1.0], abs=1e-15)
+        assert step.terminal(np.array([0.5, 0.9]), np.array([3.0, 10**6])).tolist() == [1.0, 1.0]

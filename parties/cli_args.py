@@ -1,0 +1,245 @@
+"""Shared command-line argument helpers of the ``mpdp`` sub-commands.
+
+Every sub-command validates its arguments with these before it does any work, so a bad value gives
+one line (``mpdp: error: ...``, exit 2) naming the value and what is allowed, never a traceback:
+
+* :func:`parse_number_list` -- ``--voters 1,3,5``, ``--epsilon 0.1,0.5``: an empty item is an error.
+* :func:`output_file` / :func:`plot_file` -- a file the command will write (checked before the work;
+  the command then writes exactly that path); :func:`output_dir` -- a directory it will write into.
+* :func:`to_json_text` -- strict JSON (RFC 8259): infinities become the string ``"inf"``/``"-inf"``,
+  NaN is refused; numpy scalars and arrays become numbers and lists.
+* :data:`PAPER_CODES` / :func:`papers_epilog` -- what the paper codes 000, 001, 002 of the docs mean.
+* :func:`join_negative_values` -- ``--epsilon -1`` / ``--budget -1,0`` / ``--epsilon -inf`` reach the
+  option (which then names the bad value) instead of argparse's "expected one argument".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from protocols.errors import ParameterError
+
+__all__ = [
+    "PAPER_CODES",
+    "join_negative_values",
+    "output_dir",
+    "output_file",
+    "papers_epilog",
+    "parse_number_list",
+    "plot_file",
+    "plot_suffixes",
+    "to_json_text",
+    "value_options",
+]
+
+T = TypeVar("T")
+
+#: The papers the docs cite by code (files /work/shared/papers/NNN_*.txt).
+PAPER_CODES: dict[str, str] = {
+    "000": "Kairouz, Oh, Viswanath, The Composition Theorem for Differential Privacy, ICML 2015",
+    "001": "Differential Privacy for Binary Functions via Randomized Graph Colorings (optimal central "
+           "mechanisms)",
+    "002": "Kairouz, Oh, Viswanath, Secure Multi-party Differential Privacy, NeurIPS 2015",
+}
+
+
+def papers_epilog(*codes: str) -> str:
+    """A ``--help`` epilog paragraph explaining the paper ``codes`` (e.g. ``"000", "002"``), one a line."""
+    return "papers:\n" + "".join(f"  {code} = {PAPER_CODES[code]}\n" for code in codes)
+
+#: A token that is a value although it starts with '-': -1, -.5, -1:2, -1,0, -inf, -nan, -Infinity.
+_NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
+def parse_number_list(text: str, name: str, convert: Callable[[str], T] = float) -> list[T]:
+    """The comma-separated values of ``text``, each passed through ``convert`` (after stripping spaces).
+
+    Args:
+        text: e.g. ``"0.1,0.5, 1"``.
+        name: the option as the user wrote it (``"--epsilon"``), for the error message.
+        convert: str -> value (``float``, ``int``, or any parser raising ValueError/ParameterError).
+
+    Returns:
+        one value per item, in order (at least one).
+
+    Raises:
+        ParameterError: ``text`` empty, an empty item (``"3,,5"``, ``"0.1,"``: names the item position),
+            or an item ``convert`` rejects (names the item and its position).
+    """
+    kind = "integers" if convert is int else "numbers"
+    allowed = f"a comma-separated list of {kind}, e.g. {'1,3,5' if convert is int else '0.1,0.5'}"
+    if not text or not text.strip():
+        raise ParameterError(name, text, allowed)
+    items = text.split(",")
+    values: list[T] = []
+    for position, item in enumerate(items, start=1):
+        item = item.strip()
+        if not item:
+            raise ParameterError(name, text, f"{allowed}; item {position} of {len(items)} is empty")
+        try:
+            values.append(convert(item))
+        except ParameterError:
+            raise
+        except (TypeError, ValueError, OverflowError):
+            raise ParameterError(name, text, f"{allowed}; item {position} ({item!r}) is not one") from None
+    return values
+
+
+def plot_suffixes() -> tuple[str, ...]:
+    """The file suffixes matplotlib can write (``"png"``, ``"pdf"``, ``"svg"``, ...), sorted, no dot."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return tuple(sorted(FigureCanvasBase.get_supported_filetypes()))
+
+
+def _writable_dir(directory: Path) -> bool:
+    return directory.is_dir() and os.access(directory, os.W_OK | os.X_OK)
+
+
+def output_file(path: str | os.PathLike[str], name: str, suffixes: Iterable[str] | None = None) -> Path:
+    """Check, before any work, that the command can write the file ``path``; return it as a Path.
+
+    The command must then write exactly this path (no suffix added) and print it. Pass the option's
+    text as given (argparse ``type=str``): ``Path("")`` is ``"."``, so an empty path would not be seen.
+
+    Args:
+        path: the file to write (created or overwritten).
+        name: the option (``"--plot"``), for the error message.
+        suffixes: the allowed suffixes without the dot, case-insensitive (None: any).
+
+    Raises:
+        ParameterError: an empty path, a directory, a suffix not in ``suffixes`` (or none), a missing
+            parent directory, or one the process cannot write in (also a file it cannot overwrite).
+    """
+    text = os.fspath(path)
+    if not text.strip():
+        raise ParameterError(name, text, "a file path (not empty)")
+    target = Path(text)
+    if target.is_dir():
+        raise ParameterError(name, text, "a file path, not a directory")
+    if suffixes is not None:
+        allowed = tuple(suffixes)
+        if target.suffix[1:].lower() not in allowed:
+            raise ParameterError(name, text, "a file name ending in one of ." + ", .".join(allowed))
+    parent = target.parent
+    if not parent.is_dir():
+        raise ParameterError(name, text, f"a file in an existing directory ({parent} does not exist)")
+    if not _writable_dir(parent) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ParameterError(name, text, "a path this process may write")
+    if not target.exists():  # permissions can lie (root, read-only or virtual file systems): try it
+        try:
+            target.touch()
+            target.unlink()
+        except OSError as exc:
+            raise ParameterError(name, text, f"a path this process may write ({exc.strerror})") from None
+    return target
+
+
+def plot_file(path: str | os.PathLike[str], name: str = "--plot") -> Path:
+    """:func:`output_file` for a matplotlib figure: the suffix must be one of :func:`plot_suffixes`."""
+    return output_file(path, name, plot_suffixes())
+
+
+def output_dir(path: str | os.PathLike[str], name: str) -> Path:
+    """Check that the directory ``path`` exists or can be created, and is writable; create it.
+
+    Pass the option's text as given (argparse ``type=str``): ``Path("")`` is ``"."``, so the empty
+    string would no longer be seen.
+
+    Raises:
+        ParameterError: an empty path, an existing non-directory, or a directory that cannot be
+            created or written in (names the path and the operating system's reason).
+    """
+    text = os.fspath(path)
+    if not text.strip():
+        raise ParameterError(name, text, "a directory path (not empty)")
+    directory = Path(text)
+    if directory.exists() and not directory.is_dir():
+        raise ParameterError(name, text, "a directory (it is created if missing), not a file")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ParameterError(name, text, f"a directory this process may create ({exc.strerror})") from None
+    if not _writable_dir(directory):
+        raise ParameterError(name, text, "a directory this process may write in")
+    return directory
+
+
+def _strict(value: Any, where: str) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _strict(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_strict(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if math.isnan(value):
+            raise ParameterError(f"JSON value {where or '(document)'}", value, "a number or +-inf, not NaN")
+        return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def to_json_text(document: Any, indent: int | None = None) -> str:
+    """``document`` as strict JSON text: float infinities as the strings ``"inf"``/``"-inf"``.
+
+    numpy scalars and arrays become JSON numbers and lists; tuples become lists.
+
+    Raises:
+        ParameterError: a NaN anywhere (names where, e.g. ``JSON value .rows[2].accuracy``).
+        TypeError: a value JSON cannot hold (a bug of the caller).
+    """
+    return json.dumps(_strict(document, ""), indent=indent, allow_nan=False)
+
+
+def value_options(parser: argparse.ArgumentParser) -> frozenset[str]:
+    """Every option string of ``parser`` and its sub-parsers that takes a value (nargs != 0)."""
+    found: set[str] = set()
+    stack = [parser]
+    while stack:
+        current = stack.pop()
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+            elif action.option_strings and action.nargs != 0:
+                found.update(action.option_strings)
+    return frozenset(found)
+
+
+def join_negative_values(argv: Sequence[str], options: Iterable[str]) -> list[str]:
+    """``["--epsilon", "-1:2"]`` -> ``["--epsilon=-1:2"]`` for the ``options`` that take a value.
+
+    argparse reads a token starting with '-' as an option unless it is a plain negative number, so
+    ``--budget -1,0`` or ``--epsilon -inf`` fail with "expected one argument" before the option's own
+    check can name the bad value. A following token that starts with '-' and then a digit, '.', 'inf'
+    or 'nan' is joined to its option. Other tokens, and everything after ``--``, are left alone.
+    """
+    takes_value = set(options)
+    out: list[str] = []
+    tokens = list(argv)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "--":  # the rest are positional arguments
+            out.extend(tokens[i:])
+            break
+        if (token in takes_value and i + 1 < len(tokens) and _NEGATIVE_VALUE.match(tokens[i + 1])):
+            out.append(f"{token}={tokens[i + 1]}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
