@@ -4,6 +4,12 @@ Pure like ``protocols`` (no asyncio, no network); writes files only where a call
 """
 
 from analysis.accounting import Budget, PrivacyLedger, RoundCharge, Spent
+from analysis.accuracy import (
+    RuleAccuracy,
+    input_accuracy,
+    monte_carlo_accuracy,
+    rule_accuracy,
+)
 from analysis.calibration import (
     PerQueryBudget,
     StaircaseNoise,
@@ -14,6 +20,14 @@ from analysis.calibration import (
     gaussian_sigma_exact,
     laplace_scale,
     per_query_budget_exact,
+)
+from analysis.central_vs_distributed import (
+    CentralVersusDistributed,
+    check_comparison_voters,
+    compare_majority,
+    curator_accuracy_on_input,
+    curator_release_probability,
+    plot_comparison,
 )
 from analysis.composition import (
     CompositionResult,
@@ -31,21 +45,14 @@ from analysis.geometric import GeometricMechanism
 from analysis.heterogeneous import compose_heterogeneous, discretized_bounds
 from analysis.observer_posterior import RoundPosterior, round_posterior
 from analysis.privacy_loss import PrivacyLossDistribution
-from analysis.privacy_region import PrivacyRegion, composition_region, dp_region, intersection
-
-from analysis.central_vs_distributed import (
-    CentralVersusDistributed,
-    check_comparison_voters,
-    compare_majority,
-    curator_accuracy_on_input,
-    curator_release_probability,
-    plot_comparison,
+from analysis.privacy_region import (
+    PrivacyRegion,
+    composition_region,
+    dp_region,
+    intersection,
 )
 from analysis.stats import Consistency, clopper_pearson, consistency_test
 from analysis.theory import AccuracyOnInput, observer_accuracy_on_input
-
-from analysis.accuracy import RuleAccuracy, input_accuracy, monte_carlo_accuracy, rule_accuracy
-
 
 __all__ = [
     "AccuracyOnInput",

@@ -14,7 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.engines import accuracy_summary, build_problem, input_class, view_accuracy
+from protocols.engines import (
+    accuracy_summary,
+    build_problem,
+    input_class,
+    view_accuracy,
+)
 from protocols.errors import ParameterError
 from protocols.functions import BooleanFunction
 from protocols.rules import DecisionRule

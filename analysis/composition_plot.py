@@ -13,7 +13,12 @@ import pathlib
 import numpy as np
 
 from analysis.composition import check_k, drv10_bound
-from analysis.privacy_region import PrivacyRegion, composition_region, dp_region, intersection
+from analysis.privacy_region import (
+    PrivacyRegion,
+    composition_region,
+    dp_region,
+    intersection,
+)
 
 __all__ = ["figure_3_regions", "plot_figure_3"]
 

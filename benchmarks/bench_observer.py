@@ -13,7 +13,12 @@ import time
 import numpy as np
 
 from analysis import observer_accuracy_on_input
-from protocols import RandomizedResponse, observer_average_rule, parse_function, sample_protocol
+from protocols import (
+    RandomizedResponse,
+    observer_average_rule,
+    parse_function,
+    sample_protocol,
+)
 
 
 def _timed(fn, repeat: int = 3) -> tuple[float, object]:

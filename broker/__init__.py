@@ -3,7 +3,12 @@ messages, Ed25519 signing. Imports nothing of mpdp but :mod:`protocols.errors`."
 
 from broker.connectivity import check_connectivity, wait_until_accepting
 from broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
-from broker.decision_messages import DecisionMessage, TranscriptMessage, pack_decisions, unpack_decisions
+from broker.decision_messages import (
+    DecisionMessage,
+    TranscriptMessage,
+    pack_decisions,
+    unpack_decisions,
+)
 from broker.embedded import run_embedded
 from broker.endpoint import BrokerEndpoint
 from broker.launch import external_endpoint, open_broker

@@ -28,12 +28,12 @@ from pydantic import Field, model_validator
 from broker.messages import (
     MAX_REPETITIONS,
     Answer,
-    Wire,
     Index,
     Nonce,
     Repetitions,
     Session,
     Signature,
+    Wire,
     new_nonce,
 )
 from broker.packing import pack_symbols, unpack_symbols

@@ -6,6 +6,12 @@ from parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
 from parties.curator_party import CuratorParty
 from parties.curator_runner import curator_privacy_level, run_curator, run_curator_async
 from parties.curator_store import CuratorRecord, CuratorStore, RecordedBallot
+from parties.decisions import (
+    PartyDecider,
+    PartyDecisionSpec,
+    apply_rule,
+    decision_generator,
+)
 from parties.external_broker import deployment_endpoint
 from parties.host import HostConfig, host_bits, host_parties
 from parties.observer import (
@@ -18,9 +24,14 @@ from parties.observer import (
     serve_observer,
     zero_one_rule,
 )
-from parties.decisions import PartyDecider, PartyDecisionSpec, apply_rule, decision_generator
 from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
-from parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, round_generator, secure_sampler
+from parties.party import (
+    ABSTAIN_DID_NOT_VOTE,
+    Party,
+    PartySpec,
+    round_generator,
+    secure_sampler,
+)
 from parties.pool import WorkerPool
 from parties.privacy import (
     DEFAULT_DELTA_SLACK,
@@ -31,7 +42,14 @@ from parties.privacy import (
 )
 from parties.ranges import format_ranges, parse_ranges
 from parties.roster import Roster
-from parties.runner import ProgressCallback, RunConfig, default_workers, observer_decision_seed, run, run_async
+from parties.runner import (
+    ProgressCallback,
+    RunConfig,
+    default_workers,
+    observer_decision_seed,
+    run,
+    run_async,
+)
 from parties.session_files import (
     KeyFile,
     PartyEntry,

@@ -30,10 +30,9 @@ import numpy as np
 from broker.connectivity import check_connectivity
 from broker.endpoint import BrokerEndpoint
 from broker.topics import Topics
-from parties.observer import Observer, open_observer
+from parties.observer import Observer, open_observer, zero_one_rule
 from parties.outcome import RoundOutcome
 from parties.ranges import format_ranges
-from parties.observer import zero_one_rule
 from parties.runner import first_mpdp_error
 from parties.session_files import SessionRoster
 from parties.store import TranscriptStore

@@ -3,8 +3,19 @@
 No I/O, no asyncio, no network: numbers and numpy arrays in, numbers and numpy arrays out.
 """
 
-from protocols.coloring_mechanisms import GraphMechanism, optimal_mechanism, privacy_violations
+from protocols.closed_forms import (
+    collaborative_xor_accuracy,
+    corollary_3_1,
+    xor_accuracy,
+    xor_high_privacy_expansion,
+)
+from protocols.coloring_mechanisms import (
+    GraphMechanism,
+    optimal_mechanism,
+    privacy_violations,
+)
 from protocols.coloring_steps import ColoringStep
+from protocols.engines import DecisionProblem, build_problem
 from protocols.errors import (
     DatasetError,
     MpdpError,
@@ -35,21 +46,11 @@ from protocols.line_mechanisms import (
     terminal_behaviour,
     transition_parameter,
 )
-from protocols.majority_mechanism import MAX_MAJORITY_VOTERS, MajorityMechanism, central_majority_mechanism
-from protocols.morphisms import Morphism, boundary_distances, boundary_graph, boundary_morphism
-from protocols.closed_forms import (
-    collaborative_xor_accuracy,
-    corollary_3_1,
-    xor_accuracy,
-    xor_high_privacy_expansion,
+from protocols.majority_mechanism import (
+    MAX_MAJORITY_VOTERS,
+    MajorityMechanism,
+    central_majority_mechanism,
 )
-from protocols.engines import DecisionProblem, build_problem
-from protocols.optimal import OptimalRules, RuleReport, optimal_rules
-from protocols.rules import DecisionRule
-from protocols.worst_case import WorstCaseSolution, solve_worst_case
-from protocols.secure import realized_epsilon, sample_secure, secure_bernoulli, secure_choice
-from protocols.rule_cache import RuleCache, check_rule_size, zero_one_measure
-from protocols.symmetric import SymmetricAverageRule, count_posterior, observer_average_rule
 from protocols.mechanisms import (
     RandomizedResponse,
     check_delta,
@@ -57,6 +58,27 @@ from protocols.mechanisms import (
     posterior_table,
     sample_protocol,
 )
+from protocols.morphisms import (
+    Morphism,
+    boundary_distances,
+    boundary_graph,
+    boundary_morphism,
+)
+from protocols.optimal import OptimalRules, RuleReport, optimal_rules
+from protocols.rule_cache import RuleCache, check_rule_size, zero_one_measure
+from protocols.rules import DecisionRule
+from protocols.secure import (
+    realized_epsilon,
+    sample_secure,
+    secure_bernoulli,
+    secure_choice,
+)
+from protocols.symmetric import (
+    SymmetricAverageRule,
+    count_posterior,
+    observer_average_rule,
+)
+from protocols.worst_case import WorstCaseSolution, solve_worst_case
 
 __all__ = [
     "MAX_LINE_NODES",

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.engines import DecisionProblem, accuracy_summary, average_decisions, build_problem
+from protocols.engines import (
+    DecisionProblem,
+    accuracy_summary,
+    average_decisions,
+    build_problem,
+)
 from protocols.errors import ParameterError
 from protocols.functions import BooleanFunction
 from protocols.mechanisms import RandomizedResponse

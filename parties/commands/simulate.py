@@ -19,12 +19,13 @@ accuracy and its exact theory.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Sequence
-import json
 import tempfile
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
@@ -33,12 +34,14 @@ from analysis.party_theory import RoundRuleTheory, round_rule_theory
 from analysis.report import RoundResult, evaluate_decisions, evaluate_round, plot_rounds
 from analysis.theory import AccuracyOnInput
 from broker.settings import BrokerSettings
+from parties.cli_args import output_dir, output_file, to_json_text
 from parties.curator_cli import check_curator_arguments, evaluate_curator_rounds
 from parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
 from parties.curator_runner import run_curator
 from parties.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
 from parties.display import Progress, print_results
 from parties.observer import optimal_rule_factory, zero_one_rule
+from parties.outcome import RoundOutcome
 from parties.params import parse_mechanisms
 from parties.privacy import (
     DEFAULT_DELTA_SLACK,
@@ -46,7 +49,6 @@ from parties.privacy import (
     privacy_section,
     privacy_summary,
 )
-from parties.outcome import RoundOutcome
 from parties.runner import RunConfig, RunOutcome, run
 from protocols.errors import ParameterError
 from protocols.functions import (
@@ -150,9 +152,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "repetition counts as a release (default: no budget, spending still reported)")
     p.add_argument("--delta-slack", type=float, default=DEFAULT_DELTA_SLACK, metavar="D",
                    help=f"delta_tilde of the exact optimal composition, in [0, 1) (default: {DEFAULT_DELTA_SLACK:g})")
-    p.add_argument("--out", type=Path, metavar="DIR",
+    p.add_argument("--out", metavar="DIR",
                    help="write transcripts.sqlite, results.json and accuracy.png here")
-    p.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON here")
+    p.add_argument("--json", metavar="FILE",
+                   help="write the results as JSON here ('-': to standard output, the table to stderr)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=_run)
 
@@ -183,8 +186,10 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise ParameterError("--alpha", args.alpha, "a level in (0, 1)")
     if not args.round_timeout > 0:
         raise ParameterError("--round-timeout", args.round_timeout, "a number of seconds > 0")
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise ParameterError("--out", str(args.out), "a directory (it is created if missing)")
+    # output paths are checked (and --out created) before any process starts: no run is lost at the end
+    args.out = None if args.out is None else output_dir(args.out, "--out")
+    if args.json is not None and args.json != "-":
+        args.json = output_file(args.json, "--json")
 
 
 def _check_rule(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
@@ -256,6 +261,14 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
 
 
 def _run(args: argparse.Namespace) -> int:
+    """``--json -`` keeps standard output for the JSON: the table and summaries go to stderr."""
+    json_stream = sys.stdout
+    human = contextlib.redirect_stdout(sys.stderr) if args.json == "-" else contextlib.nullcontext()
+    with human:
+        return _simulate(args, json_stream)
+
+
+def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
     _check_numbers(args)
     function = parse_function(args.function, "--function")
     if function.count_values(1) is None:
@@ -277,8 +290,6 @@ def _run(args: argparse.Namespace) -> int:
     _check_rule(args, dataset, mechanisms, function)
     rules = RuleCache()
     out_dir = args.out
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mpdp-") as scratch:
         store = (out_dir or Path(scratch)) / "transcripts.sqlite"
         outcome = _execute(args, dataset, mechanisms, function, broker, seed, store, rules)
@@ -290,7 +301,7 @@ def _run(args: argparse.Namespace) -> int:
         for entry, value in zip(document["rounds"], rr_theory, strict=True):  # type: ignore[call-overload]
             entry["rr_theoretical_accuracy"] = value
         print_results(document, results, rr_theory)
-        _write(args, out_dir, dataset, document, results)
+        _write(args, out_dir, dataset, document, results, json_stream)
         return _timeouts(outcome.rounds)
     results, parties = [], []
     for j, rnd in enumerate(outcome.rounds):
@@ -317,7 +328,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.party_decisions:
         print(_party_summary(parties, args.rule))
     print(privacy_summary(document["privacy"]))  # type: ignore[arg-type]
-    _write(args, out_dir, dataset, document, results)
+    _write(args, out_dir, dataset, document, results, json_stream)
     return _timeouts(outcome.rounds)
 
 
@@ -370,13 +381,14 @@ def _party_summary(entries: list[dict[str, object]], rule: str) -> str:
 
 
 def _write(args: argparse.Namespace, out_dir: Path | None, dataset: Dataset, document: dict[str, object],
-           results: list[RoundResult]) -> None:
+           results: list[RoundResult], json_stream: TextIO) -> None:
     if out_dir is not None:
-        (out_dir / "results.json").write_text(json.dumps(document, indent=2) + "\n")
+        (out_dir / "results.json").write_text(to_json_text(document, indent=2) + "\n")
         plot_rounds(results, out_dir / "accuracy.png",
                     f"{dataset.name}: {'' if args.protocol == 'rr' else 'curator, '}{args.function}, "
                     f"epsilon {args.epsilon}, "
                     f"{args.repetitions} repetitions")
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(document, indent=2) + "\n")
+    if args.json == "-":
+        print(to_json_text(document, indent=2), file=json_stream)
+    elif args.json is not None:
+        args.json.write_text(to_json_text(document, indent=2) + "\n")

@@ -5,7 +5,12 @@ import math
 import numpy as np
 import pytest
 
-from analysis.privacy_region import PrivacyRegion, composition_region, dp_region, intersection
+from analysis.privacy_region import (
+    PrivacyRegion,
+    composition_region,
+    dp_region,
+    intersection,
+)
 from protocols.errors import ParameterError
 from protocols.mechanisms import RandomizedResponse
 

@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from analysis import observer_accuracy_on_input
-from protocols import ParameterError, RandomizedResponse, accuracy_measure, observer_average_rule
-from protocols import parse_function
+from protocols import (
+    ParameterError,
+    RandomizedResponse,
+    accuracy_measure,
+    observer_average_rule,
+    parse_function,
+)
 
 
 def _enumerated(mechs, x, f, w):

@@ -13,7 +13,12 @@ from pydantic import ValidationError
 
 from broker.messages import Announcement, PartyMessage, WorkerStatus
 from broker.packing import pack_symbols, unpack_symbols
-from broker.signing import canonical_bytes, generate_key_pair, public_key_of, verify_message
+from broker.signing import (
+    canonical_bytes,
+    generate_key_pair,
+    public_key_of,
+    verify_message,
+)
 from protocols.errors import ProtocolViolation
 
 PRIVATE, PUBLIC = generate_key_pair()

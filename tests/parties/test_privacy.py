@@ -13,7 +13,12 @@ from analysis.accounting import Budget, PrivacyLedger, RoundCharge
 from analysis.composition import optimal_epsilon
 from broker.settings import BrokerSettings
 from parties.outcome import RoundOutcome
-from parties.privacy import check_privacy_options, ledgers_from_rounds, privacy_section, privacy_summary
+from parties.privacy import (
+    check_privacy_options,
+    ledgers_from_rounds,
+    privacy_section,
+    privacy_summary,
+)
 from parties.runner import RunConfig
 from protocols.errors import ParameterError
 from protocols.functions import accuracy_measure, parse_function

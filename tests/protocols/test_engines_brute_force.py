@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from protocols.engines import build_problem, average_decisions
+from protocols.engines import average_decisions, build_problem
 from protocols.errors import SizeLimitError
 from protocols.functions import TruthTable, accuracy_measure, parse_function
 from protocols.mechanisms import RandomizedResponse

@@ -5,7 +5,13 @@ import itertools
 import numpy as np
 import pytest
 
-from protocols import ParameterError, SizeLimitError, TruthTable, accuracy_measure, parse_function
+from protocols import (
+    ParameterError,
+    SizeLimitError,
+    TruthTable,
+    accuracy_measure,
+    parse_function,
+)
 
 
 def _brute(name: str, k: int) -> list[int]:

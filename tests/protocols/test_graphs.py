@@ -6,7 +6,12 @@ import pytest
 from protocols.coloring_mechanisms import privacy_violations
 from protocols.errors import ParameterError, SizeLimitError
 from protocols.graphs import ColoredGraph, line_graph, majority_hypercube
-from protocols.morphisms import Morphism, boundary_distances, boundary_graph, boundary_morphism
+from protocols.morphisms import (
+    Morphism,
+    boundary_distances,
+    boundary_graph,
+    boundary_morphism,
+)
 from tests.protocols.fig2 import fig2_graph
 
 

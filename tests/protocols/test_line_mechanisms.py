@@ -10,9 +10,15 @@ from hypothesis import strategies as st
 
 from protocols.coloring_mechanisms import optimal_mechanism
 from protocols.graphs import ColoredGraph, line_graph, majority_hypercube
-from protocols.line_mechanisms import (balanced_boundary_value, balanced_mechanism,
-                                       boundary_homogeneous_mechanism, initial_behaviour,
-                                       line_mechanism, terminal_behaviour, transition_parameter)
+from protocols.line_mechanisms import (
+    balanced_boundary_value,
+    balanced_mechanism,
+    boundary_homogeneous_mechanism,
+    initial_behaviour,
+    line_mechanism,
+    terminal_behaviour,
+    transition_parameter,
+)
 from tests.protocols.fig2 import fig2_graph
 from tests.protocols.lp_reference import lp_optimal
 

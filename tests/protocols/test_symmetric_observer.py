@@ -9,8 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols import RandomizedResponse, accuracy_measure, count_posterior, observer_average_rule
-from protocols import parse_function
+from protocols import (
+    RandomizedResponse,
+    accuracy_measure,
+    count_posterior,
+    observer_average_rule,
+    parse_function,
+)
 
 VECTORS = json.loads((pathlib.Path(__file__).parents[1] / "vectors" / "decision_rules.json").read_text())
 
