@@ -44,7 +44,7 @@ import collections
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import ClassVar, Protocol
+from typing import ClassVar, Protocol, TypeVar
 
 import aiomqtt
 import numpy as np
@@ -52,7 +52,7 @@ from pydantic import ValidationError
 
 from broker.decision_messages import DecisionMessage, TranscriptMessage
 from broker.endpoint import BrokerEndpoint
-from broker.messages import Announcement, PartyMessage, WorkerStatus
+from broker.messages import Announcement, Answer, PartyMessage, WorkerStatus
 from broker.signing import load_private_key, load_public_key, verify_message
 from broker.topics import Topics
 from parties.decisions import apply_rule, decision_generator
@@ -88,6 +88,7 @@ class DecisionRule(Protocol):
     def decide(self, symbols: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray: ...
 
 
+SignedT = TypeVar("SignedT", Answer, DecisionMessage)
 RuleFactory = Callable[[Sequence[RandomizedResponse], BooleanFunction, np.ndarray], DecisionRule]
 
 
@@ -267,16 +268,20 @@ class Observer:
         if len(self._received) == self.roster.k:
             self._complete.set()
 
-    def _validate(self, topic: str, text: str) -> tuple[PartyMessage, np.ndarray]:
-        topic_party = self.topics.party_of(topic)
-        if topic_party is None:
-            raise ProtocolViolation("topic", topic)
+    def _signed(self, message_class: type[SignedT], topic: str, text: str, topic_party: int | None,
+                what: str) -> tuple[SignedT, str]:
+        """Parse a party's signed message and check schema, session, roster, topic and signature.
+
+        Returns the message and a ``where`` text for later rejections.
+        Raises:
+            ProtocolViolation: with the reason of the first check that fails.
+        """
         try:
-            message = self.message_class.model_validate_json(text)
+            message = message_class.model_validate_json(text)
         except ValidationError as exc:
             first = exc.errors()[0]
             raise ProtocolViolation("schema", f"{topic}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-        where = f"{topic} round {message.round} party {message.party}"
+        where = f"{topic} {what} {message.round} party {message.party}"
         if message.session != self.topics.session:
             raise ProtocolViolation("session", f"{where}: session {message.session!r}")
         if not 0 <= message.party < self.roster.k:
@@ -285,6 +290,13 @@ class Observer:
             raise ProtocolViolation("topic", f"{where}: sent on party {topic_party}'s topic")
         if not verify_message(message, self._keys[message.party]):
             raise ProtocolViolation("signature", where)
+        return message, where
+
+    def _validate(self, topic: str, text: str) -> tuple[PartyMessage, np.ndarray]:
+        topic_party = self.topics.party_of(topic)
+        if topic_party is None:
+            raise ProtocolViolation("topic", topic)
+        message, where = self._signed(self.message_class, topic, text, topic_party, "round")
         if message.round != self._open:
             raise ProtocolViolation("late" if message.round <= self._announced else "round", where)
         if message.party in self._received:
@@ -319,20 +331,7 @@ class Observer:
 
     def _validate_decision(self, topic: str, text: str) -> tuple[DecisionMessage, np.ndarray]:
         topic_party = self.topics.decision_party_of(topic)
-        try:
-            message = DecisionMessage.model_validate_json(text)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ProtocolViolation("schema", f"{topic}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-        where = f"{topic} decisions of round {message.round} party {message.party}"
-        if message.session != self.topics.session:
-            raise ProtocolViolation("session", f"{where}: session {message.session!r}")
-        if not 0 <= message.party < self.roster.k:
-            raise ProtocolViolation("unknown-party", where)
-        if message.party != topic_party:
-            raise ProtocolViolation("topic", f"{where}: sent on party {topic_party}'s topic")
-        if not verify_message(message, self._keys[message.party]):
-            raise ProtocolViolation("signature", where)
+        message, where = self._signed(DecisionMessage, topic, text, topic_party, "decisions of round")
         published = self._published.get(message.round)
         if published is None:
             raise ProtocolViolation("round", f"{where}: no transcript of that round was published")
