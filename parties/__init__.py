@@ -15,8 +15,8 @@ from parties.decisions import (
 from parties.external_broker import deployment_endpoint
 from parties.host import HostConfig, host_bits, host_parties
 from parties.observer import (
-    DecisionRule,
     Observer,
+    ObserverRule,
     RuleFactory,
     default_rule_factory,
     open_observer,
@@ -73,7 +73,7 @@ __all__ = [
     "CuratorRecord",
     "CuratorRunOutcome",
     "CuratorStore",
-    "DecisionRule",
+    "ObserverRule",
     "Observer",
     "Party",
     "PartyDecider",

@@ -67,7 +67,7 @@ from protocols.rule_cache import RuleCache
 from protocols.symmetric import observer_average_rule
 
 __all__ = [
-    "DecisionRule",
+    "ObserverRule",
     "Observer",
     "RuleFactory",
     "default_rule_factory",
@@ -81,7 +81,7 @@ log = logging.getLogger("mpdp.observer")
 _RECONNECTS = 5
 
 
-class DecisionRule(Protocol):
+class ObserverRule(Protocol):
     """A decision rule of the central observer: symbols uint8 (repetitions, n) -> int64 (repetitions,);
     ``rng`` draws a randomized rule's decisions."""
 
@@ -89,7 +89,7 @@ class DecisionRule(Protocol):
 
 
 SignedT = TypeVar("SignedT", Answer, DecisionMessage)
-RuleFactory = Callable[[Sequence[RandomizedResponse], BooleanFunction, np.ndarray], DecisionRule]
+RuleFactory = Callable[[Sequence[RandomizedResponse], BooleanFunction, np.ndarray], ObserverRule]
 
 
 def default_rule_factory() -> RuleFactory:
@@ -100,7 +100,7 @@ def default_rule_factory() -> RuleFactory:
 
 def zero_one_rule(
     mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, measure: np.ndarray
-) -> DecisionRule:
+) -> ObserverRule:
     """The optimal average-case zero-one rule (002 eq. 5) over the round's participants.
 
     A :data:`RuleFactory` that sizes the identity accuracy measure to ``function.output_size(n)``
@@ -118,7 +118,7 @@ def optimal_rule_factory(kind: str, cache: RuleCache | None = None) -> RuleFacto
     rules = cache if cache is not None else RuleCache()
 
     def factory(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
-                measure: np.ndarray) -> DecisionRule:
+                measure: np.ndarray) -> ObserverRule:
         return rules.rule(mechanisms, function, kind)  # type: ignore[return-value]
 
     return factory
