@@ -29,6 +29,7 @@ import numpy as np
 from protocols.errors import ParameterError
 
 __all__ = [
+    "seed_value",
     "PAPER_CODES",
     "join_negative_values",
     "output_dir",
@@ -243,3 +244,14 @@ def join_negative_values(argv: Sequence[str], options: Iterable[str]) -> list[st
         out.append(token)
         i += 1
     return out
+
+
+def seed_value(text: str) -> int:
+    """argparse ``type=`` for ``--seed``: an integer >= 0 (numpy's SeedSequence takes no negatives)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed={text!r} is not allowed: an integer >= 0") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--seed={text!r} is not allowed: an integer >= 0")
+    return value

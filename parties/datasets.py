@@ -75,7 +75,10 @@ def parse_csv(text: str, name: str) -> Dataset:
         DatasetError: no data rows, ragged rows, or a cell other than 1/0/y/n/?/empty (names row,
             column and value).
     """
-    rows = [row for row in csv.reader(io.StringIO(text)) if any(c.strip() for c in row)]
+    try:
+        rows = [row for row in csv.reader(io.StringIO(text)) if any(c.strip() for c in row)]
+    except csv.Error as exc:
+        raise DatasetError("dataset", name, "a CSV of 1/0, y/n or ? cells", hint=str(exc)) from None
     if not rows:
         raise DatasetError("dataset", name, "at least one row of 0/1 or y/n/? values")
     body = rows[1:] if not all(_is_value(c) for c in rows[0][1:]) else rows

@@ -39,8 +39,8 @@ def load_graph_file(path: str) -> GraphFile:
         raw = json.loads(Path(path).read_text())
     except OSError as exc:
         raise ParameterError("--graph", path, "a readable JSON file", hint=exc.strerror) from exc
-    except json.JSONDecodeError as exc:
-        raise ParameterError("--graph", path, "valid JSON", hint=str(exc)) from exc
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        raise ParameterError("--graph", path, "a UTF-8 JSON file", hint=str(exc)[:200]) from None
     if isinstance(raw, dict) and "inputs" in raw:
         raw = raw["inputs"]
     try:

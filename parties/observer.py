@@ -119,6 +119,8 @@ def optimal_rule_factory(kind: str, cache: RuleCache | None = None) -> RuleFacto
 
     def factory(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
                 measure: np.ndarray) -> ObserverRule:
+        if not mechanisms:  # nobody took part: every rule outputs f of the empty input
+            return zero_one_rule(mechanisms, function, measure)
         return rules.rule(mechanisms, function, kind)  # type: ignore[return-value]
 
     return factory

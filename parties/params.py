@@ -19,7 +19,11 @@ __all__ = ["parse_mechanisms"]
 
 
 def _from_file(path: Path, parties: int, delta: float) -> list[RandomizedResponse]:
-    lines = [ln.split("#", 1)[0].strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError("--epsilon", str(path), "a readable UTF-8 text file", hint=str(exc)) from None
+    lines = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
     rows = [ln for ln in lines if ln]
     if len(rows) != parties:
         raise ParameterError(f"--epsilon {path}", f"{len(rows)} lines", f"{parties}, one per party")

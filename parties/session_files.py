@@ -207,7 +207,7 @@ def read_roster(path: Path | str) -> SessionRoster:
     try:
         text = file.read_text(encoding="utf-8")
         parsed = RosterFile.model_validate_json(text)
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise ParameterError("--roster", str(file), "a readable roster.json written by `mpdp keys`",
                              hint=str(exc)) from exc
     except ValidationError as exc:

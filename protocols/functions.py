@@ -43,6 +43,9 @@ __all__ = [
     "parse_function",
 ]
 
+#: Largest output alphabet |Y| of a truth table (w is a |Y| x |Y| matrix).
+MAX_OUTPUTS = 1 << 12
+
 #: Largest k for which a full truth table (2^k entries) is built.
 TRUTH_TABLE_MAX_K = 26
 
@@ -133,8 +136,9 @@ class TruthTable(BooleanFunction):
         n = len(vals)
         if n == 0 or n & (n - 1):
             raise ParameterError("table length", n, "a power of two 2^k (one value per input)")
-        if min(vals) < 0:
-            raise ParameterError("table value", min(vals), "integers >= 0 (outputs 0..|Y|-1)")
+        if min(vals) < 0 or max(vals) >= MAX_OUTPUTS:
+            bad = min(vals) if min(vals) < 0 else max(vals)
+            raise ParameterError("table value", bad, f"integers in 0..{MAX_OUTPUTS - 1} (outputs 0..|Y|-1)")
         object.__setattr__(self, "values", vals)
 
     @property

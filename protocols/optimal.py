@@ -8,6 +8,7 @@ each rule exactly (eqs. (1), (3)).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,13 +20,51 @@ from protocols.engines import (
     average_decisions,
     build_problem,
 )
-from protocols.errors import ParameterError
+from protocols.errors import ParameterError, SizeLimitError
 from protocols.functions import BooleanFunction
 from protocols.mechanisms import RandomizedResponse
 from protocols.rules import DecisionRule
 from protocols.worst_case import solve_worst_case
 
-__all__ = ["RULE_CHOICES", "OptimalRules", "RuleReport", "optimal_rules"]
+__all__ = [
+    "RULE_CHOICES",
+    "WORST_CASE_MAX_CLASSES",
+    "OptimalRules",
+    "RuleReport",
+    "check_worst_case_size",
+    "optimal_rules",
+]
+
+#: Largest number of transcript classes the worst-case LP takes when the parties' parameters are not
+#: all equal: the LP over 2^11 classes solves in under a minute here (benchmarks/bench_decision_rules.py:
+#: k = 11, 12-25 s; k = 12, 150-340 s). One shared parameter (count classes, a banded LP) has no extra
+#: limit beyond the engines' own (majority at k = 10,000 in about 11 s).
+WORST_CASE_MAX_CLASSES = 1 << 11
+
+
+def check_worst_case_size(mechanisms: Sequence[RandomizedResponse]) -> None:
+    """Refuse, before any work, a worst-case LP too large to solve in about a minute.
+
+    The count classes of parties with equal parameters multiply across groups: 1 + n_g for a pure
+    group, C(n_g + 3, 3) for a four-output group.
+
+    Raises:
+        SizeLimitError: more than one parameter group and more than ``WORST_CASE_MAX_CLASSES``
+            classes; names the average rule as the alternative.
+    """
+    groups: dict[RandomizedResponse, int] = {}
+    for mech in mechanisms:
+        groups[mech] = groups.get(mech, 0) + 1
+    if len(groups) <= 1:
+        return
+    classes = math.prod(math.comb(n + 3, 3) if m.four_output else n + 1 for m, n in groups.items())
+    if classes > WORST_CASE_MAX_CLASSES:
+        shown = str(classes) if classes < 10**9 else f"about {float(classes):.2e}"
+        raise SizeLimitError(
+            "worst-case LP transcript classes", shown, WORST_CASE_MAX_CLASSES,
+            f"use the average rule (exact at any size); {len(mechanisms)} parties with {len(groups)} "
+            f"distinct (epsilon, delta) make too many classes for the LP")
+
 
 RULE_CHOICES = ("average", "worst-case", "both")
 
@@ -97,6 +136,8 @@ def optimal_rules(
     """
     if rule not in RULE_CHOICES:
         raise ParameterError("rule", rule, "one of " + ", ".join(RULE_CHOICES))
+    if rule in ("worst-case", "both"):
+        check_worst_case_size(mechanisms)
     problem = build_problem(mechanisms, function, measure, observer, engine)
     average = worst = None
     if rule in ("average", "both"):

@@ -26,7 +26,7 @@ from protocols.errors import ParameterError, SizeLimitError
 from protocols.factors import group_parties
 from protocols.functions import BooleanFunction
 from protocols.mechanisms import RandomizedResponse
-from protocols.optimal import optimal_rules
+from protocols.optimal import check_worst_case_size, optimal_rules
 from protocols.rules import RULE_KINDS, DecisionRule
 from protocols.symmetric import SymmetricAverageRule, observer_average_rule
 
@@ -62,6 +62,7 @@ def check_rule_size(mechanisms: Sequence[RandomizedResponse], function: BooleanF
         return
     mechs = tuple(mechanisms)
     try:
+        check_worst_case_size(mechs)
         build_problem(mechs, function, zero_one_measure(function, len(mechs)))
     except SizeLimitError as exc:
         distinct = len(set(mechs))

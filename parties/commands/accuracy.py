@@ -18,12 +18,12 @@ import time
 import numpy as np
 
 from analysis.accuracy import monte_carlo_accuracy
-from parties.cli_args import papers_epilog, parse_number_list, to_json_text
+from parties.cli_args import papers_epilog, parse_number_list, seed_value, to_json_text
 from protocols.engines import ENGINES
 from protocols.errors import ParameterError, SizeLimitError
 from protocols.functions import MEASURE_NAMES, accuracy_measure, parse_function
 from protocols.mechanisms import RandomizedResponse
-from protocols.optimal import RULE_CHOICES, optimal_rules
+from protocols.optimal import RULE_CHOICES, check_worst_case_size, optimal_rules
 from protocols.symmetric import observer_average_rule
 
 __all__ = ["parse_list", "register"]
@@ -56,9 +56,9 @@ def _function(spec: str):
     if spec.strip().lower().startswith("table:@"):
         path = pathlib.Path(spec.strip()[len("table:@"):])
         try:
-            content = path.read_text()
-        except OSError as exc:
-            raise ParameterError("--function", spec, f"a readable file ({exc.strerror})") from None
+            content = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ParameterError("--function", spec, "a readable UTF-8 text file", hint=str(exc)[:200]) from None
         return parse_function("table:" + ",".join(content.replace(",", " ").split()))
     return parse_function(spec)
 
@@ -79,6 +79,12 @@ def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     report: dict = {"k": k, "function": function.name, "measure": args.measure,
                     "observer": "central" if observer is None else observer}
+    if args.rule == "both":  # the default: the worst-case LP only where it fits, and say so
+        try:
+            check_worst_case_size(mechs)
+        except SizeLimitError as exc:
+            args.rule = "average"
+            report["worst_case_skipped"] = str(exc)
     try:
         result = optimal_rules(mechs, function, w, observer, args.rule, args.engine, args.measure,
                                args.time_limit)
@@ -121,6 +127,8 @@ def _run(args: argparse.Namespace) -> int:
                     f"[{lo:.6g}, {hi:.6g}] ({vals['confidence']:.0%} Hoeffding, {vals['samples']} "
                     f"samples: an estimate)   worst-case accuracy: not estimated")
         print(line)
+    if "worst_case_skipped" in report:
+        print(f"  worst-case rule  not computed: {report['worst_case_skipped']}")
     return 0
 
 
@@ -141,6 +149,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per LP")
     parser.add_argument("--samples", type=int, default=100_000,
                         help="Monte Carlo transcripts when no exact engine fits")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the Monte Carlo estimate")
+    parser.add_argument("--seed", type=seed_value, default=None, help="seed of the Monte Carlo estimate")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=_run)

@@ -42,8 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"delta_tilde in [0, 1): the extra delta spent (default {DEFAULT_DELTA_SLACK:g})")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--plot", metavar="FILE",
-                        help="draw the regions of Theorems 3.1-3.3 (000 Figure 3; default 30-fold (0.1, 0.001)) "
-                             "to FILE (.png, .pdf, .svg, ...)")
+                        help="draw the privacy regions of Theorems 3.1-3.3 for the k-fold composition of the given "
+                             "(epsilon, delta) (alone: 000 Figure 3, 30-fold (0.1, 0.001)) to FILE "
+                             "(.png, .pdf, .svg, ...)")
     parser.set_defaults(run=run)
 
 
@@ -85,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
     result = _compute(args, epsilons, deltas) if args.epsilon is not None else None
     document = {} if result is None else result.as_dict()
     if plot is not None:
+        if len(epsilons) > 1 or len(deltas) > 1 or (args.epsilon is not None and args.k is None):
+            raise ParameterError("--plot", args.plot, "a plot of k-fold homogeneous composition: one "
+                                 "--epsilon, one --delta and -k (or --plot alone for 000's Figure 3)")
         document["plot"] = str(plot_figure_3(plot, epsilons[0], deltas[0], 30 if args.k is None else args.k))
     if args.json:
         print(to_json_text(document))

@@ -12,7 +12,7 @@ import uuid
 
 import numpy as np
 
-from parties.cli_args import output_dir
+from parties.cli_args import output_dir, seed_value
 from parties.params import parse_mechanisms
 from parties.ranges import format_ranges, parse_ranges
 from parties.session_files import write_session
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--split", action="append", default=None, metavar="RANGES",
                    help="put these parties' keys in their own directory parties-RANGES/ (one per host); "
                         "repeat to cover every party")
-    p.add_argument("--seed", type=int, default=None, help="seed of the LO:HI epsilon draws (default: OS entropy)")
+    p.add_argument("--seed", type=seed_value, default=None, help="seed of the LO:HI epsilon draws (default: OS entropy)")
     p.add_argument("--force", action="store_true", help="overwrite an earlier roster in DIR")
     p.set_defaults(run=_run)
 

@@ -11,6 +11,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
+from parties.cli_args import seed_value
 from parties.datasets import DATASET_NAMES, load_dataset
 from parties.external_broker import deployment_endpoint
 from parties.host import HostConfig, host_bits, host_parties
@@ -45,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", required=True, metavar="NAME|PATH", help="where the hosted parties' bits are")
     p.add_argument("--broker", default=None, metavar="URL",
                    help="mqtt://HOST[:PORT] of the running broker (default: $MPDP_BROKER_URL)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=seed_value, default=None,
                    help="simulation mode: reproducible seeded generators (default: deployment mode)")
     p.add_argument("--idle-timeout", type=float, default=3600.0, metavar="SECONDS",
                    help="give up after this long without an announcement (default: 3600)")
