@@ -180,6 +180,9 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise ParameterError("--repetitions", args.repetitions, "an integer >= 1")
     if args.seed is not None and args.seed < 0:
         raise ParameterError("--seed", args.seed, "an integer >= 0")
+    if args.seed is not None and args.secure:
+        raise ParameterError("--seed", args.seed, "no seed with --secure",
+                             hint="deployment mode draws from the OS CSPRNG and cannot be reproduced")
     if args.workers is not None and args.workers < 1:
         raise ParameterError("--workers", args.workers, "an integer >= 1")
     if not 0 < args.alpha < 1:
