@@ -78,10 +78,11 @@ def test_theorem4_equals_theorem2_and_the_lp(nb, nr, r, eps, delta) -> None:
     prop = optimal_mechanism(g, {str(nb): r}, eps, delta).red_probability
     # Theorem 2's propagation works through 1 - R: near R = 0 its absolute error is about
     # 1e-16 e^(eps n) after n steps (e.g. 3e-12 at eps = 3, n = 5, r = 2^-52); the closed form is exact
-    np.testing.assert_allclose(line, prop, atol=1e-12 + 1e-15 * np.exp(eps * (nb + nr)))
+    growth = 1e-12 + 1e-15 * np.exp(eps * (nb + nr))
+    np.testing.assert_allclose(line, prop, atol=growth)
     doubled = ColoredGraph(np.concatenate([g.edges, g.edges]), g.red, g.names)  # parallel edges
     np.testing.assert_allclose(optimal_mechanism(doubled, {str(nb): r}, eps, delta).red_probability, line,
-                               atol=1e-12)
+                               atol=growth)
     np.testing.assert_allclose(line, lp_optimal(g, {nb - 1: r}, eps, delta), atol=1e-7)
 
 
