@@ -29,11 +29,7 @@ from broker.messages import (
     MAX_REPETITIONS,
     Answer,
     Index,
-    Nonce,
-    Repetitions,
-    Session,
-    Signature,
-    Wire,
+    RoundSigned,
     new_nonce,
 )
 from broker.packing import pack_symbols, unpack_symbols
@@ -74,7 +70,7 @@ def _as_value_error(check: object, *args: object) -> None:
         raise ValueError(str(exc)) from None
 
 
-class CuratorAnnouncement(Wire):
+class CuratorAnnouncement(RoundSigned):
     """The curator opens a round with its fresh X25519 public key, or ends the session.
 
     Fields:
@@ -86,15 +82,9 @@ class CuratorAnnouncement(Wire):
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/curator-announcement/v1"
 
-    version: Literal[1] = 1
-    session: Session
     kind: Literal["round", "end"]
-    round: Index
     name: Annotated[str, Field(max_length=200)] = ""
-    repetitions: Repetitions
     curator_key: Base64 = ""
-    nonce: Nonce
-    signature: Signature
 
     @model_validator(mode="after")
     def _key_matches_kind(self) -> Self:
@@ -212,7 +202,7 @@ class SealedBallot(Answer):
         return sign_message(ballot, private_key)
 
 
-class CuratorRelease(Wire):
+class CuratorRelease(RoundSigned):
     """The curator's published output for one round: what everyone (and the transcript) sees.
 
     Fields:
@@ -223,14 +213,8 @@ class CuratorRelease(Wire):
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/curator-release/v1"
 
-    version: Literal[1] = 1
-    session: Session
-    round: Index
     voters: Index
-    repetitions: Repetitions
     outputs: Annotated[str, Field(max_length=4 * MAX_REPETITIONS)]
-    nonce: Nonce
-    signature: Signature
 
     @model_validator(mode="after")
     def _outputs_are_bits(self) -> Self:

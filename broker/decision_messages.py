@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Annotated, ClassVar, Literal, Self
+from typing import Annotated, ClassVar, Self
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -21,11 +21,7 @@ from pydantic import Field, model_validator
 from broker.messages import (
     MAX_REPETITIONS,
     Index,
-    Nonce,
-    Repetitions,
-    Session,
-    Signature,
-    Wire,
+    RoundSigned,
     new_nonce,
 )
 from broker.packing import pack_symbols, unpack_symbols
@@ -66,7 +62,7 @@ def unpack_decisions(text: str, repetitions: int) -> np.ndarray:
     return np.frombuffer(raw, dtype=_U16).astype(np.int64)
 
 
-class TranscriptMessage(Wire):
+class TranscriptMessage(RoundSigned):
     """The recorded transcript of one closed round, signed by the coordinator.
 
     Fields:
@@ -77,14 +73,8 @@ class TranscriptMessage(Wire):
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/transcript/v1"
 
-    version: Literal[1] = 1
-    session: Session
-    round: Index
-    repetitions: Repetitions
     participants: tuple[Index, ...]
     symbols: Annotated[str, Field(max_length=MAX_TRANSCRIPT_SYMBOLS // 3 + 4)]
-    nonce: Nonce
-    signature: Signature
 
     @model_validator(mode="after")
     def _well_formed(self) -> Self:
@@ -118,7 +108,7 @@ class TranscriptMessage(Wire):
         return sign_message(draft, private_key)
 
 
-class DecisionMessage(Wire):
+class DecisionMessage(RoundSigned):
     """Party ``party``'s decision of f for each repetition of round ``round``.
 
     Fields:
@@ -127,14 +117,8 @@ class DecisionMessage(Wire):
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/party-decision/v1"
 
-    version: Literal[1] = 1
-    session: Session
-    round: Index
     party: Index
-    repetitions: Repetitions
     decisions: Annotated[str, Field(max_length=3 * MAX_REPETITIONS)]
-    nonce: Nonce
-    signature: Signature
 
     @model_validator(mode="after")
     def _packed(self) -> Self:

@@ -28,6 +28,7 @@ __all__ = [
     "Announcement",
     "Answer",
     "PartyMessage",
+    "RoundSigned",
     "Wire",
     "WorkerStatus",
     "new_nonce",
@@ -55,17 +56,23 @@ class Wire(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-class Answer(Wire):
-    """The fields every party's answer to a round carries (see :class:`PartyMessage`)."""
+class RoundSigned(Wire):
+    """The fields of every signed message about one round: who may read it (session), which round,
+    how many repetitions, a fresh nonce and the Ed25519 signature of the canonical bytes."""
 
     version: Literal[1] = 1
     session: Session
     round: Index
-    party: Index
-    reason: Reason | None = None
     repetitions: Repetitions
     nonce: Nonce
     signature: Signature
+
+
+class Answer(RoundSigned):
+    """The fields every party's answer to a round carries (see :class:`PartyMessage`)."""
+
+    party: Index
+    reason: Reason | None = None
 
 
 class PartyMessage(Answer):
@@ -135,7 +142,7 @@ class PartyMessage(Answer):
         return sign_message(draft, private_key)
 
 
-class Announcement(Wire):
+class Announcement(RoundSigned):
     """The coordinator opens a round (``kind="round"``) or ends the session (``kind="end"``).
 
     Fields:
@@ -146,14 +153,8 @@ class Announcement(Wire):
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/announcement/v1"
 
-    version: Literal[1] = 1
-    session: Session
     kind: Literal["round", "end"]
-    round: Index
     name: Annotated[str, Field(max_length=200)] = ""
-    repetitions: Repetitions
-    nonce: Nonce
-    signature: Signature
 
     @classmethod
     def signed(
