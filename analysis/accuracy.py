@@ -142,5 +142,6 @@ def monte_carlo_accuracy(
         done += n
     mean = total / samples
     half = float(w.max() - w.min()) * math.sqrt(math.log(2.0 / (1.0 - confidence)) / (2.0 * samples))
-    return RuleAccuracy(mean, None, exact=False, interval=(mean - half, mean + half),
+    low, high = float(w.min()), float(w.max())  # the accuracy lies between the extreme gains
+    return RuleAccuracy(mean, None, exact=False, interval=(max(mean - half, low), min(mean + half, high)),
                         confidence=confidence, samples=samples)

@@ -12,6 +12,7 @@ Monte Carlo estimate with its interval, labelled as such. JSON is strict: an inf
 from __future__ import annotations
 
 import argparse
+import math
 import pathlib
 import time
 
@@ -79,6 +80,8 @@ def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     report: dict = {"k": k, "function": function.name, "measure": args.measure,
                     "observer": "central" if observer is None else observer}
+    if args.time_limit is not None and not (args.time_limit > 0 and math.isfinite(args.time_limit)):
+        raise ParameterError("--time-limit", args.time_limit, "a number of seconds > 0")
     if args.rule == "both":  # the default: the worst-case LP only where it fits, and say so
         try:
             check_worst_case_size(mechs)

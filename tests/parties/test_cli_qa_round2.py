@@ -73,3 +73,22 @@ def test_worst_case_rule_with_a_round_nobody_takes_part_in(mosquitto: BrokerEndp
                  "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]) == 0
     first, empty = json.loads(out.read_text())["rounds"]
     assert empty["n_parties"] == 0 and empty["empirical_accuracy"] == 1.0 and first["n_parties"] == 3
+
+
+@pytest.mark.parametrize("limit", ["-1", "0", "nan", "inf"])
+def test_accuracy_time_limit_is_checked(limit: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["accuracy", "--epsilon", "1,1", "--function", "xor", f"--time-limit={limit}"]) == 2
+    assert "--time-limit" in capsys.readouterr().err
+
+
+def test_monte_carlo_interval_stays_within_the_gains() -> None:
+    import numpy as np
+
+    from analysis.accuracy import monte_carlo_accuracy
+    from protocols import accuracy_measure, observer_average_rule, parse_function
+
+    mechs = [RandomizedResponse(0.5 + 0.01 * i) for i in range(40)]
+    f = parse_function("majority")
+    rule = observer_average_rule(mechs, f, accuracy_measure("zero-one", 2))
+    est = monte_carlo_accuracy(rule, f, np.eye(2), 1, np.random.default_rng(1))
+    assert 0.0 <= est.interval[0] <= est.average <= est.interval[1] <= 1.0
