@@ -30,6 +30,7 @@ from broker.messages import (
     Answer,
     Index,
     RoundSigned,
+    as_value_error,
     new_nonce,
 )
 from broker.packing import pack_symbols, unpack_symbols
@@ -63,13 +64,6 @@ def decode_key(text: str, size: int, what: str) -> bytes:
     return raw
 
 
-def _as_value_error(check: object, *args: object) -> None:
-    try:
-        check(*args)  # type: ignore[operator]
-    except ProtocolViolation as exc:
-        raise ValueError(str(exc)) from None
-
-
 class CuratorAnnouncement(RoundSigned):
     """The curator opens a round with its fresh X25519 public key, or ends the session.
 
@@ -89,7 +83,7 @@ class CuratorAnnouncement(RoundSigned):
     @model_validator(mode="after")
     def _key_matches_kind(self) -> Self:
         if self.kind == "round":
-            _as_value_error(decode_key, self.curator_key, KEY_BYTES, "curator_key")
+            as_value_error(decode_key, self.curator_key, KEY_BYTES, "curator_key")
         elif self.curator_key:
             raise ValueError("an end announcement carries no curator key")
         return self
@@ -130,15 +124,15 @@ class SealedBallot(Answer):
 
     @model_validator(mode="after")
     def _kind_matches_payload(self) -> Self:
-        _as_value_error(decode_key, self.curator_key, KEY_BYTES, "curator_key")
+        as_value_error(decode_key, self.curator_key, KEY_BYTES, "curator_key")
         if self.kind == "abstain":
             if self.reason is None or self.ephemeral_key or self.ciphertext:
                 raise ValueError("an abstention has a reason and no ciphertext")
         else:
             if self.reason is not None:
                 raise ValueError("a sealed ballot has no reason")
-            _as_value_error(decode_key, self.ephemeral_key, KEY_BYTES, "ephemeral_key")
-            _as_value_error(decode_key, self.ciphertext, _BALLOT_BYTES, "ciphertext")
+            as_value_error(decode_key, self.ephemeral_key, KEY_BYTES, "ephemeral_key")
+            as_value_error(decode_key, self.ciphertext, _BALLOT_BYTES, "ciphertext")
         return self
 
     @property
@@ -218,10 +212,7 @@ class CuratorRelease(RoundSigned):
 
     @model_validator(mode="after")
     def _outputs_are_bits(self) -> Self:
-        try:
-            values = unpack_symbols(self.outputs, self.repetitions)
-        except ProtocolViolation as exc:
-            raise ValueError(str(exc)) from None
+        values = as_value_error(unpack_symbols, self.outputs, self.repetitions)
         if values.size and values.max() > 1:
             raise ValueError("outputs are 0 or 1")
         return self

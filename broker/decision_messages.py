@@ -22,6 +22,7 @@ from broker.messages import (
     MAX_REPETITIONS,
     Index,
     RoundSigned,
+    as_value_error,
     new_nonce,
 )
 from broker.packing import pack_symbols, unpack_symbols
@@ -82,10 +83,7 @@ class TranscriptMessage(RoundSigned):
             raise ValueError("participants must be ascending and distinct")
         if self.repetitions * len(self.participants) > MAX_TRANSCRIPT_SYMBOLS:
             raise ValueError(f"more than {MAX_TRANSCRIPT_SYMBOLS} symbols")
-        try:
-            self.symbol_matrix()
-        except ProtocolViolation as exc:
-            raise ValueError(str(exc)) from None
+        as_value_error(self.symbol_matrix)
         return self
 
     def symbol_matrix(self) -> np.ndarray:
@@ -122,10 +120,7 @@ class DecisionMessage(RoundSigned):
 
     @model_validator(mode="after")
     def _packed(self) -> Self:
-        try:
-            unpack_decisions(self.decisions, self.repetitions)
-        except ProtocolViolation as exc:
-            raise ValueError(str(exc)) from None
+        as_value_error(unpack_decisions, self.decisions, self.repetitions)
         return self
 
     def decision_array(self) -> np.ndarray:

@@ -12,7 +12,8 @@
 from __future__ import annotations
 
 import secrets
-from typing import Annotated, ClassVar, Literal, Self
+from collections.abc import Callable
+from typing import Annotated, ClassVar, Literal, Self, TypeVar
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -31,18 +32,29 @@ __all__ = [
     "RoundSigned",
     "Wire",
     "WorkerStatus",
+    "as_value_error",
     "new_nonce",
 ]
 
 #: Largest number of repetitions one message may carry (250 kB of packed symbols).
 MAX_REPETITIONS = 1_000_000
 
+T = TypeVar("T")
 Session = Annotated[str, Field(pattern=SESSION_PATTERN)]
 Nonce = Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")]
 Signature = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{86}==$")]
 Reason = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 Index = Annotated[int, Field(ge=0, le=2**31 - 1, strict=True)]
 Repetitions = Annotated[int, Field(ge=1, le=MAX_REPETITIONS, strict=True)]
+
+
+def as_value_error(check: Callable[..., T], *args: object) -> T:
+    """Call ``check(*args)`` inside a pydantic validator: a ProtocolViolation becomes the ValueError
+    pydantic reports as a validation error (the observer then rejects the message as ``schema``)."""
+    try:
+        return check(*args)
+    except ProtocolViolation as exc:
+        raise ValueError(str(exc)) from None
 
 
 def new_nonce() -> str:
@@ -102,10 +114,7 @@ class PartyMessage(Answer):
         else:
             if self.reason is not None:
                 raise ValueError("a 'symbols' message has no reason")
-            try:
-                unpack_symbols(self.symbols, self.repetitions)
-            except ProtocolViolation as exc:
-                raise ValueError(str(exc)) from None
+            as_value_error(unpack_symbols, self.symbols, self.repetitions)
         return self
 
     def symbol_array(self) -> np.ndarray:

@@ -33,7 +33,7 @@ from broker.topics import Topics
 from parties.observer import Observer, open_observer, zero_one_rule
 from parties.outcome import RoundOutcome
 from parties.ranges import format_ranges
-from parties.runner import first_mpdp_error
+from parties.runner import surfacing_errors
 from parties.session_files import SessionRoster
 from parties.store import TranscriptStore
 from protocols.errors import ParameterError, TransportError
@@ -133,10 +133,7 @@ async def observe_async(
         TransportError: the broker is unreachable or went away; parties not ready in time.
         ParameterError: a store holding this session with other parameters, an unwritable store.
     """
-    try:
-        return await _observe(config, on_round or (lambda outcome: None))
-    except BaseExceptionGroup as group:
-        raise first_mpdp_error(group) from group
+    return await surfacing_errors(_observe(config, on_round or (lambda outcome: None)))
 
 
 async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], None]) -> tuple[RoundOutcome, ...]:

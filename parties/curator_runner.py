@@ -39,7 +39,7 @@ from parties.roster import Roster
 from parties.runner import (
     ProgressCallback,
     RunConfig,
-    first_mpdp_error,
+    surfacing_errors,
     wait_ready,
     worker_specs,
 )
@@ -95,10 +95,7 @@ async def run_curator_async(config: RunConfig, progress: ProgressCallback | None
         ParameterError: see :func:`curator_privacy_level`; a session stored with other parameters.
         TransportError: the broker is unreachable or went away, or a worker died or failed.
     """
-    try:
-        return await _run(config, progress)
-    except BaseExceptionGroup as group:
-        raise first_mpdp_error(group) from group
+    return await surfacing_errors(_run(config, progress))
 
 
 async def _run(config: RunConfig, progress: ProgressCallback | None) -> CuratorRunOutcome:

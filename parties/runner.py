@@ -31,9 +31,10 @@ import dataclasses
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -62,6 +63,8 @@ from protocols.functions import BooleanFunction
 from protocols.mechanisms import RandomizedResponse
 from protocols.rules import RULE_KINDS
 
+T = TypeVar("T")
+
 __all__ = [
     "ProgressCallback",
     "RunConfig",
@@ -70,6 +73,7 @@ __all__ = [
     "observer_decision_seed",
     "run",
     "run_async",
+    "surfacing_errors",
     "wait_ready",
     "worker_specs",
 ]
@@ -299,10 +303,7 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
         ParameterError: secure mode without :mod:`protocols.secure`, a session stored with
             other parameters, an unwritable store.
     """
-    try:
-        return await _run(config, progress)
-    except BaseExceptionGroup as group:
-        raise first_mpdp_error(group) from group
+    return await surfacing_errors(_run(config, progress))
 
 
 async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutcome:
@@ -356,6 +357,15 @@ def _with_party_decisions(store: TranscriptStore, config: RunConfig, outcome: Ro
         if int(party) in stored:
             matrix[j] = stored[int(party)]
     return dataclasses.replace(outcome, party_decisions=matrix)
+
+
+async def surfacing_errors(run: Awaitable[T]) -> T:
+    """Await ``run``; an ExceptionGroup from its TaskGroups surfaces as its first MpdpError
+    (or KeyboardInterrupt), so callers see one error, never a group."""
+    try:
+        return await run
+    except BaseExceptionGroup as group:
+        raise first_mpdp_error(group) from group
 
 
 def first_mpdp_error(group: BaseExceptionGroup) -> BaseException:
