@@ -3,14 +3,14 @@
 Pure like ``protocols`` (no asyncio, no network); writes files only where a caller asks for a report.
 """
 
-from analysis.accounting import Budget, PrivacyLedger, RoundCharge, Spent
-from analysis.accuracy import (
+from mpdp.analysis.accounting import Budget, PrivacyLedger, RoundCharge, Spent
+from mpdp.analysis.accuracy import (
     RuleAccuracy,
     input_accuracy,
     monte_carlo_accuracy,
     rule_accuracy,
 )
-from analysis.calibration import (
+from mpdp.analysis.calibration import (
     PerQueryBudget,
     StaircaseNoise,
     corollary_4_1,
@@ -21,7 +21,7 @@ from analysis.calibration import (
     laplace_scale,
     per_query_budget_exact,
 )
-from analysis.central_vs_distributed import (
+from mpdp.analysis.central_vs_distributed import (
     CentralVersusDistributed,
     check_comparison_voters,
     compare_majority,
@@ -29,7 +29,7 @@ from analysis.central_vs_distributed import (
     curator_release_probability,
     plot_comparison,
 )
-from analysis.composition import (
+from mpdp.analysis.composition import (
     CompositionResult,
     compose_homogeneous,
     drv10_bound,
@@ -40,19 +40,19 @@ from analysis.composition import (
     theorem_3_3_corners,
     theorem_3_4_bound,
 )
-from analysis.composition_plot import figure_3_regions, plot_figure_3
-from analysis.geometric import GeometricMechanism
-from analysis.heterogeneous import compose_heterogeneous, discretized_bounds
-from analysis.observer_posterior import RoundPosterior, round_posterior
-from analysis.privacy_loss import PrivacyLossDistribution
-from analysis.privacy_region import (
+from mpdp.analysis.composition_plot import figure_3_regions, plot_figure_3
+from mpdp.analysis.geometric import GeometricMechanism
+from mpdp.analysis.heterogeneous import compose_heterogeneous, discretized_bounds
+from mpdp.analysis.observer_posterior import RoundPosterior, round_posterior
+from mpdp.analysis.privacy_loss import PrivacyLossDistribution
+from mpdp.analysis.privacy_region import (
     PrivacyRegion,
     composition_region,
     dp_region,
     intersection,
 )
-from analysis.stats import Consistency, clopper_pearson, consistency_test
-from analysis.theory import AccuracyOnInput, observer_accuracy_on_input
+from mpdp.analysis.stats import Consistency, clopper_pearson, consistency_test
+from mpdp.analysis.theory import AccuracyOnInput, observer_accuracy_on_input
 
 __all__ = [
     "AccuracyOnInput",

@@ -5,7 +5,7 @@ response of its bit), so after rounds r_1..r_n the party has run ``k = sum repet
 Its spent budget is the composed guarantee at a configured delta_tilde (``delta_slack``):
 
 * ``epsilon``: the exact optimum of 000 Theorem 3.3 (homogeneous) or of the heterogeneous
-  composition (:func:`analysis.heterogeneous.compose_heterogeneous`; where that reports bounds the
+  composition (:func:`mpdp.analysis.heterogeneous.compose_heterogeneous`; where that reports bounds the
   ledger uses the certified upper bound), at ``delta = 1 - prod_l (1 - delta_l)(1 - delta_slack)``;
 * ``epsilon_basic, delta_basic``: basic composition (000 Theorem 3.1), ``(sum eps_l, sum delta_l)``.
 
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.composition import check_delta_slack, composed_delta, optimal_epsilon
-from analysis.heterogeneous import compose_heterogeneous
-from protocols.errors import ParameterError
-from protocols.mechanisms import check_delta, check_epsilon
+from mpdp.analysis.composition import check_delta_slack, composed_delta, optimal_epsilon
+from mpdp.analysis.heterogeneous import compose_heterogeneous
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
 __all__ = ["BUDGET_RELATIVE_TOLERANCE", "Budget", "PrivacyLedger", "RoundCharge", "Spent"]
 

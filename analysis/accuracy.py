@@ -1,8 +1,8 @@
 """Accuracy of any decision rule: exact (average, worst case, one input) or, at large k, Monte Carlo.
 
 Exact values follow 002 eqs. (1) and (3) (000 eqs. (9), (11)) through the engines of
-:mod:`protocols.engines` (Kronecker transforms or count classes). For the posterior rule of many
-parties with distinct parameters (:class:`protocols.symmetric.SymmetricAverageRule`) the exact sum has
+:mod:`mpdp.protocols.engines` (Kronecker transforms or count classes). For the posterior rule of many
+parties with distinct parameters (:class:`mpdp.protocols.symmetric.SymmetricAverageRule`) the exact sum has
 2^k terms; :func:`monte_carlo_accuracy` estimates the average accuracy with a Hoeffding interval and says
 so (``exact=False``).
 """
@@ -14,16 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.engines import (
+from mpdp.protocols.engines import (
     accuracy_summary,
     build_problem,
     input_class,
     view_accuracy,
 )
-from protocols.errors import ParameterError
-from protocols.functions import BooleanFunction
-from protocols.rules import DecisionRule
-from protocols.symmetric import SymmetricAverageRule
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.rules import DecisionRule
+from mpdp.protocols.symmetric import SymmetricAverageRule
 
 __all__ = ["RuleAccuracy", "input_accuracy", "monte_carlo_accuracy", "rule_accuracy"]
 

@@ -25,10 +25,10 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from analysis.composition import check_k, optimal_epsilon
-from analysis.privacy_loss import log1mexp
-from protocols.errors import ParameterError
-from protocols.mechanisms import check_epsilon
+from mpdp.analysis.composition import check_k, optimal_epsilon
+from mpdp.analysis.privacy_loss import log1mexp
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import check_epsilon
 
 __all__ = [
     "COROLLARY_4_1_SLACK_FRACTION",

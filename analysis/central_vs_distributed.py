@@ -1,10 +1,10 @@
 """Central versus distributed privacy for the majority of k voters, at the same (epsilon, delta) per voter.
 
 * Central (a trusted curator sees the votes): the optimal (epsilon, delta)-DP mechanism of 001 for the
-  majority (:func:`protocols.central_majority_mechanism`, the average-optimal one; balanced for odd k).
+  majority (:func:`mpdp.protocols.central_majority_mechanism`, the average-optimal one; balanced for odd k).
 * Distributed (no one is trusted): every voter releases its bit by randomized response (four-output when
   delta > 0) and the central observer applies its optimal average-case decision rule (002 eq. (5));
-  exact accuracy per input from :func:`analysis.theory.observer_accuracy_on_input`.
+  exact accuracy per input from :func:`mpdp.analysis.theory.observer_accuracy_on_input`.
 
 The live curator protocol (``mpdp simulate --protocol curator``) releases the central mechanism's output
 on the real votes: :func:`curator_release_probability` is what it samples, :func:`curator_accuracy_on_input`
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binom
 
-from analysis.theory import AccuracyOnInput, observer_accuracy_on_input
-from protocols.errors import ParameterError, SizeLimitError
-from protocols.functions import accuracy_measure, parse_function
-from protocols.majority_mechanism import central_majority_mechanism
-from protocols.mechanisms import RandomizedResponse
+from mpdp.analysis.theory import AccuracyOnInput, observer_accuracy_on_input
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.majority_mechanism import central_majority_mechanism
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = [
     "DISTRIBUTED_MAX_VOTERS",

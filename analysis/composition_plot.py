@@ -12,8 +12,8 @@ import pathlib
 
 import numpy as np
 
-from analysis.composition import check_k, drv10_bound
-from analysis.privacy_region import (
+from mpdp.analysis.composition import check_k, drv10_bound
+from mpdp.analysis.privacy_region import (
     PrivacyRegion,
     composition_region,
     dp_region,

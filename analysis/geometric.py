@@ -19,11 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.composition import check_k, randomized_response_loss
-from analysis.privacy_loss import PrivacyLossDistribution
-from analysis.privacy_region import PrivacyRegion, dp_region, intersection
-from protocols.errors import ParameterError
-from protocols.mechanisms import check_epsilon
+from mpdp.analysis.composition import check_k, randomized_response_loss
+from mpdp.analysis.privacy_loss import PrivacyLossDistribution
+from mpdp.analysis.privacy_region import PrivacyRegion, dp_region, intersection
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import check_epsilon
 
 __all__ = ["GeometricMechanism"]
 
@@ -71,7 +71,7 @@ class GeometricMechanism:
 
         One query: loss +eps on ``y <= c``, with probability ``P(Z <= 0) = P(0) / (1 - e^-eps) =
         e^eps/(1+e^eps)``, and -eps otherwise; k queries: the randomized-response binomial of
-        Theorem 3.3 (:func:`analysis.composition.randomized_response_loss`)."""
+        Theorem 3.3 (:func:`mpdp.analysis.composition.randomized_response_loss`)."""
         if math.isinf(self.epsilon):
             return PrivacyLossDistribution(np.array([math.inf]), np.zeros(1))
         return randomized_response_loss(np.array([self.epsilon]), np.array([check_k(k)]))

@@ -4,13 +4,13 @@ Source: 000 (Kairouz, Oh, Viswanath), the heterogeneous theorem after eq. (7): t
 class is the product of the four-output randomized responses (000 §5.1), so the composition is
 ``(eps~, 1 - prod_l (1 - delta_l)(1 - delta_tilde))``-DP exactly when the hockey-stick divergence of
 the product of the (eps_l, 0) randomized responses at ``e^eps~`` is at most delta_tilde. The closed
-form of the theorem is :func:`analysis.composition.theorem_3_4_bound` with sums over l.
+form of the theorem is :func:`mpdp.analysis.composition.theorem_3_4_bound` with sums over l.
 
 Computing the optimum is #P-hard in general (Murtagh and Vadhan 2016), so two methods run:
 
 * ``exact``: mechanisms with equal epsilon form groups; group j of n_j copies has a binomial privacy
   loss, and the product grid (size ``prod_j (n_j + 1)``, at most :data:`MAX_EXACT_SUPPORT`) is solved
-  exactly by :class:`analysis.privacy_loss.PrivacyLossDistribution`. This covers k <= 20 always, and any
+  exactly by :class:`mpdp.analysis.privacy_loss.PrivacyLossDistribution`. This covers k <= 20 always, and any
   k with few distinct values.
 * ``bounds``: certified lower and upper bounds by discretization. Rounding every eps_l *up* to the
   lattice ``h Z`` gives mechanisms that dominate the originals (an eps-DP randomized response is a
@@ -28,8 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from analysis.binomial import log_binomial_pmf
-from analysis.composition import (
+from mpdp.analysis.binomial import log_binomial_pmf
+from mpdp.analysis.composition import (
     CompositionResult,
     basic_composition,
     check_delta_slack,
@@ -39,9 +39,9 @@ from analysis.composition import (
     randomized_response_loss,
     theorem_3_4_bound,
 )
-from analysis.privacy_loss import PrivacyLossDistribution
-from protocols.errors import ParameterError
-from protocols.mechanisms import check_delta, check_epsilon
+from mpdp.analysis.privacy_loss import PrivacyLossDistribution
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
 __all__ = ["MAX_EXACT_SUPPORT", "compose_heterogeneous", "discretized_bounds"]
 

@@ -2,7 +2,7 @@
 
 Under the uniform prior of 002 eq. (1) the parties' bits are independent given the transcript tau, with
 p_i = P(x_i = 1 | tau_i) = M_i[1, tau_i] / (M_i[0, tau_i] + M_i[1, tau_i]); the number of ones s is
-Poisson-binomial, pi_tau(s) = P(sum_i x_i = s | tau) (:func:`protocols.symmetric.count_posterior`), and
+Poisson-binomial, pi_tau(s) = P(sum_i x_i = s | tau) (:func:`mpdp.protocols.symmetric.count_posterior`), and
 for a symmetric f(x) = g(|x|)
 
     P(f(x) = y | tau) = sum_{s : g(s) = y} pi_tau(s),        E[s | tau] = sum_s s pi_tau(s).
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.errors import ParameterError
-from protocols.functions import BooleanFunction
-from protocols.mechanisms import RandomizedResponse, posterior_table
-from protocols.symmetric import count_posterior
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.mechanisms import RandomizedResponse, posterior_table
+from mpdp.protocols.symmetric import count_posterior
 
 __all__ = ["RoundPosterior", "round_posterior"]
 

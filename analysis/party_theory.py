@@ -1,7 +1,7 @@
 """Exact theory of a live round's rules on its true input: the central observer's and every party's.
 
 For the round's participants (mechanisms, true bits x) and a rule kind, the accuracy of a rule on x is
-``P(rule(tau, x_i) = f(x) | x)`` (the zero-one term of 002 eq. (3); :func:`analysis.accuracy.input_accuracy`).
+``P(rule(tau, x_i) = f(x) | x)`` (the zero-one term of 002 eq. (3); :func:`mpdp.analysis.accuracy.input_accuracy`).
 Party i's value depends only on its rule's tables (f, kind, the others' mechanisms) and, per group of
 the others, the number of ones, plus its own bit: computed once per such key. In a homogeneous round of
 n parties that is two evaluations (own bit 0 and 1), not n.
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.accuracy import input_accuracy, rule_accuracy
-from protocols.functions import BooleanFunction
-from protocols.mechanisms import RandomizedResponse
-from protocols.rule_cache import RuleCache, zero_one_measure
-from protocols.rules import DecisionRule
+from mpdp.analysis.accuracy import input_accuracy, rule_accuracy
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rule_cache import RuleCache, zero_one_measure
+from mpdp.protocols.rules import DecisionRule
 
 __all__ = ["RoundRuleTheory", "round_rule_theory"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.errors import ParameterError
+from mpdp.protocols.errors import ParameterError
 
 __all__ = ["PrivacyLossDistribution", "log1mexp"]
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.composition import theorem_3_3_corners
-from protocols.errors import ParameterError
-from protocols.mechanisms import check_delta, check_epsilon
+from mpdp.analysis.composition import theorem_3_3_corners
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
 __all__ = ["PrivacyRegion", "composition_region", "dp_region", "intersection"]
 

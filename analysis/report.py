@@ -2,8 +2,8 @@
 
 A round's measured accuracy is the fraction of repetitions in which the observer's decision equals
 f(x) for the true bits x of the parties taking part; its theoretical accuracy is P(d(tau) = f(x) | x)
-from :func:`analysis.theory.observer_accuracy_on_input` (zero-one measure). The two are compared by
-:func:`analysis.stats.consistency_test` with a Bonferroni correction over the rounds.
+from :func:`mpdp.analysis.theory.observer_accuracy_on_input` (zero-one measure). The two are compared by
+:func:`mpdp.analysis.stats.consistency_test` with a Bonferroni correction over the rounds.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.stats import clopper_pearson, consistency_test
-from analysis.theory import AccuracyOnInput, observer_accuracy_on_input
-from protocols.functions import BooleanFunction, accuracy_measure
-from protocols.mechanisms import RandomizedResponse
+from mpdp.analysis.stats import clopper_pearson, consistency_test
+from mpdp.analysis.theory import AccuracyOnInput, observer_accuracy_on_input
+from mpdp.protocols.functions import BooleanFunction, accuracy_measure
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = ["RoundResult", "evaluate_decisions", "evaluate_round", "plot_rounds"]
 
@@ -106,7 +106,7 @@ def evaluate_decisions(
 
     Args:
         x: int array (n,), the true bits of the parties taking part; decisions: int64 (repetitions,).
-        theory: P(output = f(x) | x) (:class:`analysis.theory.AccuracyOnInput`).
+        theory: P(output = f(x) | x) (:class:`mpdp.analysis.theory.AccuracyOnInput`).
         rounds, alpha: Bonferroni over ``rounds`` tests at family-wise level ``alpha``.
 
     Raises:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from scipy.stats import binomtest, fisher_exact
 
-from protocols.errors import ParameterError
+from mpdp.protocols.errors import ParameterError
 
 __all__ = ["Consistency", "clopper_pearson", "consistency_test"]
 

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binom
 
-from analysis.stats import clopper_pearson
-from protocols.errors import ParameterError
-from protocols.functions import BooleanFunction
-from protocols.mechanisms import RandomizedResponse, sample_protocol
-from protocols.symmetric import argmax_decision, observer_average_rule
+from mpdp.analysis.stats import clopper_pearson
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.mechanisms import RandomizedResponse, sample_protocol
+from mpdp.protocols.symmetric import argmax_decision, observer_average_rule
 
 __all__ = ["AccuracyOnInput", "observer_accuracy_on_input"]
 

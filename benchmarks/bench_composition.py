@@ -14,7 +14,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from analysis.composition import optimal_epsilon  # noqa: E402
+from mpdp.analysis.composition import optimal_epsilon  # noqa: E402
 
 EPSILON = 0.01
 DELTA_SLACK = 1e-6

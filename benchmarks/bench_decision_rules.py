@@ -20,9 +20,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from protocols.functions import TruthTable, accuracy_measure, parse_function  # noqa: E402
-from protocols.mechanisms import RandomizedResponse  # noqa: E402
-from protocols.optimal import optimal_rules  # noqa: E402
+from mpdp.protocols.functions import TruthTable, accuracy_measure, parse_function  # noqa: E402
+from mpdp.protocols.mechanisms import RandomizedResponse  # noqa: E402
+from mpdp.protocols.optimal import optimal_rules  # noqa: E402
 
 W = accuracy_measure("zero-one", 2)
 

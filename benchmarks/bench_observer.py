@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from analysis import observer_accuracy_on_input
-from protocols import (
+from mpdp.analysis import observer_accuracy_on_input
+from mpdp.protocols import (
     RandomizedResponse,
     observer_average_rule,
     parse_function,

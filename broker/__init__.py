@@ -1,30 +1,30 @@
 """MQTT transport: settings, the brokers a run starts (mosquitto child, embedded amqtt), topics, wire
-messages, Ed25519 signing. Imports nothing of mpdp but :mod:`protocols.errors`."""
+messages, Ed25519 signing. Imports nothing of mpdp but :mod:`mpdp.protocols.errors`."""
 
-from broker.connectivity import check_connectivity, wait_until_accepting
-from broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
-from broker.decision_messages import (
+from mpdp.broker.connectivity import check_connectivity, wait_until_accepting
+from mpdp.broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
+from mpdp.broker.decision_messages import (
     DecisionMessage,
     TranscriptMessage,
     pack_decisions,
     unpack_decisions,
 )
-from broker.embedded import run_embedded
-from broker.endpoint import BrokerEndpoint
-from broker.launch import external_endpoint, open_broker
-from broker.messages import (
+from mpdp.broker.embedded import run_embedded
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.launch import external_endpoint, open_broker
+from mpdp.broker.messages import (
     MAX_REPETITIONS,
     Announcement,
     PartyMessage,
     WorkerStatus,
     new_nonce,
 )
-from broker.mosquitto import CONFIG_TEMPLATE, render_config, run_mosquitto
-from broker.packing import pack_symbols, packed_length, unpack_symbols
-from broker.ports import LOOPBACK, free_loopback_port
-from broker.sealed import generate_x25519_key_pair, open_sealed, seal
-from broker.settings import ENV_VAR, BrokerSettings, find_mosquitto
-from broker.signing import (
+from mpdp.broker.mosquitto import CONFIG_TEMPLATE, render_config, run_mosquitto
+from mpdp.broker.packing import pack_symbols, packed_length, unpack_symbols
+from mpdp.broker.ports import LOOPBACK, free_loopback_port
+from mpdp.broker.sealed import generate_x25519_key_pair, open_sealed, seal
+from mpdp.broker.settings import ENV_VAR, BrokerSettings, find_mosquitto
+from mpdp.broker.signing import (
     canonical_bytes,
     generate_key_pair,
     load_private_key,
@@ -33,7 +33,7 @@ from broker.signing import (
     sign_message,
     verify_message,
 )
-from broker.topics import SESSION_PATTERN, Topics, check_session
+from mpdp.broker.topics import SESSION_PATTERN, Topics, check_session
 
 __all__ = [
     "CONFIG_TEMPLATE",

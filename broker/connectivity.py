@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import aiomqtt
 
-from broker.endpoint import BrokerEndpoint
-from protocols.errors import TransportError
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.protocols.errors import TransportError
 
 __all__ = ["check_connectivity", "wait_until_accepting"]
 

@@ -4,14 +4,14 @@
   key of that round (``kind="round"``), or ends the session (``kind="end"``); signed by the curator's
   Ed25519 key, which the runner hands to every party, so a stranger cannot collect bits with its own key.
 * :class:`SealedBallot` — a party's bit encrypted to the round's curator key
-  (:mod:`broker.sealed`: ephemeral-static X25519, HKDF-SHA256, ChaCha20-Poly1305), or a public
+  (:mod:`mpdp.broker.sealed`: ephemeral-static X25519, HKDF-SHA256, ChaCha20-Poly1305), or a public
   abstention; signed by the party's Ed25519 key. The associated data is the header (session, round,
   party, repetitions, curator key), the HKDF context the slot (session, round, party).
 * :class:`CuratorRelease` — the curator's only output for a round: ``repetitions`` independent draws of
   the optimal central mechanism (0/1, packed as symbols). The count never leaves the curator.
 
 All three are pydantic v2, ``extra="forbid"``, frozen, strict, JSON on the wire, signed over
-:func:`broker.signing.canonical_bytes`.
+:func:`mpdp.broker.signing.canonical_bytes`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import Field, model_validator
 
-from broker.messages import (
+from mpdp.broker.messages import (
     MAX_REPETITIONS,
     Answer,
     Index,
@@ -33,10 +33,10 @@ from broker.messages import (
     as_value_error,
     new_nonce,
 )
-from broker.packing import pack_symbols, unpack_symbols
-from broker.sealed import KEY_BYTES, TAG_BYTES, open_sealed, seal
-from broker.signing import PLACEHOLDER_SIGNATURE, sign_message
-from protocols.errors import ProtocolViolation
+from mpdp.broker.packing import pack_symbols, unpack_symbols
+from mpdp.broker.sealed import KEY_BYTES, TAG_BYTES, open_sealed, seal
+from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
+from mpdp.protocols.errors import ProtocolViolation
 
 __all__ = ["CuratorAnnouncement", "CuratorRelease", "SealedBallot", "decode_key", "encode_key"]
 
@@ -112,7 +112,7 @@ class SealedBallot(Answer):
         ephemeral_key: base64 of the sender's one-time X25519 public key (32 bytes).
         ciphertext: base64 of ChaCha20-Poly1305(bit byte) with its tag (17 bytes: the same length
             for 0 and 1).
-        nonce, signature: as :class:`broker.messages.PartyMessage` (the party's Ed25519 key).
+        nonce, signature: as :class:`mpdp.broker.messages.PartyMessage` (the party's Ed25519 key).
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/sealed-ballot/v1"
@@ -202,7 +202,7 @@ class CuratorRelease(RoundSigned):
     Fields:
         voters: n, the number of sealed ballots the release is computed from (public anyway: the
             ballots are on the wire).
-        outputs: :func:`broker.packing.pack_symbols` of ``repetitions`` outputs, each 0 or 1.
+        outputs: :func:`mpdp.broker.packing.pack_symbols` of ``repetitions`` outputs, each 0 or 1.
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/curator-release/v1"

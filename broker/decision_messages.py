@@ -18,16 +18,16 @@ import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import Field, model_validator
 
-from broker.messages import (
+from mpdp.broker.messages import (
     MAX_REPETITIONS,
     Index,
     RoundSigned,
     as_value_error,
     new_nonce,
 )
-from broker.packing import pack_symbols, unpack_symbols
-from broker.signing import PLACEHOLDER_SIGNATURE, sign_message
-from protocols.errors import ProtocolViolation
+from mpdp.broker.packing import pack_symbols, unpack_symbols
+from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
+from mpdp.protocols.errors import ProtocolViolation
 
 __all__ = ["DecisionMessage", "TranscriptMessage", "pack_decisions", "unpack_decisions"]
 
@@ -69,7 +69,7 @@ class TranscriptMessage(RoundSigned):
     Fields:
         session, round: where it belongs. repetitions: rows of the transcript.
         participants: the ids of the parties whose symbols were recorded, ascending.
-        symbols: :func:`broker.packing.pack_symbols` of the uint8 (repetitions, n) matrix, row-major.
+        symbols: :func:`mpdp.broker.packing.pack_symbols` of the uint8 (repetitions, n) matrix, row-major.
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/transcript/v1"

@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator
 from amqtt.broker import Broker
 from amqtt.errors import BrokerError
 
-from broker.endpoint import BrokerEndpoint
-from broker.ports import LOOPBACK, free_loopback_port
-from protocols.errors import TransportError
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.ports import LOOPBACK, free_loopback_port
+from mpdp.protocols.errors import TransportError
 
 __all__ = ["run_embedded"]
 

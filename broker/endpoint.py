@@ -9,7 +9,7 @@ import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from broker.settings import url_host
+from mpdp.broker.settings import url_host
 
 __all__ = ["BrokerEndpoint"]
 

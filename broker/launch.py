@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
-from broker.connectivity import check_connectivity
-from broker.embedded import run_embedded
-from broker.endpoint import BrokerEndpoint
-from broker.mosquitto import run_mosquitto
-from broker.settings import BrokerSettings, find_mosquitto
+from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.embedded import run_embedded
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.mosquitto import run_mosquitto
+from mpdp.broker.settings import BrokerSettings, find_mosquitto
 
 __all__ = ["external_endpoint", "open_broker"]
 

@@ -1,9 +1,9 @@
 """Wire messages (pydantic v2, ``extra="forbid"``, frozen), JSON on the wire.
 
 * :class:`PartyMessage` — a party's broadcast for one round: its privatized symbols (``repetitions``
-  independent releases of the same bit, packed by :mod:`broker.packing`) or an abstention with a
+  independent releases of the same bit, packed by :mod:`mpdp.broker.packing`) or an abstention with a
   reason (``did-not-vote``, ``budget-exhausted``, ...), a random nonce and an Ed25519 signature by the
-  party's key over the canonical bytes (:mod:`broker.signing`). The raw bit is never a field.
+  party's key over the canonical bytes (:mod:`mpdp.broker.signing`). The raw bit is never a field.
 * :class:`Announcement` — the coordinator opens round ``round`` (``kind="round"``) or ends the session
   (``kind="end"``); signed by the coordinator's key so a stranger cannot make parties spend privacy.
 * :class:`WorkerStatus` — a worker process reports its parties ready (subscribed) or failed.
@@ -19,10 +19,10 @@ import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from broker.packing import pack_symbols, unpack_symbols
-from broker.signing import PLACEHOLDER_SIGNATURE, sign_message
-from broker.topics import SESSION_PATTERN
-from protocols.errors import ProtocolViolation
+from mpdp.broker.packing import pack_symbols, unpack_symbols
+from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
+from mpdp.broker.topics import SESSION_PATTERN
+from mpdp.protocols.errors import ProtocolViolation
 
 __all__ = [
     "MAX_REPETITIONS",
@@ -96,9 +96,9 @@ class PartyMessage(Answer):
         kind: ``"symbols"`` (``symbols`` holds ``repetitions`` symbols) or ``"abstain"`` (``reason``
             says why; ``symbols`` is empty).
         repetitions: the number of independent releases of the party's bit in this round.
-        symbols: :func:`broker.packing.pack_symbols` of a uint8 array (repetitions,), or "".
+        symbols: :func:`mpdp.broker.packing.pack_symbols` of a uint8 array (repetitions,), or "".
         nonce: 32 hex digits, fresh per message.
-        signature: base64 Ed25519 signature of :func:`broker.signing.canonical_bytes`.
+        signature: base64 Ed25519 signature of :func:`mpdp.broker.signing.canonical_bytes`.
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/party-message/v1"

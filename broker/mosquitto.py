@@ -17,11 +17,11 @@ import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from broker.connectivity import wait_until_accepting
-from broker.endpoint import BrokerEndpoint
-from broker.ports import LOOPBACK, free_loopback_port
-from broker.settings import find_mosquitto
-from protocols.errors import TransportError
+from mpdp.broker.connectivity import wait_until_accepting
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.ports import LOOPBACK, free_loopback_port
+from mpdp.broker.settings import find_mosquitto
+from mpdp.protocols.errors import TransportError
 
 __all__ = ["CONFIG_TEMPLATE", "render_config", "run_mosquitto"]
 

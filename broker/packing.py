@@ -8,7 +8,7 @@ import binascii
 
 import numpy as np
 
-from protocols.errors import ProtocolViolation
+from mpdp.protocols.errors import ProtocolViolation
 
 __all__ = ["pack_symbols", "packed_length", "unpack_symbols"]
 

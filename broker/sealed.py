@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import (
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from protocols.errors import ProtocolViolation
+from mpdp.protocols.errors import ProtocolViolation
 
 __all__ = ["KEY_BYTES", "TAG_BYTES", "generate_x25519_key_pair", "open_sealed", "seal"]
 

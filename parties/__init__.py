@@ -1,20 +1,20 @@
 """The processes: party, observer, transcript store, runner, datasets and the ``mpdp`` CLI."""
 
-from parties.coordinator import ObserveConfig, observe, observe_async, wait_for_parties
-from parties.curator import Curator
-from parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
-from parties.curator_party import CuratorParty
-from parties.curator_runner import curator_privacy_level, run_curator, run_curator_async
-from parties.curator_store import CuratorRecord, CuratorStore, RecordedBallot
-from parties.decisions import (
+from mpdp.parties.coordinator import ObserveConfig, observe, observe_async, wait_for_parties
+from mpdp.parties.curator import Curator
+from mpdp.parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
+from mpdp.parties.curator_party import CuratorParty
+from mpdp.parties.curator_runner import curator_privacy_level, run_curator, run_curator_async
+from mpdp.parties.curator_store import CuratorRecord, CuratorStore, RecordedBallot
+from mpdp.parties.decisions import (
     PartyDecider,
     PartyDecisionSpec,
     apply_rule,
     decision_generator,
 )
-from parties.external_broker import deployment_endpoint
-from parties.host import HostConfig, host_bits, host_parties
-from parties.observer import (
+from mpdp.parties.external_broker import deployment_endpoint
+from mpdp.parties.host import HostConfig, host_bits, host_parties
+from mpdp.parties.observer import (
     Observer,
     ObserverRule,
     RuleFactory,
@@ -24,25 +24,25 @@ from parties.observer import (
     serve_observer,
     zero_one_rule,
 )
-from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
-from parties.party import (
+from mpdp.parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
+from mpdp.parties.party import (
     ABSTAIN_DID_NOT_VOTE,
     Party,
     PartySpec,
     round_generator,
     secure_sampler,
 )
-from parties.pool import WorkerPool
-from parties.privacy import (
+from mpdp.parties.pool import WorkerPool
+from mpdp.parties.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
     ledgers_from_rounds,
     privacy_section,
     privacy_summary,
 )
-from parties.ranges import format_ranges, parse_ranges
-from parties.roster import Roster
-from parties.runner import (
+from mpdp.parties.ranges import format_ranges, parse_ranges
+from mpdp.parties.roster import Roster
+from mpdp.parties.runner import (
     ProgressCallback,
     RunConfig,
     default_workers,
@@ -50,7 +50,7 @@ from parties.runner import (
     run,
     run_async,
 )
-from parties.session_files import (
+from mpdp.parties.session_files import (
     KeyFile,
     PartyEntry,
     RosterFile,
@@ -61,8 +61,8 @@ from parties.session_files import (
     read_roster,
     write_session,
 )
-from parties.store import RecordedMessage, RoundRecord, TranscriptStore
-from parties.worker import WorkerSpec, serve_parties, worker_main
+from mpdp.parties.store import RecordedMessage, RoundRecord, TranscriptStore
+from mpdp.parties.worker import WorkerSpec, serve_parties, worker_main
 
 __all__ = [
     "ABSTAIN_BUDGET_EXHAUSTED",

@@ -1,10 +1,10 @@
-"""The ``mpdp`` command line: one sub-command per module in :mod:`parties.commands`.
+"""The ``mpdp`` command line: one sub-command per module in :mod:`mpdp.parties.commands`.
 
 Every sub-command module exposes ``register(subparsers)``, which adds its parser and sets
-``run=callable(args) -> int``. Errors of the :class:`protocols.MpdpError` family print one line,
+``run=callable(args) -> int``. Errors of the :class:`mpdp.protocols.MpdpError` family print one line,
 ``mpdp: error: ...``, and exit with code 2; Ctrl-C exits with 130. An option value that looks like a
 negative number (``--epsilon -1``, ``--budget -1,0``, ``--epsilon -inf``) is passed to the option, whose
-own check then names it (:func:`parties.cli_args.join_negative_values`).
+own check then names it (:func:`mpdp.parties.cli_args.join_negative_values`).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from parties.cli_args import (
+from mpdp.parties.cli_args import (
     PAPER_CODES,
     join_negative_values,
     papers_epilog,
     value_options,
 )
-from protocols.errors import MpdpError
+from mpdp.protocols.errors import MpdpError
 
 __all__ = ["build_parser", "main"]
 
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
-        importlib.import_module(f"parties.commands.{name}").register(sub)
+        importlib.import_module(f"mpdp.parties.commands.{name}").register(sub)
     return parser
 
 

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from protocols.errors import ParameterError
+from mpdp.protocols.errors import ParameterError
 
 __all__ = [
     "seed_value",

@@ -27,17 +27,17 @@ from pathlib import Path
 
 import numpy as np
 
-from broker.connectivity import check_connectivity
-from broker.endpoint import BrokerEndpoint
-from broker.topics import Topics
-from parties.observer import Observer, open_observer, zero_one_rule
-from parties.outcome import RoundOutcome
-from parties.ranges import format_ranges
-from parties.runner import surfacing_errors
-from parties.session_files import SessionRoster
-from parties.store import TranscriptStore
-from protocols.errors import ParameterError, TransportError
-from protocols.functions import BooleanFunction
+from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.topics import Topics
+from mpdp.parties.observer import Observer, open_observer, zero_one_rule
+from mpdp.parties.outcome import RoundOutcome
+from mpdp.parties.ranges import format_ranges
+from mpdp.parties.runner import surfacing_errors
+from mpdp.parties.session_files import SessionRoster
+from mpdp.parties.store import TranscriptStore
+from mpdp.protocols.errors import ParameterError, TransportError
+from mpdp.protocols.functions import BooleanFunction
 
 __all__ = ["ObserveConfig", "observe", "observe_async", "wait_for_parties"]
 

@@ -1,6 +1,6 @@
 """The trusted curator of the central model: it opens sealed ballots and publishes only the output of
 the optimal (epsilon, delta)-DP mechanism for the majority (001 §I, Theorems 3-5;
-:func:`protocols.central_majority_mechanism`).
+:func:`mpdp.protocols.central_majority_mechanism`).
 
 Per round:
 
@@ -15,14 +15,14 @@ Per round:
 3. at close, with n accepted ballots and c ones among them, the curator draws ``repetitions``
    independent outputs, each 1 with probability ``central_majority_mechanism(n, epsilon, delta)
    .release_one[c]`` (simulation: the round's seeded generator; deployment: exact Bernoulli from the
-   OS CSPRNG, :func:`protocols.secure.secure_bernoulli`), publishes them in a signed
+   OS CSPRNG, :func:`mpdp.protocols.secure.secure_bernoulli`), publishes them in a signed
    :class:`CuratorRelease`, records ciphertexts and release, and forgets the round's key and bits.
 
 Repetitions are a simulation device: in a deployment the curator releases once per round (every
 release spends privacy). The count c is never published or stored. With no ballot (n = 0) the output
 is the majority of nobody, 0, and depends on no one's data.
 
-The connection, reconnection and reject bookkeeping are :class:`parties.observer.Observer`'s.
+The connection, reconnection and reject bookkeeping are :class:`mpdp.parties.observer.Observer`'s.
 """
 
 from __future__ import annotations
@@ -32,20 +32,20 @@ import logging
 
 import numpy as np
 
-from analysis.central_vs_distributed import curator_release_probability
-from broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
-from broker.endpoint import BrokerEndpoint
-from broker.sealed import generate_x25519_key_pair
-from broker.topics import Topics
-from parties.curator_outcome import ReleaseOutcome
-from parties.curator_store import CuratorRecord, CuratorStore, RecordedBallot
-from parties.observer import Observer
-from parties.party import round_generator
-from parties.ranges import format_ranges
-from parties.roster import Roster
-from protocols.errors import ParameterError, ProtocolViolation
-from protocols.functions import accuracy_measure, parse_function
-from protocols.secure import secure_bernoulli
+from mpdp.analysis.central_vs_distributed import curator_release_probability
+from mpdp.broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.sealed import generate_x25519_key_pair
+from mpdp.broker.topics import Topics
+from mpdp.parties.curator_outcome import ReleaseOutcome
+from mpdp.parties.curator_store import CuratorRecord, CuratorStore, RecordedBallot
+from mpdp.parties.observer import Observer
+from mpdp.parties.party import round_generator
+from mpdp.parties.ranges import format_ranges
+from mpdp.parties.roster import Roster
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.secure import secure_bernoulli
 
 __all__ = ["Curator"]
 
@@ -57,7 +57,7 @@ def _no_rule(*_: object) -> None:
 
 
 class Curator(Observer):
-    """The curator of one session. Run it with :func:`parties.observer.serve_observer`.
+    """The curator of one session. Run it with :func:`mpdp.parties.observer.serve_observer`.
 
     Args:
         endpoint, topics: the broker and the session's topics.

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.central_vs_distributed import curator_accuracy_on_input
-from analysis.report import RoundResult, evaluate_decisions
-from analysis.theory import observer_accuracy_on_input
-from parties.curator_outcome import CuratorRunOutcome
-from protocols.errors import ParameterError
-from protocols.functions import BooleanFunction, accuracy_measure
-from protocols.mechanisms import RandomizedResponse
+from mpdp.analysis.central_vs_distributed import curator_accuracy_on_input
+from mpdp.analysis.report import RoundResult, evaluate_decisions
+from mpdp.analysis.theory import observer_accuracy_on_input
+from mpdp.parties.curator_outcome import CuratorRunOutcome
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import BooleanFunction, accuracy_measure
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = ["check_curator_arguments", "evaluate_curator_rounds"]
 
@@ -50,9 +50,9 @@ def evaluate_curator_rounds(
 
     Returns:
         (one :class:`RoundResult` per round, with the curator's exact theory from
-        :func:`analysis.central_vs_distributed.curator_accuracy_on_input`; per round the exact
+        :func:`mpdp.analysis.central_vs_distributed.curator_accuracy_on_input`; per round the exact
         accuracy of the randomized-response protocol on the same votes at the same (epsilon, delta),
-        from :func:`analysis.theory.observer_accuracy_on_input`).
+        from :func:`mpdp.analysis.theory.observer_accuracy_on_input`).
     """
     epsilon, delta = mechanisms[0].epsilon, mechanisms[0].delta
     zero_one = accuracy_measure("zero-one", 2)

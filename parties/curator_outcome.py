@@ -40,7 +40,7 @@ class ReleaseOutcome:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class CuratorRunOutcome:
-    """A whole curator-protocol run (fields as :class:`parties.outcome.RunOutcome`, rounds released)."""
+    """A whole curator-protocol run (fields as :class:`mpdp.parties.outcome.RunOutcome`, rounds released)."""
 
     broker_kind: Literal["mosquitto", "embedded", "external"]
     broker_url: str

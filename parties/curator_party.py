@@ -1,11 +1,11 @@
 """A party of the curator protocol (the central model): it sends its true bit, sealed to the curator.
 
 It answers each round announcement signed by the curator's Ed25519 key with a
-:class:`broker.curator_messages.SealedBallot`: its bit encrypted to the round's X25519 key (fresh
-ephemeral key per message, :mod:`broker.sealed`) and signed with its own Ed25519 key. No noise is
+:class:`mpdp.broker.curator_messages.SealedBallot`: its bit encrypted to the round's X25519 key (fresh
+ephemeral key per message, :mod:`mpdp.broker.sealed`) and signed with its own Ed25519 key. No noise is
 added by the party: privacy rests on the curator, who publishes only the output of the optimal central
 mechanism. The broker and every other client see ciphertexts only. The connection loop is
-:class:`parties.party.Party`'s.
+:class:`mpdp.parties.party.Party`'s.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import asyncio
 
 import numpy as np
 
-from broker.curator_messages import CuratorAnnouncement, SealedBallot
-from broker.endpoint import BrokerEndpoint
-from broker.topics import Topics
-from parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, Sampler
-from protocols.errors import ProtocolViolation
-from protocols.mechanisms import RandomizedResponse
+from mpdp.broker.curator_messages import CuratorAnnouncement, SealedBallot
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.topics import Topics
+from mpdp.parties.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, Sampler
+from mpdp.protocols.errors import ProtocolViolation
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = ["CuratorParty"]
 
@@ -29,7 +29,7 @@ def _no_sampling(mechanism: RandomizedResponse, bit: int, size: int) -> np.ndarr
 
 
 class CuratorParty(Party):
-    """One party of the curator protocol; arguments as :class:`parties.party.Party`.
+    """One party of the curator protocol; arguments as :class:`mpdp.parties.party.Party`.
 
     ``coordinator_key`` is the curator's raw Ed25519 public key (announcements signed by anyone else
     are ignored). ``spec.mechanism`` carries the party's privacy level only (the curator's

@@ -10,7 +10,7 @@
                   draws the central mechanism's outputs, records, publishes the release
                   announce the end
 
-It takes the same :class:`parties.runner.RunConfig` as the randomized-response run: ``mechanisms``
+It takes the same :class:`mpdp.parties.runner.RunConfig` as the randomized-response run: ``mechanisms``
 give each party's privacy level (one (epsilon, delta) for all: the curator's mechanism is
 (epsilon, delta)-DP for every vote), ``function`` must be the majority (``passed``), ``measure`` and
 ``rule_factory`` are not used. Keys: each party's Ed25519 key goes only to its worker; the curator's
@@ -25,25 +25,25 @@ import time
 
 import numpy as np
 
-from broker.launch import open_broker
-from broker.signing import generate_key_pair
-from broker.topics import Topics
-from parties.curator import Curator
-from parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
-from parties.curator_party import CuratorParty
-from parties.curator_store import CuratorStore
-from parties.observer import serve_observer
-from parties.party import secure_sampler
-from parties.pool import WorkerPool
-from parties.roster import Roster
-from parties.runner import (
+from mpdp.broker.launch import open_broker
+from mpdp.broker.signing import generate_key_pair
+from mpdp.broker.topics import Topics
+from mpdp.parties.curator import Curator
+from mpdp.parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
+from mpdp.parties.curator_party import CuratorParty
+from mpdp.parties.curator_store import CuratorStore
+from mpdp.parties.observer import serve_observer
+from mpdp.parties.party import secure_sampler
+from mpdp.parties.pool import WorkerPool
+from mpdp.parties.roster import Roster
+from mpdp.parties.runner import (
     ProgressCallback,
     RunConfig,
     surfacing_errors,
     wait_ready,
     worker_specs,
 )
-from protocols.errors import ParameterError
+from mpdp.protocols.errors import ParameterError
 
 __all__ = ["curator_privacy_level", "run_curator", "run_curator_async"]
 

@@ -1,4 +1,4 @@
-"""The transcript store of the curator protocol: :class:`parties.store.TranscriptStore` plus two tables.
+"""The transcript store of the curator protocol: :class:`mpdp.parties.store.TranscriptStore` plus two tables.
 
 Reused tables: ``sessions``, ``rounds`` (participants = parties whose sealed ballot was accepted),
 ``decisions`` (the released outputs, one row per repetition) and ``rejects``. Added::
@@ -23,9 +23,9 @@ from typing import Literal
 
 import numpy as np
 
-from parties.curator_outcome import ReleaseOutcome
-from parties.store import TranscriptStore, _id_array, _ids
-from protocols.errors import ParameterError
+from mpdp.parties.curator_outcome import ReleaseOutcome
+from mpdp.parties.store import TranscriptStore, _id_array, _ids
+from mpdp.protocols.errors import ParameterError
 
 __all__ = ["CuratorRecord", "CuratorStore", "RecordedBallot"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from protocols.errors import DatasetError, ParameterError
+from mpdp.protocols.errors import DatasetError, ParameterError
 
 __all__ = ["ABSENT", "DATASET_NAMES", "Dataset", "load_dataset", "random_dataset"]
 
@@ -119,7 +119,7 @@ def load_dataset(spec: str) -> Dataset:
         DatasetError: an unknown name that is no readable file, or a malformed file.
     """
     if spec == HOUSE:
-        package = resources.files("parties") / "data"
+        package = resources.files("mpdp.parties") / "data"
         text = (package / "house-votes-84.csv").read_text(encoding="utf-8")
         source = (package / "README.md").read_text(encoding="utf-8").split("\n\n")[1].strip()
         data = parse_csv(text, HOUSE)

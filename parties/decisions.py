@@ -1,13 +1,13 @@
 """Deciding with a rule in a live run: the observer's decisions and every party's own (002 eqs. (2)-(6)).
 
 * :func:`apply_rule` — decide on observed transcripts with a simulation generator, or (``rng=None``,
-  deployment mode) with exact draws from the OS CSPRNG (:func:`protocols.secure.secure_choice`).
+  deployment mode) with exact draws from the OS CSPRNG (:func:`mpdp.protocols.secure.secure_choice`).
 * :func:`decision_generator` — the simulation generator of round r for a seed sequence: child
   ``(..., r, 1)`` (the party's privatization of round r draws from ``(..., r)``; the observer's
-  sequence is its own, see :func:`parties.runner.observer_decision_seed`).
+  sequence is its own, see :func:`mpdp.parties.runner.observer_decision_seed`).
 * :class:`PartyDecider` — shared by the parties of one worker process: verifies a published
   transcript once per payload (signature by the coordinator key), and builds each party's rule through
-  one :class:`protocols.rule_cache.RuleCache`, so parties with equal public parameters share tables.
+  one :class:`mpdp.protocols.rule_cache.RuleCache`, so parties with equal public parameters share tables.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import ValidationError
 
-from broker.decision_messages import TranscriptMessage
-from broker.signing import load_public_key, verify_message
-from protocols.errors import ParameterError
-from protocols.functions import BooleanFunction, parse_function
-from protocols.mechanisms import RandomizedResponse
-from protocols.rule_cache import LiveRule, RuleCache
-from protocols.rules import RULE_KINDS, DecisionRule
-from protocols.secure import secure_choice
+from mpdp.broker.decision_messages import TranscriptMessage
+from mpdp.broker.signing import load_public_key, verify_message
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import BooleanFunction, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rule_cache import LiveRule, RuleCache
+from mpdp.protocols.rules import RULE_KINDS, DecisionRule
+from mpdp.protocols.secure import secure_choice
 
 __all__ = ["PartyDecider", "PartyDecisionSpec", "apply_rule", "decision_generator"]
 
@@ -65,10 +65,10 @@ class PartyDecisionSpec:
 
     Attributes:
         mechanisms: every roster party's randomized response (party id order).
-        function: the name of f (:func:`protocols.functions.parse_function`; a name pickles where the
+        function: the name of f (:func:`mpdp.protocols.functions.parse_function`; a name pickles where the
             function object may not), symmetric, computed over each round's participants.
         kind: ``"average"`` or ``"worst-case"``: the parties' rules are the optimal ones of this kind
-            for the zero-one measure (:mod:`protocols.rule_cache`).
+            for the zero-one measure (:mod:`mpdp.protocols.rule_cache`).
     """
 
     mechanisms: tuple[RandomizedResponse, ...]

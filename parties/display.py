@@ -11,8 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
-from analysis.report import RoundResult
-from parties.datasets import Dataset
+from mpdp.analysis.report import RoundResult
+from mpdp.parties.datasets import Dataset
 
 __all__ = ["Progress", "print_results", "truth_text"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from broker.endpoint import BrokerEndpoint
-from broker.launch import external_endpoint
-from broker.settings import ENV_VAR, BrokerSettings
-from protocols.errors import ParameterError
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.launch import external_endpoint
+from mpdp.broker.settings import ENV_VAR, BrokerSettings
+from mpdp.protocols.errors import ParameterError
 
 __all__ = ["deployment_endpoint"]
 

@@ -14,7 +14,7 @@ The host is worker ``min(parties)`` on the status topic (unique when hosts hold 
 the observer waits until the ready hosts cover every party of the roster.
 
 Modes: deployment (``seed=None``, the default of ``mpdp party``) privatizes with
-:func:`protocols.secure.sample_secure` (exact sampling from the OS CSPRNG); simulation (a seed)
+:func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS CSPRNG); simulation (a seed)
 gives party i the generator ``SeedSequence(seed).spawn(k)[i]`` of ``mpdp simulate --seed``.
 """
 
@@ -31,17 +31,17 @@ import aiomqtt
 import numpy as np
 from pydantic import ValidationError
 
-from broker.connectivity import check_connectivity
-from broker.endpoint import BrokerEndpoint
-from broker.messages import Announcement, WorkerStatus
-from broker.signing import verify_message
-from broker.topics import Topics
-from parties.datasets import Dataset
-from parties.party import PartySpec, secure_sampler
-from parties.runner import first_mpdp_error
-from parties.session_files import SessionRoster
-from parties.worker import WorkerSpec, serve_parties
-from protocols.errors import ParameterError, TransportError
+from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import Announcement, WorkerStatus
+from mpdp.broker.signing import verify_message
+from mpdp.broker.topics import Topics
+from mpdp.parties.datasets import Dataset
+from mpdp.parties.party import PartySpec, secure_sampler
+from mpdp.parties.runner import first_mpdp_error
+from mpdp.parties.session_files import SessionRoster
+from mpdp.parties.worker import WorkerSpec, serve_parties
+from mpdp.protocols.errors import ParameterError, TransportError
 
 __all__ = ["HostConfig", "host_bits", "host_parties"]
 
@@ -124,7 +124,7 @@ class HostConfig:
         return self.parties[0]
 
     def worker_spec(self) -> WorkerSpec:
-        """The :class:`WorkerSpec` that :func:`parties.worker.serve_parties` runs."""
+        """The :class:`WorkerSpec` that :func:`mpdp.parties.worker.serve_parties` runs."""
         roster = self.facts.roster
         seeds = None if self.seed is None else np.random.SeedSequence(self.seed).spawn(roster.k)
         return WorkerSpec(

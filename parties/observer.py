@@ -4,7 +4,7 @@ Validation, in order (the first failure is the reject reason; the message is log
 never recorded as data):
 
     topic          not a party topic of this session, or the message's party differs from its topic
-    schema         not a valid :class:`broker.messages.PartyMessage` (JSON, fields, packing)
+    schema         not a valid :class:`mpdp.broker.messages.PartyMessage` (JSON, fields, packing)
     session        another session's message
     unknown-party  a party id outside the roster
     signature      the Ed25519 signature does not verify with the roster's key for that party
@@ -23,14 +23,14 @@ symbols uint8 (repetitions, n) in party-id order (Kairouz, Oh, Viswanath 2015 / 
 writes the round to the store in one transaction.
 
 Party decisions (``party_decisions=True``): after a round closes the observer publishes its recorded
-transcript (:class:`broker.decision_messages.TranscriptMessage`, signed with the coordinator key) and
-accepts from each participant one signed :class:`broker.decision_messages.DecisionMessage` for that
+transcript (:class:`mpdp.broker.decision_messages.TranscriptMessage`, signed with the coordinator key) and
+accepts from each participant one signed :class:`mpdp.broker.decision_messages.DecisionMessage` for that
 round, validated like the symbols (topic, schema, session, unknown-party, signature, then ``round``: no
 transcript of that round was published, ``not-participant``, ``duplicate``, ``repetitions``,
 ``decision-range``); they are written to the store at each round close and by
 :meth:`Observer.collect_party_decisions`.
 
-Randomized (worst-case) rules draw with :func:`parties.decisions.decision_generator` of
+Randomized (worst-case) rules draw with :func:`mpdp.parties.decisions.decision_generator` of
 ``decision_seed`` in simulation, from the OS CSPRNG with ``secure``.
 
 The observer's MQTT session is persistent (clean_session False / clean_start False): if the
@@ -50,21 +50,21 @@ import aiomqtt
 import numpy as np
 from pydantic import ValidationError
 
-from broker.decision_messages import DecisionMessage, TranscriptMessage
-from broker.endpoint import BrokerEndpoint
-from broker.messages import Announcement, Answer, PartyMessage, WorkerStatus
-from broker.signing import load_private_key, load_public_key, verify_message
-from broker.topics import Topics
-from parties.decisions import apply_rule, decision_generator
-from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
-from parties.ranges import format_ranges
-from parties.roster import Roster
-from parties.store import RecordedMessage, RoundRecord, TranscriptStore
-from protocols.errors import ProtocolViolation, TransportError
-from protocols.functions import BooleanFunction
-from protocols.mechanisms import RandomizedResponse
-from protocols.rule_cache import RuleCache
-from protocols.symmetric import observer_average_rule
+from mpdp.broker.decision_messages import DecisionMessage, TranscriptMessage
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import Announcement, Answer, PartyMessage, WorkerStatus
+from mpdp.broker.signing import load_private_key, load_public_key, verify_message
+from mpdp.broker.topics import Topics
+from mpdp.parties.decisions import apply_rule, decision_generator
+from mpdp.parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
+from mpdp.parties.ranges import format_ranges
+from mpdp.parties.roster import Roster
+from mpdp.parties.store import RecordedMessage, RoundRecord, TranscriptStore
+from mpdp.protocols.errors import ProtocolViolation, TransportError
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rule_cache import RuleCache
+from mpdp.protocols.symmetric import observer_average_rule
 
 __all__ = [
     "ObserverRule",
@@ -93,7 +93,7 @@ RuleFactory = Callable[[Sequence[RandomizedResponse], BooleanFunction, np.ndarra
 
 
 def default_rule_factory() -> RuleFactory:
-    """``protocols.symmetric.observer_average_rule``: the optimal average-case rule (002 eq. 5)
+    """``mpdp.protocols.symmetric.observer_average_rule``: the optimal average-case rule (002 eq. 5)
     for the accuracy measure the run passes."""
     return observer_average_rule
 
@@ -113,7 +113,7 @@ def zero_one_rule(
 def optimal_rule_factory(kind: str, cache: RuleCache | None = None) -> RuleFactory:
     """A :data:`RuleFactory` of the optimal zero-one rule of ``kind`` (``average``: 002 eq. (5);
     ``worst-case``: the randomized rule of the LP, eq. (6)) over the round's participants, built through
-    ``cache`` (:class:`protocols.rule_cache.RuleCache`; keep it to read the same rule object back for the
+    ``cache`` (:class:`mpdp.protocols.rule_cache.RuleCache`; keep it to read the same rule object back for the
     theory). ``measure`` is not used: the zero-one measure is sized to the participants."""
     rules = cache if cache is not None else RuleCache()
 

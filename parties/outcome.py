@@ -8,7 +8,7 @@ from typing import Literal
 
 import numpy as np
 
-from analysis.accounting import Spent
+from mpdp.analysis.accounting import Spent
 
 __all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "RoundOutcome", "RunOutcome"]
 
@@ -59,14 +59,14 @@ class RunOutcome:
     Attributes:
         broker_kind: ``"mosquitto"``, ``"embedded"`` or ``"external"``.
         broker_url: ``mqtt://host:port`` of the broker used.
-        wall_time: seconds from the start of :func:`parties.runner.run` to the end of the last round.
+        wall_time: seconds from the start of :func:`mpdp.parties.runner.run` to the end of the last round.
         rounds: one :class:`RoundOutcome` per round, in order.
         session: the session id; store_path: the SQLite transcript store.
         seed_entropy: the root seed actually used (the given seed, or OS entropy) so that a
             simulation can be repeated; None in deployment mode.
-        spent: one :class:`analysis.Spent` per party, the privacy it spent over the rounds it answered
+        spent: one :class:`mpdp.analysis.Spent` per party, the privacy it spent over the rounds it answered
             (every repetition one release), by the exact optimum at ``delta_slack`` and by basic
-            composition; computed from the recorded transcript (:func:`parties.privacy.ledgers_from_rounds`).
+            composition; computed from the recorded transcript (:func:`mpdp.parties.privacy.ledgers_from_rounds`).
         delta_slack: the delta_tilde of ``spent``.
     """
 

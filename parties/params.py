@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from protocols.errors import ParameterError
-from protocols.mechanisms import RandomizedResponse, check_delta, check_epsilon
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import RandomizedResponse, check_delta, check_epsilon
 
 __all__ = ["parse_mechanisms"]
 

@@ -3,19 +3,19 @@ broadcasts the signed symbols over its own MQTT connection.
 
 Simulation mode: round r of party i draws from ``default_rng(SeedSequence(seed).spawn(k)[i].spawn(R)[r])``
 (a per-round child of the party's sequence, so a resumed run draws what a full run would).
-Deployment mode (``secure=True``): :func:`protocols.secure.sample_secure` (exact sampling from the OS
+Deployment mode (``secure=True``): :func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS
 CSPRNG). The raw bit stays in this process: it is in no message, log line or repr.
 
-Privacy accounting: the party keeps an :class:`analysis.PrivacyLedger` of the rounds it answered (each
+Privacy accounting: the party keeps an :class:`mpdp.analysis.PrivacyLedger` of the rounds it answered (each
 repetition one release). With a budget, before it answers a round it asks whether the answer would take
 it past the budget; if so it abstains with reason ``budget-exhausted`` instead (nothing is released).
 
-Own decisions (a :class:`parties.decisions.PartyDecider` given): the party also subscribes to the
+Own decisions (a :class:`mpdp.parties.decisions.PartyDecider` given): the party also subscribes to the
 session's transcript topic; for each round it answered with symbols, it verifies the transcript the
 observer published (coordinator signature), decides f with its own optimal rule over the round's
 participants and its own bit (002 eqs. (2), (4); randomized draws from
-:func:`parties.decisions.decision_generator` of its seed, or the CSPRNG in deployment mode) and
-publishes a signed :class:`broker.decision_messages.DecisionMessage`.
+:func:`mpdp.parties.decisions.decision_generator` of its seed, or the CSPRNG in deployment mode) and
+publishes a signed :class:`mpdp.broker.decision_messages.DecisionMessage`.
 """
 
 from __future__ import annotations
@@ -31,17 +31,17 @@ import aiomqtt
 import numpy as np
 from pydantic import ValidationError
 
-from analysis.accounting import Budget, PrivacyLedger
-from broker.decision_messages import DecisionMessage
-from broker.endpoint import BrokerEndpoint
-from broker.messages import Announcement, PartyMessage
-from broker.signing import load_private_key, load_public_key, verify_message
-from broker.topics import Topics
-from parties.decisions import PartyDecider, decision_generator
-from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED
-from parties.privacy import DEFAULT_DELTA_SLACK
-from protocols.errors import ParameterError, TransportError
-from protocols.mechanisms import RandomizedResponse
+from mpdp.analysis.accounting import Budget, PrivacyLedger
+from mpdp.broker.decision_messages import DecisionMessage
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import Announcement, PartyMessage
+from mpdp.broker.signing import load_private_key, load_public_key, verify_message
+from mpdp.broker.topics import Topics
+from mpdp.parties.decisions import PartyDecider, decision_generator
+from mpdp.parties.outcome import ABSTAIN_BUDGET_EXHAUSTED
+from mpdp.parties.privacy import DEFAULT_DELTA_SLACK
+from mpdp.protocols.errors import ParameterError, TransportError
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = [
     "ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_DID_NOT_VOTE", "Party", "PartySpec", "round_generator", "secure_sampler",
@@ -55,13 +55,13 @@ Sampler = Callable[[RandomizedResponse, int, int], np.ndarray]
 
 
 def secure_sampler() -> Sampler:
-    """``protocols.secure.sample_secure(mechanism, bit, size)``, the deployment-mode sampler.
+    """``mpdp.protocols.secure.sample_secure(mechanism, bit, size)``, the deployment-mode sampler.
 
     Raises:
-        ParameterError: ``secure`` asked for but :mod:`protocols.secure` is not in this build.
+        ParameterError: ``secure`` asked for but :mod:`mpdp.protocols.secure` is not in this build.
     """
     try:
-        from protocols.secure import sample_secure  # the lead's exact CSPRNG sampler
+        from mpdp.protocols.secure import sample_secure  # the lead's exact CSPRNG sampler
     except ImportError as exc:
         raise ParameterError(
             "secure", True, "simulation mode (secure=False): protocols.secure is not available", hint=str(exc)

@@ -12,9 +12,9 @@ from multiprocessing.process import BaseProcess
 from types import TracebackType
 from typing import Self
 
-from broker.messages import WorkerStatus
-from parties.worker import WorkerSpec, worker_main
-from protocols.errors import TransportError
+from mpdp.broker.messages import WorkerStatus
+from mpdp.parties.worker import WorkerSpec, worker_main
+from mpdp.protocols.errors import TransportError
 
 __all__ = ["WorkerPool"]
 

@@ -1,6 +1,6 @@
 """Per-party privacy accounting of a live run: ledgers from the transcript, the report of ``simulate``.
 
-A party's ledger (:class:`analysis.PrivacyLedger`) is a pure function of the rounds it answered and
+A party's ledger (:class:`mpdp.analysis.PrivacyLedger`) is a pure function of the rounds it answered and
 the public parameters (its mechanism, the repetitions, delta_tilde): round r answered with symbols
 charges ``repetitions`` releases of its (epsilon, delta) randomized response. So the runner can
 recompute from the recorded transcript exactly the ledger each party kept in its own process
@@ -17,11 +17,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from analysis.accounting import Budget, PrivacyLedger, RoundCharge, Spent
-from analysis.composition import check_delta_slack
-from parties.outcome import RoundOutcome
-from protocols.errors import ParameterError
-from protocols.mechanisms import RandomizedResponse
+from mpdp.analysis.accounting import Budget, PrivacyLedger, RoundCharge, Spent
+from mpdp.analysis.composition import check_delta_slack
+from mpdp.parties.outcome import RoundOutcome
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = [
     "DEFAULT_DELTA_SLACK",
@@ -41,7 +41,7 @@ def check_privacy_options(
     """Validate a budget and delta_tilde together; return ``float(delta_slack)``.
 
     Raises:
-        ParameterError: delta_slack outside [0, 1); budget not a :class:`analysis.Budget`; a budget
+        ParameterError: delta_slack outside [0, 1); budget not a :class:`mpdp.analysis.Budget`; a budget
             delta below delta_slack (every answer would exceed it: the composed delta is at least
             delta_tilde).
     """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from protocols.errors import ParameterError
+from mpdp.protocols.errors import ParameterError
 
 __all__ = ["format_ranges", "parse_ranges"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from broker.signing import generate_key_pair
-from protocols.errors import ParameterError
-from protocols.mechanisms import RandomizedResponse
+from mpdp.broker.signing import generate_key_pair
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = ["Roster"]
 

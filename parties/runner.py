@@ -14,12 +14,12 @@
 
 Privacy: each party keeps its own ledger and, with ``budget``, abstains (``budget-exhausted``) from a
 round that would take it past the budget. The runner recomputes every party's ledger from the recorded
-transcript (:func:`parties.privacy.ledgers_from_rounds`): to hand it to the party when a stored session
+transcript (:func:`mpdp.parties.privacy.ledgers_from_rounds`): to hand it to the party when a stored session
 is resumed, and for :attr:`RunOutcome.spent` at the end.
 
 Keys: the runner makes each party's Ed25519 key pair and hands the private key only to that party's
 worker; the observer gets the roster of public keys. A coordinator key signs the announcements.
-Errors surface as one :class:`protocols.errors.MpdpError` (never an ExceptionGroup); a worker that
+Errors surface as one :class:`mpdp.protocols.errors.MpdpError` (never an ExceptionGroup); a worker that
 dies makes its parties absent from the round in progress, which closes at its timeout, then the run
 stops with a :class:`TransportError` naming the worker, its parties and the round.
 """
@@ -38,30 +38,30 @@ from typing import TypeVar
 
 import numpy as np
 
-from analysis.accounting import Budget, PrivacyLedger
-from broker.endpoint import BrokerEndpoint
-from broker.launch import open_broker
-from broker.messages import MAX_REPETITIONS
-from broker.settings import BrokerSettings
-from broker.signing import generate_key_pair
-from broker.topics import Topics, check_session
-from parties.decisions import PartyDecisionSpec
-from parties.observer import Observer, RuleFactory, default_rule_factory, open_observer
-from parties.outcome import RoundOutcome, RunOutcome
-from parties.party import PartySpec, secure_sampler
-from parties.pool import WorkerPool
-from parties.privacy import (
+from mpdp.analysis.accounting import Budget, PrivacyLedger
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.launch import open_broker
+from mpdp.broker.messages import MAX_REPETITIONS
+from mpdp.broker.settings import BrokerSettings
+from mpdp.broker.signing import generate_key_pair
+from mpdp.broker.topics import Topics, check_session
+from mpdp.parties.decisions import PartyDecisionSpec
+from mpdp.parties.observer import Observer, RuleFactory, default_rule_factory, open_observer
+from mpdp.parties.outcome import RoundOutcome, RunOutcome
+from mpdp.parties.party import PartySpec, secure_sampler
+from mpdp.parties.pool import WorkerPool
+from mpdp.parties.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
     ledgers_from_rounds,
 )
-from parties.roster import Roster
-from parties.store import TranscriptStore
-from parties.worker import WorkerSpec
-from protocols.errors import MpdpError, ParameterError, TransportError
-from protocols.functions import BooleanFunction
-from protocols.mechanisms import RandomizedResponse
-from protocols.rules import RULE_KINDS
+from mpdp.parties.roster import Roster
+from mpdp.parties.store import TranscriptStore
+from mpdp.parties.worker import WorkerSpec
+from mpdp.protocols.errors import MpdpError, ParameterError, TransportError
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rules import RULE_KINDS
 
 T = TypeVar("T")
 
@@ -100,14 +100,14 @@ class RunConfig:
         repetitions: independent releases per party and round (a simulation device), >= 1.
         seed: root seed of the simulation (None: OS entropy); ignored in deployment mode.
         function, measure: f and the accuracy measure w (|Y| x |Y|) of the decision rule.
-        broker: where the broker is (:class:`broker.settings.BrokerSettings`).
+        broker: where the broker is (:class:`mpdp.broker.settings.BrokerSettings`).
         workers: worker processes (at most k are used); None = :func:`default_workers`, one per core.
         store_path: the SQLite transcript store.
-        secure: deployment mode (parties sample with :mod:`protocols.secure`).
+        secure: deployment mode (parties sample with :mod:`mpdp.protocols.secure`).
         round_timeout: seconds a round stays open before the missing parties are recorded absent.
         ready_timeout: seconds to wait for every worker to have its parties subscribed.
         connect_concurrency: parties of one worker connecting at the same time, at most.
-        rule_factory: builds the observer's rule; None = ``protocols.symmetric.observer_average_rule``.
+        rule_factory: builds the observer's rule; None = ``mpdp.protocols.symmetric.observer_average_rule``.
         budget: every party's privacy budget (None: nobody is stopped, spending is still accounted).
         delta_slack: delta_tilde of the accounting (exact optimum of 000 Theorem 3.3), in [0, 1).
         party_rule: None, or ``"average"`` / ``"worst-case"``: every participant also decides f
@@ -300,7 +300,7 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
     Raises:
         TransportError: the broker is unreachable (before any process starts), went away, or a
             worker process died or failed (named, with its parties).
-        ParameterError: secure mode without :mod:`protocols.secure`, a session stored with
+        ParameterError: secure mode without :mod:`mpdp.protocols.secure`, a session stored with
             other parameters, an unwritable store.
     """
     return await surfacing_errors(_run(config, progress))

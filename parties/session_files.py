@@ -27,12 +27,12 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from broker.signing import generate_key_pair, public_key_of
-from broker.topics import SESSION_PATTERN, check_session
-from parties.ranges import format_ranges
-from parties.roster import Roster
-from protocols.errors import ParameterError
-from protocols.mechanisms import RandomizedResponse
+from mpdp.broker.signing import generate_key_pair, public_key_of
+from mpdp.broker.topics import SESSION_PATTERN, check_session
+from mpdp.parties.ranges import format_ranges
+from mpdp.parties.roster import Roster
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = [
     "KeyFile",

@@ -32,8 +32,8 @@ from typing import Literal, Self
 
 import numpy as np
 
-from parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
-from protocols.errors import ParameterError, ProtocolViolation
+from mpdp.parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
 
 __all__ = ["RecordedMessage", "RoundRecord", "TranscriptStore"]
 

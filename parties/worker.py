@@ -14,11 +14,11 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from broker.endpoint import BrokerEndpoint
-from broker.messages import WorkerStatus
-from broker.topics import Topics
-from parties.decisions import PartyDecider, PartyDecisionSpec
-from parties.party import Party, PartySpec, secure_sampler
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import WorkerStatus
+from mpdp.broker.topics import Topics
+from mpdp.parties.decisions import PartyDecider, PartyDecisionSpec
+from mpdp.parties.party import Party, PartySpec, secure_sampler
 
 __all__ = ["WorkerSpec", "serve_parties", "worker_main"]
 
@@ -39,8 +39,8 @@ class WorkerSpec:
         secure: deployment mode (secure sampler) instead of simulation.
         idle_timeout: seconds a party waits for the next announcement.
         connect_concurrency: parties of this worker connecting at the same time, at most.
-        party_class: the protocol the parties speak: :class:`parties.party.Party` (randomized
-            response) or a subclass (``parties.curator_party.CuratorParty``); picklable by name.
+        party_class: the protocol the parties speak: :class:`mpdp.parties.party.Party` (randomized
+            response) or a subclass (``mpdp.parties.curator_party.CuratorParty``); picklable by name.
         decisions: the public parameters of the parties' own decisions of f (one rule cache per
             worker process); None = the parties do not decide.
     """

@@ -3,20 +3,20 @@
 No I/O, no asyncio, no network: numbers and numpy arrays in, numbers and numpy arrays out.
 """
 
-from protocols.closed_forms import (
+from mpdp.protocols.closed_forms import (
     collaborative_xor_accuracy,
     corollary_3_1,
     xor_accuracy,
     xor_high_privacy_expansion,
 )
-from protocols.coloring_mechanisms import (
+from mpdp.protocols.coloring_mechanisms import (
     GraphMechanism,
     optimal_mechanism,
     privacy_violations,
 )
-from protocols.coloring_steps import ColoringStep
-from protocols.engines import DecisionProblem, build_problem
-from protocols.errors import (
+from mpdp.protocols.coloring_steps import ColoringStep
+from mpdp.protocols.engines import DecisionProblem, build_problem
+from mpdp.protocols.errors import (
     DatasetError,
     MpdpError,
     ParameterError,
@@ -25,7 +25,7 @@ from protocols.errors import (
     SolverError,
     TransportError,
 )
-from protocols.functions import (
+from mpdp.protocols.functions import (
     FUNCTION_NAMES,
     MEASURE_NAMES,
     BooleanFunction,
@@ -34,8 +34,8 @@ from protocols.functions import (
     accuracy_measure,
     parse_function,
 )
-from protocols.graphs import ColoredGraph, line_graph, majority_hypercube
-from protocols.line_mechanisms import (
+from mpdp.protocols.graphs import ColoredGraph, line_graph, majority_hypercube
+from mpdp.protocols.line_mechanisms import (
     MAX_LINE_NODES,
     LineMechanism,
     balanced_boundary_value,
@@ -46,39 +46,39 @@ from protocols.line_mechanisms import (
     terminal_behaviour,
     transition_parameter,
 )
-from protocols.majority_mechanism import (
+from mpdp.protocols.majority_mechanism import (
     MAX_MAJORITY_VOTERS,
     MajorityMechanism,
     central_majority_mechanism,
 )
-from protocols.mechanisms import (
+from mpdp.protocols.mechanisms import (
     RandomizedResponse,
     check_delta,
     check_epsilon,
     posterior_table,
     sample_protocol,
 )
-from protocols.morphisms import (
+from mpdp.protocols.morphisms import (
     Morphism,
     boundary_distances,
     boundary_graph,
     boundary_morphism,
 )
-from protocols.optimal import OptimalRules, RuleReport, optimal_rules
-from protocols.rule_cache import RuleCache, check_rule_size, zero_one_measure
-from protocols.rules import DecisionRule
-from protocols.secure import (
+from mpdp.protocols.optimal import OptimalRules, RuleReport, optimal_rules
+from mpdp.protocols.rule_cache import RuleCache, check_rule_size, zero_one_measure
+from mpdp.protocols.rules import DecisionRule
+from mpdp.protocols.secure import (
     realized_epsilon,
     sample_secure,
     secure_bernoulli,
     secure_choice,
 )
-from protocols.symmetric import (
+from mpdp.protocols.symmetric import (
     SymmetricAverageRule,
     count_posterior,
     observer_average_rule,
 )
-from protocols.worst_case import WorstCaseSolution, solve_worst_case
+from mpdp.protocols.worst_case import WorstCaseSolution, solve_worst_case
 
 __all__ = [
     "MAX_LINE_NODES",

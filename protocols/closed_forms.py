@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import expit
 from scipy.stats import binom
 
-from protocols.mechanisms import check_delta, check_epsilon
+from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
 __all__ = [
     "collaborative_xor_accuracy",

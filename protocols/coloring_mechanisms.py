@@ -2,7 +2,7 @@
 
 A mechanism on a colored graph is ``R[v] = P(output red | v)``; it is (epsilon, delta)-DP iff every edge
 d ~ d' satisfies (001 eq. (1)) R_d <= step(R_d') and R_d' <= step(R_d), with ``step`` of
-:mod:`protocols.coloring_steps`. Write T_v = P(output f(v) | v) for the probability of the true color.
+:mod:`mpdp.protocols.coloring_steps`. Write T_v = P(output f(v) | v) for the probability of the true color.
 
 Theorem 2: fix R on the boundary of one color (say dB). Every edge joining the two colors then has a
 fixed end, so each remaining constraint is either a constant bound on a free vertex or
@@ -33,9 +33,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from protocols.coloring_steps import ColoringStep
-from protocols.errors import ParameterError
-from protocols.graphs import ColoredGraph
+from mpdp.protocols.coloring_steps import ColoringStep
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.graphs import ColoredGraph
 
 __all__ = [
     "FEASIBILITY_TOLERANCE",

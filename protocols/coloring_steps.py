@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from protocols.mechanisms import check_delta, check_epsilon
+from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
 __all__ = ["ColoringStep"]
 

@@ -1,7 +1,7 @@
 """Exact engines for the decision problem of 002 §2 (000 eqs. (9)-(14)): which one runs, and its sums.
 
 An observer's *view* is what it does not know: the parties other than itself, as likelihood factors
-(:mod:`protocols.factors`), and the gain ``gain[j, y] = w(f(x), y)`` over the input classes j of those
+(:mod:`mpdp.protocols.factors`), and the gain ``gain[j, y] = w(f(x), y)`` over the input classes j of those
 factors (for the party observer, with its own bit x_i fixed: 002 eq. (2) sums over x_{-i} only). The
 central observer has one view; party i has two, one per value of x_i (its LP separates, 002 eq. (4)).
 
@@ -14,8 +14,8 @@ Engines (reported by name):
   transcripts, or when the general engine cannot fit.
 
 Sizes that fit neither raise :class:`SizeLimitError` naming the limit and the engine that would serve
-(for a symmetric f: :class:`protocols.symmetric.SymmetricAverageRule`, exact decisions per observed
-transcript with Monte Carlo accuracy in :mod:`analysis.accuracy`).
+(for a symmetric f: :class:`mpdp.protocols.symmetric.SymmetricAverageRule`, exact decisions per observed
+transcript with Monte Carlo accuracy in :mod:`mpdp.analysis.accuracy`).
 
 The sums (x in class j, tau in class c; the class likelihood is prod_g F_g[j_g, c_g]):
   decisions  L[c, y] = sum_j P(j | c) gain[j, y]          (posterior factors, 002 eqs. (2), (5))
@@ -30,11 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.errors import ParameterError, SizeLimitError
-from protocols.factors import Factor, group_parties
-from protocols.functions import BooleanFunction
-from protocols.kron import kron_matvec
-from protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.factors import Factor, group_parties
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.kron import kron_matvec
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = [
     "ENGINES",

@@ -32,8 +32,8 @@ from scipy.signal import fftconvolve, lfilter
 from scipy.special import expit, logsumexp
 from scipy.stats import binom
 
-from protocols.errors import SizeLimitError
-from protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.errors import SizeLimitError
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "banded_count_likelihood",
            "compositions", "group_parties", "pure_count_likelihood"]

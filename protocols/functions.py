@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.errors import ParameterError, SizeLimitError
 
 __all__ = [
     "FUNCTION_NAMES",

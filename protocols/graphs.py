@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.errors import ParameterError, SizeLimitError
 
 __all__ = ["HYPERCUBE_MAX_VOTERS", "ColoredGraph", "line_graph", "majority_hypercube"]
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from protocols.coloring_mechanisms import GraphMechanism
-from protocols.coloring_steps import ColoringStep
-from protocols.errors import ParameterError, SizeLimitError
-from protocols.graphs import ColoredGraph, line_graph
-from protocols.morphisms import boundary_distances
+from mpdp.protocols.coloring_mechanisms import GraphMechanism
+from mpdp.protocols.coloring_steps import ColoringStep
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.graphs import ColoredGraph, line_graph
+from mpdp.protocols.morphisms import boundary_distances
 
 __all__ = [
     "MAX_LINE_NODES",
@@ -113,7 +113,7 @@ class LineMechanism:
     transition: int
 
     def as_graph_mechanism(self) -> GraphMechanism:
-        """The same mechanism on :func:`protocols.graphs.line_graph` (n_B, n_R)."""
+        """The same mechanism on :func:`mpdp.protocols.graphs.line_graph` (n_B, n_R)."""
         return GraphMechanism(line_graph(self.n_blue, self.n_red), self.epsilon, self.delta, True,
                               self.red_probability)
 

@@ -22,8 +22,8 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.stats import binom
 
-from protocols.errors import ParameterError, SizeLimitError
-from protocols.line_mechanisms import (
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.line_mechanisms import (
     LineMechanism,
     balanced_boundary_value,
     line_mechanism,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from protocols.errors import ParameterError
+from mpdp.protocols.errors import ParameterError
 
 __all__ = [
     "RandomizedResponse",
@@ -130,7 +130,7 @@ class RandomizedResponse:
             bit: the true bit, 0 or 1.
             size: number of independent releases (repetitions), >= 0.
             rng: the generator to draw from (simulation mode; a deployed party uses
-                :mod:`protocols.secure`).
+                :mod:`mpdp.protocols.secure`).
 
         Returns:
             uint8 array of shape (size,) with symbols in ``0..m-1``.

@@ -19,8 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from protocols.errors import ParameterError
-from protocols.graphs import ColoredGraph, line_graph
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.graphs import ColoredGraph, line_graph
 
 __all__ = ["Morphism", "boundary_distances", "boundary_graph", "boundary_morphism"]
 

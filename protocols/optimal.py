@@ -1,8 +1,8 @@
 """Optimal decision rules and their exact accuracy, for the central observer or any party.
 
-``optimal_rules`` is the one entry point: it prepares the problem (:func:`protocols.engines.build_problem`
+``optimal_rules`` is the one entry point: it prepares the problem (:func:`mpdp.protocols.engines.build_problem`
 picks the engine), computes the average-case rule (002 eq. (5) / (2)) and, on request, the worst-case
-rule (the LP of eq. (6) / (4), :mod:`protocols.worst_case`), and evaluates both notions of accuracy of
+rule (the LP of eq. (6) / (4), :mod:`mpdp.protocols.worst_case`), and evaluates both notions of accuracy of
 each rule exactly (eqs. (1), (3)).
 """
 
@@ -14,17 +14,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.engines import (
+from mpdp.protocols.engines import (
     DecisionProblem,
     accuracy_summary,
     average_decisions,
     build_problem,
 )
-from protocols.errors import ParameterError, SizeLimitError
-from protocols.functions import BooleanFunction
-from protocols.mechanisms import RandomizedResponse
-from protocols.rules import DecisionRule
-from protocols.worst_case import solve_worst_case
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rules import DecisionRule
+from mpdp.protocols.worst_case import solve_worst_case
 
 __all__ = [
     "RULE_CHOICES",

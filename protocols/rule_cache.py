@@ -4,12 +4,12 @@ Rules are public mathematics: the tables of party i's rule (002 eqs. (2), (4)) d
 rule's kind and the ordered mechanisms of the *other* participants, not on i. For a symmetric f the
 tables of the rule of party i and of party i' are the same arrays whenever the others' mechanism
 sequences agree (as in a homogeneous group: 435 House members share one table pair per round). A
-:class:`RuleCache` builds each table set once (:func:`protocols.optimal.optimal_rules`) and re-labels it
+:class:`RuleCache` builds each table set once (:func:`mpdp.protocols.optimal.optimal_rules`) and re-labels it
 for each party (its ``observer`` index and ``groups``).
 
 Measure: the zero-one accuracy sized to the participants, ``eye(function.output_size(n))`` (the measure
 the live run reports). Where the exact engines cannot hold the participants (many distinct parameters),
-the average rule falls back to :class:`protocols.symmetric.SymmetricAverageRule` (exact decisions on
+the average rule falls back to :class:`mpdp.protocols.symmetric.SymmetricAverageRule` (exact decisions on
 the observed transcript); the worst-case rule has no fallback: :class:`SizeLimitError`.
 """
 
@@ -21,14 +21,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from protocols.engines import build_problem
-from protocols.errors import ParameterError, SizeLimitError
-from protocols.factors import group_parties
-from protocols.functions import BooleanFunction
-from protocols.mechanisms import RandomizedResponse
-from protocols.optimal import check_worst_case_size, optimal_rules
-from protocols.rules import RULE_KINDS, DecisionRule
-from protocols.symmetric import SymmetricAverageRule, observer_average_rule
+from mpdp.protocols.engines import build_problem
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.factors import group_parties
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.optimal import check_worst_case_size, optimal_rules
+from mpdp.protocols.rules import RULE_KINDS, DecisionRule
+from mpdp.protocols.symmetric import SymmetricAverageRule, observer_average_rule
 
 __all__ = ["LiveRule", "RuleCache", "check_rule_size", "zero_one_measure"]
 

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from protocols.errors import ParameterError
-from protocols.factors import Factor
-from protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.factors import Factor
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = ["RULE_KINDS", "DecisionRule", "check_symbols"]
 

@@ -18,8 +18,8 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import expit
 
-from protocols.errors import ParameterError
-from protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = ["realized_epsilon", "sample_secure", "secure_bernoulli", "secure_choice"]
 
@@ -40,7 +40,7 @@ def sample_secure(mechanism: RandomizedResponse, bit: int, size: int) -> np.ndar
     """Privatize ``bit`` ``size`` times with the CSPRNG; same output as ``RandomizedResponse.sample``.
 
     Returns:
-        uint8 array of shape (size,), symbols in 0..m-1 (see :mod:`protocols.mechanisms`).
+        uint8 array of shape (size,), symbols in 0..m-1 (see :mod:`mpdp.protocols.mechanisms`).
 
     Raises:
         ParameterError: bit not 0/1 or size < 0.

@@ -17,9 +17,9 @@ per transcript, vectorized over transcripts.
 
 The same rule serves party i (002 eq. (2)): it knows x_i, so the posterior runs over the other parties'
 count s' and the gain is read at s' + x_i. It has the decision-rule interface of
-:class:`protocols.rules.DecisionRule` (``decide(symbols, rng=None, own_bits=None)``, JSON round trip) and
+:class:`mpdp.protocols.rules.DecisionRule` (``decide(symbols, rng=None, own_bits=None)``, JSON round trip) and
 is what the engines fall back to when the classes of heterogeneous parameters are too many: exact
-decisions on observed transcripts; accuracy then by Monte Carlo (:mod:`analysis.accuracy`).
+decisions on observed transcripts; accuracy then by Monte Carlo (:mod:`mpdp.analysis.accuracy`).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from protocols.errors import ParameterError
-from protocols.functions import BooleanFunction
-from protocols.mechanisms import RandomizedResponse, posterior_table
-from protocols.rules import check_symbols
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.mechanisms import RandomizedResponse, posterior_table
+from mpdp.protocols.rules import check_symbols
 
 __all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observer_average_rule"]
 

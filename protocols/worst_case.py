@@ -3,7 +3,7 @@
     maximize_Q  min_x  sum_tau sum_y P(tau | x) w(f(x), y) Q[tau, y]
     subject to  sum_y Q[tau, y] = 1,  Q >= 0.
 
-Solved on one observer view (:mod:`protocols.engines`): over transcript *classes* c and input classes
+Solved on one observer view (:mod:`mpdp.protocols.engines`): over transcript *classes* c and input classes
 j (the symmetric reduction: an optimal Q can be averaged over the problem's symmetry group, which keeps
 the value and makes Q constant on classes), and with the likelihood sum written as a chain of sparse
 Kronecker stages instead of the dense 2^k x m^k matrix::
@@ -29,9 +29,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from protocols.engines import View, view_accuracy
-from protocols.errors import SolverError
-from protocols.kron import kron_matvec
+from mpdp.protocols.engines import View, view_accuracy
+from mpdp.protocols.errors import SolverError
+from mpdp.protocols.kron import kron_matvec
 
 __all__ = ["WorstCaseSolution", "bayes_upper_bound", "solve_worst_case"]
 
@@ -108,7 +108,7 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     """Solve the worst-case LP of one view (002 eq. (6) central, eq. (4) party with own bit fixed).
 
     Args:
-        view: from :func:`protocols.engines.build_problem`.
+        view: from :func:`mpdp.protocols.engines.build_problem`.
         time_limit: seconds for HiGHS, or None.
 
     Returns:

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import pytest_asyncio
 
-from broker.endpoint import BrokerEndpoint
-from broker.mosquitto import run_mosquitto
-from broker.settings import find_mosquitto
-from protocols.mechanisms import RandomizedResponse
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.mosquitto import run_mosquitto
+from mpdp.broker.settings import find_mosquitto
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")

@@ -13,14 +13,20 @@ FORBIDDEN = {
 }
 
 
+def _room(module: str) -> str:
+    """``mpdp.protocols.errors`` -> ``protocols``; a third-party ``aiomqtt.client`` -> ``aiomqtt``."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "mpdp" and len(parts) > 1 else parts[0]
+
+
 def _imports(path: pathlib.Path) -> set[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(_room(alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.add(_room(node.module))
     return names
 
 
@@ -37,5 +43,22 @@ def test_broker_uses_only_the_error_tree_of_protocols() -> None:
     for path in (ROOT / "broker").rglob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("protocols"):
-                assert node.module == "protocols.errors", f"{path}: imports {node.module}"
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mpdp.protocols"):
+                assert node.module == "mpdp.protocols.errors", f"{path}: imports {node.module}"
+
+
+BARE_ROOMS = ("protocols", "analysis", "broker", "parties")
+
+
+def test_every_import_of_the_project_goes_through_the_mpdp_name() -> None:
+    """A bare ``import protocols`` works only from the repository root; installed, only ``mpdp`` exists."""
+    offenders = []
+    for folder in (*BARE_ROOMS, "mpdp", "tests", "benchmarks"):
+        for path in (ROOT / folder).rglob("*.py"):
+            tree = ast.parse(path.read_text(), filename=str(path))
+            for node in ast.walk(tree):
+                modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                           else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                           else [])
+                offenders += [f"{path.relative_to(ROOT)}: {m}" for m in modules if m.split(".")[0] in BARE_ROOMS]
+    assert offenders == []

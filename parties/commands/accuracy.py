@@ -18,14 +18,14 @@ import time
 
 import numpy as np
 
-from analysis.accuracy import monte_carlo_accuracy
-from parties.cli_args import papers_epilog, parse_number_list, seed_value, to_json_text
-from protocols.engines import ENGINES
-from protocols.errors import ParameterError, SizeLimitError
-from protocols.functions import MEASURE_NAMES, accuracy_measure, parse_function
-from protocols.mechanisms import RandomizedResponse
-from protocols.optimal import RULE_CHOICES, check_worst_case_size, optimal_rules
-from protocols.symmetric import observer_average_rule
+from mpdp.analysis.accuracy import monte_carlo_accuracy
+from mpdp.parties.cli_args import papers_epilog, parse_number_list, seed_value, to_json_text
+from mpdp.protocols.engines import ENGINES
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.functions import MEASURE_NAMES, accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.optimal import RULE_CHOICES, check_worst_case_size, optimal_rules
+from mpdp.protocols.symmetric import observer_average_rule
 
 __all__ = ["parse_list", "register"]
 
@@ -47,7 +47,7 @@ def parse_list(text: str, name: str) -> list[float]:
 
     Raises:
         ParameterError: a malformed piece, or an empty one (``"1,,2"``; see
-            :func:`parties.cli_args.parse_number_list`).
+            :func:`mpdp.parties.cli_args.parse_number_list`).
     """
     pieces = parse_number_list(text.replace(" ", ""), name, lambda piece: _piece(piece, name))
     return [value for piece in pieces for value in piece]

@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from analysis.central_vs_distributed import (
+from mpdp.analysis.central_vs_distributed import (
     check_comparison_voters,
     compare_majority,
     plot_comparison,
 )
-from parties.cli_args import papers_epilog, parse_number_list, plot_file, to_json_text
-from protocols.mechanisms import check_delta, check_epsilon
+from mpdp.parties.cli_args import papers_epilog, parse_number_list, plot_file, to_json_text
+from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
 __all__ = ["register"]
 

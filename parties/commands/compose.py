@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import argparse
 
-from analysis.composition import (
+from mpdp.analysis.composition import (
     BOUND_NAMES,
     CompositionResult,
     check_delta_slack,
     compose_homogeneous,
 )
-from analysis.composition_plot import plot_figure_3
-from analysis.heterogeneous import compose_heterogeneous
-from parties.cli_args import papers_epilog, parse_number_list, plot_file, to_json_text
-from parties.privacy import DEFAULT_DELTA_SLACK
-from protocols.errors import ParameterError
+from mpdp.analysis.composition_plot import plot_figure_3
+from mpdp.analysis.heterogeneous import compose_heterogeneous
+from mpdp.parties.cli_args import papers_epilog, parse_number_list, plot_file, to_json_text
+from mpdp.parties.privacy import DEFAULT_DELTA_SLACK
+from mpdp.protocols.errors import ParameterError
 
 __all__ = ["register", "run"]
 

@@ -12,11 +12,11 @@ import uuid
 
 import numpy as np
 
-from parties.cli_args import output_dir, seed_value
-from parties.params import parse_mechanisms
-from parties.ranges import format_ranges, parse_ranges
-from parties.session_files import write_session
-from protocols.errors import ParameterError
+from mpdp.parties.cli_args import output_dir, seed_value
+from mpdp.parties.params import parse_mechanisms
+from mpdp.parties.ranges import format_ranges, parse_ranges
+from mpdp.parties.session_files import write_session
+from mpdp.protocols.errors import ParameterError
 
 __all__ = ["register"]
 

@@ -13,18 +13,18 @@ import argparse
 
 import numpy as np
 
-from parties.cli_args import papers_epilog, plot_file, to_json_text
-from parties.graph_file import load_graph_file
-from protocols.coloring_mechanisms import GraphMechanism, optimal_mechanism
-from protocols.errors import ParameterError, SizeLimitError
-from protocols.line_mechanisms import (
+from mpdp.parties.cli_args import papers_epilog, plot_file, to_json_text
+from mpdp.parties.graph_file import load_graph_file
+from mpdp.protocols.coloring_mechanisms import GraphMechanism, optimal_mechanism
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.line_mechanisms import (
     balanced_boundary_value,
     balanced_mechanism,
     boundary_homogeneous_mechanism,
     line_mechanism,
 )
-from protocols.majority_mechanism import central_majority_mechanism
-from protocols.mechanisms import check_delta, check_epsilon
+from mpdp.protocols.majority_mechanism import central_majority_mechanism
+from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
 __all__ = ["MAJORITY_RED", "register"]
 

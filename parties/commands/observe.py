@@ -16,21 +16,21 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from analysis.observer_posterior import round_posterior
-from parties.cli_args import output_dir, to_json_text
-from parties.coordinator import ObserveConfig, observe
-from parties.datasets import DATASET_NAMES, load_dataset
-from parties.display import truth_text
-from parties.external_broker import deployment_endpoint
-from parties.outcome import RoundOutcome
-from parties.session_files import (
+from mpdp.analysis.observer_posterior import round_posterior
+from mpdp.parties.cli_args import output_dir, to_json_text
+from mpdp.parties.coordinator import ObserveConfig, observe
+from mpdp.parties.datasets import DATASET_NAMES, load_dataset
+from mpdp.parties.display import truth_text
+from mpdp.parties.external_broker import deployment_endpoint
+from mpdp.parties.outcome import RoundOutcome
+from mpdp.parties.session_files import (
     SessionRoster,
     coordinator_key_path,
     read_private_key,
     read_roster,
 )
-from protocols.errors import ParameterError
-from protocols.functions import FUNCTION_NAMES, BooleanFunction, parse_function
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import FUNCTION_NAMES, BooleanFunction, parse_function
 
 __all__ = ["register"]
 

@@ -11,12 +11,12 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from parties.cli_args import seed_value
-from parties.datasets import DATASET_NAMES, load_dataset
-from parties.external_broker import deployment_endpoint
-from parties.host import HostConfig, host_bits, host_parties
-from parties.ranges import format_ranges, parse_ranges
-from parties.session_files import party_key_path, read_private_key, read_roster
+from mpdp.parties.cli_args import seed_value
+from mpdp.parties.datasets import DATASET_NAMES, load_dataset
+from mpdp.parties.external_broker import deployment_endpoint
+from mpdp.parties.host import HostConfig, host_bits, host_parties
+from mpdp.parties.ranges import format_ranges, parse_ranges
+from mpdp.parties.session_files import party_key_path, read_private_key, read_roster
 
 __all__ = ["register"]
 

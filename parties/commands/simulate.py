@@ -29,36 +29,36 @@ from typing import TextIO
 
 import numpy as np
 
-from analysis.accounting import Budget
-from analysis.party_theory import RoundRuleTheory, round_rule_theory
-from analysis.report import RoundResult, evaluate_decisions, evaluate_round, plot_rounds
-from analysis.theory import AccuracyOnInput
-from broker.settings import BrokerSettings
-from parties.cli_args import output_dir, output_file, to_json_text
-from parties.curator_cli import check_curator_arguments, evaluate_curator_rounds
-from parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
-from parties.curator_runner import run_curator
-from parties.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
-from parties.display import Progress, print_results
-from parties.observer import optimal_rule_factory, zero_one_rule
-from parties.outcome import RoundOutcome
-from parties.params import parse_mechanisms
-from parties.privacy import (
+from mpdp.analysis.accounting import Budget
+from mpdp.analysis.party_theory import RoundRuleTheory, round_rule_theory
+from mpdp.analysis.report import RoundResult, evaluate_decisions, evaluate_round, plot_rounds
+from mpdp.analysis.theory import AccuracyOnInput
+from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.cli_args import output_dir, output_file, to_json_text
+from mpdp.parties.curator_cli import check_curator_arguments, evaluate_curator_rounds
+from mpdp.parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
+from mpdp.parties.curator_runner import run_curator
+from mpdp.parties.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
+from mpdp.parties.display import Progress, print_results
+from mpdp.parties.observer import optimal_rule_factory, zero_one_rule
+from mpdp.parties.outcome import RoundOutcome
+from mpdp.parties.params import parse_mechanisms
+from mpdp.parties.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
     privacy_section,
     privacy_summary,
 )
-from parties.runner import RunConfig, RunOutcome, run
-from protocols.errors import ParameterError
-from protocols.functions import (
+from mpdp.parties.runner import RunConfig, RunOutcome, run
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import (
     FUNCTION_NAMES,
     BooleanFunction,
     accuracy_measure,
     parse_function,
 )
-from protocols.mechanisms import RandomizedResponse
-from protocols.rule_cache import RuleCache, check_rule_size
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rule_cache import RuleCache, check_rule_size
 
 __all__ = ["register"]
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.accounting import Budget, PrivacyLedger, Spent
-from analysis.composition import optimal_epsilon
-from analysis.heterogeneous import compose_heterogeneous
-from protocols.errors import ParameterError
+from mpdp.analysis.accounting import Budget, PrivacyLedger, Spent
+from mpdp.analysis.composition import optimal_epsilon
+from mpdp.analysis.heterogeneous import compose_heterogeneous
+from mpdp.protocols.errors import ParameterError
 
 
 def test_house_member_sixteen_bills() -> None:

@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
-from analysis.calibration import (
+from mpdp.analysis.calibration import (
     StaircaseNoise,
     corollary_4_1,
     gaussian_composition_delta,
@@ -17,10 +17,10 @@ from analysis.calibration import (
     laplace_scale,
     per_query_budget_exact,
 )
-from analysis.composition import composed_delta, eq7_bound, optimal_epsilon
-from analysis.geometric import GeometricMechanism
-from analysis.privacy_region import PrivacyRegion, composition_region
-from protocols.errors import ParameterError
+from mpdp.analysis.composition import composed_delta, eq7_bound, optimal_epsilon
+from mpdp.analysis.geometric import GeometricMechanism
+from mpdp.analysis.privacy_region import PrivacyRegion, composition_region
+from mpdp.protocols.errors import ParameterError
 
 
 @pytest.mark.parametrize(("epsilon", "delta", "k"), [(0.5, 1e-5, 100), (0.9, 1e-3, 10), (0.1, 1e-8, 1000)])

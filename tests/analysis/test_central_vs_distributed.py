@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.central_vs_distributed import compare_majority, plot_comparison
+from mpdp.analysis.central_vs_distributed import compare_majority, plot_comparison
 
 
 def _brute_distributed(k: int, eps: float) -> tuple[float, float]:

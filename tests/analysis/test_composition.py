@@ -11,16 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.binomial import log_binomial_pmf
-from analysis.composition import (
+from mpdp.analysis.binomial import log_binomial_pmf
+from mpdp.analysis.composition import (
     compose_homogeneous,
     optimal_delta_slack,
     optimal_epsilon,
     theorem_3_3_corners,
     theorem_3_4_bound,
 )
-from analysis.heterogeneous import compose_heterogeneous
-from protocols.errors import ParameterError
+from mpdp.analysis.heterogeneous import compose_heterogeneous
+from mpdp.protocols.errors import ParameterError
 
 VECTORS = json.loads((pathlib.Path(__file__).parents[1] / "vectors" / "composition.json").read_text())["cases"]
 HOMOGENEOUS = [c for c in VECTORS if c["kind"] == "homogeneous"]

@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from analysis.central_vs_distributed import (
+from mpdp.analysis.central_vs_distributed import (
     curator_accuracy_on_input,
     curator_release_probability,
 )
-from protocols.errors import ParameterError
-from protocols.majority_mechanism import central_majority_mechanism
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.majority_mechanism import central_majority_mechanism
 
 
 @pytest.mark.parametrize("epsilon", [0.0, 0.3, 1.0, 5.0])

@@ -8,9 +8,9 @@ import pathlib
 import numpy as np
 import pytest
 
-from analysis.composition import optimal_epsilon, theorem_3_4_bound
-from analysis.heterogeneous import compose_heterogeneous, discretized_bounds
-from protocols.errors import ParameterError
+from mpdp.analysis.composition import optimal_epsilon, theorem_3_4_bound
+from mpdp.analysis.heterogeneous import compose_heterogeneous, discretized_bounds
+from mpdp.protocols.errors import ParameterError
 
 VECTORS = json.loads((pathlib.Path(__file__).parents[1] / "vectors" / "composition.json").read_text())["cases"]
 HETEROGENEOUS = [c for c in VECTORS if c["kind"] == "heterogeneous"]

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from analysis.observer_posterior import round_posterior
-from protocols import ParameterError, RandomizedResponse
-from protocols.functions import parse_function
+from mpdp.analysis.observer_posterior import round_posterior
+from mpdp.protocols import ParameterError, RandomizedResponse
+from mpdp.protocols.functions import parse_function
 
 MECHANISMS = [RandomizedResponse(0.7), RandomizedResponse(1.5, 0.1), RandomizedResponse(0.0),
               RandomizedResponse(3.0), RandomizedResponse(0.2, 0.3)]

@@ -5,14 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from analysis.privacy_region import (
+from mpdp.analysis.privacy_region import (
     PrivacyRegion,
     composition_region,
     dp_region,
     intersection,
 )
-from protocols.errors import ParameterError
-from protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 ALPHA = np.linspace(0.0, 1.0, 4001)
 

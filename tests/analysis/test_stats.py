@@ -3,8 +3,8 @@
 import pytest
 from scipy.stats import beta
 
-from analysis import clopper_pearson, consistency_test
-from protocols import ParameterError
+from mpdp.analysis import clopper_pearson, consistency_test
+from mpdp.protocols import ParameterError
 
 
 @pytest.mark.parametrize("s, n", [(0, 10), (10, 10), (37, 200), (199, 200)])

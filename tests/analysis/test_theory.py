@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from analysis import observer_accuracy_on_input
-from protocols import (
+from mpdp.analysis import observer_accuracy_on_input
+from mpdp.protocols import (
     ParameterError,
     RandomizedResponse,
     accuracy_measure,

@@ -8,14 +8,14 @@ import time
 import aiomqtt
 import pytest
 
-from broker.connectivity import check_connectivity
-from broker.embedded import run_embedded
-from broker.endpoint import BrokerEndpoint
-from broker.launch import open_broker
-from broker.mosquitto import CONFIG_TEMPLATE, render_config, run_mosquitto
-from broker.ports import free_loopback_port
-from broker.settings import BrokerSettings, find_mosquitto
-from protocols.errors import TransportError
+from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.embedded import run_embedded
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.launch import open_broker
+from mpdp.broker.mosquitto import CONFIG_TEMPLATE, render_config, run_mosquitto
+from mpdp.broker.ports import free_loopback_port
+from mpdp.broker.settings import BrokerSettings, find_mosquitto
+from mpdp.protocols.errors import TransportError
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from broker.decision_messages import (
+from mpdp.broker.decision_messages import (
     DecisionMessage,
     TranscriptMessage,
     pack_decisions,
     unpack_decisions,
 )
-from broker.signing import generate_key_pair, verify_message
-from protocols.errors import ProtocolViolation
+from mpdp.broker.signing import generate_key_pair, verify_message
+from mpdp.protocols.errors import ProtocolViolation
 
 
 def test_transcript_round_trip_and_signature() -> None:

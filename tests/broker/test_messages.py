@@ -11,15 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from broker.messages import Announcement, PartyMessage, WorkerStatus
-from broker.packing import pack_symbols, unpack_symbols
-from broker.signing import (
+from mpdp.broker.messages import Announcement, PartyMessage, WorkerStatus
+from mpdp.broker.packing import pack_symbols, unpack_symbols
+from mpdp.broker.signing import (
     canonical_bytes,
     generate_key_pair,
     public_key_of,
     verify_message,
 )
-from protocols.errors import ProtocolViolation
+from mpdp.protocols.errors import ProtocolViolation
 
 PRIVATE, PUBLIC = generate_key_pair()
 SYMBOLS = np.array([0, 1, 2, 3, 3, 2, 1], dtype=np.uint8)

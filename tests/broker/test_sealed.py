@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
-from broker.sealed import generate_x25519_key_pair, open_sealed, seal
-from broker.signing import generate_key_pair, verify_message
-from protocols.errors import ProtocolViolation
+from mpdp.broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
+from mpdp.broker.sealed import generate_x25519_key_pair, open_sealed, seal
+from mpdp.broker.signing import generate_key_pair, verify_message
+from mpdp.protocols.errors import ProtocolViolation
 
 CURATOR_PRIVATE, CURATOR_PUBLIC = generate_x25519_key_pair()
 SIGN_PRIVATE, SIGN_PUBLIC = generate_key_pair()

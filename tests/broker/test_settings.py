@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from broker.settings import ENV_VAR, BrokerSettings
-from broker.topics import Topics
-from protocols.errors import ParameterError
+from mpdp.broker.settings import ENV_VAR, BrokerSettings
+from mpdp.broker.topics import Topics
+from mpdp.protocols.errors import ParameterError
 
 
 @pytest.mark.parametrize(

@@ -13,22 +13,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.accounting import BUDGET_RELATIVE_TOLERANCE, Budget, PrivacyLedger
-from analysis.composition import composed_delta, optimal_epsilon
-from broker.endpoint import BrokerEndpoint
-from broker.settings import BrokerSettings
-from broker.signing import generate_key_pair
-from broker.topics import Topics
-from parties.observer import open_observer
-from parties.outcome import RoundOutcome
-from parties.party import Party, PartySpec
-from parties.privacy import ledgers_from_rounds
-from parties.roster import Roster
-from parties.runner import RunConfig, run_async
-from parties.store import TranscriptStore
-from protocols.functions import accuracy_measure, parse_function
-from protocols.mechanisms import RandomizedResponse
-from protocols.symmetric import observer_average_rule
+from mpdp.analysis.accounting import BUDGET_RELATIVE_TOLERANCE, Budget, PrivacyLedger
+from mpdp.analysis.composition import composed_delta, optimal_epsilon
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.settings import BrokerSettings
+from mpdp.broker.signing import generate_key_pair
+from mpdp.broker.topics import Topics
+from mpdp.parties.observer import open_observer
+from mpdp.parties.outcome import RoundOutcome
+from mpdp.parties.party import Party, PartySpec
+from mpdp.parties.privacy import ledgers_from_rounds
+from mpdp.parties.roster import Roster
+from mpdp.parties.runner import RunConfig, run_async
+from mpdp.parties.store import TranscriptStore
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.symmetric import observer_average_rule
 from tests.mqtt_fixtures import brute_force_majority
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]

@@ -11,21 +11,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.central_vs_distributed import (
+from mpdp.analysis.central_vs_distributed import (
     curator_accuracy_on_input,
     curator_release_probability,
 )
-from analysis.stats import consistency_test
-from broker.curator_messages import SealedBallot
-from broker.endpoint import BrokerEndpoint
-from broker.settings import BrokerSettings
-from parties.curator_runner import run_curator_async
-from parties.curator_store import CuratorStore
-from parties.party import round_generator
-from parties.runner import RunConfig
-from protocols.errors import ParameterError
-from protocols.functions import accuracy_measure, parse_function
-from protocols.mechanisms import RandomizedResponse
+from mpdp.analysis.stats import consistency_test
+from mpdp.broker.curator_messages import SealedBallot
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.curator_runner import run_curator_async
+from mpdp.parties.curator_store import CuratorStore
+from mpdp.parties.party import round_generator
+from mpdp.parties.runner import RunConfig
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 K, R, SEED = 9, 3, 11

@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from broker.endpoint import BrokerEndpoint
-from broker.messages import PartyMessage, WorkerStatus
-from broker.signing import verify_message
-from broker.topics import Topics
-from parties.datasets import load_dataset
-from parties.session_files import read_roster
-from parties.store import TranscriptStore
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import PartyMessage, WorkerStatus
+from mpdp.broker.signing import verify_message
+from mpdp.broker.topics import Topics
+from mpdp.parties.datasets import load_dataset
+from mpdp.parties.session_files import read_roster
+from mpdp.parties.store import TranscriptStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -43,7 +43,7 @@ async def _start(*args: str, log: Path) -> asyncio.subprocess.Process:
     env = {**os.environ, "MPDP_BROKER_URL": ""}
     with log.open("wb") as fh:
         return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "parties.cli", *args, cwd=ROOT, env=env,
+            sys.executable, "-m", "mpdp", *args, cwd=ROOT, env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=fh, stderr=asyncio.subprocess.STDOUT,
         )
 

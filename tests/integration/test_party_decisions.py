@@ -1,7 +1,7 @@
 """End to end over a real mosquitto: every participant decides f itself from the published transcript.
 
 Each party's decisions are recomputed here independently: its optimal rule from
-:func:`protocols.optimal.optimal_rules` (observer = its index among the participants) applied to the
+:func:`mpdp.protocols.optimal.optimal_rules` (observer = its index among the participants) applied to the
 recorded transcript with its own bit and the generator of its seed; the worst-case observer's randomized
 decisions are reproduced from the run's seed."""
 
@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from broker.endpoint import BrokerEndpoint
-from broker.settings import BrokerSettings
-from parties.decisions import decision_generator
-from parties.observer import optimal_rule_factory
-from parties.runner import RunConfig, observer_decision_seed, run_async
-from protocols.functions import accuracy_measure, parse_function
-from protocols.mechanisms import RandomizedResponse
-from protocols.optimal import optimal_rules
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.decisions import decision_generator
+from mpdp.parties.observer import optimal_rule_factory
+from mpdp.parties.runner import RunConfig, observer_decision_seed, run_async
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.optimal import optimal_rules
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90), pytest.mark.asyncio(loop_scope="session")]
 REPS, SEED = 30, 11

@@ -11,16 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from broker.endpoint import BrokerEndpoint
-from broker.ports import free_loopback_port
-from broker.settings import BrokerSettings
-from parties.outcome import RunOutcome
-from parties.party import round_generator
-from parties.runner import RunConfig, run, run_async
-from parties.store import TranscriptStore
-from protocols.errors import ParameterError, TransportError
-from protocols.functions import accuracy_measure, parse_function
-from protocols.mechanisms import RandomizedResponse
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.ports import free_loopback_port
+from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.outcome import RunOutcome
+from mpdp.parties.party import round_generator
+from mpdp.parties.runner import RunConfig, run, run_async
+from mpdp.parties.store import TranscriptStore
+from mpdp.protocols.errors import ParameterError, TransportError
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
 from tests.mqtt_fixtures import brute_force_majority
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from parties.cli import main
+from mpdp.parties.cli import main
 
 
 def _json(capsys, *argv):

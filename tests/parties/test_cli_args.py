@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from parties.cli import build_parser
-from parties.cli_args import (
+from mpdp.parties.cli import build_parser
+from mpdp.parties.cli_args import (
     join_negative_values,
     output_dir,
     output_file,
@@ -18,7 +18,7 @@ from parties.cli_args import (
     to_json_text,
     value_options,
 )
-from protocols.errors import ParameterError
+from mpdp.protocols.errors import ParameterError
 
 
 def test_parse_number_list_values() -> None:

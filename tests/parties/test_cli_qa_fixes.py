@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from parties.cli import main
-from protocols.errors import ParameterError
+from mpdp.parties.cli import main
+from mpdp.protocols.errors import ParameterError
 
 
 def _strict(text: str):
@@ -215,7 +215,7 @@ def test_compare_central_help_has_examples(capsys) -> None:
 
 
 def test_dataset_row_width_message(tmp_path) -> None:
-    from parties.datasets import load_dataset
+    from mpdp.parties.datasets import load_dataset
 
     path = tmp_path / "data.csv"
     path.write_text("1,0\n1,0,1\n")
@@ -225,8 +225,8 @@ def test_dataset_row_width_message(tmp_path) -> None:
 
 
 def test_ipv6_broker_url_keeps_brackets() -> None:
-    from broker.endpoint import BrokerEndpoint
-    from broker.settings import BrokerSettings
+    from mpdp.broker.endpoint import BrokerEndpoint
+    from mpdp.broker.settings import BrokerSettings
 
     settings = BrokerSettings.from_url("mqtt://[::1]:1")
     assert settings.host == "::1" and settings.url.startswith("mqtt://[::1]:1?")
@@ -236,8 +236,8 @@ def test_ipv6_broker_url_keeps_brackets() -> None:
 
 
 def test_accuracy_clamped_where_rounding_overshoots() -> None:
-    from analysis.central_vs_distributed import compare_majority
-    from protocols.majority_mechanism import central_majority_mechanism
+    from mpdp.analysis.central_vs_distributed import compare_majority
+    from mpdp.protocols.majority_mechanism import central_majority_mechanism
 
     for eps in (1000.0, math.inf):
         for criterion in ("average", "worst-case"):

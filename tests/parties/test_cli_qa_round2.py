@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from broker.endpoint import BrokerEndpoint
-from parties.cli import main
-from protocols import RandomizedResponse, SizeLimitError
-from protocols.optimal import WORST_CASE_MAX_CLASSES, check_worst_case_size
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.parties.cli import main
+from mpdp.protocols import RandomizedResponse, SizeLimitError
+from mpdp.protocols.optimal import WORST_CASE_MAX_CLASSES, check_worst_case_size
 
 UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
 
@@ -84,8 +84,8 @@ def test_accuracy_time_limit_is_checked(limit: str, capsys: pytest.CaptureFixtur
 def test_monte_carlo_interval_stays_within_the_gains() -> None:
     import numpy as np
 
-    from analysis.accuracy import monte_carlo_accuracy
-    from protocols import accuracy_measure, observer_average_rule, parse_function
+    from mpdp.analysis.accuracy import monte_carlo_accuracy
+    from mpdp.protocols import accuracy_measure, observer_average_rule, parse_function
 
     mechs = [RandomizedResponse(0.5 + 0.01 * i) for i in range(40)]
     f = parse_function("majority")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.endpoint import BrokerEndpoint
-from parties.cli import main
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.parties.cli import main
 
 UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
 

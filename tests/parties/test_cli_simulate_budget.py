@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.composition import optimal_epsilon
-from broker.endpoint import BrokerEndpoint
-from parties.cli import main
+from mpdp.analysis.composition import optimal_epsilon
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.parties.cli import main
 
 
 @pytest.mark.parametrize(("argv", "needle"), [

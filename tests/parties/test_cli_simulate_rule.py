@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.accuracy import input_accuracy
-from broker.endpoint import BrokerEndpoint
-from parties.cli import main
-from parties.datasets import random_dataset
-from protocols.functions import accuracy_measure, parse_function
-from protocols.mechanisms import RandomizedResponse
-from protocols.optimal import optimal_rules
+from mpdp.analysis.accuracy import input_accuracy
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.parties.cli import main
+from mpdp.parties.datasets import random_dataset
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.optimal import optimal_rules
 
 
 @pytest.mark.integration

@@ -12,24 +12,24 @@ import aiomqtt
 import numpy as np
 import pytest
 
-from broker.curator_messages import (
+from mpdp.broker.curator_messages import (
     CuratorAnnouncement,
     CuratorRelease,
     SealedBallot,
     encode_key,
 )
-from broker.endpoint import BrokerEndpoint
-from broker.sealed import generate_x25519_key_pair
-from broker.signing import generate_key_pair, sign_message, verify_message
-from broker.topics import Topics
-from parties.curator import Curator
-from parties.curator_party import CuratorParty
-from parties.curator_store import CuratorStore
-from parties.observer import serve_observer
-from parties.party import PartySpec
-from parties.roster import Roster
-from protocols.errors import ProtocolViolation
-from protocols.mechanisms import RandomizedResponse
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.sealed import generate_x25519_key_pair
+from mpdp.broker.signing import generate_key_pair, sign_message, verify_message
+from mpdp.broker.topics import Topics
+from mpdp.parties.curator import Curator
+from mpdp.parties.curator_party import CuratorParty
+from mpdp.parties.curator_store import CuratorStore
+from mpdp.parties.observer import serve_observer
+from mpdp.parties.party import PartySpec
+from mpdp.parties.roster import Roster
+from mpdp.protocols.errors import ProtocolViolation
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 REPS = 16

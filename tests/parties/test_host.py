@@ -5,12 +5,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from broker.endpoint import BrokerEndpoint
-from parties.datasets import Dataset
-from parties.external_broker import deployment_endpoint
-from parties.host import HostConfig, host_bits
-from parties.session_files import write_session
-from protocols import ParameterError, RandomizedResponse
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.parties.datasets import Dataset
+from mpdp.parties.external_broker import deployment_endpoint
+from mpdp.parties.host import HostConfig, host_bits
+from mpdp.parties.session_files import write_session
+from mpdp.protocols import ParameterError, RandomizedResponse
 
 K = 5
 ENDPOINT = BrokerEndpoint("external", "127.0.0.1", 1883)

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from parties.commands import compare_central, mechanism
-from protocols.errors import ParameterError
+from mpdp.parties.commands import compare_central, mechanism
+from mpdp.protocols.errors import ParameterError
 
 
 def _run(capsys, *argv: str) -> dict | str:

@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from broker.endpoint import BrokerEndpoint
-from broker.messages import Announcement, PartyMessage
-from broker.signing import generate_key_pair
-from broker.topics import Topics
-from parties.observer import open_observer
-from parties.roster import Roster
-from parties.store import TranscriptStore
-from protocols.functions import accuracy_measure, parse_function
-from protocols.mechanisms import RandomizedResponse
-from protocols.symmetric import observer_average_rule
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import Announcement, PartyMessage
+from mpdp.broker.signing import generate_key_pair
+from mpdp.broker.topics import Topics
+from mpdp.parties.observer import open_observer
+from mpdp.parties.roster import Roster
+from mpdp.parties.store import TranscriptStore
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.symmetric import observer_average_rule
 from tests.mqtt_fixtures import brute_force_majority
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), pytest.mark.asyncio(loop_scope="session")]

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from parties.params import parse_mechanisms
-from protocols import ParameterError, RandomizedResponse
+from mpdp.parties.params import parse_mechanisms
+from mpdp.protocols import ParameterError, RandomizedResponse
 
 
 def test_single_value_and_inf() -> None:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.accounting import Budget, PrivacyLedger
-from analysis.composition import optimal_epsilon
-from broker.endpoint import BrokerEndpoint
-from broker.messages import Announcement
-from broker.signing import generate_key_pair, verify_message
-from broker.topics import Topics
-from parties.party import Party, PartySpec, round_generator, secure_sampler
-from protocols.errors import ParameterError
-from protocols.mechanisms import RandomizedResponse
+from mpdp.analysis.accounting import Budget, PrivacyLedger
+from mpdp.analysis.composition import optimal_epsilon
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import Announcement
+from mpdp.broker.signing import generate_key_pair, verify_message
+from mpdp.broker.topics import Topics
+from mpdp.parties.party import Party, PartySpec, round_generator, secure_sampler
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 COORD_PRIVATE, COORD_PUBLIC = generate_key_pair()
 ENDPOINT = BrokerEndpoint("embedded", "127.0.0.1", 1)
@@ -80,7 +80,7 @@ def test_simulation_mode_needs_a_seed() -> None:
 
 def test_secure_mode_without_protocols_secure_is_a_clear_error() -> None:
     try:
-        import protocols.secure  # noqa: F401
+        import mpdp.protocols.secure  # noqa: F401
     except ImportError:
         with pytest.raises(ParameterError, match="secure"):
             secure_sampler()

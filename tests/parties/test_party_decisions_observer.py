@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from broker.decision_messages import DecisionMessage, TranscriptMessage
-from broker.endpoint import BrokerEndpoint
-from broker.messages import PartyMessage
-from broker.signing import generate_key_pair, verify_message
-from broker.topics import Topics
-from parties.observer import open_observer, zero_one_rule
-from parties.roster import Roster
-from parties.store import TranscriptStore
-from protocols.functions import accuracy_measure, parse_function
-from protocols.mechanisms import RandomizedResponse
+from mpdp.broker.decision_messages import DecisionMessage, TranscriptMessage
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import PartyMessage
+from mpdp.broker.signing import generate_key_pair, verify_message
+from mpdp.broker.topics import Topics
+from mpdp.parties.observer import open_observer, zero_one_rule
+from mpdp.parties.roster import Roster
+from mpdp.parties.store import TranscriptStore
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), pytest.mark.asyncio(loop_scope="session")]
 REPS = 4

@@ -9,20 +9,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.accounting import Budget, PrivacyLedger, RoundCharge
-from analysis.composition import optimal_epsilon
-from broker.settings import BrokerSettings
-from parties.outcome import RoundOutcome
-from parties.privacy import (
+from mpdp.analysis.accounting import Budget, PrivacyLedger, RoundCharge
+from mpdp.analysis.composition import optimal_epsilon
+from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.outcome import RoundOutcome
+from mpdp.parties.privacy import (
     check_privacy_options,
     ledgers_from_rounds,
     privacy_section,
     privacy_summary,
 )
-from parties.runner import RunConfig
-from protocols.errors import ParameterError
-from protocols.functions import accuracy_measure, parse_function
-from protocols.mechanisms import RandomizedResponse
+from mpdp.parties.runner import RunConfig
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 MECHANISMS = (RandomizedResponse(0.5), RandomizedResponse(1.0, 1e-7), RandomizedResponse(math.inf))
 

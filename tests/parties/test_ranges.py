@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parties.ranges import format_ranges, parse_ranges
-from protocols import ParameterError
+from mpdp.parties.ranges import format_ranges, parse_ranges
+from mpdp.protocols import ParameterError
 
 
 def test_ranges_and_single_ids() -> None:

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from broker.messages import Announcement
-from broker.signing import verify_message
-from parties.session_files import (
+from mpdp.broker.messages import Announcement
+from mpdp.broker.signing import verify_message
+from mpdp.parties.session_files import (
     coordinator_key_path,
     party_key_path,
     read_private_key,
     read_roster,
     write_session,
 )
-from protocols import ParameterError, RandomizedResponse
+from mpdp.protocols import ParameterError, RandomizedResponse
 
 MECHANISMS = [RandomizedResponse(math.inf), RandomizedResponse(0.5), RandomizedResponse(1.0, 0.1),
               RandomizedResponse(0.0)]

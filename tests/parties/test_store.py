@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parties.outcome import RoundOutcome
-from parties.store import RecordedMessage, RoundRecord, TranscriptStore
-from protocols.errors import ParameterError, ProtocolViolation
+from mpdp.parties.outcome import RoundOutcome
+from mpdp.parties.store import RecordedMessage, RoundRecord, TranscriptStore
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
 
 REPS = 3
 

@@ -8,16 +8,16 @@ import mpmath
 import numpy as np
 import pytest
 
-from protocols.closed_forms import (
+from mpdp.protocols.closed_forms import (
     collaborative_xor_accuracy,
     collaborative_xor_expansion,
     corollary_3_1,
     xor_accuracy,
     xor_high_privacy_expansion,
 )
-from protocols.functions import accuracy_measure, parse_function
-from protocols.mechanisms import RandomizedResponse
-from protocols.optimal import optimal_rules
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.optimal import optimal_rules
 
 W = accuracy_measure("zero-one", 2)
 

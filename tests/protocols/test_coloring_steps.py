@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols.coloring_steps import ColoringStep
-from protocols.errors import ParameterError
+from mpdp.protocols.coloring_steps import ColoringStep
+from mpdp.protocols.errors import ParameterError
 
 
 def _brute_step(t: float, eps: float, delta: float) -> float:

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from protocols import (
+from mpdp.protocols import (
     ParameterError,
     SizeLimitError,
     TruthTable,

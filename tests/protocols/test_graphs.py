@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from protocols.coloring_mechanisms import privacy_violations
-from protocols.errors import ParameterError, SizeLimitError
-from protocols.graphs import ColoredGraph, line_graph, majority_hypercube
-from protocols.morphisms import (
+from mpdp.protocols.coloring_mechanisms import privacy_violations
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.graphs import ColoredGraph, line_graph, majority_hypercube
+from mpdp.protocols.morphisms import (
     Morphism,
     boundary_distances,
     boundary_graph,

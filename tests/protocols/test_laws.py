@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols.factors import Factor
-from protocols.functions import TruthTable, accuracy_measure, parse_function
-from protocols.kron import kron_matvec
-from protocols.mechanisms import RandomizedResponse
-from protocols.optimal import optimal_rules
+from mpdp.protocols.factors import Factor
+from mpdp.protocols.functions import TruthTable, accuracy_measure, parse_function
+from mpdp.protocols.kron import kron_matvec
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.optimal import optimal_rules
 
 eps_st = st.floats(0.0, 4.0, allow_nan=False)
 SETTINGS = settings(max_examples=25, deadline=None)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols.coloring_mechanisms import optimal_mechanism
-from protocols.graphs import ColoredGraph, line_graph, majority_hypercube
-from protocols.line_mechanisms import (
+from mpdp.protocols.coloring_mechanisms import optimal_mechanism
+from mpdp.protocols.graphs import ColoredGraph, line_graph, majority_hypercube
+from mpdp.protocols.line_mechanisms import (
     balanced_boundary_value,
     balanced_mechanism,
     boundary_homogeneous_mechanism,

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocols import ParameterError, RandomizedResponse, sample_protocol
-from protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
+from mpdp.protocols import ParameterError, RandomizedResponse, sample_protocol
+from mpdp.protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
 
 epsilons = st.floats(0, 60, allow_nan=False)
 deltas = st.floats(0, 0.99)

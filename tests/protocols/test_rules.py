@@ -7,12 +7,12 @@ import itertools
 import numpy as np
 import pytest
 
-from protocols.errors import ParameterError
-from protocols.functions import accuracy_measure, parse_function
-from protocols.mechanisms import RandomizedResponse, sample_protocol
-from protocols.optimal import optimal_rules
-from protocols.rules import DecisionRule
-from protocols.symmetric import SymmetricAverageRule, observer_average_rule
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse, sample_protocol
+from mpdp.protocols.optimal import optimal_rules
+from mpdp.protocols.rules import DecisionRule
+from mpdp.protocols.symmetric import SymmetricAverageRule, observer_average_rule
 
 MECHS = [RandomizedResponse(0.4), RandomizedResponse(0.9, 0.1, True), RandomizedResponse(0.4),
          RandomizedResponse(1.3)]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols import (
+from mpdp.protocols import (
     RandomizedResponse,
     accuracy_measure,
     count_posterior,

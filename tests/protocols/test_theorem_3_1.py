@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from protocols.functions import TruthTable, accuracy_measure
-from protocols.mechanisms import RandomizedResponse
-from protocols.optimal import optimal_rules
+from mpdp.protocols.functions import TruthTable, accuracy_measure
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.optimal import optimal_rules
 from tests.protocols import brute
 
 

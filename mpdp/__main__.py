@@ -1,0 +1,8 @@
+"""``python -m mpdp``: the same command line as the ``mpdp`` script."""
+
+import sys
+
+from mpdp.parties.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
