@@ -1,6 +1,6 @@
 """End-to-end transport cost at House size: 435 parties, 16 rounds, 200 repetitions, 2 workers.
 
-Prints one table: wall time of :func:`mpdp.parties.runner.run` (broker start, worker spawn, every round,
+Prints one table: wall time of :func:`mpdp.parties.session.runner.run` (broker start, worker spawn, every round,
 observer decisions with the real rule, SQLite) on the embedded amqtt broker and on a mosquitto child.
 Bits are random (about 3% abstain, as in the House data). Run: python benchmarks/bench_transport.py
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from mpdp.broker.settings import BrokerSettings, find_mosquitto
-from mpdp.parties.runner import RunConfig, run
+from mpdp.parties.session.runner import RunConfig, run
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 

@@ -2,7 +2,7 @@
 
 import sys
 
-from mpdp.parties.cli import main
+from mpdp.parties.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

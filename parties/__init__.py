@@ -1,20 +1,20 @@
 """The processes: party, observer, transcript store, runner, datasets and the ``mpdp`` CLI."""
 
-from mpdp.parties.coordinator import ObserveConfig, observe, observe_async, wait_for_parties
-from mpdp.parties.curator import Curator
-from mpdp.parties.curator_outcome import CuratorRunOutcome, ReleaseOutcome
-from mpdp.parties.curator_party import CuratorParty
-from mpdp.parties.curator_runner import curator_privacy_level, run_curator, run_curator_async
-from mpdp.parties.curator_store import CuratorRecord, CuratorStore, RecordedBallot
-from mpdp.parties.decisions import (
+from mpdp.parties.session.observe import ObserveConfig, observe, observe_async, wait_for_parties
+from mpdp.parties.curator.curator import Curator
+from mpdp.parties.curator.outcome import CuratorRunOutcome, ReleaseOutcome
+from mpdp.parties.curator.party import CuratorParty
+from mpdp.parties.curator.runner import curator_privacy_level, run_curator, run_curator_async
+from mpdp.parties.curator.store import CuratorRecord, CuratorStore, RecordedBallot
+from mpdp.parties.rr.decisions import (
     PartyDecider,
     PartyDecisionSpec,
     apply_rule,
     decision_generator,
 )
-from mpdp.parties.external_broker import deployment_endpoint
-from mpdp.parties.host import HostConfig, host_bits, host_parties
-from mpdp.parties.observer import (
+from mpdp.parties.session.external_broker import deployment_endpoint
+from mpdp.parties.session.host import HostConfig, host_bits, host_parties
+from mpdp.parties.rr.observer import (
     Observer,
     ObserverRule,
     RuleFactory,
@@ -24,25 +24,25 @@ from mpdp.parties.observer import (
     serve_observer,
     zero_one_rule,
 )
-from mpdp.parties.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
-from mpdp.parties.party import (
+from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
+from mpdp.parties.rr.party import (
     ABSTAIN_DID_NOT_VOTE,
     Party,
     PartySpec,
     round_generator,
     secure_sampler,
 )
-from mpdp.parties.pool import WorkerPool
-from mpdp.parties.privacy import (
+from mpdp.parties.session.pool import WorkerPool
+from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
     ledgers_from_rounds,
     privacy_section,
     privacy_summary,
 )
-from mpdp.parties.ranges import format_ranges, parse_ranges
-from mpdp.parties.roster import Roster
-from mpdp.parties.runner import (
+from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
+from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.session.runner import (
     ProgressCallback,
     RunConfig,
     default_workers,
@@ -50,7 +50,7 @@ from mpdp.parties.runner import (
     run,
     run_async,
 )
-from mpdp.parties.session_files import (
+from mpdp.parties.session.files import (
     KeyFile,
     PartyEntry,
     RosterFile,
@@ -61,8 +61,8 @@ from mpdp.parties.session_files import (
     read_roster,
     write_session,
 )
-from mpdp.parties.store import RecordedMessage, RoundRecord, TranscriptStore
-from mpdp.parties.worker import WorkerSpec, serve_parties, worker_main
+from mpdp.parties.rounds.store import RecordedMessage, RoundRecord, TranscriptStore
+from mpdp.parties.session.worker import WorkerSpec, serve_parties, worker_main
 
 __all__ = [
     "ABSTAIN_BUDGET_EXHAUSTED",

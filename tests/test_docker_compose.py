@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from mpdp.parties.cli import build_parser
-from mpdp.parties.datasets import load_dataset
-from mpdp.parties.ranges import parse_ranges
+from mpdp.parties.cli.main import build_parser
+from mpdp.parties.session.datasets import load_dataset
+from mpdp.parties.rounds.ranges import parse_ranges
 
 yaml = pytest.importorskip("yaml")
 COMPOSE = yaml.safe_load((Path(__file__).resolve().parents[1] / "docker-compose.yml").read_text())

@@ -62,3 +62,18 @@ def test_every_import_of_the_project_goes_through_the_mpdp_name() -> None:
                            else [])
                 offenders += [f"{path.relative_to(ROOT)}: {m}" for m in modules if m.split(".")[0] in BARE_ROOMS]
     assert offenders == []
+
+
+def test_every_package_folder_is_listed_for_the_wheel() -> None:
+    """pyproject's ``packages`` maps each folder with an ``__init__.py``; a forgotten one is missing once installed."""
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {f"mpdp.{room}": ROOT / path for room, path in
+               ((name.removeprefix("mpdp.").removeprefix("mpdp"), path) for name, path in setuptools["package-dir"].items())}
+    expected = {"mpdp"}
+    for name, folder in folders.items():
+        if name == "mpdp.":
+            continue
+        expected |= {".".join((name, *init.parent.relative_to(folder).parts)) for init in folder.rglob("__init__.py")}
+    assert sorted(setuptools["packages"]) == sorted(expected)

@@ -19,10 +19,10 @@ from mpdp.analysis.stats import consistency_test
 from mpdp.broker.curator_messages import SealedBallot
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.curator_runner import run_curator_async
-from mpdp.parties.curator_store import CuratorStore
-from mpdp.parties.party import round_generator
-from mpdp.parties.runner import RunConfig
+from mpdp.parties.curator.runner import run_curator_async
+from mpdp.parties.curator.store import CuratorStore
+from mpdp.parties.rr.party import round_generator
+from mpdp.parties.session.runner import RunConfig
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse

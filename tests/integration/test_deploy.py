@@ -18,9 +18,9 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import PartyMessage, WorkerStatus
 from mpdp.broker.signing import verify_message
 from mpdp.broker.topics import Topics
-from mpdp.parties.datasets import load_dataset
-from mpdp.parties.session_files import read_roster
-from mpdp.parties.store import TranscriptStore
+from mpdp.parties.session.datasets import load_dataset
+from mpdp.parties.session.files import read_roster
+from mpdp.parties.rounds.store import TranscriptStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 

@@ -15,9 +15,9 @@ import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.decisions import decision_generator
-from mpdp.parties.observer import optimal_rule_factory
-from mpdp.parties.runner import RunConfig, observer_decision_seed, run_async
+from mpdp.parties.rr.decisions import decision_generator
+from mpdp.parties.rr.observer import optimal_rule_factory
+from mpdp.parties.session.runner import RunConfig, observer_decision_seed, run_async
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.optimal import optimal_rules

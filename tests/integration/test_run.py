@@ -14,10 +14,10 @@ import pytest
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.ports import free_loopback_port
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.outcome import RunOutcome
-from mpdp.parties.party import round_generator
-from mpdp.parties.runner import RunConfig, run, run_async
-from mpdp.parties.store import TranscriptStore
+from mpdp.parties.rounds.outcome import RunOutcome
+from mpdp.parties.rr.party import round_generator
+from mpdp.parties.session.runner import RunConfig, run, run_async
+from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.errors import ParameterError, TransportError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mpdp.parties.cli import main
+from mpdp.parties.cli.main import main
 
 
 def _json(capsys, *argv):

@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from mpdp.parties.cli import build_parser
-from mpdp.parties.cli_args import (
+from mpdp.parties.cli.main import build_parser
+from mpdp.parties.cli.args import (
     join_negative_values,
     output_dir,
     output_file,

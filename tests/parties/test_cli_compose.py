@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from mpdp.parties.cli import main
+from mpdp.parties.cli.main import main
 
 
 def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:

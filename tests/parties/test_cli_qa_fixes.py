@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from mpdp.parties.cli import main
+from mpdp.parties.cli.main import main
 from mpdp.protocols.errors import ParameterError
 
 
@@ -215,7 +215,7 @@ def test_compare_central_help_has_examples(capsys) -> None:
 
 
 def test_dataset_row_width_message(tmp_path) -> None:
-    from mpdp.parties.datasets import load_dataset
+    from mpdp.parties.session.datasets import load_dataset
 
     path = tmp_path / "data.csv"
     path.write_text("1,0\n1,0,1\n")

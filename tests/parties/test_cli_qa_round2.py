@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.parties.cli import main
+from mpdp.parties.cli.main import main
 from mpdp.protocols import RandomizedResponse, SizeLimitError
 from mpdp.protocols.optimal import WORST_CASE_MAX_CLASSES, check_worst_case_size
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.parties.cli import main
+from mpdp.parties.cli.main import main
 
 UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
 

@@ -10,7 +10,7 @@ import pytest
 
 from mpdp.analysis.composition import optimal_epsilon
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.parties.cli import main
+from mpdp.parties.cli.main import main
 
 
 @pytest.mark.parametrize(("argv", "needle"), [

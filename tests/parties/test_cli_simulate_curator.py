@@ -10,7 +10,7 @@ import pytest
 
 from mpdp.analysis.theory import observer_accuracy_on_input
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.parties.cli import main
+from mpdp.parties.cli.main import main
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 

@@ -11,8 +11,8 @@ import pytest
 
 from mpdp.analysis.accuracy import input_accuracy
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.parties.cli import main
-from mpdp.parties.datasets import random_dataset
+from mpdp.parties.cli.main import main
+from mpdp.parties.session.datasets import random_dataset
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.optimal import optimal_rules

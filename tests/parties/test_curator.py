@@ -22,12 +22,12 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, sign_message, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.parties.curator import Curator
-from mpdp.parties.curator_party import CuratorParty
-from mpdp.parties.curator_store import CuratorStore
-from mpdp.parties.observer import serve_observer
-from mpdp.parties.party import PartySpec
-from mpdp.parties.roster import Roster
+from mpdp.parties.curator.curator import Curator
+from mpdp.parties.curator.party import CuratorParty
+from mpdp.parties.curator.store import CuratorStore
+from mpdp.parties.rr.observer import serve_observer
+from mpdp.parties.rr.party import PartySpec
+from mpdp.parties.rounds.roster import Roster
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.mechanisms import RandomizedResponse
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mpdp.parties.datasets import ABSENT, load_dataset, parse_csv, random_dataset
+from mpdp.parties.session.datasets import ABSENT, load_dataset, parse_csv, random_dataset
 from mpdp.protocols import DatasetError, ParameterError
 
 MISSING_PER_BILL = [12, 48, 11, 11, 15, 11, 14, 15, 22, 7, 21, 31, 25, 17, 28, 104]

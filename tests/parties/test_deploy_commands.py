@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from mpdp.parties.cli import main
-from mpdp.parties.session_files import read_roster
+from mpdp.parties.cli.main import main
+from mpdp.parties.session.files import read_roster
 
 
 def _error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:

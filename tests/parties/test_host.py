@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.parties.datasets import Dataset
-from mpdp.parties.external_broker import deployment_endpoint
-from mpdp.parties.host import HostConfig, host_bits
-from mpdp.parties.session_files import write_session
+from mpdp.parties.session.datasets import Dataset
+from mpdp.parties.session.external_broker import deployment_endpoint
+from mpdp.parties.session.host import HostConfig, host_bits
+from mpdp.parties.session.files import write_session
 from mpdp.protocols import ParameterError, RandomizedResponse
 
 K = 5

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from mpdp.parties.commands import compare_central, mechanism
+from mpdp.parties.cli.commands import compare_central, mechanism
 from mpdp.protocols.errors import ParameterError
 
 

@@ -14,9 +14,9 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
-from mpdp.parties.observer import open_observer
-from mpdp.parties.roster import Roster
-from mpdp.parties.store import TranscriptStore
+from mpdp.parties.rr.observer import open_observer
+from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.symmetric import observer_average_rule

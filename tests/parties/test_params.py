@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from mpdp.parties.params import parse_mechanisms
+from mpdp.parties.cli.params import parse_mechanisms
 from mpdp.protocols import ParameterError, RandomizedResponse
 
 

@@ -15,9 +15,9 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import PartyMessage
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.parties.observer import open_observer, zero_one_rule
-from mpdp.parties.roster import Roster
-from mpdp.parties.store import TranscriptStore
+from mpdp.parties.rr.observer import open_observer, zero_one_rule
+from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 

@@ -12,14 +12,14 @@ import pytest
 from mpdp.analysis.accounting import Budget, PrivacyLedger, RoundCharge
 from mpdp.analysis.composition import optimal_epsilon
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.outcome import RoundOutcome
-from mpdp.parties.privacy import (
+from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.privacy import (
     check_privacy_options,
     ledgers_from_rounds,
     privacy_section,
     privacy_summary,
 )
-from mpdp.parties.runner import RunConfig
+from mpdp.parties.session.runner import RunConfig
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse

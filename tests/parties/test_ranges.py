@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpdp.parties.ranges import format_ranges, parse_ranges
+from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
 from mpdp.protocols import ParameterError
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import verify_message
-from mpdp.parties.session_files import (
+from mpdp.parties.session.files import (
     coordinator_key_path,
     party_key_path,
     read_private_key,

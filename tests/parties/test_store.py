@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp.parties.outcome import RoundOutcome
-from mpdp.parties.store import RecordedMessage, RoundRecord, TranscriptStore
+from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.store import RecordedMessage, RoundRecord, TranscriptStore
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 
 REPS = 3

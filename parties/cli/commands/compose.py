@@ -1,0 +1,100 @@
+"""``mpdp compose``: the privacy of k composed (epsilon, delta)-DP mechanisms (000, Theorems 3.1-3.4).
+
+    mpdp compose --epsilon 0.1 --delta 0.001 -k 30 --delta-slack 1e-5 [--json]
+    mpdp compose --epsilon 0.1,0.5,0.5 --delta 0 --delta-slack 1e-6 --json   # heterogeneous
+    mpdp compose --plot fig3.png                                               # 000's Figure 3
+
+A single epsilon with ``-k`` is the homogeneous case (exact optimum of Theorem 3.3); a list is the
+heterogeneous case (exact where tractable, else certified bounds; ``method`` says which ran).
+--delta-slack defaults to 1e-6 (as ``mpdp simulate``). In JSON an infinite epsilon is the string "inf".
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from mpdp.analysis.composition import (
+    BOUND_NAMES,
+    CompositionResult,
+    check_delta_slack,
+    compose_homogeneous,
+)
+from mpdp.analysis.composition_plot import plot_figure_3
+from mpdp.analysis.heterogeneous import compose_heterogeneous
+from mpdp.parties.cli.args import papers_epilog, parse_number_list, plot_file, to_json_text
+from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.protocols.errors import ParameterError
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compose",
+        help="privacy of k composed (epsilon, delta)-DP mechanisms: exact optimum and bounds",
+        description=__doc__, epilog=papers_epilog("000"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--epsilon", help="one epsilon (with -k) or a comma-separated list")
+    parser.add_argument("--delta", default="0", help="one delta for all, or a list as long as --epsilon (default 0)")
+    parser.add_argument("-k", type=int, help="number of compositions of a single (epsilon, delta)")
+    parser.add_argument("--delta-slack", type=float, default=DEFAULT_DELTA_SLACK,
+                        help=f"delta_tilde in [0, 1): the extra delta spent (default {DEFAULT_DELTA_SLACK:g})")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--plot", metavar="FILE",
+                        help="draw the privacy regions of Theorems 3.1-3.3 for the k-fold composition of the given "
+                             "(epsilon, delta) (alone: 000 Figure 3, 30-fold (0.1, 0.001)) to FILE "
+                             "(.png, .pdf, .svg, ...)")
+    parser.set_defaults(run=run)
+
+
+def _compute(args: argparse.Namespace, epsilons: list[float], deltas: list[float]) -> CompositionResult:
+    if len(epsilons) == 1:
+        if len(deltas) != 1:
+            raise ParameterError("--delta", args.delta, "one value when --epsilon has one value (with -k)")
+        return compose_homogeneous(epsilons[0], deltas[0], 1 if args.k is None else args.k, args.delta_slack)
+    if len(deltas) not in (1, len(epsilons)):
+        raise ParameterError("--delta", args.delta, f"one value, or {len(epsilons)} (one per --epsilon value)")
+    if args.k is not None and args.k != len(epsilons):
+        raise ParameterError("-k", args.k, f"omitted or equal to the number of --epsilon values ({len(epsilons)})")
+    return compose_heterogeneous(epsilons, deltas if len(deltas) > 1 else deltas[0], args.delta_slack)
+
+
+def _text(result: CompositionResult) -> str:
+    def fmt(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.10g}"
+
+    lines = [
+        f"k = {result.k}, delta_slack = {result.delta_slack:g}, delta_total = {result.delta_total:.6g}",
+        f"epsilon_tilde ({result.method}) = {fmt(result.epsilon_tilde)}",
+    ]
+    if result.method == "bounds":
+        lines.append(f"  certified: {fmt(result.lower)} <= optimum <= {fmt(result.upper)} (gap {fmt(result.gap)})")
+    lines.extend(f"  {name:<12} {fmt(result.bounds.get(name))}" for name in BOUND_NAMES)
+    lines.append(f"  ({result.detail})")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compute (with --epsilon) and/or plot (with --plot); print text or JSON. Returns 0."""
+    plot = None if args.plot is None else plot_file(args.plot)
+    if args.epsilon is None and plot is None:
+        raise ParameterError("--epsilon", None, "one epsilon (with -k) or a list (or only --plot FILE)")
+    check_delta_slack(args.delta_slack, "--delta-slack")
+    epsilons = parse_number_list(args.epsilon, "--epsilon") if args.epsilon is not None else [0.1]
+    deltas = parse_number_list(args.delta, "--delta") if args.epsilon is not None else [0.001]
+    result = _compute(args, epsilons, deltas) if args.epsilon is not None else None
+    document = {} if result is None else result.as_dict()
+    if plot is not None:
+        if len(epsilons) > 1 or len(deltas) > 1 or (args.epsilon is not None and args.k is None):
+            raise ParameterError("--plot", args.plot, "a plot of k-fold homogeneous composition: one "
+                                 "--epsilon, one --delta and -k (or --plot alone for 000's Figure 3)")
+        document["plot"] = str(plot_figure_3(plot, epsilons[0], deltas[0], 30 if args.k is None else args.k))
+    if args.json:
+        print(to_json_text(document))
+        return 0
+    if result is not None:
+        print(_text(result))
+    if plot is not None:
+        print(f"wrote {document['plot']}")
+    return 0

@@ -1,0 +1,69 @@
+"""``mpdp keys``: make a deployed session's roster and key files (the first step of a deployment).
+
+Writes ``DIR/roster.json`` (public: session id, each party's epsilon, delta and Ed25519 public key, the
+coordinator's public key), ``DIR/coordinator/coordinator.key`` and one ``party-{i}.key`` per party
+(mode 0600) in ``DIR/parties/``, or with ``--split`` in one directory per host. No bit is in them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+
+import numpy as np
+
+from mpdp.parties.cli.args import output_dir, seed_value
+from mpdp.parties.cli.params import parse_mechanisms
+from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
+from mpdp.parties.session.files import write_session
+from mpdp.protocols.errors import ParameterError
+
+__all__ = ["register"]
+
+EPILOG = """\
+examples:
+  mpdp keys --parties 435 --epsilon 1 --out keys/
+  mpdp keys --parties 435 --epsilon 0.5:2 --delta 0.01 --split 0-217 --split 218-434 --out keys/
+
+Give keys/roster.json to every role; keys/coordinator/ to the observer only; each party's key file (or
+each --split directory) to the host that runs those parties only.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``keys`` sub-command."""
+    p = subparsers.add_parser(
+        "keys", help="make a deployed session's roster and private key files",
+        description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--parties", type=int, required=True, metavar="K", help="the number of parties")
+    p.add_argument("--out", required=True, metavar="DIR", help="where to write the files")
+    p.add_argument("--epsilon", default="1.0", metavar="E|LO:HI|FILE",
+                   help="each party's epsilon: one value, a uniform range per party, or a file with one "
+                        "'epsilon[,delta]' line per party (default: 1.0)")
+    p.add_argument("--delta", type=float, default=0.0, metavar="D",
+                   help="delta in [0, 1); > 0 selects the four-output randomized response (default: 0)")
+    p.add_argument("--session", default=None, metavar="ID",
+                   help="the session id (default: deploy-<random>); one id per deployment")
+    p.add_argument("--split", action="append", default=None, metavar="RANGES",
+                   help="put these parties' keys in their own directory parties-RANGES/ (one per host); "
+                        "repeat to cover every party")
+    p.add_argument("--seed", type=seed_value, default=None, help="seed of the LO:HI epsilon draws (default: OS entropy)")
+    p.add_argument("--force", action="store_true", help="overwrite an earlier roster in DIR")
+    p.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.parties < 1:
+        raise ParameterError("--parties", args.parties, "an integer >= 1")
+    mechanisms = parse_mechanisms(args.epsilon, args.delta, args.parties, np.random.default_rng(args.seed))
+    split = None if args.split is None else [parse_ranges(s, args.parties, "--split") for s in args.split]
+    out = output_dir(args.out, "--out")
+    session = args.session or f"deploy-{uuid.uuid4().hex[:12]}"
+    facts = write_session(out, session, mechanisms, split, force=args.force)
+    directories = ["parties/"] if split is None else [f"parties-{format_ranges(g)}/" for g in split]
+    print(f"session {facts.session}: {facts.roster.k} parties; wrote {out / 'roster.json'} (public), "
+          f"{out / 'coordinator'}/ (observer only), {', '.join(str(out / d) for d in directories)} "
+          "(each to its party host only)")
+    return 0

@@ -1,0 +1,140 @@
+"""``mpdp observe``: the central observer and coordinator of a deployed session.
+
+Waits until every party of the roster is ready, announces the rounds (signed), records every message
+in SQLite, decides each round with the optimal rule and announces the end. It does not know the bits:
+it prints its decisions and its posterior (P(decision | transcript), expected number of ones).
+``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from mpdp.analysis.observer_posterior import round_posterior
+from mpdp.parties.cli.args import output_dir, to_json_text
+from mpdp.parties.session.observe import ObserveConfig, observe
+from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
+from mpdp.parties.cli.display import truth_text
+from mpdp.parties.session.external_broker import deployment_endpoint
+from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.session.files import (
+    SessionRoster,
+    coordinator_key_path,
+    read_private_key,
+    read_roster,
+)
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import FUNCTION_NAMES, BooleanFunction, parse_function
+
+__all__ = ["register"]
+
+EPILOG = f"""\
+examples:
+  mpdp observe --roster keys/roster.json --keys keys/coordinator --dataset-rounds house-votes-84 \\
+      --function passed --broker mqtt://broker.example:1883 --out results/
+  mpdp observe --roster keys/roster.json --keys keys/coordinator --rounds 3 --function sum
+
+rounds: --dataset-rounds takes the round names from a dataset's header ({', '.join(DATASET_NAMES)} or a
+  CSV path; its bits are not used); --rounds R names them round-1..round-R.
+functions: {', '.join(FUNCTION_NAMES[:-2])} (symmetric).
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``observe`` sub-command."""
+    p = subparsers.add_parser(
+        "observe", help="the central observer and coordinator of a deployed session",
+        description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--roster", type=Path, required=True, metavar="FILE", help="roster.json from `mpdp keys`")
+    p.add_argument("--keys", type=Path, required=True, metavar="DIR", help="directory of coordinator.key")
+    rounds = p.add_argument_group("rounds (one of)")
+    rounds.add_argument("--dataset-rounds", metavar="NAME|PATH", help="round names from a dataset's header")
+    rounds.add_argument("--rounds", type=int, metavar="R", help="R rounds named round-1..round-R")
+    p.add_argument("--function", default="majority", metavar="NAME",
+                   help="what the observer computes over each round's participants (default: majority)")
+    p.add_argument("--repetitions", type=int, default=1, metavar="N",
+                   help="releases per party and round (default: 1; each one spends privacy)")
+    p.add_argument("--broker", default=None, metavar="URL",
+                   help="mqtt://HOST[:PORT] of the running broker (default: $MPDP_BROKER_URL)")
+    p.add_argument("--wait-parties", type=float, default=300.0, metavar="SECONDS",
+                   help="how long to wait for every party to be ready (default: 300)")
+    p.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="how long a round stays open; the missing are recorded absent (default: 60)")
+    p.add_argument("--out", default=".", metavar="DIR",
+                   help="write transcripts.sqlite and decisions.json here (default: .)")
+    p.set_defaults(run=_run)
+
+
+def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
+    if (args.dataset_rounds is None) == (args.rounds is None):
+        raise ParameterError("rounds", args.dataset_rounds or args.rounds,
+                             "exactly one of --dataset-rounds NAME|PATH or --rounds R")
+    if args.rounds is not None:
+        if args.rounds < 1:
+            raise ParameterError("--rounds", args.rounds, "an integer >= 1")
+        return tuple(f"round-{j + 1}" for j in range(args.rounds))
+    return load_dataset(args.dataset_rounds).round_names
+
+
+def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFunction) -> dict[str, object]:
+    mechanisms = [facts.roster.mechanisms[p] for p in outcome.participants]
+    posterior = round_posterior(mechanisms, function, outcome.symbols)
+    return {
+        "round": outcome.index, "name": outcome.name, "status": outcome.status,
+        "participants": outcome.participants.tolist(), "abstained": outcome.abstained.tolist(),
+        "absent": outcome.absent.tolist(), "messages_received": outcome.messages_received,
+        "messages_rejected": outcome.messages_rejected, "decisions": outcome.decisions.tolist(),
+        "posterior_of_decision": posterior.of(outcome.decisions).tolist(),
+        "expected_ones": posterior.expected_ones.tolist(),
+    }
+
+
+def _print_table(document: dict[str, object]) -> None:
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
+    function = str(document["function"])
+    table = Table(title=f"session {document['session']}: observer decides {function} "
+                        f"({document['repetitions']} release(s) per party and round)")
+    for name in ("round", "status", "voting", "abstained", "absent", "decision", "P(decision | tau)",
+                 "E\\[ones | tau]"):
+        table.add_column(name, justify="left" if name in ("round", "status", "decision") else "right")
+    rounds = document["rounds"]
+    assert isinstance(rounds, list)
+    for r in rounds:
+        decisions = np.asarray(r["decisions"])
+        values, counts = np.unique(decisions, return_counts=True)
+        top = int(values[np.argmax(counts)])
+        decision = truth_text(function, top) + ("" if decisions.size == 1 else f" ({counts.max()}/{decisions.size})")
+        table.add_row(r["name"], r["status"], str(len(r["participants"])), str(len(r["abstained"])),
+                      str(len(r["absent"])), decision, f"{np.mean(r['posterior_of_decision']):.4f}",
+                      f"{np.mean(r['expected_ones']):.1f}")
+    console.print(table)
+
+
+def _run(args: argparse.Namespace) -> int:
+    endpoint = deployment_endpoint(args.broker)
+    facts = read_roster(args.roster)
+    coordinator = read_private_key(coordinator_key_path(args.keys), facts, None)
+    function = parse_function(args.function)
+    out = output_dir(args.out, "--out")
+    config = ObserveConfig(
+        facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),
+        function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
+        round_timeout=args.round_timeout, wait_parties=args.wait_parties,
+    )
+    outcomes = observe(config)
+    document = {
+        "session": facts.session, "function": args.function, "repetitions": args.repetitions,
+        "broker": endpoint.url, "store": str(config.store_path),
+        "rounds": [_round_json(o, facts, function) for o in outcomes],
+    }
+    (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
+    _print_table(document)
+    return 0

@@ -1,0 +1,96 @@
+"""Terminal output of ``mpdp simulate``: a progress bar while it runs, then the results table."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
+from rich.table import Table
+
+from mpdp.analysis.report import RoundResult
+from mpdp.parties.session.datasets import Dataset
+
+__all__ = ["Progress", "print_results", "truth_text"]
+
+
+class Progress:
+    """A rich progress bar over the messages a run expects (one per party and round).
+
+    ``update(rounds_done, messages_received)`` is the runner's progress callback. Disabled (or not a
+    terminal) it prints nothing."""
+
+    def __init__(self, dataset: Dataset, enabled: bool = True) -> None:
+        self._total = dataset.num_parties * dataset.num_rounds
+        self._rounds = dataset.num_rounds
+        self._bar = RichProgress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("messages"), TimeElapsedColumn(),
+            console=Console(stderr=True), disable=not enabled, transient=False,
+        )
+        self._task = self._bar.add_task(f"round 0/{self._rounds}", total=self._total)
+
+    def __enter__(self) -> Progress:
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._bar.__exit__(exc_type, exc, tb)
+
+    def update(self, rounds_done: int, messages_received: int) -> None:
+        """Show ``rounds_done`` of the rounds and ``messages_received`` of the messages."""
+        self._bar.update(self._task, completed=messages_received,
+                         description=f"round {rounds_done}/{self._rounds}")
+
+
+def truth_text(function: str, truth: int) -> str:
+    """A decision or true value as the table shows it: passed/failed for majority, else the number."""
+    if function.lower() in ("majority", "passed"):
+        return "passed" if truth else "failed"
+    return str(truth)
+
+
+def print_results(document: dict[str, object], results: Sequence[RoundResult],
+                  rr_theory: Sequence[float] | None = None) -> None:
+    """Print the per-round table and a one-line summary to standard output.
+
+    ``rr_theory`` (curator protocol): per round, the randomized-response protocol's exact accuracy at
+    the same epsilon, shown in an extra column."""
+    # a pipe or a file gets the full table instead of rich's 80-column default
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
+    function = str(document["function"])
+    who = "observer computes" if rr_theory is None else "curator releases (optimal central mechanism)"
+    table = Table(title=f"{document['dataset']}: {who} {function} "
+                        f"({document['repetitions']} repetitions per round)")
+    columns = [("round", "left"), ("voting", "right"), ("yes", "right"), ("truth", "left"),
+               ("measured [95% CI]", "right"), ("theory", "right"), ("consistent", "center")]
+    if rr_theory is not None:
+        columns.append(("rr theory", "right"))
+    for name, justify in columns:
+        table.add_column(name, justify=justify)
+    for i, r in enumerate(results):
+        theory = f"{r.theoretical_accuracy:.4f}" + ("" if r.theory_exact else " (est.)")
+        row = [r.round, str(r.n_parties), str(r.yes_count), truth_text(function, r.truth),
+               f"{r.empirical_accuracy:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]", theory,
+               "yes" if r.consistent else "[bold red]NO[/]"]
+        if rr_theory is not None:
+            row.append(f"{rr_theory[i]:.4f}")
+        table.add_row(*row)
+    console.print(table)
+    if rr_theory is not None and results:
+        console.print(
+            f"mean accuracy over rounds: curator (theory) {sum(r.theoretical_accuracy for r in results) / len(results):.4f}, "
+            f"randomized response (theory) {sum(rr_theory) / len(rr_theory):.4f}, at the same epsilon per party.")
+    consistent = sum(r.consistent for r in results)
+    broker = document["broker"]
+    assert isinstance(broker, dict)
+    console.print(
+        f"{consistent}/{len(results)} rounds consistent with theory (exact binomial tests, "
+        f"family-wise alpha {document['alpha']}, Bonferroni); broker: {broker['kind']} "
+        f"{broker['url']}; {float(document['wall_time_s']):.1f} s on the wire."
+    )
+    console.print(f"[dim]{document['note']}[/]")

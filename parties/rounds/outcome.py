@@ -1,0 +1,81 @@
+"""What a run returns: one :class:`RoundOutcome` per round inside a :class:`RunOutcome`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from mpdp.analysis.accounting import Spent
+
+__all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "RoundOutcome", "RunOutcome"]
+
+#: The abstention reason of a party whose answer would take it beyond its privacy budget.
+ABSTAIN_BUDGET_EXHAUSTED = "budget-exhausted"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RoundOutcome:
+    """One round as the central observer recorded and decided it.
+
+    Attributes:
+        name: the round's name (a bill).
+        participants: int64 (n,), the ids of the parties that sent symbols, ascending.
+        symbols: uint8 (repetitions, n): ``symbols[r, j]`` is participant j's symbol in repetition r.
+        decisions: int64 (repetitions,): the decision rule's estimate of f for each repetition.
+        messages_received: messages accepted for this round (symbols and abstentions).
+        messages_rejected: messages rejected while this round was open (any reason).
+        index: the round index (0-based).
+        abstained: int64, ids of parties that abstained (said so on the wire).
+        absent: int64, ids of parties the observer did not hear from before the round timeout.
+        status: ``"complete"`` (every party answered) or ``"timeout"``.
+        exhausted: int64, the ids in ``abstained`` whose reason is :data:`ABSTAIN_BUDGET_EXHAUSTED`
+            (out of privacy budget; the others did not vote).
+        party_decisions: int64 (n, repetitions): row j = participant j's own decisions of f
+            (002 eqs. (2), (4)), -1 where its decision message never arrived; None when the run did
+            not ask the parties to decide.
+    """
+
+    name: str
+    participants: np.ndarray
+    symbols: np.ndarray
+    decisions: np.ndarray
+    messages_received: int
+    messages_rejected: int
+    index: int = 0
+    abstained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    absent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    status: Literal["complete", "timeout"] = "complete"
+    exhausted: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    party_decisions: np.ndarray | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RunOutcome:
+    """A whole run.
+
+    Attributes:
+        broker_kind: ``"mosquitto"``, ``"embedded"`` or ``"external"``.
+        broker_url: ``mqtt://host:port`` of the broker used.
+        wall_time: seconds from the start of :func:`mpdp.parties.session.runner.run` to the end of the last round.
+        rounds: one :class:`RoundOutcome` per round, in order.
+        session: the session id; store_path: the SQLite transcript store.
+        seed_entropy: the root seed actually used (the given seed, or OS entropy) so that a
+            simulation can be repeated; None in deployment mode.
+        spent: one :class:`mpdp.analysis.Spent` per party, the privacy it spent over the rounds it answered
+            (every repetition one release), by the exact optimum at ``delta_slack`` and by basic
+            composition; computed from the recorded transcript (:func:`mpdp.parties.rounds.privacy.ledgers_from_rounds`).
+        delta_slack: the delta_tilde of ``spent``.
+    """
+
+    broker_kind: Literal["mosquitto", "embedded", "external"]
+    broker_url: str
+    wall_time: float
+    rounds: tuple[RoundOutcome, ...]
+    session: str = ""
+    store_path: Path | None = None
+    seed_entropy: int | None = None
+    spent: tuple[Spent, ...] = ()
+    delta_slack: float = 0.0

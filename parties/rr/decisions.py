@@ -1,0 +1,148 @@
+"""Deciding with a rule in a live run: the observer's decisions and every party's own (002 eqs. (2)-(6)).
+
+* :func:`apply_rule` — decide on observed transcripts with a simulation generator, or (``rng=None``,
+  deployment mode) with exact draws from the OS CSPRNG (:func:`mpdp.protocols.secure.secure_choice`).
+* :func:`decision_generator` — the simulation generator of round r for a seed sequence: child
+  ``(..., r, 1)`` (the party's privatization of round r draws from ``(..., r)``; the observer's
+  sequence is its own, see :func:`mpdp.parties.session.runner.observer_decision_seed`).
+* :class:`PartyDecider` — shared by the parties of one worker process: verifies a published
+  transcript once per payload (signature by the coordinator key), and builds each party's rule through
+  one :class:`mpdp.protocols.rule_cache.RuleCache`, so parties with equal public parameters share tables.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+from pydantic import ValidationError
+
+from mpdp.broker.decision_messages import TranscriptMessage
+from mpdp.broker.signing import load_public_key, verify_message
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import BooleanFunction, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rule_cache import LiveRule, RuleCache
+from mpdp.protocols.rules import RULE_KINDS, DecisionRule
+from mpdp.protocols.secure import secure_choice
+
+__all__ = ["PartyDecider", "PartyDecisionSpec", "apply_rule", "decision_generator"]
+
+log = logging.getLogger("mpdp.decisions")
+_VERIFIED = 4  # transcripts remembered per worker (the rounds in flight)
+
+
+def decision_generator(seed: np.random.SeedSequence, round_index: int) -> np.random.Generator:
+    """The generator of a randomized rule's draws in round ``round_index``: spawn key ``(..., r, 1)``."""
+    child = np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, round_index, 1),
+                                   pool_size=seed.pool_size)
+    return np.random.default_rng(child)
+
+
+def apply_rule(rule: LiveRule, symbols: np.ndarray, rng: np.random.Generator | None,
+               own_bits: int | np.ndarray | None = None) -> np.ndarray:
+    """Decide on transcripts (uint8/int (n, k)): int64 (n,).
+
+    Args:
+        rng: the simulation generator; None = deployment mode: a randomized rule's draws come from the
+            OS CSPRNG (exact Bernoulli draws), a deterministic rule needs none.
+        own_bits: the deciding party's bit (party rules only).
+
+    Raises:
+        ParameterError: bad symbols or own bits (from the rule).
+    """
+    if rng is not None or not isinstance(rule, DecisionRule) or not rule.randomized:
+        mine = {} if own_bits is None else {"own_bits": own_bits}
+        return np.asarray(rule.decide(symbols, rng=rng, **mine), dtype=np.int64)
+    return secure_choice(rule.probabilities(symbols, own_bits))
+
+
+@dataclass(frozen=True, slots=True)
+class PartyDecisionSpec:
+    """What the parties need to decide f themselves (public; picklable for a worker process).
+
+    Attributes:
+        mechanisms: every roster party's randomized response (party id order).
+        function: the name of f (:func:`mpdp.protocols.functions.parse_function`; a name pickles where the
+            function object may not), symmetric, computed over each round's participants.
+        kind: ``"average"`` or ``"worst-case"``: the parties' rules are the optimal ones of this kind
+            for the zero-one measure (:mod:`mpdp.protocols.rule_cache`).
+    """
+
+    mechanisms: tuple[RandomizedResponse, ...]
+    function: str
+    kind: str = "average"
+
+    def __post_init__(self) -> None:
+        if self.kind not in RULE_KINDS:
+            raise ParameterError("rule", self.kind, "one of " + ", ".join(RULE_KINDS))
+        if self.boolean_function().count_values(1) is None:
+            raise ParameterError("function", self.function, "a symmetric function for party decisions")
+
+    def boolean_function(self) -> BooleanFunction:
+        """f as an object."""
+        return parse_function(self.function)
+
+
+@dataclass(slots=True, eq=False)
+class PartyDecider:
+    """The deciding machinery of one worker's parties (see the module docstring).
+
+    Args:
+        spec: the public parameters. session: the session id. coordinator_key: raw Ed25519 public key
+        that signs transcripts.
+    """
+
+    spec: PartyDecisionSpec
+    session: str
+    coordinator_key: bytes
+    rules: RuleCache = field(default_factory=RuleCache)
+    _verified: OrderedDict = field(default_factory=OrderedDict)
+    _function: BooleanFunction | None = None
+
+    def transcript(self, payload: bytes) -> tuple[TranscriptMessage, np.ndarray] | None:
+        """The verified transcript message and its symbol matrix (uint8 (repetitions, n)), or None for a
+        payload that is malformed, of another session, or not signed by the coordinator (logged).
+        Identical payloads are verified once per process."""
+        key = bytes(payload)
+        if key in self._verified:
+            self._verified.move_to_end(key)
+            return self._verified[key]
+        try:
+            message = TranscriptMessage.model_validate_json(key)
+        except ValidationError:
+            log.warning("ignored a malformed transcript")
+            result = None
+        else:
+            if message.session != self.session or not verify_message(message, load_public_key(self.coordinator_key)):
+                log.warning("ignored a transcript not signed by the coordinator")
+                result = None
+            elif any(p >= len(self.spec.mechanisms) for p in message.participants):
+                log.warning("ignored a transcript naming parties outside the roster")
+                result = None
+            else:
+                result = (message, message.symbol_matrix())
+        self._verified[key] = result
+        if len(self._verified) > _VERIFIED:
+            self._verified.popitem(last=False)
+        return result
+
+    def rule(self, participants: tuple[int, ...], party: int) -> LiveRule:
+        """Party ``party``'s rule over ``participants`` (ids, ascending; ``party`` among them)."""
+        mechs = [self.spec.mechanisms[p] for p in participants]
+        if self._function is None:
+            self._function = self.spec.boolean_function()
+        return self.rules.rule(mechs, self._function, self.spec.kind, observer=participants.index(party))
+
+    def decide(self, message: TranscriptMessage, symbols: np.ndarray, party: int, bit: int,
+               rng: np.random.Generator | None) -> np.ndarray:
+        """Party ``party``'s decision for each repetition of the transcript: int64 (repetitions,).
+
+        Raises:
+            ParameterError: the party is not a participant of the transcript.
+        """
+        if party not in message.participants:
+            raise ParameterError("party", party, f"a participant of round {message.round}")
+        return apply_rule(self.rule(message.participants, party), symbols, rng, own_bits=bit)

@@ -1,0 +1,279 @@
+"""A party: holds one private bit per round, privatizes it with its own randomized response, and
+broadcasts the signed symbols over its own MQTT connection.
+
+Simulation mode: round r of party i draws from ``default_rng(SeedSequence(seed).spawn(k)[i].spawn(R)[r])``
+(a per-round child of the party's sequence, so a resumed run draws what a full run would).
+Deployment mode (``secure=True``): :func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS
+CSPRNG). The raw bit stays in this process: it is in no message, log line or repr.
+
+Privacy accounting: the party keeps an :class:`mpdp.analysis.PrivacyLedger` of the rounds it answered (each
+repetition one release). With a budget, before it answers a round it asks whether the answer would take
+it past the budget; if so it abstains with reason ``budget-exhausted`` instead (nothing is released).
+
+Own decisions (a :class:`mpdp.parties.rr.decisions.PartyDecider` given): the party also subscribes to the
+session's transcript topic; for each round it answered with symbols, it verifies the transcript the
+observer published (coordinator signature), decides f with its own optimal rule over the round's
+participants and its own bit (002 eqs. (2), (4); randomized draws from
+:func:`mpdp.parties.rr.decisions.decision_generator` of its seed, or the CSPRNG in deployment mode) and
+publishes a signed :class:`mpdp.broker.decision_messages.DecisionMessage`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import aiomqtt
+import numpy as np
+from pydantic import ValidationError
+
+from mpdp.analysis.accounting import Budget, PrivacyLedger
+from mpdp.broker.decision_messages import DecisionMessage
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import Announcement, PartyMessage
+from mpdp.broker.signing import load_private_key, load_public_key, verify_message
+from mpdp.broker.topics import Topics
+from mpdp.parties.rr.decisions import PartyDecider, decision_generator
+from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
+from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.protocols.errors import ParameterError, TransportError
+from mpdp.protocols.mechanisms import RandomizedResponse
+
+__all__ = [
+    "ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_DID_NOT_VOTE", "Party", "PartySpec", "round_generator", "secure_sampler",
+]
+
+#: The abstention reason of a party that takes no part in a round (bit -1).
+ABSTAIN_DID_NOT_VOTE = "did-not-vote"
+log = logging.getLogger("mpdp.party")
+
+Sampler = Callable[[RandomizedResponse, int, int], np.ndarray]
+
+
+def secure_sampler() -> Sampler:
+    """``mpdp.protocols.secure.sample_secure(mechanism, bit, size)``, the deployment-mode sampler.
+
+    Raises:
+        ParameterError: ``secure`` asked for but :mod:`mpdp.protocols.secure` is not in this build.
+    """
+    try:
+        from mpdp.protocols.secure import sample_secure  # the lead's exact CSPRNG sampler
+    except ImportError as exc:
+        raise ParameterError(
+            "secure", True, "simulation mode (secure=False): protocols.secure is not available", hint=str(exc)
+        ) from exc
+    return sample_secure
+
+
+def round_generator(seed: np.random.SeedSequence, round_index: int) -> np.random.Generator:
+    """The generator of one round: child ``round_index`` of the party's seed sequence.
+
+    Equal to ``default_rng(seed.spawn(R)[round_index])`` for a fresh ``seed`` and any R > round_index,
+    without mutating ``seed``."""
+    child = np.random.SeedSequence(
+        seed.entropy, spawn_key=(*seed.spawn_key, round_index), pool_size=seed.pool_size
+    )
+    return np.random.default_rng(child)
+
+
+@dataclass(frozen=True, slots=True)
+class PartySpec:
+    """What one party's process holds.
+
+    Attributes:
+        party: the party id (index in the roster).
+        bits: int8 (R,), the private bit of each round (0, 1, or -1 = takes no part). Never leaves
+            the process; not in the repr.
+        mechanism: the party's randomized response.
+        private_key: the raw 32-byte Ed25519 private key (not in the repr).
+        seed: the party's seed sequence (simulation mode); None in deployment mode.
+        budget: the party's privacy budget; None = answer every round (still accounted).
+        ledger: the rounds answered before this process started (a resumed session); its
+            delta_slack is the delta_tilde of the accounting.
+    """
+
+    party: int
+    bits: np.ndarray = field(repr=False)
+    mechanism: RandomizedResponse
+    private_key: bytes = field(repr=False)
+    seed: np.random.SeedSequence | None = field(default=None, repr=False)
+    budget: Budget | None = None
+    ledger: PrivacyLedger = PrivacyLedger(DEFAULT_DELTA_SLACK)
+
+
+class Party:
+    """One party's life: connect, subscribe to announcements, answer each round, leave at the end.
+
+    Args:
+        spec: the party's private state.
+        endpoint: the broker.
+        topics: the session's topics.
+        coordinator_key: raw Ed25519 public key that signs announcements (others are ignored).
+        idle_timeout: seconds to wait for the next announcement before giving up.
+        sampler: deployment-mode sampler (from :func:`secure_sampler`); None = simulation mode
+            (``spec.seed`` must be set).
+        connect_gate: bounds how many parties of a worker connect at once.
+        decider: the worker's shared deciding machinery; None = the party does not decide f itself.
+    """
+
+    #: The announcement the coordinator signs (a subclass speaking another protocol sets its own).
+    announcement_class: ClassVar[type[Announcement]] = Announcement
+
+    def __init__(
+        self,
+        spec: PartySpec,
+        endpoint: BrokerEndpoint,
+        topics: Topics,
+        coordinator_key: bytes,
+        *,
+        idle_timeout: float,
+        sampler: Sampler | None = None,
+        connect_gate: asyncio.Semaphore | None = None,
+        decider: PartyDecider | None = None,
+    ) -> None:
+        if sampler is None and spec.seed is None:
+            raise ParameterError("seed", None, "a SeedSequence in simulation mode (or a secure sampler)")
+        self.spec = spec
+        self._endpoint = endpoint
+        self._topics = topics
+        self._coordinator = load_public_key(coordinator_key)
+        self._key = load_private_key(spec.private_key)
+        self._idle_timeout = idle_timeout
+        self._sampler = sampler
+        self._gate = connect_gate or asyncio.Semaphore(1)
+        self._answered: set[int] = set()
+        self._decider = decider
+        self._released: set[int] = set()  # rounds answered with symbols
+        self._decided: set[int] = set()
+        self.ledger = spec.ledger  #: the rounds this party answered and what they cost
+
+    @property
+    def client_id(self) -> str:
+        """The MQTT client id: unique per session and party."""
+        return f"mpdp-{self._topics.session}-party-{self.spec.party}"
+
+    def bit(self, index: int) -> int:
+        """The party's private bit in round ``index``: 0, 1, or -1 (takes no part).
+
+        Raises:
+            ParameterError: the round index is beyond the party's bits.
+        """
+        if index >= len(self.spec.bits):
+            raise ParameterError("round", index, f"0..{len(self.spec.bits) - 1} (party {self.spec.party})")
+        return int(self.spec.bits[index])
+
+    def respond(self, announcement: Announcement) -> PartyMessage:
+        """The signed message answering one round announcement (no I/O).
+
+        A round with bit -1 gets an abstention ``did-not-vote``; a round whose answer would exceed the
+        budget gets ``budget-exhausted``; otherwise the round is charged to :attr:`ledger` (once per
+        round id: answering a charged round again releases the same simulation sample) and answered.
+
+        Raises:
+            ParameterError: the round index is beyond the party's bits.
+        """
+        index = announcement.round
+        bit = self.bit(index)
+        common = dict(session=self._topics.session, round=index, party=self.spec.party,
+                      repetitions=announcement.repetitions)
+        if bit < 0:
+            return PartyMessage.signed(self._key, reason=ABSTAIN_DID_NOT_VOTE, **common)
+        eps, delta, reps = self.spec.mechanism.epsilon, self.spec.mechanism.delta, announcement.repetitions
+        if index not in self.ledger.rounds:
+            if self.spec.budget is not None and self.ledger.would_exceed(self.spec.budget, eps, delta, reps):
+                return PartyMessage.signed(self._key, reason=ABSTAIN_BUDGET_EXHAUSTED, **common)
+            self.ledger = self.ledger.record(index, eps, delta, reps)
+        if self._sampler is not None:
+            symbols = self._sampler(self.spec.mechanism, bit, announcement.repetitions)
+        else:
+            assert self.spec.seed is not None
+            rng = round_generator(self.spec.seed, index)
+            symbols = self.spec.mechanism.sample(bit, announcement.repetitions, rng)
+        self._released.add(index)
+        return PartyMessage.signed(self._key, symbols=symbols, **common)
+
+    def decide(self, payload: bytes) -> DecisionMessage | None:
+        """The signed decisions answering a published transcript (no I/O), or None when there is
+        nothing to decide: no decider, an unverified transcript, a round this party did not release
+        symbols in or already decided.
+
+        Raises:
+            ParameterError: the transcript omits this party although it released symbols (from the decider).
+        """
+        if self._decider is None:
+            return None
+        verified = self._decider.transcript(payload)
+        if verified is None:
+            return None
+        message, symbols = verified
+        index = message.round
+        if index not in self._released or index in self._decided or self.spec.party not in message.participants:
+            return None
+        rng = None if self._sampler is not None or self.spec.seed is None else decision_generator(self.spec.seed, index)
+        decisions = self._decider.decide(message, symbols, self.spec.party, self.bit(index), rng)
+        self._decided.add(index)
+        return DecisionMessage.signed(self._key, session=self._topics.session, round=index,
+                                      party=self.spec.party, decisions=decisions)
+
+    def _announcement(self, message: aiomqtt.Message) -> Announcement | None:
+        try:
+            announcement = self.announcement_class.model_validate_json(message.payload)  # type: ignore[arg-type]
+        except ValidationError:
+            log.warning("party %d: ignored a malformed announcement", self.spec.party)
+            return None
+        if announcement.session != self._topics.session or not verify_message(announcement, self._coordinator):
+            log.warning("party %d: ignored an announcement not signed by the coordinator", self.spec.party)
+            return None
+        return announcement
+
+    async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
+        """Serve the session until the end announcement; return the number of rounds answered.
+
+        Raises:
+            TransportError: the broker went away, or no announcement for ``idle_timeout`` seconds.
+        """
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                async with self._gate, asyncio.timeout(2 * self._endpoint.timeout):
+                    client = await stack.enter_async_context(self._endpoint.client(self.client_id))
+                    await client.subscribe(self._topics.rounds, qos=1)
+                    if self._decider is not None:
+                        await client.subscribe(self._topics.transcript, qos=1)
+                on_ready()
+                await self._serve(client)
+        except aiomqtt.MqttError as exc:
+            raise TransportError(f"party {self.spec.party} lost the broker at {self._endpoint.url}: {exc}") from exc
+        except TimeoutError:
+            raise TransportError(f"party {self.spec.party}: no answer from {self._endpoint.url}") from None
+        return len(self._answered)
+
+    async def _serve(self, client: aiomqtt.Client) -> None:
+        messages = aiter(client.messages)
+        while True:
+            try:
+                async with asyncio.timeout(self._idle_timeout):
+                    message = await anext(messages)
+            except TimeoutError:
+                raise TransportError(
+                    f"party {self.spec.party}: no announcement for {self._idle_timeout:g} s"
+                ) from None
+            if message.topic.value == self._topics.transcript:
+                if isinstance(message.payload, bytes | bytearray):
+                    decision = self.decide(bytes(message.payload))
+                    if decision is not None:
+                        await client.publish(self._topics.decision(self.spec.party), decision.model_dump_json(), qos=1)
+                continue
+            announcement = self._announcement(message)
+            if announcement is None:
+                continue
+            if announcement.kind == "end":
+                return
+            if announcement.round in self._answered:
+                continue  # a redelivered announcement: answer each round once
+            reply = self.respond(announcement)
+            await client.publish(self._topics.party(self.spec.party), reply.model_dump_json(), qos=1)
+            self._answered.add(announcement.round)

@@ -1,0 +1,265 @@
+"""The files of a deployed session: ``mpdp keys`` writes them, ``mpdp party`` and ``mpdp observe`` read them.
+
+::
+
+    DIR/roster.json                      public: the session id, each party's id, epsilon, delta and
+                                         Ed25519 public key, the coordinator's public key
+    DIR/coordinator/coordinator.key      the coordinator's private key (signs round announcements)
+    DIR/parties/party-{i}.key            party i's private key; with a split, one directory per range
+                                         (DIR/parties-0-217/, DIR/parties-218-434/), one per host
+
+Key files are JSON (:class:`KeyFile`), mode 0600 in directories of mode 0700, and are refused when
+group or others can read them. No private bit is in any of these files. Keys are raw 32-byte Ed25519
+keys (RFC 8032) in base64; a key file names its session and party, and is checked against the
+roster's public key when it is read.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mpdp.broker.signing import generate_key_pair, public_key_of
+from mpdp.broker.topics import SESSION_PATTERN, check_session
+from mpdp.parties.rounds.ranges import format_ranges
+from mpdp.parties.rounds.roster import Roster
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import RandomizedResponse
+
+__all__ = [
+    "KeyFile",
+    "PartyEntry",
+    "RosterFile",
+    "SessionRoster",
+    "coordinator_key_path",
+    "party_key_path",
+    "read_private_key",
+    "read_roster",
+    "write_session",
+]
+
+ROSTER_NAME = "roster.json"
+_KEY = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{43}=$")]  # 32 bytes in base64
+_PRIVATE_DIR, _PRIVATE_FILE = 0o700, 0o600
+
+
+class _File(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
+
+
+class PartyEntry(_File):
+    """One party in ``roster.json``: its id, its randomized response and its public key."""
+
+    id: Annotated[int, Field(ge=0)]
+    epsilon: Annotated[float, Field(ge=0)]
+    delta: Annotated[float, Field(ge=0, lt=1)]
+    four_output: bool
+    public_key: _KEY
+
+
+class RosterFile(_File):
+    """``roster.json``: everything public about a session. Party ids are 0..k-1 in order."""
+
+    format: Literal["mpdp-roster/v1"] = "mpdp-roster/v1"
+    session: Annotated[str, Field(pattern=SESSION_PATTERN)]
+    coordinator_public_key: _KEY
+    parties: Annotated[tuple[PartyEntry, ...], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _ids_in_order(self) -> Self:
+        ids = [p.id for p in self.parties]
+        if ids != list(range(len(ids))):
+            raise ValueError(f"party ids must be 0..{len(ids) - 1} in order")
+        return self
+
+
+class KeyFile(_File):
+    """A private key file: whose key it is (session, role, party) and the raw key in base64."""
+
+    format: Literal["mpdp-key/v1"] = "mpdp-key/v1"
+    session: Annotated[str, Field(pattern=SESSION_PATTERN)]
+    role: Literal["party", "coordinator"]
+    party: Annotated[int, Field(ge=0)] | None = None
+    private_key: _KEY
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRoster:
+    """A session's public facts as objects.
+
+    Attributes:
+        session: the session id (topics ``mpdp/{session}/...``, the store key).
+        roster: the parties' mechanisms and raw public keys.
+        coordinator_public_key: raw 32-byte Ed25519 key that signs the round announcements.
+    """
+
+    session: str
+    roster: Roster
+    coordinator_public_key: bytes
+
+    def to_file(self) -> RosterFile:
+        """The pydantic form written as ``roster.json``."""
+        return RosterFile(
+            session=self.session, coordinator_public_key=_b64(self.coordinator_public_key),
+            parties=tuple(
+                PartyEntry(id=i, epsilon=m.epsilon, delta=m.delta, four_output=m.num_symbols == 4,
+                           public_key=_b64(key))
+                for i, (m, key) in enumerate(zip(self.roster.mechanisms, self.roster.public_keys, strict=True))
+            ),
+        )
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def _raw(text: str) -> bytes:
+    return base64.b64decode(text, validate=True)
+
+
+def party_key_path(directory: Path | str, party: int) -> Path:
+    """Where party ``party``'s key file is inside a key directory."""
+    return Path(directory) / f"party-{party}.key"
+
+
+def coordinator_key_path(directory: Path | str) -> Path:
+    """Where the coordinator's key file is inside a key directory."""
+    return Path(directory) / "coordinator.key"
+
+
+def _write_private(path: Path, key: KeyFile, force: bool) -> None:
+    path.parent.mkdir(mode=_PRIVATE_DIR, parents=True, exist_ok=True)
+    os.chmod(path.parent, _PRIVATE_DIR)
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)
+    fd = os.open(path, flags, _PRIVATE_FILE)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        os.fchmod(fh.fileno(), _PRIVATE_FILE)
+        fh.write(key.model_dump_json() + "\n")
+
+
+def write_session(
+    out: Path | str, session: str, mechanisms: Sequence[RandomizedResponse],
+    split: Sequence[Sequence[int]] | None = None, force: bool = False,
+) -> SessionRoster:
+    """Make fresh key pairs for every party and the coordinator and write the session's files.
+
+    Args:
+        out: the directory (created if missing).
+        session: the session id.
+        mechanisms: party i's randomized response, k of them.
+        split: party id groups that partition 0..k-1, one key directory per group
+            (``parties-A-B``); None puts every party key in ``parties/``.
+        force: overwrite the files of an earlier ``write_session`` in ``out``.
+
+    Returns:
+        The session's public facts (as written to ``out/roster.json``).
+
+    Raises:
+        ParameterError: a bad session id, groups that do not partition the parties, or
+            ``roster.json`` already there without ``force``.
+    """
+    check_session(session)
+    folder = Path(out)
+    k = len(mechanisms)
+    groups = [tuple(range(k))] if split is None else [tuple(g) for g in split]
+    if sorted(i for g in groups for i in g) != list(range(k)):
+        raise ParameterError("--split", ";".join(format_ranges(g) for g in groups),
+                             f"ranges that cover parties 0..{k - 1} exactly once")
+    roster_path = folder / ROSTER_NAME
+    if roster_path.exists() and not force:
+        raise ParameterError("--out", str(folder), "a directory without roster.json (or pass --force)")
+    roster, private_keys = Roster.generate(mechanisms)
+    coordinator_private, coordinator_public = generate_key_pair()
+    facts = SessionRoster(session, roster, coordinator_public)
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_private(coordinator_key_path(folder / "coordinator"),
+                   KeyFile(session=session, role="coordinator", private_key=_b64(coordinator_private)), force)
+    for group in groups:
+        directory = folder / ("parties" if split is None else f"parties-{format_ranges(group)}")
+        for party in group:
+            key = KeyFile(session=session, role="party", party=party, private_key=_b64(private_keys[party]))
+            _write_private(party_key_path(directory, party), key, force)
+    roster_path.write_text(facts.to_file().model_dump_json(indent=1) + "\n", encoding="utf-8")
+    return facts
+
+
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    return f"{'.'.join(map(str, first['loc'])) or 'file'}: {first['msg']}"
+
+
+def read_roster(path: Path | str) -> SessionRoster:
+    """Read ``roster.json``.
+
+    Raises:
+        ParameterError: a missing or unreadable file, or one that is not a valid roster (the first
+            problem is named).
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+        parsed = RosterFile.model_validate_json(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError("--roster", str(file), "a readable roster.json written by `mpdp keys`",
+                             hint=str(exc)) from exc
+    except ValidationError as exc:
+        raise ParameterError("--roster", str(file), "a roster.json written by `mpdp keys`",
+                             hint=_first_error(exc)) from None
+    mechanisms = tuple(RandomizedResponse(p.epsilon, p.delta, p.four_output) for p in parsed.parties)
+    roster = Roster(mechanisms, tuple(_raw(p.public_key) for p in parsed.parties))
+    return SessionRoster(parsed.session, roster, _raw(parsed.coordinator_public_key))
+
+
+def read_private_key(path: Path | str, facts: SessionRoster, party: int | None) -> bytes:
+    """Read one private key file and check it against the roster.
+
+    Args:
+        path: the key file.
+        facts: the session's roster.
+        party: the party whose key it must be, or None for the coordinator's.
+
+    Returns:
+        The raw 32-byte Ed25519 private key.
+
+    Raises:
+        ParameterError: missing or unreadable; readable by group or others (chmod 600); malformed;
+            another session's, role's or party's key; or not the private half of the roster's key.
+    """
+    file = Path(path)
+    if party is not None and not 0 <= party < facts.roster.k:
+        raise ParameterError("party", party, f"a party id of the roster, 0..{facts.roster.k - 1}")
+    whose = "the coordinator" if party is None else f"party {party}"
+    try:
+        mode = file.stat().st_mode
+        text = file.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError("--keys", str(file), f"the readable key file of {whose}", hint=str(exc)) from exc
+    if stat.S_IMODE(mode) & 0o077:
+        raise ParameterError("--keys", str(file), "a key file only its owner can read (chmod 600)",
+                             hint=f"mode {stat.S_IMODE(mode):o}")
+    try:
+        key = KeyFile.model_validate_json(text)
+    except ValidationError as exc:
+        raise ParameterError("--keys", str(file), "a key file written by `mpdp keys`",
+                             hint=_first_error(exc)) from None
+    role = "coordinator" if party is None else "party"
+    if (key.session, key.role, key.party) != (facts.session, role, party):
+        raise ParameterError("--keys", str(file), f"the key of {whose} in session {facts.session!r}",
+                             hint=f"it is {key.role} {key.party} of session {key.session!r}")
+    private = _raw(key.private_key)
+    expected = facts.coordinator_public_key if party is None else facts.roster.public_keys[party]
+    try:
+        matches = public_key_of(private) == expected
+    except (ValueError, binascii.Error):
+        matches = False
+    if not matches:
+        raise ParameterError("--keys", str(file), f"the private key of {whose}'s public key in the roster")
+    return private

@@ -1,0 +1,223 @@
+"""One party host of a deployment (``mpdp party``): some of a session's parties in one process.
+
+::
+
+    check the broker                       one MQTT connect, else a one-line TransportError
+    beacon: subscribe to status + rounds   before any party exists, so it sees the host's "ready"
+    serve_parties(WorkerSpec)              parties as asyncio tasks, each its own MQTT connection,
+                                           reporting "ready" once all are subscribed
+    beacon repeats that "ready" every ready_interval s until the coordinator's first signed
+    announcement, so the observer may start before or after the hosts
+    each party answers every announced round, then leaves at the end announcement -> return
+
+The host is worker ``min(parties)`` on the status topic (unique when hosts hold disjoint parties);
+the observer waits until the ready hosts cover every party of the roster.
+
+Modes: deployment (``seed=None``, the default of ``mpdp party``) privatizes with
+:func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS CSPRNG); simulation (a seed)
+gives party i the generator ``SeedSequence(seed).spawn(k)[i]`` of ``mpdp simulate --seed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import aiomqtt
+import numpy as np
+from pydantic import ValidationError
+
+from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import Announcement, WorkerStatus
+from mpdp.broker.signing import verify_message
+from mpdp.broker.topics import Topics
+from mpdp.parties.session.datasets import Dataset
+from mpdp.parties.rr.party import PartySpec, secure_sampler
+from mpdp.parties.session.runner import first_mpdp_error
+from mpdp.parties.session.files import SessionRoster
+from mpdp.parties.session.worker import WorkerSpec, serve_parties
+from mpdp.protocols.errors import ParameterError, TransportError
+
+__all__ = ["HostConfig", "host_bits", "host_parties"]
+
+log = logging.getLogger("mpdp.host")
+
+
+def host_bits(dataset: Dataset, parties: Sequence[int], k: int) -> np.ndarray:
+    """The hosted parties' rows of a dataset: int8 (len(parties), R).
+
+    The dataset holds either all k parties (row i = party i; the other rows are dropped) or exactly
+    the hosted parties, in the order of ``parties`` (a host's own file).
+
+    Raises:
+        ParameterError: any other number of rows.
+    """
+    rows = dataset.num_parties
+    if rows == k:
+        return dataset.bits[list(parties)].copy()
+    if rows == len(parties):
+        return dataset.bits.copy()
+    raise ParameterError("--dataset", dataset.name,
+                         f"{k} rows (every party of the roster) or {len(parties)} (the hosted parties)",
+                         hint=f"it has {rows}")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class HostConfig:
+    """One party host.
+
+    Attributes:
+        facts: the session's roster (``roster.json``).
+        parties: the hosted party ids, ascending, at least one.
+        bits: int8 (len(parties), R): the hosted parties' private bits (0, 1, or -1 = takes no
+            part). Not in the repr.
+        private_keys: the hosted parties' raw Ed25519 private keys, in the order of ``parties``.
+        endpoint: the running broker.
+        seed: None = deployment mode (CSPRNG); an integer = simulation mode (reproducible).
+        idle_timeout: seconds a party waits for the next announcement (also for the first one).
+        ready_interval: seconds between repeated "ready" reports until the first announcement.
+        connect_concurrency: parties connecting at the same time, at most.
+
+    Raises:
+        ParameterError: a field out of its domain.
+    """
+
+    facts: SessionRoster
+    parties: tuple[int, ...]
+    bits: np.ndarray = field(repr=False)
+    private_keys: tuple[bytes, ...] = field(repr=False)
+    endpoint: BrokerEndpoint
+    seed: int | None = None
+    idle_timeout: float = 3600.0
+    ready_interval: float = 1.0
+    connect_concurrency: int = 32
+
+    def __post_init__(self) -> None:
+        k = self.facts.roster.k
+        parties = tuple(int(p) for p in self.parties)
+        if not parties or list(parties) != sorted(set(parties)) or parties[0] < 0 or parties[-1] >= k:
+            raise ParameterError("parties", parties, f"ascending distinct ids in 0..{k - 1}, at least one")
+        bits = np.asarray(self.bits)
+        if bits.ndim != 2 or bits.shape[0] != len(parties) or bits.shape[1] < 1:
+            raise ParameterError("bits", bits.shape, f"shape ({len(parties)}, R), R >= 1")
+        if not np.isin(bits, (-1, 0, 1)).all():
+            raise ParameterError("bits", sorted(set(np.unique(bits).tolist()) - {-1, 0, 1}), "values 0, 1, -1")
+        if len(self.private_keys) != len(parties):
+            raise ParameterError("private_keys", len(self.private_keys), f"one per hosted party ({len(parties)})")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0):
+            raise ParameterError("seed", self.seed, "an integer >= 0, or None (deployment mode)")
+        for name in ("idle_timeout", "ready_interval"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and 0 < value < math.inf):
+                raise ParameterError(name, value, "a finite number of seconds > 0")
+        object.__setattr__(self, "parties", parties)
+        object.__setattr__(self, "bits", bits.astype(np.int8))
+
+    @property
+    def worker(self) -> int:
+        """This host's index on the status topic: its smallest party id."""
+        return self.parties[0]
+
+    def worker_spec(self) -> WorkerSpec:
+        """The :class:`WorkerSpec` that :func:`mpdp.parties.session.worker.serve_parties` runs."""
+        roster = self.facts.roster
+        seeds = None if self.seed is None else np.random.SeedSequence(self.seed).spawn(roster.k)
+        return WorkerSpec(
+            index=self.worker, endpoint=self.endpoint, session=self.facts.session,
+            coordinator_key=self.facts.coordinator_public_key,
+            parties=tuple(
+                PartySpec(party, self.bits[j].copy(), roster.mechanisms[party], self.private_keys[j],
+                          None if seeds is None else seeds[party])
+                for j, party in enumerate(self.parties)
+            ),
+            secure=self.seed is None, idle_timeout=self.idle_timeout,
+            connect_concurrency=self.connect_concurrency,
+        )
+
+
+class _ReadyBeacon:
+    """Repeats the host's own "ready" status until the coordinator's first signed announcement."""
+
+    def __init__(self, config: HostConfig) -> None:
+        self._config = config
+        self._topics = Topics(config.facts.session)
+        self.subscribed = asyncio.Event()
+
+    def _is_announcement(self, payload: bytes) -> bool:
+        try:
+            announcement = Announcement.model_validate_json(payload)
+        except ValidationError:
+            return False
+        return announcement.session == self._topics.session and verify_message(
+            announcement, self._config.facts.coordinator_public_key)
+
+    def _own_ready(self, payload: bytes) -> bool:
+        try:
+            status = WorkerStatus.model_validate_json(payload)
+        except ValidationError:
+            return False
+        return (status.session, status.worker, status.state) == (self._topics.session, self._config.worker, "ready")
+
+    async def run(self) -> None:
+        endpoint, topics = self._config.endpoint, self._topics
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                async with asyncio.timeout(2 * endpoint.timeout):
+                    client = await stack.enter_async_context(
+                        endpoint.client(f"mpdp-{topics.session}-host-{self._config.worker}-beacon"))
+                    await client.subscribe(topics.status, qos=1)
+                    await client.subscribe(topics.rounds, qos=1)
+                self.subscribed.set()
+                await self._repeat(client)
+        except aiomqtt.MqttError as exc:
+            raise TransportError(f"party host {self._config.worker} lost the broker at {endpoint.url}: {exc}") from exc
+        except TimeoutError:
+            raise TransportError(f"party host {self._config.worker}: no answer from {endpoint.url}") from None
+
+    async def _repeat(self, client: aiomqtt.Client) -> None:
+        ready: bytes | None = None
+        messages = aiter(client.messages)
+        while True:
+            try:
+                async with asyncio.timeout(self._config.ready_interval):
+                    message = await anext(messages)
+            except TimeoutError:
+                if ready is not None:
+                    async with asyncio.timeout(2 * self._config.endpoint.timeout):
+                        await client.publish(self._topics.status, ready, qos=1)
+                continue
+            payload = message.payload
+            if not isinstance(payload, bytes | bytearray):
+                continue
+            if message.topic.value == self._topics.rounds and self._is_announcement(bytes(payload)):
+                return
+            if message.topic.value == self._topics.status and self._own_ready(bytes(payload)):
+                ready = bytes(payload)
+
+
+async def host_parties(config: HostConfig) -> None:
+    """Serve the hosted parties until the coordinator ends the session (module docstring).
+
+    Raises:
+        TransportError: the broker is unreachable or went away; no announcement for
+            ``idle_timeout`` seconds.
+        ParameterError: an announced round beyond the dataset's rounds.
+    """
+    spec = config.worker_spec()
+    if spec.secure:
+        secure_sampler()  # fail before connecting when protocols.secure is not in this build
+    await check_connectivity(config.endpoint)
+    beacon = _ReadyBeacon(config)
+    try:
+        async with asyncio.TaskGroup() as tg:
+            beacon_task = tg.create_task(beacon.run(), name="ready-beacon")
+            await beacon.subscribed.wait()
+            await serve_parties(spec)
+            beacon_task.cancel()
+    except BaseExceptionGroup as group:
+        raise first_mpdp_error(group) from group

@@ -1,0 +1,167 @@
+"""The central observer and coordinator of a deployment (``mpdp observe``), in one process.
+
+::
+
+    check the broker                         one MQTT connect, else a one-line TransportError
+    TranscriptStore(store_path)              SQLite; rounds recorded by an earlier run are skipped
+     └─ open_observer(...)                   subscribed to every party topic and the status topic
+          wait until the hosts that reported "ready" cover every party of the roster
+          (a host's "failed" report, or wait_parties seconds, stops here with the missing ids)
+          for each round not yet recorded: announce (signed), collect until every party answered
+          or round_timeout, decide with the optimal rule, record in one transaction
+          announce the end: the parties leave, their hosts exit
+
+The observer does not know the parties' bits: it reports decisions and its posterior, never an
+accuracy (comparing with the truth is ``mpdp simulate``'s job). A host that fails during the
+rounds makes its parties absent (recorded so) and the session goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.topics import Topics
+from mpdp.parties.rr.observer import Observer, open_observer, zero_one_rule
+from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.ranges import format_ranges
+from mpdp.parties.session.runner import surfacing_errors
+from mpdp.parties.session.files import SessionRoster
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.protocols.errors import ParameterError, TransportError
+from mpdp.protocols.functions import BooleanFunction
+
+__all__ = ["ObserveConfig", "observe", "observe_async", "wait_for_parties"]
+
+_POLL = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class ObserveConfig:
+    """One deployed session, as the observer and coordinator see it.
+
+    Attributes:
+        facts: the session's roster (``roster.json``).
+        coordinator_key: the coordinator's raw Ed25519 private key (not in the repr).
+        endpoint: the running broker.
+        round_names: R names, one per round (a bill).
+        function: a symmetric f the observer computes over each round's participants.
+        store_path: the SQLite transcript store.
+        repetitions: releases each party sends per round (1 in a deployment: each spends privacy).
+        round_timeout: seconds a round stays open before the missing parties are recorded absent.
+        wait_parties: seconds to wait for every party to be ready before the first round.
+
+    Raises:
+        ParameterError: a field out of its domain.
+    """
+
+    facts: SessionRoster
+    coordinator_key: bytes = field(repr=False)
+    endpoint: BrokerEndpoint
+    round_names: tuple[str, ...]
+    function: BooleanFunction
+    store_path: Path
+    repetitions: int = 1
+    round_timeout: float = 60.0
+    wait_parties: float = 300.0
+
+    def __post_init__(self) -> None:
+        names = tuple(str(n) for n in self.round_names)
+        if not names or any(len(n) > 200 for n in names):
+            raise ParameterError("round_names", names[:3], "at least one round, names of at most 200 characters")
+        if self.function.count_values(1) is None:
+            raise ParameterError("function", self.function.name,
+                                 "a symmetric function (majority/passed, sum, xor, and, or, threshold:T)")
+        if isinstance(self.repetitions, bool) or not isinstance(self.repetitions, int) or self.repetitions < 1:
+            raise ParameterError("repetitions", self.repetitions, "an integer >= 1")
+        for name in ("round_timeout", "wait_parties"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and 0 < value < math.inf):
+                raise ParameterError(name, value, "a finite number of seconds > 0")
+        object.__setattr__(self, "round_names", names)
+        object.__setattr__(self, "store_path", Path(self.store_path))
+
+
+async def wait_for_parties(observer: Observer, k: int, timeout: float) -> None:
+    """Return once the hosts that reported ``ready`` cover parties 0..k-1.
+
+    Raises:
+        TransportError: a host reported ``failed`` (its parties and reason are named), or
+            ``timeout`` seconds passed (the parties not ready are named).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        if observer.failed_workers:
+            raise TransportError("; ".join(
+                f"party host {index} (parties {format_ranges(status.parties)}) failed: {status.detail}"
+                for index, status in sorted(observer.failed_workers.items())))
+        ready = {p for status in observer.ready_workers.values() for p in status.parties}
+        missing = set(range(k)) - ready
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise TransportError(f"parties {format_ranges(missing)} did not report ready within {timeout:g} s "
+                                 "(is an `mpdp party` running for them, on the same broker and roster?)")
+        observer.status_changed.clear()
+        try:
+            async with asyncio.timeout(_POLL):
+                await observer.status_changed.wait()
+        except TimeoutError:
+            pass
+
+
+async def observe_async(
+    config: ObserveConfig, on_round: Callable[[RoundOutcome], None] | None = None
+) -> tuple[RoundOutcome, ...]:
+    """Run the session of ``config`` (module docstring).
+
+    Args:
+        on_round: called with each round's outcome as it is decided (or loaded from the store).
+
+    Returns:
+        One :class:`RoundOutcome` per round, in order (also in the store).
+
+    Raises:
+        TransportError: the broker is unreachable or went away; parties not ready in time.
+        ParameterError: a store holding this session with other parameters, an unwritable store.
+    """
+    return await surfacing_errors(_observe(config, on_round or (lambda outcome: None)))
+
+
+async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], None]) -> tuple[RoundOutcome, ...]:
+    await check_connectivity(config.endpoint)
+    roster, session = config.facts.roster, config.facts.session
+    outcomes: list[RoundOutcome] = []
+    with TranscriptStore(config.store_path) as store:
+        recorded = store.open_session(session, roster.k, config.repetitions, config.round_names)
+        async with open_observer(
+            config.endpoint, Topics(session), roster, store, config.coordinator_key, function=config.function,
+            measure=np.eye(2), repetitions=config.repetitions, round_timeout=config.round_timeout,
+            rule_factory=zero_one_rule,
+        ) as observer:
+            if len(recorded) < len(config.round_names):
+                await wait_for_parties(observer, roster.k, config.wait_parties)
+            for index, name in enumerate(config.round_names):
+                if index in recorded:
+                    outcome = store.load_round(session, index)
+                else:
+                    outcome = await observer.run_round(index, name)
+                outcomes.append(outcome)
+                on_round(outcome)
+            await observer.announce_end(len(config.round_names))
+    return tuple(outcomes)
+
+
+def observe(
+    config: ObserveConfig, on_round: Callable[[RoundOutcome], None] | None = None
+) -> tuple[RoundOutcome, ...]:
+    """Synchronous :func:`observe_async` (calls ``asyncio.run``; for the CLI edge)."""
+    return asyncio.run(observe_async(config, on_round))

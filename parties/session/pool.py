@@ -1,0 +1,117 @@
+"""Worker OS processes (multiprocessing, spawn) as an async context manager that leaves no orphan:
+on exit every worker is given a grace period, then terminated, then killed."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from multiprocessing.process import BaseProcess
+from types import TracebackType
+from typing import Self
+
+from mpdp.broker.messages import WorkerStatus
+from mpdp.parties.session.worker import WorkerSpec, worker_main
+from mpdp.protocols.errors import TransportError
+
+__all__ = ["WorkerPool"]
+
+_POLL = 0.05
+
+
+def _span(parties: Sequence[int]) -> str:
+    if not parties:
+        return "no parties"
+    if list(parties) == list(range(parties[0], parties[-1] + 1)):
+        return f"parties {parties[0]}-{parties[-1]}" if len(parties) > 1 else f"party {parties[0]}"
+    return f"{len(parties)} parties"
+
+
+class WorkerPool:
+    """Start one spawned process per :class:`WorkerSpec`; stop them all on exit.
+
+    Args:
+        specs: one per worker.
+        grace: seconds the workers get to exit on their own (after the end announcement) before
+            they are terminated; zero when leaving on an error.
+    """
+
+    def __init__(self, specs: Sequence[WorkerSpec], grace: float = 10.0) -> None:
+        self._specs = tuple(specs)
+        self._grace = grace
+        self._procs: list[BaseProcess] = []
+        self._stopping = False
+
+    async def __aenter__(self) -> Self:
+        context = multiprocessing.get_context("spawn")
+        # Workers start with SIGINT ignored (an ignored disposition survives exec, and Python then
+        # installs no KeyboardInterrupt handler): a terminal's Ctrl-C reaches only this process,
+        # which stops them in order, instead of every child printing a traceback mid-import.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            for spec in self._specs:
+                proc = context.Process(target=worker_main, args=(spec,), name=f"mpdp-worker-{spec.index}",
+                                       daemon=True)
+                self._procs.append(proc)  # before start(): an error in start() still stops the others
+                proc.start()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop(self._grace if exc_type is None else 0.0)
+
+    @property
+    def pids(self) -> list[int | None]:
+        """The workers' process ids (for tests and logs)."""
+        return [proc.pid for proc in self._procs]
+
+    def parties_of(self, index: int) -> tuple[int, ...]:
+        """The party ids run by worker ``index``."""
+        return tuple(p.party for p in self._specs[index].parties)
+
+    def dead(self) -> list[str]:
+        """One line per worker that exited before the pool was stopped."""
+        lines = []
+        for spec, proc in zip(self._specs, self._procs, strict=True):
+            if not self._stopping and proc.exitcode is not None:
+                lines.append(f"worker process {spec.index} ({_span(self.parties_of(spec.index))}) "
+                             f"exited with code {proc.exitcode}")
+        return lines
+
+    def check(self, failed: Mapping[int, WorkerStatus] | None = None, when: str = "") -> None:
+        """Raise if a worker died or reported failure.
+
+        Raises:
+            TransportError: names each dead/failed worker, its parties, and ``when``.
+        """
+        lines = self.dead()
+        for index, status in sorted((failed or {}).items()):
+            lines.append(f"worker {index} ({_span(status.parties)}) failed: {status.detail}")
+        if lines:
+            raise TransportError("; ".join(lines) + (f" {when}" if when else ""))
+
+    async def stop(self, grace: float) -> None:
+        """Wait up to ``grace`` s for the workers to exit, then terminate, then kill (no orphans)."""
+        self._stopping = True
+        await self._wait(grace)
+        for proc in self._procs:
+            if proc.is_alive():
+                proc.terminate()
+        await self._wait(3.0)
+        for proc in self._procs:
+            if proc.is_alive():
+                proc.kill()
+        await self._wait(3.0)
+        for proc in self._procs:
+            if proc.exitcode is not None:
+                proc.close()
+
+    async def _wait(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while any(p.is_alive() for p in self._procs if p.pid is not None) and time.monotonic() < deadline:
+            await asyncio.sleep(_POLL)

@@ -1,0 +1,133 @@
+"""A worker OS process: runs its share of the parties as asyncio tasks in one TaskGroup.
+
+It reports ``ready`` on the status topic once every party has subscribed (the coordinator waits for
+all workers before the first round) or ``failed`` with the first error. It exits when the session
+ends, when a party fails (exit code 1), or when its parent process dies (so no worker is orphaned).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import WorkerStatus
+from mpdp.broker.topics import Topics
+from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
+from mpdp.parties.rr.party import Party, PartySpec, secure_sampler
+
+__all__ = ["WorkerSpec", "serve_parties", "worker_main"]
+
+log = logging.getLogger("mpdp.worker")
+_PARENT_POLL = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """Everything a worker process needs (picklable; sent to a spawned process).
+
+    Attributes:
+        index: the worker number.
+        endpoint: the broker.
+        session: the session id.
+        coordinator_key: raw Ed25519 public key of the announcements' signer.
+        parties: the parties this worker runs, with their private bits and keys (not in the repr).
+        secure: deployment mode (secure sampler) instead of simulation.
+        idle_timeout: seconds a party waits for the next announcement.
+        connect_concurrency: parties of this worker connecting at the same time, at most.
+        party_class: the protocol the parties speak: :class:`mpdp.parties.rr.party.Party` (randomized
+            response) or a subclass (``mpdp.parties.curator.party.CuratorParty``); picklable by name.
+        decisions: the public parameters of the parties' own decisions of f (one rule cache per
+            worker process); None = the parties do not decide.
+    """
+
+    index: int
+    endpoint: BrokerEndpoint
+    session: str
+    coordinator_key: bytes
+    parties: tuple[PartySpec, ...] = field(repr=False)
+    secure: bool = False
+    idle_timeout: float = 120.0
+    connect_concurrency: int = 32
+    party_class: type[Party] = Party
+    decisions: PartyDecisionSpec | None = None
+
+
+async def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        await asyncio.sleep(_PARENT_POLL)
+    raise SystemExit(f"worker: parent process {parent} is gone")
+
+
+async def _report(spec: WorkerSpec, topics: Topics, state: str, detail: str = "") -> None:
+    status = WorkerStatus(session=spec.session, worker=spec.index, state=state,  # type: ignore[arg-type]
+                          parties=tuple(p.party for p in spec.parties), detail=detail[:500])
+    client = spec.endpoint.client(f"mpdp-{spec.session}-worker-{spec.index}-{state}")
+    async with asyncio.timeout(2 * spec.endpoint.timeout), client:
+        await client.publish(topics.status, status.model_dump_json(), qos=1)
+
+
+async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
+    """Run every party of ``spec`` until the session ends.
+
+    Args:
+        parent: pid to watch; the worker stops when it is gone (None: don't watch).
+
+    Raises:
+        ExceptionGroup: of the parties' errors (``TransportError`` for a lost broker or timeout).
+    """
+    topics = Topics(spec.session)
+    sampler = secure_sampler() if spec.secure else None
+    gate = asyncio.Semaphore(spec.connect_concurrency)
+    deciding = {} if spec.decisions is None else {
+        "decider": PartyDecider(spec.decisions, spec.session, spec.coordinator_key)}
+    waiting = len(spec.parties)
+    all_ready = asyncio.Event()
+
+    def one_ready() -> None:
+        nonlocal waiting
+        waiting -= 1
+        if waiting == 0:
+            all_ready.set()
+
+    async def report_ready() -> None:
+        await all_ready.wait()
+        await _report(spec, topics, "ready")
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            watcher = tg.create_task(_watch_parent(parent), name="watch-parent") if parent else None
+            async with asyncio.TaskGroup() as parties:
+                parties.create_task(report_ready(), name="report-ready")
+                for party_spec in spec.parties:
+                    party = spec.party_class(party_spec, spec.endpoint, topics, spec.coordinator_key,
+                                             idle_timeout=spec.idle_timeout, sampler=sampler, connect_gate=gate,
+                                             **deciding)
+                    parties.create_task(party.run(one_ready), name=f"party-{party_spec.party}")
+            if watcher is not None:
+                watcher.cancel()
+    except Exception as exc:
+        first = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) else exc
+        with contextlib.suppress(Exception):
+            await _report(spec, topics, "failed", f"{type(first).__name__}: {first}")
+        raise
+
+
+def worker_main(spec: WorkerSpec) -> None:
+    """Process entry point (multiprocessing target). Exit code 0 on a normal end, 1 on error,
+    130 on Ctrl-C."""
+    logging.basicConfig(level=logging.WARNING, format=f"mpdp worker {spec.index}: %(message)s")
+    try:
+        asyncio.run(serve_parties(spec, parent=os.getppid()))
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BaseException as exc:  # noqa: BLE001 - report one line, the runner names the worker
+        first = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) else exc
+        if isinstance(first, SystemExit):
+            raise first from None
+        log.error("%s: %s", type(first).__name__, first)
+        sys.exit(1)
