@@ -10,7 +10,6 @@ from mpdp.parties.rr.decisions import (
     PartyDecider,
     PartyDecisionSpec,
     apply_rule,
-    decision_generator,
 )
 from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.host import HostConfig, host_bits, host_parties
@@ -29,10 +28,10 @@ from mpdp.parties.rr.party import (
     ABSTAIN_DID_NOT_VOTE,
     Party,
     PartySpec,
-    round_generator,
     secure_sampler,
 )
 from mpdp.parties.session.pool import WorkerPool
+from mpdp.parties.session.seeds import SeedTree, decision_generator, round_generator
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
@@ -46,7 +45,6 @@ from mpdp.parties.session.runner import (
     ProgressCallback,
     RunConfig,
     default_workers,
-    observer_decision_seed,
     run,
     run_async,
 )
@@ -99,11 +97,11 @@ __all__ = [
     "default_rule_factory",
     "default_workers",
     "ledgers_from_rounds",
-    "observer_decision_seed",
     "open_observer",
     "optimal_rule_factory",
     "privacy_section",
     "privacy_summary",
+    "SeedTree",
     "round_generator",
     "run",
     "run_async",

@@ -2,9 +2,6 @@
 
 * :func:`apply_rule` — decide on observed transcripts with a simulation generator, or (``rng=None``,
   deployment mode) with exact draws from the OS CSPRNG (:func:`mpdp.protocols.secure.secure_choice`).
-* :func:`decision_generator` — the simulation generator of round r for a seed sequence: child
-  ``(..., r, 1)`` (the party's privatization of round r draws from ``(..., r)``; the observer's
-  sequence is its own, see :func:`mpdp.parties.session.runner.observer_decision_seed`).
 * :class:`PartyDecider` — shared by the parties of one worker process: verifies a published
   transcript once per payload (signature by the coordinator key), and builds each party's rule through
   one :class:`mpdp.protocols.rule_cache.RuleCache`, so parties with equal public parameters share tables.
@@ -28,17 +25,10 @@ from mpdp.protocols.rule_cache import LiveRule, RuleCache
 from mpdp.protocols.rules import RULE_KINDS, DecisionRule
 from mpdp.protocols.secure import secure_choice
 
-__all__ = ["PartyDecider", "PartyDecisionSpec", "apply_rule", "decision_generator"]
+__all__ = ["PartyDecider", "PartyDecisionSpec", "apply_rule"]
 
 log = logging.getLogger("mpdp.decisions")
 _VERIFIED = 4  # transcripts remembered per worker (the rounds in flight)
-
-
-def decision_generator(seed: np.random.SeedSequence, round_index: int) -> np.random.Generator:
-    """The generator of a randomized rule's draws in round ``round_index``: spawn key ``(..., r, 1)``."""
-    child = np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, round_index, 1),
-                                   pool_size=seed.pool_size)
-    return np.random.default_rng(child)
 
 
 def apply_rule(rule: LiveRule, symbols: np.ndarray, rng: np.random.Generator | None,

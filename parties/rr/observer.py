@@ -30,7 +30,7 @@ transcript of that round was published, ``not-participant``, ``duplicate``, ``re
 ``decision-range``); they are written to the store at each round close and by
 :meth:`Observer.collect_party_decisions`.
 
-Randomized (worst-case) rules draw with :func:`mpdp.parties.rr.decisions.decision_generator` of
+Randomized (worst-case) rules draw with :func:`mpdp.parties.session.seeds.decision_generator` of
 ``decision_seed`` in simulation, from the OS CSPRNG with ``secure``.
 
 The observer's MQTT session is persistent (clean_session False / clean_start False): if the
@@ -55,11 +55,12 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, Answer, PartyMessage, WorkerStatus
 from mpdp.broker.signing import load_private_key, load_public_key, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.parties.rr.decisions import apply_rule, decision_generator
+from mpdp.parties.rr.decisions import apply_rule
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import RecordedMessage, RoundRecord, TranscriptStore
+from mpdp.parties.session.seeds import decision_generator
 from mpdp.protocols.errors import ProtocolViolation, TransportError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse

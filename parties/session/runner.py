@@ -50,6 +50,7 @@ from mpdp.parties.rr.observer import Observer, RuleFactory, default_rule_factory
 from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
 from mpdp.parties.rr.party import PartySpec, secure_sampler
 from mpdp.parties.session.pool import WorkerPool
+from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
@@ -70,7 +71,6 @@ __all__ = [
     "RunConfig",
     "default_workers",
     "first_mpdp_error",
-    "observer_decision_seed",
     "run",
     "run_async",
     "surfacing_errors",
@@ -194,12 +194,6 @@ def _check_int(name: str, value: object, low: int, high: int | None) -> None:
         raise ParameterError(name, value, allowed)
 
 
-def observer_decision_seed(seed: int | None) -> np.random.SeedSequence:
-    """The seed sequence of the observer's randomized decisions: ``SeedSequence(seed, spawn_key=(2**31 + 1,))``
-    (children 0..k-1 belong to the parties, ``2**31`` to the simulate command); fresh entropy for None."""
-    return np.random.SeedSequence(seed, spawn_key=(2**31 + 1,))
-
-
 def worker_specs(
     config: RunConfig, endpoint: BrokerEndpoint, private_keys: Sequence[bytes], coordinator_public: bytes,
     seeds: Sequence[np.random.SeedSequence] | None, ledgers: Sequence[PrivacyLedger] | None = None,
@@ -311,8 +305,8 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutco
     rule_factory = config.rule_factory or default_rule_factory()
     if config.secure:
         secure_sampler()  # fail before anything starts
-    root = None if config.secure else np.random.SeedSequence(config.seed)
-    seeds = None if root is None else root.spawn(config.k)
+    tree = None if config.secure else SeedTree.from_seed(config.seed)
+    seeds = None if tree is None else tree.parties(config.k)
     roster, private_keys = Roster.generate(config.mechanisms)
     coordinator_private, coordinator_public = generate_key_pair()
     topics = Topics(config.session)
@@ -324,7 +318,7 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutco
                 endpoint, topics, roster, store, coordinator_private, function=config.function,
                 measure=config.measure, repetitions=config.repetitions, round_timeout=config.round_timeout,
                 rule_factory=rule_factory, party_decisions=config.party_rule is not None,
-                decision_seed=None if config.secure else observer_decision_seed(config.seed), secure=config.secure,
+                decision_seed=None if tree is None else tree.observer_decisions(), secure=config.secure,
             ) as observer:
                 if len(recorded) == rounds_total:
                     outcomes = await _rounds(config, observer, None, store, recorded, progress)
@@ -345,7 +339,7 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutco
     return RunOutcome(
         broker_kind=endpoint.kind, broker_url=endpoint.url, wall_time=wall, rounds=tuple(outcomes),
         session=config.session, store_path=config.store_path,
-        seed_entropy=None if root is None else int(root.entropy),  # type: ignore[arg-type]
+        seed_entropy=None if tree is None else tree.seed,
         spent=tuple(ledger.spent() for ledger in ledgers), delta_slack=config.delta_slack,
     )
 

@@ -15,9 +15,9 @@ import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.rr.decisions import decision_generator
 from mpdp.parties.rr.observer import optimal_rule_factory
-from mpdp.parties.session.runner import RunConfig, observer_decision_seed, run_async
+from mpdp.parties.session.runner import RunConfig, run_async
+from mpdp.parties.session.seeds import decision_generator
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.optimal import optimal_rules
@@ -46,7 +46,7 @@ async def test_worst_case_party_decisions_match_their_rules(mosquitto: BrokerEnd
                      rule_factory=optimal_rule_factory("worst-case"))
     outcome = await run_async(config)
     seeds = np.random.SeedSequence(SEED).spawn(k)
-    observer_seed = observer_decision_seed(SEED)
+    observer_seed = np.random.SeedSequence(SEED, spawn_key=(2**31 + 1,))  # the seed tree's observer stream
     randomized = 0
     for index, rnd in enumerate(outcome.rounds):
         ids = rnd.participants

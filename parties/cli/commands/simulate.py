@@ -50,6 +50,7 @@ from mpdp.parties.rounds.privacy import (
     privacy_summary,
 )
 from mpdp.parties.session.runner import RunConfig, RunOutcome, run
+from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import (
     FUNCTION_NAMES,
@@ -285,18 +286,16 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
                                  hint="the curator, not the parties, releases outputs")
     broker = BrokerSettings.from_url(args.broker)
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**63)
-    # children 0..k-1 of SeedSequence(seed) belong to the parties (the runner spawns them)
-    dataset_seq, eps_seq, theory_seq = np.random.SeedSequence(seed, spawn_key=(2**31,)).spawn(3)
-    dataset = _dataset(args, np.random.default_rng(dataset_seq))
-    mechanisms = parse_mechanisms(args.epsilon, args.delta, dataset.num_parties,
-                                  np.random.default_rng(eps_seq))
+    seeds = SeedTree(seed)
+    dataset = _dataset(args, seeds.dataset())
+    mechanisms = parse_mechanisms(args.epsilon, args.delta, dataset.num_parties, seeds.epsilons())
     _check_rule(args, dataset, mechanisms, function)
     rules = RuleCache()
     out_dir = args.out
     with tempfile.TemporaryDirectory(prefix="mpdp-") as scratch:
         store = (out_dir or Path(scratch)) / "transcripts.sqlite"
         outcome = _execute(args, dataset, mechanisms, function, broker, seed, store, rules)
-    theory_rng = np.random.default_rng(theory_seq)
+    theory_rng = seeds.theory()
     if isinstance(outcome, CuratorRunOutcome):
         results, rr_theory = evaluate_curator_rounds(outcome, dataset.bits, mechanisms, function,
                                                      alpha=args.alpha, rng=theory_rng)
