@@ -13,16 +13,7 @@ from mpdp.parties.rr.decisions import (
 )
 from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.host import HostConfig, host_bits, host_parties
-from mpdp.parties.rr.observer import (
-    Observer,
-    ObserverRule,
-    RuleFactory,
-    default_rule_factory,
-    open_observer,
-    optimal_rule_factory,
-    serve_observer,
-    zero_one_rule,
-)
+from mpdp.parties.rr.observer import Observer, open_observer, serve_observer
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
 from mpdp.parties.rr.party import (
     ABSTAIN_DID_NOT_VOTE,
@@ -71,7 +62,6 @@ __all__ = [
     "CuratorRecord",
     "CuratorRunOutcome",
     "CuratorStore",
-    "ObserverRule",
     "Observer",
     "Party",
     "PartyDecider",
@@ -84,7 +74,6 @@ __all__ = [
     "Roster",
     "RoundOutcome",
     "RoundRecord",
-    "RuleFactory",
     "RunConfig",
     "RunOutcome",
     "TranscriptStore",
@@ -94,11 +83,9 @@ __all__ = [
     "check_privacy_options",
     "curator_privacy_level",
     "decision_generator",
-    "default_rule_factory",
     "default_workers",
     "ledgers_from_rounds",
     "open_observer",
-    "optimal_rule_factory",
     "privacy_section",
     "privacy_summary",
     "SeedTree",
@@ -131,5 +118,4 @@ __all__ = [
     "read_roster",
     "wait_for_parties",
     "write_session",
-    "zero_one_rule",
 ]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import math
 import os
 import time
@@ -46,7 +47,7 @@ from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics, check_session
 from mpdp.parties.rr.decisions import PartyDecisionSpec
-from mpdp.parties.rr.observer import Observer, RuleFactory, default_rule_factory, open_observer
+from mpdp.parties.rr.observer import Observer, open_observer
 from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
 from mpdp.parties.rr.party import PartySpec, secure_sampler
 from mpdp.parties.session.pool import WorkerPool
@@ -62,7 +63,8 @@ from mpdp.parties.session.worker import WorkerSpec
 from mpdp.protocols.errors import MpdpError, ParameterError, TransportError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rules import RULE_KINDS
+from mpdp.protocols.rule_factory import decision_rule
+from mpdp.protocols.rules import RULE_KINDS, RuleFactory
 
 T = TypeVar("T")
 
@@ -107,7 +109,8 @@ class RunConfig:
         round_timeout: seconds a round stays open before the missing parties are recorded absent.
         ready_timeout: seconds to wait for every worker to have its parties subscribed.
         connect_concurrency: parties of one worker connecting at the same time, at most.
-        rule_factory: builds the observer's rule; None = ``mpdp.protocols.symmetric.observer_average_rule``.
+        rule_factory: builds the observer's rule; None = the posterior average rule for ``measure``
+            (:func:`mpdp.protocols.rule_factory.decision_rule` with ``engine="posterior"``).
         budget: every party's privacy budget (None: nobody is stopped, spending is still accounted).
         delta_slack: delta_tilde of the accounting (exact optimum of 000 Theorem 3.3), in [0, 1).
         party_rule: None, or ``"average"`` / ``"worst-case"``: every participant also decides f
@@ -302,7 +305,7 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
 
 async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutcome:
     start = time.perf_counter()
-    rule_factory = config.rule_factory or default_rule_factory()
+    rule_factory = config.rule_factory or functools.partial(decision_rule, engine="posterior")
     if config.secure:
         secure_sampler()  # fail before anything starts
     tree = None if config.secure else SeedTree.from_seed(config.seed)

@@ -77,8 +77,9 @@ class SeedTree:
 
     @classmethod
     def from_seed(cls, seed: int | None) -> SeedTree:
-        """The tree of ``seed``, or of fresh OS entropy for None (a run that cannot be reproduced)."""
-        return cls(secrets.randbits(128) if seed is None else seed)  # as SeedSequence() draws its entropy
+        """The tree of ``seed``, or of a fresh seed from the OS CSPRNG for None: 63 bits, so that it
+        fits a signed 64-bit integer (the run records it to be repeated)."""
+        return cls(secrets.randbits(63) if seed is None else seed)
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer) or self.seed < 0:

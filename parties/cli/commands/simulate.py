@@ -40,7 +40,6 @@ from mpdp.parties.curator.outcome import CuratorRunOutcome, ReleaseOutcome
 from mpdp.parties.curator.runner import run_curator
 from mpdp.parties.session.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
 from mpdp.parties.cli.display import Progress, print_results
-from mpdp.parties.rr.observer import optimal_rule_factory, zero_one_rule
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.cli.params import parse_mechanisms
 from mpdp.parties.rounds.privacy import (
@@ -59,7 +58,7 @@ from mpdp.protocols.functions import (
     parse_function,
 )
 from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_cache import RuleCache, check_rule_size
+from mpdp.protocols.rule_factory import RuleCache, check_rule_size, zero_one_rules
 
 __all__ = ["register"]
 
@@ -248,8 +247,9 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
         seed=seed,
         function=function,
         measure=accuracy_measure("zero-one", 2),
-        rule_factory=(None if args.protocol != "rr" else zero_one_rule if args.rule == "average"
-                      else optimal_rule_factory(args.rule, rules)),
+        rule_factory=(None if args.protocol != "rr" else
+                      zero_one_rules(args.rule, engine="posterior" if args.rule == "average" else "auto",
+                                     cache=rules)),
         party_rule=args.rule if args.party_decisions and args.protocol == "rr" else None,
         broker=broker,
         workers=args.workers,
@@ -285,8 +285,8 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
             raise ParameterError("--budget", args.budget, "per-party budgets with --protocol rr only",
                                  hint="the curator, not the parties, releases outputs")
     broker = BrokerSettings.from_url(args.broker)
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**63)
-    seeds = SeedTree(seed)
+    seeds = SeedTree.from_seed(args.seed)
+    seed = seeds.seed
     dataset = _dataset(args, seeds.dataset())
     mechanisms = parse_mechanisms(args.epsilon, args.delta, dataset.num_parties, seeds.epsilons())
     _check_rule(args, dataset, mechanisms, function)
