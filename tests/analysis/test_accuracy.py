@@ -58,3 +58,11 @@ def test_input_accuracy_rejects_bad_x():
     rule = optimal_rules(MECHS, f, w, rule="average").average.rule
     with pytest.raises(ParameterError, match="x="):
         input_accuracy(rule, f, w, np.array([0, 1, 2, 0]))
+
+
+def test_monte_carlo_interval_stays_within_the_gains() -> None:
+    mechs = [RandomizedResponse(0.5 + 0.01 * i) for i in range(40)]
+    f = parse_function("majority")
+    rule = observer_average_rule(mechs, f, accuracy_measure("zero-one", 2))
+    est = monte_carlo_accuracy(rule, f, np.eye(2), 1, np.random.default_rng(1))
+    assert 0.0 <= est.interval[0] <= est.average <= est.interval[1] <= 1.0

@@ -1,19 +1,20 @@
-"""``mpdp mechanism`` and ``mpdp compare-central`` end to end (argument parsing, JSON, errors)."""
+"""``mpdp mechanism`` end to end (argument parsing, JSON, errors, sizes, extreme epsilon)."""
 
 import argparse
 import json
+import tracemalloc
 
 import pytest
 
-from mpdp.parties.cli.commands import compare_central, mechanism
+from mpdp.parties.cli.commands import mechanism
 from mpdp.protocols.errors import ParameterError
+from tests.parties.cli.invoke import ok, refused
 
 
 def _run(capsys, *argv: str) -> dict | str:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(required=True)
     mechanism.register(sub)
-    compare_central.register(sub)
     args = parser.parse_args(list(argv))
     assert args.run(args) == 0
     out = capsys.readouterr().out
@@ -64,6 +65,65 @@ def test_bad_input_is_a_clear_error(capsys, argv) -> None:
         _run(capsys, "mechanism", *argv)
 
 
-def test_compare_central_table(capsys) -> None:
-    out = _run(capsys, "compare-central", "--voters", "1,3", "--epsilon", "1")
-    assert "central avg" in out and len(out.strip().splitlines()) == 4
+def refused_without_allocating(capsys, *argv: str) -> str:
+    """``refused`` while tracing Python and numpy allocations: the peak stays far below what the refused
+    size would take (a 10^8-node graph needs at least 800 MB), so the check ran before any array was built."""
+    tracemalloc.start()
+    try:
+        line = refused(capsys, *argv)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100 * 2**20, f"{peak / 2**20:.0f} MiB allocated before refusing"
+    return line
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("argv, limit", [
+    (["--graph", "majority:100000000", "--epsilon", "1"], "at most 1000000"),
+    (["--graph", "majority:100000000000", "--epsilon", "1"], "at most 1000000"),
+    (["--graph", "line:100000000,100000000", "--epsilon", "1", "--boundary", "0.3"], "at most 2000000"),
+])
+def test_sizes_are_refused_up_front(capsys, argv, limit) -> None:
+    line = refused_without_allocating(capsys, "mechanism", *argv)
+    assert limit in line and "--graph=" in line
+
+
+@pytest.mark.parametrize("epsilon", ["1000", "1e200", "1e308", "inf"])
+@pytest.mark.parametrize("extra", [[], ["--balanced"]])
+def test_majority_at_huge_epsilon_is_exact(capsys, epsilon, extra) -> None:
+    doc = ok(capsys, "mechanism", "--graph", "majority:3", "--epsilon", epsilon, *extra, "--json")
+    assert list(doc["probabilities"].values()) == [1.0, 1.0, 0.0, 0.0]  # red = output 0 (majority NO)
+    assert doc["average_accuracy"] == 1.0 and doc["worst_case_accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("delta", ["0", "0.2"])
+def test_lines_at_huge_epsilon_no_warning(capsys, delta) -> None:
+    for epsilon in (1e200, 1e308):
+        doc = ok(capsys, "mechanism", "--graph", "line:4,3", "--epsilon", repr(epsilon), "--delta", delta,
+                 "--boundary", "0.3", "--json")
+        # eps ~ inf: one step from the boundary the true color is certain
+        assert list(doc["probabilities"].values()) == [0.0, 0.0, 0.0, 0.3, 1.0, 1.0, 1.0]
+        doc = ok(capsys, "mechanism", "--graph", "majority:4", "--epsilon", repr(epsilon), "--delta", delta,
+                 "--json")
+        assert doc["worst_case_accuracy"] <= doc["average_accuracy"] <= 1.0
+
+
+def test_no_transition_is_null(capsys) -> None:
+    doc = ok(capsys, "mechanism", "--graph", "majority:3", "--epsilon", "1", "--json")
+    assert doc["transition"] is None and doc["red"] == "output 0 (majority NO)"
+    doc = ok(capsys, "mechanism", "--graph", "line:4,3", "--epsilon", "0.2624", "--delta", "0.1",
+             "--boundary", "0.8", "--json")
+    assert isinstance(doc["transition"], int) and doc["transition"] >= 0
+    out = ok(capsys, "mechanism", "--graph", "majority:3", "--epsilon", "1")
+    assert "tau = none" in out and "P(output red = output 0 (majority NO))" in out
+
+
+def test_graph_echoes_the_whole_value(capsys) -> None:
+    assert "--graph='line:0,3'" in refused(capsys, "mechanism", "--graph", "line:0,3", "--epsilon", "1")
+
+
+def test_a_binary_graph_file_is_a_one_line_error(capsys, tmp_path) -> None:
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(bytes(range(256)) * 4)
+    assert "UTF-8" in refused(capsys, "mechanism", "--graph", str(binary), "--epsilon", "1")
