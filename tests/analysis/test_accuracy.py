@@ -44,6 +44,7 @@ def test_rule_and_input_accuracy_equal_brute_force(observer, engine):
 
 
 def test_monte_carlo_interval_covers_exact_and_is_labelled():
+    """The 99% interval (alpha = 0.01) of 40,000 seeded samples covers the exact accuracy."""
     f, w = parse_function("majority"), accuracy_measure("zero-one", 2)
     exact = optimal_rules(MECHS, f, w, rule="average").average.average_accuracy
     rule = observer_average_rule(MECHS, f, w)
