@@ -31,24 +31,34 @@ import numpy as np
 
 from mpdp.analysis.accounting import Budget
 from mpdp.analysis.evaluation import RoundEvaluation
-from mpdp.analysis.report import REPETITIONS_NOTE, RoundResult, plot_rounds, results_document
+from mpdp.analysis.report import (
+    REPETITIONS_NOTE,
+    RoundResult,
+    plot_rounds,
+    results_document,
+)
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.cli.args import output_dir, output_file, to_json_text
+from mpdp.parties.cli.display import Progress, party_summary, print_results
+from mpdp.parties.cli.params import parse_mechanisms
 from mpdp.parties.curator.evaluate import check_curator_arguments
 from mpdp.parties.curator.outcome import CuratorRunOutcome, ReleaseOutcome
 from mpdp.parties.curator.runner import run_curator
-from mpdp.parties.session.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
-from mpdp.parties.cli.display import Progress, party_summary, print_results
 from mpdp.parties.rounds.outcome import RoundOutcome
-from mpdp.parties.cli.params import parse_mechanisms
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
     privacy_section,
     privacy_summary,
 )
-from mpdp.parties.session.runner import RunConfig, RunOutcome, run
+from mpdp.parties.session.datasets import (
+    DATASET_NAMES,
+    Dataset,
+    load_dataset,
+    random_dataset,
+)
 from mpdp.parties.session.evaluate import evaluate_run
+from mpdp.parties.session.runner import RunConfig, RunOutcome, run
 from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import (
