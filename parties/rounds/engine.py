@@ -43,16 +43,15 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol, Self, TypeVar
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
-from mpdp.broker.decision_messages import DecisionMessage
-from mpdp.broker.messages import Answer, RoundSigned, WorkerStatus
-from mpdp.broker.signing import load_private_key, load_public_key, verify_message
+from mpdp.broker.messages import RoundSigned, WorkerStatus
+from mpdp.broker.signing import SignedMessage, load_private_key, load_public_key, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RoundStatus
@@ -64,6 +63,8 @@ from mpdp.protocols.errors import ProtocolViolation, TransportError
 __all__ = [
     "ClosedRound",
     "Closing",
+    "PartyAnswer",
+    "PartySigned",
     "Received",
     "RoundEngine",
     "RoundProtocol",
@@ -73,9 +74,43 @@ __all__ = [
 
 log = logging.getLogger("mpdp.rounds")
 
-MessageT = TypeVar("MessageT", bound=Answer)
+
+
+class PartySigned(SignedMessage, Protocol):
+    """A message signed by one party about one round (an answer, a party's decisions)."""
+
+    @property
+    def session(self) -> str: ...
+
+    @property
+    def round(self) -> int: ...
+
+    @property
+    def party(self) -> int: ...
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray) -> Self:
+        """Parse and validate (pydantic).
+
+        Raises:
+            pydantic.ValidationError: not a valid message.
+        """
+        ...
+
+
+class PartyAnswer(PartySigned, Protocol):
+    """A party's answer to a round: its payload, or an abstention (``reason`` set)."""
+
+    @property
+    def repetitions(self) -> int: ...
+
+    @property
+    def reason(self) -> str | None: ...
+
+
+SignedT = TypeVar("SignedT", bound=PartySigned)
+MessageT = TypeVar("MessageT", bound=PartyAnswer)
 PayloadT = TypeVar("PayloadT")
-SignedT = TypeVar("SignedT", bound=Answer | DecisionMessage)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -108,7 +143,7 @@ class ClosedRound(Generic[MessageT, PayloadT]):
     received: Mapping[int, Received[MessageT, PayloadT]]
     rejected: int
 
-    def _ids(self, keep: Callable[[Answer], bool]) -> NDArray[np.int64]:
+    def _ids(self, keep: Callable[[PartyAnswer], bool]) -> NDArray[np.int64]:
         return np.array([p for p in range(self.k) if p in self.received and keep(self.received[p].message)],
                         dtype=np.int64)
 
