@@ -33,7 +33,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 
 from mpdp.analysis.central_vs_distributed import curator_release_probability
-from mpdp.broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
+from mpdp.broker.curator_messages import (
+    CuratorAnnouncement,
+    CuratorRelease,
+    SealedBallot,
+)
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.parties.curator.store import BallotRows, RecordedBallot

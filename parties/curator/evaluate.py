@@ -12,7 +12,7 @@ import numpy as np
 from mpdp.analysis.central_vs_distributed import curator_accuracy_on_input
 from mpdp.analysis.report import RoundResult, evaluate_decisions
 from mpdp.analysis.theory import observer_accuracy_on_input
-from mpdp.parties.curator.outcome import CuratorRunOutcome
+from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -38,13 +38,13 @@ def check_curator_arguments(function: BooleanFunction, epsilon_spec: str) -> Non
 
 
 def evaluate_curator_rounds(
-    outcome: CuratorRunOutcome, bits: np.ndarray, mechanisms: Sequence[RandomizedResponse],
+    outcome: RunOutcome, bits: np.ndarray, mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction, *, alpha: float, rng: np.random.Generator,
 ) -> tuple[list[RoundResult], list[float]]:
     """Each round's released outputs against the majority of the true votes of its participants.
 
     Args:
-        outcome: the run; bits: int8 (k, R), the dataset's votes; mechanisms: the k parties' (equal)
+        outcome: the curator run (``decisions`` are the releases); bits: int8 (k, R), the dataset's votes; mechanisms: the k parties' (equal)
             privacy levels; alpha: family-wise level of the consistency tests (Bonferroni).
         rng: for the randomized-response theory's Monte Carlo fallback (not used when exact).
 
@@ -61,7 +61,7 @@ def evaluate_curator_rounds(
         ids = rnd.participants
         x = bits[ids, j].astype(np.int64)
         results.append(evaluate_decisions(
-            rnd.name, x, rnd.outputs, function, curator_accuracy_on_input(x, epsilon, delta),
+            rnd.name, x, rnd.decisions, function, curator_accuracy_on_input(x, epsilon, delta),
             rounds=len(outcome.rounds), alpha=alpha, messages_received=rnd.messages_received,
             messages_rejected=rnd.messages_rejected))
         rr = observer_accuracy_on_input([mechanisms[i] for i in ids], x, function, zero_one, rng=rng)

@@ -51,13 +51,27 @@ from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from mpdp.broker.messages import RoundSigned, WorkerStatus
-from mpdp.broker.signing import SignedMessage, load_private_key, load_public_key, verify_message
+from mpdp.broker.signing import (
+    SignedMessage,
+    load_private_key,
+    load_public_key,
+    verify_message,
+)
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport
-from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RoundStatus
+from mpdp.parties.rounds.outcome import (
+    ABSTAIN_BUDGET_EXHAUSTED,
+    RoundOutcome,
+    RoundStatus,
+)
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.roster import Roster
-from mpdp.parties.rounds.store import RejectCounts, RoundRecord, RoundRows, TranscriptStore
+from mpdp.parties.rounds.store import (
+    RejectCounts,
+    RoundRecord,
+    RoundRows,
+    TranscriptStore,
+)
 from mpdp.protocols.errors import ProtocolViolation, TransportError
 
 __all__ = [

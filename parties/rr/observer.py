@@ -28,12 +28,12 @@ from numpy.typing import NDArray
 
 from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.topics import Topics
-from mpdp.parties.rr.decision_collector import DecisionCollector
-from mpdp.parties.rr.decisions import apply_rule, decision_generator
 from mpdp.parties.rounds.engine import ClosedRound, Closing, SignedReader
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import MessageRows, RecordedMessage, TranscriptStore
+from mpdp.parties.rr.decision_collector import DecisionCollector
+from mpdp.parties.rr.decisions import apply_rule, decision_generator
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -42,8 +42,8 @@ from mpdp.protocols.rules import DecisionRule
 from mpdp.protocols.symmetric import observer_average_rule
 
 __all__ = [
-    "ObserverRule",
     "Observer",
+    "ObserverRule",
     "RuleFactory",
     "default_rule_factory",
     "optimal_rule_factory",

@@ -37,9 +37,9 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.signing import load_private_key, load_public_key, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.parties.rr.decisions import PartyDecider, decision_generator
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.parties.rr.decisions import PartyDecider, decision_generator
 from mpdp.protocols.errors import ParameterError, TransportError
 from mpdp.protocols.mechanisms import RandomizedResponse
 
@@ -61,7 +61,9 @@ def secure_sampler() -> Sampler:
         ParameterError: ``secure`` asked for but :mod:`mpdp.protocols.secure` is not in this build.
     """
     try:
-        from mpdp.protocols.secure import sample_secure  # the lead's exact CSPRNG sampler
+        from mpdp.protocols.secure import (
+            sample_secure,  # the lead's exact CSPRNG sampler
+        )
     except ImportError as exc:
         raise ParameterError(
             "secure", True, "simulation mode (secure=False): protocols.secure is not available", hint=str(exc)

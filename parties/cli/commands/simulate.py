@@ -31,23 +31,34 @@ import numpy as np
 
 from mpdp.analysis.accounting import Budget
 from mpdp.analysis.party_theory import RoundRuleTheory, round_rule_theory
-from mpdp.analysis.report import RoundResult, evaluate_decisions, evaluate_round, plot_rounds
+from mpdp.analysis.report import (
+    RoundResult,
+    evaluate_decisions,
+    evaluate_round,
+    plot_rounds,
+)
 from mpdp.analysis.theory import AccuracyOnInput
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.cli.args import output_dir, output_file, to_json_text
-from mpdp.parties.curator.evaluate import check_curator_arguments, evaluate_curator_rounds
-from mpdp.parties.curator.outcome import CuratorRunOutcome, ReleaseOutcome
-from mpdp.parties.curator.runner import run_curator
-from mpdp.parties.session.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
 from mpdp.parties.cli.display import Progress, print_results
-from mpdp.parties.rr.observer import optimal_rule_factory, zero_one_rule
-from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.cli.params import parse_mechanisms
+from mpdp.parties.curator.evaluate import (
+    check_curator_arguments,
+    evaluate_curator_rounds,
+)
+from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
     privacy_section,
     privacy_summary,
+)
+from mpdp.parties.rr.observer import optimal_rule_factory, zero_one_rule
+from mpdp.parties.session.datasets import (
+    DATASET_NAMES,
+    Dataset,
+    load_dataset,
+    random_dataset,
 )
 from mpdp.parties.session.runner import RunConfig, RunOutcome, run
 from mpdp.protocols.errors import ParameterError
@@ -208,7 +219,7 @@ def _check_rule(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Ran
 
 
 def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
-                  mechanisms: list[RandomizedResponse], outcome: RunOutcome | CuratorRunOutcome,
+                  mechanisms: list[RandomizedResponse], outcome: RunOutcome,
                   results: list[RoundResult]) -> dict[str, object]:
     document: dict[str, object] = {
         "protocol": args.protocol,
@@ -229,7 +240,7 @@ def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
         "rounds": [r.to_json() | {"status": o.status, "absent": int(o.absent.size)}
                    for r, o in zip(results, outcome.rounds, strict=True)],
     }
-    if isinstance(outcome, RunOutcome):  # the curator protocol releases no per-party answers
+    if outcome.protocol == "rr":  # the curator protocol releases no per-party answers
         document["privacy"] = privacy_section(outcome.spent, outcome.rounds, args.budget,
                                               outcome.delta_slack, args.repetitions)
     return document
@@ -237,7 +248,7 @@ def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
 
 def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
              function: BooleanFunction, broker: BrokerSettings, seed: int,
-             store: Path, rules: RuleCache) -> RunOutcome | CuratorRunOutcome:
+             store: Path, rules: RuleCache) -> RunOutcome:
     config = RunConfig(
         session=f"sim-{uuid.uuid4().hex[:12]}",
         round_names=dataset.round_names,
@@ -257,10 +268,10 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
         round_timeout=args.round_timeout,
         budget=args.budget,
         delta_slack=args.delta_slack,
+        protocol=args.protocol,
     )
-    runner = run_curator if args.protocol == "curator" else run
     with Progress(dataset, enabled=not args.quiet) as progress:
-        return runner(config, progress=progress.update)
+        return run(config, progress=progress.update)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -297,7 +308,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         store = (out_dir or Path(scratch)) / "transcripts.sqlite"
         outcome = _execute(args, dataset, mechanisms, function, broker, seed, store, rules)
     theory_rng = np.random.default_rng(theory_seq)
-    if isinstance(outcome, CuratorRunOutcome):
+    if outcome.protocol == "curator":
         results, rr_theory = evaluate_curator_rounds(outcome, dataset.bits, mechanisms, function,
                                                      alpha=args.alpha, rng=theory_rng)
         document = _results_json(args, dataset, seed, mechanisms, outcome, results)
@@ -335,7 +346,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
     return _timeouts(outcome.rounds)
 
 
-def _timeouts(rounds: Sequence[RoundOutcome | ReleaseOutcome]) -> int:
+def _timeouts(rounds: Sequence[RoundOutcome]) -> int:
     """Warn about rounds that closed at their timeout with parties unheard; exit code 1 if any."""
     late = [r for r in rounds if r.status == "timeout" and r.absent.size]
     if not late:
