@@ -2,7 +2,7 @@
 with the MQTT implementation (:class:`MqttTransport`, made by ``BrokerEndpoint.connect``) and an
 in-memory one for unit tests (:class:`InMemoryBroker`)."""
 
-from mpdp.broker.transport.base import Connector, Delivery, Transport, as_bytes
+from mpdp.broker.transport.base import Connector, Delivery, Transport, as_bytes, next_delivery
 from mpdp.broker.transport.filters import check_filter, check_topic, matches
 from mpdp.broker.transport.memory import InMemoryBroker, MemoryTransport
 from mpdp.broker.transport.mqtt import MqttTransport, open_transport
@@ -18,5 +18,6 @@ __all__ = [
     "check_filter",
     "check_topic",
     "matches",
+    "next_delivery",
     "open_transport",
 ]

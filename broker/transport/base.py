@@ -8,12 +8,13 @@ Two implementations: :class:`mpdp.broker.transport.mqtt.MqttTransport` (aiomqtt 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["Connector", "Delivery", "Transport", "as_bytes"]
+__all__ = ["Connector", "Delivery", "Transport", "as_bytes", "next_delivery"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +83,19 @@ def as_bytes(payload: bytes | str) -> bytes:
     if isinstance(payload, bytes | bytearray | memoryview):
         return bytes(payload)
     raise TypeError(f"payload of type {type(payload).__name__}: need bytes or str")
+
+
+async def next_delivery(transport: Transport, timeout: float) -> Delivery | None:
+    """The next incoming message, or None when none arrives within ``timeout`` seconds.
+
+    Each call takes a fresh :meth:`Transport.deliveries` iterator (a timeout cancels the one it
+    interrupts; no message is lost: both transports keep their queue outside the iterator).
+
+    Raises:
+        TransportError: the connection is lost for good.
+    """
+    try:
+        async with asyncio.timeout(timeout):
+            return await anext(transport.deliveries())
+    except TimeoutError:
+        return None

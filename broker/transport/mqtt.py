@@ -143,7 +143,8 @@ class MqttTransport:
                 last = str(exc) or type(exc).__name__
             await _close(client, endpoint.timeout)
         attempts = endpoint.reconnect_attempts
-        raise TransportError(f"cannot reach {self._name()} ({attempts} attempt{'s' * (attempts > 1)}): {last}")
+        raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r} "
+                             f"({attempts} attempt{'s' * (attempts > 1)}): {last}")
 
     async def _subscribe_on(self, client: aiomqtt.Client, filters: list[str]) -> None:
         granted = await client.subscribe([(f, 1) for f in filters], timeout=self._endpoint.timeout)

@@ -42,7 +42,7 @@ from mpdp.parties.session.runner import (
     surfacing_errors,
     wait_for_status,
 )
-from mpdp.protocols.errors import ParameterError, TransportError
+from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
 
 __all__ = ["ObserveConfig", "observe", "observe_async", "wait_for_parties"]
@@ -100,7 +100,7 @@ async def wait_for_parties(engine: Engine, k: int, timeout: float) -> None:
     """Return once the hosts that reported ``ready`` to ``engine`` cover parties 0..k-1.
 
     Raises:
-        TransportError: a host reported ``failed`` (its parties and reason are named), or
+        WorkerError: a host reported ``failed`` (its parties and reason are named), or
             ``timeout`` seconds passed (the parties not ready are named).
     """
     def missing() -> set[int]:
@@ -108,13 +108,13 @@ async def wait_for_parties(engine: Engine, k: int, timeout: float) -> None:
 
     def all_ready() -> bool:
         if engine.failed_workers:
-            raise TransportError("; ".join(
+            raise WorkerError("; ".join(
                 f"party host {index} (parties {format_ranges(status.parties)}) failed: {status.detail}"
                 for index, status in sorted(engine.failed_workers.items())))
         return not missing()
 
     if not await wait_for_status(engine, all_ready, timeout, _POLL):
-        raise TransportError(f"parties {format_ranges(missing())} did not report ready within {timeout:g} s "
+        raise WorkerError(f"parties {format_ranges(missing())} did not report ready within {timeout:g} s "
                              "(is an `mpdp party` running for them, on the same broker and roster?)")
 
 
@@ -145,7 +145,8 @@ async def observe_async(
         One :class:`RoundOutcome` per round, in order (also in the store).
 
     Raises:
-        TransportError: the broker is unreachable or went away; parties not ready in time.
+        TransportError: the broker is unreachable or went away.
+        WorkerError: a party host failed, or parties not ready in time.
         ParameterError: a store holding this session with other parameters, an unwritable store.
     """
     return await surfacing_errors(_observe(config, on_round or (lambda outcome: None)))

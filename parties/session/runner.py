@@ -21,7 +21,7 @@ Keys: the runner makes each party's Ed25519 key pair and hands the private key o
 worker; the engine gets the roster of public keys. A coordinator key signs the announcements.
 Errors surface as one :class:`mpdp.protocols.errors.MpdpError` (never an ExceptionGroup); a worker that
 dies makes its parties absent from the round in progress, which closes at its timeout, then the run
-stops with a :class:`TransportError` naming the worker, its parties and the round.
+stops with a :class:`WorkerError` naming the worker, its parties and the round.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from mpdp.parties.session.config import (
 from mpdp.parties.session.plan import PartyPlan
 from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.worker import WorkerSpec
-from mpdp.protocols.errors import MpdpError, TransportError
+from mpdp.protocols.errors import MpdpError, WorkerError
 
 T = TypeVar("T")
 
@@ -119,11 +119,11 @@ class PartyProcesses(Protocol):
     """The processes running the parties, as the round loop sees them."""
 
     async def ready(self, engine: Engine) -> None:
-        """Return once every party is subscribed (TransportError if a process failed or time ran out)."""
+        """Return once every party is subscribed (WorkerError if a process failed or time ran out)."""
         ...
 
     def check(self, engine: Engine, when: str) -> None:
-        """After a round: raise TransportError if a process died (``when`` says where the run stood)."""
+        """After a round: raise WorkerError if a process died (``when`` says where the run stood)."""
         ...
 
 
@@ -159,7 +159,7 @@ class _Workers:
 
         if not await wait_for_status(engine, all_ready, self._timeout, 0.2):
             missing = sorted(set(range(self._workers)) - set(engine.ready_workers))
-            raise TransportError(f"worker(s) {missing} did not report ready within {self._timeout:g} s")
+            raise WorkerError(f"worker(s) {missing} did not report ready within {self._timeout:g} s")
 
     def check(self, engine: Engine, when: str) -> None:
         self._pool.check(engine.failed_workers, when)
@@ -176,7 +176,8 @@ async def drive_rounds(
         parties: the processes to wait for and check; None when every round is recorded.
 
     Raises:
-        TransportError: the broker failed, parties not ready, a party process died.
+        TransportError: the broker failed.
+        WorkerError: parties not ready, a party process died.
     """
     if parties is not None:
         await parties.ready(engine)
@@ -238,8 +239,8 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
         The :class:`RunOutcome` (every round, also in the store at ``config.store_path``).
 
     Raises:
-        TransportError: the broker is unreachable (before any process starts), went away, or a
-            worker process died or failed (named, with its parties).
+        TransportError: the broker is unreachable (before any process starts) or went away.
+        WorkerError: a worker process died or failed (named, with its parties).
         ParameterError: secure mode without :mod:`mpdp.protocols.secure`, what the protocol refuses
             (e.g. the curator's function), a session stored with other parameters, an unwritable store.
     """
