@@ -7,7 +7,12 @@ import asyncio
 
 import pytest
 
-from mpdp.broker.transport import Delivery, InMemoryBroker, MemoryTransport, next_delivery
+from mpdp.broker.transport import (
+    Delivery,
+    InMemoryBroker,
+    MemoryTransport,
+    next_delivery,
+)
 from mpdp.protocols.errors import ParameterError, TransportError
 
 
