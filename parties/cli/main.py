@@ -2,7 +2,8 @@
 
 Every sub-command module exposes ``register(subparsers)``, which adds its parser and sets
 ``run=callable(args) -> int``. Errors of the :class:`mpdp.protocols.MpdpError` family print one line,
-``mpdp: error: ...``, and exit with code 2; Ctrl-C exits with 130. An option value that looks like a
+``mpdp: error: ...``, and exit with code 2; Ctrl-C exits with 130, and SIGTERM and SIGHUP stop the run the
+same clean way (exit codes 143 and 129; :mod:`mpdp.parties.cli.signals`). An option value that looks like a
 negative number (``--epsilon -1``, ``--budget -1,0``, ``--epsilon -inf``) is passed to the option, whose
 own check then names it (:func:`mpdp.parties.cli.args.join_negative_values`).
 """
@@ -14,6 +15,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from mpdp.parties.cli import signals
 from mpdp.parties.cli.args import (
     PAPER_CODES,
     join_negative_values,
@@ -61,13 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(join_negative_values(argv, value_options(parser)))
     try:
-        return int(args.run(args) or 0)
+        with signals.stop_like_interrupt():
+            return int(args.run(args) or 0)
     except MpdpError as exc:
         print(f"mpdp: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("mpdp: interrupted", file=sys.stderr)
-        return 130
+        return signals.exit_code()
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.party import Party, PartySpec, secure_sampler
+from mpdp.protocols.errors import WorkerError
 
 __all__ = ["WorkerSpec", "serve_parties", "worker_main"]
 
@@ -69,7 +70,7 @@ def _first_leaf(exc: BaseException) -> BaseException:
 async def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         await asyncio.sleep(_PARENT_POLL)
-    raise SystemExit(f"worker: parent process {parent} is gone")
+    raise WorkerError(f"parent process {parent} is gone")
 
 
 async def _report(spec: WorkerSpec, topics: Topics, state: str, detail: str = "") -> None:
@@ -136,7 +137,5 @@ def worker_main(spec: WorkerSpec) -> None:
         sys.exit(130)
     except BaseException as exc:  # noqa: BLE001 - report one line, the runner names the worker
         first = _first_leaf(exc)
-        if isinstance(first, SystemExit):
-            raise first from None
         log.error("%s: %s", type(first).__name__, first)
         sys.exit(1)

@@ -1,0 +1,134 @@
+"""SIGTERM and SIGHUP stop a real run as cleanly as Ctrl-C (SIGINT): the process exits with 128 + the
+signal's number, and nothing it started is left — no mosquitto child, no worker, no temporary folder,
+no SQLite ``-wal``/``-shm`` file. Each run is a real ``python -m mpdp`` process; its children are
+found by PID while it runs and checked by PID after it exits."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+
+from mpdp.broker.endpoint import BrokerEndpoint
+from tests.integration.test_deploy import _ready_seen
+from tests.mqtt_fixtures import require_mosquitto
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+
+ROOT = Path(__file__).resolve().parents[2]
+SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+
+
+def _start(args: list[str], tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, Path]:
+    """Start ``python -m mpdp ARGS`` with its own empty temporary directory; return it, that
+    directory and its log."""
+    scratch, log = tmp_path / "scratch", tmp_path / "run.log"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch), "MPDP_BROKER_URL": ""}
+    with log.open("wb") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "mpdp", *args], cwd=ROOT, env=env,
+                                stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT)
+    return proc, scratch, log
+
+
+def _wait_for(proc: subprocess.Popen[bytes], condition: Callable[[], bool], seconds: float, what: str,
+              log: Path) -> None:
+    """Wait until ``condition()``; kill ``proc`` and fail if it ends first or after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            proc.wait()
+            raise AssertionError(f"{what} not seen in {seconds} s: {log.read_text()}")
+        time.sleep(0.1)
+
+
+def _make_keys(keys: Path) -> None:
+    """``mpdp keys`` for three parties of session ``sig`` into ``keys``."""
+    subprocess.run([sys.executable, "-m", "mpdp", "keys", "--parties", "3", "--session", "sig", "--out", str(keys)],
+                   cwd=ROOT, capture_output=True, timeout=30, check=True)
+
+
+def _alive(pid: int) -> bool:
+    """A process that still runs (a zombie holds nothing: the container's init reaps it late)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _stop_and_check(proc: subprocess.Popen[bytes], sig: signal.Signals, children: list[int],
+                    log: Path, leftovers: list[Path]) -> None:
+    proc.send_signal(sig)
+    try:
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = log.read_text()
+    assert code == 128 + sig, text
+    assert "Traceback" not in text, text
+    # the multiprocessing resource tracker ends when it reads the end of its pipe, just after us
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [(pid, psutil.Process(pid).cmdline()) for pid in children if _alive(pid)] == [], text
+    assert [p for p in leftovers if p.exists()] == [], text
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
+def test_simulate_stops_cleanly(sig: signal.Signals, tmp_path: Path) -> None:
+    require_mosquitto()
+    out = tmp_path / "out"
+    proc, scratch, log = _start(["simulate", "--dataset", "house-votes-84", "--repetitions", "5000",
+                                 "--workers", "2", "--quiet", "--broker", "mosquitto", "--out", str(out)],
+                                tmp_path)
+    parent = psutil.Process(proc.pid)
+
+    def running() -> bool:  # the broker, both workers, and the first messages in the transcript
+        names = [c.name() for c in parent.children()]
+        return "mosquitto" in names and len(names) >= 3 and (out / "transcripts.sqlite-wal").exists()
+
+    _wait_for(proc, running, 40, "mosquitto, two workers and the transcript", log)
+    children = [c.pid for c in parent.children(recursive=True)]
+    _stop_and_check(proc, sig, children, log, [out / "transcripts.sqlite-wal", out / "transcripts.sqlite-shm"])
+    assert list(scratch.iterdir()) == []  # no mpdp-* or mpdp-mosquitto-* folder left
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_observe_stops_cleanly(sig: signal.Signals, mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    keys, out = tmp_path / "keys", tmp_path / "out"
+    _make_keys(keys)
+    # the observer waits for party hosts that never come: it is mid-run, holding the transcript open
+    proc, _, log = _start(["observe", "--roster", str(keys / "roster.json"), "--keys", str(keys / "coordinator"),
+                           "--rounds", "2", "--broker", f"mqtt://127.0.0.1:{mosquitto.port}", "--out", str(out),
+                           "--wait-parties", "60"], tmp_path)
+    _wait_for(proc, lambda: (out / "transcripts.sqlite-wal").exists(), 30, "the observer's transcript", log)
+    _stop_and_check(proc, sig, [], log, [out / "transcripts.sqlite-wal", out / "transcripts.sqlite-shm"])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_party_host_stops_cleanly(sig: signal.Signals, mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    keys, votes = tmp_path / "keys", tmp_path / "votes.csv"
+    votes.write_text("party,bill a\np0,1\np1,0\np2,1\n")
+    _make_keys(keys)
+    # the host waits for an observer that never comes
+    proc, scratch, log = _start(["party", "--roster", str(keys / "roster.json"), "--keys", str(keys / "parties"),
+                                 "--parties", "0-2", "--dataset", str(votes), "--seed", "1",
+                                 "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"], tmp_path)
+    try:
+        asyncio.run(_ready_seen(mosquitto, "sig", 0, 30))
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    _stop_and_check(proc, sig, [], log, [])
+    assert list(scratch.iterdir()) == []
