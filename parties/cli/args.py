@@ -24,8 +24,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
-
 from mpdp.protocols.errors import ParameterError
 
 __all__ = [
@@ -176,6 +174,8 @@ def output_dir(path: str | os.PathLike[str], name: str) -> Path:
 
 
 def _strict(value: Any, where: str) -> Any:
+    import numpy as np  # here, not at the top: ``mpdp --help`` imports this module but never numpy
+
     if isinstance(value, dict):
         return {str(k): _strict(v, f"{where}.{k}") for k, v in value.items()}
     if isinstance(value, np.ndarray):

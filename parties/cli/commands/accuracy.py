@@ -138,8 +138,8 @@ def _run(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``accuracy`` sub-command."""
     parser = subparsers.add_parser(
-        "accuracy", help="optimal decision rules and their exact accuracy",
-        description=__doc__, epilog=papers_epilog("002"), formatter_class=argparse.RawDescriptionHelpFormatter)
+        "accuracy", description=__doc__, epilog=papers_epilog("002"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilon", required=True, help="privacy levels, one per party (VALUE*COUNT ok)")
     parser.add_argument("--delta", help="delta per party, or one for all (four-output RR when > 0)")
     parser.add_argument("--function", required=True,

@@ -49,9 +49,8 @@ examples:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``mechanism`` sub-command."""
-    p = subparsers.add_parser("mechanism", help="optimal DP mechanism for a binary function on a graph",
-                              description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser("mechanism", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--graph", required=True, help="FILE, line:NB,NR or majority:N")
     p.add_argument("--epsilon", type=float, help="epsilon >= 0 (default: the file's eps)")
     p.add_argument("--delta", type=float, help="delta in [0, 1) (default: the file's delta, else 0)")

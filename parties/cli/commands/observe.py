@@ -49,8 +49,7 @@ functions: {', '.join(FUNCTION_NAMES[:-2])} (symmetric).
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``observe`` sub-command."""
     p = subparsers.add_parser(
-        "observe", help="the central observer and coordinator of a deployed session",
-        description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
+        "observe", description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--roster", type=Path, required=True, metavar="FILE", help="roster.json from `mpdp keys`")

@@ -103,7 +103,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``simulate`` sub-command."""
     p = subparsers.add_parser(
         "simulate",
-        help="run parties and the central observer over a real MQTT broker",
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
