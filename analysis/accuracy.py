@@ -23,7 +23,7 @@ from mpdp.protocols.engines import (
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.rules import DecisionRule
-from mpdp.protocols.symmetric import SymmetricAverageRule
+from mpdp.protocols.table_rule import TableRule
 
 __all__ = ["RuleAccuracy", "input_accuracy", "monte_carlo_accuracy", "rule_accuracy"]
 
@@ -49,7 +49,7 @@ class RuleAccuracy:
     samples: int = 0
 
 
-def _problem(rule: DecisionRule, function: BooleanFunction, measure: np.ndarray):
+def _problem(rule: TableRule, function: BooleanFunction, measure: np.ndarray):
     problem = build_problem(rule.mechanisms, function, measure, rule.observer, rule.engine)
     groups = tuple(f.members for f in problem.views[0].factors)
     if groups != rule.groups:
@@ -57,11 +57,11 @@ def _problem(rule: DecisionRule, function: BooleanFunction, measure: np.ndarray)
     return problem
 
 
-def rule_accuracy(rule: DecisionRule, function: BooleanFunction, measure: np.ndarray) -> RuleAccuracy:
+def rule_accuracy(rule: TableRule, function: BooleanFunction, measure: np.ndarray) -> RuleAccuracy:
     """Exact average and worst-case accuracy of ``rule`` for f and w (002 eqs. (1), (3)).
 
     Args:
-        rule: any :class:`DecisionRule` (its engine and groups fix the structure).
+        rule: any :class:`mpdp.protocols.table_rule.TableRule` (its engine and groups fix the structure).
         function: f; measure: w, float64 (|Y|, |Y|).
 
     Raises:
@@ -72,7 +72,7 @@ def rule_accuracy(rule: DecisionRule, function: BooleanFunction, measure: np.nda
     return RuleAccuracy(average, worst)
 
 
-def input_accuracy(rule: DecisionRule, function: BooleanFunction, measure: np.ndarray,
+def input_accuracy(rule: TableRule, function: BooleanFunction, measure: np.ndarray,
                    bits: np.ndarray) -> float:
     """Exact accuracy ``E[w(f(x), rule(tau, x_i))]`` on one input x (the term of 002 eq. (3)).
 
@@ -99,7 +99,7 @@ def _sample(cdf: np.ndarray, x: np.ndarray, rng: np.random.Generator) -> np.ndar
 
 
 def monte_carlo_accuracy(
-    rule: DecisionRule | SymmetricAverageRule,
+    rule: DecisionRule,
     function: BooleanFunction,
     measure: np.ndarray,
     samples: int,

@@ -77,3 +77,12 @@ def test_every_package_folder_is_listed_for_the_wheel() -> None:
             continue
         expected |= {".".join((name, *init.parent.relative_to(folder).parts)) for init in folder.rglob("__init__.py")}
     assert sorted(setuptools["packages"]) == sorted(expected)
+
+
+@pytest.mark.parametrize("room", BARE_ROOMS)
+def test_every_name_of_a_rooms_stub_resolves(room: str) -> None:
+    """The rooms import their names on first use from the list in ``__init__.pyi``: each must exist."""
+    import importlib
+
+    module = importlib.import_module(f"mpdp.{room}")
+    assert module.__all__ and all(getattr(module, name) is not None for name in module.__all__)

@@ -6,15 +6,17 @@ import sys
 from collections.abc import Sequence
 from types import TracebackType
 
+import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
+from mpdp.analysis.evaluation import PartyEvaluation
 from mpdp.analysis.report import RoundResult
 from mpdp.parties.session.datasets import Dataset
 
-__all__ = ["Progress", "print_results", "truth_text"]
+__all__ = ["Progress", "party_summary", "print_results", "truth_text"]
 
 
 class Progress:
@@ -94,3 +96,19 @@ def print_results(document: dict[str, object], results: Sequence[RoundResult],
         f"{broker['url']}; {float(document['wall_time_s']):.1f} s on the wire."
     )
     console.print(f"[dim]{document['note']}[/]")
+
+
+def party_summary(parties: Sequence[PartyEvaluation], rule: str) -> str:
+    """One line: the parties' mean measured accuracy over the rounds, its exact theory, the 002 law
+    check and the missing decision messages."""
+    measured = [p.accuracy for p in parties if p.accuracy is not None]
+    theory = [p.theoretical_accuracy for p in parties if p.theoretical_accuracy is not None]
+    missing = sum(p.decisions_missing for p in parties)
+    law = [p.law_holds for p in parties if p.law_holds is not None]
+    text = f"parties' own decisions ({rule} rules): "
+    text += f"mean measured accuracy {np.mean(measured):.4f}" if measured else "none received"
+    if theory:
+        text += f", exact theory {np.mean(theory):.4f}"
+    if law:
+        text += f"; every party rule's {rule} accuracy >= the observer's in {sum(law)}/{len(law)} rounds"
+    return text + (f"; {missing} party decision messages missing" if missing else "")
