@@ -86,3 +86,18 @@ def test_every_name_of_a_rooms_stub_resolves(room: str) -> None:
 
     module = importlib.import_module(f"mpdp.{room}")
     assert module.__all__ and all(getattr(module, name) is not None for name in module.__all__)
+
+
+def test_the_readme_module_map_lists_every_module() -> None:
+    """The README's module map names each module of the four rooms and ``mpdp/``, and nothing else."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Module map"):]
+    section = section[:section.index("\n## ")]
+    listed = re.findall(r"^\| `([^`]+\.py)` \|", section, flags=re.M)
+    modules = {str(p.relative_to(ROOT)) for room in BARE_ROOMS for p in (ROOT / room).rglob("*.py")
+               if p.name != "__init__.py"}
+    modules |= {"mpdp/__init__.py", "mpdp/__main__.py"}
+    assert len(listed) == len(set(listed))
+    assert sorted(listed) == sorted(modules)

@@ -39,9 +39,9 @@ from mpdp.analysis.report import (
 )
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.cli.args import output_dir, output_file, to_json_text
+from mpdp.parties.cli.curator_arguments import check_curator_arguments
 from mpdp.parties.cli.display import Progress, party_summary, print_results
 from mpdp.parties.cli.params import parse_mechanisms
-from mpdp.parties.curator.evaluate import check_curator_arguments
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,

@@ -1,5 +1,5 @@
-"""The curator protocol in ``mpdp simulate --protocol curator``: argument checks before anything
-starts (its rounds are evaluated by :func:`mpdp.parties.session.evaluate.evaluate_run`)."""
+"""``mpdp simulate --protocol curator``: the command-line arguments the curator protocol refuses, checked
+before anything starts (the run itself checks its :class:`mpdp.parties.session.config.RunConfig`)."""
 
 from __future__ import annotations
 
