@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.stats import clopper_pearson, consistency_test
 from mpdp.analysis.theory import AccuracyOnInput, observer_accuracy_on_input
@@ -61,8 +63,8 @@ class RoundResult:
 def evaluate_round(
     name: str,
     mechanisms: Sequence[RandomizedResponse],
-    x: np.ndarray,
-    decisions: np.ndarray,
+    x: NDArray[np.integer[Any]],
+    decisions: NDArray[np.int64],
     function: BooleanFunction,
     *,
     rounds: int,
@@ -91,8 +93,8 @@ def evaluate_round(
 
 def evaluate_decisions(
     name: str,
-    x: np.ndarray,
-    decisions: np.ndarray,
+    x: NDArray[np.integer[Any]],
+    decisions: NDArray[np.int64],
     function: BooleanFunction,
     theory: AccuracyOnInput,
     *,
