@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from scipy.signal import fftconvolve, lfilter
 from scipy.special import expit, logsumexp
-from numpy.typing import NDArray
 from scipy.stats import binom
 
 from mpdp.protocols.errors import SizeLimitError
