@@ -19,9 +19,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Annotated, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 import numpy as np
+from numpy.typing import NDArray
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import Field, model_validator
 
@@ -217,13 +218,13 @@ class CuratorRelease(RoundSigned):
             raise ValueError("outputs are 0 or 1")
         return self
 
-    def output_array(self) -> np.ndarray:
+    def output_array(self) -> NDArray[np.int64]:
         """int64 (repetitions,) of 0/1 outputs."""
         return unpack_symbols(self.outputs, self.repetitions).astype(np.int64)
 
     @classmethod
     def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, voters: int,
-               outputs: np.ndarray) -> CuratorRelease:
+               outputs: NDArray[np.integer[Any]]) -> CuratorRelease:
         """Build and sign a release of ``outputs`` (0/1, shape (repetitions,))."""
         values = np.asarray(outputs, dtype=np.uint8)
         draft = cls(session=session, round=int(round), voters=int(voters), repetitions=int(values.size),

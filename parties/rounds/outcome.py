@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.accounting import Spent
 
@@ -39,17 +40,17 @@ class RoundOutcome:
     """
 
     name: str
-    participants: np.ndarray
-    symbols: np.ndarray
-    decisions: np.ndarray
+    participants: NDArray[np.int64]
+    symbols: NDArray[np.uint8]
+    decisions: NDArray[np.int64]
     messages_received: int
     messages_rejected: int
     index: int = 0
-    abstained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    absent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    abstained: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    absent: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     status: Literal["complete", "timeout"] = "complete"
-    exhausted: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    party_decisions: np.ndarray | None = None
+    exhausted: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    party_decisions: NDArray[np.int64] | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

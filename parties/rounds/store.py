@@ -31,6 +31,7 @@ from types import TracebackType
 from typing import Literal, Self
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
@@ -79,7 +80,7 @@ class RecordedMessage:
     party: int
     kind: Literal["symbols", "abstain", "absent"]
     reason: str | None
-    symbols: np.ndarray
+    symbols: NDArray[np.uint8]
     payload: str | None
 
 
@@ -101,11 +102,11 @@ class RoundRecord:
     rejects: Mapping[int, Mapping[str, tuple[int, str]]]
 
 
-def _ids(values: np.ndarray) -> str:
+def _ids(values: NDArray[np.int64]) -> str:
     return json.dumps([int(v) for v in values])
 
 
-def _id_array(text: str) -> np.ndarray:
+def _id_array(text: str) -> NDArray[np.int64]:
     return np.array(json.loads(text), dtype=np.int64)
 
 
@@ -255,7 +256,7 @@ class TranscriptStore:
         return False
 
     def record_party_decisions(self, session: str, round: int,
-                               decisions: Mapping[int, tuple[np.ndarray, str]]) -> int:
+                               decisions: Mapping[int, tuple[NDArray[np.int64], str]]) -> int:
         """Record parties' own decisions of one round in one transaction (idempotent per party).
 
         Args:
@@ -272,7 +273,7 @@ class TranscriptStore:
             self._db.executemany("INSERT INTO party_decisions VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", rows)
             return self._db.total_changes - before
 
-    def party_decisions(self, session: str, round: int) -> dict[int, np.ndarray]:
+    def party_decisions(self, session: str, round: int) -> dict[int, NDArray[np.int64]]:
         """The recorded decisions of each party in ``round``: party id -> int64 (repetitions,)."""
         rows = self._db.execute(
             "SELECT party, decisions FROM party_decisions WHERE session = ? AND round = ? ORDER BY party",
@@ -364,17 +365,17 @@ class TranscriptStore:
             writer.writerows(self.messages(session))
         decisions = folder / "decisions.csv"
         with decisions.open("w", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(["round", "name", "repetition", "decision"])
-            writer.writerows(self._db.execute(
+            table = csv.writer(fh)
+            table.writerow(["round", "name", "repetition", "decision"])
+            table.writerows(self._db.execute(
                 "SELECT d.round, r.name, d.repetition, d.decision FROM decisions d JOIN rounds r "
                 "ON r.session = d.session AND r.round = d.round WHERE d.session = ? "
                 "ORDER BY d.round, d.repetition", (session,)))
         rejects = folder / "rejects.csv"
         with rejects.open("w", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(["round", "reason", "count", "last_detail"])
-            writer.writerows(self._db.execute(
+            table = csv.writer(fh)
+            table.writerow(["round", "reason", "count", "last_detail"])
+            table.writerows(self._db.execute(
                 "SELECT round, reason, count, last_detail FROM rejects WHERE session = ? ORDER BY round, reason",
                 (session,)))
         return messages, decisions, rejects
