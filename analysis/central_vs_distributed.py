@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -141,7 +142,7 @@ def compare_majority(voters: int, epsilon: float, delta: float) -> CentralVersus
         distributed_average, float(distributed.min()))
 
 
-def plot_comparison(rows: Sequence[CentralVersusDistributed], path: str) -> None:
+def plot_comparison(rows: Sequence[CentralVersusDistributed], path: Path | str) -> None:
     """Write a PNG: accuracy against epsilon, one color per k, solid = central, dashed = distributed."""
     import matplotlib
 

@@ -26,7 +26,7 @@ Cost O((n + m) log n); any set of fixed vertices works as long as every blue-red
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +49,8 @@ __all__ = [
 #: Slack allowed when checking a DP inequality in floating point.
 FEASIBILITY_TOLERANCE = 1e-12
 
-Boundary = Mapping[Hashable, float] | tuple[NDArray[np.integer[Any]], NDArray[np.floating[Any]]]
+#: Fixed values: vertex name (any key, compared as ``str``) -> P(red), or (int indices, float values).
+Boundary = Mapping[Any, float] | tuple[NDArray[np.integer[Any]], NDArray[np.floating[Any]]]
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -81,11 +81,11 @@ class ColoredGraph:
         cls,
         vertices: Iterable[Hashable],
         edges: Iterable[tuple[Hashable, Hashable]],
-        coloring: Mapping[Hashable, str],
+        coloring: Mapping[Any, str],
     ) -> ColoredGraph:
         """Build from named vertices, an edge list and a coloring vertex -> ``"B"`` or ``"R"``.
 
-        Names are converted with ``str``. This is the format of the ``mpdp mechanism`` graph file.
+        Names (also the coloring's keys, of any hashable type) are converted with ``str``. This is the format of the ``mpdp mechanism`` graph file.
 
         Raises:
             ParameterError: a duplicate or unknown vertex, a self-loop, a color other than B/R, or a
@@ -121,7 +121,7 @@ class ColoredGraph:
         return cls(np.array(pairs, dtype=np.int64).reshape(-1, 2), red, names)
 
     @classmethod
-    def from_networkx(cls, graph: Any, coloring: Mapping[Hashable, str] | str = "color") -> ColoredGraph:
+    def from_networkx(cls, graph: Any, coloring: Mapping[Any, str] | str = "color") -> ColoredGraph:
         """Build from a networkx graph (networkx itself is not imported here).
 
         Args:

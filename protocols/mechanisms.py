@@ -42,8 +42,8 @@ __all__ = [
 ]
 
 
-def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
-    """Return ``float(epsilon)`` or raise :class:`ParameterError` unless ``0 <= epsilon <= inf``."""
+def check_epsilon(epsilon: float | str, name: str = "epsilon") -> float:
+    """Return ``float(epsilon)`` (a number or its text) or raise :class:`ParameterError` unless ``0 <= epsilon <= inf``."""
     try:
         value = float(epsilon)
     except (TypeError, ValueError):
@@ -53,8 +53,8 @@ def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
     return value
 
 
-def check_delta(delta: float, name: str = "delta") -> float:
-    """Return ``float(delta)`` or raise :class:`ParameterError` unless ``0 <= delta < 1``."""
+def check_delta(delta: float | str, name: str = "delta") -> float:
+    """Return ``float(delta)`` (a number or its text) or raise :class:`ParameterError` unless ``0 <= delta < 1``."""
     try:
         value = float(delta)
     except (TypeError, ValueError):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import secrets
 import sys
 import tempfile
 import uuid
@@ -210,6 +211,7 @@ def _check_rule(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Ran
 def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
                   mechanisms: list[RandomizedResponse], outcome: RunOutcome | CuratorRunOutcome,
                   results: list[RoundResult]) -> dict[str, object]:
+    rounds: Sequence[RoundOutcome | ReleaseOutcome] = outcome.rounds
     document: dict[str, object] = {
         "protocol": args.protocol,
         "dataset": dataset.name,
@@ -227,7 +229,7 @@ def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
         "parties": [{"id": i, "epsilon": m.epsilon, "delta": m.delta}
                     for i, m in enumerate(mechanisms)],
         "rounds": [r.to_json() | {"status": o.status, "absent": int(o.absent.size)}
-                   for r, o in zip(results, outcome.rounds, strict=True)],
+                   for r, o in zip(results, rounds, strict=True)],
     }
     if isinstance(outcome, RunOutcome):  # the curator protocol releases no per-party answers
         document["privacy"] = privacy_section(outcome.spent, outcome.rounds, args.budget,
@@ -284,7 +286,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
             raise ParameterError("--budget", args.budget, "per-party budgets with --protocol rr only",
                                  hint="the curator, not the parties, releases outputs")
     broker = BrokerSettings.from_url(args.broker)
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**63)
+    seed = args.seed if args.seed is not None else secrets.randbits(63)
     # children 0..k-1 of SeedSequence(seed) belong to the parties (the runner spawns them)
     dataset_seq, eps_seq, theory_seq = np.random.SeedSequence(seed, spawn_key=(2**31,)).spawn(3)
     dataset = _dataset(args, np.random.default_rng(dataset_seq))
