@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import os
+import dataclasses
+import secrets
 import time
 from collections.abc import Callable
-
-import aiomqtt
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.protocols.errors import TransportError
@@ -16,26 +15,20 @@ __all__ = ["check_connectivity", "wait_until_accepting"]
 
 
 async def check_connectivity(endpoint: BrokerEndpoint, timeout: float | None = None) -> None:
-    """Open and close one MQTT connection to ``endpoint``.
+    """Open and close one MQTT connection to ``endpoint`` (one attempt, no retry).
 
     Args:
         endpoint: the broker.
-        timeout: seconds for the whole check; defaults to ``endpoint.timeout``.
+        timeout: seconds for the attempt; defaults to ``endpoint.timeout``.
 
     Raises:
         TransportError: refused, unreachable, not an MQTT broker, or no answer in time; the message
             names the URL.
     """
     limit = endpoint.timeout if timeout is None else timeout
-    client = endpoint.client(f"mpdp-check-{os.getpid()}-{time.monotonic_ns()}")
-    try:
-        async with asyncio.timeout(limit):
-            async with client:
-                pass
-    except TimeoutError:
-        raise TransportError(f"MQTT broker at {endpoint.url} did not answer within {limit:g} s") from None
-    except (aiomqtt.MqttError, OSError) as exc:
-        raise TransportError(f"cannot reach MQTT broker at {endpoint.url}: {exc}") from exc
+    probe = dataclasses.replace(endpoint, timeout=limit, reconnect_attempts=1)
+    async with probe.connect(f"mpdp-check-{secrets.token_hex(6)}"):
+        pass
 
 
 async def wait_until_accepting(endpoint: BrokerEndpoint, timeout: float, *, alive: Callable[[], bool] | None = None

@@ -1,28 +1,35 @@
-"""A running broker's address and the one way mpdp makes MQTT clients for it."""
+"""A running broker's address, and the one way mpdp connects to it (:meth:`BrokerEndpoint.connect`)."""
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Literal
 
 import aiomqtt
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 
 from mpdp.broker.settings import url_host
+from mpdp.broker.transport.mqtt import (
+    SESSION_EXPIRY,
+    MqttTransport,
+    aiomqtt_client,
+    open_transport,
+)
 
-__all__ = ["BrokerEndpoint"]
-
-#: Seconds a persistent MQTT v5 session outlives its connection (v3.1.1 sessions never expire).
-SESSION_EXPIRY = 3600
+__all__ = ["SESSION_EXPIRY", "BrokerEndpoint"]
 
 
 @dataclass(frozen=True, slots=True)
 class BrokerEndpoint:
     """Where clients connect: host, port, MQTT version, and which kind of broker serves there.
 
-    Picklable: worker processes receive it. ``kind`` is ``"mosquitto"`` or ``"embedded"`` for a
-    broker this run started, ``"external"`` for one given by URL.
+    A :class:`mpdp.broker.transport.base.Connector`; picklable: worker processes receive it. ``kind`` is
+    ``"mosquitto"`` or ``"embedded"`` for a broker this run started, ``"external"`` for one given by URL.
+
+    Attributes:
+        timeout: seconds for one connection attempt and for every acknowledgement from the broker.
+        queue_size: incoming messages a client holds before it stops acknowledging (backpressure).
+        reconnect_attempts: connection attempts (with exponential backoff) before a client gives up.
     """
 
     kind: Literal["mosquitto", "embedded", "external"]
@@ -30,33 +37,31 @@ class BrokerEndpoint:
     port: int
     protocol: Literal["3.1.1", "5"] = "3.1.1"
     timeout: float = 10.0
+    queue_size: int = 1000
+    reconnect_attempts: int = 8
 
     @property
     def url(self) -> str:
         """``mqtt://host:port`` (``mqtt://[::1]:1883`` for an IPv6 host)."""
         return f"mqtt://{url_host(self.host)}:{self.port}"
 
-    def client(self, identifier: str, *, persistent: bool = False) -> aiomqtt.Client:
-        """A new (unconnected) aiomqtt client; use it as ``async with``.
+    def connect(self, client_id: str, *, persistent: bool = False) -> AbstractAsyncContextManager[MqttTransport]:
+        """A connected :class:`mpdp.broker.transport.mqtt.MqttTransport` as ``async with``.
 
         Args:
-            identifier: the MQTT client id, unique per broker (mpdp uses session + role + id).
-            persistent: keep the session on the broker across reconnects (clean_session False in
-                MQTT 3.1.1, clean_start False with a session expiry in MQTT 5), so QoS 1 messages
-                that arrive while disconnected are delivered on reconnect.
-        """
-        if self.protocol == "5":
-            properties = None
-            if persistent:
-                properties = Properties(PacketTypes.CONNECT)
-                properties.SessionExpiryInterval = SESSION_EXPIRY
-            return aiomqtt.Client(
-                self.host, self.port, identifier=identifier, protocol=aiomqtt.ProtocolVersion.V5,
-                clean_start=False if persistent else True, properties=properties,
-                timeout=self.timeout,
-            )
-        return aiomqtt.Client(
-            self.host, self.port, identifier=identifier, protocol=aiomqtt.ProtocolVersion.V311,
-            clean_session=not persistent, timeout=self.timeout,
-        )
+            client_id: the MQTT client id, unique per broker (role + session + a random suffix where
+                no fixed id is needed).
+            persistent: keep the session on the broker across reconnects, so QoS 1 messages that
+                arrive while disconnected are delivered on reconnect.
 
+        Raises (on entry):
+            TransportError: the broker cannot be reached (one line naming the URL).
+        """
+        return open_transport(self, client_id, persistent=persistent)
+
+    def client(self, identifier: str, *, persistent: bool = False) -> aiomqtt.Client:
+        """A new (unconnected) plain aiomqtt client (acknowledging on receipt); use it as ``async with``.
+
+        For code not yet on :meth:`connect` (the observer); prefer :meth:`connect`.
+        """
+        return aiomqtt_client(self, identifier, persistent=persistent, manual_ack=False)

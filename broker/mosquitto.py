@@ -53,12 +53,14 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 @contextlib.asynccontextmanager
 async def run_mosquitto(
-    binary: Path | None = None, *, timeout: float = 10.0, start_timeout: float = 10.0
+    binary: Path | None = None, *, timeout: float = 10.0, start_timeout: float = 10.0, port: int | None = None
 ) -> AsyncIterator[BrokerEndpoint]:
-    """Start mosquitto on a free loopback port; yield its endpoint; stop it on exit.
+    """Start mosquitto on a loopback port; yield its endpoint; stop it on exit.
 
     Args:
         binary: the mosquitto executable; found on PATH or /usr/sbin when None.
+        port: the port to listen on; a free one when None (a given port lets a test restart a
+            broker where its clients reconnect).
         timeout: the clients' timeout (seconds) recorded in the endpoint.
         start_timeout: seconds to wait until the broker accepts MQTT connections.
 
@@ -70,7 +72,7 @@ async def run_mosquitto(
     if exe is None:
         raise TransportError("mosquitto binary not found on PATH or in /usr/sbin; use --broker embedded")
     with tempfile.TemporaryDirectory(prefix="mpdp-mosquitto-") as tmp:
-        port = free_loopback_port()
+        port = port or free_loopback_port()
         config = Path(tmp, "mosquitto.conf")
         config.write_text(render_config(CONFIG_TEMPLATE.read_text(), port))
         log_path = Path(tmp, "mosquitto.log")

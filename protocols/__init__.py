@@ -24,6 +24,7 @@ from mpdp.protocols.errors import (
     SizeLimitError,
     SolverError,
     TransportError,
+    WorkerError,
 )
 from mpdp.protocols.functions import (
     FUNCTION_NAMES,
@@ -130,6 +131,7 @@ __all__ = [
     "SymmetricAverageRule",
     "SymmetricFunction",
     "TransportError",
+    "WorkerError",
     "TruthTable",
     "accuracy_measure",
     "check_delta",

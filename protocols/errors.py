@@ -10,6 +10,8 @@ whole family in one clause; third-party errors are wrapped with ``raise ... from
      │                                       the engine or option that would serve)
      ├── SolverError                         a linear program that did not reach optimality
      ├── TransportError                      the MQTT broker cannot be reached or went away
+     ├── WorkerError                         one of the session's own processes died, failed or
+     │                                       never reported ready (a worker, a party host)
      └── ProtocolViolation                   a wire message that fails validation (observer side)
 
 This module lives in ``protocols`` because that package is the root of the import graph
@@ -28,6 +30,7 @@ __all__ = [
     "SizeLimitError",
     "SolverError",
     "TransportError",
+    "WorkerError",
 ]
 
 
@@ -98,6 +101,12 @@ class SolverError(MpdpError):
 
 class TransportError(MpdpError):
     """The broker cannot be reached, refused us, or the connection was lost."""
+
+
+class WorkerError(MpdpError):
+    """One of the session's own processes died, reported failure, or never reported ready: a worker
+    process of ``mpdp simulate`` or a party host of ``mpdp party`` (not the broker or the network:
+    that is :class:`TransportError`)."""
 
 
 class ProtocolViolation(MpdpError):

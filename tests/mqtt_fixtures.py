@@ -1,9 +1,14 @@
 """Shared fixtures of the transport tests: a real mosquitto on a free loopback port (configured from
-broker/mosquitto.conf), and a brute-force majority decision to check the observer against."""
+broker/mosquitto.conf), and a brute-force majority decision to check the observer against.
+
+Without the mosquitto binary the broker tests skip locally but FAIL under CI (``CI`` set, as every CI
+service sets it, and not ``0``/``false``/``no``), so a CI image that lacks mosquitto cannot pass green
+with its integration tests silently skipped."""
 
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import AsyncIterator, Sequence
 
 import numpy as np
@@ -16,11 +21,24 @@ from mpdp.broker.settings import find_mosquitto
 from mpdp.protocols.mechanisms import RandomizedResponse
 
 
+def on_ci() -> bool:
+    """True when the ``CI`` environment variable is set to anything but empty, ``0``, ``false`` or ``no``."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def require_mosquitto() -> None:
+    """Skip the calling test when the mosquitto binary is missing, or fail it under CI (:func:`on_ci`)."""
+    if find_mosquitto() is None:
+        message = "mosquitto binary not installed (apt-get install mosquitto: on PATH or in /usr/sbin)"
+        if on_ci():
+            pytest.fail(f"{message}; under CI the broker tests must run", pytrace=False)
+        pytest.skip(message)
+
+
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def mosquitto() -> AsyncIterator[BrokerEndpoint]:
-    """A mosquitto child for the whole test session."""
-    if find_mosquitto() is None:
-        pytest.skip("mosquitto binary not installed")
+    """A mosquitto child for the whole test session (skipped without the binary, failed under CI)."""
+    require_mosquitto()
     async with run_mosquitto(timeout=5.0) as endpoint:
         yield endpoint
 

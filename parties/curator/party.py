@@ -15,8 +15,8 @@ import asyncio
 import numpy as np
 
 from mpdp.broker.curator_messages import CuratorAnnouncement, SealedBallot
-from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.topics import Topics
+from mpdp.broker.transport import Connector
 from mpdp.parties.rr.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, Sampler
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -39,10 +39,10 @@ class CuratorParty(Party):
     announcement_class = CuratorAnnouncement  # type: ignore[assignment]
 
     def __init__(
-        self, spec: PartySpec, endpoint: BrokerEndpoint, topics: Topics, coordinator_key: bytes, *,
+        self, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
         idle_timeout: float, sampler: Sampler | None = None, connect_gate: asyncio.Semaphore | None = None,
     ) -> None:
-        super().__init__(spec, endpoint, topics, coordinator_key, idle_timeout=idle_timeout,
+        super().__init__(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
                          sampler=_no_sampling, connect_gate=connect_gate)
 
     def respond(self, announcement: CuratorAnnouncement) -> SealedBallot:  # type: ignore[override]

@@ -93,7 +93,8 @@ async def run_curator_async(config: RunConfig, progress: ProgressCallback | None
 
     Raises:
         ParameterError: see :func:`curator_privacy_level`; a session stored with other parameters.
-        TransportError: the broker is unreachable or went away, or a worker died or failed.
+        TransportError: the broker is unreachable or went away.
+        WorkerError: a worker died or failed.
     """
     return await surfacing_errors(_run(config, progress))
 

@@ -1,5 +1,5 @@
 """A party: holds one private bit per round, privatizes it with its own randomized response, and
-broadcasts the signed symbols over its own MQTT connection.
+broadcasts the signed symbols over its own connection (a :class:`mpdp.broker.transport.Transport`).
 
 Simulation mode: round r of party i draws from ``default_rng(SeedSequence(seed).spawn(k)[i].spawn(R)[r])``
 (a per-round child of the party's sequence, so a resumed run draws what a full run would).
@@ -27,16 +27,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-import aiomqtt
 import numpy as np
 from pydantic import ValidationError
 
 from mpdp.analysis.accounting import Budget, PrivacyLedger
 from mpdp.broker.decision_messages import DecisionMessage
-from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.signing import load_private_key, load_public_key, verify_message
 from mpdp.broker.topics import Topics
+from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.rr.decisions import PartyDecider, decision_generator
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
@@ -110,7 +109,7 @@ class Party:
 
     Args:
         spec: the party's private state.
-        endpoint: the broker.
+        connector: the broker (a :class:`mpdp.broker.endpoint.BrokerEndpoint`, or an in-memory one).
         topics: the session's topics.
         coordinator_key: raw Ed25519 public key that signs announcements (others are ignored).
         idle_timeout: seconds to wait for the next announcement before giving up.
@@ -126,7 +125,7 @@ class Party:
     def __init__(
         self,
         spec: PartySpec,
-        endpoint: BrokerEndpoint,
+        connector: Connector,
         topics: Topics,
         coordinator_key: bytes,
         *,
@@ -138,7 +137,7 @@ class Party:
         if sampler is None and spec.seed is None:
             raise ParameterError("seed", None, "a SeedSequence in simulation mode (or a secure sampler)")
         self.spec = spec
-        self._endpoint = endpoint
+        self._connector = connector
         self._topics = topics
         self._coordinator = load_public_key(coordinator_key)
         self._key = load_private_key(spec.private_key)
@@ -153,7 +152,7 @@ class Party:
 
     @property
     def client_id(self) -> str:
-        """The MQTT client id: unique per session and party."""
+        """The client id: unique per session and party (a restarted party takes its session over)."""
         return f"mpdp-{self._topics.session}-party-{self.spec.party}"
 
     def bit(self, index: int) -> int:
@@ -219,9 +218,9 @@ class Party:
         return DecisionMessage.signed(self._key, session=self._topics.session, round=index,
                                       party=self.spec.party, decisions=decisions)
 
-    def _announcement(self, message: aiomqtt.Message) -> Announcement | None:
+    def _announcement(self, payload: bytes) -> Announcement | None:
         try:
-            announcement = self.announcement_class.model_validate_json(message.payload)  # type: ignore[arg-type]
+            announcement = self.announcement_class.model_validate_json(payload)
         except ValidationError:
             log.warning("party %d: ignored a malformed announcement", self.spec.party)
             return None
@@ -234,40 +233,28 @@ class Party:
         """Serve the session until the end announcement; return the number of rounds answered.
 
         Raises:
-            TransportError: the broker went away, or no announcement for ``idle_timeout`` seconds.
+            TransportError: the broker went away for good, or no announcement for ``idle_timeout`` seconds.
         """
-        try:
-            async with contextlib.AsyncExitStack() as stack:
-                async with self._gate, asyncio.timeout(2 * self._endpoint.timeout):
-                    client = await stack.enter_async_context(self._endpoint.client(self.client_id))
-                    await client.subscribe(self._topics.rounds, qos=1)
-                    if self._decider is not None:
-                        await client.subscribe(self._topics.transcript, qos=1)
-                on_ready()
-                await self._serve(client)
-        except aiomqtt.MqttError as exc:
-            raise TransportError(f"party {self.spec.party} lost the broker at {self._endpoint.url}: {exc}") from exc
-        except TimeoutError:
-            raise TransportError(f"party {self.spec.party}: no answer from {self._endpoint.url}") from None
+        async with contextlib.AsyncExitStack() as stack:
+            async with self._gate:  # bounds how many parties connect and subscribe at once
+                transport = await stack.enter_async_context(self._connector.connect(self.client_id))
+                await transport.subscribe(self._topics.rounds,
+                                          *([self._topics.transcript] if self._decider is not None else []))
+            on_ready()
+            await self._serve(transport)
         return len(self._answered)
 
-    async def _serve(self, client: aiomqtt.Client) -> None:
-        messages = aiter(client.messages)
+    async def _serve(self, transport: Transport) -> None:
         while True:
-            try:
-                async with asyncio.timeout(self._idle_timeout):
-                    message = await anext(messages)
-            except TimeoutError:
-                raise TransportError(
-                    f"party {self.spec.party}: no announcement for {self._idle_timeout:g} s"
-                ) from None
-            if message.topic.value == self._topics.transcript:
-                if isinstance(message.payload, bytes | bytearray):
-                    decision = self.decide(bytes(message.payload))
-                    if decision is not None:
-                        await client.publish(self._topics.decision(self.spec.party), decision.model_dump_json(), qos=1)
+            delivery = await next_delivery(transport, self._idle_timeout)
+            if delivery is None:
+                raise TransportError(f"party {self.spec.party}: no announcement for {self._idle_timeout:g} s")
+            if delivery.topic == self._topics.transcript:
+                decision = self.decide(delivery.payload)
+                if decision is not None:
+                    await transport.publish(self._topics.decision(self.spec.party), decision.model_dump_json())
                 continue
-            announcement = self._announcement(message)
+            announcement = self._announcement(delivery.payload)
             if announcement is None:
                 continue
             if announcement.kind == "end":
@@ -275,5 +262,5 @@ class Party:
             if announcement.round in self._answered:
                 continue  # a redelivered announcement: answer each round once
             reply = self.respond(announcement)
-            await client.publish(self._topics.party(self.spec.party), reply.model_dump_json(), qos=1)
+            await transport.publish(self._topics.party(self.spec.party), reply.model_dump_json())
             self._answered.add(announcement.round)

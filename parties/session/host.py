@@ -21,13 +21,12 @@ gives party i the generator ``SeedSequence(seed).spawn(k)[i]`` of ``mpdp simulat
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import aiomqtt
 import numpy as np
 from pydantic import ValidationError
 
@@ -36,12 +35,13 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
 from mpdp.broker.signing import verify_message
 from mpdp.broker.topics import Topics
+from mpdp.broker.transport import Transport, next_delivery
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.rr.party import PartySpec, secure_sampler
 from mpdp.parties.session.runner import first_mpdp_error
 from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
-from mpdp.protocols.errors import ParameterError, TransportError
+from mpdp.protocols.errors import ParameterError
 
 __all__ = ["HostConfig", "host_bits", "host_parties"]
 
@@ -164,40 +164,29 @@ class _ReadyBeacon:
         return (status.session, status.worker, status.state) == (self._topics.session, self._config.worker, "ready")
 
     async def run(self) -> None:
-        endpoint, topics = self._config.endpoint, self._topics
-        try:
-            async with contextlib.AsyncExitStack() as stack:
-                async with asyncio.timeout(2 * endpoint.timeout):
-                    client = await stack.enter_async_context(
-                        endpoint.client(f"mpdp-{topics.session}-host-{self._config.worker}-beacon"))
-                    await client.subscribe(topics.status, qos=1)
-                    await client.subscribe(topics.rounds, qos=1)
-                self.subscribed.set()
-                await self._repeat(client)
-        except aiomqtt.MqttError as exc:
-            raise TransportError(f"party host {self._config.worker} lost the broker at {endpoint.url}: {exc}") from exc
-        except TimeoutError:
-            raise TransportError(f"party host {self._config.worker}: no answer from {endpoint.url}") from None
+        """Subscribe, then repeat the host's "ready" until the first signed announcement.
 
-    async def _repeat(self, client: aiomqtt.Client) -> None:
+        Raises:
+            TransportError: the broker is gone for good.
+        """
+        topics = self._topics
+        client_id = f"mpdp-{topics.session}-host-{self._config.worker}-beacon-{secrets.token_hex(4)}"
+        async with self._config.endpoint.connect(client_id) as transport:
+            await transport.subscribe(topics.status, topics.rounds)
+            self.subscribed.set()
+            await self._repeat(transport)
+
+    async def _repeat(self, transport: Transport) -> None:
         ready: bytes | None = None
-        messages = aiter(client.messages)
         while True:
-            try:
-                async with asyncio.timeout(self._config.ready_interval):
-                    message = await anext(messages)
-            except TimeoutError:
+            delivery = await next_delivery(transport, self._config.ready_interval)
+            if delivery is None:
                 if ready is not None:
-                    async with asyncio.timeout(2 * self._config.endpoint.timeout):
-                        await client.publish(self._topics.status, ready, qos=1)
-                continue
-            payload = message.payload
-            if not isinstance(payload, bytes | bytearray):
-                continue
-            if message.topic.value == self._topics.rounds and self._is_announcement(bytes(payload)):
+                    await transport.publish(self._topics.status, ready)
+            elif delivery.topic == self._topics.rounds and self._is_announcement(delivery.payload):
                 return
-            if message.topic.value == self._topics.status and self._own_ready(bytes(payload)):
-                ready = bytes(payload)
+            elif delivery.topic == self._topics.status and self._own_ready(delivery.payload):
+                ready = delivery.payload
 
 
 async def host_parties(config: HostConfig) -> None:

@@ -36,7 +36,7 @@ from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.session.runner import surfacing_errors
 from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.protocols.errors import ParameterError, TransportError
+from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
 
 __all__ = ["ObserveConfig", "observe", "observe_async", "wait_for_parties"]
@@ -94,13 +94,13 @@ async def wait_for_parties(observer: Observer, k: int, timeout: float) -> None:
     """Return once the hosts that reported ``ready`` cover parties 0..k-1.
 
     Raises:
-        TransportError: a host reported ``failed`` (its parties and reason are named), or
+        WorkerError: a host reported ``failed`` (its parties and reason are named), or
             ``timeout`` seconds passed (the parties not ready are named).
     """
     deadline = time.monotonic() + timeout
     while True:
         if observer.failed_workers:
-            raise TransportError("; ".join(
+            raise WorkerError("; ".join(
                 f"party host {index} (parties {format_ranges(status.parties)}) failed: {status.detail}"
                 for index, status in sorted(observer.failed_workers.items())))
         ready = {p for status in observer.ready_workers.values() for p in status.parties}
@@ -108,7 +108,7 @@ async def wait_for_parties(observer: Observer, k: int, timeout: float) -> None:
         if not missing:
             return
         if time.monotonic() > deadline:
-            raise TransportError(f"parties {format_ranges(missing)} did not report ready within {timeout:g} s "
+            raise WorkerError(f"parties {format_ranges(missing)} did not report ready within {timeout:g} s "
                                  "(is an `mpdp party` running for them, on the same broker and roster?)")
         observer.status_changed.clear()
         try:
@@ -130,7 +130,8 @@ async def observe_async(
         One :class:`RoundOutcome` per round, in order (also in the store).
 
     Raises:
-        TransportError: the broker is unreachable or went away; parties not ready in time.
+        TransportError: the broker is unreachable or went away.
+        WorkerError: a party host failed, or parties not ready in time.
         ParameterError: a store holding this session with other parameters, an unwritable store.
     """
     return await surfacing_errors(_observe(config, on_round or (lambda outcome: None)))

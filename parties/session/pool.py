@@ -14,7 +14,7 @@ from typing import Self
 
 from mpdp.broker.messages import WorkerStatus
 from mpdp.parties.session.worker import WorkerSpec, worker_main
-from mpdp.protocols.errors import TransportError
+from mpdp.protocols.errors import WorkerError
 
 __all__ = ["WorkerPool"]
 
@@ -77,7 +77,7 @@ class WorkerPool:
     def dead(self) -> list[str]:
         """One line per worker that exited before the pool was stopped."""
         lines = []
-        for spec, proc in zip(self._specs, self._procs, strict=True):
+        for spec, proc in zip(self._specs, self._procs, strict=False):  # the started ones
             if not self._stopping and proc.exitcode is not None:
                 lines.append(f"worker process {spec.index} ({_span(self.parties_of(spec.index))}) "
                              f"exited with code {proc.exitcode}")
@@ -87,13 +87,13 @@ class WorkerPool:
         """Raise if a worker died or reported failure.
 
         Raises:
-            TransportError: names each dead/failed worker, its parties, and ``when``.
+            WorkerError: names each dead/failed worker, its parties, and ``when``.
         """
         lines = self.dead()
         for index, status in sorted((failed or {}).items()):
             lines.append(f"worker {index} ({_span(status.parties)}) failed: {status.detail}")
         if lines:
-            raise TransportError("; ".join(lines) + (f" {when}" if when else ""))
+            raise WorkerError("; ".join(lines) + (f" {when}" if when else ""))
 
     async def stop(self, grace: float) -> None:
         """Wait up to ``grace`` s for the workers to exit, then terminate, then kill (no orphans)."""

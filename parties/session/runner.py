@@ -21,7 +21,7 @@ Keys: the runner makes each party's Ed25519 key pair and hands the private key o
 worker; the observer gets the roster of public keys. A coordinator key signs the announcements.
 Errors surface as one :class:`mpdp.protocols.errors.MpdpError` (never an ExceptionGroup); a worker that
 dies makes its parties absent from the round in progress, which closes at its timeout, then the run
-stops with a :class:`TransportError` naming the worker, its parties and the round.
+stops with a :class:`WorkerError` naming the worker, its parties and the round.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from mpdp.parties.rounds.privacy import (
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.session.worker import WorkerSpec
-from mpdp.protocols.errors import MpdpError, ParameterError, TransportError
+from mpdp.protocols.errors import MpdpError, ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rules import RULE_KINDS
@@ -234,14 +234,14 @@ async def wait_ready(observer: Observer, pool: WorkerPool, workers: int, timeout
     """Wait until ``workers`` workers reported ready to ``observer``; fail fast if one died.
 
     Raises:
-        TransportError: a worker died or failed, or ``timeout`` seconds passed.
+        WorkerError: a worker died or failed, or ``timeout`` seconds passed.
     """
     deadline = time.monotonic() + timeout
     while len(observer.ready_workers) < workers:
         pool.check(observer.failed_workers, "before the first round")
         if time.monotonic() > deadline:
             missing = sorted(set(range(workers)) - set(observer.ready_workers))
-            raise TransportError(f"worker(s) {missing} did not report ready within {timeout:g} s")
+            raise WorkerError(f"worker(s) {missing} did not report ready within {timeout:g} s")
         observer.status_changed.clear()
         try:
             async with asyncio.timeout(0.2):
@@ -298,8 +298,8 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
         The :class:`RunOutcome` (every round, also in the store at ``config.store_path``).
 
     Raises:
-        TransportError: the broker is unreachable (before any process starts), went away, or a
-            worker process died or failed (named, with its parties).
+        TransportError: the broker is unreachable (before any process starts) or went away.
+        WorkerError: a worker process died or failed (named, with its parties).
         ParameterError: secure mode without :mod:`mpdp.protocols.secure`, a session stored with
             other parameters, an unwritable store.
     """

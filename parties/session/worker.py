@@ -11,12 +11,13 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 import sys
 from dataclasses import dataclass, field
 
-from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.topics import Topics
+from mpdp.broker.transport import Connector
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.party import Party, PartySpec, secure_sampler
 
@@ -32,7 +33,8 @@ class WorkerSpec:
 
     Attributes:
         index: the worker number.
-        endpoint: the broker.
+        endpoint: the broker: a :class:`mpdp.broker.endpoint.BrokerEndpoint` for a worker process
+            (picklable); any :class:`mpdp.broker.transport.Connector` when run in this event loop.
         session: the session id.
         coordinator_key: raw Ed25519 public key of the announcements' signer.
         parties: the parties this worker runs, with their private bits and keys (not in the repr).
@@ -46,7 +48,7 @@ class WorkerSpec:
     """
 
     index: int
-    endpoint: BrokerEndpoint
+    endpoint: Connector
     session: str
     coordinator_key: bytes
     parties: tuple[PartySpec, ...] = field(repr=False)
@@ -66,9 +68,9 @@ async def _watch_parent(parent: int) -> None:
 async def _report(spec: WorkerSpec, topics: Topics, state: str, detail: str = "") -> None:
     status = WorkerStatus(session=spec.session, worker=spec.index, state=state,  # type: ignore[arg-type]
                           parties=tuple(p.party for p in spec.parties), detail=detail[:500])
-    client = spec.endpoint.client(f"mpdp-{spec.session}-worker-{spec.index}-{state}")
-    async with asyncio.timeout(2 * spec.endpoint.timeout), client:
-        await client.publish(topics.status, status.model_dump_json(), qos=1)
+    client_id = f"mpdp-{spec.session}-worker-{spec.index}-{state}-{secrets.token_hex(4)}"
+    async with spec.endpoint.connect(client_id) as transport:
+        await transport.publish(topics.status, status.model_dump_json())
 
 
 async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:

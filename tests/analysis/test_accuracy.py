@@ -44,6 +44,7 @@ def test_rule_and_input_accuracy_equal_brute_force(observer, engine):
 
 
 def test_monte_carlo_interval_covers_exact_and_is_labelled():
+    """The 99% interval (alpha = 0.01) of 40,000 seeded samples covers the exact accuracy."""
     f, w = parse_function("majority"), accuracy_measure("zero-one", 2)
     exact = optimal_rules(MECHS, f, w, rule="average").average.average_accuracy
     rule = observer_average_rule(MECHS, f, w)
@@ -58,3 +59,11 @@ def test_input_accuracy_rejects_bad_x():
     rule = optimal_rules(MECHS, f, w, rule="average").average.rule
     with pytest.raises(ParameterError, match="x="):
         input_accuracy(rule, f, w, np.array([0, 1, 2, 0]))
+
+
+def test_monte_carlo_interval_stays_within_the_gains() -> None:
+    mechs = [RandomizedResponse(0.5 + 0.01 * i) for i in range(40)]
+    f = parse_function("majority")
+    rule = observer_average_rule(mechs, f, accuracy_measure("zero-one", 2))
+    est = monte_carlo_accuracy(rule, f, np.eye(2), 1, np.random.default_rng(1))
+    assert 0.0 <= est.interval[0] <= est.average <= est.interval[1] <= 1.0

@@ -21,6 +21,7 @@ from mpdp.analysis.composition import composed_delta, eq7_bound, optimal_epsilon
 from mpdp.analysis.geometric import GeometricMechanism
 from mpdp.analysis.privacy_region import PrivacyRegion, composition_region
 from mpdp.protocols.errors import ParameterError
+from tests.frequencies import assert_mean_fits, assert_proportion_fits
 
 
 @pytest.mark.parametrize(("epsilon", "delta", "k"), [(0.5, 1e-5, 100), (0.9, 1e-3, 10), (0.1, 1e-8, 1000)])
@@ -104,14 +105,14 @@ def test_geometric_mechanism_attains_theorem_3_3(epsilon: float, k: int) -> None
 
 
 def test_geometric_pmf_and_sampler() -> None:
+    """The pmf sums to one; the sampler's mean (z-test) and P(0) (binomial test) fit at alpha = 1e-6 each."""
     g = GeometricMechanism(0.5)
     z = np.arange(-200, 201)
     assert np.exp(g.log_pmf(z)).sum() == pytest.approx(1.0, rel=1e-12)
     x = g.sample(np.full(100_000, 7), np.random.default_rng(1)) - 7
     r = math.exp(-0.5)
-    assert x.mean() == pytest.approx(0.0, abs=5 * math.sqrt(2 * r / (1 - r) ** 2 / 100_000))
-    freq0 = float(np.mean(x == 0))
-    assert freq0 == pytest.approx(math.exp(g.log_pmf(0)), abs=5 * math.sqrt(0.25 / 100_000))
+    assert_mean_fits(x, 0.0, 2 * r / (1 - r) ** 2, alpha=1e-6)  # variance of the two-sided geometric
+    assert_proportion_fits(int(np.sum(x == 0)), x.size, math.exp(g.log_pmf(0)), alpha=1e-6)
     assert np.array_equal(GeometricMechanism(math.inf).sample(np.arange(3), np.random.default_rng(0)), np.arange(3))
     with pytest.raises(ParameterError):
         GeometricMechanism(0.0)

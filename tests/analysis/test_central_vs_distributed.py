@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from mpdp.analysis.central_vs_distributed import compare_majority, plot_comparison
+from mpdp.protocols.majority_mechanism import central_majority_mechanism
 
 
 def _brute_distributed(k: int, eps: float) -> tuple[float, float]:
@@ -48,3 +49,11 @@ def test_plot_is_written(tmp_path) -> None:
     rows = [compare_majority(k, e, 0.0) for k in (1, 3) for e in (0.5, 1.0)]
     plot_comparison(rows, str(tmp_path / "cmp.png"))
     assert (tmp_path / "cmp.png").stat().st_size > 1000
+
+
+def test_accuracy_clamped_where_rounding_overshoots() -> None:
+    for eps in (1000.0, math.inf):
+        for criterion in ("average", "worst-case"):
+            assert central_majority_mechanism(3, eps, 0.0, criterion=criterion).average_accuracy() == 1.0
+        row = compare_majority(3, eps, 0.0)
+        assert row.distributed_average == 1.0 and row.central_average == 1.0

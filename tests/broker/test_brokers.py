@@ -14,8 +14,9 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.launch import open_broker
 from mpdp.broker.mosquitto import CONFIG_TEMPLATE, render_config, run_mosquitto
 from mpdp.broker.ports import free_loopback_port
-from mpdp.broker.settings import BrokerSettings, find_mosquitto
+from mpdp.broker.settings import BrokerSettings
 from mpdp.protocols.errors import TransportError
+from tests.mqtt_fixtures import require_mosquitto
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -46,8 +47,8 @@ async def test_session_mosquitto_carries_qos1_messages(mosquitto: BrokerEndpoint
     assert await _echo(mosquitto, persistent_receiver=True) == b"hello"
 
 
-@pytest.mark.skipif(find_mosquitto() is None, reason="mosquitto not installed")
 async def test_mosquitto_child_is_stopped_on_exit() -> None:
+    require_mosquitto()
     async with run_mosquitto(timeout=3.0) as endpoint:
         await check_connectivity(endpoint)
     with pytest.raises(TransportError, match=endpoint.url):

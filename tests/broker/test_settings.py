@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import ENV_VAR, BrokerSettings
 from mpdp.broker.topics import Topics
 from mpdp.protocols.errors import ParameterError
@@ -70,3 +71,11 @@ def test_topics_live_under_the_session() -> None:
     for bad in ("a/b", "+", "#", "", "-x", "x" * 65):
         with pytest.raises(ParameterError, match="session"):
             Topics(bad)
+
+
+def test_ipv6_broker_url_keeps_brackets() -> None:
+    settings = BrokerSettings.from_url("mqtt://[::1]:1")
+    assert settings.host == "::1" and settings.url.startswith("mqtt://[::1]:1?")
+    assert BrokerSettings.from_url(settings.url) == settings
+    assert BrokerEndpoint("external", "::1", 1883).url == "mqtt://[::1]:1883"
+    assert BrokerEndpoint("external", "127.0.0.1", 1883).url == "mqtt://127.0.0.1:1883"

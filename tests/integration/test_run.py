@@ -18,7 +18,7 @@ from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rr.party import round_generator
 from mpdp.parties.session.runner import RunConfig, run, run_async
 from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.protocols.errors import ParameterError, TransportError
+from mpdp.protocols.errors import ParameterError, TransportError, WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from tests.mqtt_fixtures import brute_force_majority
@@ -113,7 +113,7 @@ async def test_a_killed_worker_times_out_its_round_and_stops_the_run(mosquitto: 
             killed.append(worker.pid)  # type: ignore[arg-type]
             os.kill(worker.pid, signal.SIGKILL)  # type: ignore[arg-type]
 
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(WorkerError) as info:
         await run_async(config, kill_after_first_round)
     message = str(info.value)
     assert "worker process 1 (parties 6-11) exited with code -9" in message and "round 1 ('bill b')" in message

@@ -108,8 +108,18 @@ def test_auto_engine_choice_and_refusal():
     assert "symmetric function" in str(err.value)
 
 
-def test_impossible_classes_four_output_and_decisions_shape():
+def test_four_output_count_classes_decide_as_brute_force():
+    """Three equal four-output parties: the symmetric engine's C(3 + 3, 3) = 20 count classes, each
+    deciding what the brute-force average rule decides on every one of the 4^3 transcripts in it."""
     mechs = [RandomizedResponse(1.0, 0.3)] * 3
-    problem = build_problem(mechs, parse_function("and"), accuracy_measure("zero-one", 2))
-    d = average_decisions(problem.views[0])
-    assert d.shape == (20,) and d.dtype == np.int64
+    function, w = parse_function("and"), accuracy_measure("zero-one", 2)
+    problem = build_problem(mechs, function, w, engine="symmetric")
+    (view,) = problem.views
+    (factor,) = view.factors
+    d = average_decisions(view)
+    taus = np.array(list(itertools.product(range(4), repeat=3)), dtype=np.uint8)
+    classes = factor.class_of(taus)
+    assert d.dtype == np.int64 and sorted(set(classes.tolist())) == list(range(d.shape[0]))
+    p = brute.likelihood([m.channel for m in mechs])
+    expected = brute.average_rule(p, w[function.truth_table(3)])
+    assert d[classes].tolist() == expected.tolist()

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from mpdp.protocols import ParameterError, RandomizedResponse, sample_protocol
 from mpdp.protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
+from tests.frequencies import assert_counts_fit, assert_proportion_fits
 
 epsilons = st.floats(0, 60, allow_nan=False)
 deltas = st.floats(0, 0.99)
@@ -59,14 +60,13 @@ def test_bad_delta(delta: float) -> None:
 
 
 def test_sampler_frequencies_match_channel() -> None:
+    """Each party's symbol counts fit its channel row (chi-square, alpha = 1e-6)."""
     rng = np.random.default_rng(3)
     mechs = [RandomizedResponse(0.5), RandomizedResponse(1.5, 0.2)]
     symbols = sample_protocol(mechs, np.array([1, 0]), 200_000, rng)
     for i, m in enumerate(mechs):
-        freq = np.bincount(symbols[:, i], minlength=m.num_symbols) / symbols.shape[0]
-        row = m.channel[[1, 0][i]]
-        # 5 standard errors of a multinomial frequency
-        np.testing.assert_allclose(freq, row, atol=5 * np.sqrt(0.25 / symbols.shape[0]))
+        counts = np.bincount(symbols[:, i], minlength=m.num_symbols)
+        assert_counts_fit(counts, m.channel[[1, 0][i]], alpha=1e-6)
 
 
 def test_sampler_is_reproducible_with_a_seed() -> None:
@@ -82,18 +82,19 @@ def test_sampler_rejects_bad_bits() -> None:
 
 
 def test_secure_bernoulli_is_exact_at_the_ends_and_unbiased() -> None:
+    """Unseeded (OS randomness): the binomial test at alpha = 1e-6 fails a correct sampler once in 10^6 runs."""
     assert not any(secure_bernoulli(0.0) for _ in range(100))
     assert all(secure_bernoulli(1.0) for _ in range(100))
     hits = sum(secure_bernoulli(0.25) for _ in range(20_000))
-    assert abs(hits / 20_000 - 0.25) < 5 * math.sqrt(0.25 * 0.75 / 20_000)
+    assert_proportion_fits(hits, 20_000, 0.25, alpha=1e-6)
 
 
 def test_secure_sampler_distribution_and_alphabet() -> None:
+    """Unseeded (OS randomness): chi-square at alpha = 1e-6; symbol 0 (reveals a 0) never follows bit 1."""
     m = RandomizedResponse(1.0, 0.3)
     out = sample_secure(m, 1, 20_000)
     assert out.dtype == np.uint8 and set(np.unique(out)) <= {1, 2, 3}
-    freq = np.bincount(out, minlength=4) / out.size
-    np.testing.assert_allclose(freq, m.channel[1], atol=0.02)
+    assert_counts_fit(np.bincount(out, minlength=4), m.channel[1], alpha=1e-6)
     assert set(np.unique(sample_secure(RandomizedResponse(math.inf), 0, 50))) == {0}
 
 

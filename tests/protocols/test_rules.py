@@ -13,6 +13,7 @@ from mpdp.protocols.mechanisms import RandomizedResponse, sample_protocol
 from mpdp.protocols.optimal import optimal_rules
 from mpdp.protocols.rules import DecisionRule
 from mpdp.protocols.symmetric import SymmetricAverageRule, observer_average_rule
+from tests.frequencies import assert_counts_fit
 
 MECHS = [RandomizedResponse(0.4), RandomizedResponse(0.9, 0.1, True), RandomizedResponse(0.4),
          RandomizedResponse(1.3)]
@@ -36,6 +37,7 @@ def test_json_round_trip_and_same_decisions(engine, observer):
 
 
 def test_randomized_rule_needs_generator_and_samples_q():
+    """The sampled decisions of a mixed transcript fit its row of Q (chi-square, alpha = 1e-6)."""
     mechs = [RandomizedResponse(0.5, 0.0)] * 2 + [RandomizedResponse(1.5)]
     w = accuracy_measure("zero-one", 2)
     rule = optimal_rules(mechs, parse_function("and"), w, rule="worst-case", engine="general").worst_case.rule
@@ -45,9 +47,8 @@ def test_randomized_rule_needs_generator_and_samples_q():
         rule.decide(taus)
     mixed = int(np.argmax(rule.tables[0].max(axis=1) < 1 - 1e-9))
     reps = np.repeat(taus[mixed:mixed + 1], 20000, axis=0)
-    freq = np.bincount(rule.decide(reps, rng=np.random.default_rng(2)), minlength=2) / 20000
-    q = rule.tables[0][mixed]
-    assert np.abs(freq - q).max() < 4 * np.sqrt(q.max() * (1 - q.max()) / 20000) + 1e-3
+    counts = np.bincount(rule.decide(reps, rng=np.random.default_rng(2)), minlength=2)
+    assert_counts_fit(counts, rule.tables[0][mixed], alpha=1e-6)
 
 
 def test_bad_inputs_are_named():

@@ -7,6 +7,7 @@ import pytest
 
 from mpdp.parties.cli.params import parse_mechanisms
 from mpdp.protocols import ParameterError, RandomizedResponse
+from tests.parties.cli.invoke import refused
 
 
 def test_single_value_and_inf() -> None:
@@ -36,3 +37,10 @@ def test_file(tmp_path) -> None:
 def test_bad_values(spec: str, delta: float, match: str) -> None:
     with pytest.raises(ParameterError, match=match):
         parse_mechanisms(spec, delta, 4, np.random.default_rng(0))
+
+
+def test_a_binary_epsilon_file_is_a_one_line_error(tmp_path, capsys) -> None:
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(bytes(range(256)) * 4)
+    line = refused(capsys, "simulate", "--broker", "mqtt://127.0.0.1:9", "--parties", "5", "--epsilon", str(binary))
+    assert "UTF-8" in line

@@ -15,7 +15,8 @@ from mpdp.parties.cli.main import main
 from mpdp.parties.session.datasets import random_dataset
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
+from mpdp.protocols.optimal import WORST_CASE_MAX_CLASSES, optimal_rules
+from tests.parties.cli.invoke import refused
 
 
 @pytest.mark.integration
@@ -46,8 +47,22 @@ def test_worst_case_rule_with_party_decisions(mosquitto: BrokerEndpoint, tmp_pat
     assert "parties' own decisions (worst-case rules)" in capsys.readouterr().out
 
 
-def test_worst_case_refused_where_the_lp_cannot_be_built(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["simulate", "--parties", "40", "--rounds", "1", "--epsilon", "0.5:2", "--rule", "worst-case",
-                 "--broker", "mqtt://127.0.0.1:1", "--quiet"])
-    err = capsys.readouterr().err
-    assert code == 2 and "--rule average" in err and len(err.strip().splitlines()) == 1
+@pytest.mark.parametrize("flag", [["--rule", "worst-case"], ["--worst-case"]])
+def test_worst_case_refused_where_the_lp_cannot_be_built(flag: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # 20 parties with epsilons drawn from 0.5:2 are 20 distinct parameters: 2^20 transcript classes
+    line = refused(capsys, "simulate", "--parties", "20", "--rounds", "1", "--epsilon", "0.5:2", *flag,
+                   "--broker", "mqtt://127.0.0.1:1", "--quiet")
+    assert "--rule average" in line and str(WORST_CASE_MAX_CLASSES) in line and str(2**20) in line
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(90)
+def test_worst_case_rule_with_a_round_nobody_takes_part_in(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    votes = tmp_path / "v.csv"
+    votes.write_text("a,b\n1,?\n0,?\n1,?\n")
+    out = tmp_path / "r.json"
+    assert main(["simulate", "--dataset", str(votes), "--worst-case", "--repetitions", "5", "--seed", "2",
+                 "--quiet", "--workers", "1", "--json", str(out),
+                 "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]) == 0
+    first, empty = json.loads(out.read_text())["rounds"]
+    assert empty["n_parties"] == 0 and empty["empirical_accuracy"] == 1.0 and first["n_parties"] == 3

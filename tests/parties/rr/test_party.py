@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import sys
+
 import numpy as np
 import pytest
 
@@ -14,6 +17,7 @@ from mpdp.broker.topics import Topics
 from mpdp.parties.rr.party import Party, PartySpec, round_generator, secure_sampler
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.secure import sample_secure
 
 COORD_PRIVATE, COORD_PUBLIC = generate_key_pair()
 ENDPOINT = BrokerEndpoint("embedded", "127.0.0.1", 1)
@@ -78,14 +82,18 @@ def test_simulation_mode_needs_a_seed() -> None:
         Party(spec, ENDPOINT, Topics("s"), COORD_PUBLIC, idle_timeout=1.0)
 
 
-def test_secure_mode_without_protocols_secure_is_a_clear_error() -> None:
-    try:
-        import mpdp.protocols.secure  # noqa: F401
-    except ImportError:
-        with pytest.raises(ParameterError, match="secure"):
-            secure_sampler()
-    else:
-        assert callable(secure_sampler())
+def test_secure_mode_samples_with_protocols_secure() -> None:
+    sampler = secure_sampler()
+    assert sampler is sample_secure
+    # at epsilon = inf randomized response reports the bit itself, whatever the randomness
+    assert sampler(RandomizedResponse(math.inf), 1, 5).tolist() == [1] * 5
+    assert sampler(RandomizedResponse(math.inf), 0, 5).tolist() == [0] * 5
+
+
+def test_secure_mode_without_protocols_secure_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "mpdp.protocols.secure", None)  # makes the import raise ImportError
+    with pytest.raises(ParameterError, match="protocols.secure is not available"):
+        secure_sampler()
 
 
 def test_a_party_abstains_when_its_next_answer_would_exceed_its_budget() -> None:

@@ -41,3 +41,11 @@ def test_random_dataset_is_seeded() -> None:
     np.testing.assert_array_equal(a.bits, b.bits)
     with pytest.raises(ParameterError, match="--parties"):
         random_dataset(0, 3, np.random.default_rng(1))
+
+
+def test_dataset_row_width_message(tmp_path) -> None:
+    path = tmp_path / "data.csv"
+    path.write_text("1,0\n1,0,1\n")
+    with pytest.raises(ParameterError) as info:
+        load_dataset(str(path))
+    assert str(info.value) == f"{path}: line 2 has 3 cells, the first row has 2"

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from mpdp.parties.cli.main import main
+from mpdp.protocols.optimal import WORST_CASE_MAX_CLASSES
+from tests.parties.cli.invoke import ok, refused
 
 
 def _json(capsys, *argv):
-    assert main(["accuracy", *argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    return ok(capsys, "accuracy", *argv, "--json")
 
 
 def test_json_fields_and_vector_values(capsys):
@@ -57,6 +56,28 @@ def test_text_output_names_engine(capsys):
     (["--epsilon", "1*25", "--function", "table:@/dev/null", "--rule", "average"], "table"),
 ])
 def test_errors_exit_2_with_one_line(capsys, argv, needle):
-    assert main(["accuracy", *argv]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("mpdp: error:") and needle in err and "\n" not in err
+    assert needle in refused(capsys, "accuracy", *argv)
+
+
+def test_by_default_a_worst_case_lp_that_does_not_fit_is_skipped(capsys) -> None:
+    # 14 distinct epsilons: 2^14 transcript classes, more than the worst-case LP takes
+    eps = ",".join(str(0.1 * i) for i in range(1, 15))
+    report = _json(capsys, "--epsilon", eps, "--function", "majority")
+    assert set(report["rules"]) == {"average"} and str(WORST_CASE_MAX_CLASSES) in report["worst_case_skipped"]
+    assert str(2**14) in refused(capsys, "accuracy", "--epsilon", eps, "--function", "majority", "--rule", "worst-case")
+
+
+def test_a_binary_table_file_is_a_one_line_error(capsys, tmp_path) -> None:
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(bytes(range(256)) * 4)
+    assert "UTF-8" in refused(capsys, "accuracy", "--epsilon", "1,1", "--function", f"table:@{binary}")
+
+
+def test_truth_table_outputs_are_bounded(capsys) -> None:
+    line = refused(capsys, "accuracy", "--epsilon", "1,1", "--function", "table:0,1,1,99999999999999999999999")
+    assert "0..4095" in line
+
+
+@pytest.mark.parametrize("limit", ["-1", "0", "nan", "inf"])
+def test_time_limit_is_checked(limit: str, capsys) -> None:
+    assert "--time-limit" in refused(capsys, "accuracy", "--epsilon", "1,1", "--function", "xor", f"--time-limit={limit}")

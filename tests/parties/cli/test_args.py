@@ -1,4 +1,4 @@
-"""parties.cli_args: list parsing, output paths, strict JSON, negative option values."""
+"""parties.cli.args: list parsing, output paths, strict JSON, negative option values (unit and through mpdp)."""
 
 import json
 import math
@@ -19,6 +19,7 @@ from mpdp.parties.cli.args import (
     value_options,
 )
 from mpdp.protocols.errors import ParameterError
+from tests.parties.cli.invoke import ok, refused
 
 
 def test_parse_number_list_values() -> None:
@@ -118,3 +119,72 @@ def test_output_file_refuses_read_only_file(tmp_path) -> None:
         pytest.skip("this user can write read-only files")
     with pytest.raises(ParameterError):
         plot_file(target)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["compose", "--epsilon", "0.1,,0.5", "--delta-slack", "1e-6"], "item 2 of 3 is empty"),
+    (["compose", "--epsilon", "0.1,"], "item 2 of 2 is empty"),
+    (["compose", "--epsilon", "0.1,0.2", "--delta", "0,,0"], "--delta='0,,0'"),
+    (["compare-central", "--voters", "3,,5", "--epsilon", "1"], "--voters='3,,5'"),
+    (["compare-central", "--voters", "3", "--epsilon", "1,"], "--epsilon='1,'"),
+    (["accuracy", "--epsilon", "1,,2", "--function", "majority"], "item 2 of 3 is empty"),
+])
+def test_empty_list_items_are_refused(capsys, argv, needle) -> None:
+    assert needle in refused(capsys, *argv)
+
+
+PLOTTERS = [
+    ["compose"],
+    ["compare-central", "--voters", "3", "--epsilon", "1"],
+    ["mechanism", "--graph", "majority:3", "--epsilon", "1"],
+]
+
+
+@pytest.mark.parametrize("command", PLOTTERS, ids=lambda c: c[0])
+@pytest.mark.parametrize("bad", ["x.xyz", "nodir/a.png", "nc1", "", "/proc/x.png", "."])
+def test_bad_plot_paths_are_refused_before_any_work(capsys, tmp_path, command, bad) -> None:
+    path = bad if bad.startswith("/") or bad in ("", ".") else str(tmp_path / bad)
+    line = refused(capsys, *command, "--plot", path)
+    assert f"--plot={path!r}" in line
+    assert not (tmp_path / "nc1.png").exists()
+
+
+@pytest.mark.parametrize("command", PLOTTERS, ids=lambda c: c[0])
+def test_plot_writes_exactly_the_path_it_reports(capsys, tmp_path, command) -> None:
+    target = tmp_path / "figure.svg"
+    extra = ["--epsilon", "0.1", "-k", "3", "--delta-slack", "1e-6"] if command == ["compose"] else []
+    doc = ok(capsys, *command, *extra, "--plot", str(target), "--json")
+    assert doc["plot"] == str(target) and target.read_text().lstrip().startswith("<?xml")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["figure.svg"]
+    assert f"wrote {target}" in ok(capsys, *command, *extra, "--plot", str(target))
+
+
+@pytest.mark.parametrize("argv, value", [
+    (["compose", "--epsilon", "-1", "-k", "3"], "-1"),
+    (["compose", "--epsilon", "-inf", "-k", "3"], "-inf"),
+    (["compose", "--epsilon", "1", "-k", "-3"], "-3"),
+    (["compose", "--epsilon", "1", "-k", "3", "--delta-slack", "-1e-3"], "-0.001"),
+    (["mechanism", "--graph", "line:2,2", "--epsilon", "-inf", "--boundary", "0.3"], "-inf"),
+    (["mechanism", "--graph", "line:2,2", "--epsilon", "1", "--boundary", "-1e-3"], "-0.001"),
+    (["compare-central", "--voters", "3", "--epsilon", "-1,2"], "-1"),
+    (["keys", "--parties", "3", "--epsilon", "-1:2", "--out", "unused"], "-1"),
+])
+def test_negative_values_reach_the_option(capsys, argv, value) -> None:
+    line = refused(capsys, *argv)
+    assert "expected one argument" not in line and value in line
+
+
+def test_output_directories_are_checked(capsys, tmp_path) -> None:
+    for bad in ("", "/proc/foo"):
+        assert "--out=" in refused(capsys, "keys", "--parties", "2", "--out", bad)
+    (tmp_path / "file").write_text("")
+    assert "not a file" in refused(capsys, "keys", "--parties", "2", "--out", str(tmp_path / "file"))
+
+
+def test_json_is_strict_with_infinite_epsilon(capsys) -> None:
+    doc = ok(capsys, "compose", "--epsilon", "inf", "-k", "3", "--json")
+    assert doc["epsilon_tilde"] == "inf"
+    doc = ok(capsys, "accuracy", "--epsilon", "inf,1,1", "--function", "majority", "--json")
+    assert doc["rules"]["average"]["average_accuracy"] <= 1.0
+    doc = ok(capsys, "mechanism", "--graph", "line:2,2", "--epsilon", "inf", "--boundary", "0.5", "--json")
+    assert doc["red"] == "color R"

@@ -1,0 +1,101 @@
+"""The transport interface: one connected publish/subscribe client, and where clients connect.
+
+Two implementations: :class:`mpdp.broker.transport.mqtt.MqttTransport` (aiomqtt on a real broker, made by
+:meth:`mpdp.broker.endpoint.BrokerEndpoint.connect`) and :class:`mpdp.broker.transport.memory.InMemoryBroker`
+(one event loop, for unit tests). Both follow MQTT semantics: topic filters with ``+`` and ``#``, QoS 1
+(at least once), persistent sessions that keep what arrives while disconnected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["Connector", "Delivery", "Transport", "as_bytes", "next_delivery"]
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One incoming message."""
+
+    topic: str
+    payload: bytes
+
+
+class Transport(Protocol):
+    """One connected client of a publish/subscribe broker (MQTT semantics: topic filters with + and #, QoS 1)."""
+
+    client_id: str
+
+    async def subscribe(self, *filters: str) -> None:
+        """Subscribe to ``filters`` with QoS 1; they are remembered and renewed after a reconnect.
+
+        Raises:
+            TransportError: the broker failed or did not acknowledge in time.
+        """
+        ...
+
+    async def publish(self, topic: str, payload: bytes | str) -> None:
+        """Publish ``payload`` (str is sent as UTF-8) on ``topic`` with QoS 1, inside a timeout.
+
+        Raises:
+            TransportError: the broker failed or did not acknowledge in time.
+        """
+        ...
+
+    def deliveries(self) -> AsyncIterator[Delivery]:
+        """The incoming messages in arrival order, from a bounded queue (backpressure, never a drop).
+
+        Raises (while iterating):
+            TransportError: the connection is lost for good (reconnecting failed, or taken over).
+        """
+        ...
+
+
+class Connector(Protocol):
+    """Where clients connect. The MQTT one is picklable (worker processes receive it)."""
+
+    def connect(self, client_id: str, *, persistent: bool = False) -> AbstractAsyncContextManager[Transport]:
+        """A context that connects as ``client_id`` on entry and disconnects on exit.
+
+        Args:
+            client_id: unique per broker (callers add a random suffix where no fixed id is needed).
+            persistent: keep the session (subscriptions and QoS 1 messages that arrive while
+                disconnected) across reconnects.
+
+        Raises (on entry):
+            TransportError: the broker cannot be reached.
+        """
+        ...
+
+
+def as_bytes(payload: bytes | str) -> bytes:
+    """``payload`` as bytes: str is encoded as UTF-8, bytes pass through.
+
+    Raises:
+        TypeError: any other type (names it).
+    """
+    if isinstance(payload, str):
+        return payload.encode("utf-8")
+    if isinstance(payload, bytes | bytearray | memoryview):
+        return bytes(payload)
+    raise TypeError(f"payload of type {type(payload).__name__}: need bytes or str")
+
+
+async def next_delivery(transport: Transport, timeout: float) -> Delivery | None:
+    """The next incoming message, or None when none arrives within ``timeout`` seconds.
+
+    Each call takes a fresh :meth:`Transport.deliveries` iterator (a timeout cancels the one it
+    interrupts; no message is lost: both transports keep their queue outside the iterator).
+
+    Raises:
+        TransportError: the connection is lost for good.
+    """
+    try:
+        async with asyncio.timeout(timeout):
+            return await anext(transport.deliveries())
+    except TimeoutError:
+        return None

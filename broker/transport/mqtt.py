@@ -1,0 +1,286 @@
+"""The MQTT transport: one aiomqtt client that reconnects, resubscribes, times out and applies backpressure.
+
+* Connect (and reconnect after a lost connection) with exponential backoff: up to
+  ``endpoint.reconnect_attempts`` attempts, 0.1 s after the first failure, doubling up to 2 s, each
+  attempt bounded by ``endpoint.timeout``; then every wait raises one-line :class:`TransportError`.
+* The filters given to :meth:`MqttTransport.subscribe` are renewed on every new connection.
+* Every network wait (connect, SUBACK, PUBACK) runs inside :func:`asyncio.timeout`; a publish or
+  subscribe made while reconnecting waits for the new connection.
+* Backpressure without drops: one reader task moves incoming messages into a bounded
+  :class:`asyncio.Queue` (``endpoint.queue_size``) and sends the QoS 1 PUBACK (paho's manual
+  acknowledgement) only once a message is in that queue. While the consumer lags, the reader waits,
+  the broker's in-flight window of unacknowledged messages fills (MQTT 3.1.1 §4.3.2;
+  ``max_inflight_messages`` in broker/mosquitto.conf, Receive Maximum in MQTT 5) and the broker keeps
+  the rest queued for us, so memory here stays bounded and nothing is dropped.
+* ``persistent=True``: clean_session False (MQTT 3.1.1) / clean_start False with a session expiry
+  (MQTT 5), so QoS 1 messages that arrive while disconnected are delivered on reconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
+
+import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+
+from mpdp.broker.transport.base import Delivery, as_bytes
+from mpdp.broker.transport.filters import check_filter, check_topic
+from mpdp.protocols.errors import TransportError
+
+if TYPE_CHECKING:
+    from mpdp.broker.endpoint import BrokerEndpoint
+
+__all__ = ["SESSION_EXPIRY", "MqttTransport", "aiomqtt_client", "open_transport"]
+
+log = logging.getLogger("mpdp.transport")
+
+#: Seconds a persistent MQTT v5 session outlives its connection (v3.1.1 sessions never expire).
+SESSION_EXPIRY = 3600
+_FIRST_DELAY, _MAX_DELAY = 0.1, 2.0
+_FAILED = None  # the queue item that wakes consumers once the transport gave up
+_Io = Callable[[aiomqtt.Client], Awaitable[None]]  # one network action on a connected client
+
+
+def aiomqtt_client(endpoint: BrokerEndpoint, client_id: str, *, persistent: bool = False,
+                   manual_ack: bool = True) -> aiomqtt.Client:
+    """A new (unconnected) aiomqtt client for ``endpoint``.
+
+    Args:
+        client_id: the MQTT client id, unique per broker.
+        persistent: keep the session on the broker across reconnects (module docstring).
+        manual_ack: send a QoS 1 PUBACK only when the caller acknowledges (paho ``ack``); False:
+            paho acknowledges on receipt.
+    """
+    properties = None
+    if endpoint.protocol == "5":
+        properties = Properties(PacketTypes.CONNECT)
+        properties.ReceiveMaximum = endpoint.queue_size
+        if persistent:
+            properties.SessionExpiryInterval = SESSION_EXPIRY
+        client = aiomqtt.Client(
+            endpoint.host, endpoint.port, identifier=client_id, protocol=aiomqtt.ProtocolVersion.V5,
+            clean_start=not persistent, properties=properties, timeout=endpoint.timeout,
+        )
+    else:
+        client = aiomqtt.Client(
+            endpoint.host, endpoint.port, identifier=client_id, protocol=aiomqtt.ProtocolVersion.V311,
+            clean_session=not persistent, timeout=endpoint.timeout,
+        )
+    client._client.manual_ack_set(manual_ack)  # paho's public API under aiomqtt (pinned <3)
+    return client
+
+
+async def _close(client: aiomqtt.Client, timeout: float) -> None:
+    """Disconnect ``client`` if it is connected; errors of a connection already gone are moot."""
+    with contextlib.suppress(aiomqtt.MqttError, OSError, TimeoutError):
+        async with asyncio.timeout(timeout):
+            await client.__aexit__(None, None, None)
+
+
+class MqttTransport:
+    """One MQTT client (a :class:`mpdp.broker.transport.base.Transport`); made by :func:`open_transport`.
+
+    Attributes:
+        client_id: the MQTT client id.
+        persistent: whether the broker keeps the session across reconnects.
+    """
+
+    def __init__(self, endpoint: BrokerEndpoint, client_id: str, *, persistent: bool = False) -> None:
+        self.client_id = client_id
+        self.persistent = persistent
+        self._endpoint = endpoint
+        self._filters: dict[str, None] = {}  # an ordered set, renewed on every connection
+        self._queue: asyncio.Queue[Delivery | None] = asyncio.Queue(maxsize=endpoint.queue_size)
+        self._client: aiomqtt.Client | None = None
+        self._state = asyncio.Condition()  # notified when _client or _failure changes
+        self._failure: str | None = None
+
+    def _name(self) -> str:
+        return f"MQTT client {self.client_id!r} at {self._endpoint.url}"
+
+    async def connect(self) -> None:
+        """Connect (with retries) and start the reader task.
+
+        Raises:
+            TransportError: no connection after ``endpoint.reconnect_attempts`` attempts.
+        """
+        await self._set_client(await self._open())
+
+    async def _set_client(self, client: aiomqtt.Client | None) -> None:
+        async with self._state:
+            self._client = client
+            self._state.notify_all()
+
+    async def _fail(self, reason: str) -> None:
+        async with self._state:
+            self._failure, self._client = reason, None
+            self._state.notify_all()
+        await self._queue.put(_FAILED)
+
+    async def _open(self) -> aiomqtt.Client:
+        """A connected client with every remembered filter subscribed, after up to N attempts."""
+        endpoint, delay, last = self._endpoint, _FIRST_DELAY, "no attempt"
+        for attempt in range(endpoint.reconnect_attempts):
+            if attempt:
+                await asyncio.sleep(delay)
+                delay = min(2 * delay, _MAX_DELAY)
+            client = aiomqtt_client(endpoint, self.client_id, persistent=self.persistent)
+            try:
+                async with asyncio.timeout(endpoint.timeout):
+                    await client.__aenter__()
+                    if self._filters:
+                        await self._subscribe_on(client, list(self._filters))
+                return client
+            except TimeoutError:  # before OSError, its base class
+                last = f"no answer within {endpoint.timeout:g} s"
+            except (aiomqtt.MqttError, OSError) as exc:
+                last = str(exc) or type(exc).__name__
+            await _close(client, endpoint.timeout)
+        attempts = endpoint.reconnect_attempts
+        raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r} "
+                             f"({attempts} attempt{'s' * (attempts > 1)}): {last}")
+
+    async def _subscribe_on(self, client: aiomqtt.Client, filters: list[str]) -> None:
+        granted = await client.subscribe([(f, 1) for f in filters], timeout=self._endpoint.timeout)
+        refused = [f for f, code in zip(filters, granted, strict=False)
+                   if isinstance(code, ReasonCode) and code.is_failure]
+        if refused:
+            raise TransportError(f"{self._name()}: the broker refused the subscription to {refused}")
+
+    async def run(self) -> None:
+        """The reader task: move messages into the queue, acknowledge them, reconnect when the
+        connection is lost; on giving up (or on any unexpected error), wake the consumers with it."""
+        try:
+            await self._serve()
+        except Exception as exc:  # noqa: BLE001 - reported to every consumer, not lost in a task
+            await self._fail(f"{self._name()}: {type(exc).__name__}: {exc}")
+
+    async def _serve(self) -> None:
+        while True:
+            client = self._client
+            assert client is not None
+            try:
+                await self._read(client)
+            except aiomqtt.MqttError as exc:
+                log.warning("%s: connection lost (%s); reconnecting", self._name(), exc)
+            await self._set_client(None)
+            await _close(client, self._endpoint.timeout)
+            try:
+                await self._set_client(await self._open())
+            except TransportError as exc:
+                await self._fail(f"{exc} after the connection was lost")
+                return
+
+    async def _read(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            payload = message.payload
+            data = bytes(payload) if isinstance(payload, bytes | bytearray) else as_bytes(str(payload or ""))
+            await self._queue.put(Delivery(message.topic.value, data))
+            if message.qos > 0:
+                client._client.ack(message.mid, message.qos)  # paho manual acknowledgement
+
+    async def _connected(self) -> aiomqtt.Client:
+        async with self._state:
+            await self._state.wait_for(lambda: self._client is not None or self._failure is not None)
+            if self._failure is not None:
+                raise TransportError(self._failure)
+            assert self._client is not None
+            return self._client
+
+    async def _with_connection(self, what: str, action: str, attempt_io: _Io) -> None:
+        """Run ``attempt_io(client)`` on the current connection; after a lost connection, again on
+        the next one; all within the reconnect window plus one timeout."""
+        endpoint = self._endpoint
+        window = endpoint.timeout * (endpoint.reconnect_attempts + 1) + _MAX_DELAY * endpoint.reconnect_attempts
+        last = ""
+        try:
+            async with asyncio.timeout(window):
+                while True:
+                    client = await self._connected()
+                    try:
+                        await attempt_io(client)
+                        return
+                    except aiomqtt.MqttError as exc:
+                        last = f": {exc}"
+                        log.warning("%s: %s %s failed (%s); retrying", self._name(), action, what, exc)
+                        await asyncio.sleep(_FIRST_DELAY)
+        except TimeoutError:
+            raise TransportError(f"{self._name()}: {action} {what} not acknowledged within {window:g} s{last}"
+                                 ) from None
+
+    async def subscribe(self, *filters: str) -> None:
+        """Subscribe to ``filters`` with QoS 1; they are renewed after every reconnect.
+
+        Raises:
+            ParameterError: a malformed filter.
+            TransportError: the broker refused, did not acknowledge in time, or is gone for good.
+        """
+        for topic_filter in filters:
+            check_filter(topic_filter)
+        self._filters.update(dict.fromkeys(filters))
+
+        async def io(client: aiomqtt.Client) -> None:
+            await self._subscribe_on(client, list(filters))
+
+        await self._with_connection(f"to {list(filters)}", "subscribe", io)
+
+    async def publish(self, topic: str, payload: bytes | str) -> None:
+        """Publish with QoS 1 and wait for the PUBACK (again after a reconnect: at least once).
+
+        Raises:
+            ParameterError: a malformed topic.
+            TransportError: not acknowledged in time, or the broker is gone for good.
+        """
+        data = as_bytes(payload)
+        check_topic(topic)
+
+        async def io(client: aiomqtt.Client) -> None:
+            await client.publish(topic, data, qos=1, timeout=self._endpoint.timeout)
+
+        await self._with_connection(f"on {topic!r}", "publish", io)
+
+    async def deliveries(self) -> AsyncIterator[Delivery]:
+        """The incoming messages in arrival order (what was received before a failure comes first).
+
+        Raises:
+            TransportError: reconnecting failed for good.
+        """
+        while True:
+            item = await self._queue.get()
+            if item is _FAILED:
+                self._queue.put_nowait(_FAILED)  # for any other consumer
+                raise TransportError(self._failure or self._name())
+            yield item
+
+    async def close(self) -> None:
+        """Disconnect (the reader task must be stopped first)."""
+        client, self._client = self._client, None
+        self._failure = self._failure or f"{self._name()}: closed"
+        if client is not None:
+            await _close(client, self._endpoint.timeout)
+
+
+@contextlib.asynccontextmanager
+async def open_transport(endpoint: BrokerEndpoint, client_id: str, *, persistent: bool = False
+                         ) -> AsyncIterator[MqttTransport]:
+    """Connect an :class:`MqttTransport`; stop its reader and disconnect on exit.
+
+    Raises:
+        TransportError: the broker cannot be reached (one line naming the URL and the client id).
+    """
+    transport = MqttTransport(endpoint, client_id, persistent=persistent)
+    await transport.connect()
+    reader = asyncio.create_task(transport.run(), name=f"mqtt-reader-{client_id}")
+    try:
+        yield transport
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+        await transport.close()

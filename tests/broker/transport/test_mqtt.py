@@ -1,0 +1,132 @@
+"""MqttTransport against a real mosquitto: round trip, reconnect after a broker restart, persistent
+sessions, backpressure without loss, and one-line errors when the broker is unreachable."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import uuid
+
+import pytest
+
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.mosquitto import run_mosquitto
+from mpdp.broker.ports import LOOPBACK, free_loopback_port
+from mpdp.broker.settings import find_mosquitto
+from mpdp.broker.transport import Delivery, MqttTransport, Transport
+from mpdp.protocols.errors import TransportError
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+needs_mosquitto = pytest.mark.skipif(find_mosquitto() is None, reason="mosquitto not installed")
+
+
+def _id(role: str) -> str:
+    return f"test-{role}-{uuid.uuid4().hex[:8]}"
+
+
+async def _take(transport: Transport, n: int, timeout: float = 5.0) -> list[Delivery]:
+    out: list[Delivery] = []
+    async with asyncio.timeout(timeout):
+        async for delivery in transport.deliveries():
+            out.append(delivery)
+            if len(out) == n:
+                break
+    return out
+
+
+@pytest.mark.parametrize("protocol", ["3.1.1", "5"])
+async def test_round_trip_with_wildcards(mosquitto: BrokerEndpoint, protocol: str) -> None:
+    endpoint = dataclasses.replace(mosquitto, protocol=protocol)
+    async with endpoint.connect(_id("rx")) as rx, endpoint.connect(_id("tx")) as tx:
+        await rx.subscribe("t/rt/+/x", "t/rt/+")
+        await tx.publish("t/rt/1/x", b"\x00\xff")
+        await tx.publish("t/rt/1/y/z", "not")
+        await tx.publish("t/rt/2", "text")
+        got = await _take(rx, 2)
+    assert got == [Delivery("t/rt/1/x", b"\x00\xff"), Delivery("t/rt/2", b"text")]
+
+
+@pytest.mark.parametrize("protocol", ["3.1.1", "5"])
+async def test_persistent_session_delivers_what_arrived_while_disconnected(
+        mosquitto: BrokerEndpoint, protocol: str) -> None:
+    endpoint = dataclasses.replace(mosquitto, protocol=protocol)
+    observer = _id("observer")
+    async with endpoint.connect(_id("tx")) as tx:
+        async with endpoint.connect(observer, persistent=True) as rx:
+            await rx.subscribe("t/persist/#")
+        for i in range(5):
+            await tx.publish(f"t/persist/{i}", str(i))
+        async with endpoint.connect(observer, persistent=True) as rx:  # no new subscribe
+            got = await _take(rx, 5)
+        async with endpoint.connect(observer):  # a clean connection ends the session
+            pass
+    assert got == [Delivery(f"t/persist/{i}", str(i).encode()) for i in range(5)]
+
+
+@needs_mosquitto
+async def test_reconnects_and_resubscribes_after_a_broker_restart() -> None:
+    port = free_loopback_port()
+    endpoint = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=2.0)
+    first = run_mosquitto(timeout=2.0, port=port)
+    await first.__aenter__()
+    async with endpoint.connect(_id("rx")) as rx, endpoint.connect(_id("tx")) as tx:
+        await rx.subscribe("t/restart")
+        await tx.publish("t/restart", b"before")
+        assert await _take(rx, 1) == [Delivery("t/restart", b"before")]
+        await first.__aexit__(None, None, None)  # the broker is gone (it keeps no sessions)
+        publishing = asyncio.create_task(tx.publish("t/restart", b"during"))
+        await asyncio.sleep(0.3)
+        assert not publishing.done()  # waits for the broker to come back
+        async with run_mosquitto(timeout=2.0, port=port):
+            await publishing
+            await rx.publish("t/restart", b"echo")  # rx has reconnected: its filter was renewed
+            got: list[bytes] = []
+            while b"echo" not in got:
+                got += [d.payload for d in await _take(rx, 1)]
+    assert set(got) <= {b"during", b"echo"}
+
+
+async def test_slow_consumer_loses_nothing_and_holds_a_bounded_queue(mosquitto: BrokerEndpoint) -> None:
+    endpoint = dataclasses.replace(mosquitto, queue_size=4)
+    count = 300
+    async with endpoint.connect(_id("rx")) as rx, endpoint.connect(_id("tx")) as tx:
+        await rx.subscribe("t/slow")
+        for i in range(count):
+            await tx.publish("t/slow", str(i))
+        await asyncio.sleep(0.3)
+        assert isinstance(rx, MqttTransport)
+        assert rx._queue.qsize() == 4  # full; the reader waits and the broker keeps the rest
+        client = rx._client
+        assert client is not None and len(client.messages) <= 20  # max_inflight_messages of mosquitto.conf
+        got = []
+        for _ in range(count):
+            got += await _take(rx, 1)
+            await asyncio.sleep(0.001)
+    assert [d.payload for d in got] == [str(i).encode() for i in range(count)]
+
+
+async def test_unreachable_broker_is_one_line_naming_url_and_client() -> None:
+    endpoint = BrokerEndpoint("external", LOOPBACK, free_loopback_port(), timeout=0.5, reconnect_attempts=3)
+    started = time.monotonic()
+    with pytest.raises(TransportError) as info:
+        async with endpoint.connect("lonely"):
+            pytest.fail("connected to nothing")
+    message = str(info.value)
+    assert endpoint.url in message and "'lonely'" in message and "3 attempts" in message
+    assert "\n" not in message
+    assert time.monotonic() - started < 0.1 + 0.2 + 3 * 0.5 + 1.0  # two backoff sleeps, three attempts
+
+
+async def test_silent_server_times_out() -> None:
+    """A TCP listener that never answers CONNECT: each attempt ends after ``timeout``."""
+    accepted: list[asyncio.StreamWriter] = []
+    server = await asyncio.start_server(lambda r, w: accepted.append(w), LOOPBACK, 0)
+    port = server.sockets[0].getsockname()[1]
+    endpoint = BrokerEndpoint("external", LOOPBACK, port, timeout=0.3, reconnect_attempts=1)
+    async with server:
+        with pytest.raises(TransportError, match="no answer within 0.3 s"):
+            async with endpoint.connect("mute"):
+                pass
+        for writer in accepted:
+            writer.close()

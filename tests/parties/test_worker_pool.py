@@ -1,0 +1,31 @@
+"""The worker pool reports our own processes' failures as WorkerError, not as a broker failure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import WorkerStatus
+from mpdp.parties.rr.party import PartySpec
+from mpdp.parties.session.pool import WorkerPool
+from mpdp.parties.session.worker import WorkerSpec
+from mpdp.protocols.errors import MpdpError, TransportError, WorkerError
+from mpdp.protocols.mechanisms import RandomizedResponse
+
+
+def _spec(index: int, parties: range) -> WorkerSpec:
+    return WorkerSpec(index=index, endpoint=BrokerEndpoint("embedded", "127.0.0.1", 1), session="s",
+                      coordinator_key=bytes(32),
+                      parties=tuple(PartySpec(p, np.zeros(1, np.int8), RandomizedResponse(1.0), bytes(32),
+                                              np.random.SeedSequence(p)) for p in parties))
+
+
+def test_a_failed_worker_is_a_worker_error_naming_it_its_parties_and_when() -> None:
+    pool = WorkerPool([_spec(0, range(0, 3)), _spec(1, range(3, 6))])
+    failed = {1: WorkerStatus(session="s", worker=1, state="failed", parties=(3, 4, 5), detail="TransportError: x")}
+    with pytest.raises(WorkerError) as info:
+        pool.check(failed, "during round 2")
+    assert str(info.value) == "worker 1 (parties 3-5) failed: TransportError: x during round 2"
+    assert isinstance(info.value, MpdpError) and not isinstance(info.value, TransportError)
+    pool.check({}, "nothing failed")  # no dead process, no failure report: no error
