@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.accounting import Budget
 from mpdp.analysis.party_theory import RoundRuleTheory, round_rule_theory
@@ -350,7 +351,7 @@ def _timeouts(rounds: Sequence[RoundOutcome | ReleaseOutcome]) -> int:
     return 1
 
 
-def _party_entry(decisions: np.ndarray | None, truth: int | None,
+def _party_entry(decisions: NDArray[np.int64] | None, truth: int | None,
                  theory: RoundRuleTheory | None) -> dict[str, object]:
     """The per-round party fields: measured mean accuracy over the participants that answered, the
     exact theory (mean over parties of their rule's accuracy on x), and the 002 law check."""
