@@ -26,7 +26,7 @@ from mpdp.protocols.engines import (
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.rules import DecisionRule
-from mpdp.protocols.symmetric import SymmetricAverageRule
+from mpdp.protocols.table_rule import TableRule
 
 __all__ = ["RuleAccuracy", "input_accuracy", "monte_carlo_accuracy", "rule_accuracy"]
 
@@ -52,7 +52,7 @@ class RuleAccuracy:
     samples: int = 0
 
 
-def _problem(rule: DecisionRule, function: BooleanFunction, measure: NDArray[np.float64]) -> DecisionProblem:
+def _problem(rule: TableRule, function: BooleanFunction, measure: NDArray[np.float64]) -> DecisionProblem:
     problem = build_problem(rule.mechanisms, function, measure, rule.observer, rule.engine)
     groups = tuple(f.members for f in problem.views[0].factors)
     if groups != rule.groups:
@@ -60,11 +60,11 @@ def _problem(rule: DecisionRule, function: BooleanFunction, measure: NDArray[np.
     return problem
 
 
-def rule_accuracy(rule: DecisionRule, function: BooleanFunction, measure: NDArray[np.float64]) -> RuleAccuracy:
+def rule_accuracy(rule: TableRule, function: BooleanFunction, measure: NDArray[np.float64]) -> RuleAccuracy:
     """Exact average and worst-case accuracy of ``rule`` for f and w (002 eqs. (1), (3)).
 
     Args:
-        rule: any :class:`DecisionRule` (its engine and groups fix the structure).
+        rule: any :class:`mpdp.protocols.table_rule.TableRule` (its engine and groups fix the structure).
         function: f; measure: w, float64 (|Y|, |Y|).
 
     Raises:
@@ -75,7 +75,7 @@ def rule_accuracy(rule: DecisionRule, function: BooleanFunction, measure: NDArra
     return RuleAccuracy(average, worst)
 
 
-def input_accuracy(rule: DecisionRule, function: BooleanFunction, measure: NDArray[np.float64],
+def input_accuracy(rule: TableRule, function: BooleanFunction, measure: NDArray[np.float64],
                    bits: NDArray[np.integer[Any]]) -> float:
     """Exact accuracy ``E[w(f(x), rule(tau, x_i))]`` on one input x (the term of 002 eq. (3)).
 
@@ -103,7 +103,7 @@ def _sample(cdf: NDArray[np.float64], x: NDArray[np.int64], rng: np.random.Gener
 
 
 def monte_carlo_accuracy(
-    rule: DecisionRule | SymmetricAverageRule,
+    rule: DecisionRule,
     function: BooleanFunction,
     measure: NDArray[np.float64],
     samples: int,

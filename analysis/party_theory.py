@@ -24,8 +24,8 @@ from numpy.typing import NDArray
 from mpdp.analysis.accuracy import input_accuracy, rule_accuracy
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_cache import RuleCache, zero_one_measure
-from mpdp.protocols.rules import DecisionRule
+from mpdp.protocols.rule_factory import RuleCache, decision_rule, zero_one_measure
+from mpdp.protocols.table_rule import TableRule
 
 __all__ = ["RoundRuleTheory", "round_rule_theory"]
 
@@ -61,7 +61,7 @@ class RoundRuleTheory:
 _RuleKey = tuple[str, str, tuple[tuple[RandomizedResponse, int, int], ...], int | None]
 
 
-def _key(rule: DecisionRule, x: NDArray[np.integer[Any]]) -> _RuleKey:
+def _key(rule: TableRule, x: NDArray[np.integer[Any]]) -> _RuleKey:
     groups = tuple((rule.mechanisms[g[0]], len(g), int(x[list(g)].sum())) for g in rule.groups)
     own = None if rule.observer is None else int(x[rule.observer])
     return rule.kind, rule.engine, groups, own
@@ -88,7 +88,7 @@ def round_rule_theory(
     values: dict[_RuleKey, float] = {}
 
     def exact(rule: object) -> float | None:
-        if not isinstance(rule, DecisionRule):
+        if not isinstance(rule, TableRule):
             return None
         key = _key(rule, x)
         if key not in values:
@@ -98,7 +98,7 @@ def round_rule_theory(
     optimized: dict[int, float | None] = {}
 
     def optimized_value(rule: object) -> float | None:
-        if not isinstance(rule, DecisionRule):
+        if not isinstance(rule, TableRule):
             return None
         key = id(rule.tables[0])  # the cache shares the tables of equal rules
         if key not in optimized:
@@ -106,12 +106,12 @@ def round_rule_theory(
             optimized[key] = acc.average if kind == "average" else acc.worst_case
         return optimized[key]
 
-    central_rule = rules.rule(mechs, function, kind)
+    central_rule = decision_rule(mechs, function, kind=kind, cache=rules)
     observer = exact(central_rule) if central else None
     per_party: NDArray[np.float64] | None = None
     party_min: float | None = None
     if parties:
-        party_rules = [rules.rule(mechs, function, kind, observer=j) for j in range(len(mechs))]
+        party_rules = [decision_rule(mechs, function, kind=kind, observer=j, cache=rules) for j in range(len(mechs))]
         found = [exact(rule) for rule in party_rules]
         if all(v is not None for v in found):
             per_party = np.array(found, dtype=np.float64)

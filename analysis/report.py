@@ -1,9 +1,10 @@
-"""Per-round evaluation of a run: measured against theoretical accuracy, and the plot.
+"""A run's report: each round measured against theory, the results document and the plot.
 
-A round's measured accuracy is the fraction of repetitions in which the observer's decision equals
-f(x) for the true bits x of the parties taking part; its theoretical accuracy is P(d(tau) = f(x) | x)
-from :func:`mpdp.analysis.theory.observer_accuracy_on_input` (zero-one measure). The two are compared by
-:func:`mpdp.analysis.stats.consistency_test` with a Bonferroni correction over the rounds.
+A round's measured accuracy is the fraction of repetitions in which the observer's decision (or the
+curator's release) equals f(x) for the true bits x of the parties taking part; its theoretical accuracy
+is P(output = f(x) | x) (:mod:`mpdp.analysis.evaluation` picks the theory). The two are compared by
+:func:`mpdp.analysis.stats.consistency_test` with a Bonferroni correction over the rounds
+(:func:`evaluate_decisions`). :func:`results_document` builds the JSON of ``mpdp simulate --json/--out``.
 """
 
 from __future__ import annotations
@@ -11,17 +12,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import NDArray
 
 from mpdp.analysis.stats import clopper_pearson, consistency_test
-from mpdp.analysis.theory import AccuracyOnInput, observer_accuracy_on_input
-from mpdp.protocols.functions import BooleanFunction, accuracy_measure
+from mpdp.analysis.theory import AccuracyOnInput
+from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
 
-__all__ = ["RoundResult", "evaluate_decisions", "evaluate_round", "plot_rounds"]
+if TYPE_CHECKING:
+    from mpdp.analysis.evaluation import RoundEvaluation
+
+__all__ = ["CURATOR_REPETITIONS_NOTE", "REPETITIONS_NOTE", "RoundResult", "evaluate_decisions", "plot_rounds",
+           "results_document"]
+
+
+REPETITIONS_NOTE = (
+    "Repetitions are independent trials of the same round (each a fresh privatization of the same "
+    "bits): a simulation device to measure accuracy. In a deployment a party answers once per round, "
+    "and every answer spends privacy."
+)
+
+CURATOR_REPETITIONS_NOTE = (
+    "Curator protocol: each party sends its bit once per round, sealed to the curator; repetitions are "
+    "independent releases of the curator's mechanism on the same ballots: a simulation device to "
+    "measure accuracy. In a deployment the curator releases once per round, and every release spends "
+    "privacy."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,41 +78,10 @@ class RoundResult:
         return asdict(self)
 
 
-def evaluate_round(
-    name: str,
-    mechanisms: Sequence[RandomizedResponse],
-    x: NDArray[np.integer[Any]],
-    decisions: NDArray[np.int64],
-    function: BooleanFunction,
-    *,
-    rounds: int,
-    alpha: float,
-    rng: np.random.Generator,
-    messages_received: int = 0,
-    messages_rejected: int = 0,
-) -> RoundResult:
-    """Compare one round's decisions with the truth and with theory.
-
-    Args:
-        name: round name; mechanisms and x: the participating parties' mechanisms and true bits (n,).
-        decisions: int64 array (repetitions,) of the observer's decisions.
-        function: the symmetric function computed.
-        rounds: how many rounds are tested together (Bonferroni); alpha: family-wise level.
-        rng: generator for the theory's Monte Carlo fallback.
-
-    Raises:
-        ParameterError: no repetitions, or inputs of the wrong shape (from the callees).
-    """
-    w = accuracy_measure("zero-one", function.output_size(len(mechanisms)))
-    theory = observer_accuracy_on_input(mechanisms, x, function, w, rng=rng)
-    return evaluate_decisions(name, x, decisions, function, theory, rounds=rounds, alpha=alpha,
-                              messages_received=messages_received, messages_rejected=messages_rejected)
-
-
 def evaluate_decisions(
     name: str,
-    x: NDArray[np.integer[Any]],
-    decisions: NDArray[np.int64],
+    x: np.ndarray,
+    decisions: np.ndarray,
     function: BooleanFunction,
     theory: AccuracyOnInput,
     *,
@@ -131,6 +118,45 @@ def evaluate_decisions(
         theory_method=theory.method, p_value=test.p_value, consistent=test.consistent,
         messages_received=messages_received, messages_rejected=messages_rejected,
     )
+
+
+def results_document(
+    *, protocol: str, dataset: str, function: str, repetitions: int, seed: int, seed_given: bool,
+    secure: bool, broker_kind: str, broker_url: str, alpha: float, rule: str, party_decisions: bool,
+    wall_time: float, mechanisms: Sequence[RandomizedResponse], rounds: Sequence[RoundEvaluation],
+    privacy: dict[str, object] | None,
+) -> dict[str, object]:
+    """The results document of a run (``results.json``; key order is the output order).
+
+    Args:
+        protocol: ``"rr"`` or ``"curator"``; dataset, function: names; repetitions: per round.
+        seed: the root seed used; seed_given: whether the user gave it; secure: deployment mode.
+        broker_kind, broker_url: where the run published; alpha: family-wise test level.
+        rule: ``"average"``, ``"worst-case"`` or ``"curator"``; party_decisions: parties decided too.
+        wall_time: seconds on the wire; mechanisms: the k parties' randomized responses.
+        rounds: each round's evaluation (:class:`mpdp.analysis.evaluation.RoundEvaluation`).
+        privacy: the per-party privacy section (randomized response), or None (curator: omitted).
+    """
+    document: dict[str, object] = {
+        "protocol": protocol,
+        "dataset": dataset,
+        "function": function,
+        "repetitions": repetitions,
+        "seed": seed,
+        "seed_given": seed_given,
+        "mode": "deployment (CSPRNG)" if secure else "simulation (seeded generators)",
+        "broker": {"kind": broker_kind, "url": broker_url},
+        "alpha": alpha,
+        "rule": rule,
+        "party_decisions": party_decisions,
+        "wall_time_s": wall_time,
+        "note": REPETITIONS_NOTE if protocol == "rr" else CURATOR_REPETITIONS_NOTE,
+        "parties": [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)],
+        "rounds": [r.to_json() for r in rounds],
+    }
+    if privacy is not None:
+        document["privacy"] = privacy
+    return document
 
 
 def plot_rounds(results: Sequence[RoundResult], path: Path, title: str) -> Path:

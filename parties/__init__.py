@@ -10,29 +10,19 @@ from mpdp.parties.rr.decisions import (
     PartyDecider,
     PartyDecisionSpec,
     apply_rule,
-    decision_generator,
 )
 from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.host import HostConfig, host_bits, host_parties
-from mpdp.parties.rr.observer import (
-    Observer,
-    ObserverRule,
-    RuleFactory,
-    default_rule_factory,
-    open_observer,
-    optimal_rule_factory,
-    serve_observer,
-    zero_one_rule,
-)
+from mpdp.parties.rr.observer import Observer, open_observer, serve_observer
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
 from mpdp.parties.rr.party import (
     ABSTAIN_DID_NOT_VOTE,
     Party,
     PartySpec,
-    round_generator,
     secure_sampler,
 )
 from mpdp.parties.session.pool import WorkerPool
+from mpdp.parties.session.seeds import SeedTree, decision_generator, round_generator
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
@@ -46,7 +36,6 @@ from mpdp.parties.session.runner import (
     ProgressCallback,
     RunConfig,
     default_workers,
-    observer_decision_seed,
     run,
     run_async,
 )
@@ -73,7 +62,6 @@ __all__ = [
     "CuratorRecord",
     "CuratorRunOutcome",
     "CuratorStore",
-    "ObserverRule",
     "Observer",
     "Party",
     "PartyDecider",
@@ -86,7 +74,6 @@ __all__ = [
     "Roster",
     "RoundOutcome",
     "RoundRecord",
-    "RuleFactory",
     "RunConfig",
     "RunOutcome",
     "TranscriptStore",
@@ -96,14 +83,12 @@ __all__ = [
     "check_privacy_options",
     "curator_privacy_level",
     "decision_generator",
-    "default_rule_factory",
     "default_workers",
     "ledgers_from_rounds",
-    "observer_decision_seed",
     "open_observer",
-    "optimal_rule_factory",
     "privacy_section",
     "privacy_summary",
+    "SeedTree",
     "round_generator",
     "run",
     "run_async",
@@ -133,5 +118,4 @@ __all__ = [
     "read_roster",
     "wait_for_parties",
     "write_session",
-    "zero_one_rule",
 ]

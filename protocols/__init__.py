@@ -66,8 +66,9 @@ from mpdp.protocols.morphisms import (
     boundary_morphism,
 )
 from mpdp.protocols.optimal import OptimalRules, RuleReport, optimal_rules
-from mpdp.protocols.rule_cache import RuleCache, check_rule_size, zero_one_measure
-from mpdp.protocols.rules import DecisionRule
+from mpdp.protocols.rule_factory import RuleCache, check_rule_size, decision_rule, zero_one_measure, zero_one_rules
+from mpdp.protocols.rules import RULE_KINDS, DecisionRule, RuleFactory
+from mpdp.protocols.table_rule import TableRule
 from mpdp.protocols.secure import (
     realized_epsilon,
     sample_secure,
@@ -93,7 +94,9 @@ __all__ = [
     "MajorityMechanism",
     "Morphism",
     "OptimalRules",
+    "RULE_KINDS",
     "RuleCache",
+    "RuleFactory",
     "RuleReport",
     "WorstCaseSolution",
     "balanced_boundary_value",
@@ -129,6 +132,7 @@ __all__ = [
     "SizeLimitError",
     "SolverError",
     "SymmetricAverageRule",
+    "TableRule",
     "SymmetricFunction",
     "TransportError",
     "WorkerError",
@@ -138,6 +142,7 @@ __all__ = [
     "check_epsilon",
     "check_rule_size",
     "count_posterior",
+    "decision_rule",
     "observer_average_rule",
     "parse_function",
     "posterior_table",
@@ -147,4 +152,5 @@ __all__ = [
     "secure_bernoulli",
     "secure_choice",
     "zero_one_measure",
+    "zero_one_rules",
 ]

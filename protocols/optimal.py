@@ -23,7 +23,7 @@ from mpdp.protocols.engines import (
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rules import DecisionRule
+from mpdp.protocols.table_rule import TableRule
 from mpdp.protocols.worst_case import solve_worst_case
 
 __all__ = [
@@ -81,7 +81,7 @@ class RuleReport:
             case (None for the average rule).
     """
 
-    rule: DecisionRule
+    rule: TableRule
     average_accuracy: float
     worst_case_accuracy: float
     upper_bound: float | None = None
@@ -102,9 +102,9 @@ class OptimalRules:
 
 
 def _rule(problem: DecisionProblem, kind: str, tables: Sequence[np.ndarray],
-          measure_name: str) -> DecisionRule:
+          measure_name: str) -> TableRule:
     groups = tuple(f.members for f in problem.views[0].factors)
-    return DecisionRule(problem.mechanisms, problem.observer, kind, problem.engine, groups,
+    return TableRule(problem.mechanisms, problem.observer, kind, problem.engine, groups,
                         tuple(tables), problem.views[0].num_outputs, problem.function.name,
                         measure_name)
 

@@ -66,7 +66,7 @@ def secure_choice(probabilities: NDArray[np.float64]) -> NDArray[np.int64]:
 
     y is chosen by successive Bernoulli draws of the conditional probabilities
     Q[y] / (Q[y] + ... + Q[|Y|-1]), each exact for its float (:func:`secure_bernoulli`). Rows whose
-    largest entry is within 1e-12 of one are decided without randomness (as ``DecisionRule.decide``).
+    largest entry is within 1e-12 of one are decided without randomness (as ``TableRule.decide``).
 
     Args:
         probabilities: float64 (n, |Y|), rows summing to one.

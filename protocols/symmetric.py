@@ -16,9 +16,9 @@ combination of non-negative numbers, so there is no cancellation, the result sum
 per transcript, vectorized over transcripts.
 
 The same rule serves party i (002 eq. (2)): it knows x_i, so the posterior runs over the other parties'
-count s' and the gain is read at s' + x_i. It has the decision-rule interface of
-:class:`mpdp.protocols.rules.DecisionRule` (``decide(symbols, rng=None, own_bits=None)``, JSON round trip) and
-is what the engines fall back to when the classes of heterogeneous parameters are too many: exact
+count s' and the gain is read at s' + x_i. It is a :class:`mpdp.protocols.rules.DecisionRule`
+(``decide(symbols, rng=None, own_bits=None)``, JSON round trip): the live observer's average rule, and
+what the engines fall back to when the classes of heterogeneous parameters are too many: exact
 decisions on observed transcripts; accuracy then by Monte Carlo (:mod:`mpdp.analysis.accuracy`).
 """
 
@@ -129,6 +129,18 @@ class SymmetricAverageRule:
             raise ParameterError("own_bits", bits, "0 or 1")
         pi = count_posterior(np.delete(p, self.observer, axis=1))  # (n, k): others' count 0..k-1
         return np.where(bits[:, None] == 1, pi @ self.gain[1:], pi @ self.gain[:-1])
+
+    @property
+    def randomized(self) -> bool:
+        """False: the average rule is deterministic (an argmax)."""
+        return False
+
+    def probabilities(self, symbols: np.ndarray, own_bits: np.ndarray | int | None = None) -> np.ndarray:
+        """P(decide y | transcript): float64 (n_transcripts, |Y|), one-hot at :meth:`decide`'s output."""
+        decisions = self.decide(symbols, own_bits=own_bits)
+        out = np.zeros((decisions.size, self.gain.shape[1]))
+        out[np.arange(decisions.size), decisions] = 1.0
+        return out
 
     def decide(self, symbols: np.ndarray, rng: np.random.Generator | None = None,
                own_bits: np.ndarray | int | None = None) -> np.ndarray:

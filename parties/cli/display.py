@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from types import TracebackType
-from typing import Any
 
-from rich.console import Console, JustifyMethod
+import numpy as np
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
+from mpdp.analysis.evaluation import PartyEvaluation
 from mpdp.analysis.report import RoundResult
 from mpdp.parties.session.datasets import Dataset
 
-__all__ = ["Progress", "print_results", "truth_text"]
+__all__ = ["Progress", "party_summary", "print_results", "truth_text"]
 
 
 class Progress:
@@ -55,7 +56,7 @@ def truth_text(function: str, truth: int) -> str:
     return str(truth)
 
 
-def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
+def print_results(document: dict[str, object], results: Sequence[RoundResult],
                   rr_theory: Sequence[float] | None = None) -> None:
     """Print the per-round table and a one-line summary to standard output.
 
@@ -67,7 +68,7 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
     who = "observer computes" if rr_theory is None else "curator releases (optimal central mechanism)"
     table = Table(title=f"{document['dataset']}: {who} {function} "
                         f"({document['repetitions']} repetitions per round)")
-    columns: list[tuple[str, JustifyMethod]] = [("round", "left"), ("voting", "right"), ("yes", "right"), ("truth", "left"),
+    columns = [("round", "left"), ("voting", "right"), ("yes", "right"), ("truth", "left"),
                ("measured [95% CI]", "right"), ("theory", "right"), ("consistent", "center")]
     if rr_theory is not None:
         columns.append(("rr theory", "right"))
@@ -95,3 +96,19 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
         f"{broker['url']}; {float(document['wall_time_s']):.1f} s on the wire."
     )
     console.print(f"[dim]{document['note']}[/]")
+
+
+def party_summary(parties: Sequence[PartyEvaluation], rule: str) -> str:
+    """One line: the parties' mean measured accuracy over the rounds, its exact theory, the 002 law
+    check and the missing decision messages."""
+    measured = [p.accuracy for p in parties if p.accuracy is not None]
+    theory = [p.theoretical_accuracy for p in parties if p.theoretical_accuracy is not None]
+    missing = sum(p.decisions_missing for p in parties)
+    law = [p.law_holds for p in parties if p.law_holds is not None]
+    text = f"parties' own decisions ({rule} rules): "
+    text += f"mean measured accuracy {np.mean(measured):.4f}" if measured else "none received"
+    if theory:
+        text += f", exact theory {np.mean(theory):.4f}"
+    if law:
+        text += f"; every party rule's {rule} accuracy >= the observer's in {sum(law)}/{len(law)} rounds"
+    return text + (f"; {missing} party decision messages missing" if missing else "")

@@ -40,7 +40,7 @@ from mpdp.broker.topics import Topics
 from mpdp.parties.curator.outcome import ReleaseOutcome
 from mpdp.parties.curator.store import CuratorRecord, CuratorStore, RecordedBallot
 from mpdp.parties.rr.observer import Observer
-from mpdp.parties.rr.party import round_generator
+from mpdp.parties.session.seeds import round_generator
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.roster import Roster
 from mpdp.protocols.errors import ParameterError, ProtocolViolation

@@ -23,7 +23,6 @@ import asyncio
 import dataclasses
 import time
 
-import numpy as np
 
 from mpdp.broker.launch import open_broker
 from mpdp.broker.signing import generate_key_pair
@@ -35,6 +34,7 @@ from mpdp.parties.curator.store import CuratorStore
 from mpdp.parties.rr.observer import serve_observer
 from mpdp.parties.rr.party import secure_sampler
 from mpdp.parties.session.pool import WorkerPool
+from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.session.runner import (
     ProgressCallback,
@@ -104,8 +104,8 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> CuratorR
     epsilon, delta = curator_privacy_level(config)
     if config.secure:
         secure_sampler()  # fail before anything starts
-    root = None if config.secure else np.random.SeedSequence(config.seed)
-    curator_seed = None if root is None else root.spawn(1)[0]
+    tree = None if config.secure else SeedTree.from_seed(config.seed)
+    curator_seed = None if tree is None else tree.curator()
     roster, private_keys = Roster.generate(config.mechanisms)
     signing_private, signing_public = generate_key_pair()
     topics = Topics(config.session)
@@ -130,7 +130,7 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> CuratorR
     return CuratorRunOutcome(
         broker_kind=endpoint.kind, broker_url=endpoint.url, wall_time=wall, rounds=tuple(outcomes),
         session=config.session, store_path=config.store_path,
-        seed_entropy=None if root is None else int(root.entropy),  # type: ignore[arg-type]
+        seed_entropy=None if tree is None else tree.seed,
     )
 
 

@@ -2,12 +2,9 @@
 
 * :func:`apply_rule` — decide on observed transcripts with a simulation generator, or (``rng=None``,
   deployment mode) with exact draws from the OS CSPRNG (:func:`mpdp.protocols.secure.secure_choice`).
-* :func:`decision_generator` — the simulation generator of round r for a seed sequence: child
-  ``(..., r, 1)`` (the party's privatization of round r draws from ``(..., r)``; the observer's
-  sequence is its own, see :func:`mpdp.parties.session.runner.observer_decision_seed`).
 * :class:`PartyDecider` — shared by the parties of one worker process: verifies a published
   transcript once per payload (signature by the coordinator key), and builds each party's rule through
-  one :class:`mpdp.protocols.rule_cache.RuleCache`, so parties with equal public parameters share tables.
+  one :class:`mpdp.protocols.rule_factory.RuleCache`, so parties with equal public parameters share tables.
 """
 
 from __future__ import annotations
@@ -24,24 +21,17 @@ from mpdp.broker.signing import load_public_key, verify_message
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_cache import LiveRule, RuleCache
+from mpdp.protocols.rule_factory import RuleCache, decision_rule
 from mpdp.protocols.rules import RULE_KINDS, DecisionRule
 from mpdp.protocols.secure import secure_choice
 
-__all__ = ["PartyDecider", "PartyDecisionSpec", "apply_rule", "decision_generator"]
+__all__ = ["PartyDecider", "PartyDecisionSpec", "apply_rule"]
 
 log = logging.getLogger("mpdp.decisions")
 _VERIFIED = 4  # transcripts remembered per worker (the rounds in flight)
 
 
-def decision_generator(seed: np.random.SeedSequence, round_index: int) -> np.random.Generator:
-    """The generator of a randomized rule's draws in round ``round_index``: spawn key ``(..., r, 1)``."""
-    child = np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, round_index, 1),
-                                   pool_size=seed.pool_size)
-    return np.random.default_rng(child)
-
-
-def apply_rule(rule: LiveRule, symbols: np.ndarray, rng: np.random.Generator | None,
+def apply_rule(rule: DecisionRule, symbols: np.ndarray, rng: np.random.Generator | None,
                own_bits: int | np.ndarray | None = None) -> np.ndarray:
     """Decide on transcripts (uint8/int (n, k)): int64 (n,).
 
@@ -53,9 +43,8 @@ def apply_rule(rule: LiveRule, symbols: np.ndarray, rng: np.random.Generator | N
     Raises:
         ParameterError: bad symbols or own bits (from the rule).
     """
-    if rng is not None or not isinstance(rule, DecisionRule) or not rule.randomized:
-        mine = {} if own_bits is None else {"own_bits": own_bits}
-        return np.asarray(rule.decide(symbols, rng=rng, **mine), dtype=np.int64)
+    if rng is not None or not rule.randomized:
+        return np.asarray(rule.decide(symbols, rng=rng, own_bits=own_bits), dtype=np.int64)
     return secure_choice(rule.probabilities(symbols, own_bits))
 
 
@@ -68,7 +57,7 @@ class PartyDecisionSpec:
         function: the name of f (:func:`mpdp.protocols.functions.parse_function`; a name pickles where the
             function object may not), symmetric, computed over each round's participants.
         kind: ``"average"`` or ``"worst-case"``: the parties' rules are the optimal ones of this kind
-            for the zero-one measure (:mod:`mpdp.protocols.rule_cache`).
+            for the zero-one measure (:mod:`mpdp.protocols.rule_factory`).
     """
 
     mechanisms: tuple[RandomizedResponse, ...]
@@ -129,12 +118,13 @@ class PartyDecider:
             self._verified.popitem(last=False)
         return result
 
-    def rule(self, participants: tuple[int, ...], party: int) -> LiveRule:
+    def rule(self, participants: tuple[int, ...], party: int) -> DecisionRule:
         """Party ``party``'s rule over ``participants`` (ids, ascending; ``party`` among them)."""
         mechs = [self.spec.mechanisms[p] for p in participants]
         if self._function is None:
             self._function = self.spec.boolean_function()
-        return self.rules.rule(mechs, self._function, self.spec.kind, observer=participants.index(party))
+        return decision_rule(mechs, self._function, kind=self.spec.kind, observer=participants.index(party),
+                             cache=self.rules)
 
     def decide(self, message: TranscriptMessage, symbols: np.ndarray, party: int, bit: int,
                rng: np.random.Generator | None) -> np.ndarray:

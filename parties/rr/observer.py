@@ -18,7 +18,8 @@ A round closes when every roster party has sent symbols or an abstention, or aft
 seconds (the missing are recorded ``absent``). A party out of privacy budget abstains with reason
 ``budget-exhausted``: like every abstention it is left out of the decision, and the outcome lists it in
 ``exhausted`` as well as ``abstained``. Then the observer decides: with the participants'
-mechanisms, ``rule = rule_factory(mechanisms, function, measure)`` and ``rule.decide(symbols)`` with
+mechanisms, ``rule = rule_factory(mechanisms, function, measure)`` (a
+:data:`mpdp.protocols.rules.RuleFactory`) and ``rule.decide(symbols)`` with
 symbols uint8 (repetitions, n) in party-id order (Kairouz, Oh, Viswanath 2015 / paper 002 eq. 2), and
 writes the round to the store in one transaction.
 
@@ -30,7 +31,7 @@ transcript of that round was published, ``not-participant``, ``duplicate``, ``re
 ``decision-range``); they are written to the store at each round close and by
 :meth:`Observer.collect_party_decisions`.
 
-Randomized (worst-case) rules draw with :func:`mpdp.parties.rr.decisions.decision_generator` of
+Randomized (worst-case) rules draw with :func:`mpdp.parties.session.seeds.decision_generator` of
 ``decision_seed`` in simulation, from the OS CSPRNG with ``secure``.
 
 The observer's MQTT session is persistent (clean_session False / clean_start False): if the
@@ -43,8 +44,8 @@ import asyncio
 import collections
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import ClassVar, Protocol, TypeVar
+from collections.abc import AsyncIterator
+from typing import ClassVar, TypeVar
 
 import aiomqtt
 import numpy as np
@@ -55,75 +56,21 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, Answer, PartyMessage, WorkerStatus
 from mpdp.broker.signing import load_private_key, load_public_key, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.parties.rr.decisions import apply_rule, decision_generator
+from mpdp.parties.rr.decisions import apply_rule
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import RecordedMessage, RoundRecord, TranscriptStore
+from mpdp.parties.session.seeds import decision_generator
 from mpdp.protocols.errors import ProtocolViolation, TransportError
 from mpdp.protocols.functions import BooleanFunction
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_cache import RuleCache
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.rules import RuleFactory
 
-__all__ = [
-    "ObserverRule",
-    "Observer",
-    "RuleFactory",
-    "default_rule_factory",
-    "open_observer",
-    "optimal_rule_factory",
-    "serve_observer",
-    "zero_one_rule",
-]
+__all__ = ["Observer", "open_observer", "serve_observer"]
 
 log = logging.getLogger("mpdp.observer")
 _RECONNECTS = 5
-
-
-class ObserverRule(Protocol):
-    """A decision rule of the central observer: symbols uint8 (repetitions, n) -> int64 (repetitions,);
-    ``rng`` draws a randomized rule's decisions."""
-
-    def decide(self, symbols: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray: ...
-
-
 SignedT = TypeVar("SignedT", Answer, DecisionMessage)
-RuleFactory = Callable[[Sequence[RandomizedResponse], BooleanFunction, np.ndarray], ObserverRule]
-
-
-def default_rule_factory() -> RuleFactory:
-    """``mpdp.protocols.symmetric.observer_average_rule``: the optimal average-case rule (002 eq. 5)
-    for the accuracy measure the run passes."""
-    return observer_average_rule
-
-
-def zero_one_rule(
-    mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, measure: np.ndarray
-) -> ObserverRule:
-    """The optimal average-case zero-one rule (002 eq. 5) over the round's participants.
-
-    A :data:`RuleFactory` that sizes the identity accuracy measure to ``function.output_size(n)``
-    for the n participants (``measure`` is not used), so that functions whose output alphabet grows
-    with n (``sum``) work when parties abstain."""
-    size = function.output_size(len(mechanisms))
-    return observer_average_rule(mechanisms, function, np.eye(size))
-
-
-def optimal_rule_factory(kind: str, cache: RuleCache | None = None) -> RuleFactory:
-    """A :data:`RuleFactory` of the optimal zero-one rule of ``kind`` (``average``: 002 eq. (5);
-    ``worst-case``: the randomized rule of the LP, eq. (6)) over the round's participants, built through
-    ``cache`` (:class:`mpdp.protocols.rule_cache.RuleCache`; keep it to read the same rule object back for the
-    theory). ``measure`` is not used: the zero-one measure is sized to the participants."""
-    rules = cache if cache is not None else RuleCache()
-
-    def factory(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
-                measure: np.ndarray) -> ObserverRule:
-        if not mechanisms:  # nobody took part: every rule outputs f of the empty input
-            return zero_one_rule(mechanisms, function, measure)
-        return rules.rule(mechanisms, function, kind)  # type: ignore[return-value]
-
-    return factory
 
 
 class Observer:

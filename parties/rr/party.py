@@ -14,7 +14,7 @@ Own decisions (a :class:`mpdp.parties.rr.decisions.PartyDecider` given): the par
 session's transcript topic; for each round it answered with symbols, it verifies the transcript the
 observer published (coordinator signature), decides f with its own optimal rule over the round's
 participants and its own bit (002 eqs. (2), (4); randomized draws from
-:func:`mpdp.parties.rr.decisions.decision_generator` of its seed, or the CSPRNG in deployment mode) and
+:func:`mpdp.parties.session.seeds.decision_generator` of its seed, or the CSPRNG in deployment mode) and
 publishes a signed :class:`mpdp.broker.decision_messages.DecisionMessage`.
 """
 
@@ -36,14 +36,15 @@ from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.signing import load_private_key, load_public_key, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
-from mpdp.parties.rr.decisions import PartyDecider, decision_generator
+from mpdp.parties.rr.decisions import PartyDecider
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.parties.session.seeds import decision_generator, round_generator
 from mpdp.protocols.errors import ParameterError, TransportError
 from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = [
-    "ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_DID_NOT_VOTE", "Party", "PartySpec", "round_generator", "secure_sampler",
+    "ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_DID_NOT_VOTE", "Party", "PartySpec", "secure_sampler",
 ]
 
 #: The abstention reason of a party that takes no part in a round (bit -1).
@@ -66,17 +67,6 @@ def secure_sampler() -> Sampler:
             "secure", True, "simulation mode (secure=False): protocols.secure is not available", hint=str(exc)
         ) from exc
     return sample_secure
-
-
-def round_generator(seed: np.random.SeedSequence, round_index: int) -> np.random.Generator:
-    """The generator of one round: child ``round_index`` of the party's seed sequence.
-
-    Equal to ``default_rng(seed.spawn(R)[round_index])`` for a fresh ``seed`` and any R > round_index,
-    without mutating ``seed``."""
-    child = np.random.SeedSequence(
-        seed.entropy, spawn_key=(*seed.spawn_key, round_index), pool_size=seed.pool_size
-    )
-    return np.random.default_rng(child)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ the observer waits until the ready hosts cover every party of the roster.
 
 Modes: deployment (``seed=None``, the default of ``mpdp party``) privatizes with
 :func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS CSPRNG); simulation (a seed)
-gives party i the generator ``SeedSequence(seed).spawn(k)[i]`` of ``mpdp simulate --seed``.
+gives party i the stream :meth:`mpdp.parties.session.seeds.SeedTree.party` of ``mpdp simulate --seed``.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from mpdp.broker.transport import Transport, next_delivery
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.rr.party import PartySpec, secure_sampler
 from mpdp.parties.session.runner import first_mpdp_error
+from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import ParameterError
@@ -126,7 +127,7 @@ class HostConfig:
     def worker_spec(self) -> WorkerSpec:
         """The :class:`WorkerSpec` that :func:`mpdp.parties.session.worker.serve_parties` runs."""
         roster = self.facts.roster
-        seeds = None if self.seed is None else np.random.SeedSequence(self.seed).spawn(roster.k)
+        seeds = None if self.seed is None else SeedTree(self.seed).parties(roster.k)
         return WorkerSpec(
             index=self.worker, endpoint=self.endpoint, session=self.facts.session,
             coordinator_key=self.facts.coordinator_public_key,

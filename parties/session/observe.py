@@ -30,7 +30,7 @@ import numpy as np
 from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.topics import Topics
-from mpdp.parties.rr.observer import Observer, open_observer, zero_one_rule
+from mpdp.parties.rr.observer import Observer, open_observer
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.session.runner import surfacing_errors
@@ -38,6 +38,7 @@ from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.rule_factory import zero_one_rules
 
 __all__ = ["ObserveConfig", "observe", "observe_async", "wait_for_parties"]
 
@@ -146,7 +147,7 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
         async with open_observer(
             config.endpoint, Topics(session), roster, store, config.coordinator_key, function=config.function,
             measure=np.eye(2), repetitions=config.repetitions, round_timeout=config.round_timeout,
-            rule_factory=zero_one_rule,
+            rule_factory=zero_one_rules(engine="posterior"),
         ) as observer:
             if len(recorded) < len(config.round_names):
                 await wait_for_parties(observer, roster.k, config.wait_parties)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import math
 import os
 import time
@@ -46,10 +47,11 @@ from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics, check_session
 from mpdp.parties.rr.decisions import PartyDecisionSpec
-from mpdp.parties.rr.observer import Observer, RuleFactory, default_rule_factory, open_observer
+from mpdp.parties.rr.observer import Observer, open_observer
 from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
 from mpdp.parties.rr.party import PartySpec, secure_sampler
 from mpdp.parties.session.pool import WorkerPool
+from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
@@ -61,7 +63,8 @@ from mpdp.parties.session.worker import WorkerSpec
 from mpdp.protocols.errors import MpdpError, ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rules import RULE_KINDS
+from mpdp.protocols.rule_factory import decision_rule
+from mpdp.protocols.rules import RULE_KINDS, RuleFactory
 
 T = TypeVar("T")
 
@@ -70,7 +73,6 @@ __all__ = [
     "RunConfig",
     "default_workers",
     "first_mpdp_error",
-    "observer_decision_seed",
     "run",
     "run_async",
     "surfacing_errors",
@@ -107,7 +109,8 @@ class RunConfig:
         round_timeout: seconds a round stays open before the missing parties are recorded absent.
         ready_timeout: seconds to wait for every worker to have its parties subscribed.
         connect_concurrency: parties of one worker connecting at the same time, at most.
-        rule_factory: builds the observer's rule; None = ``mpdp.protocols.symmetric.observer_average_rule``.
+        rule_factory: builds the observer's rule; None = the posterior average rule for ``measure``
+            (:func:`mpdp.protocols.rule_factory.decision_rule` with ``engine="posterior"``).
         budget: every party's privacy budget (None: nobody is stopped, spending is still accounted).
         delta_slack: delta_tilde of the accounting (exact optimum of 000 Theorem 3.3), in [0, 1).
         party_rule: None, or ``"average"`` / ``"worst-case"``: every participant also decides f
@@ -192,12 +195,6 @@ def _check_int(name: str, value: object, low: int, high: int | None) -> None:
     ):
         allowed = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
         raise ParameterError(name, value, allowed)
-
-
-def observer_decision_seed(seed: int | None) -> np.random.SeedSequence:
-    """The seed sequence of the observer's randomized decisions: ``SeedSequence(seed, spawn_key=(2**31 + 1,))``
-    (children 0..k-1 belong to the parties, ``2**31`` to the simulate command); fresh entropy for None."""
-    return np.random.SeedSequence(seed, spawn_key=(2**31 + 1,))
 
 
 def worker_specs(
@@ -308,11 +305,11 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
 
 async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutcome:
     start = time.perf_counter()
-    rule_factory = config.rule_factory or default_rule_factory()
+    rule_factory = config.rule_factory or functools.partial(decision_rule, engine="posterior")
     if config.secure:
         secure_sampler()  # fail before anything starts
-    root = None if config.secure else np.random.SeedSequence(config.seed)
-    seeds = None if root is None else root.spawn(config.k)
+    tree = None if config.secure else SeedTree.from_seed(config.seed)
+    seeds = None if tree is None else tree.parties(config.k)
     roster, private_keys = Roster.generate(config.mechanisms)
     coordinator_private, coordinator_public = generate_key_pair()
     topics = Topics(config.session)
@@ -324,7 +321,7 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutco
                 endpoint, topics, roster, store, coordinator_private, function=config.function,
                 measure=config.measure, repetitions=config.repetitions, round_timeout=config.round_timeout,
                 rule_factory=rule_factory, party_decisions=config.party_rule is not None,
-                decision_seed=None if config.secure else observer_decision_seed(config.seed), secure=config.secure,
+                decision_seed=None if tree is None else tree.observer_decisions(), secure=config.secure,
             ) as observer:
                 if len(recorded) == rounds_total:
                     outcomes = await _rounds(config, observer, None, store, recorded, progress)
@@ -345,7 +342,7 @@ async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutco
     return RunOutcome(
         broker_kind=endpoint.kind, broker_url=endpoint.url, wall_time=wall, rounds=tuple(outcomes),
         session=config.session, store_path=config.store_path,
-        seed_entropy=None if root is None else int(root.entropy),  # type: ignore[arg-type]
+        seed_entropy=None if tree is None else tree.seed,
         spent=tuple(ledger.spent() for ledger in ledgers), delta_slack=config.delta_slack,
     )
 

@@ -21,7 +21,7 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.curator.runner import run_curator_async
 from mpdp.parties.curator.store import CuratorStore
-from mpdp.parties.rr.party import round_generator
+from mpdp.parties.session.seeds import round_generator
 from mpdp.parties.session.runner import RunConfig
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function

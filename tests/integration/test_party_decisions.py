@@ -15,12 +15,12 @@ import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.rr.decisions import decision_generator
-from mpdp.parties.rr.observer import optimal_rule_factory
-from mpdp.parties.session.runner import RunConfig, observer_decision_seed, run_async
+from mpdp.parties.session.runner import RunConfig, run_async
+from mpdp.parties.session.seeds import decision_generator
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.optimal import optimal_rules
+from mpdp.protocols.rule_factory import zero_one_rules
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90), pytest.mark.asyncio(loop_scope="session")]
 REPS, SEED = 30, 11
@@ -43,10 +43,10 @@ async def test_worst_case_party_decisions_match_their_rules(mosquitto: BrokerEnd
     mechanisms = (RandomizedResponse(float("inf")),) + (RandomizedResponse(0.8),) * 4 + (RandomizedResponse(1.5),) * 2
     bits = np.array([[1, 0], [1, 1], [0, 1], [1, -1], [0, 0], [1, 1], [0, 1]], dtype=np.int8)
     config = _config(tmp_path, mosquitto, mechanisms, bits, party_rule="worst-case",
-                     rule_factory=optimal_rule_factory("worst-case"))
+                     rule_factory=zero_one_rules("worst-case"))
     outcome = await run_async(config)
     seeds = np.random.SeedSequence(SEED).spawn(k)
-    observer_seed = observer_decision_seed(SEED)
+    observer_seed = np.random.SeedSequence(SEED, spawn_key=(2**31 + 1,))  # the seed tree's observer stream
     randomized = 0
     for index, rnd in enumerate(outcome.rounds):
         ids = rnd.participants

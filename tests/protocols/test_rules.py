@@ -11,7 +11,7 @@ from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse, sample_protocol
 from mpdp.protocols.optimal import optimal_rules
-from mpdp.protocols.rules import DecisionRule
+from mpdp.protocols.table_rule import TableRule
 from mpdp.protocols.symmetric import SymmetricAverageRule, observer_average_rule
 from tests.frequencies import assert_counts_fit
 
@@ -29,7 +29,7 @@ def test_json_round_trip_and_same_decisions(engine, observer):
     own = rng.integers(0, 2, 300)
     for report in (result.average, result.worst_case):
         rule = report.rule
-        back = DecisionRule.from_json(rule.to_json())
+        back = TableRule.from_json(rule.to_json())
         assert back.groups == rule.groups and back.kind == rule.kind and back.observer == observer
         a = rule.decide(symbols, rng=np.random.default_rng(1), own_bits=own if observer is not None else None)
         b = back.decide(symbols, rng=np.random.default_rng(1), own_bits=own if observer is not None else None)
@@ -60,7 +60,7 @@ def test_bad_inputs_are_named():
     with pytest.raises(ParameterError, match="shape"):
         rule.decide(np.zeros((2, 3), dtype=np.uint8), own_bits=0)
     with pytest.raises(ParameterError, match="format"):
-        DecisionRule.from_json('{"format": "other"}')
+        TableRule.from_json('{"format": "other"}')
 
 
 @pytest.mark.parametrize("observer", [None, 1])

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import secrets
 import sys
 import tempfile
 import uuid
@@ -29,29 +28,38 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
-from numpy.typing import NDArray
 
 from mpdp.analysis.accounting import Budget
-from mpdp.analysis.party_theory import RoundRuleTheory, round_rule_theory
-from mpdp.analysis.report import RoundResult, evaluate_decisions, evaluate_round, plot_rounds
-from mpdp.analysis.theory import AccuracyOnInput
+from mpdp.analysis.evaluation import RoundEvaluation
+from mpdp.analysis.report import (
+    REPETITIONS_NOTE,
+    RoundResult,
+    plot_rounds,
+    results_document,
+)
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.cli.args import output_dir, output_file, to_json_text
-from mpdp.parties.curator.evaluate import check_curator_arguments, evaluate_curator_rounds
+from mpdp.parties.cli.display import Progress, party_summary, print_results
+from mpdp.parties.cli.params import parse_mechanisms
+from mpdp.parties.curator.evaluate import check_curator_arguments
 from mpdp.parties.curator.outcome import CuratorRunOutcome, ReleaseOutcome
 from mpdp.parties.curator.runner import run_curator
-from mpdp.parties.session.datasets import DATASET_NAMES, Dataset, load_dataset, random_dataset
-from mpdp.parties.cli.display import Progress, print_results
-from mpdp.parties.rr.observer import optimal_rule_factory, zero_one_rule
 from mpdp.parties.rounds.outcome import RoundOutcome
-from mpdp.parties.cli.params import parse_mechanisms
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
     privacy_section,
     privacy_summary,
 )
+from mpdp.parties.session.datasets import (
+    DATASET_NAMES,
+    Dataset,
+    load_dataset,
+    random_dataset,
+)
+from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.runner import RunConfig, RunOutcome, run
+from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import (
     FUNCTION_NAMES,
@@ -60,22 +68,9 @@ from mpdp.protocols.functions import (
     parse_function,
 )
 from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_cache import RuleCache, check_rule_size
+from mpdp.protocols.rule_factory import RuleCache, check_rule_size, zero_one_rules
 
 __all__ = ["register"]
-
-REPETITIONS_NOTE = (
-    "Repetitions are independent trials of the same round (each a fresh privatization of the same "
-    "bits): a simulation device to measure accuracy. In a deployment a party answers once per round, "
-    "and every answer spends privacy."
-)
-
-CURATOR_REPETITIONS_NOTE = (
-    "Curator protocol: each party sends its bit once per round, sealed to the curator; repetitions are "
-    "independent releases of the curator's mechanism on the same ballots: a simulation device to "
-    "measure accuracy. In a deployment the curator releases once per round, and every release spends "
-    "privacy."
-)
 
 EPILOG = f"""\
 examples:
@@ -209,33 +204,17 @@ def _check_rule(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Ran
             check_rule_size([mechanisms[i] for i in ids], function, args.rule)
 
 
-def _results_json(args: argparse.Namespace, dataset: Dataset, seed: int,
-                  mechanisms: list[RandomizedResponse], outcome: RunOutcome | CuratorRunOutcome,
-                  results: list[RoundResult]) -> dict[str, object]:
-    rounds: Sequence[RoundOutcome | ReleaseOutcome] = outcome.rounds
-    document: dict[str, object] = {
-        "protocol": args.protocol,
-        "dataset": dataset.name,
-        "function": args.function,
-        "repetitions": args.repetitions,
-        "seed": seed,
-        "seed_given": args.seed is not None,
-        "mode": "deployment (CSPRNG)" if args.secure else "simulation (seeded generators)",
-        "broker": {"kind": outcome.broker_kind, "url": outcome.broker_url},
-        "alpha": args.alpha,
-        "rule": args.rule if args.protocol == "rr" else "curator",
-        "party_decisions": bool(args.party_decisions) and args.protocol == "rr",
-        "wall_time_s": outcome.wall_time,
-        "note": REPETITIONS_NOTE if args.protocol == "rr" else CURATOR_REPETITIONS_NOTE,
-        "parties": [{"id": i, "epsilon": m.epsilon, "delta": m.delta}
-                    for i, m in enumerate(mechanisms)],
-        "rounds": [r.to_json() | {"status": o.status, "absent": int(o.absent.size)}
-                   for r, o in zip(results, rounds, strict=True)],
-    }
+def _document(args: argparse.Namespace, dataset: Dataset, seed: int, mechanisms: list[RandomizedResponse],
+              outcome: RunOutcome | CuratorRunOutcome, rounds: list[RoundEvaluation]) -> dict[str, object]:
+    privacy = None
     if isinstance(outcome, RunOutcome):  # the curator protocol releases no per-party answers
-        document["privacy"] = privacy_section(outcome.spent, outcome.rounds, args.budget,
-                                              outcome.delta_slack, args.repetitions)
-    return document
+        privacy = privacy_section(outcome.spent, outcome.rounds, args.budget, outcome.delta_slack, args.repetitions)
+    return results_document(
+        protocol=args.protocol, dataset=dataset.name, function=args.function, repetitions=args.repetitions,
+        seed=seed, seed_given=args.seed is not None, secure=args.secure, broker_kind=outcome.broker_kind,
+        broker_url=outcome.broker_url, alpha=args.alpha, rule=args.rule if args.protocol == "rr" else "curator",
+        party_decisions=bool(args.party_decisions) and args.protocol == "rr", wall_time=outcome.wall_time,
+        mechanisms=mechanisms, rounds=rounds, privacy=privacy)
 
 
 def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
@@ -250,8 +229,9 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
         seed=seed,
         function=function,
         measure=accuracy_measure("zero-one", 2),
-        rule_factory=(None if args.protocol != "rr" else zero_one_rule if args.rule == "average"
-                      else optimal_rule_factory(args.rule, rules)),
+        rule_factory=(None if args.protocol != "rr" else
+                      zero_one_rules(args.rule, engine="posterior" if args.rule == "average" else "auto",
+                                     cache=rules)),
         party_rule=args.rule if args.party_decisions and args.protocol == "rr" else None,
         broker=broker,
         workers=args.workers,
@@ -287,53 +267,28 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
             raise ParameterError("--budget", args.budget, "per-party budgets with --protocol rr only",
                                  hint="the curator, not the parties, releases outputs")
     broker = BrokerSettings.from_url(args.broker)
-    seed = args.seed if args.seed is not None else secrets.randbits(63)
-    # children 0..k-1 of SeedSequence(seed) belong to the parties (the runner spawns them)
-    dataset_seq, eps_seq, theory_seq = np.random.SeedSequence(seed, spawn_key=(2**31,)).spawn(3)
-    dataset = _dataset(args, np.random.default_rng(dataset_seq))
-    mechanisms = parse_mechanisms(args.epsilon, args.delta, dataset.num_parties,
-                                  np.random.default_rng(eps_seq))
+    seeds = SeedTree.from_seed(args.seed)
+    seed = seeds.seed
+    dataset = _dataset(args, seeds.dataset())
+    mechanisms = parse_mechanisms(args.epsilon, args.delta, dataset.num_parties, seeds.epsilons())
     _check_rule(args, dataset, mechanisms, function)
     rules = RuleCache()
     out_dir = args.out
     with tempfile.TemporaryDirectory(prefix="mpdp-") as scratch:
         store = (out_dir or Path(scratch)) / "transcripts.sqlite"
         outcome = _execute(args, dataset, mechanisms, function, broker, seed, store, rules)
-    theory_rng = np.random.default_rng(theory_seq)
+    rule = args.rule if args.protocol == "rr" else "curator"
+    rounds = evaluate_run(outcome, dataset.bits, mechanisms, function, rule=rule, alpha=args.alpha,
+                          rng=seeds.theory(), rules=rules)
+    document = _document(args, dataset, seed, mechanisms, outcome, rounds)
+    results = [r.result for r in rounds]
     if isinstance(outcome, CuratorRunOutcome):
-        results, rr_theory = evaluate_curator_rounds(outcome, dataset.bits, mechanisms, function,
-                                                     alpha=args.alpha, rng=theory_rng)
-        document = _results_json(args, dataset, seed, mechanisms, outcome, results)
-        for entry, value in zip(document["rounds"], rr_theory, strict=True):  # type: ignore[call-overload]
-            entry["rr_theoretical_accuracy"] = value
-        print_results(document, results, rr_theory)
-        _write(args, out_dir, dataset, document, results, json_stream)
-        return _timeouts(outcome.rounds)
-    results, parties = [], []
-    for j, rnd in enumerate(outcome.rounds):
-        ids = rnd.participants
-        mechs, x = [mechanisms[i] for i in ids], dataset.bits[ids, j]
-        counts = dict(rounds=len(outcome.rounds), alpha=args.alpha, messages_received=rnd.messages_received,
-                      messages_rejected=rnd.messages_rejected)
-        theory = None
-        if ids.size and (args.rule == "worst-case" or rnd.party_decisions is not None):
-            theory = round_rule_theory(mechs, x, function, args.rule, rules, central=args.rule == "worst-case",
-                                       parties=rnd.party_decisions is not None)
-        if args.rule == "worst-case" and theory is not None and theory.observer is not None:
-            exact = AccuracyOnInput(theory.observer, True, theory.observer, theory.observer,
-                                    "exact: the worst-case rule (LP, 002 eq. 6) on the true input")
-            results.append(evaluate_decisions(rnd.name, x, rnd.decisions, function, exact, **counts))
-        else:
-            results.append(evaluate_round(rnd.name, mechs, x, rnd.decisions, function, rng=theory_rng, **counts))
-        parties.append(_party_entry(rnd.party_decisions, function(x) if ids.size else None, theory))
-    document = _results_json(args, dataset, seed, mechanisms, outcome, results)
-    if args.party_decisions:
-        for entry, extra in zip(document["rounds"], parties, strict=True):  # type: ignore[call-overload]
-            entry.update(extra)
-    print_results(document, results)
-    if args.party_decisions:
-        print(_party_summary(parties, args.rule))
-    print(privacy_summary(document["privacy"]))  # type: ignore[arg-type]
+        print_results(document, results, [r.rr_theoretical_accuracy or 0.0 for r in rounds])
+    else:
+        print_results(document, results)
+        if args.party_decisions:
+            print(party_summary([r.parties for r in rounds if r.parties is not None], args.rule))
+        print(privacy_summary(document["privacy"]))  # type: ignore[arg-type]
     _write(args, out_dir, dataset, document, results, json_stream)
     return _timeouts(outcome.rounds)
 
@@ -349,41 +304,6 @@ def _timeouts(rounds: Sequence[RoundOutcome | ReleaseOutcome]) -> int:
           f"{names}{more}; their truth and accuracy cover only the parties heard (exit code 1)",
           file=sys.stderr)
     return 1
-
-
-def _party_entry(decisions: NDArray[np.int64] | None, truth: int | None,
-                 theory: RoundRuleTheory | None) -> dict[str, object]:
-    """The per-round party fields: measured mean accuracy over the participants that answered, the
-    exact theory (mean over parties of their rule's accuracy on x), and the 002 law check."""
-    entry: dict[str, object] = {"party_accuracy": None, "party_theoretical_accuracy": None,
-                                "party_theoretical_min": None, "party_decisions_missing": 0,
-                                "party_law_holds": None}
-    if decisions is None or truth is None:
-        return entry
-    answered = (decisions >= 0).all(axis=1)
-    entry["party_decisions_missing"] = int((~answered).sum())
-    if answered.any():
-        entry["party_accuracy"] = float((decisions[answered] == truth).mean())
-    if theory is not None and theory.parties is not None:
-        entry["party_theoretical_accuracy"] = float(theory.parties.mean())
-        entry["party_theoretical_min"] = float(theory.parties.min())
-        entry["party_law_holds"] = theory.law_holds
-    return entry
-
-
-def _party_summary(entries: list[dict[str, object]], rule: str) -> str:
-    """One line: the parties' mean measured accuracy, its exact theory, the law check, missing messages."""
-    measured = [e["party_accuracy"] for e in entries if e["party_accuracy"] is not None]
-    theory = [e["party_theoretical_accuracy"] for e in entries if e["party_theoretical_accuracy"] is not None]
-    missing = sum(int(e["party_decisions_missing"]) for e in entries)  # type: ignore[call-overload]
-    law = [e["party_law_holds"] for e in entries if e["party_law_holds"] is not None]
-    text = f"parties' own decisions ({rule} rules): "
-    text += f"mean measured accuracy {np.mean(measured):.4f}" if measured else "none received"  # type: ignore[arg-type]
-    if theory:
-        text += f", exact theory {np.mean(theory):.4f}"  # type: ignore[arg-type]
-    if law:
-        text += f"; every party rule's {rule} accuracy >= the observer's in {sum(law)}/{len(law)} rounds"  # type: ignore[arg-type]
-    return text + (f"; {missing} party decision messages missing" if missing else "")
 
 
 def _write(args: argparse.Namespace, out_dir: Path | None, dataset: Dataset, document: dict[str, object],

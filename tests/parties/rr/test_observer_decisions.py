@@ -15,7 +15,8 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import PartyMessage
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.parties.rr.observer import open_observer, zero_one_rule
+from mpdp.parties.rr.observer import open_observer
+from mpdp.protocols.rule_factory import zero_one_rules
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.functions import accuracy_measure, parse_function
@@ -37,7 +38,7 @@ async def test_transcript_published_and_decisions_validated(mosquitto: BrokerEnd
     async with open_observer(
         mosquitto, topics, roster, store, coord_private, function=parse_function("majority"),
         measure=accuracy_measure("zero-one", 2), repetitions=REPS, round_timeout=10.0,
-        rule_factory=zero_one_rule, party_decisions=True,
+        rule_factory=zero_one_rules(engine="posterior"), party_decisions=True,
     ) as observer, mosquitto.client(f"{session}-sender") as sender:
         await sender.subscribe(topics.rounds, qos=1)
         await sender.subscribe(topics.transcript, qos=1)

@@ -1,0 +1,186 @@
+"""Evaluate one round of a live run: measured accuracy with its interval, the exact theory, the test.
+
+:func:`evaluate_round` is the one entry point, for both protocols (the CLI and the Python API call it):
+
+* randomized response, ``rule="average"``: the observer's posterior rule; theory
+  :func:`mpdp.analysis.theory.observer_accuracy_on_input` (exact, or Monte Carlo with ``rng`` when the
+  count classes are too many);
+* randomized response, ``rule="worst-case"``: the worst-case rule (LP, 002 eq. (6)) of ``rules``; theory
+  its exact accuracy on the true input (:func:`mpdp.analysis.party_theory.round_rule_theory`); when no
+  exact engine holds the round, the average rule's theory as above;
+* ``rule="curator"``: the curator's released outputs; theory
+  :func:`mpdp.analysis.central_vs_distributed.curator_accuracy_on_input`, and beside it the
+  randomized-response protocol's exact accuracy on the same votes at the same (epsilon, delta).
+
+With the parties' own decisions (``party_decisions``, randomized response) the round also gets their
+mean measured accuracy, the exact theory of their rules on x and the 002 law check
+(:class:`PartyEvaluation`). The measured-against-theory comparison itself is
+:func:`mpdp.analysis.report.evaluate_decisions` (Clopper-Pearson interval, exact binomial test with a
+Bonferroni correction over ``rounds``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mpdp.analysis.central_vs_distributed import curator_accuracy_on_input
+from mpdp.analysis.party_theory import RoundRuleTheory, round_rule_theory
+from mpdp.analysis.report import RoundResult, evaluate_decisions
+from mpdp.analysis.theory import AccuracyOnInput, observer_accuracy_on_input
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rule_factory import RuleCache, zero_one_measure
+from mpdp.protocols.rules import RULE_KINDS
+
+__all__ = ["EVALUATED_RULES", "PartyEvaluation", "RoundEvaluation", "evaluate_round"]
+
+#: What decided a round: the observer's rule of a kind (randomized response) or the curator.
+EVALUATED_RULES = (*RULE_KINDS, "curator")
+
+
+@dataclass(frozen=True, slots=True)
+class PartyEvaluation:
+    """The parties' own decisions in one round (randomized response with party decisions).
+
+    Attributes:
+        accuracy: mean measured accuracy over the participants that sent every decision, or None.
+        theoretical_accuracy, theoretical_min: mean and minimum over the parties of their rule's exact
+            accuracy on x, or None (no exact engine).
+        decisions_missing: participants whose decisions did not all arrive.
+        law_holds: the 002 law for the accuracy the rules optimize (every party's >= the observer's),
+            or None when unknown.
+    """
+
+    accuracy: float | None = None
+    theoretical_accuracy: float | None = None
+    theoretical_min: float | None = None
+    decisions_missing: int = 0
+    law_holds: bool | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The ``party_*`` fields of a round in ``results.json``."""
+        return {"party_accuracy": self.accuracy, "party_theoretical_accuracy": self.theoretical_accuracy,
+                "party_theoretical_min": self.theoretical_min,
+                "party_decisions_missing": self.decisions_missing, "party_law_holds": self.law_holds}
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEvaluation:
+    """One evaluated round: the figures, how it closed and the protocol's extra columns.
+
+    Attributes:
+        result: measured against theory (:class:`mpdp.analysis.report.RoundResult`).
+        status: ``"complete"`` or ``"timeout"``; absent: parties not heard.
+        rr_theoretical_accuracy: curator rounds: randomized response's exact accuracy on the same votes.
+        parties: randomized response with party decisions: :class:`PartyEvaluation`.
+    """
+
+    result: RoundResult
+    status: str = "complete"
+    absent: int = 0
+    rr_theoretical_accuracy: float | None = None
+    parties: PartyEvaluation | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The round's entry of ``results.json``: the result's fields, status, absent, then the extras."""
+        entry = self.result.to_json() | {"status": self.status, "absent": self.absent}
+        if self.rr_theoretical_accuracy is not None:
+            entry["rr_theoretical_accuracy"] = self.rr_theoretical_accuracy
+        if self.parties is not None:
+            entry |= self.parties.to_json()
+        return entry
+
+
+def _party_evaluation(decisions: NDArray[np.int64], truth: int | None,
+                      theory: RoundRuleTheory | None) -> PartyEvaluation:
+    """Measured mean accuracy of the participants that answered (decisions (n, repetitions), -1 =
+    missing), the exact theory of their rules on x, and the law check."""
+    if truth is None:
+        return PartyEvaluation()
+    answered = (decisions >= 0).all(axis=1)
+    accuracy = float((decisions[answered] == truth).mean()) if answered.any() else None
+    if theory is None or theory.parties is None:
+        return PartyEvaluation(accuracy, decisions_missing=int((~answered).sum()))
+    return PartyEvaluation(accuracy, float(theory.parties.mean()), float(theory.parties.min()),
+                           int((~answered).sum()), theory.law_holds)
+
+
+def evaluate_round(
+    name: str,
+    mechanisms: Sequence[RandomizedResponse],
+    x: NDArray[np.integer],
+    decisions: NDArray[np.integer],
+    function: BooleanFunction,
+    *,
+    rule: str,
+    rounds: int,
+    alpha: float,
+    rng: np.random.Generator,
+    rules: RuleCache | None = None,
+    level: RandomizedResponse | None = None,
+    party_decisions: NDArray[np.int64] | None = None,
+    status: str = "complete",
+    absent: int = 0,
+    messages_received: int = 0,
+    messages_rejected: int = 0,
+) -> RoundEvaluation:
+    """Evaluate one round's decisions (or the curator's releases) against f(x) and the exact theory.
+
+    Args:
+        name: the round's name.
+        mechanisms: the n participants' randomized responses (curator: all with one (epsilon, delta)).
+        x: int (n,), the participants' true bits; decisions: int (repetitions,), the observer's
+            decisions or the curator's released outputs.
+        function: the symmetric f the round computes (curator: the majority).
+        rule: ``"average"``, ``"worst-case"`` or ``"curator"`` (module docstring).
+        rounds, alpha: Bonferroni over ``rounds`` consistency tests at family-wise level ``alpha``.
+        rng: the theory's Monte Carlo fallback (used only when the exact sum is too large).
+        rules: the cache the run built its rules with (worst-case and party theory read the same rules).
+        level: curator: the (epsilon, delta) of its mechanism, every party's (required).
+        party_decisions: int64 (n, repetitions), each participant's own decisions, -1 = missing.
+        status, absent, messages_received, messages_rejected: how the round closed, for the record.
+
+    Returns:
+        the :class:`RoundEvaluation`.
+
+    Raises:
+        ParameterError: an unknown rule, the curator without ``level`` or with party decisions, no
+            repetitions.
+        SizeLimitError: a worst-case rule no engine holds.
+    """
+    if rule not in EVALUATED_RULES:
+        raise ParameterError("rule", rule, "one of " + ", ".join(EVALUATED_RULES))
+    if rule == "curator" and party_decisions is not None:
+        raise ParameterError("party_decisions", "given", "None with the curator (parties do not decide)")
+    if rule == "curator" and level is None:
+        raise ParameterError("level", None, "the curator's (epsilon, delta) as a RandomizedResponse")
+    mechs = tuple(mechanisms)
+    x = np.asarray(x, dtype=np.int64)
+    counts: dict[str, Any] = {"rounds": rounds, "alpha": alpha, "messages_received": messages_received,
+              "messages_rejected": messages_rejected}
+    if level is not None and rule == "curator":
+        result = evaluate_decisions(name, x, decisions, function,
+                                    curator_accuracy_on_input(x, level.epsilon, level.delta), **counts)
+        rr = observer_accuracy_on_input(mechs, x, function, zero_one_measure(function, 2), rng=rng)
+        return RoundEvaluation(result, status, absent, rr_theoretical_accuracy=rr.value)
+    cache = rules if rules is not None else RuleCache()
+    theory = None
+    if x.size and (rule == "worst-case" or party_decisions is not None):
+        theory = round_rule_theory(mechs, x, function, rule, cache, central=rule == "worst-case",
+                                   parties=party_decisions is not None)
+    if rule == "worst-case" and theory is not None and theory.observer is not None:
+        exact = AccuracyOnInput(theory.observer, True, theory.observer, theory.observer,
+                                "exact: the worst-case rule (LP, 002 eq. 6) on the true input")
+    else:
+        exact = observer_accuracy_on_input(mechs, x, function, zero_one_measure(function, len(mechs)), rng=rng)
+    result = evaluate_decisions(name, x, decisions, function, exact, **counts)
+    parties = None
+    if party_decisions is not None:
+        parties = _party_evaluation(np.asarray(party_decisions), function(x) if x.size else None, theory)
+    return RoundEvaluation(result, status, absent, parties=parties)

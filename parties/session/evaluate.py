@@ -1,0 +1,52 @@
+"""Evaluate every round of a finished run (randomized response or curator) with
+:func:`mpdp.analysis.evaluation.evaluate_round`: what ``mpdp simulate`` and the Python API report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mpdp.analysis.evaluation import RoundEvaluation, evaluate_round
+from mpdp.parties.curator.outcome import CuratorRunOutcome, ReleaseOutcome
+from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rule_factory import RuleCache
+
+__all__ = ["evaluate_run"]
+
+
+def evaluate_run(
+    outcome: RunOutcome | CuratorRunOutcome, bits: NDArray[np.int8], mechanisms: Sequence[RandomizedResponse],
+    function: BooleanFunction, *, rule: str, alpha: float, rng: np.random.Generator, rules: RuleCache | None = None,
+) -> list[RoundEvaluation]:
+    """One :class:`mpdp.analysis.evaluation.RoundEvaluation` per round, in round order.
+
+    Args:
+        outcome: the run (its rounds' participants, decisions or releases, party decisions, status).
+        bits: int8 (k, R), the dataset's true bits (-1 = takes no part).
+        mechanisms: the k parties' randomized responses (curator: one level for all).
+        function: f; rule: ``"average"`` / ``"worst-case"`` (randomized response) or ``"curator"``.
+        alpha: family-wise level of the consistency tests (Bonferroni over the rounds).
+        rng: the theory's Monte Carlo fallback, drawn from in round order.
+        rules: the cache the run built its rules with.
+
+    Raises:
+        ParameterError, SizeLimitError: from :func:`mpdp.analysis.evaluation.evaluate_round`.
+    """
+    evaluations = []
+    played: Sequence[RoundOutcome | ReleaseOutcome] = outcome.rounds
+    for j, rnd in enumerate(played):
+        ids = rnd.participants
+        if isinstance(rnd, ReleaseOutcome):
+            decisions, party, kind, level = rnd.outputs, None, "curator", mechanisms[0]
+        else:
+            decisions, party, kind, level = rnd.decisions, rnd.party_decisions, rule, None
+        evaluations.append(evaluate_round(
+            rnd.name, [mechanisms[i] for i in ids], bits[ids, j], decisions, function, rule=kind,
+            rounds=len(played), alpha=alpha, rng=rng, rules=rules, level=level, party_decisions=party,
+            status=rnd.status, absent=int(rnd.absent.size), messages_received=rnd.messages_received,
+            messages_rejected=rnd.messages_rejected))
+    return evaluations
