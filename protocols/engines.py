@@ -58,6 +58,9 @@ GENERAL_MAX_TRANSCRIPTS = 1 << 24
 SYMMETRIC_MAX_CLASSES = 1 << 24
 _CHUNK = 1 << 22  # entries per transform batch
 
+#: A rule on one view: int64 decisions (num_classes,) or float64 probabilities Q (num_classes, |Y|).
+RuleTable = NDArray[np.int64] | NDArray[np.float64]
+
 
 @dataclass(frozen=True, slots=True)
 class View:
@@ -235,9 +238,7 @@ def average_decisions(view: View) -> NDArray[np.int64]:
     return arg
 
 
-def view_accuracy(
-    view: View, table: NDArray[np.int64] | NDArray[np.float64]
-) -> NDArray[np.float64]:
+def view_accuracy(view: View, table: RuleTable) -> NDArray[np.float64]:
     """Accuracy of a rule on every input class: ``A[j] = E[w(f(x), rule(tau)) | x in class j]``.
 
     Args:
@@ -267,8 +268,7 @@ def input_class(view: View, bits: NDArray[np.integer[Any]]) -> int:
 
 
 def accuracy_summary(problem: DecisionProblem,
-                     tables: Sequence[NDArray[np.int64] | NDArray[np.float64]]
-                     ) -> tuple[float, float, tuple[NDArray[np.float64], ...]]:
+                     tables: Sequence[RuleTable]) -> tuple[float, float, tuple[NDArray[np.float64], ...]]:
     """Exact average (002 eq. (1)) and worst-case (eq. (3)) accuracy of a rule given by its tables.
 
     Args:
