@@ -1,121 +1,58 @@
-"""The processes: party, observer, transcript store, runner, datasets and the ``mpdp`` CLI."""
+"""The processes: the protocol-neutral round engine, the protocols on it (randomized response, curator),
+sessions (runner, workers, deployment roles) and the ``mpdp`` command line.
 
-from mpdp.parties.session.observe import ObserveConfig, observe, observe_async, wait_for_parties
-from mpdp.parties.curator.curator import Curator
-from mpdp.parties.curator.outcome import CuratorRunOutcome, ReleaseOutcome
-from mpdp.parties.curator.party import CuratorParty
-from mpdp.parties.curator.runner import curator_privacy_level, run_curator, run_curator_async
-from mpdp.parties.curator.store import CuratorRecord, CuratorStore, RecordedBallot
-from mpdp.parties.rr.decisions import (
-    PartyDecider,
-    PartyDecisionSpec,
-    apply_rule,
-)
-from mpdp.parties.session.external_broker import deployment_endpoint
-from mpdp.parties.session.host import HostConfig, host_bits, host_parties
-from mpdp.parties.rr.observer import Observer, open_observer, serve_observer
-from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
-from mpdp.parties.rr.party import (
-    ABSTAIN_DID_NOT_VOTE,
-    Party,
-    PartySpec,
-    secure_sampler,
-)
-from mpdp.parties.session.pool import WorkerPool
-from mpdp.parties.session.seeds import SeedTree, decision_generator, round_generator
-from mpdp.parties.rounds.privacy import (
-    DEFAULT_DELTA_SLACK,
-    check_privacy_options,
-    ledgers_from_rounds,
-    privacy_section,
-    privacy_summary,
-)
-from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
-from mpdp.parties.rounds.roster import Roster
-from mpdp.parties.session.runner import (
-    ProgressCallback,
-    RunConfig,
-    default_workers,
-    run,
-    run_async,
-)
-from mpdp.parties.session.files import (
-    KeyFile,
-    PartyEntry,
-    RosterFile,
-    SessionRoster,
-    coordinator_key_path,
-    party_key_path,
-    read_private_key,
-    read_roster,
-    write_session,
-)
-from mpdp.parties.rounds.store import RecordedMessage, RoundRecord, TranscriptStore
-from mpdp.parties.session.worker import WorkerSpec, serve_parties, worker_main
+Names are imported lazily (PEP 562): ``from mpdp.parties import run`` loads only what ``run`` needs.
+"""
 
-__all__ = [
-    "ABSTAIN_BUDGET_EXHAUSTED",
-    "ABSTAIN_DID_NOT_VOTE",
-    "DEFAULT_DELTA_SLACK",
-    "Curator",
-    "CuratorParty",
-    "CuratorRecord",
-    "CuratorRunOutcome",
-    "CuratorStore",
-    "Observer",
-    "Party",
-    "PartyDecider",
-    "PartyDecisionSpec",
-    "PartySpec",
-    "ProgressCallback",
-    "RecordedBallot",
-    "RecordedMessage",
-    "ReleaseOutcome",
-    "Roster",
-    "RoundOutcome",
-    "RoundRecord",
-    "RunConfig",
-    "RunOutcome",
-    "TranscriptStore",
-    "WorkerPool",
-    "WorkerSpec",
-    "apply_rule",
-    "check_privacy_options",
-    "curator_privacy_level",
-    "decision_generator",
-    "default_workers",
-    "ledgers_from_rounds",
-    "open_observer",
-    "privacy_section",
-    "privacy_summary",
-    "SeedTree",
-    "round_generator",
-    "run",
-    "run_async",
-    "run_curator",
-    "run_curator_async",
-    "secure_sampler",
-    "serve_observer",
-    "serve_parties",
-    "worker_main",
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Public name -> the module that defines it.
+_WHERE: dict[str, str] = {
+    **dict.fromkeys(("ClosedRound", "Closing", "RoundEngine", "RoundProtocol", "open_engine"), "rounds.engine"),
+    **dict.fromkeys(("ABSTAIN_BUDGET_EXHAUSTED", "RoundOutcome", "RunOutcome"), "rounds.outcome"),
+    **dict.fromkeys(("DEFAULT_DELTA_SLACK", "check_privacy_options", "ledgers_from_rounds", "privacy_section",
+                     "privacy_summary"), "rounds.privacy"),
+    **dict.fromkeys(("format_ranges", "parse_ranges"), "rounds.ranges"),
+    "Roster": "rounds.roster",
+    **dict.fromkeys(("MessageRows", "RecordedMessage", "RoundRecord", "RoundRows", "TranscriptStore"),
+                    "rounds.store"),
+    **dict.fromkeys(("ABSTAIN_DID_NOT_VOTE", "Party", "PartySpec", "secure_sampler"), "rr.party"),
+    "Observer": "rr.observer",
+    **dict.fromkeys(("PartyDecider", "PartyDecisionSpec", "apply_rule"), "rr.decisions"),
+    "RandomizedResponseSession": "rr.session",
+    "Curator": "curator.curator",
+    "CuratorParty": "curator.party",
+    **dict.fromkeys(("BallotRows", "CuratorStore", "RecordedBallot"), "curator.store"),
+    **dict.fromkeys(("CuratorSession", "curator_privacy_level"), "curator.session"),
+    **dict.fromkeys(("PROTOCOLS", "RunConfig", "default_workers"), "session.config"),
+    **dict.fromkeys(("ProgressCallback", "SessionProtocol", "run", "run_async"), "session.runner"),
+    **dict.fromkeys(("SeedTree", "decision_generator", "round_generator"), "session.seeds"),
+    "evaluate_run": "session.evaluate",
+    "WorkerPool": "session.pool",
+    **dict.fromkeys(("WorkerSpec", "serve_parties", "worker_main"), "session.worker"),
     # deployment: one process per role (mpdp keys / party / observe)
-    "HostConfig",
-    "KeyFile",
-    "ObserveConfig",
-    "PartyEntry",
-    "RosterFile",
-    "SessionRoster",
-    "coordinator_key_path",
-    "deployment_endpoint",
-    "format_ranges",
-    "host_bits",
-    "host_parties",
-    "observe",
-    "observe_async",
-    "parse_ranges",
-    "party_key_path",
-    "read_private_key",
-    "read_roster",
-    "wait_for_parties",
-    "write_session",
-]
+    "deployment_endpoint": "session.external_broker",
+    **dict.fromkeys(("KeyFile", "PartyEntry", "RosterFile", "SessionRoster", "coordinator_key_path",
+                     "party_key_path", "read_private_key", "read_roster", "write_session"), "session.files"),
+    **dict.fromkeys(("HostConfig", "host_bits", "host_parties"), "session.host"),
+    **dict.fromkeys(("ObserveConfig", "observe", "observe_async", "wait_for_parties"), "session.observe"),
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the defining module of ``name`` on first use (PEP 562)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))
+

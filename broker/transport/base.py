@@ -3,7 +3,10 @@
 Two implementations: :class:`mpdp.broker.transport.mqtt.MqttTransport` (aiomqtt on a real broker, made by
 :meth:`mpdp.broker.endpoint.BrokerEndpoint.connect`) and :class:`mpdp.broker.transport.memory.InMemoryBroker`
 (one event loop, for unit tests). Both follow MQTT semantics: topic filters with ``+`` and ``#``, QoS 1
-(at least once), persistent sessions that keep what arrives while disconnected.
+(at least once: a consumer dedupes), persistent sessions that keep what arrives while disconnected.
+Client ids must be unique per broker: a second connection with the same id takes the session over.
+Overlapping filters of one client: the in-memory broker and mosquitto with MQTT 3.1.1 deliver a
+message once, mosquitto with MQTT 5 once per matching subscription.
 """
 
 from __future__ import annotations

@@ -29,7 +29,6 @@ import numpy as np
 from mpdp.protocols.errors import ParameterError
 
 __all__ = [
-    "seed_value",
     "PAPER_CODES",
     "join_negative_values",
     "output_dir",
@@ -38,6 +37,7 @@ __all__ = [
     "parse_number_list",
     "plot_file",
     "plot_suffixes",
+    "seed_value",
     "to_json_text",
     "value_options",
 ]

@@ -22,93 +22,83 @@ Repetitions are a simulation device: in a deployment the curator releases once p
 release spends privacy). The count c is never published or stored. With no ballot (n = 0) the output
 is the majority of nobody, 0, and depends on no one's data.
 
-The connection, reconnection and reject bookkeeping are :class:`mpdp.parties.rr.observer.Observer`'s.
+:class:`Curator` is a :class:`mpdp.parties.rounds.engine.RoundProtocol` plug-in: the round engine
+announces, collects, validates (the reasons above before ``curator-key``), records and counts rejects.
 """
 
 from __future__ import annotations
 
-import collections
-import logging
-
 import numpy as np
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from numpy.typing import NDArray
 
 from mpdp.analysis.central_vs_distributed import curator_release_probability
-from mpdp.broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
-from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.curator_messages import (
+    CuratorAnnouncement,
+    CuratorRelease,
+    SealedBallot,
+)
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.topics import Topics
-from mpdp.parties.curator.outcome import ReleaseOutcome
-from mpdp.parties.curator.store import CuratorRecord, CuratorStore, RecordedBallot
-from mpdp.parties.rr.observer import Observer
-from mpdp.parties.session.seeds import round_generator
-from mpdp.parties.rounds.ranges import format_ranges
+from mpdp.parties.curator.store import BallotRows, RecordedBallot
+from mpdp.parties.rounds.engine import ClosedRound, Closing
+from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.session.seeds import round_generator
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
-from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.secure import secure_bernoulli
 
 __all__ = ["Curator"]
 
-log = logging.getLogger("mpdp.curator")
 
-
-def _no_rule(*_: object) -> None:
-    raise ProtocolViolation("protocol", "the curator releases a mechanism's output; it has no decision rule")
-
-
-class Curator(Observer):
-    """The curator of one session. Run it with :func:`mpdp.parties.rr.observer.serve_observer`.
+class Curator:
+    """The curator protocol of the round engine (the trusted curator's side).
 
     Args:
-        endpoint, topics: the broker and the session's topics.
-        roster: the parties' Ed25519 public keys; every mechanism must have the same (epsilon,
-            delta), the level of the central mechanism for each party's vote.
-        store: a :class:`CuratorStore` with the session opened (``open_curator_session``).
-        signing_key: the curator's raw Ed25519 private key (announcements and releases).
-        repetitions: releases per round (a simulation device); round_timeout: seconds per round.
+        topics: the session's topics.
+        roster: the parties' mechanisms; every one must have the same (epsilon, delta), the level of
+            the central mechanism for each party's vote.
         seed: the curator's seed sequence (simulation); None = deployment (exact CSPRNG draws).
 
     Raises:
         ParameterError: heterogeneous privacy levels in the roster.
     """
 
-    message_class = SealedBallot  # type: ignore[assignment]
+    role = "curator"
+    message_class = SealedBallot
+    filters: tuple[str, ...] = ()
 
-    def __init__(
-        self, endpoint: BrokerEndpoint, topics: Topics, roster: Roster, store: CuratorStore,
-        signing_key: bytes, *, repetitions: int, round_timeout: float, seed: np.random.SeedSequence | None,
-    ) -> None:
+    def __init__(self, topics: Topics, roster: Roster, *, seed: np.random.SeedSequence | None) -> None:
         levels = {(m.epsilon, m.delta) for m in roster.mechanisms}
         if len(levels) != 1:
             raise ParameterError("mechanisms", sorted(levels)[:3],
                                  "one (epsilon, delta) for every party in the curator protocol")
         (self.epsilon, self.delta), = levels
-        super().__init__(endpoint, topics, roster, store, signing_key, function=parse_function("majority"),
-                         measure=accuracy_measure("zero-one", 2), repetitions=repetitions,
-                         round_timeout=round_timeout, rule_factory=_no_rule)  # type: ignore[arg-type]
-        self._curator_store = store
+        self._topics = topics
         self._seed = seed
         self._round_private: bytes | None = None
         self._round_public = b""
-        self._release: CuratorRelease | None = None
 
-    @property
-    def client_id(self) -> str:
-        """The curator's MQTT client id (stable, for its persistent session)."""
-        return f"mpdp-{self.topics.session}-curator"
-
-    def _round_announcement(self, index: int, name: str) -> str:
+    def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
+                     repetitions: int) -> CuratorAnnouncement:
+        """The signed announcement of round ``index`` with a fresh X25519 key."""
         self._round_private, self._round_public = generate_x25519_key_pair()
-        return CuratorAnnouncement.signed(
-            self._coordinator, session=self.topics.session, kind="round", round=index, name=name,
-            repetitions=self.repetitions, curator_key=self._round_public).model_dump_json()
+        return CuratorAnnouncement.signed(signer, session=session, kind="round", round=index, name=name,
+                                          repetitions=repetitions, curator_key=self._round_public)
 
-    def _end_announcement(self, rounds: int) -> str:
-        return CuratorAnnouncement.signed(self._coordinator, session=self.topics.session, kind="end",
-                                          round=rounds, repetitions=self.repetitions).model_dump_json()
+    def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
+                         repetitions: int) -> CuratorAnnouncement:
+        """The signed end of the session."""
+        return CuratorAnnouncement.signed(signer, session=session, kind="end", round=rounds,
+                                          repetitions=repetitions)
 
-    def _payload(self, message: SealedBallot, where: str) -> np.ndarray:  # type: ignore[override]
-        """The opened ballot: int64 (1,) holding the bit, or (0,) for an abstention."""
+    def payload(self, message: SealedBallot, where: str) -> NDArray[np.int64]:
+        """The opened ballot: int64 (1,) holding the bit, or (0,) for an abstention.
+
+        Raises:
+            ProtocolViolation: ``curator-key``, ``decrypt`` or ``plaintext`` (module docstring).
+        """
         if message.kind == "abstain":
             return np.zeros(0, dtype=np.int64)
         if self._round_private is None or message.key_bytes != self._round_public:
@@ -119,49 +109,39 @@ class Curator(Observer):
             raise ProtocolViolation(exc.reason, f"{where}: {exc.detail}") from None
         return np.array([bit], dtype=np.int64)
 
-    def _outputs(self, index: int, probability: float) -> np.ndarray:
-        if self._seed is None:
-            return np.array([secure_bernoulli(probability) for _ in range(self.repetitions)], dtype=np.int64)
-        return (round_generator(self._seed, index).random(self.repetitions) < probability).astype(np.int64)
-
-    async def run_round(self, index: int, name: str) -> ReleaseOutcome:  # type: ignore[override]
-        """Announce round ``index`` with a fresh key, collect sealed ballots until complete or
-        ``round_timeout``, release, record, and publish the release.
+    def receive(self, topic: str, text: str) -> None:
+        """The curator reads party topics only.
 
         Raises:
-            TransportError: the announcement or the release could not be published.
+            ProtocolViolation: ``topic``, always.
         """
-        outcome = await super().run_round(index, name)
-        assert self._release is not None
-        await self._publish(self.topics.release, self._release.model_dump_json())
-        return outcome  # type: ignore[return-value]
+        raise ProtocolViolation("topic", topic)
 
-    def _close_round(self, index: int, name: str, status: str) -> ReleaseOutcome:  # type: ignore[override]
-        ballots: list[RecordedBallot] = []
-        ones = 0
-        for party in range(self.roster.k):
-            got = self._received.get(party)
-            if got is None:
-                ballots.append(RecordedBallot(party, "absent", None, None))
-                continue
-            message, bit, text = got
-            ballots.append(RecordedBallot(party, message.kind, message.reason, text))  # type: ignore[arg-type]
-            ones += int(bit.sum())
-        ids = {kind: np.array([b.party for b in ballots if b.kind == kind], dtype=np.int64)
-               for kind in ("sealed", "abstain", "absent")}
-        voters = int(ids["sealed"].size)
-        outputs = self._outputs(index, curator_release_probability(ones, voters, self.epsilon, self.delta))
-        self._received, self._round_private = {}, None  # forget the bits and the round key
-        self._release = CuratorRelease.signed(self._coordinator, session=self.topics.session, round=index,
-                                              voters=voters, outputs=outputs)
-        outcome = ReleaseOutcome(
-            name=name, index=index, participants=ids["sealed"], outputs=outputs,
-            messages_received=len(ballots) - ids["absent"].size, messages_rejected=self._round_rejects,
-            abstained=ids["abstain"], absent=ids["absent"], status=status,  # type: ignore[arg-type]
-        )
-        rejects, self._pending_rejects = dict(self._pending_rejects), collections.defaultdict(dict)
-        self._curator_store.record_release(CuratorRecord(
-            self.topics.session, outcome, tuple(ballots), self._release.model_dump_json(), rejects))
-        if status == "timeout":
-            log.warning("curator: round %d (%s) timed out; absent: %s", index, name, format_ranges(ids["absent"].tolist()))
-        return outcome
+    def _outputs(self, index: int, probability: float, repetitions: int) -> NDArray[np.int64]:
+        if self._seed is None:
+            return np.array([secure_bernoulli(probability) for _ in range(repetitions)], dtype=np.int64)
+        return (round_generator(self._seed, index).random(repetitions) < probability).astype(np.int64)
+
+    def close(self, closed: ClosedRound[SealedBallot, NDArray[np.int64]], signer: Ed25519PrivateKey) -> Closing:
+        """Draw the central mechanism's outputs for the opened ballots, forget the round's key, and
+        publish the signed release."""
+        ballots = tuple(
+            RecordedBallot(party, "absent", None, None) if got is None
+            else RecordedBallot(party, got.message.kind, got.message.reason, got.text)
+            for party, got in ((p, closed.received.get(p)) for p in range(closed.k)))
+        ones = sum(int(got.payload.sum()) for got in closed.received.values())
+        voters = int(closed.participants.size)
+        outputs = self._outputs(closed.index, curator_release_probability(ones, voters, self.epsilon, self.delta),
+                                closed.repetitions)
+        self._round_private = None  # forget the round key (the engine forgets the bits)
+        release = CuratorRelease.signed(signer, session=closed.session, round=closed.index, voters=voters,
+                                        outputs=outputs).model_dump_json()
+        return Closing(closed.outcome(outputs, None), BallotRows(ballots, voters, release),
+                       ((self._topics.release, release),))
+
+    def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
+        """A recorded round: the released outputs (no symbols: ballots are sealed)."""
+        return store.load_round(session, index, symbols=False)
+
+    async def conclude(self) -> None:
+        """Nothing to wait for after the last round."""

@@ -1,4 +1,8 @@
-"""What a run returns: one :class:`RoundOutcome` per round inside a :class:`RunOutcome`."""
+"""What a run returns, for every protocol: one :class:`RoundOutcome` per round inside a :class:`RunOutcome`.
+
+Randomized response (:mod:`mpdp.parties.rr`): ``decisions`` are the observer's, ``symbols`` what the
+participants sent. Curator (:mod:`mpdp.parties.curator`): ``decisions`` are the curator's released outputs
+and ``symbols`` is None (ballots are sealed; only the release is published, never the count)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,10 @@ from numpy.typing import NDArray
 
 from mpdp.analysis.accounting import Spent
 
-__all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "RoundOutcome", "RunOutcome"]
+__all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "RoundOutcome", "RoundStatus", "RunOutcome"]
+
+#: How a round closed: every roster party answered, or the round timeout passed first.
+RoundStatus = Literal["complete", "timeout"]
 
 #: The abstention reason of a party whose answer would take it beyond its privacy budget.
 ABSTAIN_BUDGET_EXHAUSTED = "budget-exhausted"
@@ -19,13 +26,16 @@ ABSTAIN_BUDGET_EXHAUSTED = "budget-exhausted"
 
 @dataclass(frozen=True, slots=True, eq=False)
 class RoundOutcome:
-    """One round as the central observer recorded and decided it.
+    """One round as the round engine (:mod:`mpdp.parties.rounds.engine`) closed and recorded it.
 
     Attributes:
         name: the round's name (a bill).
-        participants: int64 (n,), the ids of the parties that sent symbols, ascending.
-        symbols: uint8 (repetitions, n): ``symbols[r, j]`` is participant j's symbol in repetition r.
-        decisions: int64 (repetitions,): the decision rule's estimate of f for each repetition.
+        participants: int64 (n,), the ids of the parties whose answer counts (symbols, or a sealed
+            ballot), ascending.
+        symbols: uint8 (repetitions, n): ``symbols[r, j]`` is participant j's symbol in repetition r;
+            None for a protocol whose parties send no symbols in the clear (the curator).
+        decisions: int64 (repetitions,): the round's result for each repetition: the observer's
+            decision rule's estimate of f, or the curator's released output (0/1).
         messages_received: messages accepted for this round (symbols and abstentions).
         messages_rejected: messages rejected while this round was open (any reason).
         index: the round index (0-based).
@@ -41,23 +51,24 @@ class RoundOutcome:
 
     name: str
     participants: NDArray[np.int64]
-    symbols: NDArray[np.uint8]
+    symbols: NDArray[np.uint8] | None
     decisions: NDArray[np.int64]
     messages_received: int
     messages_rejected: int
     index: int = 0
     abstained: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     absent: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    status: Literal["complete", "timeout"] = "complete"
+    status: RoundStatus = "complete"
     exhausted: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     party_decisions: NDArray[np.int64] | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class RunOutcome:
-    """A whole run.
+    """A whole run, of either protocol.
 
     Attributes:
+        protocol: ``"rr"`` (randomized response, the central observer decides) or ``"curator"``.
         broker_kind: ``"mosquitto"``, ``"embedded"`` or ``"external"``.
         broker_url: ``mqtt://host:port`` of the broker used.
         wall_time: seconds from the start of :func:`mpdp.parties.session.runner.run` to the end of the last round.
@@ -67,7 +78,8 @@ class RunOutcome:
             simulation can be repeated; None in deployment mode.
         spent: one :class:`mpdp.analysis.Spent` per party, the privacy it spent over the rounds it answered
             (every repetition one release), by the exact optimum at ``delta_slack`` and by basic
-            composition; computed from the recorded transcript (:func:`mpdp.parties.rounds.privacy.ledgers_from_rounds`).
+            composition; computed from the recorded transcript (:func:`mpdp.parties.rounds.privacy.ledgers_from_rounds`);
+            empty for the curator protocol (the curator, not the parties, releases).
         delta_slack: the delta_tilde of ``spent``.
     """
 
@@ -75,6 +87,7 @@ class RunOutcome:
     broker_url: str
     wall_time: float
     rounds: tuple[RoundOutcome, ...]
+    protocol: str = "rr"
     session: str = ""
     store_path: Path | None = None
     seed_entropy: int | None = None

@@ -11,7 +11,10 @@ Tables::
     party_decisions (session, round, party PK; decisions BLOB int64 little-endian, payload, received)
     rejects   (session, round, reason PK; count, last_detail)   round -1: before any round opened
 
-One transaction per round (:meth:`TranscriptStore.record_round`). Recording is idempotent: the same
+One transaction per round (:meth:`TranscriptStore.record_round`): the round row, its decisions and the
+reject counts, plus the protocol's own rows (:class:`RoundRows`: :class:`MessageRows` for randomized
+response; a protocol with tables of its own passes them as ``schema`` and writes them the same way,
+e.g. :mod:`mpdp.parties.curator.store`). Recording is idempotent: the same
 message twice is a no-op, a *different* message under a recorded key raises ``ProtocolViolation``
 (``"conflict"``), and a round already recorded is left as it is — so a resumed run skips it.
 The stored payloads keep their Ed25519 signatures: an auditor can re-verify the transcript.
@@ -25,10 +28,10 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, Self
+from typing import Any, Literal, Protocol, Self
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,7 +39,20 @@ from numpy.typing import NDArray
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 
-__all__ = ["RecordedMessage", "RoundRecord", "TranscriptStore"]
+__all__ = [
+    "MessageRows",
+    "PartyDecisions",
+    "RecordedMessage",
+    "RejectCounts",
+    "RoundRecord",
+    "RoundRows",
+    "TranscriptStore",
+]
+
+#: Reject counts not yet written: round index (-1 before any round opened) -> reason -> (count, last detail).
+RejectCounts = Mapping[int, Mapping[str, tuple[int, str]]]
+#: Parties' own decisions of one round: party id -> (int64 (repetitions,) decisions, the signed wire JSON).
+PartyDecisions = Mapping[int, tuple[NDArray[np.int64], str]]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -84,22 +100,51 @@ class RecordedMessage:
     payload: str | None
 
 
+class RoundRows(Protocol):
+    """A protocol's own rows of one round, written inside the round's transaction."""
+
+    def write(self, db: sqlite3.Connection, session: str, round: int, now: float) -> None:
+        """Insert the rows with ``db`` (a transaction is open; do not commit).
+
+        Raises:
+            ProtocolViolation: ``"conflict"``, a different row is stored under the same key.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MessageRows:
+    """The randomized-response rows of a round: one :class:`RecordedMessage` per roster party
+    (``repetitions`` each), and parties' decisions of earlier rounds that arrived since the last write
+    (round -> :data:`PartyDecisions`)."""
+
+    repetitions: int
+    messages: tuple[RecordedMessage, ...]
+    party_decisions: Mapping[int, PartyDecisions] = field(default_factory=dict)
+
+    def write(self, db: sqlite3.Connection, session: str, round: int, now: float) -> None:
+        """Insert the messages and the parties' decisions (see :class:`RoundRows`)."""
+        for message in self.messages:
+            _insert_message(db, session, round, self.repetitions, message, now)
+        for index, decisions in self.party_decisions.items():
+            _insert_party_decisions(db, session, index, decisions, now)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class RoundRecord:
     """Everything one round adds to the store, written in one transaction.
 
     Attributes:
-        outcome: the round as the observer decided it.
-        messages: one entry per roster party.
-        rejects: reason -> (count, last detail) for rejections not yet written, keyed by round
-            index (-1 before any round opened).
+        session: the session id.
+        outcome: the round as the engine closed it (its ``decisions`` are written, one row per repetition).
+        rows: the protocol's own rows (:class:`MessageRows` for randomized response).
+        rejects: reject counts not yet written (:data:`RejectCounts`).
     """
 
     session: str
-    repetitions: int
     outcome: RoundOutcome
-    messages: tuple[RecordedMessage, ...]
-    rejects: Mapping[int, Mapping[str, tuple[int, str]]]
+    rows: RoundRows
+    rejects: RejectCounts
 
 
 def _ids(values: NDArray[np.int64]) -> str:
@@ -110,24 +155,53 @@ def _id_array(text: str) -> NDArray[np.int64]:
     return np.array(json.loads(text), dtype=np.int64)
 
 
+def _insert_message(
+    db: sqlite3.Connection, session: str, round: int, repetitions: int, message: RecordedMessage, now: float
+) -> bool:
+    blob = np.ascontiguousarray(message.symbols, dtype=np.uint8).tobytes()
+    row = (session, round, message.party, message.kind, message.reason, repetitions, blob, message.payload, now)
+    cursor = db.execute("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", row)
+    if cursor.rowcount == 1:
+        return True
+    stored = db.execute(
+        "SELECT kind, reason, symbols, payload FROM messages WHERE session = ? AND round = ? AND party = ?",
+        (session, round, message.party),
+    ).fetchone()
+    if tuple(stored) != (message.kind, message.reason, blob, message.payload):
+        raise ProtocolViolation(
+            "conflict", f"session {session!r} round {round} party {message.party} holds another message"
+        )
+    return False
+
+
+def _insert_party_decisions(db: sqlite3.Connection, session: str, round: int, decisions: PartyDecisions,
+                            now: float) -> int:
+    rows = [(session, round, int(party), np.asarray(d, dtype="<i8").tobytes(), payload, now)
+            for party, (d, payload) in decisions.items()]
+    before = db.total_changes
+    db.executemany("INSERT INTO party_decisions VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", rows)
+    return db.total_changes - before
+
+
 class TranscriptStore:
     """A SQLite transcript store; use as a context manager (closes the connection).
 
     Args:
         path: the database file (created with its parent directory if missing).
+        schema: SQL creating a protocol's own tables (``CREATE TABLE IF NOT EXISTS ...``), if any.
 
     Raises:
         ParameterError: the path cannot be opened as a SQLite database.
     """
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, schema: str = "") -> None:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            self._db.executescript(_SCHEMA + schema)
         except (sqlite3.Error, OSError) as exc:
             raise ParameterError("store_path", str(path), "a writable SQLite file", hint=str(exc)) from exc
 
@@ -144,14 +218,19 @@ class TranscriptStore:
         self.close()
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``with store.transaction() as db:`` writes with ``db`` atomically (rolled back on any error)."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            yield
+            yield self._db
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+    def query(self, sql: str, parameters: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one read-only SQL statement (for a protocol's own tables)."""
+        return [tuple(row) for row in self._db.execute(sql, tuple(parameters))]
 
     def open_session(self, session: str, parties: int, repetitions: int, round_names: Sequence[str]) -> frozenset[int]:
         """Register a session (or find it again); return the indices of rounds already recorded.
@@ -183,7 +262,7 @@ class TranscriptStore:
         return [int(r) for (r,) in rows]
 
     def record_round(self, record: RoundRecord) -> bool:
-        """Write one round (messages, decisions, round row, pending rejects) in one transaction.
+        """Write one round (the protocol's rows, decisions, round row, pending rejects) in one transaction.
 
         Returns:
             True if written, False if the round was already recorded (nothing changes then).
@@ -193,13 +272,12 @@ class TranscriptStore:
         """
         out, session = record.outcome, record.session
         now = time.time()
-        with self._transaction():
-            if self._db.execute(
+        with self.transaction() as db:
+            if db.execute(
                 "SELECT 1 FROM rounds WHERE session = ? AND round = ?", (session, out.index)
             ).fetchone():
                 return False
-            for message in record.messages:
-                self._insert_message(session, out.index, record.repetitions, message, now)
+            record.rows.write(db, session, out.index, now)
             self._db.executemany(
                 "INSERT INTO decisions VALUES (?, ?, ?, ?)",
                 [(session, out.index, r, int(d)) for r, d in enumerate(out.decisions)],
@@ -218,15 +296,15 @@ class TranscriptStore:
         Raises:
             ProtocolViolation: ``"conflict"``, a different message is stored under the same key.
         """
-        with self._transaction():
-            return self._insert_message(session, round, repetitions, message, time.time())
+        with self.transaction() as db:
+            return _insert_message(db, session, round, repetitions, message, time.time())
 
-    def record_rejects(self, session: str, rejects: Mapping[int, Mapping[str, tuple[int, str]]]) -> None:
-        """Add reject counts (round -> reason -> (count, last detail)) in one transaction."""
-        with self._transaction():
+    def record_rejects(self, session: str, rejects: RejectCounts) -> None:
+        """Add reject counts (:data:`RejectCounts`) in one transaction."""
+        with self.transaction():
             self._add_rejects(session, rejects)
 
-    def _add_rejects(self, session: str, rejects: Mapping[int, Mapping[str, tuple[int, str]]]) -> None:
+    def _add_rejects(self, session: str, rejects: RejectCounts) -> None:
         self._db.executemany(
             "INSERT INTO rejects VALUES (?, ?, ?, ?, ?) ON CONFLICT (session, round, reason) DO UPDATE "
             "SET count = count + excluded.count, last_detail = excluded.last_detail",
@@ -234,44 +312,15 @@ class TranscriptStore:
              for rnd, reasons in rejects.items() for reason, (count, detail) in reasons.items()],
         )
 
-    def _insert_message(
-        self, session: str, round: int, repetitions: int, message: RecordedMessage, now: float
-    ) -> bool:
-        blob = np.ascontiguousarray(message.symbols, dtype=np.uint8).tobytes()
-        row = (session, round, message.party, message.kind, message.reason, repetitions, blob,
-               message.payload, now)
-        cursor = self._db.execute(
-            "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", row
-        )
-        if cursor.rowcount == 1:
-            return True
-        stored = self._db.execute(
-            "SELECT kind, reason, symbols, payload FROM messages WHERE session = ? AND round = ? AND party = ?",
-            (session, round, message.party),
-        ).fetchone()
-        if tuple(stored) != (message.kind, message.reason, blob, message.payload):
-            raise ProtocolViolation(
-                "conflict", f"session {session!r} round {round} party {message.party} holds another message"
-            )
-        return False
-
-    def record_party_decisions(self, session: str, round: int,
-                               decisions: Mapping[int, tuple[NDArray[np.int64], str]]) -> int:
-        """Record parties' own decisions of one round in one transaction (idempotent per party).
-
-        Args:
-            decisions: party id -> (int64 (repetitions,) decisions, the signed wire JSON).
+    def record_party_decisions(self, session: str, round: int, decisions: PartyDecisions) -> int:
+        """Record parties' own decisions of one round (:data:`PartyDecisions`) in one transaction
+        (idempotent per party).
 
         Returns:
             the number of rows newly written.
         """
-        now = time.time()
-        rows = [(session, round, int(party), np.asarray(d, dtype="<i8").tobytes(), payload, now)
-                for party, (d, payload) in decisions.items()]
-        with self._transaction():
-            before = self._db.total_changes
-            self._db.executemany("INSERT INTO party_decisions VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", rows)
-            return self._db.total_changes - before
+        with self.transaction() as db:
+            return _insert_party_decisions(db, session, round, decisions, time.time())
 
     def party_decisions(self, session: str, round: int) -> dict[int, NDArray[np.int64]]:
         """The recorded decisions of each party in ``round``: party id -> int64 (repetitions,)."""
@@ -285,8 +334,9 @@ class TranscriptStore:
         rows = self._db.execute("SELECT round, reason, count FROM rejects WHERE session = ?", (session,))
         return {(int(r), str(reason)): int(n) for r, reason, n in rows}
 
-    def load_round(self, session: str, round: int) -> RoundOutcome:
-        """The recorded round as a :class:`RoundOutcome` (symbols in participant order).
+    def load_round(self, session: str, round: int, *, symbols: bool = True) -> RoundOutcome:
+        """The recorded round as a :class:`RoundOutcome` (symbols in participant order; None when
+        ``symbols`` is False: a protocol that sends none in the clear).
 
         Raises:
             ParameterError: the round is not recorded.
@@ -298,14 +348,6 @@ class TranscriptStore:
         if row is None:
             raise ParameterError("round", round, f"a recorded round of session {session!r}")
         name, status, participants, abstained, absent, received, rejected = row
-        reps = self._db.execute("SELECT repetitions FROM sessions WHERE session = ?", (session,)).fetchone()[0]
-        blobs = self._db.execute(
-            "SELECT symbols FROM messages WHERE session = ? AND round = ? AND kind = 'symbols' ORDER BY party",
-            (session, round),
-        ).fetchall()
-        symbols = np.zeros((reps, len(blobs)), dtype=np.uint8)
-        for j, (blob,) in enumerate(blobs):
-            symbols[:, j] = np.frombuffer(blob, dtype=np.uint8)
         decisions = np.array(
             [d for (d,) in self._db.execute(
                 "SELECT decision FROM decisions WHERE session = ? AND round = ? ORDER BY repetition",
@@ -317,11 +359,23 @@ class TranscriptStore:
             "ORDER BY party", (session, round, ABSTAIN_BUDGET_EXHAUSTED),
         ).fetchall()
         return RoundOutcome(
-            name=name, participants=_id_array(participants), symbols=symbols, decisions=decisions,
+            name=name, participants=_id_array(participants),
+            symbols=self._symbols(session, round) if symbols else None, decisions=decisions,
             messages_received=int(received), messages_rejected=int(rejected), index=int(round),
             abstained=_id_array(abstained), absent=_id_array(absent), status=status,
             exhausted=np.array([p for (p,) in exhausted], dtype=np.int64),
         )
+
+    def _symbols(self, session: str, round: int) -> NDArray[np.uint8]:
+        reps = self._db.execute("SELECT repetitions FROM sessions WHERE session = ?", (session,)).fetchone()[0]
+        blobs = self._db.execute(
+            "SELECT symbols FROM messages WHERE session = ? AND round = ? AND kind = 'symbols' ORDER BY party",
+            (session, round),
+        ).fetchall()
+        symbols = np.zeros((reps, len(blobs)), dtype=np.uint8)
+        for j, (blob,) in enumerate(blobs):
+            symbols[:, j] = np.frombuffer(blob, dtype=np.uint8)
+        return symbols
 
     def messages(self, session: str) -> Iterator[dict[str, object]]:
         """Every recorded message of ``session`` as a dict (symbols as a string of digits)."""

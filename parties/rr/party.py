@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -167,14 +168,14 @@ class Party:
         """
         index = announcement.round
         bit = self.bit(index)
-        common = dict(session=self._topics.session, round=index, party=self.spec.party,
-                      repetitions=announcement.repetitions)
+        sign = functools.partial(PartyMessage.signed, self._key, session=self._topics.session, round=index,
+                                 party=self.spec.party, repetitions=announcement.repetitions)
         if bit < 0:
-            return PartyMessage.signed(self._key, reason=ABSTAIN_DID_NOT_VOTE, **common)
+            return sign(reason=ABSTAIN_DID_NOT_VOTE)
         eps, delta, reps = self.spec.mechanism.epsilon, self.spec.mechanism.delta, announcement.repetitions
         if index not in self.ledger.rounds:
             if self.spec.budget is not None and self.ledger.would_exceed(self.spec.budget, eps, delta, reps):
-                return PartyMessage.signed(self._key, reason=ABSTAIN_BUDGET_EXHAUSTED, **common)
+                return sign(reason=ABSTAIN_BUDGET_EXHAUSTED)
             self.ledger = self.ledger.record(index, eps, delta, reps)
         if self._sampler is not None:
             symbols = self._sampler(self.spec.mechanism, bit, announcement.repetitions)
@@ -183,7 +184,7 @@ class Party:
             rng = round_generator(self.spec.seed, index)
             symbols = self.spec.mechanism.sample(bit, announcement.repetitions, rng)
         self._released.add(index)
-        return PartyMessage.signed(self._key, symbols=symbols, **common)
+        return sign(symbols=symbols)
 
     def decide(self, payload: bytes) -> DecisionMessage | None:
         """The signed decisions answering a published transcript (no I/O), or None when there is

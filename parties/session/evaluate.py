@@ -9,7 +9,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.analysis.evaluation import RoundEvaluation, evaluate_round
-from mpdp.parties.curator.outcome import CuratorRunOutcome, ReleaseOutcome
 from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -19,13 +18,14 @@ __all__ = ["evaluate_run"]
 
 
 def evaluate_run(
-    outcome: RunOutcome | CuratorRunOutcome, bits: NDArray[np.int8], mechanisms: Sequence[RandomizedResponse],
+    outcome: RunOutcome, bits: NDArray[np.int8], mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction, *, rule: str, alpha: float, rng: np.random.Generator, rules: RuleCache | None = None,
 ) -> list[RoundEvaluation]:
     """One :class:`mpdp.analysis.evaluation.RoundEvaluation` per round, in round order.
 
     Args:
-        outcome: the run (its rounds' participants, decisions or releases, party decisions, status).
+        outcome: the run (its protocol; its rounds' participants, decisions or the curator's releases,
+            party decisions, status).
         bits: int8 (k, R), the dataset's true bits (-1 = takes no part).
         mechanisms: the k parties' randomized responses (curator: one level for all).
         function: f; rule: ``"average"`` / ``"worst-case"`` (randomized response) or ``"curator"``.
@@ -37,16 +37,14 @@ def evaluate_run(
         ParameterError, SizeLimitError: from :func:`mpdp.analysis.evaluation.evaluate_round`.
     """
     evaluations = []
-    played: Sequence[RoundOutcome | ReleaseOutcome] = outcome.rounds
+    played: Sequence[RoundOutcome] = outcome.rounds
+    curator = outcome.protocol == "curator"
+    kind, level = ("curator", mechanisms[0]) if curator else (rule, None)
     for j, rnd in enumerate(played):
         ids = rnd.participants
-        if isinstance(rnd, ReleaseOutcome):
-            decisions, party, kind, level = rnd.outputs, None, "curator", mechanisms[0]
-        else:
-            decisions, party, kind, level = rnd.decisions, rnd.party_decisions, rule, None
         evaluations.append(evaluate_round(
-            rnd.name, [mechanisms[i] for i in ids], bits[ids, j], decisions, function, rule=kind,
-            rounds=len(played), alpha=alpha, rng=rng, rules=rules, level=level, party_decisions=party,
+            rnd.name, [mechanisms[i] for i in ids], bits[ids, j], rnd.decisions, function, rule=kind,
+            rounds=len(played), alpha=alpha, rng=rng, rules=rules, level=level, party_decisions=rnd.party_decisions,
             status=rnd.status, absent=int(rnd.absent.size), messages_received=rnd.messages_received,
             messages_rejected=rnd.messages_rejected))
     return evaluations

@@ -35,7 +35,7 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
 from mpdp.broker.signing import verify_message
 from mpdp.broker.topics import Topics
-from mpdp.broker.transport import Transport, next_delivery
+from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.rr.party import PartySpec, secure_sampler
 from mpdp.parties.session.runner import first_mpdp_error
@@ -144,8 +144,9 @@ class HostConfig:
 class _ReadyBeacon:
     """Repeats the host's own "ready" status until the coordinator's first signed announcement."""
 
-    def __init__(self, config: HostConfig) -> None:
+    def __init__(self, config: HostConfig, connector: Connector) -> None:
         self._config = config
+        self._connector = connector
         self._topics = Topics(config.facts.session)
         self.subscribed = asyncio.Event()
 
@@ -172,7 +173,7 @@ class _ReadyBeacon:
         """
         topics = self._topics
         client_id = f"mpdp-{topics.session}-host-{self._config.worker}-beacon-{secrets.token_hex(4)}"
-        async with self._config.endpoint.connect(client_id) as transport:
+        async with self._connector.connect(client_id) as transport:
             await transport.subscribe(topics.status, topics.rounds)
             self.subscribed.set()
             await self._repeat(transport)
@@ -202,7 +203,7 @@ async def host_parties(config: HostConfig) -> None:
     if spec.secure:
         secure_sampler()  # fail before connecting when protocols.secure is not in this build
     await check_connectivity(config.endpoint)
-    beacon = _ReadyBeacon(config)
+    beacon = _ReadyBeacon(config, config.endpoint)
     try:
         async with asyncio.TaskGroup() as tg:
             beacon_task = tg.create_task(beacon.run(), name="ready-beacon")

@@ -4,7 +4,7 @@
 
     check the broker                         one MQTT connect, else a one-line TransportError
     TranscriptStore(store_path)              SQLite; rounds recorded by an earlier run are skipped
-     └─ open_observer(...)                   subscribed to every party topic and the status topic
+     └─ open_engine(Observer(...))           subscribed to every party topic and the status topic
           wait until the hosts that reported "ready" cover every party of the roster
           (a host's "failed" report, or wait_parties seconds, stops here with the missing ids)
           for each round not yet recorded: announce (signed), collect until every party answered
@@ -13,14 +13,14 @@
 
 The observer does not know the parties' bits: it reports decisions and its posterior, never an
 accuracy (comparing with the truth is ``mpdp simulate``'s job). A host that fails during the
-rounds makes its parties absent (recorded so) and the session goes on.
+rounds makes its parties absent (recorded so) and the session goes on. The round loop is the runner's
+(:func:`mpdp.parties.session.runner.drive_rounds`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,12 +30,18 @@ import numpy as np
 from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.topics import Topics
-from mpdp.parties.rr.observer import Observer, open_observer
+from mpdp.parties.rounds.engine import open_engine
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.ranges import format_ranges
-from mpdp.parties.session.runner import surfacing_errors
-from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rr.observer import Observer
+from mpdp.parties.session.files import SessionRoster
+from mpdp.parties.session.runner import (
+    Engine,
+    drive_rounds,
+    surfacing_errors,
+    wait_for_status,
+)
 from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.rule_factory import zero_one_rules
@@ -91,32 +97,41 @@ class ObserveConfig:
         object.__setattr__(self, "store_path", Path(self.store_path))
 
 
-async def wait_for_parties(observer: Observer, k: int, timeout: float) -> None:
-    """Return once the hosts that reported ``ready`` cover parties 0..k-1.
+async def wait_for_parties(engine: Engine, k: int, timeout: float) -> None:
+    """Return once the hosts that reported ``ready`` to ``engine`` cover parties 0..k-1.
 
     Raises:
         WorkerError: a host reported ``failed`` (its parties and reason are named), or
             ``timeout`` seconds passed (the parties not ready are named).
     """
-    deadline = time.monotonic() + timeout
-    while True:
-        if observer.failed_workers:
+    def missing() -> set[int]:
+        return set(range(k)) - {p for status in engine.ready_workers.values() for p in status.parties}
+
+    def all_ready() -> bool:
+        if engine.failed_workers:
             raise WorkerError("; ".join(
                 f"party host {index} (parties {format_ranges(status.parties)}) failed: {status.detail}"
-                for index, status in sorted(observer.failed_workers.items())))
-        ready = {p for status in observer.ready_workers.values() for p in status.parties}
-        missing = set(range(k)) - ready
-        if not missing:
-            return
-        if time.monotonic() > deadline:
-            raise WorkerError(f"parties {format_ranges(missing)} did not report ready within {timeout:g} s "
-                                 "(is an `mpdp party` running for them, on the same broker and roster?)")
-        observer.status_changed.clear()
-        try:
-            async with asyncio.timeout(_POLL):
-                await observer.status_changed.wait()
-        except TimeoutError:
-            pass
+                for index, status in sorted(engine.failed_workers.items())))
+        return not missing()
+
+    if not await wait_for_status(engine, all_ready, timeout, _POLL):
+        raise WorkerError(f"parties {format_ranges(missing())} did not report ready within {timeout:g} s "
+                             "(is an `mpdp party` running for them, on the same broker and roster?)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Hosts:
+    """The deployment's party hosts (``mpdp party``): waited for; one that fails later leaves its
+    parties absent and the session goes on."""
+
+    k: int
+    timeout: float
+
+    async def ready(self, engine: Engine) -> None:
+        await wait_for_parties(engine, self.k, self.timeout)
+
+    def check(self, engine: Engine, when: str) -> None:
+        pass
 
 
 async def observe_async(
@@ -141,24 +156,15 @@ async def observe_async(
 async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], None]) -> tuple[RoundOutcome, ...]:
     await check_connectivity(config.endpoint)
     roster, session = config.facts.roster, config.facts.session
-    outcomes: list[RoundOutcome] = []
+    topics = Topics(session)
     with TranscriptStore(config.store_path) as store:
         recorded = store.open_session(session, roster.k, config.repetitions, config.round_names)
-        async with open_observer(
-            config.endpoint, Topics(session), roster, store, config.coordinator_key, function=config.function,
-            measure=np.eye(2), repetitions=config.repetitions, round_timeout=config.round_timeout,
-            rule_factory=zero_one_rules(engine="posterior"),
-        ) as observer:
-            if len(recorded) < len(config.round_names):
-                await wait_for_parties(observer, roster.k, config.wait_parties)
-            for index, name in enumerate(config.round_names):
-                if index in recorded:
-                    outcome = store.load_round(session, index)
-                else:
-                    outcome = await observer.run_round(index, name)
-                outcomes.append(outcome)
-                on_round(outcome)
-            await observer.announce_end(len(config.round_names))
+        observer = Observer(topics, roster, store, function=config.function, measure=np.eye(2),
+                            rule_factory=zero_one_rules(engine="posterior"))
+        async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, observer,
+                               repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
+            hosts = _Hosts(roster.k, config.wait_parties) if len(recorded) < len(config.round_names) else None
+            outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)
     return tuple(outcomes)
 
 

@@ -1,24 +1,24 @@
-"""Run a session end to end: broker, central observer, worker processes running the parties.
+"""Run a session end to end, for every protocol: broker, round engine, the parties' processes, rounds.
 
 ::
 
     open_broker(settings)                      mosquitto child / embedded amqtt / external URL
-     └─ TranscriptStore(store_path)            SQLite, resumable: recorded rounds are skipped
-         └─ open_observer(...)                 subscribed before any party exists
+     └─ the protocol's store                   SQLite, resumable: recorded rounds are skipped
+         └─ open_engine(protocol plug-in)      subscribed before any party exists
              └─ WorkerPool(specs)              spawned processes, parties as asyncio tasks
                   wait for every worker's "ready"
-                  for each round: announce -> parties answer -> observer closes, decides, records
-                     [party_rule: observer publishes the transcript -> each participant decides f itself]
-                  [party_rule: wait for the parties' decisions (at most round_timeout)]
+                  for each round: announce -> parties answer -> the engine closes, the protocol decides
+                     or releases, the engine records and publishes
+                  the protocol concludes (rr with party_rule: the parties' last decisions)
                   announce the end; workers exit (else terminated, then killed)
 
-Privacy: each party keeps its own ledger and, with ``budget``, abstains (``budget-exhausted``) from a
-round that would take it past the budget. The runner recomputes every party's ledger from the recorded
-transcript (:func:`mpdp.parties.rounds.privacy.ledgers_from_rounds`): to hand it to the party when a stored session
-is resumed, and for :attr:`RunOutcome.spent` at the end.
+The protocol is ``config.protocol``: a :class:`SessionProtocol` in :data:`SESSION_PROTOCOLS`
+(:mod:`mpdp.parties.rr.session`, :mod:`mpdp.parties.curator.session`); a new protocol is one more entry.
+``mpdp observe`` (:mod:`mpdp.parties.session.observe`) drives its deployed session with the same
+:func:`drive_rounds`.
 
 Keys: the runner makes each party's Ed25519 key pair and hands the private key only to that party's
-worker; the observer gets the roster of public keys. A coordinator key signs the announcements.
+worker; the engine gets the roster of public keys. A coordinator key signs the announcements.
 Errors surface as one :class:`mpdp.protocols.errors.MpdpError` (never an ExceptionGroup); a worker that
 dies makes its parties absent from the round in progress, which closes at its timeout, then the run
 stops with a :class:`WorkerError` naming the worker, its parties and the round.
@@ -27,184 +27,183 @@ stops with a :class:`WorkerError` naming the worker, its parties and the round.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import functools
-import math
-import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TypeVar
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from mpdp.analysis.accounting import Budget, PrivacyLedger
+from mpdp.analysis.accounting import PrivacyLedger, Spent
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.launch import open_broker
-from mpdp.broker.messages import MAX_REPETITIONS
-from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.signing import generate_key_pair
-from mpdp.broker.topics import Topics, check_session
-from mpdp.parties.rr.decisions import PartyDecisionSpec
-from mpdp.parties.rr.observer import Observer, open_observer
+from mpdp.broker.topics import Topics
+from mpdp.parties.curator.session import CuratorSession
+from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol, open_engine
 from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
-from mpdp.parties.rr.party import PartySpec, secure_sampler
-from mpdp.parties.session.pool import WorkerPool
-from mpdp.parties.session.seeds import SeedTree
-from mpdp.parties.rounds.privacy import (
-    DEFAULT_DELTA_SLACK,
-    check_privacy_options,
-    ledgers_from_rounds,
-)
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rr.decisions import PartyDecisionSpec
+from mpdp.parties.rr.party import PartySpec, secure_sampler
+from mpdp.parties.rr.session import RandomizedResponseSession
+from mpdp.parties.session.config import (
+    PROTOCOLS,
+    RunConfig,
+    default_workers,
+)
+from mpdp.parties.session.plan import PartyPlan
+from mpdp.parties.session.pool import WorkerPool
+from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.session.worker import WorkerSpec
-from mpdp.protocols.errors import MpdpError, ParameterError, WorkerError
-from mpdp.protocols.functions import BooleanFunction
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_factory import decision_rule
-from mpdp.protocols.rules import RULE_KINDS, RuleFactory
+from mpdp.protocols.errors import MpdpError, WorkerError
 
 T = TypeVar("T")
 
 __all__ = [
+    "SESSION_PROTOCOLS",
+    "PartyProcesses",
     "ProgressCallback",
     "RunConfig",
+    "SessionProtocol",
     "default_workers",
+    "drive_rounds",
     "first_mpdp_error",
     "run",
     "run_async",
     "surfacing_errors",
-    "wait_ready",
+    "wait_for_status",
     "worker_specs",
 ]
 
 #: Called as ``progress(rounds_done, messages_received)``.
 ProgressCallback = Callable[[int, int], None]
 _TICK = 0.25
+Engine = RoundEngine[Any, Any]
 
 
-def default_workers() -> int:
-    """One worker process per core."""
-    return max(1, os.cpu_count() or 1)
+class SessionProtocol(Protocol):
+    """What a protocol supplies to the runner (besides its round-engine plug-in)."""
+
+    def check(self, config: RunConfig) -> None:
+        """Refuse what the protocol cannot run, before anything starts (ParameterError)."""
+        ...
+
+    def open_store(self, config: RunConfig) -> AbstractContextManager[tuple[TranscriptStore, frozenset[int]]]:
+        """The protocol's store with the session opened, and the indices of rounds already recorded."""
+        ...
+
+    def round_protocol(self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore,
+                       seeds: SeedTree | None) -> RoundProtocol[Any, Any]:
+        """The round-engine plug-in (``seeds``: the run's seed tree, None in deployment mode)."""
+        ...
+
+    def party_plan(self, config: RunConfig, seeds: SeedTree | None,
+                   earlier: Sequence[RoundOutcome]) -> PartyPlan:
+        """The parties to start, given the rounds ``earlier`` runs recorded."""
+        ...
+
+    def finish(self, config: RunConfig, store: TranscriptStore,
+               outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
+        """The run's rounds as returned, and what each party spent (empty if parties release nothing)."""
+        ...
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class RunConfig:
-    """One end-to-end run.
+#: The runner's protocols by :attr:`RunConfig.protocol` name.
+SESSION_PROTOCOLS: dict[str, SessionProtocol] = {"rr": RandomizedResponseSession(), "curator": CuratorSession()}
+assert tuple(SESSION_PROTOCOLS) == PROTOCOLS
 
-    Attributes:
-        session: session id (topics ``mpdp/{session}/...``, the store key), ``[A-Za-z0-9_.-]{1,64}``.
-        round_names: R names, one per round (a bill).
-        bits: int8 (k, R): party i's private bit in round r, 0 or 1, or -1 (takes no part: abstains).
-        mechanisms: k randomized responses (public).
-        repetitions: independent releases per party and round (a simulation device), >= 1.
-        seed: root seed of the simulation (None: OS entropy); ignored in deployment mode.
-        function, measure: f and the accuracy measure w (|Y| x |Y|) of the decision rule.
-        broker: where the broker is (:class:`mpdp.broker.settings.BrokerSettings`).
-        workers: worker processes (at most k are used); None = :func:`default_workers`, one per core.
-        store_path: the SQLite transcript store.
-        secure: deployment mode (parties sample with :mod:`mpdp.protocols.secure`).
-        round_timeout: seconds a round stays open before the missing parties are recorded absent.
-        ready_timeout: seconds to wait for every worker to have its parties subscribed.
-        connect_concurrency: parties of one worker connecting at the same time, at most.
-        rule_factory: builds the observer's rule; None = the posterior average rule for ``measure``
-            (:func:`mpdp.protocols.rule_factory.decision_rule` with ``engine="posterior"``).
-        budget: every party's privacy budget (None: nobody is stopped, spending is still accounted).
-        delta_slack: delta_tilde of the accounting (exact optimum of 000 Theorem 3.3), in [0, 1).
-        party_rule: None, or ``"average"`` / ``"worst-case"``: every participant also decides f
-            itself with its optimal rule of that kind (zero-one measure) from the published transcript
-            and its own bit; :attr:`RoundOutcome.party_decisions` holds the decisions.
+
+class PartyProcesses(Protocol):
+    """The processes running the parties, as the round loop sees them."""
+
+    async def ready(self, engine: Engine) -> None:
+        """Return once every party is subscribed (WorkerError if a process failed or time ran out)."""
+        ...
+
+    def check(self, engine: Engine, when: str) -> None:
+        """After a round: raise WorkerError if a process died (``when`` says where the run stood)."""
+        ...
+
+
+async def wait_for_status(engine: Engine, ready: Callable[[], bool], timeout: float, poll: float) -> bool:
+    """Wait until ``ready()`` holds, re-checking at each status report and every ``poll`` seconds.
+
+    Returns:
+        True once ready, False after ``timeout`` seconds (``ready`` may raise to stop earlier).
+    """
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            return False
+        engine.status_changed.clear()
+        try:
+            async with asyncio.timeout(poll):
+                await engine.status_changed.wait()
+        except TimeoutError:
+            pass
+    return True
+
+
+class _Workers:
+    """The run's own worker processes (:class:`mpdp.parties.session.pool.WorkerPool`)."""
+
+    def __init__(self, pool: WorkerPool, workers: int, timeout: float) -> None:
+        self._pool, self._workers, self._timeout = pool, workers, timeout
+
+    async def ready(self, engine: Engine) -> None:
+        def all_ready() -> bool:
+            self._pool.check(engine.failed_workers, "before the first round")
+            return len(engine.ready_workers) >= self._workers
+
+        if not await wait_for_status(engine, all_ready, self._timeout, 0.2):
+            missing = sorted(set(range(self._workers)) - set(engine.ready_workers))
+            raise WorkerError(f"worker(s) {missing} did not report ready within {self._timeout:g} s")
+
+    def check(self, engine: Engine, when: str) -> None:
+        self._pool.check(engine.failed_workers, when)
+
+
+async def drive_rounds(
+    engine: Engine, store: TranscriptStore, round_names: Sequence[str], recorded: frozenset[int],
+    parties: PartyProcesses | None, on_round: Callable[[RoundOutcome], None],
+) -> list[RoundOutcome]:
+    """The round loop of every protocol and role: wait for the parties, run each round not yet recorded
+    (load the others with the protocol), call ``on_round`` with each outcome, then finish the session.
+
+    Args:
+        parties: the processes to wait for and check; None when every round is recorded.
 
     Raises:
-        ParameterError: any field out of its domain (named, with what is allowed).
+        TransportError: the broker failed.
+        WorkerError: parties not ready, a party process died.
     """
-
-    session: str
-    round_names: tuple[str, ...]
-    bits: np.ndarray
-    mechanisms: tuple[RandomizedResponse, ...]
-    repetitions: int
-    seed: int | None
-    function: BooleanFunction
-    measure: np.ndarray
-    broker: BrokerSettings
-    workers: int | None
-    store_path: Path
-    secure: bool = False
-    round_timeout: float = 30.0
-    ready_timeout: float = 60.0
-    connect_concurrency: int = 32
-    rule_factory: RuleFactory | None = None
-    budget: Budget | None = None
-    delta_slack: float = DEFAULT_DELTA_SLACK
-    party_rule: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.party_rule is not None and self.party_rule not in RULE_KINDS:
-            raise ParameterError("party_rule", self.party_rule, "None or one of " + ", ".join(RULE_KINDS))
-        if self.party_rule is not None and self.function.count_values(1) is None:
-            raise ParameterError("function", self.function.name, "a symmetric function for party decisions")
-        check_session(self.session)
-        object.__setattr__(self, "delta_slack", check_privacy_options(self.budget, self.delta_slack))
-        names = tuple(str(n) for n in self.round_names)
-        bits = np.array(self.bits)
-        k = len(self.mechanisms)
-        if k < 1 or not all(isinstance(m, RandomizedResponse) for m in self.mechanisms):
-            raise ParameterError("mechanisms", self.mechanisms, "one RandomizedResponse per party, k >= 1")
-        if bits.ndim != 2 or bits.shape != (k, len(names)) or not names:
-            raise ParameterError("bits", bits.shape, f"shape (k, R) = ({k}, {len(names)}), R >= 1")
-        if not np.isin(bits, (-1, 0, 1)).all():
-            raise ParameterError("bits", sorted(set(np.unique(bits).tolist()) - {-1, 0, 1}), "values 0, 1, -1")
-        if any(len(n) > 200 for n in names):
-            raise ParameterError("round_names", max(names, key=len), "names of at most 200 characters")
-        bits = bits.astype(np.int8)
-        bits.flags.writeable = False
-        _check_int("repetitions", self.repetitions, 1, MAX_REPETITIONS)
-        if self.workers is None:
-            object.__setattr__(self, "workers", default_workers())
-        _check_int("workers", self.workers, 1, 4096)
-        _check_int("connect_concurrency", self.connect_concurrency, 1, 100_000)
-        if self.seed is not None:
-            _check_int("seed", self.seed, 0, None)
-        for name in ("round_timeout", "ready_timeout"):
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and 0 < value < math.inf):
-                raise ParameterError(name, value, "a finite number of seconds > 0")
-        measure = np.asarray(self.measure, dtype=np.float64)
-        if measure.ndim != 2 or measure.shape[0] != measure.shape[1]:
-            raise ParameterError("measure", measure.shape, "a square |Y| x |Y| matrix")
-        if not isinstance(self.broker, BrokerSettings):
-            raise ParameterError("broker", self.broker, "a BrokerSettings (BrokerSettings.from_url)")
-        object.__setattr__(self, "round_names", names)
-        object.__setattr__(self, "bits", bits)
-        object.__setattr__(self, "mechanisms", tuple(self.mechanisms))
-        object.__setattr__(self, "measure", measure)
-        object.__setattr__(self, "store_path", Path(self.store_path))
-
-    @property
-    def k(self) -> int:
-        """The number of parties."""
-        return len(self.mechanisms)
-
-
-def _check_int(name: str, value: object, low: int, high: int | None) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low or (
-        high is not None and value > high
-    ):
-        allowed = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
-        raise ParameterError(name, value, allowed)
+    if parties is not None:
+        await parties.ready(engine)
+    outcomes: list[RoundOutcome] = []
+    for index, name in enumerate(round_names):
+        if index in recorded:
+            outcome = engine.protocol.load(store, engine.topics.session, index)
+        else:
+            outcome = await engine.run_round(index, name)
+            if parties is not None:
+                parties.check(engine, f"during round {index} ({name!r}), recorded with {outcome.absent.size} "
+                                      f"absent part{'y' if outcome.absent.size == 1 else 'ies'}; rounds 0-{index} "
+                                      f"are in {store.path}")
+        outcomes.append(outcome)
+        on_round(outcome)
+    await engine.finish(len(round_names))
+    return outcomes
 
 
 def worker_specs(
     config: RunConfig, endpoint: BrokerEndpoint, private_keys: Sequence[bytes], coordinator_public: bytes,
-    seeds: Sequence[np.random.SeedSequence] | None, ledgers: Sequence[PrivacyLedger] | None = None,
+    plan: PartyPlan,
 ) -> list[WorkerSpec]:
-    """Split the k parties over ``min(config.workers, k)`` workers in contiguous id ranges.
-
-    ``seeds`` (simulation) are the parties' seed sequences, None in deployment mode; ``ledgers`` the
-    parties' privacy ledgers so far (None: fresh ledgers at ``config.delta_slack``)."""
+    """Split the k parties over ``min(config.workers, k)`` workers in contiguous id ranges, running
+    ``plan.party_class`` with ``plan.seeds`` (None in deployment mode) and ``plan.ledgers`` (None: fresh
+    ledgers at ``config.delta_slack``)."""
+    seeds, ledgers = plan.seeds, plan.ledgers
     if ledgers is None:
         ledgers = [PrivacyLedger(delta_slack=config.delta_slack)] * config.k
     workers = min(config.workers, config.k)
@@ -221,70 +220,14 @@ def worker_specs(
                 for i in range(bounds[w], bounds[w + 1])
             ),
             secure=config.secure, idle_timeout=idle, connect_concurrency=config.connect_concurrency,
-            decisions=deciding,
+            decisions=deciding, party_class=plan.party_class,
         )
         for w in range(workers)
     ]
 
 
-async def wait_ready(observer: Observer, pool: WorkerPool, workers: int, timeout: float) -> None:
-    """Wait until ``workers`` workers reported ready to ``observer``; fail fast if one died.
-
-    Raises:
-        WorkerError: a worker died or failed, or ``timeout`` seconds passed.
-    """
-    deadline = time.monotonic() + timeout
-    while len(observer.ready_workers) < workers:
-        pool.check(observer.failed_workers, "before the first round")
-        if time.monotonic() > deadline:
-            missing = sorted(set(range(workers)) - set(observer.ready_workers))
-            raise WorkerError(f"worker(s) {missing} did not report ready within {timeout:g} s")
-        observer.status_changed.clear()
-        try:
-            async with asyncio.timeout(0.2):
-                await observer.status_changed.wait()
-        except TimeoutError:
-            pass
-
-
-async def _rounds(
-    config: RunConfig, observer: Observer, pool: WorkerPool | None, store: TranscriptStore,
-    recorded: frozenset[int], progress: ProgressCallback | None,
-) -> list[RoundOutcome]:
-    outcomes: list[RoundOutcome] = []
-    loaded = 0  # messages of rounds recorded by an earlier run
-
-    def report() -> None:
-        if progress is not None:
-            progress(len(outcomes), loaded + observer.messages_received)
-
-    async def tick() -> None:
-        while True:
-            await asyncio.sleep(_TICK)
-            report()
-
-    async with asyncio.TaskGroup() as tg:
-        ticker = tg.create_task(tick(), name="progress") if progress is not None else None
-        for index, name in enumerate(config.round_names):
-            if index in recorded:
-                outcomes.append(store.load_round(config.session, index))
-                loaded += outcomes[-1].messages_received
-            else:
-                outcome = await observer.run_round(index, name)
-                outcomes.append(outcome)
-                if pool is not None:
-                    pool.check(observer.failed_workers,
-                               f"during round {index} ({name!r}), recorded with {outcome.absent.size} absent "
-                               f"part{'y' if outcome.absent.size == 1 else 'ies'}; rounds 0-{index} are in "
-                               f"{config.store_path}")
-            report()
-        if ticker is not None:
-            ticker.cancel()
-    return outcomes
-
-
 async def run_async(config: RunConfig, progress: ProgressCallback | None = None) -> RunOutcome:
-    """Run the session of ``config``; see the module docstring for the sequence.
+    """Run the session of ``config`` in its protocol; see the module docstring for the sequence.
 
     Args:
         config: the run.
@@ -297,63 +240,60 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
     Raises:
         TransportError: the broker is unreachable (before any process starts) or went away.
         WorkerError: a worker process died or failed (named, with its parties).
-        ParameterError: secure mode without :mod:`mpdp.protocols.secure`, a session stored with
-            other parameters, an unwritable store.
+        ParameterError: secure mode without :mod:`mpdp.protocols.secure`, what the protocol refuses
+            (e.g. the curator's function), a session stored with other parameters, an unwritable store.
     """
-    return await surfacing_errors(_run(config, progress))
+    return await surfacing_errors(_run(config, progress or (lambda rounds, messages: None)))
 
 
-async def _run(config: RunConfig, progress: ProgressCallback | None) -> RunOutcome:
+async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
     start = time.perf_counter()
-    rule_factory = config.rule_factory or functools.partial(decision_rule, engine="posterior")
+    plug = SESSION_PROTOCOLS[config.protocol]
+    plug.check(config)
     if config.secure:
         secure_sampler()  # fail before anything starts
-    tree = None if config.secure else SeedTree.from_seed(config.seed)
-    seeds = None if tree is None else tree.parties(config.k)
+    seeds = None if config.secure else SeedTree.from_seed(config.seed)
     roster, private_keys = Roster.generate(config.mechanisms)
     coordinator_private, coordinator_public = generate_key_pair()
     topics = Topics(config.session)
-    rounds_total = len(config.round_names)
     async with open_broker(config.broker) as endpoint:
-        with TranscriptStore(config.store_path) as store:
-            recorded = store.open_session(config.session, config.k, config.repetitions, config.round_names)
-            async with open_observer(
-                endpoint, topics, roster, store, coordinator_private, function=config.function,
-                measure=config.measure, repetitions=config.repetitions, round_timeout=config.round_timeout,
-                rule_factory=rule_factory, party_decisions=config.party_rule is not None,
-                decision_seed=None if tree is None else tree.observer_decisions(), secure=config.secure,
-            ) as observer:
-                if len(recorded) == rounds_total:
-                    outcomes = await _rounds(config, observer, None, store, recorded, progress)
-                else:
-                    earlier = [store.load_round(config.session, index) for index in sorted(recorded)]
-                    ledgers = ledgers_from_rounds(earlier, config.mechanisms, config.repetitions, config.delta_slack)
-                    specs = worker_specs(config, endpoint, private_keys, coordinator_public, seeds, ledgers)
-                    async with WorkerPool(specs) as pool:
-                        await wait_ready(observer, pool, len(specs), config.ready_timeout)
-                        outcomes = await _rounds(config, observer, pool, store, recorded, progress)
-                        if config.party_rule is not None:
-                            await observer.collect_party_decisions(config.round_timeout)
-                        await observer.announce_end(rounds_total)
-                if config.party_rule is not None:
-                    outcomes = [_with_party_decisions(store, config, o) for o in outcomes]
-                wall = time.perf_counter() - start
-    ledgers = ledgers_from_rounds(outcomes, config.mechanisms, config.repetitions, config.delta_slack)
+        with plug.open_store(config) as (store, recorded):
+            protocol = plug.round_protocol(config, topics, roster, store, seeds)
+            async with open_engine(endpoint, topics, roster, store, coordinator_private, protocol,
+                                   repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
+                done: list[RoundOutcome] = []
+                loaded = sum(protocol.load(store, config.session, i).messages_received for i in recorded)
+
+                def report(outcome: RoundOutcome | None = None) -> None:
+                    done.extend([] if outcome is None else [outcome])
+                    progress(len(done), loaded + engine.messages_received)
+
+                async with asyncio.TaskGroup() as tg:
+                    ticker = tg.create_task(_tick(report), name="progress")
+                    if len(recorded) == len(config.round_names):
+                        outcomes = await drive_rounds(engine, store, config.round_names, recorded, None, report)
+                    else:
+                        earlier = [protocol.load(store, config.session, i) for i in sorted(recorded)]
+                        plan = plug.party_plan(config, seeds, earlier)
+                        specs = worker_specs(config, endpoint, private_keys, coordinator_public, plan)
+                        async with WorkerPool(specs) as pool:
+                            outcomes = await drive_rounds(engine, store, config.round_names, recorded,
+                                                          _Workers(pool, len(specs), config.ready_timeout), report)
+                    ticker.cancel()
+            rounds, spent = plug.finish(config, store, outcomes)
+            wall = time.perf_counter() - start
     return RunOutcome(
-        broker_kind=endpoint.kind, broker_url=endpoint.url, wall_time=wall, rounds=tuple(outcomes),
-        session=config.session, store_path=config.store_path,
-        seed_entropy=None if tree is None else tree.seed,
-        spent=tuple(ledger.spent() for ledger in ledgers), delta_slack=config.delta_slack,
+        broker_kind=endpoint.kind, broker_url=endpoint.url, wall_time=wall, rounds=rounds,
+        protocol=config.protocol, session=config.session, store_path=config.store_path,
+        seed_entropy=None if seeds is None else seeds.seed,
+        spent=spent, delta_slack=config.delta_slack,
     )
 
 
-def _with_party_decisions(store: TranscriptStore, config: RunConfig, outcome: RoundOutcome) -> RoundOutcome:
-    stored = store.party_decisions(config.session, outcome.index)
-    matrix = np.full((outcome.participants.size, config.repetitions), -1, dtype=np.int64)
-    for j, party in enumerate(outcome.participants):
-        if int(party) in stored:
-            matrix[j] = stored[int(party)]
-    return dataclasses.replace(outcome, party_decisions=matrix)
+async def _tick(report: Callable[[], None]) -> None:
+    while True:
+        await asyncio.sleep(_TICK)
+        report()
 
 
 async def surfacing_errors(run: Awaitable[T]) -> T:

@@ -59,6 +59,13 @@ class WorkerSpec:
     decisions: PartyDecisionSpec | None = None
 
 
+def _first_leaf(exc: BaseException) -> BaseException:
+    """The first exception that is not a group (task groups nest: worker -> parties -> party)."""
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
+
+
 async def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         await asyncio.sleep(_PARENT_POLL)
@@ -113,7 +120,7 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
             if watcher is not None:
                 watcher.cancel()
     except Exception as exc:
-        first = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) else exc
+        first = _first_leaf(exc)
         with contextlib.suppress(Exception):
             await _report(spec, topics, "failed", f"{type(first).__name__}: {first}")
         raise
@@ -128,7 +135,7 @@ def worker_main(spec: WorkerSpec) -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except BaseException as exc:  # noqa: BLE001 - report one line, the runner names the worker
-        first = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) else exc
+        first = _first_leaf(exc)
         if isinstance(first, SystemExit):
             raise first from None
         log.error("%s: %s", type(first).__name__, first)

@@ -19,7 +19,8 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
-from mpdp.parties.rr.observer import open_observer
+from mpdp.parties.rounds.engine import open_engine
+from mpdp.parties.rr.observer import Observer
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rr.party import Party, PartySpec
 from mpdp.parties.rounds.privacy import ledgers_from_rounds
@@ -99,17 +100,18 @@ async def test_parties_stop_when_the_next_answer_would_exceed(mosquitto: BrokerE
     ready = asyncio.Semaphore(0)
     with TranscriptStore(tmp_path / "t.sqlite") as store:
         store.open_session(session, K, REPS, NAMES)
-        async with open_observer(
-            mosquitto, topics, roster, store, coord_private, function=parse_function("majority"),
-            measure=accuracy_measure("zero-one", 2), repetitions=REPS, round_timeout=10.0,
-            rule_factory=observer_average_rule,
+        async with open_engine(
+            mosquitto, topics, roster, store, coord_private,
+            Observer(topics, roster, store, function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),
+                     rule_factory=observer_average_rule),
+            repetitions=REPS, round_timeout=10.0,
         ) as observer, asyncio.TaskGroup() as tg:
             tasks = [tg.create_task(p.run(ready.release)) for p in parties]
             async with asyncio.timeout(10):
                 for _ in parties:
                     await ready.acquire()
             outcomes = [await observer.run_round(r, name) for r, name in enumerate(NAMES)]
-            await observer.announce_end(R)
+            await observer.finish(R)
         reasons = {(m["round"], m["party"]): m["reason"] for m in store.messages(session) if m["kind"] == "abstain"}
         stored = [store.load_round(session, r) for r in range(R)]
     assert [t.result() for t in tasks] == [R] * K  # every party said something in every round

@@ -19,10 +19,9 @@ from mpdp.analysis.stats import consistency_test
 from mpdp.broker.curator_messages import SealedBallot
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.curator.runner import run_curator_async
 from mpdp.parties.curator.store import CuratorStore
 from mpdp.parties.session.seeds import round_generator
-from mpdp.parties.session.runner import RunConfig
+from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -42,7 +41,7 @@ def _config(tmp_path: Path, endpoint: BrokerEndpoint, epsilon: float, repetition
         mechanisms=(RandomizedResponse(epsilon),) * K, repetitions=repetitions, seed=SEED,
         function=parse_function("passed"), measure=accuracy_measure("zero-one", 2),
         broker=BrokerSettings.from_url(f"mqtt://127.0.0.1:{endpoint.port}", environ={}), workers=2,
-        store_path=tmp_path / "c.sqlite", round_timeout=15.0,
+        store_path=tmp_path / "c.sqlite", round_timeout=15.0, protocol="curator",
     )
     fields.update(changes)
     return RunConfig(**fields)  # type: ignore[arg-type]
@@ -50,14 +49,14 @@ def _config(tmp_path: Path, endpoint: BrokerEndpoint, epsilon: float, repetition
 
 async def test_infinite_epsilon_releases_the_exact_majority(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     config = _config(tmp_path, mosquitto, math.inf, 30)
-    outcome = await run_curator_async(config)
+    outcome = await run_async(config)
     for index, got in enumerate(outcome.rounds):
         takes_part = config.bits[:, index] >= 0
         votes = config.bits[takes_part, index]
         assert got.participants.tolist() == np.flatnonzero(takes_part).tolist()
         assert got.abstained.tolist() == np.flatnonzero(~takes_part).tolist()
         assert (got.status, got.messages_received, got.messages_rejected) == ("complete", K, 0)
-        assert got.outputs.tolist() == [int(2 * votes.sum() > votes.size)] * 30
+        assert got.decisions.tolist() == [int(2 * votes.sum() > votes.size)] * 30
     with CuratorStore(config.store_path) as store:  # ciphertexts only, one per party that voted
         ballots = list(store.ballots(config.session))
         assert len(ballots) == K * R
@@ -72,29 +71,29 @@ async def test_finite_epsilon_matches_theory_and_resumes(mosquitto: BrokerEndpoi
     frequency with e / (1 + e), each at alpha = 0.01 (seeded: deterministic)."""
     repetitions = 400
     config = _config(tmp_path, mosquitto, 1.0, repetitions)
-    outcome = await run_curator_async(config)
+    outcome = await run_async(config)
     curator_seed = np.random.SeedSequence(SEED).spawn(1)[0]
     for index, got in enumerate(outcome.rounds):
         votes = config.bits[got.participants, index].astype(np.int64)
         p_one = curator_release_probability(int(votes.sum()), votes.size, 1.0, 0.0)
         expected = round_generator(curator_seed, index).random(repetitions) < p_one
-        assert np.array_equal(got.outputs, expected.astype(np.int64))  # exactly the seeded draws
+        assert np.array_equal(got.decisions, expected.astype(np.int64))  # exactly the seeded draws
         theory = curator_accuracy_on_input(votes, 1.0, 0.0).value
-        correct = int((got.outputs == int(2 * votes.sum() > votes.size)).sum())
+        correct = int((got.decisions == int(2 * votes.sum() > votes.size)).sum())
         assert consistency_test(correct, repetitions, theory, alpha=0.01, rounds=R).consistent
-    released = outcome.rounds[1].outputs
+    released = outcome.rounds[1].decisions
     assert_proportion_fits(int(released.sum()), released.size, math.exp(1) / (1 + math.exp(1)), alpha=0.01)
-    again = await run_curator_async(config)  # every round recorded: loaded, nobody asked again
+    again = await run_async(config)  # every round recorded: loaded, nobody asked again
     for first, second in zip(outcome.rounds, again.rounds, strict=True):
-        assert np.array_equal(first.outputs, second.outputs) and first.name == second.name
+        assert np.array_equal(first.decisions, second.decisions) and first.name == second.name
     with pytest.raises(ParameterError, match="epsilon"):
-        await run_curator_async(_config(tmp_path, mosquitto, 1.0, repetitions, session=config.session,
+        await run_async(_config(tmp_path, mosquitto, 1.0, repetitions, session=config.session,
                                         mechanisms=(RandomizedResponse(2.0),) * K))
 
 
 async def test_curator_refuses_what_it_cannot_release(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match="protocol rr"):
-        await run_curator_async(_config(tmp_path, mosquitto, 1.0, 5, function=parse_function("sum")))
+        await run_async(_config(tmp_path, mosquitto, 1.0, 5, function=parse_function("sum")))
     mixed = tuple(RandomizedResponse(1.0 + (i % 2)) for i in range(K))
     with pytest.raises(ParameterError, match="one epsilon"):
-        await run_curator_async(_config(tmp_path, mosquitto, 1.0, 5, mechanisms=mixed))
+        await run_async(_config(tmp_path, mosquitto, 1.0, 5, mechanisms=mixed))

@@ -64,10 +64,10 @@ async def _kill_all(procs: list[asyncio.subprocess.Process]) -> None:
 async def _ready_seen(endpoint: BrokerEndpoint, session: str, worker: int, seconds: float) -> None:
     """Wait until host ``worker`` has reported ready on the status topic."""
     topics = Topics(session)
-    async with asyncio.timeout(seconds), endpoint.client(f"test-{session}-watch") as client:
-        await client.subscribe(topics.status, qos=1)
-        async for message in client.messages:
-            status = WorkerStatus.model_validate_json(message.payload)  # type: ignore[arg-type]
+    async with asyncio.timeout(seconds), endpoint.connect(f"test-{session}-watch") as transport:
+        await transport.subscribe(topics.status)
+        async for delivery in transport.deliveries():
+            status = WorkerStatus.model_validate_json(delivery.payload)
             if (status.worker, status.state) == (worker, "ready"):
                 return
 

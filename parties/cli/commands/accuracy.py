@@ -19,7 +19,12 @@ import time
 import numpy as np
 
 from mpdp.analysis.accuracy import monte_carlo_accuracy
-from mpdp.parties.cli.args import papers_epilog, parse_number_list, seed_value, to_json_text
+from mpdp.parties.cli.args import (
+    papers_epilog,
+    parse_number_list,
+    seed_value,
+    to_json_text,
+)
 from mpdp.protocols.engines import ENGINES
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import MEASURE_NAMES, accuracy_measure, parse_function

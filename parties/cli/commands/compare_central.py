@@ -14,7 +14,12 @@ from mpdp.analysis.central_vs_distributed import (
     compare_majority,
     plot_comparison,
 )
-from mpdp.parties.cli.args import papers_epilog, parse_number_list, plot_file, to_json_text
+from mpdp.parties.cli.args import (
+    papers_epilog,
+    parse_number_list,
+    plot_file,
+    to_json_text,
+)
 from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
 __all__ = ["register"]

@@ -21,7 +21,12 @@ from mpdp.analysis.composition import (
 )
 from mpdp.analysis.composition_plot import plot_figure_3
 from mpdp.analysis.heterogeneous import compose_heterogeneous
-from mpdp.parties.cli.args import papers_epilog, parse_number_list, plot_file, to_json_text
+from mpdp.parties.cli.args import (
+    papers_epilog,
+    parse_number_list,
+    plot_file,
+    to_json_text,
+)
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.protocols.errors import ParameterError
 

@@ -18,17 +18,17 @@ from rich.table import Table
 
 from mpdp.analysis.observer_posterior import round_posterior
 from mpdp.parties.cli.args import output_dir, to_json_text
-from mpdp.parties.session.observe import ObserveConfig, observe
-from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.cli.display import truth_text
-from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
+from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.files import (
     SessionRoster,
     coordinator_key_path,
     read_private_key,
     read_roster,
 )
+from mpdp.parties.session.observe import ObserveConfig, observe
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import FUNCTION_NAMES, BooleanFunction, parse_function
 

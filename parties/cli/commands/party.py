@@ -12,11 +12,11 @@ import asyncio
 from pathlib import Path
 
 from mpdp.parties.cli.args import seed_value
+from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
-from mpdp.parties.session.host import HostConfig, host_bits, host_parties
-from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
 from mpdp.parties.session.files import party_key_path, read_private_key, read_roster
+from mpdp.parties.session.host import HostConfig, host_bits, host_parties
 
 __all__ = ["register"]
 

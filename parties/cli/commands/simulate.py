@@ -42,8 +42,6 @@ from mpdp.parties.cli.args import output_dir, output_file, to_json_text
 from mpdp.parties.cli.display import Progress, party_summary, print_results
 from mpdp.parties.cli.params import parse_mechanisms
 from mpdp.parties.curator.evaluate import check_curator_arguments
-from mpdp.parties.curator.outcome import CuratorRunOutcome, ReleaseOutcome
-from mpdp.parties.curator.runner import run_curator
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
@@ -205,9 +203,9 @@ def _check_rule(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Ran
 
 
 def _document(args: argparse.Namespace, dataset: Dataset, seed: int, mechanisms: list[RandomizedResponse],
-              outcome: RunOutcome | CuratorRunOutcome, rounds: list[RoundEvaluation]) -> dict[str, object]:
+              outcome: RunOutcome, rounds: list[RoundEvaluation]) -> dict[str, object]:
     privacy = None
-    if isinstance(outcome, RunOutcome):  # the curator protocol releases no per-party answers
+    if outcome.protocol == "rr":  # the curator protocol releases no per-party answers
         privacy = privacy_section(outcome.spent, outcome.rounds, args.budget, outcome.delta_slack, args.repetitions)
     return results_document(
         protocol=args.protocol, dataset=dataset.name, function=args.function, repetitions=args.repetitions,
@@ -219,7 +217,7 @@ def _document(args: argparse.Namespace, dataset: Dataset, seed: int, mechanisms:
 
 def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
              function: BooleanFunction, broker: BrokerSettings, seed: int,
-             store: Path, rules: RuleCache) -> RunOutcome | CuratorRunOutcome:
+             store: Path, rules: RuleCache) -> RunOutcome:
     config = RunConfig(
         session=f"sim-{uuid.uuid4().hex[:12]}",
         round_names=dataset.round_names,
@@ -240,10 +238,10 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
         round_timeout=args.round_timeout,
         budget=args.budget,
         delta_slack=args.delta_slack,
+        protocol=args.protocol,
     )
-    runner = run_curator if args.protocol == "curator" else run
     with Progress(dataset, enabled=not args.quiet) as progress:
-        return runner(config, progress=progress.update)
+        return run(config, progress=progress.update)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -282,7 +280,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
                           rng=seeds.theory(), rules=rules)
     document = _document(args, dataset, seed, mechanisms, outcome, rounds)
     results = [r.result for r in rounds]
-    if isinstance(outcome, CuratorRunOutcome):
+    if outcome.protocol == "curator":
         print_results(document, results, [r.rr_theoretical_accuracy or 0.0 for r in rounds])
     else:
         print_results(document, results)
@@ -293,7 +291,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
     return _timeouts(outcome.rounds)
 
 
-def _timeouts(rounds: Sequence[RoundOutcome | ReleaseOutcome]) -> int:
+def _timeouts(rounds: Sequence[RoundOutcome]) -> int:
     """Warn about rounds that closed at their timeout with parties unheard; exit code 1 if any."""
     late = [r for r in rounds if r.status == "timeout" and r.absent.size]
     if not late:

@@ -7,7 +7,12 @@ import asyncio
 
 import pytest
 
-from mpdp.broker.transport import Delivery, InMemoryBroker, MemoryTransport
+from mpdp.broker.transport import (
+    Delivery,
+    InMemoryBroker,
+    MemoryTransport,
+    next_delivery,
+)
 from mpdp.protocols.errors import ParameterError, TransportError
 
 
@@ -194,3 +199,15 @@ async def test_failed_client_raises_and_closed_client_raises() -> None:
 def test_bad_broker_parameters(kwargs: dict[str, float], name: str) -> None:
     with pytest.raises(ParameterError, match=name):
         InMemoryBroker(**kwargs)  # type: ignore[arg-type]
+
+
+async def test_next_delivery_times_out_with_none_and_loses_nothing() -> None:
+    broker = InMemoryBroker()
+    async with broker.connect("pub") as pub, broker.connect("sub") as sub:
+        await sub.subscribe("t")
+        assert await next_delivery(sub, 0.02) is None
+        await pub.publish("t", b"1")
+        await pub.publish("t", b"2")
+        assert await next_delivery(sub, 0.5) == Delivery("t", b"1")
+        assert await next_delivery(sub, 0.5) == Delivery("t", b"2")
+        assert await next_delivery(sub, 0.02) is None

@@ -13,12 +13,11 @@ import pytest
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mosquitto import run_mosquitto
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
-from mpdp.broker.settings import find_mosquitto
 from mpdp.broker.transport import Delivery, MqttTransport, Transport
 from mpdp.protocols.errors import TransportError
+from tests.mqtt_fixtures import require_mosquitto
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
-needs_mosquitto = pytest.mark.skipif(find_mosquitto() is None, reason="mosquitto not installed")
 
 
 def _id(role: str) -> str:
@@ -64,8 +63,8 @@ async def test_persistent_session_delivers_what_arrived_while_disconnected(
     assert got == [Delivery(f"t/persist/{i}", str(i).encode()) for i in range(5)]
 
 
-@needs_mosquitto
 async def test_reconnects_and_resubscribes_after_a_broker_restart() -> None:
+    require_mosquitto()
     port = free_loopback_port()
     endpoint = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=2.0)
     first = run_mosquitto(timeout=2.0, port=port)

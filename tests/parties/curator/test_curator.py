@@ -25,7 +25,7 @@ from mpdp.broker.topics import Topics
 from mpdp.parties.curator.curator import Curator
 from mpdp.parties.curator.party import CuratorParty
 from mpdp.parties.curator.store import CuratorStore
-from mpdp.parties.rr.observer import serve_observer
+from mpdp.parties.rounds.engine import open_engine
 from mpdp.parties.rr.party import PartySpec
 from mpdp.parties.rounds.roster import Roster
 from mpdp.protocols.errors import ProtocolViolation
@@ -68,20 +68,20 @@ async def test_spy_sees_only_ciphertexts_and_bad_ballots_are_rejected(
     seen: list[tuple[str, str]] = []
     with CuratorStore(tmp_path / "c.sqlite") as store:
         store.open_curator_session(session, K, REPS, ["bill"], math.inf, 0.0)
-        curator = Curator(mosquitto, topics, roster, store, signing_private, repetitions=REPS,
-                          round_timeout=10.0, seed=np.random.SeedSequence(1))
+        curator = Curator(topics, roster, seed=np.random.SeedSequence(1))
         async with mosquitto.client(f"{session}-spy") as spy, mosquitto.client(f"{session}-forger") as forger:
             await spy.subscribe("#", qos=1)
             await forger.subscribe(topics.rounds, qos=1)
             spying = asyncio.create_task(_collect(spy, seen))
-            async with serve_observer(curator):
+            async with open_engine(mosquitto, topics, roster, store, signing_private, curator,
+                                   repetitions=REPS, round_timeout=10.0) as engine:
                 ready = asyncio.Semaphore(0)
                 parties = [CuratorParty(PartySpec(i, BITS[i], mechanisms[i], private_keys[i]), mosquitto, topics,
                                         signing_public, idle_timeout=20.0) for i in (1, 2, 3)]
                 running = [asyncio.create_task(p.run(ready.release)) for p in parties]
                 for _ in parties:
                     await ready.acquire()
-                closing = asyncio.create_task(curator.run_round(0, "bill"))
+                closing = asyncio.create_task(engine.run_round(0, "bill"))
                 key = (await _next_announcement(forger)).key_bytes
                 slot = dict(session=session, round=0, party=0, repetitions=REPS)
                 good = SealedBallot.signed(private_keys[0], curator_key=key, bit=1, **slot)  # type: ignore[arg-type]
@@ -98,13 +98,13 @@ async def test_spy_sees_only_ciphertexts_and_bad_ballots_are_rejected(
                 for message in [*forged, good]:
                     await forger.publish(topics.party(0), message.model_dump_json(), qos=1)
                 outcome = await closing
-                await curator.announce_end(1)
+                await engine.finish(1)
                 assert [await task for task in running] == [1, 1, 1]
             await asyncio.sleep(0.2)
             spying.cancel()
         # the release: the majority of (1, 0, 1) every time at eps = inf; nothing recorded from the forgeries
         assert outcome.participants.tolist() == [0, 1, 2] and outcome.abstained.tolist() == [3]
-        assert outcome.outputs.tolist() == [1] * REPS and outcome.messages_rejected == 5
+        assert outcome.decisions.tolist() == [1] * REPS and outcome.messages_rejected == 5
         assert store.rejects(session) == {(0, "signature"): 2, (0, "decrypt"): 2, (0, "curator-key"): 1}
         ballots = list(store.ballots(session))
         assert [(b["party"], b["kind"]) for b in ballots] == [(0, "sealed"), (1, "sealed"), (2, "sealed"), (3, "abstain")]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mpdp.parties.rounds.outcome import RoundOutcome
-from mpdp.parties.rounds.store import RecordedMessage, RoundRecord, TranscriptStore
+from mpdp.parties.rounds.store import MessageRows, RecordedMessage, RoundRecord, TranscriptStore
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 
 REPS = 3
@@ -36,7 +36,12 @@ def _record(index: int, symbols: dict[int, list[int]], abstain: tuple[int, ...] 
         messages_rejected=2, index=index, abstained=np.array(abstain, np.int64),
         absent=np.array(absent, np.int64), status="timeout" if absent else "complete",
     )
-    return RoundRecord("s1", REPS, outcome, tuple(messages), rejects or {index: {"signature": (2, "x")}})
+    return RoundRecord("s1", outcome, MessageRows(REPS, tuple(messages)), rejects or {index: {"signature": (2, "x")}})
+
+
+def _messages(record: RoundRecord) -> tuple[RecordedMessage, ...]:
+    assert isinstance(record.rows, MessageRows)
+    return record.rows.messages
 
 
 def _same(a: RoundOutcome, b: RoundOutcome) -> None:
@@ -66,7 +71,7 @@ def test_recording_is_idempotent_and_a_conflict_is_refused(tmp_path: Path) -> No
         assert store.record_round(record) is True
         assert store.record_round(record) is False  # the round is there: nothing changes
         assert store.rejects("s1") == {(0, "signature"): 2}  # not counted twice
-        same = record.messages[0]
+        same = _messages(record)[0]
         assert store.record_message("s1", 0, REPS, same) is False
         other = RecordedMessage(0, "symbols", None, np.array([0, 0, 0], np.uint8), "forged")
         with pytest.raises(ProtocolViolation, match="conflict"):

@@ -14,7 +14,8 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
-from mpdp.parties.rr.observer import open_observer
+from mpdp.parties.rounds.engine import open_engine
+from mpdp.parties.rr.observer import Observer
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.functions import accuracy_measure, parse_function
@@ -65,10 +66,11 @@ async def test_invalid_messages_are_rejected_counted_and_not_recorded(mosquitto:
 
     store = TranscriptStore(tmp_path / "t.sqlite")
     store.open_session(session, 3, REPS, ["r0"])
-    async with open_observer(
-        mosquitto, topics, roster, store, coord_private, function=parse_function("majority"),
-        measure=accuracy_measure("zero-one", 2), repetitions=REPS, round_timeout=10.0,
-        rule_factory=observer_average_rule,
+    async with open_engine(
+        mosquitto, topics, roster, store, coord_private,
+        Observer(topics, roster, store, function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),
+                 rule_factory=observer_average_rule),
+        repetitions=REPS, round_timeout=10.0,
     ) as observer, mosquitto.client(f"{session}-sender") as sender:
         await sender.subscribe(topics.rounds, qos=1)
         round_task = asyncio.create_task(observer.run_round(0, "r0"))
@@ -103,10 +105,11 @@ async def test_symbol_range_and_timeout_records_the_absent(mosquitto: BrokerEndp
     coord_private, _ = generate_key_pair()
     store = TranscriptStore(tmp_path / "t.sqlite")
     store.open_session(session, 3, REPS, ["r0"])
-    async with open_observer(
-        mosquitto, topics, roster, store, coord_private, function=parse_function("majority"),
-        measure=accuracy_measure("zero-one", 2), repetitions=REPS, round_timeout=1.0,
-        rule_factory=observer_average_rule,
+    async with open_engine(
+        mosquitto, topics, roster, store, coord_private,
+        Observer(topics, roster, store, function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),
+                 rule_factory=observer_average_rule),
+        repetitions=REPS, round_timeout=1.0,
     ) as observer, mosquitto.client(f"{session}-sender") as sender:
         await sender.subscribe(topics.rounds, qos=1)
         round_task = asyncio.create_task(observer.run_round(0, "r0"))

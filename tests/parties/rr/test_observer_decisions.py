@@ -15,7 +15,8 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import PartyMessage
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.parties.rr.observer import open_observer
+from mpdp.parties.rounds.engine import open_engine
+from mpdp.parties.rr.observer import Observer
 from mpdp.protocols.rule_factory import zero_one_rules
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
@@ -35,10 +36,10 @@ async def test_transcript_published_and_decisions_validated(mosquitto: BrokerEnd
     store = TranscriptStore(tmp_path / "t.sqlite")
     store.open_session(session, 3, REPS, ["r0"])
     symbols = {0: np.array([1, 0, 1, 1], np.uint8), 2: np.array([0, 0, 1, 1], np.uint8)}
-    async with open_observer(
-        mosquitto, topics, roster, store, coord_private, function=parse_function("majority"),
-        measure=accuracy_measure("zero-one", 2), repetitions=REPS, round_timeout=10.0,
-        rule_factory=zero_one_rules(engine="posterior"), party_decisions=True,
+    deciding = Observer(topics, roster, store, function=parse_function("majority"),
+                        measure=accuracy_measure("zero-one", 2), rule_factory=zero_one_rules(engine="posterior"), party_decisions=True)
+    async with open_engine(
+        mosquitto, topics, roster, store, coord_private, deciding, repetitions=REPS, round_timeout=10.0,
     ) as observer, mosquitto.client(f"{session}-sender") as sender:
         await sender.subscribe(topics.rounds, qos=1)
         await sender.subscribe(topics.transcript, qos=1)
@@ -75,8 +76,8 @@ async def test_transcript_published_and_decisions_validated(mosquitto: BrokerEnd
         ]
         for topic, payload in sends:
             await sender.publish(topic, payload, qos=1)
-        assert await observer.collect_party_decisions(5.0)
-    assert observer.decisions_received == 2
+        assert deciding.decisions is not None and await deciding.decisions.collect(5.0)
+    assert deciding.decisions.received == 2
     recorded = store.party_decisions(session, 0)
     assert {p: d.tolist() for p, d in recorded.items()} == {0: [1, 0, 1, 1], 2: [0, 0, 1, 1]}
     expected = {"signature": 1, "not-participant": 1, "decision-range": 1, "repetitions": 1, "round": 1,

@@ -37,7 +37,10 @@ def _end(rounds: int) -> str:
     return Announcement.signed(COORD_PRIVATE, session="s", kind="end", round=rounds, repetitions=1).model_dump_json()
 
 
-def _party(bits: list[int], mechanism: RandomizedResponse = RandomizedResponse(0.7), *, seed: int = 5,
+RR = RandomizedResponse(0.7)
+
+
+def _party(bits: list[int], mechanism: RandomizedResponse = RR, *, seed: int = 5,
            budget: Budget | None = None, broker: InMemoryBroker | None = None) -> Party:
     spec = PartySpec(1, np.array(bits, np.int8), mechanism, PARTY_PRIVATE, np.random.SeedSequence(seed),
                      budget, PrivacyLedger(1e-6))

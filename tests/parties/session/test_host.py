@@ -1,14 +1,20 @@
 """A party host's configuration: which rows it keeps, which mode, which generators."""
 
+import asyncio
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import Announcement, WorkerStatus
+from mpdp.broker.signing import generate_key_pair
+from mpdp.broker.topics import Topics
+from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
-from mpdp.parties.session.host import HostConfig, host_bits
+from mpdp.parties.session.host import HostConfig, _ReadyBeacon, host_bits
 from mpdp.parties.session.files import write_session
 from mpdp.protocols import ParameterError, RandomizedResponse
 
@@ -68,3 +74,32 @@ def test_deployed_roles_need_a_running_broker() -> None:
         deployment_endpoint(None, {})
     with pytest.raises(ParameterError, match="--broker='embedded'"):
         deployment_endpoint("embedded", {})
+
+
+async def test_beacon_repeats_its_own_ready_until_a_signed_announcement(tmp_path: Path) -> None:
+    coordinator_private, coordinator_public = generate_key_pair()
+    stranger, _ = generate_key_pair()
+    config = _config(tmp_path, ready_interval=0.02)
+    config = dataclasses.replace(config, facts=dataclasses.replace(config.facts, coordinator_public_key=coordinator_public))
+    topics, broker = Topics("h-1"), InMemoryBroker()
+
+    def status(worker: int) -> str:
+        return WorkerStatus(session="h-1", worker=worker, state="ready", parties=(1, 3)).model_dump_json()
+
+    def announcement(key: bytes) -> str:
+        return Announcement.signed(key, session="h-1", kind="round", round=0, repetitions=1).model_dump_json()
+
+    async with broker.connect("watch") as watch:
+        await watch.subscribe(topics.status)
+        beacon = _ReadyBeacon(config, broker)
+        task = asyncio.create_task(beacon.run())
+        await beacon.subscribed.wait()
+        assert await next_delivery(watch, 0.1) is None  # nothing to repeat before its own "ready"
+        await watch.publish(topics.status, status(9))  # another host's: not repeated
+        await watch.publish(topics.status, status(config.worker))
+        seen = [await next_delivery(watch, 0.5) for _ in range(5)]
+        assert [d.payload.decode() for d in seen if d] == [status(9), status(1), status(1), status(1), status(1)]
+        await watch.publish(topics.rounds, announcement(stranger))  # not the coordinator's: keeps repeating
+        assert await next_delivery(watch, 0.5) is not None
+        await watch.publish(topics.rounds, announcement(coordinator_private))
+        await asyncio.wait_for(task, 1.0)

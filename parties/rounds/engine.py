@@ -1,0 +1,468 @@
+"""The round engine: announce, collect, close and record a round, written once for every protocol.
+
+A protocol plugs in by composition (:class:`RoundProtocol`): it names its wire message, opens a valid
+message's payload, and says what happens at close (randomized response: decide with the rule,
+:class:`mpdp.parties.rr.observer.Observer`; curator: open the ballots and release,
+:class:`mpdp.parties.curator.curator.Curator`). The engine does the rest:
+
+1. **announce** round ``index``: the protocol's announcement, signed with the coordinator key;
+2. **collect** the parties' answers on ``mpdp/{session}/party/+``. Validation, in order (the first failure
+   is the reject reason; the message is logged and counted per round and reason, never recorded as data):
+
+       topic          not a party topic of this session, or the message's party differs from its topic
+       schema         not a valid message of the protocol's class (JSON, fields, packing)
+       session        another session's message
+       unknown-party  a party id outside the roster
+       signature      the Ed25519 signature does not verify with the roster's key for that party
+       round          a round that is not open (never announced, or announced later)
+       late           a round already closed
+       duplicate      a second message from the same party for the open round
+       repetitions    not the announced number of repetitions
+       (the protocol's payload reasons, e.g. ``symbol-range``, ``decrypt``)
+
+3. **close** when every roster party has answered (with its payload or an abstention) or after
+   ``round_timeout`` seconds (the missing are ``absent``); the protocol turns the
+   :class:`ClosedRound` into a :class:`Closing`;
+4. **store** the round, the protocol's rows and the pending reject counts in one transaction
+   (:meth:`mpdp.parties.rounds.store.TranscriptStore.record_round`), then publish what the protocol
+   publishes after a round (a transcript, a release).
+
+Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
+the engine keeps :attr:`RoundEngine.ready_workers` and :attr:`RoundEngine.failed_workers`. Messages on
+the protocol's further subscriptions (:attr:`RoundProtocol.filters`) go to :meth:`RoundProtocol.receive`.
+
+The engine's client is persistent (same client id ``mpdp-{session}-{role}``; the transport reconnects
+and the broker delivers what was queued); :func:`open_engine` ends that session on exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Generic, Protocol, Self, TypeVar
+
+import numpy as np
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from numpy.typing import NDArray
+from pydantic import ValidationError
+
+from mpdp.broker.messages import RoundSigned, WorkerStatus
+from mpdp.broker.signing import (
+    SignedMessage,
+    load_private_key,
+    load_public_key,
+    verify_message,
+)
+from mpdp.broker.topics import Topics
+from mpdp.broker.transport import Connector, Transport
+from mpdp.parties.rounds.outcome import (
+    ABSTAIN_BUDGET_EXHAUSTED,
+    RoundOutcome,
+    RoundStatus,
+)
+from mpdp.parties.rounds.ranges import format_ranges
+from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.store import (
+    RejectCounts,
+    RoundRecord,
+    RoundRows,
+    TranscriptStore,
+)
+from mpdp.protocols.errors import ProtocolViolation, TransportError
+
+__all__ = [
+    "ClosedRound",
+    "Closing",
+    "PartyAnswer",
+    "PartySigned",
+    "Received",
+    "RoundEngine",
+    "RoundProtocol",
+    "SignedReader",
+    "open_engine",
+]
+
+log = logging.getLogger("mpdp.rounds")
+
+
+
+class PartySigned(SignedMessage, Protocol):
+    """A message signed by one party about one round (an answer, a party's decisions)."""
+
+    @property
+    def session(self) -> str: ...
+
+    @property
+    def round(self) -> int: ...
+
+    @property
+    def party(self) -> int: ...
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray) -> Self:
+        """Parse and validate (pydantic).
+
+        Raises:
+            pydantic.ValidationError: not a valid message.
+        """
+        ...
+
+
+class PartyAnswer(PartySigned, Protocol):
+    """A party's answer to a round: its payload, or an abstention (``reason`` set)."""
+
+    @property
+    def repetitions(self) -> int: ...
+
+    @property
+    def reason(self) -> str | None: ...
+
+
+SignedT = TypeVar("SignedT", bound=PartySigned)
+MessageT = TypeVar("MessageT", bound=PartyAnswer)
+PayloadT = TypeVar("PayloadT")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Received(Generic[MessageT, PayloadT]):
+    """One accepted answer: the message, its payload as the protocol opened it, the JSON as received."""
+
+    message: MessageT
+    payload: PayloadT
+    text: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ClosedRound(Generic[MessageT, PayloadT]):
+    """A round at its close, handed to :meth:`RoundProtocol.close`.
+
+    Attributes:
+        session, index, name, repetitions: which round, and the repetitions every answer carries.
+        status: ``"complete"`` (every roster party answered) or ``"timeout"``.
+        k: the roster size.
+        received: party id -> its accepted answer (payload or abstention).
+        rejected: messages rejected while the round was open.
+    """
+
+    session: str
+    index: int
+    name: str
+    repetitions: int
+    status: RoundStatus
+    k: int
+    received: Mapping[int, Received[MessageT, PayloadT]]
+    rejected: int
+
+    def _ids(self, keep: Callable[[PartyAnswer], bool]) -> NDArray[np.int64]:
+        return np.array([p for p in range(self.k) if p in self.received and keep(self.received[p].message)],
+                        dtype=np.int64)
+
+    @property
+    def participants(self) -> NDArray[np.int64]:
+        """int64 (n,): the parties that answered with a payload (no abstention), ascending."""
+        return self._ids(lambda message: message.reason is None)
+
+    @property
+    def abstained(self) -> NDArray[np.int64]:
+        """int64: the parties that abstained (said so on the wire), ascending."""
+        return self._ids(lambda message: message.reason is not None)
+
+    @property
+    def absent(self) -> NDArray[np.int64]:
+        """int64: the roster parties not heard from, ascending."""
+        return np.array([p for p in range(self.k) if p not in self.received], dtype=np.int64)
+
+    def outcome(self, decisions: NDArray[np.int64], symbols: NDArray[np.uint8] | None) -> RoundOutcome:
+        """The round's :class:`RoundOutcome` with the protocol's ``decisions`` (int64 (repetitions,))
+        and ``symbols`` (uint8 (repetitions, n), or None); ``exhausted`` = abstentions for
+        ``budget-exhausted``."""
+        return RoundOutcome(
+            name=self.name, index=self.index, participants=self.participants, symbols=symbols,
+            decisions=decisions, messages_received=len(self.received), messages_rejected=self.rejected,
+            abstained=self.abstained, absent=self.absent, status=self.status,
+            exhausted=self._ids(lambda message: message.reason == ABSTAIN_BUDGET_EXHAUSTED),
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Closing:
+    """What a protocol makes of a closed round: the outcome, its own rows for the store (written with
+    the round in one transaction) and ``(topic, JSON)`` messages to publish once it is recorded."""
+
+    outcome: RoundOutcome
+    rows: RoundRows
+    publish: tuple[tuple[str, str], ...] = ()
+
+
+class RoundProtocol(Protocol[MessageT, PayloadT]):
+    """What a protocol supplies to the :class:`RoundEngine` (see the module docstring)."""
+
+    @property
+    def role(self) -> str:
+        """The engine's role in client ids and logs (``observer``, ``curator``)."""
+        ...
+
+    @property
+    def message_class(self) -> type[MessageT]:
+        """The parties' wire message."""
+        ...
+
+    @property
+    def filters(self) -> tuple[str, ...]:
+        """Topic filters beyond the party and status topics (their messages go to :meth:`receive`)."""
+        ...
+
+    def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
+                     repetitions: int) -> RoundSigned:
+        """The signed announcement that opens round ``index``."""
+        ...
+
+    def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
+                         repetitions: int) -> RoundSigned:
+        """The signed announcement that ends the session after ``rounds`` rounds."""
+        ...
+
+    def payload(self, message: MessageT, where: str) -> PayloadT:
+        """The content of a message that passed the engine's checks (an abstention included).
+
+        Raises:
+            ProtocolViolation: the payload is invalid (its reason is counted; ``where`` names the message).
+        """
+        ...
+
+    def close(self, closed: ClosedRound[MessageT, PayloadT], signer: Ed25519PrivateKey) -> Closing:
+        """Decide or release: the round's outcome, rows and publications."""
+        ...
+
+    def receive(self, topic: str, text: str) -> None:
+        """A message on one of :attr:`filters` (or any other non-party topic).
+
+        Raises:
+            ProtocolViolation: reject it (``topic`` for a topic the protocol does not read).
+        """
+        ...
+
+    def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
+        """A round recorded by an earlier run, as this protocol's outcome."""
+        ...
+
+    async def conclude(self) -> None:
+        """After the last round, before the end is announced (e.g. wait for late messages)."""
+        ...
+
+
+class SignedReader:
+    """Parses a party's signed message and checks schema, session, roster, topic and signature.
+
+    Args:
+        session: the session id; roster: the parties' public keys.
+    """
+
+    def __init__(self, session: str, roster: Roster) -> None:
+        self.session = session
+        self.k = roster.k
+        self._keys = [load_public_key(key) for key in roster.public_keys]
+
+    def read(self, message_class: type[SignedT], topic: str, text: str, topic_party: int | None,
+             what: str) -> tuple[SignedT, str]:
+        """The message and a ``where`` text (``"{topic} {what} {round} party {party}"``) for later rejections.
+
+        Raises:
+            ProtocolViolation: ``topic`` (no party topic), ``schema``, ``session``, ``unknown-party``,
+                ``topic`` (another party's topic), ``signature``: the first check that fails.
+        """
+        if topic_party is None:
+            raise ProtocolViolation("topic", topic)
+        try:
+            message = message_class.model_validate_json(text)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ProtocolViolation("schema", f"{topic}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        where = f"{topic} {what} {message.round} party {message.party}"
+        if message.session != self.session:
+            raise ProtocolViolation("session", f"{where}: session {message.session!r}")
+        if not 0 <= message.party < self.k:
+            raise ProtocolViolation("unknown-party", where)
+        if message.party != topic_party:
+            raise ProtocolViolation("topic", f"{where}: sent on party {topic_party}'s topic")
+        if not verify_message(message, self._keys[message.party]):
+            raise ProtocolViolation("signature", where)
+        return message, where
+
+
+class RoundEngine(Generic[MessageT, PayloadT]):
+    """Runs the rounds of one session for one protocol. Create with :func:`open_engine`.
+
+    Args:
+        transport: the connected, subscribed client.
+        topics: the session's topics; roster: the parties' public keys.
+        store: the transcript store (the session opened in it).
+        coordinator_key: raw Ed25519 private key that signs announcements (and what the protocol signs).
+        protocol: the protocol plug-in.
+        repetitions: releases every party sends per round; round_timeout: seconds a round stays open at most.
+    """
+
+    def __init__(self, transport: Transport, topics: Topics, roster: Roster, store: TranscriptStore,
+                 coordinator_key: bytes, protocol: RoundProtocol[MessageT, PayloadT], *,
+                 repetitions: int, round_timeout: float) -> None:
+        self._transport = transport
+        self.topics = topics
+        self.roster = roster
+        self._store = store
+        self._signer = load_private_key(coordinator_key)
+        self.protocol = protocol
+        self.repetitions = repetitions
+        self.round_timeout = round_timeout
+        self._reader = SignedReader(topics.session, roster)
+        self._open: int | None = None
+        self._announced = -1
+        self._received: dict[int, Received[MessageT, PayloadT]] = {}
+        self._complete = asyncio.Event()
+        self._pending_rejects: dict[int, dict[str, tuple[int, str]]] = collections.defaultdict(dict)
+        self._round_rejects = 0
+        self.messages_received = 0
+        self.messages_rejected = 0
+        self.ready_workers: dict[int, WorkerStatus] = {}
+        self.failed_workers: dict[int, WorkerStatus] = {}
+        self.status_changed = asyncio.Event()
+
+    async def receive_all(self) -> None:
+        """Handle every delivery until cancelled.
+
+        Raises:
+            TransportError: the connection is lost for good.
+        """
+        async for delivery in self._transport.deliveries():
+            self.handle(delivery.topic, delivery.payload)
+
+    def handle(self, topic: str, payload: bytes) -> None:
+        """Route one incoming message: status, a party's answer, or the protocol's (rejects are counted)."""
+        text = payload.decode("utf-8", "replace")
+        try:
+            if topic == self.topics.status:
+                self._status(text)
+            elif self.topics.party_of(topic) is not None:
+                self._answer(topic, text)
+            else:
+                self.protocol.receive(topic, text)
+        except ProtocolViolation as exc:
+            self._reject(exc.reason, exc.detail)
+
+    def _reject(self, reason: str, detail: str) -> None:
+        bucket = self._pending_rejects[self._announced]
+        count, _ = bucket.get(reason, (0, ""))
+        bucket[reason] = (count + 1, detail[:200])
+        self.messages_rejected += 1
+        if self._open is not None:
+            self._round_rejects += 1
+        log.debug("%s: rejected a message (%s): %s", self.protocol.role, reason, detail)
+
+    def _answer(self, topic: str, text: str) -> None:
+        message, where = self._reader.read(self.protocol.message_class, topic, text, self.topics.party_of(topic),
+                                           "round")
+        if message.round != self._open:
+            raise ProtocolViolation("late" if message.round <= self._announced else "round", where)
+        if message.party in self._received:
+            raise ProtocolViolation("duplicate", where)
+        if message.repetitions != self.repetitions:
+            raise ProtocolViolation("repetitions", f"{where}: {message.repetitions} != {self.repetitions}")
+        self._received[message.party] = Received(message, self.protocol.payload(message, where), text)
+        self.messages_received += 1
+        if len(self._received) == self.roster.k:
+            self._complete.set()
+
+    def _status(self, text: str) -> None:
+        try:
+            status = WorkerStatus.model_validate_json(text)
+        except ValidationError:
+            raise ProtocolViolation("schema", f"{self.topics.status}: not a worker status") from None
+        if status.session != self.topics.session:
+            raise ProtocolViolation("session", f"{self.topics.status}: session {status.session!r}")
+        target = self.ready_workers if status.state == "ready" else self.failed_workers
+        target[status.worker] = status
+        self.status_changed.set()
+
+    async def run_round(self, index: int, name: str) -> RoundOutcome:
+        """Announce round ``index``, collect until complete or ``round_timeout``, close, record, publish.
+
+        Returns:
+            The round's outcome (also written to the store in one transaction).
+
+        Raises:
+            TransportError: the announcement or a publication failed.
+        """
+        self._received = {}
+        self._complete.clear()
+        self._round_rejects = 0
+        self._open = self._announced = index
+        announcement = self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions)
+        await self._transport.publish(self.topics.rounds, announcement.model_dump_json())
+        status: RoundStatus = "complete"
+        try:
+            async with asyncio.timeout(self.round_timeout):
+                await self._complete.wait()
+        except TimeoutError:
+            status = "timeout"
+        self._open = None
+        closing = self.protocol.close(
+            ClosedRound(self.topics.session, index, name, self.repetitions, status, self.roster.k,
+                        self._received, self._round_rejects), self._signer)
+        self._received = {}  # forget the answers (the curator's bits) once closed
+        rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
+        self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects))
+        if status == "timeout":
+            log.warning("%s: round %d (%s) timed out; absent: %s", self.protocol.role, index, name,
+                        format_ranges(closing.outcome.absent.tolist()))
+        for topic, payload in closing.publish:
+            await self._transport.publish(topic, payload)
+        return closing.outcome
+
+    def _take_rejects(self) -> RejectCounts:
+        return dict(self._pending_rejects)
+
+    async def finish(self, rounds: int) -> None:
+        """The protocol's :meth:`RoundProtocol.conclude`, then the signed end of the session (the
+        parties disconnect and their processes exit)."""
+        await self.protocol.conclude()
+        end = self.protocol.end_announcement(self._signer, self.topics.session, rounds, self.repetitions)
+        await self._transport.publish(self.topics.rounds, end.model_dump_json())
+
+    def flush_rejects(self) -> None:
+        """Write reject counts not yet in the store (those after the last round closed)."""
+        if self._pending_rejects:
+            self._store.record_rejects(self.topics.session, self._take_rejects())
+            self._pending_rejects = collections.defaultdict(dict)
+
+
+@contextlib.asynccontextmanager
+async def open_engine(
+    connector: Connector, topics: Topics, roster: Roster, store: TranscriptStore, coordinator_key: bytes,
+    protocol: RoundProtocol[MessageT, PayloadT], *, repetitions: int, round_timeout: float,
+) -> AsyncIterator[RoundEngine[MessageT, PayloadT]]:
+    """Connect (persistent session) and subscribe the engine, receive in a task; on exit stop, flush the
+    reject counts and end the persistent session on the broker.
+
+    Args: as :class:`RoundEngine`; ``connector`` is where the engine's client connects.
+
+    Raises:
+        TransportError: the connection or subscription failed, or the connection was lost for good.
+    """
+    client_id = f"mpdp-{topics.session}-{protocol.role}"
+    async with connector.connect(client_id, persistent=True) as transport:
+        await transport.subscribe(topics.all_parties, topics.status, *protocol.filters)
+        engine = RoundEngine(transport, topics, roster, store, coordinator_key, protocol,
+                             repetitions=repetitions, round_timeout=round_timeout)
+        async with asyncio.TaskGroup() as tg:
+            receiving = tg.create_task(engine.receive_all(), name=f"{protocol.role}-receive")
+            try:
+                yield engine
+            finally:
+                receiving.cancel()
+                engine.flush_rejects()
+    with contextlib.suppress(TransportError):
+        async with connector.connect(client_id):
+            pass  # a clean connection with our client id ends the persistent session

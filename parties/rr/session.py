@@ -1,0 +1,78 @@
+"""Randomized response in the runner (:mod:`mpdp.parties.session.runner`): the observer decides each
+round with the rule; every party privatizes with its seeded generator (simulation) and keeps a privacy
+ledger, recomputed from the recorded transcript when a stored session is resumed and for
+:attr:`mpdp.parties.rounds.outcome.RunOutcome.spent` at the end."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from mpdp.analysis.accounting import Spent
+from mpdp.broker.topics import Topics
+from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.privacy import ledgers_from_rounds
+from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rr.observer import Observer
+from mpdp.parties.rr.party import Party
+from mpdp.parties.session.config import RunConfig
+from mpdp.parties.session.plan import PartyPlan
+from mpdp.parties.session.seeds import SeedTree
+from mpdp.protocols.rule_factory import decision_rule
+
+__all__ = ["RandomizedResponseSession"]
+
+
+class RandomizedResponseSession:
+    """The randomized-response plug-in of the runner (a :class:`mpdp.parties.session.runner.SessionProtocol`)."""
+
+    def check(self, config: RunConfig) -> None:
+        """Nothing beyond :class:`RunConfig`'s own checks."""
+
+    @contextlib.contextmanager
+    def open_store(self, config: RunConfig) -> Iterator[tuple[TranscriptStore, frozenset[int]]]:
+        """The transcript store with the session opened; the rounds already recorded.
+
+        Raises:
+            ParameterError: the session is stored with other parameters; the store is not writable.
+        """
+        with TranscriptStore(config.store_path) as store:
+            yield store, store.open_session(config.session, config.k, config.repetitions, config.round_names)
+
+    def round_protocol(self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore,
+                       seeds: SeedTree | None) -> Observer:
+        """The observer, deciding with ``config.rule_factory`` (default: the average-case rule)."""
+        return Observer(
+            topics, roster, store, function=config.function, measure=config.measure,
+            rule_factory=config.rule_factory or functools.partial(decision_rule, engine="posterior"), party_decisions=config.party_rule is not None,
+            decision_timeout=config.round_timeout,
+            decision_seed=None if seeds is None else seeds.observer_decisions(), secure=config.secure,
+        )
+
+    def party_plan(self, config: RunConfig, seeds: SeedTree | None,
+                   earlier: Sequence[RoundOutcome]) -> PartyPlan:
+        """The seed tree's party streams seed the parties; their ledgers continue from ``earlier`` rounds."""
+        ledgers = ledgers_from_rounds(earlier, config.mechanisms, config.repetitions, config.delta_slack)
+        return PartyPlan(Party, None if seeds is None else seeds.parties(config.k), ledgers)
+
+    def finish(self, config: RunConfig, store: TranscriptStore,
+               outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
+        """The rounds with the parties' own decisions (``party_rule``) and what each party spent."""
+        if config.party_rule is not None:
+            outcomes = [_with_party_decisions(store, config, outcome) for outcome in outcomes]
+        ledgers = ledgers_from_rounds(outcomes, config.mechanisms, config.repetitions, config.delta_slack)
+        return tuple(outcomes), tuple(ledger.spent() for ledger in ledgers)
+
+
+def _with_party_decisions(store: TranscriptStore, config: RunConfig, outcome: RoundOutcome) -> RoundOutcome:
+    stored = store.party_decisions(config.session, outcome.index)
+    matrix = np.full((outcome.participants.size, config.repetitions), -1, dtype=np.int64)
+    for j, party in enumerate(outcome.participants):
+        if int(party) in stored:
+            matrix[j] = stored[int(party)]
+    return dataclasses.replace(outcome, party_decisions=matrix)
