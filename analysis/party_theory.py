@@ -115,5 +115,7 @@ def round_rule_theory(
         found = [exact(rule) for rule in party_rules]
         if all(v is not None for v in found):
             per_party = np.array(found, dtype=np.float64)
-            party_min = min(optimized_value(rule) for rule in party_rules)  # type: ignore[type-var]
+            optimized_values = [optimized_value(rule) for rule in party_rules]
+            known = [v for v in optimized_values if v is not None]
+            party_min = min(known) if len(known) == len(optimized_values) else None
     return RoundRuleTheory(observer, per_party, len(values), optimized_value(central_rule), party_min)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from functools import partial
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 import numpy as np
@@ -183,17 +184,16 @@ class SealedBallot(Answer):
         Raises:
             ProtocolViolation: a bit other than 0/1, or a malformed curator key.
         """
-        header = dict(session=session, round=int(round), party=int(party), repetitions=int(repetitions),
-                      curator_key=encode_key(curator_key), nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+        ballot_of = partial(cls, session=session, round=int(round), party=int(party), repetitions=int(repetitions),
+                            curator_key=encode_key(curator_key), nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
         if bit is None:
-            return sign_message(cls(kind="abstain", reason=reason, **header), private_key)  # type: ignore[arg-type]
+            return sign_message(ballot_of(kind="abstain", reason=reason), private_key)
         if bit not in (0, 1):
             raise ProtocolViolation("plaintext", f"bit {bit!r}: need 0 or 1")
         ad = cls.associated_data(session, round, party, repetitions, encode_key(curator_key))
         ephemeral, ciphertext = seal(curator_key, bytes([bit]), context=cls.context(session, round, party),
                                      associated_data=ad)
-        ballot = cls(kind="sealed", ephemeral_key=encode_key(ephemeral), ciphertext=encode_key(ciphertext),
-                     **header)  # type: ignore[arg-type]
+        ballot = ballot_of(kind="sealed", ephemeral_key=encode_key(ephemeral), ciphertext=encode_key(ciphertext))
         return sign_message(ballot, private_key)
 
 
