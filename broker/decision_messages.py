@@ -15,8 +15,8 @@ import binascii
 from typing import Annotated, Any, ClassVar, Self
 
 import numpy as np
-from numpy.typing import NDArray
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
 from mpdp.broker.messages import (

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Annotated, ClassVar, Literal, Self, TypeVar
 
 import numpy as np
-from numpy.typing import NDArray
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mpdp.broker.packing import pack_symbols, unpack_symbols
