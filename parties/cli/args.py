@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from mpdp.protocols.errors import ParameterError
 
@@ -59,7 +59,11 @@ def papers_epilog(*codes: str) -> str:
 _NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
-def parse_number_list(text: str, name: str, convert: Callable[[str], T] = float) -> list[T]:
+@overload
+def parse_number_list(text: str, name: str) -> list[float]: ...
+@overload
+def parse_number_list(text: str, name: str, convert: Callable[[str], T]) -> list[T]: ...
+def parse_number_list(text: str, name: str, convert: Callable[[str], Any] = float) -> list[Any]:
     """The comma-separated values of ``text``, each passed through ``convert`` (after stripping spaces).
 
     Args:
@@ -79,7 +83,7 @@ def parse_number_list(text: str, name: str, convert: Callable[[str], T] = float)
     if not text or not text.strip():
         raise ParameterError(name, text, allowed)
     items = text.split(",")
-    values: list[T] = []
+    values: list[Any] = []
     for position, item in enumerate(items, start=1):
         item = item.strip()
         if not item:

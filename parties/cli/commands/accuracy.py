@@ -101,6 +101,7 @@ def _run(args: argparse.Namespace) -> int:
             raise
         rule = observer_average_rule(mechs, function, w, observer)
         est = monte_carlo_accuracy(rule, function, w, args.samples, np.random.default_rng(args.seed))
+        assert est.interval is not None  # the Monte Carlo estimate always has its interval
         report.update(engine="posterior-monte-carlo", rules={"average": {
             "average_accuracy": est.average, "worst_case_accuracy": None, "exact": False,
             "interval": list(est.interval), "confidence": est.confidence, "samples": est.samples}})

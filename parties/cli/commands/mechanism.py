@@ -10,6 +10,8 @@ not an error. JSON is strict: an infinite value is the string "inf".
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -129,12 +131,12 @@ def _solve_graph(args: argparse.Namespace) -> tuple[dict, GraphMechanism | None]
     else:
         raise ParameterError("--boundary", None, "a value (or --balanced, or 'boundary' in the file)")
     doc: dict = {"feasible": mech.feasible, "red": "color R", "probabilities": mech.probabilities()}
-    if not mech.feasible:
+    if mech.violated_edge is not None:  # set exactly when infeasible
         doc["violated_edge"] = list(mech.violated_edge)
     return doc, mech
 
 
-def _plot(doc: dict, path: str) -> None:
+def _plot(doc: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

@@ -85,6 +85,7 @@ def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
 
 def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFunction) -> dict[str, object]:
     mechanisms = [facts.roster.mechanisms[p] for p in outcome.participants]
+    assert outcome.symbols is not None  # mpdp observe runs randomized response: symbols in the clear
     posterior = round_posterior(mechanisms, function, outcome.symbols)
     return {
         "round": outcome.index, "name": outcome.name, "status": outcome.status,

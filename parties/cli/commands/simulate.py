@@ -285,7 +285,9 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         print_results(document, results)
         if args.party_decisions:
             print(party_summary([r.parties for r in rounds if r.parties is not None], args.rule))
-        print(privacy_summary(document["privacy"]))  # type: ignore[arg-type]
+        privacy = document["privacy"]
+        assert isinstance(privacy, dict)  # a randomized-response run has its privacy section
+        print(privacy_summary(privacy))
     _write(args, out_dir, dataset, document, results, json_stream)
     return _timeouts(outcome.rounds)
 
