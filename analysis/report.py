@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp import __version__ as mpdp_version
 from mpdp.analysis.stats import clopper_pearson, consistency_test
 from mpdp.analysis.theory import AccuracyOnInput
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.secure import rng_mode
 
 if TYPE_CHECKING:
     from mpdp.analysis.evaluation import RoundEvaluation
@@ -122,7 +124,7 @@ def evaluate_decisions(
 
 
 def results_document(
-    *, protocol: str, dataset: str, function: str, repetitions: int, seed: int, seed_given: bool,
+    *, session: str, protocol: str, dataset: str, function: str, repetitions: int, seed: int, seed_given: bool,
     secure: bool, broker_kind: str, broker_url: str, alpha: float, rule: str, party_decisions: bool,
     wall_time: float, mechanisms: Sequence[RandomizedResponse], rounds: Sequence[RoundEvaluation],
     privacy: dict[str, object] | None,
@@ -130,6 +132,7 @@ def results_document(
     """The results document of a run (``results.json``; key order is the output order).
 
     Args:
+        session: the session id (also the key of the run in its transcript store).
         protocol: ``"rr"`` or ``"curator"``; dataset, function: names; repetitions: per round.
         seed: the root seed used; seed_given: whether the user gave it; secure: deployment mode.
         broker_kind, broker_url: where the run published; alpha: family-wise test level.
@@ -139,13 +142,15 @@ def results_document(
         privacy: the per-party privacy section (randomized response), or None (curator: omitted).
     """
     document: dict[str, object] = {
+        "session": session,
+        "mpdp_version": mpdp_version,
         "protocol": protocol,
         "dataset": dataset,
         "function": function,
         "repetitions": repetitions,
         "seed": seed,
         "seed_given": seed_given,
-        "mode": "deployment (CSPRNG)" if secure else "simulation (seeded generators)",
+        "mode": rng_mode(secure),
         "broker": {"kind": broker_kind, "url": broker_url},
         "alpha": alpha,
         "rule": rule,

@@ -22,7 +22,15 @@ from scipy.special import expit
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 
-__all__ = ["realized_epsilon", "sample_secure", "secure_bernoulli", "secure_choice"]
+__all__ = ["MODES", "realized_epsilon", "rng_mode", "sample_secure", "secure_bernoulli", "secure_choice"]
+
+#: How a run's parties draw their noise, as recorded in its files: a seeded simulation, or a deployment.
+MODES: tuple[str, str] = ("simulation (seeded generators)", "deployment (CSPRNG)")
+
+
+def rng_mode(secure: bool) -> str:
+    """The recorded mode of a run: ``MODES[1]`` when ``secure`` (deployment mode), else ``MODES[0]``."""
+    return MODES[int(secure)]
 
 
 def secure_bernoulli(p: float) -> bool:

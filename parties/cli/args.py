@@ -28,6 +28,7 @@ from mpdp.protocols.errors import ParameterError
 
 __all__ = [
     "PAPER_CODES",
+    "fresh_output_dir",
     "join_negative_values",
     "output_dir",
     "output_file",
@@ -35,6 +36,7 @@ __all__ = [
     "parse_number_list",
     "plot_file",
     "plot_suffixes",
+    "run_files",
     "seed_value",
     "to_json_text",
     "value_options",
@@ -174,6 +176,30 @@ def output_dir(path: str | os.PathLike[str], name: str) -> Path:
         raise ParameterError(name, text, f"a directory this process may create ({exc.strerror})") from None
     if not _writable_dir(directory):
         raise ParameterError(name, text, "a directory this process may write in")
+    return directory
+
+
+def run_files(*names: str) -> tuple[str, ...]:
+    """The files a run writes under ``names``, with SQLite's ``-wal`` and ``-shm`` beside each ``.sqlite``."""
+    return tuple(f"{n}{tail}" for n in names for tail in (("", "-wal", "-shm") if n.endswith(".sqlite") else ("",)))
+
+
+def fresh_output_dir(path: str | os.PathLike[str], name: str, files: Sequence[str], force: bool) -> Path:
+    """:func:`output_dir` for one run: a directory that holds none of ``files`` from an earlier run.
+
+    One ``--out`` holds one run, so that its ``results.json``, plot and transcript describe the same
+    session. With ``force`` the earlier run's ``files`` are deleted (other files are left alone).
+
+    Raises:
+        ParameterError: as :func:`output_dir`; or ``files`` already there and no ``force`` (names them).
+    """
+    directory = output_dir(path, name)
+    found = [f for f in files if (directory / f).exists()]
+    if found and not force:
+        raise ParameterError(name, os.fspath(path), f"a directory without an earlier run (it holds {', '.join(found)})",
+                             hint="give a new directory, or --force to replace that run's files")
+    for f in found:
+        (directory / f).unlink()
     return directory
 
 

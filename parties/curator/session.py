@@ -26,6 +26,7 @@ from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.plan import PartyPlan
 from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.secure import rng_mode
 
 __all__ = ["CuratorSession", "curator_privacy_level"]
 
@@ -73,7 +74,8 @@ class CuratorSession:
         epsilon, delta = curator_privacy_level(config)
         with CuratorStore(config.store_path) as store:
             yield store, store.open_curator_session(config.session, config.k, config.repetitions,
-                                                    config.round_names, epsilon, delta)
+                                                    config.round_names, epsilon, delta,
+                                                    mode=rng_mode(config.secure))
 
     def round_protocol(self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore,
                        seeds: SeedTree | None) -> Curator:

@@ -73,18 +73,19 @@ class CuratorStore(TranscriptStore):
         ParameterError: the path cannot be opened as a SQLite database.
     """
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str | None) -> None:
         super().__init__(path, schema=_SCHEMA)
 
     def open_curator_session(self, session: str, parties: int, repetitions: int,
-                             round_names: Sequence[str], epsilon: float, delta: float) -> frozenset[int]:
+                             round_names: Sequence[str], epsilon: float, delta: float, *,
+                             mode: str) -> frozenset[int]:
         """:meth:`TranscriptStore.open_session` and the mechanism's (epsilon, delta); return the
         indices of rounds already recorded.
 
         Raises:
             ParameterError: the session exists with other parameters.
         """
-        recorded = self.open_session(session, parties, repetitions, round_names)
+        recorded = self.open_session(session, parties, repetitions, round_names, mode=mode)
         rows = self.query("SELECT epsilon, delta FROM curator_sessions WHERE session = ?", (session,))
         if not rows:
             if recorded:

@@ -2,7 +2,7 @@
 
 Tables::
 
-    sessions  (session PK, parties, repetitions, round_names JSON)
+    sessions  (session PK, parties, repetitions, round_names JSON, created, mode, mpdp_version)
     messages  (session, round, party PK; kind symbols|abstain|absent, reason, repetitions,
                symbols BLOB uint8, payload = the signed wire JSON (NULL when absent), received)
     rounds    (session, round PK; name, status complete|timeout, participants/abstained/absent JSON,
@@ -36,6 +36,7 @@ from typing import Any, Literal, Protocol, Self
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp import __version__ as mpdp_version
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 
@@ -57,7 +58,7 @@ PartyDecisions = Mapping[int, tuple[NDArray[np.int64], str]]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     session TEXT PRIMARY KEY, parties INTEGER NOT NULL, repetitions INTEGER NOT NULL,
-    round_names TEXT NOT NULL, created REAL NOT NULL);
+    round_names TEXT NOT NULL, created REAL NOT NULL, mode TEXT NOT NULL, mpdp_version TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS messages (
     session TEXT NOT NULL, round INTEGER NOT NULL, party INTEGER NOT NULL,
     kind TEXT NOT NULL CHECK (kind IN ('symbols', 'abstain', 'absent')), reason TEXT,
@@ -187,23 +188,31 @@ class TranscriptStore:
     """A SQLite transcript store; use as a context manager (closes the connection).
 
     Args:
-        path: the database file (created with its parent directory if missing).
+        path: the database file (created with its parent directory if missing); None keeps the
+            transcript in memory only (nothing is written, nothing is left to point at).
         schema: SQL creating a protocol's own tables (``CREATE TABLE IF NOT EXISTS ...``), if any.
 
     Raises:
         ParameterError: the path cannot be opened as a SQLite database.
     """
 
-    def __init__(self, path: Path | str, *, schema: str = "") -> None:
-        self.path = Path(path)
+    def __init__(self, path: Path | str | None, *, schema: str = "") -> None:
+        self.path = None if path is None else Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(":memory:" if self.path is None else self.path, isolation_level=None,
+                                       check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA + schema)
         except (sqlite3.Error, OSError) as exc:
             raise ParameterError("store_path", str(path), "a writable SQLite file", hint=str(exc)) from exc
+
+    @property
+    def where(self) -> str:
+        """Where the transcript is, for messages: the file, or that it is in memory only."""
+        return str(self.path) if self.path is not None else "memory only (not kept)"
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -232,29 +241,41 @@ class TranscriptStore:
         """The rows of one read-only SQL statement (for a protocol's own tables)."""
         return [tuple(row) for row in self._db.execute(sql, tuple(parameters))]
 
-    def open_session(self, session: str, parties: int, repetitions: int, round_names: Sequence[str]) -> frozenset[int]:
+    def open_session(self, session: str, parties: int, repetitions: int, round_names: Sequence[str], *,
+                     mode: str) -> frozenset[int]:
         """Register a session (or find it again); return the indices of rounds already recorded.
 
+        The row also records ``mode`` (how the parties draw their noise: :func:`mpdp.protocols.secure.rng_mode`)
+        and the version of mpdp that opened the session.
+
         Raises:
-            ParameterError: the session exists with other parties, repetitions or round names (a
+            ParameterError: the session exists with other parties, repetitions, round names or mode (a
                 resumed run must be the same run).
         """
         names = json.dumps(list(round_names))
         row = self._db.execute(
-            "SELECT parties, repetitions, round_names FROM sessions WHERE session = ?", (session,)
+            "SELECT parties, repetitions, round_names, mode FROM sessions WHERE session = ?", (session,)
         ).fetchone()
         if row is None:
             self._db.execute(
-                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?)",
-                (session, parties, repetitions, names, time.time()),
+                "INSERT INTO sessions (session, parties, repetitions, round_names, created, mode, mpdp_version) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session, parties, repetitions, names, time.time(), mode, mpdp_version),
             )
-        elif tuple(row) != (parties, repetitions, names):
+        elif tuple(row) != (parties, repetitions, names, mode):
             raise ParameterError(
                 "session", session,
-                f"a new session id, or the stored one's {row[0]} parties, {row[1]} repetitions and "
-                "round names (it is in the store already)",
+                f"a new session id, or the stored one's {row[0]} parties, {row[1]} repetitions, "
+                f"round names and mode {row[3]!r} (it is in the store already)",
             )
         return frozenset(self.recorded_rounds(session))
+
+    def sessions(self) -> dict[str, dict[str, object]]:
+        """Every stored session: id -> its ``parties``, ``repetitions``, ``mode``, ``mpdp_version``, ``created``."""
+        rows = self._db.execute(
+            "SELECT session, parties, repetitions, mode, mpdp_version, created FROM sessions ORDER BY created")
+        return {row[0]: dict(zip(("parties", "repetitions", "mode", "mpdp_version", "created"), row[1:], strict=True))
+                for row in rows}
 
     def recorded_rounds(self, session: str) -> list[int]:
         """Indices of the rounds recorded for ``session``, ascending."""

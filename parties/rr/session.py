@@ -24,6 +24,7 @@ from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.plan import PartyPlan
 from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.rule_factory import decision_rule
+from mpdp.protocols.secure import rng_mode
 
 __all__ = ["RandomizedResponseSession"]
 
@@ -42,7 +43,8 @@ class RandomizedResponseSession:
             ParameterError: the session is stored with other parameters; the store is not writable.
         """
         with TranscriptStore(config.store_path) as store:
-            yield store, store.open_session(config.session, config.k, config.repetitions, config.round_names)
+            yield store, store.open_session(config.session, config.k, config.repetitions, config.round_names,
+                                                    mode=rng_mode(config.secure))
 
     def round_protocol(self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore,
                        seeds: SeedTree | None) -> Observer:

@@ -46,7 +46,7 @@ class RunConfig:
         function, measure: f and the accuracy measure w (|Y| x |Y|) of the decision rule.
         broker: where the broker is (:class:`mpdp.broker.settings.BrokerSettings`).
         workers: worker processes (at most k are used); None = :func:`default_workers`, one per core.
-        store_path: the SQLite transcript store.
+        store_path: the SQLite transcript store; None keeps the transcript in memory only.
         secure: deployment mode (parties sample with :mod:`mpdp.protocols.secure`).
         round_timeout: seconds a round stays open before the missing parties are recorded absent.
         ready_timeout: seconds to wait for every worker to have its parties subscribed.
@@ -76,7 +76,7 @@ class RunConfig:
     measure: NDArray[np.float64]
     broker: BrokerSettings
     workers: int | None
-    store_path: Path
+    store_path: Path | None
     secure: bool = False
     round_timeout: float = 30.0
     ready_timeout: float = 60.0
@@ -129,7 +129,7 @@ class RunConfig:
         object.__setattr__(self, "bits", bits)
         object.__setattr__(self, "mechanisms", tuple(self.mechanisms))
         object.__setattr__(self, "measure", measure)
-        object.__setattr__(self, "store_path", Path(self.store_path))
+        object.__setattr__(self, "store_path", None if self.store_path is None else Path(self.store_path))
 
     @property
     def k(self) -> int:

@@ -46,7 +46,10 @@ from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.rule_factory import zero_one_rules
 
-__all__ = ["ObserveConfig", "observe", "observe_async", "wait_for_parties"]
+__all__ = ["HOSTS_MODE", "ObserveConfig", "observe", "observe_async", "wait_for_parties"]
+
+#: The mode a deployed session records: the observer draws nothing, each ``mpdp party`` host chooses.
+HOSTS_MODE = "deployment (each party host: CSPRNG, or seeded generators with mpdp party --seed)"
 
 _POLL = 0.5
 
@@ -158,7 +161,7 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
     roster, session = config.facts.roster, config.facts.session
     topics = Topics(session)
     with TranscriptStore(config.store_path) as store:
-        recorded = store.open_session(session, roster.k, config.repetitions, config.round_names)
+        recorded = store.open_session(session, roster.k, config.repetitions, config.round_names, mode=HOSTS_MODE)
         observer = Observer(topics, roster, store, function=config.function, measure=np.eye(2),
                             rule_factory=zero_one_rules(engine="posterior"))
         async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, observer,

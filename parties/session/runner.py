@@ -189,7 +189,7 @@ async def drive_rounds(
             if parties is not None:
                 parties.check(engine, f"during round {index} ({name!r}), recorded with {outcome.absent.size} "
                                       f"absent part{'y' if outcome.absent.size == 1 else 'ies'}; rounds 0-{index} "
-                                      f"are in {store.path}")
+                                      f"are in {store.where}")
         outcomes.append(outcome)
         on_round(outcome)
     await engine.finish(len(round_names))

@@ -99,7 +99,7 @@ async def test_parties_stop_when_the_next_answer_would_exceed(mosquitto: BrokerE
     ]
     ready = asyncio.Semaphore(0)
     with TranscriptStore(tmp_path / "t.sqlite") as store:
-        store.open_session(session, K, REPS, NAMES)
+        store.open_session(session, K, REPS, NAMES, mode="simulation (seeded generators)")
         async with open_engine(
             mosquitto, topics, roster, store, coord_private,
             Observer(topics, roster, store, function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),

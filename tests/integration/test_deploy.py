@@ -14,12 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import mpdp
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import PartyMessage, WorkerStatus
 from mpdp.broker.signing import verify_message
 from mpdp.broker.topics import Topics
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.session.files import read_roster
+from mpdp.parties.session.observe import HOSTS_MODE
 from mpdp.parties.rounds.store import TranscriptStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
@@ -112,6 +114,7 @@ async def test_keys_two_party_hosts_and_the_observer_as_processes(mosquitto: Bro
     bits = load_dataset(str(votes)).bits
     decisions = json.loads((out / "decisions.json").read_text())
     assert decisions["session"] == session and len(decisions["rounds"]) == R
+    assert (decisions["mode"], decisions["mpdp_version"]) == (HOSTS_MODE, mpdp.__version__)
     with TranscriptStore(out / "transcripts.sqlite") as store:
         assert store.recorded_rounds(session) == list(range(R))
         for r in range(R):

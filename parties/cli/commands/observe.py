@@ -3,12 +3,16 @@
 Waits until every party of the roster is ready, announces the rounds (signed), records every message
 in SQLite, decides each round with the optimal rule and announces the end. It does not know the bits:
 it prints its decisions and its posterior (P(decision | transcript), expected number of ones).
-``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json``.
+``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json`` of this one session: the same session
+again resumes it (recorded rounds are skipped); a directory holding another session's is refused unless
+``--force``, which replaces them.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import sys
 from pathlib import Path
 
@@ -16,10 +20,12 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from mpdp import __version__ as mpdp_version
 from mpdp.analysis.observer_posterior import round_posterior
-from mpdp.parties.cli.args import output_dir, to_json_text
+from mpdp.parties.cli.args import fresh_output_dir, output_dir, run_files, to_json_text
 from mpdp.parties.cli.display import truth_text
 from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.files import (
@@ -28,7 +34,7 @@ from mpdp.parties.session.files import (
     read_private_key,
     read_roster,
 )
-from mpdp.parties.session.observe import ObserveConfig, observe
+from mpdp.parties.session.observe import HOSTS_MODE, ObserveConfig, observe
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import FUNCTION_NAMES, BooleanFunction, parse_function
 
@@ -68,8 +74,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
                    help="how long a round stays open; the missing are recorded absent (default: 60)")
     p.add_argument("--out", default=".", metavar="DIR",
-                   help="write transcripts.sqlite and decisions.json here (default: .)")
+                   help="write this session's transcripts.sqlite and decisions.json here; the same session "
+                        "resumes, another one's files are refused (default: .)")
+    p.add_argument("--force", action="store_true", help="replace another session's files in --out")
     p.set_defaults(run=_run)
+
+
+#: The files of one session in ``--out DIR``.
+OUT_FILES = run_files("transcripts.sqlite", "decisions.json")
+
+
+def _other_sessions(out: Path, session: str) -> list[str]:
+    """The sessions other than ``session`` whose transcript or decisions are in ``out``."""
+    found: set[str] = set()
+    if (out / "transcripts.sqlite").exists():
+        with TranscriptStore(out / "transcripts.sqlite") as store:
+            found.update(store.sessions())
+    if (out / "decisions.json").exists():
+        with contextlib.suppress(ValueError, AttributeError):
+            found.add(str(json.loads((out / "decisions.json").read_text()).get("session")))
+    return sorted(found - {session})
 
 
 def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
@@ -123,7 +147,8 @@ def _run(args: argparse.Namespace) -> int:
     facts = read_roster(args.roster)
     coordinator = read_private_key(coordinator_key_path(args.keys), facts, None)
     function = parse_function(args.function)
-    out = output_dir(args.out, "--out")
+    others = _other_sessions(output_dir(args.out, "--out"), facts.session)
+    out = fresh_output_dir(args.out, "--out", OUT_FILES if others else (), args.force)
     config = ObserveConfig(
         facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),
         function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
@@ -131,7 +156,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     outcomes = observe(config)
     document = {
-        "session": facts.session, "function": args.function, "repetitions": args.repetitions,
+        "session": facts.session, "mpdp_version": mpdp_version, "mode": HOSTS_MODE, "function": args.function, "repetitions": args.repetitions,
         "broker": endpoint.url, "store": str(config.store_path),
         "rounds": [_round_json(o, facts, function) for o in outcomes],
     }

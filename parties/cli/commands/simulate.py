@@ -4,7 +4,8 @@ Everything the user typed is validated before any process starts (dataset, funct
 delta, repetitions, broker URL). Then the runner starts the broker, the observer and the worker
 processes; a progress bar follows the messages; the table compares each round's measured accuracy
 with the exact theory. ``--out DIR`` keeps ``transcripts.sqlite``, ``results.json`` and
-``accuracy.png``; ``--json FILE`` writes the JSON alone. ``--budget EPS,DELTA`` stops each party
+``accuracy.png`` of this one run (a directory that holds another run's is refused unless ``--force``;
+without ``--out`` the transcript stays in memory); ``--json FILE`` writes the JSON alone. ``--budget EPS,DELTA`` stops each party
 before an answer would take it past its budget; every party's spent privacy (exact optimum at
 ``--delta-slack`` next to basic composition) is in the ``privacy`` section and the last line.
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import tempfile
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,7 +38,7 @@ from mpdp.analysis.report import (
     results_document,
 )
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.cli.args import output_dir, output_file, to_json_text
+from mpdp.parties.cli.args import fresh_output_dir, output_file, run_files, to_json_text
 from mpdp.parties.cli.curator_arguments import check_curator_arguments
 from mpdp.parties.cli.display import Progress, party_summary, print_results
 from mpdp.parties.cli.params import parse_mechanisms
@@ -68,7 +68,10 @@ from mpdp.protocols.functions import (
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rule_factory import RuleCache, check_rule_size, zero_one_rules
 
-__all__ = ["register"]
+__all__ = ["OUT_FILES", "register"]
+
+#: The files of one run in ``--out DIR``.
+OUT_FILES = run_files("transcripts.sqlite", "results.json", "accuracy.png")
 
 EPILOG = f"""\
 examples:
@@ -147,7 +150,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--delta-slack", type=float, default=DEFAULT_DELTA_SLACK, metavar="D",
                    help=f"delta_tilde of the exact optimal composition, in [0, 1) (default: {DEFAULT_DELTA_SLACK:g})")
     p.add_argument("--out", metavar="DIR",
-                   help="write transcripts.sqlite, results.json and accuracy.png here")
+                   help="write this run's transcripts.sqlite, results.json and accuracy.png here (refused "
+                        "if DIR holds an earlier run's; default: the transcript is not kept)")
+    p.add_argument("--force", action="store_true",
+                   help="with --out: replace an earlier run's files in DIR")
     p.add_argument("--json", metavar="FILE",
                    help="write the results as JSON here ('-': to standard output, the table to stderr)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -184,7 +190,9 @@ def _check_numbers(args: argparse.Namespace) -> None:
     if not args.round_timeout > 0:
         raise ParameterError("--round-timeout", args.round_timeout, "a number of seconds > 0")
     # output paths are checked (and --out created) before any process starts: no run is lost at the end
-    args.out = None if args.out is None else output_dir(args.out, "--out")
+    if args.force and args.out is None:
+        raise ParameterError("--force", True, "only with --out DIR (it replaces an earlier run's files there)")
+    args.out = None if args.out is None else fresh_output_dir(args.out, "--out", OUT_FILES, args.force)
     if args.json is not None and args.json != "-":
         args.json = output_file(args.json, "--json")
 
@@ -207,7 +215,7 @@ def _document(args: argparse.Namespace, dataset: Dataset, seed: int, mechanisms:
     if outcome.protocol == "rr":  # the curator protocol releases no per-party answers
         privacy = privacy_section(outcome.spent, outcome.rounds, args.budget, outcome.delta_slack, args.repetitions)
     return results_document(
-        protocol=args.protocol, dataset=dataset.name, function=args.function, repetitions=args.repetitions,
+        session=outcome.session, protocol=args.protocol, dataset=dataset.name, function=args.function, repetitions=args.repetitions,
         seed=seed, seed_given=args.seed is not None, secure=args.secure, broker_kind=outcome.broker_kind,
         broker_url=outcome.broker_url, alpha=args.alpha, rule=args.rule if args.protocol == "rr" else "curator",
         party_decisions=bool(args.party_decisions) and args.protocol == "rr", wall_time=outcome.wall_time,
@@ -216,7 +224,7 @@ def _document(args: argparse.Namespace, dataset: Dataset, seed: int, mechanisms:
 
 def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
              function: BooleanFunction, broker: BrokerSettings, seed: int,
-             store: Path, rules: RuleCache) -> RunOutcome:
+             store: Path | None, rules: RuleCache) -> RunOutcome:
     config = RunConfig(
         session=f"sim-{uuid.uuid4().hex[:12]}",
         round_names=dataset.round_names,
@@ -271,9 +279,8 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
     _check_rule(args, dataset, mechanisms, function)
     rules = RuleCache()
     out_dir = args.out
-    with tempfile.TemporaryDirectory(prefix="mpdp-") as scratch:
-        store = (out_dir or Path(scratch)) / "transcripts.sqlite"
-        outcome = _execute(args, dataset, mechanisms, function, broker, seed, store, rules)
+    store = None if out_dir is None else out_dir / "transcripts.sqlite"
+    outcome = _execute(args, dataset, mechanisms, function, broker, seed, store, rules)
     rule = args.rule if args.protocol == "rr" else "curator"
     rounds = evaluate_run(outcome, dataset.bits, mechanisms, function, rule=rule, alpha=args.alpha,
                           rng=seeds.theory(), rules=rules)

@@ -9,6 +9,8 @@ import pytest
 
 from mpdp.parties.cli.main import COMMANDS, build_parser
 from mpdp.parties.cli.args import (
+    fresh_output_dir,
+    run_files,
     join_negative_values,
     output_dir,
     output_file,
@@ -188,3 +190,16 @@ def test_json_is_strict_with_infinite_epsilon(capsys) -> None:
     assert doc["rules"]["average"]["average_accuracy"] <= 1.0
     doc = ok(capsys, "mechanism", "--graph", "line:2,2", "--epsilon", "inf", "--boundary", "0.5", "--json")
     assert doc["red"] == "color R"
+
+
+def test_one_run_per_output_directory(tmp_path) -> None:
+    files = run_files("t.sqlite", "results.json")
+    assert files == ("t.sqlite", "t.sqlite-wal", "t.sqlite-shm", "results.json")
+    assert fresh_output_dir(tmp_path / "new", "--out", files, force=False) == tmp_path / "new"
+    for name in ("t.sqlite", "t.sqlite-wal", "results.json", "notes.txt"):
+        (tmp_path / name).write_text("earlier")
+    with pytest.raises(ParameterError, match=r"it holds t.sqlite, t.sqlite-wal, results.json.*--force"):
+        fresh_output_dir(tmp_path, "--out", files, force=False)
+    assert (tmp_path / "t.sqlite").exists()  # refused: nothing deleted
+    fresh_output_dir(tmp_path, "--out", files, force=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "notes.txt"]  # only the run's files go

@@ -67,7 +67,7 @@ async def test_spy_sees_only_ciphertexts_and_bad_ballots_are_rejected(
     other_private, other_public = generate_x25519_key_pair()
     seen: list[tuple[str, str]] = []
     with CuratorStore(tmp_path / "c.sqlite") as store:
-        store.open_curator_session(session, K, REPS, ["bill"], math.inf, 0.0)
+        store.open_curator_session(session, K, REPS, ["bill"], math.inf, 0.0, mode="simulation (seeded generators)")
         curator = Curator(topics, roster, seed=np.random.SeedSequence(1))
         async with mosquitto.client(f"{session}-spy") as spy, mosquitto.client(f"{session}-forger") as forger:
             await spy.subscribe("#", qos=1)

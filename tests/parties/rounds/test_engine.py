@@ -70,7 +70,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     broker = InMemoryBroker()
     roster, keys = Roster.generate(MECHANISMS)
     with TranscriptStore(tmp_path / "t.sqlite") as store:
-        store.open_session(SESSION, 3, REPS, ["r0", "r1"])
+        store.open_session(SESSION, 3, REPS, ["r0", "r1"], mode="simulation (seeded generators)")
         async with broker.connect("sender") as sender:
             await sender.subscribe(TOPICS.rounds, TOPICS.release)
             yield World(broker, roster, keys, generate_key_pair(), store, sender)
@@ -189,7 +189,7 @@ async def test_the_curator_opens_ballots_releases_and_records_ciphertexts_only(t
     roster, keys = Roster.generate((RandomizedResponse(math.inf),) * 3)
     signing_private, signing_public = generate_key_pair()
     with CuratorStore(tmp_path / "c.sqlite") as store:
-        store.open_curator_session(SESSION, 3, REPS, ["bill"], math.inf, 0.0)
+        store.open_curator_session(SESSION, 3, REPS, ["bill"], math.inf, 0.0, mode="simulation (seeded generators)")
         async with broker.connect("sender") as sender, open_engine(
             broker, TOPICS, roster, store, signing_private, Curator(TOPICS, roster, seed=np.random.SeedSequence(3)),
             repetitions=REPS, round_timeout=5.0,

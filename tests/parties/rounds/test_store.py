@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import mpdp
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.store import MessageRows, RecordedMessage, RoundRecord, TranscriptStore
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
@@ -55,7 +56,7 @@ def _same(a: RoundOutcome, b: RoundOutcome) -> None:
 def test_a_round_is_stored_and_loaded_back(tmp_path: Path) -> None:
     record = _record(0, {0: [1, 0, 1], 2: [0, 0, 1], 3: [1, 1, 1]}, abstain=(1,))
     with TranscriptStore(tmp_path / "t.sqlite") as store:
-        assert store.open_session("s1", 4, REPS, ["bill 0", "bill 1"]) == frozenset()
+        assert store.open_session("s1", 4, REPS, ["bill 0", "bill 1"], mode="simulation (seeded generators)") == frozenset()
         assert store.record_round(record)
         loaded = store.load_round("s1", 0)
     _same(loaded, record.outcome)
@@ -67,7 +68,7 @@ def test_a_round_is_stored_and_loaded_back(tmp_path: Path) -> None:
 def test_recording_is_idempotent_and_a_conflict_is_refused(tmp_path: Path) -> None:
     record = _record(0, {0: [1, 0, 1], 1: [0, 0, 0]})
     with TranscriptStore(tmp_path / "t.sqlite") as store:
-        store.open_session("s1", 4, REPS, ["a"])
+        store.open_session("s1", 4, REPS, ["a"], mode="simulation (seeded generators)")
         assert store.record_round(record) is True
         assert store.record_round(record) is False  # the round is there: nothing changes
         assert store.rejects("s1") == {(0, "signature"): 2}  # not counted twice
@@ -83,7 +84,7 @@ def test_recording_is_idempotent_and_a_conflict_is_refused(tmp_path: Path) -> No
 
 def test_a_failed_round_transaction_leaves_nothing(tmp_path: Path) -> None:
     with TranscriptStore(tmp_path / "t.sqlite") as store:
-        store.open_session("s1", 4, REPS, ["a", "b"])
+        store.open_session("s1", 4, REPS, ["a", "b"], mode="simulation (seeded generators)")
         store.record_message("s1", 1, REPS, RecordedMessage(0, "symbols", None, np.zeros(3, np.uint8), "other"))
         with pytest.raises(ProtocolViolation):
             store.record_round(_record(1, {0: [1, 1, 1]}))
@@ -93,16 +94,16 @@ def test_a_failed_round_transaction_leaves_nothing(tmp_path: Path) -> None:
 def test_resume_reports_recorded_rounds_and_refuses_another_run(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "t.sqlite"
     with TranscriptStore(path) as store:
-        store.open_session("s1", 4, REPS, ["a", "b", "c"])
+        store.open_session("s1", 4, REPS, ["a", "b", "c"], mode="simulation (seeded generators)")
         store.record_round(_record(0, {0: [1, 1, 1]}))
         store.record_round(_record(2, {1: [0, 1, 0]}))
     with TranscriptStore(path) as store:
-        assert store.open_session("s1", 4, REPS, ["a", "b", "c"]) == frozenset({0, 2})
+        assert store.open_session("s1", 4, REPS, ["a", "b", "c"], mode="simulation (seeded generators)") == frozenset({0, 2})
         with pytest.raises(ParameterError, match="session"):
-            store.open_session("s1", 5, REPS, ["a", "b", "c"])
+            store.open_session("s1", 5, REPS, ["a", "b", "c"], mode="simulation (seeded generators)")
         with pytest.raises(ParameterError, match="round"):
             store.load_round("s1", 1)
-        assert store.open_session("s2", 4, REPS, ["a"]) == frozenset()
+        assert store.open_session("s2", 4, REPS, ["a"], mode="simulation (seeded generators)") == frozenset()
 
 
 def test_unwritable_path_is_a_parameter_error(tmp_path: Path) -> None:
@@ -113,7 +114,7 @@ def test_unwritable_path_is_a_parameter_error(tmp_path: Path) -> None:
 
 def test_export_csv_and_json(tmp_path: Path) -> None:
     with TranscriptStore(tmp_path / "t.sqlite") as store:
-        store.open_session("s1", 4, REPS, ["bill 0", "bill 1"])
+        store.open_session("s1", 4, REPS, ["bill 0", "bill 1"], mode="simulation (seeded generators)")
         store.record_round(_record(0, {0: [1, 0, 1], 3: [2, 3, 0]}, abstain=(2,)))
         store.record_round(_record(1, {1: [0, 0, 1]}))
         store.record_rejects("s1", {1: {"late": (1, "y")}})
@@ -130,3 +131,25 @@ def test_export_csv_and_json(tmp_path: Path) -> None:
     assert [r["participants"] for r in document["rounds"]] == [[0, 3], [1]]
     assert document["rounds"][0]["abstained"] == [2] and document["rounds"][1]["absent"] == [0, 2, 3]
     assert len(document["messages"]) == 8 and document["rejects"][1] == {"round": 1, "reason": "late", "count": 1}
+
+
+def test_sessions_record_their_mode_and_the_mpdp_version(tmp_path: Path) -> None:
+    with TranscriptStore(tmp_path / "t.sqlite") as store:
+        store.open_session("s1", 4, REPS, ["a"], mode="deployment (CSPRNG)")
+        store.open_session("s2", 3, REPS, ["a"], mode="simulation (seeded generators)")
+        with pytest.raises(ParameterError, match="mode 'deployment"):  # a resumed run keeps its mode
+            store.open_session("s1", 4, REPS, ["a"], mode="simulation (seeded generators)")
+        sessions = store.sessions()
+    assert list(sessions) == ["s1", "s2"]
+    assert [(s["parties"], s["mode"], s["mpdp_version"]) for s in sessions.values()] == [
+        (4, "deployment (CSPRNG)", mpdp.__version__), (3, "simulation (seeded generators)", mpdp.__version__)]
+
+
+def test_a_store_without_a_path_is_in_memory_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with TranscriptStore(None) as store:
+        assert store.open_session("s1", 4, REPS, ["a"], mode="deployment (CSPRNG)") == frozenset()
+        assert store.record_round(_record(0, {0: [1, 0, 1]}))
+        assert store.recorded_rounds("s1") == [0]
+        assert store.where == "memory only (not kept)"
+    assert list(tmp_path.iterdir()) == []  # nothing written

@@ -65,7 +65,7 @@ async def test_invalid_messages_are_rejected_counted_and_not_recorded(mosquitto:
     sends.insert(8, (topics.party(0), message(0, keys[0], symbols=np.array([2, 0, 0, 0, 0], np.uint8)).model_dump_json()))
 
     store = TranscriptStore(tmp_path / "t.sqlite")
-    store.open_session(session, 3, REPS, ["r0"])
+    store.open_session(session, 3, REPS, ["r0"], mode="simulation (seeded generators)")
     async with open_engine(
         mosquitto, topics, roster, store, coord_private,
         Observer(topics, roster, store, function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),
@@ -104,7 +104,7 @@ async def test_symbol_range_and_timeout_records_the_absent(mosquitto: BrokerEndp
     roster, keys = Roster.generate((RandomizedResponse(1.0),) * 3)
     coord_private, _ = generate_key_pair()
     store = TranscriptStore(tmp_path / "t.sqlite")
-    store.open_session(session, 3, REPS, ["r0"])
+    store.open_session(session, 3, REPS, ["r0"], mode="simulation (seeded generators)")
     async with open_engine(
         mosquitto, topics, roster, store, coord_private,
         Observer(topics, roster, store, function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),

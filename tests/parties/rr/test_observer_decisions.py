@@ -34,7 +34,7 @@ async def test_transcript_published_and_decisions_validated(mosquitto: BrokerEnd
     coord_private, coord_public = generate_key_pair()
     stranger, _ = generate_key_pair()
     store = TranscriptStore(tmp_path / "t.sqlite")
-    store.open_session(session, 3, REPS, ["r0"])
+    store.open_session(session, 3, REPS, ["r0"], mode="simulation (seeded generators)")
     symbols = {0: np.array([1, 0, 1, 1], np.uint8), 2: np.array([0, 0, 1, 1], np.uint8)}
     deciding = Observer(topics, roster, store, function=parse_function("majority"),
                         measure=accuracy_measure("zero-one", 2), rule_factory=zero_one_rules(engine="posterior"), party_decisions=True)

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.session.observe import HOSTS_MODE
 from tests.parties.cli.invoke import refused
 
 BROKER = "mqtt://127.0.0.1:1"
@@ -17,3 +19,17 @@ def test_observe_checks_its_arguments(keys_folder: Path, capsys: pytest.CaptureF
     assert "readable key file of the coordinator" in refused(
         capsys, "observe", "--roster", roster, "--keys", str(keys_folder / "parties"), "--rounds", "1",
         "--broker", BROKER)
+
+
+def test_observe_refuses_another_sessions_out_unless_forced(keys_folder: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    with TranscriptStore(out / "transcripts.sqlite") as store:  # an earlier session's transcript
+        store.open_session("earlier", 3, 1, ["a"], mode=HOSTS_MODE)
+    observe = ["observe", "--roster", str(keys_folder / "roster.json"), "--keys", str(keys_folder / "coordinator"),
+               "--rounds", "1", "--broker", BROKER, "--out", str(out), "--wait-parties", "1"]
+    assert "it holds transcripts.sqlite" in refused(capsys, *observe)
+    assert (out / "transcripts.sqlite").exists()
+    # --force replaces it: the run then gets as far as the (absent) broker
+    assert "127.0.0.1:1" in refused(capsys, *observe, "--force")
+    assert not (out / "transcripts.sqlite").exists()

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+import mpdp
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.cli.main import main
 
 UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
@@ -25,6 +27,7 @@ UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
     (["--parties", "3", "--secure", "--seed", "3"], "no seed with --secure"),
     (["--parties", "3", "--function", "table:0,1,1,0"], "symmetric function"),
     (["--dataset", "house-votes-84", "--parties", "3"], "exactly one of"),
+    (["--parties", "3", "--force"], "only with --out"),
 ])
 def test_bad_input_is_one_line_exit_2_and_starts_nothing(
     argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
@@ -78,6 +81,21 @@ def test_run_json_has_the_documented_fields_and_exact_extremes(
         assert r["ci_low"] == pytest.approx(0.025 ** (1 / 40))  # Clopper-Pearson at 40/40
     assert (out / "transcripts.sqlite").is_file() and (out / "accuracy.png").stat().st_size > 1000
     assert "2/2 rounds consistent" in capsys.readouterr().out
+    # the run is named the same in results.json and in its transcript, with its mode and mpdp's version
+    with TranscriptStore(out / "transcripts.sqlite") as store:
+        sessions = store.sessions()
+    assert list(sessions) == [doc["session"]] and doc["session"].startswith("sim-")
+    assert sessions[doc["session"]]["mode"] == doc["mode"] == "simulation (seeded generators)"
+    assert sessions[doc["session"]]["mpdp_version"] == doc["mpdp_version"] == mpdp.__version__
+
+    # one --out holds one run: a second is refused before anything starts, unless --force replaces it
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--out=" in err and "transcripts.sqlite, results.json, accuracy.png" in err and "--force" in err
+    assert main([*argv, "--force"]) == 0
+    again = json.loads((out / "results.json").read_text())
+    with TranscriptStore(out / "transcripts.sqlite") as store:
+        assert list(store.sessions()) == [again["session"]] != [doc["session"]]
 
 
 @pytest.mark.integration
