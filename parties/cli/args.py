@@ -28,6 +28,7 @@ from mpdp.protocols.errors import ParameterError
 
 __all__ = [
     "PAPER_CODES",
+    "add_label_column",
     "fresh_output_dir",
     "join_negative_values",
     "output_dir",
@@ -177,6 +178,16 @@ def output_dir(path: str | os.PathLike[str], name: str) -> Path:
     if not _writable_dir(directory):
         raise ParameterError(name, text, "a directory this process may write in")
     return directory
+
+
+def add_label_column(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """Add ``--label-column``/``--no-label-column`` (``args.label_column``: True, False or None) for a
+    CSV dataset: column 1 holds party labels, or votes; by default labels only when every cell of it is
+    text (:func:`mpdp.parties.session.datasets.parse_csv`)."""
+    parser.add_argument("--label-column", action=argparse.BooleanOptionalAction, default=None,
+                        help="a CSV's column 1 holds party labels (or, with --no-label-column, votes); "
+                             "default: labels when every cell of it is text, an error when it mixes text "
+                             "and votes")
 
 
 def run_files(*names: str) -> tuple[str, ...]:

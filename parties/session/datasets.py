@@ -4,8 +4,11 @@
   ``parties/data/README.md`` for the attribution, CC BY 4.0). ``?`` means the member did not vote:
   that member takes no part in that bill's round.
 * any CSV file: one row per party, one column per round, values ``1``/``0`` or ``y``/``n``
-  (case-insensitive), ``?`` or empty for "takes no part". An optional header row names the rounds; an
-  optional first column of labels (any text, e.g. ``party``) is kept as party labels.
+  (case-insensitive), ``?`` or empty for "takes no part"; a UTF-8 byte order mark is skipped. A first
+  row of names (no vote in it) is the header and names the rounds; a first row mixing names and votes
+  is refused. Column 1 is kept as party labels when every cell of it is text (e.g. ``democrat``), or
+  as ``--label-column`` says; a column 1 mixing votes and text is refused (a typo there must not
+  silently turn a column of votes into labels).
 * random bits: ``random_dataset(parties, rounds, rng)``.
 """
 
@@ -69,25 +72,73 @@ def _is_value(cell: str) -> bool:
     return cell.strip().lower() in _VALUES
 
 
-def parse_csv(text: str, name: str) -> Dataset:
-    """Parse CSV text (see the module docstring for the format).
+def _is_name(cell: str) -> bool:
+    """A header or label cell: text that is not a vote (an empty cell is neither)."""
+    return bool(cell.strip()) and not _is_value(cell)
+
+
+def _header(rows: list[list[str]], name: str) -> list[str] | None:
+    """The header row, if the first row is one: its round cells (column 2 on; column 1 of a one-column
+    file) are names, none a vote. A first row mixing names and votes is refused: it is a header with a
+    vote in it or a data row with a typo, and reading it either way could silently lose a row."""
+    head, rest = rows[0][0], rows[0][1:]
+    names = [c.strip() for c in rest if _is_name(c)]
+    votes = [c.strip() for c in rest if c.strip() and _is_value(c)]
+    if names and (votes or (head.strip() and _is_value(head))):
+        raise DatasetError(f"{name}: line 1", ",".join(rows[0]),
+                           "a header of round names (no 1/0/y/n/? cell) or a row of votes (no other text)",
+                           hint=f"it mixes the name {names[0]!r} with the vote {(votes or [head.strip()])[0]!r}")
+    if names or (not rest and _is_name(head)):
+        return rows[0]
+    return None
+
+
+def _has_labels(body: list[list[str]], header: list[str] | None, name: str, label_column: bool | None) -> bool:
+    """Whether column 1 holds party labels: as ``label_column`` says, or (None) when every cell of it
+    is text that is not a vote. A column 1 mixing votes and text is refused, never guessed."""
+    if label_column is not None:
+        return label_column
+    texts = [r for r, row in enumerate(body) if row and _is_name(row[0])]
+    if not texts:
+        return False
+    if len(texts) < len(body):
+        line = next(r for r in range(len(body)) if r not in set(texts)) + 1 + (header is not None)
+        text_line = texts[0] + 1 + (header is not None)
+        raise DatasetError(
+            f"{name}: column 1", f"{body[texts[0]][0].strip()} (line {text_line})",
+            "all party labels or all votes (1/0/y/n/?)",
+            hint=f"line {line} has the vote {body[line - 1 - (header is not None)][0].strip()!r} there; "
+                 "--label-column reads column 1 as labels, --no-label-column as votes")
+    return True
+
+
+def parse_csv(text: str, name: str, label_column: bool | None = None) -> Dataset:
+    """Parse CSV text (see the module docstring for the format); a UTF-8 byte order mark is skipped.
+
+    Args:
+        label_column: column 1 holds party labels (True) or votes (False); None: labels when every
+            cell of column 1 is text that is not a vote.
 
     Raises:
-        DatasetError: no data rows, ragged rows, or a cell other than 1/0/y/n/?/empty (names row,
-            column and value).
+        DatasetError: no data rows, ragged rows, a first row mixing names and votes, a column 1 mixing
+            labels and votes (with ``label_column`` None), or a cell other than 1/0/y/n/?/empty (names
+            row, column and value).
     """
     try:
-        rows = [row for row in csv.reader(io.StringIO(text)) if any(c.strip() for c in row)]
+        rows = [row for row in csv.reader(io.StringIO(text.removeprefix("\ufeff"))) if any(c.strip() for c in row)]
     except csv.Error as exc:
         raise DatasetError("dataset", name, "a CSV of 1/0, y/n or ? cells", hint=str(exc)) from None
     if not rows:
         raise DatasetError("dataset", name, "at least one row of 0/1 or y/n/? values")
-    body = rows[1:] if not all(_is_value(c) for c in rows[0][1:]) else rows
-    header = rows[0] if body is not rows else None
+    header = _header(rows, name)
+    body = rows[1:] if header is not None else rows
     if not body:
         raise DatasetError("dataset", name, "at least one data row after the header")
-    has_labels = not all(_is_value(row[0]) for row in body)
+    has_labels = _has_labels(body, header, name, label_column)
     width = len(body[0])
+    if header is not None and len(header) != width:
+        raise DatasetError(f"{name}: line 1", len(header), f"{width} cells, as the data rows",
+                           message=f"{name}: the header has {len(header)} cells, the data rows have {width}")
     first = 1 if has_labels else 0
     bits = np.empty((len(body), width - first), dtype=np.int8)
     for r, row in enumerate(body):
@@ -113,8 +164,8 @@ def parse_csv(text: str, name: str) -> Dataset:
     return Dataset(name, names, bits, labels)
 
 
-def load_dataset(spec: str) -> Dataset:
-    """Load ``house-votes-84`` (shipped) or a CSV file path.
+def load_dataset(spec: str, label_column: bool | None = None) -> Dataset:
+    """Load ``house-votes-84`` (shipped) or a CSV file path (``label_column``: as :func:`parse_csv`).
 
     Raises:
         DatasetError: an unknown name that is no readable file, or a malformed file.
@@ -132,7 +183,7 @@ def load_dataset(spec: str) -> Dataset:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError("--dataset", spec, f"a readable UTF-8 CSV file ({exc})") from exc
-    return parse_csv(text, str(path))
+    return parse_csv(text, str(path), label_column)
 
 
 def random_dataset(parties: int, rounds: int, rng: np.random.Generator) -> Dataset:

@@ -22,7 +22,7 @@ from rich.table import Table
 
 from mpdp import __version__ as mpdp_version
 from mpdp.analysis.observer_posterior import round_posterior
-from mpdp.parties.cli.args import fresh_output_dir, output_dir, run_files, to_json_text
+from mpdp.parties.cli.args import add_label_column, fresh_output_dir, output_dir, run_files, to_json_text
 from mpdp.parties.cli.display import truth_text
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.store import TranscriptStore
@@ -63,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rounds = p.add_argument_group("rounds (one of)")
     rounds.add_argument("--dataset-rounds", metavar="NAME|PATH", help="round names from a dataset's header")
     rounds.add_argument("--rounds", type=int, metavar="R", help="R rounds named round-1..round-R")
+    add_label_column(rounds)
     p.add_argument("--function", default="majority", metavar="NAME",
                    help="what the observer computes over each round's participants (default: majority)")
     p.add_argument("--repetitions", type=int, default=1, metavar="N",
@@ -104,7 +105,7 @@ def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
         if args.rounds < 1:
             raise ParameterError("--rounds", args.rounds, "an integer >= 1")
         return tuple(f"round-{j + 1}" for j in range(args.rounds))
-    return load_dataset(args.dataset_rounds).round_names
+    return load_dataset(args.dataset_rounds, args.label_column).round_names
 
 
 def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFunction) -> dict[str, object]:

@@ -11,7 +11,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from mpdp.parties.cli.args import seed_value
+from mpdp.parties.cli.args import add_label_column, seed_value
 from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
@@ -43,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keys", type=Path, required=True, metavar="DIR", help="directory of the parties' key files")
     p.add_argument("--parties", required=True, metavar="RANGES", help="the party ids hosted here, e.g. 0-217")
     p.add_argument("--dataset", required=True, metavar="NAME|PATH", help="where the hosted parties' bits are")
+    add_label_column(p)
     p.add_argument("--broker", default=None, metavar="URL",
                    help="mqtt://HOST[:PORT] of the running broker (default: $MPDP_BROKER_URL)")
     p.add_argument("--seed", type=seed_value, default=None,
@@ -57,7 +58,7 @@ def _run(args: argparse.Namespace) -> int:
     facts = read_roster(args.roster)
     parties = parse_ranges(args.parties, facts.roster.k)
     keys = tuple(read_private_key(party_key_path(args.keys, i), facts, i) for i in parties)
-    bits = host_bits(load_dataset(args.dataset), parties, facts.roster.k)
+    bits = host_bits(load_dataset(args.dataset, args.label_column), parties, facts.roster.k)
     config = HostConfig(facts=facts, parties=parties, bits=bits, private_keys=keys, endpoint=endpoint,
                         seed=args.seed, idle_timeout=args.idle_timeout)
     asyncio.run(host_parties(config))

@@ -38,7 +38,7 @@ from mpdp.analysis.report import (
     results_document,
 )
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.cli.args import fresh_output_dir, output_file, run_files, to_json_text
+from mpdp.parties.cli.args import add_label_column, fresh_output_dir, output_file, run_files, to_json_text
 from mpdp.parties.cli.curator_arguments import check_curator_arguments
 from mpdp.parties.cli.display import Progress, party_summary, print_results
 from mpdp.parties.cli.params import parse_mechanisms
@@ -111,6 +111,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            "one row per party, one column per round")
     data.add_argument("--parties", type=int, metavar="K", help="K parties with random bits")
     data.add_argument("--rounds", type=int, metavar="R", default=None, help="R rounds of random bits")
+    add_label_column(data)
     p.add_argument("--protocol", choices=("rr", "curator"), default="rr",
                    help="rr: randomized response, no one trusted (default); curator: a trusted curator "
                         "releases the optimal central mechanism's output (majority only, one epsilon)")
@@ -167,7 +168,9 @@ def _dataset(args: argparse.Namespace, rng: np.random.Generator) -> Dataset:
     if args.dataset is not None:
         if args.rounds is not None:
             raise ParameterError("--rounds", args.rounds, "only with --parties")
-        return load_dataset(args.dataset)
+        return load_dataset(args.dataset, args.label_column)
+    if args.label_column is not None:
+        raise ParameterError("--label-column", args.label_column, "only with --dataset PATH")
     return random_dataset(args.parties, args.rounds if args.rounds is not None else 1, rng)
 
 

@@ -124,3 +124,12 @@ def test_a_round_closed_by_its_timeout_is_reported(
                  "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"])
     err = capsys.readouterr().err
     assert code == 1 and "closed at --round-timeout" in err and "absent" in err
+
+
+@pytest.mark.parametrize(("flag", "needle"), [([], "column 1='2 (line 3)'"), (["--no-label-column"], "line 3, column 1='2'")])
+def test_a_typo_in_column_1_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: list[str],
+                                       needle: str) -> None:
+    data = tmp_path / "votes.csv"
+    data.write_text("1,0\n1,1\n2,0\n")  # issue 10: ran one round (column 1 taken for labels) instead of two
+    assert main(["simulate", *UNREACHABLE, "--dataset", str(data), *flag]) == 2
+    assert needle in capsys.readouterr().err
