@@ -179,7 +179,8 @@ def _spent(charges: tuple[RoundCharge, ...], delta_slack: float) -> Spent:
     eps = np.repeat([c.epsilon for c in charges], counts)
     dels = np.repeat([c.delta for c in charges], counts)
     k = int(counts.sum())
-    basic = float(np.sum(eps)), min(float(np.sum(dels)), 1.0)
+    with np.errstate(over="ignore"):  # a sum beyond the float range is +inf, the right total
+        basic = float(np.sum(eps)), min(float(np.sum(dels)), 1.0)
     if np.all(eps == eps[0]):
         epsilon, method = optimal_epsilon(float(eps[0]), k, delta_slack), "exact"
     else:

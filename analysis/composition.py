@@ -24,7 +24,7 @@ Source: Kairouz, Oh, Viswanath, *The Composition Theorem for Differential Privac
   at ``delta_total = k delta + delta_tilde``.
 * Theorem 3.1 (basic): ``(k eps, k delta)``.
 
-Everything is in log space (:mod:`mpdp.analysis.binomial`, :mod:`mpdp.analysis.privacy_loss`): k up to 10^6
+Everything is in log space (:mod:`mpdp.protocols.binomial`, :mod:`mpdp.analysis.privacy_loss`): k up to 10^6
 and beyond, epsilon from 0 to inf, delta_tilde from 0 (answer ``k eps``) to 1.
 """
 
@@ -38,7 +38,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.binomial import log_binomial_pmf
+from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.analysis.privacy_loss import PrivacyLossDistribution
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.mechanisms import check_delta, check_epsilon

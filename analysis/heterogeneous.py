@@ -30,7 +30,7 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.binomial import log_binomial_pmf
+from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.analysis.composition import (
     CompositionResult,
     basic_composition,

@@ -34,6 +34,13 @@ def log1mexp(x: NDArray[np.float64] | float) -> NDArray[np.float64]:
         return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
+def _log_discounted(log_mass: NDArray[np.float64], loss: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``log(P_j e^{-L_j}) = log P_j - L_j``. Beyond the float range (epsilon ~ 1e308) the difference
+    saturates to -inf, a mass of exactly 0 as it should be: no overflow warning."""
+    with np.errstate(over="ignore"):
+        return log_mass - loss
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class PrivacyLossDistribution:
     """The positive part of a finite privacy loss distribution under P.
@@ -72,7 +79,7 @@ class PrivacyLossDistribution:
         ``(log A_i, log B_i, lower_i, log delta(lower_i))`` with ``A_i = sum_{j<=i} P_j``,
         ``B_i = sum_{j<=i} P_j e^{-L_j}`` and lower_i the next loss value (0 after the last)."""
         log_a = np.logaddexp.accumulate(self.log_mass)
-        log_b = np.logaddexp.accumulate(self.log_mass - self.loss)
+        log_b = np.logaddexp.accumulate(_log_discounted(self.log_mass, self.loss))
         lower = np.append(self.loss[1:], 0.0)
         with np.errstate(invalid="ignore"):  # inf - inf where the loss is infinite or A_i = 0
             x = lower + log_b - log_a
@@ -100,7 +107,7 @@ class PrivacyLossDistribution:
         log_a = float(np.logaddexp.reduce(self.log_mass[:active]))
         if math.isinf(epsilon):  # only infinite losses are active
             return float(np.exp(log_a))
-        log_b = float(np.logaddexp.reduce(self.log_mass[:active] - self.loss[:active]))
+        log_b = float(np.logaddexp.reduce(_log_discounted(self.log_mass[:active], self.loss[:active])))
         return float(np.exp(log_a + log1mexp(epsilon + log_b - log_a)))
 
     def epsilon_for_delta(self, delta: float) -> float:

@@ -31,12 +31,13 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.signal import fftconvolve, lfilter
-from scipy.special import expit, logsumexp
+from scipy.special import logsumexp
 from scipy.stats import binom
 
+from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.protocols.errors import SizeLimitError
 from mpdp.protocols.kron import Matrix
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.mechanisms import RandomizedResponse, truth_and_flip
 
 __all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "banded_count_likelihood",
            "compositions", "group_parties", "pure_count_likelihood"]
@@ -51,8 +52,15 @@ PURE_GROUP_MAX = 20000
 FOUR_OUTPUT_GROUP_MAX = 60
 
 
-def _binom_pmf(n: int, p: float) -> NDArray[np.float64]:
-    return binom.pmf(np.arange(n + 1), n, p)
+def _binom_pmf(n: int, p: float, q: float, lo: int = 0, hi: int | None = None) -> NDArray[np.float64]:
+    """Binomial(n, p) pmf at lo..hi (default 0..n), q = 1 - p given separately (no cancellation), in log
+    space (:func:`mpdp.protocols.binomial.log_binomial_pmf`): ~1e-14 relative, and no overflow where p or
+    q is subnormal (epsilon near 709, where ``scipy.stats.binom.pmf`` raises OverflowError)."""
+    if n == 0:
+        return np.ones(1)
+    with np.errstate(divide="ignore"):  # log 0 = -inf: a degenerate Bernoulli
+        log_p, log_q = float(np.log(p)), float(np.log(q))
+    return np.exp(log_binomial_pmf(np.arange(lo, n + 1 if hi is None else hi + 1), n, log_p, log_q))
 
 
 def _convolve(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -70,14 +78,14 @@ def pure_count_likelihood(n: int, epsilon: float) -> NDArray[np.float64]:
     Returns:
         float64 array of shape (n + 1, n + 1); every row sums to one. Source: 002 eq. (9).
     """
-    p, q = float(expit(epsilon)), float(expit(-epsilon))
+    p, q = truth_and_flip(epsilon)
     if q == 0.0:
         return np.eye(n + 1)
     out = np.empty((n + 1, n + 1))
     row = np.empty(0)
     for j in range(n + 1):
         if j % _RESTART == 0:
-            row = _convolve(_binom_pmf(j, p), _binom_pmf(n - j, q))
+            row = _convolve(_binom_pmf(j, p, q), _binom_pmf(n - j, q, p))
         else:
             g = np.zeros(n + 2)
             g[:-1] = q * row
@@ -95,15 +103,15 @@ def compositions(n: int) -> NDArray[np.int64]:
                      for c3 in range(n + 1 - c0) for c2 in range(n + 1 - c0 - c3)], dtype=np.int64)
 
 
-def _trimmed_pmf(n: int, p: float) -> tuple[int, NDArray[np.float64]]:
+def _trimmed_pmf(n: int, p: float, q: float) -> tuple[int, NDArray[np.float64]]:
     """Binomial(n, p) pmf restricted to where it exceeds ``_BAND`` times its maximum: (start, values)."""
     if n == 0:
         return 0, np.ones(1)
-    sd = np.sqrt(n * p * (1 - p))
+    sd = np.sqrt(n * p * q)
     mean = n * p
     lo = max(0, int(np.floor(mean - 14 * sd - 2)))
     hi = min(n, int(np.ceil(mean + 14 * sd + 2)))
-    vals = binom.pmf(np.arange(lo, hi + 1), n, p)
+    vals = _binom_pmf(n, p, q, lo, hi)
     keep = np.flatnonzero(vals > _BAND * vals.max())
     return lo + int(keep[0]), vals[keep[0]: keep[-1] + 1]
 
@@ -116,15 +124,15 @@ def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]
     Returns:
         scipy.sparse CSR float64 of shape (n + 1, n + 1).
     """
-    p, q = float(expit(epsilon)), float(expit(-epsilon))
+    p, q = truth_and_flip(epsilon)
     if q == 0.0:
         return sp.identity(n + 1, format="csr")
     data, starts = [], np.empty(n + 1, dtype=np.int64)
     lo, row = 0, np.ones(1)
     for j in range(n + 1):
         if j % _RESTART == 0:
-            a0, a = _trimmed_pmf(j, p)
-            b0, b = _trimmed_pmf(n - j, q)
+            a0, a = _trimmed_pmf(j, p, q)
+            b0, b = _trimmed_pmf(n - j, q, p)
             lo, row = a0 + b0, _convolve(a, b)
             keep = np.flatnonzero(row > _BAND * row.max())
             lo, row = lo + int(keep[0]), row[keep[0]: keep[-1] + 1]
@@ -219,7 +227,7 @@ class Factor:
             norm = logsumexp(logpost, axis=0)
             impossible = ~np.isfinite(norm)
             posterior = np.exp(logpost - np.where(impossible, 0.0, norm))
-            posterior[:, impossible] = _binom_pmf(n, 0.5)[:, None]
+            posterior[:, impossible] = _binom_pmf(n, 0.5, 0.5)[:, None]
         self._tables.update(forward=forward, posterior=posterior)
 
     @property
@@ -240,7 +248,7 @@ class Factor:
     @property
     def prior(self) -> NDArray[np.float64]:
         """pi[j] = C(n, j) / 2^n, float64 (n + 1,)."""
-        return _binom_pmf(self.n, 0.5)
+        return _binom_pmf(self.n, 0.5, 0.5)
 
     @property
     def num_classes(self) -> int:

@@ -17,8 +17,12 @@ released symbol, ``M[x, s] = P(symbol s | bit x)``.
 Theorem 3.1 of 002 (Theorem 5.x of 000): this mechanism is optimal for every party, every function,
 every accuracy measure and both notions of accuracy.
 
-All probabilities are computed with ``expit`` so that epsilon = 0 gives exactly 1/2 and epsilon = inf
-gives exactly 1, with no overflow or warning at epsilon = 1000.
+All probabilities come from :func:`truth_and_flip`, in the forms 1 / (1 + e^-eps) and
+e^-eps / (1 + e^-eps): epsilon = 0 gives exactly 1/2, epsilon = inf exactly 1 and 0, and the flip
+probability keeps its subnormal value up to epsilon ~ 745 (``expit(-710)`` is 0.0, e^-710 / (1 + e^-710)
+is 4.476e-309), with no overflow or warning anywhere. A simulation draws every Bernoulli exactly
+(:func:`mpdp.protocols.exact_bernoulli.exact_bernoulli`), so it follows the same distribution as a
+deployment (:mod:`mpdp.protocols.secure`) at every epsilon.
 """
 
 from __future__ import annotations
@@ -29,9 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import expit
 
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.exact_bernoulli import exact_bernoulli
 
 __all__ = [
     "RandomizedResponse",
@@ -39,7 +43,16 @@ __all__ = [
     "check_epsilon",
     "posterior_table",
     "sample_protocol",
+    "truth_and_flip",
 ]
+
+
+def truth_and_flip(epsilon: float) -> tuple[float, float]:
+    """(p, q) of randomized response at ``epsilon`` >= 0 (inf allowed): p = 1 / (1 + e^-eps) the
+    probability of telling the truth, q = e^-eps / (1 + e^-eps) of flipping (002 eq. (9)). Both forms
+    take e^-eps <= 1, so nothing overflows, and q is accurate to its last bit, subnormal included."""
+    t = math.exp(-epsilon)
+    return 1.0 / (1.0 + t), t / (1.0 + t)
 
 
 def check_epsilon(epsilon: float | str, name: str = "epsilon") -> float:
@@ -100,13 +113,12 @@ class RandomizedResponse:
     def p_truth(self) -> float:
         """p = e^eps / (1 + e^eps): probability of the symbol that points to the true bit, given
         the bit is not revealed outright."""
-        return float(expit(self.epsilon))
+        return truth_and_flip(self.epsilon)[0]
 
     @property
     def channel(self) -> NDArray[np.float64]:
         """The channel matrix ``M``, float64 of shape (2, m); rows sum to 1."""
-        p = float(expit(self.epsilon))
-        q = float(expit(-self.epsilon))  # 1 - p without cancellation
+        p, q = truth_and_flip(self.epsilon)  # q = 1 - p without cancellation
         if not self.four_output:
             return np.array([[p, q], [q, p]])
         d, r = self.delta, 1.0 - self.delta
@@ -118,8 +130,7 @@ class RandomizedResponse:
 
         ``M[1, s] / (M[0, s] + M[1, s])``: 1 - p and p for the pure mechanism; 0, 1 - p, p, 1 for the
         four-output one. This is what the observer's decision rules multiply over parties."""
-        p = float(expit(self.epsilon))
-        q = float(expit(-self.epsilon))
+        p, q = truth_and_flip(self.epsilon)
         if not self.four_output:
             return np.array([q, p])
         return np.array([0.0, q, p, 1.0])
@@ -178,12 +189,12 @@ def sample_protocol(
     if repetitions < 0:
         raise ParameterError("repetitions", repetitions, "an integer >= 0")
     k = len(mechanisms)
-    q = np.array([expit(-m.epsilon) for m in mechanisms])  # flip probability given not revealed
+    q = np.array([truth_and_flip(m.epsilon)[1] for m in mechanisms])  # flip probability given not revealed
     delta = np.array([m.delta for m in mechanisms])
     four = np.array([m.four_output for m in mechanisms])
-    flip = rng.random((repetitions, k)) < q
+    flip = exact_bernoulli(np.broadcast_to(q, (repetitions, k)), rng)
     reported = np.where(flip, 1 - bits, bits).astype(np.uint8)
     # four-output: revealed -> 0 / 3; otherwise 1 + reported (symbol 1 points to 0, 2 points to 1)
-    revealed = rng.random((repetitions, k)) < delta
+    revealed = exact_bernoulli(np.broadcast_to(delta, (repetitions, k)), rng)
     four_symbols = np.where(revealed, 3 * bits, 1 + reported).astype(np.uint8)
     return np.where(four, four_symbols, reported)

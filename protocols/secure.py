@@ -4,9 +4,10 @@ A simulated party draws from a seeded ``numpy.random.Generator`` (reproducible, 
 party must not: its noise is the only thing that protects its bit. Here every Bernoulli(p) is decided
 exactly: a float p is the dyadic rational m / 2^e, and ``secrets.randbelow(2^e) < m`` has probability
 exactly m / 2^e (no ``u < p`` on rounded floats; OpenDP's practice). The flip probability
-q = 1 / (1 + e^eps) is the float ``expit(-eps)``, so the released symbols follow exactly the randomized
-response with that q: its privacy level is log((1 - q) / q), equal to eps to within float rounding
-(relative 1e-16) for eps <= 700, and +inf (the bit is always reported) where q underflows to 0.
+q = 1 / (1 + e^eps) is the float ``truth_and_flip(eps)[1]`` = e^-eps / (1 + e^-eps), so the released
+symbols follow exactly the randomized response with that q (a simulation draws the same q exactly:
+:mod:`mpdp.protocols.exact_bernoulli`): its privacy level is log((1 - q) / q), equal to eps to within
+float rounding for eps <= 708, and +inf (the bit is always reported) where q underflows to 0 (eps > 745).
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ from fractions import Fraction
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import expit
 
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.mechanisms import RandomizedResponse, truth_and_flip
 
 __all__ = ["MODES", "realized_epsilon", "rng_mode", "sample_secure", "secure_bernoulli", "secure_choice"]
 
@@ -58,7 +58,7 @@ def sample_secure(mechanism: RandomizedResponse, bit: int, size: int) -> NDArray
         raise ParameterError("bit", bit, "0 or 1")
     if size < 0:
         raise ParameterError("size", size, "an integer >= 0")
-    q = float(expit(-mechanism.epsilon))
+    q = truth_and_flip(mechanism.epsilon)[1]
     out = np.empty(size, dtype=np.uint8)
     for r in range(size):
         if mechanism.four_output and mechanism.delta > 0 and secure_bernoulli(mechanism.delta):
@@ -103,5 +103,5 @@ def secure_choice(probabilities: NDArray[np.float64]) -> NDArray[np.int64]:
 
 def realized_epsilon(mechanism: RandomizedResponse) -> float:
     """The privacy level the secure sampler actually realizes: log((1 - q) / q) for the float q."""
-    q = Fraction(float(expit(-mechanism.epsilon)))
+    q = Fraction(truth_and_flip(mechanism.epsilon)[1])
     return math.inf if q == 0 else math.log((1 - q) / q)

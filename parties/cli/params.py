@@ -8,6 +8,9 @@
 
 from __future__ import annotations
 
+import math
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +18,7 @@ import numpy as np
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse, check_delta, check_epsilon
 
-__all__ = ["parse_mechanisms"]
+__all__ = ["parse_mechanisms", "warn_if_no_privacy"]
 
 
 def _from_file(path: Path, parties: int, delta: float) -> list[RandomizedResponse]:
@@ -38,6 +41,15 @@ def _from_file(path: Path, parties: int, delta: float) -> list[RandomizedRespons
     return mechanisms
 
 
+def warn_if_no_privacy(epsilons: Iterable[float]) -> None:
+    """Say once, on standard error, how many of ``epsilons`` are infinite: such a randomized response
+    reports the true bit, so that party has no privacy at all (the run goes on; it is allowed)."""
+    count = sum(1 for e in epsilons if math.isinf(e))
+    if count:
+        print(f"mpdp: warning: {count} {'party' if count == 1 else 'parties'} with epsilon inf: randomized "
+              "response then reports the true bit (no privacy)", file=sys.stderr)
+
+
 def parse_mechanisms(
     spec: str, delta: float, parties: int, rng: np.random.Generator
 ) -> list[RandomizedResponse]:
@@ -49,6 +61,8 @@ def parse_mechanisms(
         parties: k, the number of parties.
         rng: draws the epsilons of ``LO:HI``.
 
+    Parties with epsilon inf are allowed, with one warning on standard error (:func:`warn_if_no_privacy`).
+
     Returns:
         k mechanisms, party 0 first.
 
@@ -56,7 +70,12 @@ def parse_mechanisms(
         ParameterError: an epsilon < 0 or NaN, LO > HI, a delta outside [0, 1), a file with the wrong
             number of lines, or a spec that is none of the three forms.
     """
-    delta = check_delta(delta, "--delta")
+    mechanisms = _mechanisms(spec, check_delta(delta, "--delta"), parties, rng)
+    warn_if_no_privacy(m.epsilon for m in mechanisms)
+    return mechanisms
+
+
+def _mechanisms(spec: str, delta: float, parties: int, rng: np.random.Generator) -> list[RandomizedResponse]:
     path = Path(spec)
     if path.is_file():
         return _from_file(path, parties, delta)

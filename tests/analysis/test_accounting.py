@@ -86,3 +86,11 @@ def test_never_negative_or_nan_and_monotone(rounds: list, slack: float) -> None:
         assert spent.epsilon <= spent.epsilon_basic * (1 + 1e-12)
         assert spent.epsilon >= previous * (1 - 1e-9)  # answering more never lowers the spent epsilon
         previous = spent.epsilon
+
+
+def test_spending_beyond_the_float_range_is_inf_without_a_warning() -> None:  # warnings are errors here
+    ledger = PrivacyLedger(delta_slack=1e-6)
+    for r in range(3):
+        ledger = ledger.record(r, 1e308, 0.0)
+    spent = ledger.spent()
+    assert spent.epsilon_basic == math.inf and spent.epsilon == math.inf

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.analysis.binomial import log_binomial_pmf
+from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.analysis.composition import (
     compose_homogeneous,
     optimal_delta_slack,

@@ -25,6 +25,7 @@ from mpdp.parties.cli.args import (
     seed_value,
     to_json_text,
 )
+from mpdp.parties.cli.params import warn_if_no_privacy
 from mpdp.protocols.engines import ENGINES
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import MEASURE_NAMES, accuracy_measure, parse_function
@@ -71,6 +72,7 @@ def _function(spec: str):
 
 def _run(args: argparse.Namespace) -> int:
     eps = parse_list(args.epsilon, "--epsilon")
+    warn_if_no_privacy(eps)
     deltas = parse_list(args.delta, "--delta") if args.delta else [0.0]
     if len(deltas) == 1:
         deltas = deltas * len(eps)

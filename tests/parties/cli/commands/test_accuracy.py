@@ -81,3 +81,24 @@ def test_truth_table_outputs_are_bounded(capsys) -> None:
 @pytest.mark.parametrize("limit", ["-1", "0", "nan", "inf"])
 def test_time_limit_is_checked(limit: str, capsys) -> None:
     assert "--time-limit" in refused(capsys, "accuracy", "--epsilon", "1,1", "--function", "xor", f"--time-limit={limit}")
+
+
+@pytest.mark.parametrize("eps", ["708.6", "709", "709.7"])
+def test_epsilon_near_the_float_limit(capsys, eps: str) -> None:  # OverflowError in scipy's binom.pmf before
+    doc = ok(capsys, "accuracy", "--epsilon", f"{eps},{eps}", "--function", "majority", "--json")
+    # two parties report their bits except with probability 2q, q = 1 / (1 + e^eps) < 1e-307: accuracy 1
+    assert doc["rules"]["average"]["average_accuracy"] == 1.0 and doc["rules"]["average"]["exact"]
+
+
+def test_infinite_epsilon_is_said_once(capsys) -> None:
+    assert main(["accuracy", "--epsilon", "inf*3,1", "--function", "majority"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("mpdp: warning: 3 parties with epsilon inf: randomized response then reports the true bit "
+                   "(no privacy)\n")
+    assert main(["accuracy", "--epsilon", "1,2", "--function", "majority"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_epsilon_1e308_leaks_no_runtime_warning(capsys) -> None:  # warnings are errors in the tests
+    ok(capsys, "compose", "--epsilon", "1e308", "-k", "3")
+    ok(capsys, "accuracy", "--epsilon", "1e308,1e308", "--function", "majority")
