@@ -56,25 +56,27 @@ def truth_and_flip(epsilon: float) -> tuple[float, float]:
 
 
 def check_epsilon(epsilon: float | str, name: str = "epsilon") -> float:
-    """Return ``float(epsilon)`` (a number or its text) or raise :class:`ParameterError` unless ``0 <= epsilon <= inf``."""
+    """Return ``float(epsilon)`` (a number or its text; -0 becomes 0) or raise :class:`ParameterError`
+    unless ``0 <= epsilon <= inf``."""
     try:
         value = float(epsilon)
     except (TypeError, ValueError):
         raise ParameterError(name, epsilon, "a number >= 0 (inf allowed)") from None
     if math.isnan(value) or value < 0:
         raise ParameterError(name, epsilon, "a number >= 0 (inf allowed)")
-    return value
+    return value + 0.0  # -0.0 + 0.0 is +0.0: a "-0" typed is echoed as 0
 
 
 def check_delta(delta: float | str, name: str = "delta") -> float:
-    """Return ``float(delta)`` (a number or its text) or raise :class:`ParameterError` unless ``0 <= delta < 1``."""
+    """Return ``float(delta)`` (a number or its text; -0 becomes 0) or raise :class:`ParameterError`
+    unless ``0 <= delta < 1``."""
     try:
         value = float(delta)
     except (TypeError, ValueError):
         raise ParameterError(name, delta, "a number in [0, 1)") from None
     if not (0.0 <= value < 1.0):  # also rejects NaN
         raise ParameterError(name, delta, "a number in [0, 1)")
-    return value
+    return value + 0.0
 
 
 @dataclass(frozen=True, slots=True)

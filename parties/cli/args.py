@@ -35,6 +35,7 @@ __all__ = [
     "output_file",
     "papers_epilog",
     "parse_number_list",
+    "plain_text",
     "plot_file",
     "plot_suffixes",
     "run_files",
@@ -178,6 +179,12 @@ def output_dir(path: str | os.PathLike[str], name: str) -> Path:
     if not _writable_dir(directory):
         raise ParameterError(name, text, "a directory this process may write in")
     return directory
+
+
+def plain_text(doc: str) -> str:
+    """A module docstring as terminal text for ``--help``: reST inline literals (double backticks) and
+    cross-references (``:mod:`x```) lose their markup."""
+    return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", doc).replace("``", "")
 
 
 def add_label_column(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

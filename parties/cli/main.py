@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -97,6 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mpdp: interrupted", file=sys.stderr)
         return signals.exit_code()
+    except BrokenPipeError:  # `mpdp ... --json | head`: the reader has gone, which is no error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 128 + 13  # as if killed by SIGPIPE, the shell's convention
 
 
 if __name__ == "__main__":

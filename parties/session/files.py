@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import os
 import stat
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidationError, model_validator
 
 from mpdp.broker.signing import generate_key_pair, public_key_of
 from mpdp.broker.topics import SESSION_PATTERN, check_session
@@ -55,11 +56,17 @@ class _File(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
 
 
+#: A privacy level in a file: a JSON number, or ``"inf"`` as in every other file mpdp writes (read back
+#: as a float; ``"Infinity"``, which earlier versions wrote, is read too).
+_EPSILON = Annotated[float, Field(ge=0), PlainSerializer(lambda v: "inf" if math.isinf(v) else v,
+                                                         return_type=float | str, when_used="json")]
+
+
 class PartyEntry(_File):
     """One party in ``roster.json``: its id, its randomized response and its public key."""
 
     id: Annotated[int, Field(ge=0)]
-    epsilon: Annotated[float, Field(ge=0)]
+    epsilon: _EPSILON
     delta: Annotated[float, Field(ge=0, lt=1)]
     four_output: bool
     public_key: _KEY

@@ -46,10 +46,12 @@ class WorkerPool:
 
     async def __aenter__(self) -> Self:
         context = multiprocessing.get_context("spawn")
-        # Workers start with SIGINT ignored (an ignored disposition survives exec, and Python then
-        # installs no KeyboardInterrupt handler): a terminal's Ctrl-C reaches only this process,
-        # which stops them in order, instead of every child printing a traceback mid-import.
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # Workers start with SIGINT blocked (a blocked signal mask survives exec, and Python leaves
+        # it so): a terminal's Ctrl-C reaches only this process, which stops them in order, instead of
+        # every child printing a traceback mid-import. Here it is blocked, not ignored, for the spawn:
+        # a Ctrl-C (or SIGTERM/SIGHUP, which take its path) meanwhile is delivered after, not lost,
+        # and never interrupts a child's start half-way.
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             for spec in self._specs:
                 proc = context.Process(target=worker_main, args=(spec,), name=f"mpdp-worker-{spec.index}",
@@ -57,7 +59,7 @@ class WorkerPool:
                 self._procs.append(proc)  # before start(): an error in start() still stops the others
                 proc.start()
         finally:
-            signal.signal(signal.SIGINT, previous)
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
         return self
 
     async def __aexit__(

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mpdp.protocols import ParameterError, RandomizedResponse, sample_protocol
+from mpdp.protocols.mechanisms import check_delta, check_epsilon
 from mpdp.protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
 from tests.frequencies import assert_counts_fit, assert_proportion_fits
 
@@ -101,3 +102,9 @@ def test_secure_sampler_distribution_and_alphabet() -> None:
 def test_realized_epsilon() -> None:
     assert realized_epsilon(RandomizedResponse(2.0)) == pytest.approx(2.0, rel=1e-14)
     assert realized_epsilon(RandomizedResponse(1000.0)) == math.inf
+
+
+@pytest.mark.parametrize("text", ["-0", "-0.0", -0.0])
+def test_minus_zero_is_zero(text: str | float) -> None:  # echoed as 0, never -0.0
+    for value in (check_epsilon(text), check_delta(text), RandomizedResponse(float(text)).epsilon):
+        assert value == 0.0 and math.copysign(1.0, value) == 1.0

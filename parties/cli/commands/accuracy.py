@@ -22,6 +22,7 @@ from mpdp.analysis.accuracy import monte_carlo_accuracy
 from mpdp.parties.cli.args import (
     papers_epilog,
     parse_number_list,
+    plain_text,
     seed_value,
     to_json_text,
 )
@@ -146,17 +147,24 @@ def _run(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``accuracy`` sub-command."""
     parser = subparsers.add_parser(
-        "accuracy", description=__doc__, epilog=papers_epilog("002"),
+        "accuracy", description=plain_text(__doc__), epilog=papers_epilog("002"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilon", required=True, help="privacy levels, one per party (VALUE*COUNT ok)")
     parser.add_argument("--delta", help="delta per party, or one for all (four-output RR when > 0)")
     parser.add_argument("--function", required=True,
                         help="xor, and, or, majority, threshold:T, sum, table:V0,V1,... or table:@FILE")
-    parser.add_argument("--measure", default="zero-one", choices=MEASURE_NAMES)
+    parser.add_argument("--measure", default="zero-one", choices=MEASURE_NAMES,
+                        help="how an answer is scored (default: zero-one = the probability of the right "
+                             "answer); absolute-error and squared-error accuracies are minus the expected "
+                             "error, so they print as numbers <= 0 (0 is perfect)")
     parser.add_argument("--party", type=int, default=None,
                         help="the deciding party (0-based); default: the central observer")
-    parser.add_argument("--rule", default="both", choices=RULE_CHOICES)
-    parser.add_argument("--engine", default="auto", choices=ENGINES)
+    parser.add_argument("--rule", default="both", choices=RULE_CHOICES,
+                        help="the optimal average-case rule (002 eq. (4)), the optimal worst-case rule (LP, "
+                             "002 eq. (6)), or both (default; the LP only where it fits)")
+    parser.add_argument("--engine", default="auto", choices=ENGINES,
+                        help="exact engine: general (every transcript), symmetric (count classes, for "
+                             "symmetric f), or auto (default: the one that fits)")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per LP")
     parser.add_argument("--samples", type=int, default=100_000,
                         help="Monte Carlo transcripts when no exact engine fits")

@@ -24,6 +24,7 @@ from mpdp.analysis.heterogeneous import compose_heterogeneous
 from mpdp.parties.cli.args import (
     papers_epilog,
     parse_number_list,
+    plain_text,
     plot_file,
     to_json_text,
 )
@@ -36,7 +37,7 @@ __all__ = ["register", "run"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compose",
-        description=__doc__, epilog=papers_epilog("000"),
+        description=plain_text(__doc__), epilog=papers_epilog("000"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--epsilon", help="one epsilon (with -k) or a comma-separated list")

@@ -75,3 +75,25 @@ def test_ctrl_c_while_a_command_is_imported_is_one_line(capsys, monkeypatch: pyt
     monkeypatch.setattr(importlib, "import_module", interrupted)
     assert main(["compose", "--epsilon", "1", "-k", "2"]) == 130
     assert capsys.readouterr().err == "mpdp: interrupted\n"
+
+
+def test_json_into_a_closed_pipe_is_quiet() -> None:
+    """``mpdp ... --json | head -c 1``: the reader leaves; mpdp ends with 141 (SIGPIPE's code) and no
+    BrokenPipeError traceback. The pipe is closed before mpdp writes (it is still importing)."""
+    proc = subprocess.Popen([sys.executable, "-m", "mpdp", "accuracy", "--epsilon", "1*8", "--function", "majority",
+                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and err == "", err
+    proc.stderr.close()
+
+
+def test_accuracy_help_is_plain_text_and_names_every_option(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["accuracy", "--help"])
+    text = capsys.readouterr().out
+    assert "``" not in text and ":mod:" not in text
+    for option in ("--measure", "--rule", "--engine"):  # each with its help line
+        assert re.search(rf"\n  {option} \{{[^}}]+\}}\n +\S", text), option
+    assert "<= 0" in text  # error measures print as negative numbers

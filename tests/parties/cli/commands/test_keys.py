@@ -1,5 +1,6 @@
 """``mpdp keys``: writes a roster and the key files, refuses to overwrite and bad splits."""
 
+import math
 from pathlib import Path
 
 import pytest
@@ -19,3 +20,14 @@ def test_keys_writes_a_roster_and_refuses_to_overwrite(tmp_path: Path, capsys: p
     assert "--force" in refused(capsys, "keys", "--parties", "6", "--out", str(out))
     assert "--split" in refused(capsys, "keys", "--parties", "6", "--split", "0-2", "--out", str(tmp_path / "b"))
     assert "--parties=0" in refused(capsys, "keys", "--parties", "0", "--out", str(tmp_path / "c"))
+
+
+def test_an_infinite_epsilon_is_written_as_inf_and_read_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "keys"
+    assert main(["keys", "--parties", "2", "--epsilon", "inf", "--out", str(out)]) == 0
+    assert capsys.readouterr().err.count("mpdp: warning: 2 parties with epsilon inf") == 1
+    text = (out / "roster.json").read_text()
+    assert '"epsilon": "inf"' in text and "Infinity" not in text  # as results.json and every --json output
+    assert [m.epsilon for m in read_roster(out / "roster.json").roster.mechanisms] == [math.inf, math.inf]
+    (out / "roster.json").write_text(text.replace('"inf"', '"Infinity"'))  # a roster of an earlier version
+    assert [m.epsilon for m in read_roster(out / "roster.json").roster.mechanisms] == [math.inf, math.inf]
