@@ -79,7 +79,8 @@ def check_k(k: int) -> int:
     if isinstance(k, bool) or not float(k).is_integer() or k < 1:
         raise ParameterError("k", k, "an integer >= 1 (the number of composed mechanisms)")
     if k > MAX_K:
-        raise SizeLimitError("k", k, MAX_K, "use the closed-form bound theorem_3_4_bound for larger k")
+        raise SizeLimitError("k", k, MAX_K, "the exact optimum and its bounds are computed up to that k; beyond "
+                             "it, 000 Theorem 3.4 gives a closed-form upper bound")
     return int(k)
 
 

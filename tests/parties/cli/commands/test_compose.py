@@ -99,3 +99,8 @@ def test_compose_plot_draws_only_what_it_can(tmp_path: pathlib.Path, capsys: pyt
     assert not (tmp_path / "y.png").exists()
     ok(capsys, "compose", "--epsilon", "0.2", "--delta", "0.001", "-k", "10", "--plot", str(tmp_path / "b.png"))
     assert (tmp_path / "b.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_too_large_k_suggests_nothing_a_cli_user_cannot_run(capsys) -> None:
+    line = refused(capsys, "compose", "--epsilon", "1", "-k", "1000000000")
+    assert "at most 50000000" in line and "Theorem 3.4" in line and "_bound" not in line
