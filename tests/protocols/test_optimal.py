@@ -9,7 +9,12 @@ import math
 import pytest
 
 from mpdp.protocols import RandomizedResponse, SizeLimitError
-from mpdp.protocols.optimal import WORST_CASE_MAX_CLASSES, check_worst_case_size
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.optimal import (
+    WORST_CASE_MAX_CLASSES,
+    check_worst_case_size,
+    optimal_rules,
+)
 
 
 def _enumerated_classes(mechanisms: list[RandomizedResponse]) -> int:
@@ -49,3 +54,18 @@ def test_the_cases_reach_both_sides_of_the_limit() -> None:
 
 def test_one_parameter_group_has_no_extra_limit() -> None:
     check_worst_case_size([RandomizedResponse(1.0)] * (4 * WORST_CASE_MAX_CLASSES))
+
+
+@pytest.mark.parametrize("k", [30, 40])
+def test_the_worst_case_optimum_is_never_below_a_feasible_rule(k: int) -> None:
+    """XOR of k parties at epsilon 1 (issue 10, item 6): the LP's rule came out at 0.499999999187, below
+    the fair coin's 1/2 and the average rule's worst case. The exact XOR worst case of the average rule
+    is 1/2 + tanh(1/2)^k / 2 (002 Corollary 3.1); the coin has 1/2; the optimum is at least both."""
+    mechs = [RandomizedResponse(1.0)] * k
+    result = optimal_rules(mechs, parse_function("xor"), accuracy_measure("zero-one", 2))
+    assert result.average is not None and result.worst_case is not None
+    closed = 0.5 + 0.5 * math.tanh(0.5) ** k
+    assert result.average.worst_case_accuracy == pytest.approx(closed, rel=1e-12)
+    assert result.worst_case.worst_case_accuracy >= max(0.5, result.average.worst_case_accuracy)
+    assert result.worst_case.upper_bound is not None
+    assert result.worst_case.upper_bound >= result.worst_case.worst_case_accuracy
