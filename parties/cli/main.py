@@ -31,6 +31,7 @@ COMMANDS: tuple[str, ...] = (
     "compose",
     "mechanism",
     "compare_central",
+    "theorem_3_1",
     "keys",
     "party",
     "observe",
