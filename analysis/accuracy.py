@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.protocols.engines import (
+    DecisionProblem,
     accuracy_summary,
     build_problem,
     input_class,
@@ -49,7 +52,7 @@ class RuleAccuracy:
     samples: int = 0
 
 
-def _problem(rule: TableRule, function: BooleanFunction, measure: np.ndarray):
+def _problem(rule: TableRule, function: BooleanFunction, measure: NDArray[np.float64]) -> DecisionProblem:
     problem = build_problem(rule.mechanisms, function, measure, rule.observer, rule.engine)
     groups = tuple(f.members for f in problem.views[0].factors)
     if groups != rule.groups:
@@ -57,7 +60,7 @@ def _problem(rule: TableRule, function: BooleanFunction, measure: np.ndarray):
     return problem
 
 
-def rule_accuracy(rule: TableRule, function: BooleanFunction, measure: np.ndarray) -> RuleAccuracy:
+def rule_accuracy(rule: TableRule, function: BooleanFunction, measure: NDArray[np.float64]) -> RuleAccuracy:
     """Exact average and worst-case accuracy of ``rule`` for f and w (002 eqs. (1), (3)).
 
     Args:
@@ -72,8 +75,8 @@ def rule_accuracy(rule: TableRule, function: BooleanFunction, measure: np.ndarra
     return RuleAccuracy(average, worst)
 
 
-def input_accuracy(rule: TableRule, function: BooleanFunction, measure: np.ndarray,
-                   bits: np.ndarray) -> float:
+def input_accuracy(rule: TableRule, function: BooleanFunction, measure: NDArray[np.float64],
+                   bits: NDArray[np.integer[Any]]) -> float:
     """Exact accuracy ``E[w(f(x), rule(tau, x_i))]`` on one input x (the term of 002 eq. (3)).
 
     Args:
@@ -91,17 +94,18 @@ def input_accuracy(rule: TableRule, function: BooleanFunction, measure: np.ndarr
     return float(view_accuracy(view, rule.tables[b])[input_class(view, x)])
 
 
-def _sample(cdf: np.ndarray, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _sample(cdf: NDArray[np.float64], x: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.uint8]:
     """One transcript per input row by inverse CDF of each party's channel row: (n, k) uint8."""
     rows = cdf[np.arange(x.shape[1])[None, :], x]  # (n, k, 4)
     u = rng.random(x.shape)
-    return np.minimum((rows < u[..., None]).sum(axis=2), 3).astype(np.uint8)
+    symbols: NDArray[np.uint8] = np.minimum((rows < u[..., None]).sum(axis=2), 3).astype(np.uint8)
+    return symbols
 
 
 def monte_carlo_accuracy(
     rule: DecisionRule,
     function: BooleanFunction,
-    measure: np.ndarray,
+    measure: NDArray[np.float64],
     samples: int,
     rng: np.random.Generator,
     confidence: float = 0.95,

@@ -18,8 +18,10 @@ with ``stirlerr(m) = log m! - log(sqrt(2 pi m) (m/e)^m)`` and ``bd0(x, m) = x lo
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.special import gammaln
 
 __all__ = ["log_binomial_pmf"]
@@ -28,7 +30,7 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _SERIES_TERMS = 12  # |v| < 0.1: each term is < 1/100 of the previous one
 
 
-def _stirlerr(m: np.ndarray) -> np.ndarray:
+def _stirlerr(m: NDArray[np.float64]) -> NDArray[np.float64]:
     """``log m! - log(sqrt(2 pi m) (m/e)^m)`` for float m >= 1 (shape preserved)."""
     out = np.empty_like(m)
     small = m <= 15.0
@@ -42,7 +44,7 @@ def _stirlerr(m: np.ndarray) -> np.ndarray:
     return out
 
 
-def _bd0(x: np.ndarray, log_m: float) -> np.ndarray:
+def _bd0(x: NDArray[np.float64], log_m: float) -> NDArray[np.float64]:
     """``x log(x/m) + m - x`` >= 0 for float x > 0 and m = exp(log_m) (m may underflow to 0)."""
     m = math.exp(log_m) if log_m < 709.0 else math.inf
     out = np.empty_like(x)
@@ -62,7 +64,9 @@ def _bd0(x: np.ndarray, log_m: float) -> np.ndarray:
     return out
 
 
-def log_binomial_pmf(l: np.ndarray, n: int, log_q: float, log_p: float) -> np.ndarray:
+def log_binomial_pmf(
+    l: NDArray[np.integer[Any]] | NDArray[np.float64], n: int, log_q: float, log_p: float
+) -> NDArray[np.float64]:
     """``log P(L = l)`` for ``L ~ Binomial(n, q)``, elementwise.
 
     Args:

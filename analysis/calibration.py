@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
@@ -144,23 +145,28 @@ class StaircaseNoise:
         elif not 0.0 <= float(self.gamma) <= 1.0:
             raise ParameterError("gamma", self.gamma, "a number in [0, 1]")
 
+    def _shape(self) -> tuple[float, float, float]:
+        """(b = e^-eps, gamma, Delta), gamma as resolved by ``__post_init__``."""
+        assert self.gamma is not None  # __post_init__ replaces None by gamma*
+        return math.exp(-self.epsilon), float(self.gamma), self.sensitivity
+
     @property
     def variance(self) -> float:
         """``2 int_0^inf x^2 f(x) dx`` in closed form (geometric sums over the periods)."""
-        b, g, d = math.exp(-self.epsilon), float(self.gamma), self.sensitivity  # type: ignore[arg-type]
+        b, g, d = self._shape()
         s0, s1, s2 = 1 / (1 - b), b / (1 - b) ** 2, b * (1 + b) / (1 - b) ** 3
         height = (1 - b) / (2 * d * (g + b * (1 - g)))
         inner = 3 * s2 * (g + b * (1 - g)) + 3 * s1 * (g**2 + b * (1 - g**2)) + s0 * (g**3 + b * (1 - g**3))
         return 2 * height * d**3 / 3 * inner
 
-    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+    def sample(self, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
         """``size`` i.i.d. draws (float64), with the period, the step and the position drawn in turn."""
-        b, g, d = math.exp(-self.epsilon), float(self.gamma), self.sensitivity  # type: ignore[arg-type]
+        b, g, d = self._shape()
         sign = rng.choice([-1.0, 1.0], size=size)
         period = rng.geometric(1 - b, size=size) - 1
         first = rng.random(size) < g / (g + b * (1 - g))
         offset = np.where(first, g * rng.random(size), g + (1 - g) * rng.random(size))
-        return sign * (period + offset) * d
+        return np.asarray(sign * (period + offset) * d, dtype=np.float64)
 
 
 def gaussian_sigma(epsilon0: float, delta0: float, sensitivity: float = 1.0) -> float:

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.stats import binom
 
 from mpdp.analysis.theory import AccuracyOnInput, observer_accuracy_on_input
@@ -72,7 +75,7 @@ def check_comparison_voters(voters: int, delta: float) -> int:
     return int(voters)
 
 
-def _distributed(voters: int, epsilon: float, delta: float) -> np.ndarray:
+def _distributed(voters: int, epsilon: float, delta: float) -> NDArray[np.float64]:
     """P(observer decides the true majority | c ones), float64 array (k + 1,)."""
     mech = RandomizedResponse(epsilon, delta)
     voters = check_comparison_voters(voters, mech.delta)
@@ -100,7 +103,7 @@ def curator_release_probability(ones: int, voters: int, epsilon: float, delta: f
     return float(central_majority_mechanism(voters, epsilon, delta).release_one[ones])
 
 
-def curator_accuracy_on_input(x: np.ndarray, epsilon: float, delta: float) -> AccuracyOnInput:
+def curator_accuracy_on_input(x: NDArray[np.integer[Any]], epsilon: float, delta: float) -> AccuracyOnInput:
     """Exact accuracy of the curator on one input x (n votes, s = |x| ones):
     P(correct | x) = release_one[s] if majority(x) = 1 (2s > n) else 1 - release_one[s].
 
@@ -139,7 +142,7 @@ def compare_majority(voters: int, epsilon: float, delta: float) -> CentralVersus
         distributed_average, float(distributed.min()))
 
 
-def plot_comparison(rows: Sequence[CentralVersusDistributed], path: str) -> None:
+def plot_comparison(rows: Sequence[CentralVersusDistributed], path: Path | str) -> None:
     """Write a PNG: accuracy against epsilon, one color per k, solid = central, dashed = distributed."""
     import matplotlib
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.binomial import log_binomial_pmf
 from mpdp.analysis.privacy_loss import PrivacyLossDistribution
@@ -95,7 +96,7 @@ def check_delta_slack(delta_slack: float, name: str = "delta_slack") -> float:
     return value
 
 
-def composed_delta(deltas: np.ndarray | float, delta_slack: float, k: int = 1) -> float:
+def composed_delta(deltas: NDArray[np.float64] | float, delta_slack: float, k: int = 1) -> float:
     """``1 - prod_l (1 - delta_l) (1 - delta_slack)`` (with a scalar delta: ``1-(1-delta)^k(1-delta_slack)``).
 
     Computed as ``-expm1(sum log1p(-delta_l) + log1p(-delta_slack))``: no cancellation for tiny deltas.
@@ -107,7 +108,7 @@ def composed_delta(deltas: np.ndarray | float, delta_slack: float, k: int = 1) -
 
 
 def randomized_response_loss(
-    epsilons: np.ndarray, counts: np.ndarray, log_floor: float = -math.inf
+    epsilons: NDArray[np.float64], counts: NDArray[np.int64], log_floor: float = -math.inf
 ) -> PrivacyLossDistribution:
     """Privacy loss distribution of the product of ``counts[j]`` copies of the (epsilons[j], 0)
     randomized response, for each j (000, proof of Theorem 3.3; the worst case of the class).
@@ -201,7 +202,7 @@ def optimal_delta_slack(epsilon: float, k: int, epsilon_tilde: float) -> float:
     return min(_single_group_loss(epsilon, k).delta_for_epsilon(epsilon_tilde), 1.0)
 
 
-def theorem_3_3_corners(epsilon: float, delta: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+def theorem_3_3_corners(epsilon: float, delta: float, k: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The corner points of Theorem 3.3 of 000.
 
     Returns:
@@ -224,7 +225,7 @@ def theorem_3_3_corners(epsilon: float, delta: float, k: int) -> tuple[np.ndarra
         return eps_i, -np.expm1(k * math.log1p(-delta) + np.log1p(-slack))
 
 
-def basic_composition(epsilons: np.ndarray, deltas: np.ndarray) -> tuple[float, float]:
+def basic_composition(epsilons: NDArray[np.float64], deltas: NDArray[np.float64]) -> tuple[float, float]:
     """Theorem 3.1 of 000: ``(sum eps_l, sum delta_l)`` (delta capped at 1)."""
     return total_epsilon(epsilons), min(float(np.sum(deltas)), 1.0)
 
@@ -251,7 +252,7 @@ def kov_bound(
     return min(sum_epsilon, second, third)
 
 
-def total_epsilon(epsilons: np.ndarray) -> float:
+def total_epsilon(epsilons: NDArray[np.float64]) -> float:
     """sum eps_l for eps_l >= 0, float; +inf (with no overflow warning) past the float64 range."""
     eps = np.asarray(epsilons, dtype=np.float64)
     top = float(eps.max(initial=0.0))
@@ -260,7 +261,7 @@ def total_epsilon(epsilons: np.ndarray) -> float:
     return top * float(np.sum(eps / top))  # a Python float product: inf on overflow, silently
 
 
-def theorem_3_4_bound(epsilons: np.ndarray, delta_slack: float) -> float | None:
+def theorem_3_4_bound(epsilons: NDArray[np.float64], delta_slack: float) -> float | None:
     """Theorem 3.4 of 000 (and its heterogeneous form): an upper bound on the optimal eps~ at
     ``delta_total = 1 - prod(1 - delta_l)(1 - delta_tilde)``. ``epsilons`` float64 (k,).
 
@@ -276,7 +277,7 @@ _FLOAT_MAX = float(np.finfo(np.float64).max)
 _SQUARE_SAFE = 1e150  # eps^2 of a larger eps (and k of them) overflows float64
 
 
-def eq7_bound(epsilons: np.ndarray, delta_slack: float) -> float | None:
+def eq7_bound(epsilons: NDArray[np.float64], delta_slack: float) -> float | None:
     """Eq. (7) of 000 (with sums for heterogeneous mechanisms, as 000 states after the heterogeneous
     theorem); None outside its stated regime ``max eps_l <= 0.9`` or for ``delta_tilde = 0``."""
     eps = np.asarray(epsilons, dtype=np.float64)

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.composition import check_k, randomized_response_loss
 from mpdp.analysis.privacy_loss import PrivacyLossDistribution
@@ -47,24 +49,24 @@ class GeometricMechanism:
             raise ParameterError("epsilon", eps, "a number > 0 (epsilon = 0 needs infinite noise)")
         object.__setattr__(self, "epsilon", eps)
 
-    def log_pmf(self, z: np.ndarray) -> np.ndarray:
+    def log_pmf(self, z: NDArray[np.integer[Any]]) -> NDArray[np.float64]:
         """``log P(Z = z)`` for integer z (float64, shape of z)."""
-        z = np.abs(np.asarray(z, dtype=np.float64))
+        magnitude: NDArray[np.float64] = np.abs(np.asarray(z, dtype=np.float64))
         if math.isinf(self.epsilon):
             with np.errstate(divide="ignore"):
-                return np.where(z == 0, 0.0, -np.inf)
+                return np.where(magnitude == 0, 0.0, -np.inf)
         eps = self.epsilon
         log_norm = math.log(-math.expm1(-eps)) - math.log1p(math.exp(-eps))  # (e^eps-1)/(e^eps+1)
-        return log_norm - eps * z
+        return log_norm - eps * magnitude
 
-    def sample(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def sample(self, values: NDArray[np.integer[Any]], rng: np.random.Generator) -> NDArray[np.int64]:
         """Add independent noise to each integer value: ``values + G1 - G2``, G geometric on {0, 1, ..}
         with ratio e^-eps. int64 array of the shape of ``values``."""
-        values = np.asarray(values, dtype=np.int64)
+        exact = np.asarray(values, dtype=np.int64)
         if math.isinf(self.epsilon):
-            return values.copy()
+            return exact.copy()
         p = -math.expm1(-self.epsilon)  # success probability 1 - e^-eps
-        return values + rng.geometric(p, values.shape) - rng.geometric(p, values.shape)
+        return exact + rng.geometric(p, exact.shape) - rng.geometric(p, exact.shape)
 
     def privacy_loss(self, k: int = 1) -> PrivacyLossDistribution:
         """The privacy loss of k queries whose answers differ by 1 on the neighbours.

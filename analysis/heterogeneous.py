@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.binomial import log_binomial_pmf
 from mpdp.analysis.composition import (
@@ -52,14 +54,18 @@ LATTICE_POINTS = 2**21
 WORK_BUDGET = 1.5e9
 _UNIT_ROUNDOFF = 2.0**-53
 
+#: Per-mechanism values: a list of floats or a float64 array of shape (k,).
+FloatList = Sequence[float] | NDArray[np.float64]
 
-def _check_lists(epsilons: Sequence[float], deltas: Sequence[float] | float) -> tuple[np.ndarray, np.ndarray]:
+
+def _check_lists(
+    epsilons: FloatList, deltas: FloatList | float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     eps = np.array([check_epsilon(e, f"epsilon[{i}]") for i, e in enumerate(epsilons)], dtype=np.float64)
     if eps.size == 0:
         raise ParameterError("epsilon", list(epsilons), "a non-empty list of numbers >= 0")
-    if np.ndim(deltas) == 0:
-        deltas = [float(deltas)] * eps.size  # type: ignore[arg-type]
-    dels = np.array([check_delta(d, f"delta[{i}]") for i, d in enumerate(deltas)], dtype=np.float64)  # type: ignore[union-attr]
+    listed = deltas if isinstance(deltas, (Sequence, np.ndarray)) else [float(deltas)] * eps.size
+    dels = np.array([check_delta(d, f"delta[{i}]") for i, d in enumerate(listed)], dtype=np.float64)
     if dels.size == 1:
         dels = np.full(eps.size, dels[0])
     if dels.size != eps.size:
@@ -68,7 +74,7 @@ def _check_lists(epsilons: Sequence[float], deltas: Sequence[float] | float) -> 
 
 
 def _lattice_pld(
-    steps: np.ndarray, counts: np.ndarray, h: float, log_floor: float
+    steps: NDArray[np.int64], counts: NDArray[np.int64], h: float, log_floor: float
 ) -> tuple[PrivacyLossDistribution, float, float]:
     """Loss distribution of the product of ``counts[j]`` randomized responses with epsilon
     ``steps[j] * h``, on the lattice ``h Z``, by shift-and-add.
@@ -101,7 +107,7 @@ def _lattice_pld(
         mass = new[first : last + 1]
         lo += low + first
     positive = slice(max(1 - lo, 0), None)  # lattice points with loss > 0, then in decreasing order
-    loss = ((lo + np.arange(mass.size)) * h)[positive][::-1]
+    loss = np.asarray((lo + np.arange(mass.size)) * h, dtype=np.float64)[positive][::-1]
     with np.errstate(divide="ignore"):
         log_mass = np.log(mass[positive][::-1])
     # relative error: each entry is a sum of products of non-negative numbers (terms * u), the
@@ -110,7 +116,9 @@ def _lattice_pld(
     return PrivacyLossDistribution(loss, log_mass), pruned, rel
 
 
-def common_lattice(values: np.ndarray, max_points: int = LATTICE_POINTS) -> tuple[float, np.ndarray] | None:
+def common_lattice(
+    values: NDArray[np.float64], max_points: int = LATTICE_POINTS
+) -> tuple[float, NDArray[np.int64]] | None:
     """A step h with every value an integer multiple of h (to 1e-9 relative), if the lattice of the
     composition (``2 sum steps + 1`` points for one copy of each value) stays small; else None.
 
@@ -129,7 +137,7 @@ def common_lattice(values: np.ndarray, max_points: int = LATTICE_POINTS) -> tupl
 
 
 def discretized_bounds(
-    epsilons: np.ndarray, delta_slack: float, resolution: float | None = None
+    epsilons: NDArray[np.float64], delta_slack: float, resolution: float | None = None
 ) -> tuple[float, float, float]:
     """Certified ``(lower, upper, h)`` with ``lower <= eps~* <= upper`` for the optimal composition
     of (epsilons[l], 0)-DP mechanisms at slack delta_tilde (see the module docstring).
@@ -145,9 +153,9 @@ def discretized_bounds(
     """
     eps = np.asarray(epsilons, dtype=np.float64)
     if resolution is None:  # work ~ sum over groups of (terms x running width) / h, twice
-        values, counts = np.unique(eps, return_counts=True)
-        width = 2.0 * np.cumsum(values * counts)
-        work = 2.0 * float(np.sum((counts + 1.0) * width))
+        levels, repeats = np.unique(eps, return_counts=True)
+        width = 2.0 * np.cumsum(levels * repeats)
+        work = 2.0 * float(np.sum((repeats + 1.0) * width))
         resolution = max(work / WORK_BUDGET, 2.0 * float(eps.sum()) / LATTICE_POINTS)
     h = float(resolution)
     log_floor = math.log(delta_slack) - 70.0
@@ -168,8 +176,8 @@ def discretized_bounds(
 
 
 def compose_heterogeneous(
-    epsilons: Sequence[float],
-    deltas: Sequence[float] | float,
+    epsilons: FloatList,
+    deltas: FloatList | float,
     delta_slack: float,
     *,
     max_support: int = MAX_EXACT_SUPPORT,
@@ -204,38 +212,36 @@ def compose_heterogeneous(
         "drv10": drv10_bound(float(eps[0]), k, delta_slack) if homogeneous else None,
         "basic": basic,
     }
-    common = {"k": k, "delta_total": composed_delta(dels, delta_slack), "delta_slack": delta_slack, "bounds": bounds}
+    result = partial(CompositionResult, k=k, delta_total=composed_delta(dels, delta_slack),
+                     delta_slack=delta_slack, bounds=bounds)
     positive = eps[eps > 0]
     if positive.size == 0 or delta_slack >= 1.0:
-        return CompositionResult(epsilon_tilde=0.0, method="exact", detail="no privacy loss", **common)
+        return result(epsilon_tilde=0.0, method="exact", detail="no privacy loss")
     if np.isinf(positive).any() or delta_slack == 0.0:
-        return CompositionResult(epsilon_tilde=float(positive.sum()), method="exact",
-                                 detail="delta_tilde = 0 or an infinite epsilon: the sum of epsilons", **common)
+        return result(epsilon_tilde=float(positive.sum()), method="exact",
+                      detail="delta_tilde = 0 or an infinite epsilon: the sum of epsilons")
     values, counts = np.unique(positive, return_counts=True)
     support = float(np.exp(min(np.sum(np.log1p(counts.astype(np.float64))), 700.0)))
     if support <= max_support:
         pld = randomized_response_loss(values, counts, log_floor=math.log(delta_slack) - 70.0)
-        return CompositionResult(
+        return result(
             epsilon_tilde=pld.epsilon_for_delta(delta_slack), method="exact",
             detail=f"exact: {values.size} distinct epsilon values, privacy loss grid of {int(support)} points",
-            **common,
         )
     lattice = common_lattice(values, max_points=int(LATTICE_POINTS / max(1.0, counts.max())))
     if lattice is not None:
         h, steps = lattice
         pld, _, _ = _lattice_pld(steps, counts, h, math.log(delta_slack) - 70.0)
-        return CompositionResult(
+        return result(
             epsilon_tilde=pld.epsilon_for_delta(delta_slack), method="exact",
             detail=f"exact: {values.size} commensurate epsilon values on the lattice h = {h:.6g}",
-            **common,
         )
     lower, upper, h = discretized_bounds(positive, delta_slack, resolution)
     closed = [b for b in (bounds["theorem_3_4"], bounds["eq_7"], basic) if b is not None]
     upper = min([upper, *closed])
     lower = min(lower, upper)
-    return CompositionResult(
+    return result(
         epsilon_tilde=upper, method="bounds", lower=lower, upper=upper,
         detail=(f"bounds: {values.size} distinct epsilon values (grid of {support:.3g} points > {max_support});"
                 f" epsilons rounded down/up to the lattice h = {h:.3g}"),
-        **common,
     )

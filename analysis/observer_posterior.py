@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
@@ -35,17 +37,18 @@ class RoundPosterior:
         expected_ones: float64 (repetitions,): ``E[sum_i x_i | tau_r]``, in [0, k].
     """
 
-    output: np.ndarray
-    expected_ones: np.ndarray
+    output: NDArray[np.float64]
+    expected_ones: NDArray[np.float64]
 
-    def of(self, decisions: np.ndarray) -> np.ndarray:
+    def of(self, decisions: NDArray[np.integer[Any]]) -> NDArray[np.float64]:
         """float64 (repetitions,): the posterior probability of each repetition's decision."""
         decisions = np.asarray(decisions, dtype=np.intp)
-        return self.output[np.arange(decisions.size), decisions]
+        chosen: NDArray[np.float64] = self.output[np.arange(decisions.size), decisions]
+        return chosen
 
 
 def round_posterior(
-    mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, symbols: np.ndarray
+    mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, symbols: NDArray[np.uint8]
 ) -> RoundPosterior:
     """The posterior of f(x) and of the number of ones given each transcript (module docstring).
 

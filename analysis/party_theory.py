@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.accuracy import input_accuracy, rule_accuracy
 from mpdp.protocols.functions import BooleanFunction
@@ -42,7 +44,7 @@ class RoundRuleTheory:
     """
 
     observer: float | None
-    parties: np.ndarray | None
+    parties: NDArray[np.float64] | None
     evaluations: int
     observer_optimized: float | None = None
     party_optimized_min: float | None = None
@@ -55,14 +57,18 @@ class RoundRuleTheory:
         return self.party_optimized_min >= self.observer_optimized - 1e-9
 
 
-def _key(rule: TableRule, x: np.ndarray) -> tuple:
+#: What makes two rules' accuracy on x equal: kind, engine, (mechanism, size, ones) per group, own bit.
+_RuleKey = tuple[str, str, tuple[tuple[RandomizedResponse, int, int], ...], int | None]
+
+
+def _key(rule: TableRule, x: NDArray[np.integer[Any]]) -> _RuleKey:
     groups = tuple((rule.mechanisms[g[0]], len(g), int(x[list(g)].sum())) for g in rule.groups)
     own = None if rule.observer is None else int(x[rule.observer])
     return rule.kind, rule.engine, groups, own
 
 
 def round_rule_theory(
-    mechanisms: Sequence[RandomizedResponse], x: np.ndarray, function: BooleanFunction, kind: str,
+    mechanisms: Sequence[RandomizedResponse], x: NDArray[np.integer[Any]], function: BooleanFunction, kind: str,
     rules: RuleCache, central: bool = True, parties: bool = True,
 ) -> RoundRuleTheory:
     """Exact accuracy on x of the central observer's and (``parties``) each participant's ``kind`` rule.
@@ -79,7 +85,7 @@ def round_rule_theory(
     mechs = tuple(mechanisms)
     x = np.asarray(x, dtype=np.int64)
     w = zero_one_measure(function, len(mechs))
-    values: dict[tuple, float] = {}
+    values: dict[_RuleKey, float] = {}
 
     def exact(rule: object) -> float | None:
         if not isinstance(rule, TableRule):
@@ -89,7 +95,7 @@ def round_rule_theory(
             values[key] = input_accuracy(rule, function, w, x)
         return values[key]
 
-    optimized: dict[int, float] = {}
+    optimized: dict[int, float | None] = {}
 
     def optimized_value(rule: object) -> float | None:
         if not isinstance(rule, TableRule):
@@ -97,17 +103,19 @@ def round_rule_theory(
         key = id(rule.tables[0])  # the cache shares the tables of equal rules
         if key not in optimized:
             acc = rule_accuracy(rule, function, w)
-            optimized[key] = acc.average if kind == "average" else acc.worst_case  # type: ignore[assignment]
+            optimized[key] = acc.average if kind == "average" else acc.worst_case
         return optimized[key]
 
     central_rule = decision_rule(mechs, function, kind=kind, cache=rules)
     observer = exact(central_rule) if central else None
-    per_party: np.ndarray | None = None
+    per_party: NDArray[np.float64] | None = None
     party_min: float | None = None
     if parties:
         party_rules = [decision_rule(mechs, function, kind=kind, observer=j, cache=rules) for j in range(len(mechs))]
         found = [exact(rule) for rule in party_rules]
         if all(v is not None for v in found):
             per_party = np.array(found, dtype=np.float64)
-            party_min = min(optimized_value(rule) for rule in party_rules)  # type: ignore[type-var]
+            optimized_values = [optimized_value(rule) for rule in party_rules]
+            known = [v for v in optimized_values if v is not None]
+            party_min = min(known) if len(known) == len(optimized_values) else None
     return RoundRuleTheory(observer, per_party, len(values), optimized_value(central_rule), party_min)

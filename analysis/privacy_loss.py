@@ -18,13 +18,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["PrivacyLossDistribution", "log1mexp"]
 
 
-def log1mexp(x: np.ndarray | float) -> np.ndarray:
+def log1mexp(x: NDArray[np.float64] | float) -> NDArray[np.float64]:
     """``log(1 - e^x)`` for ``x <= 0``, accurate on both sides of ``-log 2``; ``-inf`` at ``x = 0``.
 
     Positive x (rounding noise) is clipped to 0."""
@@ -46,11 +47,11 @@ class PrivacyLossDistribution:
     contribute to ``delta(eps)`` for ``eps >= 0``.
     """
 
-    loss: np.ndarray
-    log_mass: np.ndarray
+    loss: NDArray[np.float64]
+    log_mass: NDArray[np.float64]
 
     @classmethod
-    def from_support(cls, loss: np.ndarray, log_mass: np.ndarray) -> PrivacyLossDistribution:
+    def from_support(cls, loss: NDArray[np.float64], log_mass: NDArray[np.float64]) -> PrivacyLossDistribution:
         """Keep the points with ``L > 0`` and finite-or-(+inf) loss, sorted by decreasing loss.
 
         Raises:
@@ -66,7 +67,7 @@ class PrivacyLossDistribution:
         order = np.argsort(-loss[keep], kind="stable")
         return cls(loss[keep][order], log_mass[keep][order])
 
-    def _piece_deltas(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _piece_deltas(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """For each piece i (active set j <= i, epsilon in [lower_i, L_i)):
         ``(log A_i, log B_i, lower_i, log delta(lower_i))`` with ``A_i = sum_{j<=i} P_j``,
         ``B_i = sum_{j<=i} P_j e^{-L_j}`` and lower_i the next loss value (0 after the last)."""
@@ -78,7 +79,7 @@ class PrivacyLossDistribution:
         log_d = log_a + log1mexp(np.where(np.isnan(x), -np.inf, x))
         return log_a, log_b, lower, log_d
 
-    def corner_deltas(self) -> tuple[np.ndarray, np.ndarray]:
+    def corner_deltas(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(eps_c, delta(eps_c))`` at the corners: every support loss value and 0, decreasing.
 
         float64 arrays of shape (n + 1,); ``delta(L_0) = 0``. O(n)."""

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.composition import theorem_3_3_corners
 from mpdp.protocols.errors import ParameterError
@@ -47,14 +49,18 @@ class PrivacyRegion:
         missed_detection: float64 (n,), non-increasing, last entry 0; ``f(false_alarm[j])``.
     """
 
-    false_alarm: np.ndarray
-    missed_detection: np.ndarray
+    false_alarm: NDArray[np.float64]
+    missed_detection: NDArray[np.float64]
 
-    def lower_boundary(self, alpha: np.ndarray | float) -> np.ndarray:
+    @overload
+    def lower_boundary(self, alpha: float) -> np.float64: ...
+    @overload
+    def lower_boundary(self, alpha: NDArray[np.float64]) -> NDArray[np.float64]: ...
+    def lower_boundary(self, alpha: NDArray[np.float64] | float) -> NDArray[np.float64] | np.float64:
         """f(alpha): the smallest missed detection at false alarm alpha (float64, shape of alpha)."""
         return np.interp(alpha, self.false_alarm, self.missed_detection, right=0.0)
 
-    def contains(self, alpha: np.ndarray | float, beta: np.ndarray | float, atol: float = 1e-12) -> np.ndarray:
+    def contains(self, alpha: NDArray[np.float64] | float, beta: NDArray[np.float64] | float, atol: float = 1e-12) -> NDArray[np.bool_]:
         """Whether each (alpha, beta) lies in the region (bool array of the broadcast shape)."""
         alpha = np.asarray(alpha, dtype=np.float64)
         beta = np.asarray(beta, dtype=np.float64)
@@ -74,7 +80,7 @@ class PrivacyRegion:
         return float(1.0 - 2.0 * np.sum(np.diff(alpha) * (beta[1:] + beta[:-1]) / 2.0))
 
     @classmethod
-    def from_lines(cls, intercepts: np.ndarray, slopes: np.ndarray) -> PrivacyRegion:
+    def from_lines(cls, intercepts: NDArray[np.float64], slopes: NDArray[np.float64]) -> PrivacyRegion:
         """The region whose lower boundary is ``f(alpha) = max(0, max_j c_j - s_j alpha)`` on [0, 1].
 
         Args:
@@ -90,7 +96,7 @@ class PrivacyRegion:
         c, s = c[first], s[first]
 
         def cross(i: int, j: int) -> float:  # alpha where lines i and j meet (s_i > s_j)
-            return (c[i] - c[j]) / (s[i] - s[j])
+            return float((c[i] - c[j]) / (s[i] - s[j]))
 
         hull: list[int] = []  # upper envelope over the real line, slopes -s increasing
         for j in range(c.size):
@@ -106,7 +112,7 @@ class PrivacyRegion:
         beta = np.maximum(c[hull_arr] - s[hull_arr] * alpha, 0.0)
         return cls(alpha, beta)
 
-    def lines(self) -> tuple[np.ndarray, np.ndarray]:
+    def lines(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The supporting lines of f: ``(intercepts, slopes)`` of its segments, float64 (n-1,)."""
         da = np.diff(self.false_alarm)
         db = np.diff(self.missed_detection)
@@ -119,7 +125,7 @@ class PrivacyRegion:
         return intersection([self, other])
 
     @classmethod
-    def from_channel(cls, p0: np.ndarray, p1: np.ndarray) -> PrivacyRegion:
+    def from_channel(cls, p0: NDArray[np.float64], p1: NDArray[np.float64]) -> PrivacyRegion:
         """The privacy region of a finite channel from its likelihood ratios (Neyman-Pearson).
 
         Args:
@@ -149,7 +155,7 @@ class PrivacyRegion:
         return cls(alpha[step], np.minimum(beta[step], 1.0))
 
 
-def _dp_lines(epsilon: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _dp_lines(epsilon: NDArray[np.float64], delta: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The two non-trivial supporting lines of each R(eps, delta)."""
     e = np.minimum(np.asarray(epsilon, dtype=np.float64), _MAX_LOG_SLOPE)
     keep = 1.0 - np.asarray(delta, dtype=np.float64)

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.stats import clopper_pearson, consistency_test
 from mpdp.analysis.theory import AccuracyOnInput
@@ -80,8 +81,8 @@ class RoundResult:
 
 def evaluate_decisions(
     name: str,
-    x: np.ndarray,
-    decisions: np.ndarray,
+    x: NDArray[np.integer[Any]],
+    decisions: NDArray[np.integer[Any]],
     function: BooleanFunction,
     theory: AccuracyOnInput,
     *,

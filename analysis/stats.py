@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from scipy.stats import binomtest, fisher_exact
 
 from mpdp.protocols.errors import ParameterError
@@ -94,6 +95,6 @@ def consistency_test(
         s2, n2 = theory_counts
         _check_counts(s2, n2)
         table = [[successes, trials - successes], [s2, n2 - s2]]
-        p_value = float(fisher_exact(table).pvalue)
+        p_value = float(fisher_exact(np.array(table)).pvalue)
         test = "Fisher exact (theory estimated)"
     return Consistency(p_value, level, p_value >= level, test)

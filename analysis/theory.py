@@ -22,8 +22,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.stats import binom
 
 from mpdp.analysis.stats import clopper_pearson
@@ -55,11 +57,11 @@ class AccuracyOnInput:
     samples: int = 0
 
 
-def _pmf(n: int, p: float) -> np.ndarray:
+def _pmf(n: int, p: float) -> NDArray[np.float64]:
     return binom.pmf(np.arange(n + 1), n, p) if n > 0 else np.ones(1)
 
 
-def _pure_group(n: int, a: int, p: float) -> tuple[np.ndarray, np.ndarray]:
+def _pure_group(n: int, a: int, p: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Class probabilities (n+1,) and posterior count pmfs (n+1, n+1) of a pure group."""
     q = 1.0 - p
     prob = np.convolve(_pmf(a, p), _pmf(n - a, q))
@@ -67,7 +69,7 @@ def _pure_group(n: int, a: int, p: float) -> tuple[np.ndarray, np.ndarray]:
     return prob, post
 
 
-def _four_group(n: int, a: int, p: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
+def _four_group(n: int, a: int, p: float, delta: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Class probabilities and posterior count pmfs of a four-output group (classes (c0, c3, c2))."""
     q = 1.0 - p
     probs, posts = [], []
@@ -91,8 +93,8 @@ def _class_count(n: int, four: bool) -> int:
 
 
 def _combine(
-    prob_a: np.ndarray, post_a: np.ndarray, prob_b: np.ndarray, post_b: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+    prob_a: NDArray[np.float64], post_a: NDArray[np.float64], prob_b: NDArray[np.float64], post_b: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Classes of the union of two groups: outer product of probabilities, convolution of pmfs."""
     prob = np.outer(prob_a, prob_b).ravel()
     la, lb = post_a.shape[1], post_b.shape[1]
@@ -104,9 +106,9 @@ def _combine(
 
 def observer_accuracy_on_input(
     mechanisms: Sequence[RandomizedResponse],
-    x: np.ndarray,
+    x: NDArray[np.integer[Any]],
     function: BooleanFunction,
-    measure: np.ndarray,
+    measure: NDArray[np.float64],
     *,
     rng: np.random.Generator | None = None,
     max_classes: int = 20_000,
@@ -135,11 +137,13 @@ def observer_accuracy_on_input(
         raise ParameterError("x", x, f"{n} bits, each 0 or 1, one per participating party")
     rule = observer_average_rule(mechanisms, function, measure)
     w = np.asarray(measure, dtype=np.float64)
-    truth = int(function.count_values(n)[int(x.sum())])
+    values = function.count_values(n)
+    assert values is not None  # observer_average_rule rejected a function that is not symmetric
+    truth = int(values[int(x.sum())])
     groups: dict[RandomizedResponse, list[int]] = {}
     for i, mech in enumerate(mechanisms):
         groups.setdefault(mech, []).append(i)
-    classes = math.prod(_class_count(len(ids), m.four_output) for m, ids in groups.items())
+    classes = math.prod(_class_count(len(ids), bool(m.four_output)) for m, ids in groups.items())
     if classes <= max_classes:
         prob, post = np.ones(1), np.ones((1, 1))
         for mech, ids in groups.items():

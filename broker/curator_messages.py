@@ -19,10 +19,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Annotated, ClassVar, Literal, Self
+from functools import partial
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
 from mpdp.broker.messages import (
@@ -182,17 +184,16 @@ class SealedBallot(Answer):
         Raises:
             ProtocolViolation: a bit other than 0/1, or a malformed curator key.
         """
-        header = dict(session=session, round=int(round), party=int(party), repetitions=int(repetitions),
-                      curator_key=encode_key(curator_key), nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+        ballot_of = partial(cls, session=session, round=int(round), party=int(party), repetitions=int(repetitions),
+                            curator_key=encode_key(curator_key), nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
         if bit is None:
-            return sign_message(cls(kind="abstain", reason=reason, **header), private_key)  # type: ignore[arg-type]
+            return sign_message(ballot_of(kind="abstain", reason=reason), private_key)
         if bit not in (0, 1):
             raise ProtocolViolation("plaintext", f"bit {bit!r}: need 0 or 1")
         ad = cls.associated_data(session, round, party, repetitions, encode_key(curator_key))
         ephemeral, ciphertext = seal(curator_key, bytes([bit]), context=cls.context(session, round, party),
                                      associated_data=ad)
-        ballot = cls(kind="sealed", ephemeral_key=encode_key(ephemeral), ciphertext=encode_key(ciphertext),
-                     **header)  # type: ignore[arg-type]
+        ballot = ballot_of(kind="sealed", ephemeral_key=encode_key(ephemeral), ciphertext=encode_key(ciphertext))
         return sign_message(ballot, private_key)
 
 
@@ -217,13 +218,13 @@ class CuratorRelease(RoundSigned):
             raise ValueError("outputs are 0 or 1")
         return self
 
-    def output_array(self) -> np.ndarray:
+    def output_array(self) -> NDArray[np.int64]:
         """int64 (repetitions,) of 0/1 outputs."""
         return unpack_symbols(self.outputs, self.repetitions).astype(np.int64)
 
     @classmethod
     def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, voters: int,
-               outputs: np.ndarray) -> CuratorRelease:
+               outputs: NDArray[np.integer[Any]]) -> CuratorRelease:
         """Build and sign a release of ``outputs`` (0/1, shape (repetitions,))."""
         values = np.asarray(outputs, dtype=np.uint8)
         draft = cls(session=session, round=int(round), voters=int(voters), repetitions=int(values.size),

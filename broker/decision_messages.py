@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Annotated, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
 from mpdp.broker.messages import (
@@ -36,7 +37,7 @@ MAX_TRANSCRIPT_SYMBOLS = 1 << 24
 _U16 = np.dtype(">u2")
 
 
-def pack_decisions(decisions: np.ndarray) -> str:
+def pack_decisions(decisions: NDArray[np.integer[Any]]) -> str:
     """Pack decisions (integers in 0..65535, shape (n,)) as base64 of big-endian uint16.
 
     Raises:
@@ -48,7 +49,7 @@ def pack_decisions(decisions: np.ndarray) -> str:
     return base64.b64encode(values.astype(_U16).tobytes()).decode("ascii")
 
 
-def unpack_decisions(text: str, repetitions: int) -> np.ndarray:
+def unpack_decisions(text: str, repetitions: int) -> NDArray[np.int64]:
     """Inverse of :func:`pack_decisions`: int64 (repetitions,).
 
     Raises:
@@ -86,14 +87,14 @@ class TranscriptMessage(RoundSigned):
         as_value_error(self.symbol_matrix)
         return self
 
-    def symbol_matrix(self) -> np.ndarray:
+    def symbol_matrix(self) -> NDArray[np.uint8]:
         """The transcript: uint8 (repetitions, n), column j = participant ``participants[j]``."""
         n = len(self.participants)
         return unpack_symbols(self.symbols, self.repetitions * n).reshape(self.repetitions, n)
 
     @classmethod
     def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int,
-               participants: np.ndarray, symbols: np.ndarray) -> TranscriptMessage:
+               participants: NDArray[np.integer[Any]], symbols: NDArray[np.uint8]) -> TranscriptMessage:
         """Build and sign: ``symbols`` uint8 (repetitions, n) in the order of ``participants`` (n,).
 
         Raises:
@@ -123,13 +124,13 @@ class DecisionMessage(RoundSigned):
         as_value_error(unpack_decisions, self.decisions, self.repetitions)
         return self
 
-    def decision_array(self) -> np.ndarray:
+    def decision_array(self) -> NDArray[np.int64]:
         """The decisions: int64 (repetitions,)."""
         return unpack_decisions(self.decisions, self.repetitions)
 
     @classmethod
     def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, party: int,
-               decisions: np.ndarray) -> DecisionMessage:
+               decisions: NDArray[np.integer[Any]]) -> DecisionMessage:
         """Build and sign a decision message (``decisions`` int (repetitions,)).
 
         Raises:

@@ -17,6 +17,7 @@ from typing import Annotated, ClassVar, Literal, Self, TypeVar
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mpdp.broker.packing import pack_symbols, unpack_symbols
@@ -117,7 +118,7 @@ class PartyMessage(Answer):
             as_value_error(unpack_symbols, self.symbols, self.repetitions)
         return self
 
-    def symbol_array(self) -> np.ndarray:
+    def symbol_array(self) -> NDArray[np.uint8]:
         """The symbols as uint8 of shape (repetitions,); empty (0,) for an abstention."""
         if self.kind == "abstain":
             return np.zeros(0, dtype=np.uint8)
@@ -132,7 +133,7 @@ class PartyMessage(Answer):
         round: int,
         party: int,
         repetitions: int,
-        symbols: np.ndarray | None = None,
+        symbols: NDArray[np.uint8] | None = None,
         reason: str | None = None,
     ) -> PartyMessage:
         """Build and sign a message: with ``symbols`` (uint8, shape (repetitions,)) or with ``reason``.

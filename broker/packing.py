@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ProtocolViolation
 
@@ -20,7 +22,7 @@ def packed_length(repetitions: int) -> int:
     return (repetitions + 3) // 4
 
 
-def pack_symbols(symbols: np.ndarray) -> str:
+def pack_symbols(symbols: NDArray[np.integer[Any]]) -> str:
     """Pack uint8 symbols of shape (n,), each in 0..3, into base64 text.
 
     Raises:
@@ -35,7 +37,7 @@ def pack_symbols(symbols: np.ndarray) -> str:
     return base64.b64encode(packed.tobytes()).decode("ascii")
 
 
-def unpack_symbols(text: str, repetitions: int) -> np.ndarray:
+def unpack_symbols(text: str, repetitions: int) -> NDArray[np.uint8]:
     """Inverse of :func:`pack_symbols`: uint8 array of shape (repetitions,), values in 0..3.
 
     Raises:

@@ -39,7 +39,9 @@ class SignedMessage(Protocol):
     """A pydantic wire message with a ``signature`` field and a signing domain."""
 
     SIGNING_DOMAIN: ClassVar[str]
-    signature: str
+
+    @property
+    def signature(self) -> str: ...  # read-only: wire messages are frozen
 
     def model_dump(self, *, mode: str, exclude: set[str]) -> dict[str, Any]: ...
     def model_copy(self, *, update: dict[str, Any]) -> Any: ...

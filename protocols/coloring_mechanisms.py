@@ -26,11 +26,13 @@ Cost O((n + m) log n); any set of fixed vertices works as long as every blue-red
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from scipy.sparse import csgraph
 
 from mpdp.protocols.coloring_steps import ColoringStep
@@ -47,7 +49,8 @@ __all__ = [
 #: Slack allowed when checking a DP inequality in floating point.
 FEASIBILITY_TOLERANCE = 1e-12
 
-Boundary = Mapping[Hashable, float] | tuple[np.ndarray, np.ndarray]
+#: Fixed values: vertex name (any key, compared as ``str``) -> P(red), or (int indices, float values).
+Boundary = Mapping[Any, float] | tuple[NDArray[np.integer[Any]], NDArray[np.floating[Any]]]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -66,7 +69,7 @@ class GraphMechanism:
     epsilon: float
     delta: float
     feasible: bool
-    red_probability: np.ndarray | None = field(default=None, repr=False)
+    red_probability: NDArray[np.float64] | None = field(default=None, repr=False)
     violated_edge: tuple[str, str] | None = None
 
     def probabilities(self) -> dict[str, float] | None:
@@ -77,9 +80,9 @@ class GraphMechanism:
 
 
 def privacy_violations(
-    graph: ColoredGraph, red_probability: np.ndarray, epsilon: float, delta: float,
+    graph: ColoredGraph, red_probability: NDArray[np.float64], epsilon: float, delta: float,
     tolerance: float = FEASIBILITY_TOLERANCE,
-) -> np.ndarray:
+) -> NDArray[np.bool_]:
     """bool array (m,): the edges on which ``red_probability`` breaks (epsilon, delta)-DP (001 eq. (1))."""
     step = ColoringStep(epsilon, delta)
     r = np.asarray(red_probability, dtype=np.float64)
@@ -87,7 +90,8 @@ def privacy_violations(
     return (r[u] > step(r[v]) + tolerance) | (r[v] > step(r[u]) + tolerance)
 
 
-def _fixed_values(graph: ColoredGraph, boundary: Boundary) -> tuple[np.ndarray, np.ndarray]:
+def _fixed_values(graph: ColoredGraph, boundary: Boundary) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    raw: list[float] | NDArray[np.float64]
     if isinstance(boundary, Mapping):
         idx = graph.indices_of(boundary.keys())
         raw = list(boundary.values())
@@ -107,7 +111,7 @@ def _fixed_values(graph: ColoredGraph, boundary: Boundary) -> tuple[np.ndarray, 
     return idx, values
 
 
-def _edge_names(graph: ColoredGraph, edge: np.ndarray) -> tuple[str, str]:
+def _edge_names(graph: ColoredGraph, edge: NDArray[np.int64]) -> tuple[str, str]:
     names = graph.vertex_names
     return names[int(edge[0])], names[int(edge[1])]
 
@@ -168,12 +172,14 @@ def optimal_mechanism(
     return GraphMechanism(graph, step.epsilon, step.delta, True, result)
 
 
-def _infeasible(template: GraphMechanism, edge: np.ndarray) -> GraphMechanism:
+def _infeasible(template: GraphMechanism, edge: NDArray[np.int64]) -> GraphMechanism:
     return GraphMechanism(template.graph, template.epsilon, template.delta, False,
                           violated_edge=_edge_names(template.graph, edge))
 
 
-def _propagate(step: ColoringStep, n: int, edges: np.ndarray, cap: np.ndarray) -> np.ndarray:
+def _propagate(
+    step: ColoringStep, n: int, edges: NDArray[np.int64], cap: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """Greatest T <= cap with T_v <= step(T_w) on ``edges``: T_v = min_u step^d(u,v)(cap_u)."""
     sources = np.flatnonzero(cap < 1.0)
     if sources.size == 0 or edges.size == 0 or np.isinf(step.epsilon):
@@ -195,7 +201,7 @@ def _propagate(step: ColoringStep, n: int, edges: np.ndarray, cap: np.ndarray) -
     data = np.concatenate([np.ones(len(edges)), weight])
     graph = sp.csr_matrix((data, (rows, cols)), shape=(n + 1, n + 1))
     graph.data[: graph.indptr[hub]] = 1.0  # parallel edges were summed: one hop each
-    dist, pred = csgraph.dijkstra(graph, directed=False, indices=hub, return_predecessors=True)
+    dist, pred = csgraph.dijkstra(graph, directed=False, indices=hub, return_predecessors=True)  # type: ignore[call-overload]  # scipy documents indices as array_like or int; scipy-stubs takes no int
     dist, pred = dist[:n], pred[:n]
     reached = np.isfinite(dist)
     root = np.where(reached & (pred != hub), pred, np.arange(n))

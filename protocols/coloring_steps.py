@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.special import expit
 
 from mpdp.protocols.mechanisms import check_delta, check_epsilon
@@ -41,7 +42,7 @@ _TINY_EPSILON = 2.0**-60  # exp(700) ~ 1e304: below float64 overflow
 _CAPPED_EXPONENT = 1e4  # e^-1e4 = 0 and |log t| <= 745 for t > 0: a larger n eps changes nothing
 
 
-def _times(n: np.ndarray, epsilon: float) -> np.ndarray:
+def _times(n: NDArray[np.float64], epsilon: float) -> NDArray[np.float64]:
     """n * epsilon for n >= 0, capped near _CAPPED_EXPONENT so that eps = 1e308 cannot overflow."""
     return np.minimum(n, _CAPPED_EXPONENT / epsilon) * epsilon
 
@@ -84,11 +85,11 @@ class ColoringStep:
         """True for epsilon = delta = 0: the step is the identity (perfect privacy)."""
         return self.epsilon == 0.0 and self.delta == 0.0
 
-    def __call__(self, t: np.ndarray | float) -> np.ndarray:
+    def __call__(self, t: NDArray[np.float64] | float) -> NDArray[np.float64]:
         """step(t) for probabilities t in [0, 1]; float64 array of t's shape."""
         return self.iterate(t, 1)
 
-    def regime_one_steps(self, t: np.ndarray | float) -> np.ndarray:
+    def regime_one_steps(self, t: NDArray[np.float64] | float) -> NDArray[np.float64]:
         """The number m(t) of steps of the orbit of t taken in the initial regime.
 
         m(t) = 0 for t >= theta, else ceil(log((theta + s) / (t + s)) / eps); inf where the orbit never
@@ -118,7 +119,7 @@ class ColoringStep:
             steps = np.maximum(np.ceil(log_ratio / eps), 1.0)
         return np.where(below, np.where(stuck, np.inf, steps), 0.0)
 
-    def initial(self, t: np.ndarray | float, n: np.ndarray | int) -> np.ndarray:
+    def initial(self, t: NDArray[np.float64] | float, n: NDArray[np.float64] | NDArray[np.int64] | int) -> NDArray[np.float64]:
         """n steps of the initial regime: a^n (t + s) - s (t + n delta at eps = 0). Valid for
         n <= regime_one_steps(t) (then <= (a + delta)/(a + 1) <= 1); float64 array."""
         t = np.asarray(t, dtype=np.float64)
@@ -139,7 +140,7 @@ class ColoringStep:
                      * np.expm1(-_times(n, eps)) / math.expm1(-eps))
         return np.where(n > 0, np.minimum(grown + self.delta * geometric, 1.0), t)
 
-    def terminal(self, t: np.ndarray | float, n: np.ndarray | int) -> np.ndarray:
+    def terminal(self, t: NDArray[np.float64] | float, n: NDArray[np.float64] | NDArray[np.int64] | int) -> NDArray[np.float64]:
         """n steps of the terminal regime: 1 - [a^-n (1 - t + s) - s], capped at 1 (1 - (1 - t - n delta)
         at eps = 0); float64 array."""
         t = np.asarray(t, dtype=np.float64)
@@ -151,7 +152,7 @@ class ColoringStep:
             return np.where(n > 0, 1.0, t)
         return np.minimum(1.0 - (u + (u + self.shift) * np.expm1(-_times(n, self.epsilon))), 1.0)
 
-    def iterate(self, t: np.ndarray | float, n: np.ndarray | int) -> np.ndarray:
+    def iterate(self, t: NDArray[np.float64] | float, n: NDArray[np.float64] | NDArray[np.int64] | int) -> NDArray[np.float64]:
         """step^n(t), elementwise (broadcast), in closed form: ``initial`` for the first
         min(n, m(t)) steps, then ``terminal``. float64 array with values in [t, 1]."""
         t, n = np.broadcast_arrays(np.asarray(t, dtype=np.float64), np.asarray(n, dtype=np.float64))
@@ -160,7 +161,7 @@ class ColoringStep:
         first = np.minimum(n, self.regime_one_steps(t))
         return self.terminal(self.initial(t, first), n - first)
 
-    def abel(self, t: np.ndarray) -> np.ndarray:
+    def abel(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
         """An Abel function h of step: h(step(t)) = h(t) + 1 for t < 1 (t >= 0 finite).
 
         So step^n(t) = h^-1(h(t) + n), and the smallest of step^(n_i)(t_i) is the one with the

@@ -27,8 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.factors import Factor, group_parties
@@ -56,6 +58,9 @@ GENERAL_MAX_TRANSCRIPTS = 1 << 24
 SYMMETRIC_MAX_CLASSES = 1 << 24
 _CHUNK = 1 << 22  # entries per transform batch
 
+#: A rule on one view: int64 decisions (num_classes,) or float64 probabilities Q (num_classes, |Y|).
+RuleTable = NDArray[np.int64] | NDArray[np.float64]
+
 
 @dataclass(frozen=True, slots=True)
 class View:
@@ -69,8 +74,8 @@ class View:
     """
 
     factors: tuple[Factor, ...]
-    gain: np.ndarray
-    prior: np.ndarray
+    gain: NDArray[np.float64]
+    prior: NDArray[np.float64]
     own_bit: int | None
 
     @property
@@ -81,12 +86,12 @@ class View:
     @property
     def num_inputs(self) -> int:
         """Number of input classes of this view."""
-        return self.gain.shape[0]
+        return int(self.gain.shape[0])
 
     @property
     def num_outputs(self) -> int:
         """|Y|."""
-        return self.gain.shape[1]
+        return int(self.gain.shape[1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +108,7 @@ class DecisionProblem:
 
     mechanisms: tuple[RandomizedResponse, ...]
     function: BooleanFunction
-    measure: np.ndarray
+    measure: NDArray[np.float64]
     observer: int | None
     engine: str
     views: tuple[View, ...]
@@ -114,18 +119,19 @@ class DecisionProblem:
         return len(self.mechanisms)
 
 
-def _symmetric_gain(factors: Sequence[Factor], values: np.ndarray, w: np.ndarray,
-                    offset: int) -> np.ndarray:
+def _symmetric_gain(factors: Sequence[Factor], values: NDArray[np.int64], w: NDArray[np.float64],
+                    offset: int) -> NDArray[np.float64]:
     ones = np.zeros(1, dtype=np.int64)
     for f in factors:
         ones = (ones[:, None] + np.arange(f.n + 1)[None, :]).ravel()
-    return w[values[ones + offset]]
+    gain: NDArray[np.float64] = w[values[ones + offset]]
+    return gain
 
 
-def _prior(factors: Sequence[Factor]) -> np.ndarray:
+def _prior(factors: Sequence[Factor]) -> NDArray[np.float64]:
     prior = np.ones(1)
     for f in factors:
-        prior = np.kron(prior, f.prior)
+        prior = np.kron(prior, f.prior).astype(np.float64, copy=False)
     return prior
 
 
@@ -155,7 +161,7 @@ def _pick_engine(engine: str, symmetric: bool, transcripts: int, classes: int) -
 def build_problem(
     mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction,
-    measure: np.ndarray,
+    measure: NDArray[np.float64],
     observer: int | None = None,
     engine: str = "auto",
 ) -> DecisionProblem:
@@ -191,6 +197,7 @@ def build_problem(
     own_bits: tuple[int | None, ...] = (None,) if observer is None else (0, 1)
     views = []
     if chosen == "symmetric":
+        assert values is not None  # _pick_engine chooses it only for a symmetric f
         prior = _prior(grouped)
         for b in own_bits:
             views.append(View(grouped, _symmetric_gain(grouped, values, w, b or 0), prior, b))
@@ -210,7 +217,7 @@ def _batches(view: View) -> list[slice]:
     return [slice(a, min(a + step, view.num_outputs)) for a in range(0, view.num_outputs, step)]
 
 
-def average_decisions(view: View) -> np.ndarray:
+def average_decisions(view: View) -> NDArray[np.int64]:
     """The optimal average-case decisions, 002 eq. (5) (central) / eq. (2) (party, own bit fixed).
 
     ``argmax_y sum_j P(j | c) gain[j, y]`` for every transcript class c; ties go to the smallest y.
@@ -231,7 +238,7 @@ def average_decisions(view: View) -> np.ndarray:
     return arg
 
 
-def view_accuracy(view: View, table: np.ndarray) -> np.ndarray:
+def view_accuracy(view: View, table: RuleTable) -> NDArray[np.float64]:
     """Accuracy of a rule on every input class: ``A[j] = E[w(f(x), rule(tau)) | x in class j]``.
 
     Args:
@@ -252,7 +259,7 @@ def view_accuracy(view: View, table: np.ndarray) -> np.ndarray:
     return acc
 
 
-def input_class(view: View, bits: np.ndarray) -> int:
+def input_class(view: View, bits: NDArray[np.integer[Any]]) -> int:
     """Index of the input class of x (a full (k,) bit vector) in ``view``'s input grid."""
     index = 0
     for f in view.factors:
@@ -261,7 +268,7 @@ def input_class(view: View, bits: np.ndarray) -> int:
 
 
 def accuracy_summary(problem: DecisionProblem,
-                     tables: Sequence[np.ndarray]) -> tuple[float, float, tuple[np.ndarray, ...]]:
+                     tables: Sequence[RuleTable]) -> tuple[float, float, tuple[NDArray[np.float64], ...]]:
     """Exact average (002 eq. (1)) and worst-case (eq. (3)) accuracy of a rule given by its tables.
 
     Args:

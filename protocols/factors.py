@@ -25,14 +25,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from scipy.signal import fftconvolve, lfilter
 from scipy.special import expit, logsumexp
 from scipy.stats import binom
 
 from mpdp.protocols.errors import SizeLimitError
+from mpdp.protocols.kron import Matrix
 from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "banded_count_likelihood",
@@ -48,17 +51,17 @@ PURE_GROUP_MAX = 20000
 FOUR_OUTPUT_GROUP_MAX = 60
 
 
-def _binom_pmf(n: int, p: float) -> np.ndarray:
+def _binom_pmf(n: int, p: float) -> NDArray[np.float64]:
     return binom.pmf(np.arange(n + 1), n, p)
 
 
-def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _convolve(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
     if min(a.size, b.size) < 512:
         return np.convolve(a, b)
     return np.clip(fftconvolve(a, b), 0.0, None)
 
 
-def pure_count_likelihood(n: int, epsilon: float) -> np.ndarray:
+def pure_count_likelihood(n: int, epsilon: float) -> NDArray[np.float64]:
     """F[j, c] = P(c parties report 1 | j of the n parties hold 1) under pure randomized response.
 
     Args:
@@ -85,14 +88,14 @@ def pure_count_likelihood(n: int, epsilon: float) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def compositions(n: int) -> np.ndarray:
+def compositions(n: int) -> NDArray[np.int64]:
     """The classes of a four-output group: all (c0, c1, c2, c3) >= 0 summing to n, int64 (C(n+3, 3), 4),
     ordered by c0, then c3, then c2."""
     return np.array([(c0, n - c0 - c3 - c2, c2, c3) for c0 in range(n + 1)
                      for c3 in range(n + 1 - c0) for c2 in range(n + 1 - c0 - c3)], dtype=np.int64)
 
 
-def _trimmed_pmf(n: int, p: float) -> tuple[int, np.ndarray]:
+def _trimmed_pmf(n: int, p: float) -> tuple[int, NDArray[np.float64]]:
     """Binomial(n, p) pmf restricted to where it exceeds ``_BAND`` times its maximum: (start, values)."""
     if n == 0:
         return 0, np.ones(1)
@@ -105,7 +108,7 @@ def _trimmed_pmf(n: int, p: float) -> tuple[int, np.ndarray]:
     return lo + int(keep[0]), vals[keep[0]: keep[-1] + 1]
 
 
-def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix:
+def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]:
     """:func:`pure_count_likelihood` as a sparse band: entries below ``_BAND`` times their row's
     maximum are dropped (each row keeps ~25 standard deviations around its mode; the dropped mass is
     below 1e-25 per row). Memory O(n^1.5) instead of n^2: the engine for groups of thousands.
@@ -140,7 +143,7 @@ def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix:
     return sp.csr_matrix((np.concatenate(data), indices, indptr), shape=(n + 1, n + 1))
 
 
-def _four_output_group(n: int, mech: RandomizedResponse) -> np.ndarray:
+def _four_output_group(n: int, mech: RandomizedResponse) -> NDArray[np.float64]:
     """log F[j, class] for a four-output group, classes as in :func:`compositions` (000 §5.1)."""
     comps = compositions(n)
     pure = [pure_count_likelihood(m, mech.epsilon) for m in range(n + 1)]
@@ -151,7 +154,7 @@ def _four_output_group(n: int, mech: RandomizedResponse) -> np.ndarray:
     ok = (ones_hidden >= 0) & (ones_hidden <= unrevealed)
     with np.errstate(divide="ignore"):
         logf = binom.logpmf(c3, j, mech.delta) + binom.logpmf(c0, n - j, mech.delta)
-        hidden = np.zeros(logf.shape)
+        hidden = np.zeros(np.shape(logf))
         for idx in np.argwhere(ok):
             jj, cc = idx
             hidden[jj, cc] = pure[unrevealed[0, cc]][ones_hidden[jj, cc], c2[0, cc]]
@@ -174,7 +177,7 @@ class Factor:
 
     members: tuple[int, ...]
     mechanism: RandomizedResponse
-    _tables: dict = field(default_factory=dict, repr=False, compare=False)
+    _tables: dict[str, Matrix] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.members)
@@ -197,6 +200,8 @@ class Factor:
 
     def _build(self) -> None:
         mech, n = self.mechanism, self.n
+        forward: Matrix
+        posterior: Matrix
         if self.singleton:
             forward = mech.channel
             post1 = mech.posterior_one
@@ -218,7 +223,7 @@ class Factor:
         self._tables.update(forward=forward, posterior=posterior)
 
     @property
-    def forward(self) -> np.ndarray | sp.csr_matrix:
+    def forward(self) -> Matrix:
         """F[j, c] = P(class c | j ones), float64 (n + 1, num_classes); rows sum to one (sparse band for
         a pure group above ``PURE_GROUP_DENSE_MAX``)."""
         if not self._tables:
@@ -226,14 +231,14 @@ class Factor:
         return self._tables["forward"]
 
     @property
-    def posterior(self) -> np.ndarray | sp.csr_matrix:
+    def posterior(self) -> Matrix:
         """B[j, c] = P(j ones | class c) under the uniform prior, float64 (n + 1, num_classes)."""
         if not self._tables:
             self._build()
         return self._tables["posterior"]
 
     @property
-    def prior(self) -> np.ndarray:
+    def prior(self) -> NDArray[np.float64]:
         """pi[j] = C(n, j) / 2^n, float64 (n + 1,)."""
         return _binom_pmf(self.n, 0.5)
 
@@ -245,7 +250,7 @@ class Factor:
             return m
         return self.n + 1 if m == 2 else (self.n + 1) * (self.n + 2) * (self.n + 3) // 6
 
-    def class_of(self, symbols: np.ndarray) -> np.ndarray:
+    def class_of(self, symbols: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
         """Transcript class of the members' symbols.
 
         Args:
@@ -256,19 +261,22 @@ class Factor:
         """
         s = np.asarray(symbols, dtype=np.int64)
         if self.singleton:
-            return s[:, 0]
+            column: NDArray[np.int64] = s[:, 0]
+            return column
         if not self.mechanism.four_output:
-            return s.sum(axis=1)
+            return self.input_class_of(s)
         comps = compositions(self.n)
         n = self.n
         lookup = np.full((n + 1, n + 1, n + 1), -1, dtype=np.int64)
         lookup[comps[:, 0], comps[:, 3], comps[:, 2]] = np.arange(comps.shape[0])
         counts = np.stack([(s == v).sum(axis=1) for v in range(4)], axis=1)
-        return lookup[counts[:, 0], counts[:, 3], counts[:, 2]]
+        classes: NDArray[np.int64] = lookup[counts[:, 0], counts[:, 3], counts[:, 2]]
+        return classes
 
-    def input_class_of(self, bits: np.ndarray) -> np.ndarray:
+    def input_class_of(self, bits: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
         """Input class (number of ones) of the members' bits: (N, n) -> int64 (N,)."""
-        return np.asarray(bits, dtype=np.int64).sum(axis=1)
+        ones: NDArray[np.int64] = np.asarray(bits, dtype=np.int64).sum(axis=1)
+        return ones
 
 
 def group_parties(

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 
@@ -59,7 +60,7 @@ class BooleanFunction:
         """|Y| for k parties."""
         raise NotImplementedError
 
-    def truth_table(self, k: int) -> np.ndarray:
+    def truth_table(self, k: int) -> NDArray[np.int64]:
         """f in input order: int64 array of shape (2^k,).
 
         Raises:
@@ -68,11 +69,11 @@ class BooleanFunction:
         """
         raise NotImplementedError
 
-    def count_values(self, k: int) -> np.ndarray | None:
+    def count_values(self, k: int) -> NDArray[np.int64] | None:
         """For a symmetric f, g with f(x) = g(|x|): int64 array of shape (k+1,); else None."""
         return None
 
-    def __call__(self, bits: Sequence[int] | np.ndarray) -> int:
+    def __call__(self, bits: Sequence[int] | NDArray[np.integer]) -> int:
         """Evaluate f on one input (a sequence of k bits)."""
         x = np.asarray(bits, dtype=np.int64)
         g = self.count_values(x.size)
@@ -82,7 +83,7 @@ class BooleanFunction:
         return int(self.truth_table(x.size)[index])
 
 
-def _popcounts(k: int) -> np.ndarray:
+def _popcounts(k: int) -> NDArray[np.int64]:
     if k > TRUTH_TABLE_MAX_K:
         raise SizeLimitError(
             "k", k, TRUTH_TABLE_MAX_K, "a truth table has 2^k entries; use a symmetric function"
@@ -104,16 +105,16 @@ class SymmetricFunction(BooleanFunction):
     """
 
     name: str
-    of_count: Callable[[int], np.ndarray] = field(repr=False)
+    of_count: Callable[[int], NDArray[np.integer]] = field(repr=False)
     outputs: Callable[[int], int] = field(repr=False)
 
     def output_size(self, k: int) -> int:
         return self.outputs(k)
 
-    def count_values(self, k: int) -> np.ndarray:
+    def count_values(self, k: int) -> NDArray[np.int64]:
         return np.asarray(self.of_count(k), dtype=np.int64)
 
-    def truth_table(self, k: int) -> np.ndarray:
+    def truth_table(self, k: int) -> NDArray[np.int64]:
         return self.count_values(k)[_popcounts(k)]
 
 
@@ -154,12 +155,12 @@ class TruthTable(BooleanFunction):
         self._check_k(k)
         return max(self.values) + 1
 
-    def truth_table(self, k: int) -> np.ndarray:
+    def truth_table(self, k: int) -> NDArray[np.int64]:
         self._check_k(k)
         return np.array(self.values, dtype=np.int64)
 
 
-def _binary(name: str, rule: Callable[[np.ndarray, int], np.ndarray]) -> SymmetricFunction:
+def _binary(name: str, rule: Callable[[NDArray[np.int64], int], NDArray[np.bool_ | np.int64]]) -> SymmetricFunction:
     return SymmetricFunction(
         name, lambda k: rule(np.arange(k + 1), k).astype(np.int64), lambda k: 2
     )
@@ -220,7 +221,7 @@ def parse_function(spec: str, name: str = "function") -> BooleanFunction:
     return _NAMED[key]
 
 
-_MEASURES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+_MEASURES: dict[str, Callable[[NDArray[np.int64]], NDArray[np.float64]]] = {
     "zero-one": lambda d: (d == 0).astype(np.float64),
     "absolute-error": lambda d: -np.abs(d).astype(np.float64),
     "squared-error": lambda d: -(d.astype(np.float64) ** 2),
@@ -231,7 +232,7 @@ _MEASURE_ALIASES = {"zero_one": "zero-one", "neg_abs": "absolute-error",
 MEASURE_NAMES = tuple(_MEASURES)
 
 
-def accuracy_measure(name: str, num_outputs: int) -> np.ndarray:
+def accuracy_measure(name: str, num_outputs: int) -> NDArray[np.float64]:
     """The accuracy measure w as a float64 matrix of shape (|Y|, |Y|), ``w[y_true, y_hat]``.
 
     Args:

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 
@@ -30,7 +31,10 @@ HYPERCUBE_MAX_VOTERS = 20
 _COLORS = {"B": False, "R": True}
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
+_Scalar = TypeVar("_Scalar", bound=np.generic)
+
+
+def _frozen(array: NDArray[_Scalar]) -> NDArray[_Scalar]:
     array.setflags(write=False)
     return array
 
@@ -49,8 +53,8 @@ class ColoredGraph:
         ParameterError: a self-loop, an index outside 0..n-1, or a names tuple of the wrong length.
     """
 
-    edges: np.ndarray = field(repr=False)
-    red: np.ndarray = field(repr=False)
+    edges: NDArray[np.int64] = field(repr=False)
+    red: NDArray[np.bool_] = field(repr=False)
     names: tuple[str, ...] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -77,11 +81,11 @@ class ColoredGraph:
         cls,
         vertices: Iterable[Hashable],
         edges: Iterable[tuple[Hashable, Hashable]],
-        coloring: Mapping[Hashable, str],
+        coloring: Mapping[Any, str],
     ) -> ColoredGraph:
         """Build from named vertices, an edge list and a coloring vertex -> ``"B"`` or ``"R"``.
 
-        Names are converted with ``str``. This is the format of the ``mpdp mechanism`` graph file.
+        Names (also the coloring's keys, of any hashable type) are converted with ``str``. This is the format of the ``mpdp mechanism`` graph file.
 
         Raises:
             ParameterError: a duplicate or unknown vertex, a self-loop, a color other than B/R, or a
@@ -93,8 +97,8 @@ class ColoredGraph:
             dup = next(n for n in names if names.count(n) > 1)
             raise ParameterError("vertex", dup, "distinct vertex names")
         pairs = []
-        for edge in edges:
-            edge = tuple(edge)
+        for given in edges:
+            edge = tuple(given)
             if len(edge) != 2:
                 raise ParameterError("edge", edge, "a pair of vertices")
             for v in edge:
@@ -117,7 +121,7 @@ class ColoredGraph:
         return cls(np.array(pairs, dtype=np.int64).reshape(-1, 2), red, names)
 
     @classmethod
-    def from_networkx(cls, graph: Any, coloring: Mapping[Hashable, str] | str = "color") -> ColoredGraph:
+    def from_networkx(cls, graph: Any, coloring: Mapping[Any, str] | str = "color") -> ColoredGraph:
         """Build from a networkx graph (networkx itself is not imported here).
 
         Args:
@@ -141,7 +145,7 @@ class ColoredGraph:
         """The names of the vertices, in index order."""
         return self.names if self.names is not None else tuple(map(str, range(self.num_vertices)))
 
-    def indices_of(self, names: Iterable[Hashable]) -> np.ndarray:
+    def indices_of(self, names: Iterable[Hashable]) -> NDArray[np.int64]:
         """int64 array of the indices of the vertices called ``str(name)``.
 
         Raises:
@@ -156,38 +160,38 @@ class ColoredGraph:
         return np.array(out, dtype=np.int64)
 
     @property
-    def cross_edges(self) -> np.ndarray:
+    def cross_edges(self) -> NDArray[np.bool_]:
         """bool array of shape (m,): edges joining a blue and a red vertex."""
-        return self.red[self.edges[:, 0]] != self.red[self.edges[:, 1]]
+        return np.not_equal(self.red[self.edges[:, 0]], self.red[self.edges[:, 1]])
 
     @property
-    def boundary(self) -> np.ndarray:
+    def boundary(self) -> NDArray[np.bool_]:
         """bool array of shape (n,): vertices with a neighbour of the other color (dB union dR)."""
         out = np.zeros(self.num_vertices, dtype=bool)
         out[self.edges[self.cross_edges].reshape(-1)] = True
         return out
 
     @property
-    def blue_boundary(self) -> np.ndarray:
+    def blue_boundary(self) -> NDArray[np.bool_]:
         """bool array (n,): dB, blue vertices with a red neighbour."""
         return self.boundary & ~self.red
 
     @property
-    def red_boundary(self) -> np.ndarray:
+    def red_boundary(self) -> NDArray[np.bool_]:
         """bool array (n,): dR, red vertices with a blue neighbour."""
         return self.boundary & self.red
 
     @property
-    def blue_interior(self) -> np.ndarray:
+    def blue_interior(self) -> NDArray[np.bool_]:
         """bool array (n,): B°, blue vertices without a red neighbour."""
         return ~self.red & ~self.boundary
 
     @property
-    def red_interior(self) -> np.ndarray:
+    def red_interior(self) -> NDArray[np.bool_]:
         """bool array (n,): R°, red vertices without a blue neighbour."""
         return self.red & ~self.boundary
 
-    def names_of(self, mask: np.ndarray) -> list[str]:
+    def names_of(self, mask: NDArray[np.bool_]) -> list[str]:
         """The names of the vertices selected by a bool mask of shape (n,)."""
         names = self.vertex_names
         return [names[i] for i in np.flatnonzero(mask)]

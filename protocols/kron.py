@@ -17,17 +17,19 @@ from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 
 __all__ = ["kron_matvec"]
 
-Matrix = np.ndarray | sp.sparray | sp.spmatrix
+#: A likelihood factor: dense float64, or the sparse band of a large group (CSR, its transpose CSC).
+Matrix = NDArray[np.float64] | sp.csr_matrix[np.float64] | sp.csc_matrix[np.float64]
 
 
-def _apply_axis(x: np.ndarray, a: Matrix, left: int, right: int) -> np.ndarray:
+def _apply_axis(x: NDArray[np.float64], a: Matrix, left: int, right: int) -> NDArray[np.float64]:
     """Apply ``a`` (r, c) to the middle axis of x viewed as (left, c, right): out (left, r, right)."""
     r, c = a.shape
     x3 = x.reshape(left, c, right)
-    if not sp.issparse(a) and r * c <= 16:
+    if isinstance(a, np.ndarray) and r * c <= 16:
         # tiny factor (one party): a few fused multiply-adds over contiguous slabs
         out = np.empty((left, r, right))
         for s in range(r):
@@ -40,7 +42,9 @@ def _apply_axis(x: np.ndarray, a: Matrix, left: int, right: int) -> np.ndarray:
     return np.moveaxis(np.asarray(prod).reshape(r, left, right), 0, 1)
 
 
-def kron_matvec(factors: Sequence[Matrix], x: np.ndarray, transpose: bool = False) -> np.ndarray:
+def kron_matvec(
+    factors: Sequence[Matrix], x: NDArray[np.float64], transpose: bool = False
+) -> NDArray[np.float64]:
     """Compute ``(A_1 ⊗ ... ⊗ A_G) x`` (or with every ``A_g`` transposed).
 
     Args:

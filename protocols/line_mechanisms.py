@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.protocols.coloring_mechanisms import GraphMechanism
 from mpdp.protocols.coloring_steps import ColoringStep
@@ -76,7 +77,9 @@ def transition_parameter(red_at_boundary: float, epsilon: float, delta: float,
     return tau if n_blue is None else min(tau, int(n_blue) - 1)
 
 
-def initial_behaviour(red_at_boundary: float, steps: np.ndarray, epsilon: float, delta: float) -> np.ndarray:
+def initial_behaviour(
+    red_at_boundary: float, steps: NDArray[np.int64], epsilon: float, delta: float
+) -> NDArray[np.float64]:
     """R_{n_B-i} = 1 - [a^i (1 - r) + delta (a^i - 1)/(a - 1)] for i <= tau + 1 (001 Theorem 4).
 
     Args: steps: int array of i values. Returns float64 array of the same shape."""
@@ -84,7 +87,9 @@ def initial_behaviour(red_at_boundary: float, steps: np.ndarray, epsilon: float,
     return 1.0 - step.initial(1.0 - _check_probability("red_at_boundary", red_at_boundary), steps)
 
 
-def terminal_behaviour(red_at_boundary: float, steps: np.ndarray, epsilon: float, delta: float) -> np.ndarray:
+def terminal_behaviour(
+    red_at_boundary: float, steps: NDArray[np.int64], epsilon: float, delta: float
+) -> NDArray[np.float64]:
     """R_{n_B-i} for i > tau + 1 (001 Theorem 4): from R_{n_B-tau-1}, (R + s) shrinks by a per step,
     floored at 0. Args: steps: int array of i > tau + 1. Returns float64 array of the same shape."""
     step = ColoringStep(epsilon, delta)
@@ -109,7 +114,7 @@ class LineMechanism:
     epsilon: float
     delta: float
     red_at_boundary: float
-    red_probability: np.ndarray = field(repr=False)
+    red_probability: NDArray[np.float64] = field(repr=False)
     transition: int
 
     def as_graph_mechanism(self) -> GraphMechanism:

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.optimize import minimize_scalar
 from scipy.stats import binom
 
@@ -54,10 +55,10 @@ class MajorityMechanism:
     epsilon: float
     delta: float
     line: LineMechanism = field(repr=False)
-    release_one: np.ndarray = field(repr=False)
+    release_one: NDArray[np.float64] = field(repr=False)
 
     @property
-    def truthful(self) -> np.ndarray:
+    def truthful(self) -> NDArray[np.float64]:
         """float64 (k + 1,): P(output = majority(c) | c) for each count c."""
         majority = 2 * np.arange(self.voters + 1) > self.voters
         return np.where(majority, self.release_one, 1.0 - self.release_one)
@@ -74,7 +75,7 @@ class MajorityMechanism:
         return float(self.truthful.min())
 
 
-def _release_one(line: LineMechanism) -> np.ndarray:
+def _release_one(line: LineMechanism) -> NDArray[np.float64]:
     release = 1.0 - line.red_probability[::-1]  # node j = k + 1 - c  <->  index k - c
     release.setflags(write=False)
     return release

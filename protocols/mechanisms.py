@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from mpdp.protocols.errors import ParameterError
@@ -41,8 +42,8 @@ __all__ = [
 ]
 
 
-def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
-    """Return ``float(epsilon)`` or raise :class:`ParameterError` unless ``0 <= epsilon <= inf``."""
+def check_epsilon(epsilon: float | str, name: str = "epsilon") -> float:
+    """Return ``float(epsilon)`` (a number or its text) or raise :class:`ParameterError` unless ``0 <= epsilon <= inf``."""
     try:
         value = float(epsilon)
     except (TypeError, ValueError):
@@ -52,8 +53,8 @@ def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
     return value
 
 
-def check_delta(delta: float, name: str = "delta") -> float:
-    """Return ``float(delta)`` or raise :class:`ParameterError` unless ``0 <= delta < 1``."""
+def check_delta(delta: float | str, name: str = "delta") -> float:
+    """Return ``float(delta)`` (a number or its text) or raise :class:`ParameterError` unless ``0 <= delta < 1``."""
     try:
         value = float(delta)
     except (TypeError, ValueError):
@@ -102,7 +103,7 @@ class RandomizedResponse:
         return float(expit(self.epsilon))
 
     @property
-    def channel(self) -> np.ndarray:
+    def channel(self) -> NDArray[np.float64]:
         """The channel matrix ``M``, float64 of shape (2, m); rows sum to 1."""
         p = float(expit(self.epsilon))
         q = float(expit(-self.epsilon))  # 1 - p without cancellation
@@ -112,7 +113,7 @@ class RandomizedResponse:
         return np.array([[d, r * p, r * q, 0.0], [0.0, r * q, r * p, d]])
 
     @property
-    def posterior_one(self) -> np.ndarray:
+    def posterior_one(self) -> NDArray[np.float64]:
         """P(x = 1 | symbol) under the uniform prior, float64 of shape (m,).
 
         ``M[1, s] / (M[0, s] + M[1, s])``: 1 - p and p for the pure mechanism; 0, 1 - p, p, 1 for the
@@ -123,7 +124,7 @@ class RandomizedResponse:
             return np.array([q, p])
         return np.array([0.0, q, p, 1.0])
 
-    def sample(self, bit: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    def sample(self, bit: int, size: int, rng: np.random.Generator) -> NDArray[np.uint8]:
         """Privatize one bit ``size`` times, independently.
 
         Args:
@@ -138,7 +139,7 @@ class RandomizedResponse:
         return sample_protocol([self], np.array([bit]), size, rng)[:, 0]
 
 
-def posterior_table(mechanisms: Sequence[RandomizedResponse]) -> np.ndarray:
+def posterior_table(mechanisms: Sequence[RandomizedResponse]) -> NDArray[np.float64]:
     """Stack the parties' ``posterior_one`` into a float64 table of shape (k, 4).
 
     Pure parties use columns 0 and 1 only (the rest is NaN and never indexed by a valid symbol)."""
@@ -151,10 +152,10 @@ def posterior_table(mechanisms: Sequence[RandomizedResponse]) -> np.ndarray:
 
 def sample_protocol(
     mechanisms: Sequence[RandomizedResponse],
-    bits: np.ndarray,
+    bits: ArrayLike,
     repetitions: int,
     rng: np.random.Generator,
-) -> np.ndarray:
+) -> NDArray[np.uint8]:
     """Draw ``repetitions`` independent transcripts of the non-interactive protocol.
 
     Args:

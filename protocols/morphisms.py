@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from scipy.sparse import csgraph
 
 from mpdp.protocols.errors import ParameterError
@@ -40,7 +41,7 @@ class Morphism:
 
     domain: ColoredGraph = field(repr=False)
     codomain: ColoredGraph = field(repr=False)
-    mapping: np.ndarray = field(repr=False)
+    mapping: NDArray[np.int64] = field(repr=False)
 
     def __post_init__(self) -> None:
         g = np.asarray(self.mapping, dtype=np.int64)
@@ -67,7 +68,7 @@ class Morphism:
         """True iff f_domain = f_codomain o g."""
         return bool(np.array_equal(self.domain.red, self.codomain.red[self.mapping]))
 
-    def pullback(self, red_probability: np.ndarray) -> np.ndarray:
+    def pullback(self, red_probability: NDArray[np.float64]) -> NDArray[np.float64]:
         """g*M: the mechanism ``R[g(v)]`` on the domain; float64 array (domain.num_vertices,).
 
         Args:
@@ -76,10 +77,11 @@ class Morphism:
         r = np.asarray(red_probability, dtype=np.float64)
         if r.shape != (self.codomain.num_vertices,):
             raise ParameterError("red_probability", r.shape, f"shape ({self.codomain.num_vertices},)")
-        return r[self.mapping]
+        pulled: NDArray[np.float64] = r[self.mapping]
+        return pulled
 
 
-def boundary_distances(graph: ColoredGraph) -> np.ndarray:
+def boundary_distances(graph: ColoredGraph) -> NDArray[np.int64]:
     """Hop distance of each vertex to the boundary of its own color (0 on dB and dR).
 
     Returns:
@@ -94,11 +96,11 @@ def boundary_distances(graph: ColoredGraph) -> np.ndarray:
     rows = np.concatenate([u[same], np.full(bnd.size, hub)])
     cols = np.concatenate([v[same], bnd])
     adjacency = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n + 1, n + 1))
-    dist = csgraph.dijkstra(adjacency, directed=False, indices=hub, unweighted=True)[:n] - 1.0
+    dist = csgraph.dijkstra(adjacency, directed=False, indices=hub, unweighted=True)[:n] - 1.0  # type: ignore[call-overload]  # scipy documents indices as array_like or int; scipy-stubs takes no int
     return np.where(np.isfinite(dist), dist, -1.0).astype(np.int64)
 
 
-def _line_shape(graph: ColoredGraph, dist: np.ndarray) -> tuple[int, int]:
+def _line_shape(graph: ColoredGraph, dist: NDArray[np.int64]) -> tuple[int, int]:
     if not graph.boundary.any():
         raise ParameterError("graph", "no blue-red edge", "a colored graph with a boundary "
                              "(at least one edge between a blue and a red vertex)")

@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.protocols.engines import (
     DecisionProblem,
+    RuleTable,
     accuracy_summary,
     average_decisions,
     build_problem,
@@ -101,7 +103,7 @@ class OptimalRules:
         return self.problem.engine
 
 
-def _rule(problem: DecisionProblem, kind: str, tables: Sequence[np.ndarray],
+def _rule(problem: DecisionProblem, kind: str, tables: Sequence[RuleTable],
           measure_name: str) -> TableRule:
     groups = tuple(f.members for f in problem.views[0].factors)
     return TableRule(problem.mechanisms, problem.observer, kind, problem.engine, groups,
@@ -112,7 +114,7 @@ def _rule(problem: DecisionProblem, kind: str, tables: Sequence[np.ndarray],
 def optimal_rules(
     mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction,
-    measure: np.ndarray,
+    measure: NDArray[np.float64],
     observer: int | None = None,
     rule: str = "both",
     engine: str = "auto",
@@ -141,9 +143,9 @@ def optimal_rules(
     problem = build_problem(mechanisms, function, measure, observer, engine)
     average = worst = None
     if rule in ("average", "both"):
-        tables = [average_decisions(v) for v in problem.views]
-        avg, wc, _ = accuracy_summary(problem, tables)
-        average = RuleReport(_rule(problem, "average", tables, measure_name), avg, wc)
+        decisions = [average_decisions(v) for v in problem.views]
+        avg, wc, _ = accuracy_summary(problem, decisions)
+        average = RuleReport(_rule(problem, "average", decisions, measure_name), avg, wc)
     if rule in ("worst-case", "both"):
         solutions = [solve_worst_case(v, time_limit) for v in problem.views]
         tables = [s.table for s in solutions]

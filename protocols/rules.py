@@ -19,7 +19,7 @@ observed transcript, at any number of parties). Build them with the one factory
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -95,7 +95,7 @@ def check_kind(kind: str) -> str:
     return kind
 
 
-def check_symbols(symbols: np.ndarray, mechanisms: tuple[RandomizedResponse, ...]) -> np.ndarray:
+def check_symbols(symbols: NDArray[np.integer[Any]], mechanisms: tuple[RandomizedResponse, ...]) -> NDArray[np.int64]:
     """Validate transcripts: an (n, k) integer array with party i's symbols in 0..m_i - 1.
 
     Returns the symbols as int64. Raises :class:`ParameterError` naming the problem."""

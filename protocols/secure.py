@@ -16,6 +16,7 @@ import secrets
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.special import expit
 
 from mpdp.protocols.errors import ParameterError
@@ -36,7 +37,7 @@ def secure_bernoulli(p: float) -> bool:
     return secrets.randbelow(exact.denominator) < exact.numerator
 
 
-def sample_secure(mechanism: RandomizedResponse, bit: int, size: int) -> np.ndarray:
+def sample_secure(mechanism: RandomizedResponse, bit: int, size: int) -> NDArray[np.uint8]:
     """Privatize ``bit`` ``size`` times with the CSPRNG; same output as ``RandomizedResponse.sample``.
 
     Returns:
@@ -60,7 +61,7 @@ def sample_secure(mechanism: RandomizedResponse, bit: int, size: int) -> np.ndar
     return out
 
 
-def secure_choice(probabilities: np.ndarray) -> np.ndarray:
+def secure_choice(probabilities: NDArray[np.float64]) -> NDArray[np.int64]:
     """One draw of y per row of a randomized decision rule's Q (002 eq. (6)) from the OS CSPRNG.
 
     y is chosen by successive Bernoulli draws of the conditional probabilities
@@ -79,7 +80,7 @@ def secure_choice(probabilities: np.ndarray) -> np.ndarray:
     q = np.asarray(probabilities, dtype=np.float64)
     if q.ndim != 2 or q.shape[1] < 1 or not np.isfinite(q).all() or (q < 0).any():
         raise ParameterError("probabilities", q.shape, "a finite non-negative (n, |Y|) array")
-    out = q.argmax(axis=1).astype(np.int64)
+    out: NDArray[np.int64] = q.argmax(axis=1).astype(np.int64)
     for r in np.flatnonzero(q.max(axis=1) < 1.0 - 1e-12):
         remaining = float(q[r].sum())
         for y in range(q.shape[1] - 1):

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
@@ -43,7 +44,7 @@ __all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observ
 TIE_TOLERANCE = 1e-9
 
 
-def argmax_decision(expected_gain: np.ndarray) -> np.ndarray:
+def argmax_decision(expected_gain: NDArray[np.float64]) -> NDArray[np.int64]:
     """The smallest y whose expected gain is within ``TIE_TOLERANCE`` of the best.
 
     Args:
@@ -54,10 +55,11 @@ def argmax_decision(expected_gain: np.ndarray) -> np.ndarray:
     """
     best = expected_gain.max(axis=1, keepdims=True)
     scale = np.maximum(np.abs(expected_gain).max(axis=1, keepdims=True), 1.0)
-    return np.argmax(expected_gain >= best - TIE_TOLERANCE * scale, axis=1).astype(np.int64)
+    first_best: NDArray[np.int64] = np.argmax(expected_gain >= best - TIE_TOLERANCE * scale, axis=1).astype(np.int64)
+    return first_best
 
 
-def count_posterior(p: np.ndarray) -> np.ndarray:
+def count_posterior(p: NDArray[np.float64]) -> NDArray[np.float64]:
     """Poisson-binomial pmf of the number of ones given each party's P(x_i = 1 | tau_i).
 
     Args:
@@ -91,9 +93,9 @@ class SymmetricAverageRule:
     """
 
     mechanisms: tuple[RandomizedResponse, ...]
-    gain: np.ndarray = field(repr=False)
+    gain: NDArray[np.float64] = field(repr=False)
     observer: int | None = None
-    _posterior: np.ndarray = field(init=False, repr=False)
+    _posterior: NDArray[np.float64] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_posterior", posterior_table(self.mechanisms))
@@ -105,7 +107,7 @@ class SymmetricAverageRule:
         """Number of participating parties."""
         return len(self.mechanisms)
 
-    def expected_gain(self, symbols: np.ndarray, own_bits: np.ndarray | int | None = None) -> np.ndarray:
+    def expected_gain(self, symbols: NDArray[np.integer[Any]], own_bits: NDArray[np.integer[Any]] | int | None = None) -> NDArray[np.float64]:
         """Posterior expected accuracy of every decision y for each transcript.
 
         Args:
@@ -135,15 +137,15 @@ class SymmetricAverageRule:
         """False: the average rule is deterministic (an argmax)."""
         return False
 
-    def probabilities(self, symbols: np.ndarray, own_bits: np.ndarray | int | None = None) -> np.ndarray:
+    def probabilities(self, symbols: NDArray[np.integer[Any]], own_bits: NDArray[np.integer[Any]] | int | None = None) -> NDArray[np.float64]:
         """P(decide y | transcript): float64 (n_transcripts, |Y|), one-hot at :meth:`decide`'s output."""
         decisions = self.decide(symbols, own_bits=own_bits)
         out = np.zeros((decisions.size, self.gain.shape[1]))
         out[np.arange(decisions.size), decisions] = 1.0
         return out
 
-    def decide(self, symbols: np.ndarray, rng: np.random.Generator | None = None,
-               own_bits: np.ndarray | int | None = None) -> np.ndarray:
+    def decide(self, symbols: NDArray[np.integer[Any]], rng: np.random.Generator | None = None,
+               own_bits: NDArray[np.integer[Any]] | int | None = None) -> NDArray[np.int64]:
         """The decision for each transcript: int64 array of shape (n_transcripts,).
 
         ``rng`` is accepted for the common rule interface and unused (the rule is deterministic). Ties
@@ -170,7 +172,7 @@ class SymmetricAverageRule:
 
 
 def observer_average_rule(
-    mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, measure: np.ndarray,
+    mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, measure: NDArray[np.float64],
     observer: int | None = None,
 ) -> SymmetricAverageRule:
     """Build the central observer's optimal average-case rule for a symmetric function.

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+from mpdp.protocols.engines import RuleTable
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.factors import Factor
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -60,7 +62,7 @@ class TableRule:
     kind: str
     engine: str
     groups: tuple[tuple[int, ...], ...]
-    tables: tuple[np.ndarray, ...]
+    tables: tuple[RuleTable, ...]
     num_outputs: int
     function: str = ""
     measure: str = ""
@@ -89,7 +91,7 @@ class TableRule:
         """True if some transcript class gets a non-degenerate distribution over decisions."""
         return any(t.ndim == 2 and bool((t.max(axis=1) < 1.0 - 1e-12).any()) for t in self.tables)
 
-    def class_index(self, symbols: np.ndarray) -> np.ndarray:
+    def class_index(self, symbols: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
         """Transcript class of each transcript: int64 (n,), for (n, k) symbols (validated)."""
         s = check_symbols(symbols, self.mechanisms)
         index = np.zeros(s.shape[0], dtype=np.int64)
@@ -98,7 +100,7 @@ class TableRule:
             index = index * factor.num_classes + factor.class_of(s[:, list(members)])
         return index
 
-    def probabilities(self, symbols: np.ndarray, own_bits: np.ndarray | int | None = None) -> np.ndarray:
+    def probabilities(self, symbols: NDArray[np.integer[Any]], own_bits: NDArray[np.integer[Any]] | int | None = None) -> NDArray[np.float64]:
         """P(decide y | transcript) for each transcript: float64 (n, |Y|)."""
         index = self.class_index(symbols)
         out = np.zeros((index.size, self.num_outputs))
@@ -110,7 +112,7 @@ class TableRule:
                 out[rows] = table[index[rows]]
         return out
 
-    def _rows_by_table(self, n: int, own_bits: np.ndarray | int | None) -> list[tuple[int, np.ndarray]]:
+    def _rows_by_table(self, n: int, own_bits: NDArray[np.integer[Any]] | int | None) -> list[tuple[int, NDArray[np.int64]]]:
         if self.observer is None:
             return [(0, np.arange(n))]
         if own_bits is None:
@@ -120,8 +122,8 @@ class TableRule:
             raise ParameterError("own_bits", bits, "0 or 1")
         return [(b, np.flatnonzero(bits == b)) for b in (0, 1)]
 
-    def decide(self, symbols: np.ndarray, rng: np.random.Generator | None = None,
-               own_bits: np.ndarray | int | None = None) -> np.ndarray:
+    def decide(self, symbols: NDArray[np.integer[Any]], rng: np.random.Generator | None = None,
+               own_bits: NDArray[np.integer[Any]] | int | None = None) -> NDArray[np.int64]:
         """The decision for each observed transcript.
 
         Args:
@@ -138,13 +140,13 @@ class TableRule:
         probs = self.probabilities(symbols, own_bits)
         if probs.shape[0] == 0:
             return np.zeros(0, dtype=np.int64)
-        top = probs.argmax(axis=1)
+        top: NDArray[np.intp] = probs.argmax(axis=1)
         mixed = probs.max(axis=1) < 1.0 - 1e-12
         if not mixed.any():
             return top.astype(np.int64)
         if rng is None:
             raise ParameterError("rng", None, "a numpy.random.Generator for a randomized rule")
-        u = rng.random(probs.shape[0])
+        u = rng.random(len(probs))
         drawn = (np.cumsum(probs, axis=1) < u[:, None] * probs.sum(axis=1, keepdims=True)).sum(axis=1)
         drawn = np.minimum(drawn, self.num_outputs - 1)
         return np.where(mixed, drawn, top).astype(np.int64)

@@ -27,11 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from scipy.optimize import linprog
 
 from mpdp.protocols.engines import View, view_accuracy
 from mpdp.protocols.errors import SolverError
-from mpdp.protocols.kron import kron_matvec
+from mpdp.protocols.kron import Matrix, kron_matvec
 
 __all__ = ["WorstCaseSolution", "bayes_upper_bound", "solve_worst_case"]
 
@@ -55,7 +56,7 @@ class WorstCaseSolution:
         status, message: HiGHS's status code and text.
     """
 
-    table: np.ndarray
+    table: NDArray[np.float64]
     value: float
     upper_bound: float
     status: int
@@ -67,7 +68,7 @@ class WorstCaseSolution:
         return self.upper_bound - self.value
 
 
-def bayes_upper_bound(view: View, weights: np.ndarray) -> float:
+def bayes_upper_bound(view: View, weights: NDArray[np.float64]) -> float:
     """``sum_c max_y sum_j weights[j] P(c | j) gain[j, y]``: the best accuracy under the prior ``weights``.
 
     Args:
@@ -79,13 +80,13 @@ def bayes_upper_bound(view: View, weights: np.ndarray) -> float:
     return float(scores.max(axis=1).sum())
 
 
-def _stage(factor: np.ndarray, left: int, right: int) -> sp.csr_matrix:
-    dense = factor if sp.issparse(factor) else np.where(factor >= _DROP, factor, 0.0)
+def _stage(factor: Matrix, left: int, right: int) -> sp.csr_matrix[np.float64]:
+    dense = np.where(factor >= _DROP, factor, 0.0) if isinstance(factor, np.ndarray) else factor
     return sp.kron(sp.kron(sp.identity(left, format="csr"), sp.csr_matrix(dense)),
                    sp.identity(right, format="csr"), format="csr")
 
 
-def _chain(view: View) -> tuple[list[sp.csr_matrix], list[int]]:
+def _chain(view: View) -> tuple[list[sp.csr_matrix[np.float64]], list[int]]:
     """The stage operators and the sizes Z_0 .. Z_G of one chain."""
     dims = [f.num_classes for f in view.factors]
     sizes = [int(np.prod(dims))]
@@ -99,9 +100,10 @@ def _chain(view: View) -> tuple[list[sp.csr_matrix], list[int]]:
     return ops, sizes
 
 
-def _clean(q: np.ndarray) -> np.ndarray:
+def _clean(q: NDArray[np.float64]) -> NDArray[np.float64]:
     q = np.clip(q, 0.0, None)
-    return q / q.sum(axis=1, keepdims=True)
+    rows: NDArray[np.float64] = q / q.sum(axis=1, keepdims=True)
+    return rows
 
 
 def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSolution:
@@ -133,9 +135,9 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
         offset = base
         for g, op in enumerate(ops):
             nxt = offset + sizes[g]
-            rows = op.shape[0]
-            block = sp.hstack([sp.csr_matrix((rows, offset)), -op, sp.identity(rows, format="csr"),
-                               sp.csr_matrix((rows, n_var - nxt - rows))], format="csr")
+            height = op.shape[0]
+            block = sp.hstack([sp.csr_matrix((height, offset)), -op, sp.identity(height, format="csr"),
+                               sp.csr_matrix((height, n_var - nxt - height))], format="csr")
             eq_blocks.append(block)
             offset = nxt
     # t - sum_y (gain[j, y] - gain[j, last]) V_y[j] <= gain[j, last]
@@ -152,8 +154,8 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     ub_rows.append(a_t)
     b_ub = [view.gain[:, -1]]
     if chains > 1:  # sum_{y < last} Q[c, y] <= 1
-        cols = np.concatenate([y * chain_len + np.arange(n_c) for y in range(chains)])
-        ub_rows.append(sp.csr_matrix((np.ones(cols.size), (np.tile(np.arange(n_c), chains), cols)),
+        q_cols = np.concatenate([y * chain_len + np.arange(n_c) for y in range(chains)])
+        ub_rows.append(sp.csr_matrix((np.ones(q_cols.size), (np.tile(np.arange(n_c), chains), q_cols)),
                                      shape=(n_c, n_var)))
         b_ub.append(np.ones(n_c))
     a_eq = sp.vstack(eq_blocks, format="csr") if eq_blocks else None
@@ -169,8 +171,10 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     a_ub = sp.vstack(ub_rows, format="csr")
     for method in _METHODS:
         try:
-            res = linprog(cost, A_ub=a_ub, b_ub=np.concatenate(b_ub), A_eq=a_eq, b_eq=b_eq,
-                          bounds=bounds, method=method, options=options)
+            # scipy-stubs overloads linprog per literal method with private TypedDict options and
+            # (min, max) pairs; scipy documents method as str, options as dict, bounds as a sequence
+            res = linprog(cost, A_ub=a_ub, b_ub=np.concatenate(b_ub), A_eq=a_eq,  # type: ignore[call-overload]
+                          b_eq=b_eq, bounds=bounds, method=method, options=options)
         except ValueError as exc:  # scipy's input validation
             raise SolverError(-1, str(exc)) from exc
         if res.status == 0:
@@ -198,7 +202,9 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     return WorstCaseSolution(table, value, upper, int(res.status), str(res.message))
 
 
-def _polish(view: View, weights: np.ndarray, max_free: int = 128) -> tuple[np.ndarray, float] | None:
+def _polish(
+    view: View, weights: NDArray[np.float64], max_free: int = 128
+) -> tuple[NDArray[np.float64], float] | None:
     """Re-solve on the support the dual prior allows, in a small well-scaled LP.
 
     Complementary slackness: an optimal Q puts mass only on decisions that are Bayes-optimal under the
@@ -240,8 +246,9 @@ def _polish(view: View, weights: np.ndarray, max_free: int = 128) -> tuple[np.nd
     cost = np.zeros(n_var)
     cost[-1] = -1.0
     bounds = [(0.0, 1.0)] * len(pairs) + [(None, None)]
-    res = linprog(cost, A_ub=a_ub, b_ub=fixed, A_eq=a_eq, b_eq=np.ones(tied.size), bounds=bounds,
-                  method="highs-ds", options=_HIGHS_OPTIONS)
+    # scipy-stubs types options as a private TypedDict; scipy documents a plain dict
+    res = linprog(cost, A_ub=a_ub, b_ub=fixed, A_eq=a_eq,  # type: ignore[call-overload]
+                  b_eq=np.ones(tied.size), bounds=bounds, method="highs-ds", options=_HIGHS_OPTIONS)
     if res.status != 0:
         return None
     table[tied] = 0.0

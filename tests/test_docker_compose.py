@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mpdp.parties.cli.main import build_parser
+from mpdp.parties.cli.main import COMMANDS, build_parser
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.rounds.ranges import parse_ranges
 
@@ -19,7 +19,7 @@ K = load_dataset("house-votes-84").num_parties
 def _args(service: str):
     command = SERVICES[service]["command"]
     assert command[0] == "mpdp"
-    return build_parser().parse_args(command[1:])
+    return build_parser(*COMMANDS).parse_args(command[1:])
 
 
 def test_every_mpdp_command_parses() -> None:

@@ -79,6 +79,15 @@ def test_every_package_folder_is_listed_for_the_wheel() -> None:
     assert sorted(setuptools["packages"]) == sorted(expected)
 
 
+@pytest.mark.parametrize("room", BARE_ROOMS)
+def test_every_name_of_a_rooms_stub_resolves(room: str) -> None:
+    """The rooms import their names on first use from the list in ``__init__.pyi``: each must exist."""
+    import importlib
+
+    module = importlib.import_module(f"mpdp.{room}")
+    assert module.__all__ and all(getattr(module, name) is not None for name in module.__all__)
+
+
 def test_the_readme_module_map_lists_every_module() -> None:
     """The README's module map names each module of the four rooms and ``mpdp/``, and nothing else."""
     import re

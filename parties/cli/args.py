@@ -22,9 +22,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import Any, TypeVar, overload
 
 from mpdp.protocols.errors import ParameterError
 
@@ -61,7 +59,11 @@ def papers_epilog(*codes: str) -> str:
 _NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
-def parse_number_list(text: str, name: str, convert: Callable[[str], T] = float) -> list[T]:
+@overload
+def parse_number_list(text: str, name: str) -> list[float]: ...
+@overload
+def parse_number_list(text: str, name: str, convert: Callable[[str], T]) -> list[T]: ...
+def parse_number_list(text: str, name: str, convert: Callable[[str], Any] = float) -> list[Any]:
     """The comma-separated values of ``text``, each passed through ``convert`` (after stripping spaces).
 
     Args:
@@ -81,7 +83,7 @@ def parse_number_list(text: str, name: str, convert: Callable[[str], T] = float)
     if not text or not text.strip():
         raise ParameterError(name, text, allowed)
     items = text.split(",")
-    values: list[T] = []
+    values: list[Any] = []
     for position, item in enumerate(items, start=1):
         item = item.strip()
         if not item:
@@ -176,6 +178,8 @@ def output_dir(path: str | os.PathLike[str], name: str) -> Path:
 
 
 def _strict(value: Any, where: str) -> Any:
+    import numpy as np  # here, not at the top: ``mpdp --help`` imports this module but never numpy
+
     if isinstance(value, dict):
         return {str(k): _strict(v, f"{where}.{k}") for k, v in value.items()}
     if isinstance(value, np.ndarray):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
+from typing import Any
 
 import numpy as np
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table
@@ -56,7 +57,7 @@ def truth_text(function: str, truth: int) -> str:
     return str(truth)
 
 
-def print_results(document: dict[str, object], results: Sequence[RoundResult],
+def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
                   rr_theory: Sequence[float] | None = None) -> None:
     """Print the per-round table and a one-line summary to standard output.
 
@@ -68,7 +69,7 @@ def print_results(document: dict[str, object], results: Sequence[RoundResult],
     who = "observer computes" if rr_theory is None else "curator releases (optimal central mechanism)"
     table = Table(title=f"{document['dataset']}: {who} {function} "
                         f"({document['repetitions']} repetitions per round)")
-    columns = [("round", "left"), ("voting", "right"), ("yes", "right"), ("truth", "left"),
+    columns: list[tuple[str, JustifyMethod]] = [("round", "left"), ("voting", "right"), ("yes", "right"), ("truth", "left"),
                ("measured [95% CI]", "right"), ("theory", "right"), ("consistent", "center")]
     if rr_theory is not None:
         columns.append(("rr theory", "right"))

@@ -1,8 +1,11 @@
 """The ``mpdp`` command line: one sub-command per module in :mod:`mpdp.parties.cli.commands`.
 
 Every sub-command module exposes ``register(subparsers)``, which adds its parser and sets
-``run=callable(args) -> int``. Errors of the :class:`mpdp.protocols.MpdpError` family print one line,
-``mpdp: error: ...``, and exit with code 2; Ctrl-C exits with 130. An option value that looks like a
+``run=callable(args) -> int``. Only the chosen command's module is imported (``mpdp --help`` and
+``mpdp --version`` import none, and so neither numpy nor the network stack); :data:`COMMANDS` lists
+every command with its one-line help. Errors of the :class:`mpdp.protocols.MpdpError` family print one
+line, ``mpdp: error: ...``, and exit with code 2; Ctrl-C, also while the command's modules are still
+being imported, prints ``mpdp: interrupted`` and exits with 130. An option value that looks like a
 negative number (``--epsilon -1``, ``--budget -1,0``, ``--epsilon -inf``) is passed to the option, whose
 own check then names it (:func:`mpdp.parties.cli.args.join_negative_values`).
 """
@@ -14,6 +17,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+import mpdp
 from mpdp.parties.cli.args import (
     PAPER_CODES,
     join_negative_values,
@@ -22,24 +26,33 @@ from mpdp.parties.cli.args import (
 )
 from mpdp.protocols.errors import MpdpError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
 
-#: Sub-command modules under parties.commands, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = (
-    "simulate",
-    "accuracy",
-    "compose",
-    "mechanism",
-    "compare_central",
-    "theorem_3_1",
-    "keys",
-    "party",
-    "observe",
-)
+#: Sub-commands in the order ``--help`` lists them: name -> one-line help. The module of ``name`` is
+#: ``mpdp.parties.cli.commands.<name with - as _>``.
+COMMANDS: dict[str, str] = {
+    "simulate": "run parties and the central observer over a real MQTT broker",
+    "accuracy": "optimal decision rules and their exact accuracy",
+    "compose": "privacy of k composed (epsilon, delta)-DP mechanisms: exact optimum and bounds",
+    "mechanism": "optimal DP mechanism for a binary function on a graph",
+    "compare-central": "central (trusted curator) vs distributed accuracy",
+    "theorem-3-1": "random interactive protocols vs randomized response (002 Theorem 3.1)",
+    "keys": "make a deployed session's roster and private key files",
+    "party": "host some parties of a deployed session (one process per party host)",
+    "observe": "the central observer and coordinator of a deployed session",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every sub-command registered."""
+def build_parser(*commands: str) -> argparse.ArgumentParser:
+    """The ``mpdp`` parser: every sub-command listed, the named ``commands`` registered in full.
+
+    Args:
+        commands: names from :data:`COMMANDS` whose modules are imported and whose options are added
+            (``build_parser(*COMMANDS)`` builds the whole parser); the others parse no options.
+
+    Raises:
+        KeyError: a name that is not in :data:`COMMANDS`.
+    """
     parser = argparse.ArgumentParser(
         prog="mpdp",
         description=(
@@ -50,18 +63,31 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=papers_epilog(*PAPER_CODES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"mpdp {mpdp.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
-        importlib.import_module(f"mpdp.parties.cli.commands.{name}").register(sub)
+    chosen = {name: COMMANDS[name] for name in commands}
+    for name, summary in COMMANDS.items():
+        if name in chosen:
+            importlib.import_module(f"mpdp.parties.cli.commands.{name.replace('-', '_')}").register(sub)
+            # list it like the others (argparse lists a sub-parser only when add_parser got a help=)
+            sub._choices_actions.append(sub._ChoicesPseudoAction(name, (), summary))
+        else:
+            sub.add_parser(name, help=summary)
     return parser
+
+
+def _chosen_command(argv: Sequence[str]) -> list[str]:
+    """The sub-command ``argv`` names (its first token that is not an option), if it is one of ours."""
+    first = next((token for token in argv if not token.startswith("-")), None)
+    return [first] if first in COMMANDS else []
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mpdp`` script; returns the process exit code."""
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(join_negative_values(argv, value_options(parser)))
     try:
+        parser = build_parser(*_chosen_command(argv))
+        args = parser.parse_args(join_negative_values(argv, value_options(parser)))
         return int(args.run(args) or 0)
     except MpdpError as exc:
         print(f"mpdp: error: {exc}", file=sys.stderr)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.broker.curator_messages import CuratorAnnouncement, SealedBallot
 from mpdp.broker.topics import Topics
@@ -24,7 +25,7 @@ from mpdp.protocols.mechanisms import RandomizedResponse
 __all__ = ["CuratorParty"]
 
 
-def _no_sampling(mechanism: RandomizedResponse, bit: int, size: int) -> np.ndarray:
+def _no_sampling(mechanism: RandomizedResponse, bit: int, size: int) -> NDArray[np.uint8]:
     raise ProtocolViolation("protocol", "a curator-protocol party sends its bit sealed, never privatized")
 
 

@@ -322,7 +322,7 @@ class TranscriptStore:
         with self.transaction() as db:
             return _insert_party_decisions(db, session, round, decisions, time.time())
 
-    def party_decisions(self, session: str, round: int) -> dict[int, np.ndarray]:
+    def party_decisions(self, session: str, round: int) -> dict[int, NDArray[np.int64]]:
         """The recorded decisions of each party in ``round``: party id -> int64 (repetitions,)."""
         rows = self._db.execute(
             "SELECT party, decisions FROM party_decisions WHERE session = ? AND round = ? ORDER BY party",
@@ -419,17 +419,17 @@ class TranscriptStore:
             writer.writerows(self.messages(session))
         decisions = folder / "decisions.csv"
         with decisions.open("w", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(["round", "name", "repetition", "decision"])
-            writer.writerows(self._db.execute(
+            table = csv.writer(fh)
+            table.writerow(["round", "name", "repetition", "decision"])
+            table.writerows(self._db.execute(
                 "SELECT d.round, r.name, d.repetition, d.decision FROM decisions d JOIN rounds r "
                 "ON r.session = d.session AND r.round = d.round WHERE d.session = ? "
                 "ORDER BY d.round, d.repetition", (session,)))
         rejects = folder / "rejects.csv"
         with rejects.open("w", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(["round", "reason", "count", "last_detail"])
-            writer.writerows(self._db.execute(
+            table = csv.writer(fh)
+            table.writerow(["round", "reason", "count", "last_detail"])
+            table.writerows(self._db.execute(
                 "SELECT round, reason, count, last_detail FROM rejects WHERE session = ? ORDER BY round, reason",
                 (session,)))
         return messages, decisions, rejects

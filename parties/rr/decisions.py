@@ -12,8 +12,10 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from mpdp.broker.decision_messages import TranscriptMessage
@@ -31,8 +33,8 @@ log = logging.getLogger("mpdp.decisions")
 _VERIFIED = 4  # transcripts remembered per worker (the rounds in flight)
 
 
-def apply_rule(rule: DecisionRule, symbols: np.ndarray, rng: np.random.Generator | None,
-               own_bits: int | np.ndarray | None = None) -> np.ndarray:
+def apply_rule(rule: DecisionRule, symbols: NDArray[np.integer[Any]], rng: np.random.Generator | None,
+               own_bits: int | NDArray[np.integer[Any]] | None = None) -> NDArray[np.int64]:
     """Decide on transcripts (uint8/int (n, k)): int64 (n,).
 
     Args:
@@ -91,7 +93,7 @@ class PartyDecider:
     _verified: OrderedDict = field(default_factory=OrderedDict)
     _function: BooleanFunction | None = None
 
-    def transcript(self, payload: bytes) -> tuple[TranscriptMessage, np.ndarray] | None:
+    def transcript(self, payload: bytes) -> tuple[TranscriptMessage, NDArray[np.uint8]] | None:
         """The verified transcript message and its symbol matrix (uint8 (repetitions, n)), or None for a
         payload that is malformed, of another session, or not signed by the coordinator (logged).
         Identical payloads are verified once per process."""
@@ -126,8 +128,8 @@ class PartyDecider:
         return decision_rule(mechs, self._function, kind=self.spec.kind, observer=participants.index(party),
                              cache=self.rules)
 
-    def decide(self, message: TranscriptMessage, symbols: np.ndarray, party: int, bit: int,
-               rng: np.random.Generator | None) -> np.ndarray:
+    def decide(self, message: TranscriptMessage, symbols: NDArray[np.uint8], party: int, bit: int,
+               rng: np.random.Generator | None) -> NDArray[np.int64]:
         """Party ``party``'s decision for each repetition of the transcript: int64 (repetitions,).
 
         Raises:

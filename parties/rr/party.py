@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from mpdp.analysis.accounting import Budget, PrivacyLedger
@@ -52,7 +53,7 @@ __all__ = [
 ABSTAIN_DID_NOT_VOTE = "did-not-vote"
 log = logging.getLogger("mpdp.party")
 
-Sampler = Callable[[RandomizedResponse, int, int], np.ndarray]
+Sampler = Callable[[RandomizedResponse, int, int], NDArray[np.uint8]]
 
 
 def secure_sampler() -> Sampler:
@@ -87,7 +88,7 @@ class PartySpec:
     """
 
     party: int
-    bits: np.ndarray = field(repr=False)
+    bits: NDArray[np.int8] = field(repr=False)
     mechanism: RandomizedResponse
     private_key: bytes = field(repr=False)
     seed: np.random.SeedSequence | None = field(default=None, repr=False)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.accounting import Budget
 from mpdp.broker.messages import MAX_REPETITIONS
@@ -67,12 +68,12 @@ class RunConfig:
 
     session: str
     round_names: tuple[str, ...]
-    bits: np.ndarray
+    bits: NDArray[np.int8]
     mechanisms: tuple[RandomizedResponse, ...]
     repetitions: int
     seed: int | None
     function: BooleanFunction
-    measure: np.ndarray
+    measure: NDArray[np.float64]
     broker: BrokerSettings
     workers: int | None
     store_path: Path

@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.protocols.errors import DatasetError, ParameterError
 
@@ -45,7 +46,7 @@ class Dataset:
 
     name: str
     round_names: tuple[str, ...]
-    bits: np.ndarray = field(repr=False)
+    bits: NDArray[np.int8] = field(repr=False)
     labels: tuple[str, ...] = field(repr=False)
     source: str = ""
 
@@ -59,7 +60,7 @@ class Dataset:
         """R, the number of rounds (columns)."""
         return int(self.bits.shape[1])
 
-    def participants(self, round_index: int) -> np.ndarray:
+    def participants(self, round_index: int) -> NDArray[np.int64]:
         """Party ids (int64, ascending) that take part in a round."""
         return np.flatnonzero(self.bits[:, round_index] != ABSENT)
 

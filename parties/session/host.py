@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from mpdp.broker.connectivity import check_connectivity
@@ -49,7 +50,7 @@ __all__ = ["HostConfig", "host_bits", "host_parties"]
 log = logging.getLogger("mpdp.host")
 
 
-def host_bits(dataset: Dataset, parties: Sequence[int], k: int) -> np.ndarray:
+def host_bits(dataset: Dataset, parties: Sequence[int], k: int) -> NDArray[np.int8]:
     """The hosted parties' rows of a dataset: int8 (len(parties), R).
 
     The dataset holds either all k parties (row i = party i; the other rows are dropped) or exactly
@@ -90,7 +91,7 @@ class HostConfig:
 
     facts: SessionRoster
     parties: tuple[int, ...]
-    bits: np.ndarray = field(repr=False)
+    bits: NDArray[np.int8] = field(repr=False)
     private_keys: tuple[bytes, ...] = field(repr=False)
     endpoint: BrokerEndpoint
     seed: int | None = None

@@ -206,6 +206,7 @@ def worker_specs(
     seeds, ledgers = plan.seeds, plan.ledgers
     if ledgers is None:
         ledgers = [PrivacyLedger(delta_slack=config.delta_slack)] * config.k
+    assert config.workers is not None  # RunConfig.__post_init__ resolves None to default_workers()
     workers = min(config.workers, config.k)
     bounds = np.linspace(0, config.k, workers + 1).round().astype(int)
     idle = config.ready_timeout + 2 * config.round_timeout + 30.0

@@ -14,6 +14,7 @@ import os
 import secrets
 import sys
 from dataclasses import dataclass, field
+from typing import Literal
 
 from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.topics import Topics
@@ -72,8 +73,8 @@ async def _watch_parent(parent: int) -> None:
     raise SystemExit(f"worker: parent process {parent} is gone")
 
 
-async def _report(spec: WorkerSpec, topics: Topics, state: str, detail: str = "") -> None:
-    status = WorkerStatus(session=spec.session, worker=spec.index, state=state,  # type: ignore[arg-type]
+async def _report(spec: WorkerSpec, topics: Topics, state: Literal["ready", "failed"], detail: str = "") -> None:
+    status = WorkerStatus(session=spec.session, worker=spec.index, state=state,
                           parties=tuple(p.party for p in spec.parties), detail=detail[:500])
     client_id = f"mpdp-{spec.session}-worker-{spec.index}-{state}-{secrets.token_hex(4)}"
     async with spec.endpoint.connect(client_id) as transport:

@@ -101,6 +101,7 @@ def _run(args: argparse.Namespace) -> int:
             raise
         rule = observer_average_rule(mechs, function, w, observer)
         est = monte_carlo_accuracy(rule, function, w, args.samples, np.random.default_rng(args.seed))
+        assert est.interval is not None  # the Monte Carlo estimate always has its interval
         report.update(engine="posterior-monte-carlo", rules={"average": {
             "average_accuracy": est.average, "worst_case_accuracy": None, "exact": False,
             "interval": list(est.interval), "confidence": est.confidence, "samples": est.samples}})
@@ -143,8 +144,8 @@ def _run(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``accuracy`` sub-command."""
     parser = subparsers.add_parser(
-        "accuracy", help="optimal decision rules and their exact accuracy",
-        description=__doc__, epilog=papers_epilog("002"), formatter_class=argparse.RawDescriptionHelpFormatter)
+        "accuracy", description=__doc__, epilog=papers_epilog("002"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilon", required=True, help="privacy levels, one per party (VALUE*COUNT ok)")
     parser.add_argument("--delta", help="delta per party, or one for all (four-output RR when > 0)")
     parser.add_argument("--function", required=True,

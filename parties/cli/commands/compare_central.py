@@ -37,9 +37,8 @@ alone goes further with `mpdp mechanism --graph majority:N`. In JSON an infinite
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``compare-central`` sub-command."""
-    p = subparsers.add_parser("compare-central", help="central (trusted curator) vs distributed accuracy",
-                              description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser("compare-central", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--voters", default="1,3,5,11,21,51",
                    help="comma-separated k values (default 1,3,5,11,21,51)")
     p.add_argument("--epsilon", default="0.1,0.5,1,2,4",

@@ -36,7 +36,6 @@ __all__ = ["register", "run"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compose",
-        help="privacy of k composed (epsilon, delta)-DP mechanisms: exact optimum and bounds",
         description=__doc__, epilog=papers_epilog("000"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

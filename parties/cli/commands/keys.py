@@ -33,8 +33,7 @@ each --split directory) to the host that runs those parties only.
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``keys`` sub-command."""
     p = subparsers.add_parser(
-        "keys", help="make a deployed session's roster and private key files",
-        description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
+        "keys", description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--parties", type=int, required=True, metavar="K", help="the number of parties")

@@ -10,6 +10,8 @@ not an error. JSON is strict: an infinite value is the string "inf".
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,9 +51,8 @@ examples:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``mechanism`` sub-command."""
-    p = subparsers.add_parser("mechanism", help="optimal DP mechanism for a binary function on a graph",
-                              description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser("mechanism", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--graph", required=True, help="FILE, line:NB,NR or majority:N")
     p.add_argument("--epsilon", type=float, help="epsilon >= 0 (default: the file's eps)")
     p.add_argument("--delta", type=float, help="delta in [0, 1) (default: the file's delta, else 0)")
@@ -130,12 +131,12 @@ def _solve_graph(args: argparse.Namespace) -> tuple[dict, GraphMechanism | None]
     else:
         raise ParameterError("--boundary", None, "a value (or --balanced, or 'boundary' in the file)")
     doc: dict = {"feasible": mech.feasible, "red": "color R", "probabilities": mech.probabilities()}
-    if not mech.feasible:
+    if mech.violated_edge is not None:  # set exactly when infeasible
         doc["violated_edge"] = list(mech.violated_edge)
     return doc, mech
 
 
-def _plot(doc: dict, path: str) -> None:
+def _plot(doc: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

@@ -49,8 +49,7 @@ functions: {', '.join(FUNCTION_NAMES[:-2])} (symmetric).
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``observe`` sub-command."""
     p = subparsers.add_parser(
-        "observe", help="the central observer and coordinator of a deployed session",
-        description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
+        "observe", description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--roster", type=Path, required=True, metavar="FILE", help="roster.json from `mpdp keys`")
@@ -86,6 +85,7 @@ def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
 
 def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFunction) -> dict[str, object]:
     mechanisms = [facts.roster.mechanisms[p] for p in outcome.participants]
+    assert outcome.symbols is not None  # mpdp observe runs randomized response: symbols in the clear
     posterior = round_posterior(mechanisms, function, outcome.symbols)
     return {
         "round": outcome.index, "name": outcome.name, "status": outcome.status,

@@ -36,8 +36,7 @@ mode: deployment by default (each party privatizes with the OS CSPRNG, exact Ber
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``party`` sub-command."""
     p = subparsers.add_parser(
-        "party", help="host some parties of a deployed session (one process per party host)",
-        description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
+        "party", description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--roster", type=Path, required=True, metavar="FILE", help="roster.json from `mpdp keys`")

@@ -98,7 +98,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``simulate`` sub-command."""
     p = subparsers.add_parser(
         "simulate",
-        help="run parties and the central observer over a real MQTT broker",
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -286,7 +285,9 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         print_results(document, results)
         if args.party_decisions:
             print(party_summary([r.parties for r in rounds if r.parties is not None], args.rule))
-        print(privacy_summary(document["privacy"]))  # type: ignore[arg-type]
+        privacy = document["privacy"]
+        assert isinstance(privacy, dict)  # a randomized-response run has its privacy section
+        print(privacy_summary(privacy))
     _write(args, out_dir, dataset, document, results, json_stream)
     return _timeouts(outcome.rounds)
 

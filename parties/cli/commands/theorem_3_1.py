@@ -33,8 +33,8 @@ Per trial: budgets eps_i ~ U(0.1, 2), 2 rounds, 3 symbols per message (4 with --
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``theorem-3-1`` sub-command."""
-    p = subparsers.add_parser("theorem-3-1", help="random interactive protocols vs randomized response (002 Theorem 3.1)",
-                              description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser("theorem-3-1", description=__doc__, epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--parties", type=int, default=3, help="K, 1..4 (default 3)")
     p.add_argument("--trials", type=int, default=100, help="N random protocols (default 100)")
     p.add_argument("--delta", type=float, default=0.0, help="each party's delta budget in [0, 1) (default 0: pure DP)")

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from mpdp.parties.cli.main import build_parser
+from mpdp.parties.cli.main import COMMANDS, build_parser
 from mpdp.parties.cli.args import (
     join_negative_values,
     output_dir,
@@ -106,7 +106,7 @@ def test_join_negative_values() -> None:
 
 
 def test_value_options_of_the_mpdp_parser() -> None:
-    options = value_options(build_parser())
+    options = value_options(build_parser(*COMMANDS))
     assert {"--epsilon", "--delta-slack", "-k", "--voters", "--graph", "--out"} <= options
     assert not {"--balanced", "--force", "-h"} & options
 

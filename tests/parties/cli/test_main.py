@@ -1,10 +1,17 @@
-"""parties.cli.main: the ``mpdp`` parser as a whole (help texts)."""
+"""parties.cli.main: the ``mpdp`` parser as a whole (help texts, --version, lazy imports, Ctrl-C)."""
 
+import argparse
+import importlib
+import pkgutil
 import re
+import subprocess
+import sys
+from importlib import metadata
 
 import pytest
 
-from mpdp.parties.cli.main import main
+from mpdp.parties.cli import commands
+from mpdp.parties.cli.main import COMMANDS, build_parser, main
 
 
 @pytest.mark.parametrize("command", [[], ["compose"], ["mechanism"], ["compare-central"], ["accuracy"]])
@@ -16,3 +23,55 @@ def test_help_explains_paper_codes(capsys, command) -> None:
                         ("002", "Secure Multi-party Differential Privacy")):
         if re.search(rf"(?<![\d.]){code}\b", text) or not command:  # cited: then explained
             assert f"{code} = " in text and words in text, (command, code)
+
+
+def test_version(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"mpdp {metadata.version('mpdp')}\n"
+
+
+def test_the_command_table_lists_every_command_module() -> None:
+    modules = {info.name for info in pkgutil.iter_modules(commands.__path__)}
+    assert {name.replace("-", "_") for name in COMMANDS} == modules
+
+
+def test_the_whole_parser_registers_every_command() -> None:
+    (sub,) = [a for a in build_parser(*COMMANDS)._actions if isinstance(a, argparse._SubParsersAction)]
+    assert list(sub.choices) == list(COMMANDS)
+    assert all(callable(parser.get_default("run")) for parser in sub.choices.values())
+    assert [action.dest for action in sub._choices_actions] == list(COMMANDS)  # each listed once, in order
+
+
+HEAVY = ("numpy", "scipy", "matplotlib", "aiomqtt", "amqtt", "pydantic", "cryptography", "rich")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"]])
+def test_help_and_version_import_no_heavy_module(argv: list[str]) -> None:
+    """In a fresh interpreter, ``python -m mpdp --help`` leaves numpy, scipy, matplotlib and the MQTT and
+    crypto stacks unimported (checked in ``sys.modules`` at exit)."""
+    code = ("import sys, runpy\n"
+            f"sys.argv = ['mpdp', *{argv!r}]\n"
+            "try:\n    runpy.run_module('mpdp', run_name='__main__')\n"
+            "except SystemExit as done:\n    assert done.code == 0, done.code\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_chosen_command_imports_its_module_only() -> None:
+    code = ("import sys\nfrom mpdp.parties.cli.main import main\n"
+            "assert main(['compose', '--epsilon', '1', '--delta', '0', '-k', '2']) == 0\n"
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('mpdp.parties.cli.commands.')))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert result.stdout.strip().splitlines()[-1] == "['compose']"
+
+
+def test_ctrl_c_while_a_command_is_imported_is_one_line(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(name: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib, "import_module", interrupted)
+    assert main(["compose", "--epsilon", "1", "-k", "2"]) == 130
+    assert capsys.readouterr().err == "mpdp: interrupted\n"

@@ -1,0 +1,107 @@
+"""Theory and statistics over protocols: exact accuracy, composition, accounting, audits, reports.
+
+Pure like ``protocols`` (no asyncio, no network); writes files only where a caller asks for a report.
+"""
+
+from .accounting import Budget, PrivacyLedger, RoundCharge, Spent
+from .accuracy import (
+    RuleAccuracy,
+    input_accuracy,
+    monte_carlo_accuracy,
+    rule_accuracy,
+)
+from .calibration import (
+    PerQueryBudget,
+    StaircaseNoise,
+    corollary_4_1,
+    gaussian_composition_delta,
+    gaussian_composition_sigma,
+    gaussian_sigma,
+    gaussian_sigma_exact,
+    laplace_scale,
+    per_query_budget_exact,
+)
+from .central_vs_distributed import (
+    CentralVersusDistributed,
+    check_comparison_voters,
+    compare_majority,
+    curator_accuracy_on_input,
+    curator_release_probability,
+    plot_comparison,
+)
+from .composition import (
+    CompositionResult,
+    compose_homogeneous,
+    drv10_bound,
+    eq7_bound,
+    optimal_delta_slack,
+    optimal_epsilon,
+    randomized_response_loss,
+    theorem_3_3_corners,
+    theorem_3_4_bound,
+)
+from .composition_plot import figure_3_regions, plot_figure_3
+from .geometric import GeometricMechanism
+from .heterogeneous import compose_heterogeneous, discretized_bounds
+from .observer_posterior import RoundPosterior, round_posterior
+from .privacy_loss import PrivacyLossDistribution
+from .privacy_region import (
+    PrivacyRegion,
+    composition_region,
+    dp_region,
+    intersection,
+)
+from .stats import Consistency, clopper_pearson, consistency_test
+from .theory import AccuracyOnInput, observer_accuracy_on_input
+
+__all__ = [
+    "AccuracyOnInput",
+    "Budget",
+    "CentralVersusDistributed",
+    "CompositionResult",
+    "Consistency",
+    "GeometricMechanism",
+    "PerQueryBudget",
+    "PrivacyLedger",
+    "PrivacyLossDistribution",
+    "PrivacyRegion",
+    "RoundCharge",
+    "RoundPosterior",
+    "RuleAccuracy",
+    "Spent",
+    "StaircaseNoise",
+    "check_comparison_voters",
+    "clopper_pearson",
+    "compare_majority",
+    "compose_heterogeneous",
+    "compose_homogeneous",
+    "composition_region",
+    "consistency_test",
+    "corollary_4_1",
+    "curator_accuracy_on_input",
+    "curator_release_probability",
+    "discretized_bounds",
+    "dp_region",
+    "drv10_bound",
+    "eq7_bound",
+    "figure_3_regions",
+    "gaussian_composition_delta",
+    "gaussian_composition_sigma",
+    "gaussian_sigma",
+    "gaussian_sigma_exact",
+    "input_accuracy",
+    "intersection",
+    "laplace_scale",
+    "monte_carlo_accuracy",
+    "observer_accuracy_on_input",
+    "optimal_delta_slack",
+    "optimal_epsilon",
+    "per_query_budget_exact",
+    "plot_comparison",
+    "plot_figure_3",
+    "randomized_response_loss",
+    "round_posterior",
+    "rule_accuracy",
+    "theorem_3_3_corners",
+    "theorem_3_4_bound",
+]

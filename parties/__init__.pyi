@@ -1,0 +1,119 @@
+"""The processes: the protocol-neutral round engine, the protocols on it (randomized response, curator),
+sessions (runner, workers, deployment roles) and the ``mpdp`` command line.
+
+Names are imported lazily (PEP 562): ``from mpdp.parties import run`` loads only what ``run`` needs;
+``__init__.pyi`` lists them for type checkers and for the loader.
+"""
+
+from .curator.curator import Curator
+from .curator.party import CuratorParty
+from .curator.session import CuratorSession, curator_privacy_level
+from .curator.store import BallotRows, CuratorStore, RecordedBallot
+from .rounds.engine import ClosedRound, Closing, RoundEngine, RoundProtocol, open_engine
+from .rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
+from .rounds.privacy import (
+    DEFAULT_DELTA_SLACK,
+    check_privacy_options,
+    ledgers_from_rounds,
+    privacy_section,
+    privacy_summary,
+)
+from .rounds.ranges import format_ranges, parse_ranges
+from .rounds.roster import Roster
+from .rounds.store import MessageRows, RecordedMessage, RoundRecord, RoundRows, TranscriptStore
+from .rr.decisions import PartyDecider, PartyDecisionSpec, apply_rule
+from .rr.observer import Observer
+from .rr.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, secure_sampler
+from .rr.session import RandomizedResponseSession
+from .session.config import PROTOCOLS, RunConfig, default_workers
+from .session.evaluate import evaluate_run
+from .session.external_broker import deployment_endpoint
+from .session.files import (
+    KeyFile,
+    PartyEntry,
+    RosterFile,
+    SessionRoster,
+    coordinator_key_path,
+    party_key_path,
+    read_private_key,
+    read_roster,
+    write_session,
+)
+from .session.host import HostConfig, host_bits, host_parties
+from .session.observe import ObserveConfig, observe, observe_async, wait_for_parties
+from .session.pool import WorkerPool
+from .session.runner import ProgressCallback, SessionProtocol, run, run_async
+from .session.seeds import SeedTree, decision_generator, round_generator
+from .session.worker import WorkerSpec, serve_parties, worker_main
+
+__all__ = [
+    "ABSTAIN_BUDGET_EXHAUSTED",
+    "ABSTAIN_DID_NOT_VOTE",
+    "BallotRows",
+    "ClosedRound",
+    "Closing",
+    "Curator",
+    "CuratorParty",
+    "CuratorSession",
+    "CuratorStore",
+    "DEFAULT_DELTA_SLACK",
+    "HostConfig",
+    "KeyFile",
+    "MessageRows",
+    "ObserveConfig",
+    "Observer",
+    "PROTOCOLS",
+    "Party",
+    "PartyDecider",
+    "PartyDecisionSpec",
+    "PartyEntry",
+    "PartySpec",
+    "ProgressCallback",
+    "RandomizedResponseSession",
+    "RecordedBallot",
+    "RecordedMessage",
+    "Roster",
+    "RosterFile",
+    "RoundEngine",
+    "RoundOutcome",
+    "RoundProtocol",
+    "RoundRecord",
+    "RoundRows",
+    "RunConfig",
+    "RunOutcome",
+    "SeedTree",
+    "SessionProtocol",
+    "SessionRoster",
+    "TranscriptStore",
+    "WorkerPool",
+    "WorkerSpec",
+    "apply_rule",
+    "check_privacy_options",
+    "coordinator_key_path",
+    "curator_privacy_level",
+    "decision_generator",
+    "default_workers",
+    "deployment_endpoint",
+    "evaluate_run",
+    "format_ranges",
+    "host_bits",
+    "host_parties",
+    "ledgers_from_rounds",
+    "observe",
+    "observe_async",
+    "open_engine",
+    "parse_ranges",
+    "party_key_path",
+    "privacy_section",
+    "privacy_summary",
+    "read_private_key",
+    "read_roster",
+    "round_generator",
+    "run",
+    "run_async",
+    "secure_sampler",
+    "serve_parties",
+    "wait_for_parties",
+    "worker_main",
+    "write_session",
+]

@@ -1,0 +1,156 @@
+"""Pure mathematics of multi-party differential privacy: mechanisms, functions, decision rules.
+
+No I/O, no asyncio, no network: numbers and numpy arrays in, numbers and numpy arrays out.
+"""
+
+from .closed_forms import (
+    collaborative_xor_accuracy,
+    corollary_3_1,
+    xor_accuracy,
+    xor_high_privacy_expansion,
+)
+from .coloring_mechanisms import (
+    GraphMechanism,
+    optimal_mechanism,
+    privacy_violations,
+)
+from .coloring_steps import ColoringStep
+from .engines import DecisionProblem, build_problem
+from .errors import (
+    DatasetError,
+    MpdpError,
+    ParameterError,
+    ProtocolViolation,
+    SizeLimitError,
+    SolverError,
+    TransportError,
+    WorkerError,
+)
+from .functions import (
+    FUNCTION_NAMES,
+    MEASURE_NAMES,
+    BooleanFunction,
+    SymmetricFunction,
+    TruthTable,
+    accuracy_measure,
+    parse_function,
+)
+from .graphs import ColoredGraph, line_graph, majority_hypercube
+from .line_mechanisms import (
+    MAX_LINE_NODES,
+    LineMechanism,
+    balanced_boundary_value,
+    balanced_mechanism,
+    boundary_homogeneous_mechanism,
+    initial_behaviour,
+    line_mechanism,
+    terminal_behaviour,
+    transition_parameter,
+)
+from .majority_mechanism import (
+    MAX_MAJORITY_VOTERS,
+    MajorityMechanism,
+    central_majority_mechanism,
+)
+from .mechanisms import (
+    RandomizedResponse,
+    check_delta,
+    check_epsilon,
+    posterior_table,
+    sample_protocol,
+)
+from .morphisms import (
+    Morphism,
+    boundary_distances,
+    boundary_graph,
+    boundary_morphism,
+)
+from .optimal import OptimalRules, RuleReport, optimal_rules
+from .rule_factory import RuleCache, check_rule_size, decision_rule, zero_one_measure, zero_one_rules
+from .rules import RULE_KINDS, DecisionRule, RuleFactory
+from .table_rule import TableRule
+from .secure import (
+    realized_epsilon,
+    sample_secure,
+    secure_bernoulli,
+    secure_choice,
+)
+from .symmetric import (
+    SymmetricAverageRule,
+    count_posterior,
+    observer_average_rule,
+)
+from .worst_case import WorstCaseSolution, solve_worst_case
+
+__all__ = [
+    "MAX_LINE_NODES",
+    "MAX_MAJORITY_VOTERS",
+    "ColoredGraph",
+    "ColoringStep",
+    "DecisionProblem",
+    "DecisionRule",
+    "GraphMechanism",
+    "LineMechanism",
+    "MajorityMechanism",
+    "Morphism",
+    "OptimalRules",
+    "RULE_KINDS",
+    "RuleCache",
+    "RuleFactory",
+    "RuleReport",
+    "WorstCaseSolution",
+    "balanced_boundary_value",
+    "balanced_mechanism",
+    "boundary_distances",
+    "boundary_graph",
+    "boundary_homogeneous_mechanism",
+    "boundary_morphism",
+    "build_problem",
+    "central_majority_mechanism",
+    "collaborative_xor_accuracy",
+    "corollary_3_1",
+    "initial_behaviour",
+    "line_graph",
+    "line_mechanism",
+    "majority_hypercube",
+    "optimal_mechanism",
+    "optimal_rules",
+    "privacy_violations",
+    "solve_worst_case",
+    "terminal_behaviour",
+    "transition_parameter",
+    "xor_accuracy",
+    "xor_high_privacy_expansion",
+    "FUNCTION_NAMES",
+    "MEASURE_NAMES",
+    "BooleanFunction",
+    "DatasetError",
+    "MpdpError",
+    "ParameterError",
+    "ProtocolViolation",
+    "RandomizedResponse",
+    "SizeLimitError",
+    "SolverError",
+    "SymmetricAverageRule",
+    "TableRule",
+    "SymmetricFunction",
+    "TransportError",
+    "WorkerError",
+    "TruthTable",
+    "accuracy_measure",
+    "check_delta",
+    "check_epsilon",
+    "check_rule_size",
+    "count_posterior",
+    "decision_rule",
+    "observer_average_rule",
+    "parse_function",
+    "posterior_table",
+    "realized_epsilon",
+    "sample_protocol",
+    "sample_secure",
+    "secure_bernoulli",
+    "secure_choice",
+    "zero_one_measure",
+    "zero_one_rules",
+]
