@@ -129,7 +129,7 @@ def theorem_3_1_trials(k: int, trials: int, rng: np.random.Generator, *, delta: 
         raise ParameterError("trials", trials, "an integer >= 1")
     margins = []
     for _ in range(trials):
-        budgets = rng.uniform(0.1, 2.0, k)
+        budgets = rng.uniform(0.1, 2.0, k).tolist()
         deltas = None if delta == 0 else [delta] * k
         protocol = random_protocol(budgets, rng, deltas=deltas, rounds=rounds, symbols=3 if delta == 0 else 4)
         outputs = int(rng.integers(2, 4))
@@ -160,7 +160,7 @@ def plot_margins(margins: Sequence[Margins], ax: Axes | None = None, title: str 
     values = [np.array([m.average for m in margins]), np.array([m.worst_case for m in margins])]
     low = min(float(v.min()) for v in values)
     bins = np.linspace(min(low, -1e-3), 1e-3, 41)
-    ax.hist(values, bins=bins, label=["average accuracy", "worst-case accuracy"], color=["tab:blue", "tab:orange"])
+    ax.hist(values, bins=bins.tolist(), label=["average accuracy", "worst-case accuracy"], color=["tab:blue", "tab:orange"])
     ax.axvline(0.0, color="k", lw=1, ls="--", label="randomized response (margin 0)")
     ax.set_xlabel("protocol minus randomized response (optimal rules)")
     ax.set_ylabel("protocols")

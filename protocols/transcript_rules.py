@@ -55,9 +55,12 @@ def _worst_case(p: NDArray[np.float64], gain: NDArray[np.float64]) -> tuple[floa
     a_eq = sp.hstack([sp.kron(sp.identity(n_t), np.ones((1, n_y))), sp.csr_matrix((n_t, 1))], format="csr")
     cost = np.zeros(n_var)
     cost[-1] = -1.0
-    bounds = [(0.0, 1.0)] * (n_var - 1) + [(None, None)]
-    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(n_x), A_eq=a_eq, b_eq=np.ones(n_t), bounds=bounds,
-                  method="highs", options=_HIGHS)
+    bounds = np.zeros((n_var, 2))
+    bounds[:, 1] = 1.0
+    bounds[-1] = (-np.inf, np.inf)
+    # scipy-stubs types options as a private TypedDict and bounds as (min, max) pairs (as in worst_case.py)
+    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(n_x), A_eq=a_eq, b_eq=np.ones(n_t),  # type: ignore[call-overload]
+                  bounds=bounds, method="highs", options=_HIGHS)
     if res.status != 0 or res.x is None:
         raise SolverError(int(res.status), str(res.message))
     q = np.clip(res.x[:-1].reshape(n_t, n_y), 0.0, None)
