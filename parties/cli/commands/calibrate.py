@@ -37,8 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _text(plan: CalibrationPlan) -> str:
-    lines = [f"{plan.k} queries of sensitivity {plan.sensitivity:g}, total (epsilon, delta) = ({plan.epsilon:g}, "
-             f"{plan.delta:g})", "per-query budgets:"]
+    head = f"{plan.k} queries of sensitivity {plan.sensitivity:g}, total (epsilon, delta) = ({plan.epsilon:g}, {plan.delta:g})"
+    lines = [head, "per-query budgets:"]
     for name, b in plan.budgets.items():
         lines.append(f"  {name:<14} epsilon_0 = {b.epsilon0:.6g}  delta_0 = {b.delta0:.4g}  "
                      f"(delta_tilde {b.delta_slack:.4g})")
