@@ -69,8 +69,10 @@ def _finish(ax: Axes, title: str) -> Figure:
     return figure
 
 
-def draw_region(ax: Axes, region: PrivacyRegion, label: str, color: str, fill: float = 0.25) -> None:
-    """Fill ``region`` on ``ax`` and draw its two boundaries (gids ``label:lower``, ``label:upper``)."""
+def draw_region(ax: Axes, region: PrivacyRegion, label: str, color: str | tuple[float, float, float, float],
+                fill: float = 0.25) -> None:
+    """Fill ``region`` on ``ax`` and draw its two boundaries (gids ``label:lower``, ``label:upper``); ``color``
+    is a matplotlib color (a name or an RGBA tuple)."""
     low = region.lower_boundary(ALPHA_GRID)
     high = 1.0 - region.lower_boundary(1.0 - ALPHA_GRID)
     ax.fill_between(ALPHA_GRID, low, high, color=color, alpha=fill, label=label, lw=0)

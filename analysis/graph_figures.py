@@ -49,7 +49,7 @@ FIG2_COLORING = {v: "B" if v in "abcghkl" else "R" for v in "abcdefghijklmnopqr"
 
 def fig2_graph() -> ColoredGraph:
     """The colored graph of 001 Fig. 2 (left), vertices a..r."""
-    return ColoredGraph.from_edges(list(FIG2_COLORING), [list(e) for e in FIG2_EDGES], FIG2_COLORING)
+    return ColoredGraph.from_edges(list(FIG2_COLORING), list(FIG2_EDGES), FIG2_COLORING)
 
 
 def _new_axes(ax: Axes | None, size: tuple[float, float] = (6.0, 5.0)) -> Axes:
@@ -66,18 +66,20 @@ def _figure(ax: Axes) -> Figure:
     return figure
 
 
-def _layout(graph: ColoredGraph, line: bool) -> dict[int, NDArray[np.float64]]:
+def _layout(graph: ColoredGraph, line: bool, layers: NDArray[np.int64] | None) -> dict[int, NDArray[np.float64]]:
     if line:
         return {v: np.array([float(v), 0.0]) for v in range(graph.num_vertices)}
     g = nx.Graph()
-    g.add_nodes_from(range(graph.num_vertices))
+    for v in range(graph.num_vertices):
+        g.add_node(v, layer=0 if layers is None else int(layers[v]))
     g.add_edges_from(map(tuple, graph.edges.tolist()))
-    return {int(v): np.asarray(p, dtype=np.float64) for v, p in nx.kamada_kawai_layout(g).items()}
+    pos = nx.kamada_kawai_layout(g) if layers is None else nx.multipartite_layout(g, subset_key="layer")
+    return {int(v): np.asarray(p, dtype=np.float64) for v, p in pos.items()}
 
 
 def draw_colored_graph(graph: ColoredGraph, red_probability: NDArray[np.float64] | None, ax: Axes | None = None,
                        title: str = "", violated: tuple[str, str] | None = None, line: bool = False,
-                       notes: dict[int, str] | None = None) -> Figure:
+                       notes: dict[int, str] | None = None, layers: NDArray[np.int64] | None = None) -> Figure:
     """Draw a colored graph, its vertices filled by P(output red).
 
     Args:
@@ -86,6 +88,7 @@ def draw_colored_graph(graph: ColoredGraph, red_probability: NDArray[np.float64]
         violated: an edge (vertex names) to highlight as the one no mechanism can satisfy.
         line: lay the vertices out on a line (for an (n_B, n_R)-line) instead of Kamada-Kawai.
         notes: extra text under a vertex's label (e.g. its image under a morphism), by vertex index.
+        layers: int (n,), a layered layout in these columns (e.g. the number of YES votes) instead.
 
     Returns:
         the Figure drawn on.
@@ -95,14 +98,14 @@ def draw_colored_graph(graph: ColoredGraph, red_probability: NDArray[np.float64]
     g.add_nodes_from(range(graph.num_vertices))
     edges = [tuple(e) for e in graph.edges.tolist()]
     g.add_edges_from(edges)
-    pos = _layout(graph, line)
+    pos = _layout(graph, line, layers)
     cross = graph.cross_edges
     nx.draw_networkx_edges(g, pos, edgelist=[e for e, c in zip(edges, cross, strict=True) if not c], ax=ax, width=1.2)
     nx.draw_networkx_edges(g, pos, edgelist=[e for e, c in zip(edges, cross, strict=True) if c], ax=ax, width=1.2,
                            style="dashed")
     if violated is not None:
         u, v = graph.indices_of(violated)
-        hit = nx.draw_networkx_edges(g, pos, edgelist=[(int(u), int(v))], ax=ax, width=5, edge_color="tab:orange")
+        hit = nx.draw_networkx_edges(g, pos, edgelist=[(int(u), int(v))], ax=ax, width=9, edge_color="tab:orange")
         for artist in hit if isinstance(hit, list) else [hit]:
             artist.set_gid("violated-edge")
     rim = np.where(graph.red, "tab:red", "tab:blue").tolist()
@@ -134,7 +137,8 @@ def figure_1_majority(epsilon: float = math.log(2.0), delta: float = 0.1) -> Fig
     figure = Figure(figsize=(12, 5))
     left, right = figure.subplots(1, 2, width_ratios=[1.3, 1])
     cube = majority_hypercube(3)
-    draw_colored_graph(cube, balanced_mechanism(cube, epsilon, delta).red_probability, ax=left,
+    yes = np.array([name.count("1") for name in cube.vertex_names], dtype=np.int64)
+    draw_colored_graph(cube, balanced_mechanism(cube, epsilon, delta).red_probability, ax=left, layers=yes,
                        title=f"majority of 3 voters, optimal balanced ({epsilon:.4g}, {delta:g})-DP mechanism")
     line = line_graph(2, 2)
     draw_colored_graph(line, balanced_mechanism(line, epsilon, delta).red_probability, ax=right, line=True,

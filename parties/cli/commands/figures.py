@@ -50,6 +50,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(to_json_text({"out": str(out), "figures": written}))
     else:
-        for name, paths in written.items():
-            print(f"{name:<22} {'  '.join(paths)}")
+        for name, files in written.items():
+            print(f"{name:<22} {'  '.join(files)}")
     return 0
