@@ -31,6 +31,7 @@ from mpdp.broker.messages import (
     MAX_REPETITIONS,
     Answer,
     Index,
+    RoundAnnouncement,
     RoundSigned,
     as_value_error,
     new_nonce,
@@ -66,7 +67,7 @@ def decode_key(text: str, size: int, what: str) -> bytes:
     return raw
 
 
-class CuratorAnnouncement(RoundSigned):
+class CuratorAnnouncement(RoundAnnouncement):
     """The curator opens a round with its fresh X25519 public key, or ends the session.
 
     Fields:
@@ -78,8 +79,6 @@ class CuratorAnnouncement(RoundSigned):
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/curator-announcement/v1"
 
-    kind: Literal["round", "end"]
-    name: Annotated[str, Field(max_length=200)] = ""
     curator_key: Base64 = ""
 
     @model_validator(mode="after")

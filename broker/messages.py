@@ -30,6 +30,7 @@ __all__ = [
     "Announcement",
     "Answer",
     "PartyMessage",
+    "RoundAnnouncement",
     "RoundSigned",
     "Wire",
     "WorkerStatus",
@@ -72,6 +73,9 @@ class Wire(BaseModel):
 class RoundSigned(Wire):
     """The fields of every signed message about one round: who may read it (session), which round,
     how many repetitions, a fresh nonce and the Ed25519 signature of the canonical bytes."""
+
+    #: What the signature covers besides the fields (each concrete message names its own).
+    SIGNING_DOMAIN: ClassVar[str]
 
     version: Literal[1] = 1
     session: Session
@@ -152,8 +156,9 @@ class PartyMessage(Answer):
         return sign_message(draft, private_key)
 
 
-class Announcement(RoundSigned):
-    """The coordinator opens a round (``kind="round"``) or ends the session (``kind="end"``).
+class RoundAnnouncement(RoundSigned):
+    """What every protocol's coordinator announces: a round opens (``kind="round"``) or the session ends
+    (``kind="end"``).
 
     Fields:
         round: the round index (for ``end``: the number of rounds in the session).
@@ -161,10 +166,14 @@ class Announcement(RoundSigned):
         repetitions: how many independent releases each party sends.
     """
 
-    SIGNING_DOMAIN: ClassVar[str] = "mpdp/announcement/v1"
-
     kind: Literal["round", "end"]
     name: Annotated[str, Field(max_length=200)] = ""
+
+
+class Announcement(RoundAnnouncement):
+    """The randomized-response coordinator's announcement (fields as :class:`RoundAnnouncement`)."""
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/announcement/v1"
 
     @classmethod
     def signed(

@@ -20,7 +20,13 @@ from .rounds.privacy import (
 )
 from .rounds.ranges import format_ranges, parse_ranges
 from .rounds.roster import Roster
-from .rounds.store import MessageRows, RecordedMessage, RoundRecord, RoundRows, TranscriptStore
+from .rounds.store import (
+    MessageRows,
+    RecordedMessage,
+    RoundRecord,
+    RoundRows,
+    TranscriptStore,
+)
 from .rr.decisions import PartyDecider, PartyDecisionSpec, apply_rule
 from .rr.observer import Observer
 from .rr.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, secure_sampler

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 

@@ -4,58 +4,89 @@ It answers each round announcement signed by the curator's Ed25519 key with a
 :class:`mpdp.broker.curator_messages.SealedBallot`: its bit encrypted to the round's X25519 key (fresh
 ephemeral key per message, :mod:`mpdp.broker.sealed`) and signed with its own Ed25519 key. No noise is
 added by the party: privacy rests on the curator, who publishes only the output of the optimal central
-mechanism. The broker and every other client see ciphertexts only. The connection loop is
-:class:`mpdp.parties.rr.party.Party`'s.
+mechanism. The broker and every other client see ciphertexts only. The connection loop is the
+protocol-neutral :class:`mpdp.parties.rounds.answering.PartyLoop`.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
-import numpy as np
-from numpy.typing import NDArray
+from pydantic import BaseModel
 
 from mpdp.broker.curator_messages import CuratorAnnouncement, SealedBallot
+from mpdp.broker.signing import load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
-from mpdp.parties.rr.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, Sampler
-from mpdp.protocols.errors import ProtocolViolation
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.parties.rounds.answering import PartyLoop
+from mpdp.parties.rr.party import ABSTAIN_DID_NOT_VOTE, PartySpec, spec_bit
+from mpdp.protocols.errors import ParameterError
 
-__all__ = ["CuratorParty"]
-
-
-def _no_sampling(mechanism: RandomizedResponse, bit: int, size: int) -> NDArray[np.uint8]:
-    raise ProtocolViolation("protocol", "a curator-protocol party sends its bit sealed, never privatized")
+__all__ = ["CuratorParty", "start_curator_party"]
 
 
-class CuratorParty(Party):
-    """One party of the curator protocol; arguments as :class:`mpdp.parties.rr.party.Party`.
+class CuratorParty:
+    """One party of the curator protocol: its :class:`mpdp.parties.rounds.answering.PartyProtocol` (seal
+    and sign the bit) run by a :class:`mpdp.parties.rounds.answering.PartyLoop`.
 
-    ``coordinator_key`` is the curator's raw Ed25519 public key (announcements signed by anyone else
-    are ignored). ``spec.mechanism`` carries the party's privacy level only (the curator's
-    mechanism is (epsilon, delta)-DP for each party's vote); ``sampler`` and ``spec.seed`` are unused.
+    Args:
+        spec: the party's private state; ``spec.mechanism`` carries its privacy level only (the curator's
+            mechanism is (epsilon, delta)-DP for each party's vote); ``spec.seed`` is unused (the party
+            draws nothing).
+        connector, topics, idle_timeout, connect_gate: as :class:`mpdp.parties.rr.party.Party`.
+        coordinator_key: the curator's raw Ed25519 public key (announcements signed by anyone else are
+            ignored).
     """
 
-    announcement_class = CuratorAnnouncement  # type: ignore[assignment]
+    announcement_class = CuratorAnnouncement
+    filters: tuple[str, ...] = ()
 
-    def __init__(
-        self, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
-        idle_timeout: float, sampler: Sampler | None = None, connect_gate: asyncio.Semaphore | None = None,
-    ) -> None:
-        super().__init__(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                         sampler=_no_sampling, connect_gate=connect_gate)
+    def __init__(self, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
+                 idle_timeout: float, connect_gate: asyncio.Semaphore | None = None) -> None:
+        self.spec = spec
+        self._topics = topics
+        self._key = load_private_key(spec.private_key)
+        self._loop = PartyLoop(spec.party, self, connector, topics, coordinator_key, idle_timeout=idle_timeout,
+                               connect_gate=connect_gate)
 
-    def respond(self, announcement: CuratorAnnouncement) -> SealedBallot:  # type: ignore[override]
+    def respond(self, announcement: CuratorAnnouncement) -> SealedBallot:
         """The signed, sealed ballot answering one round announcement (no network I/O).
 
         Raises:
             ParameterError: the round index is beyond the party's bits.
         """
         index = announcement.round
-        bit = self.bit(index)
+        bit = spec_bit(self.spec, index)
         return SealedBallot.signed(
             self._key, curator_key=announcement.key_bytes, session=self._topics.session, round=index,
             party=self.spec.party, repetitions=announcement.repetitions,
             bit=None if bit < 0 else bit, reason=ABSTAIN_DID_NOT_VOTE if bit < 0 else None,
         )
+
+    def receive(self, topic: str, payload: bytes) -> BaseModel | None:
+        """Nothing: a curator-protocol party listens to announcements only."""
+        return None
+
+    async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
+        """Serve the session until the end announcement; return the number of rounds answered.
+
+        Raises:
+            TransportError: the broker went away for good, or no announcement for ``idle_timeout`` seconds.
+        """
+        return await self._loop.run(on_ready)
+
+
+def start_curator_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
+                        idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
+                        decider: object | None) -> CuratorParty:
+    """A curator-protocol party as a worker starts it (:class:`mpdp.parties.session.worker.PartyStarter`).
+    ``secure`` changes nothing (the party sends its bit sealed and draws no noise).
+
+    Raises:
+        ParameterError: a decider given (the curator protocol's parties do not decide f).
+    """
+    if decider is not None:
+        raise ParameterError("party_rule", decider, "None with the curator protocol (its parties decide nothing)")
+    return CuratorParty(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
+                        connect_gate=connect_gate)

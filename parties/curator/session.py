@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from mpdp.analysis.accounting import Spent
 from mpdp.broker.topics import Topics
 from mpdp.parties.curator.curator import Curator
-from mpdp.parties.curator.party import CuratorParty
+from mpdp.parties.curator.party import start_curator_party
 from mpdp.parties.curator.store import CuratorStore
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.roster import Roster
@@ -83,7 +83,7 @@ class CuratorSession:
     def party_plan(self, config: RunConfig, seeds: SeedTree | None,
                    earlier: Sequence[RoundOutcome]) -> PartyPlan:
         """Curator parties; they draw nothing and keep no ledger (the curator releases)."""
-        return PartyPlan(CuratorParty, None)
+        return PartyPlan(start_curator_party, None)
 
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:

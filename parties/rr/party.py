@@ -21,32 +21,31 @@ publishes a signed :class:`mpdp.broker.decision_messages.DecisionMessage`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import ValidationError
 
 from mpdp.analysis.accounting import Budget, PrivacyLedger
 from mpdp.broker.decision_messages import DecisionMessage
 from mpdp.broker.messages import Announcement, PartyMessage
-from mpdp.broker.signing import load_private_key, load_public_key, verify_message
+from mpdp.broker.signing import load_private_key
 from mpdp.broker.topics import Topics
-from mpdp.broker.transport import Connector, Transport, next_delivery
-from mpdp.parties.rr.decisions import PartyDecider
+from mpdp.broker.transport import Connector
+from mpdp.parties.rounds.answering import PartyLoop
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.parties.rr.decisions import PartyDecider
 from mpdp.parties.session.seeds import decision_generator, round_generator
-from mpdp.protocols.errors import ParameterError, TransportError
+from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = [
-    "ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_DID_NOT_VOTE", "Party", "PartySpec", "secure_sampler",
+    "ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_DID_NOT_VOTE", "Party", "PartySpec", "secure_sampler", "spec_bit",
+    "start_party",
 ]
 
 #: The abstention reason of a party that takes no part in a round (bit -1).
@@ -63,7 +62,9 @@ def secure_sampler() -> Sampler:
         ParameterError: ``secure`` asked for but :mod:`mpdp.protocols.secure` is not in this build.
     """
     try:
-        from mpdp.protocols.secure import sample_secure  # the lead's exact CSPRNG sampler
+        from mpdp.protocols.secure import (
+            sample_secure,  # the lead's exact CSPRNG sampler
+        )
     except ImportError as exc:
         raise ParameterError(
             "secure", True, "simulation mode (secure=False): protocols.secure is not available", hint=str(exc)
@@ -97,7 +98,9 @@ class PartySpec:
 
 
 class Party:
-    """One party's life: connect, subscribe to announcements, answer each round, leave at the end.
+    """One randomized-response party: the :class:`mpdp.parties.rounds.answering.PartyProtocol` it speaks
+    (privatize, account, sign; decide f from the published transcript) run by a
+    :class:`mpdp.parties.rounds.answering.PartyLoop` (connect, verify announcements, answer each round once).
 
     Args:
         spec: the party's private state.
@@ -109,10 +112,12 @@ class Party:
             (``spec.seed`` must be set).
         connect_gate: bounds how many parties of a worker connect at once.
         decider: the worker's shared deciding machinery; None = the party does not decide f itself.
+
+    Raises:
+        ParameterError: neither a sampler nor a seed.
     """
 
-    #: The announcement the coordinator signs (a subclass speaking another protocol sets its own).
-    announcement_class: ClassVar[type[Announcement]] = Announcement
+    announcement_class = Announcement
 
     def __init__(
         self,
@@ -129,23 +134,25 @@ class Party:
         if sampler is None and spec.seed is None:
             raise ParameterError("seed", None, "a SeedSequence in simulation mode (or a secure sampler)")
         self.spec = spec
-        self._connector = connector
         self._topics = topics
-        self._coordinator = load_public_key(coordinator_key)
         self._key = load_private_key(spec.private_key)
-        self._idle_timeout = idle_timeout
         self._sampler = sampler
-        self._gate = connect_gate or asyncio.Semaphore(1)
-        self._answered: set[int] = set()
         self._decider = decider
         self._released: set[int] = set()  # rounds answered with symbols
         self._decided: set[int] = set()
         self.ledger = spec.ledger  #: the rounds this party answered and what they cost
+        self._loop = PartyLoop(spec.party, self, connector, topics, coordinator_key, idle_timeout=idle_timeout,
+                               connect_gate=connect_gate)
 
     @property
     def client_id(self) -> str:
         """The client id: unique per session and party (a restarted party takes its session over)."""
-        return f"mpdp-{self._topics.session}-party-{self.spec.party}"
+        return self._loop.client_id
+
+    @property
+    def filters(self) -> tuple[str, ...]:
+        """The transcript topic when the party decides f itself."""
+        return () if self._decider is None else (self._topics.transcript,)
 
     def bit(self, index: int) -> int:
         """The party's private bit in round ``index``: 0, 1, or -1 (takes no part).
@@ -153,9 +160,7 @@ class Party:
         Raises:
             ParameterError: the round index is beyond the party's bits.
         """
-        if index >= len(self.spec.bits):
-            raise ParameterError("round", index, f"0..{len(self.spec.bits) - 1} (party {self.spec.party})")
-        return int(self.spec.bits[index])
+        return spec_bit(self.spec, index)
 
     def respond(self, announcement: Announcement) -> PartyMessage:
         """The signed message answering one round announcement (no I/O).
@@ -187,9 +192,9 @@ class Party:
         self._released.add(index)
         return sign(symbols=symbols)
 
-    def decide(self, payload: bytes) -> DecisionMessage | None:
-        """The signed decisions answering a published transcript (no I/O), or None when there is
-        nothing to decide: no decider, an unverified transcript, a round this party did not release
+    def receive(self, topic: str, payload: bytes) -> DecisionMessage | None:
+        """The signed decisions answering the transcript published on ``topic`` (no I/O), or None when
+        there is nothing to decide: no decider, an unverified transcript, a round this party did not release
         symbols in or already decided.
 
         Raises:
@@ -210,49 +215,30 @@ class Party:
         return DecisionMessage.signed(self._key, session=self._topics.session, round=index,
                                       party=self.spec.party, decisions=decisions)
 
-    def _announcement(self, payload: bytes) -> Announcement | None:
-        try:
-            announcement = self.announcement_class.model_validate_json(payload)
-        except ValidationError:
-            log.warning("party %d: ignored a malformed announcement", self.spec.party)
-            return None
-        if announcement.session != self._topics.session or not verify_message(announcement, self._coordinator):
-            log.warning("party %d: ignored an announcement not signed by the coordinator", self.spec.party)
-            return None
-        return announcement
-
     async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
         """Serve the session until the end announcement; return the number of rounds answered.
 
         Raises:
             TransportError: the broker went away for good, or no announcement for ``idle_timeout`` seconds.
         """
-        async with contextlib.AsyncExitStack() as stack:
-            async with self._gate:  # bounds how many parties connect and subscribe at once
-                transport = await stack.enter_async_context(self._connector.connect(self.client_id))
-                await transport.subscribe(self._topics.rounds,
-                                          *([self._topics.transcript] if self._decider is not None else []))
-            on_ready()
-            await self._serve(transport)
-        return len(self._answered)
+        return await self._loop.run(on_ready)
 
-    async def _serve(self, transport: Transport) -> None:
-        while True:
-            delivery = await next_delivery(transport, self._idle_timeout)
-            if delivery is None:
-                raise TransportError(f"party {self.spec.party}: no announcement for {self._idle_timeout:g} s")
-            if delivery.topic == self._topics.transcript:
-                decision = self.decide(delivery.payload)
-                if decision is not None:
-                    await transport.publish(self._topics.decision(self.spec.party), decision.model_dump_json())
-                continue
-            announcement = self._announcement(delivery.payload)
-            if announcement is None:
-                continue
-            if announcement.kind == "end":
-                return
-            if announcement.round in self._answered:
-                continue  # a redelivered announcement: answer each round once
-            reply = self.respond(announcement)
-            await transport.publish(self._topics.party(self.spec.party), reply.model_dump_json())
-            self._answered.add(announcement.round)
+
+def spec_bit(spec: PartySpec, index: int) -> int:
+    """``spec``'s private bit in round ``index``: 0, 1, or -1 (takes no part).
+
+    Raises:
+        ParameterError: the round index is beyond the party's bits.
+    """
+    if index >= len(spec.bits):
+        raise ParameterError("round", index, f"0..{len(spec.bits) - 1} (party {spec.party})")
+    return int(spec.bits[index])
+
+
+def start_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
+                idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
+                decider: PartyDecider | None) -> Party:
+    """A randomized-response party as a worker starts it (:class:`mpdp.parties.session.worker.PartyStarter`):
+    the secure sampler in deployment mode, the seeded generator of ``spec`` in simulation."""
+    return Party(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
+                 sampler=secure_sampler() if secure else None, connect_gate=connect_gate, decider=decider)

@@ -19,7 +19,7 @@ from mpdp.parties.rounds.privacy import ledgers_from_rounds
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
-from mpdp.parties.rr.party import Party
+from mpdp.parties.rr.party import start_party
 from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.plan import PartyPlan
 from mpdp.parties.session.seeds import SeedTree
@@ -58,7 +58,7 @@ class RandomizedResponseSession:
                    earlier: Sequence[RoundOutcome]) -> PartyPlan:
         """The seed tree's party streams seed the parties; their ledgers continue from ``earlier`` rounds."""
         ledgers = ledgers_from_rounds(earlier, config.mechanisms, config.repetitions, config.delta_slack)
-        return PartyPlan(Party, None if seeds is None else seeds.parties(config.k), ledgers)
+        return PartyPlan(start_party, None if seeds is None else seeds.parties(config.k), ledgers)
 
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:

@@ -37,11 +37,11 @@ from mpdp.broker.messages import Announcement, WorkerStatus
 from mpdp.broker.signing import verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
-from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.rr.party import PartySpec, secure_sampler
+from mpdp.parties.session.datasets import Dataset
+from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.session.runner import first_mpdp_error
 from mpdp.parties.session.seeds import SeedTree
-from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import ParameterError
 

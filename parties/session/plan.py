@@ -1,16 +1,42 @@
-"""What a protocol tells the runner about its parties' processes (:class:`PartyPlan`)."""
+"""What a protocol tells the runner about its parties' processes (:class:`PartyPlan`), and how a worker
+starts one party of any protocol (:class:`PartyStarter`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from mpdp.analysis.accounting import PrivacyLedger
-from mpdp.parties.rr.party import Party
+from mpdp.broker.topics import Topics
+from mpdp.broker.transport import Connector
+from mpdp.parties.rr.decisions import PartyDecider
+from mpdp.parties.rr.party import PartySpec
 
-__all__ = ["PartyPlan"]
+__all__ = ["PartyPlan", "PartyStarter", "RunningParty"]
+
+
+class RunningParty(Protocol):
+    """A started party: it serves the session until the end announcement."""
+
+    async def run(self, on_ready: Callable[[], None] = ...) -> int:
+        """Serve the session; the number of rounds answered."""
+        ...
+
+
+class PartyStarter(Protocol):
+    """Builds one party of a protocol in a worker (a module-level function: picklable by name), e.g.
+    :func:`mpdp.parties.rr.party.start_party`, :func:`mpdp.parties.curator.party.start_curator_party`.
+
+    ``secure``: deployment mode (exact CSPRNG draws); ``decider``: the worker's shared machinery for the
+    parties' own decisions of f (None: they decide nothing)."""
+
+    def __call__(self, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
+                 idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
+                 decider: PartyDecider | None) -> RunningParty: ...
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -18,11 +44,11 @@ class PartyPlan:
     """How the runner starts the parties of a protocol.
 
     Attributes:
-        party_class: the party the workers run (:class:`mpdp.parties.rr.party.Party` or a subclass).
+        start: builds each party in its worker.
         seeds: each party's seed sequence (simulation); None in deployment mode or when unused.
         ledgers: each party's privacy ledger so far; None = fresh ledgers.
     """
 
-    party_class: type[Party]
+    start: PartyStarter
     seeds: Sequence[np.random.SeedSequence] | None
     ledgers: Sequence[PrivacyLedger] | None = None

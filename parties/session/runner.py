@@ -201,7 +201,7 @@ def worker_specs(
     plan: PartyPlan,
 ) -> list[WorkerSpec]:
     """Split the k parties over ``min(config.workers, k)`` workers in contiguous id ranges, running
-    ``plan.party_class`` with ``plan.seeds`` (None in deployment mode) and ``plan.ledgers`` (None: fresh
+    ``plan.start`` with ``plan.seeds`` (None in deployment mode) and ``plan.ledgers`` (None: fresh
     ledgers at ``config.delta_slack``)."""
     seeds, ledgers = plan.seeds, plan.ledgers
     if ledgers is None:
@@ -221,7 +221,7 @@ def worker_specs(
                 for i in range(bounds[w], bounds[w + 1])
             ),
             secure=config.secure, idle_timeout=idle, connect_concurrency=config.connect_concurrency,
-            decisions=deciding, party_class=plan.party_class,
+            decisions=deciding, start=plan.start,
         )
         for w in range(workers)
     ]

@@ -20,7 +20,8 @@ from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
-from mpdp.parties.rr.party import Party, PartySpec, secure_sampler
+from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
+from mpdp.parties.session.plan import PartyStarter
 
 __all__ = ["WorkerSpec", "serve_parties", "worker_main"]
 
@@ -42,8 +43,9 @@ class WorkerSpec:
         secure: deployment mode (secure sampler) instead of simulation.
         idle_timeout: seconds a party waits for the next announcement.
         connect_concurrency: parties of this worker connecting at the same time, at most.
-        party_class: the protocol the parties speak: :class:`mpdp.parties.rr.party.Party` (randomized
-            response) or a subclass (``mpdp.parties.curator.party.CuratorParty``); picklable by name.
+        start: builds each party of the protocol the parties speak (a
+            :class:`mpdp.parties.session.plan.PartyStarter`, picklable by name): randomized response by
+            default, :func:`mpdp.parties.curator.party.start_curator_party` for the curator protocol.
         decisions: the public parameters of the parties' own decisions of f (one rule cache per
             worker process); None = the parties do not decide.
     """
@@ -56,7 +58,7 @@ class WorkerSpec:
     secure: bool = False
     idle_timeout: float = 120.0
     connect_concurrency: int = 32
-    party_class: type[Party] = Party
+    start: PartyStarter = start_party
     decisions: PartyDecisionSpec | None = None
 
 
@@ -91,10 +93,10 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
         ExceptionGroup: of the parties' errors (``TransportError`` for a lost broker or timeout).
     """
     topics = Topics(spec.session)
-    sampler = secure_sampler() if spec.secure else None
+    if spec.secure:
+        secure_sampler()  # fail before any party connects
     gate = asyncio.Semaphore(spec.connect_concurrency)
-    deciding = {} if spec.decisions is None else {
-        "decider": PartyDecider(spec.decisions, spec.session, spec.coordinator_key)}
+    decider = None if spec.decisions is None else PartyDecider(spec.decisions, spec.session, spec.coordinator_key)
     waiting = len(spec.parties)
     all_ready = asyncio.Event()
 
@@ -114,9 +116,9 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
             async with asyncio.TaskGroup() as parties:
                 parties.create_task(report_ready(), name="report-ready")
                 for party_spec in spec.parties:
-                    party = spec.party_class(party_spec, spec.endpoint, topics, spec.coordinator_key,
-                                             idle_timeout=spec.idle_timeout, sampler=sampler, connect_gate=gate,
-                                             **deciding)
+                    party = spec.start(party_spec, spec.endpoint, topics, spec.coordinator_key,
+                                       idle_timeout=spec.idle_timeout, connect_gate=gate, secure=spec.secure,
+                                       decider=decider)
                     parties.create_task(party.run(one_ready), name=f"party-{party_spec.party}")
             if watcher is not None:
                 watcher.cancel()

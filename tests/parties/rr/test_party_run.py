@@ -41,10 +41,12 @@ RR = RandomizedResponse(0.7)
 
 
 def _party(bits: list[int], mechanism: RandomizedResponse = RR, *, seed: int = 5,
-           budget: Budget | None = None, broker: InMemoryBroker | None = None) -> Party:
+           budget: Budget | None = None) -> tuple[Party, InMemoryBroker]:
+    """Party 1 with ``bits``, on a fresh in-memory broker (returned with it)."""
     spec = PartySpec(1, np.array(bits, np.int8), mechanism, PARTY_PRIVATE, np.random.SeedSequence(seed),
                      budget, PrivacyLedger(1e-6))
-    return Party(spec, broker or InMemoryBroker(), TOPICS, COORD_PUBLIC, idle_timeout=2.0)
+    broker = InMemoryBroker()
+    return Party(spec, broker, TOPICS, COORD_PUBLIC, idle_timeout=2.0), broker
 
 
 async def _drain(coordinator: MemoryTransport) -> list[PartyMessage]:
@@ -55,11 +57,9 @@ async def _drain(coordinator: MemoryTransport) -> list[PartyMessage]:
     return replies
 
 
-async def _serve(party: Party, *announcements: str) -> tuple[int, list[PartyMessage]]:
-    """Run ``party`` until the end announcement that follows ``announcements``; return
-    (rounds answered, its messages on the wire)."""
-    broker = party._connector
-    assert isinstance(broker, InMemoryBroker)
+async def _serve(party: Party, broker: InMemoryBroker, *announcements: str) -> tuple[int, list[PartyMessage]]:
+    """Run ``party`` (connected to ``broker``) until the end announcement that follows ``announcements``;
+    return (rounds answered, its messages on the wire)."""
     async with broker.connect("coordinator") as coordinator:
         await coordinator.subscribe(TOPICS.all_parties)
         ready = asyncio.Event()
@@ -74,7 +74,7 @@ async def _serve(party: Party, *announcements: str) -> tuple[int, list[PartyMess
 
 async def test_answers_each_announced_round_with_its_seeded_sample() -> None:
     mechanism = RandomizedResponse(0.7)
-    answered, replies = await _serve(_party([1, 0], mechanism), _announcement(0), _announcement(1))
+    answered, replies = await _serve(*_party([1, 0], mechanism), _announcement(0), _announcement(1))
     assert answered == 2
     assert [(m.round, m.party, m.kind, m.repetitions) for m in replies] == [(0, 1, "symbols", 8), (1, 1, "symbols", 8)]
     for index, bit in enumerate([1, 0]):
@@ -84,21 +84,21 @@ async def test_answers_each_announced_round_with_its_seeded_sample() -> None:
 
 
 async def test_abstains_in_a_round_it_does_not_vote_in() -> None:
-    _, replies = await _serve(_party([-1]), _announcement(0))
+    _, replies = await _serve(*_party([-1]), _announcement(0))
     assert [(m.kind, m.reason, m.symbols) for m in replies] == [("abstain", "did-not-vote", "")]
 
 
 async def test_abstains_once_its_budget_is_spent() -> None:
     """(0.5, 0)-RR with 3 releases a round costs about 1.5 per round: a budget of 2 pays for one."""
-    party = _party([1, 1, 0], RandomizedResponse(0.5), budget=Budget(2.0, 1e-5))
-    _, replies = await _serve(party, *(_announcement(r, repetitions=3) for r in range(3)))
+    party, broker = _party([1, 1, 0], RandomizedResponse(0.5), budget=Budget(2.0, 1e-5))
+    _, replies = await _serve(party, broker, *(_announcement(r, repetitions=3) for r in range(3)))
     assert [(m.kind, m.reason) for m in replies] == [
         ("symbols", None), ("abstain", "budget-exhausted"), ("abstain", "budget-exhausted")]
     assert party.ledger.rounds == (0,)
 
 
 async def test_a_re_announced_round_is_answered_once() -> None:
-    answered, replies = await _serve(_party([1, 0]), _announcement(0), _announcement(0), _announcement(1))
+    answered, replies = await _serve(*_party([1, 0]), _announcement(0), _announcement(0), _announcement(1))
     assert answered == 2
     assert [m.round for m in replies] == [0, 1]
 
@@ -109,14 +109,13 @@ async def test_ignores_announcements_it_cannot_trust() -> None:
     other_session = Announcement.signed(COORD_PRIVATE, session="t", kind="round", round=0, repetitions=8
                                         ).model_dump_json()
     tampered = _announcement(0).replace('"repetitions":8', '"repetitions":9')
-    answered, replies = await _serve(_party([1, 0]), forged, "not json", other_session, tampered, _announcement(1))
+    answered, replies = await _serve(*_party([1, 0]), forged, "not json", other_session, tampered, _announcement(1))
     assert answered == 1
     assert [m.round for m in replies] == [1]
 
 
 async def test_keeps_serving_after_its_connection_drops() -> None:
-    broker = InMemoryBroker()
-    party = _party([1, 0], broker=broker)
+    party, broker = _party([1, 0])
     async with broker.connect("coordinator") as coordinator:
         await coordinator.subscribe(TOPICS.all_parties)
         ready = asyncio.Event()
@@ -139,8 +138,7 @@ async def test_gives_up_after_its_idle_timeout() -> None:
 
 
 async def test_a_failed_transport_ends_the_party_with_a_transport_error() -> None:
-    broker = InMemoryBroker()
-    party = _party([1], broker=broker)
+    party, broker = _party([1])
     ready = asyncio.Event()
     task = asyncio.create_task(party.run(ready.set))
     await ready.wait()

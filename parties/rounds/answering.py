@@ -1,0 +1,129 @@
+"""A party's side of the round engine, written once for every protocol: connect, subscribe, verify each
+announcement (the coordinator's Ed25519 signature and the session), answer each round once, leave at the end.
+
+A protocol's party plugs in by composition (:class:`PartyProtocol`): the announcement it reads, its
+answer to a round (a signed wire message; the protocol enforces its own privacy policy there), and
+optionally other topics it listens to (randomized response: the published transcript, to decide f).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from mpdp.broker.messages import RoundAnnouncement
+from mpdp.broker.signing import load_public_key, verify_message
+from mpdp.broker.topics import Topics
+from mpdp.broker.transport import Connector, Transport, next_delivery
+from mpdp.protocols.errors import TransportError
+
+__all__ = ["AnnouncementT", "PartyLoop", "PartyProtocol"]
+
+log = logging.getLogger("mpdp.party")
+
+
+AnnouncementT = TypeVar("AnnouncementT", bound=RoundAnnouncement)
+
+
+class PartyProtocol(Protocol[AnnouncementT]):
+    """A protocol's party, as the loop sees it."""
+
+    @property
+    def announcement_class(self) -> type[AnnouncementT]:
+        """The announcement the coordinator signs."""
+        ...
+
+    @property
+    def filters(self) -> tuple[str, ...]:
+        """Topics the party listens to besides the announcements (may be empty)."""
+        ...
+
+    def respond(self, announcement: AnnouncementT) -> BaseModel:
+        """The signed answer to one round (no I/O), published on the party's topic."""
+        ...
+
+    def receive(self, topic: str, payload: bytes) -> BaseModel | None:
+        """The signed answer to a message on one of :attr:`filters`, published on the party's
+        decisions topic, or None."""
+        ...
+
+
+class PartyLoop(Generic[AnnouncementT]):
+    """One party's connection: answer each announced round once (a redelivered or replayed
+    announcement of an answered round gets no second answer) until the end announcement.
+
+    Args:
+        party: the party id; protocol: what the party says; connector: the broker; topics: the session's.
+        coordinator_key: raw Ed25519 public key that signs announcements (others are ignored).
+        idle_timeout: seconds to wait for the next announcement before giving up.
+        connect_gate: bounds how many parties of a worker connect at once.
+    """
+
+    def __init__(self, party: int, protocol: PartyProtocol[AnnouncementT], connector: Connector, topics: Topics,
+                 coordinator_key: bytes, *, idle_timeout: float, connect_gate: asyncio.Semaphore | None = None) -> None:
+        self.party = party
+        self._protocol = protocol
+        self._connector = connector
+        self._topics = topics
+        self._coordinator = load_public_key(coordinator_key)
+        self._idle_timeout = idle_timeout
+        self._gate = connect_gate or asyncio.Semaphore(1)
+        self.answered: set[int] = set()  #: the rounds answered on this connection
+
+    @property
+    def client_id(self) -> str:
+        """The client id: unique per session and party (a restarted party takes its session over)."""
+        return f"mpdp-{self._topics.session}-party-{self.party}"
+
+    def announcement(self, payload: bytes) -> AnnouncementT | None:
+        """The verified announcement in ``payload``, or None (malformed, another session, not signed by
+        the coordinator: logged and ignored)."""
+        try:
+            announcement = self._protocol.announcement_class.model_validate_json(payload)
+        except ValidationError:
+            log.warning("party %d: ignored a malformed announcement", self.party)
+            return None
+        if announcement.session != self._topics.session or not verify_message(announcement, self._coordinator):
+            log.warning("party %d: ignored an announcement not signed by the coordinator", self.party)
+            return None
+        return announcement
+
+    async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
+        """Serve the session until the end announcement; return the number of rounds answered.
+
+        Raises:
+            TransportError: the broker went away for good, or no announcement for ``idle_timeout`` seconds.
+        """
+        async with contextlib.AsyncExitStack() as stack:
+            async with self._gate:  # bounds how many parties connect and subscribe at once
+                transport = await stack.enter_async_context(self._connector.connect(self.client_id))
+                await transport.subscribe(self._topics.rounds, *self._protocol.filters)
+            on_ready()
+            await self._serve(transport)
+        return len(self.answered)
+
+    async def _serve(self, transport: Transport) -> None:
+        while True:
+            delivery = await next_delivery(transport, self._idle_timeout)
+            if delivery is None:
+                raise TransportError(f"party {self.party}: no announcement for {self._idle_timeout:g} s")
+            if delivery.topic != self._topics.rounds:
+                reply = self._protocol.receive(delivery.topic, delivery.payload)
+                if reply is not None:
+                    await transport.publish(self._topics.decision(self.party), reply.model_dump_json())
+                continue
+            announcement = self.announcement(delivery.payload)
+            if announcement is None:
+                continue
+            if announcement.kind == "end":
+                return
+            if announcement.round in self.answered:
+                continue  # a redelivered announcement: answer each round once
+            answer = self._protocol.respond(announcement)
+            await transport.publish(self._topics.party(self.party), answer.model_dump_json())
+            self.answered.add(announcement.round)
