@@ -121,10 +121,10 @@ def theorem_3_1_trials(k: int, trials: int, rng: np.random.Generator, *, delta: 
     compares at the protocol's exact privacy (:func:`protocol_privacy`).
 
     Raises:
-        ParameterError: k outside 1..4, trials < 1, a bad delta or rounds.
+        ParameterError: k (``parties``) outside 1..4, trials < 1, a bad delta or rounds.
     """
     if not 1 <= k <= 4:
-        raise ParameterError("k", k, "1..4 parties (the transcript matrix is dense)")
+        raise ParameterError("parties", k, "1..4 (the transcript matrix is dense)")
     if trials < 1:
         raise ParameterError("trials", trials, "an integer >= 1")
     margins = []

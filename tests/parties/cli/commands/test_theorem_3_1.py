@@ -21,7 +21,7 @@ def test_text_and_plot(capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Pat
     assert "beaten by more than 1e-12: 0 of 3" in out and plot.stat().st_size > 0
 
 
-@pytest.mark.parametrize("argv, name", [(("--parties", "5"), "--parties"), (("--trials", "0"), "--trials"),
+@pytest.mark.parametrize("argv, name", [(("--parties", "5"), "parties=5"), (("--trials", "0"), "trials=0"),
                                         (("--delta", "1"), "--delta")])
 def test_refused(capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], name: str) -> None:
     assert name in refused(capsys, "theorem-3-1", *argv)
