@@ -53,6 +53,7 @@ from .interaction import (
 )
 from .observer_posterior import RoundPosterior, round_posterior
 from .paper_figures import PAPER_FIGURES, figure_xor
+from .post_processing import outside_point, post_processing_channel
 from .privacy_loss import PrivacyLossDistribution
 from .privacy_region import (
     PrivacyRegion,
@@ -115,9 +116,11 @@ __all__ = [
     "observer_accuracy_on_input",
     "optimal_delta_slack",
     "optimal_epsilon",
+    "outside_point",
     "per_query_budget_exact",
     "plot_comparison",
     "plot_margins",
+    "post_processing_channel",
     "protocol_privacy",
     "randomized_response_loss",
     "round_posterior",

@@ -15,6 +15,7 @@ from .coloring_mechanisms import (
     privacy_violations,
 )
 from .coloring_steps import ColoringStep
+from .domination import COMPARISONS, compare_mechanisms, truth_probability
 from .engines import DecisionProblem, build_problem
 from .errors import (
     DatasetError,
@@ -97,6 +98,7 @@ from .transcript_rules import TranscriptAccuracy, transcript_accuracy
 from .worst_case import WorstCaseSolution, solve_worst_case
 
 __all__ = [
+    "COMPARISONS",
     "FUNCTION_NAMES",
     "MAX_LINE_NODES",
     "MAX_MAJORITY_VOTERS",
@@ -144,6 +146,7 @@ __all__ = [
     "check_epsilon",
     "check_rule_size",
     "collaborative_xor_accuracy",
+    "compare_mechanisms",
     "corollary_3_1",
     "count_posterior",
     "decision_rule",
@@ -168,6 +171,7 @@ __all__ = [
     "terminal_behaviour",
     "transcript_accuracy",
     "transition_parameter",
+    "truth_probability",
     "view_delta",
     "view_epsilon",
     "xor_accuracy",
