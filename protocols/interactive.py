@@ -169,10 +169,8 @@ def random_protocol(epsilons: Sequence[float], rng: np.random.Generator, *, delt
                                   four_output=bool(dl[i] > 0)).channel
         outputs = base.shape[1]
         garble = rng.dirichlet(np.full(symbols, 0.5), size=(symbols**t, outputs))
-        exact = rng.random(symbols**t) < 0.25
-        maps = np.eye(symbols)[rng.permutation(symbols)[:outputs]] if outputs <= symbols else None
-        if maps is not None:
-            garble[exact] = maps
+        exact = rng.random(symbols**t) < 0.25  # outputs <= symbols (checked): an injective relabelling
+        garble[exact] = np.eye(symbols)[rng.permutation(symbols)[:outputs]]
         channels.append(np.einsum("bo,pos->pbs", base, garble))
     return InteractiveProtocol(k, symbols, tuple(channels))
 
