@@ -52,7 +52,7 @@ def figure_xor(epsilons: Sequence[float] = (0.5, 1.0, 2.0), k_max: int = 12, ax:
     ax.set_xlabel("number of parties k")
     ax.set_ylabel("P(XOR correct), average = worst case")
     ax.set_title(f"002 Corollary 3.1: XOR of k parties, eps in {list(epsilons)}", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="center right")
     figure = ax.get_figure()
     assert isinstance(figure, Figure)
     return figure
