@@ -21,6 +21,7 @@ from .calibration import (
     laplace_scale,
     per_query_budget_exact,
 )
+from .calibration_plan import CalibrationPlan, NoiseChoice, calibration_plan
 from .central_vs_distributed import (
     CentralVersusDistributed,
     check_comparison_voters,
@@ -40,10 +41,19 @@ from .composition import (
     theorem_3_3_corners,
     theorem_3_4_bound,
 )
-from .composition_plot import figure_3_regions, plot_figure_3
+from .composition_plot import figure_1, figure_2, figure_3, figure_3_regions
 from .geometric import GeometricMechanism
 from .heterogeneous import compose_heterogeneous, discretized_bounds
+from .interaction import (
+    Margins,
+    compare_with_randomized_response,
+    plot_margins,
+    protocol_privacy,
+    theorem_3_1_trials,
+)
 from .observer_posterior import RoundPosterior, round_posterior
+from .paper_figures import PAPER_FIGURES, figure_xor
+from .post_processing import outside_point, post_processing_channel
 from .privacy_loss import PrivacyLossDistribution
 from .privacy_region import (
     PrivacyRegion,
@@ -55,12 +65,16 @@ from .stats import Consistency, clopper_pearson, consistency_test
 from .theory import AccuracyOnInput, observer_accuracy_on_input
 
 __all__ = [
+    "PAPER_FIGURES",
     "AccuracyOnInput",
     "Budget",
+    "CalibrationPlan",
     "CentralVersusDistributed",
     "CompositionResult",
     "Consistency",
     "GeometricMechanism",
+    "Margins",
+    "NoiseChoice",
     "PerQueryBudget",
     "PrivacyLedger",
     "PrivacyLossDistribution",
@@ -70,9 +84,11 @@ __all__ = [
     "RuleAccuracy",
     "Spent",
     "StaircaseNoise",
+    "calibration_plan",
     "check_comparison_voters",
     "clopper_pearson",
     "compare_majority",
+    "compare_with_randomized_response",
     "compose_heterogeneous",
     "compose_homogeneous",
     "composition_region",
@@ -84,7 +100,11 @@ __all__ = [
     "dp_region",
     "drv10_bound",
     "eq7_bound",
+    "figure_1",
+    "figure_2",
+    "figure_3",
     "figure_3_regions",
+    "figure_xor",
     "gaussian_composition_delta",
     "gaussian_composition_sigma",
     "gaussian_sigma",
@@ -96,12 +116,16 @@ __all__ = [
     "observer_accuracy_on_input",
     "optimal_delta_slack",
     "optimal_epsilon",
+    "outside_point",
     "per_query_budget_exact",
     "plot_comparison",
-    "plot_figure_3",
+    "plot_margins",
+    "post_processing_channel",
+    "protocol_privacy",
     "randomized_response_loss",
     "round_posterior",
     "rule_accuracy",
+    "theorem_3_1_trials",
     "theorem_3_3_corners",
     "theorem_3_4_bound",
 ]

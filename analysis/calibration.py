@@ -98,17 +98,26 @@ def corollary_4_1(epsilon: float, delta: float, k: int) -> PerQueryBudget:
                           COROLLARY_4_1_SLACK_FRACTION * delta, k, "corollary_4_1")
 
 
-def per_query_budget_exact(epsilon: float, delta: float, k: int) -> PerQueryBudget:
-    """The largest eps_0 such that k queries, each (eps_0, delta/(2k))-DP, compose to (eps, delta)-DP
-    by the exact optimum of 000 Theorem 3.3 (delta_tilde solves ``1-(1-delta_0)^k (1-delta_tilde) = delta``).
+def per_query_budget_exact(epsilon: float, delta: float, k: int, delta0: float | None = None) -> PerQueryBudget:
+    """The largest eps_0 such that k queries, each (eps_0, delta_0)-DP, compose to (eps, delta)-DP by the
+    exact optimum of 000 Theorem 3.3 (delta_tilde solves ``1-(1-delta_0)^k (1-delta_tilde) = delta``).
+
+    Args:
+        epsilon, delta: the total target, finite eps > 0 and delta in (0, 1). k: number of queries.
+        delta0: each query's delta_0, with ``(1 - delta_0)^k > 1 - delta``; None for ``delta / (2k)``.
+            0 is the budget of pure mechanisms (Laplace, staircase, geometric), for which the whole
+            delta is slack; the geometric mechanism composes exactly like Theorem 3.3, so for it the
+            budget is tight.
 
     Raises:
-        ParameterError: epsilon not finite > 0, delta outside (0, 1), k < 1.
+        ParameterError: epsilon not finite > 0, delta outside (0, 1), k < 1, delta0 that leaves no slack.
     """
     epsilon = _positive(epsilon, "epsilon")
     delta = _open_unit(delta, "delta")
     k = check_k(k)
-    delta0 = delta / (2.0 * k)
+    delta0 = delta / (2.0 * k) if delta0 is None else float(delta0)
+    if not 0.0 <= delta0 < 1.0 or k * math.log1p(-delta0) <= math.log1p(-delta):
+        raise ParameterError("delta0", delta0, f"in [0, 1) with (1 - delta0)^{k} > 1 - delta = {1 - delta:g}")
     slack = -math.expm1(math.log1p(-delta) - k * math.log1p(-delta0))
     if k == 1 or optimal_epsilon(epsilon, k, slack) <= epsilon:
         eps0 = epsilon

@@ -1,14 +1,20 @@
-"""Figure 3 of 000: the privacy regions of Theorems 3.1, 3.2 and 3.3 for a k-fold composition.
+"""Figures 1-3 of 000, drawn from computation in the (false alarm, missed detection) plane.
 
-Draws, in the (false alarm, missed detection) plane, the region guaranteed by basic composition
-(Theorem 3.1, ``R(k eps, k delta)``), by Dwork-Rothblum-Vadhan (Theorem 3.2, the intersection over
-delta_tilde of ``R(eps_DRV(delta_tilde), k delta + delta_tilde)``) and the exact region (Theorem 3.3).
-A smaller region is a stronger guarantee. Writes a file only because the caller asks for it.
+* Figure 1: the privacy region R(eps, delta) of Theorem 2.1 (every (eps, delta)-DP mechanism lives in it).
+* Figure 2: the exact region of the k-fold composition (Theorem 3.3) for k = 1..K: how it grows with k.
+* Figure 3: the regions guaranteed by basic composition (Theorem 3.1, ``R(k eps, k delta)``), by
+  Dwork-Rothblum-Vadhan (Theorem 3.2, the intersection over delta_tilde of
+  ``R(eps_DRV(delta_tilde), k delta + delta_tilde)``) and the exact region (Theorem 3.3). A smaller region
+  is a stronger guarantee.
+
+Each function takes ``ax=None`` and returns the Figure (it writes nothing). Every region is drawn as two
+lines, its lower boundary f(alpha) and upper boundary 1 - f(1 - alpha) on a grid of alpha, with gids
+``<label>:lower`` / ``<label>:upper`` so the plotted values can be read back.
 """
 
 from __future__ import annotations
 
-import pathlib
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,7 +26,14 @@ from mpdp.analysis.privacy_region import (
     intersection,
 )
 
-__all__ = ["figure_3_regions", "plot_figure_3"]
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["draw_region", "figure_1", "figure_2", "figure_3", "figure_3_regions"]
+
+#: The grid of false-alarm values the region boundaries are drawn on.
+ALPHA_GRID = np.linspace(0.0, 1.0, 2001)
 
 
 def figure_3_regions(epsilon: float, delta: float, k: int) -> dict[str, PrivacyRegion]:
@@ -35,30 +48,65 @@ def figure_3_regions(epsilon: float, delta: float, k: int) -> dict[str, PrivacyR
     }
 
 
-def plot_figure_3(path: str | pathlib.Path, epsilon: float = 0.1, delta: float = 0.001, k: int = 30) -> pathlib.Path:
-    """Draw Figure 3 of 000 to ``path`` (format from the suffix, e.g. .png, .pdf); returns the path."""
-    import matplotlib
+def _axes(ax: Axes | None) -> Axes:
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    return Figure(figsize=(5.5, 5.5)).add_subplot() if ax is None else ax
 
-    regions = figure_3_regions(epsilon, delta, k)
-    fig, ax = plt.subplots(figsize=(5.5, 5.5))
-    alpha = np.linspace(0.0, 1.0, 2001)
-    for (label, region), colour in zip(regions.items(), ("tab:gray", "tab:blue", "tab:red"), strict=True):
-        low = region.lower_boundary(alpha)
-        high = 1.0 - region.lower_boundary(1.0 - alpha)
-        ax.fill_between(alpha, low, high, color=colour, alpha=0.25, label=label)
-        ax.plot(alpha, low, color=colour, lw=1)
-        ax.plot(alpha, high, color=colour, lw=1)
+
+def _finish(ax: Axes, title: str) -> Figure:
+    from matplotlib.figure import Figure
+
     ax.set_xlabel("false alarm $P_{FA}$")
     ax.set_ylabel("missed detection $P_{MD}$")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
-    ax.set_title(f"{k}-fold composition of ({epsilon:g}, {delta:g})-DP")
+    ax.set_title(title, fontsize=9)
     ax.legend(loc="upper right", fontsize=8)
-    path = pathlib.Path(path)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    figure = ax.get_figure()
+    assert isinstance(figure, Figure)
+    return figure
+
+
+def draw_region(ax: Axes, region: PrivacyRegion, label: str, color: str | tuple[float, float, float, float],
+                fill: float = 0.25) -> None:
+    """Fill ``region`` on ``ax`` and draw its two boundaries (gids ``label:lower``, ``label:upper``); ``color``
+    is a matplotlib color (a name or an RGBA tuple)."""
+    low = region.lower_boundary(ALPHA_GRID)
+    high = 1.0 - region.lower_boundary(1.0 - ALPHA_GRID)
+    ax.fill_between(ALPHA_GRID, low, high, color=color, alpha=fill, label=label, lw=0)
+    ax.plot(ALPHA_GRID, low, color=color, lw=1, gid=f"{label}:lower")
+    ax.plot(ALPHA_GRID, high, color=color, lw=1, gid=f"{label}:upper")
+
+
+def figure_1(epsilon: float = 1.0, delta: float = 0.1, ax: Axes | None = None) -> Figure:
+    """000 Figure 1: R(epsilon, delta), with its corner points (0, 1 - delta), (a, a), (1 - delta, 0) marked,
+    a = (1 - delta) / (1 + e^eps)."""
+    ax = _axes(ax)
+    draw_region(ax, dp_region(epsilon, delta), f"R({epsilon:g}, {delta:g})", "tab:blue")
+    a = (1.0 - delta) / (1.0 + np.exp(epsilon))
+    ax.plot([0.0, a, 1.0 - delta], [1.0 - delta, a, 0.0], "ko", ms=4, gid="corners")
+    ax.plot([0, 1], [1, 0], color="gray", lw=0.8, ls=":")
+    return _finish(ax, f"000 Fig. 1: the privacy region R(eps, delta), eps = {epsilon:g}, delta = {delta:g}")
+
+
+def figure_2(epsilon: float = 0.4, delta: float = 0.01, k_max: int = 5, ax: Axes | None = None) -> Figure:
+    """000 Figure 2: the exact k-fold composition region of Theorem 3.3 for k = 1..k_max (nested, growing)."""
+    ax = _axes(ax)
+    from matplotlib import colormaps
+
+    cmap = colormaps["viridis"]
+    for k in range(check_k(k_max), 0, -1):
+        draw_region(ax, composition_region(epsilon, delta, k), f"k = {k}", cmap((k - 1) / max(k_max - 1, 1)),
+                    fill=0.35)
+    return _finish(ax, f"000 Fig. 2: Theorem 3.3, k-fold composition of ({epsilon:g}, {delta:g})-DP, k = 1..{k_max}")
+
+
+def figure_3(epsilon: float = 0.1, delta: float = 0.001, k: int = 30, ax: Axes | None = None) -> Figure:
+    """000 Figure 3: the regions of Theorems 3.1, 3.2 and 3.3 for the k-fold composition."""
+    ax = _axes(ax)
+    regions = figure_3_regions(epsilon, delta, k)
+    for (label, region), colour in zip(regions.items(), ("tab:gray", "tab:blue", "tab:red"), strict=True):
+        draw_region(ax, region, label, colour)
+    return _finish(ax, f"000 Fig. 3: {k}-fold composition of ({epsilon:g}, {delta:g})-DP")

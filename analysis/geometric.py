@@ -59,6 +59,13 @@ class GeometricMechanism:
         log_norm = math.log(-math.expm1(-eps)) - math.log1p(math.exp(-eps))  # (e^eps-1)/(e^eps+1)
         return log_norm - eps * magnitude
 
+    @property
+    def variance(self) -> float:
+        """Var Z = 2 e^-eps / (1 - e^-eps)^2 (0 at eps = inf)."""
+        if math.isinf(self.epsilon):
+            return 0.0
+        return 2.0 * math.exp(-self.epsilon) / math.expm1(-self.epsilon) ** 2
+
     def sample(self, values: NDArray[np.integer[Any]], rng: np.random.Generator) -> NDArray[np.int64]:
         """Add independent noise to each integer value: ``values + G1 - G2``, G geometric on {0, 1, ..}
         with ratio e^-eps. int64 array of the shape of ``values``."""

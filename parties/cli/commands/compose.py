@@ -19,7 +19,7 @@ from mpdp.analysis.composition import (
     check_delta_slack,
     compose_homogeneous,
 )
-from mpdp.analysis.composition_plot import plot_figure_3
+from mpdp.analysis.composition_plot import figure_3
 from mpdp.analysis.heterogeneous import compose_heterogeneous
 from mpdp.parties.cli.args import (
     papers_epilog,
@@ -94,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         if len(epsilons) > 1 or len(deltas) > 1 or (args.epsilon is not None and args.k is None):
             raise ParameterError("--plot", args.plot, "a plot of k-fold homogeneous composition: one "
                                  "--epsilon, one --delta and -k (or --plot alone for 000's Figure 3)")
-        document["plot"] = str(plot_figure_3(plot, epsilons[0], deltas[0], 30 if args.k is None else args.k))
+        figure_3(epsilons[0], deltas[0], 30 if args.k is None else args.k).savefig(plot, dpi=120, bbox_inches="tight")
+        document["plot"] = str(plot)
     if args.json:
         print(to_json_text(document))
         return 0
