@@ -58,7 +58,7 @@ class _Deployment:
         assert await _finish(self.procs[-1], 15) == 0, (self.tmp / "keys.log").read_text()
 
     async def host(self, name: str, run: int, *extra: str) -> asyncio.subprocess.Process:
-        first, parties = HOSTS[name]
+        _, parties = HOSTS[name]
         proc = await _start("party", "--roster", str(self.keys / "roster.json"), "--dataset", str(self.votes),
                             "--broker", self.broker, "--keys", str(self.keys / f"parties-{parties}"),
                             "--parties", parties, *extra, log=self.tmp / f"{name}{run}.log")
@@ -121,7 +121,7 @@ async def test_hosts_and_observer_restarted_mid_session_never_answer_twice(
     with TranscriptStore(tmp_path / "out2" / "transcripts.sqlite") as store:
         assert store.recorded_rounds(session) == list(range(R))
         stored = {(m["round"], m["party"]): m["payload"] for m in store.messages(session)}
-        assert all(got.status == "complete" for got in map(lambda r: store.load_round(session, r), range(R)))
+        assert all(store.load_round(session, r).status == "complete" for r in range(R))
     assert {key: PartyMessage.model_validate_json(text) for key, text in stored.items()} == answers
     for name, (first, parties) in HOSTS.items():
         hosted = range(first, first + (5 if name == "a" else 4))
@@ -133,6 +133,10 @@ async def test_hosts_and_observer_restarted_mid_session_never_answer_twice(
                     == {r: m for (r, p), m in answers.items() if p == party}
     decisions = json.loads((tmp_path / "out2" / "decisions.json").read_text())
     assert len(decisions["rounds"]) == R
+    # each party's spent privacy: R releases of (1.0, 0)-RR; basic = R, the exact optimum is below it
+    for entry in decisions["privacy"]["parties"]:
+        assert (entry["rounds_answered"], entry["epsilon_basic"], entry["delta_basic"]) == (R, R * 1.0, 0.0)
+        assert 0 < entry["epsilon_optimal"] < R and entry["method"] == "exact"
 
 
 async def test_default_parties_refuse_500_repetitions_with_policy_abstentions(
@@ -154,6 +158,8 @@ async def test_default_parties_refuse_500_repetitions_with_policy_abstentions(
         for r in range(2):
             got = store.load_round(session, r)
             assert got.participants.size == 0 and got.abstained.tolist() == list(range(K))
+    privacy = json.loads((tmp_path / "out1" / "decisions.json").read_text())["privacy"]
+    assert {(e["rounds_answered"], e["epsilon_optimal"], e["epsilon_basic"]) for e in privacy["parties"]} == {(0, 0.0, 0.0)}
     for name in HOSTS:
         with deployment.record(name) as record:
             assert all(record.ledger(session, p, 1e-6).rounds == () for p in range(K))

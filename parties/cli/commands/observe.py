@@ -3,7 +3,9 @@
 Waits until every party of the roster is ready, announces the rounds (signed), records every message
 in SQLite, decides each round with the optimal rule and announces the end. It does not know the bits:
 it prints its decisions and its posterior (P(decision | transcript), expected number of ones).
-``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json``.
+``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json``; its ``privacy`` section is each party's
+spent (epsilon, delta) as the transcript shows it (exact optimum, 000 Theorem 3.3, at delta_tilde 1e-6, and
+basic composition), the same section as ``mpdp simulate``'s ``results.json``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ from mpdp.analysis.observer_posterior import round_posterior
 from mpdp.parties.cli.args import output_dir, to_json_text
 from mpdp.parties.cli.display import truth_text
 from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.privacy import (
+    DEFAULT_DELTA_SLACK,
+    ledgers_from_rounds,
+    privacy_section,
+)
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.files import (
@@ -118,6 +125,13 @@ def _print_table(document: dict[str, object]) -> None:
     console.print(table)
 
 
+def _privacy(outcomes: tuple[RoundOutcome, ...], facts: SessionRoster, repetitions: int) -> dict[str, object]:
+    """Each party's spent privacy by the transcript: one charge of ``repetitions`` releases per round it
+    sent symbols in (its own answer record holds the same ledger)."""
+    ledgers = ledgers_from_rounds(outcomes, facts.roster.mechanisms, repetitions, DEFAULT_DELTA_SLACK)
+    return privacy_section([ledger.spent() for ledger in ledgers], outcomes, None, DEFAULT_DELTA_SLACK, repetitions)
+
+
 def _run(args: argparse.Namespace) -> int:
     endpoint = deployment_endpoint(args.broker)
     facts = read_roster(args.roster)
@@ -134,6 +148,7 @@ def _run(args: argparse.Namespace) -> int:
         "session": facts.session, "function": args.function, "repetitions": args.repetitions,
         "broker": endpoint.url, "store": str(config.store_path),
         "rounds": [_round_json(o, facts, function) for o in outcomes],
+        "privacy": _privacy(outcomes, facts, args.repetitions),
     }
     (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
     _print_table(document)
