@@ -28,7 +28,7 @@ from mpdp.broker.messages import RoundAnnouncement
 from mpdp.broker.signing import load_public_key, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
-from mpdp.parties.rounds.answer_record import AnswerRecord
+from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.protocols.errors import TransportError
 
 __all__ = ["AnnouncementT", "PartyLoop", "PartyProtocol"]
@@ -143,14 +143,15 @@ class PartyLoop(Generic[AnnouncementT]):
                 return
             index = announcement.round
             if index not in self.sent:
-                self.sent[index] = self._answer(announcement)
+                self.sent[index] = await self._answer(announcement)
             await transport.publish(self._topics.party(self.party), self.sent[index])
 
-    def _answer(self, announcement: AnnouncementT) -> str:
+    async def _answer(self, announcement: AnnouncementT) -> str:
         """The protocol's answer to a round not answered before, committed to the record (with its ledger
         charge) before it is published."""
         payload = self._protocol.respond(announcement).model_dump_json()
         if self._record is not None:
             charge = next((c for c in self._protocol.ledger.charges if c.round == announcement.round), None)
-            self._record.save(self._topics.session, self.party, announcement.round, payload, charge)
+            await self._record.save(RecordedAnswer(self._topics.session, self.party, announcement.round, payload,
+                                                   charge))
         return payload

@@ -19,7 +19,7 @@ from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.curator.party import start_curator_party
-from mpdp.parties.rounds.answer_record import AnswerRecord
+from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.parties.rr.party import PartySpec
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
@@ -32,17 +32,21 @@ COORD_PRIVATE, COORD_PUBLIC = generate_key_pair()
 PARTY_PRIVATE, _ = generate_key_pair()
 
 
-def test_the_record_keeps_answers_and_ledger_across_a_reopen(tmp_path: Path) -> None:
+async def test_the_record_keeps_answers_and_ledger_across_a_reopen(tmp_path: Path) -> None:
     path = tmp_path / "host" / "answers.sqlite"
+    first = RecordedAnswer("s", 3, 0, '{"a": 0}', RoundCharge(0, 0.5, 0.0, 2))
     with AnswerRecord(path) as record:
-        record.save("s", 3, 0, '{"a": 0}', RoundCharge(0, 0.5, 0.0, 2))
-        record.save("s", 3, 1, '{"a": 1}', None)  # an abstention: nothing charged
-        record.save("s", 3, 0, '{"a": 0}', RoundCharge(0, 0.5, 0.0, 2))  # the same again: a no-op
+        # saved together: one group commit; the abstention is charged nothing
+        await asyncio.gather(record.save(first), record.save(RecordedAnswer("s", 3, 1, '{"a": 1}', None)))
+        await record.save(first)  # the same again: a no-op
         with pytest.raises(ProtocolViolation, match="different answer"):
-            record.save("s", 3, 0, '{"a": "fresh"}', RoundCharge(0, 0.5, 0.0, 2))
+            await record.save(RecordedAnswer("s", 3, 0, '{"a": "fresh"}', RoundCharge(0, 0.5, 0.0, 2)))
+        # in one transaction, a conflicting slot is refused and the others are written
+        outcomes = record.write([RecordedAnswer("s", 3, 0, "other", None), RecordedAnswer("s", 4, 0, "b", None)])
+        assert isinstance(outcomes[0], ProtocolViolation) and outcomes[1] is None
     with AnswerRecord(path) as record:
         assert record.answers("s", 3) == {0: '{"a": 0}', 1: '{"a": 1}'}
-        assert record.answers("s", 4) == {} and record.answers("t", 3) == {}
+        assert record.answers("s", 4) == {0: "b"} and record.answers("t", 3) == {}
         ledger = record.ledger("s", 3, 1e-6)
         assert ledger.charges == (RoundCharge(0, 0.5, 0.0, 2),) and ledger.delta_slack == 1e-6
 
