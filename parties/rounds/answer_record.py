@@ -14,7 +14,7 @@ overwriting.
 
 Group commit: the answers the host's parties save while a commit is in flight go into the next
 transaction (one fsync for many parties; a commit runs in a worker thread, so the event loop keeps
-serving). Measured here: 435 separate commits take 2.4 s, one commit of 435 answers a few ms.
+serving). Measured here: 435 answers saved one commit each take 2.4 s, saved concurrently 0.06 s.
 """
 
 from __future__ import annotations
