@@ -29,7 +29,7 @@ def test_every_mpdp_command_parses() -> None:
     assert SERVICES["mosquitto"]["image"].startswith("eclipse-mosquitto")
 
 
-def test_party_services_split_the_house_and_mount_only_their_own_keys() -> None:
+def test_party_services_split_the_house_mount_only_their_own_keys_and_keep_a_record() -> None:
     keys = _args("keys")
     assert keys.parties == K
     split = [parse_ranges(s, K, "--split") for s in keys.split]
@@ -39,7 +39,11 @@ def test_party_services_split_the_house_and_mount_only_their_own_keys() -> None:
         parties = parse_ranges(args.parties, K)
         assert parties in split and args.keys == Path(f"/keys/parties-{args.parties}")
         mounts = {m.split(":")[1]: m.split(":")[0] for m in SERVICES[name]["volumes"]}
-        assert mounts == {"/keys": "keys-public", str(args.keys): mounts[str(args.keys)]}
+        # the keys read-only; the answer record in a writable volume of the host's own
+        record = f"records-{name[-1]}"
+        assert mounts == {"/keys": "keys-public", str(args.keys): mounts[str(args.keys)], "/records": record}
+        assert args.record.parent == Path("/records") and f"{record}:/records" in SERVICES[name]["volumes"]
+        assert all(m.endswith(":ro") for m in SERVICES[name]["volumes"] if "/keys" in m)
         assert f"{mounts[str(args.keys)]}:{args.keys}" in SERVICES["keys"]["volumes"]
         hosted.extend(parties)
     assert sorted(hosted) == list(range(K))

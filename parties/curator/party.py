@@ -5,7 +5,9 @@ It answers each round announcement signed by the curator's Ed25519 key with a
 ephemeral key per message, :mod:`mpdp.broker.sealed`) and signed with its own Ed25519 key. No noise is
 added by the party: privacy rests on the curator, who publishes only the output of the optimal central
 mechanism. The broker and every other client see ciphertexts only. The connection loop is the
-protocol-neutral :class:`mpdp.parties.rounds.answering.PartyLoop`.
+protocol-neutral :class:`mpdp.parties.rounds.answering.PartyLoop`. The party's own repetition cap holds
+here too (each of the curator's ``repetitions`` releases is a release of the party's bit): a round asking
+for more gets an abstention ``policy``.
 """
 
 from __future__ import annotations
@@ -15,12 +17,19 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
+from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.curator_messages import CuratorAnnouncement, SealedBallot
 from mpdp.broker.signing import load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
+from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import PartyLoop
-from mpdp.parties.rr.party import ABSTAIN_DID_NOT_VOTE, PartySpec, spec_bit
+from mpdp.parties.rr.party import (
+    ABSTAIN_DID_NOT_VOTE,
+    PartySpec,
+    policy_reason,
+    spec_bit,
+)
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["CuratorParty", "start_curator_party"]
@@ -37,18 +46,26 @@ class CuratorParty:
         connector, topics, idle_timeout, connect_gate: as :class:`mpdp.parties.rr.party.Party`.
         coordinator_key: the curator's raw Ed25519 public key (announcements signed by anyone else are
             ignored).
+        record: the host's durable answer record (None: in memory only).
     """
 
     announcement_class = CuratorAnnouncement
     filters: tuple[str, ...] = ()
 
     def __init__(self, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
-                 idle_timeout: float, connect_gate: asyncio.Semaphore | None = None) -> None:
+                 idle_timeout: float, connect_gate: asyncio.Semaphore | None = None,
+                 record: AnswerRecord | None = None) -> None:
         self.spec = spec
         self._topics = topics
         self._key = load_private_key(spec.private_key)
         self._loop = PartyLoop(spec.party, self, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                               connect_gate=connect_gate)
+                               connect_gate=connect_gate, record=record)
+
+    @property
+    def ledger(self) -> PrivacyLedger:
+        """``spec.ledger``, never charged: the party releases nothing itself (the curator's mechanism is
+        (epsilon, delta)-DP for its vote)."""
+        return self.spec.ledger
 
     def respond(self, announcement: CuratorAnnouncement) -> SealedBallot:
         """The signed, sealed ballot answering one round announcement (no network I/O).
@@ -58,10 +75,11 @@ class CuratorParty:
         """
         index = announcement.round
         bit = spec_bit(self.spec, index)
+        reason = policy_reason(self.spec, announcement.repetitions) or (ABSTAIN_DID_NOT_VOTE if bit < 0 else None)
         return SealedBallot.signed(
             self._key, curator_key=announcement.key_bytes, session=self._topics.session, round=index,
             party=self.spec.party, repetitions=announcement.repetitions,
-            bit=None if bit < 0 else bit, reason=ABSTAIN_DID_NOT_VOTE if bit < 0 else None,
+            bit=None if reason is not None else bit, reason=reason,
         )
 
     def receive(self, topic: str, payload: bytes) -> BaseModel | None:
@@ -79,7 +97,7 @@ class CuratorParty:
 
 def start_curator_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                         idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
-                        decider: object | None) -> CuratorParty:
+                        decider: object | None, record: AnswerRecord | None = None) -> CuratorParty:
     """A curator-protocol party as a worker starts it (:class:`mpdp.parties.session.worker.PartyStarter`).
     ``secure`` changes nothing (the party sends its bit sealed and draws no noise).
 
@@ -89,4 +107,4 @@ def start_curator_party(spec: PartySpec, connector: Connector, topics: Topics, c
     if decider is not None:
         raise ParameterError("party_rule", decider, "None with the curator protocol (its parties decide nothing)")
     return CuratorParty(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                        connect_gate=connect_gate)
+                        connect_gate=connect_gate, record=record)

@@ -2,8 +2,15 @@
 announcement (the coordinator's Ed25519 signature and the session), answer each round once, leave at the end.
 
 A protocol's party plugs in by composition (:class:`PartyProtocol`): the announcement it reads, its
-answer to a round (a signed wire message; the protocol enforces its own privacy policy there), and
+answer to a round (a signed wire message; the protocol enforces its own privacy policy there, from the
+party's own :class:`mpdp.parties.rr.party.PartySpec`, never from the wire), its privacy ledger, and
 optionally other topics it listens to (randomized response: the published transcript, to decide f).
+
+Each round is answered once: the loop keeps the signed message it published, and a re-announced round
+(redelivered, replayed, or re-announced by a restarted observer) gets the *same* message again, never a
+fresh draw. With an :class:`mpdp.parties.rounds.answer_record.AnswerRecord` (a party host's SQLite file)
+that holds across restarts of the party too: the answer and its ledger charge are committed before the
+message is published, and a restarted party starts from the recorded answers.
 """
 
 from __future__ import annotations
@@ -16,10 +23,12 @@ from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.messages import RoundAnnouncement
 from mpdp.broker.signing import load_public_key, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
+from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.protocols.errors import TransportError
 
 __all__ = ["AnnouncementT", "PartyLoop", "PartyProtocol"]
@@ -43,6 +52,11 @@ class PartyProtocol(Protocol[AnnouncementT]):
         """Topics the party listens to besides the announcements (may be empty)."""
         ...
 
+    @property
+    def ledger(self) -> PrivacyLedger:
+        """The party's privacy ledger: a round it released something in is charged there by :meth:`respond`."""
+        ...
+
     def respond(self, announcement: AnnouncementT) -> BaseModel:
         """The signed answer to one round (no I/O), published on the party's topic."""
         ...
@@ -54,18 +68,20 @@ class PartyProtocol(Protocol[AnnouncementT]):
 
 
 class PartyLoop(Generic[AnnouncementT]):
-    """One party's connection: answer each announced round once (a redelivered or replayed
-    announcement of an answered round gets no second answer) until the end announcement.
+    """One party's connection: answer each announced round once (a redelivered, replayed or
+    re-announced round gets the same signed message again) until the end announcement.
 
     Args:
         party: the party id; protocol: what the party says; connector: the broker; topics: the session's.
         coordinator_key: raw Ed25519 public key that signs announcements (others are ignored).
         idle_timeout: seconds to wait for the next announcement before giving up.
         connect_gate: bounds how many parties of a worker connect at once.
+        record: the host's durable answer record (None: answers are kept in memory only, a simulation).
     """
 
     def __init__(self, party: int, protocol: PartyProtocol[AnnouncementT], connector: Connector, topics: Topics,
-                 coordinator_key: bytes, *, idle_timeout: float, connect_gate: asyncio.Semaphore | None = None) -> None:
+                 coordinator_key: bytes, *, idle_timeout: float, connect_gate: asyncio.Semaphore | None = None,
+                 record: AnswerRecord | None = None) -> None:
         self.party = party
         self._protocol = protocol
         self._connector = connector
@@ -73,7 +89,9 @@ class PartyLoop(Generic[AnnouncementT]):
         self._coordinator = load_public_key(coordinator_key)
         self._idle_timeout = idle_timeout
         self._gate = connect_gate or asyncio.Semaphore(1)
-        self.answered: set[int] = set()  #: the rounds answered on this connection
+        self._record = record
+        #: round -> the signed message this party published for it (from the record after a restart)
+        self.sent: dict[int, str] = {} if record is None else record.answers(topics.session, party)
 
     @property
     def client_id(self) -> str:
@@ -94,7 +112,8 @@ class PartyLoop(Generic[AnnouncementT]):
         return announcement
 
     async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
-        """Serve the session until the end announcement; return the number of rounds answered.
+        """Serve the session until the end announcement; return the number of rounds answered (ever,
+        with a record).
 
         Raises:
             TransportError: the broker went away for good, or no announcement for ``idle_timeout`` seconds.
@@ -105,7 +124,7 @@ class PartyLoop(Generic[AnnouncementT]):
                 await transport.subscribe(self._topics.rounds, *self._protocol.filters)
             on_ready()
             await self._serve(transport)
-        return len(self.answered)
+        return len(self.sent)
 
     async def _serve(self, transport: Transport) -> None:
         while True:
@@ -122,8 +141,17 @@ class PartyLoop(Generic[AnnouncementT]):
                 continue
             if announcement.kind == "end":
                 return
-            if announcement.round in self.answered:
-                continue  # a redelivered announcement: answer each round once
-            answer = self._protocol.respond(announcement)
-            await transport.publish(self._topics.party(self.party), answer.model_dump_json())
-            self.answered.add(announcement.round)
+            index = announcement.round
+            if index not in self.sent:
+                self.sent[index] = await self._answer(announcement)
+            await transport.publish(self._topics.party(self.party), self.sent[index])
+
+    async def _answer(self, announcement: AnnouncementT) -> str:
+        """The protocol's answer to a round not answered before, committed to the record (with its ledger
+        charge) before it is published."""
+        payload = self._protocol.respond(announcement).model_dump_json()
+        if self._record is not None:
+            charge = next((c for c in self._protocol.ledger.charges if c.round == announcement.round), None)
+            await self._record.save(RecordedAnswer(self._topics.session, self.party, announcement.round, payload,
+                                                   charge))
+        return payload

@@ -16,7 +16,8 @@ message's payload, and says what happens at close (randomized response: decide w
        signature      the Ed25519 signature does not verify with the roster's key for that party
        round          a round that is not open (never announced, or announced later)
        late           a round already closed
-       duplicate      a second message from the same party for the open round
+       duplicate      a second, different message from the same party for the open round (the same
+                      message again is a party re-sending its recorded answer: ignored, not counted)
        repetitions    not the announced number of repetitions
        (the protocol's payload reasons, e.g. ``symbol-range``, ``decrypt``)
 
@@ -367,6 +368,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if message.round != self._open:
             raise ProtocolViolation("late" if message.round <= self._announced else "round", where)
         if message.party in self._received:
+            if self._received[message.party].text == text:
+                return  # the party re-sent its recorded answer (a re-announced round): nothing new
             raise ProtocolViolation("duplicate", where)
         if message.repetitions != self.repetitions:
             raise ProtocolViolation("repetitions", f"{where}: {message.repetitions} != {self.repetitions}")

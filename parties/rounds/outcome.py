@@ -15,13 +15,15 @@ from numpy.typing import NDArray
 
 from mpdp.analysis.accounting import Spent
 
-__all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "RoundOutcome", "RoundStatus", "RunOutcome"]
+__all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_POLICY", "RoundOutcome", "RoundStatus", "RunOutcome"]
 
 #: How a round closed: every roster party answered, or the round timeout passed first.
 RoundStatus = Literal["complete", "timeout"]
 
 #: The abstention reason of a party whose answer would take it beyond its privacy budget.
 ABSTAIN_BUDGET_EXHAUSTED = "budget-exhausted"
+#: The abstention reason of a party asked for more repetitions than its own policy allows.
+ABSTAIN_POLICY = "policy"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -6,9 +6,12 @@ Simulation mode: round r of party i draws from ``default_rng(SeedSequence(seed).
 Deployment mode (``secure=True``): :func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS
 CSPRNG). The raw bit stays in this process: it is in no message, log line or repr.
 
-Privacy accounting: the party keeps an :class:`mpdp.analysis.PrivacyLedger` of the rounds it answered (each
-repetition one release). With a budget, before it answers a round it asks whether the answer would take
-it past the budget; if so it abstains with reason ``budget-exhausted`` instead (nothing is released).
+Privacy policy (the party's own, from its :class:`PartySpec`, never from the wire): a round announcing more
+repetitions than ``max_repetitions`` gets an abstention with reason ``policy``. Privacy accounting: the
+party keeps an :class:`mpdp.analysis.PrivacyLedger` of the rounds it answered (each repetition one release).
+With a budget, before it answers a round it asks whether the answer would take it past the budget by the
+exact optimal composition (000 Theorem 3.3; heterogeneous where needed); if so it abstains with reason
+``budget-exhausted`` instead. Either way nothing is released.
 
 Own decisions (a :class:`mpdp.parties.rr.decisions.PartyDecider` given): the party also subscribes to the
 session's transcript topic; for each round it answered with symbols, it verifies the transcript the
@@ -35,8 +38,9 @@ from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.signing import load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
+from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import PartyLoop
-from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
+from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, ABSTAIN_POLICY
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.parties.rr.decisions import PartyDecider
 from mpdp.parties.session.seeds import decision_generator, round_generator
@@ -44,8 +48,8 @@ from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = [
-    "ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_DID_NOT_VOTE", "Party", "PartySpec", "secure_sampler", "spec_bit",
-    "start_party",
+    "ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_DID_NOT_VOTE", "ABSTAIN_POLICY", "Party", "PartySpec", "policy_reason",
+    "secure_sampler", "spec_bit", "start_party",
 ]
 
 #: The abstention reason of a party that takes no part in a round (bit -1).
@@ -86,6 +90,12 @@ class PartySpec:
         budget: the party's privacy budget; None = answer every round (still accounted).
         ledger: the rounds answered before this process started (a resumed session); its
             delta_slack is the delta_tilde of the accounting.
+        max_repetitions: the most repetitions (releases of the bit) the party sends for one round;
+            None = no cap (tests). ``mpdp party`` defaults to 1, ``mpdp simulate`` passes its
+            ``--repetitions``.
+
+    Raises:
+        ParameterError: ``max_repetitions`` not an integer >= 1 (or None).
     """
 
     party: int
@@ -95,6 +105,12 @@ class PartySpec:
     seed: np.random.SeedSequence | None = field(default=None, repr=False)
     budget: Budget | None = None
     ledger: PrivacyLedger = PrivacyLedger(DEFAULT_DELTA_SLACK)
+    max_repetitions: int | None = None
+
+    def __post_init__(self) -> None:
+        cap = self.max_repetitions
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise ParameterError("max_repetitions", cap, "an integer >= 1 (or None: no cap)")
 
 
 class Party:
@@ -112,6 +128,7 @@ class Party:
             (``spec.seed`` must be set).
         connect_gate: bounds how many parties of a worker connect at once.
         decider: the worker's shared deciding machinery; None = the party does not decide f itself.
+        record: the host's durable answer record (None: in memory only).
 
     Raises:
         ParameterError: neither a sampler nor a seed.
@@ -130,6 +147,7 @@ class Party:
         sampler: Sampler | None = None,
         connect_gate: asyncio.Semaphore | None = None,
         decider: PartyDecider | None = None,
+        record: AnswerRecord | None = None,
     ) -> None:
         if sampler is None and spec.seed is None:
             raise ParameterError("seed", None, "a SeedSequence in simulation mode (or a secure sampler)")
@@ -138,11 +156,11 @@ class Party:
         self._key = load_private_key(spec.private_key)
         self._sampler = sampler
         self._decider = decider
-        self._released: set[int] = set()  # rounds answered with symbols
+        self._released = set(spec.ledger.rounds)  # rounds answered with symbols (each is charged)
         self._decided: set[int] = set()
         self.ledger = spec.ledger  #: the rounds this party answered and what they cost
         self._loop = PartyLoop(spec.party, self, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                               connect_gate=connect_gate)
+                               connect_gate=connect_gate, record=record)
 
     @property
     def client_id(self) -> str:
@@ -165,8 +183,9 @@ class Party:
     def respond(self, announcement: Announcement) -> PartyMessage:
         """The signed message answering one round announcement (no I/O).
 
-        A round with bit -1 gets an abstention ``did-not-vote``; a round whose answer would exceed the
-        budget gets ``budget-exhausted``; otherwise the round is charged to :attr:`ledger` (once per
+        A round asking for more than ``spec.max_repetitions`` gets an abstention ``policy``; a round with
+        bit -1 gets ``did-not-vote``; a round whose answer would exceed the budget gets ``budget-exhausted``;
+        otherwise the round is charged to :attr:`ledger` (once per
         round id: answering a charged round again releases the same simulation sample) and answered.
 
         Raises:
@@ -176,8 +195,9 @@ class Party:
         bit = self.bit(index)
         sign = functools.partial(PartyMessage.signed, self._key, session=self._topics.session, round=index,
                                  party=self.spec.party, repetitions=announcement.repetitions)
-        if bit < 0:
-            return sign(reason=ABSTAIN_DID_NOT_VOTE)
+        refusal = policy_reason(self.spec, announcement.repetitions) or (ABSTAIN_DID_NOT_VOTE if bit < 0 else None)
+        if refusal is not None:
+            return sign(reason=refusal)
         eps, delta, reps = self.spec.mechanism.epsilon, self.spec.mechanism.delta, announcement.repetitions
         if index not in self.ledger.rounds:
             if self.spec.budget is not None and self.ledger.would_exceed(self.spec.budget, eps, delta, reps):
@@ -224,6 +244,12 @@ class Party:
         return await self._loop.run(on_ready)
 
 
+def policy_reason(spec: PartySpec, repetitions: int) -> str | None:
+    """:data:`ABSTAIN_POLICY` when a round of ``repetitions`` releases exceeds ``spec.max_repetitions``, else None."""
+    cap = spec.max_repetitions
+    return ABSTAIN_POLICY if cap is not None and repetitions > cap else None
+
+
 def spec_bit(spec: PartySpec, index: int) -> int:
     """``spec``'s private bit in round ``index``: 0, 1, or -1 (takes no part).
 
@@ -237,8 +263,9 @@ def spec_bit(spec: PartySpec, index: int) -> int:
 
 def start_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                 idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
-                decider: PartyDecider | None) -> Party:
+                decider: PartyDecider | None, record: AnswerRecord | None = None) -> Party:
     """A randomized-response party as a worker starts it (:class:`mpdp.parties.session.worker.PartyStarter`):
     the secure sampler in deployment mode, the seeded generator of ``spec`` in simulation."""
     return Party(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                 sampler=secure_sampler() if secure else None, connect_gate=connect_gate, decider=decider)
+                 sampler=secure_sampler() if secure else None, connect_gate=connect_gate, decider=decider,
+                 record=record)

@@ -13,6 +13,12 @@
 The host is worker ``min(parties)`` on the status topic (unique when hosts hold disjoint parties);
 the observer waits until the ready hosts cover every party of the roster.
 
+Privacy policy, the host's own (never from the wire): each party answers at most ``max_repetitions``
+releases per round (more: an abstention ``policy``) and, with a budget, never beyond it by the exact
+optimal composition (``budget-exhausted``). The answer record (``record``, SQLite) keeps every signed answer
+and its ledger charge, committed before publishing; a re-announced round gets the same message again,
+after a restart of the host, the observer or the broker.
+
 Modes: deployment (``seed=None``, the default of ``mpdp party``) privatizes with
 :func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS CSPRNG); simulation (a seed)
 gives party i the stream :meth:`mpdp.parties.session.seeds.SeedTree.party` of ``mpdp simulate --seed``.
@@ -26,11 +32,13 @@ import math
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from mpdp.analysis.accounting import Budget
 from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
@@ -84,6 +92,9 @@ class HostConfig:
         idle_timeout: seconds a party waits for the next announcement (also for the first one).
         ready_interval: seconds between repeated "ready" reports until the first announcement.
         connect_concurrency: parties connecting at the same time, at most.
+        max_repetitions: the most repetitions a hosted party releases for one round (1: deployment default).
+        budget: each hosted party's privacy budget; None = no budget (spending still recorded).
+        record: the host's answer record (SQLite file); None = in memory only (tests, simulations).
 
     Raises:
         ParameterError: a field out of its domain.
@@ -98,6 +109,9 @@ class HostConfig:
     idle_timeout: float = 3600.0
     ready_interval: float = 1.0
     connect_concurrency: int = 32
+    max_repetitions: int = 1
+    budget: Budget | None = None
+    record: Path | None = None
 
     def __post_init__(self) -> None:
         k = self.facts.roster.k
@@ -111,6 +125,9 @@ class HostConfig:
             raise ParameterError("bits", sorted(set(np.unique(bits).tolist()) - {-1, 0, 1}), "values 0, 1, -1")
         if len(self.private_keys) != len(parties):
             raise ParameterError("private_keys", len(self.private_keys), f"one per hosted party ({len(parties)})")
+        cap = self.max_repetitions
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ParameterError("max_repetitions", cap, "an integer >= 1")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0):
             raise ParameterError("seed", self.seed, "an integer >= 0, or None (deployment mode)")
         for name in ("idle_timeout", "ready_interval"):
@@ -134,11 +151,12 @@ class HostConfig:
             coordinator_key=self.facts.coordinator_public_key,
             parties=tuple(
                 PartySpec(party, self.bits[j].copy(), roster.mechanisms[party], self.private_keys[j],
-                          None if seeds is None else seeds[party])
+                          None if seeds is None else seeds[party], self.budget,
+                          max_repetitions=self.max_repetitions)
                 for j, party in enumerate(self.parties)
             ),
             secure=self.seed is None, idle_timeout=self.idle_timeout,
-            connect_concurrency=self.connect_concurrency,
+            connect_concurrency=self.connect_concurrency, record=self.record,
         )
 
 

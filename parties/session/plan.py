@@ -13,6 +13,7 @@ import numpy as np
 from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
+from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rr.decisions import PartyDecider
 from mpdp.parties.rr.party import PartySpec
 
@@ -32,11 +33,12 @@ class PartyStarter(Protocol):
     :func:`mpdp.parties.rr.party.start_party`, :func:`mpdp.parties.curator.party.start_curator_party`.
 
     ``secure``: deployment mode (exact CSPRNG draws); ``decider``: the worker's shared machinery for the
-    parties' own decisions of f (None: they decide nothing)."""
+    parties' own decisions of f (None: they decide nothing); ``record``: the host's durable answer record
+    (None: answers kept in memory only)."""
 
     def __call__(self, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                  idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
-                 decider: PartyDecider | None) -> RunningParty: ...
+                 decider: PartyDecider | None, record: AnswerRecord | None = ...) -> RunningParty: ...
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -217,7 +217,8 @@ def worker_specs(
             index=w, endpoint=endpoint, session=config.session, coordinator_key=coordinator_public,
             parties=tuple(
                 PartySpec(i, config.bits[i].copy(), config.mechanisms[i], private_keys[i],
-                          None if seeds is None else seeds[i], config.budget, ledgers[i])
+                          None if seeds is None else seeds[i], config.budget, ledgers[i],
+                          max_repetitions=config.repetitions)  # a simulation's cap: its own repetitions
                 for i in range(bounds[w], bounds[w + 1])
             ),
             secure=config.secure, idle_timeout=idle, connect_concurrency=config.connect_concurrency,

@@ -13,12 +13,14 @@ import logging
 import os
 import secrets
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Literal
 
 from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
+from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
 from mpdp.parties.session.plan import PartyStarter
@@ -49,6 +51,8 @@ class WorkerSpec:
             default, :func:`mpdp.parties.curator.party.start_curator_party` for the curator protocol.
         decisions: the public parameters of the parties' own decisions of f (one rule cache per
             worker process); None = the parties do not decide.
+        record: the host's durable answer record (:class:`mpdp.parties.rounds.answer_record.AnswerRecord`),
+            opened by the worker; each party's ledger starts from its recorded charges. None = in memory.
     """
 
     index: int
@@ -61,6 +65,7 @@ class WorkerSpec:
     connect_concurrency: int = 32
     start: PartyStarter = start_party
     decisions: PartyDecisionSpec | None = None
+    record: Path | None = None
 
 
 def _first_leaf(exc: BaseException) -> BaseException:
@@ -112,17 +117,22 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
         await _report(spec, topics, "ready")
 
     try:
-        async with asyncio.TaskGroup() as tg:
-            watcher = tg.create_task(_watch_parent(parent), name="watch-parent") if parent else None
-            async with asyncio.TaskGroup() as parties:
-                parties.create_task(report_ready(), name="report-ready")
-                for party_spec in spec.parties:
-                    party = spec.start(party_spec, spec.endpoint, topics, spec.coordinator_key,
-                                       idle_timeout=spec.idle_timeout, connect_gate=gate, secure=spec.secure,
-                                       decider=decider)
-                    parties.create_task(party.run(one_ready), name=f"party-{party_spec.party}")
-            if watcher is not None:
-                watcher.cancel()
+        with contextlib.ExitStack() as stack:
+            record = None if spec.record is None else stack.enter_context(AnswerRecord(spec.record))
+            async with asyncio.TaskGroup() as tg:
+                watcher = tg.create_task(_watch_parent(parent), name="watch-parent") if parent else None
+                async with asyncio.TaskGroup() as parties:
+                    parties.create_task(report_ready(), name="report-ready")
+                    for party_spec in spec.parties:
+                        if record is not None:  # the ledger of what this party answered before a restart
+                            party_spec = replace(party_spec, ledger=record.ledger(
+                                spec.session, party_spec.party, party_spec.ledger.delta_slack))
+                        party = spec.start(party_spec, spec.endpoint, topics, spec.coordinator_key,
+                                           idle_timeout=spec.idle_timeout, connect_gate=gate, secure=spec.secure,
+                                           decider=decider, record=record)
+                        parties.create_task(party.run(one_ready), name=f"party-{party_spec.party}")
+                if watcher is not None:
+                    watcher.cancel()
     except Exception as exc:
         first = _first_leaf(exc)
         with contextlib.suppress(Exception):

@@ -5,7 +5,9 @@ in SQLite, decides each round with the optimal rule and announces the end. It do
 it prints its decisions and its posterior (P(decision | transcript), expected number of ones).
 ``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json`` of this one session: the same session
 again resumes it (recorded rounds are skipped); a directory holding another session's is refused unless
-``--force``, which replaces them.
+``--force``, which replaces them. The ``privacy`` section of ``decisions.json`` is each party's spent
+(epsilon, delta) as the transcript shows it (exact optimum, 000 Theorem 3.3, at delta_tilde 1e-6, and basic
+composition), the same section as ``mpdp simulate``'s ``results.json``.
 """
 
 from __future__ import annotations
@@ -22,9 +24,20 @@ from rich.table import Table
 
 from mpdp import __version__ as mpdp_version
 from mpdp.analysis.observer_posterior import round_posterior
-from mpdp.parties.cli.args import add_label_column, fresh_output_dir, output_dir, run_files, to_json_text
+from mpdp.parties.cli.args import (
+    add_label_column,
+    fresh_output_dir,
+    output_dir,
+    run_files,
+    to_json_text,
+)
 from mpdp.parties.cli.display import truth_text
 from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.privacy import (
+    DEFAULT_DELTA_SLACK,
+    ledgers_from_rounds,
+    privacy_section,
+)
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
@@ -143,6 +156,13 @@ def _print_table(document: dict[str, object]) -> None:
     console.print(table)
 
 
+def _privacy(outcomes: tuple[RoundOutcome, ...], facts: SessionRoster, repetitions: int) -> dict[str, object]:
+    """Each party's spent privacy by the transcript: one charge of ``repetitions`` releases per round it
+    sent symbols in (its own answer record holds the same ledger)."""
+    ledgers = ledgers_from_rounds(outcomes, facts.roster.mechanisms, repetitions, DEFAULT_DELTA_SLACK)
+    return privacy_section([ledger.spent() for ledger in ledgers], outcomes, None, DEFAULT_DELTA_SLACK, repetitions)
+
+
 def _run(args: argparse.Namespace) -> int:
     endpoint = deployment_endpoint(args.broker)
     facts = read_roster(args.roster)
@@ -160,6 +180,7 @@ def _run(args: argparse.Namespace) -> int:
         "session": facts.session, "mpdp_version": mpdp_version, "mode": HOSTS_MODE, "function": args.function, "repetitions": args.repetitions,
         "broker": endpoint.url, "store": str(config.store_path),
         "rounds": [_round_json(o, facts, function) for o in outcomes],
+        "privacy": _privacy(outcomes, facts, args.repetitions),
     }
     (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
     _print_table(document)

@@ -3,6 +3,11 @@
 Each party is an asyncio task with its own MQTT connection and its own private key; the process reads
 its parties' bits from the dataset (the other rows are dropped) and keeps them: no bit is ever sent.
 Deployment mode by default (the OS CSPRNG); ``--seed`` makes it a reproducible simulation.
+
+The privacy policy is the host's own: ``--max-repetitions N`` (default 1) and ``--budget EPS,DELTA``; a round
+asking for more gets a signed abstention ``policy`` / ``budget-exhausted`` and no release. Every answer is
+committed to ``--record FILE`` (SQLite) before it is published; a re-announced round (after any restart)
+gets the same signed message again, never a fresh draw.
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ import argparse
 import asyncio
 from pathlib import Path
 
+from mpdp.analysis.accounting import Budget
 from mpdp.parties.cli.args import add_label_column, seed_value
+from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options
 from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
@@ -30,6 +37,10 @@ dataset: {', '.join(DATASET_NAMES)} or a CSV of 1/0 (y/n, ? = takes no part), on
   with either one row per party of the roster or one row per hosted party (in --parties order).
 mode: deployment by default (each party privatizes with the OS CSPRNG, exact Bernoulli draws);
   --seed S is a simulation (party i draws from SeedSequence(S).spawn(k)[i], as `mpdp simulate --seed S`).
+policy: a round announcing more than --max-repetitions releases, or one whose releases would take a party
+  past --budget (exact optimal composition, 000 Theorem 3.3, at delta_tilde 1e-6), gets a signed abstention
+  (policy, budget-exhausted). Answers and ledgers are kept in --record (default KEYS/answers-FIRST.sqlite);
+  keep that file: after a restart the host re-sends its recorded answers and never draws twice.
 """
 
 
@@ -50,6 +61,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="simulation mode: reproducible seeded generators (default: deployment mode)")
     p.add_argument("--idle-timeout", type=float, default=3600.0, metavar="SECONDS",
                    help="give up after this long without an announcement (default: 3600)")
+    p.add_argument("--max-repetitions", type=int, default=1, metavar="N",
+                   help="the most releases of a party's bit per round; a round asking more gets a 'policy' "
+                        "abstention (default: 1)")
+    p.add_argument("--budget", default=None, metavar="EPS,DELTA",
+                   help="each hosted party's privacy budget: it abstains (budget-exhausted) from a round that "
+                        "would take it past (default: no budget, spending still recorded)")
+    p.add_argument("--record", type=Path, default=None, metavar="FILE",
+                   help="the host's answer record, SQLite (default: KEYS/answers-FIRST.sqlite, FIRST = the "
+                        "smallest hosted party id)")
     p.set_defaults(run=_run)
 
 
@@ -59,8 +79,12 @@ def _run(args: argparse.Namespace) -> int:
     parties = parse_ranges(args.parties, facts.roster.k)
     keys = tuple(read_private_key(party_key_path(args.keys, i), facts, i) for i in parties)
     bits = host_bits(load_dataset(args.dataset, args.label_column), parties, facts.roster.k)
+    budget = None if args.budget is None else Budget.parse(args.budget)
+    check_privacy_options(budget, DEFAULT_DELTA_SLACK, budget_name="--budget")
+    record = args.record if args.record is not None else args.keys / f"answers-{parties[0]}.sqlite"
     config = HostConfig(facts=facts, parties=parties, bits=bits, private_keys=keys, endpoint=endpoint,
-                        seed=args.seed, idle_timeout=args.idle_timeout)
+                        seed=args.seed, idle_timeout=args.idle_timeout, max_repetitions=args.max_repetitions,
+                        budget=budget, record=record)
     asyncio.run(host_parties(config))
     mode = "deployment" if args.seed is None else "simulation"
     print(f"session {facts.session}: parties {format_ranges(parties)} answered until the end ({mode} mode)")

@@ -50,7 +50,7 @@ async def test_invalid_messages_are_rejected_counted_and_not_recorded(mosquitto:
         (topics.party(0), good0.model_dump_json()),
         (topics.party(1), message(1, stranger).model_dump_json()),                     # signature
         (topics.party(7), message(7, stranger).model_dump_json()),                     # unknown-party
-        (topics.party(0), good0.model_dump_json()),                                    # duplicate
+        (topics.party(0), good0.model_dump_json()),                    # the same again: a re-send, ignored
         (topics.party(0), message(0, keys[0]).model_dump_json()),                      # duplicate (new nonce)
         (topics.party(2), message(2, keys[2]).model_dump_json().replace(session, "other", 1)),  # session
         (topics.party(2), "{not json"),                                                # schema
@@ -86,7 +86,7 @@ async def test_invalid_messages_are_rejected_counted_and_not_recorded(mosquitto:
     assert np.array_equal(outcome.symbols, np.stack([symbols[0], symbols[2]], axis=1))
     decisions, clear = brute_force_majority([mechanisms[0], mechanisms[2]], outcome.symbols)
     assert clear.all() and outcome.decisions.tolist() == decisions.tolist()
-    expected = {"signature": 1, "unknown-party": 1, "duplicate": 3, "session": 1, "schema": 1, "topic": 1,
+    expected = {"signature": 1, "unknown-party": 1, "duplicate": 2, "session": 1, "schema": 1, "topic": 1,
                 "round": 1, "repetitions": 1}
     # the symbol-range message (party 0, symbol 2 from a pure party) arrives after party 0's valid one: a duplicate
     assert outcome.messages_rejected == sum(expected.values()) + 1

@@ -1,5 +1,5 @@
 """A party's session on the in-memory transport: it answers announced rounds on its own topic,
-abstains, keeps its budget, answers a re-announced round once, ignores announcements it cannot trust,
+abstains, keeps its budget, re-sends its answer to a re-announced round, ignores announcements it cannot trust,
 survives a dropped connection, and gives up after its idle timeout. The curator party seals its bit."""
 
 from __future__ import annotations
@@ -97,10 +97,16 @@ async def test_abstains_once_its_budget_is_spent() -> None:
     assert party.ledger.rounds == (0,)
 
 
-async def test_a_re_announced_round_is_answered_once() -> None:
-    answered, replies = await _serve(*_party([1, 0]), _announcement(0), _announcement(0), _announcement(1))
+async def test_a_re_announced_round_gets_the_same_signed_message_again() -> None:
+    """A second announcement of round 0 (a restarted observer's) is answered by the very message sent
+    first (same symbols, nonce and signature), never by a fresh draw; the ledger charges it once."""
+    party, broker = _party([1, 0])
+    first = _announcement(0)
+    answered, replies = await _serve(party, broker, first, _announcement(0), first, _announcement(1))
     assert answered == 2
-    assert [m.round for m in replies] == [0, 1]
+    assert [m.round for m in replies] == [0, 0, 0, 1]
+    assert replies[0] == replies[1] == replies[2] and replies[0].kind == "symbols"
+    assert party.ledger.rounds == (0, 1)
 
 
 async def test_ignores_announcements_it_cannot_trust() -> None:

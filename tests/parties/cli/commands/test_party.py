@@ -17,3 +17,13 @@ def test_party_checks_its_arguments(keys_folder: Path, capsys: pytest.CaptureFix
     assert "3 rows" in refused(capsys, *party, "--parties", "0-2", "--broker", BROKER)
     wrong_keys = ["party", "--roster", roster, "--keys", str(keys_folder / "coordinator"), "--dataset", "x.csv"]
     assert "readable key file of party 0" in refused(capsys, *wrong_keys, "--parties", "0", "--broker", BROKER)
+
+
+def test_party_checks_its_privacy_policy(keys_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    votes = tmp_path / "votes.csv"
+    votes.write_text("party,a\np0,1\np1,0\np2,1\n")
+    party = ["party", "--roster", str(keys_folder / "roster.json"), "--keys", str(keys_folder / "parties"),
+             "--dataset", str(votes), "--parties", "0-2", "--broker", BROKER]
+    assert "max_repetitions=0 is not allowed" in refused(capsys, *party, "--max-repetitions", "0")
+    assert "EPS,DELTA" in refused(capsys, *party, "--budget", "2")
+    assert "delta_slack" in refused(capsys, *party, "--budget", "2,1e-9")  # below delta_tilde 1e-6
