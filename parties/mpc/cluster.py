@@ -1,0 +1,138 @@
+"""Start m MPyC compute servers as local processes, run one secure release, and leave no process behind.
+
+:func:`secure_release` is the first slice of ``--protocol mpc`` (issue 14): the voters' bits are
+Shamir-shared (:func:`mpdp.parties.mpc.sharing.share_bits`), each server process
+(:mod:`mpdp.parties.mpc.server`) gets only its own shares and the public table, the servers talk over
+MPyC's own loopback TCP links, and only the releases are opened. MPyC has no dropout tolerance: a server
+that dies or never starts makes the others wait for it, so a server exiting with an error or the deadline
+passing fails the whole run loudly (:class:`WorkerError`) after every server process has been ended.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mpdp.broker.ports import LOOPBACK
+from mpdp.parties.mpc.server import ServerJob, write_job
+from mpdp.parties.mpc.sharing import field_modulus, share_bits
+from mpdp.protocols.errors import ParameterError, WorkerError
+from mpdp.protocols.threshold_release import ReleaseTable
+
+__all__ = ["DEFAULT_DEADLINE", "secure_release"]
+
+#: Seconds a secure release may take before the servers are ended and the run fails.
+DEFAULT_DEADLINE = 120.0
+
+_POLL = 0.05
+
+
+def secure_release(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, *, servers: int = 3,
+                   threshold: int = 1, deadline: float = DEFAULT_DEADLINE,
+                   missing: frozenset[int] = frozenset()) -> NDArray[np.uint8]:
+    """Draw ``releases`` independent outputs of the release rule at the participants' count, securely.
+
+    Args:
+        bits: uint8 (k,), the participants' bits (abstainers already left out), k >= 1.
+        table: the public integer table N(0..k) (:func:`mpdp.protocols.threshold_release.release_table`).
+        releases: how many independent releases (>= 1) from the one count.
+        servers, threshold: m compute servers, T < m/2 of them may collude.
+        deadline: seconds before the run is abandoned.
+        missing: server indices not started (to show that a missing server fails the run).
+
+    Returns:
+        uint8 (releases,): 1 with probability N(s) / 2^L each, s = sum(bits), independent.
+
+    Raises:
+        ParameterError: k = 0, a table not of k + 1 entries, releases < 1, or bad m/T/bits.
+        WorkerError: a server failed, or the servers did not finish within the deadline.
+    """
+    if releases < 1:
+        raise ParameterError("releases", releases, "an integer >= 1")
+    if len(bits) < 1 or table.scaled.size != len(bits) + 1:
+        raise ParameterError("table", table.scaled.size, f"a table of k + 1 = {len(bits) + 1} entries "
+                             "for k >= 1 participants")
+    shares = share_bits(bits, servers, threshold)
+    with tempfile.TemporaryDirectory(prefix="mpdp-mpc-") as tmp:
+        folder = Path(tmp)
+        base_port = _free_port_block(servers)
+        processes: dict[int, subprocess.Popen[bytes]] = {}
+        try:
+            for i in range(servers):
+                job = ServerJob(field_modulus(), shares[i], [int(n) for n in table.scaled],
+                                table.random_bits, int(releases))
+                write_job(folder / f"job{i}.json", job)
+                if i not in missing:
+                    processes[i] = _start_server(i, servers, threshold, base_port, folder)
+            _wait(processes, deadline)
+        finally:
+            for process in processes.values():
+                if process.poll() is None:
+                    process.kill()
+                process.wait()
+        outputs = [(folder / f"out{i}.json").read_text(encoding="utf-8") for i in processes]
+    return _agreed(outputs)
+
+
+def _start_server(index: int, servers: int, threshold: int, base_port: int,
+                  folder: Path) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "mpdp.parties.mpc.server", "-M", str(servers), "-I", str(index),
+               "-T", str(threshold), "-B", str(base_port), "--no-log",
+               str(folder / f"job{index}.json"), str(folder / f"out{index}.json")]
+    log = (folder / f"server{index}.log").open("wb")
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def _wait(processes: dict[int, subprocess.Popen[bytes]], deadline: float) -> None:
+    end = time.monotonic() + deadline
+    pending = dict(processes)
+    while pending:
+        for i, process in list(pending.items()):
+            code = process.poll()
+            if code is None:
+                continue
+            if code != 0:
+                raise WorkerError(f"mpc server {i} exited with code {code}; the round fails (MPyC has no "
+                                  "dropout tolerance)")
+            del pending[i]
+        if pending and time.monotonic() > end:
+            raise WorkerError(f"mpc servers {sorted(pending)} did not finish within {deadline} s (a server "
+                              "missing or stuck fails the round: MPyC has no dropout tolerance)")
+        time.sleep(_POLL)
+
+
+def _agreed(outputs: list[str]) -> NDArray[np.uint8]:
+    import json
+
+    opened = [json.loads(text)["releases"] for text in outputs]
+    if any(o != opened[0] for o in opened):
+        raise WorkerError("mpc servers opened different releases")
+    return np.asarray(opened[0], dtype=np.uint8)
+
+
+def _free_port_block(size: int, attempts: int = 50) -> int:
+    """A base port b with b..b+size-1 free on loopback a moment ago (MPyC's party i listens on b + i)."""
+    rng = random.Random()
+    for _ in range(attempts):
+        base = rng.randrange(20_000, 60_000 - size)
+        try:
+            sockets = []
+            for port in range(base, base + size):
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sockets.append(sock)
+                sock.bind((LOOPBACK, port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for sock in sockets:
+                sock.close()
+    raise WorkerError(f"no block of {size} free loopback ports found in {attempts} attempts")
