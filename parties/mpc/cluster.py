@@ -10,6 +10,7 @@ passing fails the whole run loudly (:class:`WorkerError`) after every server pro
 
 from __future__ import annotations
 
+import json
 import random
 import socket
 import subprocess
@@ -27,7 +28,7 @@ from mpdp.parties.mpc.sharing import field_modulus, share_bits
 from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.threshold_release import ReleaseTable
 
-__all__ = ["DEFAULT_DEADLINE", "secure_release"]
+__all__ = ["DEFAULT_DEADLINE", "secure_release", "server_jobs"]
 
 #: Seconds a secure release may take before the servers are ended and the run fails.
 DEFAULT_DEADLINE = 120.0
@@ -55,20 +56,13 @@ def secure_release(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, 
         ParameterError: k = 0, a table not of k + 1 entries, releases < 1, or bad m/T/bits.
         WorkerError: a server failed, or the servers did not finish within the deadline.
     """
-    if releases < 1:
-        raise ParameterError("releases", releases, "an integer >= 1")
-    if len(bits) < 1 or table.scaled.size != len(bits) + 1:
-        raise ParameterError("table", table.scaled.size, f"a table of k + 1 = {len(bits) + 1} entries "
-                             "for k >= 1 participants")
-    shares = share_bits(bits, servers, threshold)
+    jobs = server_jobs(bits, table, releases, servers, threshold)
     with tempfile.TemporaryDirectory(prefix="mpdp-mpc-") as tmp:
         folder = Path(tmp)
         base_port = _free_port_block(servers)
         processes: dict[int, subprocess.Popen[bytes]] = {}
         try:
-            for i in range(servers):
-                job = ServerJob(field_modulus(), shares[i], [int(n) for n in table.scaled],
-                                table.random_bits, int(releases))
+            for i, job in enumerate(jobs):
                 write_job(folder / f"job{i}.json", job)
                 if i not in missing:
                     processes[i] = _start_server(i, servers, threshold, base_port, folder)
@@ -80,6 +74,28 @@ def secure_release(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, 
                 process.wait()
         outputs = [(folder / f"out{i}.json").read_text(encoding="utf-8") for i in processes]
     return _agreed(outputs)
+
+
+def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, servers: int,
+                threshold: int) -> list[ServerJob]:
+    """Everything each server receives: its Shamir shares of the bits and the public release data.
+
+    Args: as :func:`secure_release`.
+
+    Returns:
+        m jobs; job i differs between two vote vectors of the same length only in its shares.
+
+    Raises:
+        ParameterError: as :func:`secure_release`.
+    """
+    if releases < 1:
+        raise ParameterError("releases", releases, "an integer >= 1")
+    if len(bits) < 1 or table.scaled.size != len(bits) + 1:
+        raise ParameterError("table", table.scaled.size, f"a table of k + 1 = {len(bits) + 1} entries "
+                             "for k >= 1 participants")
+    shares = share_bits(bits, servers, threshold)
+    scaled = [int(n) for n in table.scaled]
+    return [ServerJob(field_modulus(), row, scaled, table.random_bits, int(releases)) for row in shares]
 
 
 def _start_server(index: int, servers: int, threshold: int, base_port: int,
@@ -110,8 +126,6 @@ def _wait(processes: dict[int, subprocess.Popen[bytes]], deadline: float) -> Non
 
 
 def _agreed(outputs: list[str]) -> NDArray[np.uint8]:
-    import json
-
     opened = [json.loads(text)["releases"] for text in outputs]
     if any(o != opened[0] for o in opened):
         raise WorkerError("mpc servers opened different releases")
