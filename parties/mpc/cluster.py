@@ -66,7 +66,7 @@ def secure_release(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, 
                 write_job(folder / f"job{i}.json", job)
                 if i not in missing:
                     processes[i] = _start_server(i, servers, threshold, base_port, folder)
-            _wait(processes, deadline)
+            _wait(processes, deadline, folder)
         finally:
             for process in processes.values():
                 if process.poll() is None:
@@ -103,11 +103,11 @@ def _start_server(index: int, servers: int, threshold: int, base_port: int,
     command = [sys.executable, "-m", "mpdp.parties.mpc.server", "-M", str(servers), "-I", str(index),
                "-T", str(threshold), "-B", str(base_port), "--no-log",
                str(folder / f"job{index}.json"), str(folder / f"out{index}.json")]
-    log = (folder / f"server{index}.log").open("wb")
-    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    with (folder / f"server{index}.log").open("wb") as log:  # the child keeps its own descriptor
+        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
-def _wait(processes: dict[int, subprocess.Popen[bytes]], deadline: float) -> None:
+def _wait(processes: dict[int, subprocess.Popen[bytes]], deadline: float, folder: Path) -> None:
     end = time.monotonic() + deadline
     pending = dict(processes)
     while pending:
@@ -116,8 +116,9 @@ def _wait(processes: dict[int, subprocess.Popen[bytes]], deadline: float) -> Non
             if code is None:
                 continue
             if code != 0:
+                log = (folder / f"server{i}.log").read_text(encoding="utf-8", errors="replace")
                 raise WorkerError(f"mpc server {i} exited with code {code}; the round fails (MPyC has no "
-                                  "dropout tolerance)")
+                                  f"dropout tolerance); its last output: {log[-500:]!r}")
             del pending[i]
         if pending and time.monotonic() > end:
             raise WorkerError(f"mpc servers {sorted(pending)} did not finish within {deadline} s (a server "
