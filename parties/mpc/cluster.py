@@ -1,8 +1,10 @@
 """Start m MPyC compute servers as local processes, run one secure release, and leave no process behind.
 
 :func:`secure_release` is the first slice of ``--protocol mpc`` (issue 14): the voters' bits are
-Shamir-shared (:func:`mpdp.parties.mpc.sharing.share_bits`), each server process
-(:mod:`mpdp.parties.mpc.server`) gets only its own shares and the public table, the servers talk over
+Shamir-shared (:func:`mpdp.parties.mpc.sharing.share_bits`) and each share sealed to its server's X25519
+key (:mod:`mpdp.parties.mpc.sealed_shares`; a fresh key pair per server and run, the private key handed to
+that server's process only, as the runner does with the parties' keys), each server process
+(:mod:`mpdp.parties.mpc.server`) gets only its own sealed shares and the public table, the servers talk over
 MPyC's own loopback TCP links, and only the releases are opened. MPyC has no dropout tolerance: a server
 that dies or never starts makes the others wait for it, so a server exiting with an error or the deadline
 passing fails the whole run loudly (:class:`WorkerError`) after every server process has been ended.
@@ -17,12 +19,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.broker.ports import LOOPBACK
+from mpdp.broker.sealed import generate_x25519_key_pair
+from mpdp.parties.mpc.sealed_shares import seal_shares
 from mpdp.parties.mpc.server import ServerJob, write_job
 from mpdp.parties.mpc.sharing import field_modulus, share_bits
 from mpdp.protocols.errors import ParameterError, WorkerError
@@ -56,7 +61,8 @@ def secure_release(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, 
         ParameterError: k = 0, a table not of k + 1 entries, releases < 1, or bad m/T/bits.
         WorkerError: a server failed, or the servers did not finish within the deadline.
     """
-    jobs = server_jobs(bits, table, releases, servers, threshold)
+    keys = [generate_x25519_key_pair() for _ in range(servers)]
+    jobs = server_jobs(bits, table, releases, threshold, keys)
     with tempfile.TemporaryDirectory(prefix="mpdp-mpc-") as tmp:
         folder = Path(tmp)
         base_port = _free_port_block(servers)
@@ -76,14 +82,19 @@ def secure_release(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, 
     return _agreed(outputs)
 
 
-def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, servers: int,
-                threshold: int) -> list[ServerJob]:
-    """Everything each server receives: its Shamir shares of the bits and the public release data.
+def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, threshold: int,
+                keys: Sequence[tuple[bytes, bytes]], *, session: str = "local",
+                round_index: int = 0) -> list[ServerJob]:
+    """Everything each server receives: its Shamir shares of the bits, each sealed to its X25519 key as
+    party j would seal it, its private key, and the public release data.
 
-    Args: as :func:`secure_release`.
+    Args:
+        bits, table, releases, threshold: as :func:`secure_release`.
+        keys: per server, its raw X25519 (private, public) key pair; m = len(keys).
+        session, round_index: the slot the shares are sealed to.
 
     Returns:
-        m jobs; job i differs between two vote vectors of the same length only in its shares.
+        m jobs; job i differs between two vote vectors of the same length only in its sealed shares.
 
     Raises:
         ParameterError: as :func:`secure_release`.
@@ -93,9 +104,15 @@ def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, ser
     if len(bits) < 1 or table.scaled.size != len(bits) + 1:
         raise ParameterError("table", table.scaled.size, f"a table of k + 1 = {len(bits) + 1} entries "
                              "for k >= 1 participants")
-    shares = share_bits(bits, servers, threshold)
+    shares = share_bits(bits, len(keys), threshold)
+    publics = [public for _, public in keys]
+    sealed = [seal_shares([row[j] for row in shares], publics, session=session, round_index=round_index, party=j)
+              for j in range(len(bits))]
     scaled = [int(n) for n in table.scaled]
-    return [ServerJob(field_modulus(), row, scaled, table.random_bits, int(releases)) for row in shares]
+    return [ServerJob(field_modulus(), session, round_index, i, private.hex(), list(range(len(bits))),
+                      [[e.hex(), c.hex()] for e, c in (party[i] for party in sealed)], scaled,
+                      table.random_bits, int(releases))
+            for i, (private, _) in enumerate(keys)]
 
 
 def _start_server(index: int, servers: int, threshold: int, base_port: int,

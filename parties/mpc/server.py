@@ -3,7 +3,8 @@
 Run as ``python -m mpdp.parties.mpc.server -M m -I i -T t -B base_port --no-log JOB OUT`` (the MPyC
 runtime options first, then this program's); :mod:`mpdp.parties.mpc.cluster` starts m of them. JOB is a
 JSON file (:func:`write_job`) with this server's Shamir shares of the k participants' bits
-(:mod:`mpdp.parties.mpc.sharing`), the public table N(s) of the release rule
+(:mod:`mpdp.parties.mpc.sharing`), each sealed to this server's X25519 key
+(:mod:`mpdp.parties.mpc.sealed_shares`), the server's private key, the public table N(s) of the release rule
 (:mod:`mpdp.protocols.threshold_release`), L and the number of releases. Inside the computation:
 s = sum of the shares (local), the secret unit vector e_s (MPyC ``unit_vector``: bit decomposition of s),
 N(s) = <e_s, N> (local), per release a secret u from L secret random bits, and the comparison u < N(s).
@@ -18,7 +19,9 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["ServerJob", "main", "read_job", "write_job"]
+from mpdp.parties.mpc.sealed_shares import open_share
+
+__all__ = ["ServerJob", "main", "open_shares", "read_job", "write_job"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,14 +30,22 @@ class ServerJob:
 
     Attributes:
         modulus: p of the field of the shares (:func:`mpdp.parties.mpc.sharing.field_modulus`).
-        shares: this server's share of each participant's bit, ints in 0..p-1 (k of them, k >= 1).
+        session, round, server: the slot the shares are sealed to (server: this server's index i).
+        private_key: this server's raw X25519 private key, hex (given to this server only).
+        parties: the k >= 1 participants' ids.
+        sealed: per participant, (ephemeral public key, ciphertext) in hex: its share for this server.
         scaled: the public table N(0..k), ints in 0..2^L.
         random_bits: L.
         releases: how many independent releases to draw from the one count (>= 1).
     """
 
     modulus: int
-    shares: list[int]
+    session: str
+    round: int
+    server: int
+    private_key: str
+    parties: list[int]
+    sealed: list[list[str]]
     scaled: list[int]
     random_bits: int
     releases: int
@@ -52,10 +63,23 @@ def read_job(path: Path) -> ServerJob:
         ValueError: the table does not have k + 1 entries for k shares, or no shares.
     """
     job = ServerJob(**json.loads(path.read_text(encoding="utf-8")))
-    if not job.shares or len(job.scaled) != len(job.shares) + 1:
-        raise ValueError(f"job {path}: {len(job.shares)} shares need a table of {len(job.shares) + 1} "
-                         f"entries, got {len(job.scaled)}")
+    k = len(job.parties)
+    if not k or len(job.sealed) != k or len(job.scaled) != k + 1:
+        raise ValueError(f"job {path}: {k} parties need {k} sealed shares and a table of {k + 1} entries, "
+                         f"got {len(job.sealed)} and {len(job.scaled)}")
     return job
+
+
+def open_shares(job: ServerJob) -> list[int]:
+    """This server's shares, opened with its private key (ints in 0..p-1, in party order).
+
+    Raises:
+        ProtocolViolation: a share that does not open (``decrypt``/``plaintext``).
+    """
+    key = bytes.fromhex(job.private_key)
+    return [open_share(key, (bytes.fromhex(e), bytes.fromhex(c)), session=job.session, round_index=job.round,
+                       party=party, server=job.server)
+            for party, (e, c) in zip(job.parties, job.sealed)]
 
 
 def main() -> None:
@@ -69,11 +93,12 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     args = parser.parse_args()
     job = read_job(args.job)
+    shares = open_shares(job)
     secint = mpc.SecInt(SECURE_INTEGER_BITS, p=job.modulus)
 
     async def compute() -> list[int]:
         await mpc.start()
-        votes = [secint(secint.field(share)) for share in job.shares]
+        votes = [secint(secint.field(share)) for share in shares]
         count = mpc.sum(votes)
         unit = mpc.unit_vector(count, len(job.scaled))
         scaled = mpc.sum([e * n for e, n in zip(unit, job.scaled)])
