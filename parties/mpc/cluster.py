@@ -5,14 +5,15 @@ Shamir-shared (:func:`mpdp.parties.mpc.sharing.share_bits`) and each share seale
 key (:mod:`mpdp.parties.mpc.sealed_shares`; a fresh key pair per server and run, the private key handed to
 that server's process only, as the runner does with the parties' keys), each server process
 (:mod:`mpdp.parties.mpc.server`) gets only its own sealed shares and the public table, the servers talk over
-MPyC's own loopback TCP links, and only the releases are opened. MPyC has no dropout tolerance: a server
+MPyC's own loopback TCP links, only the releases are opened, and each server signs them (Ed25519, a
+:class:`mpdp.broker.curator_messages.CuratorRelease`): the run returns them only if every server's
+signature verifies and all agree. MPyC has no dropout tolerance: a server
 that dies or never starts makes the others wait for it, so a server exiting with an error or the deadline
 passing fails the whole run loudly (:class:`WorkerError`) after every server process has been ended.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import socket
 import subprocess
@@ -25,8 +26,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.ports import LOOPBACK
 from mpdp.broker.sealed import generate_x25519_key_pair
+from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.parties.mpc.sealed_shares import seal_shares
 from mpdp.parties.mpc.server import ServerJob, write_job
 from mpdp.parties.mpc.sharing import field_modulus, share_bits
@@ -62,7 +65,8 @@ def secure_release(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, 
         WorkerError: a server failed, or the servers did not finish within the deadline.
     """
     keys = [generate_x25519_key_pair() for _ in range(servers)]
-    jobs = server_jobs(bits, table, releases, threshold, keys)
+    signing = [generate_key_pair() for _ in range(servers)]
+    jobs = server_jobs(bits, table, releases, threshold, keys, [private for private, _ in signing])
     with tempfile.TemporaryDirectory(prefix="mpdp-mpc-") as tmp:
         folder = Path(tmp)
         base_port = _free_port_block(servers)
@@ -78,12 +82,12 @@ def secure_release(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, 
                 if process.poll() is None:
                     process.kill()
                 process.wait()
-        outputs = [(folder / f"out{i}.json").read_text(encoding="utf-8") for i in processes]
-    return _agreed(outputs)
+        outputs = {i: (folder / f"out{i}.json").read_text(encoding="utf-8") for i in processes}
+    return _agreed(outputs, [public for _, public in signing])
 
 
 def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, threshold: int,
-                keys: Sequence[tuple[bytes, bytes]], *, session: str = "local",
+                keys: Sequence[tuple[bytes, bytes]], signing_keys: Sequence[bytes], *, session: str = "local",
                 round_index: int = 0) -> list[ServerJob]:
     """Everything each server receives: its Shamir shares of the bits, each sealed to its X25519 key as
     party j would seal it, its private key, and the public release data.
@@ -91,6 +95,7 @@ def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, thr
     Args:
         bits, table, releases, threshold: as :func:`secure_release`.
         keys: per server, its raw X25519 (private, public) key pair; m = len(keys).
+        signing_keys: per server, its raw Ed25519 private key (signs its copy of the release).
         session, round_index: the slot the shares are sealed to.
 
     Returns:
@@ -109,7 +114,8 @@ def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, thr
     sealed = [seal_shares([row[j] for row in shares], publics, session=session, round_index=round_index, party=j)
               for j in range(len(bits))]
     scaled = [int(n) for n in table.scaled]
-    return [ServerJob(field_modulus(), session, round_index, i, private.hex(), list(range(len(bits))),
+    return [ServerJob(field_modulus(), session, round_index, i, private.hex(), signing_keys[i].hex(),
+                      list(range(len(bits))),
                       [[e.hex(), c.hex()] for e, c in (party[i] for party in sealed)], scaled,
                       table.random_bits, int(releases))
             for i, (private, _) in enumerate(keys)]
@@ -143,11 +149,17 @@ def _wait(processes: dict[int, subprocess.Popen[bytes]], deadline: float, folder
         time.sleep(_POLL)
 
 
-def _agreed(outputs: list[str]) -> NDArray[np.uint8]:
-    opened = [json.loads(text)["releases"] for text in outputs]
-    if any(o != opened[0] for o in opened):
+def _agreed(outputs: dict[int, str], signing_public: Sequence[bytes]) -> NDArray[np.uint8]:
+    """The release every server signed (WorkerError: a bad signature, or servers that disagree)."""
+    opened = []
+    for i, text in outputs.items():
+        release = CuratorRelease.model_validate_json(text)
+        if not verify_message(release, signing_public[i]):
+            raise WorkerError(f"mpc server {i}'s release does not verify with its signing key")
+        opened.append(release.output_array())
+    if any(not np.array_equal(o, opened[0]) for o in opened):
         raise WorkerError("mpc servers opened different releases")
-    return np.asarray(opened[0], dtype=np.uint8)
+    return opened[0].astype(np.uint8)
 
 
 def _free_port_block(size: int, attempts: int = 50) -> int:

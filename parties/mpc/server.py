@@ -8,7 +8,9 @@ JSON file (:func:`write_job`) with this server's Shamir shares of the k particip
 (:mod:`mpdp.protocols.threshold_release`), L and the number of releases. Inside the computation:
 s = sum of the shares (local), the secret unit vector e_s (MPyC ``unit_vector``: bit decomposition of s),
 N(s) = <e_s, N> (local), per release a secret u from L secret random bits, and the comparison u < N(s).
-Only the comparisons are opened (to every server); they are written to OUT as JSON ``{"releases": [...]}``.
+Only the comparisons are opened (to every server); each server signs them with its Ed25519 key as the
+release message of the central mechanism (:class:`mpdp.broker.curator_messages.CuratorRelease`, the same
+wire message whoever computed it) and writes that JSON to OUT.
 The MPyC runtime is imported inside :func:`main` only: it parses ``sys.argv`` on import.
 """
 
@@ -19,6 +21,9 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
+from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.parties.mpc.sealed_shares import open_share
 
 __all__ = ["ServerJob", "main", "open_shares", "read_job", "write_job"]
@@ -32,6 +37,7 @@ class ServerJob:
         modulus: p of the field of the shares (:func:`mpdp.parties.mpc.sharing.field_modulus`).
         session, round, server: the slot the shares are sealed to (server: this server's index i).
         private_key: this server's raw X25519 private key, hex (given to this server only).
+        signing_key: this server's raw Ed25519 private key, hex (signs the release).
         parties: the k >= 1 participants' ids.
         sealed: per participant, (ephemeral public key, ciphertext) in hex: its share for this server.
         scaled: the public table N(0..k), ints in 0..2^L.
@@ -44,6 +50,7 @@ class ServerJob:
     round: int
     server: int
     private_key: str
+    signing_key: str
     parties: list[int]
     sealed: list[list[str]]
     scaled: list[int]
@@ -112,7 +119,9 @@ def main() -> None:
         return [int(r) for r in opened]
 
     releases = mpc.run(compute())
-    args.out.write_text(json.dumps({"releases": releases}), encoding="utf-8")
+    release = CuratorRelease.signed(bytes.fromhex(job.signing_key), session=job.session, round=job.round,
+                                    voters=len(job.parties), outputs=np.array(releases, dtype=np.uint8))
+    args.out.write_text(release.model_dump_json(), encoding="utf-8")
 
 
 if __name__ == "__main__":
