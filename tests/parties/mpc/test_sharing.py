@@ -1,0 +1,105 @@
+"""Shamir shares of the bits, and what one server receives: independent of the votes; T + 1 reconstruct.
+
+The shares come from the OS CSPRNG (they are secrets, never seeded), so the statistical tests here are
+unseeded and fail a correct implementation with probability at most their stated alpha.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from mpdp.broker.sealed import generate_x25519_key_pair
+from mpdp.broker.signing import generate_key_pair
+from mpdp.parties.mpc.cluster import server_jobs
+from mpdp.parties.mpc.sealed_shares import open_share
+from mpdp.parties.mpc.server import open_shares
+from mpdp.parties.mpc.sharing import field_modulus, recombine, share_bits
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
+from mpdp.protocols.majority_mechanism import central_majority_mechanism
+from mpdp.protocols.threshold_release import release_table
+
+ALPHA = 1e-3
+BUCKETS = 16
+
+
+def _bucket(values: list[int]) -> np.ndarray:
+    """Counts of share values in BUCKETS equal slices of 0..p-1 (a uniform share fills them evenly)."""
+    p = field_modulus()
+    return np.bincount([v * BUCKETS // p for v in values], minlength=BUCKETS)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 1), min_size=1, max_size=20), st.sampled_from([(1, 0), (3, 1), (5, 2), (7, 3)]))
+def test_any_threshold_plus_one_servers_reconstruct(bits: list[int], shape: tuple[int, int]) -> None:
+    servers, threshold = shape
+    shares = share_bits(np.array(bits, dtype=np.uint8), servers, threshold)
+    for subset in itertools.combinations(range(servers), threshold + 1):
+        assert recombine({i: shares[i] for i in subset}) == bits
+
+
+def test_threshold_servers_do_not_reconstruct() -> None:
+    """T = 2 of m = 5: interpolating 2 points at 0 gives a value spread over the field, not the bit."""
+    shares = share_bits(np.ones(200, dtype=np.uint8), 5, 2)
+    guesses = recombine({0: shares[0], 3: shares[3]})
+    assert sum(g in (0, 1) for g in guesses) <= 1
+
+
+def test_one_servers_view_does_not_depend_on_the_votes() -> None:
+    """Server 0 of m = 3, T = 1, for k = 11 voters with 0 YES and with 11 YES (counts 0 and 11).
+
+    Everything but the sealed shares is the same in both views; the shares server 0 opens with its key
+    in 200 runs each, bucketed, are
+    uniform (chi-square at alpha = 1e-3) and the two vote vectors give the same distribution (chi-square
+    test of homogeneity at alpha = 1e-3). Server 0 and 1 together (T + 1) recover the votes: the check of
+    the views could fail."""
+    table = release_table(central_majority_mechanism(11, 1.0, 0.0).release_one)
+    keys = [generate_x25519_key_pair() for _ in range(3)]
+    signing = [generate_key_pair()[0] for _ in range(3)]
+    views: dict[int, list[int]] = {0: [], 1: []}
+    for vote in (0, 1):
+        bits = np.full(11, vote, dtype=np.uint8)
+        for _ in range(200):
+            jobs = server_jobs(bits, table, 5, 1, keys, signing)
+            views[vote].extend(open_shares(jobs[0]))
+            assert recombine({0: open_shares(jobs[0]), 1: open_shares(jobs[1])}) == list(bits)
+        assert replace(jobs[0], sealed=[]) == replace(server_jobs(1 - bits, table, 5, 1, keys, signing)[0], sealed=[])
+    counts = np.stack([_bucket(views[0]), _bucket(views[1])])
+    for row in counts:
+        assert stats.chisquare(row).pvalue >= ALPHA
+    assert stats.chi2_contingency(counts).pvalue >= ALPHA
+
+
+@pytest.mark.parametrize(("bits", "servers", "threshold"), [([2], 3, 1), ([1], 0, 0), ([1], 3, 2), ([1], 4, 2)])
+def test_bad_sharing_input_is_refused(bits: list[int], servers: int, threshold: int) -> None:
+    with pytest.raises(ParameterError):
+        share_bits(np.array(bits), servers, threshold)
+
+
+def test_jobs_need_a_table_of_k_plus_one_entries() -> None:
+    keys = [generate_x25519_key_pair() for _ in range(3)]
+    with pytest.raises(ParameterError, match="k \\+ 1 = 4"):
+        server_jobs(np.ones(3, dtype=np.uint8), release_table(np.array([0.0, 1.0])), 1, 1, keys, [b"k"] * 3)
+
+
+def test_a_server_opens_only_its_own_share_in_its_own_slot() -> None:
+    """Server 0's key opens its ciphertext; server 1's ciphertext, another party's slot or a flipped byte
+    fail authentication."""
+    keys = [generate_x25519_key_pair() for _ in range(3)]
+    job0, job1, _ = server_jobs(np.array([1, 0], dtype=np.uint8), release_table(np.array([0.0, 0.5, 1.0])),
+                                1, 1, keys, [generate_key_pair()[0] for _ in range(3)])
+    key0 = bytes.fromhex(job0.private_key)
+    own = (bytes.fromhex(job0.sealed[0][0]), bytes.fromhex(job0.sealed[0][1]))
+    other = (bytes.fromhex(job1.sealed[0][0]), bytes.fromhex(job1.sealed[0][1]))
+    slot = {"session": "local", "round_index": 0}
+    assert open_share(key0, own, **slot, party=0, server=0) == open_shares(job0)[0]
+    tampered = (own[0], own[1][:-1] + bytes([own[1][-1] ^ 1]))
+    for sealed, party, server in ((other, 0, 1), (other, 0, 0), (own, 1, 0), (tampered, 0, 0)):
+        with pytest.raises(ProtocolViolation, match="decrypt"):
+            open_share(key0, sealed, **slot, party=party, server=server)
