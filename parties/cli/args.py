@@ -197,6 +197,15 @@ def add_label_column(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
                              "and votes")
 
 
+def add_deployed_session(parser: argparse.ArgumentParser, keys_help: str) -> None:
+    """The options every role of a deployed session takes: ``--roster FILE``, ``--keys DIR`` (what ``keys_help``
+    says it holds) and ``--broker URL`` of the running broker."""
+    parser.add_argument("--roster", type=Path, required=True, metavar="FILE", help="roster.json from `mpdp keys`")
+    parser.add_argument("--keys", type=Path, required=True, metavar="DIR", help=keys_help)
+    parser.add_argument("--broker", default=None, metavar="URL",
+                        help="mqtt://HOST[:PORT] of the running broker (default: $MPDP_BROKER_URL)")
+
+
 def run_files(*names: str) -> tuple[str, ...]:
     """The files a run writes under ``names``, with SQLite's ``-wal`` and ``-shm`` beside each ``.sqlite``."""
     return tuple(f"{n}{tail}" for n in names for tail in (("", "-wal", "-shm") if n.endswith(".sqlite") else ("",)))

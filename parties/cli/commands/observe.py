@@ -25,6 +25,7 @@ from rich.table import Table
 from mpdp import __version__ as mpdp_version
 from mpdp.analysis.observer_posterior import round_posterior
 from mpdp.parties.cli.args import (
+    add_deployed_session,
     add_label_column,
     fresh_output_dir,
     output_dir,
@@ -71,8 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "observe", description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--roster", type=Path, required=True, metavar="FILE", help="roster.json from `mpdp keys`")
-    p.add_argument("--keys", type=Path, required=True, metavar="DIR", help="directory of coordinator.key")
+    add_deployed_session(p, "directory of coordinator.key")
     rounds = p.add_argument_group("rounds (one of)")
     rounds.add_argument("--dataset-rounds", metavar="NAME|PATH", help="round names from a dataset's header")
     rounds.add_argument("--rounds", type=int, metavar="R", help="R rounds named round-1..round-R")
@@ -81,8 +81,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="what the observer computes over each round's participants (default: majority)")
     p.add_argument("--repetitions", type=int, default=1, metavar="N",
                    help="releases per party and round (default: 1; each one spends privacy)")
-    p.add_argument("--broker", default=None, metavar="URL",
-                   help="mqtt://HOST[:PORT] of the running broker (default: $MPDP_BROKER_URL)")
     p.add_argument("--wait-parties", type=float, default=300.0, metavar="SECONDS",
                    help="how long to wait for every party to be ready (default: 300)")
     p.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",

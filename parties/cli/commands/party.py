@@ -17,7 +17,7 @@ import asyncio
 from pathlib import Path
 
 from mpdp.analysis.accounting import Budget
-from mpdp.parties.cli.args import add_label_column, seed_value
+from mpdp.parties.cli.args import add_deployed_session, add_label_column, seed_value
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options
 from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
@@ -50,13 +50,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "party", description=__doc__.split("\n\n")[0].split(": ", 1)[1], epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--roster", type=Path, required=True, metavar="FILE", help="roster.json from `mpdp keys`")
-    p.add_argument("--keys", type=Path, required=True, metavar="DIR", help="directory of the parties' key files")
+    add_deployed_session(p, "directory of the parties' key files")
     p.add_argument("--parties", required=True, metavar="RANGES", help="the party ids hosted here, e.g. 0-217")
     p.add_argument("--dataset", required=True, metavar="NAME|PATH", help="where the hosted parties' bits are")
     add_label_column(p)
-    p.add_argument("--broker", default=None, metavar="URL",
-                   help="mqtt://HOST[:PORT] of the running broker (default: $MPDP_BROKER_URL)")
     p.add_argument("--seed", type=seed_value, default=None,
                    help="simulation mode: reproducible seeded generators (default: deployment mode)")
     p.add_argument("--idle-timeout", type=float, default=3600.0, metavar="SECONDS",

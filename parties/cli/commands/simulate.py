@@ -38,7 +38,13 @@ from mpdp.analysis.report import (
     results_document,
 )
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.cli.args import add_label_column, fresh_output_dir, output_file, run_files, to_json_text
+from mpdp.parties.cli.args import (
+    add_label_column,
+    fresh_output_dir,
+    output_file,
+    run_files,
+    to_json_text,
+)
 from mpdp.parties.cli.curator_arguments import check_curator_arguments
 from mpdp.parties.cli.display import Progress, party_summary, print_results
 from mpdp.parties.cli.params import parse_mechanisms

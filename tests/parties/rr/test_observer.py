@@ -4,9 +4,12 @@ messages sent by a real client are rejected and counted, never recorded."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiomqtt
 import numpy as np
 import pytest
 
@@ -14,10 +17,10 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
-from mpdp.parties.rounds.engine import open_engine
-from mpdp.parties.rr.observer import Observer
+from mpdp.parties.rounds.engine import RoundEngine, open_engine
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rr.observer import Observer
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.symmetric import observer_average_rule
@@ -25,6 +28,20 @@ from tests.mqtt_fixtures import brute_force_majority
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), pytest.mark.asyncio(loop_scope="session")]
 REPS = 5
+
+
+@contextlib.asynccontextmanager
+async def _observing(mosquitto: BrokerEndpoint, topics: Topics, roster: Roster, store: TranscriptStore,
+                     coord_private: bytes, round_timeout: float) -> AsyncIterator[tuple[RoundEngine, aiomqtt.Client]]:
+    """A majority observer on the round engine, and a raw client subscribed to the announcements."""
+    async with open_engine(
+        mosquitto, topics, roster, store, coord_private,
+        Observer(topics, roster, store, function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),
+                 rule_factory=observer_average_rule),
+        repetitions=REPS, round_timeout=round_timeout,
+    ) as observer, mosquitto.client(f"{topics.session}-sender") as sender:
+        await sender.subscribe(topics.rounds, qos=1)
+        yield observer, sender
 
 
 async def test_invalid_messages_are_rejected_counted_and_not_recorded(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
@@ -66,13 +83,7 @@ async def test_invalid_messages_are_rejected_counted_and_not_recorded(mosquitto:
 
     store = TranscriptStore(tmp_path / "t.sqlite")
     store.open_session(session, 3, REPS, ["r0"], mode="simulation (seeded generators)")
-    async with open_engine(
-        mosquitto, topics, roster, store, coord_private,
-        Observer(topics, roster, store, function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),
-                 rule_factory=observer_average_rule),
-        repetitions=REPS, round_timeout=10.0,
-    ) as observer, mosquitto.client(f"{session}-sender") as sender:
-        await sender.subscribe(topics.rounds, qos=1)
+    async with _observing(mosquitto, topics, roster, store, coord_private, 10.0) as (observer, sender):
         round_task = asyncio.create_task(observer.run_round(0, "r0"))
         async with asyncio.timeout(5):
             announcement = Announcement.model_validate_json(bytes((await anext(aiter(sender.messages))).payload))
@@ -105,13 +116,7 @@ async def test_symbol_range_and_timeout_records_the_absent(mosquitto: BrokerEndp
     coord_private, _ = generate_key_pair()
     store = TranscriptStore(tmp_path / "t.sqlite")
     store.open_session(session, 3, REPS, ["r0"], mode="simulation (seeded generators)")
-    async with open_engine(
-        mosquitto, topics, roster, store, coord_private,
-        Observer(topics, roster, store, function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),
-                 rule_factory=observer_average_rule),
-        repetitions=REPS, round_timeout=1.0,
-    ) as observer, mosquitto.client(f"{session}-sender") as sender:
-        await sender.subscribe(topics.rounds, qos=1)
+    async with _observing(mosquitto, topics, roster, store, coord_private, 1.0) as (observer, sender):
         round_task = asyncio.create_task(observer.run_round(0, "r0"))
         async with asyncio.timeout(5):
             await anext(aiter(sender.messages))
