@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import aiomqtt
 
-from mpdp.broker.settings import url_host
+from mpdp.broker.settings import Scheme, url_host
 from mpdp.broker.transport.mqtt import (
     SESSION_EXPIRY,
     MqttTransport,
@@ -21,15 +21,21 @@ __all__ = ["SESSION_EXPIRY", "BrokerEndpoint"]
 
 @dataclass(frozen=True, slots=True)
 class BrokerEndpoint:
-    """Where clients connect: host, port, MQTT version, and which kind of broker serves there.
+    """Where clients connect: address, transport, TLS, login, MQTT version, and which kind of broker serves there.
 
     A :class:`mpdp.broker.transport.base.Connector`; picklable: worker processes receive it. ``kind`` is
     ``"mosquitto"`` or ``"embedded"`` for a broker this run started, ``"external"`` for one given by URL.
+    The password is left out of the repr and of :attr:`url`.
 
     Attributes:
+        scheme: ``mqtt`` (TCP), ``mqtts`` (TLS), ``ws`` (WebSocket) or ``wss`` (WebSocket over TLS).
         timeout: seconds for one connection attempt and for every acknowledgement from the broker.
         queue_size: incoming messages a client holds before it stops acknowledging (backpressure).
         reconnect_attempts: connection attempts (with exponential backoff) before a client gives up.
+        username, password: the login (None: anonymous).
+        cafile: the CA's PEM file that verifies the broker's certificate (None: the system's CAs).
+        certfile, keyfile: the client's certificate and key (PEM) for TLS client authentication.
+        websocket_path: the HTTP path of a ws/wss broker (None: ``/mqtt``).
     """
 
     kind: Literal["mosquitto", "embedded", "external"]
@@ -39,11 +45,24 @@ class BrokerEndpoint:
     timeout: float = 10.0
     queue_size: int = 1000
     reconnect_attempts: int = 8
+    scheme: Scheme = "mqtt"
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    cafile: str | None = None
+    certfile: str | None = None
+    keyfile: str | None = None
+    websocket_path: str | None = None
+
+    @property
+    def tls(self) -> bool:
+        """True for ``mqtts`` and ``wss``."""
+        return self.scheme in ("mqtts", "wss")
 
     @property
     def url(self) -> str:
-        """``mqtt://host:port`` (``mqtt://[::1]:1883`` for an IPv6 host)."""
-        return f"mqtt://{url_host(self.host)}:{self.port}"
+        """``scheme://[user@]host:port[/path]`` (``mqtt://[::1]:1883`` for an IPv6 host); never the password."""
+        user = f"{self.username}@" if self.username else ""
+        return f"{self.scheme}://{user}{url_host(self.host)}:{self.port}{self.websocket_path or ''}"
 
     def connect(self, client_id: str, *, persistent: bool = False) -> AbstractAsyncContextManager[MqttTransport]:
         """A connected :class:`mpdp.broker.transport.mqtt.MqttTransport` as ``async with``.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.embedded import run_embedded
@@ -19,7 +20,16 @@ def external_endpoint(settings: BrokerSettings) -> BrokerEndpoint | None:
     if settings.kind != "external":
         return None
     assert settings.host is not None and settings.port is not None  # guaranteed by from_url
-    return BrokerEndpoint("external", settings.host, settings.port, settings.protocol, settings.timeout)
+    password = None if settings.password is None else settings.password.get_secret_value()
+    return BrokerEndpoint(
+        "external", settings.host, settings.port, settings.protocol, settings.timeout, scheme=settings.scheme,
+        username=settings.username, password=password, websocket_path=settings.path,
+        cafile=_path(settings.cafile), certfile=_path(settings.certfile), keyfile=_path(settings.keyfile),
+    )
+
+
+def _path(path: Path | None) -> str | None:
+    return None if path is None else str(path)
 
 
 @contextlib.asynccontextmanager

@@ -1,4 +1,4 @@
-"""Where the MQTT broker is: ``--broker URL`` or ``MPDP_BROKER_URL``, validated at the edge.
+"""Where the MQTT broker is and how to log in: ``--broker URL`` or ``MPDP_BROKER_URL``, validated at the edge.
 
 Accepted values (case-insensitive keywords)::
 
@@ -6,11 +6,16 @@ Accepted values (case-insensitive keywords)::
     auto                   the same, said explicitly
     mosquitto              start a mosquitto child process (error if the binary is missing)
     embedded               start the embedded amqtt broker in this process
-    mqtt://HOST[:PORT][?protocol=3.1.1|5&timeout=SECONDS]
-                           an external broker that is already running (port 1883 by default)
+    SCHEME://[USER[:PASSWORD]@]HOST[:PORT][/PATH][?protocol=3.1.1|5&timeout=SECONDS]
+                           an external broker that is already running; SCHEME is
+                           mqtt (TCP, port 1883), mqtts (TLS, 8883), ws (WebSocket, 80) or
+                           wss (WebSocket over TLS, 443); a PATH only for ws/wss (default /mqtt)
 
-The command line wins over the environment. Malformed values raise :class:`ParameterError` naming the
-value and what is allowed.
+Credentials and TLS files may come from the environment instead of the command line (the command line
+wins): ``MPDP_BROKER_USERNAME``, ``MPDP_BROKER_PASSWORD``, ``MPDP_BROKER_CAFILE``, ``MPDP_BROKER_CERT``,
+``MPDP_BROKER_KEY``. A password is never printed: :attr:`BrokerSettings.url` and every message leave it
+out, and its repr is ``'**********'`` (pydantic ``SecretStr``). Malformed values raise
+:class:`ParameterError` naming the value (password redacted) and what is allowed.
 """
 
 from __future__ import annotations
@@ -20,18 +25,27 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["ENV_VAR", "BrokerSettings", "find_mosquitto"]
+__all__ = ["DEFAULT_PORTS", "ENV_VAR", "PASSWORD_ENV", "TLS_ENV", "USERNAME_ENV", "BrokerSettings", "find_mosquitto",
+           "redact_url", "url_host"]
 
 #: Environment variable read when no ``--broker`` is given.
 ENV_VAR = "MPDP_BROKER_URL"
+#: Environment variables of the login: ``--broker``'s ``user:password@`` wins over them.
+USERNAME_ENV, PASSWORD_ENV = "MPDP_BROKER_USERNAME", "MPDP_BROKER_PASSWORD"
+#: Environment variables of the TLS files: option -> variable (``--cafile`` etc. win over them).
+TLS_ENV = {"cafile": "MPDP_BROKER_CAFILE", "cert": "MPDP_BROKER_CERT", "key": "MPDP_BROKER_KEY"}
+#: The port of each URL scheme when the URL names none.
+DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883, "ws": 80, "wss": 443}
+Scheme = Literal["mqtt", "mqtts", "ws", "wss"]
 _KEYWORDS = ("auto", "mosquitto", "embedded")
-_ALLOWED = "'auto', 'mosquitto', 'embedded' or mqtt://HOST[:PORT][?protocol=3.1.1|5&timeout=SECONDS]"
+_ALLOWED = ("'auto', 'mosquitto', 'embedded' or mqtt|mqtts|ws|wss://[USER[:PASSWORD]@]HOST[:PORT][/PATH]"
+            "[?protocol=3.1.1|5&timeout=SECONDS]")
 
 
 def find_mosquitto() -> Path | None:
@@ -40,15 +54,29 @@ def find_mosquitto() -> Path | None:
     return Path(found) if found else None
 
 
+def redact_url(url: str) -> str:
+    """``url`` with the password of its ``user:password@`` replaced by ``***`` (for messages)."""
+    head, sep, rest = url.partition("://")
+    userinfo, at, tail = rest.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    return f"{head}://{userinfo.split(':', 1)[0]}:***@{tail}"
+
+
 class BrokerSettings(BaseModel):
-    """Which broker a run uses and how clients talk to it.
+    """Which broker a run uses and how clients reach and log in to it.
 
     Attributes:
         kind: ``auto`` (start mosquitto if found, else embedded), ``mosquitto``, ``embedded`` or
             ``external`` (connect to ``host:port``).
         host, port: the external broker's address (None unless ``kind == "external"``).
+        scheme: ``mqtt`` (TCP), ``mqtts`` (TLS), ``ws`` (WebSocket) or ``wss`` (WebSocket over TLS).
+        path: the WebSocket path (ws/wss only; None: paho's ``/mqtt``).
         protocol: the MQTT version clients speak; the embedded amqtt broker supports ``3.1.1`` only.
         timeout: seconds for connecting and for every acknowledgement from the broker.
+        username, password: the login (the password never shown: ``SecretStr``).
+        cafile: PEM file of the CA that signed the broker's certificate (TLS; None: the system's CAs).
+        certfile, keyfile: the client's certificate and private key (PEM) for TLS client authentication.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -56,48 +84,120 @@ class BrokerSettings(BaseModel):
     kind: Literal["auto", "mosquitto", "embedded", "external"] = "auto"
     host: str | None = None
     port: int | None = Field(default=None, ge=1, le=65535)
+    scheme: Scheme = "mqtt"
+    path: str | None = None
     protocol: Literal["3.1.1", "5"] = "3.1.1"
     timeout: float = Field(default=10.0, gt=0, le=3600)
+    username: str | None = Field(default=None, min_length=1)
+    password: SecretStr | None = None
+    cafile: Path | None = None
+    certfile: Path | None = None
+    keyfile: Path | None = None
+
+    @property
+    def tls(self) -> bool:
+        """True for ``mqtts`` and ``wss``."""
+        return self.scheme in ("mqtts", "wss")
 
     @classmethod
-    def from_url(cls, url: str | None = None, environ: Mapping[str, str] | None = None) -> BrokerSettings:
-        """Parse ``--broker URL``; if None, the ``MPDP_BROKER_URL`` variable; if unset, ``auto``.
+    def from_url(cls, url: str | None = None, environ: Mapping[str, str] | None = None, *,
+                 cafile: str | os.PathLike[str] | None = None, cert: str | os.PathLike[str] | None = None,
+                 key: str | os.PathLike[str] | None = None, protocol: str | None = None) -> BrokerSettings:
+        """Parse ``--broker URL`` (if None, ``MPDP_BROKER_URL``; if unset, ``auto``) and the login and
+        TLS options (each, if None, from its ``MPDP_BROKER_*`` variable).
+
+        Args:
+            protocol: ``--mqtt-version`` (``3.1.1`` or ``5``); wins over the URL's ``?protocol=``.
 
         Raises:
-            ParameterError: an unknown keyword, a scheme other than ``mqtt``, a bad port or query key.
+            ParameterError: an unknown keyword or scheme, a bad port, path or query key; TLS files without
+                mqtts/wss, a missing TLS file, a key without a certificate, or a password without a user.
         """
         env = os.environ if environ is None else environ
         name = "--broker"
         if url is None or not url.strip():
             url, name = env.get(ENV_VAR, "").strip() or "auto", ENV_VAR
         text = url.strip()
+        shown = redact_url(text)
         if text.lower() in _KEYWORDS:
-            return cls(kind=text.lower())
-        parts = urlsplit(text)
-        if parts.scheme.lower() != "mqtt" or not parts.hostname:
-            raise ParameterError(name, url, _ALLOWED)
-        if parts.path not in ("", "/") or parts.username or parts.fragment:
-            raise ParameterError(name, url, _ALLOWED, hint="no path, user or fragment")
+            fields: dict[str, object] = {"kind": text.lower()}
+        else:
+            fields = _parse_url(name, text, shown)
+        if protocol is not None:
+            fields["protocol"] = protocol
+        if fields.get("username") is None and env.get(USERNAME_ENV):
+            fields["username"] = env[USERNAME_ENV]
+        if fields.get("password") is None and env.get(PASSWORD_ENV):
+            fields["password"] = env[PASSWORD_ENV]
+        given = {"cafile": cafile, "cert": cert, "key": key}
+        for option, value in given.items():
+            value = value if value is not None else (env.get(TLS_ENV[option]) or None)
+            if value is not None:
+                fields[{"cafile": "cafile", "cert": "certfile", "key": "keyfile"}[option]] = Path(value)
         try:
-            port = 1883 if parts.port is None else parts.port
-        except ValueError:
-            raise ParameterError(name, url, _ALLOWED, hint="the port must be 1..65535") from None
-        query = parse_qs(parts.query, keep_blank_values=True)
-        unknown = sorted(set(query) - {"protocol", "timeout"})
-        if unknown:
-            raise ParameterError(name, url, _ALLOWED, hint=f"unknown query key {unknown[0]!r}")
-        options: dict[str, object] = {key: values[-1] for key, values in query.items()}
-        try:
-            return cls(kind="external", host=parts.hostname, port=port, **options)
+            settings = cls(**fields)  # type: ignore[arg-type]
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            raise ParameterError(name, url, _ALLOWED, hint=_first_error(exc)) from None
+            raise ParameterError(name, shown, _ALLOWED, hint=_first_error(exc)) from None
+        settings._check_login(name, shown)
+        return settings
+
+    def _check_login(self, name: str, shown: str) -> None:
+        files = {"--cafile": self.cafile, "--cert": self.certfile, "--key": self.keyfile}
+        given = {option: path for option, path in files.items() if path is not None}
+        if given and self.kind != "external":
+            raise ParameterError(next(iter(given)), str(next(iter(given.values()))), "TLS files for an external "
+                                 "broker (mqtts:// or wss://)", hint=f"{name} is {shown!r}")
+        if given and not self.tls:
+            raise ParameterError(next(iter(given)), str(next(iter(given.values()))),
+                                 "TLS files only with an mqtts:// or wss:// broker URL", hint=f"{name} is {shown!r}")
+        for option, path in given.items():
+            if not path.is_file():
+                raise ParameterError(option, str(path), "a readable PEM file", hint="no such file")
+        if self.keyfile is not None and self.certfile is None:
+            raise ParameterError("--key", str(self.keyfile), "a private key together with --cert")
+        if self.password is not None and self.username is None:
+            raise ParameterError(name, shown, "a password together with a user name",
+                                 hint=f"give USER:PASSWORD@ or {USERNAME_ENV}")
+        if (self.username is not None or self.password is not None) and self.kind != "external":
+            raise ParameterError(name, shown, "a login for an external broker only",
+                                 hint=f"unset {USERNAME_ENV}/{PASSWORD_ENV} or give a broker URL")
 
     @property
     def url(self) -> str:
-        """The settings written back as a ``--broker`` value."""
+        """The settings written back as a ``--broker`` value, without the password."""
         if self.kind != "external":
             return self.kind
-        return f"mqtt://{url_host(self.host)}:{self.port}?protocol={self.protocol}&timeout={self.timeout:g}"
+        user = f"{self.username}@" if self.username else ""
+        path = self.path or ""
+        return (f"{self.scheme}://{user}{url_host(self.host)}:{self.port}{path}"
+                f"?protocol={self.protocol}&timeout={self.timeout:g}")
+
+
+def _parse_url(name: str, text: str, shown: str) -> dict[str, object]:
+    parts = urlsplit(text)
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname:
+        raise ParameterError(name, shown, _ALLOWED)
+    websocket = scheme in ("ws", "wss")
+    if parts.fragment or (parts.path not in ("", "/") and not websocket):
+        raise ParameterError(name, shown, _ALLOWED, hint="no fragment; a path only for ws:// and wss://")
+    try:
+        port = DEFAULT_PORTS[scheme] if parts.port is None else parts.port
+    except ValueError:
+        raise ParameterError(name, shown, _ALLOWED, hint="the port must be 1..65535") from None
+    query = parse_qs(parts.query, keep_blank_values=True)
+    unknown = sorted(set(query) - {"protocol", "timeout"})
+    if unknown:
+        raise ParameterError(name, shown, _ALLOWED, hint=f"unknown query key {unknown[0]!r}")
+    fields: dict[str, object] = {key: values[-1] for key, values in query.items()}
+    fields.update(kind="external", host=parts.hostname, port=port, scheme=scheme)
+    if websocket and parts.path not in ("", "/"):
+        fields["path"] = parts.path
+    if parts.username:
+        fields["username"] = unquote(parts.username)
+    if parts.password is not None:
+        fields["password"] = unquote(parts.password)
+    return fields
 
 
 def url_host(host: str | None) -> str:

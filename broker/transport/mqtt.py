@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
@@ -36,7 +38,7 @@ from mpdp.protocols.errors import TransportError
 if TYPE_CHECKING:
     from mpdp.broker.endpoint import BrokerEndpoint
 
-__all__ = ["SESSION_EXPIRY", "MqttTransport", "aiomqtt_client", "open_transport"]
+__all__ = ["SESSION_EXPIRY", "MqttTransport", "aiomqtt_client", "open_transport", "tls_context"]
 
 log = logging.getLogger("mpdp.transport")
 
@@ -49,31 +51,71 @@ _Io = Callable[[aiomqtt.Client], Awaitable[None]]  # one network action on a con
 
 def aiomqtt_client(endpoint: BrokerEndpoint, client_id: str, *, persistent: bool = False,
                    manual_ack: bool = True) -> aiomqtt.Client:
-    """A new (unconnected) aiomqtt client for ``endpoint``.
+    """A new (unconnected) aiomqtt client for ``endpoint`` (its transport, TLS, login and MQTT version).
 
     Args:
         client_id: the MQTT client id, unique per broker.
         persistent: keep the session on the broker across reconnects (module docstring).
         manual_ack: send a QoS 1 PUBACK only when the caller acknowledges (paho ``ack``); False:
             paho acknowledges on receipt.
+
+    Raises:
+        TransportError: a TLS file that cannot be loaded (names the file).
     """
-    properties = None
+    options: dict[str, Any] = {
+        "identifier": client_id, "timeout": endpoint.timeout, "username": endpoint.username,
+        "password": endpoint.password, "transport": "websockets" if endpoint.scheme in ("ws", "wss") else "tcp",
+        "websocket_path": endpoint.websocket_path, "tls_context": tls_context(endpoint) if endpoint.tls else None,
+    }
     if endpoint.protocol == "5":
         properties = Properties(PacketTypes.CONNECT)
         properties.ReceiveMaximum = endpoint.queue_size
         if persistent:
             properties.SessionExpiryInterval = SESSION_EXPIRY
-        client = aiomqtt.Client(
-            endpoint.host, endpoint.port, identifier=client_id, protocol=aiomqtt.ProtocolVersion.V5,
-            clean_start=not persistent, properties=properties, timeout=endpoint.timeout,
-        )
+        client = aiomqtt.Client(endpoint.host, endpoint.port, protocol=aiomqtt.ProtocolVersion.V5,
+                                clean_start=not persistent, properties=properties, **options)
     else:
-        client = aiomqtt.Client(
-            endpoint.host, endpoint.port, identifier=client_id, protocol=aiomqtt.ProtocolVersion.V311,
-            clean_session=not persistent, timeout=endpoint.timeout,
-        )
+        client = aiomqtt.Client(endpoint.host, endpoint.port, protocol=aiomqtt.ProtocolVersion.V311,
+                                clean_session=not persistent, **options)
     client._client.manual_ack_set(manual_ack)  # paho's public API under aiomqtt (pinned <3)
     return client
+
+
+def tls_context(endpoint: BrokerEndpoint) -> ssl.SSLContext:
+    """The TLS context of ``endpoint``: verifies the broker's certificate and host name against
+    ``endpoint.cafile`` (else the system's CAs) and presents ``endpoint.certfile``/``keyfile`` if given.
+
+    Raises:
+        TransportError: a CA, certificate or key file that cannot be read or parsed (names the file).
+    """
+    return _tls_context(endpoint.cafile, endpoint.certfile, endpoint.keyfile)
+
+
+@functools.lru_cache(maxsize=16)
+def _tls_context(cafile: str | None, certfile: str | None, keyfile: str | None) -> ssl.SSLContext:
+    current = cafile
+    try:
+        context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=cafile)
+        if certfile is not None:
+            current = certfile
+            context.load_cert_chain(certfile, keyfile)
+    except (OSError, ssl.SSLError) as exc:
+        raise TransportError(f"cannot load the TLS file {current}: {exc}") from None
+    return context
+
+
+#: CONNACK codes of a refused login: MQTT 3.1.1 §3.2.2.3 (4 bad user name or password, 5 not authorized)
+#: and MQTT 5 §3.2.2.2 (0x86 bad user name or password, 0x87 not authorized, 0x85 client id not valid).
+_REFUSED = frozenset({4, 5, 0x85, 0x86, 0x87})
+
+
+def _refused_for_good(exc: Exception) -> bool:
+    """True for a CONNACK refusing the login or client id, and for a TLS certificate that fails verification."""
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return True
+    code = getattr(exc, "rc", None)
+    value = code.value if isinstance(code, ReasonCode) else code
+    return isinstance(value, int) and value in _REFUSED
 
 
 async def _close(client: aiomqtt.Client, timeout: float) -> None:
@@ -141,6 +183,10 @@ class MqttTransport:
                 last = f"no answer within {endpoint.timeout:g} s"
             except (aiomqtt.MqttError, OSError) as exc:
                 last = str(exc) or type(exc).__name__
+                if _refused_for_good(exc):  # a wrong login or certificate does not get better by retrying
+                    await _close(client, endpoint.timeout)
+                    raise TransportError(f"the MQTT broker at {endpoint.url} refused client {self.client_id!r}: "
+                                         f"{last}") from None
             await _close(client, endpoint.timeout)
         attempts = endpoint.reconnect_attempts
         raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r} "

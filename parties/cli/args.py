@@ -202,8 +202,34 @@ def add_deployed_session(parser: argparse.ArgumentParser, keys_help: str) -> Non
     says it holds) and ``--broker URL`` of the running broker."""
     parser.add_argument("--roster", type=Path, required=True, metavar="FILE", help="roster.json from `mpdp keys`")
     parser.add_argument("--keys", type=Path, required=True, metavar="DIR", help=keys_help)
-    parser.add_argument("--broker", default=None, metavar="URL",
-                        help="mqtt://HOST[:PORT] of the running broker (default: $MPDP_BROKER_URL)")
+    add_broker_options(parser, "URL", "mqtt|mqtts|ws|wss://[USER[:PASSWORD]@]HOST[:PORT] of the running "
+                                      "broker (default: $MPDP_BROKER_URL)")
+
+
+def add_broker_options(parser: argparse.ArgumentParser, metavar: str, broker_help: str) -> None:
+    """``--broker URL`` (``broker_help``) and how to log in to it: ``--cafile``, ``--cert``, ``--key``,
+    ``--mqtt-version`` (read back by :func:`broker_options`). The user name and password go in the URL
+    or in ``MPDP_BROKER_USERNAME``/``MPDP_BROKER_PASSWORD`` (the environment keeps them out of ``ps``)."""
+    group = parser.add_argument_group(
+        "broker", "the login may be in the URL (USER:PASSWORD@) or in $MPDP_BROKER_USERNAME and "
+                  "$MPDP_BROKER_PASSWORD; the password is never printed")
+    group.add_argument("--broker", default=None, metavar=metavar, help=broker_help)
+    group.add_argument("--cafile", default=None, metavar="PEM",
+                       help="CA certificate that signed the broker's (mqtts/wss; default: $MPDP_BROKER_CAFILE, "
+                            "else the system's CAs)")
+    group.add_argument("--cert", default=None, metavar="PEM",
+                       help="this client's TLS certificate (default: $MPDP_BROKER_CERT)")
+    group.add_argument("--key", default=None, metavar="PEM",
+                       help="this client's TLS private key (default: $MPDP_BROKER_KEY)")
+    group.add_argument("--mqtt-version", choices=("3.1.1", "5"), default=None,
+                       help="MQTT protocol version (default: the URL's ?protocol=, else 3.1.1)")
+
+
+def broker_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :meth:`mpdp.broker.settings.BrokerSettings.from_url` that the options of
+    :func:`add_broker_options` give (``url`` included)."""
+    return {"url": args.broker, "cafile": args.cafile, "cert": args.cert, "key": args.key,
+            "protocol": args.mqtt_version}
 
 
 def run_files(*names: str) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
@@ -92,11 +93,13 @@ class PartyLoop(Generic[AnnouncementT]):
         self._record = record
         #: round -> the signed message this party published for it (from the record after a restart)
         self.sent: dict[int, str] = {} if record is None else record.answers(topics.session, party)
+        self._client_id = f"mpdp-{topics.session}-party-{party}-{secrets.token_hex(8)}"
 
     @property
     def client_id(self) -> str:
-        """The client id: unique per session and party (a restarted party takes its session over)."""
-        return f"mpdp-{self._topics.session}-party-{self.party}"
+        """The client id: session, party and a random suffix drawn once per loop (kept across its
+        reconnects), so no other client can guess it and take this connection over."""
+        return self._client_id
 
     def announcement(self, payload: bytes) -> AnnouncementT | None:
         """The verified announcement in ``payload``, or None (malformed, another session, not signed by

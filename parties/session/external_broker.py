@@ -1,13 +1,14 @@
 """The broker of a deployed role (``mpdp party``, ``mpdp observe``): always one that is already running.
 
 A simulation may start its own broker; a deployment's processes live on different hosts and meet at a
-broker they did not start, so these commands accept only ``mqtt://HOST[:PORT]`` (``--broker`` or
-``MPDP_BROKER_URL``)."""
+broker they did not start, so these commands accept only a broker URL (``--broker`` or
+``MPDP_BROKER_URL``: mqtt, mqtts, ws or wss, with a login and TLS files; :mod:`mpdp.broker.settings`)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.launch import external_endpoint
@@ -17,19 +18,23 @@ from mpdp.protocols.errors import ParameterError
 __all__ = ["deployment_endpoint"]
 
 
-def deployment_endpoint(url: str | None, environ: Mapping[str, str] | None = None) -> BrokerEndpoint:
+def deployment_endpoint(url: str | None, environ: Mapping[str, str] | None = None, **login: Any) -> BrokerEndpoint:
     """The endpoint of ``--broker URL`` (or ``MPDP_BROKER_URL``), which must name a running broker.
 
+    Args:
+        login: ``cafile``, ``cert``, ``key``, ``protocol`` of
+            :meth:`mpdp.broker.settings.BrokerSettings.from_url` (None: from the environment).
+
     Raises:
-        ParameterError: a malformed URL, or none / ``auto`` / ``embedded`` / ``mosquitto`` (a deployed
-            role does not start a broker).
+        ParameterError: a malformed URL or login, or none / ``auto`` / ``embedded`` / ``mosquitto`` (a
+            deployed role does not start a broker).
     """
     env = os.environ if environ is None else environ
-    endpoint = external_endpoint(BrokerSettings.from_url(url, env))
+    endpoint = external_endpoint(BrokerSettings.from_url(url, env, **login))
     if endpoint is None:
         given = ("--broker", url) if url and url.strip() else (ENV_VAR, env.get(ENV_VAR, "") or "(unset)")
         raise ParameterError(
-            *given, "mqtt://HOST[:PORT] of a running broker "
+            *given, "mqtt|mqtts|ws|wss://HOST[:PORT] of a running broker "
             f"(--broker or {ENV_VAR}); the deployed roles meet at a broker they do not start",
         )
     return endpoint

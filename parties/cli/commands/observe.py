@@ -26,6 +26,7 @@ from mpdp import __version__ as mpdp_version
 from mpdp.analysis.observer_posterior import round_posterior
 from mpdp.parties.cli.args import (
     add_deployed_session,
+    broker_options,
     add_label_column,
     fresh_output_dir,
     output_dir,
@@ -162,7 +163,7 @@ def _privacy(outcomes: tuple[RoundOutcome, ...], facts: SessionRoster, repetitio
 
 
 def _run(args: argparse.Namespace) -> int:
-    endpoint = deployment_endpoint(args.broker)
+    endpoint = deployment_endpoint(**broker_options(args))
     facts = read_roster(args.roster)
     coordinator = read_private_key(coordinator_key_path(args.keys), facts, None)
     function = parse_function(args.function)

@@ -17,7 +17,7 @@ import asyncio
 from pathlib import Path
 
 from mpdp.analysis.accounting import Budget
-from mpdp.parties.cli.args import add_deployed_session, add_label_column, seed_value
+from mpdp.parties.cli.args import add_deployed_session, add_label_column, broker_options, seed_value
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options
 from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
@@ -71,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    endpoint = deployment_endpoint(args.broker)
+    endpoint = deployment_endpoint(**broker_options(args))
     facts = read_roster(args.roster)
     parties = parse_ranges(args.parties, facts.roster.k)
     keys = tuple(read_private_key(party_key_path(args.keys, i), facts, i) for i in parties)

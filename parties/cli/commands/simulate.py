@@ -39,7 +39,9 @@ from mpdp.analysis.report import (
 )
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.cli.args import (
+    add_broker_options,
     add_label_column,
+    broker_options,
     fresh_output_dir,
     output_file,
     run_files,
@@ -132,8 +134,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--repetitions", type=int, default=200, metavar="N",
                    help="independent privatizations of each round (default: 200)")
     p.add_argument("--seed", type=int, default=None, help="make the run reproducible (default: OS entropy)")
-    p.add_argument("--broker", default=None, metavar="URL|embedded|mosquitto",
-                   help="where to publish (default: $MPDP_BROKER_URL, else start our own)")
+    add_broker_options(p, "URL|embedded|mosquitto", "where to publish (default: $MPDP_BROKER_URL, else start "
+                                                    "our own)")
     p.add_argument("--workers", type=int, default=None, metavar="W",
                    help="worker processes hosting the parties (default: one per core)")
     p.add_argument("--secure", action="store_true",
@@ -280,7 +282,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         if args.budget is not None:
             raise ParameterError("--budget", args.budget, "per-party budgets with --protocol rr only",
                                  hint="the curator, not the parties, releases outputs")
-    broker = BrokerSettings.from_url(args.broker)
+    broker = BrokerSettings.from_url(**broker_options(args))
     seeds = SeedTree.from_seed(args.seed)
     seed = seeds.seed
     dataset = _dataset(args, seeds.dataset())
