@@ -23,7 +23,7 @@ from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.settings import find_mosquitto
 from mpdp.protocols.errors import TransportError
 
-__all__ = ["CONFIG_TEMPLATE", "render_config", "run_mosquitto"]
+__all__ = ["CONFIG_TEMPLATE", "render_config", "run_configured_mosquitto", "run_mosquitto"]
 
 #: The configuration shipped in broker/.
 CONFIG_TEMPLATE = Path(__file__).with_name("mosquitto.conf")
@@ -75,24 +75,41 @@ async def run_mosquitto(
         port = port or free_loopback_port()
         config = Path(tmp, "mosquitto.conf")
         config.write_text(render_config(CONFIG_TEMPLATE.read_text(), port))
+        endpoint = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=timeout)
+        async with run_configured_mosquitto(config, endpoint, binary=exe, start_timeout=start_timeout):
+            yield endpoint
+
+
+@contextlib.asynccontextmanager
+async def run_configured_mosquitto(config: Path, probe: BrokerEndpoint, *, binary: Path | None = None,
+                                   start_timeout: float = 10.0) -> AsyncIterator[None]:
+    """Start mosquitto with the configuration file ``config`` as it is; return once ``probe`` (an
+    endpoint of one of its listeners, with a login where one is needed) connects; stop it on exit.
+
+    Raises:
+        TransportError: as :func:`run_mosquitto`.
+    """
+    exe = binary or find_mosquitto()
+    if exe is None:
+        raise TransportError("mosquitto binary not found on PATH or in /usr/sbin; use --broker embedded")
+    with tempfile.TemporaryDirectory(prefix="mpdp-mosquitto-log-") as tmp:
         log_path = Path(tmp, "mosquitto.log")
         with log_path.open("wb") as log:
             proc = await asyncio.create_subprocess_exec(
                 str(exe), "-c", str(config), stdin=asyncio.subprocess.DEVNULL, stdout=log,
                 stderr=log, start_new_session=True, preexec_fn=_die_with_parent,
             )
-        endpoint = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=timeout)
         try:
             try:
-                await wait_until_accepting(endpoint, start_timeout, alive=lambda: proc.returncode is None)
+                await wait_until_accepting(probe, start_timeout, alive=lambda: proc.returncode is None)
             except TransportError as exc:
                 tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
                 raise TransportError(
-                    f"mosquitto ({exe}) did not start on {endpoint.url}"
+                    f"mosquitto ({exe}) did not start on {probe.url}"
                     + (f" (exit code {proc.returncode})" if proc.returncode is not None else "")
                     + (": " + " | ".join(tail) if tail else f": {exc}")
                 ) from exc
-            yield endpoint
+            yield
         finally:
             await _stop(proc)
 

@@ -1,0 +1,95 @@
+"""``mpdp broker config``: a locked-down mosquitto configuration for a deployed session.
+
+Reads the roster of ``mpdp keys`` and writes, into ``--out DIR``, a mosquitto.conf with two TLS
+listeners (party hosts on ``--port``, the observer on ``--observer-port``), the deployment's CA, the
+broker's server certificate, a password file and an ACL under which each party host publishes only its
+own parties' topics and reads only the announcements, and one directory per identity (the observer and
+each party host, named like the ``--split`` key directories) holding its certificate, key, the CA and a
+``broker.env`` with its broker URL, user name and password (files 0600). Give each host its own
+directory only. :mod:`mpdp.broker.lockdown` says who may do what.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+
+from mpdp.parties.cli.args import output_dir, plain_text
+
+__all__ = ["register"]
+
+EPILOG = """\
+examples:
+  mpdp keys --parties 435 --split 0-217 --split 218-434 --out keys/
+  mpdp broker config --roster keys/roster.json --split 0-217 --split 218-434 --host broker.example --out broker/
+  mosquitto -c broker/mosquitto.conf                       # on the broker host
+  set -a; . broker/clients/observer/broker.env; set +a     # on the observer's host, then `mpdp observe ...`
+  set -a; . broker/clients/parties-0-217/broker.env; set +a  # on that party host, then `mpdp party ...`
+
+for docker-compose.yml (the broker is `mosquitto` inside the compose network):
+  mpdp broker config --roster roster.json --split 0-217 --split 218-434 --host mosquitto \\
+      --config-path /mosquitto/config --client-path /broker --user root --out broker-config/ --force
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``broker`` command group (``broker config``)."""
+    group = subparsers.add_parser("broker", description="broker set-up for a deployed session",
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = actions.add_parser("config", help="write a TLS + password + ACL mosquitto configuration",
+                           description=plain_text(__doc__.split("\n\n", 1)[1]), epilog=EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--roster", required=True, metavar="FILE", help="roster.json from `mpdp keys`")
+    p.add_argument("--out", required=True, metavar="DIR", help="where to write the configuration")
+    p.add_argument("--split", action="append", default=None, metavar="RANGES",
+                   help="the parties of one party host (as `mpdp keys --split`); repeat to cover every party "
+                        "(default: one host with all)")
+    p.add_argument("--host", action="append", default=[], metavar="NAME",
+                   help="a name or address clients reach the broker by (the server certificate's; "
+                        "127.0.0.1, ::1 and localhost always); the first goes into each broker.env")
+    p.add_argument("--port", type=int, default=8883, help="the party hosts' TLS listener (default: 8883)")
+    p.add_argument("--observer-port", type=int, default=8884, help="the observer's TLS listener (default: 8884)")
+    p.add_argument("--bind", default=None, metavar="ADDRESS", help="listen on this address only (default: all)")
+    p.add_argument("--party-decisions", action="store_true",
+                   help="parties decide f themselves: they may read transcripts and publish decisions")
+    p.add_argument("--days", type=int, default=365, help="certificate validity in days (default: 365)")
+    p.add_argument("--user", default=None, metavar="NAME",
+                   help="the account a root-started mosquitto runs as; it must read passwd, acl and server.key "
+                        "(default: mosquitto's own 'mosquitto'; 'me' for the account running this command)")
+    p.add_argument("--config-path", default=None, metavar="DIR",
+                   help="DIR as the broker will see it, e.g. /mosquitto/config in a container (default: DIR)")
+    p.add_argument("--client-path", default=None, metavar="DIR",
+                   help="where each host will see its own client directory, e.g. /broker in a container "
+                        "(default: its path under DIR)")
+    p.add_argument("--force", action="store_true", help="replace an earlier configuration in DIR")
+    p.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from mpdp.broker.lockdown import OBSERVER, write_broker_config
+    from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
+    from mpdp.parties.session.files import read_roster
+    from mpdp.protocols.errors import ParameterError
+
+    facts = read_roster(args.roster)
+    k = facts.roster.k
+    groups = [list(range(k))] if args.split is None else [parse_ranges(s, k, "--split") for s in args.split]
+    covered = sorted(i for g in groups for i in g)
+    if covered != list(range(k)):
+        raise ParameterError("--split", " ".join(args.split), f"ranges that cover each of the {k} parties once")
+    hosts = {f"parties-{format_ranges(g)}": g for g in groups}
+    user = getpass.getuser() if args.user == "me" else args.user
+    config = write_broker_config(
+        output_dir(args.out, "--out"), facts.session, hosts, names=args.host, party_port=args.port,
+        observer_port=args.observer_port, bind=args.bind, party_decisions=args.party_decisions,
+        config_path=args.config_path, client_path=args.client_path, days=args.days, user=user, force=args.force,
+    )
+    print(f"session {facts.session}: wrote {config.config} (TLS listeners {config.party_port} for "
+          f"{len(hosts)} party host{'s' * (len(hosts) > 1)}, {config.observer_port} for the observer), "
+          f"ca.crt, server.crt/.key, passwd, acl")
+    for name, folder in config.clients.items():
+        role = "the observer" if name == OBSERVER else f"parties {format_ranges(hosts[name])}"
+        print(f"  {folder}/  -> {role} only (broker.env, client.crt/.key, ca.crt; 0600)")
+    print(f"start the broker: mosquitto -c {config.config}")
+    return 0
