@@ -7,17 +7,26 @@ with its integration tests silently skipped."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import getpass
 import itertools
 import os
-from collections.abc import AsyncIterator, Sequence
+import shlex
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
 import pytest_asyncio
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.broker.mosquitto import run_mosquitto
-from mpdp.broker.settings import find_mosquitto
+from mpdp.broker.launch import external_endpoint
+from mpdp.broker.lockdown import BrokerConfig, write_broker_config
+from mpdp.broker.mosquitto import run_configured_mosquitto, run_mosquitto
+from mpdp.broker.ports import LOOPBACK, free_loopback_port
+from mpdp.broker.settings import BrokerSettings, find_mosquitto
 from mpdp.protocols.mechanisms import RandomizedResponse
 
 
@@ -41,6 +50,45 @@ async def mosquitto() -> AsyncIterator[BrokerEndpoint]:
     require_mosquitto()
     async with run_mosquitto(timeout=5.0) as endpoint:
         yield endpoint
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The ``KEY=value`` lines (shell-quoted values) of a ``broker.env`` as a dict."""
+    return {key: value for line in path.read_text().splitlines() if line.strip()
+            for key, _, value in [shlex.split(line)[0].partition("=")]}
+
+
+@dataclass(frozen=True)
+class LockedBroker:
+    """A mosquitto running a configuration of :func:`mpdp.broker.lockdown.write_broker_config`."""
+
+    config: BrokerConfig
+
+    def env(self, identity: str) -> dict[str, str]:
+        """``identity``'s broker.env (URL, login, TLS files)."""
+        return read_env_file(self.config.clients[identity] / "broker.env")
+
+    def endpoint(self, identity: str, timeout: float = 5.0) -> BrokerEndpoint:
+        """How ``identity`` connects (its own listener, login and certificate)."""
+        endpoint = external_endpoint(BrokerSettings.from_url(None, self.env(identity)))
+        assert endpoint is not None
+        return dataclasses.replace(endpoint, timeout=timeout, reconnect_attempts=2)
+
+
+@contextlib.asynccontextmanager
+async def locked_mosquitto(directory: Path, session: str, hosts: Mapping[str, Sequence[int]], *,
+                           party_decisions: bool = False) -> AsyncIterator[LockedBroker]:
+    """A real mosquitto from a fresh ``mpdp broker config`` on two free loopback ports (skipped without
+    the binary, failed under CI); run as the current account when that is root."""
+    require_mosquitto()
+    party_port = free_loopback_port()
+    observer_port = next(p for p in iter(free_loopback_port, None) if p != party_port)
+    config = write_broker_config(directory, session, hosts, party_port=party_port, observer_port=observer_port,
+                                 bind=LOOPBACK, party_decisions=party_decisions,
+                                 user=getpass.getuser() if os.geteuid() == 0 else None)
+    broker = LockedBroker(config)
+    async with run_configured_mosquitto(config.config, broker.endpoint(next(iter(hosts)))):
+        yield broker
 
 
 def brute_force_majority(mechanisms: Sequence[RandomizedResponse], symbols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

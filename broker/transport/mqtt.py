@@ -110,9 +110,13 @@ _REFUSED = frozenset({4, 5, 0x85, 0x86, 0x87})
 
 
 def _refused_for_good(exc: Exception) -> bool:
-    """True for a CONNACK refusing the login or client id, and for a TLS certificate that fails verification."""
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        return True
+    """True for a CONNACK refusing the login or client id, and for a TLS certificate that fails verification
+    (aiomqtt raises it as the cause of an MqttError)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return True
+        cause = cause.__cause__ or cause.__context__
     code = getattr(exc, "rc", None)
     value = code.value if isinstance(code, ReasonCode) else code
     return isinstance(value, int) and value in _REFUSED

@@ -1,0 +1,166 @@
+"""``mpdp broker config`` (mpdp.broker.lockdown): the files it writes, checked offline, and a real mosquitto
+started from them: logins, TLS, the ACL and the observer's client id."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import ipaddress
+import logging
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+
+from mpdp.broker.certificates import CertificateAuthority
+from mpdp.broker.lockdown import OBSERVER, acl_text, write_broker_config
+from mpdp.broker.passwords import password_line, verify_password_line
+from mpdp.broker.topics import Topics
+from mpdp.protocols.errors import ParameterError, TransportError
+from tests.mqtt_fixtures import LockedBroker, locked_mosquitto
+
+SESSION = "lock-1"
+HOSTS = {"parties-0-1": [0, 1], "parties-2": [2]}
+TOPICS = Topics(SESSION)
+
+
+def test_password_lines_are_the_format_mosquitto_passwd_writes(tmp_path: Path) -> None:
+    """Two ways: our verifier accepts mosquitto_passwd's own line, and our line with its salt is identical."""
+    tool = shutil.which("mosquitto_passwd")
+    if tool is None:
+        pytest.skip("mosquitto_passwd not installed")
+    file = tmp_path / "passwd"
+    subprocess.run([tool, "-b", "-c", str(file), "alice", "s3cret:x"], check=True, capture_output=True)
+    line = file.read_text().strip()
+    assert verify_password_line(line, "alice", "s3cret:x") and not verify_password_line(line, "alice", "wrong")
+    salt = __import__("base64").b64decode(line.split("$")[3])
+    assert password_line("alice", "s3cret:x", salt=salt) == line
+    with pytest.raises(ParameterError, match="username"):
+        password_line("a:b", "x")
+
+
+def test_the_server_certificate_names_loopback_and_every_host_and_chains_to_the_ca() -> None:
+    ca = CertificateAuthority("mpdp CA test", days=2)
+    server = x509.load_pem_x509_certificate(ca.server(["broker.example", "10.0.0.7"]).certificate)
+    names = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert set(names.get_values_for_type(x509.DNSName)) == {"localhost", "broker.example"}
+    assert set(names.get_values_for_type(x509.IPAddress)) == {ipaddress.ip_address(a) for a in
+                                                              ("127.0.0.1", "::1", "10.0.0.7")}
+    client = x509.load_pem_x509_certificate(ca.client("parties-2").certificate)
+    for cert in (server, client):
+        cert.verify_directly_issued_by(ca.certificate)
+    assert client.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value == "parties-2"
+    with pytest.raises(ParameterError, match="days"):
+        CertificateAuthority("x", days=0)
+
+
+def test_each_party_host_writes_only_its_own_parties_topics() -> None:
+    text = acl_text(TOPICS, HOSTS, party_decisions=False)
+    blocks = {block.splitlines()[0]: set(block.splitlines()[1:]) for block in text.split("\n\n")[1:]}
+    assert blocks["user parties-2"] == {f"topic read {TOPICS.rounds}", f"topic write {TOPICS.status}",
+                                        f"topic write {TOPICS.party(2)}"}
+    assert blocks[f"user {OBSERVER}"] >= {f"topic read {TOPICS.all_parties}", f"topic write {TOPICS.rounds}"}
+    with_decisions = acl_text(TOPICS, HOSTS, party_decisions=True)
+    assert f"topic write {TOPICS.decision(0)}" in with_decisions and f"topic read {TOPICS.transcript}" in with_decisions
+
+
+def test_secrets_are_private_files_and_a_second_run_needs_force(tmp_path: Path) -> None:
+    config = write_broker_config(tmp_path, SESSION, HOSTS, names=["broker.example"])
+    for name in ("passwd", "acl", "server.key"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
+    for folder in config.clients.values():
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in folder.iterdir()} == {
+            "ca.crt": 0o600, "client.crt": 0o600, "client.key": 0o600, "broker.env": 0o600}
+    env = (config.clients["parties-2"] / "broker.env").read_text()
+    assert "MPDP_BROKER_URL=mqtts://broker.example:8883\n" in env and "MPDP_BROKER_USERNAME=parties-2\n" in env
+    passwords = dict(line.split("=", 1) for line in env.splitlines())
+    lines = (tmp_path / "passwd").read_text().splitlines()
+    assert [line.split(":")[0] for line in lines] == [OBSERVER, *HOSTS]
+    assert verify_password_line(lines[2], "parties-2", passwords["MPDP_BROKER_PASSWORD"])
+    with pytest.raises(ParameterError, match="--force"):
+        write_broker_config(tmp_path, SESSION, HOSTS)
+    with pytest.raises(ParameterError, match="disjoint"):
+        write_broker_config(tmp_path / "x", SESSION, {"a": [0, 1], "b": [1]})
+    with pytest.raises(ParameterError, match="mpdp-"):
+        write_broker_config(tmp_path / "y", SESSION, {"mpdp-a": [0]})
+
+
+async def _next(transport, seconds: float = 5.0) -> tuple[str, bytes]:  # type: ignore[no-untyped-def]
+    async with asyncio.timeout(seconds):
+        async for delivery in transport.deliveries():
+            return delivery.topic, delivery.payload
+    raise AssertionError("no delivery")
+
+
+# paho-mqtt 2.2 leaves the TLS socket of a failed handshake (the foreign CA) to the garbage collector
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_a_wrong_password_no_certificate_and_plain_tcp_are_refused(tmp_path: Path) -> None:
+    other_ca = tmp_path / "other-ca.crt"
+    other_ca.write_bytes(CertificateAuthority("someone else").certificate_pem)
+    async with locked_mosquitto(tmp_path / "broker", SESSION, HOSTS) as broker:
+        host = broker.endpoint("parties-2")
+        async with host.connect("mpdp-test-good"):
+            pass
+        refused = {
+            "wrong password": dataclasses.replace(host, password="wrong"),
+            "another host's password": dataclasses.replace(host, password=broker.env("parties-0-1")["MPDP_BROKER_PASSWORD"]),
+            "no password": dataclasses.replace(host, username=None, password=None),
+            # the broker drops these connections before any CONNACK: the client gives up at its timeout
+            "no client certificate": dataclasses.replace(host, certfile=None, keyfile=None, timeout=1.0,
+                                                         reconnect_attempts=1),
+            "plain TCP to the TLS listener": dataclasses.replace(host, scheme="mqtt", cafile=None, certfile=None,
+                                                                 keyfile=None, timeout=1.0, reconnect_attempts=1),
+            "a CA that did not sign the broker": dataclasses.replace(host, cafile=str(other_ca)),
+        }
+        for what, endpoint in refused.items():
+            with pytest.raises(TransportError):
+                async with endpoint.connect("mpdp-test-bad"):
+                    pytest.fail(f"{what}: connected")
+
+
+@pytest.mark.parametrize("protocol", ["3.1.1", "5"])
+async def test_a_party_cannot_publish_for_another_host_or_read_party_topics(tmp_path: Path, protocol: str) -> None:
+    async with locked_mosquitto(tmp_path, SESSION, HOSTS) as broker:
+        observer, host_a, host_b = (dataclasses.replace(broker.endpoint(name), protocol=protocol)
+                                    for name in (OBSERVER, "parties-0-1", "parties-2"))
+        async with observer.connect(f"mpdp-{SESSION}-observer", persistent=True) as watch, \
+                host_a.connect("mpdp-test-a") as a, host_b.connect("mpdp-test-b") as b:
+            await watch.subscribe(TOPICS.all_parties, TOPICS.status)
+            with contextlib.suppress(TransportError):  # refused (MQTT 5), or granted and never delivered
+                await a.subscribe(TOPICS.all_parties, TOPICS.status, "#")
+            for topic in (TOPICS.party(2), TOPICS.rounds, TOPICS.transcript, f"mpdp/{SESSION}/party/7"):
+                with contextlib.suppress(TransportError):  # MQTT 5: a refusing PUBACK
+                    await a.publish(topic, b"forged")
+            await a.publish(TOPICS.party(0), b"own")  # after the forgeries, on the same connection (in order)
+            assert await _next(watch) == (TOPICS.party(0), b"own")
+            await b.publish(TOPICS.party(2), b"b's own")
+            assert await _next(watch) == (TOPICS.party(2), b"b's own")
+            for transport in (watch, a):  # nothing else reached the observer; party A read nothing
+                with pytest.raises(TimeoutError):
+                    await _next(transport, 0.5)
+
+
+async def test_nobody_else_can_use_the_observer_client_id(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    async with locked_mosquitto(tmp_path, SESSION, HOSTS) as broker:
+        observer, host_a = broker.endpoint(OBSERVER), broker.endpoint("parties-0-1")
+        on_observer_listener = dataclasses.replace(host_a, port=observer.port)
+        caplog.set_level(logging.WARNING, logger="mpdp.transport")
+        async with observer.connect(f"mpdp-{SESSION}-observer", persistent=True) as watch:
+            await watch.subscribe(TOPICS.all_parties)
+            # ids without the mpdp- prefix are refused on either listener
+            for endpoint in (host_a, on_observer_listener):
+                with pytest.raises(TransportError, match="refused"):
+                    async with endpoint.connect(OBSERVER):
+                        pass
+            # on the observer's listener the id becomes the user name: parties-0-1, not the observer
+            client_id = f"mpdp-{SESSION}-observer"
+            async with on_observer_listener.connect(client_id) as intruder, host_a.connect(client_id) as other:
+                for transport in (intruder, other):
+                    await transport.publish(TOPICS.party(1), client_id.encode())
+                    assert await _next(watch) == (TOPICS.party(1), client_id.encode())
+        assert not [r for r in caplog.records if "connection lost" in r.getMessage()]
