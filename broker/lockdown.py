@@ -14,8 +14,9 @@
 Who may do what (topics of :class:`mpdp.broker.topics.Topics`):
 
 * a party host (user ``parties-RANGES``) publishes only its own parties' topics ``party/{i}`` (and
-  ``decision/{i}`` with party decisions) and ``status``; it reads only ``rounds`` (and ``transcript``
-  with party decisions). It cannot read another party's answer.
+  ``decision/{i}`` with party decisions) and ``status``; it reads only ``rounds`` and ``status`` (its
+  ready beacon reads its own report back), and ``transcript`` with party decisions. It cannot read any
+  party's answer.
 * the observer (user ``observer``) publishes ``rounds``, ``transcript`` and ``curator/release``; it
   reads ``party/+``, ``status`` and ``decision/+``.
 * nobody else may use the observer's client id: the observer connects on its own listener, where
@@ -102,7 +103,8 @@ def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions
              f"topic write {topics.rounds}", f"topic write {topics.transcript}", f"topic write {topics.release}",
              f"topic read {topics.all_parties}", f"topic read {topics.status}", f"topic read {topics.all_decisions}"]
     for name, parties in hosts.items():
-        lines += ["", f"user {name}", f"topic read {topics.rounds}", f"topic write {topics.status}"]
+        # status: read too, the host's ready beacon repeats the "ready" it reads back (parties/session/host.py)
+        lines += ["", f"user {name}", f"topic read {topics.rounds}", f"topic readwrite {topics.status}"]
         if party_decisions:
             lines.append(f"topic read {topics.transcript}")
         for party in parties:

@@ -23,7 +23,7 @@ import pytest_asyncio
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.launch import external_endpoint
-from mpdp.broker.lockdown import BrokerConfig, write_broker_config
+from mpdp.broker.lockdown import write_broker_config
 from mpdp.broker.mosquitto import run_configured_mosquitto, run_mosquitto
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.settings import BrokerSettings, find_mosquitto
@@ -60,13 +60,13 @@ def read_env_file(path: Path) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class LockedBroker:
-    """A mosquitto running a configuration of :func:`mpdp.broker.lockdown.write_broker_config`."""
+    """A mosquitto running the configuration that ``mpdp broker config`` wrote into ``directory``."""
 
-    config: BrokerConfig
+    directory: Path
 
     def env(self, identity: str) -> dict[str, str]:
         """``identity``'s broker.env (URL, login, TLS files)."""
-        return read_env_file(self.config.clients[identity] / "broker.env")
+        return read_env_file(self.directory / "clients" / identity / "broker.env")
 
     def endpoint(self, identity: str, timeout: float = 5.0) -> BrokerEndpoint:
         """How ``identity`` connects (its own listener, login and certificate)."""
@@ -75,19 +75,37 @@ class LockedBroker:
         return dataclasses.replace(endpoint, timeout=timeout, reconnect_attempts=2)
 
 
+def locked_ports() -> tuple[int, int]:
+    """Two distinct free loopback ports: the party hosts' and the observer's listener."""
+    party_port = free_loopback_port()
+    return party_port, next(p for p in iter(free_loopback_port, None) if p != party_port)
+
+
+def broker_user() -> str | None:
+    """The account a generated configuration names for mosquitto: the current one when that is root
+    (mosquitto would switch to ``mosquitto``, who cannot read root's 0600 files), else None."""
+    return getpass.getuser() if os.geteuid() == 0 else None
+
+
+@contextlib.asynccontextmanager
+async def serve_locked(directory: Path, probe: str) -> AsyncIterator[LockedBroker]:
+    """Run mosquitto with ``directory/mosquitto.conf`` until exit; ready once identity ``probe`` connects."""
+    require_mosquitto()
+    broker = LockedBroker(directory)
+    async with run_configured_mosquitto(directory / "mosquitto.conf", broker.endpoint(probe)):
+        yield broker
+
+
 @contextlib.asynccontextmanager
 async def locked_mosquitto(directory: Path, session: str, hosts: Mapping[str, Sequence[int]], *,
                            party_decisions: bool = False) -> AsyncIterator[LockedBroker]:
-    """A real mosquitto from a fresh ``mpdp broker config`` on two free loopback ports (skipped without
-    the binary, failed under CI); run as the current account when that is root."""
+    """A real mosquitto from a fresh :func:`mpdp.broker.lockdown.write_broker_config` on two free loopback
+    ports (skipped without the binary, failed under CI)."""
     require_mosquitto()
-    party_port = free_loopback_port()
-    observer_port = next(p for p in iter(free_loopback_port, None) if p != party_port)
-    config = write_broker_config(directory, session, hosts, party_port=party_port, observer_port=observer_port,
-                                 bind=LOOPBACK, party_decisions=party_decisions,
-                                 user=getpass.getuser() if os.geteuid() == 0 else None)
-    broker = LockedBroker(config)
-    async with run_configured_mosquitto(config.config, broker.endpoint(next(iter(hosts)))):
+    party_port, observer_port = locked_ports()
+    write_broker_config(directory, session, hosts, party_port=party_port, observer_port=observer_port,
+                        bind=LOOPBACK, party_decisions=party_decisions, user=broker_user())
+    async with serve_locked(directory, next(iter(hosts))) as broker:
         yield broker
 
 

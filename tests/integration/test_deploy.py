@@ -9,6 +9,7 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +21,10 @@ from mpdp.broker.messages import PartyMessage, WorkerStatus
 from mpdp.broker.signing import verify_message
 from mpdp.broker.topics import Topics
 from mpdp.parties.session.datasets import load_dataset
-from mpdp.parties.session.files import read_roster
+from mpdp.parties.session.files import SessionRoster, read_roster
 from mpdp.parties.session.observe import HOSTS_MODE
 from mpdp.parties.rounds.store import TranscriptStore
+from tests.mqtt_fixtures import broker_user, locked_ports, serve_locked
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -41,8 +43,8 @@ p8,?,1,0
 K, R = 9, 3
 
 
-async def _start(*args: str, log: Path) -> asyncio.subprocess.Process:
-    env = {**os.environ, "MPDP_BROKER_URL": ""}
+async def _start(*args: str, log: Path, env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
+    env = {**os.environ, "MPDP_BROKER_URL": "", **(env or {})}
     with log.open("wb") as fh:
         return await asyncio.create_subprocess_exec(
             sys.executable, "-m", "mpdp", *args, cwd=ROOT, env=env,
@@ -66,7 +68,7 @@ async def _kill_all(procs: list[asyncio.subprocess.Process]) -> None:
 async def _ready_seen(endpoint: BrokerEndpoint, session: str, worker: int, seconds: float) -> None:
     """Wait until host ``worker`` has reported ready on the status topic."""
     topics = Topics(session)
-    async with asyncio.timeout(seconds), endpoint.connect(f"test-{session}-watch") as transport:
+    async with asyncio.timeout(seconds), endpoint.connect(f"mpdp-test-{session}-watch") as transport:
         await transport.subscribe(topics.status)
         async for delivery in transport.deliveries():
             status = WorkerStatus.model_validate_json(delivery.payload)
@@ -74,43 +76,56 @@ async def _ready_seen(endpoint: BrokerEndpoint, session: str, worker: int, secon
                 return
 
 
-async def test_keys_two_party_hosts_and_the_observer_as_processes(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
-    broker = f"mqtt://127.0.0.1:{mosquitto.port}"
-    session = f"dep-{tmp_path.name[-10:].replace('_', '')}"
-    keys, out, votes = tmp_path / "keys", tmp_path / "out", tmp_path / "votes.csv"
+async def _keys(tmp_path: Path, session: str) -> Path:
+    keys = tmp_path / "keys"
+    proc = await _start("keys", "--parties", str(K), "--epsilon", "inf", "--split", "0-4", "--split", "5-8",
+                        "--session", session, "--out", str(keys), log=tmp_path / "keys.log")
+    try:
+        assert await _finish(proc, 15) == 0, (tmp_path / "keys.log").read_text()
+    finally:
+        await _kill_all([proc])
+    for key_file in [keys / "coordinator" / "coordinator.key",
+                     *(keys / "parties-0-4" / f"party-{i}.key" for i in range(5)),
+                     *(keys / "parties-5-8" / f"party-{i}.key" for i in range(5, 9))]:
+        assert stat.S_IMODE(key_file.stat().st_mode) == 0o600, key_file
+    facts = read_roster(keys / "roster.json")
+    assert (facts.session, facts.roster.k) == (session, K)
+    return keys
+
+
+async def _house(tmp_path: Path, session: str, keys: Path, watcher: BrokerEndpoint,
+                 broker: Callable[[str], tuple[list[str], dict[str, str]]]) -> None:
+    """Two party hosts and the observer decide the House-like votes; ``broker(identity)`` gives a role's
+    broker options and environment (identity: ``observer``, ``parties-0-4`` or ``parties-5-8``)."""
+    out, votes = tmp_path / "out", tmp_path / "votes.csv"
     votes.write_text(VOTES)
     procs: list[asyncio.subprocess.Process] = []
     try:
-        procs.append(await _start("keys", "--parties", str(K), "--epsilon", "inf", "--split", "0-4",
-                                  "--split", "5-8", "--session", session, "--out", str(keys),
-                                  log=tmp_path / "keys.log"))
-        assert await _finish(procs[-1], 15) == 0, (tmp_path / "keys.log").read_text()
-        for key_file in [keys / "coordinator" / "coordinator.key",
-                         *(keys / "parties-0-4" / f"party-{i}.key" for i in range(5)),
-                         *(keys / "parties-5-8" / f"party-{i}.key" for i in range(5, 9))]:
-            assert stat.S_IMODE(key_file.stat().st_mode) == 0o600, key_file
-        facts = read_roster(keys / "roster.json")
-        assert (facts.session, facts.roster.k) == (session, K)
-
-        host = ("party", "--roster", str(keys / "roster.json"), "--dataset", str(votes), "--broker", broker)
+        host = ("party", "--roster", str(keys / "roster.json"), "--dataset", str(votes))
         # host A (deployment mode) reports ready before the observer exists: its beacon repeats it
-        procs.append(await _start(*host, "--keys", str(keys / "parties-0-4"), "--parties", "0-4",
-                                  log=tmp_path / "a.log"))
-        await _ready_seen(mosquitto, session, 0, 15)
+        options, env = broker("parties-0-4")
+        procs.append(await _start(*host, *options, "--keys", str(keys / "parties-0-4"), "--parties", "0-4",
+                                  log=tmp_path / "a.log", env=env))
+        await _ready_seen(watcher, session, 0, 15)
+        options, env = broker("observer")
         procs.append(await _start("observe", "--roster", str(keys / "roster.json"), "--keys",
                                   str(keys / "coordinator"), "--dataset-rounds", str(votes), "--function",
-                                  "passed", "--broker", broker, "--out", str(out), "--wait-parties", "15",
-                                  "--round-timeout", "10", log=tmp_path / "observe.log"))
+                                  "passed", *options, "--out", str(out), "--wait-parties", "15",
+                                  "--round-timeout", "10", log=tmp_path / "observe.log", env=env))
         # host B (simulation mode) starts after the observer
-        procs.append(await _start(*host, "--keys", str(keys / "parties-5-8"), "--parties", "5-8",
-                                  "--seed", "7", log=tmp_path / "b.log"))
-        codes = [await _finish(p, 20) for p in procs[1:]]
+        options, env = broker("parties-5-8")
+        procs.append(await _start(*host, *options, "--keys", str(keys / "parties-5-8"), "--parties", "5-8",
+                                  "--seed", "7", log=tmp_path / "b.log", env=env))
+        codes = [await _finish(p, 20) for p in procs]
     finally:
         await _kill_all(procs)
     logs = {name: (tmp_path / f"{name}.log").read_text() for name in ("a", "observe", "b")}
     assert codes == [0, 0, 0], logs
     assert "deployment mode" in logs["a"] and "simulation mode" in logs["b"]
+    _check_decisions(session, read_roster(keys / "roster.json"), votes, out)
 
+
+def _check_decisions(session: str, facts: SessionRoster, votes: Path, out: Path) -> None:
     bits = load_dataset(str(votes)).bits
     decisions = json.loads((out / "decisions.json").read_text())
     assert decisions["session"] == session and len(decisions["rounds"]) == R
@@ -138,6 +153,37 @@ async def test_keys_two_party_hosts_and_the_observer_as_processes(mosquitto: Bro
         for text in payloads:
             message = PartyMessage.model_validate_json(text)  # type: ignore[arg-type]
             assert verify_message(message, facts.roster.public_keys[message.party])
+
+
+async def test_keys_two_party_hosts_and_the_observer_as_processes(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    session = f"dep-{tmp_path.name[-10:].replace('_', '')}"
+    keys = await _keys(tmp_path, session)
+    url = f"mqtt://127.0.0.1:{mosquitto.port}"
+    await _house(tmp_path, session, keys, mosquitto, lambda identity: (["--broker", url], {}))
+
+
+async def test_the_house_over_tls_with_a_login_per_host(tmp_path: Path) -> None:
+    """`mpdp broker config` from the roster, mosquitto from its files, each role with its own broker.env
+    (URL, user, password, CA, certificate: all through the environment, none on a command line)."""
+    session = f"tls-{tmp_path.name[-10:].replace('_', '')}"
+    keys = await _keys(tmp_path, session)
+    party_port, observer_port = locked_ports()
+    user = broker_user()
+    proc = await _start("broker", "config", "--roster", str(keys / "roster.json"), "--split", "0-4", "--split",
+                        "5-8", "--port", str(party_port), "--observer-port", str(observer_port), "--bind",
+                        "127.0.0.1", *(["--user", user] if user else []), "--out", str(tmp_path / "broker"),
+                        log=tmp_path / "config.log")
+    try:
+        assert await _finish(proc, 15) == 0, (tmp_path / "config.log").read_text()
+    finally:
+        await _kill_all([proc])
+    async with serve_locked(tmp_path / "broker", "parties-0-4") as broker:
+        await _house(tmp_path, session, keys, broker.endpoint("observer"), lambda identity: ([], broker.env(identity)))
+    logs = "".join((tmp_path / f"{name}.log").read_text() for name in ("a", "observe", "b"))
+    for identity in ("observer", "parties-0-4", "parties-5-8"):
+        assert broker.env(identity)["MPDP_BROKER_PASSWORD"] not in logs
+    assert f"mqtts://observer@127.0.0.1:{observer_port}" in json.dumps(
+        json.loads((tmp_path / "out" / "decisions.json").read_text()))
 
 
 async def test_observer_names_the_parties_that_never_came(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
