@@ -2,14 +2,15 @@
 
 :func:`write_broker_config` writes into one directory (``mpdp broker config`` is its command line)::
 
-    mosquitto.conf        two TLS listeners, no anonymous client, bounded queues and packet sizes
-    ca.crt                the deployment's CA (its private key is never written: re-run to re-issue)
-    server.crt/.key       the broker's certificate (SAN 127.0.0.1, ::1, localhost and every --host)
-    passwd                mosquitto_passwd file ($7$ PBKDF2-SHA512), one user per identity      0600
-    acl                   what each user may publish (write) and subscribe to (read)              0600
+    broker/               for the broker host only:
+        mosquitto.conf    two TLS listeners, no anonymous client, bounded queues and packet sizes
+        ca.crt            the deployment's CA (its private key is never written: re-run to re-issue)
+        server.crt/.key   the broker's certificate (SAN 127.0.0.1, ::1, localhost and every --host)
+        passwd            mosquitto_passwd file ($7$ PBKDF2-SHA512), one user per identity      0600
+        acl               what each user may publish (write) and subscribe to (read)              0600
     clients/NAME/         per identity (the observer, each party host), for that host only:      0700
-        ca.crt client.crt client.key broker.env (MPDP_BROKER_URL, _USERNAME, _PASSWORD,
-        _CAFILE, _CERT, _KEY: ``set -a; . broker.env`` or compose ``env_file``)                0600
+        ca.crt client.crt client.key password, and broker.env (MPDP_BROKER_URL, _USERNAME,
+        _PASSWORD, _CAFILE, _CERT, _KEY: ``set -a; . broker.env; set +a``)                      0600
 
 Who may do what (topics of :class:`mpdp.broker.topics.Topics`):
 
@@ -46,8 +47,8 @@ __all__ = ["OBSERVER", "BrokerConfig", "Limits", "write_broker_config"]
 
 #: The observer's user name (and its client id on the observer listener); no mpdp- prefix on purpose.
 OBSERVER = "observer"
-#: The files one configuration writes (refused without ``force`` when any is there).
-FILES = ("mosquitto.conf", "ca.crt", "server.crt", "server.key", "passwd", "acl", "clients")
+#: The folders one configuration writes (refused without ``force`` when either is there).
+FILES = ("broker", "clients")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +75,9 @@ class BrokerConfig:
 
     Attributes:
         directory: the output directory.
-        config: its mosquitto.conf (start the broker with ``mosquitto -c config``).
+        config: its broker/mosquitto.conf (start the broker with ``mosquitto -c config``).
         party_port, observer_port: the two TLS listeners' ports.
-        clients: identity (user name) -> its client directory (ca.crt, client.crt/.key, broker.env).
+        clients: identity (user name) -> its client directory (ca.crt, client.crt/.key, password, broker.env).
         hosts: party host user name -> the party ids it may publish for.
     """
 
@@ -174,9 +175,9 @@ def write_broker_config(
         party_port, observer_port: the TLS listeners (distinct, 1..65535); bind: their address (None: all).
         party_decisions: parties also read transcripts and publish their own decisions.
         url_host_name: the broker host in each client's ``broker.env`` (default: ``names[0]``, else 127.0.0.1).
-        config_path: ``out`` as the broker sees it (e.g. ``/mosquitto/config`` in a container; default:
-            its absolute path); client_path: each client directory as its client sees it (default: its
-            absolute path).
+        config_path: ``out/broker`` as the broker sees it (e.g. ``/mosquitto/config`` in a container;
+            default: its absolute path); client_path: each client directory as its client sees it
+            (default: its absolute path).
         days: certificate validity.
         user: the account a root-started mosquitto switches to (``user`` of mosquitto.conf(5)).
 
@@ -210,16 +211,17 @@ def write_broker_config(
     if found and not force:
         raise ParameterError("--out", str(out), f"a directory without an earlier broker configuration "
                                                 f"(it holds {', '.join(found)})", hint="or --force to replace it")
-    absolute = directory.resolve()
+    broker = directory / "broker"
+    broker.mkdir(exist_ok=True)
     ca = CertificateAuthority(f"mpdp CA {session}", days)
     server = ca.server(names)
-    _write(directory / "ca.crt", ca.certificate_pem, private=False)
-    _write(directory / "server.crt", server.certificate, private=False)
-    _write(directory / "server.key", server.key, private=True)
-    _write(directory / "acl", acl_text(topics, hosts, party_decisions), private=True)
+    _write(broker / "ca.crt", ca.certificate_pem, private=False)
+    _write(broker / "server.crt", server.certificate, private=False)
+    _write(broker / "server.key", server.key, private=True)
+    _write(broker / "acl", acl_text(topics, hosts, party_decisions), private=True)
     max_connections = len(seen) + 4 * len(hosts) + 16  # a connection per party, a beacon per host, slack
-    _write(directory / "mosquitto.conf", mosquitto_conf(
-        config_path or str(absolute), party_port=party_port, observer_port=observer_port, bind=bind,
+    _write(broker / "mosquitto.conf", mosquitto_conf(
+        config_path or str(broker.resolve()), party_port=party_port, observer_port=observer_port, bind=bind,
         limits=limits, max_connections=max_connections, session=session, user=user), private=False)
     host_name = url_host(url_host_name or (names[0] if names else "127.0.0.1"))
     lines, clients = [], {}
@@ -233,10 +235,11 @@ def write_broker_config(
         _write(folder / "ca.crt", ca.certificate_pem, private=True)
         _write(folder / "client.crt", issued.certificate, private=True)
         _write(folder / "client.key", issued.key, private=True)
+        _write(folder / "password", password, private=True)
         port = observer_port if name == OBSERVER else party_port
         where = client_path or str(folder.resolve())
         _write(folder / "broker.env", _env_file(f"mqtts://{host_name}:{port}", name, password, where), private=True)
         clients[name] = folder
-    _write(directory / "passwd", "\n".join(lines) + "\n", private=True)
-    return BrokerConfig(directory, directory / "mosquitto.conf", party_port, observer_port, clients,
+    _write(broker / "passwd", "\n".join(lines) + "\n", private=True)
+    return BrokerConfig(directory, broker / "mosquitto.conf", party_port, observer_port, clients,
                         {name: tuple(parties) for name, parties in hosts.items()})

@@ -12,7 +12,8 @@ Accepted values (case-insensitive keywords)::
                            wss (WebSocket over TLS, 443); a PATH only for ws/wss (default /mqtt)
 
 Credentials and TLS files may come from the environment instead of the command line (the command line
-wins): ``MPDP_BROKER_USERNAME``, ``MPDP_BROKER_PASSWORD``, ``MPDP_BROKER_CAFILE``, ``MPDP_BROKER_CERT``,
+wins): ``MPDP_BROKER_USERNAME``, ``MPDP_BROKER_PASSWORD`` (or ``MPDP_BROKER_PASSWORD_FILE``, a file
+holding it, as container secrets are given), ``MPDP_BROKER_CAFILE``, ``MPDP_BROKER_CERT``,
 ``MPDP_BROKER_KEY``. A password is never printed: :attr:`BrokerSettings.url` and every message leave it
 out, and its repr is ``'**********'`` (pydantic ``SecretStr``). Malformed values raise
 :class:`ParameterError` naming the value (password redacted) and what is allowed.
@@ -31,13 +32,15 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["DEFAULT_PORTS", "ENV_VAR", "PASSWORD_ENV", "TLS_ENV", "USERNAME_ENV", "BrokerSettings", "find_mosquitto",
+__all__ = ["DEFAULT_PORTS", "ENV_VAR", "PASSWORD_ENV", "PASSWORD_FILE_ENV", "TLS_ENV", "USERNAME_ENV", "BrokerSettings", "find_mosquitto",
            "redact_url", "url_host"]
 
 #: Environment variable read when no ``--broker`` is given.
 ENV_VAR = "MPDP_BROKER_URL"
 #: Environment variables of the login: ``--broker``'s ``user:password@`` wins over them.
 USERNAME_ENV, PASSWORD_ENV = "MPDP_BROKER_USERNAME", "MPDP_BROKER_PASSWORD"
+#: Environment variable naming a file that holds the password (used when no password is given otherwise).
+PASSWORD_FILE_ENV = "MPDP_BROKER_PASSWORD_FILE"
 #: Environment variables of the TLS files: option -> variable (``--cafile`` etc. win over them).
 TLS_ENV = {"cafile": "MPDP_BROKER_CAFILE", "cert": "MPDP_BROKER_CERT", "key": "MPDP_BROKER_KEY"}
 #: The port of each URL scheme when the URL names none.
@@ -129,13 +132,15 @@ class BrokerSettings(BaseModel):
             fields["username"] = env[USERNAME_ENV]
         if fields.get("password") is None and env.get(PASSWORD_ENV):
             fields["password"] = env[PASSWORD_ENV]
+        elif fields.get("password") is None and env.get(PASSWORD_FILE_ENV):
+            fields["password"] = _read_password(env[PASSWORD_FILE_ENV])
         given = {"cafile": cafile, "cert": cert, "key": key}
         for option, value in given.items():
             value = value if value is not None else (env.get(TLS_ENV[option]) or None)
             if value is not None:
                 fields[{"cafile": "cafile", "cert": "certfile", "key": "keyfile"}[option]] = Path(value)
         try:
-            settings = cls(**fields)  # type: ignore[arg-type]
+            settings = cls(**fields)
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
             raise ParameterError(name, shown, _ALLOWED, hint=_first_error(exc)) from None
         settings._check_login(name, shown)
@@ -198,6 +203,14 @@ def _parse_url(name: str, text: str, shown: str) -> dict[str, object]:
     if parts.password is not None:
         fields["password"] = unquote(parts.password)
     return fields
+
+
+def _read_password(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8").strip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError(PASSWORD_FILE_ENV, path, "a readable file holding the broker password",
+                             hint=type(exc).__name__) from None
 
 
 def url_host(host: str | None) -> str:

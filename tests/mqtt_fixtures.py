@@ -23,7 +23,7 @@ import pytest_asyncio
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.launch import external_endpoint
-from mpdp.broker.lockdown import write_broker_config
+from mpdp.broker.lockdown import Limits, write_broker_config
 from mpdp.broker.mosquitto import run_configured_mosquitto, run_mosquitto
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.settings import BrokerSettings, find_mosquitto
@@ -89,22 +89,22 @@ def broker_user() -> str | None:
 
 @contextlib.asynccontextmanager
 async def serve_locked(directory: Path, probe: str) -> AsyncIterator[LockedBroker]:
-    """Run mosquitto with ``directory/mosquitto.conf`` until exit; ready once identity ``probe`` connects."""
+    """Run mosquitto with ``directory/broker/mosquitto.conf`` until exit; ready once identity ``probe`` connects."""
     require_mosquitto()
     broker = LockedBroker(directory)
-    async with run_configured_mosquitto(directory / "mosquitto.conf", broker.endpoint(probe)):
+    async with run_configured_mosquitto(directory / "broker" / "mosquitto.conf", broker.endpoint(probe)):
         yield broker
 
 
 @contextlib.asynccontextmanager
 async def locked_mosquitto(directory: Path, session: str, hosts: Mapping[str, Sequence[int]], *,
-                           party_decisions: bool = False) -> AsyncIterator[LockedBroker]:
+                           party_decisions: bool = False, limits: Limits = Limits()) -> AsyncIterator[LockedBroker]:
     """A real mosquitto from a fresh :func:`mpdp.broker.lockdown.write_broker_config` on two free loopback
     ports (skipped without the binary, failed under CI)."""
     require_mosquitto()
     party_port, observer_port = locked_ports()
     write_broker_config(directory, session, hosts, party_port=party_port, observer_port=observer_port,
-                        bind=LOOPBACK, party_decisions=party_decisions, user=broker_user())
+                        bind=LOOPBACK, party_decisions=party_decisions, user=broker_user(), limits=limits)
     async with serve_locked(directory, next(iter(hosts))) as broker:
         yield broker
 

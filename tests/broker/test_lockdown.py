@@ -17,11 +17,12 @@ import pytest
 from cryptography import x509
 
 from mpdp.broker.certificates import CertificateAuthority
-from mpdp.broker.lockdown import OBSERVER, acl_text, write_broker_config
+from mpdp.broker.lockdown import OBSERVER, Limits, acl_text, write_broker_config
 from mpdp.broker.passwords import password_line, verify_password_line
+from mpdp.broker.settings import PASSWORD_FILE_ENV, BrokerSettings
 from mpdp.broker.topics import Topics
 from mpdp.protocols.errors import ParameterError, TransportError
-from tests.mqtt_fixtures import LockedBroker, locked_mosquitto
+from tests.mqtt_fixtures import locked_mosquitto, read_env_file
 
 SESSION = "lock-1"
 HOSTS = {"parties-0-1": [0, 1], "parties-2": [2]}
@@ -70,24 +71,35 @@ def test_each_party_host_writes_only_its_own_parties_topics() -> None:
 
 def test_secrets_are_private_files_and_a_second_run_needs_force(tmp_path: Path) -> None:
     config = write_broker_config(tmp_path, SESSION, HOSTS, names=["broker.example"])
+    assert config.config == tmp_path / "broker" / "mosquitto.conf"
     for name in ("passwd", "acl", "server.key"):
-        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
+        assert stat.S_IMODE((tmp_path / "broker" / name).stat().st_mode) == 0o600, name
     for folder in config.clients.values():
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-        assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in folder.iterdir()} == {
-            "ca.crt": 0o600, "client.crt": 0o600, "client.key": 0o600, "broker.env": 0o600}
-    env = (config.clients["parties-2"] / "broker.env").read_text()
-    assert "MPDP_BROKER_URL=mqtts://broker.example:8883\n" in env and "MPDP_BROKER_USERNAME=parties-2\n" in env
-    passwords = dict(line.split("=", 1) for line in env.splitlines())
-    lines = (tmp_path / "passwd").read_text().splitlines()
+        assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in folder.iterdir()} == dict.fromkeys(
+            ("ca.crt", "client.crt", "client.key", "password", "broker.env"), 0o600)
+    env = read_env_file(config.clients["parties-2"] / "broker.env")
+    assert env["MPDP_BROKER_URL"] == "mqtts://broker.example:8883" and env["MPDP_BROKER_USERNAME"] == "parties-2"
+    assert (config.clients["parties-2"] / "password").read_text() == env["MPDP_BROKER_PASSWORD"]
+    assert env["MPDP_BROKER_CERT"] == str((config.clients["parties-2"] / "client.crt").resolve())
+    lines = (tmp_path / "broker" / "passwd").read_text().splitlines()
     assert [line.split(":")[0] for line in lines] == [OBSERVER, *HOSTS]
-    assert verify_password_line(lines[2], "parties-2", passwords["MPDP_BROKER_PASSWORD"])
+    assert verify_password_line(lines[2], "parties-2", env["MPDP_BROKER_PASSWORD"])
     with pytest.raises(ParameterError, match="--force"):
         write_broker_config(tmp_path, SESSION, HOSTS)
     with pytest.raises(ParameterError, match="disjoint"):
         write_broker_config(tmp_path / "x", SESSION, {"a": [0, 1], "b": [1]})
     with pytest.raises(ParameterError, match="mpdp-"):
         write_broker_config(tmp_path / "y", SESSION, {"mpdp-a": [0]})
+
+
+def test_the_password_can_come_from_a_file_as_container_secrets_do(tmp_path: Path) -> None:
+    secret = tmp_path / "password"
+    secret.write_text("from-a-file\n")
+    settings = BrokerSettings.from_url("mqtts://u@h", {PASSWORD_FILE_ENV: str(secret)})
+    assert settings.password is not None and settings.password.get_secret_value() == "from-a-file"
+    with pytest.raises(ParameterError, match=PASSWORD_FILE_ENV):
+        BrokerSettings.from_url("mqtts://u@h", {PASSWORD_FILE_ENV: str(tmp_path / "missing")})
 
 
 async def _next(transport, seconds: float = 5.0) -> tuple[str, bytes]:  # type: ignore[no-untyped-def]
@@ -164,3 +176,30 @@ async def test_nobody_else_can_use_the_observer_client_id(tmp_path: Path, caplog
                     await transport.publish(TOPICS.party(1), client_id.encode())
                     assert await _next(watch) == (TOPICS.party(1), client_id.encode())
         assert not [r for r in caplog.records if "connection lost" in r.getMessage()]
+
+
+async def test_queues_and_packets_are_bounded(tmp_path: Path) -> None:
+    """A client offline with a persistent session gets at most max_queued_messages on its return; a packet
+    over max_packet_size never reaches anyone (and costs its sender the connection)."""
+    limits = Limits(max_queued_messages=5, max_packet_size=4096)
+    async with locked_mosquitto(tmp_path, SESSION, HOSTS, limits=limits) as broker:
+        observer, host = broker.endpoint(OBSERVER), broker.endpoint("parties-2")
+        client_id = f"mpdp-{SESSION}-observer"
+        async with observer.connect(client_id, persistent=True) as watch:
+            await watch.subscribe(TOPICS.all_parties)
+        async with host.connect("mpdp-test-flood") as flood:
+            for i in range(20):
+                await flood.publish(TOPICS.party(2), f"{i}".encode())
+        async with observer.connect(client_id, persistent=True) as watch:
+            got = [(await _next(watch))[1] for _ in range(limits.max_queued_messages)]
+            with pytest.raises(TimeoutError):
+                await _next(watch, 0.5)
+        assert got == [f"{i}".encode() for i in range(5)]
+        async with observer.connect(client_id) as watch, \
+                dataclasses.replace(host, reconnect_attempts=1, timeout=1.0).connect("mpdp-test-big") as big:
+            await watch.subscribe(TOPICS.all_parties)
+            with contextlib.suppress(TransportError, TimeoutError):  # never acknowledged: the broker hung up
+                async with asyncio.timeout(1):
+                    await big.publish(TOPICS.party(2), b"x" * 8192)
+            with pytest.raises(TimeoutError):
+                await _next(watch, 0.5)

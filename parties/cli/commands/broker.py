@@ -22,13 +22,13 @@ EPILOG = """\
 examples:
   mpdp keys --parties 435 --split 0-217 --split 218-434 --out keys/
   mpdp broker config --roster keys/roster.json --split 0-217 --split 218-434 --host broker.example --out broker/
-  mosquitto -c broker/mosquitto.conf                       # on the broker host
+  mosquitto -c broker/broker/mosquitto.conf                # on the broker host (broker/broker/ only)
   set -a; . broker/clients/observer/broker.env; set +a     # on the observer's host, then `mpdp observe ...`
   set -a; . broker/clients/parties-0-217/broker.env; set +a  # on that party host, then `mpdp party ...`
 
-for docker-compose.yml (the broker is `mosquitto` inside the compose network):
-  mpdp broker config --roster roster.json --split 0-217 --split 218-434 --host mosquitto \\
-      --config-path /mosquitto/config --client-path /broker --user root --out broker-config/ --force
+docker-compose.yml runs it as its broker-config service (the broker is `mosquitto` in the compose network):
+  mpdp broker config --roster /keys/roster.json --split 0-217 --split 218-434 --host mosquitto \\
+      --config-path /mosquitto/config --client-path /broker --user root --out /broker-config --force
 """
 
 
@@ -58,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the account a root-started mosquitto runs as; it must read passwd, acl and server.key "
                         "(default: mosquitto's own 'mosquitto'; 'me' for the account running this command)")
     p.add_argument("--config-path", default=None, metavar="DIR",
-                   help="DIR as the broker will see it, e.g. /mosquitto/config in a container (default: DIR)")
+                   help="DIR/broker as the broker will see it, e.g. /mosquitto/config in a container "
+                        "(default: its path)")
     p.add_argument("--client-path", default=None, metavar="DIR",
                    help="where each host will see its own client directory, e.g. /broker in a container "
                         "(default: its path under DIR)")
@@ -86,10 +87,10 @@ def _run(args: argparse.Namespace) -> int:
         config_path=args.config_path, client_path=args.client_path, days=args.days, user=user, force=args.force,
     )
     print(f"session {facts.session}: wrote {config.config} (TLS listeners {config.party_port} for "
-          f"{len(hosts)} party host{'s' * (len(hosts) > 1)}, {config.observer_port} for the observer), "
-          f"ca.crt, server.crt/.key, passwd, acl")
+          f"{len(hosts)} party host{'s' * (len(hosts) > 1)}, {config.observer_port} for the observer) with "
+          f"ca.crt, server.crt/.key, passwd, acl beside it (the broker host only)")
     for name, folder in config.clients.items():
         role = "the observer" if name == OBSERVER else f"parties {format_ranges(hosts[name])}"
-        print(f"  {folder}/  -> {role} only (broker.env, client.crt/.key, ca.crt; 0600)")
+        print(f"  {folder}/  -> {role} only (broker.env, password, client.crt/.key, ca.crt; 0600)")
     print(f"start the broker: mosquitto -c {config.config}")
     return 0
