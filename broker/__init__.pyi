@@ -1,6 +1,7 @@
 """MQTT transport: settings, the brokers a run starts (mosquitto child, embedded amqtt), topics, wire
 messages, Ed25519 signing. Imports nothing of mpdp but :mod:`mpdp.protocols.errors`."""
 
+from .certificates import CertificateAuthority
 from .connectivity import check_connectivity, wait_until_accepting
 from .curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
 from .decision_messages import (
@@ -12,6 +13,7 @@ from .decision_messages import (
 from .embedded import run_embedded
 from .endpoint import BrokerEndpoint
 from .launch import external_endpoint, open_broker
+from .lockdown import BrokerConfig, Limits, write_broker_config
 from .messages import (
     MAX_REPETITIONS,
     Announcement,
@@ -19,11 +21,12 @@ from .messages import (
     WorkerStatus,
     new_nonce,
 )
-from .mosquitto import CONFIG_TEMPLATE, render_config, run_mosquitto
+from .mosquitto import CONFIG_TEMPLATE, render_config, run_configured_mosquitto, run_mosquitto
 from .packing import pack_symbols, packed_length, unpack_symbols
 from .ports import LOOPBACK, free_loopback_port
 from .sealed import generate_x25519_key_pair, open_sealed, seal
-from .settings import ENV_VAR, BrokerSettings, find_mosquitto
+from .passwords import new_password, password_line, verify_password_line
+from .settings import ENV_VAR, BrokerSettings, find_mosquitto, redact_url
 from .signing import (
     canonical_bytes,
     generate_key_pair,
@@ -42,11 +45,14 @@ __all__ = [
     "MAX_REPETITIONS",
     "SESSION_PATTERN",
     "Announcement",
+    "BrokerConfig",
     "BrokerEndpoint",
     "BrokerSettings",
+    "CertificateAuthority",
     "CuratorAnnouncement",
     "CuratorRelease",
     "DecisionMessage",
+    "Limits",
     "PartyMessage",
     "SealedBallot",
     "Topics",
@@ -63,13 +69,17 @@ __all__ = [
     "load_private_key",
     "load_public_key",
     "new_nonce",
+    "new_password",
     "open_broker",
     "open_sealed",
     "pack_decisions",
     "pack_symbols",
     "packed_length",
+    "password_line",
     "public_key_of",
+    "redact_url",
     "render_config",
+    "run_configured_mosquitto",
     "run_embedded",
     "run_mosquitto",
     "seal",
@@ -77,5 +87,7 @@ __all__ = [
     "unpack_decisions",
     "unpack_symbols",
     "verify_message",
+    "verify_password_line",
     "wait_until_accepting",
+    "write_broker_config",
 ]

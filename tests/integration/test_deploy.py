@@ -179,7 +179,8 @@ async def test_the_house_over_tls_with_a_login_per_host(tmp_path: Path) -> None:
         await _kill_all([proc])
     async with serve_locked(tmp_path / "broker", "parties-0-4") as broker:
         await _house(tmp_path, session, keys, broker.endpoint("observer"), lambda identity: ([], broker.env(identity)))
-    logs = "".join((tmp_path / f"{name}.log").read_text() for name in ("a", "observe", "b"))
+    logs = "".join((tmp_path / f"{name}.log").read_text() for name in ("a", "observe", "b", "config"))
+    logs += (tmp_path / "out" / "decisions.json").read_text()
     for identity in ("observer", "parties-0-4", "parties-5-8"):
         assert broker.env(identity)["MPDP_BROKER_PASSWORD"] not in logs
     assert f"mqtts://observer@127.0.0.1:{observer_port}" in json.dumps(
