@@ -206,6 +206,7 @@ def write_broker_config(
             if party in seen:
                 raise ParameterError("host", name, f"hosts with disjoint parties (party {party} is also in {seen[party]})")
             seen[party] = name
+    ca = CertificateAuthority(f"mpdp CA {session}", days)  # checks days before anything is written
     directory.mkdir(parents=True, exist_ok=True)
     found = [f for f in FILES if (directory / f).exists()]
     if found and not force:
@@ -213,7 +214,6 @@ def write_broker_config(
                                                 f"(it holds {', '.join(found)})", hint="or --force to replace it")
     broker = directory / "broker"
     broker.mkdir(exist_ok=True)
-    ca = CertificateAuthority(f"mpdp CA {session}", days)
     server = ca.server(names)
     _write(broker / "ca.crt", ca.certificate_pem, private=False)
     _write(broker / "server.crt", server.certificate, private=False)

@@ -175,3 +175,13 @@ async def test_curator_party_seals_its_bit_to_the_round_key() -> None:
     assert [(b.round, b.kind) for b in ballots] == [(0, "sealed"), (1, "abstain")]
     assert ballots[0].open(round_private) == 1 and ballots[1].reason == "did-not-vote"
     assert all(verify_message(b, PARTY_PUBLIC) for b in ballots)
+
+
+def test_a_party_client_id_carries_a_random_suffix_kept_for_its_reconnects() -> None:
+    """No other client can guess the id (and take the connection over); the party's own reconnects keep it."""
+    (first, _), (second, _) = _party([1]), _party([1])
+    prefix = f"mpdp-{TOPICS.session}-party-1-"
+    for party in (first, second):
+        suffix = party.client_id.removeprefix(prefix)
+        assert party.client_id.startswith(prefix) and len(suffix) == 16 and int(suffix, 16) >= 0
+    assert first.client_id != second.client_id and first.client_id == first.client_id
