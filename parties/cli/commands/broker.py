@@ -36,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``broker`` command group (``broker config``)."""
     group = subparsers.add_parser("broker", description="broker set-up for a deployed session",
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    group.set_defaults(run=_run)  # the only action so far; argparse requires it to be named
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = actions.add_parser("config", help="write a TLS + password + ACL mosquitto configuration",
                            description=plain_text(__doc__.split("\n\n", 1)[1]), epilog=EPILOG,
