@@ -151,7 +151,7 @@ def _check(repetitions: int, seed: int | None, secure: bool, workers: int | None
     if seed is not None and seed < 0:
         raise ParameterError("seed", seed, "an integer >= 0")
     if seed is not None and secure:
-        raise ParameterError("seed", seed, "no seed with secure=True",
+        raise ParameterError("seed", seed, "no seed in secure mode (secure=True, --secure)",
                              hint="deployment mode draws from the OS CSPRNG and cannot be reproduced")
     if workers is not None and workers < 1:
         raise ParameterError("workers", workers, "an integer >= 1")

@@ -317,17 +317,19 @@ def seed_value(text: str) -> int:
 
 
 @contextlib.contextmanager
-def option_names(**options: tuple[str, Any]) -> Iterator[None]:
+def option_names(**options: str | tuple[str, Any]) -> Iterator[None]:
     """Re-raise a :class:`ParameterError` of the Python API that names a keyword argument (a key of
     ``options``) as naming the command-line option and the text the user typed instead:
     ``option_names(delta=("--delta", args.delta))`` turns ``delta=[0.5, 0.2] is not allowed: ...`` into
-    ``--delta='0.5,0.2' is not allowed: ...``. Other errors pass unchanged."""
+    ``--delta='0.5,0.2' is not allowed: ...``; an option alone (``budget="--budget"``) keeps the API's
+    value. Other errors pass unchanged."""
     try:
         yield
     except ParameterError as exc:
         if exc.name not in options:
             raise
-        option, typed = options[exc.name]
+        given = options[exc.name]
+        option, typed = (given, exc.value) if isinstance(given, str) else given
         renamed = type(exc).__new__(type(exc))
         renamed.__dict__.update(vars(exc), name=option, value=typed)
         renamed.args = (str(exc).replace(f"{exc.name}={exc.value!r}", f"{option}={typed!r}", 1),)

@@ -146,6 +146,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         "seed", "protocol", "broker", "out", "workers", "party_decisions", "alpha", "round_timeout", "budget",
         "delta_slack")}
     options["secure"] = ("--secure", args.secure)
+    options["budget"] = "--budget"
     options["input"] = ("input", args.dataset or args.parties)
     with option_names(**options):
         result = simulate(
