@@ -18,20 +18,36 @@ result with ``to_dict()``, ``to_frame()``, ``plot(ax=None)``::
     r.to_dict()
     r.plot()
 
-``import mpdp`` itself is light: the rooms and the API are imported when first used
-(``__init__.pyi`` lists the API's names for type checkers and for the loader).
+``import mpdp`` itself is light: the rooms and the API are imported when first used (the API's names
+are those of :mod:`mpdp.parties.api`, itself lazy; ``__init__.pyi`` re-exports them for type checkers).
 """
 
 from __future__ import annotations
 
 from importlib import metadata
-
-import lazy_loader
+from typing import Any
 
 try:
     __version__: str = metadata.version("mpdp")
 except metadata.PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
     __version__ = "0+unknown"
 
-__getattr__, __dir__, _api = lazy_loader.attach_stub(__name__, __file__)
-__all__ = ["__version__", *_api]
+
+def _api() -> Any:
+    from mpdp.parties import api
+
+    return api
+
+
+def __getattr__(name: str) -> Any:
+    api = _api()
+    if name in api.__all__:
+        return getattr(api, name)
+    raise AttributeError(f"module 'mpdp' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_api().__all__})
+
+
+__all__ = ["__version__", *_api().__all__]

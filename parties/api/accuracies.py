@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mpdp.parties.api.estimates import estimate
+from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.errors import ParameterError, SizeLimitError
@@ -97,8 +97,7 @@ class Accuracy(Result):
                 bar.set_gid(f"{r['rule']}:{criterion}")
         ax.set_xticks(xs, [f"{r['rule']} rule" for r in rows])
         ax.set_ylabel(f"accuracy ({self.document['measure']})")
-        ax.set_title(f"optimal rules: {self.document['function']} of {self.document['k']} parties, observer "
-                     f"{self.document['observer']}", fontsize=9)
+        ax.set_title(rules_title(self.document, "optimal rules"), fontsize=9)
         ax.legend(fontsize=8)
         return figure
 

@@ -26,7 +26,12 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["Estimate", "estimate"]
+__all__ = ["Estimate", "estimate", "rules_title"]
+
+
+def rules_title(document: Mapping[str, Any], what: str) -> str:
+    """A plot title for a rules document (``mpdp accuracy --json`` shape): what, f, k and the observer."""
+    return f"{what}: {document['function']} of {document['k']} parties, observer {document['observer']}"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -85,8 +90,7 @@ class Estimate(Result):
                     label=f"Monte Carlo ({self._average['confidence']:.0%} Hoeffding, {self.samples} samples)")
         ax.set_yticks([])
         ax.set_xlabel(f"average accuracy ({self.document['measure']})")
-        ax.set_title(f"{self.document['function']} of {self.document['k']} parties, observer "
-                     f"{self.document['observer']}", fontsize=9)
+        ax.set_title(rules_title(self.document, "Monte Carlo estimate"), fontsize=9)
         ax.legend(fontsize=8)
         return figure
 

@@ -179,7 +179,7 @@ def _solve_graph(request: _Request) -> tuple[dict[str, Any], GraphMechanism | No
         eps, delta = _privacy(request, None, None)
         if request.boundary is None and not request.balanced:
             raise ParameterError("boundary", None, "a probability for node NB (or balanced)")
-        r = balanced_boundary_value(eps, delta) if request.balanced else request.boundary
+        r = balanced_boundary_value(eps, delta) if request.balanced or request.boundary is None else request.boundary
         line = line_mechanism(n_blue, n_red, r, eps, delta)
         mech = line.as_graph_mechanism()
         return {"feasible": True, "red": "color R", "probabilities": mech.probabilities(),

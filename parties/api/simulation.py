@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -51,6 +52,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["OUT_FILES", "Simulation", "simulate", "simulate_async"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 #: The files of one run in ``out``.
 OUT_FILES = run_files("transcripts.sqlite", "results.json", "accuracy.png")
@@ -191,9 +195,46 @@ async def simulate_async(
     delta_slack: float = DEFAULT_DELTA_SLACK,
     progress: bool = True,
 ) -> Simulation:
-    """The live run of :func:`simulate`, for code that already runs an event loop (``await`` it).
+    """Run parties and the central observer over a real MQTT broker and measure accuracy against theory.
 
-    Same arguments and result as :func:`simulate`.
+    ``mpdp.simulate(...)`` blocks until the run is done; ``await mpdp.simulate_async(...)`` is the same run
+    for code that already runs an event loop. Both take these arguments and return the same result.
+
+    Args:
+        dataset: ``"house-votes-84"`` (the default when no input is given) or a CSV path of 1/0 (y/n,
+            ``?`` = takes no part), one row per party, one column per round.
+        votes: instead, an int array (parties, rounds) of 1, 0 or -1 (takes no part).
+        parties, rounds: instead, K parties with uniformly random bits over R rounds (default 1).
+        label_column: a CSV's first column is a label (None: detect).
+        epsilon: each party's epsilon (nats): one value, ``"LO:HI"`` (uniform per party), a file of
+            ``epsilon[,delta]`` lines, or one value per party.
+        delta: in [0, 1); > 0 selects the four-output randomized response.
+        repetitions: independent privatizations of each round (a simulation device).
+        function: ``majority`` (``passed`` for the House), ``sum``, ``xor``, ``and``, ``or``, ``threshold:T``.
+        rule: the observer's ``average`` (002 eq. (4)) or ``worst-case`` (eq. (6)) optimal rule.
+        seed: makes the run reproducible (None: OS entropy). protocol: ``rr`` or ``curator``.
+        broker: None (``$MPDP_BROKER_URL``, else our own), ``embedded``, ``mosquitto`` or ``mqtt://HOST:PORT``.
+        out: a directory for ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (refused if it
+            holds an earlier run's, unless ``force``). workers: worker processes (default: one per core).
+        secure: deployment mode (the OS CSPRNG; no seed). party_decisions: parties decide f too.
+        alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round.
+        budget: each party's (epsilon, delta) budget (or ``"EPS,DELTA"``). delta_slack: delta_tilde of
+            the optimal composition. progress: a progress bar on standard error.
+
+    Returns:
+        :class:`Simulation` (``to_dict()`` is ``mpdp simulate --json``).
+
+    Raises:
+        ParameterError: a bad value (named), before any process starts.
+        UnguardedMainError: called from a script's top level without ``if __name__ == "__main__":``.
+        TransportError, WorkerError: the broker or a worker process failed.
+
+    Example (a live run; not run as a doctest)::
+
+        import mpdp
+        r = mpdp.simulate(dataset="house-votes-84", epsilon=1.0, repetitions=50, seed=3)
+        r.to_dict()["rounds"][0]["empirical_accuracy"]
+        r.plot()
     """
     check_main_guard("mpdp.simulate")
     if dataset is None and votes is None and parties is None:
@@ -256,80 +297,24 @@ async def simulate_async(
     return result
 
 
-def simulate(
-    dataset: str | None = None,
-    *,
-    votes: ArrayLike | None = None,
-    parties: int | None = None,
-    rounds: int | None = None,
-    label_column: bool | None = None,
-    epsilon: float | str | Sequence[float] = 1.0,
-    delta: float = 0.0,
-    repetitions: int = 200,
-    function: str | BooleanFunction = "majority",
-    rule: str = "average",
-    seed: int | None = None,
-    protocol: str = "rr",
-    broker: str | None = None,
-    out: str | Path | None = None,
-    force: bool = False,
-    workers: int | None = None,
-    secure: bool = False,
-    party_decisions: bool = False,
-    alpha: float = 0.05,
-    round_timeout: float = 60.0,
-    budget: tuple[float, float] | str | None = None,
-    delta_slack: float = DEFAULT_DELTA_SLACK,
-    progress: bool = True,
-) -> Simulation:
-    """Run parties and the central observer over a real MQTT broker and measure accuracy against theory.
+def _blocking(run_async: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The blocking twin of ``run_async``: ``asyncio.run`` it, or, inside a running event loop (Jupyter),
+    run it on a worker thread with its own loop and wait for the result."""
 
-    Args:
-        dataset: ``"house-votes-84"`` (the default when no input is given) or a CSV path of 1/0 (y/n,
-            ``?`` = takes no part), one row per party, one column per round.
-        votes: instead, an int array (parties, rounds) of 1, 0 or -1 (takes no part).
-        parties, rounds: instead, K parties with uniformly random bits over R rounds (default 1).
-        label_column: a CSV's first column is a label (None: detect).
-        epsilon: each party's epsilon (nats): one value, ``"LO:HI"`` (uniform per party), a file of
-            ``epsilon[,delta]`` lines, or one value per party.
-        delta: in [0, 1); > 0 selects the four-output randomized response.
-        repetitions: independent privatizations of each round (a simulation device).
-        function: ``majority`` (``passed`` for the House), ``sum``, ``xor``, ``and``, ``or``, ``threshold:T``.
-        rule: the observer's ``average`` (002 eq. (4)) or ``worst-case`` (eq. (6)) optimal rule.
-        seed: makes the run reproducible (None: OS entropy). protocol: ``rr`` or ``curator``.
-        broker: None (``$MPDP_BROKER_URL``, else our own), ``embedded``, ``mosquitto`` or ``mqtt://HOST:PORT``.
-        out: a directory for ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (refused if it
-            holds an earlier run's, unless ``force``). workers: worker processes (default: one per core).
-        secure: deployment mode (the OS CSPRNG; no seed). party_decisions: parties decide f too.
-        alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round.
-        budget: each party's (epsilon, delta) budget (or ``"EPS,DELTA"``). delta_slack: delta_tilde of
-            the optimal composition. progress: a progress bar on standard error.
+    @functools.wraps(run_async)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        check_main_guard("mpdp.simulate")
+        session = run_async(*args, **kwargs)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(session)
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mpdp-simulate") as pool:
+            return pool.submit(asyncio.run, session).result()
 
-    Returns:
-        :class:`Simulation` (``to_dict()`` is ``mpdp simulate --json``).
+    return run
 
-    Raises:
-        ParameterError: a bad value (named), before any process starts.
-        UnguardedMainError: called from a script's top level without ``if __name__ == "__main__":``.
-        TransportError, WorkerError: the broker or a worker process failed.
 
-    Example (a live run; not run as a doctest)::
-
-        import mpdp
-        r = mpdp.simulate(dataset="house-votes-84", epsilon=1.0, repetitions=50, seed=3)
-        r.to_dict()["rounds"][0]["empirical_accuracy"]
-        r.plot()
-    """
-    check_main_guard("mpdp.simulate")
-    run = simulate_async(
-        dataset, votes=votes, parties=parties, rounds=rounds, label_column=label_column, epsilon=epsilon,
-        delta=delta, repetitions=repetitions, function=function, rule=rule, seed=seed, protocol=protocol,
-        broker=broker, out=out, force=force, workers=workers, secure=secure, party_decisions=party_decisions,
-        alpha=alpha, round_timeout=round_timeout, budget=budget, delta_slack=delta_slack, progress=progress)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run)
-    # a running loop (Jupyter, an async caller): run the session on a thread with its own loop
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mpdp-simulate") as pool:
-        return pool.submit(asyncio.run, run).result()
+#: The blocking live run (see :func:`simulate_async` for the arguments); works in scripts under a
+#: ``__main__`` guard, in a terminal and in Jupyter (there on a worker thread).
+simulate = _blocking(simulate_async)

@@ -23,7 +23,7 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from mpdp.analysis.report import REPETITIONS_NOTE
 from mpdp.parties.api.simulation import OUT_FILES, simulate
@@ -141,7 +141,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         raise ParameterError("--force", True, "only with --out DIR (it replaces an earlier run's files there)")
     if args.json is not None and args.json != "-":  # checked before any process starts: no run is lost
         args.json = output_file(args.json, "--json")
-    options = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
+    options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
         "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
         "seed", "protocol", "broker", "out", "workers", "party_decisions", "alpha", "round_timeout", "budget",
         "delta_slack")}
