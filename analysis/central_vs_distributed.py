@@ -148,7 +148,8 @@ def compare_majority(voters: int, epsilon: float, delta: float) -> CentralVersus
 
 def plot_comparison(rows: Sequence[CentralVersusDistributed], ax: Sequence[Axes] | None = None) -> Figure:
     """Accuracy against epsilon: average (left) and worst case (right), one colour per k, central solid,
-    distributed dashed, and every curve its own marker so that curves that meet stay distinguishable.
+    distributed dashed, every curve its own marker, and smaller k drawn wider beneath larger k, so that
+    curves that coincide (the central worst case is the same for several k) stay distinguishable.
 
     Args:
         rows: from :func:`compare_majority` (any order; one curve per k and protocol).
@@ -173,17 +174,20 @@ def plot_comparison(rows: Sequence[CentralVersusDistributed], ax: Sequence[Axes]
             raise ParameterError("ax", len(axes), "two axes: average accuracy, worst-case accuracy")
         figure = figure_of(axes[0])
     curve = 0
-    for colour, k in enumerate(sorted({r.voters for r in rows})):
+    voters = sorted({r.voters for r in rows})
+    for colour, k in enumerate(voters):
         mine = sorted((r for r in rows if r.voters == k), key=lambda r: r.epsilon)
         eps = [r.epsilon for r in mine]
+        under = (len(voters) - 1 - colour) / max(len(voters) - 1, 1)  # earlier k: wider, drawn beneath
         for protocol, style in (("central", "-"), ("distributed", "--")):
             marker = MARKERS[curve % len(MARKERS)]
             curve += 1
             for panel, axis in zip(("average", "worst"), axes, strict=True):
                 axis.plot(eps, [getattr(r, f"{protocol}_{panel}") for r in mine], linestyle=style, marker=marker,
-                          markersize=5, markerfacecolor="none" if protocol == "distributed" else None,
+                          linewidth=1.3 + 2.2 * under, markersize=5 + 5 * under,
+                          markerfacecolor="none" if protocol == "distributed" else None,
                           color=COLORS[colour % len(COLORS)], label=f"{protocol}, k={k}",
-                          gid=f"{panel}:{protocol}:k={k}")
+                          gid=f"{panel}:{protocol}:k={k}", zorder=2 + colour)
     axes[0].set_title("average accuracy")
     axes[1].set_title("worst-case accuracy")
     for axis in axes:
