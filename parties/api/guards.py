@@ -59,6 +59,9 @@ def check_main_guard(what: str) -> None:
 
     Raises:
         UnguardedMainError: one line naming the script and line and the fix.
+
+    Example:
+        >>> check_main_guard("mpdp.simulate")  # a test runner's or a notebook's stack: nothing to refuse
     """
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)

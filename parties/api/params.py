@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -22,6 +24,10 @@ def randomized_responses(epsilon: float | Sequence[float], delta: float | Sequen
 
     Raises:
         ParameterError: a bad epsilon or delta, lists of different lengths, a missing or mismatching k.
+
+    Example:
+        >>> [(m.epsilon, m.num_symbols) for m in randomized_responses([0.5, 1.0], delta=[0.0, 0.1])]
+        [(0.5, 4), (1.0, 4)]
     """
     epsilons = [epsilon] if isinstance(epsilon, (int, float)) else list(epsilon)
     if parties is not None and (isinstance(parties, bool) or not isinstance(parties, int) or parties < 1):
@@ -42,6 +48,14 @@ def randomized_responses(epsilon: float | Sequence[float], delta: float | Sequen
 
 
 def function_of(function: str | BooleanFunction) -> BooleanFunction:
-    """``function`` parsed (``majority``, ``xor``, ``threshold:T``, ``table:...``) or as given."""
+    """``function`` parsed (``majority``, ``xor``, ``threshold:T``, ``table:...``) or as given.
+
+    Raises:
+        ParameterError: an unknown function name.
+
+    Example:
+        >>> function_of("threshold:2")(np.array([1, 1, 0]))
+        1
+    """
     return parse_function(function) if isinstance(function, str) else function
 

@@ -15,6 +15,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     import pandas
     from matplotlib.axes import Axes
@@ -33,6 +35,10 @@ def strict_document(document: Mapping[str, Any]) -> dict[str, Any]:
 
     Raises:
         ParameterError: a NaN anywhere (:func:`mpdp.parties.cli.args.to_json_text`).
+
+    Example:
+        >>> strict_document({"epsilon": float("inf"), "k": np.int64(3)})
+        {'epsilon': 'inf', 'k': 3}
     """
     import json
 
@@ -44,7 +50,16 @@ def strict_document(document: Mapping[str, Any]) -> dict[str, Any]:
 
 class Result:
     """Base of the API's frozen results: subclasses are ``@dataclass(frozen=True)`` with a ``document``
-    field (the ``--json`` document) and implement :meth:`rows`, :meth:`summary` and :meth:`draw`."""
+    field (the ``--json`` document) and implement :meth:`rows`, :meth:`summary` and :meth:`draw`.
+
+    Example:
+        >>> import mpdp
+        >>> r = mpdp.compose(epsilon=0.5, k=2)
+        >>> r
+        <Composition: k=2: epsilon_tilde=0.999997 (exact) at delta_total=1e-06>
+        >>> list(r.to_frame().columns), type(r.plot()).__name__
+        (['guarantee', 'epsilon'], 'Figure')
+    """
 
     __slots__ = ()
     document: dict[str, Any]
