@@ -4,6 +4,7 @@ right data, shown in a notebook, tabulated with pandas (or a clear error naming 
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 import json
 import sys
 
@@ -18,6 +19,7 @@ from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.optimal import optimal_rules
 from tests.parties.cli.invoke import ok
+from tests.parties.cli.test_main import HEAVY
 
 
 def test_compose_is_the_cli_document(capsys: pytest.CaptureFixture[str]) -> None:
@@ -128,3 +130,10 @@ def test_bad_values_are_named() -> None:
         mpdp.estimate(epsilon=[1.0, 2.0], parties=3)
     with pytest.raises(ParameterError, match=r"delta=\[0.1, 0.2\]"):
         mpdp.compose(epsilon=[1.0, 2.0, 3.0], delta=[0.1, 0.2])
+
+
+def test_import_mpdp_and_listing_the_api_stays_light() -> None:
+    code = ("import sys, mpdp\nassert 'simulate' in dir(mpdp) and 'compose' in mpdp.__all__\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert result.stdout.strip().splitlines()[-1] == "[]"
