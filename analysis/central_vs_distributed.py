@@ -18,18 +18,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import binom
 
+from mpdp.analysis.plot_style import COLORS, EPSILON_LABEL, MARKERS, figure_of
 from mpdp.analysis.theory import AccuracyOnInput, observer_accuracy_on_input
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.mechanisms import RandomizedResponse
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "DISTRIBUTED_MAX_VOTERS",
@@ -142,30 +146,54 @@ def compare_majority(voters: int, epsilon: float, delta: float) -> CentralVersus
         distributed_average, float(distributed.min()))
 
 
-def plot_comparison(rows: Sequence[CentralVersusDistributed], path: Path | str) -> None:
-    """Write a PNG: accuracy against epsilon, one color per k, solid = central, dashed = distributed."""
-    import matplotlib
+def plot_comparison(rows: Sequence[CentralVersusDistributed], ax: Sequence[Axes] | None = None) -> Figure:
+    """Accuracy against epsilon: average (left) and worst case (right), one colour per k, central solid,
+    distributed dashed, every curve its own marker, and smaller k drawn wider beneath larger k, so that
+    curves that coincide (the central worst case is the same for several k) stay distinguishable.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Args:
+        rows: from :func:`compare_majority` (any order; one curve per k and protocol).
+        ax: two axes (average, worst case), or None for a new Figure.
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    for k in sorted({r.voters for r in rows}):
+    Returns:
+        the Figure drawn on (nothing is written). Each curve has gid ``<average|worst>:<central|distributed>:k=K``.
+
+    Raises:
+        ParameterError: no rows, or ``ax`` not two axes.
+    """
+    if not rows:
+        raise ParameterError("rows", 0, "at least one comparison row")
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        figure = Figure(figsize=(10, 4), layout="constrained")
+        axes = tuple(figure.subplots(1, 2, sharey=True))
+    else:
+        axes = tuple(ax)
+        if len(axes) != 2:
+            raise ParameterError("ax", len(axes), "two axes: average accuracy, worst-case accuracy")
+        figure = figure_of(axes[0])
+    curve = 0
+    voters = sorted({r.voters for r in rows})
+    for colour, k in enumerate(voters):
         mine = sorted((r for r in rows if r.voters == k), key=lambda r: r.epsilon)
         eps = [r.epsilon for r in mine]
-        for ax, central, distributed in ((axes[0], "central_average", "distributed_average"),
-                                         (axes[1], "central_worst", "distributed_worst")):
-            line, = ax.plot(eps, [getattr(r, central) for r in mine], label=f"central, k={k}")
-            ax.plot(eps, [getattr(r, distributed) for r in mine], "--", color=line.get_color(),
-                    label=f"distributed, k={k}")
+        under = (len(voters) - 1 - colour) / max(len(voters) - 1, 1)  # earlier k: wider, drawn beneath
+        for protocol, style in (("central", "-"), ("distributed", "--")):
+            marker = MARKERS[curve % len(MARKERS)]
+            curve += 1
+            for panel, axis in zip(("average", "worst"), axes, strict=True):
+                axis.plot(eps, [getattr(r, f"{protocol}_{panel}") for r in mine], linestyle=style, marker=marker,
+                          linewidth=1.3 + 2.2 * under, markersize=5 + 5 * under,
+                          markerfacecolor="none" if protocol == "distributed" else None,
+                          color=COLORS[colour % len(COLORS)], label=f"{protocol}, k={k}",
+                          gid=f"{panel}:{protocol}:k={k}", zorder=2 + colour)
     axes[0].set_title("average accuracy")
     axes[1].set_title("worst-case accuracy")
-    for ax in axes:
-        ax.set_xlabel("epsilon per voter")
-        ax.grid(alpha=0.3)
+    for axis in axes:
+        axis.set_xlabel(EPSILON_LABEL)
+        axis.grid(alpha=0.3)
     axes[0].set_ylabel("P(correct majority)")
     axes[1].legend(fontsize=7)
-    fig.suptitle(f"majority: optimal central mechanism vs randomized response (delta={rows[0].delta:g})")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    figure.suptitle(f"majority: optimal central mechanism vs randomized response (delta={rows[0].delta:g})")
+    return figure

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mpdp.analysis.composition import check_k, drv10_bound
+from mpdp.analysis.plot_style import COLORS, figure_of, new_axes
 from mpdp.analysis.privacy_region import (
     PrivacyRegion,
     composition_region,
@@ -48,15 +49,7 @@ def figure_3_regions(epsilon: float, delta: float, k: int) -> dict[str, PrivacyR
     }
 
 
-def _axes(ax: Axes | None) -> Axes:
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(5.5, 5.5)).add_subplot() if ax is None else ax
-
-
 def _finish(ax: Axes, title: str) -> Figure:
-    from matplotlib.figure import Figure
-
     ax.set_xlabel("false alarm $P_{FA}$")
     ax.set_ylabel("missed detection $P_{MD}$")
     ax.set_xlim(0, 1)
@@ -64,9 +57,7 @@ def _finish(ax: Axes, title: str) -> Figure:
     ax.set_aspect("equal")
     ax.set_title(title, fontsize=9)
     ax.legend(loc="upper right", fontsize=8)
-    figure = ax.get_figure()
-    assert isinstance(figure, Figure)
-    return figure
+    return figure_of(ax)
 
 
 def draw_region(ax: Axes, region: PrivacyRegion, label: str, color: str | tuple[float, float, float, float],
@@ -83,8 +74,8 @@ def draw_region(ax: Axes, region: PrivacyRegion, label: str, color: str | tuple[
 def figure_1(epsilon: float = 1.0, delta: float = 0.1, ax: Axes | None = None) -> Figure:
     """000 Figure 1: R(epsilon, delta), with its corner points (0, 1 - delta), (a, a), (1 - delta, 0) marked,
     a = (1 - delta) / (1 + e^eps)."""
-    ax = _axes(ax)
-    draw_region(ax, dp_region(epsilon, delta), f"R({epsilon:g}, {delta:g})", "tab:blue")
+    _, ax = new_axes(ax, (5.5, 5.5))
+    draw_region(ax, dp_region(epsilon, delta), f"R({epsilon:g}, {delta:g})", COLORS[0])
     a = (1.0 - delta) / (1.0 + np.exp(epsilon))
     ax.plot([0.0, a, 1.0 - delta], [1.0 - delta, a, 0.0], "ko", ms=4, gid="corners")
     ax.plot([0, 1], [1, 0], color="gray", lw=0.8, ls=":")
@@ -93,7 +84,7 @@ def figure_1(epsilon: float = 1.0, delta: float = 0.1, ax: Axes | None = None) -
 
 def figure_2(epsilon: float = 0.4, delta: float = 0.01, k_max: int = 5, ax: Axes | None = None) -> Figure:
     """000 Figure 2: the exact k-fold composition region of Theorem 3.3 for k = 1..k_max (nested, growing)."""
-    ax = _axes(ax)
+    _, ax = new_axes(ax, (5.5, 5.5))
     from matplotlib import colormaps
 
     cmap = colormaps["viridis"]
@@ -105,8 +96,8 @@ def figure_2(epsilon: float = 0.4, delta: float = 0.01, k_max: int = 5, ax: Axes
 
 def figure_3(epsilon: float = 0.1, delta: float = 0.001, k: int = 30, ax: Axes | None = None) -> Figure:
     """000 Figure 3: the regions of Theorems 3.1, 3.2 and 3.3 for the k-fold composition."""
-    ax = _axes(ax)
+    _, ax = new_axes(ax, (5.5, 5.5))
     regions = figure_3_regions(epsilon, delta, k)
-    for (label, region), colour in zip(regions.items(), ("tab:gray", "tab:blue", "tab:red"), strict=True):
+    for (label, region), colour in zip(regions.items(), (COLORS[7], COLORS[0], COLORS[3]), strict=True):
         draw_region(ax, region, label, colour)
     return _finish(ax, f"000 Fig. 3: {k}-fold composition of ({epsilon:g}, {delta:g})-DP")

@@ -19,6 +19,7 @@ import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.analysis.plot_style import new_axes
 from mpdp.protocols.coloring_mechanisms import GraphMechanism, optimal_mechanism
 from mpdp.protocols.graphs import ColoredGraph, line_graph, majority_hypercube
 from mpdp.protocols.line_mechanisms import balanced_mechanism, line_mechanism
@@ -52,20 +53,6 @@ def fig2_graph() -> ColoredGraph:
     return ColoredGraph.from_edges(list(FIG2_COLORING), list(FIG2_EDGES), FIG2_COLORING)
 
 
-def _new_axes(ax: Axes | None, size: tuple[float, float] = (6.0, 5.0)) -> Axes:
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=size).add_subplot() if ax is None else ax
-
-
-def _figure(ax: Axes) -> Figure:
-    from matplotlib.figure import Figure
-
-    figure = ax.get_figure()
-    assert isinstance(figure, Figure)
-    return figure
-
-
 def _layout(graph: ColoredGraph, line: bool, layers: NDArray[np.int64] | None) -> dict[int, NDArray[np.float64]]:
     if line:
         return {v: np.array([float(v), 0.0]) for v in range(graph.num_vertices)}
@@ -93,7 +80,7 @@ def draw_colored_graph(graph: ColoredGraph, red_probability: NDArray[np.float64]
     Returns:
         the Figure drawn on.
     """
-    ax = _new_axes(ax, (max(6.0, 0.9 * graph.num_vertices), 2.2) if line else (6.0, 5.0))
+    figure, ax = new_axes(ax, (max(6.0, 0.9 * graph.num_vertices), 2.2) if line else (6.0, 5.0))
     g = nx.Graph()
     g.add_nodes_from(range(graph.num_vertices))
     edges = [tuple(e) for e in graph.edges.tolist()]
@@ -125,7 +112,7 @@ def draw_colored_graph(graph: ColoredGraph, red_probability: NDArray[np.float64]
     nx.draw_networkx_labels(g, pos, labels=labels, font_size=7, ax=ax)
     ax.set_title(title, fontsize=9)
     ax.set_axis_off()
-    return _figure(ax)
+    return figure
 
 
 def figure_1_majority(epsilon: float = math.log(2.0), delta: float = 0.1) -> Figure:
@@ -202,7 +189,7 @@ def figure_3_line(n_blue: int = 4, n_red: int = 3, red_at_boundary: float = 0.8,
     """001 Fig. 3 / Theorem 4: the optimal mechanism on the (n_B, n_R)-line given R_{n_B}, as P(output
     red) against the node (the paper's (4, 3) example: R_4 = 0.8 at (log 1.3, 0.1)); the transition
     parameter tau is marked. The line has gid ``line``."""
-    ax = _new_axes(ax, (6.5, 4.0))
+    figure, ax = new_axes(ax, (6.5, 4.0))
     mech = line_mechanism(n_blue, n_red, red_at_boundary, epsilon, delta)
     nodes = np.arange(1, n_blue + n_red + 1)
     (curve,) = ax.plot(nodes, mech.red_probability, "k-", lw=1)
@@ -219,5 +206,5 @@ def figure_3_line(n_blue: int = 4, n_red: int = 3, red_at_boundary: float = 0.8,
     ax.legend(fontsize=8)
     ax.set_title(f"001 Fig. 3 / Theorem 4: ({n_blue}, {n_red})-line, R_{n_blue} = {red_at_boundary:g}, "
                  f"({epsilon:.4g}, {delta:g})-DP", fontsize=9)
-    return _figure(ax)
+    return figure
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.analysis.plot_style import COLORS, new_axes
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import TruthTable
 from mpdp.protocols.interactive import (
@@ -153,19 +154,14 @@ def plot_margins(margins: Sequence[Margins], ax: Axes | None = None, title: str 
     Returns:
         the Figure drawn on (nothing is written; the caller saves it).
     """
-    from matplotlib.figure import Figure
-
-    if ax is None:
-        ax = Figure(figsize=(6.5, 4)).add_subplot()
+    figure, ax = new_axes(ax, (6.5, 4.0))
     values = [np.array([m.average for m in margins]), np.array([m.worst_case for m in margins])]
     low = min(float(v.min()) for v in values)
     bins = np.linspace(min(low, -1e-3), 1e-3, 41)
-    ax.hist(values, bins=bins.tolist(), label=["average accuracy", "worst-case accuracy"], color=["tab:blue", "tab:orange"])
+    ax.hist(values, bins=bins.tolist(), label=["average accuracy", "worst-case accuracy"], color=list(COLORS[:2]))
     ax.axvline(0.0, color="k", lw=1, ls="--", label="randomized response (margin 0)")
     ax.set_xlabel("protocol minus randomized response (optimal rules)")
     ax.set_ylabel("protocols")
     ax.set_title(title)
     ax.legend(fontsize=8)
-    figure = ax.get_figure()
-    assert isinstance(figure, Figure)
     return figure

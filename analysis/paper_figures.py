@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mpdp.analysis import composition_plot, graph_figures
+from mpdp.analysis.plot_style import COLORS, new_axes
 from mpdp.protocols.closed_forms import collaborative_xor_accuracy, corollary_3_1
 
 if TYPE_CHECKING:
@@ -38,12 +39,9 @@ def figure_xor(epsilons: Sequence[float] = (0.5, 1.0, 2.0), k_max: int = 12, ax:
     """002 Corollary 3.1: the optimal XOR accuracy of k parties (randomized response, optimal rule) against
     k, one line per epsilon (gid ``xor:<eps>``), next to the collaborative accuracy lambda / (1 + lambda)
     (the parties compute the XOR first and release it once; gid ``collaborative:<eps>``)."""
-    from matplotlib.figure import Figure
-
-    if ax is None:
-        ax = Figure(figsize=(6.5, 4.5)).add_subplot()
+    figure, ax = new_axes(ax, (6.5, 4.5))
     ks = np.arange(1, k_max + 1)
-    for eps, color in zip(epsilons, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"), strict=False):
+    for eps, color in zip(epsilons, COLORS, strict=False):
         ax.plot(ks, [corollary_3_1(int(k), eps) for k in ks], "o-", color=color, ms=4, gid=f"xor:{eps:g}",
                 label=f"Corollary 3.1, eps = {eps:g}")
         ax.plot(ks, np.full(ks.size, collaborative_xor_accuracy(eps)), "--", color=color, gid=f"collaborative:{eps:g}",
@@ -53,8 +51,6 @@ def figure_xor(epsilons: Sequence[float] = (0.5, 1.0, 2.0), k_max: int = 12, ax:
     ax.set_ylabel("P(XOR correct), average = worst case")
     ax.set_title(f"002 Corollary 3.1: XOR of k parties, eps in {list(epsilons)}", fontsize=9)
     ax.legend(fontsize=7, loc="center right")
-    figure = ax.get_figure()
-    assert isinstance(figure, Figure)
     return figure
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from mpdp import __version__ as mpdp_version
+from mpdp.analysis.plot_style import COLORS, new_axes
 from mpdp.analysis.stats import clopper_pearson, consistency_test
 from mpdp.analysis.theory import AccuracyOnInput
 from mpdp.protocols.functions import BooleanFunction
@@ -25,6 +25,9 @@ from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.secure import rng_mode
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
     from mpdp.analysis.evaluation import RoundEvaluation
 
 __all__ = ["CURATOR_REPETITIONS_NOTE", "REPETITIONS_NOTE", "RoundResult", "evaluate_decisions", "plot_rounds",
@@ -165,36 +168,34 @@ def results_document(
     return document
 
 
-def plot_rounds(results: Sequence[RoundResult], path: Path, title: str) -> Path:
-    """Draw theory (marker) and measured accuracy with its 95% interval per round; write ``path``.
+def plot_rounds(results: Sequence[RoundResult], ax: Axes | None = None, title: str = "") -> Figure:
+    """Draw theory (marker) and measured accuracy with its 95% interval per round, one row per round.
 
-    The format follows the suffix (``.png``, ``.pdf``, ``.svg``). Returns the path written."""
-    import matplotlib
+    Args:
+        results: the rounds, drawn top to bottom. ax: draw there, or on a new Figure. title: the axes' title.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    Returns:
+        the Figure drawn on (nothing is written: :func:`mpdp.analysis.plot_style.save_figure` saves it).
+        The measured points carry gid ``measured``, the theory markers gid ``theory``.
+    """
+    figure, ax = new_axes(ax, (8.0, 0.35 * len(results) + 1.6))
     ys = np.arange(len(results))
     measured = np.array([r.empirical_accuracy for r in results])
     err = np.array([[r.empirical_accuracy - r.ci_low for r in results],
                     [r.ci_high - r.empirical_accuracy for r in results]])
-    fig, ax = plt.subplots(figsize=(8, 0.35 * len(results) + 1.6))
-    ax.errorbar(measured, ys, xerr=err, fmt="o", color="tab:blue", capsize=3,
-                label="measured (95% Clopper-Pearson)")
+    ax.errorbar(measured, ys, xerr=err, fmt="o", color=COLORS[0], capsize=3,
+                label="measured (95% Clopper-Pearson)", gid="measured")
     ax.scatter([r.theoretical_accuracy for r in results], ys, marker="D", facecolors="none",
-               edgecolors="tab:red", s=60, zorder=3, label="theory (optimal rule)")
+               edgecolors=COLORS[3], s=60, zorder=3, label="theory (optimal rule)", gid="theory")
     for y, r in zip(ys, results, strict=True):
         if not r.consistent:
             ax.annotate("inconsistent", (r.empirical_accuracy, y), textcoords="offset points",
-                        xytext=(8, 4), color="tab:red", fontsize=8)
+                        xytext=(8, 4), color=COLORS[3], fontsize=8)
     ax.set_yticks(ys, [r.round for r in results], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("accuracy: P(observer's decision = true value)")
+    ax.set_ylabel("round")
     ax.set_title(title, fontsize=10)
     ax.legend(loc="lower left", fontsize=8)
     ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return figure

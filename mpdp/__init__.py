@@ -9,16 +9,45 @@ The package is one import name with four rooms, whose imports point one way
 - :mod:`mpdp.broker`: MQTT transport, wire messages, signing, sealing and broker launchers;
 - :mod:`mpdp.parties`: processes (parties, observer, curator), sessions and the ``mpdp`` command line.
 
-``import mpdp`` itself is light: the rooms are imported when first used.
+The Python API (:mod:`mpdp.parties.api`) is at the top: ``mpdp.simulate``, ``mpdp.simulate_async``,
+``mpdp.estimate``, ``mpdp.accuracy``, ``mpdp.compose``, ``mpdp.mechanism``, each returning a typed, frozen
+result with ``to_dict()``, ``to_frame()``, ``plot(ax=None)``::
+
+    import mpdp
+    r = mpdp.simulate(dataset="house-votes-84", epsilon=1.0, repetitions=50, seed=3)
+    r.to_dict()
+    r.plot()
+
+``import mpdp`` itself is light: the rooms and the API are imported when first used (the API's names
+are those of :mod:`mpdp.parties.api`, itself lazy; ``__init__.pyi`` re-exports them for type checkers).
 """
 
 from __future__ import annotations
 
 from importlib import metadata
+from typing import Any
 
 try:
     __version__: str = metadata.version("mpdp")
 except metadata.PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["__version__"]
+
+def _api() -> Any:
+    from mpdp.parties import api
+
+    return api
+
+
+def __getattr__(name: str) -> Any:
+    api = _api()
+    if name in api.__all__:
+        return getattr(api, name)
+    raise AttributeError(f"module 'mpdp' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_api().__all__})
+
+
+__all__ = ["__version__", *_api().__all__]

@@ -16,11 +16,12 @@ one line (``mpdp: error: ...``, exit 2) naming the value and what is allowed, ne
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
@@ -31,6 +32,7 @@ __all__ = [
     "add_label_column",
     "fresh_output_dir",
     "join_negative_values",
+    "option_names",
     "output_dir",
     "output_file",
     "papers_epilog",
@@ -338,3 +340,23 @@ def seed_value(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"--seed={text!r} is not allowed: an integer >= 0")
     return value
+
+
+@contextlib.contextmanager
+def option_names(**options: str | tuple[str, Any]) -> Iterator[None]:
+    """Re-raise a :class:`ParameterError` of the Python API that names a keyword argument (a key of
+    ``options``) as naming the command-line option and the text the user typed instead:
+    ``option_names(delta=("--delta", args.delta))`` turns ``delta=[0.5, 0.2] is not allowed: ...`` into
+    ``--delta='0.5,0.2' is not allowed: ...``; an option alone (``budget="--budget"``) keeps the API's
+    value. Other errors pass unchanged."""
+    try:
+        yield
+    except ParameterError as exc:
+        if exc.name not in options:
+            raise
+        given = options[exc.name]
+        option, typed = (given, exc.value) if isinstance(given, str) else given
+        renamed = type(exc).__new__(type(exc))
+        renamed.__dict__.update(vars(exc), name=option, value=typed)
+        renamed.args = (str(exc).replace(f"{exc.name}={exc.value!r}", f"{option}={typed!r}", 1),)
+        raise renamed from None

@@ -24,7 +24,7 @@ from mpdp.protocols.rules import RULE_KINDS
 __all__ = ["PROTOCOLS", "RunConfig", "default_workers"]
 
 #: The protocols a run speaks (:mod:`mpdp.parties.session.runner` has one plug-in for each).
-PROTOCOLS = ("rr", "curator")
+PROTOCOLS: tuple[str, ...] = ("rr", "curator")
 
 
 def default_workers() -> int:

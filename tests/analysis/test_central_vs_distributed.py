@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from mpdp.analysis.central_vs_distributed import compare_majority, plot_comparison
+from mpdp.analysis.plot_style import save_figure
 from mpdp.protocols.majority_mechanism import central_majority_mechanism
 
 
@@ -45,10 +46,20 @@ def test_central_beats_distributed_and_equals_it_for_one_voter() -> None:
                 assert row.central_average == pytest.approx(row.distributed_average, abs=1e-12)
 
 
-def test_plot_is_written(tmp_path) -> None:
+def test_plot_draws_the_rows_and_keeps_the_four_worst_case_curves_apart(tmp_path) -> None:
     rows = [compare_majority(k, e, 0.0) for k in (1, 3) for e in (0.5, 1.0)]
-    plot_comparison(rows, str(tmp_path / "cmp.png"))
-    assert (tmp_path / "cmp.png").stat().st_size > 1000
+    figure = plot_comparison(rows)
+    worst = {line.get_gid(): line for line in figure.axes[1].get_lines()}
+    assert sorted(worst) == ["worst:central:k=1", "worst:central:k=3", "worst:distributed:k=1",
+                             "worst:distributed:k=3"]
+    assert list(worst["worst:distributed:k=3"].get_ydata()) == [r.distributed_worst for r in rows if r.voters == 3]
+    styles = {(line.get_color(), line.get_linestyle(), line.get_marker()) for line in worst.values()}
+    assert len(styles) == 4  # k=1: central and distributed coincide, yet they are drawn differently
+    for suffix in ("png", "svg", "pdf"):
+        save_figure(figure, tmp_path / f"cmp.{suffix}")
+    assert (tmp_path / "cmp.svg").read_text().lstrip().startswith("<?xml")
+    assert (tmp_path / "cmp.pdf").read_bytes()[:4] == b"%PDF"
+    assert (tmp_path / "cmp.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_accuracy_clamped_where_rounding_overshoots() -> None:

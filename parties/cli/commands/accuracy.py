@@ -12,14 +12,11 @@ Monte Carlo estimate with its interval, labelled as such. JSON is strict: an inf
 from __future__ import annotations
 
 import argparse
-import math
 import pathlib
-import time
 
-import numpy as np
-
-from mpdp.analysis.accuracy import monte_carlo_accuracy
+from mpdp.parties.api.accuracies import accuracy
 from mpdp.parties.cli.args import (
+    option_names,
     papers_epilog,
     parse_number_list,
     plain_text,
@@ -28,11 +25,9 @@ from mpdp.parties.cli.args import (
 )
 from mpdp.parties.cli.params import warn_if_no_privacy
 from mpdp.protocols.engines import ENGINES
-from mpdp.protocols.errors import ParameterError, SizeLimitError
-from mpdp.protocols.functions import MEASURE_NAMES, accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import RULE_CHOICES, check_worst_case_size, optimal_rules
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import MEASURE_NAMES, parse_function
+from mpdp.protocols.optimal import RULE_CHOICES
 
 __all__ = ["parse_list", "register"]
 
@@ -74,57 +69,18 @@ def _function(spec: str):
 def _run(args: argparse.Namespace) -> int:
     eps = parse_list(args.epsilon, "--epsilon")
     warn_if_no_privacy(eps)
-    deltas = parse_list(args.delta, "--delta") if args.delta else [0.0]
-    if len(deltas) == 1:
-        deltas = deltas * len(eps)
-    if len(deltas) != len(eps):
-        raise ParameterError("--delta", f"{len(deltas)} values", f"1 or {len(eps)} (one per party)")
-    four = any(d > 0 for d in deltas)
-    mechs = [RandomizedResponse(e, d, four_output=four) for e, d in zip(eps, deltas)]
-    k = len(mechs)
-    function = _function(args.function)
-    w = accuracy_measure(args.measure, function.output_size(k))
-    observer = args.party
-    started = time.perf_counter()
-    report: dict = {"k": k, "function": function.name, "measure": args.measure,
-                    "observer": "central" if observer is None else observer}
-    if args.time_limit is not None and not (args.time_limit > 0 and math.isfinite(args.time_limit)):
-        raise ParameterError("--time-limit", args.time_limit, "a number of seconds > 0")
-    if args.rule == "both":  # the default: the worst-case LP only where it fits, and say so
-        try:
-            check_worst_case_size(mechs)
-        except SizeLimitError as exc:
-            args.rule = "average"
-            report["worst_case_skipped"] = str(exc)
-    try:
-        result = optimal_rules(mechs, function, w, observer, args.rule, args.engine, args.measure,
-                               args.time_limit)
-    except SizeLimitError:
-        if function.count_values(k) is None or args.rule != "average" or args.engine != "auto":
-            raise
-        rule = observer_average_rule(mechs, function, w, observer)
-        est = monte_carlo_accuracy(rule, function, w, args.samples, np.random.default_rng(args.seed))
-        assert est.interval is not None  # the Monte Carlo estimate always has its interval
-        report.update(engine="posterior-monte-carlo", rules={"average": {
-            "average_accuracy": est.average, "worst_case_accuracy": None, "exact": False,
-            "interval": list(est.interval), "confidence": est.confidence, "samples": est.samples}})
-    else:
-        report["engine"] = result.engine
-        rules = {}
-        for key, rep in (("average", result.average), ("worst_case", result.worst_case)):
-            if rep is None:
-                continue
-            rules[key] = {"average_accuracy": rep.average_accuracy,
-                          "worst_case_accuracy": rep.worst_case_accuracy, "exact": True}
-            if rep.upper_bound is not None:
-                rules[key]["worst_case_upper_bound"] = rep.upper_bound
-        report["rules"] = rules
-    report["seconds"] = round(time.perf_counter() - started, 4)
+    deltas = parse_list(args.delta, "--delta") if args.delta else 0.0
+    with option_names(epsilon=("--epsilon", args.epsilon), delta=("--delta", args.delta),
+                      function=("--function", args.function), party=("--party", args.party),
+                      time_limit=("--time-limit", args.time_limit), samples=("--samples", args.samples)):
+        report = accuracy(eps, _function(args.function), deltas, measure=args.measure, party=args.party,
+                          rule=args.rule, engine=args.engine, time_limit=args.time_limit, samples=args.samples,
+                          seed=args.seed).to_dict()
     if args.json:
         print(to_json_text(report))
         return 0
-    who = "central observer" if observer is None else f"party {observer}"
-    print(f"k={k}  function={function.name}  measure={args.measure}  observer={who}  "
+    who = "central observer" if args.party is None else f"party {args.party}"
+    print(f"k={report['k']}  function={report['function']}  measure={args.measure}  observer={who}  "
           f"engine={report['engine']}  ({report['seconds']} s)")
     for key, vals in report["rules"].items():
         label = f"{key.replace('_', '-')} rule"

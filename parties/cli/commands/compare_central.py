@@ -14,6 +14,7 @@ from mpdp.analysis.central_vs_distributed import (
     compare_majority,
     plot_comparison,
 )
+from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.cli.args import (
     papers_epilog,
     parse_number_list,
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     plot = None if args.plot is None else plot_file(args.plot)
     rows = [compare_majority(k, eps, delta) for k in voters for eps in epsilons]
     if plot is not None:
-        plot_comparison(rows, plot)
+        save_figure(plot_comparison(rows), plot)
     if args.json:
         document = [asdict(r) for r in rows]
         print(to_json_text(document if plot is None else {"rows": document, "plot": str(plot)}, indent=1))

@@ -13,15 +13,11 @@ from __future__ import annotations
 
 import argparse
 
-from mpdp.analysis.composition import (
-    BOUND_NAMES,
-    CompositionResult,
-    check_delta_slack,
-    compose_homogeneous,
-)
-from mpdp.analysis.composition_plot import figure_3
-from mpdp.analysis.heterogeneous import compose_heterogeneous
+from mpdp.analysis.composition import BOUND_NAMES, CompositionResult, check_delta_slack
+from mpdp.analysis.plot_style import save_figure
+from mpdp.parties.api.composition import compose
 from mpdp.parties.cli.args import (
+    option_names,
     papers_epilog,
     parse_number_list,
     plain_text,
@@ -53,18 +49,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _compute(args: argparse.Namespace, epsilons: list[float], deltas: list[float]) -> CompositionResult:
-    if len(epsilons) == 1:
-        if len(deltas) != 1:
-            raise ParameterError("--delta", args.delta, "one value when --epsilon has one value (with -k)")
-        return compose_homogeneous(epsilons[0], deltas[0], 1 if args.k is None else args.k, args.delta_slack)
-    if len(deltas) not in (1, len(epsilons)):
-        raise ParameterError("--delta", args.delta, f"one value, or {len(epsilons)} (one per --epsilon value)")
-    if args.k is not None and args.k != len(epsilons):
-        raise ParameterError("-k", args.k, f"omitted or equal to the number of --epsilon values ({len(epsilons)})")
-    return compose_heterogeneous(epsilons, deltas if len(deltas) > 1 else deltas[0], args.delta_slack)
-
-
 def _text(result: CompositionResult) -> str:
     def fmt(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.10g}"
@@ -88,19 +72,22 @@ def run(args: argparse.Namespace) -> int:
     check_delta_slack(args.delta_slack, "--delta-slack")
     epsilons = parse_number_list(args.epsilon, "--epsilon") if args.epsilon is not None else [0.1]
     deltas = parse_number_list(args.delta, "--delta") if args.epsilon is not None else [0.001]
-    result = _compute(args, epsilons, deltas) if args.epsilon is not None else None
-    document = {} if result is None else result.as_dict()
+    if plot is not None and (len(epsilons) > 1 or len(deltas) > 1 or (args.epsilon is not None and args.k is None)):
+        raise ParameterError("--plot", args.plot, "a plot of k-fold homogeneous composition: one "
+                             "--epsilon, one --delta and -k (or --plot alone for 000's Figure 3)")
+    with option_names(epsilon=("--epsilon", args.epsilon), delta=("--delta", args.delta), k=("-k", args.k),
+                      delta_slack=("--delta-slack", args.delta_slack)):
+        result = compose(epsilons if len(epsilons) > 1 else epsilons[0], deltas if len(deltas) > 1 else deltas[0],
+                         args.k if args.epsilon is not None else 30, args.delta_slack)
+    document = result.to_dict() if args.epsilon is not None else {}
     if plot is not None:
-        if len(epsilons) > 1 or len(deltas) > 1 or (args.epsilon is not None and args.k is None):
-            raise ParameterError("--plot", args.plot, "a plot of k-fold homogeneous composition: one "
-                                 "--epsilon, one --delta and -k (or --plot alone for 000's Figure 3)")
-        figure_3(epsilons[0], deltas[0], 30 if args.k is None else args.k).savefig(plot, dpi=120, bbox_inches="tight")
+        save_figure(result.plot(), plot)
         document["plot"] = str(plot)
     if args.json:
         print(to_json_text(document))
         return 0
-    if result is not None:
-        print(_text(result))
+    if args.epsilon is not None:
+        print(_text(result.result))
     if plot is not None:
         print(f"wrote {document['plot']}")
     return 0

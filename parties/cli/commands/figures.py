@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from mpdp.analysis.paper_figures import PAPER_FIGURES
+from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.cli.args import output_dir, papers_epilog, to_json_text
 from mpdp.protocols.errors import ParameterError
 
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         figure = PAPER_FIGURES[name]()
         paths = [out / f"{name}.{suffix}" for suffix in ("png", "svg")]
         for path in paths:
-            figure.savefig(path, dpi=120, bbox_inches="tight")
+            save_figure(figure, path)
         written[name] = [str(p) for p in paths]
     if args.json:
         print(to_json_text({"out": str(out), "figures": written}))

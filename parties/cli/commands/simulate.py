@@ -22,64 +22,28 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import uuid
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-import numpy as np
-
-from mpdp.analysis.accounting import Budget
-from mpdp.analysis.evaluation import RoundEvaluation
-from mpdp.analysis.report import (
-    REPETITIONS_NOTE,
-    RoundResult,
-    plot_rounds,
-    results_document,
-)
+from mpdp.analysis.report import REPETITIONS_NOTE
+from mpdp.parties.api.simulation import OUT_FILES, simulate
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.cli.args import (
     add_broker_options,
     add_label_column,
     broker_options,
-    fresh_output_dir,
+    option_names,
     output_file,
-    run_files,
     to_json_text,
 )
-from mpdp.parties.cli.curator_arguments import check_curator_arguments
-from mpdp.parties.cli.display import Progress, party_summary, print_results
-from mpdp.parties.cli.params import parse_mechanisms
+from mpdp.parties.cli.display import party_summary, print_results
 from mpdp.parties.rounds.outcome import RoundOutcome
-from mpdp.parties.rounds.privacy import (
-    DEFAULT_DELTA_SLACK,
-    check_privacy_options,
-    privacy_section,
-    privacy_summary,
-)
-from mpdp.parties.session.datasets import (
-    DATASET_NAMES,
-    Dataset,
-    load_dataset,
-    random_dataset,
-)
-from mpdp.parties.session.evaluate import evaluate_run
-from mpdp.parties.session.runner import RunConfig, RunOutcome, run
-from mpdp.parties.session.seeds import SeedTree
+from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
+from mpdp.parties.session.datasets import DATASET_NAMES
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.functions import (
-    FUNCTION_NAMES,
-    BooleanFunction,
-    accuracy_measure,
-    parse_function,
-)
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_factory import RuleCache, check_rule_size, zero_one_rules
+from mpdp.protocols.functions import FUNCTION_NAMES
 
 __all__ = ["OUT_FILES", "register"]
-
-#: The files of one run in ``--out DIR``.
-OUT_FILES = run_files("transcripts.sqlite", "results.json", "accuracy.png")
 
 EPILOG = f"""\
 examples:
@@ -169,99 +133,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=_run)
 
 
-def _dataset(args: argparse.Namespace, rng: np.random.Generator) -> Dataset:
-    if (args.dataset is None) == (args.parties is None):
-        raise ParameterError("input", args.dataset or args.parties,
-                             "exactly one of --dataset NAME|PATH or --parties K --rounds R")
-    if args.dataset is not None:
-        if args.rounds is not None:
-            raise ParameterError("--rounds", args.rounds, "only with --parties")
-        return load_dataset(args.dataset, args.label_column)
-    if args.label_column is not None:
-        raise ParameterError("--label-column", args.label_column, "only with --dataset PATH")
-    return random_dataset(args.parties, args.rounds if args.rounds is not None else 1, rng)
-
-
-def _check_numbers(args: argparse.Namespace) -> None:
-    # parsed in place: args.budget becomes a Budget (or None), args.delta_slack a checked float
-    args.budget = None if args.budget is None else Budget.parse(args.budget)
-    args.delta_slack = check_privacy_options(args.budget, args.delta_slack, budget_name="--budget",
-                                             slack_name="--delta-slack")
-    if args.repetitions < 1:
-        raise ParameterError("--repetitions", args.repetitions, "an integer >= 1")
-    if args.seed is not None and args.seed < 0:
-        raise ParameterError("--seed", args.seed, "an integer >= 0")
-    if args.seed is not None and args.secure:
-        raise ParameterError("--seed", args.seed, "no seed with --secure",
-                             hint="deployment mode draws from the OS CSPRNG and cannot be reproduced")
-    if args.workers is not None and args.workers < 1:
-        raise ParameterError("--workers", args.workers, "an integer >= 1")
-    if not 0 < args.alpha < 1:
-        raise ParameterError("--alpha", args.alpha, "a level in (0, 1)")
-    if not args.round_timeout > 0:
-        raise ParameterError("--round-timeout", args.round_timeout, "a number of seconds > 0")
-    # output paths are checked (and --out created) before any process starts: no run is lost at the end
-    if args.force and args.out is None:
-        raise ParameterError("--force", True, "only with --out DIR (it replaces an earlier run's files there)")
-    args.out = None if args.out is None else fresh_output_dir(args.out, "--out", OUT_FILES, args.force)
-    if args.json is not None and args.json != "-":
-        args.json = output_file(args.json, "--json")
-
-
-def _check_rule(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
-                function: BooleanFunction) -> None:
-    if args.protocol == "curator" and (args.rule != "average" or args.party_decisions):
-        raise ParameterError("--rule" if args.rule != "average" else "--party-decisions",
-                             args.rule if args.rule != "average" else True,
-                             "the defaults with --protocol curator (the curator has no decision rule)")
-    for r in range(dataset.bits.shape[1]):  # the participants of a round are at most the voters
-        ids = np.flatnonzero(dataset.bits[:, r] >= 0)
-        if ids.size:
-            check_rule_size([mechanisms[i] for i in ids], function, args.rule)
-
-
-def _document(args: argparse.Namespace, dataset: Dataset, seed: int, mechanisms: list[RandomizedResponse],
-              outcome: RunOutcome, rounds: list[RoundEvaluation]) -> dict[str, object]:
-    privacy = None
-    if outcome.protocol == "rr":  # the curator protocol releases no per-party answers
-        privacy = privacy_section(outcome.spent, outcome.rounds, args.budget, outcome.delta_slack, args.repetitions)
-    return results_document(
-        session=outcome.session, protocol=args.protocol, dataset=dataset.name, function=args.function, repetitions=args.repetitions,
-        seed=seed, seed_given=args.seed is not None, secure=args.secure, broker_kind=outcome.broker_kind,
-        broker_url=outcome.broker_url, alpha=args.alpha, rule=args.rule if args.protocol == "rr" else "curator",
-        party_decisions=bool(args.party_decisions) and args.protocol == "rr", wall_time=outcome.wall_time,
-        mechanisms=mechanisms, rounds=rounds, privacy=privacy)
-
-
-def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
-             function: BooleanFunction, broker: BrokerSettings, seed: int,
-             store: Path | None, rules: RuleCache) -> RunOutcome:
-    config = RunConfig(
-        session=f"sim-{uuid.uuid4().hex[:12]}",
-        round_names=dataset.round_names,
-        bits=dataset.bits,
-        mechanisms=tuple(mechanisms),
-        repetitions=args.repetitions,
-        seed=seed,
-        function=function,
-        measure=accuracy_measure("zero-one", 2),
-        rule_factory=(None if args.protocol != "rr" else
-                      zero_one_rules(args.rule, engine="posterior" if args.rule == "average" else "auto",
-                                     cache=rules)),
-        party_rule=args.rule if args.party_decisions and args.protocol == "rr" else None,
-        broker=broker,
-        workers=args.workers,
-        store_path=store,
-        secure=args.secure,
-        round_timeout=args.round_timeout,
-        budget=args.budget,
-        delta_slack=args.delta_slack,
-        protocol=args.protocol,
-    )
-    with Progress(dataset, enabled=not args.quiet) as progress:
-        return run(config, progress=progress.update)
-
-
 def _run(args: argparse.Namespace) -> int:
     """``--json -`` keeps standard output for the JSON: the table and summaries go to stderr."""
     json_stream = sys.stdout
@@ -271,43 +142,41 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
-    _check_numbers(args)
-    function = parse_function(args.function, "--function")
-    if function.count_values(1) is None:
-        raise ParameterError("--function", args.function,
-                             "a symmetric function for the live run (majority, sum, xor, and, or, "
-                             "threshold:T)", hint="truth tables: see `mpdp accuracy`")
-    if args.protocol == "curator":
-        check_curator_arguments(function, args.epsilon)
-        if args.budget is not None:
-            raise ParameterError("--budget", args.budget, "per-party budgets with --protocol rr only",
-                                 hint="the curator, not the parties, releases outputs")
-    broker = BrokerSettings.from_url(**broker_options(args))
-    seeds = SeedTree.from_seed(args.seed)
-    seed = seeds.seed
-    dataset = _dataset(args, seeds.dataset())
-    mechanisms = parse_mechanisms(args.epsilon, args.delta, dataset.num_parties, seeds.epsilons())
-    _check_rule(args, dataset, mechanisms, function)
-    rules = RuleCache()
-    out_dir = args.out
-    store = None if out_dir is None else out_dir / "transcripts.sqlite"
-    outcome = _execute(args, dataset, mechanisms, function, broker, seed, store, rules)
-    rule = args.rule if args.protocol == "rr" else "curator"
-    rounds = evaluate_run(outcome, dataset.bits, mechanisms, function, rule=rule, alpha=args.alpha,
-                          rng=seeds.theory(), rules=rules)
-    document = _document(args, dataset, seed, mechanisms, outcome, rounds)
-    results = [r.result for r in rounds]
-    if outcome.protocol == "curator":
-        print_results(document, results, [r.rr_theoretical_accuracy or 0.0 for r in rounds])
+    if (args.dataset is None) == (args.parties is None):
+        raise ParameterError("input", args.dataset or args.parties,
+                             "exactly one of --dataset NAME|PATH or --parties K --rounds R")
+    if args.force and args.out is None:
+        raise ParameterError("--force", True, "only with --out DIR (it replaces an earlier run's files there)")
+    if args.json is not None and args.json != "-":  # checked before any process starts: no run is lost
+        args.json = output_file(args.json, "--json")
+    options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
+        "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
+        "seed", "protocol", "broker", "out", "workers", "party_decisions", "alpha", "round_timeout", "budget",
+        "delta_slack")}
+    options["secure"] = ("--secure", args.secure)
+    options["budget"] = "--budget"
+    options["input"] = ("input", args.dataset or args.parties)
+    with option_names(**options):
+        result = simulate(
+            args.dataset, parties=args.parties, rounds=args.rounds, label_column=args.label_column,
+            epsilon=args.epsilon, delta=args.delta, repetitions=args.repetitions, function=args.function,
+            rule=args.rule, seed=args.seed, protocol=args.protocol,
+            broker=BrokerSettings.from_url(**broker_options(args)), out=args.out, force=args.force, workers=args.workers, secure=args.secure, party_decisions=args.party_decisions,
+            alpha=args.alpha, round_timeout=args.round_timeout, budget=args.budget, delta_slack=args.delta_slack,
+            progress=not args.quiet)
+    document = result.to_dict()
+    if result.outcome.protocol == "curator":
+        print_results(document, result.rounds, [r.rr_theoretical_accuracy or 0.0 for r in result.evaluations])
     else:
-        print_results(document, results)
+        print_results(document, result.rounds)
         if args.party_decisions:
-            print(party_summary([r.parties for r in rounds if r.parties is not None], args.rule))
-        privacy = document["privacy"]
-        assert isinstance(privacy, dict)  # a randomized-response run has its privacy section
-        print(privacy_summary(privacy))
-    _write(args, out_dir, dataset, document, results, json_stream)
-    return _timeouts(outcome.rounds)
+            print(party_summary([r.parties for r in result.evaluations if r.parties is not None], args.rule))
+        print(privacy_summary(document["privacy"]))
+    if args.json == "-":
+        print(to_json_text(document, indent=2), file=json_stream)
+    elif args.json is not None:
+        args.json.write_text(to_json_text(document, indent=2) + "\n")
+    return _timeouts(result.outcome.rounds)
 
 
 def _timeouts(rounds: Sequence[RoundOutcome]) -> int:
@@ -321,17 +190,3 @@ def _timeouts(rounds: Sequence[RoundOutcome]) -> int:
           f"{names}{more}; their truth and accuracy cover only the parties heard (exit code 1)",
           file=sys.stderr)
     return 1
-
-
-def _write(args: argparse.Namespace, out_dir: Path | None, dataset: Dataset, document: dict[str, object],
-           results: list[RoundResult], json_stream: TextIO) -> None:
-    if out_dir is not None:
-        (out_dir / "results.json").write_text(to_json_text(document, indent=2) + "\n")
-        plot_rounds(results, out_dir / "accuracy.png",
-                    f"{dataset.name}: {'' if args.protocol == 'rr' else 'curator, '}{args.function}, "
-                    f"epsilon {args.epsilon}, "
-                    f"{args.repetitions} repetitions")
-    if args.json == "-":
-        print(to_json_text(document, indent=2), file=json_stream)
-    elif args.json is not None:
-        args.json.write_text(to_json_text(document, indent=2) + "\n")

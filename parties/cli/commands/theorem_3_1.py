@@ -14,6 +14,7 @@ import argparse
 import numpy as np
 
 from mpdp.analysis.interaction import plot_margins, theorem_3_1_trials
+from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.cli.args import papers_epilog, plot_file, seed_value, to_json_text
 from mpdp.protocols.mechanisms import check_delta
 
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     }
     if plot is not None:
         title = f"002 Theorem 3.1: {args.trials} random {args.parties}-party protocols, delta={delta:g}, seed {args.seed}"
-        plot_margins(margins, title=title).savefig(plot, dpi=120, bbox_inches="tight")
+        save_figure(plot_margins(margins, title=title), plot)
         document["plot"] = str(plot)
     if args.json:
         print(to_json_text(document))

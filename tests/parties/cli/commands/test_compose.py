@@ -90,7 +90,7 @@ def test_compose_blames_the_mismatching_list(capsys: pytest.CaptureFixture[str])
     line = refused(capsys, "compose", "--epsilon", "1", "-k", "3", "--delta", "0.5,0.2")
     assert "--delta='0.5,0.2'" in line
     line = refused(capsys, "compose", "--epsilon", "1,2", "--delta", "0.5,0.2,0.1")
-    assert "--delta='0.5,0.2,0.1'" in line and "2 (one per --epsilon value)" in line
+    assert "--delta='0.5,0.2,0.1'" in line and "2 (one per epsilon value)" in line
     assert line.count("-k") == 0
 
 

@@ -24,7 +24,7 @@ UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
     (["--parties", "3", "--delta", "1"], "--delta=1.0"),
     (["--parties", "3", "--repetitions", "0"], "--repetitions=0"),
     (["--parties", "3", "--seed=-1"], "--seed=-1"),
-    (["--parties", "3", "--secure", "--seed", "3"], "no seed with --secure"),
+    (["--parties", "3", "--secure", "--seed", "3"], "no seed in secure mode"),
     (["--parties", "3", "--function", "table:0,1,1,0"], "symmetric function"),
     (["--dataset", "house-votes-84", "--parties", "3"], "exactly one of"),
     (["--parties", "3", "--force"], "only with --out"),

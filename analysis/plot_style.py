@@ -1,0 +1,77 @@
+"""The one style of every mpdp figure: new axes, the Figure of an axes, line styles, saving by extension.
+
+Every plot helper of the project takes ``ax=None`` and returns the :class:`matplotlib.figure.Figure` it drew
+on. With no ``ax`` it draws on a new Figure made here, *without* pyplot: no global backend is switched
+(``matplotlib.use`` is never called), so inline plots in a notebook keep working and nothing is left open.
+A notebook shows the returned Figure; a script saves it with :func:`save_figure` (PNG, SVG or PDF by the
+file's extension).
+
+Example:
+    >>> fig, ax = new_axes(None, (4.0, 3.0))
+    >>> _ = ax.plot([0, 1], [0, 1], **series_style(1))
+    >>> figure_of(ax) is fig, ax.get_lines()[0].get_linestyle()
+    (True, '--')
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["COLORS", "DPI", "EPSILON_LABEL", "LINE_STYLES", "MARKERS", "figure_of", "new_axes", "save_figure",
+           "series_style"]
+
+#: Resolution of raster files (PNG).
+DPI = 120
+#: The colour cycle (matplotlib's tab10, in order).
+COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:gray")
+#: Line styles and markers cycled per series, so curves stay distinguishable in grey print.
+LINE_STYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+#: The x label of every plot against epsilon (natural logarithm units).
+EPSILON_LABEL = "epsilon per party (nats)"
+
+
+def new_axes(ax: Axes | None, size: tuple[float, float] = (6.0, 4.0)) -> tuple[Figure, Axes]:
+    """``(figure, ax)``: the given axes and its Figure, or a new Figure of ``size`` inches (no pyplot)."""
+    from matplotlib.figure import Figure
+
+    if ax is None:
+        figure = Figure(figsize=size, layout="constrained")
+        return figure, figure.add_subplot()
+    return figure_of(ax), ax
+
+
+def figure_of(ax: Axes) -> Figure:
+    """The top-level Figure ``ax`` is drawn on (a sub-figure's parent figure)."""
+    from matplotlib.figure import Figure
+
+    drawn_on = ax.get_figure()
+    figure = getattr(drawn_on, "figure", drawn_on)  # a SubFigure's .figure is its root Figure
+    assert isinstance(figure, Figure)
+    return figure
+
+
+def series_style(index: int) -> dict[str, str]:
+    """Colour, line style and marker of the ``index``-th series (0-based), each cycling on its own."""
+    return {"color": COLORS[index % len(COLORS)], "linestyle": LINE_STYLES[index % len(LINE_STYLES)],
+            "marker": MARKERS[index % len(MARKERS)]}
+
+
+def save_figure(figure: Figure, path: str | os.PathLike[str]) -> Path:
+    """Write ``figure`` to ``path``; the format is the extension's (``.png``, ``.svg``, ``.pdf``, ...).
+
+    Returns:
+        the path written.
+
+    Raises:
+        ValueError: an extension matplotlib cannot write (from matplotlib, naming the supported ones).
+    """
+    path = Path(path)
+    figure.savefig(path, dpi=DPI, bbox_inches="tight")
+    return path

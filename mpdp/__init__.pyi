@@ -1,0 +1,3 @@
+from .parties.api import *
+
+__version__: str

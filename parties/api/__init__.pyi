@@ -1,0 +1,23 @@
+"""The Python API of mpdp (``import mpdp``): functions that return typed, frozen results."""
+
+from .accuracies import Accuracy, accuracy
+from .composition import Composition, compose
+from .estimates import Estimate, estimate
+from .mechanisms import Mechanism, mechanism
+from .result import Result
+from .simulation import Simulation, simulate, simulate_async
+
+__all__ = [
+    "Accuracy",
+    "Composition",
+    "Estimate",
+    "Mechanism",
+    "Result",
+    "Simulation",
+    "accuracy",
+    "compose",
+    "estimate",
+    "mechanism",
+    "simulate",
+    "simulate_async",
+]

@@ -1,0 +1,176 @@
+"""``mpdp.accuracy``: the optimal decision rules of 002 and their exact accuracy (``mpdp accuracy``).
+
+Example:
+    >>> import mpdp
+    >>> r = mpdp.accuracy(epsilon=[0.5, 1.0, 1.5], function="majority")
+    >>> r.engine, round(r.average_accuracy("average"), 6), round(r.worst_case_accuracy("worst-case"), 6)
+    ('general', 0.676759, 0.589098)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mpdp.parties.api.estimates import estimate, rules_title
+from mpdp.parties.api.params import function_of, randomized_responses
+from mpdp.parties.api.result import Result, strict_document
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.functions import BooleanFunction, accuracy_measure
+from mpdp.protocols.optimal import check_worst_case_size, optimal_rules
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["Accuracy", "accuracy"]
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Accuracy(Result):
+    """The optimal rules' accuracies (``mpdp accuracy --json``).
+
+    Attributes:
+        document: ``k``, ``function``, ``measure``, ``observer``, [``worst_case_skipped``], ``engine``,
+            ``rules`` (``average`` and/or ``worst_case``: ``average_accuracy``, ``worst_case_accuracy``,
+            ``exact``, ...), ``seconds``.
+    """
+
+    document: dict[str, Any]
+
+    @property
+    def engine(self) -> str:
+        """``general``, ``symmetric`` or ``posterior-monte-carlo`` (an estimate)."""
+        return str(self.document["engine"])
+
+    def average_accuracy(self, rule: str = "average") -> float:
+        """002 eq. (1) of the optimal ``rule`` (``average`` or ``worst-case``).
+
+        Raises:
+            ParameterError: that rule was not computed.
+        """
+        return float(self._rule(rule)["average_accuracy"])
+
+    def worst_case_accuracy(self, rule: str = "worst-case") -> float | None:
+        """002 eq. (3) of the optimal ``rule``; None for a Monte Carlo estimate."""
+        value = self._rule(rule)["worst_case_accuracy"]
+        return None if value is None else float(value)
+
+    def _rule(self, rule: str) -> dict[str, Any]:
+        rules: dict[str, Any] = self.document["rules"]
+        key = rule.replace("-", "_")
+        if key not in rules:
+            raise ParameterError("rule", rule, f"one computed here: {', '.join(r.replace('_', '-') for r in rules)}")
+        found: dict[str, Any] = rules[key]
+        return found
+
+    def rows(self) -> Sequence[Mapping[str, Any]]:
+        """One row per rule: its average and worst-case accuracy."""
+        return [{"rule": key.replace("_", "-"), "average_accuracy": vals["average_accuracy"],
+                 "worst_case_accuracy": vals["worst_case_accuracy"], "exact": vals["exact"]}
+                for key, vals in self.document["rules"].items()]
+
+    def summary(self) -> str:
+        parts = ", ".join(f"{r['rule']} rule: average {r['average_accuracy']:.4g}"
+                          + ("" if r["worst_case_accuracy"] is None else f", worst case {r['worst_case_accuracy']:.4g}")
+                          for r in self.rows())
+        return f"k={self.document['k']} {self.document['function']} ({self.engine}): {parts}"
+
+    def draw(self, ax: Axes | None) -> Figure:
+        """Grouped bars: average and worst-case accuracy of each rule (gids ``<rule>:<criterion>``)."""
+        from mpdp.analysis.plot_style import COLORS, new_axes
+
+        figure, ax = new_axes(ax, (5.5, 3.5))
+        rows = self.rows()
+        xs = np.arange(len(rows))
+        for offset, (criterion, colour) in enumerate((("average_accuracy", COLORS[0]),
+                                                      ("worst_case_accuracy", COLORS[1]))):
+            values = [np.nan if r[criterion] is None else r[criterion] for r in rows]
+            bars = ax.bar(xs + (offset - 0.5) * 0.38, values, width=0.38, color=colour,
+                          label=criterion.replace("_", " ").replace("accuracy", "").strip())
+            for bar, r in zip(bars, rows, strict=True):
+                bar.set_gid(f"{r['rule']}:{criterion}")
+        ax.set_xticks(xs, [f"{r['rule']} rule" for r in rows])
+        ax.set_ylabel(f"accuracy ({self.document['measure']})")
+        ax.set_title(rules_title(self.document, "optimal rules"), fontsize=9)
+        ax.legend(fontsize=8)
+        return figure
+
+
+def accuracy(
+    epsilon: float | Sequence[float],
+    function: str | BooleanFunction = "majority",
+    delta: float | Sequence[float] = 0.0,
+    parties: int | None = None,
+    measure: str = "zero-one",
+    party: int | None = None,
+    rule: str = "both",
+    engine: str = "auto",
+    time_limit: float | None = None,
+    samples: int = 100_000,
+    seed: int | None = None,
+) -> Accuracy:
+    """The optimal average-case rule (002 eq. (4)) and worst-case rule (LP, eq. (6)) and their exact
+    accuracies (eqs. (1), (3)) for k parties each releasing its bit by randomized response.
+
+    Args:
+        epsilon: one epsilon (nats) per party, or one with ``parties``. delta: one for all, or one per party.
+        function: ``xor``, ``and``, ``or``, ``majority``, ``threshold:T``, ``sum``, ``table:V0,V1,...``.
+        measure: ``zero-one`` (default), ``absolute-error``, ``squared-error``.
+        party: the deciding party (0-based); None: the central observer.
+        rule: ``average``, ``worst-case`` or ``both`` (default; the LP only where it fits, else
+            ``worst_case_skipped`` says why). engine: ``auto``, ``general`` or ``symmetric``.
+        time_limit: seconds per LP. samples, seed: the Monte Carlo fallback (:func:`mpdp.estimate`) for a
+            symmetric f too large for the exact engines.
+
+    Returns:
+        :class:`Accuracy` (``to_dict()`` is ``mpdp accuracy --json``).
+
+    Raises:
+        ParameterError: bad values; SizeLimitError: too large for the engine asked for.
+
+    Example:
+        >>> accuracy(epsilon=1.0, parties=2, function="xor").worst_case_accuracy()
+        0.6...
+    """
+    mechanisms = randomized_responses(epsilon, delta, parties)
+    k = len(mechanisms)
+    f = function_of(function)
+    w = accuracy_measure(measure, f.output_size(k))
+    started = time.perf_counter()
+    report: dict[str, Any] = {"k": k, "function": f.name, "measure": measure,
+                              "observer": "central" if party is None else party}
+    if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
+        raise ParameterError("time_limit", time_limit, "a number of seconds > 0")
+    if rule == "both":  # the worst-case LP only where it fits, and say so
+        try:
+            check_worst_case_size(mechanisms)
+        except SizeLimitError as exc:
+            rule = "average"
+            report["worst_case_skipped"] = str(exc)
+    try:
+        result = optimal_rules(mechanisms, f, w, party, rule, engine, measure, time_limit)
+    except SizeLimitError:
+        if f.count_values(k) is None or rule != "average" or engine != "auto":
+            raise
+        fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
+                            party, samples, seed)
+        report.update(engine=fallback.document["engine"], rules=fallback.document["rules"])
+    else:
+        report["engine"] = result.engine
+        rules: dict[str, Any] = {}
+        for key, rep in (("average", result.average), ("worst_case", result.worst_case)):
+            if rep is None:
+                continue
+            rules[key] = {"average_accuracy": rep.average_accuracy,
+                          "worst_case_accuracy": rep.worst_case_accuracy, "exact": True}
+            if rep.upper_bound is not None:
+                rules[key]["worst_case_upper_bound"] = rep.upper_bound
+        report["rules"] = rules
+    report["seconds"] = round(time.perf_counter() - started, 4)
+    return Accuracy(strict_document(report))

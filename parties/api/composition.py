@@ -1,0 +1,130 @@
+"""``mpdp.compose``: the privacy of k composed (epsilon, delta)-DP mechanisms (000, Theorems 3.1-3.4).
+
+Example:
+    >>> import mpdp
+    >>> r = mpdp.compose(epsilon=0.1, delta=0.0, k=30, delta_slack=1e-5)
+    >>> r.method, round(r.epsilon_tilde, 4), round(r.to_dict()["bounds"]["basic"], 9)
+    ('exact', 2.1102, 3.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mpdp.analysis.composition import BOUND_NAMES, CompositionResult, check_delta_slack, compose_homogeneous
+from mpdp.analysis.heterogeneous import compose_heterogeneous
+from mpdp.parties.api.result import Result, strict_document
+from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.protocols.errors import ParameterError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["Composition", "compose"]
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Composition(Result):
+    """The composed guarantee (``mpdp compose --json``): ``epsilon_tilde`` at ``delta_total``.
+
+    Attributes:
+        result: the analysis' :class:`mpdp.analysis.composition.CompositionResult`.
+        epsilons, deltas: the composed mechanisms' levels: one value each (homogeneous, ``k`` times), or k.
+        document: the ``--json`` document (:meth:`to_dict`).
+    """
+
+    result: CompositionResult
+    epsilons: tuple[float, ...]
+    deltas: tuple[float, ...]
+    document: dict[str, Any]
+
+    @property
+    def epsilon_tilde(self) -> float:
+        """The optimal composed epsilon (nats), or its certified upper bound (method ``bounds``)."""
+        return self.result.epsilon_tilde
+
+    @property
+    def delta_total(self) -> float:
+        """The composed delta: ``1 - prod(1 - delta_l) (1 - delta_slack)``."""
+        return self.result.delta_total
+
+    @property
+    def method(self) -> str:
+        """``"exact"`` or ``"bounds"``."""
+        return self.result.method
+
+    def rows(self) -> Sequence[Mapping[str, Any]]:
+        """One row per guarantee: the optimum (``optimal``) and each bound of :data:`BOUND_NAMES`."""
+        rows: list[Mapping[str, Any]] = [{"guarantee": f"optimal ({self.method})", "epsilon": self.epsilon_tilde}]
+        rows.extend({"guarantee": name, "epsilon": self.result.bounds.get(name)} for name in BOUND_NAMES)
+        return rows
+
+    def summary(self) -> str:
+        return (f"k={self.result.k}: epsilon_tilde={self.epsilon_tilde:.6g} ({self.method}) at "
+                f"delta_total={self.delta_total:.3g}")
+
+    def draw(self, ax: Axes | None) -> Figure:
+        """Homogeneous: the privacy regions of Theorems 3.1-3.3 (000 Figure 3, false alarm against missed
+        detection); heterogeneous: the composed epsilon of each guarantee as bars."""
+        if len(self.epsilons) == 1:
+            from mpdp.analysis.composition_plot import figure_3
+
+            return figure_3(self.epsilons[0], self.deltas[0], self.result.k, ax=ax)
+        from mpdp.analysis.plot_style import COLORS, new_axes
+
+        figure, ax = new_axes(ax, (6.0, 3.0))
+        shown = [(str(r["guarantee"]), float(r["epsilon"])) for r in self.rows() if r["epsilon"] is not None]
+        ax.barh([name for name, _ in shown], [value for _, value in shown], color=COLORS[0], gid="epsilon")
+        ax.invert_yaxis()
+        ax.set_xlabel("composed epsilon (nats)")
+        ax.set_title(f"{self.result.k} heterogeneous mechanisms, delta_total = {self.delta_total:.3g}", fontsize=9)
+        return figure
+
+
+def compose(
+    epsilon: float | Sequence[float],
+    delta: float | Sequence[float] = 0.0,
+    k: int | None = None,
+    delta_slack: float = DEFAULT_DELTA_SLACK,
+) -> Composition:
+    """Compose k (epsilon, delta)-DP mechanisms: the exact optimum of 000 Theorem 3.3 (homogeneous) or of
+    the heterogeneous theorem (exact where tractable, else certified bounds), with the classical bounds.
+
+    Args:
+        epsilon: one epsilon in [0, inf] (nats) with ``k``, or one per mechanism.
+        delta: one delta in [0, 1) for all, or one per mechanism.
+        k: the number of compositions of a single (epsilon, delta) (default 1); with lists, None or their length.
+        delta_slack: delta_tilde in [0, 1) (default 1e-6, as ``mpdp simulate``).
+
+    Returns:
+        :class:`Composition` (``to_dict()`` is ``mpdp compose --json``).
+
+    Raises:
+        ParameterError: a value outside its domain, or lists of different lengths.
+        SizeLimitError: k beyond the exact engine.
+
+    Example:
+        >>> compose(epsilon=[0.1, 0.5, 0.5], delta=0.0, delta_slack=1e-6).to_dict()["k"]
+        3
+    """
+    check_delta_slack(delta_slack)
+    epsilons = [float(epsilon)] if isinstance(epsilon, (int, float)) else [float(e) for e in epsilon]
+    deltas = [float(delta)] if isinstance(delta, (int, float)) else [float(d) for d in delta]
+    if not epsilons:
+        raise ParameterError("epsilon", epsilon, "one epsilon (with k) or a non-empty list")
+    if len(epsilons) == 1:
+        if len(deltas) != 1:
+            raise ParameterError("delta", delta, "one value when epsilon has one value (with k)")
+        count = 1 if k is None else k
+        result = compose_homogeneous(epsilons[0], deltas[0], count, delta_slack)
+    else:
+        if len(deltas) not in (1, len(epsilons)):
+            raise ParameterError("delta", delta, f"one value, or {len(epsilons)} (one per epsilon value)")
+        if k is not None and k != len(epsilons):
+            raise ParameterError("k", k, f"omitted or equal to the number of epsilon values ({len(epsilons)})")
+        result = compose_heterogeneous(epsilons, deltas if len(deltas) > 1 else deltas[0], delta_slack)
+        deltas = deltas if len(deltas) > 1 else deltas * len(epsilons)
+    return Composition(result, tuple(epsilons), tuple(deltas), strict_document(result.as_dict()))

@@ -1,0 +1,74 @@
+"""Refusals before a live run starts any process: a script without a ``__main__`` guard.
+
+A live run spawns worker processes; a spawned process re-imports the main script, so a script that calls
+:func:`mpdp.simulate` at its top level, outside ``if __name__ == "__main__":``, would start the run again in
+every worker. :func:`check_main_guard` finds that case from the call stack and the script's syntax tree and
+refuses it with one line, before anything starts.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from types import FrameType
+
+from mpdp.protocols.errors import MpdpError
+
+__all__ = ["UnguardedMainError", "check_main_guard"]
+
+
+class UnguardedMainError(MpdpError, RuntimeError):
+    """A live run called from a script's top level without a ``__main__`` guard."""
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    constants = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(constants) == 1
+
+
+def _guarded(path: str, line: int) -> bool:
+    """Whether ``line`` of the script at ``path`` lies in a top-level ``if __name__ == "__main__":`` block
+    (True when the script cannot be read: no refusal on a guess)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), filename=path)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return True
+    return any(isinstance(node, ast.If) and _is_main_test(node.test)
+               and node.lineno <= line <= (node.end_lineno or node.lineno) for node in tree.body)
+
+
+def _top_level_line(frame: FrameType | None, main_globals: dict[str, object]) -> int | None:
+    """The line the main script's module-level code is executing (None if it is not on the stack)."""
+    line = None
+    while frame is not None:
+        if frame.f_globals is main_globals and frame.f_code.co_name == "<module>":
+            line = frame.f_lineno
+        frame = frame.f_back
+    return line
+
+
+def check_main_guard(what: str) -> None:
+    """Refuse ``what`` when it is reached from a script's top-level code outside a ``__main__`` guard.
+
+    Interactive sessions, notebooks, ``python -c`` and calls under the guard pass.
+
+    Raises:
+        UnguardedMainError: one line naming the script and line and the fix.
+
+    Example:
+        >>> check_main_guard("mpdp.simulate")  # a test runner's or a notebook's stack: nothing to refuse
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not isinstance(path, str):
+        return
+    line = _top_level_line(sys._getframe(1), vars(main))
+    if line is not None and not _guarded(path, line):
+        raise UnguardedMainError(
+            f"{what} starts worker processes, which re-import the main script {path}: call it under "
+            f"`if __name__ == \"__main__\":` (line {line} is outside such a guard)")

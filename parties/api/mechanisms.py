@@ -1,0 +1,211 @@
+"""``mpdp.mechanism``: the optimal (epsilon, delta)-DP mechanism for a binary function on a graph (001).
+
+``graph`` is ``line:NB,NR`` (the (NB, NR)-line), ``majority:N`` (N voters; vertices are the counts of YES
+votes, red = output 0, "majority NO") or a JSON graph file (vertices, edges, coloring, optionally boundary,
+eps, delta). The result's document is ``mpdp mechanism --json``: ``feasible``, ``probabilities`` (P(output
+red) per vertex), ``red`` and, for lines and majority, ``transition`` (tau of 001 Theorem 4).
+
+Example:
+    >>> import mpdp
+    >>> r = mpdp.mechanism("majority:3", epsilon=0.6931, delta=0.1, balanced=True)
+    >>> [round(p, 3) for p in r.probabilities.values()]
+    [0.9, 0.7, 0.3, 0.1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mpdp.parties.api.result import Result, strict_document
+from mpdp.parties.cli.graph_file import load_graph_file
+from mpdp.protocols.coloring_mechanisms import GraphMechanism, optimal_mechanism
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.line_mechanisms import (
+    balanced_boundary_value,
+    balanced_mechanism,
+    boundary_homogeneous_mechanism,
+    line_mechanism,
+)
+from mpdp.protocols.majority_mechanism import central_majority_mechanism
+from mpdp.protocols.mechanisms import check_delta, check_epsilon
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["MAJORITY_RED", "Mechanism", "mechanism"]
+
+#: What "red" is for majority:N (JSON ``red``, the table header).
+MAJORITY_RED = "output 0 (majority NO)"
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    graph: str
+    epsilon: float | None
+    delta: float | None
+    boundary: float | None
+    balanced: bool
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Mechanism(Result):
+    """The optimal mechanism (``mpdp mechanism --json``).
+
+    Attributes:
+        graph: the graph as given. document: the ``--json`` document (:meth:`to_dict`).
+        solved: the mechanism on a graph file's vertices (None for ``line:`` and ``majority:``, whose
+            vertices lie on a line in :attr:`probabilities` order).
+    """
+
+    graph: str
+    document: dict[str, Any]
+    solved: GraphMechanism | None
+
+    @property
+    def feasible(self) -> bool:
+        """False when no (epsilon, delta)-DP mechanism has the boundary values (001 Theorem 2)."""
+        return bool(self.document["feasible"])
+
+    @property
+    def probabilities(self) -> dict[str, float]:
+        """P(output red) by vertex name (empty-valued for an infeasible boundary)."""
+        return dict(self.document["probabilities"])
+
+    def rows(self) -> Sequence[Mapping[str, Any]]:
+        """One row per vertex: its name and P(output red)."""
+        return [{"vertex": v, "red_probability": p} for v, p in self.document["probabilities"].items()]
+
+    def summary(self) -> str:
+        if not self.feasible:
+            return f"{self.graph}: infeasible, edge {'-'.join(self.document['violated_edge'])} cannot be satisfied"
+        return f"{self.graph}: {len(self.document['probabilities'])} vertices, red = {self.document['red']}"
+
+    def draw(self, ax: Axes | None) -> Figure:
+        """A line or majority: P(output red) against the vertex along the line (gid ``line``); a graph
+        file: the graph in a force-directed layout, vertices filled by P(output red), an infeasible edge
+        highlighted (:func:`mpdp.analysis.graph_figures.draw_colored_graph`), never joined in name order."""
+        if self.solved is not None:
+            from mpdp.analysis.graph_figures import draw_colored_graph
+
+            mech = self.solved
+            title = f"optimal mechanism on {self.graph}: P(output red)"
+            if mech.feasible:
+                return draw_colored_graph(mech.graph, mech.red_probability, ax=ax, title=title)
+            return draw_colored_graph(mech.graph, None, ax=ax, violated=mech.violated_edge,
+                                      title=f"{self.graph}: infeasible, edge {'-'.join(mech.violated_edge or ())}")
+        from mpdp.analysis.plot_style import new_axes
+
+        names = list(self.document["probabilities"])
+        figure, ax = new_axes(ax, (max(4.0, min(0.3 * len(names), 14.0)), 3.5))
+        ax.plot(range(len(names)), list(self.document["probabilities"].values()), "o-", ms=3, gid="line")
+        if len(names) <= 40:
+            ax.set_xticks(range(len(names)), names, rotation=90 if len(names) > 12 else 0)
+        ax.set_ylabel(f"P(output red = {self.document['red']})")
+        ax.set_xlabel(self.document.get("vertices", "vertex on the line"))
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(f"optimal mechanism on {self.graph}", fontsize=9)
+        ax.grid(alpha=0.3)
+        return figure
+
+
+def mechanism(graph: str, epsilon: float | None = None, delta: float | None = None, boundary: float | None = None,
+              balanced: bool = False) -> Mechanism:
+    """The optimal (epsilon, delta)-DP mechanism on ``graph`` (001): Theorem 2 for a graph file's boundary
+    values, Theorems 3-5 for one value R on the whole blue boundary (``boundary``), or the balanced
+    mechanism (``balanced=True``, the best worst-case accuracy). An infeasible boundary is an answer
+    (``feasible`` False, ``violated_edge`` in the document), not an error.
+
+    Args:
+        graph: ``line:NB,NR`` (NB + NR <= 2*10^6), ``majority:N`` (N <= 10^6) or a JSON graph file path.
+        epsilon: >= 0 in nats (default: the file's eps). delta: in [0, 1) (default: the file's, else 0).
+        boundary: P(output red) on the blue boundary. balanced: the optimal balanced mechanism.
+
+    Returns:
+        :class:`Mechanism`.
+
+    Raises:
+        ParameterError: a bad graph spec, epsilon, delta or boundary, or both boundary and balanced.
+        SizeLimitError: a graph too large.
+
+    Example:
+        >>> mechanism("line:4,3", epsilon=0.2624, delta=0.1, boundary=0.8).document["transition"]
+        1
+    """
+    doc, solved = _solve(_Request(graph, epsilon, delta, boundary, balanced))
+    return Mechanism(graph, strict_document(doc), solved if not graph.startswith("line:") else None)
+
+
+def _privacy(request: _Request, eps: float | None, delta: float | None) -> tuple[float, float]:
+    eps = request.epsilon if request.epsilon is not None else eps
+    if eps is None:
+        raise ParameterError("epsilon", None, "a number >= 0 (the graph file has no eps)")
+    delta = request.delta if request.delta is not None else (delta or 0.0)
+    return check_epsilon(eps, "epsilon"), check_delta(delta, "delta")
+
+
+def _ints(spec: str, count: int) -> list[int]:
+    """The ``count`` integers after ``line:``/``majority:`` in ``spec`` (the whole --graph value)."""
+    try:
+        values = [int(v) for v in spec.split(":", 1)[1].split(",")]
+    except ValueError:
+        values = []
+    if len(values) != count or min(values) < 1:
+        raise ParameterError("graph", spec, "line:NB,NR or majority:N with integers >= 1")
+    return values
+
+
+def _transition(tau: int) -> int | None:
+    """tau of 001 Theorem 4 for JSON: None when no blue step is in the initial regime (tau = -1)."""
+    return None if tau < 0 else int(tau)
+
+
+def _solve(request: _Request) -> tuple[dict[str, Any], GraphMechanism | None]:
+    """The JSON document and (for graphs and lines) the mechanism; a size limit names the graph."""
+    try:
+        return _solve_graph(request)
+    except SizeLimitError as exc:
+        raise SizeLimitError("graph", request.graph, exc.limit, exc.alternative) from None
+
+
+def _solve_graph(request: _Request) -> tuple[dict[str, Any], GraphMechanism | None]:
+    if request.balanced and request.boundary is not None:
+        raise ParameterError("balanced", True, "either balanced or boundary, not both")
+    spec = request.graph
+    if spec.startswith("line:"):
+        n_blue, n_red = _ints(spec, 2)
+        eps, delta = _privacy(request, None, None)
+        if request.boundary is None and not request.balanced:
+            raise ParameterError("boundary", None, "a probability for node NB (or balanced)")
+        r = balanced_boundary_value(eps, delta) if request.balanced or request.boundary is None else request.boundary
+        line = line_mechanism(n_blue, n_red, r, eps, delta)
+        mech = line.as_graph_mechanism()
+        return {"feasible": True, "red": "color R", "probabilities": mech.probabilities(),
+                "transition": _transition(line.transition)}, mech
+    if spec.startswith("majority:"):
+        (voters,) = _ints(spec, 1)
+        eps, delta = _privacy(request, None, None)
+        maj = central_majority_mechanism(voters, eps, delta, red_at_boundary=request.boundary,
+                                         criterion="worst-case" if request.balanced else "average")
+        red = 1.0 - maj.release_one
+        return {"feasible": True, "vertices": "count of YES votes", "red": MAJORITY_RED,
+                "probabilities": {str(c): float(p) for c, p in enumerate(red)},
+                "transition": _transition(maj.line.transition), "average_accuracy": maj.average_accuracy(),
+                "worst_case_accuracy": maj.worst_case_accuracy()}, None
+    file = load_graph_file(spec)
+    graph = file.graph()
+    eps, delta = _privacy(request, file.eps, file.delta)
+    if request.balanced:
+        mech = balanced_mechanism(graph, eps, delta)
+    elif request.boundary is not None:
+        mech = boundary_homogeneous_mechanism(graph, request.boundary, eps, delta)
+    elif file.boundary is not None:
+        mech = optimal_mechanism(graph, file.boundary, eps, delta)
+    else:
+        raise ParameterError("boundary", None, "a value (or balanced, or 'boundary' in the file)")
+    doc: dict[str, Any] = {"feasible": mech.feasible, "red": "color R", "probabilities": mech.probabilities()}
+    if mech.violated_edge is not None:  # set exactly when infeasible
+        doc["violated_edge"] = list(mech.violated_edge)
+    return doc, mech

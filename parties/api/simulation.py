@@ -1,0 +1,322 @@
+"""``mpdp.simulate``: a live run over a real MQTT broker (the ``mpdp simulate`` command, from Python).
+
+Parties privatize their bits by randomized response in worker processes and publish over the broker (an
+embedded one by default, or a URL); the central observer decides f with its optimal rule; each round's
+measured accuracy is compared with the exact theory. Everything is validated before any process starts.
+
+``mpdp.simulate`` works in a script (under ``if __name__ == "__main__":``: spawned workers re-import the
+main script, so a top-level call is refused with one line, before anything starts), in a terminal and in
+Jupyter: inside a running event loop it runs the session on a worker thread with its own loop and returns
+the result. ``await mpdp.simulate_async(...)`` is the same run for code that is itself async.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import uuid
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from mpdp.analysis.accounting import Budget
+from mpdp.analysis.evaluation import RoundEvaluation
+from mpdp.analysis.report import RoundResult, plot_rounds, results_document
+from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.api.guards import check_main_guard
+from mpdp.parties.api.params import function_of
+from mpdp.parties.api.result import Result, strict_document
+from mpdp.parties.cli.args import fresh_output_dir, run_files, to_json_text
+from mpdp.parties.cli.curator_arguments import check_curator_arguments
+from mpdp.parties.cli.display import Progress
+from mpdp.parties.cli.params import parse_mechanisms, warn_if_no_privacy
+from mpdp.parties.rounds.outcome import RunOutcome
+from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section
+from mpdp.parties.session.config import RunConfig
+from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
+from mpdp.parties.session.evaluate import evaluate_run
+from mpdp.parties.session.runner import run_async
+from mpdp.parties.session.seeds import SeedTree
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import BooleanFunction, accuracy_measure
+from mpdp.protocols.mechanisms import RandomizedResponse, check_delta
+from mpdp.protocols.rule_factory import RuleCache, check_rule_size, zero_one_rules
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["OUT_FILES", "Simulation", "simulate", "simulate_async"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+#: The files of one run in ``out``.
+OUT_FILES = run_files("transcripts.sqlite", "results.json", "accuracy.png")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Simulation(Result):
+    """A finished live run.
+
+    Attributes:
+        document: ``results.json`` (``mpdp simulate --json``): configuration, ``rounds``, ``privacy``.
+        evaluations: each round measured against theory (:class:`mpdp.analysis.evaluation.RoundEvaluation`).
+        outcome: the run as the runner returned it (rounds, broker, wall time, what each party spent).
+        title: what was run, in words (the plot's title).
+        out: the directory holding ``transcripts.sqlite``, ``results.json`` and ``accuracy.png``, or None.
+    """
+
+    document: dict[str, Any]
+    evaluations: tuple[RoundEvaluation, ...]
+    outcome: RunOutcome
+    title: str
+    out: Path | None
+
+    @property
+    def rounds(self) -> tuple[RoundResult, ...]:
+        """Each round's figures (measured accuracy, interval, theory, consistency)."""
+        return tuple(e.result for e in self.evaluations)
+
+    @property
+    def consistent(self) -> bool:
+        """Every round's measured accuracy is consistent with its theory (Bonferroni at ``alpha``)."""
+        return all(r.consistent for r in self.rounds)
+
+    def rows(self) -> Sequence[Mapping[str, Any]]:
+        """The ``rounds`` entries of the document, one per round."""
+        rounds: list[Mapping[str, Any]] = self.document["rounds"]
+        return rounds
+
+    def summary(self) -> str:
+        consistent = sum(r.consistent for r in self.rounds)
+        return (f"{self.title}: {len(self.rounds)} rounds, {consistent} consistent with theory, "
+                f"{self.outcome.wall_time:.1f} s on {self.outcome.broker_kind}")
+
+    def draw(self, ax: Axes | None) -> Figure:
+        """Measured accuracy with its 95% interval and the theory, per round
+        (:func:`mpdp.analysis.report.plot_rounds`)."""
+        return plot_rounds(self.rounds, ax, self.title)
+
+
+def _dataset(dataset: str | None, votes: ArrayLike | None, parties: int | None, rounds: int | None,
+             label_column: bool | None, rng: np.random.Generator) -> Dataset:
+    given = [name for name, value in (("dataset", dataset), ("votes", votes), ("parties", parties))
+             if value is not None]
+    if len(given) != 1:
+        raise ParameterError("input", ", ".join(given) or None,
+                             "exactly one of dataset=NAME|PATH, votes=ARRAY or parties=K (with rounds=R)")
+    if rounds is not None and parties is None:
+        raise ParameterError("rounds", rounds, "only with parties=K")
+    if label_column is not None and (dataset is None or dataset == "house-votes-84"):
+        raise ParameterError("label_column", label_column, "only with dataset=PATH")
+    if dataset is not None:
+        return load_dataset(dataset, label_column)
+    if votes is not None:
+        bits = np.asarray(votes)
+        if bits.ndim == 1:
+            bits = bits[:, None]
+        if bits.ndim != 2 or bits.size == 0 or not np.isin(bits, (-1, 0, 1)).all():
+            raise ParameterError("votes", f"an array of shape {bits.shape}",
+                                 "a non-empty (parties, rounds) array of 1, 0 or -1 (takes no part)")
+        text = "\n".join(",".join(str(int(v)) for v in row).replace("-1", "?") for row in bits)
+        return parse_csv(text, "votes", label_column=False)
+    assert parties is not None
+    return random_dataset(parties, rounds if rounds is not None else 1, rng)
+
+
+def _mechanisms(epsilon: float | str | Sequence[float], delta: float, k: int,
+                rng: np.random.Generator) -> list[RandomizedResponse]:
+    if isinstance(epsilon, str):
+        return parse_mechanisms(epsilon, delta, k, rng)
+    if isinstance(epsilon, (int, float)):
+        return parse_mechanisms(repr(float(epsilon)), delta, k, rng)
+    values = [float(e) for e in epsilon]
+    if len(values) != k:
+        raise ParameterError("epsilon", f"{len(values)} values", f"one value, or {k} (one per party)")
+    mechanisms = [RandomizedResponse(e, check_delta(delta, "delta")) for e in values]
+    warn_if_no_privacy(values)
+    return mechanisms
+
+
+def _check(repetitions: int, seed: int | None, secure: bool, workers: int | None, alpha: float,
+           round_timeout: float, protocol: str, rule: str, party_decisions: bool) -> None:
+    if protocol not in ("rr", "curator"):
+        raise ParameterError("protocol", protocol, "rr (randomized response) or curator")
+    if rule not in ("average", "worst-case"):
+        raise ParameterError("rule", rule, "average or worst-case")
+    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
+        raise ParameterError("repetitions", repetitions, "an integer >= 1")
+    if seed is not None and seed < 0:
+        raise ParameterError("seed", seed, "an integer >= 0")
+    if seed is not None and secure:
+        raise ParameterError("seed", seed, "no seed in secure mode (secure=True, --secure)",
+                             hint="deployment mode draws from the OS CSPRNG and cannot be reproduced")
+    if workers is not None and workers < 1:
+        raise ParameterError("workers", workers, "an integer >= 1")
+    if not 0 < alpha < 1:
+        raise ParameterError("alpha", alpha, "a level in (0, 1)")
+    if not round_timeout > 0:
+        raise ParameterError("round_timeout", round_timeout, "a number of seconds > 0")
+    if protocol == "curator" and (rule != "average" or party_decisions):
+        raise ParameterError("rule" if rule != "average" else "party_decisions",
+                             rule if rule != "average" else True,
+                             "the defaults with protocol curator (the curator has no decision rule)")
+
+
+async def simulate_async(
+    dataset: str | None = None,
+    *,
+    votes: ArrayLike | None = None,
+    parties: int | None = None,
+    rounds: int | None = None,
+    label_column: bool | None = None,
+    epsilon: float | str | Sequence[float] = 1.0,
+    delta: float = 0.0,
+    repetitions: int = 200,
+    function: str | BooleanFunction = "majority",
+    rule: str = "average",
+    seed: int | None = None,
+    protocol: str = "rr",
+    broker: str | BrokerSettings | None = None,
+    out: str | Path | None = None,
+    force: bool = False,
+    workers: int | None = None,
+    secure: bool = False,
+    party_decisions: bool = False,
+    alpha: float = 0.05,
+    round_timeout: float = 60.0,
+    budget: tuple[float, float] | str | None = None,
+    delta_slack: float = DEFAULT_DELTA_SLACK,
+    progress: bool = True,
+) -> Simulation:
+    """Run parties and the central observer over a real MQTT broker and measure accuracy against theory.
+
+    ``mpdp.simulate(...)`` blocks until the run is done; ``await mpdp.simulate_async(...)`` is the same run
+    for code that already runs an event loop. Both take these arguments and return the same result.
+
+    Args:
+        dataset: ``"house-votes-84"`` (the default when no input is given) or a CSV path of 1/0 (y/n,
+            ``?`` = takes no part), one row per party, one column per round.
+        votes: instead, an int array (parties, rounds) of 1, 0 or -1 (takes no part).
+        parties, rounds: instead, K parties with uniformly random bits over R rounds (default 1).
+        label_column: a CSV's first column is a label (None: detect).
+        epsilon: each party's epsilon (nats): one value, ``"LO:HI"`` (uniform per party), a file of
+            ``epsilon[,delta]`` lines, or one value per party.
+        delta: in [0, 1); > 0 selects the four-output randomized response.
+        repetitions: independent privatizations of each round (a simulation device).
+        function: ``majority`` (``passed`` for the House), ``sum``, ``xor``, ``and``, ``or``, ``threshold:T``.
+        rule: the observer's ``average`` (002 eq. (4)) or ``worst-case`` (eq. (6)) optimal rule.
+        seed: makes the run reproducible (None: OS entropy). protocol: ``rr`` or ``curator``.
+        broker: None (``$MPDP_BROKER_URL``, else our own), ``embedded``, ``mosquitto``, a URL
+            (``mqtt[s]://[USER:PASSWORD@]HOST:PORT``, ``ws[s]://...``; login and TLS files also from
+            ``MPDP_BROKER_*``), or :class:`~mpdp.broker.settings.BrokerSettings` for TLS options.
+        out: a directory for ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (refused if it
+            holds an earlier run's, unless ``force``). workers: worker processes (default: one per core).
+        secure: deployment mode (the OS CSPRNG; no seed). party_decisions: parties decide f too.
+        alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round.
+        budget: each party's (epsilon, delta) budget (or ``"EPS,DELTA"``). delta_slack: delta_tilde of
+            the optimal composition. progress: a progress bar on standard error.
+
+    Returns:
+        :class:`Simulation` (``to_dict()`` is ``mpdp simulate --json``).
+
+    Raises:
+        ParameterError: a bad value (named), before any process starts.
+        UnguardedMainError: called from a script's top level without ``if __name__ == "__main__":``.
+        TransportError, WorkerError: the broker or a worker process failed.
+
+    Example (a live run; not run as a doctest)::
+
+        import mpdp
+        r = mpdp.simulate(dataset="house-votes-84", epsilon=1.0, repetitions=50, seed=3)
+        r.to_dict()["rounds"][0]["empirical_accuracy"]
+        r.plot()
+    """
+    check_main_guard("mpdp.simulate")
+    if dataset is None and votes is None and parties is None:
+        dataset = "house-votes-84"
+    _check(repetitions, seed, secure, workers, alpha, round_timeout, protocol, rule, party_decisions)
+    parsed_budget = (None if budget is None else Budget.parse(budget) if isinstance(budget, str)
+                     else Budget(*budget))
+    delta_slack = check_privacy_options(parsed_budget, delta_slack)
+    out_dir = None if out is None else fresh_output_dir(out, "out", OUT_FILES, force)
+    f = function_of(function)
+    if f.count_values(1) is None:
+        raise ParameterError("function", f.name, "a symmetric function for the live run (majority, sum, xor, "
+                             "and, or, threshold:T)", hint="truth tables: see mpdp.accuracy")
+    epsilon_text = epsilon if isinstance(epsilon, str) else repr(epsilon) if isinstance(epsilon, (int, float)) else ""
+    if protocol == "curator":
+        check_curator_arguments(f, epsilon_text or "per-party:list")
+        if parsed_budget is not None:
+            raise ParameterError("budget", budget, "per-party budgets with protocol rr only",
+                                 hint="the curator, not the parties, releases outputs")
+    settings = broker if isinstance(broker, BrokerSettings) else BrokerSettings.from_url(broker)
+    seeds = SeedTree.from_seed(seed)
+    data = _dataset(dataset, votes, parties, rounds, label_column, seeds.dataset())
+    mechanisms = _mechanisms(epsilon, delta, data.num_parties, seeds.epsilons())
+    for r in range(data.num_rounds):  # the participants of a round are at most the voters
+        ids = np.flatnonzero(data.bits[:, r] >= 0)
+        if ids.size:
+            check_rule_size([mechanisms[i] for i in ids], f, rule)
+    cache = RuleCache()
+    config = RunConfig(
+        session=f"sim-{uuid.uuid4().hex[:12]}", round_names=data.round_names, bits=data.bits,
+        mechanisms=tuple(mechanisms), repetitions=repetitions, seed=seeds.seed, function=f,
+        measure=accuracy_measure("zero-one", 2),
+        rule_factory=(None if protocol != "rr" else
+                      zero_one_rules(rule, engine="posterior" if rule == "average" else "auto", cache=cache)),
+        party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
+        store_path=None if out_dir is None else out_dir / "transcripts.sqlite", secure=secure,
+        round_timeout=round_timeout, budget=parsed_budget, delta_slack=delta_slack, protocol=protocol)
+    with Progress(data, enabled=progress) as bar:
+        outcome = await run_async(config, progress=bar.update)
+    kind = rule if protocol == "rr" else "curator"
+    evaluations = evaluate_run(outcome, data.bits, mechanisms, f, rule=kind, alpha=alpha, rng=seeds.theory(),
+                               rules=cache)
+    privacy = None
+    if outcome.protocol == "rr":  # the curator protocol releases no per-party answers
+        privacy = privacy_section(outcome.spent, outcome.rounds, parsed_budget, outcome.delta_slack, repetitions)
+    document = results_document(
+        session=outcome.session, protocol=protocol, dataset=data.name, function=f.name if not isinstance(
+            function, str) else function, repetitions=repetitions, seed=seeds.seed, seed_given=seed is not None,
+        secure=secure, broker_kind=outcome.broker_kind, broker_url=outcome.broker_url, alpha=alpha, rule=kind,
+        party_decisions=party_decisions and protocol == "rr", wall_time=outcome.wall_time, mechanisms=mechanisms,
+        rounds=evaluations, privacy=privacy)
+    title = (f"{data.name}: {'' if protocol == 'rr' else 'curator, '}{document['function']}, epsilon "
+             f"{epsilon_text or 'per party'}, {repetitions} repetitions")
+    result = Simulation(strict_document(document), tuple(evaluations), outcome, title, out_dir)
+    if out_dir is not None:
+        (out_dir / "results.json").write_text(to_json_text(result.document, indent=2) + "\n")
+        from mpdp.analysis.plot_style import save_figure
+
+        save_figure(result.plot(), out_dir / "accuracy.png")
+    return result
+
+
+def _blocking(run_async: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The blocking twin of ``run_async``: ``asyncio.run`` it, or, inside a running event loop (Jupyter),
+    run it on a worker thread with its own loop and wait for the result."""
+
+    @functools.wraps(run_async)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        check_main_guard("mpdp.simulate")
+        session = run_async(*args, **kwargs)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(session)
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mpdp-simulate") as pool:
+            return pool.submit(asyncio.run, session).result()
+
+    return run
+
+
+#: The blocking live run (see :func:`simulate_async` for the arguments); works in scripts under a
+#: ``__main__`` guard, in a terminal and in Jupyter (there on a worker thread).
+simulate = _blocking(simulate_async)

@@ -1,0 +1,102 @@
+"""``mpdp.simulate`` live: the same document as ``mpdp simulate --json`` for the same seeded run, over the
+embedded broker and over a real mosquitto; inside a running event loop (Jupyter); awaited; and refused,
+with one line and no process started, from a script's top level without a ``__main__`` guard."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import mpdp
+from mpdp.broker.endpoint import BrokerEndpoint
+from tests.parties.cli.invoke import ok
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+VOTES = np.array([[1, 0, 1], [1, 1, 0], [0, -1, 1], [1, 0, 0], [0, 1, 1]], dtype=np.int8)
+RUN = {"epsilon": 1.0, "repetitions": 30, "seed": 7, "workers": 1, "progress": False}
+VOLATILE = ("session", "wall_time_s", "broker")
+
+
+def _stable(document: dict) -> dict:
+    return {k: v for k, v in document.items() if k not in VOLATILE}
+
+
+def _csv(tmp_path: Path) -> Path:
+    path = tmp_path / "votes.csv"
+    path.write_text("\n".join(",".join("?" if v < 0 else str(v) for v in row) for row in VOTES) + "\n")
+    return path
+
+
+def _check_rounds(r: mpdp.Simulation) -> None:
+    assert [x.n_parties for x in r.rounds] == [int((VOTES[:, j] >= 0).sum()) for j in range(VOTES.shape[1])]
+    assert [x.yes_count for x in r.rounds] == [int((VOTES[:, j] == 1).sum()) for j in range(VOTES.shape[1])]
+    for x in r.rounds:
+        assert x.repetitions == 30 and x.correct == round(x.empirical_accuracy * 30)
+
+
+def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv = _csv(tmp_path)
+    r = mpdp.simulate(str(csv), broker="embedded", out=tmp_path / "run", **RUN)
+    _check_rounds(r)
+    assert r.to_dict()["broker"]["kind"] == "embedded"
+    cli = ok(capsys, "simulate", "--dataset", str(csv), "--epsilon", "1.0", "--repetitions", "30", "--seed", "7",
+             "--workers", "1", "--broker", "embedded", "--quiet", "--json", "-")
+    assert _stable(r.to_dict()) == _stable(cli)
+    assert {p.name for p in (tmp_path / "run").iterdir()} == {"transcripts.sqlite", "results.json", "accuracy.png"}
+    figure = r.plot()
+    assert isinstance(figure, Figure)
+    (measured,) = [line for line in figure.axes[0].get_lines() if line.get_gid() == "measured"
+                   and line.get_marker() == "o"]
+    assert list(measured.get_xdata()) == [x.empirical_accuracy for x in r.rounds]
+    assert list(measured.get_ydata()) == [0, 1, 2]
+    frame = r.to_frame()
+    assert list(frame["round"]) == ["round-1", "round-2", "round-3"]
+
+
+def test_simulate_over_mosquitto_with_a_votes_array(mosquitto: BrokerEndpoint) -> None:
+    r = mpdp.simulate(votes=VOTES, broker=mosquitto.url, **RUN)
+    _check_rounds(r)
+    assert r.to_dict()["broker"] == {"kind": "external", "url": mosquitto.url}
+
+
+async def test_simulate_inside_a_running_loop_runs_on_a_thread_and_async_awaits() -> None:
+    # a notebook cell runs inside the kernel's event loop: mpdp.simulate must still return the result
+    r = mpdp.simulate(votes=VOTES, broker="embedded", **RUN)
+    _check_rounds(r)
+    awaited = await mpdp.simulate_async(votes=VOTES, broker="embedded", **RUN)
+    assert _stable(awaited.to_dict()) == _stable(r.to_dict())
+
+
+SCRIPT = """\
+import mpdp
+r = mpdp.simulate(parties=3, repetitions=5, seed=1, broker="embedded", workers=1, progress=False)
+print("done", len(r.rounds))
+"""
+
+
+def _run_script(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "script.py"
+    script.write_text(text)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=100, cwd=tmp_path)
+
+
+def test_a_script_without_main_guard_is_refused_before_any_process(tmp_path: Path) -> None:
+    done = _run_script(tmp_path, SCRIPT)
+    assert done.returncode == 1 and "done" not in done.stdout
+    last = done.stderr.strip().splitlines()[-1]
+    assert "UnguardedMainError" in last and 'if __name__ == "__main__"' in last and "line 2" in last
+    assert "bootstrapping" not in done.stderr  # no worker was ever spawned
+
+
+def test_the_same_script_under_the_guard_runs(tmp_path: Path) -> None:
+    guarded = "import mpdp\n\nif __name__ == \"__main__\":\n" + textwrap.indent(SCRIPT.split("\n", 1)[1], "    ")
+    done = _run_script(tmp_path, guarded)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "done 1"
