@@ -205,11 +205,14 @@ def count_table(rule: DecisionRule, max_classes: int = MAX_COUNT_CLASSES) -> Cou
         return None
     step = max(1, _BUILD_CHUNK // max(k, 1))
     bits = (None,) if rule.observer is None else (0, 1)
-    decisions, cumulative, mixed = [], [], []
+    decisions: list[NDArray[np.int64]] = []
+    cumulative: list[NDArray[np.float64]] = []
+    mixed: list[NDArray[np.bool_]] = []
     for b in bits:
+        probs: NDArray[np.float64]
         if isinstance(rule, TableRule):  # its classes are these, in this order (Factor.class_of)
             table = rule.tables[0 if b is None else b]
-            probs = np.eye(rule.num_outputs)[table] if table.ndim == 1 else table
+            probs = np.eye(rule.num_outputs)[table] if table.ndim == 1 else table.astype(np.float64)
         else:
             probs = np.concatenate([rule.probabilities(_representatives(factors, k, a, min(a + step, classes)), b)
                                     for a in range(0, classes, step)])
