@@ -116,15 +116,8 @@ class SweepPoint:
     consistent: bool
 
 
-@dataclass(frozen=True, slots=True)
-class _Task:
-    epsilon: float
-    delta: float
-    parties: int
-    function: str
-    rule: str
-    observer: str
-    samples: int
+#: One point to run: (epsilon, delta, parties, function, rule, observer, samples).
+_Task = tuple[float, float, int, str, str, str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,19 +130,20 @@ class _Measured:
 
 def _run_point(task: _Task, seed: np.random.SeedSequence) -> _Measured:
     """Theory and measurement of one point (a top-level function: executors pickle it)."""
-    f = parse_function(task.function)
-    mechs = [RandomizedResponse(task.epsilon, task.delta)] * task.parties
-    w = np.eye(f.output_size(task.parties))
-    observer = None if task.observer == "central" else 0
-    rule = decision_rule(mechs, f, w, kind=task.rule, observer=observer)
+    epsilon, delta, k, name, kind, who, samples = task
+    f = parse_function(name)
+    mechs = [RandomizedResponse(epsilon, delta)] * k
+    w = np.eye(f.output_size(k))
+    observer = None if who == "central" else 0
+    rule = decision_rule(mechs, f, w, kind=kind, observer=observer)
     assert isinstance(rule, TableRule)  # sweep() checked that an exact engine holds every point
     exact = rule_accuracy(rule, f, w)
     assert exact.worst_case is not None  # exact accuracy always has its worst case
-    estimate = monte_carlo_accuracy(rule, f, w, task.samples, np.random.default_rng(seed))
+    estimate = monte_carlo_accuracy(rule, f, w, samples, np.random.default_rng(seed))
     assert estimate.successes is not None  # the zero-one measure counts right decisions
     central = None
-    if task.function in ("majority", "passed") and task.observer == "central":
-        central = central_majority_mechanism(task.parties, task.epsilon, task.delta).average_accuracy()
+    if name in ("majority", "passed") and who == "central":
+        central = central_majority_mechanism(k, epsilon, delta).average_accuracy()
     return _Measured(exact.average, exact.worst_case, central, estimate.successes)
 
 
@@ -345,7 +339,7 @@ def sweep(
     if max(deltas) > 0 and max(ks) > FOUR_OUTPUT_GROUP_MAX:
         raise SizeLimitError("parties with delta > 0", max(ks), FOUR_OUTPUT_GROUP_MAX,
                              "delta 0 (pure randomized response holds thousands of parties)")
-    tasks = [_Task(e, d, k, f, r, o, int(samples))
+    tasks: list[_Task] = [(e, d, k, f, r, o, int(samples))
              for f, k, d, r, o, e in itertools.product(functions, ks, deltas, rules, observers, grid)]
     seeds = np.random.SeedSequence(int(seed)).spawn(len(tasks))
     if progress is not None:
@@ -364,14 +358,13 @@ def sweep(
                 progress(i + 1, len(tasks))
         measured = [future.result() for future in futures]
     points = []
-    for task, m in zip(tasks, measured):
-        low, high = clopper_pearson(m.successes, task.samples, alpha)
-        verdict = consistency_test(m.successes, task.samples, min(max(m.theory, 0.0), 1.0),
-                                   alpha=alpha, rounds=len(tasks))
-        points.append(SweepPoint(task.epsilon, task.delta, task.parties, task.function, task.rule,
-                                 "central" if task.observer == "central" else "party 0", m.theory, m.worst,
-                                 m.central, m.successes / task.samples, m.successes, task.samples, low, high,
-                                 verdict.p_value, verdict.consistent))
+    n = int(samples)
+    for (e, d, k, f, r, o, _), m in zip(tasks, measured):
+        low, high = clopper_pearson(m.successes, n, alpha)
+        verdict = consistency_test(m.successes, n, min(max(m.theory, 0.0), 1.0), alpha=alpha, rounds=len(tasks))
+        points.append(SweepPoint(e, d, k, f, r, "central" if o == "central" else "party 0", m.theory, m.worst,
+                                 m.central, m.successes / n, m.successes, n, low, high, verdict.p_value,
+                                 verdict.consistent))
     inputs = {"epsilon": list(grid), "scale": scale, "parties": list(ks), "delta": list(deltas),
               "function": list(functions), "rule": list(rules), "observer": list(observers),
               "samples": int(samples), "seed": int(seed), "alpha": alpha, "measure": "zero-one"}

@@ -30,6 +30,7 @@ from rich.table import Table
 
 from mpdp.analysis.sweep import OBSERVERS, SCALES, SweepResult, epsilon_grid, sweep
 from mpdp.parties.cli.args import (
+    count_value,
     output_dir,
     output_file,
     papers_epilog,
@@ -176,16 +177,6 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if result.consistent else 1
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1")
-    return value
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``sweep`` sub-command."""
     p = subparsers.add_parser("sweep", description=plain_text(__doc__), epilog=EPILOG,
@@ -202,11 +193,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="optimal rules: average (002 eqs. (2), (5)), worst-case (eqs. (4), (6)); default both")
     p.add_argument("--observer", default=",".join(OBSERVERS), metavar="WHO,...",
                    help="central (the central observer) and/or party (party 0, knowing its own bit); default both")
-    p.add_argument("--samples", type=_count, default=100_000, help="Monte Carlo repetitions per point (default 100000)")
+    p.add_argument("--samples", type=count_value, default=100_000, help="Monte Carlo repetitions per point (default 100000)")
     p.add_argument("--seed", type=seed_value, default=0, help="root seed (default 0): same seed, same result")
     p.add_argument("--alpha", type=float, default=0.05,
                    help="family-wise level of the verdicts; intervals at 1 - alpha (default 0.05)")
-    p.add_argument("--jobs", type=_count, default=1, help="worker processes over points (default 1)")
+    p.add_argument("--jobs", type=count_value, default=1, help="worker processes over points (default 1)")
     p.add_argument("--out", metavar="DIR", help="write " + ", ".join(OUT_FILES) + " here (created if missing)")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="the JSON document to FILE, or to standard output without FILE")
