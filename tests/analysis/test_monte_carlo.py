@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from mpdp.analysis.accuracy import monte_carlo_accuracy, rule_accuracy
@@ -100,3 +102,28 @@ def test_squared_error_has_no_success_count():
     rule = decision_rule(PURE_TIES, f, w)
     est = monte_carlo_accuracy(rule, f, w, 1000, np.random.default_rng(0))
     assert est.successes is None and -16.0 <= est.average <= 0.0
+
+
+POOL = [RandomizedResponse(0.0), RandomizedResponse(0.6), RandomizedResponse(1.5), RandomizedResponse(0.6, 0.1)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(picks=st.lists(st.integers(0, 2), min_size=1, max_size=6), four=st.booleans(),
+       fname=st.sampled_from(["majority", "xor", "sum", "and", "threshold:2"]),
+       observer=st.sampled_from([None, 0]), seed=st.integers(0, 2**32 - 1))
+def test_count_table_is_the_posterior_rule_on_any_transcript(picks, four, fname, observer, seed):
+    """For any parameters (drawn from a small pool, so that groups form) and any transcript, the table's
+    decision on the transcript's count class is the posterior rule's own decision (ties included)."""
+    mechs = [POOL[3] if four and i % 2 else POOL[p] for i, p in enumerate(picks)]
+    f = parse_function(fname)
+    rule = observer_average_rule(mechs, f, np.eye(f.output_size(len(mechs))), observer)
+    table = count_table(rule)
+    assert table is not None
+    rng = np.random.default_rng(seed)
+    symbols = np.stack([rng.integers(0, m.num_symbols, 64) for m in mechs], axis=1)
+    own = rng.integers(0, 2, 64)
+    cls = _class_of(rule, symbols)
+    for b in (0,) if observer is None else (0, 1):
+        rows = own == b if observer is not None else np.ones(64, dtype=bool)
+        expected = rule.decide(symbols[rows], own_bits=None if observer is None else b)
+        np.testing.assert_array_equal(table.decisions[b][cls[rows]], expected)
