@@ -11,7 +11,8 @@ what the Monte Carlo measures) and its worst-case accuracy (eq. (3)); for majori
 central mechanism of 001. The Monte Carlo draws one binomial count per repetition and decides by the
 rule's table on counts; each point gets its Clopper-Pearson interval and an exact binomial test against
 the theory at level alpha / points (Bonferroni). Points run in parallel with --jobs; the result is the same
-bit for bit for the same --seed whatever --jobs (one SeedSequence child per point).
+bit for bit for the same --seed whatever --jobs (one SeedSequence child per point), also on a Dask cluster
+(--executor dask://HOST:PORT, the optional extra mpdp[dask]).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
 from types import TracebackType
 
 from rich import box
@@ -129,6 +132,35 @@ def _print_table(result: SweepResult, stream: Console) -> None:
     stream.print(table)
 
 
+@contextmanager
+def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
+    """Where the points run: a Dask scheduler (``dask://HOST:PORT``), a process pool (jobs > 1), or here."""
+    if url is None:
+        if jobs == 1:
+            yield None
+            return
+        # forkserver: no fork of a process that may hold threads
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
+            yield pool
+        return
+    scheme, sep, address = url.partition("://")
+    host, colon, port = address.rpartition(":")
+    if scheme != "dask" or not sep or not colon or not host or not port.isdigit():
+        raise ParameterError("--executor", url, "dask://HOST:PORT, the address of a running Dask scheduler")
+    if jobs != 1:
+        raise ParameterError("--jobs", jobs, "1 with --executor (the Dask workers set the parallelism)")
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ParameterError("--executor", url, "the Dask extra installed (pip install 'mpdp[dask]')") from None
+    try:
+        client = Client(f"tcp://{address}", timeout=10)
+    except OSError as exc:
+        raise ParameterError("--executor", url, "a running Dask scheduler", hint=str(exc)[:200]) from None
+    with client:
+        yield client.get_executor()
+
+
 def _run(args: argparse.Namespace) -> int:
     lo, hi, steps = parse_epsilon_range(args.epsilon)
     grid = epsilon_grid(lo, hi, steps, args.scale if steps > 1 else "linear")
@@ -147,14 +179,11 @@ def _run(args: argparse.Namespace) -> int:
         console = Console(stderr=args.json == "-", width=160)
     options = dict(parties=parties, delta=deltas, function=functions, rule=rules, observer=observers,
                    samples=args.samples, seed=args.seed, alpha=args.alpha, scale=args.scale)
-    header = f"mpdp sweep: {points} points x {args.samples} samples, {args.jobs} job(s)"
-    with _Progress(console if not args.quiet else None, header) as progress:
-        if args.jobs == 1:
-            result = sweep(grid, progress=progress.update, **options)
-        else:  # forkserver: no fork of a process that may hold threads
-            context = multiprocessing.get_context("forkserver")
-            with ProcessPoolExecutor(args.jobs, mp_context=context) as executor:
-                result = sweep(grid, executor=executor, progress=progress.update, **options)
+    where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
+    header = f"mpdp sweep: {points} points x {args.samples} samples, {where}"
+    with _executor(args.executor, args.jobs) as executor, _Progress(console if not args.quiet else None,
+                                                                      header) as progress:
+        result = sweep(grid, executor=executor, progress=progress.update, **options)
     text = to_json_text(result.to_dict(), indent=1)
     if args.json == "-":
         print(text)
@@ -198,6 +227,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05,
                    help="family-wise level of the verdicts; intervals at 1 - alpha (default 0.05)")
     p.add_argument("--jobs", type=count_value, default=1, help="worker processes over points (default 1)")
+    p.add_argument("--executor", metavar="dask://HOST:PORT",
+                   help="run the points on a running Dask distributed scheduler (the optional extra: "
+                        "pip install 'mpdp[dask]'); same result as --jobs for the same --seed")
     p.add_argument("--out", metavar="DIR", help="write " + ", ".join(OUT_FILES) + " here (created if missing)")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="the JSON document to FILE, or to standard output without FILE")

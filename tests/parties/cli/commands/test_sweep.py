@@ -53,3 +53,21 @@ def test_help_teaches(capsys) -> None:
         main(["sweep", "--help"])
     text = capsys.readouterr().out
     assert "examples:\n  mpdp sweep --function majority" in text and "Bonferroni" in text
+
+
+def test_dask_scheduler_gives_the_same_points(capsys) -> None:
+    """--executor dask://HOST:PORT against a real local scheduler (threads, loopback TCP): bit for bit."""
+    distributed = pytest.importorskip("distributed")
+    argv = ["sweep", "--epsilon", "0.5:1.5:2", "--parties", "7", "--observer", "party", "--samples", "2000",
+            "--seed", "9", "--json"]
+    here = ok(capsys, *argv)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        address = cluster.scheduler_address.removeprefix("tcp://")
+        there = ok(capsys, *argv, "--executor", f"dask://{address}")
+    assert there["points"] == here["points"] and len(here["points"]) == 4
+
+
+@pytest.mark.parametrize("url", ["tcp://127.0.0.1:8786", "dask://nohost", "dask://:8786"])
+def test_executor_must_be_a_dask_address(capsys, url) -> None:
+    assert "dask://HOST:PORT" in refused(capsys, "sweep", "--epsilon", "1", "--executor", url)
