@@ -27,7 +27,7 @@ from types import TracebackType
 
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
@@ -92,7 +92,8 @@ class _Progress:
         self._enabled = console is not None
         self._started = time.monotonic()
         self._bar = RichProgress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("points"),
-                                 TimeElapsedColumn(), console=Console(stderr=True), transient=False)
+                                 TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                                 console=Console(stderr=True), transient=False)
         self._task = self._bar.add_task("sweep", total=None)
         self._live = False
 
