@@ -2,14 +2,15 @@
 
     mpdp sweep --epsilon LO:HI:STEPS [--scale log|linear] [--parties K,...] [--delta D,...]
                [--function F,...] [--rule average,worst-case] [--observer central,party]
-               [--samples N] [--seed S] [--alpha A] [--jobs N] [--out DIR] [--json [FILE]] [--quiet]
+               [--samples N] [--seed S] [--alpha A] [--jobs N | --executor dask://HOST:PORT]
+               [--out DIR] [--json [FILE]] [--quiet]
 
 Every point of the grid (epsilon x k x delta x function x rule x observer): k parties run randomized
 response at (epsilon, delta); the central observer (or party 0, who also knows its own bit) applies its
 optimal rule (002). The exact theory is the rule's average accuracy over uniform inputs (002 eq. (1),
 what the Monte Carlo measures) and its worst-case accuracy (eq. (3)); for majority also the optimal
-central mechanism of 001. The Monte Carlo draws one binomial count per repetition and decides by the
-rule's table on counts; each point gets its Clopper-Pearson interval and an exact binomial test against
+central mechanism of 001. The Monte Carlo draws, per repetition, one binomial count per group of parties
+with equal parameters and decides by the rule's table on counts; each point gets its Clopper-Pearson interval and an exact binomial test against
 the theory at level alpha / points (Bonferroni). Points run in parallel with --jobs; the result is the same
 bit for bit for the same --seed whatever --jobs (one SeedSequence child per point), also on a Dask cluster
 (--executor dask://HOST:PORT, the optional extra mpdp[dask]).
