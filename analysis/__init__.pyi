@@ -51,6 +51,7 @@ from .interaction import (
     protocol_privacy,
     theorem_3_1_trials,
 )
+from .monte_carlo import CountTable, count_table
 from .observer_posterior import RoundPosterior, round_posterior
 from .paper_figures import PAPER_FIGURES, figure_xor
 from .post_processing import outside_point, post_processing_channel
@@ -62,6 +63,7 @@ from .privacy_region import (
     intersection,
 )
 from .stats import Consistency, clopper_pearson, consistency_test
+from .sweep import SweepPoint, SweepResult, epsilon_grid
 from .theory import AccuracyOnInput, observer_accuracy_on_input
 
 __all__ = [
@@ -72,6 +74,7 @@ __all__ = [
     "CentralVersusDistributed",
     "CompositionResult",
     "Consistency",
+    "CountTable",
     "GeometricMechanism",
     "Margins",
     "NoiseChoice",
@@ -84,6 +87,8 @@ __all__ = [
     "RuleAccuracy",
     "Spent",
     "StaircaseNoise",
+    "SweepPoint",
+    "SweepResult",
     "calibration_plan",
     "check_comparison_voters",
     "clopper_pearson",
@@ -94,11 +99,13 @@ __all__ = [
     "composition_region",
     "consistency_test",
     "corollary_4_1",
+    "count_table",
     "curator_accuracy_on_input",
     "curator_release_probability",
     "discretized_bounds",
     "dp_region",
     "drv10_bound",
+    "epsilon_grid",
     "eq7_bound",
     "figure_1",
     "figure_2",

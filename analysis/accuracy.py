@@ -4,7 +4,8 @@ Exact values follow 002 eqs. (1) and (3) (000 eqs. (9), (11)) through the engine
 :mod:`mpdp.protocols.engines` (Kronecker transforms or count classes). For the posterior rule of many
 parties with distinct parameters (:class:`mpdp.protocols.symmetric.SymmetricAverageRule`) the exact sum has
 2^k terms; :func:`monte_carlo_accuracy` estimates the average accuracy with a Hoeffding interval and says
-so (``exact=False``).
+so (``exact=False``). For a symmetric f it samples one count per group of equal parameters and decides by
+a lookup table on count classes (:mod:`mpdp.analysis.monte_carlo`); otherwise one symbol per party.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.analysis.monte_carlo import count_table
 from mpdp.protocols.engines import (
     DecisionProblem,
     accuracy_summary,
@@ -42,6 +44,8 @@ class RuleAccuracy:
         interval: (low, high) confidence interval of ``average`` for an estimate, else None.
         confidence: the interval's level.
         samples: number of Monte Carlo transcripts (0 when exact).
+        successes: for an estimate under a 0/1-valued measure (zero-one), the number of samples whose
+            decision scored 1 (the count a binomial test takes); else None.
     """
 
     average: float
@@ -50,6 +54,7 @@ class RuleAccuracy:
     interval: tuple[float, float] | None = None
     confidence: float | None = None
     samples: int = 0
+    successes: int | None = None
 
 
 def _problem(rule: TableRule, function: BooleanFunction, measure: NDArray[np.float64]) -> DecisionProblem:
@@ -102,32 +107,11 @@ def _sample(cdf: NDArray[np.float64], x: NDArray[np.int64], rng: np.random.Gener
     return symbols
 
 
-def monte_carlo_accuracy(
-    rule: DecisionRule,
-    function: BooleanFunction,
-    measure: NDArray[np.float64],
-    samples: int,
-    rng: np.random.Generator,
-    confidence: float = 0.95,
-) -> RuleAccuracy:
-    """Estimate the average accuracy (002 eq. (1)) by sampling x uniformly and one transcript each.
-
-    The interval is Hoeffding's: mean +- (max w - min w) sqrt(log(2 / alpha) / (2 n)), valid for every n.
-    Worst case is not estimated (None): it is a minimum over 2^k inputs.
-
-    Args:
-        samples: n >= 1 transcripts. rng: explicit generator. confidence: in (0, 1).
-
-    Raises:
-        ParameterError: samples < 1 or confidence outside (0, 1).
-    """
-    if samples < 1:
-        raise ParameterError("samples", samples, "an integer >= 1")
-    if not 0.0 < confidence < 1.0:
-        raise ParameterError("confidence", confidence, "a level in (0, 1)")
+def _per_party_gain(rule: DecisionRule, function: BooleanFunction, w: NDArray[np.float64], samples: int,
+                    rng: np.random.Generator) -> float:
+    """Total gain of ``samples`` repetitions drawn one symbol per party (vectorized over repetitions)."""
     mechs = rule.mechanisms
     k = len(mechs)
-    w = np.asarray(measure, dtype=np.float64)
     values = function.count_values(k)
     cdf = np.ones((k, 2, 4))
     for i, m in enumerate(mechs):
@@ -144,8 +128,53 @@ def monte_carlo_accuracy(
         truth = values[x.sum(axis=1)] if values is not None else np.array([function(row) for row in x])
         total += float(w[truth, decided].sum())
         done += n
+    return total
+
+
+def monte_carlo_accuracy(
+    rule: DecisionRule,
+    function: BooleanFunction,
+    measure: NDArray[np.float64],
+    samples: int,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+) -> RuleAccuracy:
+    """Estimate the average accuracy (002 eq. (1)) by sampling x uniformly and one transcript each.
+
+    For a symmetric f and a rule constant on count classes (the posterior rule, a symmetric-engine table)
+    each repetition draws one binomial count per group of equal (epsilon, delta) and decides by a lookup
+    table (:func:`mpdp.analysis.monte_carlo.count_table`); otherwise one symbol per party, decided by
+    ``rule.decide``. Either way every decision is the rule's own on the sampled transcript.
+
+    The interval is Hoeffding's: mean +- (max w - min w) sqrt(log(2 / alpha) / (2 n)), valid for every n.
+    Worst case is not estimated (None): it is a minimum over 2^k inputs.
+
+    Args:
+        rule: the central observer's or a party's rule. function: f. measure: w, float64 (|Y|, |Y|).
+        samples: n >= 1 transcripts. rng: explicit generator. confidence: in (0, 1).
+
+    Returns:
+        a :class:`RuleAccuracy` with ``exact=False``, the Hoeffding interval and, for a 0/1 measure, the
+        count of correct decisions (``successes``).
+
+    Raises:
+        ParameterError: samples < 1 or confidence outside (0, 1).
+    """
+    if samples < 1:
+        raise ParameterError("samples", samples, "an integer >= 1")
+    if not 0.0 < confidence < 1.0:
+        raise ParameterError("confidence", confidence, "a level in (0, 1)")
+    k = len(rule.mechanisms)
+    w = np.asarray(measure, dtype=np.float64)
+    values = function.count_values(k)
+    table = None if values is None else count_table(rule)
+    if values is not None and table is not None:  # symmetric f, rule constant on count classes
+        total = table.total_gain(values, w, samples, rng)
+    else:
+        total = _per_party_gain(rule, function, w, samples, rng)
     mean = total / samples
     half = float(w.max() - w.min()) * math.sqrt(math.log(2.0 / (1.0 - confidence)) / (2.0 * samples))
     low, high = float(w.min()), float(w.max())  # the accuracy lies between the extreme gains
+    successes = int(round(total)) if np.isin(w, (0.0, 1.0)).all() else None
     return RuleAccuracy(mean, None, exact=False, interval=(max(mean - half, low), min(mean + half, high)),
-                        confidence=confidence, samples=samples)
+                        confidence=confidence, samples=samples, successes=successes)

@@ -6,6 +6,7 @@ from .estimates import Estimate, estimate
 from .mechanisms import Mechanism, mechanism
 from .result import Result
 from .simulation import Simulation, simulate, simulate_async
+from .sweeps import Sweep, sweep
 
 __all__ = [
     "Accuracy",
@@ -14,10 +15,12 @@ __all__ = [
     "Mechanism",
     "Result",
     "Simulation",
+    "Sweep",
     "accuracy",
     "compose",
     "estimate",
     "mechanism",
     "simulate",
     "simulate_async",
+    "sweep",
 ]

@@ -331,14 +331,13 @@ def join_negative_values(argv: Sequence[str], options: Iterable[str]) -> list[st
     return out
 
 
-def seed_value(text: str) -> int:
-    """argparse ``type=`` for ``--seed``: an integer >= 0 (numpy's SeedSequence takes no negatives)."""
+def _integer_at_least(text: str, minimum: int, shown: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed={text!r} is not allowed: an integer >= 0") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--seed={text!r} is not allowed: an integer >= 0")
+        raise argparse.ArgumentTypeError(f"{shown} is not allowed: an integer >= {minimum}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{shown} is not allowed: an integer >= {minimum}")
     return value
 
 
@@ -360,3 +359,13 @@ def option_names(**options: str | tuple[str, Any]) -> Iterator[None]:
         renamed.__dict__.update(vars(exc), name=option, value=typed)
         renamed.args = (str(exc).replace(f"{exc.name}={exc.value!r}", f"{option}={typed!r}", 1),)
         raise renamed from None
+
+
+def seed_value(text: str) -> int:
+    """argparse ``type=`` for ``--seed``: an integer >= 0 (numpy's SeedSequence takes no negatives)."""
+    return _integer_at_least(text, 0, f"--seed={text!r}")
+
+
+def count_value(text: str) -> int:
+    """argparse ``type=`` for a count (``--samples``, ``--jobs``): an integer >= 1."""
+    return _integer_at_least(text, 1, repr(text))

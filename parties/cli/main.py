@@ -36,6 +36,7 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 COMMANDS: dict[str, str] = {
     "simulate": "run parties and the central observer over a real MQTT broker",
     "accuracy": "optimal decision rules and their exact accuracy",
+    "sweep": "accuracy against epsilon: exact theory vs Monte Carlo, a verdict per point, figure and table",
     "compose": "privacy of k composed (epsilon, delta)-DP mechanisms: exact optimum and bounds",
     "mechanism": "optimal DP mechanism for a binary function on a graph",
     "compare-central": "central (trusted curator) vs distributed accuracy",

@@ -1,0 +1,219 @@
+"""``mpdp sweep``: accuracy against epsilon, exact theory against Monte Carlo, with a verdict per point.
+
+    mpdp sweep --epsilon LO:HI:STEPS [--scale log|linear] [--parties K,...] [--delta D,...]
+               [--function F,...] [--rule average,worst-case] [--observer central,party]
+               [--samples N] [--seed S] [--alpha A] [--jobs N | --executor dask://HOST:PORT]
+               [--out DIR] [--json [FILE]] [--quiet]
+
+Every point of the grid (epsilon x k x delta x function x rule x observer): k parties run randomized
+response at (epsilon, delta); the central observer (or party 0, who also knows its own bit) applies its
+optimal rule (002). The exact theory is the rule's average accuracy over uniform inputs (002 eq. (1),
+what the Monte Carlo measures) and its worst-case accuracy (eq. (3)); for majority also the optimal
+central mechanism of 001. The Monte Carlo draws, per repetition, one binomial count per group of parties
+with equal parameters and decides by the rule's table on counts; each point gets its Clopper-Pearson interval and an exact binomial test against
+the theory at level alpha / points (Bonferroni). Points run in parallel with --jobs; the result is the same
+bit for bit for the same --seed whatever --jobs (one SeedSequence child per point), also on a Dask cluster
+(--executor dask://HOST:PORT, the optional extra mpdp[dask]).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import time
+from collections.abc import Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
+from types import TracebackType
+
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress as RichProgress
+from rich.table import Table
+
+from mpdp.analysis.plot_style import save_figure
+from mpdp.analysis.sweep import OBSERVERS, SCALES, SweepResult, grid_of, sweep
+from mpdp.parties.cli.args import (
+    count_value,
+    output_dir,
+    output_file,
+    papers_epilog,
+    parse_number_list,
+    plain_text,
+    seed_value,
+    to_json_text,
+)
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.rules import RULE_KINDS
+
+__all__ = ["register"]
+
+OUT_FILES = ("sweep.json", "sweep.csv", "sweep.png")
+
+EPILOG = """\
+examples:
+  mpdp sweep --function majority --parties 101 --epsilon 0.05:2:20 --out sweep-101
+  mpdp sweep --epsilon 0.1:3:12 --parties 11,101,435 --rule average --observer central --jobs 2
+  mpdp sweep --epsilon 0:2:9 --scale linear --function xor --delta 0,0.01 --parties 21 --json
+
+--out DIR writes sweep.json (the --json document), sweep.csv (one row per point) and sweep.png (theory
+curves, measured points with their intervals). JSON: schema_version, mpdp_version, inputs, and a list
+points, each with epsilon, rule, observer, theoretical_accuracy, empirical_accuracy, ci_low, ci_high,
+consistent. Exit code 1 when some point is inconsistent with theory.
+""" + papers_epilog("001", "002")
+
+
+class _Progress:
+    """The sweep's size once its inputs are checked, then a rich bar over the points, shown once the sweep
+    has run for a second (short sweeps stay quiet). ``console`` None: silent."""
+
+    def __init__(self, console: Console | None, header: str) -> None:
+        self._console = console
+        self._header = header
+        self._enabled = console is not None
+        self._started = time.monotonic()
+        self._bar = RichProgress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("points"),
+                                 TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                                 console=Console(stderr=True), transient=False)
+        self._task = self._bar.add_task("sweep", total=None)
+        self._live = False
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._live:
+            self._bar.stop()
+
+    def update(self, done: int, total: int) -> None:
+        """The sweep's progress callback."""
+        if done == 0 and self._console is not None:
+            self._console.print(self._header, highlight=False)
+        self._bar.update(self._task, completed=done, total=total)
+        if self._enabled and not self._live and time.monotonic() - self._started > 1.0:
+            self._bar.start()
+            self._live = True
+
+
+def _print_table(result: SweepResult, stream: Console) -> None:
+    """The points, one row each; the setting columns only where the grid varies them."""
+    varying = [(name, attr) for name, attr in (("k", "parties"), ("delta", "delta"), ("f", "function"),
+                                               ("rule", "rule"), ("observer", "observer"))
+               if len({getattr(p, attr) for p in result.points}) > 1]
+    table = Table(title=f"mpdp sweep: {len(result.points)} points, alpha = {result.alpha:g} "
+                        f"(each point tested at {result.alpha / len(result.points):.3g})",
+                  box=box.SIMPLE_HEAD, show_edge=False)
+    for name in ["epsilon", *(n for n, _ in varying), "theory", "measured",
+                 f"{100 * (1 - result.alpha):g}% interval", "ok"]:
+        table.add_column(name, justify="right", no_wrap=True)
+    for p in result.points:
+        table.add_row(f"{p.epsilon:.4g}", *(str(getattr(p, attr)) for _, attr in varying),
+                      f"{p.theoretical_accuracy:.4f}", f"{p.empirical_accuracy:.4f}",
+                      f"{p.ci_low:.4f}-{p.ci_high:.4f}", "yes" if p.consistent else "[red]NO[/red]")
+    stream.print(table)
+
+
+@contextmanager
+def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
+    """Where the points run: a Dask scheduler (``dask://HOST:PORT``), a process pool (jobs > 1), or here."""
+    if url is None:
+        if jobs == 1:
+            yield None
+            return
+        # forkserver: no fork of a process that may hold threads
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
+            yield pool
+        return
+    scheme, sep, address = url.partition("://")
+    host, colon, port = address.rpartition(":")
+    if scheme != "dask" or not sep or not colon or not host or not port.isdigit():
+        raise ParameterError("--executor", url, "dask://HOST:PORT, the address of a running Dask scheduler")
+    if jobs != 1:
+        raise ParameterError("--jobs", jobs, "1 with --executor (the Dask workers set the parallelism)")
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ParameterError("--executor", url, "the Dask extra installed (pip install 'mpdp[dask]')") from None
+    try:
+        client = Client(f"tcp://{address}", timeout=10)
+    except OSError as exc:
+        raise ParameterError("--executor", url, "a running Dask scheduler", hint=str(exc)[:200]) from None
+    with client:
+        yield client.get_executor()
+
+
+def _run(args: argparse.Namespace) -> int:
+    grid = grid_of(args.epsilon, args.scale, "--epsilon")
+    parties = parse_number_list(args.parties, "--parties", int)
+    deltas = parse_number_list(args.delta, "--delta")
+    functions = parse_number_list(args.function, "--function", str)
+    rules = parse_number_list(args.rule, "--rule", str)
+    observers = parse_number_list(args.observer, "--observer", str)
+    if args.jobs < 1:
+        raise ParameterError("--jobs", args.jobs, "an integer >= 1")
+    out = output_dir(args.out, "--out") if args.out is not None else None
+    json_file = None if args.json in (None, "-") else output_file(args.json, "--json")
+    points = len(grid) * len(parties) * len(deltas) * len(functions) * len(rules) * len(observers)
+    console = Console(stderr=args.json == "-")
+    if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep rows whole
+        console = Console(stderr=args.json == "-", width=160)
+    options = dict(parties=parties, delta=deltas, function=functions, rule=rules, observer=observers,
+                   samples=args.samples, seed=args.seed, alpha=args.alpha, scale=args.scale)
+    where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
+    header = f"mpdp sweep: {points} points x {args.samples} samples, {where}"
+    with _executor(args.executor, args.jobs) as executor, _Progress(console if not args.quiet else None,
+                                                                      header) as progress:
+        result = sweep(grid, executor=executor, progress=progress.update, **options)
+    text = to_json_text(result.to_dict(), indent=1)
+    if args.json == "-":
+        print(text)
+    elif json_file is not None:
+        json_file.write_text(text + "\n", encoding="utf-8")
+    if not args.quiet and args.json != "-":
+        _print_table(result, console)
+    if out is not None:
+        (out / "sweep.json").write_text(text + "\n", encoding="utf-8")
+        result.to_csv(str(out / "sweep.csv"))
+        save_figure(result.plot(), out / "sweep.png")
+    if not args.quiet:
+        written = [str(out / f) for f in OUT_FILES] if out is not None else []
+        written += [str(json_file)] if json_file is not None else []
+        verdict = ("every point consistent with theory" if result.consistent else
+                   f"{sum(not p.consistent for p in result.points)} point(s) INCONSISTENT with theory")
+        console.print(f"{verdict} (alpha = {args.alpha:g}, Bonferroni over {points} points)", highlight=False)
+        for path in written:
+            console.print(f"wrote {path}", highlight=False)
+    return 0 if result.consistent else 1
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``sweep`` sub-command."""
+    p = subparsers.add_parser("sweep", description=plain_text(__doc__), epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--epsilon", required=True, metavar="LO:HI:STEPS",
+                   help="the epsilon grid in nats, HI and LO included (or one value)")
+    p.add_argument("--scale", choices=SCALES, default="log", help="grid spacing (default log; linear allows LO = 0)")
+    p.add_argument("--parties", default="101", metavar="K,...", help="numbers of parties k (default 101)")
+    p.add_argument("--delta", default="0", metavar="D,...",
+                   help="delta per party (default 0; > 0: four-output randomized response, k <= 60)")
+    p.add_argument("--function", default="majority", metavar="F,...",
+                   help="symmetric functions: majority, xor, and, or, sum, threshold:T (default majority)")
+    p.add_argument("--rule", default=",".join(RULE_KINDS), metavar="KIND,...",
+                   help="optimal rules: average (002 eqs. (2), (5)), worst-case (eqs. (4), (6)); default both")
+    p.add_argument("--observer", default=",".join(OBSERVERS), metavar="WHO,...",
+                   help="central (the central observer) and/or party (party 0, knowing its own bit); default both")
+    p.add_argument("--samples", type=count_value, default=100_000, help="Monte Carlo repetitions per point (default 100000)")
+    p.add_argument("--seed", type=seed_value, default=0, help="root seed (default 0): same seed, same result")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="family-wise level of the verdicts; intervals at 1 - alpha (default 0.05)")
+    p.add_argument("--jobs", type=count_value, default=1, help="worker processes over points (default 1)")
+    p.add_argument("--executor", metavar="dask://HOST:PORT",
+                   help="run the points on a running Dask distributed scheduler (the optional extra: "
+                        "pip install 'mpdp[dask]'); same result as --jobs for the same --seed")
+    p.add_argument("--out", metavar="DIR", help="write " + ", ".join(OUT_FILES) + " here (created if missing)")
+    p.add_argument("--json", nargs="?", const="-", metavar="FILE",
+                   help="the JSON document to FILE, or to standard output without FILE")
+    p.add_argument("--quiet", action="store_true", help="no table, no progress bar, no summary")
+    p.set_defaults(run=_run)

@@ -1,0 +1,109 @@
+"""``sweep``: the grid, exact theory checked against closed forms, seeded results, the document and the plot."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import matplotlib
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+from scipy.stats import binom
+
+from mpdp.analysis.sweep import SweepResult, epsilon_grid, sweep
+from mpdp.parties.cli.args import to_json_text
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.mechanisms import truth_and_flip
+
+
+def _majority_of_reports(k: int, epsilon: float) -> float:
+    """Closed form: odd k, pure RR, the optimal average rule is the majority of the reports (by symmetry
+    and monotonicity of the count posterior); P(right) = sum_a Bin(k, 1/2)(a) P(report majority = f | a)."""
+    p, q = truth_and_flip(epsilon)
+    total = 0.0
+    for a in range(k + 1):
+        reported = np.convolve(binom.pmf(np.arange(a + 1), a, p), binom.pmf(np.arange(k - a + 1), k - a, q))
+        ones = reported[k // 2 + 1:].sum()
+        total += binom.pmf(a, k, 0.5) * (ones if a > k // 2 else 1.0 - ones)
+    return float(total)
+
+
+def test_epsilon_grid_log_and_linear() -> None:
+    np.testing.assert_allclose(epsilon_grid(0.05, 2, 3), [0.05, np.sqrt(0.1), 2.0], rtol=1e-12)
+    np.testing.assert_allclose(epsilon_grid(0, 2, 5, "linear"), [0, 0.5, 1, 1.5, 2])
+    for bad in [(0, 2, 5, "log"), (2, 1, 3, "log"), (1, 2, 0, "log"), (1, float("inf"), 3, "log"),
+                (1, 2, 3, "cubic"), (-1, 2, 3, "linear")]:
+        with pytest.raises(ParameterError):
+            epsilon_grid(*bad)
+
+
+def test_points_theory_equals_closed_form_and_measurement_agrees() -> None:
+    result = sweep([0.3, 1.0, 2.5], parties=21, rule="average", observer="central", samples=20_000, seed=7)
+    assert isinstance(result, SweepResult) and len(result.points) == 3
+    for point in result.points:
+        assert point.theoretical_accuracy == pytest.approx(_majority_of_reports(21, point.epsilon), abs=1e-12)
+        assert point.theoretical_worst_case <= point.theoretical_accuracy
+        assert point.central_accuracy is not None and point.central_accuracy >= point.theoretical_accuracy
+        assert point.successes == round(point.empirical_accuracy * point.samples)
+        assert point.ci_low <= point.empirical_accuracy <= point.ci_high
+    # the verdict is the exact binomial test at alpha / points (Bonferroni over 3 points)
+    assert all(p.consistent == (p.p_value >= 0.05 / 3) for p in result.points)
+    assert result.consistent
+
+
+def test_same_seed_same_points_whatever_the_executor() -> None:
+    kwargs = dict(parties=(9, 10), delta=(0.0, 0.05), function=("majority", "xor"), observer="party",
+                  samples=3000, seed=11)
+    here = sweep([0.5], **kwargs)
+    with ThreadPoolExecutor(3) as pool:
+        threaded = sweep([0.5], executor=pool, **kwargs)
+    assert here.points == threaded.points and len(here.points) == 2 * 2 * 2 * 2
+    other = sweep([0.5], **{**kwargs, "seed": 12})
+    assert [p.successes for p in other.points] != [p.successes for p in here.points]
+
+
+def test_document_csv_and_plot(tmp_path) -> None:
+    result = sweep(epsilon_grid(0.2, 2, 4), parties=15, samples=2000, seed=3)
+    doc = json.loads(to_json_text(result.to_dict()))
+    assert doc["schema_version"] == 1 and doc["mpdp_version"] and doc["inputs"]["parties"] == [15]
+    assert len(doc["points"]) == 16
+    for key in ("epsilon", "rule", "observer", "theoretical_accuracy", "empirical_accuracy", "ci_low",
+                "ci_high", "consistent"):
+        assert all(key in p for p in doc["points"])
+    assert {p["observer"] for p in doc["points"]} == {"central", "party 0"}
+    text = result.to_csv(str(tmp_path / "s.csv"))
+    assert (tmp_path / "s.csv").read_text() == text and len(text.strip().splitlines()) == 17
+    backend = matplotlib.get_backend()
+    fig = result.plot()
+    assert isinstance(fig, Figure) and matplotlib.get_backend() == backend
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and "nats" in ax.get_xlabel()
+    assert len(ax.containers) == 4  # one error-bar series per (rule, observer)
+    fig.savefig(tmp_path / "s.png")
+    assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
+    other = Figure()
+    target = other.add_subplot()
+    assert result.plot(ax=target) is other
+    assert repr(result).startswith("SweepResult(16 points, epsilon 0.2..2") and len(repr(result)) < 120
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"rule": "best"}, "rule"),
+    ({"observer": "party 3"}, "observer"),
+    ({"function": "table:0,1,1,0"}, "symmetric"),
+    ({"samples": 0}, "samples"),
+    ({"alpha": 1.5}, "alpha"),
+    ({"parties": 0}, "parties"),
+    ({"seed": -1}, "seed"),
+])
+def test_bad_input_is_named(kwargs, match) -> None:
+    with pytest.raises(ParameterError, match=match):
+        sweep([1.0], **kwargs)
+
+
+def test_four_output_beyond_the_exact_engine_is_refused_up_front() -> None:
+    with pytest.raises(SizeLimitError, match="delta 0"):
+        sweep([1.0], parties=101, delta=0.01)
+    with pytest.raises(ParameterError, match="epsilon"):
+        sweep([1.0, float("inf")])

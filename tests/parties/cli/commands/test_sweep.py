@@ -1,0 +1,73 @@
+"""``mpdp sweep`` end to end: the issue's check, JSON, --jobs bit for bit, errors, help."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from mpdp.parties.cli.main import main
+from tests.parties.cli.invoke import ok, refused
+
+
+@pytest.mark.slow
+def test_majority_101_every_point_consistent_with_theory(capsys, tmp_path) -> None:
+    """The issue's done-when check (20,000 samples a point instead of 100,000): alpha = 0.05 family-wise."""
+    out = tmp_path / "sweep"
+    assert main(["sweep", "--function", "majority", "--parties", "101", "--epsilon", "0.05:2:20",
+                 "--samples", "20000", "--out", str(out), "--quiet"]) == 0
+    doc = json.loads((out / "sweep.json").read_text())
+    assert len(doc["points"]) == 20 * 2 * 2 and all(p["consistent"] for p in doc["points"])
+    assert doc["inputs"]["epsilon"][0] == 0.05 and doc["inputs"]["epsilon"][-1] == pytest.approx(2.0)
+    with open(out / "sweep.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 80 and {r["consistent"] for r in rows} == {"True"}
+    assert (out / "sweep.png").read_bytes()[:4] == b"\x89PNG"
+    assert capsys.readouterr().out == ""
+
+
+def test_json_to_stdout_and_same_result_with_two_jobs(capsys, tmp_path) -> None:
+    argv = ["sweep", "--epsilon", "0.5:1.5:2", "--parties", "7", "--rule", "worst-case", "--samples", "2000",
+            "--seed", "5", "--json"]
+    one = ok(capsys, *argv)
+    two = ok(capsys, *argv, "--jobs", "2")
+    assert one["points"] == two["points"] and len(one["points"]) == 4
+    assert main([*argv, str(tmp_path / "s.json"), "--quiet"]) == 0
+    assert capsys.readouterr().out == ""
+    assert json.loads((tmp_path / "s.json").read_text())["points"] == one["points"]
+
+
+@pytest.mark.parametrize(("argv", "match"), [
+    (["--epsilon", "1:2"], "LO:HI:STEPS"),
+    (["--epsilon", "0:2:5"], "log scale"),
+    (["--epsilon", "1:2:3", "--rule", "median"], "rule"),
+    (["--epsilon", "1", "--parties", "101", "--delta", "0.1"], "at most 60"),
+])
+def test_bad_options_are_one_line_errors(capsys, argv, match) -> None:
+    assert match in refused(capsys, "sweep", *argv)
+
+
+def test_help_teaches(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    text = capsys.readouterr().out
+    assert "examples:\n  mpdp sweep --function majority" in text and "Bonferroni" in text
+
+
+def test_dask_scheduler_gives_the_same_points(capsys) -> None:
+    """--executor dask://HOST:PORT against a real local scheduler (threads, loopback TCP): bit for bit."""
+    distributed = pytest.importorskip("distributed")
+    argv = ["sweep", "--epsilon", "0.5:1.5:2", "--parties", "7", "--observer", "party", "--samples", "2000",
+            "--seed", "9", "--json"]
+    here = ok(capsys, *argv)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        address = cluster.scheduler_address.removeprefix("tcp://")
+        there = ok(capsys, *argv, "--executor", f"dask://{address}")
+    assert there["points"] == here["points"] and len(here["points"]) == 4
+
+
+@pytest.mark.parametrize("url", ["tcp://127.0.0.1:8786", "dask://nohost", "dask://:8786"])
+def test_executor_must_be_a_dask_address(capsys, url) -> None:
+    assert "dask://HOST:PORT" in refused(capsys, "sweep", "--epsilon", "1", "--executor", url)
