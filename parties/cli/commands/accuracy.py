@@ -1,12 +1,16 @@
 """``mpdp accuracy``: optimal decision rules and their exact accuracy (002 §2-3).
 
     mpdp accuracy --epsilon 0.5,1,1.5 --function majority [--delta LIST] [--measure zero-one]
-                  [--party I] [--rule average|worst-case|both] [--engine auto|general|symmetric] [--json]
+                  [--party I] [--rule average|worst-case|both] [--engine auto|general|symmetric|counts]
+                  [--json]
 
 Lists take one value per party, or ``VALUE*COUNT`` pieces (``--epsilon 1*1000,2*5``); a single delta
-applies to every party. ``--function table:@FILE`` reads f's values (input order) from FILE. For a
-symmetric f too large for the exact engines (many distinct parameters), the average rule's accuracy is a
-Monte Carlo estimate with its interval, labelled as such. JSON is strict: an infinite value is "inf".
+applies to every party. ``--function table:@FILE`` reads f's values (input order) from FILE. A monotone
+binary symmetric f (majority, and, or, threshold:T) with pure randomized response in one or two groups of
+equal epsilon goes to the count engine when the exact engines do not fit (or with ``--engine counts``): the
+average rule as a threshold on the groups' reported-one counts, exact, 10^5 parties in seconds. Any other
+symmetric f too large for the exact engines gets a Monte Carlo estimate of the average rule's accuracy
+with its interval, labelled as such. JSON is strict: an infinite value is "inf".
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from mpdp.parties.cli.args import (
     to_json_text,
 )
 from mpdp.parties.cli.params import warn_if_no_privacy
+from mpdp.protocols.count_threshold import count_threshold_applies, count_threshold_rule
 from mpdp.protocols.engines import ENGINES
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import MEASURE_NAMES, accuracy_measure, parse_function
@@ -96,18 +101,35 @@ def _run(args: argparse.Namespace) -> int:
         except SizeLimitError as exc:
             args.rule = "average"
             report["worst_case_skipped"] = str(exc)
+    counts = args.engine == "counts"
+    if counts and not count_threshold_applies(mechs, function, w, observer):
+        raise ParameterError("--engine", "counts", "a monotone binary symmetric function (majority, and, or, "
+                             "threshold:T), the central observer and pure randomized response in 1 or 2 "
+                             "groups of equal epsilon")
     try:
+        if counts:
+            raise SizeLimitError("--engine", "counts", "the exact engines", "the count engine (asked for)")
         result = optimal_rules(mechs, function, w, observer, args.rule, args.engine, args.measure,
                                args.time_limit)
-    except SizeLimitError:
-        if function.count_values(k) is None or args.rule != "average" or args.engine != "auto":
+    except SizeLimitError as exc:
+        if args.engine not in ("auto", "counts") or args.rule == "worst-case":
             raise
-        rule = observer_average_rule(mechs, function, w, observer)
-        est = monte_carlo_accuracy(rule, function, w, args.samples, np.random.default_rng(args.seed))
-        assert est.interval is not None  # the Monte Carlo estimate always has its interval
-        report.update(engine="posterior-monte-carlo", rules={"average": {
-            "average_accuracy": est.average, "worst_case_accuracy": None, "exact": False,
-            "interval": list(est.interval), "confidence": est.confidence, "samples": est.samples}})
+        if count_threshold_applies(mechs, function, w, observer):
+            rule = count_threshold_rule(mechs, function, w)
+            if args.rule == "both" and not counts:
+                report["worst_case_skipped"] = str(exc)
+            report.update(engine=rule.engine, rules={"average": {
+                "average_accuracy": rule.average_accuracy, "worst_case_accuracy": rule.worst_case_accuracy,
+                "exact": True}})
+        elif function.count_values(k) is None or args.rule != "average":
+            raise
+        else:
+            avg_rule = observer_average_rule(mechs, function, w, observer)
+            est = monte_carlo_accuracy(avg_rule, function, w, args.samples, np.random.default_rng(args.seed))
+            assert est.interval is not None  # the Monte Carlo estimate always has its interval
+            report.update(engine="posterior-monte-carlo", rules={"average": {
+                "average_accuracy": est.average, "worst_case_accuracy": None, "exact": False,
+                "interval": list(est.interval), "confidence": est.confidence, "samples": est.samples}})
     else:
         report["engine"] = result.engine
         rules = {}
@@ -162,9 +184,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rule", default="both", choices=RULE_CHOICES,
                         help="the optimal average-case rule (002 eq. (4)), the optimal worst-case rule (LP, "
                              "002 eq. (6)), or both (default; the LP only where it fits)")
-    parser.add_argument("--engine", default="auto", choices=ENGINES,
+    parser.add_argument("--engine", default="auto", choices=ENGINES + ("counts",),
                         help="exact engine: general (every transcript), symmetric (count classes, for "
-                             "symmetric f), or auto (default: the one that fits)")
+                             "symmetric f), counts (the average rule as a threshold on per-group counts: "
+                             "monotone binary symmetric f, 1 or 2 pure epsilon groups, 10^5 parties), or "
+                             "auto (default: the one that fits)")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per LP")
     parser.add_argument("--samples", type=int, default=100_000,
                         help="Monte Carlo transcripts when no exact engine fits")
