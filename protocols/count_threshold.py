@@ -55,7 +55,7 @@ from mpdp.protocols.mechanisms import RandomizedResponse, truth_and_flip
 from mpdp.protocols.rules import check_symbols
 
 __all__ = ["COUNT_GROUP_MAX", "COUNT_PAIR_SMALL_MAX", "CountThresholdRule", "count_threshold_rule", "count_threshold_applies",
-           "threshold_tails"]
+           "threshold_tail", "threshold_tails"]
 
 #: Largest group the recurrence takes (time grows about as n^2.4: ~1.2 s per tail at 10^5).
 COUNT_GROUP_MAX = 200_000
@@ -88,27 +88,28 @@ def _log_convolve(la: NDArray[np.float64], lb: NDArray[np.float64]) -> NDArray[n
     return out
 
 
-def _log_binomial_sum(n_a: int, p: float, n_b: int, q: float) -> NDArray[np.float64]:
-    """``log P(Bin(n_a, p) + Bin(n_b, q) = j)`` for j = 0..n_a + n_b, accurate to ~1e-13 relative in ALL of
-    the range, far tails (1e-1000 and below) included, by exponential tilting: with
-    ``p_t = p e^t / (1 - p + p e^t)`` (q_t likewise), ``P(j) = e^{-t j} (1 - p + p e^t)^{n_a}
-    (1 - q + q e^t)^{n_b} P_t(j)``, and each tilt t centres P_t where :func:`_log_convolve` is exact. Tilts
-    are added until every j lies within e^-_COVER of some tilt's peak."""
+def _log_binomial_sum(n_a: int, p: float, n_b: int, q: float, lo: int, hi: int) -> NDArray[np.float64]:
+    """``log P(Bin(n_a, p) + Bin(n_b, q) = j)`` for j = lo..hi, accurate to ~1e-13 relative, far tails
+    (1e-1000 and below) included, by exponential tilting: with ``p_t = p e^t / (1 - p + p e^t)`` (q_t
+    likewise), ``P(j) = e^{-t j} (1 - p + p e^t)^{n_a} (1 - q + q e^t)^{n_b} P_t(j)``, and each tilt t
+    centres P_t where :func:`_log_convolve` is exact. Tilts are added until every j in lo..hi lies within
+    e^-_COVER of some tilt's peak. 0 < p, q < 1."""
     total = n_a + n_b
     best = np.full(total + 1, -np.inf)  # log P_t(j) - max log P_t of the tilt that serves j
     out = np.full(total + 1, -np.inf)
     j = np.arange(total + 1)
-    with np.errstate(divide="ignore"):
-        out[0] = n_a * math.log1p(-p) + n_b * math.log1p(-q)
-        out[-1] = n_a * math.log(p) + n_b * math.log(q)
+    out[0] = n_a * math.log1p(-p) + n_b * math.log1p(-q)
+    out[-1] = n_a * math.log(p) + n_b * math.log(q)
     best[[0, -1]] = 0.0
-    target = n_a * p + n_b * q  # the untilted mean first
+    logit_p, logit_q = math.log(p) - math.log1p(-p), math.log(q) - math.log1p(-q)
+
+    def mean(t: float) -> float:
+        return float(n_a * expit(logit_p + t) + n_b * expit(logit_q + t))
+
+    target = float(np.clip(mean(0.0), lo, hi))
     while True:
-        def mean(t: float) -> float:
-            return float(n_a * expit(math.log(p) - math.log1p(-p) + t)
-                         + n_b * expit(math.log(q) - math.log1p(-q) + t))
         tilt = 0.0 if abs(mean(0.0) - target) < 0.5 else brentq(lambda t: mean(t) - target, -1500.0, 1500.0)
-        za, zb = math.log(p) - math.log1p(-p) + tilt, math.log(q) - math.log1p(-q) + tilt
+        za, zb = logit_p + tilt, logit_q + tilt
         log_t = _log_convolve(_log_pmf(n_a, float(expit(za)), float(expit(-za))),
                               _log_pmf(n_b, float(expit(zb)), float(expit(-zb))))
         score = log_t - log_t.max()
@@ -117,60 +118,70 @@ def _log_binomial_sum(n_a: int, p: float, n_b: int, q: float) -> NDArray[np.floa
         better = score > best
         out[better] = (log_t - tilt * j + log_norm)[better]
         best[better] = score[better]
-        uncovered = np.flatnonzero(best < -_COVER)
+        uncovered = lo + np.flatnonzero(best[lo: hi + 1] < -_COVER)
         if uncovered.size == 0:
-            return out
-        # next tilt: centred just inside the first uncovered stretch (below or above the served range)
-        if uncovered[0] < np.argmax(best):
-            target = float(np.clip(uncovered[uncovered < np.argmax(best)][-1], 0.5, total - 0.5))
-        else:
-            target = float(np.clip(uncovered[0], 0.5, total - 0.5))
+            return out[lo: hi + 1]
+        served = int(np.argmax(best[lo: hi + 1])) + lo  # next: the uncovered j nearest the served range
+        below = uncovered[uncovered < served]
+        target = float(np.clip(below[-1] if below.size else uncovered[0], 0.5, total - 0.5))
 
 
-def threshold_tails(n: int, epsilon: float, m: int) -> NDArray[np.float64]:
-    """``R[j] = P(Bin(j, p) + Bin(n - j, q) >= m)`` for j = 0..n, p = e^eps / (1 + e^eps), q = 1 - p.
+def threshold_tail(n: int, epsilon: float, m: int, j: int) -> float:
+    """``P(Bin(j, p) + Bin(n - j, q) >= m)`` at one j, p = e^eps / (1 + e^eps), q = 1 - p: a sum of n + 1
+    products of log-space pmfs and tails (O(n), absolute error ~1e-16)."""
+    p, q = truth_and_flip(epsilon)
+    pa = np.exp(_log_pmf(j, p, q))
+    tail_b = np.zeros(n - j + 2)
+    tail_b[:-1] = np.cumsum(np.exp(_log_pmf(n - j, q, p))[::-1])[::-1]
+    return float(min(max(pa @ tail_b[np.clip(m - np.arange(j + 1), 0, n - j + 1)], 0.0), 1.0))
+
+
+def threshold_tails(n: int, epsilon: float, m: int, lo: int = 0, hi: int | None = None) -> NDArray[np.float64]:
+    """``R[j] = P(Bin(j, p) + Bin(n - j, q) >= m)`` for j = lo..hi, p = e^eps / (1 + e^eps), q = 1 - p.
 
     Read as: the probability that at least m of n randomized-response reports are 1 when j of the true bits
     are (the forward direction, 002 eq. (9)), or that at least m of the true bits are 1 given j reported
-    ones (the posterior under the uniform prior). Computed by the recurrence and the one convolution of
-    the module docstring.
+    ones (the posterior under the uniform prior). ``R[lo]`` by :func:`threshold_tail`, the rest by the
+    recurrence and the one (tilted) convolution of the module docstring.
 
     Args:
         n: number of parties >= 0. epsilon: their common level (0..inf). m: any integer.
+        lo, hi: the window of j (default 0..n).
 
     Returns:
-        float64 array of shape (n + 1,), non-decreasing in j, in [0, 1].
+        float64 array of shape (hi - lo + 1,), non-decreasing in j, in [0, 1].
 
     Raises:
-        CertificateError: the recurrence missed its closed-form end point ``P(Bin(n, p) >= m)`` by more than
-            1e-12 (never observed; a guard on the float arithmetic).
+        CertificateError: the recurrence missed the independent end point :func:`threshold_tail` at hi by
+            more than 1e-12 (1e-11 at n = 10^5; never observed otherwise: a guard on the float arithmetic).
     """
+    hi = n if hi is None else hi
+    if not 0 <= lo <= hi <= n:
+        raise ParameterError("window", (lo, hi), f"0 <= lo <= hi <= {n}")
     p, q = truth_and_flip(epsilon)
-    j = np.arange(n + 1)
+    j = np.arange(lo, hi + 1)
     if m <= 0:
-        return np.ones(n + 1)
+        return np.ones(j.size)
     if m > n:
-        return np.zeros(n + 1)
+        return np.zeros(j.size)
     if q == 0.0:  # epsilon = inf: the reports are the bits
         return (j >= m).astype(np.float64)
+    start = threshold_tail(n, epsilon, m, lo)
+    if p == q or hi == lo:
+        return np.full(j.size, start)
     big_n = n - 1
     # P(Bin(j, p) + Bin(N - j, q) = m - 1) = C(N, m-1) / C(N, j) * P(Bin(m-1, p) + Bin(N - m + 1, q) = j)
-    log_point = _log_binomial_sum(m - 1, p, big_n - (m - 1), q)
-    if big_n > 0:
-        half = math.log(0.5)
-        log_ratio = (log_binomial_pmf(np.array([m - 1]), big_n, half, half)[0]
-                     - log_binomial_pmf(np.arange(big_n + 1), big_n, half, half))
-    else:
-        log_ratio = np.zeros(1)
-    increments = (p - q) * np.exp(log_point + log_ratio)
-    start = float(binom.sf(m - 1, n, q))
-    out = np.empty(n + 1)
+    log_point = _log_binomial_sum(m - 1, p, big_n - (m - 1), q, lo, hi - 1)
+    half = math.log(0.5)
+    log_ratio = (log_binomial_pmf(np.array([m - 1]), big_n, half, half)[0]
+                 - log_binomial_pmf(np.arange(lo, hi), big_n, half, half))
+    out = np.empty(j.size)
     out[0] = start
-    out[1:] = start + np.cumsum(increments)
-    end = float(binom.sf(m - 1, n, p))
+    out[1:] = start + np.cumsum((p - q) * np.exp(log_point + log_ratio))
+    end = threshold_tail(n, epsilon, m, hi)
     if abs(out[-1] - end) > _CERTIFY * max(1.0, n / 1e4):  # ~1e-16 per term of the recurrence
         raise CertificateError(f"count recurrence for n={n}, epsilon={epsilon}, m={m} ended at {out[-1]!r}, "
-                              f"not P(Bin(n, p) >= m) = {end!r}")
+                               f"not P(Bin({hi}, p) + Bin({n - hi}, q) >= m) = {end!r}")
     return np.clip(out, 0.0, 1.0)
 
 
@@ -286,18 +297,27 @@ class CountThresholdRule:
 def _single_group(n: int, eps: float, sigma: int, w: NDArray[np.float64]
                   ) -> tuple[NDArray[np.int64], float, float]:
     d0, d1 = w[0, 1] - w[0, 0], w[1, 1] - w[1, 0]
-    u = threshold_tails(n, eps, sigma)  # P(at least sigma ones | t reported)
-    yes = d0 + (d1 - d0) * u > 0
-    tau = int(np.argmax(yes)) if yes.any() else n + 1
-    prior = np.exp(_log_pmf(n, 0.5, 0.5))
-    decide = np.arange(n + 1) >= tau
+    lo_t, hi_t = 0, n + 1  # the first count that answers 1 (n + 1: none), by bisection on point values
+    while lo_t < hi_t:
+        mid = (lo_t + hi_t) // 2
+        if d0 + (d1 - d0) * threshold_tail(n, eps, sigma, mid) > 0:
+            hi_t = mid
+        else:
+            lo_t = mid + 1
+    tau = lo_t
+    # the average needs the counts where Bin(n, 1/2) has mass: outside 20 sqrt(n) of n/2 it is < e^-800
+    reach = int(math.ceil(20.0 * math.sqrt(n))) + 1
+    lo, hi = max(0, n // 2 - reach), min(n, n // 2 + reach)
+    u = threshold_tails(n, eps, sigma, lo, hi)  # P(at least sigma ones | t reported)
+    prior = np.exp(_log_pmf(n, 0.5, 0.5)[lo: hi + 1])
+    decide = np.arange(lo, hi + 1) >= tau
     gain = np.where(decide, w[0, 1] + (w[1, 1] - w[0, 1]) * u, w[0, 0] + (w[1, 0] - w[0, 0]) * u)
     average = float(prior @ gain)
-    v = threshold_tails(n, eps, tau)  # P(answer 1 | s true ones)
-    truth = np.arange(n + 1) >= sigma
-    acc = np.where(truth, w[1, 0] + (w[1, 1] - w[1, 0]) * v, w[0, 0] + (w[0, 1] - w[0, 0]) * v)
     _certify_mean(float(prior @ u), float(binom.sf(sigma - 1, n, 0.5)), n)
-    return np.array([tau], dtype=np.int64), average, float(acc.min())
+    # the least favourable inputs: sigma ones (f = 1) and sigma - 1 (f = 0), P(answer 1 | s) increasing in s
+    worst = min(w[1, 0] + (w[1, 1] - w[1, 0]) * threshold_tail(n, eps, tau, sigma),
+                w[0, 0] + (w[0, 1] - w[0, 0]) * threshold_tail(n, eps, tau, sigma - 1))
+    return np.array([tau], dtype=np.int64), average, float(worst)
 
 
 def _certify_mean(got: float, expected: float, k: int) -> None:
