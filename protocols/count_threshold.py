@@ -294,6 +294,12 @@ class CountThresholdRule:
         return out
 
 
+def _window(n: int) -> tuple[int, int]:
+    """The counts within 20 sqrt(n) of n/2: Bin(n, 1/2) has less than e^-800 outside."""
+    reach = int(math.ceil(20.0 * math.sqrt(n))) + 1
+    return max(0, n // 2 - reach), min(n, n // 2 + reach)
+
+
 def _single_group(n: int, eps: float, sigma: int, w: NDArray[np.float64]
                   ) -> tuple[NDArray[np.int64], float, float]:
     d0, d1 = w[0, 1] - w[0, 0], w[1, 1] - w[1, 0]
@@ -305,9 +311,7 @@ def _single_group(n: int, eps: float, sigma: int, w: NDArray[np.float64]
         else:
             lo_t = mid + 1
     tau = lo_t
-    # the average needs the counts where Bin(n, 1/2) has mass: outside 20 sqrt(n) of n/2 it is < e^-800
-    reach = int(math.ceil(20.0 * math.sqrt(n))) + 1
-    lo, hi = max(0, n // 2 - reach), min(n, n // 2 + reach)
+    lo, hi = _window(n)  # the average needs the counts where Bin(n, 1/2) has mass
     u = threshold_tails(n, eps, sigma, lo, hi)  # P(at least sigma ones | t reported)
     prior = np.exp(_log_pmf(n, 0.5, 0.5)[lo: hi + 1])
     decide = np.arange(lo, hi + 1) >= tau
@@ -325,6 +329,31 @@ def _certify_mean(got: float, expected: float, k: int) -> None:
         raise CertificateError(f"count engine: P(f = 1) came out {got!r}, not {expected!r} (k={k})")
 
 
+class _BandedTails:
+    """``P(S(t) >= c)`` from a banded likelihood F[t, s] (CSR, each row one contiguous band): 1 below the
+    band, 0 above it, the band's tail sums inside; memory (n + 1) x (widest band + 1)."""
+
+    def __init__(self, f: Any) -> None:
+        lengths = np.diff(f.indptr)
+        self.start = f.indices[f.indptr[:-1]]
+        self.width = int(lengths.max())
+        band = np.zeros((lengths.size, self.width + 1))
+        rows = np.repeat(np.arange(lengths.size), lengths)
+        band[rows, f.indices - self.start[rows]] = f.data
+        self.band = np.cumsum(band[:, ::-1], axis=1)[:, ::-1]  # band[t, i] = P(S(t) >= start[t] + i)
+        self.band[:, 0] = 1.0  # the mass dropped below the band (< 1e-25) is counted in
+
+    def row(self, t: int, c: NDArray[np.int64]) -> NDArray[np.float64]:
+        """P(S(t) >= c) for one t: float64 of c's shape."""
+        tails: NDArray[np.float64] = self.band[t][np.minimum(np.maximum(c - self.start[t], 0), self.width)]
+        return tails
+
+    def __call__(self, t: NDArray[np.int64], c: NDArray[np.int64]) -> NDArray[np.float64]:
+        """P(S(t) >= c), elementwise over broadcast t and c."""
+        tails: NDArray[np.float64] = self.band[t, np.clip(c - self.start[t], 0, self.width)]
+        return tails
+
+
 def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArray[np.float64]
                 ) -> tuple[NDArray[np.int64], float, float]:
     d0, d1 = w[0, 1] - w[0, 0], w[1, 1] - w[1, 0]
@@ -332,33 +361,36 @@ def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArr
     rows = np.repeat(np.arange(n1 + 1), np.diff(f1.indptr))
     starts = f1.indptr[:-1]
     cols = np.clip(sigma - f1.indices, 0, n2 + 1)  # the second group must bring sigma - u ones
-    u2 = np.zeros((n2 + 1, n2 + 2))
-    u2[:, 1:] = banded_count_likelihood(n2, eps2).toarray()
-    np.cumsum(u2, axis=1, out=u2)
-    np.subtract(1.0, u2, out=u2)  # u2[t2, c] = P(S_2(t2) >= c) = 1 - P(S_2(t2) < c)
+    u2 = _BandedTails(banded_count_likelihood(n2, eps2).tocsr())
 
-    def posterior(t2: NDArray[np.int64]) -> NDArray[np.float64]:  # U(t1, t2[t1]) for every t1
-        return np.add.reduceat(f1.data * u2[np.minimum(t2[rows], n2), cols], starts)
-
-    lo, hi = np.zeros(n1 + 1, dtype=np.int64), np.full(n1 + 1, n2 + 1, dtype=np.int64)
-    while (lo < hi).any():  # the first t2 that answers 1 (n2 + 1: none)
-        mid = (lo + hi) // 2
-        yes = (d0 + (d1 - d0) * posterior(mid) > 0) & (mid <= n2)
-        hi = np.where(yes & (lo < hi), mid, hi)
-        lo = np.where(~yes & (lo < hi), mid + 1, lo)
-    boundary = np.minimum.accumulate(lo)  # monotone up to rounding at exact ties
+    boundary = np.empty(n1 + 1, dtype=np.int64)
+    t2 = n2 + 1  # the first t2 that answers 1 (n2 + 1: none) does not increase with t1: walk down
+    for t1 in range(n1 + 1):
+        row = slice(f1.indptr[t1], f1.indptr[t1 + 1])
+        data, need = f1.data[row], cols[row]
+        while t2 > 0 and d0 + (d1 - d0) * float(data @ u2.row(t2 - 1, need)) > 0:
+            t2 -= 1
+        boundary[t1] = t2
     prior1, prior2 = np.exp(_log_pmf(n1, 0.5, 0.5)), np.exp(_log_pmf(n2, 0.5, 0.5))
     tail2 = np.concatenate([np.cumsum(prior2[::-1])[::-1], [0.0]])  # P(T2 >= tau)
-    w2 = np.empty((n2 + 2, n2 + 2))  # w2[tau, c] = P(T2 >= tau, S2 >= c) = P(S2 >= c) - P(T2 < tau, S2 >= c)
-    w2[0] = binom.sf(np.arange(n2 + 2) - 1, n2, 0.5)
-    np.multiply(prior2[:, None], u2, out=w2[1:])
-    np.cumsum(w2[1:], axis=0, out=w2[1:])
-    np.subtract(w2[0], w2[1:], out=w2[1:])
-    np.clip(w2, 0.0, 1.0, out=w2)
     yes_mass = float(prior1 @ tail2[boundary])
-    yes_u = float(prior1 @ np.add.reduceat(f1.data * w2[boundary[rows], cols], starts))
+    # the average needs the counts where Bin(n, 1/2) has mass (outside 20 sqrt(n) of n/2: < e^-800)
+    lo1, hi1 = _window(n1)
+    lo2, hi2 = _window(n2)
+    keep = slice(f1.indptr[lo1], f1.indptr[hi1 + 1])
+    w_rows, w_cols, w_starts = rows[keep], cols[keep], starts[lo1: hi1 + 1] - f1.indptr[lo1]
+    # w2[tau - lo2, c - c_lo] = P(T2 >= tau, S2 >= c) for tau = lo2..hi2 + 1 (T2 outside the window has no
+    # mass) and the c the sums below ask for
+    c_lo, c_hi = int(w_cols.min()), int(w_cols.max())
+    part = prior2[lo2: hi2 + 1, None] * u2(np.arange(lo2, hi2 + 1)[:, None], np.arange(c_lo, c_hi + 1)[None, :])
+    w2 = np.zeros((hi2 - lo2 + 2, c_hi - c_lo + 1))
+    w2[1:] = np.cumsum(part, axis=0)
+    w2 = w2[-1] - w2  # the total minus the rows below tau
+    tau = np.clip(boundary[w_rows], lo2, hi2 + 1) - lo2
+    yes_u = float(prior1[lo1: hi1 + 1] @ np.add.reduceat(f1.data[keep] * w2[tau, w_cols - c_lo], w_starts))
     all_u = float(binom.sf(sigma - 1, n1 + n2, 0.5))
-    _certify_mean(float(prior1 @ np.add.reduceat(f1.data * w2[0, cols], starts)), all_u, n1 + n2)
+    _certify_mean(float(prior1[lo1: hi1 + 1] @ np.add.reduceat(f1.data[keep] * w2[0, w_cols - c_lo], w_starts)),
+                  all_u, n1 + n2)
     average = (w[0, 0] * (1.0 - yes_mass) + w[0, 1] * yes_mass + (w[1, 0] - w[0, 0]) * (all_u - yes_u)
                + (w[1, 1] - w[0, 1]) * yes_u)
     worst = math.inf
@@ -367,7 +399,7 @@ def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArr
         sub = f1[a1]
         sub_rows = np.repeat(np.arange(a1.size), np.diff(sub.indptr))
         a2 = total - a1
-        yes_prob = np.add.reduceat(sub.data * u2[a2[sub_rows], boundary[sub.indices]], sub.indptr[:-1])
+        yes_prob = np.add.reduceat(sub.data * u2(a2[sub_rows], boundary[sub.indices]), sub.indptr[:-1])
         acc = w[truth, 0] + (w[truth, 1] - w[truth, 0]) * yes_prob
         worst = min(worst, float(acc.min()))
     return boundary, average, worst
