@@ -128,7 +128,7 @@ def _log_binomial_sum(n_a: int, p: float, n_b: int, q: float, lo: int, hi: int) 
 
 def threshold_tail(n: int, epsilon: float, m: int, j: int) -> float:
     """``P(Bin(j, p) + Bin(n - j, q) >= m)`` at one j, p = e^eps / (1 + e^eps), q = 1 - p: a sum of n + 1
-    products of log-space pmfs and tails (O(n), absolute error ~1e-16)."""
+    products of log-space pmfs and tails (O(n), absolute error ~1e-15)."""
     p, q = truth_and_flip(epsilon)
     pa = np.exp(_log_pmf(j, p, q))
     tail_b = np.zeros(n - j + 2)

@@ -37,7 +37,7 @@ from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse, posterior_table
 from mpdp.protocols.rules import check_symbols
 
-__all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observer_average_rule"]
+__all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observer_average_rule", "tied_rows"]
 
 #: Expected gains within this relative distance of the best count as tied (000 §5: any maximizer is
 #: optimal); ties go to the smallest y, so two exact computations of the same rule agree.
@@ -57,6 +57,23 @@ def argmax_decision(expected_gain: NDArray[np.float64]) -> NDArray[np.int64]:
     scale = np.maximum(np.abs(expected_gain).max(axis=1, keepdims=True), 1.0)
     first_best: NDArray[np.int64] = np.argmax(expected_gain >= best - TIE_TOLERANCE * scale, axis=1).astype(np.int64)
     return first_best
+
+
+def tied_rows(expected_gain: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Which rows :func:`argmax_decision` decides by its tie rule: two or more y within ``TIE_TOLERANCE``
+    of the best (at epsilon = 0 every row). The rule stays deterministic there (the smallest y); callers
+    report how much of the decision a tie made (README, "Optimal decision rules").
+
+    Args:
+        expected_gain: float64 array of shape (n, |Y|).
+
+    Returns:
+        bool array of shape (n,).
+    """
+    best = expected_gain.max(axis=1, keepdims=True)
+    scale = np.maximum(np.abs(expected_gain).max(axis=1, keepdims=True), 1.0)
+    tied: NDArray[np.bool_] = (expected_gain >= best - TIE_TOLERANCE * scale).sum(axis=1) > 1
+    return tied
 
 
 def count_posterior(p: NDArray[np.float64]) -> NDArray[np.float64]:
