@@ -291,6 +291,9 @@ def accuracy_summary(problem: DecisionProblem,
     # an accuracy is an expectation of w: rounding (a prior summing to 1 + ulp) must not leave w's range
     lo, hi = float(problem.measure.min()), float(problem.measure.max())
     per_view = tuple(np.clip(view_accuracy(v, t), lo, hi) for v, t in zip(problem.views, tables, strict=True))
-    average = min(max(float(np.mean([v.prior @ a for v, a in zip(problem.views, per_view)])), lo), hi)
     worst = float(min(a.min() for a in per_view))
+    best = float(max(a.max() for a in per_view))
+    # a mean lies between the least and the largest value averaged (the prior's rounding must not move it)
+    mean = float(np.mean([(v.prior @ a) / v.prior.sum() for v, a in zip(problem.views, per_view)]))
+    average = min(max(mean, worst), best)
     return average, worst, per_view
