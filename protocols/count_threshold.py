@@ -133,7 +133,7 @@ def threshold_tail(n: int, epsilon: float, m: int, j: int) -> float:
     pa = np.exp(_log_pmf(j, p, q))
     tail_b = np.zeros(n - j + 2)
     tail_b[:-1] = np.cumsum(np.exp(_log_pmf(n - j, q, p))[::-1])[::-1]
-    return float(min(max(pa @ tail_b[np.clip(m - np.arange(j + 1), 0, n - j + 1)], 0.0), 1.0))
+    return float(np.clip(np.dot(pa, tail_b[np.clip(m - np.arange(j + 1), 0, n - j + 1)]), 0.0, 1.0))
 
 
 def threshold_tails(n: int, epsilon: float, m: int, lo: int = 0, hi: int | None = None) -> NDArray[np.float64]:
@@ -360,7 +360,7 @@ def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArr
     f1 = banded_count_likelihood(n1, eps1).tocsr()
     rows = np.repeat(np.arange(n1 + 1), np.diff(f1.indptr))
     starts = f1.indptr[:-1]
-    cols = np.clip(sigma - f1.indices, 0, n2 + 1)  # the second group must bring sigma - u ones
+    cols = np.clip(sigma - f1.indices.astype(np.int64), 0, n2 + 1)  # the second group must bring sigma - u ones
     u2 = _BandedTails(banded_count_likelihood(n2, eps2).tocsr())
 
     boundary = np.empty(n1 + 1, dtype=np.int64)
@@ -368,7 +368,7 @@ def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArr
     for t1 in range(n1 + 1):
         row = slice(f1.indptr[t1], f1.indptr[t1 + 1])
         data, need = f1.data[row], cols[row]
-        while t2 > 0 and d0 + (d1 - d0) * float(data @ u2.row(t2 - 1, need)) > 0:
+        while t2 > 0 and d0 + (d1 - d0) * float(np.dot(data, u2.row(t2 - 1, need))) > 0:
             t2 -= 1
         boundary[t1] = t2
     prior1, prior2 = np.exp(_log_pmf(n1, 0.5, 0.5)), np.exp(_log_pmf(n2, 0.5, 0.5))

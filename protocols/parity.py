@@ -61,9 +61,17 @@ def _posterior_moment(factor: Factor) -> Signed:
 def _kron(parts: Sequence[Signed]) -> Signed:
     sign, log = np.ones(1), np.zeros(1)
     for s, lg in parts:
-        sign = np.kron(sign, s)
-        log = np.add.outer(log, lg).ravel()
+        sign = np.asarray(np.kron(sign, s), dtype=np.float64)
+        log = np.asarray(np.add.outer(log, lg).ravel(), dtype=np.float64)
     return sign, log
+
+
+def _input_parity(factors: Sequence[Factor]) -> NDArray[np.float64]:
+    """(-1)^{|j|} on the view's input grid (class j: the number of ones per factor), float64."""
+    parity = np.ones(1)
+    for f in factors:
+        parity = np.asarray(np.kron(parity, np.where(np.arange(f.n + 1) % 2 == 0, 1.0, -1.0)), dtype=np.float64)
+    return parity
 
 
 def parity_form(factors: Sequence[Factor], gain: NDArray[np.float64]) -> tuple[float, float] | None:
@@ -74,9 +82,7 @@ def parity_form(factors: Sequence[Factor], gain: NDArray[np.float64]) -> tuple[f
         factors: the view's likelihood factors; gain: float64 (num_inputs, |Y|)."""
     if gain.shape[1] != 2:
         return None
-    parity = np.ones(1)
-    for f in factors:
-        parity = np.kron(parity, np.where(np.arange(f.n + 1) % 2 == 0, 1.0, -1.0))
+    parity = _input_parity(factors)
     diff = gain[:, 1] - gain[:, 0]
     even, odd = diff[parity > 0], diff[parity < 0]
     if even.size == 0 or odd.size == 0 or (even != even[0]).any() or (odd != odd[0]).any() or even[0] == odd[0]:
@@ -112,10 +118,9 @@ def parity_accuracy(factors: Sequence[Factor], gain: NDArray[np.float64],
         return None
     if not np.array_equal(table, (np.sign(form[0]) * sign > 0).astype(np.int64)):
         return None
-    parity = np.ones(1)
+    parity = _input_parity(factors)
     log_mu = 0.0
     for f in factors:
-        parity = np.kron(parity, np.where(np.arange(f.n + 1) % 2 == 0, 1.0, -1.0))
         delta = f.mechanism.delta if f.mechanism.four_output else 0.0
         log_mu += f.n * math.log(delta + (1.0 - delta) * _tanh_half(f))
     expected_s = -np.sign(form[0]) * parity * math.exp(log_mu)  # E[1 - 2 d(tau) | x in class j]
