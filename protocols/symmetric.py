@@ -53,10 +53,16 @@ def argmax_decision(expected_gain: NDArray[np.float64]) -> NDArray[np.int64]:
     Returns:
         int64 array of shape (n,).
     """
+    first_best: NDArray[np.int64] = np.argmax(_near_best(expected_gain), axis=1).astype(np.int64)
+    return first_best
+
+
+def _near_best(expected_gain: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """bool (n, |Y|): y within ``TIE_TOLERANCE`` (relative to the row's scale, at least 1) of the best."""
     best = expected_gain.max(axis=1, keepdims=True)
     scale = np.maximum(np.abs(expected_gain).max(axis=1, keepdims=True), 1.0)
-    first_best: NDArray[np.int64] = np.argmax(expected_gain >= best - TIE_TOLERANCE * scale, axis=1).astype(np.int64)
-    return first_best
+    near: NDArray[np.bool_] = expected_gain >= best - TIE_TOLERANCE * scale
+    return near
 
 
 def tied_rows(expected_gain: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -70,9 +76,7 @@ def tied_rows(expected_gain: NDArray[np.float64]) -> NDArray[np.bool_]:
     Returns:
         bool array of shape (n,).
     """
-    best = expected_gain.max(axis=1, keepdims=True)
-    scale = np.maximum(np.abs(expected_gain).max(axis=1, keepdims=True), 1.0)
-    tied: NDArray[np.bool_] = (expected_gain >= best - TIE_TOLERANCE * scale).sum(axis=1) > 1
+    tied: NDArray[np.bool_] = _near_best(expected_gain).sum(axis=1) > 1
     return tied
 
 
