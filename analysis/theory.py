@@ -32,6 +32,7 @@ from mpdp.analysis.stats import clopper_pearson
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse, sample_protocol
+from mpdp.protocols.parity import count_parity_form, parity_rule_accuracy_on_input
 from mpdp.protocols.symmetric import argmax_decision, observer_average_rule, tied_rows
 
 __all__ = ["AccuracyOnInput", "observer_accuracy_on_input"]
@@ -143,6 +144,11 @@ def observer_accuracy_on_input(
     values = function.count_values(n)
     assert values is not None  # observer_average_rule rejected a function that is not symmetric
     truth = int(values[int(x.sum())])
+    parity = count_parity_form(rule.gain)
+    if parity is not None and parity[1] == 0.0 and all(m.epsilon > 0 for m in mechanisms):
+        # XOR: the product form, exact at any k, no transcript ties (002 §3; mpdp.protocols.parity)
+        value = parity_rule_accuracy_on_input(mechanisms, int(x.sum()), w[truth], parity[0])
+        return AccuracyOnInput(value, True, value, value, "exact: parity product form")
     groups: dict[RandomizedResponse, list[int]] = {}
     for i, mech in enumerate(mechanisms):
         groups.setdefault(mech, []).append(i)

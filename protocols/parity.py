@@ -25,9 +25,12 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.factors import Factor, compositions
+from mpdp.protocols.mechanisms import RandomizedResponse
 
-__all__ = ["parity_accuracy", "parity_decisions", "parity_form"]
+__all__ = ["count_parity_form", "parity_accuracy", "parity_decisions", "parity_form",
+           "parity_rule_accuracy_on_input"]
 
 Signed = tuple[NDArray[np.float64], NDArray[np.float64]]  # (sign in {-1, 0, 1}, log |value|)
 
@@ -74,6 +77,13 @@ def _input_parity(factors: Sequence[Factor]) -> NDArray[np.float64]:
     return parity
 
 
+def _coefficients(diff: NDArray[np.float64], parity: NDArray[np.float64]) -> tuple[float, float] | None:
+    even, odd = diff[parity > 0], diff[parity < 0]
+    if even.size == 0 or odd.size == 0 or (even != even[0]).any() or (odd != odd[0]).any() or even[0] == odd[0]:
+        return None
+    return float(even[0] - odd[0]) / 2.0, float(even[0] + odd[0]) / 2.0
+
+
 def parity_form(factors: Sequence[Factor], gain: NDArray[np.float64]) -> tuple[float, float] | None:
     """(alpha, beta) with ``gain[j, 1] - gain[j, 0] = beta + alpha (-1)^{|j|}`` on every input class j, or
     None (|Y| != 2, or the difference is not a function of the parity).
@@ -82,12 +92,36 @@ def parity_form(factors: Sequence[Factor], gain: NDArray[np.float64]) -> tuple[f
         factors: the view's likelihood factors; gain: float64 (num_inputs, |Y|)."""
     if gain.shape[1] != 2:
         return None
-    parity = _input_parity(factors)
-    diff = gain[:, 1] - gain[:, 0]
-    even, odd = diff[parity > 0], diff[parity < 0]
-    if even.size == 0 or odd.size == 0 or (even != even[0]).any() or (odd != odd[0]).any() or even[0] == odd[0]:
+    return _coefficients(gain[:, 1] - gain[:, 0], _input_parity(factors))
+
+
+def count_parity_form(gain: NDArray[np.float64]) -> tuple[float, float] | None:
+    """:func:`parity_form` for a gain indexed by the number of ones s = 0..k: float64 (k + 1, |Y|)."""
+    if gain.shape[1] != 2:
         return None
-    return float(even[0] - odd[0]) / 2.0, float(even[0] + odd[0]) / 2.0
+    return _coefficients(gain[:, 1] - gain[:, 0], np.where(np.arange(gain.shape[0]) % 2 == 0, 1.0, -1.0))
+
+
+def parity_rule_accuracy_on_input(mechanisms: Sequence[RandomizedResponse], ones: int,
+                                  gain_row: NDArray[np.float64], alpha: float) -> float:
+    """Accuracy on one input with ``ones`` ones of the parity rule (``beta = 0``): ``gain_row[0] +
+    (gain_row[1] - gain_row[0]) P(answer 1 | x)``, ``P(answer 1 | x) = (1 + sgn(alpha) (-1)^ones prod mu_i) / 2``
+    (module docstring).
+
+    Args:
+        mechanisms: the parties the observer does not know, each with epsilon > 0 (no transcript ties);
+            gain_row: float64 (2,), w(f(x), y).
+
+    Raises:
+        ParameterError: a party at epsilon 0 (its transcripts tie: sum the classes instead)."""
+    log_mu = 0.0
+    for mech in mechanisms:
+        if mech.epsilon <= 0:
+            raise ParameterError("epsilon", mech.epsilon, "> 0 for the parity product form")
+        delta = mech.delta if mech.four_output else 0.0
+        log_mu += math.log(delta + (1.0 - delta) * math.tanh(mech.epsilon / 2.0))
+    answer_one = (1.0 + math.copysign(1.0, alpha) * (-1.0) ** ones * math.exp(log_mu)) / 2.0
+    return float(gain_row[0] + (gain_row[1] - gain_row[0]) * answer_one)
 
 
 def parity_decisions(factors: Sequence[Factor], gain: NDArray[np.float64]) -> NDArray[np.int64] | None:

@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse, posterior_table
+from mpdp.protocols.parity import count_parity_form
 from mpdp.protocols.rules import check_symbols
 
 __all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observer_average_rule", "tied_rows"]
@@ -145,13 +146,17 @@ class SymmetricAverageRule:
         p = self._posterior[np.arange(self.k), s]
         if self.observer is None:
             return count_posterior(p) @ self.gain
-        if own_bits is None:
-            raise ParameterError("own_bits", None, f"party {self.observer}'s own bit per transcript")
-        bits = np.broadcast_to(np.asarray(own_bits), (s.shape[0],)).astype(np.int64)
-        if not np.isin(bits, (0, 1)).all():
-            raise ParameterError("own_bits", bits, "0 or 1")
+        bits = self._own_bits(s.shape[0], own_bits)
         pi = count_posterior(np.delete(p, self.observer, axis=1))  # (n, k): others' count 0..k-1
         return np.where(bits[:, None] == 1, pi @ self.gain[1:], pi @ self.gain[:-1])
+
+    def _own_bits(self, n: int, own_bits: NDArray[np.integer[Any]] | int | None) -> NDArray[np.int64]:
+        if own_bits is None:
+            raise ParameterError("own_bits", None, f"party {self.observer}'s own bit per transcript")
+        bits = np.broadcast_to(np.asarray(own_bits), (n,)).astype(np.int64)
+        if not np.isin(bits, (0, 1)).all():
+            raise ParameterError("own_bits", bits, "0 or 1")
+        return bits
 
     @property
     def randomized(self) -> bool:
@@ -170,8 +175,21 @@ class SymmetricAverageRule:
         """The decision for each transcript: int64 array of shape (n_transcripts,).
 
         ``rng`` is accepted for the common rule interface and unused (the rule is deterministic). Ties
-        (within ``TIE_TOLERANCE``) go to the smallest y (any maximizer is optimal, 000 §5)."""
-        return argmax_decision(self.expected_gain(symbols, own_bits))
+        (within ``TIE_TOLERANCE``) go to the smallest y (any maximizer is optimal, 000 §5). A gain of
+        parity form (XOR) is decided by the sign of the product of the parties' posterior differences
+        (:mod:`mpdp.protocols.parity`): the sum cancels below the tolerance at large k."""
+        form = count_parity_form(self.gain)
+        if form is None or form[1] != 0.0:
+            return argmax_decision(self.expected_gain(symbols, own_bits))
+        s = check_symbols(symbols, self.mechanisms)
+        signs = np.sign(1.0 - 2.0 * self._posterior[np.arange(self.k), s])  # sgn P(x_i=0|.) - P(x_i=1|.)
+        alpha = np.full(s.shape[0], form[0])
+        if self.observer is not None:
+            bits = self._own_bits(s.shape[0], own_bits)
+            signs = np.delete(signs, self.observer, axis=1)
+            alpha = np.where(bits == 1, -alpha, alpha)  # (-1)^{s' + b}
+        decided: NDArray[np.int64] = (alpha * np.prod(signs, axis=1) > 0).astype(np.int64)
+        return decided
 
     def to_json(self) -> str:
         """JSON: ``{"format": "mpdp.posterior-rule", "version": 1, "observer", "mechanisms", "gain"}``."""

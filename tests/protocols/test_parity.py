@@ -94,3 +94,30 @@ def test_accuracies_never_leave_the_measure_range(engine):
             assert 0.0 <= rep.worst_case_accuracy <= rep.average_accuracy <= 1.0
             assert rep.average_accuracy == pytest.approx(1.0, abs=1e-12)
     assert math.isclose(corollary_3_1(3, 1e9), 1.0)
+
+
+@pytest.mark.parametrize("k,eps", [(30, 0.1), (435, 1.0), (64, 1e-3)])
+def test_posterior_rule_and_live_theory_are_xor_at_large_k(k, eps):
+    from mpdp.analysis.theory import observer_accuracy_on_input
+    from mpdp.protocols.symmetric import observer_average_rule
+
+    mechs = [RandomizedResponse(eps)] * k
+    rule = observer_average_rule(mechs, XOR, W)
+    reports = np.random.default_rng(k).integers(0, 2, (256, k), dtype=np.uint8)
+    assert (rule.decide(reports) == reports.sum(axis=1) % 2).all()
+    party = observer_average_rule(mechs, XOR, W, observer=2)
+    bits = reports[:, 0]
+    expected = (np.delete(reports, 2, axis=1).sum(axis=1) + bits) % 2
+    assert (party.decide(reports, own_bits=bits) == expected).all()
+    x = np.random.default_rng(1).integers(0, 2, k)
+    theory = observer_accuracy_on_input(mechs, x, XOR, W)
+    assert theory.exact and theory.value >= 0.5 and theory.tie_probability == 0.0
+    assert theory.value == pytest.approx(float(_truth(k, eps)), abs=1e-15)
+    # brute force at k = 5: sum P(reports | x) over the 32 report vectors where the rule is right
+    five = [RandomizedResponse(e) for e in (0.2, 0.5, 1.0, 2.0, 0.05)]
+    xs = np.array([1, 0, 1, 1, 0])
+    reps = np.array(list(itertools.product((0, 1), repeat=5)), dtype=np.uint8)
+    probs = np.prod([[m.channel[xi, r] for m, xi, r in zip(five, xs, row)] for row in reps], axis=1)
+    right = observer_average_rule(five, XOR, W).decide(reps) == xs.sum() % 2
+    assert observer_accuracy_on_input(five, xs, XOR, W).value == pytest.approx(float(probs[right].sum()),
+                                                                               abs=1e-15)
