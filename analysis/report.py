@@ -60,6 +60,8 @@ class RoundResult:
         theoretical_accuracy, theory_exact, theory_method: the theory and how it was computed.
         p_value, consistent: the consistency test (level alpha / rounds).
         messages_received, messages_rejected: the observer's counts for the round.
+        tie_probability: P(the rule's posterior ties | x): where it does the deterministic rule answers
+            the smallest output (0), so a round decided by ties shows theory 0 for f(x) = 1.
     """
 
     round: str
@@ -78,6 +80,7 @@ class RoundResult:
     consistent: bool
     messages_received: int
     messages_rejected: int
+    tie_probability: float = 0.0
 
     def to_json(self) -> dict[str, object]:
         """A JSON-ready dict with the field names above."""
@@ -123,6 +126,7 @@ def evaluate_decisions(
         ci_low=low, ci_high=high, theoretical_accuracy=theory.value, theory_exact=theory.exact,
         theory_method=theory.method, p_value=test.p_value, consistent=test.consistent,
         messages_received=messages_received, messages_rejected=messages_rejected,
+        tie_probability=theory.tie_probability,
     )
 
 

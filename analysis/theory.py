@@ -32,7 +32,8 @@ from mpdp.analysis.stats import clopper_pearson
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse, sample_protocol
-from mpdp.protocols.symmetric import argmax_decision, observer_average_rule
+from mpdp.protocols.parity import count_parity_form, parity_rule_accuracy_on_input
+from mpdp.protocols.symmetric import argmax_decision, observer_average_rule, tied_rows
 
 __all__ = ["AccuracyOnInput", "observer_accuracy_on_input"]
 
@@ -47,6 +48,8 @@ class AccuracyOnInput:
         ci_low, ci_high: a 95% interval (equal to ``value`` when exact).
         method: how it was computed, in words.
         samples: transcripts drawn by the Monte Carlo fallback (0 when exact).
+        tie_probability: P(the posterior ties | x): the share of the decision made by the rule's tie rule
+            (deterministic: the smallest output; 1 at epsilon = 0), exact or estimated with ``value``.
     """
 
     value: float
@@ -55,6 +58,7 @@ class AccuracyOnInput:
     ci_high: float
     method: str
     samples: int = 0
+    tie_probability: float = 0.0
 
 
 def _pmf(n: int, p: float) -> NDArray[np.float64]:
@@ -140,6 +144,11 @@ def observer_accuracy_on_input(
     values = function.count_values(n)
     assert values is not None  # observer_average_rule rejected a function that is not symmetric
     truth = int(values[int(x.sum())])
+    parity = count_parity_form(rule.gain)
+    if parity is not None and parity[1] == 0.0 and all(m.epsilon > 0 for m in mechanisms):
+        # XOR: the product form, exact at any k, no transcript ties (002 §3; mpdp.protocols.parity)
+        value = parity_rule_accuracy_on_input(mechanisms, int(x.sum()), w[truth], parity[0])
+        return AccuracyOnInput(value, True, value, value, "exact: parity product form")
     groups: dict[RandomizedResponse, list[int]] = {}
     for i, mech in enumerate(mechanisms):
         groups.setdefault(mech, []).append(i)
@@ -154,16 +163,19 @@ def observer_accuracy_on_input(
                 g_prob, g_post = _pure_group(size, ones, mech.p_truth)
             keep = g_prob > 0
             prob, post = _combine(prob, post, g_prob[keep], g_post[keep])
-        decisions = argmax_decision(post @ rule.gain)
-        gains = w[truth, decisions]
+        expected = post @ rule.gain
+        gains = w[truth, argmax_decision(expected)]
         # an average of gains (probabilities sum to 1 up to rounding): keep it in their range
         value = min(max(float(prob @ gains), float(gains.min())), float(gains.max()))
-        method = f"exact: {len(groups)} parameter group(s), {classes} count classes"
-        return AccuracyOnInput(value, True, value, value, method)
+        ties = min(float(prob @ tied_rows(expected)), 1.0)
+        method = f"exact: {len(groups)} parameter group(s), {classes} count classes" + _tie_note(ties)
+        return AccuracyOnInput(value, True, value, value, method, tie_probability=ties)
     if rng is None:
         raise ParameterError("rng", None, "a numpy Generator for the Monte Carlo fallback")
     symbols = sample_protocol(mechanisms, x, mc_transcripts, rng)
-    gains = w[truth, rule.decide(symbols)]
+    expected = rule.expected_gain(symbols)
+    gains = w[truth, argmax_decision(expected)]
+    ties = float(tied_rows(expected).mean())
     mean = float(gains.mean())
     if np.isin(gains, (0.0, 1.0)).all():
         low, high = clopper_pearson(int(gains.sum()), mc_transcripts, 0.05)
@@ -171,5 +183,10 @@ def observer_accuracy_on_input(
         half = 1.96 * float(gains.std(ddof=1)) / np.sqrt(mc_transcripts)
         low, high = mean - half, mean + half
     method = (f"Monte Carlo estimate: {mc_transcripts} transcripts "
-              f"(exact needs more than {max_classes} count classes)")
-    return AccuracyOnInput(mean, False, low, high, method, mc_transcripts)
+              f"(exact needs more than {max_classes} count classes)" + _tie_note(ties))
+    return AccuracyOnInput(mean, False, low, high, method, mc_transcripts, ties)
+
+
+def _tie_note(ties: float) -> str:
+    return (f"; the posterior ties with probability {ties:.4g} and the rule then answers the smallest "
+            f"output (deterministic tie rule)") if ties > 0 else ""

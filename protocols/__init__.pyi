@@ -16,8 +16,10 @@ from .coloring_mechanisms import (
 )
 from .coloring_steps import ColoringStep
 from .domination import COMPARISONS, compare_mechanisms, truth_probability
+from .count_threshold import CountThresholdRule, count_threshold_rule
 from .engines import DecisionProblem, build_problem
 from .errors import (
+    CertificateError,
     DatasetError,
     MpdpError,
     ParameterError,
@@ -109,6 +111,8 @@ __all__ = [
     "ColoringStep",
     "DatasetError",
     "DecisionProblem",
+    "CountThresholdRule",
+    "count_threshold_rule",
     "DecisionRule",
     "GraphMechanism",
     "InteractiveProtocol",
@@ -125,6 +129,7 @@ __all__ = [
     "RuleReport",
     "SizeLimitError",
     "SolverError",
+    "CertificateError",
     "SymmetricAverageRule",
     "SymmetricFunction",
     "TableRule",

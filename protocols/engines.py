@@ -37,6 +37,7 @@ from mpdp.protocols.factors import Factor, group_parties
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.kron import kron_matvec
 from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.parity import parity_accuracy, parity_decisions
 
 __all__ = [
     "ENGINES",
@@ -220,11 +221,16 @@ def _batches(view: View) -> list[slice]:
 def average_decisions(view: View) -> NDArray[np.int64]:
     """The optimal average-case decisions, 002 eq. (5) (central) / eq. (2) (party, own bit fixed).
 
-    ``argmax_y sum_j P(j | c) gain[j, y]`` for every transcript class c; ties go to the smallest y.
+    ``argmax_y sum_j P(j | c) gain[j, y]`` for every transcript class c; ties go to the smallest y. A
+    gain of parity form (XOR) is decided in exact product form (:mod:`mpdp.protocols.parity`), where the
+    sum cancels below float resolution.
 
     Returns:
         int64 array of shape (num_classes,).
     """
+    parity = parity_decisions(view.factors, view.gain)
+    if parity is not None:
+        return parity
     post = [f.posterior for f in view.factors]
     best = np.full(view.num_classes, -np.inf)
     arg = np.zeros(view.num_classes, dtype=np.int64)
@@ -245,8 +251,12 @@ def view_accuracy(view: View, table: RuleTable) -> NDArray[np.float64]:
         table: int64 decisions (num_classes,) or float64 probabilities Q (num_classes, |Y|).
 
     Returns:
-        float64 array of shape (num_inputs,) (002 eqs. (1), (3) before averaging / minimizing).
+        float64 array of shape (num_inputs,) (002 eqs. (1), (3) before averaging / minimizing). The parity
+        rule (XOR) is evaluated in product form (:func:`mpdp.protocols.parity.parity_accuracy`).
     """
+    exact = parity_accuracy(view.factors, view.gain, table)
+    if exact is not None:
+        return exact
     forward = [f.forward for f in view.factors]
     acc = np.zeros(view.num_inputs)
     for batch in _batches(view):
@@ -275,9 +285,15 @@ def accuracy_summary(problem: DecisionProblem,
         tables: one per view (decisions or probabilities, see :func:`view_accuracy`).
 
     Returns:
-        (average, worst_case, per-view accuracy arrays over input classes).
+        (average, worst_case, per-view accuracy arrays over input classes), all within the range of the
+        measure w (clipped here, the one place: rounding can overshoot it by an ulp).
     """
-    per_view = tuple(view_accuracy(v, t) for v, t in zip(problem.views, tables, strict=True))
-    average = float(np.mean([v.prior @ a for v, a in zip(problem.views, per_view)]))
+    # an accuracy is an expectation of w: rounding (a prior summing to 1 + ulp) must not leave w's range
+    lo, hi = float(problem.measure.min()), float(problem.measure.max())
+    per_view = tuple(np.clip(view_accuracy(v, t), lo, hi) for v, t in zip(problem.views, tables, strict=True))
     worst = float(min(a.min() for a in per_view))
+    best = float(max(a.max() for a in per_view))
+    # a mean lies between the least and the largest value averaged (the prior's rounding must not move it)
+    mean = float(np.mean([(v.prior @ a) / v.prior.sum() for v, a in zip(problem.views, per_view)]))
+    average = min(max(mean, worst), best)
     return average, worst, per_view

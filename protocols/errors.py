@@ -99,6 +99,11 @@ class SolverError(MpdpError):
         super().__init__(f"linear program not solved (HiGHS status {status}): {message}")
 
 
+class CertificateError(MpdpError):
+    """An exact computation whose result failed its independent check (a closed-form total it must
+    reproduce); the message names the computation, the value and the expected one."""
+
+
 class TransportError(MpdpError):
     """The broker cannot be reached, refused us, or the connection was lost."""
 

@@ -174,4 +174,6 @@ def _certified_worst_case(problem: DecisionProblem, lp_tables: list[RuleTable]
         if best is None or wc > best[2]:
             best = (tables, avg, wc)
     assert best is not None
-    return best
+    tables, avg, wc = best
+    # a worst-case rule is a table of probabilities: a deterministic winner as one-hot rows
+    return [np.eye(outputs)[t] if t.ndim == 1 else t for t in tables], avg, wc

@@ -35,9 +35,10 @@ from numpy.typing import NDArray
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse, posterior_table
+from mpdp.protocols.parity import count_parity_form
 from mpdp.protocols.rules import check_symbols
 
-__all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observer_average_rule"]
+__all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observer_average_rule", "tied_rows"]
 
 #: Expected gains within this relative distance of the best count as tied (000 §5: any maximizer is
 #: optimal); ties go to the smallest y, so two exact computations of the same rule agree.
@@ -53,10 +54,31 @@ def argmax_decision(expected_gain: NDArray[np.float64]) -> NDArray[np.int64]:
     Returns:
         int64 array of shape (n,).
     """
+    first_best: NDArray[np.int64] = np.argmax(_near_best(expected_gain), axis=1).astype(np.int64)
+    return first_best
+
+
+def _near_best(expected_gain: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """bool (n, |Y|): y within ``TIE_TOLERANCE`` (relative to the row's scale, at least 1) of the best."""
     best = expected_gain.max(axis=1, keepdims=True)
     scale = np.maximum(np.abs(expected_gain).max(axis=1, keepdims=True), 1.0)
-    first_best: NDArray[np.int64] = np.argmax(expected_gain >= best - TIE_TOLERANCE * scale, axis=1).astype(np.int64)
-    return first_best
+    near: NDArray[np.bool_] = expected_gain >= best - TIE_TOLERANCE * scale
+    return near
+
+
+def tied_rows(expected_gain: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Which rows :func:`argmax_decision` decides by its tie rule: two or more y within ``TIE_TOLERANCE``
+    of the best (at epsilon = 0 every row). The rule stays deterministic there (the smallest y); callers
+    report how much of the decision a tie made (README, "Optimal decision rules").
+
+    Args:
+        expected_gain: float64 array of shape (n, |Y|).
+
+    Returns:
+        bool array of shape (n,).
+    """
+    tied: NDArray[np.bool_] = _near_best(expected_gain).sum(axis=1) > 1
+    return tied
 
 
 def count_posterior(p: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -124,13 +146,17 @@ class SymmetricAverageRule:
         p = self._posterior[np.arange(self.k), s]
         if self.observer is None:
             return count_posterior(p) @ self.gain
-        if own_bits is None:
-            raise ParameterError("own_bits", None, f"party {self.observer}'s own bit per transcript")
-        bits = np.broadcast_to(np.asarray(own_bits), (s.shape[0],)).astype(np.int64)
-        if not np.isin(bits, (0, 1)).all():
-            raise ParameterError("own_bits", bits, "0 or 1")
+        bits = self._own_bits(s.shape[0], own_bits)
         pi = count_posterior(np.delete(p, self.observer, axis=1))  # (n, k): others' count 0..k-1
         return np.where(bits[:, None] == 1, pi @ self.gain[1:], pi @ self.gain[:-1])
+
+    def _own_bits(self, n: int, own_bits: NDArray[np.integer[Any]] | int | None) -> NDArray[np.int64]:
+        if own_bits is None:
+            raise ParameterError("own_bits", None, f"party {self.observer}'s own bit per transcript")
+        bits = np.broadcast_to(np.asarray(own_bits), (n,)).astype(np.int64)
+        if not np.isin(bits, (0, 1)).all():
+            raise ParameterError("own_bits", bits, "0 or 1")
+        return bits
 
     @property
     def randomized(self) -> bool:
@@ -149,8 +175,21 @@ class SymmetricAverageRule:
         """The decision for each transcript: int64 array of shape (n_transcripts,).
 
         ``rng`` is accepted for the common rule interface and unused (the rule is deterministic). Ties
-        (within ``TIE_TOLERANCE``) go to the smallest y (any maximizer is optimal, 000 §5)."""
-        return argmax_decision(self.expected_gain(symbols, own_bits))
+        (within ``TIE_TOLERANCE``) go to the smallest y (any maximizer is optimal, 000 §5). A gain of
+        parity form (XOR) is decided by the sign of the product of the parties' posterior differences
+        (:mod:`mpdp.protocols.parity`): the sum cancels below the tolerance at large k."""
+        form = count_parity_form(self.gain)
+        if form is None or form[1] != 0.0:
+            return argmax_decision(self.expected_gain(symbols, own_bits))
+        s = check_symbols(symbols, self.mechanisms)
+        signs = np.sign(1.0 - 2.0 * self._posterior[np.arange(self.k), s])  # sgn P(x_i=0|.) - P(x_i=1|.)
+        alpha = np.full(s.shape[0], form[0])
+        if self.observer is not None:
+            bits = self._own_bits(s.shape[0], own_bits)
+            signs = np.delete(signs, self.observer, axis=1)
+            alpha = np.where(bits == 1, -alpha, alpha)  # (-1)^{s' + b}
+        decided: NDArray[np.int64] = (alpha * np.prod(signs, axis=1) > 0).astype(np.int64)
+        return decided
 
     def to_json(self) -> str:
         """JSON: ``{"format": "mpdp.posterior-rule", "version": 1, "observer", "mechanisms", "gain"}``."""

@@ -20,6 +20,7 @@ import numpy as np
 from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
+from mpdp.protocols.count_threshold import count_threshold_applies, count_threshold_rule
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
 from mpdp.protocols.optimal import check_worst_case_size, optimal_rules
@@ -124,7 +125,10 @@ def accuracy(
         measure: ``zero-one`` (default), ``absolute-error``, ``squared-error``.
         party: the deciding party (0-based); None: the central observer.
         rule: ``average``, ``worst-case`` or ``both`` (default; the LP only where it fits, else
-            ``worst_case_skipped`` says why). engine: ``auto``, ``general`` or ``symmetric``.
+            ``worst_case_skipped`` says why). engine: ``auto``, ``general``, ``symmetric`` or ``counts``
+            (the average rule as a threshold on per-group counts: monotone binary symmetric f, pure
+            randomized response in 1 or 2 groups of equal epsilon; ``auto`` uses it where the exact
+            engines do not fit).
         time_limit: seconds per LP. samples, seed: the Monte Carlo fallback (:func:`mpdp.estimate`) for a
             symmetric f too large for the exact engines.
 
@@ -153,14 +157,31 @@ def accuracy(
         except SizeLimitError as exc:
             rule = "average"
             report["worst_case_skipped"] = str(exc)
+    counts = engine == "counts"
+    if counts and not count_threshold_applies(mechanisms, f, w, party):
+        raise ParameterError("engine", "counts", "a monotone binary symmetric function (majority, and, or, "
+                             "threshold:T), the central observer and pure randomized response in 1 or 2 "
+                             "groups of equal epsilon")
     try:
+        if counts:
+            raise SizeLimitError("engine", "counts", "the exact engines", "the count engine (asked for)")
         result = optimal_rules(mechanisms, f, w, party, rule, engine, measure, time_limit)
-    except SizeLimitError:
-        if f.count_values(k) is None or rule != "average" or engine != "auto":
+    except SizeLimitError as exc:
+        if engine not in ("auto", "counts") or rule == "worst-case":
             raise
-        fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
-                            party, samples, seed)
-        report.update(engine=fallback.document["engine"], rules=fallback.document["rules"])
+        if count_threshold_applies(mechanisms, f, w, party):
+            threshold = count_threshold_rule(mechanisms, f, w)
+            if rule == "both" and not counts:
+                report["worst_case_skipped"] = str(exc)
+            report.update(engine=threshold.engine, rules={"average": {
+                "average_accuracy": threshold.average_accuracy,
+                "worst_case_accuracy": threshold.worst_case_accuracy, "exact": True}})
+        elif f.count_values(k) is None or rule != "average":
+            raise
+        else:
+            fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
+                                party, samples, seed)
+            report.update(engine=fallback.document["engine"], rules=fallback.document["rules"])
     else:
         report["engine"] = result.engine
         rules: dict[str, Any] = {}

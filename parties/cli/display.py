@@ -76,7 +76,8 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
     for name, justify in columns:
         table.add_column(name, justify=justify)
     for i, r in enumerate(results):
-        theory = f"{r.theoretical_accuracy:.4f}" + ("" if r.theory_exact else " (est.)")
+        theory = (f"{r.theoretical_accuracy:.4f}" + ("" if r.theory_exact else " (est.)")
+                  + (f" (tie {r.tie_probability:.0%})" if r.tie_probability > 0 else ""))
         row = [r.round, str(r.n_parties), str(r.yes_count), truth_text(function, r.truth),
                f"{r.empirical_accuracy:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]", theory,
                "yes" if r.consistent else "[bold red]NO[/]"]
@@ -84,6 +85,10 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
             row.append(f"{rr_theory[i]:.4f}")
         table.add_row(*row)
     console.print(table)
+    if any(r.tie_probability > 0 for r in results):
+        console.print("(tie P%): the observer's posterior tied on P% of the transcripts (at epsilon = 0 on all); "
+                      "the rule is deterministic and answers 0 there, so a tied round's theory counts only "
+                      "the answer 0 (README, Optimal decision rules).")
     if rr_theory is not None and results:
         console.print(
             f"mean accuracy over rounds: curator (theory) {sum(r.theoretical_accuracy for r in results) / len(results):.4f}, "

@@ -1,12 +1,16 @@
 """``mpdp accuracy``: optimal decision rules and their exact accuracy (002 §2-3).
 
     mpdp accuracy --epsilon 0.5,1,1.5 --function majority [--delta LIST] [--measure zero-one]
-                  [--party I] [--rule average|worst-case|both] [--engine auto|general|symmetric] [--json]
+                  [--party I] [--rule average|worst-case|both] [--engine auto|general|symmetric|counts]
+                  [--json]
 
 Lists take one value per party, or ``VALUE*COUNT`` pieces (``--epsilon 1*1000,2*5``); a single delta
-applies to every party. ``--function table:@FILE`` reads f's values (input order) from FILE. For a
-symmetric f too large for the exact engines (many distinct parameters), the average rule's accuracy is a
-Monte Carlo estimate with its interval, labelled as such. JSON is strict: an infinite value is "inf".
+applies to every party. ``--function table:@FILE`` reads f's values (input order) from FILE. A monotone
+binary symmetric f (majority, and, or, threshold:T) with pure randomized response in one or two groups of
+equal epsilon goes to the count engine when the exact engines do not fit (or with ``--engine counts``): the
+average rule as a threshold on the groups' reported-one counts, exact, 10^5 parties in seconds. Any other
+symmetric f too large for the exact engines gets a Monte Carlo estimate of the average rule's accuracy
+with its interval, labelled as such. JSON is strict: an infinite value is "inf".
 """
 
 from __future__ import annotations
@@ -72,7 +76,8 @@ def _run(args: argparse.Namespace) -> int:
     deltas = parse_list(args.delta, "--delta") if args.delta else 0.0
     with option_names(epsilon=("--epsilon", args.epsilon), delta=("--delta", args.delta),
                       function=("--function", args.function), party=("--party", args.party),
-                      time_limit=("--time-limit", args.time_limit), samples=("--samples", args.samples)):
+                      time_limit=("--time-limit", args.time_limit), samples=("--samples", args.samples),
+                      engine=("--engine", args.engine)):
         report = accuracy(eps, _function(args.function), deltas, measure=args.measure, party=args.party,
                           rule=args.rule, engine=args.engine, time_limit=args.time_limit, samples=args.samples,
                           seed=args.seed).to_dict()
@@ -118,9 +123,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rule", default="both", choices=RULE_CHOICES,
                         help="the optimal average-case rule (002 eq. (4)), the optimal worst-case rule (LP, "
                              "002 eq. (6)), or both (default; the LP only where it fits)")
-    parser.add_argument("--engine", default="auto", choices=ENGINES,
+    parser.add_argument("--engine", default="auto", choices=ENGINES + ("counts",),
                         help="exact engine: general (every transcript), symmetric (count classes, for "
-                             "symmetric f), or auto (default: the one that fits)")
+                             "symmetric f), counts (the average rule as a threshold on per-group counts: "
+                             "monotone binary symmetric f, 1 or 2 pure epsilon groups, 10^5 parties), or "
+                             "auto (default: the one that fits)")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per LP")
     parser.add_argument("--samples", type=int, default=100_000,
                         help="Monte Carlo transcripts when no exact engine fits")

@@ -1,0 +1,134 @@
+"""The count engine (issue 12 item 8) against the exact engines, a dense brute force and direct sums."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from mpdp.protocols.count_threshold import (
+    count_threshold_applies,
+    count_threshold_rule,
+    threshold_tail,
+    threshold_tails,
+)
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import SymmetricFunction, accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.optimal import optimal_rules
+from tests.parties.cli.invoke import ok
+
+W = accuracy_measure("zero-one", 2)
+CASES = [[0.1] * 7, [1.0] * 8, [0.5] * 5 + [1.5] * 3, [0.2] * 4 + [2.0] * 6, [0.0] * 3 + [1.0] * 4,
+         [3.0] * 9, [0.7] + [0.3] * 6, [40.0] * 3 + [0.4] * 4, [math.inf] * 2 + [0.8] * 5]
+
+
+def _direct_tail(n: int, eps: float, m: int, j: int) -> float:
+    rr = RandomizedResponse(eps)
+    p, q = rr.channel[1, 1], rr.channel[1, 0]
+    a = np.arange(j + 1)
+    return float(binom.pmf(a, j, p) @ binom.sf(m - 1 - a, n - j, q))
+
+
+@pytest.mark.parametrize("n,eps", [(1, 0.5), (9, 0.1), (30, 1.0), (200, 0.05), (301, 3.0), (50, 0.0)])
+def test_threshold_tails_equal_direct_sums(n, eps):
+    for m in sorted({0, 1, n // 3, n // 2 + 1, n - 1, n, n + 1}):
+        tails = threshold_tails(n, eps, m)
+        direct = [_direct_tail(n, eps, m, j) for j in range(n + 1)]
+        assert tails == pytest.approx(direct, abs=1e-13)
+        assert threshold_tail(n, eps, m, n // 2) == pytest.approx(direct[n // 2], abs=1e-14)
+
+
+def test_threshold_tails_far_tails_by_tilting():
+    # epsilon 0.1, n = 3000: the one-convolution recurrence needs P(Bin + Bin = j) near 1e-800 (tilted)
+    n, m = 3000, 1501
+    tails = threshold_tails(n, 0.1, m)
+    for j in (0, 700, 1500, 2400, 3000):
+        assert tails[j] == pytest.approx(_direct_tail(n, 0.1, m, j), abs=1e-13)
+
+
+@pytest.mark.parametrize("eps", CASES, ids=lambda e: f"{len(e)}parties")
+@pytest.mark.parametrize("name", ["majority", "and", "or", "threshold:3"])
+@pytest.mark.parametrize("measure", ["zero-one", "absolute-error"])
+def test_count_engine_equals_exact_engines(eps, name, measure):
+    f = parse_function(name)
+    w = accuracy_measure(measure, 2)
+    mechs = [RandomizedResponse(e) for e in eps]
+    ours = count_threshold_rule(mechs, f, w)
+    exact = optimal_rules(mechs, f, w, rule="average").average
+    assert ours.average_accuracy == pytest.approx(exact.average_accuracy, abs=1e-12)
+    assert ours.worst_case_accuracy == pytest.approx(exact.worst_case_accuracy, abs=1e-12)
+
+
+@pytest.mark.parametrize("eps", [[0.4] * 3 + [1.2] * 3, [0.9] * 6, [0.0] * 2 + [2.0] * 4])
+def test_count_rule_decides_as_the_exact_rule_on_every_transcript(eps):
+    mechs = [RandomizedResponse(e) for e in eps]
+    f = parse_function("majority")
+    ours = count_threshold_rule(mechs, f, W)
+    table = optimal_rules(mechs, f, W, rule="average", engine="general").average.rule
+    taus = np.array(list(itertools.product((0, 1), repeat=len(eps))), dtype=np.uint8)
+    assert (ours.decide(taus) == table.decide(taus)).all()
+
+
+def test_decreasing_function_swaps_labels():
+    mechs = [RandomizedResponse(0.6)] * 5
+    f = SymmetricFunction("minority", lambda k: (np.arange(k + 1) <= k // 2).astype(np.int64), lambda k: 2)
+    ours = count_threshold_rule(mechs, f, W)
+    exact = optimal_rules(mechs, f, W, rule="average").average
+    assert ours.flipped
+    assert ours.average_accuracy == pytest.approx(exact.average_accuracy, abs=1e-12)
+    assert ours.worst_case_accuracy == pytest.approx(exact.worst_case_accuracy, abs=1e-12)
+
+
+def test_single_group_equals_dense_brute_force_at_1000():
+    # independent: the whole joint of (true count s, reported count t) from convolutions, no monotonicity
+    n, eps = 1000, 0.1
+    rr = RandomizedResponse(eps)
+    p, q = rr.channel[1, 1], rr.channel[1, 0]
+    forward = np.array([np.convolve(binom.pmf(np.arange(s + 1), s, p), binom.pmf(np.arange(n - s + 1), n - s, q))
+                        for s in range(n + 1)])  # P(t | s)
+    joint = binom.pmf(np.arange(n + 1), n, 0.5)[:, None] * forward
+    truth = np.arange(n + 1) > n // 2
+    yes = joint[truth].sum(axis=0) > joint[~truth].sum(axis=0)
+    average = float(np.where(yes, joint[truth].sum(axis=0), joint[~truth].sum(axis=0)).sum())
+    per_input = np.where(truth, forward[:, yes].sum(axis=1), forward[:, ~yes].sum(axis=1))
+    ours = count_threshold_rule([rr] * n, parse_function("majority"), W)
+    assert ours.average_accuracy == pytest.approx(average, abs=1e-12)
+    assert ours.worst_case_accuracy == pytest.approx(float(per_input.min()), abs=1e-12)
+    assert ours.boundary[0] == int(np.argmax(yes))
+
+
+def test_two_groups_equal_exact_engine_at_500():
+    mechs = [RandomizedResponse(0.1)] * 300 + [RandomizedResponse(0.5)] * 200
+    ours = count_threshold_rule(mechs, parse_function("majority"), W)
+    exact = optimal_rules(mechs, parse_function("majority"), W, rule="average").average
+    assert ours.average_accuracy == pytest.approx(exact.average_accuracy, abs=1e-12)
+    assert ours.worst_case_accuracy == pytest.approx(exact.worst_case_accuracy, abs=1e-12)
+
+
+def test_what_the_count_engine_refuses():
+    w = W
+    three = [RandomizedResponse(e) for e in (0.1, 0.2, 0.3)]
+    four = [RandomizedResponse(1.0, 0.1, four_output=True)] * 3
+    assert not count_threshold_applies(three, parse_function("majority"), w)
+    assert not count_threshold_applies(four, parse_function("majority"), w)
+    assert not count_threshold_applies([RandomizedResponse(1.0)] * 3, parse_function("xor"), w)
+    assert not count_threshold_applies([RandomizedResponse(1.0)] * 3, parse_function("majority"), w, observer=0)
+    assert not count_threshold_applies([RandomizedResponse(1.0)] * 3, parse_function("majority"), -w)
+    with pytest.raises(ParameterError, match="count engine"):
+        count_threshold_rule(three, parse_function("majority"), w)
+
+
+def test_cli_serves_large_k_exactly_with_the_count_engine(capsys):
+    doc = ok(capsys, "accuracy", "--epsilon", "0.2*30001", "--function", "majority", "--json")
+    assert doc["engine"] == "counts" and doc["rules"]["average"]["exact"]
+    assert "worst_case_skipped" in doc
+    direct = count_threshold_rule([RandomizedResponse(0.2)] * 30001, parse_function("majority"), W)
+    assert doc["rules"]["average"]["average_accuracy"] == direct.average_accuracy
+    small = ok(capsys, "accuracy", "--epsilon", "0.5*9", "--function", "majority", "--engine", "counts",
+               "--json")
+    exact = optimal_rules([RandomizedResponse(0.5)] * 9, parse_function("majority"), W, rule="average").average
+    assert small["rules"]["average"]["average_accuracy"] == pytest.approx(exact.average_accuracy, abs=1e-12)
