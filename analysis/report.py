@@ -27,7 +27,7 @@ from mpdp.protocols.secure import rng_mode
 if TYPE_CHECKING:
     from mpdp.analysis.evaluation import RoundEvaluation
 
-__all__ = ["CURATOR_REPETITIONS_NOTE", "REPETITIONS_NOTE", "RoundResult", "evaluate_decisions", "plot_rounds",
+__all__ = ["CURATOR_REPETITIONS_NOTE", "MPC_REPETITIONS_NOTE", "REPETITIONS_NOTE", "RoundResult", "evaluate_decisions", "plot_rounds",
            "results_document"]
 
 
@@ -42,6 +42,13 @@ CURATOR_REPETITIONS_NOTE = (
     "independent releases of the curator's mechanism on the same ballots: a simulation device to "
     "measure accuracy. In a deployment the curator releases once per round, and every release spends "
     "privacy."
+)
+
+MPC_REPETITIONS_NOTE = (
+    "mpc protocol: each party secret-shares its bit once per round among the compute servers; repetitions "
+    "are independent releases drawn inside the secure computation from the same shares: a simulation "
+    "device to measure accuracy. In a deployment the servers release once per round, and every release "
+    "spends privacy."
 )
 
 
@@ -133,7 +140,7 @@ def results_document(
 
     Args:
         session: the session id (also the key of the run in its transcript store).
-        protocol: ``"rr"`` or ``"curator"``; dataset, function: names; repetitions: per round.
+        protocol: ``"rr"``, ``"curator"`` or ``"mpc"``; dataset, function: names; repetitions: per round.
         seed: the root seed used; seed_given: whether the user gave it; secure: deployment mode.
         broker_kind, broker_url: where the run published; alpha: family-wise test level.
         rule: ``"average"``, ``"worst-case"`` or ``"curator"``; party_decisions: parties decided too.
@@ -156,7 +163,7 @@ def results_document(
         "rule": rule,
         "party_decisions": party_decisions,
         "wall_time_s": wall_time,
-        "note": REPETITIONS_NOTE if protocol == "rr" else CURATOR_REPETITIONS_NOTE,
+        "note": {"rr": REPETITIONS_NOTE, "mpc": MPC_REPETITIONS_NOTE}.get(protocol, CURATOR_REPETITIONS_NOTE),
         "parties": [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)],
         "rounds": [r.to_json() for r in rounds],
     }

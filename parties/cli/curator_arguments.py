@@ -11,8 +11,9 @@ from mpdp.protocols.functions import BooleanFunction
 __all__ = ["check_curator_arguments"]
 
 
-def check_curator_arguments(function: BooleanFunction, epsilon_spec: str) -> None:
-    """Refuse what the curator protocol cannot do, naming the alternative.
+def check_curator_arguments(function: BooleanFunction, epsilon_spec: str, protocol: str = "curator") -> None:
+    """Refuse what the curator protocol (and ``mpc``, which computes the same release) cannot do, naming
+    the alternative.
 
     Raises:
         ParameterError: a function other than majority/passed, or ``--epsilon`` given as LO:HI or a
@@ -20,9 +21,9 @@ def check_curator_arguments(function: BooleanFunction, epsilon_spec: str) -> Non
     """
     if function.name != "majority":
         raise ParameterError("--function", function.name,
-                             "majority or passed with --protocol curator (the optimal central mechanism "
+                             f"majority or passed with --protocol {protocol} (the optimal central mechanism "
                              "is for a binary function)", hint="other functions: --protocol rr")
     if ":" in epsilon_spec or Path(epsilon_spec).is_file():
         raise ParameterError("--epsilon", epsilon_spec,
-                             "one value with --protocol curator (the same epsilon and --delta for every "
+                             f"one value with --protocol {protocol} (the same epsilon and --delta for every "
                              "party)", hint="per-party levels: --protocol rr")

@@ -38,7 +38,7 @@ def evaluate_run(
     """
     evaluations = []
     played: Sequence[RoundOutcome] = outcome.rounds
-    curator = outcome.protocol == "curator"
+    curator = outcome.protocol in ("curator", "mpc")  # mpc releases the curator's mechanism, securely
     kind, level = ("curator", mechanisms[0]) if curator else (rule, None)
     for j, rnd in enumerate(played):
         ids = rnd.participants

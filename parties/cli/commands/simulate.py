@@ -62,6 +62,8 @@ from mpdp.parties.session.datasets import (
     random_dataset,
 )
 from mpdp.parties.session.evaluate import evaluate_run
+from mpdp.parties.mpc.sharing import check_servers
+from mpdp.parties.session.config import PROTOCOLS
 from mpdp.parties.session.runner import RunConfig, RunOutcome, run
 from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import ParameterError
@@ -86,6 +88,7 @@ examples:
   mpdp simulate --parties 50 --rounds 5 --function sum --seed 7 --broker mqtt://127.0.0.1:1883
   mpdp simulate --dataset house-votes-84 --epsilon 0.5 --repetitions 20 --budget 50,1e-5
   mpdp simulate --dataset house-votes-84 --protocol curator --epsilon 1 --repetitions 200
+  mpdp simulate --dataset house-votes-84 --protocol mpc --epsilon 1 --repetitions 50
 
 functions: {', '.join(FUNCTION_NAMES[:-1])}
 broker: none given starts our own (mosquitto if installed, else embedded amqtt); 'embedded'
@@ -97,7 +100,11 @@ protocol: rr (default) = distributed, no one is trusted: each party publishes it
   response and the observer decides. curator = central model: each party encrypts its true bit to a
   trusted curator (X25519, HKDF-SHA256, ChaCha20-Poly1305), the broker sees ciphertexts only, and the
   curator publishes only the output of the optimal (epsilon, delta) mechanism for the majority; the
-  table shows the rr protocol's exact accuracy at the same epsilon beside it.
+  table shows the rr protocol's exact accuracy at the same epsilon beside it. mpc = the curator's
+  release with no one trusted: each party Shamir-shares its bit among --servers M compute servers
+  (share i sealed to server i), the servers (MPyC processes, T < M/2 may collude) compute the count
+  and draw the release inside the computation; only the release is opened. A server that fails or is
+  missing fails the run (MPyC has no dropout tolerance).
 
 {REPETITIONS_NOTE}
 """
@@ -118,9 +125,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     data.add_argument("--parties", type=int, metavar="K", help="K parties with random bits")
     data.add_argument("--rounds", type=int, metavar="R", default=None, help="R rounds of random bits")
     add_label_column(data)
-    p.add_argument("--protocol", choices=("rr", "curator"), default="rr",
+    p.add_argument("--protocol", choices=PROTOCOLS, default="rr",
                    help="rr: randomized response, no one trusted (default); curator: a trusted curator "
-                        "releases the optimal central mechanism's output (majority only, one epsilon)")
+                        "releases the optimal central mechanism's output (majority only, one epsilon); "
+                        "mpc: the same release computed by --servers compute servers in MPyC, no one "
+                        "sees a vote")
+    p.add_argument("--servers", type=int, default=3, metavar="M",
+                   help="--protocol mpc: compute servers, each its own process (default: 3)")
+    p.add_argument("--threshold", type=int, default=1, metavar="T",
+                   help="--protocol mpc: colluding servers tolerated, T < M/2 (default: 1)")
     p.add_argument("--function", default="majority", metavar="NAME",
                    help="what the observer computes over the parties taking part (default: majority "
                         "= strictly more ones than zeros; 'passed' for the House)")
@@ -208,10 +221,11 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
 def _check_rule(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
                 function: BooleanFunction) -> None:
-    if args.protocol == "curator" and (args.rule != "average" or args.party_decisions):
+    if args.protocol != "rr" and (args.rule != "average" or args.party_decisions):
         raise ParameterError("--rule" if args.rule != "average" else "--party-decisions",
                              args.rule if args.rule != "average" else True,
-                             "the defaults with --protocol curator (the curator has no decision rule)")
+                             f"the defaults with --protocol {args.protocol} (the central mechanism has no "
+                             "decision rule)")
     for r in range(dataset.bits.shape[1]):  # the participants of a round are at most the voters
         ids = np.flatnonzero(dataset.bits[:, r] >= 0)
         if ids.size:
@@ -226,9 +240,14 @@ def _document(args: argparse.Namespace, dataset: Dataset, seed: int, mechanisms:
     return results_document(
         session=outcome.session, protocol=args.protocol, dataset=dataset.name, function=args.function, repetitions=args.repetitions,
         seed=seed, seed_given=args.seed is not None, secure=args.secure, broker_kind=outcome.broker_kind,
-        broker_url=outcome.broker_url, alpha=args.alpha, rule=args.rule if args.protocol == "rr" else "curator",
+        broker_url=outcome.broker_url, alpha=args.alpha, rule=_rule(args),
         party_decisions=bool(args.party_decisions) and args.protocol == "rr", wall_time=outcome.wall_time,
         mechanisms=mechanisms, rounds=rounds, privacy=privacy)
+
+
+def _rule(args: argparse.Namespace) -> str:
+    """What decides a round: the observer's rule (rr), or the central mechanism (curator, mpc)."""
+    return str(args.rule) if args.protocol == "rr" else "curator"
 
 
 def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
@@ -255,6 +274,8 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
         budget=args.budget,
         delta_slack=args.delta_slack,
         protocol=args.protocol,
+        servers=args.servers,
+        threshold=args.threshold,
     )
     with Progress(dataset, enabled=not args.quiet) as progress:
         return run(config, progress=progress.update)
@@ -275,11 +296,13 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         raise ParameterError("--function", args.function,
                              "a symmetric function for the live run (majority, sum, xor, and, or, "
                              "threshold:T)", hint="truth tables: see `mpdp accuracy`")
-    if args.protocol == "curator":
-        check_curator_arguments(function, args.epsilon)
+    if args.protocol != "rr":
+        check_curator_arguments(function, args.epsilon, args.protocol)
         if args.budget is not None:
             raise ParameterError("--budget", args.budget, "per-party budgets with --protocol rr only",
-                                 hint="the curator, not the parties, releases outputs")
+                                 hint=f"with --protocol {args.protocol} the parties release nothing themselves")
+    if args.protocol == "mpc":
+        check_servers(args.servers, args.threshold, "--servers", "--threshold")
     broker = BrokerSettings.from_url(args.broker)
     seeds = SeedTree.from_seed(args.seed)
     seed = seeds.seed
@@ -290,12 +313,12 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
     out_dir = args.out
     store = None if out_dir is None else out_dir / "transcripts.sqlite"
     outcome = _execute(args, dataset, mechanisms, function, broker, seed, store, rules)
-    rule = args.rule if args.protocol == "rr" else "curator"
+    rule = _rule(args)
     rounds = evaluate_run(outcome, dataset.bits, mechanisms, function, rule=rule, alpha=args.alpha,
                           rng=seeds.theory(), rules=rules)
     document = _document(args, dataset, seed, mechanisms, outcome, rounds)
     results = [r.result for r in rounds]
-    if outcome.protocol == "curator":
+    if outcome.protocol != "rr":
         print_results(document, results, [r.rr_theoretical_accuracy or 0.0 for r in rounds])
     else:
         print_results(document, results)
@@ -326,7 +349,7 @@ def _write(args: argparse.Namespace, out_dir: Path | None, dataset: Dataset, doc
     if out_dir is not None:
         (out_dir / "results.json").write_text(to_json_text(document, indent=2) + "\n")
         plot_rounds(results, out_dir / "accuracy.png",
-                    f"{dataset.name}: {'' if args.protocol == 'rr' else 'curator, '}{args.function}, "
+                    f"{dataset.name}: {'' if args.protocol == 'rr' else args.protocol + ', '}{args.function}, "
                     f"epsilon {args.epsilon}, "
                     f"{args.repetitions} repetitions")
     if args.json == "-":
