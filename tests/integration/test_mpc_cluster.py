@@ -1,8 +1,9 @@
-"""Three MPyC compute servers as real processes: the released distribution is R'(s), and a missing server
-fails the round loudly with no process left behind.
+"""Three MPyC compute servers as real processes: the released distribution is R'(s) at every count, one
+MPyC session serves many rounds, and a missing server fails the round loudly with no process left behind.
 
-The servers' random bits are secret (MPyC's pseudorandom secret sharing, keys from the OS CSPRNG), so these
-statistical tests are unseeded: each fails a correct implementation with probability at most ALPHA.
+The servers' random bits are secret (MPyC's pseudorandom secret sharing, keys from the OS CSPRNG; MPyC
+offers no seed), so these statistical tests cannot be seeded: each fails a correct implementation with
+probability at most its stated alpha.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp.parties.mpc.cluster import secure_release
+from mpdp.parties.mpc.cluster import ServerCluster, secure_release, server_jobs
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.threshold_release import release_table
@@ -39,16 +40,24 @@ def _children() -> set[int]:
     return found
 
 
-@pytest.mark.parametrize("count", [2, 3])
-def test_released_distribution_is_the_central_mechanisms(count: int) -> None:
-    """k = 5, eps = 1: R(2) = 0.269, R(3) = 0.731 (001's optimal mechanism); 150 secure releases each,
-    exact binomial test against R'(s) = N(s)/2^40 at alpha = 1e-3."""
+def test_released_distribution_is_the_central_mechanisms_at_every_count() -> None:
+    """k = 5, eps = 1, one server session, one round per count s = 0..5 with 150 secure releases each:
+    R(2) = 0.269, R(3) = 0.731 (001's optimal mechanism), R(0) = 1 - R(5) small. Exact binomial test of
+    each count against R'(s) = N(s)/2^40 at alpha = 1e-3 / 6 (Bonferroni: family-wise 1e-3); the releases
+    at s = 2 and s = 3 must also differ (the test sees the count)."""
     table = release_table(central_majority_mechanism(VOTERS, 1.0, 0.0).release_one)
-    bits = np.array([1] * count + [0] * (VOTERS - count), dtype=np.uint8)
     before = _children()
-    released = secure_release(bits, table, 150)
-    assert released.shape == (150,) and set(np.unique(released)) <= {0, 1}
-    assert_proportion_fits(int(released.sum()), 150, float(table.released_probability[count]), ALPHA)
+    ones = []
+    with ServerCluster(3, 1) as cluster:
+        for count in range(VOTERS + 1):
+            bits = np.array([1] * count + [0] * (VOTERS - count), dtype=np.uint8)
+            released, signed = cluster.release(server_jobs(bits, table, 150, 1, cluster.public_keys,
+                                                           round_index=count))
+            assert released.shape == (150,) and set(np.unique(released)) <= {0, 1} and len(signed) == 3
+            assert_proportion_fits(int(released.sum()), 150, float(table.released_probability[count]),
+                                   ALPHA / (VOTERS + 1))
+            ones.append(int(released.sum()))
+    assert ones[3] > ones[2]
     assert _children() <= before
 
 
