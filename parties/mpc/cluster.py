@@ -17,6 +17,7 @@ input closes, and :meth:`ServerCluster.close` kills what is left).
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import select
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -43,12 +45,27 @@ from mpdp.parties.mpc.sharing import check_servers, field_modulus, share_bits
 from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.threshold_release import ReleaseTable
 
-__all__ = ["DEFAULT_DEADLINE", "ServerCluster", "round_jobs", "secure_release", "server_jobs"]
+__all__ = ["DEFAULT_DEADLINE", "ServerCluster", "ServerCost", "round_jobs", "secure_release", "server_jobs"]
 
 #: Seconds a secure round (including the servers' start) may take before the run fails.
 DEFAULT_DEADLINE = 120.0
 
 _STOP_GRACE = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ServerCost:
+    """What one round cost one server.
+
+    Attributes:
+        received: bytes of its job (its sealed shares and the public table, as JSON) from the coordinator.
+        sent: bytes it sent to the other servers over MPyC's links (MPyC's message headers included).
+        cpu: its process's CPU seconds in the round.
+    """
+
+    received: int
+    sent: int
+    cpu: float
 
 
 class ServerCluster:
@@ -76,6 +93,8 @@ class ServerCluster:
         self._folder: Path | None = None
         self._processes: dict[int, subprocess.Popen[bytes]] = {}
         self._buffers: dict[int, bytes] = {}
+        #: Per server, what the last round cost it (empty before the first round).
+        self.last_costs: tuple[ServerCost, ...] = ()
 
     @property
     def public_keys(self) -> list[bytes]:
@@ -152,7 +171,11 @@ class ServerCluster:
             except BrokenPipeError:
                 raise self._failure(i, process.wait()) from None
         lines = self._read_lines()  # a missing server: the others wait for it until the deadline
-        return _agreed(lines, self.signing_keys), [lines[i] for i in range(self.servers)]
+        reports = {i: json.loads(line) for i, line in lines.items()}
+        self.last_costs = tuple(ServerCost(len(jobs[i].to_line()), int(reports[i]["sent"]), float(reports[i]["cpu"]))
+                                for i in range(self.servers))
+        releases = {i: str(report["release"]) for i, report in reports.items()}
+        return _agreed(releases, self.signing_keys), [releases[i] for i in range(self.servers)]
 
     def _read_lines(self) -> dict[int, str]:
         """One line from each running server, within the deadline (WorkerError otherwise)."""

@@ -14,6 +14,7 @@ round, the repetition cap ``policy``, abstentions) is the curator party's
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 
 import numpy as np
 
@@ -45,15 +46,15 @@ class MpcParty(CuratorParty):
         index = announcement.round
         bit = spec_bit(self.spec, index)
         reason = policy_reason(self.spec, announcement.repetitions) or (ABSTAIN_DID_NOT_VOTE if bit < 0 else None)
-        slot = {"session": self._topics.session, "round": index, "party": self.spec.party,
-                "repetitions": announcement.repetitions}
+        signed = partial(SharedBallot.signed, self._key, session=self._topics.session, round=index,
+                         party=self.spec.party, repetitions=announcement.repetitions)
         if reason is not None:
-            return SharedBallot.signed(self._key, **slot, reason=reason)
+            return signed(reason=reason)
         keys = announcement.key_bytes
         shares = share_bits(np.array([bit], dtype=np.uint8), len(keys), announcement.threshold)
         sealed = seal_shares([row[0] for row in shares], keys, session=self._topics.session, round_index=index,
                              party=self.spec.party)
-        return SharedBallot.signed(self._key, **slot, shares=sealed)
+        return signed(shares=sealed)
 
 
 def start_mpc_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,

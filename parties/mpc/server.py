@@ -15,7 +15,8 @@ bit decomposition of s), N(s) = <e_s, N> (local), per release a secret u from L 
 comparison u < N(s). Only the comparisons are opened (to every server); each server signs them with its
 Ed25519 key as the release message of the central mechanism
 (:class:`mpdp.broker.curator_messages.CuratorRelease`, the same wire message whoever computed it) and
-writes that JSON as one line to its standard output. Anything else the process prints goes to standard
+writes one JSON line to its standard output: ``{"release": <that JSON>, "sent": bytes it sent to the other
+servers in the round, "cpu": its CPU seconds in the round}``. Anything else the process prints goes to standard
 error. A share that does not open, or a malformed job, ends the process with an error (the cluster then
 fails the round: MPyC has no dropout tolerance).
 The MPyC runtime is imported inside :func:`main` only: it parses ``sys.argv`` on import.
@@ -28,6 +29,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -150,15 +152,20 @@ def main() -> None:
             draws.append(u < scaled)
         return [int(r) for r in await mpc.output(draws)]
 
+    def sent() -> int:
+        return sum(peer.protocol.nbytes_sent for peer in mpc.parties if peer.pid != mpc.pid)
+
     async def serve() -> None:
         await mpc.start()
         loop = asyncio.get_running_loop()
         while line := await loop.run_in_executor(None, sys.stdin.readline):
+            cpu, before = time.process_time(), sent()
             job = RoundJob.from_line(line)
             outputs = await release(job)
             signed = CuratorRelease.signed(signing_key, session=keys.session, round=job.round,
                                            voters=len(job.parties), outputs=np.array(outputs, dtype=np.uint8))
-            results.write(signed.model_dump_json() + "\n")
+            cost = {"sent": sent() - before, "cpu": time.process_time() - cpu}
+            results.write(json.dumps({"release": signed.model_dump_json(), **cost}) + "\n")
             results.flush()
         await mpc.shutdown()
 

@@ -56,8 +56,9 @@ class MpcSession(CuratorSession):
                 if cluster is not None:
                     cluster.close()
 
-    def round_protocol(self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore,
-                       seeds: SeedTree | None) -> MpcCoordinator:  # type: ignore[override]
+    def round_protocol(  # type: ignore[override]  # the curator's session, another round-engine plug-in
+        self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore, seeds: SeedTree | None,
+    ) -> MpcCoordinator:
         """The coordinator with the run's compute servers (not started until the first round); a round
         may take ``config.round_timeout`` seconds in the servers."""
         epsilon, delta = curator_privacy_level(config)
