@@ -26,7 +26,6 @@ from mpdp.parties.mpc.sealed_shares import seal_shares
 from mpdp.parties.mpc.sharing import share_bits
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rr.party import ABSTAIN_DID_NOT_VOTE, PartySpec, policy_reason, spec_bit
-from mpdp.protocols.errors import ParameterError
 
 __all__ = ["MpcParty", "start_mpc_party"]
 
@@ -66,7 +65,5 @@ def start_mpc_party(spec: PartySpec, connector: Connector, topics: Topics, coord
     Raises:
         ParameterError: a decider given (the mpc protocol's parties do not decide f).
     """
-    if decider is not None:
-        raise ParameterError("party_rule", decider, "None with the mpc protocol (its parties decide nothing)")
-    return MpcParty(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                    connect_gate=connect_gate, record=record)
+    return MpcParty.started(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
+                            connect_gate=connect_gate, decider=decider, record=record)

@@ -26,6 +26,7 @@ from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
+from tests.integration.test_curator_run import assert_exact_majority
 from tests.integration.test_mpc_cluster import _children
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -66,13 +67,7 @@ async def test_the_servers_release_the_exact_majority_and_the_broker_sees_only_c
         await asyncio.sleep(0.3)
         spying.cancel()
     assert outcome.protocol == "mpc"
-    for index, got in enumerate(outcome.rounds):
-        takes_part = config.bits[:, index] >= 0
-        votes = config.bits[takes_part, index]
-        assert got.participants.tolist() == np.flatnonzero(takes_part).tolist()
-        assert got.abstained.tolist() == np.flatnonzero(~takes_part).tolist()
-        assert (got.status, got.messages_received, got.messages_rejected) == ("complete", K, 0)
-        assert got.decisions.tolist() == [int(2 * votes.sum() > votes.size)] * REPS
+    assert_exact_majority(config, outcome)
     # the broker's view: sealed ballots of one length (parties vote 0 and 1), each with 3 shares
     sealed = [SharedBallot.model_validate_json(t) for topic, t in seen if topics.party_of(topic) is not None]
     assert len(sealed) == K * R
