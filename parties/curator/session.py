@@ -56,6 +56,9 @@ def curator_privacy_level(config: RunConfig) -> tuple[float, float]:
 class CuratorSession:
     """The curator plug-in of the runner (a :class:`mpdp.parties.session.runner.SessionProtocol`)."""
 
+    #: The store a run opens (a subclass of the curator store for protocols that record more).
+    store_class: type[CuratorStore] = CuratorStore
+
     def check(self, config: RunConfig) -> None:
         """See :func:`curator_privacy_level`.
 
@@ -72,7 +75,7 @@ class CuratorSession:
             ParameterError: the session is stored with other parameters; the store is not writable.
         """
         epsilon, delta = curator_privacy_level(config)
-        with CuratorStore(config.store_path) as store:
+        with self.store_class(config.store_path) as store:
             yield store, store.open_curator_session(config.session, config.k, config.repetitions,
                                                     config.round_names, epsilon, delta,
                                                     mode=rng_mode(config.secure))

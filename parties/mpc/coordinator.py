@@ -15,7 +15,8 @@ Per round:
    releases inside MPyC (:mod:`mpdp.parties.mpc.server`), open only the releases and each signs them; the
    coordinator accepts them only if every signature verifies and all agree
    (:class:`mpdp.parties.mpc.cluster.ServerCluster`), publishes the m signed releases on the session's
-   release topic and records ballots (ciphertexts) and releases in the curator store.
+   release topic and records ballots (ciphertexts), releases and each server's cost of the round
+   (:mod:`mpdp.parties.mpc.store`).
 
 With no participant (n = 0) the output is the majority of nobody, 0, released without the servers (it
 depends on no one's data). A server that fails or is missing fails the round with a
@@ -34,8 +35,8 @@ from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot
 from mpdp.broker.topics import Topics
 from mpdp.parties.curator.curator import recorded_ballots
-from mpdp.parties.curator.store import BallotRows
 from mpdp.parties.mpc.cluster import ServerCluster, round_jobs
+from mpdp.parties.mpc.store import MpcRows
 from mpdp.parties.rounds.engine import ClosedRound, Closing
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.store import TranscriptStore
@@ -115,11 +116,13 @@ class MpcCoordinator:
             jobs = round_jobs(closed.index, parties, [closed.received[p].payload for p in parties], table,
                               closed.repetitions)
             outputs, releases = self.cluster.release(jobs)
+            costs = self.cluster.last_costs
         else:
+            costs = ()
             outputs = np.zeros(closed.repetitions, dtype=np.uint8)
             releases = [CuratorRelease.signed(signer, session=closed.session, round=closed.index, voters=0,
                                               outputs=outputs).model_dump_json()]
-        rows = BallotRows(recorded_ballots(closed), len(parties), json.dumps(releases))
+        rows = MpcRows(recorded_ballots(closed), len(parties), json.dumps(releases), costs)
         return Closing(closed.outcome(outputs.astype(np.int64), None), rows,
                        tuple((self._topics.release, text) for text in releases))
 

@@ -6,7 +6,7 @@ for all, ``function`` the majority, no rule factory) with ``protocol="mpc"``, pl
 ``threshold`` (T < m/2). The run's :class:`mpdp.parties.mpc.cluster.ServerCluster` (m MPyC processes, one
 MPyC session for all rounds) lives exactly as long as the run's store: whatever ends the run (the last
 round, an error, a stop signal) ends the server processes. The store is the curator's (sealed ballots,
-signed releases); the releases are the servers' secret draws, so ``seed`` fixes nothing of them.
+signed releases) with each server's cost per round (:mod:`mpdp.parties.mpc.store`); the releases are the servers' secret draws, so ``seed`` fixes nothing of them.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from mpdp.parties.mpc.cluster import ServerCluster
 from mpdp.parties.mpc.coordinator import MpcCoordinator
 from mpdp.parties.mpc.party import start_mpc_party
 from mpdp.parties.mpc.sharing import check_servers
+from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
@@ -32,6 +33,8 @@ __all__ = ["MpcSession"]
 
 class MpcSession(CuratorSession):
     """The mpc plug-in of the runner (a :class:`mpdp.parties.session.runner.SessionProtocol`)."""
+
+    store_class = MpcStore
 
     def __init__(self) -> None:
         self._clusters: dict[int, ServerCluster] = {}

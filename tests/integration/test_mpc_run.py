@@ -21,7 +21,7 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot
 from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.topics import Topics
-from mpdp.parties.curator.store import CuratorStore
+from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
@@ -78,7 +78,10 @@ async def test_the_servers_release_the_exact_majority_and_the_broker_sees_only_c
     assert len({tuple(a.server_keys) for a in announcements[:R]}) == 1 and announcements[0].threshold == 1
     released = [CuratorRelease.model_validate_json(t) for topic, t in seen if topic == topics.release]
     assert len(released) == 3 * R  # every server's signed copy
-    with CuratorStore(config.store_path) as store:
+    with MpcStore(config.store_path) as store:
+        costs = store.server_costs(config.session)
+        assert sorted(costs) == list(range(R)) and all(len(c) == 3 for c in costs.values())
+        assert all(c.sent > 0 and c.received > 0 and c.cpu > 0 for row in costs.values() for c in row)
         for index, payload in enumerate(store.release_payloads(config.session)):
             copies = [CuratorRelease.model_validate_json(text) for text in json.loads(payload)]
             assert len({c.signature for c in copies}) == 3
