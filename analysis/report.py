@@ -27,8 +27,8 @@ from mpdp.protocols.secure import rng_mode
 if TYPE_CHECKING:
     from mpdp.analysis.evaluation import RoundEvaluation
 
-__all__ = ["CURATOR_REPETITIONS_NOTE", "MPC_REPETITIONS_NOTE", "REPETITIONS_NOTE", "RoundResult", "evaluate_decisions", "plot_rounds",
-           "results_document"]
+__all__ = ["CURATOR_REPETITIONS_NOTE", "MPC_REPETITIONS_NOTE", "REPETITIONS_NOTE", "RoundResult", "evaluate_decisions",
+           "plot_models", "plot_rounds", "results_document"]
 
 
 REPETITIONS_NOTE = (
@@ -199,6 +199,48 @@ def plot_rounds(results: Sequence[RoundResult], path: Path, title: str) -> Path:
     ax.set_xlabel("accuracy: P(observer's decision = true value)")
     ax.set_title(title, fontsize=10)
     ax.legend(loc="lower left", fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_models(names: Sequence[str], protocols: Sequence[tuple[str, Sequence[RoundResult]]], path: Path,
+                title: str) -> Path:
+    """Per round, each protocol's theory (open marker) and measured accuracy with its 95% interval, side
+    by side (``mpdp compare``: randomized response, the curator, mpc); write ``path`` (format by suffix).
+
+    Args:
+        names: the R round names; protocols: (label, its R round results) each, in drawing order.
+
+    Returns:
+        the path written.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ys = np.arange(len(names), dtype=np.float64)
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(names) + 1.8))
+    colors = ("tab:blue", "tab:orange", "tab:green", "tab:purple")
+    for j, (label, results) in enumerate(protocols):
+        offset = ys + 0.22 * (j - (len(protocols) - 1) / 2)
+        measured = np.array([r.empirical_accuracy for r in results])
+        err = np.array([[r.empirical_accuracy - r.ci_low for r in results],
+                        [r.ci_high - r.empirical_accuracy for r in results]])
+        color = colors[j % len(colors)]
+        ax.errorbar(measured, offset, xerr=err, fmt="o", color=color, capsize=2, markersize=4,
+                    label=f"{label}: measured (95% CI)")
+        ax.scatter([r.theoretical_accuracy for r in results], offset, marker="D", facecolors="none",
+                   edgecolors=color, s=40, zorder=3, label=f"{label}: theory")
+    ax.set_yticks(ys, list(names), fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("accuracy: P(released or decided majority = true majority)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="lower left", fontsize=7, ncol=len(protocols))
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     path = Path(path)
