@@ -240,7 +240,8 @@ def plot_models(names: Sequence[str], protocols: Sequence[tuple[str, Sequence[Ro
     ax.invert_yaxis()
     ax.set_xlabel("accuracy: P(released or decided majority = true majority)")
     ax.set_title(title, fontsize=10)
-    ax.legend(loc="lower left", fontsize=7, ncol=len(protocols))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.5 / (0.45 * len(names) + 1.8)), fontsize=7,
+              ncol=len(protocols))
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     path = Path(path)
