@@ -199,12 +199,7 @@ def plot_rounds(results: Sequence[RoundResult], path: Path, title: str) -> Path:
     ax.set_xlabel("accuracy: P(observer's decision = true value)")
     ax.set_title(title, fontsize=10)
     ax.legend(loc="lower left", fontsize=8)
-    ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_models(names: Sequence[str], protocols: Sequence[tuple[str, Sequence[RoundResult]]], path: Path,
@@ -242,7 +237,15 @@ def plot_models(names: Sequence[str], protocols: Sequence[tuple[str, Sequence[Ro
     ax.set_title(title, fontsize=10)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.5 / (0.45 * len(names) + 1.8)), fontsize=7,
               ncol=len(protocols))
-    ax.grid(axis="x", alpha=0.3)
+    return _save(fig, path)
+
+
+def _save(fig: Any, path: Path) -> Path:
+    """Grid, tight layout, write ``fig`` to ``path`` (format by suffix) and close it."""
+    import matplotlib.pyplot as plt
+
+    for ax in fig.axes:
+        ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=120)

@@ -29,6 +29,7 @@ from mpdp.protocols.errors import ParameterError
 __all__ = [
     "PAPER_CODES",
     "add_label_column",
+    "check_live_run",
     "fresh_output_dir",
     "join_negative_values",
     "output_dir",
@@ -312,3 +313,22 @@ def seed_value(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"--seed={text!r} is not allowed: an integer >= 0")
     return value
+
+
+def check_live_run(args: argparse.Namespace) -> None:
+    """The options every live run shares (``mpdp simulate``, ``mpdp compare``): ``--repetitions`` >= 1,
+    ``--seed`` >= 0 or none, ``--workers`` >= 1 or none, ``--alpha`` in (0, 1), ``--round-timeout`` > 0.
+
+    Raises:
+        ParameterError: the first option out of its range (named, with what is allowed).
+    """
+    if args.repetitions < 1:
+        raise ParameterError("--repetitions", args.repetitions, "an integer >= 1")
+    if args.seed is not None and args.seed < 0:
+        raise ParameterError("--seed", args.seed, "an integer >= 0")
+    if args.workers is not None and args.workers < 1:
+        raise ParameterError("--workers", args.workers, "an integer >= 1")
+    if not 0 < args.alpha < 1:
+        raise ParameterError("--alpha", args.alpha, "a level in (0, 1)")
+    if not args.round_timeout > 0:
+        raise ParameterError("--round-timeout", args.round_timeout, "a number of seconds > 0")

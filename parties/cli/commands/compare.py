@@ -19,11 +19,10 @@ from rich.table import Table
 
 from mpdp.analysis.report import plot_models
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.cli.args import output_file, plot_file, to_json_text
+from mpdp.parties.cli.args import check_live_run, output_file, plot_file, to_json_text
 from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.session.compare import ProtocolComparison, compare_live
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
-from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
 __all__ = ["register"]
@@ -69,14 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     epsilon, delta = check_epsilon(args.epsilon, "--epsilon"), check_delta(args.delta, "--delta")
-    if args.repetitions < 1:
-        raise ParameterError("--repetitions", args.repetitions, "an integer >= 1")
-    if args.seed is not None and args.seed < 0:
-        raise ParameterError("--seed", args.seed, "an integer >= 0")
-    if not 0 < args.alpha < 1:
-        raise ParameterError("--alpha", args.alpha, "a level in (0, 1)")
-    if not args.round_timeout > 0:
-        raise ParameterError("--round-timeout", args.round_timeout, "a number of seconds > 0")
+    check_live_run(args)
     check_servers(args.servers, args.threshold, "--servers", "--threshold")
     plot = None if args.plot is None else plot_file(args.plot)
     json_path = None if args.json in (None, "-") else output_file(args.json, "--json")

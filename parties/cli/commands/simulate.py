@@ -40,6 +40,7 @@ from mpdp.analysis.report import (
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.cli.args import (
     add_label_column,
+    check_live_run,
     fresh_output_dir,
     output_file,
     run_files,
@@ -198,19 +199,10 @@ def _check_numbers(args: argparse.Namespace) -> None:
     args.budget = None if args.budget is None else Budget.parse(args.budget)
     args.delta_slack = check_privacy_options(args.budget, args.delta_slack, budget_name="--budget",
                                              slack_name="--delta-slack")
-    if args.repetitions < 1:
-        raise ParameterError("--repetitions", args.repetitions, "an integer >= 1")
-    if args.seed is not None and args.seed < 0:
-        raise ParameterError("--seed", args.seed, "an integer >= 0")
+    check_live_run(args)
     if args.seed is not None and args.secure:
         raise ParameterError("--seed", args.seed, "no seed with --secure",
                              hint="deployment mode draws from the OS CSPRNG and cannot be reproduced")
-    if args.workers is not None and args.workers < 1:
-        raise ParameterError("--workers", args.workers, "an integer >= 1")
-    if not 0 < args.alpha < 1:
-        raise ParameterError("--alpha", args.alpha, "a level in (0, 1)")
-    if not args.round_timeout > 0:
-        raise ParameterError("--round-timeout", args.round_timeout, "a number of seconds > 0")
     # output paths are checked (and --out created) before any process starts: no run is lost at the end
     if args.force and args.out is None:
         raise ParameterError("--force", True, "only with --out DIR (it replaces an earlier run's files there)")
