@@ -8,8 +8,9 @@ release the optimal central mechanism's output without any of them seeing a vote
   i sealed to server i's key (:mod:`mpdp.broker.sealed`; the HKDF context binds session, round, party and
   server), or a public abstention; signed by the party's Ed25519 key. Every ciphertext has the same
   length whatever the bit. The broker, the coordinator and any T servers see values independent of it.
-* The release is the curator's message (:class:`mpdp.broker.curator_messages.CuratorRelease`), signed by
-  each compute server with its own Ed25519 key.
+* The release of the majority is the curator's message (:class:`mpdp.broker.curator_messages.CuratorRelease`),
+  that of a count (``sum``, the geometric mechanism) a :class:`SumRelease`; each compute server signs its
+  copy with its own Ed25519 key.
 
 pydantic v2, ``extra="forbid"``, frozen, strict, JSON on the wire, signed over
 :func:`mpdp.broker.signing.canonical_bytes`.
@@ -21,18 +22,28 @@ import base64
 import binascii
 from collections.abc import Sequence
 from functools import partial
-from typing import Annotated, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
+import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
 from mpdp.broker.curator_messages import Base64, decode_key, encode_key
-from mpdp.broker.messages import Answer, RoundAnnouncement, as_value_error, new_nonce
+from mpdp.broker.messages import (
+    MAX_REPETITIONS,
+    Answer,
+    Index,
+    RoundAnnouncement,
+    RoundSigned,
+    as_value_error,
+    new_nonce,
+)
 from mpdp.broker.sealed import KEY_BYTES, TAG_BYTES
 from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
 from mpdp.protocols.errors import ProtocolViolation
 
-__all__ = ["MAX_SERVERS", "MpcAnnouncement", "SharedBallot"]
+__all__ = ["MAX_SERVERS", "MpcAnnouncement", "SharedBallot", "SumRelease"]
 
 #: The most compute servers a session may have.
 MAX_SERVERS = 31
@@ -136,3 +147,35 @@ def _decode_any(text: str, what: str) -> bytes:
     if encode_key(raw) != text:
         raise ProtocolViolation("schema", f"{what}: not canonical base64")
     return raw
+
+
+class SumRelease(RoundSigned):
+    """A compute server's signed release of a count (``sum``): ``repetitions`` independent noisy counts.
+
+    Fields:
+        voters: n, the participants the count is over.
+        outputs: the released counts, each in 0..n (the geometric mechanism of 000, clamped).
+    """
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/sum-release/v1"
+
+    voters: Index
+    outputs: Annotated[list[Annotated[int, Field(ge=0, strict=True)]], Field(max_length=MAX_REPETITIONS)]
+
+    @model_validator(mode="after")
+    def _outputs_match(self) -> Self:
+        if len(self.outputs) != self.repetitions or any(y > self.voters for y in self.outputs):
+            raise ValueError("outputs: one count in 0..voters per repetition")
+        return self
+
+    def output_array(self) -> NDArray[np.int64]:
+        """int64 (repetitions,) of released counts."""
+        return np.array(self.outputs, dtype=np.int64)
+
+    @classmethod
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, voters: int,
+               outputs: Sequence[int] | NDArray[np.integer[Any]]) -> SumRelease:
+        """Build and sign a release of ``outputs`` (counts in 0..voters)."""
+        draft = cls(session=session, round=int(round), voters=int(voters), repetitions=len(outputs),
+                    outputs=[int(y) for y in outputs], nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+        return sign_message(draft, private_key)

@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.broker.curator_messages import CuratorRelease
+from mpdp.broker.mpc_messages import SumRelease
 from mpdp.broker.ports import LOOPBACK
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, verify_message
@@ -43,7 +44,7 @@ from mpdp.parties.mpc.sealed_shares import seal_shares
 from mpdp.parties.mpc.server import RoundJob, ServerKeys, write_keys
 from mpdp.parties.mpc.sharing import check_servers, field_modulus, share_bits
 from mpdp.protocols.errors import ParameterError, WorkerError
-from mpdp.protocols.threshold_release import ReleaseTable
+from mpdp.protocols.threshold_release import GeometricTable, ReleaseTable
 
 __all__ = ["DEFAULT_DEADLINE", "ServerCluster", "ServerCost", "round_jobs", "secure_release", "server_jobs"]
 
@@ -148,14 +149,15 @@ class ServerCluster:
             return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                     bufsize=0)
 
-    def release(self, jobs: Sequence[RoundJob]) -> tuple[NDArray[np.uint8], list[str]]:
+    def release(self, jobs: Sequence[RoundJob]) -> tuple[NDArray[np.int64], list[str]]:
         """Run one round: job i to server i; the agreed outputs and every server's signed release JSON.
 
         Args:
             jobs: m jobs of the same round (:func:`round_jobs`).
 
         Returns:
-            uint8 (releases,), and the m signed :class:`CuratorRelease` JSON texts in server order.
+            int64 (releases,) (majority: 0/1; sum: counts in 0..n), and the m signed release JSON texts
+            (:class:`CuratorRelease`, or :class:`mpdp.broker.mpc_messages.SumRelease`) in server order.
 
         Raises:
             WorkerError: a server exited, is missing, or did not answer within the deadline; a bad
@@ -172,10 +174,11 @@ class ServerCluster:
                 raise self._failure(i, process.wait()) from None
         lines = self._read_lines()  # a missing server: the others wait for it until the deadline
         reports = {i: json.loads(line) for i, line in lines.items()}
+        message = SumRelease if jobs[0].function == "sum" else CuratorRelease
         self.last_costs = tuple(ServerCost(len(jobs[i].to_line()), int(reports[i]["sent"]), float(reports[i]["cpu"]))
                                 for i in range(self.servers))
         releases = {i: str(report["release"]) for i, report in reports.items()}
-        return _agreed(releases, self.signing_keys), [releases[i] for i in range(self.servers)]
+        return _agreed(releases, self.signing_keys, message), [releases[i] for i in range(self.servers)]
 
     def _read_lines(self) -> dict[int, str]:
         """One line from each running server, within the deadline (WorkerError otherwise)."""
@@ -231,13 +234,14 @@ class ServerCluster:
 
 
 def round_jobs(round_index: int, parties: Sequence[int], sealed: Sequence[Sequence[tuple[bytes, bytes]]],
-               table: ReleaseTable, releases: int) -> list[RoundJob]:
+               table: ReleaseTable | GeometricTable, releases: int) -> list[RoundJob]:
     """Every server's job of one round, from the participants' sealed shares.
 
     Args:
         round_index: the round; parties: the n >= 1 participants' ids.
         sealed: per participant, its m (ephemeral key, ciphertext) pairs in server order.
-        table: the public table N(0..n); releases: independent releases (>= 1).
+        table: majority: the public table N(0..n); sum: the geometric mechanism's thresholds.
+        releases: independent releases (>= 1).
 
     Returns:
         m jobs; job i differs between two vote vectors of the same length only in its sealed shares.
@@ -247,21 +251,23 @@ def round_jobs(round_index: int, parties: Sequence[int], sealed: Sequence[Sequen
     """
     if releases < 1:
         raise ParameterError("releases", releases, "an integer >= 1")
-    if not parties or table.scaled.size != len(parties) + 1:
-        raise ParameterError("table", table.scaled.size, f"a table of n + 1 = {len(parties) + 1} entries "
+    if not parties or (isinstance(table, ReleaseTable) and table.scaled.size != len(parties) + 1):
+        raise ParameterError("table", len(parties), f"a table of n + 1 = {len(parties) + 1} entries "
                              "for n >= 1 participants")
     servers = {len(shares) for shares in sealed}
     if len(sealed) != len(parties) or len(servers) != 1:
         raise ParameterError("sealed", f"{len(sealed)} parties, {sorted(servers)} shares each",
                              "one share per server for every participant")
-    scaled = [int(n) for n in table.scaled]
+    scaled = [int(n) for n in table.scaled] if isinstance(table, ReleaseTable) else []
+    noise = [int(t) for t in table.thresholds] if isinstance(table, GeometricTable) else []
     return [RoundJob(int(round_index), [int(p) for p in parties],
                      [[e.hex(), c.hex()] for e, c in (shares[i] for shares in sealed)], scaled,
-                     table.random_bits, int(releases))
+                     table.random_bits, int(releases), noise,
+                     "sum" if isinstance(table, GeometricTable) else "majority")
             for i in range(servers.pop())]
 
 
-def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, threshold: int,
+def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable | GeometricTable, releases: int, threshold: int,
                 server_keys: Sequence[bytes], *, session: str = "local", round_index: int = 0) -> list[RoundJob]:
     """The jobs of one round for the votes ``bits``, each voter's shares sealed as its party would seal them.
 
@@ -280,20 +286,22 @@ def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, thr
     return round_jobs(round_index, list(range(len(bits))), sealed, table, releases)
 
 
-def secure_release(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, *, servers: int = 3,
+def secure_release(bits: NDArray[np.uint8], table: ReleaseTable | GeometricTable, releases: int, *, servers: int = 3,
                    threshold: int = 1, deadline: float = DEFAULT_DEADLINE,
-                   missing: frozenset[int] = frozenset()) -> NDArray[np.uint8]:
+                   missing: frozenset[int] = frozenset()) -> NDArray[np.int64]:
     """Draw ``releases`` independent outputs of the release rule at the participants' count, securely
     (one round of a fresh :class:`ServerCluster`).
 
     Args:
         bits: uint8 (k,), the participants' bits (abstainers already left out), k >= 1.
-        table: the public integer table N(0..k) (:func:`mpdp.protocols.threshold_release.release_table`).
+        table: majority: the public integer table N(0..k) (:func:`mpdp.protocols.threshold_release.release_table`);
+            sum: the geometric mechanism's (:func:`mpdp.protocols.threshold_release.geometric_table`).
         releases: how many independent releases (>= 1).
         servers, threshold, deadline, missing: as :class:`ServerCluster`.
 
     Returns:
-        uint8 (releases,): 1 with probability N(s) / 2^L each, s = sum(bits), independent.
+        int64 (releases,), independent: majority: 1 with probability N(s) / 2^L each, s = sum(bits); sum:
+        clamp(s + Z, 0, k) with Z as drawn from the geometric table (``GeometricTable.release_pmf``).
 
     Raises:
         ParameterError: k = 0, a table not of k + 1 entries, releases < 1, or bad m/T/bits.
@@ -304,17 +312,18 @@ def secure_release(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, 
     return outputs
 
 
-def _agreed(outputs: dict[int, str], signing_public: Sequence[bytes]) -> NDArray[np.uint8]:
+def _agreed(outputs: dict[int, str], signing_public: Sequence[bytes],
+            message: type[CuratorRelease] | type[SumRelease]) -> NDArray[np.int64]:
     """The release every server signed (WorkerError: a bad signature, or servers that disagree)."""
     opened = []
     for i, text in sorted(outputs.items()):
-        release = CuratorRelease.model_validate_json(text)
+        release = message.model_validate_json(text)
         if not verify_message(release, signing_public[i]):
             raise WorkerError(f"mpc server {i}'s release does not verify with its signing key")
         opened.append(release.output_array())
     if any(not np.array_equal(o, opened[0]) for o in opened):
         raise WorkerError("mpc servers opened different releases")
-    return opened[0].astype(np.uint8)
+    return opened[0]
 
 
 def _free_port_block(size: int, attempts: int = 50) -> int:

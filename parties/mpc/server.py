@@ -12,7 +12,10 @@ public table N(0..n) of the release rule (:mod:`mpdp.protocols.threshold_release
 
 Inside the computation: s = sum of the shares (local), the secret unit vector e_s (MPyC ``unit_vector``:
 bit decomposition of s), N(s) = <e_s, N> (local), per release a secret u from L secret random bits, and the
-comparison u < N(s). Only the comparisons are opened (to every server); each server signs them with its
+comparison u < N(s). For ``sum`` (:attr:`RoundJob.noise` set) each release is clamp(s + G1 - G2, 0, n)
+with G = #{j : u < t_j} for two fresh secret u (the geometric mechanism of 000,
+:class:`mpdp.protocols.threshold_release.GeometricTable`), a :class:`mpdp.broker.mpc_messages.SumRelease`.
+Only the comparisons (or the noisy counts) are opened (to every server); each server signs them with its
 Ed25519 key as the release message of the central mechanism
 (:class:`mpdp.broker.curator_messages.CuratorRelease`, the same wire message whoever computed it) and
 writes one JSON line to its standard output: ``{"release": <that JSON>, "sent": bytes it sent to the other
@@ -30,13 +33,14 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mpdp.broker.curator_messages import CuratorRelease
+from mpdp.broker.mpc_messages import SumRelease
 from mpdp.parties.mpc.sealed_shares import open_share
 
 __all__ = ["RoundJob", "ServerKeys", "main", "open_shares", "read_keys", "write_keys"]
@@ -68,9 +72,12 @@ class RoundJob:
         round: the round index (the slot the shares are sealed to).
         parties: the n >= 1 participants' ids.
         sealed: per participant, (ephemeral public key, ciphertext) in hex: its share for this server.
-        scaled: the public table N(0..n), ints in 0..2^L.
+        scaled: majority: the public table N(0..n), ints in 0..2^L; sum: empty.
         random_bits: L.
         releases: how many independent releases to draw from the one count (>= 1).
+        noise: sum: the geometric mechanism's thresholds t_1..t_J, J >= 0
+            (:class:`mpdp.protocols.threshold_release.GeometricTable`); majority: empty.
+        function: ``"majority"`` (the central mechanism of 001) or ``"sum"`` (a noisy count).
     """
 
     round: int
@@ -79,6 +86,8 @@ class RoundJob:
     scaled: list[int]
     random_bits: int
     releases: int
+    noise: list[int] = field(default_factory=list)
+    function: str = "majority"
 
     def to_line(self) -> str:
         """The job as one JSON line (with its newline)."""
@@ -94,8 +103,11 @@ class RoundJob:
         fields: dict[str, Any] = json.loads(line)
         job = cls(**fields)
         n = len(job.parties)
-        if not n or len(job.sealed) != n or len(job.scaled) != n + 1 or job.releases < 1:
-            raise ValueError(f"round {job.round}: {n} parties need {n} sealed shares, a table of {n + 1} "
+        if job.function not in ("majority", "sum") or (job.noise and job.function != "sum"):
+            raise ValueError(f"round {job.round}: function {job.function!r} with {len(job.noise)} noise thresholds")
+        table = 0 if job.function == "sum" else n + 1
+        if not n or len(job.sealed) != n or len(job.scaled) != table or job.releases < 1:
+            raise ValueError(f"round {job.round}: {n} parties need {n} sealed shares, a table of {table} "
                              f"entries and releases >= 1, got {len(job.sealed)}, {len(job.scaled)}, {job.releases}")
         return job
 
@@ -140,16 +152,36 @@ def main() -> None:
     signing_key = bytes.fromhex(keys.signing_key)
     secint = mpc.SecInt(SECURE_INTEGER_BITS, p=keys.modulus)
 
+    def uniform(job: RoundJob) -> Any:
+        """A secret u uniform on 0..2^L - 1 from L secret random bits."""
+        bits = mpc.random_bits(secint, job.random_bits)
+        return mpc.sum([b * (1 << j) for j, b in enumerate(bits)])
+
+    async def noisy_counts(job: RoundJob, count: Any) -> list[int]:
+        """clamp(s + G1 - G2, 0, n) per release, G = #{j : u < t_j}: all 2 x releases x J comparisons of
+        the secret u with the public thresholds in one vectorized MPyC operation."""
+        n, reps, bits = len(job.parties), job.releases, job.random_bits
+        if not job.noise:  # no threshold >= 1: the noise is 0 with certainty as drawn
+            return [int(v) for v in await mpc.output([count] * reps)]
+        random = mpc.np_reshape(mpc.np_random_bits(secint, bits * 2 * reps), (2 * reps, bits))
+        u = random @ np.array([1 << j for j in range(bits)], dtype=object)
+        below = mpc.np_less(mpc.np_outer(u, np.ones(len(job.noise), dtype=np.int64)), np.array(job.noise))
+        g = mpc.np_sum(below, axis=1)
+        y = g[:reps] - g[reps:] + count
+        y = mpc.np_where(y < 0, 0, y)
+        y = mpc.np_where(y > n, n, y)
+        return [int(v) for v in await mpc.output(y)]
+
     async def release(job: RoundJob) -> list[int]:
         votes = [secint(secint.field(share)) for share in open_shares(keys, job)]
         count = mpc.sum(votes)
-        unit = mpc.unit_vector(count, len(job.scaled))
-        scaled = mpc.sum([e * n for e, n in zip(unit, job.scaled)])
         draws = []
-        for _ in range(job.releases):
-            bits = mpc.random_bits(secint, job.random_bits)
-            u = mpc.sum([b * (1 << j) for j, b in enumerate(bits)])
-            draws.append(u < scaled)
+        if job.function == "sum":
+            return await noisy_counts(job, count)
+        else:
+            unit = mpc.unit_vector(count, len(job.scaled))
+            scaled = mpc.sum([e * n for e, n in zip(unit, job.scaled)])
+            draws = [uniform(job) < scaled for _ in range(job.releases)]
         return [int(r) for r in await mpc.output(draws)]
 
     def sent() -> int:
@@ -162,8 +194,9 @@ def main() -> None:
             cpu, before = time.process_time(), sent()
             job = RoundJob.from_line(line)
             outputs = await release(job)
-            signed = CuratorRelease.signed(signing_key, session=keys.session, round=job.round,
-                                           voters=len(job.parties), outputs=np.array(outputs, dtype=np.uint8))
+            message = SumRelease if job.function == "sum" else CuratorRelease
+            signed = message.signed(signing_key, session=keys.session, round=job.round, voters=len(job.parties),
+                                    outputs=np.array(outputs, dtype=np.int64))
             cost = {"sent": sent() - before, "cpu": time.process_time() - cpu}
             results.write(json.dumps({"release": signed.model_dump_json(), **cost}) + "\n")
             results.flush()
