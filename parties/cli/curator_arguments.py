@@ -16,13 +16,15 @@ def check_curator_arguments(function: BooleanFunction, epsilon_spec: str, protoc
     the alternative.
 
     Raises:
-        ParameterError: a function other than majority/passed, or ``--epsilon`` given as LO:HI or a
+        ParameterError: a function other than majority/passed (mpc: also sum), or ``--epsilon`` given as LO:HI or a
             file (the curator's mechanism has one (epsilon, delta) for every vote).
     """
-    if function.name != "majority":
+    allowed = ("majority", "sum") if protocol == "mpc" else ("majority",)
+    if function.name not in allowed:
+        also = " (or sum: the geometric mechanism)" if protocol == "mpc" else ""
         raise ParameterError("--function", function.name,
-                             f"majority or passed with --protocol {protocol} (the optimal central mechanism "
-                             "is for a binary function)", hint="other functions: --protocol rr")
+                             f"majority or passed{also} with --protocol {protocol} (the optimal central "
+                             "mechanism is for a binary function)", hint="other functions: --protocol rr")
     if ":" in epsilon_spec or Path(epsilon_spec).is_file():
         raise ParameterError("--epsilon", epsilon_spec,
                              f"one value with --protocol {protocol} (the same epsilon and --delta for every "

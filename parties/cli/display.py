@@ -68,7 +68,8 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
     function = str(document["function"])
     central = {"curator": "curator releases", "mpc": "compute servers release in MPyC"}.get(str(document["protocol"]),
                                                                                          "curator releases")
-    who = "observer computes" if rr_theory is None else f"{central} (optimal central mechanism)"
+    mechanism = "geometric mechanism, 000" if document.get("rule") == "geometric" else "optimal central mechanism"
+    who = "observer computes" if rr_theory is None else f"{central} ({mechanism})"
     table = Table(title=f"{document['dataset']}: {who} {function} "
                         f"({document['repetitions']} repetitions per round)")
     columns: list[tuple[str, JustifyMethod]] = [("round", "left"), ("voting", "right"), ("yes", "right"), ("truth", "left"),

@@ -59,13 +59,21 @@ class CuratorSession:
     #: The store a run opens (a subclass of the curator store for protocols that record more).
     store_class: type[CuratorStore] = CuratorStore
 
-    def check(self, config: RunConfig) -> None:
-        """See :func:`curator_privacy_level`.
+    def privacy_level(self, config: RunConfig) -> tuple[float, float]:
+        """The (epsilon, delta) of the released mechanism (:func:`curator_privacy_level`).
 
         Raises:
             ParameterError: as :func:`curator_privacy_level`.
         """
-        curator_privacy_level(config)
+        return curator_privacy_level(config)
+
+    def check(self, config: RunConfig) -> None:
+        """See :meth:`privacy_level`.
+
+        Raises:
+            ParameterError: as :meth:`privacy_level`.
+        """
+        self.privacy_level(config)
 
     @contextlib.contextmanager
     def open_store(self, config: RunConfig) -> Iterator[tuple[TranscriptStore, frozenset[int]]]:
@@ -74,7 +82,7 @@ class CuratorSession:
         Raises:
             ParameterError: the session is stored with other parameters; the store is not writable.
         """
-        epsilon, delta = curator_privacy_level(config)
+        epsilon, delta = self.privacy_level(config)
         with self.store_class(config.store_path) as store:
             yield store, store.open_curator_session(config.session, config.k, config.repetitions,
                                                     config.round_names, epsilon, delta,

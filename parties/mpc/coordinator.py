@@ -18,8 +18,9 @@ Per round:
    release topic and records ballots (ciphertexts), releases and each server's cost of the round
    (:mod:`mpdp.parties.mpc.store`).
 
-With no participant (n = 0) the output is the majority of nobody, 0, released without the servers (it
-depends on no one's data). A server that fails or is missing fails the round with a
+With no participant (n = 0) the output is the majority (or sum) of nobody, 0, released without the servers
+(it depends on no one's data). For ``sum`` the servers release clamp(s + Z, 0, n) with 000's two-sided
+geometric noise at epsilon (a :class:`mpdp.broker.mpc_messages.SumRelease` per server). A server that fails or is missing fails the round with a
 :class:`mpdp.protocols.errors.WorkerError`: MPyC has no dropout tolerance. The releases are secret
 draws of the servers (MPyC's pseudorandom secret sharing from the OS CSPRNG): never seeded.
 """
@@ -32,7 +33,7 @@ import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from mpdp.broker.curator_messages import CuratorRelease
-from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot
+from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot, SumRelease
 from mpdp.broker.topics import Topics
 from mpdp.parties.curator.curator import recorded_ballots
 from mpdp.parties.mpc.cluster import ServerCluster, round_jobs
@@ -40,9 +41,9 @@ from mpdp.parties.mpc.store import MpcRows
 from mpdp.parties.rounds.engine import ClosedRound, Closing
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.protocols.errors import ProtocolViolation
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.majority_mechanism import central_majority_mechanism
-from mpdp.protocols.threshold_release import DEFAULT_RANDOM_BITS, release_table
+from mpdp.protocols.threshold_release import DEFAULT_RANDOM_BITS, geometric_table, release_table
 
 __all__ = ["MpcCoordinator", "Shares"]
 
@@ -58,7 +59,12 @@ class MpcCoordinator:
         cluster: the compute servers (started at the first announcement; closed by :meth:`conclude` or
             its owner).
         epsilon, delta: the central mechanism's privacy level per vote (every party's).
+        function: ``"majority"`` (001's optimal central mechanism) or ``"sum"`` (000's geometric
+            mechanism at epsilon, clamped to 0..n).
         random_bits: L of the integer release table.
+
+    Raises:
+        ParameterError: another function.
     """
 
     role = "mpc"
@@ -66,10 +72,12 @@ class MpcCoordinator:
     filters: tuple[str, ...] = ()
 
     def __init__(self, topics: Topics, cluster: ServerCluster, epsilon: float, delta: float, *,
-                 random_bits: int = DEFAULT_RANDOM_BITS) -> None:
+                 function: str = "majority", random_bits: int = DEFAULT_RANDOM_BITS) -> None:
+        if function not in ("majority", "sum"):
+            raise ParameterError("function", function, "majority or sum with the mpc protocol")
         self._topics = topics
         self.cluster = cluster
-        self.epsilon, self.delta, self.random_bits = epsilon, delta, random_bits
+        self.epsilon, self.delta, self.function, self.random_bits = epsilon, delta, function, random_bits
 
     def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
                      repetitions: int) -> MpcAnnouncement:
@@ -111,17 +119,19 @@ class MpcCoordinator:
         """
         parties = closed.participants.tolist()
         if parties:
-            table = release_table(central_majority_mechanism(len(parties), self.epsilon, self.delta).release_one,
-                                  self.random_bits)
+            table = (geometric_table(self.epsilon, self.random_bits) if self.function == "sum" else
+                     release_table(central_majority_mechanism(len(parties), self.epsilon, self.delta).release_one,
+                                   self.random_bits))
             jobs = round_jobs(closed.index, parties, [closed.received[p].payload for p in parties], table,
                               closed.repetitions)
             outputs, releases = self.cluster.release(jobs)
             costs = self.cluster.last_costs
         else:
             costs = ()
-            outputs = np.zeros(closed.repetitions, dtype=np.uint8)
-            releases = [CuratorRelease.signed(signer, session=closed.session, round=closed.index, voters=0,
-                                              outputs=outputs).model_dump_json()]
+            outputs = np.zeros(closed.repetitions, dtype=np.int64)
+            message = SumRelease if self.function == "sum" else CuratorRelease
+            releases = [message.signed(signer, session=closed.session, round=closed.index, voters=0,
+                                       outputs=outputs).model_dump_json()]
         rows = MpcRows(recorded_ballots(closed), len(parties), json.dumps(releases), costs)
         return Closing(closed.outcome(outputs.astype(np.int64), None), rows,
                        tuple((self._topics.release, text) for text in releases))

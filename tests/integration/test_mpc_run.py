@@ -92,8 +92,21 @@ async def test_the_servers_release_the_exact_majority_and_the_broker_sees_only_c
     assert multiprocessing.active_children() == [] and not [c for c in commands if b"mpc.server" in c]
 
 
+async def test_the_servers_release_the_sum(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    """sum at eps = 30: the geometric table has no threshold >= 1 at L = 40 (e^-30 2^40 < 1/2), so the noise
+    is 0 as drawn and every release is the participants' exact count, computed from the sealed shares."""
+    config = _config(tmp_path, mosquitto, function=parse_function("sum"), mechanisms=(RandomizedResponse(30.0),) * K,
+                     repetitions=3)
+    outcome = await run_async(config)
+    for index, got in enumerate(outcome.rounds):
+        votes = config.bits[got.participants, index]
+        assert got.decisions.tolist() == [int(votes.sum())] * 3
+
+
 async def test_mpc_refuses_what_it_cannot_release(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match="threshold"):
         await run_async(_config(tmp_path, mosquitto, threshold=2))
     with pytest.raises(ParameterError, match="protocol rr"):
-        await run_async(_config(tmp_path, mosquitto, function=parse_function("sum")))
+        await run_async(_config(tmp_path, mosquitto, function=parse_function("xor")))
+    with pytest.raises(ParameterError, match="finite epsilon"):
+        await run_async(_config(tmp_path, mosquitto, function=parse_function("sum")))  # eps = inf

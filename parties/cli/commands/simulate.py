@@ -105,7 +105,8 @@ protocol: rr (default) = distributed, no one is trusted: each party publishes it
   release with no one trusted: each party Shamir-shares its bit among --servers M compute servers
   (share i sealed to server i), the servers (MPyC processes, T < M/2 may collude) compute the count
   and draw the release inside the computation; only the release is opened. A server that fails or is
-  missing fails the run (MPyC has no dropout tolerance).
+  missing fails the run (MPyC has no dropout tolerance). mpc also releases --function sum with the
+  two-sided geometric mechanism (000), clamped to 0..n.
 
 {REPETITIONS_NOTE}
 """
@@ -238,8 +239,11 @@ def _document(args: argparse.Namespace, dataset: Dataset, seed: int, mechanisms:
 
 
 def _rule(args: argparse.Namespace) -> str:
-    """What decides a round: the observer's rule (rr), or the central mechanism (curator, mpc)."""
-    return str(args.rule) if args.protocol == "rr" else "curator"
+    """What decides a round: the observer's rule (rr), the central mechanism (curator, mpc), or mpc's
+    geometric mechanism (``--function sum``)."""
+    if args.protocol == "rr":
+        return str(args.rule)
+    return "geometric" if args.protocol == "mpc" and args.function == "sum" else "curator"
 
 
 def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[RandomizedResponse],
