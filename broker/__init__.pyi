@@ -19,6 +19,7 @@ from .messages import (
     WorkerStatus,
     new_nonce,
 )
+from .mpc_messages import MpcAnnouncement, SharedBallot, SumRelease
 from .mosquitto import CONFIG_TEMPLATE, render_config, run_mosquitto
 from .packing import pack_symbols, packed_length, unpack_symbols
 from .ports import LOOPBACK, free_loopback_port
@@ -47,7 +48,10 @@ __all__ = [
     "CuratorAnnouncement",
     "CuratorRelease",
     "DecisionMessage",
+    "MpcAnnouncement",
     "PartyMessage",
+    "SharedBallot",
+    "SumRelease",
     "SealedBallot",
     "Topics",
     "TranscriptMessage",
