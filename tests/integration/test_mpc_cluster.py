@@ -52,7 +52,7 @@ def test_released_distribution_is_the_central_mechanisms_at_every_count() -> Non
     with ServerCluster(3, 1) as cluster:
         for count in range(VOTERS + 1):
             bits = np.array([1] * count + [0] * (VOTERS - count), dtype=np.uint8)
-            released, signed = cluster.release(server_jobs(bits, table, 160, 1, cluster.public_keys,
+            released, signed = cluster.release(server_jobs(bits, table, 150, 1, cluster.public_keys,
                                                            round_index=count))
             assert released.shape == (150,) and set(np.unique(released)) <= {0, 1} and len(signed) == 3
             assert_proportion_fits(int(released.sum()), 150, float(table.released_probability[count]),
@@ -64,8 +64,9 @@ def test_released_distribution_is_the_central_mechanisms_at_every_count() -> Non
 
 def test_the_secure_sum_draws_the_geometric_mechanism() -> None:
     """sum, eps = 1, L = 6 (thresholds 24, 9, 3, 1: the integer table is exact, so the test is too), n = 4,
-    one server session, counts s = 1 and s = 2, 160 noisy counts each (every cell expects >= 5): chi-square goodness of fit to
-    clamp(s + Z, 0, 4) as drawn (GeometricTable.release_pmf) at alpha = 1e-3 / 2 (Bonferroni)."""
+    one server session, counts s = 1 and s = 2, 160 noisy counts each (every cell expects >= 5): chi-square
+    goodness of fit to clamp(s + Z, 0, 4) as drawn (GeometricTable.release_pmf) at alpha = 1e-3 / 2
+    (Bonferroni)."""
     table = geometric_table(1.0, 6)
     with ServerCluster(3, 1) as cluster:
         for count in (1, 2):
