@@ -10,7 +10,10 @@
   exact engine holds the round, the average rule's theory as above;
 * ``rule="curator"``: the curator's released outputs; theory
   :func:`mpdp.analysis.central_vs_distributed.curator_accuracy_on_input`, and beside it the
-  randomized-response protocol's exact accuracy on the same votes at the same (epsilon, delta).
+  randomized-response protocol's exact accuracy on the same votes at the same (epsilon, delta);
+* ``rule="geometric"`` (mpc, ``sum``): the noisy counts clamp(s + Z, 0, n) of 000's geometric mechanism as
+  the servers draw it; theory P(release = s) exactly from the integer table
+  (:meth:`mpdp.protocols.threshold_release.GeometricTable.release_pmf`), and the rr protocol's beside it.
 
 With the parties' own decisions (``party_decisions``, randomized response) the round also gets their
 mean measured accuracy, the exact theory of their rules on x and the 002 law check
@@ -37,11 +40,13 @@ from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rule_factory import RuleCache, zero_one_measure
 from mpdp.protocols.rules import RULE_KINDS
+from mpdp.protocols.threshold_release import geometric_table
 
-__all__ = ["EVALUATED_RULES", "PartyEvaluation", "RoundEvaluation", "evaluate_round"]
+__all__ = ["EVALUATED_RULES", "PartyEvaluation", "RoundEvaluation", "evaluate_round", "geometric_accuracy_on_input"]
 
-#: What decided a round: the observer's rule of a kind (randomized response) or the curator.
-EVALUATED_RULES = (*RULE_KINDS, "curator")
+#: What decided a round: the observer's rule of a kind (randomized response), the curator's (or mpc's)
+#: central mechanism for the majority, or mpc's geometric mechanism for the sum.
+EVALUATED_RULES = (*RULE_KINDS, "curator", "geometric")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +116,21 @@ def _party_evaluation(decisions: NDArray[np.int64], truth: int | None,
                            int((~answered).sum()), theory.law_holds)
 
 
+def geometric_accuracy_on_input(x: NDArray[np.integer[Any]], epsilon: float) -> AccuracyOnInput:
+    """Exact P(release = s | x) of the sum released by 000's geometric mechanism clamped to 0..n, as the
+    mpc servers draw it (L = 40 integer table; :class:`mpdp.protocols.threshold_release.GeometricTable`).
+
+    Raises:
+        ParameterError: epsilon not finite and > 0.
+    """
+    votes = np.asarray(x, dtype=np.int64)
+    if votes.size == 0:
+        value = 1.0  # the sum of nobody is 0, released without noise
+    else:
+        value = float(geometric_table(epsilon).release_pmf(int(votes.sum()), int(votes.size))[int(votes.sum())])
+    return AccuracyOnInput(value, True, value, value, "exact: the geometric mechanism (000) clamped to 0..n, L = 40")
+
+
 def evaluate_round(
     name: str,
     mechanisms: Sequence[RandomizedResponse],
@@ -156,18 +176,19 @@ def evaluate_round(
     """
     if rule not in EVALUATED_RULES:
         raise ParameterError("rule", rule, "one of " + ", ".join(EVALUATED_RULES))
-    if rule == "curator" and party_decisions is not None:
+    if rule in ("curator", "geometric") and party_decisions is not None:
         raise ParameterError("party_decisions", "given", "None with the curator (parties do not decide)")
-    if rule == "curator" and level is None:
+    if rule in ("curator", "geometric") and level is None:
         raise ParameterError("level", None, "the curator's (epsilon, delta) as a RandomizedResponse")
     mechs = tuple(mechanisms)
     x = np.asarray(x, dtype=np.int64)
     counts: dict[str, Any] = {"rounds": rounds, "alpha": alpha, "messages_received": messages_received,
               "messages_rejected": messages_rejected}
-    if level is not None and rule == "curator":
-        result = evaluate_decisions(name, x, decisions, function,
-                                    curator_accuracy_on_input(x, level.epsilon, level.delta), **counts)
-        rr = observer_accuracy_on_input(mechs, x, function, zero_one_measure(function, 2), rng=rng)
+    if level is not None and rule in ("curator", "geometric"):
+        central = (curator_accuracy_on_input(x, level.epsilon, level.delta) if rule == "curator"
+                   else geometric_accuracy_on_input(x, level.epsilon))
+        result = evaluate_decisions(name, x, decisions, function, central, **counts)
+        rr = observer_accuracy_on_input(mechs, x, function, zero_one_measure(function, len(mechs)), rng=rng)
         return RoundEvaluation(result, status, absent, rr_theoretical_accuracy=rr.value)
     cache = rules if rules is not None else RuleCache()
     theory = None

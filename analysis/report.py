@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mpdp import __version__ as mpdp_version
-from mpdp.analysis.plot_style import COLORS, new_axes
+from mpdp.analysis.plot_style import COLORS, new_axes, series_style
 from mpdp.analysis.stats import clopper_pearson, consistency_test
 from mpdp.analysis.theory import AccuracyOnInput
 from mpdp.protocols.functions import BooleanFunction
@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
     from mpdp.analysis.evaluation import RoundEvaluation
 
-__all__ = ["CURATOR_REPETITIONS_NOTE", "REPETITIONS_NOTE", "RoundResult", "evaluate_decisions", "plot_rounds",
-           "results_document"]
+__all__ = ["CURATOR_REPETITIONS_NOTE", "MPC_REPETITIONS_NOTE", "REPETITIONS_NOTE", "RoundResult", "evaluate_decisions",
+           "plot_models", "plot_rounds", "results_document"]
 
 
 REPETITIONS_NOTE = (
@@ -45,6 +45,13 @@ CURATOR_REPETITIONS_NOTE = (
     "independent releases of the curator's mechanism on the same ballots: a simulation device to "
     "measure accuracy. In a deployment the curator releases once per round, and every release spends "
     "privacy."
+)
+
+MPC_REPETITIONS_NOTE = (
+    "mpc protocol: each party secret-shares its bit once per round among the compute servers; repetitions "
+    "are independent releases drawn inside the secure computation from the same shares: a simulation "
+    "device to measure accuracy. In a deployment the servers release once per round, and every release "
+    "spends privacy."
 )
 
 
@@ -140,7 +147,7 @@ def results_document(
 
     Args:
         session: the session id (also the key of the run in its transcript store).
-        protocol: ``"rr"`` or ``"curator"``; dataset, function: names; repetitions: per round.
+        protocol: ``"rr"``, ``"curator"`` or ``"mpc"``; dataset, function: names; repetitions: per round.
         seed: the root seed used; seed_given: whether the user gave it; secure: deployment mode.
         broker_kind, broker_url: where the run published; alpha: family-wise test level.
         rule: ``"average"``, ``"worst-case"`` or ``"curator"``; party_decisions: parties decided too.
@@ -163,7 +170,7 @@ def results_document(
         "rule": rule,
         "party_decisions": party_decisions,
         "wall_time_s": wall_time,
-        "note": REPETITIONS_NOTE if protocol == "rr" else CURATOR_REPETITIONS_NOTE,
+        "note": {"rr": REPETITIONS_NOTE, "mpc": MPC_REPETITIONS_NOTE}.get(protocol, CURATOR_REPETITIONS_NOTE),
         "parties": [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)],
         "rounds": [r.to_json() for r in rounds],
     }
@@ -201,5 +208,38 @@ def plot_rounds(results: Sequence[RoundResult], ax: Axes | None = None, title: s
     ax.set_ylabel("round")
     ax.set_title(title, fontsize=10)
     ax.legend(loc="lower left", fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    return figure
+
+
+def plot_models(names: Sequence[str], protocols: Sequence[tuple[str, Sequence[RoundResult]]],
+                ax: Axes | None = None, title: str = "") -> Figure:
+    """Per round, each protocol's theory (open marker) and measured accuracy with its 95% interval, side
+    by side (``mpdp compare``: randomized response, the curator, mpc).
+
+    Args:
+        names: the R round names; protocols: (label, its R round results) each, in drawing order.
+        ax: draw there, or on a new Figure. title: the axes' title.
+
+    Returns:
+        the Figure drawn on (:func:`mpdp.analysis.plot_style.save_figure` saves it).
+    """
+    figure, ax = new_axes(ax, (9.0, 0.45 * len(names) + 1.8))
+    ys = np.arange(len(names), dtype=np.float64)
+    for j, (label, results) in enumerate(protocols):
+        offset = ys + 0.22 * (j - (len(protocols) - 1) / 2)
+        err = np.array([[r.empirical_accuracy - r.ci_low for r in results],
+                        [r.ci_high - r.empirical_accuracy for r in results]])
+        style = series_style(j)
+        ax.errorbar([r.empirical_accuracy for r in results], offset, xerr=err, fmt=style["marker"],
+                    color=style["color"], capsize=2, markersize=4, label=f"{label}: measured (95% CI)")
+        ax.scatter([r.theoretical_accuracy for r in results], offset, marker="D", facecolors="none",
+                   edgecolors=style["color"], s=40, zorder=3, label=f"{label}: theory")
+    ax.set_yticks(ys, list(names), fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("accuracy: P(released or decided majority = true majority)")
+    ax.set_ylabel("round")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="lower left", fontsize=7, ncol=len(protocols))
     ax.grid(axis="x", alpha=0.3)
     return figure

@@ -21,6 +21,7 @@ from .messages import (
     WorkerStatus,
     new_nonce,
 )
+from .mpc_messages import MpcAnnouncement, SharedBallot, SumRelease
 from .mosquitto import CONFIG_TEMPLATE, render_config, run_configured_mosquitto, run_mosquitto
 from .packing import pack_symbols, packed_length, unpack_symbols
 from .ports import LOOPBACK, free_loopback_port
@@ -53,7 +54,10 @@ __all__ = [
     "CuratorRelease",
     "DecisionMessage",
     "Limits",
+    "MpcAnnouncement",
     "PartyMessage",
+    "SharedBallot",
+    "SumRelease",
     "SealedBallot",
     "Topics",
     "TranscriptMessage",

@@ -52,8 +52,8 @@ def encode_key(raw: bytes) -> str:
     return base64.b64encode(raw).decode("ascii")
 
 
-def decode_key(text: str, size: int, what: str) -> bytes:
-    """Inverse of :func:`encode_key`, checking the length.
+def decode_key(text: str, size: int | None, what: str) -> bytes:
+    """Inverse of :func:`encode_key`, checking the length (``size`` None: any length).
 
     Raises:
         ProtocolViolation: ``"schema"`` for text that is not canonical base64 of ``size`` bytes.
@@ -62,7 +62,7 @@ def decode_key(text: str, size: int, what: str) -> bytes:
         raw = base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
         raise ProtocolViolation("schema", f"{what}: not base64") from None
-    if len(raw) != size or encode_key(raw) != text:
+    if (size is not None and len(raw) != size) or encode_key(raw) != text:
         raise ProtocolViolation("schema", f"{what}: need canonical base64 of {size} bytes")
     return raw
 

@@ -1,5 +1,5 @@
-"""The processes: the protocol-neutral round engine, the protocols on it (randomized response, curator),
-sessions (runner, workers, deployment roles) and the ``mpdp`` command line.
+"""The processes: the protocol-neutral round engine, the protocols on it (randomized response, curator,
+mpc), sessions (runner, workers, deployment roles) and the ``mpdp`` command line.
 
 Names are imported lazily (PEP 562): ``from mpdp.parties import run`` loads only what ``run`` needs;
 ``__init__.pyi`` lists them for type checkers and for the loader.
@@ -9,6 +9,11 @@ from .curator.curator import Curator
 from .curator.party import CuratorParty
 from .curator.session import CuratorSession, curator_privacy_level
 from .curator.store import BallotRows, CuratorStore, RecordedBallot
+from .mpc.cluster import ServerCluster, ServerCost, secure_release
+from .mpc.coordinator import MpcCoordinator
+from .mpc.party import MpcParty
+from .mpc.session import MpcSession
+from .mpc.store import MpcStore
 from .rounds.engine import ClosedRound, Closing, RoundEngine, RoundProtocol, open_engine
 from .rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
 from .rounds.privacy import (
@@ -31,6 +36,7 @@ from .rr.decisions import PartyDecider, PartyDecisionSpec, apply_rule
 from .rr.observer import Observer
 from .rr.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, secure_sampler
 from .rr.session import RandomizedResponseSession
+from .session.compare import ProtocolComparison, ProtocolCost, compare_live
 from .session.config import PROTOCOLS, RunConfig, default_workers
 from .session.evaluate import evaluate_run
 from .session.external_broker import deployment_endpoint
@@ -66,6 +72,10 @@ __all__ = [
     "HostConfig",
     "KeyFile",
     "MessageRows",
+    "MpcCoordinator",
+    "MpcParty",
+    "MpcSession",
+    "MpcStore",
     "ObserveConfig",
     "Observer",
     "PROTOCOLS",
@@ -75,6 +85,8 @@ __all__ = [
     "PartyEntry",
     "PartySpec",
     "ProgressCallback",
+    "ProtocolComparison",
+    "ProtocolCost",
     "RandomizedResponseSession",
     "RecordedBallot",
     "RecordedMessage",
@@ -88,6 +100,8 @@ __all__ = [
     "RunConfig",
     "RunOutcome",
     "SeedTree",
+    "ServerCluster",
+    "ServerCost",
     "SessionProtocol",
     "SessionRoster",
     "TranscriptStore",
@@ -95,6 +109,7 @@ __all__ = [
     "WorkerSpec",
     "apply_rule",
     "check_privacy_options",
+    "compare_live",
     "coordinator_key_path",
     "curator_privacy_level",
     "decision_generator",
@@ -117,6 +132,7 @@ __all__ = [
     "round_generator",
     "run",
     "run_async",
+    "secure_release",
     "secure_sampler",
     "serve_parties",
     "wait_for_parties",

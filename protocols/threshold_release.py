@@ -23,7 +23,8 @@ from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["DEFAULT_RANDOM_BITS", "ReleaseTable", "release_table", "rounding_delta_bound"]
+__all__ = ["DEFAULT_RANDOM_BITS", "GeometricTable", "ReleaseTable", "geometric_table", "release_table",
+           "rounding_delta_bound"]
 
 #: L, the number of secret random bits of u by default: the released probabilities are R to within
 #: 2^-41 (< 5e-13), and delta grows by at most (1 + e^eps) 2^-41.
@@ -116,3 +117,62 @@ def release_table(release_one: NDArray[np.float64], random_bits: int = DEFAULT_R
 def _check_bits(random_bits: int) -> None:
     if not isinstance(random_bits, (int, np.integer)) or not 1 <= random_bits <= _MAX_RANDOM_BITS:
         raise ParameterError("random_bits", random_bits, f"an integer in 1..{_MAX_RANDOM_BITS}")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GeometricTable:
+    """The two-sided geometric mechanism of 000 (§4.2) for a count in exact integers, clamped to 0..n.
+
+    A geometric G with P(G >= j) = alpha^j (alpha = e^-eps) is drawn from one uniform u on 0..2^L - 1 as
+    G = #{j >= 1 : u < t_j} with the public non-increasing thresholds t_j = round(alpha^j 2^L), j = 1..J (J the
+    last j with t_j >= 1): P(G >= j) = t_j / 2^L exactly. The release is clamp(s + G1 - G2, 0, n) with two
+    independent such G (the difference of two geometrics is the two-sided geometric noise
+    P(Z = z) = (1 - alpha)/(1 + alpha) alpha^|z|; clamping is post-processing). Each P(G >= j) is within
+    2^-(L+1) of alpha^j and the tail beyond J is below 2^-(L+1).
+
+    Attributes:
+        epsilon: > 0; random_bits: L; thresholds: int64 (J,), t_1 >= ... >= t_J >= 1 (J >= 0).
+    """
+
+    epsilon: float
+    random_bits: int
+    thresholds: NDArray[np.int64] = field(repr=False)
+
+    def noise_pmf(self) -> NDArray[np.float64]:
+        """float64 (2J + 1,): P(G1 - G2 = z) for z = -J..J, exactly as drawn from the table."""
+        upper = np.concatenate([[2**self.random_bits], self.thresholds, [0]]).astype(np.float64)
+        g = (upper[:-1] - upper[1:]) / float(2**self.random_bits)  # P(G = 0..J)
+        return np.convolve(g, g[::-1])
+
+    def release_pmf(self, count: int, voters: int) -> NDArray[np.float64]:
+        """float64 (voters + 1,): P(release = y | count) for y = 0..voters, exactly as drawn.
+
+        Raises:
+            ParameterError: count outside 0..voters.
+        """
+        if not 0 <= count <= voters:
+            raise ParameterError("count", count, f"an integer in 0..{voters}")
+        noise = self.noise_pmf()
+        span = (noise.size - 1) // 2
+        released = np.clip(np.arange(-span, span + 1) + count, 0, voters)
+        pmf: NDArray[np.float64] = np.bincount(released, weights=noise, minlength=voters + 1).astype(np.float64)
+        return pmf
+
+
+def geometric_table(epsilon: float, random_bits: int = DEFAULT_RANDOM_BITS) -> GeometricTable:
+    """The integer table of the two-sided geometric mechanism (:class:`GeometricTable`).
+
+    Raises:
+        ParameterError: epsilon not > 0 and finite, or L outside 1..60.
+    """
+    _check_bits(random_bits)
+    if not 0.0 < epsilon < math.inf:
+        raise ParameterError("epsilon", epsilon, "a finite number > 0 for the geometric mechanism")
+    thresholds = []
+    j = 1
+    while (t := round(math.exp(-epsilon * j) * 2.0**random_bits)) >= 1:
+        thresholds.append(t)
+        j += 1
+    table = np.array(thresholds, dtype=np.int64)
+    table.setflags(write=False)
+    return GeometricTable(float(epsilon), int(random_bits), table)

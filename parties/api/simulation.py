@@ -37,7 +37,8 @@ from mpdp.parties.cli.display import Progress
 from mpdp.parties.cli.params import parse_mechanisms, warn_if_no_privacy
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section
-from mpdp.parties.session.config import RunConfig
+from mpdp.parties.mpc.sharing import check_servers
+from mpdp.parties.session.config import PROTOCOLS, RunConfig
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
 from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.runner import run_async
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["OUT_FILES", "Simulation", "simulate", "simulate_async"]
+__all__ = ["OUT_FILES", "Simulation", "check_run_options", "simulate", "simulate_async"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -144,10 +145,16 @@ def _mechanisms(epsilon: float | str | Sequence[float], delta: float, k: int,
     return mechanisms
 
 
-def _check(repetitions: int, seed: int | None, secure: bool, workers: int | None, alpha: float,
-           round_timeout: float, protocol: str, rule: str, party_decisions: bool) -> None:
-    if protocol not in ("rr", "curator"):
-        raise ParameterError("protocol", protocol, "rr (randomized response) or curator")
+def check_run_options(repetitions: int, seed: int | None, secure: bool, workers: int | None, alpha: float,
+                      round_timeout: float, protocol: str, rule: str = "average",
+                      party_decisions: bool = False) -> None:
+    """The options every live run shares (:func:`simulate_async`, ``mpdp compare``), each in its range.
+
+    Raises:
+        ParameterError: the first value out of its range (named by its keyword, with what is allowed).
+    """
+    if protocol not in PROTOCOLS:
+        raise ParameterError("protocol", protocol, "rr (randomized response), curator or mpc")
     if rule not in ("average", "worst-case"):
         raise ParameterError("rule", rule, "average or worst-case")
     if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
@@ -163,10 +170,10 @@ def _check(repetitions: int, seed: int | None, secure: bool, workers: int | None
         raise ParameterError("alpha", alpha, "a level in (0, 1)")
     if not round_timeout > 0:
         raise ParameterError("round_timeout", round_timeout, "a number of seconds > 0")
-    if protocol == "curator" and (rule != "average" or party_decisions):
+    if protocol != "rr" and (rule != "average" or party_decisions):
         raise ParameterError("rule" if rule != "average" else "party_decisions",
                              rule if rule != "average" else True,
-                             "the defaults with protocol curator (the curator has no decision rule)")
+                             f"the defaults with protocol {protocol} (the central mechanism has no decision rule)")
 
 
 async def simulate_async(
@@ -183,6 +190,8 @@ async def simulate_async(
     rule: str = "average",
     seed: int | None = None,
     protocol: str = "rr",
+    servers: int = 3,
+    threshold: int = 1,
     broker: str | BrokerSettings | None = None,
     out: str | Path | None = None,
     force: bool = False,
@@ -212,7 +221,11 @@ async def simulate_async(
         repetitions: independent privatizations of each round (a simulation device).
         function: ``majority`` (``passed`` for the House), ``sum``, ``xor``, ``and``, ``or``, ``threshold:T``.
         rule: the observer's ``average`` (002 eq. (4)) or ``worst-case`` (eq. (6)) optimal rule.
-        seed: makes the run reproducible (None: OS entropy). protocol: ``rr`` or ``curator``.
+        seed: makes the run reproducible (None: OS entropy).
+        protocol: ``rr`` (randomized response, no one trusted), ``curator`` (a trusted curator releases
+            the optimal central mechanism's output, 001) or ``mpc`` (the same release computed by
+            ``servers`` MPyC compute servers of which ``threshold`` < servers/2 may collude; majority,
+            or sum with the geometric mechanism of 000).
         broker: None (``$MPDP_BROKER_URL``, else our own), ``embedded``, ``mosquitto``, a URL
             (``mqtt[s]://[USER:PASSWORD@]HOST:PORT``, ``ws[s]://...``; login and TLS files also from
             ``MPDP_BROKER_*``), or :class:`~mpdp.broker.settings.BrokerSettings` for TLS options.
@@ -241,7 +254,7 @@ async def simulate_async(
     check_main_guard("mpdp.simulate")
     if dataset is None and votes is None and parties is None:
         dataset = "house-votes-84"
-    _check(repetitions, seed, secure, workers, alpha, round_timeout, protocol, rule, party_decisions)
+    check_run_options(repetitions, seed, secure, workers, alpha, round_timeout, protocol, rule, party_decisions)
     parsed_budget = (None if budget is None else Budget.parse(budget) if isinstance(budget, str)
                      else Budget(*budget))
     delta_slack = check_privacy_options(parsed_budget, delta_slack)
@@ -251,11 +264,13 @@ async def simulate_async(
         raise ParameterError("function", f.name, "a symmetric function for the live run (majority, sum, xor, "
                              "and, or, threshold:T)", hint="truth tables: see mpdp.accuracy")
     epsilon_text = epsilon if isinstance(epsilon, str) else repr(epsilon) if isinstance(epsilon, (int, float)) else ""
-    if protocol == "curator":
-        check_curator_arguments(f, epsilon_text or "per-party:list")
+    if protocol != "rr":
+        check_curator_arguments(f, epsilon_text or "per-party:list", protocol)
         if parsed_budget is not None:
             raise ParameterError("budget", budget, "per-party budgets with protocol rr only",
-                                 hint="the curator, not the parties, releases outputs")
+                                 hint=f"with protocol {protocol} the parties release nothing themselves")
+    if protocol == "mpc":
+        check_servers(servers, threshold, "servers", "threshold")
     settings = broker if isinstance(broker, BrokerSettings) else BrokerSettings.from_url(broker)
     seeds = SeedTree.from_seed(seed)
     data = _dataset(dataset, votes, parties, rounds, label_column, seeds.dataset())
@@ -273,10 +288,11 @@ async def simulate_async(
                       zero_one_rules(rule, engine="posterior" if rule == "average" else "auto", cache=cache)),
         party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
         store_path=None if out_dir is None else out_dir / "transcripts.sqlite", secure=secure,
-        round_timeout=round_timeout, budget=parsed_budget, delta_slack=delta_slack, protocol=protocol)
+        round_timeout=round_timeout, budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
+        servers=servers, threshold=threshold)
     with Progress(data, enabled=progress) as bar:
         outcome = await run_async(config, progress=bar.update)
-    kind = rule if protocol == "rr" else "curator"
+    kind = rule if protocol == "rr" else "geometric" if protocol == "mpc" and f.name == "sum" else "curator"
     evaluations = evaluate_run(outcome, data.bits, mechanisms, f, rule=kind, alpha=alpha, rng=seeds.theory(),
                                rules=cache)
     privacy = None
@@ -288,7 +304,7 @@ async def simulate_async(
         secure=secure, broker_kind=outcome.broker_kind, broker_url=outcome.broker_url, alpha=alpha, rule=kind,
         party_decisions=party_decisions and protocol == "rr", wall_time=outcome.wall_time, mechanisms=mechanisms,
         rounds=evaluations, privacy=privacy)
-    title = (f"{data.name}: {'' if protocol == 'rr' else 'curator, '}{document['function']}, epsilon "
+    title = (f"{data.name}: {'' if protocol == 'rr' else protocol + ', '}{document['function']}, epsilon "
              f"{epsilon_text or 'per party'}, {repetitions} repetitions")
     result = Simulation(strict_document(document), tuple(evaluations), outcome, title, out_dir)
     if out_dir is not None:

@@ -369,3 +369,4 @@ def seed_value(text: str) -> int:
 def count_value(text: str) -> int:
     """argparse ``type=`` for a count (``--samples``, ``--jobs``): an integer >= 1."""
     return _integer_at_least(text, 1, repr(text))
+

@@ -11,18 +11,21 @@ from mpdp.protocols.functions import BooleanFunction
 __all__ = ["check_curator_arguments"]
 
 
-def check_curator_arguments(function: BooleanFunction, epsilon_spec: str) -> None:
-    """Refuse what the curator protocol cannot do, naming the alternative.
+def check_curator_arguments(function: BooleanFunction, epsilon_spec: str, protocol: str = "curator") -> None:
+    """Refuse what the curator protocol (and ``mpc``, which computes the same release) cannot do, naming
+    the alternative.
 
     Raises:
-        ParameterError: a function other than majority/passed, or ``--epsilon`` given as LO:HI or a
+        ParameterError: a function other than majority/passed (mpc: also sum), or ``--epsilon`` given as LO:HI or a
             file (the curator's mechanism has one (epsilon, delta) for every vote).
     """
-    if function.name != "majority":
+    allowed = ("majority", "sum") if protocol == "mpc" else ("majority",)
+    if function.name not in allowed:
+        also = " (or sum: the geometric mechanism)" if protocol == "mpc" else ""
         raise ParameterError("--function", function.name,
-                             "majority or passed with --protocol curator (the optimal central mechanism "
-                             "is for a binary function)", hint="other functions: --protocol rr")
+                             f"majority or passed{also} with --protocol {protocol} (the optimal central "
+                             "mechanism is for a binary function)", hint="other functions: --protocol rr")
     if ":" in epsilon_spec or Path(epsilon_spec).is_file():
         raise ParameterError("--epsilon", epsilon_spec,
-                             "one value with --protocol curator (the same epsilon and --delta for every "
+                             f"one value with --protocol {protocol} (the same epsilon and --delta for every "
                              "party)", hint="per-party levels: --protocol rr")

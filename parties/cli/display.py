@@ -66,7 +66,10 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
     # a pipe or a file gets the full table instead of rich's 80-column default
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     function = str(document["function"])
-    who = "observer computes" if rr_theory is None else "curator releases (optimal central mechanism)"
+    central = {"curator": "curator releases", "mpc": "compute servers release in MPyC"}.get(str(document["protocol"]),
+                                                                                         "curator releases")
+    mechanism = "geometric mechanism, 000" if document.get("rule") == "geometric" else "optimal central mechanism"
+    who = "observer computes" if rr_theory is None else f"{central} ({mechanism})"
     table = Table(title=f"{document['dataset']}: {who} {function} "
                         f"({document['repetitions']} repetitions per round)")
     columns: list[tuple[str, JustifyMethod]] = [("round", "left"), ("voting", "right"), ("yes", "right"), ("truth", "left"),
@@ -91,7 +94,7 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
                       "the answer 0 (README, Optimal decision rules).")
     if rr_theory is not None and results:
         console.print(
-            f"mean accuracy over rounds: curator (theory) {sum(r.theoretical_accuracy for r in results) / len(results):.4f}, "
+            f"mean accuracy over rounds: {document['protocol']} (theory) {sum(r.theoretical_accuracy for r in results) / len(results):.4f}, "
             f"randomized response (theory) {sum(rr_theory) / len(rr_theory):.4f}, at the same epsilon per party.")
     consistent = sum(r.consistent for r in results)
     broker = document["broker"]

@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "compose": "privacy of k composed (epsilon, delta)-DP mechanisms: exact optimum and bounds",
     "mechanism": "optimal DP mechanism for a binary function on a graph",
     "compare-central": "central (trusted curator) vs distributed accuracy",
+    "compare": "rr, curator and mpc live on the same data: accuracy and cost side by side",
     "figures": "every figure of the three papers, redrawn from computation (PNG and SVG)",
     "calibrate": "noise for k queries under a total (epsilon, delta): budgets and variances",
     "theorem-3-1": "random interactive protocols vs randomized response (002 Theorem 3.1)",

@@ -28,6 +28,8 @@ announces, collects, validates (the reasons above before ``curator-key``), recor
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
@@ -49,7 +51,16 @@ from mpdp.parties.session.seeds import round_generator
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.secure import secure_bernoulli
 
-__all__ = ["Curator"]
+__all__ = ["Curator", "recorded_ballots"]
+
+
+def recorded_ballots(closed: ClosedRound[Any, Any]) -> tuple[RecordedBallot, ...]:
+    """One entry per roster party of a closed round: its sealed ballot or abstention as received (the
+    message's ``kind``, ``reason`` and JSON), or ``absent`` (curator and mpc protocols)."""
+    return tuple(
+        RecordedBallot(party, "absent", None, None) if got is None
+        else RecordedBallot(party, got.message.kind, got.message.reason, got.text)
+        for party, got in ((p, closed.received.get(p)) for p in range(closed.k)))
 
 
 class Curator:
@@ -125,10 +136,7 @@ class Curator:
     def close(self, closed: ClosedRound[SealedBallot, NDArray[np.int64]], signer: Ed25519PrivateKey) -> Closing:
         """Draw the central mechanism's outputs for the opened ballots, forget the round's key, and
         publish the signed release."""
-        ballots = tuple(
-            RecordedBallot(party, "absent", None, None) if got is None
-            else RecordedBallot(party, got.message.kind, got.message.reason, got.text)
-            for party, got in ((p, closed.received.get(p)) for p in range(closed.k)))
+        ballots = recorded_ballots(closed)
         ones = sum(int(got.payload.sum()) for got in closed.received.values())
         voters = int(closed.participants.size)
         outputs = self._outputs(closed.index, curator_release_probability(ones, voters, self.epsilon, self.delta),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Self
 
 from pydantic import BaseModel
 
@@ -86,6 +87,20 @@ class CuratorParty:
         """Nothing: a curator-protocol party listens to announcements only."""
         return None
 
+    @classmethod
+    def started(cls, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
+                idle_timeout: float, connect_gate: asyncio.Semaphore, decider: object | None,
+                record: AnswerRecord | None) -> Self:
+        """A party of this class as a worker starts it (the parties of the central protocols decide nothing).
+
+        Raises:
+            ParameterError: a decider given.
+        """
+        if decider is not None:
+            raise ParameterError("party_rule", decider, "None with a central protocol (its parties decide nothing)")
+        return cls(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout, connect_gate=connect_gate,
+                   record=record)
+
     async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
         """Serve the session until the end announcement; return the number of rounds answered.
 
@@ -104,7 +119,5 @@ def start_curator_party(spec: PartySpec, connector: Connector, topics: Topics, c
     Raises:
         ParameterError: a decider given (the curator protocol's parties do not decide f).
     """
-    if decider is not None:
-        raise ParameterError("party_rule", decider, "None with the curator protocol (its parties decide nothing)")
-    return CuratorParty(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                        connect_gate=connect_gate, record=record)
+    return CuratorParty.started(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
+                                connect_gate=connect_gate, decider=decider, record=record)

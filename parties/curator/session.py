@@ -56,13 +56,24 @@ def curator_privacy_level(config: RunConfig) -> tuple[float, float]:
 class CuratorSession:
     """The curator plug-in of the runner (a :class:`mpdp.parties.session.runner.SessionProtocol`)."""
 
-    def check(self, config: RunConfig) -> None:
-        """See :func:`curator_privacy_level`.
+    #: The store a run opens (a subclass of the curator store for protocols that record more).
+    store_class: type[CuratorStore] = CuratorStore
+
+    def privacy_level(self, config: RunConfig) -> tuple[float, float]:
+        """The (epsilon, delta) of the released mechanism (:func:`curator_privacy_level`).
 
         Raises:
             ParameterError: as :func:`curator_privacy_level`.
         """
-        curator_privacy_level(config)
+        return curator_privacy_level(config)
+
+    def check(self, config: RunConfig) -> None:
+        """See :meth:`privacy_level`.
+
+        Raises:
+            ParameterError: as :meth:`privacy_level`.
+        """
+        self.privacy_level(config)
 
     @contextlib.contextmanager
     def open_store(self, config: RunConfig) -> Iterator[tuple[TranscriptStore, frozenset[int]]]:
@@ -71,8 +82,8 @@ class CuratorSession:
         Raises:
             ParameterError: the session is stored with other parameters; the store is not writable.
         """
-        epsilon, delta = curator_privacy_level(config)
-        with CuratorStore(config.store_path) as store:
+        epsilon, delta = self.privacy_level(config)
+        with self.store_class(config.store_path) as store:
             yield store, store.open_curator_session(config.session, config.k, config.repetitions,
                                                     config.round_names, epsilon, delta,
                                                     mode=rng_mode(config.secure))

@@ -73,8 +73,8 @@ class CuratorStore(TranscriptStore):
         ParameterError: the path cannot be opened as a SQLite database.
     """
 
-    def __init__(self, path: Path | str | None) -> None:
-        super().__init__(path, schema=_SCHEMA)
+    def __init__(self, path: Path | str | None, *, schema: str = "") -> None:
+        super().__init__(path, schema=_SCHEMA + schema)
 
     def open_curator_session(self, session: str, parties: int, repetitions: int,
                              round_names: Sequence[str], epsilon: float, delta: float, *,

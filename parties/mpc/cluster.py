@@ -1,165 +1,329 @@
-"""Start m MPyC compute servers as local processes, run one secure release, and leave no process behind.
+"""m MPyC compute servers as local processes for a whole session: one MPyC session, one round per job,
+and no process left behind.
 
-:func:`secure_release` is the first slice of ``--protocol mpc`` (issue 14): the voters' bits are
-Shamir-shared (:func:`mpdp.parties.mpc.sharing.share_bits`) and each share sealed to its server's X25519
-key (:mod:`mpdp.parties.mpc.sealed_shares`; a fresh key pair per server and run, the private key handed to
-that server's process only, as the runner does with the parties' keys), each server process
-(:mod:`mpdp.parties.mpc.server`) gets only its own sealed shares and the public table, the servers talk over
-MPyC's own loopback TCP links, only the releases are opened, and each server signs them (Ed25519, a
-:class:`mpdp.broker.curator_messages.CuratorRelease`): the run returns them only if every server's
-signature verifies and all agree. MPyC has no dropout tolerance: a server
-that dies or never starts makes the others wait for it, so a server exiting with an error or the deadline
-passing fails the whole run loudly (:class:`WorkerError`) after every server process has been ended.
+:class:`ServerCluster` makes each server's X25519 key pair (the parties seal their shares to the public
+keys; each private key goes to its server's process only, in a file readable by the owner) and Ed25519
+signing key, starts the m processes (:mod:`mpdp.parties.mpc.server`; they talk over MPyC's own loopback
+TCP links, connected once for the session), and per round hands each server its :class:`RoundJob` on its
+standard input and reads its signed release from its standard output. A release is returned only if every
+server's signature verifies and all agree. :func:`secure_release` is the one-round library call
+(shares made here, as the parties would make them).
+
+MPyC has no dropout tolerance: a server that dies or never starts makes the others wait for it, so a
+server exiting with an error or the deadline passing fails the round loudly (:class:`WorkerError`), and
+the cluster ends every server process (also on any error or interrupt: servers exit when their standard
+input closes, and :meth:`ServerCluster.close` kills what is left).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import select
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 
 import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.broker.curator_messages import CuratorRelease
+from mpdp.broker.mpc_messages import SumRelease
 from mpdp.broker.ports import LOOPBACK
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.parties.mpc.sealed_shares import seal_shares
-from mpdp.parties.mpc.server import ServerJob, write_job
-from mpdp.parties.mpc.sharing import field_modulus, share_bits
+from mpdp.parties.mpc.server import RoundJob, ServerKeys, write_keys
+from mpdp.parties.mpc.sharing import check_servers, field_modulus, share_bits
 from mpdp.protocols.errors import ParameterError, WorkerError
-from mpdp.protocols.threshold_release import ReleaseTable
+from mpdp.protocols.threshold_release import GeometricTable, ReleaseTable
 
-__all__ = ["DEFAULT_DEADLINE", "secure_release", "server_jobs"]
+__all__ = ["DEFAULT_DEADLINE", "ServerCluster", "ServerCost", "round_jobs", "secure_release", "server_jobs"]
 
-#: Seconds a secure release may take before the servers are ended and the run fails.
+#: Seconds a secure round (including the servers' start) may take before the run fails.
 DEFAULT_DEADLINE = 120.0
 
-_POLL = 0.05
+_STOP_GRACE = 5.0
 
 
-def secure_release(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, *, servers: int = 3,
-                   threshold: int = 1, deadline: float = DEFAULT_DEADLINE,
-                   missing: frozenset[int] = frozenset()) -> NDArray[np.uint8]:
-    """Draw ``releases`` independent outputs of the release rule at the participants' count, securely.
+@dataclass(frozen=True, slots=True)
+class ServerCost:
+    """What one round cost one server.
+
+    Attributes:
+        received: bytes of its job (its sealed shares and the public table, as JSON) from the coordinator.
+        sent: bytes it sent to the other servers over MPyC's links (MPyC's message headers included).
+        cpu: its process's CPU seconds in the round.
+    """
+
+    received: int
+    sent: int
+    cpu: float
+
+
+class ServerCluster:
+    """m compute servers for one session (a context manager: ``with ServerCluster(...) as cluster``).
 
     Args:
-        bits: uint8 (k,), the participants' bits (abstainers already left out), k >= 1.
-        table: the public integer table N(0..k) (:func:`mpdp.protocols.threshold_release.release_table`).
-        releases: how many independent releases (>= 1) from the one count.
-        servers, threshold: m compute servers, T < m/2 of them may collude.
-        deadline: seconds before the run is abandoned.
-        missing: server indices not started (to show that a missing server fails the run).
-
-    Returns:
-        uint8 (releases,): 1 with probability N(s) / 2^L each, s = sum(bits), independent.
+        servers, threshold: m >= 1 compute servers, T < m/2 of them may collude.
+        session: the session the parties seal their shares to.
+        deadline: seconds one round may take (the first includes the servers' start).
+        missing: server indices not started (to show that a missing server fails the round).
 
     Raises:
-        ParameterError: k = 0, a table not of k + 1 entries, releases < 1, or bad m/T/bits.
-        WorkerError: a server failed, or the servers did not finish within the deadline.
+        ParameterError: m or T out of range.
     """
-    keys = [generate_x25519_key_pair() for _ in range(servers)]
-    signing = [generate_key_pair() for _ in range(servers)]
-    jobs = server_jobs(bits, table, releases, threshold, keys, [private for private, _ in signing])
-    with tempfile.TemporaryDirectory(prefix="mpdp-mpc-") as tmp:
-        folder = Path(tmp)
-        base_port = _free_port_block(servers)
-        processes: dict[int, subprocess.Popen[bytes]] = {}
+
+    def __init__(self, servers: int = 3, threshold: int = 1, *, session: str = "local",
+                 deadline: float = DEFAULT_DEADLINE, missing: frozenset[int] = frozenset()) -> None:
+        check_servers(servers, threshold)
+        if not deadline > 0:
+            raise ParameterError("deadline", deadline, "a number of seconds > 0")
+        self.servers, self.threshold, self.session, self.deadline = servers, threshold, session, deadline
+        self._keys = [generate_x25519_key_pair() for _ in range(servers)]
+        self._signing = [generate_key_pair() for _ in range(servers)]
+        self._missing = missing
+        self._folder: Path | None = None
+        self._processes: dict[int, subprocess.Popen[bytes]] = {}
+        self._buffers: dict[int, bytes] = {}
+        #: Per server, what the last round cost it (empty before the first round).
+        self.last_costs: tuple[ServerCost, ...] = ()
+
+    @property
+    def public_keys(self) -> list[bytes]:
+        """The m servers' raw X25519 public keys, in server order (the parties seal to them)."""
+        return [public for _, public in self._keys]
+
+    @property
+    def signing_keys(self) -> list[bytes]:
+        """The m servers' raw Ed25519 public keys (their releases verify with them)."""
+        return [public for _, public in self._signing]
+
+    @property
+    def running(self) -> bool:
+        """Whether the servers were started and not yet closed."""
+        return self._folder is not None
+
+    def __enter__(self) -> ServerCluster:
+        self.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start the server processes (they connect to each other while the caller goes on).
+
+        Raises:
+            WorkerError: no free block of loopback ports.
+        """
+        if self.running:
+            return
+        self._folder = Path(tempfile.mkdtemp(prefix="mpdp-mpc-"))
         try:
-            for i, job in enumerate(jobs):
-                write_job(folder / f"job{i}.json", job)
-                if i not in missing:
-                    processes[i] = _start_server(i, servers, threshold, base_port, folder)
-            _wait(processes, deadline, folder)
-        finally:
-            for process in processes.values():
-                if process.poll() is None:
-                    process.kill()
+            base_port = _free_port_block(self.servers)
+            for i, ((private, _), (signing, _)) in enumerate(zip(self._keys, self._signing)):
+                path = self._folder / f"keys{i}.json"
+                write_keys(path, ServerKeys(field_modulus(), self.session, i, private.hex(), signing.hex()))
+                if i not in self._missing:
+                    self._processes[i] = self._spawn(i, base_port, path)
+                    self._buffers[i] = b""
+        except BaseException:
+            self.close()
+            raise
+
+    def _spawn(self, index: int, base_port: int, keys: Path) -> subprocess.Popen[bytes]:
+        assert self._folder is not None
+        command = [sys.executable, "-m", "mpdp.parties.mpc.server", "-M", str(self.servers), "-I", str(index),
+                   "-T", str(self.threshold), "-B", str(base_port), "--no-log", str(keys)]
+        with (self._folder / f"server{index}.log").open("wb") as log:  # the child keeps its own descriptor
+            return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                    bufsize=0)
+
+    def release(self, jobs: Sequence[RoundJob]) -> tuple[NDArray[np.int64], list[str]]:
+        """Run one round: job i to server i; the agreed outputs and every server's signed release JSON.
+
+        Args:
+            jobs: m jobs of the same round (:func:`round_jobs`).
+
+        Returns:
+            int64 (releases,) (majority: 0/1; sum: counts in 0..n), and the m signed release JSON texts
+            (:class:`CuratorRelease`, or :class:`mpdp.broker.mpc_messages.SumRelease`) in server order.
+
+        Raises:
+            WorkerError: a server exited, is missing, or did not answer within the deadline; a bad
+                signature; servers that disagree.
+        """
+        if len(jobs) != self.servers:
+            raise ParameterError("jobs", len(jobs), f"one job per server ({self.servers})")
+        self.start()
+        for i, process in self._processes.items():
+            assert process.stdin is not None
+            try:
+                process.stdin.write(jobs[i].to_line().encode())
+            except BrokenPipeError:
+                raise self._failure(i, process.wait()) from None
+        lines = self._read_lines()  # a missing server: the others wait for it until the deadline
+        reports = {i: json.loads(line) for i, line in lines.items()}
+        message = SumRelease if jobs[0].function == "sum" else CuratorRelease
+        self.last_costs = tuple(ServerCost(len(jobs[i].to_line()), int(reports[i]["sent"]), float(reports[i]["cpu"]))
+                                for i in range(self.servers))
+        releases = {i: str(report["release"]) for i, report in reports.items()}
+        return _agreed(releases, self.signing_keys, message), [releases[i] for i in range(self.servers)]
+
+    def _read_lines(self) -> dict[int, str]:
+        """One line from each running server, within the deadline (WorkerError otherwise)."""
+        end = time.monotonic() + self.deadline
+        lines: dict[int, str] = {}
+        while len(lines) < len(self._processes):
+            pending = {process.stdout.fileno(): i for i, process in self._processes.items()
+                       if i not in lines and process.stdout is not None}
+            ready, _, _ = select.select(list(pending), [], [], max(0.0, min(0.5, end - time.monotonic())))
+            for fd in ready:
+                i = pending[fd]
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    raise self._failure(i, self._processes[i].wait())
+                self._buffers[i] += chunk
+                if b"\n" in self._buffers[i]:
+                    line, self._buffers[i] = self._buffers[i].split(b"\n", 1)
+                    lines[i] = line.decode("utf-8")
+            if len(lines) < len(self._processes) and time.monotonic() > end:
+                late = sorted(set(self._processes) - set(lines) | self._missing)
+                raise WorkerError(f"mpc servers {late} did not finish the round within {self.deadline:g} s "
+                                  "(a server missing or stuck fails the round: MPyC has no dropout tolerance)")
+        return lines
+
+    def _failure(self, index: int, code: int) -> WorkerError:
+        assert self._folder is not None
+        log = (self._folder / f"server{index}.log").read_text(encoding="utf-8", errors="replace")
+        return WorkerError(f"mpc server {index} exited with code {code}; the round fails (MPyC has no dropout "
+                           f"tolerance); its last output: {log[-500:]!r}")
+
+    def close(self) -> None:
+        """End the session: close the servers' input (they shut MPyC down and exit), kill any left after a
+        grace period, remove the key files. Safe to call twice."""
+        for process in self._processes.values():
+            if process.stdin is not None and not process.stdin.closed:
+                try:
+                    process.stdin.close()
+                except BrokenPipeError:
+                    pass
+        end = time.monotonic() + _STOP_GRACE
+        for process in self._processes.values():
+            try:
+                process.wait(max(0.01, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
                 process.wait()
-        outputs = {i: (folder / f"out{i}.json").read_text(encoding="utf-8") for i in processes}
-    return _agreed(outputs, [public for _, public in signing])
+            if process.stdout is not None:
+                process.stdout.close()
+        self._processes.clear()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
 
 
-def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable, releases: int, threshold: int,
-                keys: Sequence[tuple[bytes, bytes]], signing_keys: Sequence[bytes], *, session: str = "local",
-                round_index: int = 0) -> list[ServerJob]:
-    """Everything each server receives: its Shamir shares of the bits, each sealed to its X25519 key as
-    party j would seal it, its private key, and the public release data.
+def round_jobs(round_index: int, parties: Sequence[int], sealed: Sequence[Sequence[tuple[bytes, bytes]]],
+               table: ReleaseTable | GeometricTable, releases: int) -> list[RoundJob]:
+    """Every server's job of one round, from the participants' sealed shares.
 
     Args:
-        bits, table, releases, threshold: as :func:`secure_release`.
-        keys: per server, its raw X25519 (private, public) key pair; m = len(keys).
-        signing_keys: per server, its raw Ed25519 private key (signs its copy of the release).
-        session, round_index: the slot the shares are sealed to.
+        round_index: the round; parties: the n >= 1 participants' ids.
+        sealed: per participant, its m (ephemeral key, ciphertext) pairs in server order.
+        table: majority: the public table N(0..n); sum: the geometric mechanism's thresholds.
+        releases: independent releases (>= 1).
 
     Returns:
         m jobs; job i differs between two vote vectors of the same length only in its sealed shares.
 
     Raises:
-        ParameterError: as :func:`secure_release`.
+        ParameterError: no participants, a table not of n + 1 entries, releases < 1, or ragged shares.
     """
     if releases < 1:
         raise ParameterError("releases", releases, "an integer >= 1")
-    if len(bits) < 1 or table.scaled.size != len(bits) + 1:
-        raise ParameterError("table", table.scaled.size, f"a table of k + 1 = {len(bits) + 1} entries "
-                             "for k >= 1 participants")
-    shares = share_bits(bits, len(keys), threshold)
-    publics = [public for _, public in keys]
-    sealed = [seal_shares([row[j] for row in shares], publics, session=session, round_index=round_index, party=j)
-              for j in range(len(bits))]
-    scaled = [int(n) for n in table.scaled]
-    return [ServerJob(field_modulus(), session, round_index, i, private.hex(), signing_keys[i].hex(),
-                      list(range(len(bits))),
-                      [[e.hex(), c.hex()] for e, c in (party[i] for party in sealed)], scaled,
-                      table.random_bits, int(releases))
-            for i, (private, _) in enumerate(keys)]
+    if not parties or (isinstance(table, ReleaseTable) and table.scaled.size != len(parties) + 1):
+        raise ParameterError("table", len(parties), f"a table of n + 1 = {len(parties) + 1} entries "
+                             "for n >= 1 participants")
+    servers = {len(shares) for shares in sealed}
+    if len(sealed) != len(parties) or len(servers) != 1:
+        raise ParameterError("sealed", f"{len(sealed)} parties, {sorted(servers)} shares each",
+                             "one share per server for every participant")
+    scaled = [int(n) for n in table.scaled] if isinstance(table, ReleaseTable) else []
+    noise = [int(t) for t in table.thresholds] if isinstance(table, GeometricTable) else []
+    return [RoundJob(int(round_index), [int(p) for p in parties],
+                     [[e.hex(), c.hex()] for e, c in (shares[i] for shares in sealed)], scaled,
+                     table.random_bits, int(releases), noise,
+                     "sum" if isinstance(table, GeometricTable) else "majority")
+            for i in range(servers.pop())]
 
 
-def _start_server(index: int, servers: int, threshold: int, base_port: int,
-                  folder: Path) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "mpdp.parties.mpc.server", "-M", str(servers), "-I", str(index),
-               "-T", str(threshold), "-B", str(base_port), "--no-log",
-               str(folder / f"job{index}.json"), str(folder / f"out{index}.json")]
-    with (folder / f"server{index}.log").open("wb") as log:  # the child keeps its own descriptor
-        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable | GeometricTable, releases: int, threshold: int,
+                server_keys: Sequence[bytes], *, session: str = "local", round_index: int = 0) -> list[RoundJob]:
+    """The jobs of one round for the votes ``bits``, each voter's shares sealed as its party would seal them.
+
+    Args:
+        bits: uint8 (k,), the participants' bits (parties 0..k-1), k >= 1.
+        table, releases: as :func:`round_jobs`; threshold: T.
+        server_keys: the m servers' raw X25519 public keys.
+        session, round_index: the slot the shares are sealed to.
+
+    Raises:
+        ParameterError: as :func:`round_jobs` and :func:`mpdp.parties.mpc.sharing.share_bits`.
+    """
+    shares = share_bits(bits, len(server_keys), threshold)
+    sealed = [seal_shares([row[j] for row in shares], server_keys, session=session, round_index=round_index,
+                          party=j) for j in range(len(bits))]
+    return round_jobs(round_index, list(range(len(bits))), sealed, table, releases)
 
 
-def _wait(processes: dict[int, subprocess.Popen[bytes]], deadline: float, folder: Path) -> None:
-    end = time.monotonic() + deadline
-    pending = dict(processes)
-    while pending:
-        for i, process in list(pending.items()):
-            code = process.poll()
-            if code is None:
-                continue
-            if code != 0:
-                log = (folder / f"server{i}.log").read_text(encoding="utf-8", errors="replace")
-                raise WorkerError(f"mpc server {i} exited with code {code}; the round fails (MPyC has no "
-                                  f"dropout tolerance); its last output: {log[-500:]!r}")
-            del pending[i]
-        if pending and time.monotonic() > end:
-            raise WorkerError(f"mpc servers {sorted(pending)} did not finish within {deadline} s (a server "
-                              "missing or stuck fails the round: MPyC has no dropout tolerance)")
-        time.sleep(_POLL)
+def secure_release(bits: NDArray[np.uint8], table: ReleaseTable | GeometricTable, releases: int, *, servers: int = 3,
+                   threshold: int = 1, deadline: float = DEFAULT_DEADLINE,
+                   missing: frozenset[int] = frozenset()) -> NDArray[np.int64]:
+    """Draw ``releases`` independent outputs of the release rule at the participants' count, securely
+    (one round of a fresh :class:`ServerCluster`).
+
+    Args:
+        bits: uint8 (k,), the participants' bits (abstainers already left out), k >= 1.
+        table: majority: the public integer table N(0..k) (:func:`mpdp.protocols.threshold_release.release_table`);
+            sum: the geometric mechanism's (:func:`mpdp.protocols.threshold_release.geometric_table`).
+        releases: how many independent releases (>= 1).
+        servers, threshold, deadline, missing: as :class:`ServerCluster`.
+
+    Returns:
+        int64 (releases,), independent: majority: 1 with probability N(s) / 2^L each, s = sum(bits); sum:
+        clamp(s + Z, 0, k) with Z as drawn from the geometric table (``GeometricTable.release_pmf``).
+
+    Raises:
+        ParameterError: k = 0, a table not of k + 1 entries, releases < 1, or bad m/T/bits.
+        WorkerError: a server failed, or the servers did not finish within the deadline.
+    """
+    with ServerCluster(servers, threshold, deadline=deadline, missing=missing) as cluster:
+        outputs, _ = cluster.release(server_jobs(bits, table, releases, threshold, cluster.public_keys))
+    return outputs
 
 
-def _agreed(outputs: dict[int, str], signing_public: Sequence[bytes]) -> NDArray[np.uint8]:
+def _agreed(outputs: dict[int, str], signing_public: Sequence[bytes],
+            message: type[CuratorRelease] | type[SumRelease]) -> NDArray[np.int64]:
     """The release every server signed (WorkerError: a bad signature, or servers that disagree)."""
     opened = []
-    for i, text in outputs.items():
-        release = CuratorRelease.model_validate_json(text)
+    for i, text in sorted(outputs.items()):
+        release = message.model_validate_json(text)
         if not verify_message(release, signing_public[i]):
             raise WorkerError(f"mpc server {i}'s release does not verify with its signing key")
         opened.append(release.output_array())
     if any(not np.array_equal(o, opened[0]) for o in opened):
         raise WorkerError("mpc servers opened different releases")
-    return opened[0].astype(np.uint8)
+    return opened[0]
 
 
 def _free_port_block(size: int, attempts: int = 50) -> int:
@@ -167,8 +331,8 @@ def _free_port_block(size: int, attempts: int = 50) -> int:
     rng = random.Random()
     for _ in range(attempts):
         base = rng.randrange(20_000, 60_000 - size)
+        sockets: list[socket.socket] = []
         try:
-            sockets = []
             for port in range(base, base + size):
                 sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                 sockets.append(sock)

@@ -1,127 +1,208 @@
-"""One compute server's process: the secure count and the central mechanism's release, in MPyC.
+"""One compute server's process: the secure count and the central mechanism's release, in MPyC, for every
+round of a session in one MPyC session.
 
-Run as ``python -m mpdp.parties.mpc.server -M m -I i -T t -B base_port --no-log JOB OUT`` (the MPyC
-runtime options first, then this program's); :mod:`mpdp.parties.mpc.cluster` starts m of them. JOB is a
-JSON file (:func:`write_job`) with this server's Shamir shares of the k participants' bits
-(:mod:`mpdp.parties.mpc.sharing`), each sealed to this server's X25519 key
-(:mod:`mpdp.parties.mpc.sealed_shares`), the server's private key, the public table N(s) of the release rule
-(:mod:`mpdp.protocols.threshold_release`), L and the number of releases. Inside the computation:
-s = sum of the shares (local), the secret unit vector e_s (MPyC ``unit_vector``: bit decomposition of s),
-N(s) = <e_s, N> (local), per release a secret u from L secret random bits, and the comparison u < N(s).
-Only the comparisons are opened (to every server); each server signs them with its Ed25519 key as the
-release message of the central mechanism (:class:`mpdp.broker.curator_messages.CuratorRelease`, the same
-wire message whoever computed it) and writes that JSON to OUT.
+Run as ``python -m mpdp.parties.mpc.server -M m -I i -T t -B base_port --no-log KEYS`` (the MPyC runtime
+options first, then this program's); :class:`mpdp.parties.mpc.cluster.ServerCluster` starts m of them.
+KEYS is a JSON file (:func:`write_keys`, readable by its owner only) with this server's X25519 private key
+(it opens the shares sealed to it) and Ed25519 signing key. The m servers connect to each other once
+(``mpc.start``) and then serve rounds until their standard input ends: each round is one JSON line
+(:class:`RoundJob`) with this server's Shamir shares of the n participants' bits
+(:mod:`mpdp.parties.mpc.sharing`), each sealed to its key (:mod:`mpdp.parties.mpc.sealed_shares`), and the
+public table N(0..n) of the release rule (:mod:`mpdp.protocols.threshold_release`).
+
+Inside the computation: s = sum of the shares (local), the secret unit vector e_s (MPyC ``unit_vector``:
+bit decomposition of s), N(s) = <e_s, N> (local), per release a secret u from L secret random bits, and the
+comparison u < N(s). For ``sum`` (:attr:`RoundJob.noise` set) each release is clamp(s + G1 - G2, 0, n)
+with G = #{j : u < t_j} for two fresh secret u (the geometric mechanism of 000,
+:class:`mpdp.protocols.threshold_release.GeometricTable`), a :class:`mpdp.broker.mpc_messages.SumRelease`.
+Only the comparisons (or the noisy counts) are opened (to every server); each server signs them with its
+Ed25519 key as the release message of the central mechanism
+(:class:`mpdp.broker.curator_messages.CuratorRelease`, the same wire message whoever computed it) and
+writes one JSON line to its standard output: ``{"release": <that JSON>, "sent": bytes it sent to the other
+servers in the round, "cpu": its CPU seconds in the round}``. Anything else the process prints goes to standard
+error. A share that does not open, or a malformed job, ends the process with an error (the cluster then
+fails the round: MPyC has no dropout tolerance).
 The MPyC runtime is imported inside :func:`main` only: it parses ``sys.argv`` on import.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
-from dataclasses import asdict, dataclass
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from mpdp.broker.curator_messages import CuratorRelease
+from mpdp.broker.mpc_messages import SumRelease
 from mpdp.parties.mpc.sealed_shares import open_share
 
-__all__ = ["ServerJob", "main", "open_shares", "read_job", "write_job"]
+__all__ = ["RoundJob", "ServerKeys", "main", "open_shares", "read_keys", "write_keys"]
 
 
 @dataclass(frozen=True, slots=True)
-class ServerJob:
-    """What one server receives.
+class ServerKeys:
+    """What one server holds for the whole session.
 
     Attributes:
         modulus: p of the field of the shares (:func:`mpdp.parties.mpc.sharing.field_modulus`).
-        session, round, server: the slot the shares are sealed to (server: this server's index i).
+        session: the session the shares are sealed to; server: this server's index i (0-based).
         private_key: this server's raw X25519 private key, hex (given to this server only).
-        signing_key: this server's raw Ed25519 private key, hex (signs the release).
-        parties: the k >= 1 participants' ids.
-        sealed: per participant, (ephemeral public key, ciphertext) in hex: its share for this server.
-        scaled: the public table N(0..k), ints in 0..2^L.
-        random_bits: L.
-        releases: how many independent releases to draw from the one count (>= 1).
+        signing_key: this server's raw Ed25519 private key, hex (signs the releases).
     """
 
     modulus: int
     session: str
-    round: int
     server: int
     private_key: str
     signing_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoundJob:
+    """What one server receives for one round.
+
+    Attributes:
+        round: the round index (the slot the shares are sealed to).
+        parties: the n >= 1 participants' ids.
+        sealed: per participant, (ephemeral public key, ciphertext) in hex: its share for this server.
+        scaled: majority: the public table N(0..n), ints in 0..2^L; sum: empty.
+        random_bits: L.
+        releases: how many independent releases to draw from the one count (>= 1).
+        noise: sum: the geometric mechanism's thresholds t_1..t_J, J >= 0
+            (:class:`mpdp.protocols.threshold_release.GeometricTable`); majority: empty.
+        function: ``"majority"`` (the central mechanism of 001) or ``"sum"`` (a noisy count).
+    """
+
+    round: int
     parties: list[int]
     sealed: list[list[str]]
     scaled: list[int]
     random_bits: int
     releases: int
+    noise: list[int] = field(default_factory=list)
+    function: str = "majority"
+
+    def to_line(self) -> str:
+        """The job as one JSON line (with its newline)."""
+        return json.dumps(asdict(self)) + "\n"
+
+    @classmethod
+    def from_line(cls, line: str) -> RoundJob:
+        """Parse :meth:`to_line`.
+
+        Raises:
+            ValueError: not a job, or a table that does not have n + 1 entries for n shares, or no shares.
+        """
+        fields: dict[str, Any] = json.loads(line)
+        job = cls(**fields)
+        n = len(job.parties)
+        if job.function not in ("majority", "sum") or (job.noise and job.function != "sum"):
+            raise ValueError(f"round {job.round}: function {job.function!r} with {len(job.noise)} noise thresholds")
+        table = 0 if job.function == "sum" else n + 1
+        if not n or len(job.sealed) != n or len(job.scaled) != table or job.releases < 1:
+            raise ValueError(f"round {job.round}: {n} parties need {n} sealed shares, a table of {table} "
+                             f"entries and releases >= 1, got {len(job.sealed)}, {len(job.scaled)}, {job.releases}")
+        return job
 
 
-def write_job(path: Path, job: ServerJob) -> None:
-    """Write ``job`` as JSON to ``path``."""
-    path.write_text(json.dumps(asdict(job)), encoding="utf-8")
+def write_keys(path: Path, keys: ServerKeys) -> None:
+    """Write ``keys`` as JSON to ``path``, readable and writable by the owner only."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(json.dumps(asdict(keys)))
 
 
-def read_job(path: Path) -> ServerJob:
-    """Read a job written by :func:`write_job`.
-
-    Raises:
-        ValueError: the table does not have k + 1 entries for k shares, or no shares.
-    """
-    job = ServerJob(**json.loads(path.read_text(encoding="utf-8")))
-    k = len(job.parties)
-    if not k or len(job.sealed) != k or len(job.scaled) != k + 1:
-        raise ValueError(f"job {path}: {k} parties need {k} sealed shares and a table of {k + 1} entries, "
-                         f"got {len(job.sealed)} and {len(job.scaled)}")
-    return job
+def read_keys(path: Path) -> ServerKeys:
+    """Read keys written by :func:`write_keys`."""
+    return ServerKeys(**json.loads(path.read_text(encoding="utf-8")))
 
 
-def open_shares(job: ServerJob) -> list[int]:
-    """This server's shares, opened with its private key (ints in 0..p-1, in party order).
+def open_shares(keys: ServerKeys, job: RoundJob) -> list[int]:
+    """This server's shares of one round, opened with its private key (ints in 0..p-1, in party order).
 
     Raises:
         ProtocolViolation: a share that does not open (``decrypt``/``plaintext``).
     """
-    key = bytes.fromhex(job.private_key)
-    return [open_share(key, (bytes.fromhex(e), bytes.fromhex(c)), session=job.session, round_index=job.round,
-                       party=party, server=job.server)
+    key = bytes.fromhex(keys.private_key)
+    return [open_share(key, (bytes.fromhex(e), bytes.fromhex(c)), session=keys.session, round_index=job.round,
+                       party=party, server=keys.server)
             for party, (e, c) in zip(job.parties, job.sealed)]
 
 
 def main() -> None:
-    """The server process: read the job, compute with the other servers, write the opened releases."""
+    """The server process: connect to the other servers, serve every round on stdin, then shut down."""
+    results = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # only the releases go to the real standard output
+
     from mpyc.runtime import mpc  # parses and strips MPyC's own options from sys.argv
 
     from mpdp.parties.mpc.sharing import SECURE_INTEGER_BITS
 
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("job", type=Path)
-    parser.add_argument("out", type=Path)
+    parser.add_argument("keys", type=Path)
     args = parser.parse_args()
-    job = read_job(args.job)
-    shares = open_shares(job)
-    secint = mpc.SecInt(SECURE_INTEGER_BITS, p=job.modulus)
+    keys = read_keys(args.keys)
+    signing_key = bytes.fromhex(keys.signing_key)
+    secint = mpc.SecInt(SECURE_INTEGER_BITS, p=keys.modulus)
 
-    async def compute() -> list[int]:
-        await mpc.start()
-        votes = [secint(secint.field(share)) for share in shares]
+    def uniform(job: RoundJob) -> Any:
+        """A secret u uniform on 0..2^L - 1 from L secret random bits."""
+        bits = mpc.random_bits(secint, job.random_bits)
+        return mpc.sum([b * (1 << j) for j, b in enumerate(bits)])
+
+    async def noisy_counts(job: RoundJob, count: Any) -> list[int]:
+        """clamp(s + G1 - G2, 0, n) per release, G = #{j : u < t_j}: all 2 x releases x J comparisons of
+        the secret u with the public thresholds in one vectorized MPyC operation."""
+        n, reps, bits = len(job.parties), job.releases, job.random_bits
+        if not job.noise:  # no threshold >= 1: the noise is 0 with certainty as drawn
+            return [int(v) for v in await mpc.output([count] * reps)]
+        random = mpc.np_reshape(mpc.np_random_bits(secint, bits * 2 * reps), (2 * reps, bits))
+        u = random @ np.array([1 << j for j in range(bits)], dtype=object)
+        below = mpc.np_less(mpc.np_outer(u, np.ones(len(job.noise), dtype=np.int64)), np.array(job.noise))
+        g = mpc.np_sum(below, axis=1)
+        y = g[:reps] - g[reps:] + count
+        y = mpc.np_where(y < 0, 0, y)
+        y = mpc.np_where(y > n, n, y)
+        return [int(v) for v in await mpc.output(y)]
+
+    async def release(job: RoundJob) -> list[int]:
+        votes = [secint(secint.field(share)) for share in open_shares(keys, job)]
         count = mpc.sum(votes)
-        unit = mpc.unit_vector(count, len(job.scaled))
-        scaled = mpc.sum([e * n for e, n in zip(unit, job.scaled)])
-        releases = []
-        for _ in range(job.releases):
-            bits = mpc.random_bits(secint, job.random_bits)
-            u = mpc.sum([b * (1 << j) for j, b in enumerate(bits)])
-            releases.append(u < scaled)
-        opened = await mpc.output(releases)
-        await mpc.shutdown()
-        return [int(r) for r in opened]
+        draws = []
+        if job.function == "sum":
+            return await noisy_counts(job, count)
+        else:
+            unit = mpc.unit_vector(count, len(job.scaled))
+            scaled = mpc.sum([e * n for e, n in zip(unit, job.scaled)])
+            draws = [uniform(job) < scaled for _ in range(job.releases)]
+        return [int(r) for r in await mpc.output(draws)]
 
-    releases = mpc.run(compute())
-    release = CuratorRelease.signed(bytes.fromhex(job.signing_key), session=job.session, round=job.round,
-                                    voters=len(job.parties), outputs=np.array(releases, dtype=np.uint8))
-    args.out.write_text(release.model_dump_json(), encoding="utf-8")
+    def sent() -> int:
+        return sum(peer.protocol.nbytes_sent for peer in mpc.parties if peer.pid != mpc.pid)
+
+    async def serve() -> None:
+        await mpc.start()
+        loop = asyncio.get_running_loop()
+        while line := await loop.run_in_executor(None, sys.stdin.readline):
+            cpu, before = time.process_time(), sent()
+            job = RoundJob.from_line(line)
+            outputs = await release(job)
+            message = SumRelease if job.function == "sum" else CuratorRelease
+            signed = message.signed(signing_key, session=keys.session, round=job.round, voters=len(job.parties),
+                                    outputs=np.array(outputs, dtype=np.int64))
+            cost = {"sent": sent() - before, "cpu": time.process_time() - cpu}
+            results.write(json.dumps({"release": signed.model_dump_json(), **cost}) + "\n")
+            results.flush()
+        await mpc.shutdown()
+
+    mpc.run(serve())
 
 
 if __name__ == "__main__":

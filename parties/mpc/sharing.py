@@ -8,20 +8,43 @@ of a secure integer as is. Any T shares are uniform on GF(p)^T whatever b is; an
 The field: the secure integers are ``SECURE_INTEGER_BITS``-bit; MPyC's comparisons need a prime of more than
 l + kappa + 1 bits (kappa = 30, MPyC's default statistical security parameter), and its default prime for
 that size is :func:`field_modulus` (``mpyc.finfields.find_prime_root``, deterministic), so voters and servers
-agree on p without talking. This module imports no MPyC runtime (that one parses ``sys.argv`` on import).
+agree on p without talking. This module imports no MPyC runtime (that one parses ``sys.argv`` on import),
+and imports the ``mpyc`` package itself with an empty command line and the root logger restored: on
+import it parses ``sys.argv`` (it would read, or choke on, mpdp's own options) and configures logging.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
+import sys
+from types import ModuleType
 
 import numpy as np
-from mpyc import finfields, thresha
 from numpy.typing import NDArray
 
+from mpdp.broker.mpc_messages import MAX_SERVERS
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["SECURE_INTEGER_BITS", "STATISTICAL_SECURITY", "field_modulus", "recombine", "share_bits"]
+__all__ = ["SECURE_INTEGER_BITS", "STATISTICAL_SECURITY", "check_servers", "field_modulus", "recombine", "share_bits"]
+
+
+
+def _import_mpyc() -> tuple[ModuleType, ModuleType]:
+    """``mpyc.finfields`` and ``mpyc.thresha``, imported as the module docstring says."""
+    argv, root = sys.argv, logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    sys.argv = [argv[0] if argv else "mpdp", "--no-log"]
+    try:
+        from mpyc import finfields, thresha
+    finally:
+        sys.argv = argv
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    return finfields, thresha
+
+
+finfields, thresha = _import_mpyc()
 
 #: l, the bit length of the servers' secure integers: holds u < 2^L and N(s) <= 2^L for L <= 60, plus sign.
 SECURE_INTEGER_BITS = 62
@@ -50,7 +73,7 @@ def share_bits(bits: NDArray[np.uint8], servers: int, threshold: int) -> list[li
     Raises:
         ParameterError: a bit other than 0/1, m < 1, or T outside 0..(m-1)//2.
     """
-    _check_servers(servers, threshold)
+    check_servers(servers, threshold)
     values = np.asarray(bits)
     if values.ndim != 1 or not bool(np.all((values == 0) | (values == 1))):
         raise ParameterError("bits", bits, "a 1-D array of 0/1 values")
@@ -78,8 +101,15 @@ def recombine(points: dict[int, list[int]]) -> list[int]:
     return [int(value) for value in thresha.recombine(field, pairs)]
 
 
-def _check_servers(servers: int, threshold: int) -> None:
-    if not isinstance(servers, int) or servers < 1:
-        raise ParameterError("servers", servers, "an integer >= 1")
+def check_servers(servers: int, threshold: int, servers_name: str = "servers",
+                  threshold_name: str = "threshold") -> None:
+    """Check m >= 1 servers and T in 0..(m-1)//2 colluders (MPyC's honest majority, T < m/2); the names
+    are what errors call them (``--servers`` on the command line).
+
+    Raises:
+        ParameterError: m or T out of range (named, with what is allowed).
+    """
+    if not isinstance(servers, int) or not 1 <= servers <= MAX_SERVERS:
+        raise ParameterError(servers_name, servers, f"an integer in 1..{MAX_SERVERS}")
     if not isinstance(threshold, int) or not 0 <= threshold <= (servers - 1) // 2:
-        raise ParameterError("threshold", threshold, f"an integer in 0..{(servers - 1) // 2} (T < m/2)")
+        raise ParameterError(threshold_name, threshold, f"an integer in 0..{(servers - 1) // 2} (T < m/2)")

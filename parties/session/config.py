@@ -24,7 +24,7 @@ from mpdp.protocols.rules import RULE_KINDS
 __all__ = ["PROTOCOLS", "RunConfig", "default_workers"]
 
 #: The protocols a run speaks (:mod:`mpdp.parties.session.runner` has one plug-in for each).
-PROTOCOLS: tuple[str, ...] = ("rr", "curator")
+PROTOCOLS: tuple[str, ...] = ("rr", "curator", "mpc")
 
 
 def default_workers() -> int:
@@ -60,7 +60,10 @@ class RunConfig:
             and its own bit; :attr:`RoundOutcome.party_decisions` holds the decisions.
         protocol: one of :data:`PROTOCOLS`: ``"rr"`` (randomized response, the central observer
             decides) or ``"curator"`` (sealed bits, the curator releases the optimal central mechanism's
-            output; one (epsilon, delta) for all, ``function`` the majority, no ``rule_factory``).
+            output; one (epsilon, delta) for all, ``function`` the majority, no ``rule_factory``) or
+            ``"mpc"`` (as the curator, but the bits are secret-shared among compute servers that release
+            in MPyC: :mod:`mpdp.parties.mpc.session`).
+        servers, threshold: mpc only: m compute servers, T < m/2 of them may collude.
 
     Raises:
         ParameterError: any field out of its domain (named, with what is allowed).
@@ -86,6 +89,8 @@ class RunConfig:
     delta_slack: float = DEFAULT_DELTA_SLACK
     party_rule: str | None = None
     protocol: str = "rr"
+    servers: int = 3
+    threshold: int = 1
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:

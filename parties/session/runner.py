@@ -13,7 +13,7 @@
                   announce the end; workers exit (else terminated, then killed)
 
 The protocol is ``config.protocol``: a :class:`SessionProtocol` in :data:`SESSION_PROTOCOLS`
-(:mod:`mpdp.parties.rr.session`, :mod:`mpdp.parties.curator.session`); a new protocol is one more entry.
+(:mod:`mpdp.parties.rr.session`, :mod:`mpdp.parties.curator.session`, :mod:`mpdp.parties.mpc.session`); a new protocol is one more entry.
 ``mpdp observe`` (:mod:`mpdp.parties.session.observe`) drives its deployed session with the same
 :func:`drive_rounds`.
 
@@ -40,6 +40,7 @@ from mpdp.broker.launch import open_broker
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.parties.curator.session import CuratorSession
+from mpdp.parties.mpc.session import MpcSession
 from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol, open_engine
 from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
 from mpdp.parties.rounds.roster import Roster
@@ -110,7 +111,8 @@ class SessionProtocol(Protocol):
 
 
 #: The runner's protocols by :attr:`RunConfig.protocol` name.
-SESSION_PROTOCOLS: dict[str, SessionProtocol] = {"rr": RandomizedResponseSession(), "curator": CuratorSession()}
+SESSION_PROTOCOLS: dict[str, SessionProtocol] = {"rr": RandomizedResponseSession(), "curator": CuratorSession(),
+                                                 "mpc": MpcSession()}
 assert tuple(SESSION_PROTOCOLS) == PROTOCOLS
 
 

@@ -21,7 +21,7 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.curator.store import CuratorStore
 from mpdp.parties.session.seeds import round_generator
-from mpdp.parties.session.runner import RunConfig, run_async
+from mpdp.parties.session.runner import RunConfig, RunOutcome, run_async
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -47,16 +47,22 @@ def _config(tmp_path: Path, endpoint: BrokerEndpoint, epsilon: float, repetition
     return RunConfig(**fields)  # type: ignore[arg-type]
 
 
-async def test_infinite_epsilon_releases_the_exact_majority(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
-    config = _config(tmp_path, mosquitto, math.inf, 30)
-    outcome = await run_async(config)
+def assert_exact_majority(config: RunConfig, outcome: RunOutcome) -> None:
+    """Every round complete, participants and abstainers as in the data, every release the majority
+    of the participants' votes (a central mechanism at eps = inf)."""
     for index, got in enumerate(outcome.rounds):
         takes_part = config.bits[:, index] >= 0
         votes = config.bits[takes_part, index]
         assert got.participants.tolist() == np.flatnonzero(takes_part).tolist()
         assert got.abstained.tolist() == np.flatnonzero(~takes_part).tolist()
-        assert (got.status, got.messages_received, got.messages_rejected) == ("complete", K, 0)
-        assert got.decisions.tolist() == [int(2 * votes.sum() > votes.size)] * 30
+        assert (got.status, got.messages_received, got.messages_rejected) == ("complete", config.k, 0)
+        assert got.decisions.tolist() == [int(2 * votes.sum() > votes.size)] * config.repetitions
+
+
+async def test_infinite_epsilon_releases_the_exact_majority(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    config = _config(tmp_path, mosquitto, math.inf, 30)
+    outcome = await run_async(config)
+    assert_exact_majority(config, outcome)
     with CuratorStore(config.store_path) as store:  # ciphertexts only, one per party that voted
         ballots = list(store.ballots(config.session))
         assert len(ballots) == K * R

@@ -1,8 +1,9 @@
-"""Three MPyC compute servers as real processes: the released distribution is R'(s), and a missing server
-fails the round loudly with no process left behind.
+"""Three MPyC compute servers as real processes: the released distribution is R'(s) at every count, one
+MPyC session serves many rounds, and a missing server fails the round loudly with no process left behind.
 
-The servers' random bits are secret (MPyC's pseudorandom secret sharing, keys from the OS CSPRNG), so these
-statistical tests are unseeded: each fails a correct implementation with probability at most ALPHA.
+The servers' random bits are secret (MPyC's pseudorandom secret sharing, keys from the OS CSPRNG; MPyC
+offers no seed), so these statistical tests cannot be seeded: each fails a correct implementation with
+probability at most its stated alpha.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp.parties.mpc.cluster import secure_release
+from mpdp.broker.mpc_messages import SumRelease
+from mpdp.parties.mpc.cluster import ServerCluster, secure_release, server_jobs
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.majority_mechanism import central_majority_mechanism
-from mpdp.protocols.threshold_release import release_table
-from tests.frequencies import assert_proportion_fits
+from mpdp.protocols.threshold_release import geometric_table, release_table
+from tests.frequencies import assert_counts_fit, assert_proportion_fits
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -39,17 +41,41 @@ def _children() -> set[int]:
     return found
 
 
-@pytest.mark.parametrize("count", [2, 3])
-def test_released_distribution_is_the_central_mechanisms(count: int) -> None:
-    """k = 5, eps = 1: R(2) = 0.269, R(3) = 0.731 (001's optimal mechanism); 150 secure releases each,
-    exact binomial test against R'(s) = N(s)/2^40 at alpha = 1e-3."""
+def test_released_distribution_is_the_central_mechanisms_at_every_count() -> None:
+    """k = 5, eps = 1, one server session, one round per count s = 0..5 with 150 secure releases each:
+    R(2) = 0.269, R(3) = 0.731 (001's optimal mechanism), R(0) = 1 - R(5) small. Exact binomial test of
+    each count against R'(s) = N(s)/2^40 at alpha = 1e-3 / 6 (Bonferroni: family-wise 1e-3); the releases
+    at s = 2 and s = 3 must also differ (the test sees the count)."""
     table = release_table(central_majority_mechanism(VOTERS, 1.0, 0.0).release_one)
-    bits = np.array([1] * count + [0] * (VOTERS - count), dtype=np.uint8)
     before = _children()
-    released = secure_release(bits, table, 150)
-    assert released.shape == (150,) and set(np.unique(released)) <= {0, 1}
-    assert_proportion_fits(int(released.sum()), 150, float(table.released_probability[count]), ALPHA)
+    ones = []
+    with ServerCluster(3, 1) as cluster:
+        for count in range(VOTERS + 1):
+            bits = np.array([1] * count + [0] * (VOTERS - count), dtype=np.uint8)
+            released, signed = cluster.release(server_jobs(bits, table, 150, 1, cluster.public_keys,
+                                                           round_index=count))
+            assert released.shape == (150,) and set(np.unique(released)) <= {0, 1} and len(signed) == 3
+            assert_proportion_fits(int(released.sum()), 150, float(table.released_probability[count]),
+                                   ALPHA / (VOTERS + 1))
+            ones.append(int(released.sum()))
+    assert ones[3] > ones[2]
     assert _children() <= before
+
+
+def test_the_secure_sum_draws_the_geometric_mechanism() -> None:
+    """sum, eps = 1, L = 6 (thresholds 24, 9, 3, 1: the integer table is exact, so the test is too), n = 4,
+    one server session, counts s = 1 and s = 2, 160 noisy counts each (every cell expects >= 5): chi-square
+    goodness of fit to clamp(s + Z, 0, 4) as drawn (GeometricTable.release_pmf) at alpha = 1e-3 / 2
+    (Bonferroni)."""
+    table = geometric_table(1.0, 6)
+    with ServerCluster(3, 1) as cluster:
+        for count in (1, 2):
+            bits = np.array([1] * count + [0] * (4 - count), dtype=np.uint8)
+            released, signed = cluster.release(server_jobs(bits, table, 160, 1, cluster.public_keys,
+                                                           round_index=count))
+            assert released.shape == (160,) and released.min() >= 0 and released.max() <= 4
+            assert SumRelease.model_validate_json(signed[0]).voters == 4
+            assert_counts_fit(np.bincount(released, minlength=5), table.release_pmf(count, 4), ALPHA / 2)
 
 
 def test_a_missing_server_fails_the_round_and_leaves_no_process() -> None:

@@ -38,6 +38,7 @@ from mpdp.parties.cli.args import (
 )
 from mpdp.parties.cli.display import party_summary, print_results
 from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.session.config import PROTOCOLS
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
 from mpdp.parties.session.datasets import DATASET_NAMES
 from mpdp.protocols.errors import ParameterError
@@ -52,6 +53,7 @@ examples:
   mpdp simulate --parties 50 --rounds 5 --function sum --seed 7 --broker mqtt://127.0.0.1:1883
   mpdp simulate --dataset house-votes-84 --epsilon 0.5 --repetitions 20 --budget 50,1e-5
   mpdp simulate --dataset house-votes-84 --protocol curator --epsilon 1 --repetitions 200
+  mpdp simulate --dataset house-votes-84 --protocol mpc --epsilon 1 --repetitions 50
 
 functions: {', '.join(FUNCTION_NAMES[:-1])}
 broker: none given starts our own (mosquitto if installed, else embedded amqtt); 'embedded'
@@ -63,7 +65,12 @@ protocol: rr (default) = distributed, no one is trusted: each party publishes it
   response and the observer decides. curator = central model: each party encrypts its true bit to a
   trusted curator (X25519, HKDF-SHA256, ChaCha20-Poly1305), the broker sees ciphertexts only, and the
   curator publishes only the output of the optimal (epsilon, delta) mechanism for the majority; the
-  table shows the rr protocol's exact accuracy at the same epsilon beside it.
+  table shows the rr protocol's exact accuracy at the same epsilon beside it. mpc = the curator's
+  release with no one trusted: each party Shamir-shares its bit among --servers M compute servers
+  (share i sealed to server i), the servers (MPyC processes, T < M/2 may collude) compute the count
+  and draw the release inside the computation; only the release is opened. A server that fails or is
+  missing fails the run (MPyC has no dropout tolerance). mpc also releases --function sum with the
+  two-sided geometric mechanism (000), clamped to 0..n.
 
 {REPETITIONS_NOTE}
 """
@@ -84,9 +91,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     data.add_argument("--parties", type=int, metavar="K", help="K parties with random bits")
     data.add_argument("--rounds", type=int, metavar="R", default=None, help="R rounds of random bits")
     add_label_column(data)
-    p.add_argument("--protocol", choices=("rr", "curator"), default="rr",
+    p.add_argument("--protocol", choices=PROTOCOLS, default="rr",
                    help="rr: randomized response, no one trusted (default); curator: a trusted curator "
-                        "releases the optimal central mechanism's output (majority only, one epsilon)")
+                        "releases the optimal central mechanism's output (majority only, one epsilon); "
+                        "mpc: the same release computed by --servers compute servers in MPyC, no one "
+                        "sees a vote")
+    p.add_argument("--servers", type=int, default=3, metavar="M",
+                   help="--protocol mpc: compute servers, each its own process (default: 3)")
+    p.add_argument("--threshold", type=int, default=1, metavar="T",
+                   help="--protocol mpc: colluding servers tolerated, T < M/2 (default: 1)")
     p.add_argument("--function", default="majority", metavar="NAME",
                    help="what the observer computes over the parties taking part (default: majority "
                         "= strictly more ones than zeros; 'passed' for the House)")
@@ -151,8 +164,8 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         args.json = output_file(args.json, "--json")
     options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
         "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
-        "seed", "protocol", "broker", "out", "workers", "party_decisions", "alpha", "round_timeout", "budget",
-        "delta_slack")}
+        "seed", "protocol", "servers", "threshold", "broker", "out", "workers", "party_decisions", "alpha",
+        "round_timeout", "budget", "delta_slack")}
     options["secure"] = ("--secure", args.secure)
     options["budget"] = "--budget"
     options["input"] = ("input", args.dataset or args.parties)
@@ -160,12 +173,12 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         result = simulate(
             args.dataset, parties=args.parties, rounds=args.rounds, label_column=args.label_column,
             epsilon=args.epsilon, delta=args.delta, repetitions=args.repetitions, function=args.function,
-            rule=args.rule, seed=args.seed, protocol=args.protocol,
+            rule=args.rule, seed=args.seed, protocol=args.protocol, servers=args.servers, threshold=args.threshold,
             broker=BrokerSettings.from_url(**broker_options(args)), out=args.out, force=args.force, workers=args.workers, secure=args.secure, party_decisions=args.party_decisions,
             alpha=args.alpha, round_timeout=args.round_timeout, budget=args.budget, delta_slack=args.delta_slack,
             progress=not args.quiet)
     document = result.to_dict()
-    if result.outcome.protocol == "curator":
+    if result.outcome.protocol != "rr":
         print_results(document, result.rounds, [r.rr_theoretical_accuracy or 0.0 for r in result.evaluations])
     else:
         print_results(document, result.rounds)

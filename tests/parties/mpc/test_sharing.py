@@ -16,10 +16,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from mpdp.broker.sealed import generate_x25519_key_pair
-from mpdp.broker.signing import generate_key_pair
 from mpdp.parties.mpc.cluster import server_jobs
 from mpdp.parties.mpc.sealed_shares import open_share
-from mpdp.parties.mpc.server import open_shares
+from mpdp.parties.mpc.server import ServerKeys, open_shares
 from mpdp.parties.mpc.sharing import field_modulus, recombine, share_bits
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.majority_mechanism import central_majority_mechanism
@@ -27,6 +26,11 @@ from mpdp.protocols.threshold_release import release_table
 
 ALPHA = 1e-3
 BUCKETS = 16
+
+
+def _keys(pairs: list[tuple[bytes, bytes]], server: int) -> ServerKeys:
+    """Server ``server``'s keys (its X25519 private key; no signing key needed here)."""
+    return ServerKeys(field_modulus(), "local", server, pairs[server][0].hex(), "")
 
 
 def _bucket(values: list[int]) -> np.ndarray:
@@ -61,15 +65,15 @@ def test_one_servers_view_does_not_depend_on_the_votes() -> None:
     the views could fail."""
     table = release_table(central_majority_mechanism(11, 1.0, 0.0).release_one)
     keys = [generate_x25519_key_pair() for _ in range(3)]
-    signing = [generate_key_pair()[0] for _ in range(3)]
+    publics = [public for _, public in keys]
     views: dict[int, list[int]] = {0: [], 1: []}
     for vote in (0, 1):
         bits = np.full(11, vote, dtype=np.uint8)
         for _ in range(200):
-            jobs = server_jobs(bits, table, 5, 1, keys, signing)
-            views[vote].extend(open_shares(jobs[0]))
-            assert recombine({0: open_shares(jobs[0]), 1: open_shares(jobs[1])}) == list(bits)
-        assert replace(jobs[0], sealed=[]) == replace(server_jobs(1 - bits, table, 5, 1, keys, signing)[0], sealed=[])
+            jobs = server_jobs(bits, table, 5, 1, publics)
+            views[vote].extend(open_shares(_keys(keys, 0), jobs[0]))
+            assert recombine({0: open_shares(_keys(keys, 0), jobs[0]), 1: open_shares(_keys(keys, 1), jobs[1])}) == list(bits)
+        assert replace(jobs[0], sealed=[]) == replace(server_jobs(1 - bits, table, 5, 1, publics)[0], sealed=[])
     counts = np.stack([_bucket(views[0]), _bucket(views[1])])
     for row in counts:
         assert stats.chisquare(row).pvalue >= ALPHA
@@ -83,9 +87,9 @@ def test_bad_sharing_input_is_refused(bits: list[int], servers: int, threshold: 
 
 
 def test_jobs_need_a_table_of_k_plus_one_entries() -> None:
-    keys = [generate_x25519_key_pair() for _ in range(3)]
-    with pytest.raises(ParameterError, match="k \\+ 1 = 4"):
-        server_jobs(np.ones(3, dtype=np.uint8), release_table(np.array([0.0, 1.0])), 1, 1, keys, [b"k"] * 3)
+    keys = [generate_x25519_key_pair()[1] for _ in range(3)]
+    with pytest.raises(ParameterError, match="n \\+ 1 = 4"):
+        server_jobs(np.ones(3, dtype=np.uint8), release_table(np.array([0.0, 1.0])), 1, 1, keys)
 
 
 def test_a_server_opens_only_its_own_share_in_its_own_slot() -> None:
@@ -93,12 +97,12 @@ def test_a_server_opens_only_its_own_share_in_its_own_slot() -> None:
     fail authentication."""
     keys = [generate_x25519_key_pair() for _ in range(3)]
     job0, job1, _ = server_jobs(np.array([1, 0], dtype=np.uint8), release_table(np.array([0.0, 0.5, 1.0])),
-                                1, 1, keys, [generate_key_pair()[0] for _ in range(3)])
-    key0 = bytes.fromhex(job0.private_key)
+                                1, 1, [public for _, public in keys])
+    key0 = keys[0][0]
     own = (bytes.fromhex(job0.sealed[0][0]), bytes.fromhex(job0.sealed[0][1]))
     other = (bytes.fromhex(job1.sealed[0][0]), bytes.fromhex(job1.sealed[0][1]))
     slot = {"session": "local", "round_index": 0}
-    assert open_share(key0, own, **slot, party=0, server=0) == open_shares(job0)[0]
+    assert open_share(key0, own, **slot, party=0, server=0) == open_shares(_keys(keys, 0), job0)[0]
     tampered = (own[0], own[1][:-1] + bytes([own[1][-1] ^ 1]))
     for sealed, party, server in ((other, 0, 1), (other, 0, 0), (own, 1, 0), (tampered, 0, 0)):
         with pytest.raises(ProtocolViolation, match="decrypt"):

@@ -1,0 +1,160 @@
+"""Wire messages of the secure-computation protocol (``--protocol mpc``, issue 14): m compute servers
+release the optimal central mechanism's output without any of them seeing a vote.
+
+* :class:`MpcAnnouncement` — the coordinator opens round ``round`` and lists the m compute servers' X25519
+  public keys and the collusion threshold T (``kind="round"``), or ends the session (``kind="end"``);
+  signed by the coordinator's Ed25519 key, which every party holds.
+* :class:`SharedBallot` — a party's bit as m Shamir shares (degree T over the servers' prime field), share
+  i sealed to server i's key (:mod:`mpdp.broker.sealed`; the HKDF context binds session, round, party and
+  server), or a public abstention; signed by the party's Ed25519 key. Every ciphertext has the same
+  length whatever the bit. The broker, the coordinator and any T servers see values independent of it.
+* The release of the majority is the curator's message (:class:`mpdp.broker.curator_messages.CuratorRelease`),
+  that of a count (``sum``, the geometric mechanism) a :class:`SumRelease`; each compute server signs its
+  copy with its own Ed25519 key.
+
+pydantic v2, ``extra="forbid"``, frozen, strict, JSON on the wire, signed over
+:func:`mpdp.broker.signing.canonical_bytes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import Annotated, Any, ClassVar, Literal, Self
+
+import numpy as np
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from numpy.typing import NDArray
+from pydantic import Field, model_validator
+
+from mpdp.broker.curator_messages import Base64, decode_key, encode_key
+from mpdp.broker.messages import MAX_REPETITIONS, Answer, Index, RoundAnnouncement, RoundSigned
+from mpdp.broker.messages import as_value_error, new_nonce
+from mpdp.broker.sealed import KEY_BYTES, TAG_BYTES
+from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
+
+__all__ = ["MAX_SERVERS", "MpcAnnouncement", "SharedBallot", "SumRelease"]
+
+#: The most compute servers a session may have.
+MAX_SERVERS = 31
+
+_Pair = tuple[Base64, Base64]
+
+
+class MpcAnnouncement(RoundAnnouncement):
+    """The coordinator opens a round with the compute servers' keys, or ends the session.
+
+    Fields:
+        server_keys: ``kind="round"``: the m >= 1 servers' X25519 public keys (base64, server order);
+            ``kind="end"``: empty.
+        threshold: T, the colluding servers the sharing tolerates, 2T < m (0 for ``end``).
+    """
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/mpc-announcement/v1"
+
+    server_keys: Annotated[list[Base64], Field(max_length=MAX_SERVERS)] = []
+    threshold: Annotated[int, Field(ge=0, le=MAX_SERVERS, strict=True)] = 0
+
+    @model_validator(mode="after")
+    def _keys_match_kind(self) -> Self:
+        if self.kind == "round":
+            if not self.server_keys or 2 * self.threshold >= len(self.server_keys):
+                raise ValueError("a round lists m >= 1 server keys and a threshold T with 2T < m")
+            for i, key in enumerate(self.server_keys):
+                as_value_error(decode_key, key, KEY_BYTES, f"server_keys[{i}]")
+        elif self.server_keys or self.threshold:
+            raise ValueError("an end announcement carries no server keys")
+        return self
+
+    @property
+    def key_bytes(self) -> list[bytes]:
+        """The servers' raw 32-byte X25519 public keys."""
+        return [decode_key(key, KEY_BYTES, "server_keys") for key in self.server_keys]
+
+    @classmethod
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: Literal["round", "end"],
+               round: int, repetitions: int, name: str = "", server_keys: Sequence[bytes] = (),
+               threshold: int = 0) -> MpcAnnouncement:
+        """Build and sign an announcement (``server_keys``: raw X25519 public keys, for ``round``)."""
+        draft = cls(session=session, kind=kind, round=int(round), name=name, repetitions=int(repetitions),
+                    server_keys=[encode_key(k) for k in server_keys], threshold=int(threshold), nonce=new_nonce(),
+                    signature=PLACEHOLDER_SIGNATURE)
+        return sign_message(draft, private_key)
+
+
+class SharedBallot(Answer):
+    """One party's bit for one round as sealed Shamir shares, one per server (or a public abstention).
+
+    Fields:
+        kind: ``"sealed"`` (``shares`` set) or ``"abstain"`` (``reason`` set, no shares).
+        shares: per server i, (base64 ephemeral X25519 public key, base64 ciphertext of the share with its
+            tag); every ciphertext of one ballot has the same length.
+    """
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/shared-ballot/v1"
+
+    kind: Literal["sealed", "abstain"]
+    shares: Annotated[list[_Pair], Field(max_length=MAX_SERVERS)] = []
+
+    @model_validator(mode="after")
+    def _kind_matches_payload(self) -> Self:
+        if self.kind == "abstain":
+            if self.reason is None or self.shares:
+                raise ValueError("an abstention has a reason and no shares")
+            return self
+        if self.reason is not None or not self.shares:
+            raise ValueError("a sealed ballot has shares and no reason")
+        for i, (ephemeral, _) in enumerate(self.shares):
+            as_value_error(decode_key, ephemeral, KEY_BYTES, f"shares[{i}] key")
+        sizes = {len(as_value_error(decode_key, c, None, f"shares[{i}] ciphertext")) for i, (_, c) in enumerate(self.shares)}
+        if len(sizes) != 1 or sizes.pop() <= TAG_BYTES:
+            raise ValueError("every share's ciphertext is longer than its tag, all of one length")
+        return self
+
+    def sealed_pairs(self) -> list[tuple[bytes, bytes]]:
+        """Per server, the raw (ephemeral public key, ciphertext) (empty for an abstention)."""
+        return [(decode_key(e, KEY_BYTES, "shares"), decode_key(c, None, "shares")) for e, c in self.shares]
+
+    @classmethod
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, party: int,
+               repetitions: int, shares: Sequence[tuple[bytes, bytes]] = (),
+               reason: str | None = None) -> SharedBallot:
+        """Sign a ballot of sealed ``shares`` (raw pairs, server order), or an abstention with ``reason``."""
+        ballot_of = partial(cls, session=session, round=int(round), party=int(party), repetitions=int(repetitions),
+                            nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+        if reason is not None:
+            return sign_message(ballot_of(kind="abstain", reason=reason), private_key)
+        pairs = [(encode_key(e), encode_key(c)) for e, c in shares]
+        return sign_message(ballot_of(kind="sealed", shares=pairs), private_key)
+
+
+class SumRelease(RoundSigned):
+    """A compute server's signed release of a count (``sum``): ``repetitions`` independent noisy counts.
+
+    Fields:
+        voters: n, the participants the count is over.
+        outputs: the released counts, each in 0..n (the geometric mechanism of 000, clamped).
+    """
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/sum-release/v1"
+
+    voters: Index
+    outputs: Annotated[list[Annotated[int, Field(ge=0, strict=True)]], Field(max_length=MAX_REPETITIONS)]
+
+    @model_validator(mode="after")
+    def _outputs_match(self) -> Self:
+        if len(self.outputs) != self.repetitions or any(y > self.voters for y in self.outputs):
+            raise ValueError("outputs: one count in 0..voters per repetition")
+        return self
+
+    def output_array(self) -> NDArray[np.int64]:
+        """int64 (repetitions,) of released counts."""
+        return np.array(self.outputs, dtype=np.int64)
+
+    @classmethod
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, voters: int,
+               outputs: Sequence[int] | NDArray[np.integer[Any]]) -> SumRelease:
+        """Build and sign a release of ``outputs`` (counts in 0..voters)."""
+        draft = cls(session=session, round=int(round), voters=int(voters), repetitions=len(outputs),
+                    outputs=[int(y) for y in outputs], nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+        return sign_message(draft, private_key)

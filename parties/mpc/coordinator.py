@@ -1,0 +1,145 @@
+"""The coordinator of the secure-computation protocol: the round-engine plug-in of ``--protocol mpc``.
+
+Per round:
+
+1. it announces the round with the m compute servers' X25519 public keys and T
+   (:class:`mpdp.broker.mpc_messages.MpcAnnouncement`, signed with the coordinator's Ed25519 key; the
+   first announcement also starts the servers, which connect to each other while the parties answer);
+2. each party's :class:`mpdp.broker.mpc_messages.SharedBallot` is validated by the round engine like any
+   answer (topic, schema, session, unknown-party, signature, round, late, duplicate, repetitions), then
+   ``shares`` (not one sealed share per server) is a further reject reason. The coordinator cannot open
+   a share: it only relays each server's ciphertexts;
+3. at close, with n participants, it hands server i the participants' shares sealed to it and the public
+   table N(0..n) of the optimal central mechanism of 001 for n voters (L = 40 bits,
+   :mod:`mpdp.protocols.threshold_release`); the servers compute the count and draw ``repetitions``
+   releases inside MPyC (:mod:`mpdp.parties.mpc.server`), open only the releases and each signs them; the
+   coordinator accepts them only if every signature verifies and all agree
+   (:class:`mpdp.parties.mpc.cluster.ServerCluster`), publishes the m signed releases on the session's
+   release topic and records ballots (ciphertexts), releases and each server's cost of the round
+   (:mod:`mpdp.parties.mpc.store`).
+
+With no participant (n = 0) the output is the majority (or sum) of nobody, 0, released without the servers
+(it depends on no one's data). For ``sum`` the servers release clamp(s + Z, 0, n) with 000's two-sided
+geometric noise at epsilon (a :class:`mpdp.broker.mpc_messages.SumRelease` per server). A server that fails or is missing fails the round with a
+:class:`mpdp.protocols.errors.WorkerError`: MPyC has no dropout tolerance. The releases are secret
+draws of the servers (MPyC's pseudorandom secret sharing from the OS CSPRNG): never seeded.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from mpdp.broker.curator_messages import CuratorRelease
+from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot, SumRelease
+from mpdp.broker.topics import Topics
+from mpdp.parties.curator.curator import recorded_ballots
+from mpdp.parties.mpc.cluster import ServerCluster, round_jobs
+from mpdp.parties.mpc.store import MpcRows
+from mpdp.parties.rounds.engine import ClosedRound, Closing
+from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
+from mpdp.protocols.majority_mechanism import central_majority_mechanism
+from mpdp.protocols.threshold_release import DEFAULT_RANDOM_BITS, geometric_table, release_table
+
+__all__ = ["MpcCoordinator", "Shares"]
+
+#: A ballot's payload: per server, its (ephemeral key, ciphertext); empty for an abstention.
+Shares = list[tuple[bytes, bytes]]
+
+
+class MpcCoordinator:
+    """The mpc protocol of the round engine (the coordinator's side).
+
+    Args:
+        topics: the session's topics.
+        cluster: the compute servers (started at the first announcement; closed by :meth:`conclude` or
+            its owner).
+        epsilon, delta: the central mechanism's privacy level per vote (every party's).
+        function: ``"majority"`` (001's optimal central mechanism) or ``"sum"`` (000's geometric
+            mechanism at epsilon, clamped to 0..n).
+        random_bits: L of the integer release table.
+
+    Raises:
+        ParameterError: another function.
+    """
+
+    role = "mpc"
+    message_class = SharedBallot
+    filters: tuple[str, ...] = ()
+
+    def __init__(self, topics: Topics, cluster: ServerCluster, epsilon: float, delta: float, *,
+                 function: str = "majority", random_bits: int = DEFAULT_RANDOM_BITS) -> None:
+        if function not in ("majority", "sum"):
+            raise ParameterError("function", function, "majority or sum with the mpc protocol")
+        self._topics = topics
+        self.cluster = cluster
+        self.epsilon, self.delta, self.function, self.random_bits = epsilon, delta, function, random_bits
+
+    def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
+                     repetitions: int) -> MpcAnnouncement:
+        """The signed announcement of round ``index`` with the servers' keys (starts the servers once)."""
+        self.cluster.start()
+        return MpcAnnouncement.signed(signer, session=session, kind="round", round=index, name=name,
+                                      repetitions=repetitions, server_keys=self.cluster.public_keys,
+                                      threshold=self.cluster.threshold)
+
+    def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
+                         repetitions: int) -> MpcAnnouncement:
+        """The signed end of the session."""
+        return MpcAnnouncement.signed(signer, session=session, kind="end", round=rounds, repetitions=repetitions)
+
+    def payload(self, message: SharedBallot, where: str) -> Shares:
+        """The ballot's sealed shares in server order (empty for an abstention).
+
+        Raises:
+            ProtocolViolation: ``shares``: not one share per server.
+        """
+        pairs = message.sealed_pairs()
+        if message.kind == "sealed" and len(pairs) != self.cluster.servers:
+            raise ProtocolViolation("shares", f"{where}: {len(pairs)} shares for {self.cluster.servers} servers")
+        return pairs
+
+    def receive(self, topic: str, text: str) -> None:
+        """The coordinator reads party topics only.
+
+        Raises:
+            ProtocolViolation: ``topic``, always.
+        """
+        raise ProtocolViolation("topic", topic)
+
+    def close(self, closed: ClosedRound[SharedBallot, Shares], signer: Ed25519PrivateKey) -> Closing:
+        """Have the servers release for the participants' shares; record and publish the signed releases.
+
+        Raises:
+            WorkerError: a server failed, is missing or stuck (the round is not recorded).
+        """
+        parties = closed.participants.tolist()
+        if parties:
+            table = (geometric_table(self.epsilon, self.random_bits) if self.function == "sum" else
+                     release_table(central_majority_mechanism(len(parties), self.epsilon, self.delta).release_one,
+                                   self.random_bits))
+            jobs = round_jobs(closed.index, parties, [closed.received[p].payload for p in parties], table,
+                              closed.repetitions)
+            outputs, releases = self.cluster.release(jobs)
+            costs = self.cluster.last_costs
+        else:
+            costs = ()
+            outputs = np.zeros(closed.repetitions, dtype=np.int64)
+            message = SumRelease if self.function == "sum" else CuratorRelease
+            releases = [message.signed(signer, session=closed.session, round=closed.index, voters=0,
+                                       outputs=outputs).model_dump_json()]
+        rows = MpcRows(recorded_ballots(closed), len(parties), json.dumps(releases), costs)
+        return Closing(closed.outcome(outputs.astype(np.int64), None), rows,
+                       tuple((self._topics.release, text) for text in releases))
+
+    def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
+        """A recorded round: the released outputs (no symbols: the shares are sealed)."""
+        return store.load_round(session, index, symbols=False)
+
+    async def conclude(self) -> None:
+        """After the last round: end the servers' MPyC session."""
+        self.cluster.close()
