@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import ctypes
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -23,7 +25,7 @@ from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.settings import find_mosquitto
 from mpdp.protocols.errors import TransportError
 
-__all__ = ["CONFIG_TEMPLATE", "render_config", "run_mosquitto"]
+__all__ = ["CONFIG_TEMPLATE", "PORT_ATTEMPTS", "render_config", "run_mosquitto"]
 
 #: The configuration shipped in broker/.
 CONFIG_TEMPLATE = Path(__file__).with_name("mosquitto.conf")
@@ -57,44 +59,97 @@ async def run_mosquitto(
 ) -> AsyncIterator[BrokerEndpoint]:
     """Start mosquitto on a loopback port; yield its endpoint; stop it on exit.
 
+    A free port is picked, then mosquitto binds it: another process may take it in between. The child
+    logs at ``information`` level, so its log says which happened: ``... running`` once it holds every
+    listener, ``Address already in use`` (and exit) when it lost the race; then a new port is tried, up
+    to :data:`PORT_ATTEMPTS` times. Only after "running" are MQTT connections probed, so the endpoint
+    yielded is this child's, never another broker's that took the port.
+
     Args:
         binary: the mosquitto executable; found on PATH or /usr/sbin when None.
         port: the port to listen on; a free one when None (a given port lets a test restart a
-            broker where its clients reconnect).
+            broker where its clients reconnect; it is not retried).
         timeout: the clients' timeout (seconds) recorded in the endpoint.
         start_timeout: seconds to wait until the broker accepts MQTT connections.
 
     Raises:
-        TransportError: no binary, the child exited early (its log is quoted), or it never
-            accepted a connection within ``start_timeout``.
+        TransportError: no binary, the child exited early (its log is quoted; for a given port in use,
+            or :data:`PORT_ATTEMPTS` lost races), or it never accepted a connection within ``start_timeout``.
     """
     exe = binary or find_mosquitto()
     if exe is None:
         raise TransportError("mosquitto binary not found on PATH or in /usr/sbin; use --broker embedded")
     with tempfile.TemporaryDirectory(prefix="mpdp-mosquitto-") as tmp:
-        port = port or free_loopback_port()
-        config = Path(tmp, "mosquitto.conf")
-        config.write_text(render_config(CONFIG_TEMPLATE.read_text(), port))
-        log_path = Path(tmp, "mosquitto.log")
-        with log_path.open("wb") as log:
-            proc = await asyncio.create_subprocess_exec(
-                str(exe), "-c", str(config), stdin=asyncio.subprocess.DEVNULL, stdout=log,
-                stderr=log, start_new_session=True, preexec_fn=_die_with_parent,
-            )
-        endpoint = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=timeout)
-        try:
+        deadline = time.monotonic() + start_timeout
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            chosen = port or free_loopback_port()
+            log_path = Path(tmp, f"mosquitto-{attempt}.log")
+            proc = await _spawn(exe, Path(tmp, "mosquitto.conf"), chosen, log_path)
+            endpoint = BrokerEndpoint("mosquitto", LOOPBACK, chosen, timeout=timeout)
             try:
-                await wait_until_accepting(endpoint, start_timeout, alive=lambda: proc.returncode is None)
-            except TransportError as exc:
-                tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
-                raise TransportError(
-                    f"mosquitto ({exe}) did not start on {endpoint.url}"
-                    + (f" (exit code {proc.returncode})" if proc.returncode is not None else "")
-                    + (": " + " | ".join(tail) if tail else f": {exc}")
-                ) from exc
+                if await _bound(proc, log_path, deadline):
+                    await _accepting(exe, proc, endpoint, log_path, deadline)
+                    break
+                if port is not None or attempt == PORT_ATTEMPTS or _IN_USE not in _log(log_path):
+                    raise _start_error(exe, proc, endpoint, log_path, "exited before it listened")
+            except BaseException:
+                await _stop(proc)
+                raise
+        try:
             yield endpoint
         finally:
             await _stop(proc)
+
+
+#: Ports tried when another process takes the free port before mosquitto binds it.
+PORT_ATTEMPTS = 8
+_IN_USE = "Address already in use"
+_RUNNING = re.compile(r"mosquitto version \S+ running")
+
+
+async def _spawn(exe: Path, config: Path, port: int, log_path: Path) -> asyncio.subprocess.Process:
+    # "information" adds the start-up lines (listeners opened, "running"), not one per client
+    config.write_text(render_config(CONFIG_TEMPLATE.read_text(), port) + "log_type information\n")
+    with log_path.open("wb") as log:
+        return await asyncio.create_subprocess_exec(
+            str(exe), "-c", str(config), stdin=asyncio.subprocess.DEVNULL, stdout=log,
+            stderr=log, start_new_session=True, preexec_fn=_die_with_parent,
+        )
+
+
+def _log(log_path: Path) -> str:
+    return log_path.read_text(errors="replace")
+
+
+async def _bound(proc: asyncio.subprocess.Process, log_path: Path, deadline: float) -> bool:
+    """True once the child logged that it runs (it holds its listener); False once it exited."""
+    while not _RUNNING.search(_log(log_path)):
+        if proc.returncode is not None or time.monotonic() > deadline:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                    await proc.wait()
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+async def _accepting(exe: Path, proc: asyncio.subprocess.Process, endpoint: BrokerEndpoint, log_path: Path,
+                     deadline: float) -> None:
+    try:
+        await wait_until_accepting(endpoint, max(0.5, deadline - time.monotonic()),
+                                   alive=lambda: proc.returncode is None)
+    except TransportError as exc:
+        raise _start_error(exe, proc, endpoint, log_path, str(exc)) from exc
+
+
+def _start_error(exe: Path, proc: asyncio.subprocess.Process, endpoint: BrokerEndpoint, log_path: Path,
+                 what: str) -> TransportError:
+    tail = [line for line in _log(log_path).strip().splitlines() if "Error" in line or "Warning" in line][-3:]
+    return TransportError(
+        f"mosquitto ({exe}) did not start on {endpoint.url}"
+        + (f" (exit code {proc.returncode})" if proc.returncode is not None else "")
+        + ": " + (" | ".join(tail) if tail else what)
+    )
 
 
 async def _stop(proc: asyncio.subprocess.Process) -> None:

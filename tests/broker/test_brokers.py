@@ -83,3 +83,28 @@ async def test_external_broker_is_used_as_is(mosquitto: BrokerEndpoint) -> None:
 async def test_mqtt5_clients_work_with_mosquitto(mosquitto: BrokerEndpoint) -> None:
     v5 = BrokerEndpoint("external", mosquitto.host, mosquitto.port, protocol="5", timeout=5.0)
     assert await _echo(v5, persistent_receiver=True) == b"hello"
+
+
+async def test_a_port_taken_before_mosquitto_binds_is_retried_never_yielding_the_other_broker(
+    mosquitto: BrokerEndpoint, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The race of issue 13 item 3: the free port is taken (here by another mosquitto, which accepts MQTT
+    # as well as ours would) between the probe and the child's bind. Probing MQTT alone would yield the
+    # other broker; the child's "running" log line tells, and a new port is tried.
+    ports = iter([mosquitto.port, free_loopback_port()])
+    monkeypatch.setattr("mpdp.broker.mosquitto.free_loopback_port", lambda: next(ports))
+    async with run_mosquitto(timeout=3.0) as endpoint:
+        assert endpoint.port != mosquitto.port
+        assert await _echo(endpoint) == b"hello"
+    with pytest.raises(TransportError, match=endpoint.url):  # it was ours: stopped on exit
+        await check_connectivity(endpoint, timeout=2.0)
+    await check_connectivity(mosquitto)  # the other broker was left alone
+
+
+async def test_a_given_port_in_use_is_one_error_quoting_mosquitto(mosquitto: BrokerEndpoint) -> None:
+    started = time.monotonic()
+    with pytest.raises(TransportError, match="Address already in use") as info:
+        async with run_mosquitto(port=mosquitto.port, timeout=3.0):
+            pytest.fail("mosquitto started on a port in use")
+    assert f"mqtt://127.0.0.1:{mosquitto.port}" in str(info.value) and "\n" not in str(info.value)
+    assert time.monotonic() - started < 5

@@ -62,6 +62,7 @@ from mpdp.parties.session.datasets import (
     random_dataset,
 )
 from mpdp.parties.session.evaluate import evaluate_run
+from mpdp.parties.session.external_broker import party_broker_settings
 from mpdp.parties.session.runner import RunConfig, RunOutcome, run
 from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import ParameterError
@@ -84,12 +85,15 @@ examples:
   mpdp simulate --dataset house-votes-84 --repetitions 200
   mpdp simulate --dataset house-votes-84 --epsilon 0.5:2 --delta 0.01 --out results/
   mpdp simulate --parties 50 --rounds 5 --function sum --seed 7 --broker mqtt://127.0.0.1:1883
+  mpdp simulate --parties 100 --broker mqtt://center:1883 --party-broker mqtt://edge:1883
   mpdp simulate --dataset house-votes-84 --epsilon 0.5 --repetitions 20 --budget 50,1e-5
   mpdp simulate --dataset house-votes-84 --protocol curator --epsilon 1 --repetitions 200
 
 functions: {', '.join(FUNCTION_NAMES[:-1])}
 broker: none given starts our own (mosquitto if installed, else embedded amqtt); 'embedded'
   forces the in-process broker; mqtt://HOST:PORT uses a running one (also via MPDP_BROKER_URL).
+  --party-broker mqtt://HOST:PORT: the parties attach there (an edge broker bridged to --broker's,
+  or another node of its cluster), the observer stays on --broker.
 mode: by default a simulation (seeded numpy generators, reproducible with --seed); --secure makes
   each party privatize with the OS CSPRNG (deployment mode, not reproducible).
 
@@ -134,6 +138,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help="make the run reproducible (default: OS entropy)")
     p.add_argument("--broker", default=None, metavar="URL|embedded|mosquitto",
                    help="where to publish (default: $MPDP_BROKER_URL, else start our own)")
+    p.add_argument("--party-broker", default=None, metavar="URL",
+                   help="mqtt://HOST[:PORT] of a running broker the parties attach to, when not --broker's: an "
+                        "edge broker bridged to it or another node of its cluster (see docs/deploy.md)")
     p.add_argument("--workers", type=int, default=None, metavar="W",
                    help="worker processes hosting the parties (default: one per core)")
     p.add_argument("--secure", action="store_true",
@@ -255,6 +262,7 @@ def _execute(args: argparse.Namespace, dataset: Dataset, mechanisms: list[Random
         budget=args.budget,
         delta_slack=args.delta_slack,
         protocol=args.protocol,
+        party_broker=args.party_broker,
     )
     with Progress(dataset, enabled=not args.quiet) as progress:
         return run(config, progress=progress.update)
@@ -281,6 +289,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
             raise ParameterError("--budget", args.budget, "per-party budgets with --protocol rr only",
                                  hint="the curator, not the parties, releases outputs")
     broker = BrokerSettings.from_url(args.broker)
+    args.party_broker = None if args.party_broker is None else party_broker_settings(args.party_broker)
     seeds = SeedTree.from_seed(args.seed)
     seed = seeds.seed
     dataset = _dataset(args, seeds.dataset())
