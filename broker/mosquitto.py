@@ -55,7 +55,8 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 @contextlib.asynccontextmanager
 async def run_mosquitto(
-    binary: Path | None = None, *, timeout: float = 10.0, start_timeout: float = 10.0, port: int | None = None
+    binary: Path | None = None, *, timeout: float = 10.0, start_timeout: float = 10.0, port: int | None = None,
+    extra_config: str = "",
 ) -> AsyncIterator[BrokerEndpoint]:
     """Start mosquitto on a loopback port; yield its endpoint; stop it on exit.
 
@@ -71,6 +72,8 @@ async def run_mosquitto(
             broker where its clients reconnect; it is not retried).
         timeout: the clients' timeout (seconds) recorded in the endpoint.
         start_timeout: seconds to wait until the broker accepts MQTT connections.
+        extra_config: lines appended to the configuration, e.g. a bridge to another broker
+            (``connection NAME`` / ``address HOST:PORT`` / ``topic mpdp/# both 1``; docs/deploy.md).
 
     Raises:
         TransportError: no binary, the child exited early (its log is quoted; for a given port in use,
@@ -84,7 +87,7 @@ async def run_mosquitto(
         for attempt in range(1, PORT_ATTEMPTS + 1):
             chosen = port or free_loopback_port()
             log_path = Path(tmp, f"mosquitto-{attempt}.log")
-            proc = await _spawn(exe, Path(tmp, "mosquitto.conf"), chosen, log_path)
+            proc = await _spawn(exe, Path(tmp, "mosquitto.conf"), chosen, log_path, extra_config)
             endpoint = BrokerEndpoint("mosquitto", LOOPBACK, chosen, timeout=timeout)
             try:
                 if await _bound(proc, log_path, deadline):
@@ -107,9 +110,10 @@ _IN_USE = "Address already in use"
 _RUNNING = re.compile(r"mosquitto version \S+ running")
 
 
-async def _spawn(exe: Path, config: Path, port: int, log_path: Path) -> asyncio.subprocess.Process:
+async def _spawn(exe: Path, config: Path, port: int, log_path: Path, extra: str) -> asyncio.subprocess.Process:
     # "information" adds the start-up lines (listeners opened, "running"), not one per client
-    config.write_text(render_config(CONFIG_TEMPLATE.read_text(), port) + "log_type information\n")
+    text = render_config(CONFIG_TEMPLATE.read_text(), port) + "log_type information\n"
+    config.write_text(text + extra.strip() + "\n" if extra.strip() else text)
     with log_path.open("wb") as log:
         return await asyncio.create_subprocess_exec(
             str(exe), "-c", str(config), stdin=asyncio.subprocess.DEVNULL, stdout=log,
