@@ -1,4 +1,5 @@
-"""The broker of a deployed role (``mpdp party``, ``mpdp observe``): always one that is already running.
+"""The broker of a deployed role (``mpdp party``, ``mpdp observe``), and of a simulation's parties
+(``mpdp simulate --party-broker``): always one that is already running.
 
 A simulation may start its own broker; a deployment's processes live on different hosts and meet at a
 broker they did not start, so these commands accept only ``mqtt://HOST[:PORT]`` (``--broker`` or
