@@ -1,7 +1,9 @@
 """A mosquitto child process on a free loopback port, as an async context manager.
 
 The configuration is ``broker/mosquitto.conf`` (the same file docker-compose.yml mounts) with its
-``listener`` line replaced by ``listener PORT 127.0.0.1``. The child gets its own session (a Ctrl-C
+``listener`` line replaced by ``listener PORT 127.0.0.1`` and ``log_type information`` added (its
+start-up lines tell whether the child holds the port or lost it to another process, which is then
+retried on a new port: :func:`run_mosquitto`). The child gets its own session (a Ctrl-C
 at the terminal reaches us, and we stop it) and, on Linux, dies with its parent
 (``PR_SET_PDEATHSIG``), so no broker outlives the run.
 """
@@ -94,7 +96,9 @@ async def run_mosquitto(
                     await _accepting(exe, proc, endpoint, log_path, deadline)
                     break
                 if port is not None or attempt == PORT_ATTEMPTS or _IN_USE not in _log(log_path):
-                    raise _start_error(exe, proc, endpoint, log_path, "exited before it listened")
+                    what = ("exited before it listened" if proc.returncode is not None
+                            else f"no 'running' line in its log within {start_timeout:g} s")
+                    raise _start_error(exe, proc, endpoint, log_path, what)
             except BaseException:
                 await _stop(proc)
                 raise
