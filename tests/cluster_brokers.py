@@ -99,7 +99,13 @@ def _nats_config(name: str, ports: tuple[int, int, int], routes: Sequence[int], 
     return f"""server_name: {name}
 listen: {LOOPBACK}:{client}
 jetstream {{ store_dir: "{store}" }}
-mqtt {{ listen: {LOOPBACK}:{mqtt} }}
+mqtt {{
+  listen: {LOOPBACK}:{mqtt}
+  # each QoS 1 subscription is a JetStream consumer: in memory and unreplicated they are cheap to
+  # create by the thousand (replicated on disk, ~1000 at once timed out on a loaded 2-core host)
+  consumer_replicas: 1
+  consumer_memory_storage: true
+}}
 cluster {{
   name: mpdp
   listen: {LOOPBACK}:{cluster}

@@ -88,6 +88,7 @@ async def _running(log: Path, proc: asyncio.subprocess.Process, seconds: float) 
             await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_broker_and_observer_in_one_namespace_party_hosts_in_two_others(tmp_path: Path) -> None:
     require_mosquitto()
     _require_netns()
