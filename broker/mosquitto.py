@@ -1,17 +1,19 @@
 """A mosquitto child process on a free loopback port, as an async context manager.
 
 The configuration is ``broker/mosquitto.conf`` (the same file docker-compose.yml mounts) with its
-``listener`` line replaced by ``listener PORT 127.0.0.1`` and ``log_type information`` added (its
-start-up lines tell whether the child holds the port or lost it to another process, which is then
-retried on a new port: :func:`run_mosquitto`). The child gets its own session (a Ctrl-C
-at the terminal reaches us, and we stop it) and, on Linux, dies with its parent
-(``PR_SET_PDEATHSIG``), so no broker outlives the run.
+``listener`` line replaced by ``listener PORT 127.0.0.1``, ``user`` set to ours, and ``log_type
+information`` added (its start-up lines tell whether the child holds the port or lost it to another
+process, which is then retried on a new port: :func:`run_mosquitto`). The child gets its own session
+(a Ctrl-C at the terminal reaches us, and we stop it) and, on Linux, dies with its parent
+(``PR_SET_PDEATHSIG``; kept because the child never changes user), so no broker outlives the run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import pwd
 import re
 import ctypes
 import signal
@@ -115,8 +117,11 @@ _RUNNING = re.compile(r"mosquitto version \S+ running")
 
 
 async def _spawn(exe: Path, config: Path, port: int, log_path: Path, extra: str) -> asyncio.subprocess.Process:
-    # "information" adds the start-up lines (listeners opened, "running"), not one per client
-    text = render_config(CONFIG_TEMPLATE.read_text(), port) + "log_type information\n"
+    # "information" adds the start-up lines (listeners opened, "running"), not one per client. "user":
+    # started by root, mosquitto would switch to user "mosquitto", and a change of credentials clears
+    # PR_SET_PDEATHSIG (the child would outlive a killed parent); it keeps the parent's user instead.
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    text = render_config(CONFIG_TEMPLATE.read_text(), port) + f"log_type information\nuser {user}\n"
     config.write_text(text + extra.strip() + "\n" if extra.strip() else text)
     with log_path.open("wb") as log:
         return await asyncio.create_subprocess_exec(
@@ -152,7 +157,7 @@ async def _accepting(exe: Path, proc: asyncio.subprocess.Process, endpoint: Brok
 
 def _start_error(exe: Path, proc: asyncio.subprocess.Process, endpoint: BrokerEndpoint, log_path: Path,
                  what: str) -> TransportError:
-    tail = [line for line in _log(log_path).strip().splitlines() if "Error" in line or "Warning" in line][-3:]
+    tail = [line for line in _log(log_path).strip().splitlines() if "Error" in line][-3:]
     return TransportError(
         f"mosquitto ({exe}) did not start on {endpoint.url}"
         + (f" (exit code {proc.returncode})" if proc.returncode is not None else "")

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
+import psutil
 import pytest
 
 from mpdp.broker.connectivity import check_connectivity
@@ -18,6 +23,7 @@ from mpdp.protocols.errors import TransportError
 from tests.mqtt_fixtures import require_mosquitto
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _echo(endpoint: BrokerEndpoint, persistent_receiver: bool = False) -> bytes:
@@ -108,3 +114,28 @@ async def test_a_given_port_in_use_is_one_error_quoting_mosquitto(mosquitto: Bro
             pytest.fail("mosquitto started on a port in use")
     assert f"mqtt://127.0.0.1:{mosquitto.port}" in str(info.value) and "\n" not in str(info.value)
     assert time.monotonic() - started < 5
+
+
+def test_mosquitto_child_dies_with_its_parent_even_as_root() -> None:
+    # Started by root, mosquitto drops to user "mosquitto" by default, and that change of credentials
+    # clears PR_SET_PDEATHSIG: a SIGKILLed parent left its broker running. The child keeps our user.
+    require_mosquitto()
+    script = ("import asyncio\nfrom mpdp.broker.mosquitto import run_mosquitto\n"
+              "async def main():\n    async with run_mosquitto() as endpoint:\n"
+              "        print(endpoint.port, flush=True)\n        await asyncio.sleep(60)\n"
+              "asyncio.run(main())\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert parent.stdout is not None and int(parent.stdout.readline()) > 0
+        children = psutil.Process(parent.pid).children()
+        assert [c.name() for c in children] == ["mosquitto"]
+        assert children[0].uids().effective == os.geteuid()
+    finally:
+        parent.kill()
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    _, alive = psutil.wait_procs(children, timeout=5)
+    for child in alive:
+        child.kill()
+    assert alive == []
