@@ -2,7 +2,10 @@
 
 * :class:`TranscriptMessage` — after a round closes the observer publishes what it recorded: the
   participants' ids and their symbols (``repetitions`` x n, packed 2 bits a symbol, row-major),
-  signed with the coordinator key. Each participating party verifies it before deciding.
+  signed with the coordinator key, in ``parts`` messages of consecutive rows
+  (:meth:`TranscriptMessage.signed_parts`: each at most :data:`TRANSCRIPT_PART_SYMBOLS` symbols, about
+  350 kB of JSON with 10^4 participants, under every broker's default payload limit — NATS 1 MB,
+  EMQX 1 MB, VerneMQ/HiveMQ larger). Each participating party verifies every part before deciding.
 * :class:`DecisionMessage` — party i's decisions f_i(tau, x_i) for each repetition of a round
   (002 eqs. (2), (4)), packed as big-endian uint16, signed with the party's key. The party's bit
   is in no field.
@@ -30,10 +33,30 @@ from mpdp.broker.packing import pack_symbols, unpack_symbols
 from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
 from mpdp.protocols.errors import ProtocolViolation
 
-__all__ = ["DecisionMessage", "TranscriptMessage", "pack_decisions", "unpack_decisions"]
+__all__ = [
+    "TRANSCRIPT_PART_SYMBOLS", "DecisionMessage", "TranscriptMessage", "pack_decisions", "part_rows",
+    "unpack_decisions",
+]
 
-#: Largest transcript on the wire (repetitions x participants symbols): 4 MB of packed symbols.
+#: Largest transcript of a round (repetitions x participants symbols, all parts): 4 MB packed.
 MAX_TRANSCRIPT_SYMBOLS = 1 << 24
+#: Symbols of one transcript part at most (unless one row is longer): 256 KiB packed, 342 kB base64.
+TRANSCRIPT_PART_SYMBOLS = 1 << 20
+
+
+def part_rows(repetitions: int, part: int, parts: int) -> tuple[int, int]:
+    """The rows ``[first, stop)`` of part ``part`` (0-based) of ``parts``: ``ceil(repetitions / parts)``
+    rows each, the last one what is left.
+
+    Raises:
+        ValueError: not ``0 <= part < parts <= repetitions`` (every part has at least one row).
+    """
+    if not 0 <= part < parts <= repetitions:
+        raise ValueError(f"part {part} of {parts} for {repetitions} repetitions: need 0 <= part < parts <= repetitions")
+    size = -(-repetitions // parts)
+    if (parts - 1) * size >= repetitions:
+        raise ValueError(f"{parts} parts of {size} rows leave the last of {repetitions} repetitions empty")
+    return part * size, min(repetitions, (part + 1) * size)
 _U16 = np.dtype(">u2")
 
 
@@ -68,14 +91,19 @@ class TranscriptMessage(RoundSigned):
     """The recorded transcript of one closed round, signed by the coordinator.
 
     Fields:
-        session, round: where it belongs. repetitions: rows of the transcript.
+        session, round: where it belongs. repetitions: rows of the whole transcript (all parts).
         participants: the ids of the parties whose symbols were recorded, ascending.
-        symbols: :func:`mpdp.broker.packing.pack_symbols` of the uint8 (repetitions, n) matrix, row-major.
+        part, parts: this message is part ``part`` (0-based) of ``parts``; it holds the rows
+            :func:`part_rows` ``(repetitions, part, parts)``.
+        symbols: :func:`mpdp.broker.packing.pack_symbols` of those rows of the uint8 (repetitions, n)
+            matrix, row-major.
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/transcript/v1"
 
     participants: tuple[Index, ...]
+    part: Annotated[int, Field(ge=0)] = 0
+    parts: Annotated[int, Field(ge=1, le=MAX_REPETITIONS)] = 1
     symbols: Annotated[str, Field(max_length=MAX_TRANSCRIPT_SYMBOLS // 3 + 4)]
 
     @model_validator(mode="after")
@@ -84,27 +112,60 @@ class TranscriptMessage(RoundSigned):
             raise ValueError("participants must be ascending and distinct")
         if self.repetitions * len(self.participants) > MAX_TRANSCRIPT_SYMBOLS:
             raise ValueError(f"more than {MAX_TRANSCRIPT_SYMBOLS} symbols")
+        part_rows(self.repetitions, self.part, self.parts)
         as_value_error(self.symbol_matrix)
         return self
 
+    @property
+    def rows(self) -> tuple[int, int]:
+        """The transcript rows ``[first, stop)`` this part holds."""
+        return part_rows(self.repetitions, self.part, self.parts)
+
     def symbol_matrix(self) -> NDArray[np.uint8]:
-        """The transcript: uint8 (repetitions, n), column j = participant ``participants[j]``."""
+        """This part's rows of the transcript: uint8 (stop - first, n), column j = participant
+        ``participants[j]`` (the whole transcript when ``parts == 1``)."""
         n = len(self.participants)
-        return unpack_symbols(self.symbols, self.repetitions * n).reshape(self.repetitions, n)
+        first, stop = self.rows
+        return unpack_symbols(self.symbols, (stop - first) * n).reshape(stop - first, n)
 
     @classmethod
     def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int,
-               participants: NDArray[np.integer[Any]], symbols: NDArray[np.uint8]) -> TranscriptMessage:
-        """Build and sign: ``symbols`` uint8 (repetitions, n) in the order of ``participants`` (n,).
+               participants: NDArray[np.integer[Any]], symbols: NDArray[np.uint8], part: int = 0,
+               parts: int = 1) -> TranscriptMessage:
+        """Build and sign part ``part`` of ``parts``: ``symbols`` is the whole transcript, uint8
+        (repetitions, n) in the order of ``participants`` (n,); the message holds its rows :func:`part_rows`.
 
         Raises:
-            pydantic.ValidationError: a field out of its domain.
+            ValueError: a part outside ``0..parts-1``, more parts than rows; pydantic.ValidationError
+                (a ValueError): a field out of its domain.
         """
         matrix = np.asarray(symbols)
+        first, stop = part_rows(int(matrix.shape[0]), part, parts)
         draft = cls(session=session, round=int(round), repetitions=int(matrix.shape[0]),
-                    participants=tuple(int(p) for p in participants), symbols=pack_symbols(matrix.ravel()),
-                    nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+                    participants=tuple(int(p) for p in participants), part=part, parts=parts,
+                    symbols=pack_symbols(matrix[first:stop].ravel()), nonce=new_nonce(),
+                    signature=PLACEHOLDER_SIGNATURE)
         return sign_message(draft, private_key)
+
+    @classmethod
+    def signed_parts(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int,
+                     participants: NDArray[np.integer[Any]], symbols: NDArray[np.uint8],
+                     max_symbols: int = TRANSCRIPT_PART_SYMBOLS) -> tuple[TranscriptMessage, ...]:
+        """The whole transcript as signed parts of at most ``max_symbols`` symbols each, or one row
+        where a row is longer: with ``r = max(1, max_symbols // n)`` rows a part at most, ``ceil(repetitions
+        / r)`` parts (then ``(parts - 1) * r < repetitions``: no part is empty).
+
+        Raises:
+            pydantic.ValidationError: a field out of its domain. ValueError: ``max_symbols < 1``.
+        """
+        if max_symbols < 1:
+            raise ValueError(f"max_symbols={max_symbols}: need at least 1")
+        matrix = np.asarray(symbols)
+        repetitions = int(matrix.shape[0])
+        most_rows = max(1, max_symbols // max(1, int(matrix.shape[1])))
+        parts = max(1, -(-repetitions // most_rows))
+        return tuple(cls.signed(private_key, session=session, round=round, participants=participants,
+                                symbols=matrix, part=p, parts=parts) for p in range(parts))
 
 
 class DecisionMessage(RoundSigned):

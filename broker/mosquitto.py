@@ -1,19 +1,25 @@
 """A mosquitto child process on a free loopback port, as an async context manager.
 
-The configuration is ``broker/mosquitto.conf`` (the same file docker-compose.yml mounts) with its
-``listener`` line replaced by ``listener PORT 127.0.0.1``. The child gets its own session (a Ctrl-C
-at the terminal reaches us, and we stop it) and, on Linux, dies with its parent
-(``PR_SET_PDEATHSIG``), so no broker outlives the run.
+The configuration is ``broker/mosquitto.conf`` (loopback only, bounded queues) with its
+``listener`` line replaced by ``listener PORT 127.0.0.1``, ``user`` set to ours, and ``log_type
+information`` added (its start-up lines tell whether the child holds the port or lost it to another
+process, which is then retried on a new port: :func:`run_mosquitto`). The child gets its own session
+(a Ctrl-C at the terminal reaches us, and we stop it) and, on Linux, dies with its parent
+(``PR_SET_PDEATHSIG``; kept because the child never changes user), so no broker outlives the run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import pwd
+import re
 import ctypes
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -23,7 +29,7 @@ from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.settings import find_mosquitto
 from mpdp.protocols.errors import TransportError
 
-__all__ = ["CONFIG_TEMPLATE", "render_config", "run_configured_mosquitto", "run_mosquitto"]
+__all__ = ["CONFIG_TEMPLATE", "PORT_ATTEMPTS", "render_config", "run_configured_mosquitto", "run_mosquitto"]
 
 #: The configuration shipped in broker/.
 CONFIG_TEMPLATE = Path(__file__).with_name("mosquitto.conf")
@@ -53,65 +59,140 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 @contextlib.asynccontextmanager
 async def run_mosquitto(
-    binary: Path | None = None, *, timeout: float = 10.0, start_timeout: float = 10.0, port: int | None = None
+    binary: Path | None = None, *, timeout: float = 10.0, start_timeout: float = 10.0, port: int | None = None,
+    extra_config: str = "",
 ) -> AsyncIterator[BrokerEndpoint]:
     """Start mosquitto on a loopback port; yield its endpoint; stop it on exit.
+
+    A free port is picked, then mosquitto binds it: another process may take it in between. The child
+    logs at ``information`` level, so its log says which happened: ``... running`` once it holds every
+    listener, ``Address already in use`` (and exit) when it lost the race; then a new port is tried, up
+    to :data:`PORT_ATTEMPTS` times. Only after "running" are MQTT connections probed, so the endpoint
+    yielded is this child's, never another broker's that took the port.
 
     Args:
         binary: the mosquitto executable; found on PATH or /usr/sbin when None.
         port: the port to listen on; a free one when None (a given port lets a test restart a
-            broker where its clients reconnect).
+            broker where its clients reconnect; it is not retried).
         timeout: the clients' timeout (seconds) recorded in the endpoint.
         start_timeout: seconds to wait until the broker accepts MQTT connections.
+        extra_config: lines appended to the configuration, e.g. a bridge to another broker
+            (``connection NAME`` / ``address HOST:PORT`` / ``topic mpdp/# both 1``; docs/deploy.md).
 
     Raises:
-        TransportError: no binary, the child exited early (its log is quoted), or it never
-            accepted a connection within ``start_timeout``.
+        TransportError: no binary, the child exited early (its log is quoted; for a given port in use,
+            or :data:`PORT_ATTEMPTS` lost races), or it never accepted a connection within ``start_timeout``.
     """
     exe = binary or find_mosquitto()
     if exe is None:
         raise TransportError("mosquitto binary not found on PATH or in /usr/sbin; use --broker embedded")
     with tempfile.TemporaryDirectory(prefix="mpdp-mosquitto-") as tmp:
-        port = port or free_loopback_port()
-        config = Path(tmp, "mosquitto.conf")
-        config.write_text(render_config(CONFIG_TEMPLATE.read_text(), port))
-        endpoint = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=timeout)
-        async with run_configured_mosquitto(config, endpoint, binary=exe, start_timeout=start_timeout):
+        deadline = time.monotonic() + start_timeout
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            chosen = port or free_loopback_port()
+            log_path = Path(tmp, f"mosquitto-{attempt}.log")
+            proc = await _spawn(exe, Path(tmp, "mosquitto.conf"), chosen, log_path, extra_config)
+            endpoint = BrokerEndpoint("mosquitto", LOOPBACK, chosen, timeout=timeout)
+            try:
+                if await _bound(proc, log_path, deadline):
+                    await _accepting(exe, proc, endpoint, log_path, deadline)
+                    break
+                if port is not None or attempt == PORT_ATTEMPTS or _IN_USE not in _log(log_path):
+                    what = ("exited before it listened" if proc.returncode is not None
+                            else f"no 'running' line in its log within {start_timeout:g} s")
+                    raise _start_error(exe, proc, endpoint, log_path, what)
+            except BaseException:
+                await _stop(proc)
+                raise
+        try:
             yield endpoint
+        finally:
+            await _stop(proc)
 
 
 @contextlib.asynccontextmanager
 async def run_configured_mosquitto(config: Path, probe: BrokerEndpoint, *, binary: Path | None = None,
                                    start_timeout: float = 10.0) -> AsyncIterator[None]:
-    """Start mosquitto with the configuration file ``config`` as it is; return once ``probe`` (an
-    endpoint of one of its listeners, with a login where one is needed) connects; stop it on exit.
+    """Start mosquitto with the configuration file ``config`` as it is (e.g. one ``mpdp broker config``
+    wrote); return once ``probe`` (an endpoint of one of its listeners, with a login where one is needed)
+    connects; stop it on exit.
 
     Raises:
-        TransportError: as :func:`run_mosquitto`.
+        TransportError: no binary, the child exited early (its log is quoted), or ``probe`` did not
+            connect within ``start_timeout``.
     """
     exe = binary or find_mosquitto()
     if exe is None:
         raise TransportError("mosquitto binary not found on PATH or in /usr/sbin; use --broker embedded")
     with tempfile.TemporaryDirectory(prefix="mpdp-mosquitto-log-") as tmp:
         log_path = Path(tmp, "mosquitto.log")
-        with log_path.open("wb") as log:
-            proc = await asyncio.create_subprocess_exec(
-                str(exe), "-c", str(config), stdin=asyncio.subprocess.DEVNULL, stdout=log,
-                stderr=log, start_new_session=True, preexec_fn=_die_with_parent,
-            )
+        proc = await _exec(exe, config, log_path)
         try:
-            try:
-                await wait_until_accepting(probe, start_timeout, alive=lambda: proc.returncode is None)
-            except TransportError as exc:
-                tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
-                raise TransportError(
-                    f"mosquitto ({exe}) did not start on {probe.url}"
-                    + (f" (exit code {proc.returncode})" if proc.returncode is not None else "")
-                    + (": " + " | ".join(tail) if tail else f": {exc}")
-                ) from exc
+            await _accepting(exe, proc, probe, log_path, time.monotonic() + start_timeout)
             yield
         finally:
             await _stop(proc)
+
+
+#: Ports tried when another process takes the free port before mosquitto binds it.
+PORT_ATTEMPTS = 8
+_IN_USE = "Address already in use"
+_RUNNING = re.compile(r"mosquitto version \S+ running")
+
+
+async def _spawn(exe: Path, config: Path, port: int, log_path: Path, extra: str) -> asyncio.subprocess.Process:
+    # "information" adds the start-up lines (listeners opened, "running"), not one per client. "user":
+    # started by root, mosquitto would switch to user "mosquitto", and a change of credentials clears
+    # PR_SET_PDEATHSIG (the child would outlive a killed parent); it keeps the parent's user instead.
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    text = render_config(CONFIG_TEMPLATE.read_text(), port) + f"log_type information\nuser {user}\n"
+    config.write_text(text + extra.strip() + "\n" if extra.strip() else text)
+    return await _exec(exe, config, log_path)
+
+
+async def _exec(exe: Path, config: Path, log_path: Path) -> asyncio.subprocess.Process:
+    """mosquitto -c ``config`` in its own session, dying with its parent, logging to ``log_path``."""
+    with log_path.open("wb") as log:
+        return await asyncio.create_subprocess_exec(
+            str(exe), "-c", str(config), stdin=asyncio.subprocess.DEVNULL, stdout=log,
+            stderr=log, start_new_session=True, preexec_fn=_die_with_parent,
+        )
+
+
+def _log(log_path: Path) -> str:
+    return log_path.read_text(errors="replace")
+
+
+async def _bound(proc: asyncio.subprocess.Process, log_path: Path, deadline: float) -> bool:
+    """True once the child logged that it runs (it holds its listener); False once it exited."""
+    while not _RUNNING.search(_log(log_path)):
+        if proc.returncode is not None or time.monotonic() > deadline:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                    await proc.wait()
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+async def _accepting(exe: Path, proc: asyncio.subprocess.Process, endpoint: BrokerEndpoint, log_path: Path,
+                     deadline: float) -> None:
+    try:
+        await wait_until_accepting(endpoint, max(0.5, deadline - time.monotonic()),
+                                   alive=lambda: proc.returncode is None)
+    except TransportError as exc:
+        raise _start_error(exe, proc, endpoint, log_path, str(exc)) from exc
+
+
+def _start_error(exe: Path, proc: asyncio.subprocess.Process, endpoint: BrokerEndpoint, log_path: Path,
+                 what: str) -> TransportError:
+    lines = _log(log_path).strip().splitlines()
+    tail = [line for line in lines if "Error" in line][-3:] or lines[-3:]
+    return TransportError(
+        f"mosquitto ({exe}) did not start on {endpoint.url}"
+        + (f" (exit code {proc.returncode})" if proc.returncode is not None else "")
+        + ": " + (" | ".join(tail) if tail else what)
+    )
 
 
 async def _stop(proc: asyncio.subprocess.Process) -> None:

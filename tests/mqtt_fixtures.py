@@ -35,13 +35,19 @@ def on_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
-def require_mosquitto() -> None:
-    """Skip the calling test when the mosquitto binary is missing, or fail it under CI (:func:`on_ci`)."""
-    if find_mosquitto() is None:
-        message = "mosquitto binary not installed (apt-get install mosquitto: on PATH or in /usr/sbin)"
+def require(present: bool, message: str) -> None:
+    """Skip the calling test when ``present`` is false (``message`` says what is missing and how to get
+    it), or fail it under CI (:func:`on_ci`): CI installs what the broker tests need."""
+    if not present:
         if on_ci():
             pytest.fail(f"{message}; under CI the broker tests must run", pytrace=False)
         pytest.skip(message)
+
+
+def require_mosquitto() -> None:
+    """Skip the calling test when the mosquitto binary is missing, or fail it under CI (:func:`on_ci`)."""
+    require(find_mosquitto() is not None,
+            "mosquitto binary not installed (apt-get install mosquitto: on PATH or in /usr/sbin)")
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")

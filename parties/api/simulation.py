@@ -41,6 +41,7 @@ from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.session.config import PROTOCOLS, RunConfig
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
 from mpdp.parties.session.evaluate import evaluate_run
+from mpdp.parties.session.external_broker import party_broker_settings
 from mpdp.parties.session.runner import run_async
 from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import ParameterError
@@ -193,6 +194,7 @@ async def simulate_async(
     servers: int = 3,
     threshold: int = 1,
     broker: str | BrokerSettings | None = None,
+    party_broker: str | BrokerSettings | None = None,
     out: str | Path | None = None,
     force: bool = False,
     workers: int | None = None,
@@ -229,6 +231,9 @@ async def simulate_async(
         broker: None (``$MPDP_BROKER_URL``, else our own), ``embedded``, ``mosquitto``, a URL
             (``mqtt[s]://[USER:PASSWORD@]HOST:PORT``, ``ws[s]://...``; login and TLS files also from
             ``MPDP_BROKER_*``), or :class:`~mpdp.broker.settings.BrokerSettings` for TLS options.
+        party_broker: None (the parties use ``broker``), or ``mqtt://HOST[:PORT]`` of a running broker the
+            parties attach to: an edge broker bridged to ``broker``'s, or another node of its cluster
+            (docs/deploy.md).
         out: a directory for ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (refused if it
             holds an earlier run's, unless ``force``). workers: worker processes (default: one per core).
         secure: deployment mode (the OS CSPRNG; no seed). party_decisions: parties decide f too.
@@ -272,6 +277,8 @@ async def simulate_async(
     if protocol == "mpc":
         check_servers(servers, threshold, "servers", "threshold")
     settings = broker if isinstance(broker, BrokerSettings) else BrokerSettings.from_url(broker)
+    party_settings = (party_broker if party_broker is None or isinstance(party_broker, BrokerSettings)
+                      else party_broker_settings(party_broker, "party_broker"))
     seeds = SeedTree.from_seed(seed)
     data = _dataset(dataset, votes, parties, rounds, label_column, seeds.dataset())
     mechanisms = _mechanisms(epsilon, delta, data.num_parties, seeds.epsilons())
@@ -289,7 +296,7 @@ async def simulate_async(
         party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
         store_path=None if out_dir is None else out_dir / "transcripts.sqlite", secure=secure,
         round_timeout=round_timeout, budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
-        servers=servers, threshold=threshold)
+        servers=servers, threshold=threshold, party_broker=party_settings)
     with Progress(data, enabled=progress) as bar:
         outcome = await run_async(config, progress=bar.update)
     kind = rule if protocol == "rr" else "geometric" if protocol == "mpc" and f.name == "sum" else "curator"

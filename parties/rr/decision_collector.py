@@ -19,7 +19,7 @@ import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 
-from mpdp.broker.decision_messages import DecisionMessage, TranscriptMessage
+from mpdp.broker.decision_messages import TRANSCRIPT_PART_SYMBOLS, DecisionMessage, TranscriptMessage
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.engine import SignedReader
 from mpdp.parties.rounds.outcome import RoundOutcome
@@ -50,14 +50,16 @@ class DecisionCollector:
         self.received = 0
 
     def transcript(self, outcome: RoundOutcome, outputs: int, repetitions: int,
-                   signer: Ed25519PrivateKey) -> tuple[str, str]:
-        """The ``(topic, JSON)`` of the closed round's signed transcript; decisions on it are accepted
-        from now on, in ``0..outputs-1``, ``repetitions`` each."""
+                   signer: Ed25519PrivateKey) -> tuple[tuple[str, str], ...]:
+        """The ``(topic, JSON)`` of each signed part of the closed round's transcript
+        (:meth:`TranscriptMessage.signed_parts`: each under the brokers' default payload limits); decisions
+        on it are accepted from now on, in ``0..outputs-1``, ``repetitions`` each."""
         assert outcome.symbols is not None  # randomized response records symbols
         self._published[outcome.index] = (frozenset(int(p) for p in outcome.participants), outputs, repetitions)
-        message = TranscriptMessage.signed(signer, session=self._topics.session, round=outcome.index,
-                                           participants=outcome.participants, symbols=outcome.symbols)
-        return self._topics.transcript, message.model_dump_json()
+        parts = TranscriptMessage.signed_parts(signer, session=self._topics.session, round=outcome.index,
+                                               participants=outcome.participants, symbols=outcome.symbols,
+                                               max_symbols=TRANSCRIPT_PART_SYMBOLS)
+        return tuple((self._topics.transcript, part.model_dump_json()) for part in parts)
 
     def receive(self, topic: str, text: str) -> None:
         """Accept one decision message.

@@ -2,17 +2,18 @@
 
 * :func:`apply_rule` — decide on observed transcripts with a simulation generator, or (``rng=None``,
   deployment mode) with exact draws from the OS CSPRNG (:func:`mpdp.protocols.secure.secure_choice`).
-* :class:`PartyDecider` — shared by the parties of one worker process: verifies a published
-  transcript once per payload (signature by the coordinator key), and builds each party's rule through
+* :class:`PartyDecider` — shared by the parties of one worker process: verifies each part of a published
+  transcript once per payload (signature by the coordinator key), assembles the parts of a round, and builds each party's rule through
   one :class:`mpdp.protocols.rule_factory.RuleCache`, so parties with equal public parameters share tables.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,6 +32,19 @@ __all__ = ["PartyDecider", "PartyDecisionSpec", "apply_rule"]
 
 log = logging.getLogger("mpdp.decisions")
 _VERIFIED = 4  # transcripts remembered per worker (the rounds in flight)
+_PAYLOADS = 1024  # digests of transcript parts verified per worker
+#: A transcript: (round, repetitions, parts, participants) — its parts agree on all four.
+_TranscriptKey = tuple[int, int, int, tuple[int, ...]]
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _remember(cache: OrderedDict[_K, _V], key: _K, value: _V, size: int) -> None:
+    """Put ``key`` last in the LRU ``cache`` and drop the oldest entries beyond ``size``."""
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > size:
+        cache.popitem(last=False)
 
 
 def apply_rule(rule: DecisionRule, symbols: NDArray[np.integer[Any]], rng: np.random.Generator | None,
@@ -90,35 +104,50 @@ class PartyDecider:
     session: str
     coordinator_key: bytes
     rules: RuleCache = field(default_factory=RuleCache)
-    _verified: OrderedDict = field(default_factory=OrderedDict)
+    _verified: OrderedDict[bytes, _TranscriptKey | None] = field(default_factory=OrderedDict)
+    _parts: OrderedDict[_TranscriptKey, dict[int, NDArray[np.uint8]]] = field(default_factory=OrderedDict)
+    _whole: OrderedDict[_TranscriptKey, tuple[TranscriptMessage, NDArray[np.uint8]]] = field(
+        default_factory=OrderedDict)
     _function: BooleanFunction | None = None
 
     def transcript(self, payload: bytes) -> tuple[TranscriptMessage, NDArray[np.uint8]] | None:
-        """The verified transcript message and its symbol matrix (uint8 (repetitions, n)), or None for a
-        payload that is malformed, of another session, or not signed by the coordinator (logged).
-        Identical payloads are verified once per process."""
-        key = bytes(payload)
-        if key in self._verified:
-            self._verified.move_to_end(key)
-            return self._verified[key]
+        """The verified transcript of a round and its whole symbol matrix (uint8 (repetitions, n)) once
+        every part of it (:meth:`TranscriptMessage.signed_parts`) has arrived in this process, else None:
+        a part still missing, or a payload that is malformed, of another session, or not signed by the
+        coordinator (logged). Each payload is verified once per process, each round assembled once."""
+        digest = hashlib.sha256(payload).digest()
+        if digest in self._verified:
+            self._verified.move_to_end(digest)
+            placed = self._verified[digest]
+        else:
+            placed = self._place(payload)
+            _remember(self._verified, digest, placed, _PAYLOADS)
+        return None if placed is None else self._whole.get(placed)
+
+    def _place(self, payload: bytes) -> _TranscriptKey | None:
+        """Verify one part and file its rows under its transcript; the transcript's key, or None."""
         try:
-            message = TranscriptMessage.model_validate_json(key)
+            message = TranscriptMessage.model_validate_json(payload)
         except ValidationError:
             log.warning("ignored a malformed transcript")
-            result = None
-        else:
-            if message.session != self.session or not verify_message(message, load_public_key(self.coordinator_key)):
-                log.warning("ignored a transcript not signed by the coordinator")
-                result = None
-            elif any(p >= len(self.spec.mechanisms) for p in message.participants):
-                log.warning("ignored a transcript naming parties outside the roster")
-                result = None
+            return None
+        if message.session != self.session or not verify_message(message, load_public_key(self.coordinator_key)):
+            log.warning("ignored a transcript not signed by the coordinator")
+            return None
+        if any(p >= len(self.spec.mechanisms) for p in message.participants):
+            log.warning("ignored a transcript naming parties outside the roster")
+            return None
+        key = (message.round, message.repetitions, message.parts, message.participants)
+        if key not in self._whole:
+            parts = self._parts.get(key) or {}
+            parts[message.part] = message.symbol_matrix()
+            if len(parts) < message.parts:
+                _remember(self._parts, key, parts, _VERIFIED)
             else:
-                result = (message, message.symbol_matrix())
-        self._verified[key] = result
-        if len(self._verified) > _VERIFIED:
-            self._verified.popitem(last=False)
-        return result
+                self._parts.pop(key, None)
+                whole = np.concatenate([parts[p] for p in range(message.parts)], axis=0)
+                _remember(self._whole, key, (message, whole), _VERIFIED)
+        return key
 
     def rule(self, participants: tuple[int, ...], party: int) -> DecisionRule:
         """Party ``party``'s rule over ``participants`` (ids, ascending; ``party`` among them)."""

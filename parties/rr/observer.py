@@ -138,7 +138,7 @@ class Observer:
             return Closing(outcome, MessageRows(closed.repetitions, entries))
         rows = MessageRows(closed.repetitions, entries, self.decisions.take())
         outputs = self._function.output_size(participants.size) if participants.size else 1
-        return Closing(outcome, rows, (self.decisions.transcript(outcome, outputs, closed.repetitions, signer),))
+        return Closing(outcome, rows, self.decisions.transcript(outcome, outputs, closed.repetitions, signer))
 
     def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
         """A recorded round with its symbols."""

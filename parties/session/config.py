@@ -58,6 +58,8 @@ class RunConfig:
         party_rule: None, or ``"average"`` / ``"worst-case"``: every participant also decides f
             itself with its optimal rule of that kind (zero-one measure) from the published transcript
             and its own bit; :attr:`RoundOutcome.party_decisions` holds the decisions.
+        party_broker: where the parties' workers connect, when not to ``broker`` (an external broker,
+            e.g. an edge broker bridged to the observer's or another node of its cluster); None: ``broker``.
         protocol: one of :data:`PROTOCOLS`: ``"rr"`` (randomized response, the central observer
             decides) or ``"curator"`` (sealed bits, the curator releases the optimal central mechanism's
             output; one (epsilon, delta) for all, ``function`` the majority, no ``rule_factory``) or
@@ -91,6 +93,7 @@ class RunConfig:
     protocol: str = "rr"
     servers: int = 3
     threshold: int = 1
+    party_broker: BrokerSettings | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -130,6 +133,11 @@ class RunConfig:
             raise ParameterError("measure", measure.shape, "a square |Y| x |Y| matrix")
         if not isinstance(self.broker, BrokerSettings):
             raise ParameterError("broker", self.broker, "a BrokerSettings (BrokerSettings.from_url)")
+        if self.party_broker is not None and (
+            not isinstance(self.party_broker, BrokerSettings) or self.party_broker.kind != "external"
+        ):
+            raise ParameterError("party_broker", self.party_broker,
+                                 "None or the BrokerSettings of a running (external) broker")
         object.__setattr__(self, "round_names", names)
         object.__setattr__(self, "bits", bits)
         object.__setattr__(self, "mechanisms", tuple(self.mechanisms))

@@ -1,4 +1,5 @@
-"""The broker of a deployed role (``mpdp party``, ``mpdp observe``): always one that is already running.
+"""The broker of a deployed role (``mpdp party``, ``mpdp observe``), and of a simulation's parties
+(``mpdp simulate --party-broker``): always one that is already running.
 
 A simulation may start its own broker; a deployment's processes live on different hosts and meet at a
 broker they did not start, so these commands accept only a broker URL (``--broker`` or
@@ -15,7 +16,7 @@ from mpdp.broker.launch import external_endpoint
 from mpdp.broker.settings import ENV_VAR, BrokerSettings
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["deployment_endpoint"]
+__all__ = ["deployment_endpoint", "party_broker_settings"]
 
 
 def deployment_endpoint(url: str | None, environ: Mapping[str, str] | None = None, **login: Any) -> BrokerEndpoint:
@@ -38,3 +39,24 @@ def deployment_endpoint(url: str | None, environ: Mapping[str, str] | None = Non
             f"(--broker or {ENV_VAR}); the deployed roles meet at a broker they do not start",
         )
     return endpoint
+
+
+def party_broker_settings(url: str, option: str = "--party-broker") -> BrokerSettings:
+    """The broker a simulation's parties attach to (``mpdp simulate --party-broker URL``): a running one.
+
+    The observer stays on ``--broker``; the parties' workers connect to ``url``, typically an edge broker
+    bridged to (or clustered with) the observer's, so every message crosses the bridge (docs/deploy.md).
+    The environment is not read: the option is given or there is no party broker.
+
+    Raises:
+        ParameterError: (named ``option``) a malformed URL, or a keyword (``auto``, ``embedded``,
+            ``mosquitto``): the parties' broker is one the run does not start.
+    """
+    try:
+        settings = BrokerSettings.from_url(url, {})
+    except ParameterError as exc:
+        raise ParameterError(option, url, exc.allowed, exc.hint) from None
+    if settings.kind != "external":
+        raise ParameterError(option, url, "mqtt://HOST[:PORT] of a running broker the parties attach to "
+                             "(an edge broker bridged to --broker's, or another node of its cluster)")
+    return settings

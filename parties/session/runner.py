@@ -3,6 +3,7 @@
 ::
 
     open_broker(settings)                      mosquitto child / embedded amqtt / external URL
+     └─ open_broker(party_broker)              only with --party-broker: the parties' (edge) broker
      └─ the protocol's store                   SQLite, resumable: recorded rounds are skipped
          └─ open_engine(protocol plug-in)      subscribed before any party exists
              └─ WorkerPool(specs)              spawned processes, parties as asyncio tasks
@@ -29,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -260,7 +261,7 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
     roster, private_keys = Roster.generate(config.mechanisms)
     coordinator_private, coordinator_public = generate_key_pair()
     topics = Topics(config.session)
-    async with open_broker(config.broker) as endpoint:
+    async with open_broker(config.broker) as endpoint, _party_broker(config, endpoint) as party_endpoint:
         with plug.open_store(config) as (store, recorded):
             protocol = plug.round_protocol(config, topics, roster, store, seeds)
             async with open_engine(endpoint, topics, roster, store, coordinator_private, protocol,
@@ -279,7 +280,7 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
                     else:
                         earlier = [protocol.load(store, config.session, i) for i in sorted(recorded)]
                         plan = plug.party_plan(config, seeds, earlier)
-                        specs = worker_specs(config, endpoint, private_keys, coordinator_public, plan)
+                        specs = worker_specs(config, party_endpoint, private_keys, coordinator_public, plan)
                         async with WorkerPool(specs) as pool:
                             outcomes = await drive_rounds(engine, store, config.round_names, recorded,
                                                           _Workers(pool, len(specs), config.ready_timeout), report)
@@ -292,6 +293,11 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
         seed_entropy=None if seeds is None else seeds.seed,
         spent=spent, delta_slack=config.delta_slack,
     )
+
+
+def _party_broker(config: RunConfig, endpoint: BrokerEndpoint) -> AbstractAsyncContextManager[BrokerEndpoint]:
+    """The parties' broker: ``config.party_broker`` (checked with one connection), else the observer's."""
+    return nullcontext(endpoint) if config.party_broker is None else open_broker(config.party_broker)
 
 
 async def _tick(report: Callable[[], None]) -> None:

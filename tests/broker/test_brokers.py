@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
+import psutil
 import pytest
 
 from mpdp.broker.connectivity import check_connectivity
@@ -18,6 +23,7 @@ from mpdp.protocols.errors import TransportError
 from tests.mqtt_fixtures import require_mosquitto
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _echo(endpoint: BrokerEndpoint, persistent_receiver: bool = False) -> bytes:
@@ -83,3 +89,53 @@ async def test_external_broker_is_used_as_is(mosquitto: BrokerEndpoint) -> None:
 async def test_mqtt5_clients_work_with_mosquitto(mosquitto: BrokerEndpoint) -> None:
     v5 = BrokerEndpoint("external", mosquitto.host, mosquitto.port, protocol="5", timeout=5.0)
     assert await _echo(v5, persistent_receiver=True) == b"hello"
+
+
+async def test_a_port_taken_before_mosquitto_binds_is_retried_never_yielding_the_other_broker(
+    mosquitto: BrokerEndpoint, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The race of issue 13 item 3: the free port is taken (here by another mosquitto, which accepts MQTT
+    # as well as ours would) between the probe and the child's bind. Probing MQTT alone would yield the
+    # other broker; the child's "running" log line tells, and a new port is tried.
+    ports = iter([mosquitto.port, free_loopback_port()])
+    monkeypatch.setattr("mpdp.broker.mosquitto.free_loopback_port", lambda: next(ports))
+    async with run_mosquitto(timeout=3.0) as endpoint:
+        assert endpoint.port != mosquitto.port
+        assert await _echo(endpoint) == b"hello"
+    with pytest.raises(TransportError, match=endpoint.url):  # it was ours: stopped on exit
+        await check_connectivity(endpoint, timeout=2.0)
+    await check_connectivity(mosquitto)  # the other broker was left alone
+
+
+async def test_a_given_port_in_use_is_one_error_quoting_mosquitto(mosquitto: BrokerEndpoint) -> None:
+    started = time.monotonic()
+    with pytest.raises(TransportError, match="Address already in use") as info:
+        async with run_mosquitto(port=mosquitto.port, timeout=3.0):
+            pytest.fail("mosquitto started on a port in use")
+    assert f"mqtt://127.0.0.1:{mosquitto.port}" in str(info.value) and "\n" not in str(info.value)
+    assert time.monotonic() - started < 5
+
+
+def test_mosquitto_child_dies_with_its_parent_even_as_root() -> None:
+    # Started by root, mosquitto drops to user "mosquitto" by default, and that change of credentials
+    # clears PR_SET_PDEATHSIG: a SIGKILLed parent left its broker running. The child keeps our user.
+    require_mosquitto()
+    script = ("import asyncio\nfrom mpdp.broker.mosquitto import run_mosquitto\n"
+              "async def main():\n    async with run_mosquitto() as endpoint:\n"
+              "        print(endpoint.port, flush=True)\n        await asyncio.sleep(60)\n"
+              "asyncio.run(main())\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert parent.stdout is not None and int(parent.stdout.readline()) > 0
+        children = psutil.Process(parent.pid).children()
+        assert [c.name() for c in children] == ["mosquitto"]
+        assert children[0].uids().effective == os.geteuid()
+    finally:
+        parent.kill()
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    _, alive = psutil.wait_procs(children, timeout=5)
+    for child in alive:
+        child.kill()
+    assert alive == []

@@ -39,6 +39,18 @@ def _config(tmp_path: Path, mosquitto: BrokerEndpoint, mechanisms: tuple[Randomi
 
 
 async def test_worst_case_party_decisions_match_their_rules(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    await _worst_case_party_decisions(mosquitto, tmp_path)
+
+
+async def test_party_decisions_on_a_transcript_published_in_parts(
+    mosquitto: BrokerEndpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # parts of one row (7 symbols) each: 30 signed parts a round, assembled by every worker
+    monkeypatch.setattr("mpdp.parties.rr.decision_collector.TRANSCRIPT_PART_SYMBOLS", 7)
+    await _worst_case_party_decisions(mosquitto, tmp_path)
+
+
+async def _worst_case_party_decisions(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     k = 7
     mechanisms = (RandomizedResponse(float("inf")),) + (RandomizedResponse(0.8),) * 4 + (RandomizedResponse(1.5),) * 2
     bits = np.array([[1, 0], [1, 1], [0, 1], [1, -1], [0, 0], [1, 1], [0, 1]], dtype=np.int8)

@@ -51,6 +51,7 @@ examples:
   mpdp simulate --dataset house-votes-84 --repetitions 200
   mpdp simulate --dataset house-votes-84 --epsilon 0.5:2 --delta 0.01 --out results/
   mpdp simulate --parties 50 --rounds 5 --function sum --seed 7 --broker mqtt://127.0.0.1:1883
+  mpdp simulate --parties 100 --broker mqtt://center:1883 --party-broker mqtt://edge:1883
   mpdp simulate --dataset house-votes-84 --epsilon 0.5 --repetitions 20 --budget 50,1e-5
   mpdp simulate --dataset house-votes-84 --protocol curator --epsilon 1 --repetitions 200
   mpdp simulate --dataset house-votes-84 --protocol mpc --epsilon 1 --repetitions 50
@@ -58,6 +59,8 @@ examples:
 functions: {', '.join(FUNCTION_NAMES[:-1])}
 broker: none given starts our own (mosquitto if installed, else embedded amqtt); 'embedded'
   forces the in-process broker; mqtt://HOST:PORT uses a running one (also via MPDP_BROKER_URL).
+  --party-broker mqtt://HOST:PORT: the parties attach there (an edge broker bridged to --broker's,
+  or another node of its cluster), the observer stays on --broker.
 mode: by default a simulation (seeded numpy generators, reproducible with --seed); --secure makes
   each party privatize with the OS CSPRNG (deployment mode, not reproducible).
 
@@ -113,6 +116,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help="make the run reproducible (default: OS entropy)")
     add_broker_options(p, "URL|embedded|mosquitto", "where to publish (default: $MPDP_BROKER_URL, else start "
                                                     "our own)")
+    p.add_argument("--party-broker", default=None, metavar="URL",
+                   help="mqtt://HOST[:PORT] of a running broker the parties attach to, when not --broker's: an "
+                        "edge broker bridged to it or another node of its cluster (see docs/deploy.md)")
     p.add_argument("--workers", type=int, default=None, metavar="W",
                    help="worker processes hosting the parties (default: one per core)")
     p.add_argument("--secure", action="store_true",
@@ -164,8 +170,8 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         args.json = output_file(args.json, "--json")
     options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
         "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
-        "seed", "protocol", "servers", "threshold", "broker", "out", "workers", "party_decisions", "alpha",
-        "round_timeout", "budget", "delta_slack")}
+        "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "party_decisions",
+        "alpha", "round_timeout", "budget", "delta_slack")}
     options["secure"] = ("--secure", args.secure)
     options["budget"] = "--budget"
     options["input"] = ("input", args.dataset or args.parties)
@@ -174,7 +180,8 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
             args.dataset, parties=args.parties, rounds=args.rounds, label_column=args.label_column,
             epsilon=args.epsilon, delta=args.delta, repetitions=args.repetitions, function=args.function,
             rule=args.rule, seed=args.seed, protocol=args.protocol, servers=args.servers, threshold=args.threshold,
-            broker=BrokerSettings.from_url(**broker_options(args)), out=args.out, force=args.force, workers=args.workers, secure=args.secure, party_decisions=args.party_decisions,
+            broker=BrokerSettings.from_url(**broker_options(args)), party_broker=args.party_broker, out=args.out,
+            force=args.force, workers=args.workers, secure=args.secure, party_decisions=args.party_decisions,
             alpha=args.alpha, round_timeout=args.round_timeout, budget=args.budget, delta_slack=args.delta_slack,
             progress=not args.quiet)
     document = result.to_dict()

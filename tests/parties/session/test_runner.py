@@ -1,4 +1,5 @@
-"""parties.session.runner.RunConfig: the checks of a simulation's configuration (budget, delta slack)."""
+"""parties.session.runner.RunConfig: the checks of a simulation's configuration (budget, delta slack,
+the parties' broker)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,10 @@ def test_run_config_checks_budget_and_delta_slack(tmp_path: Path) -> None:
         broker=BrokerSettings.from_url("embedded", environ={}), workers=1, store_path=tmp_path / "t.sqlite",
     )
     assert RunConfig(**fields).delta_slack == 1e-6 and RunConfig(**fields).budget is None  # type: ignore[arg-type]
+    edge = BrokerSettings.from_url("mqtt://edge:1884", environ={})
+    assert RunConfig(**fields, party_broker=edge).party_broker == edge  # type: ignore[arg-type]
     for change in (dict(delta_slack=-0.1), dict(delta_slack=1.0), dict(budget=(1.0, 1e-5)),
-                   dict(budget=Budget(1.0, 0.0))):
+                   dict(budget=Budget(1.0, 0.0)), dict(party_broker=BrokerSettings.from_url("mosquitto", environ={})),
+                   dict(party_broker="mqtt://edge:1884")):
         with pytest.raises(ParameterError):
             RunConfig(**{**fields, **change})  # type: ignore[arg-type]

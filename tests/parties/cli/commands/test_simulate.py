@@ -28,6 +28,9 @@ UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
     (["--parties", "3", "--function", "table:0,1,1,0"], "symmetric function"),
     (["--dataset", "house-votes-84", "--parties", "3"], "exactly one of"),
     (["--parties", "3", "--force"], "only with --out"),
+    (["--parties", "3", "--party-broker", "embedded"], "--party-broker='embedded'"),
+    (["--parties", "3", "--party-broker", "http://edge:1883"], "--party-broker='http://edge:1883'"),
+    (["--parties", "3", "--party-broker", "mqtt://edge:0"], "--party-broker='mqtt://edge:0'"),
 ])
 def test_bad_input_is_one_line_exit_2_and_starts_nothing(
     argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
@@ -50,6 +53,16 @@ def test_unreachable_broker_is_one_line(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["simulate", "--parties", "3", "--quiet", "--broker", "mqtt://127.0.0.1:9?timeout=2"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "127.0.0.1:9" in err
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.integration
+def test_unreachable_party_broker_is_one_line_naming_it(mosquitto: BrokerEndpoint,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--parties", "3", "--quiet", "--broker", f"mqtt://127.0.0.1:{mosquitto.port}",
+                 "--party-broker", "mqtt://127.0.0.1:9?timeout=2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "mqtt://127.0.0.1:9" in err
     assert multiprocessing.active_children() == []
 
 

@@ -1,0 +1,72 @@
+"""A transcript published in parts (issue 13: k = 10^4 must fit the brokers' payload limits): the
+parties of a worker decide once every part of a round arrived, in any order, and only on parts the
+coordinator signed."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from mpdp.broker.decision_messages import TranscriptMessage
+from mpdp.broker.signing import generate_key_pair
+from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec, apply_rule
+from mpdp.protocols.mechanisms import RandomizedResponse
+
+K, REPS = 5, 7
+COORD_PRIVATE, COORD_PUBLIC = generate_key_pair()
+
+
+def _decider() -> PartyDecider:
+    spec = PartyDecisionSpec(tuple(RandomizedResponse(1.0 + 0.2 * i) for i in range(K)), "majority")
+    return PartyDecider(spec, "s", COORD_PUBLIC)
+
+
+def _parts(symbols: np.ndarray, private: bytes = COORD_PRIVATE, round: int = 2) -> list[bytes]:
+    messages = TranscriptMessage.signed_parts(private, session="s", round=round, participants=np.arange(K),
+                                              symbols=symbols, max_symbols=2 * K)  # 2 rows a part
+    return [m.model_dump_json().encode() for m in messages]
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(4)))[::5])
+def test_the_whole_transcript_comes_back_once_every_part_arrived(order: tuple[int, ...]) -> None:
+    symbols = np.random.default_rng(4).integers(0, 2, size=(REPS, K)).astype(np.uint8)
+    payloads = _parts(symbols)
+    assert len(payloads) == 4  # rows 0-1, 2-3, 4-5, 6
+    decider = _decider()
+    got = [decider.transcript(payloads[i]) for i in order]
+    assert got[:-1] == [None] * 3 and got[-1] is not None
+    message, whole = got[-1]
+    assert message.round == 2 and message.participants == tuple(range(K))
+    assert np.array_equal(whole, symbols)
+    # every later part (another party of the worker) sees the assembled transcript, verified once
+    again = decider.transcript(payloads[order[0]])
+    assert again is not None and again[1] is whole
+    # the decisions equal those on the transcript sent whole
+    rule = decider.rule(message.participants, 3)
+    assert np.array_equal(apply_rule(rule, whole, np.random.default_rng(0), own_bits=1),
+                          apply_rule(rule, symbols, np.random.default_rng(0), own_bits=1))
+
+
+def test_a_part_not_signed_by_the_coordinator_does_not_complete_a_transcript() -> None:
+    symbols = np.random.default_rng(5).integers(0, 2, size=(REPS, K)).astype(np.uint8)
+    stranger, _ = generate_key_pair()
+    good, forged = _parts(symbols), _parts(np.zeros_like(symbols), private=stranger)
+    decider = _decider()
+    assert [decider.transcript(p) for p in good[:3]] == [None] * 3
+    assert decider.transcript(forged[3]) is None  # the last part, but forged: still incomplete
+    done = decider.transcript(good[3])
+    assert done is not None and np.array_equal(done[1], symbols)
+
+
+def test_parts_of_two_rounds_are_not_mixed() -> None:
+    rng = np.random.default_rng(6)
+    a, b = (rng.integers(0, 2, size=(REPS, K)).astype(np.uint8) for _ in range(2))
+    decider = _decider()
+    first, second = _parts(a, round=1), _parts(b, round=2)
+    assert [decider.transcript(p) for p in first[:3] + second[:3]] == [None] * 6
+    one, two = decider.transcript(second[3]), decider.transcript(first[3])
+    assert one is not None and two is not None
+    assert (one[0].round, two[0].round) == (2, 1)
+    assert np.array_equal(one[1], b) and np.array_equal(two[1], a)
