@@ -44,7 +44,7 @@ def test_round_table_marks_a_tied_round(capsys):
     theory = observer_accuracy_on_input(mechs, x, MAJORITY, W)
     result = evaluate_decisions("bill", x, np.zeros(20, dtype=np.int64), MAJORITY, theory, rounds=1, alpha=0.05)
     assert result.tie_probability == pytest.approx(1.0) and result.to_json()["tie_probability"] == 1.0
-    document = {"dataset": "test", "function": "majority", "repetitions": 20, "alpha": 0.05,
+    document = {"dataset": "test", "protocol": "rr", "function": "majority", "repetitions": 20, "alpha": 0.05,
                 "broker": {"kind": "embedded", "url": "mqtt://127.0.0.1:1"}, "wall_time_s": 0.1, "note": ""}
     print_results(document, [result])
     out = " ".join(capsys.readouterr().out.split())  # rich wraps the footnote
