@@ -12,7 +12,6 @@ Monte Carlo estimate with its interval, labelled as such. JSON is strict: an inf
 from __future__ import annotations
 
 import argparse
-import math
 import pathlib
 import time
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from mpdp.analysis.accuracy import monte_carlo_accuracy
 from mpdp.parties.cli.args import (
+    add_time_limit,
     papers_epilog,
     parse_number_list,
     plain_text,
@@ -31,7 +31,7 @@ from mpdp.protocols.engines import ENGINES
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import MEASURE_NAMES, accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import RULE_CHOICES, check_worst_case_size, optimal_rules
+from mpdp.protocols.optimal import RULE_CHOICES, optimal_rules, worst_case_refusal
 from mpdp.protocols.symmetric import observer_average_rule
 
 __all__ = ["parse_list", "register"]
@@ -88,14 +88,11 @@ def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     report: dict = {"k": k, "function": function.name, "measure": args.measure,
                     "observer": "central" if observer is None else observer}
-    if args.time_limit is not None and not (args.time_limit > 0 and math.isfinite(args.time_limit)):
-        raise ParameterError("--time-limit", args.time_limit, "a number of seconds > 0")
     if args.rule == "both":  # the default: the worst-case LP only where it fits, and say so
-        try:
-            check_worst_case_size(mechs)
-        except SizeLimitError as exc:
+        refusal = worst_case_refusal(mechs, function, w, observer, args.engine, args.time_limit)
+        if refusal is not None:
             args.rule = "average"
-            report["worst_case_skipped"] = str(exc)
+            report["worst_case_skipped"] = str(refusal)
     try:
         result = optimal_rules(mechs, function, w, observer, args.rule, args.engine, args.measure,
                                args.time_limit)
@@ -165,7 +162,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--engine", default="auto", choices=ENGINES,
                         help="exact engine: general (every transcript), symmetric (count classes, for "
                              "symmetric f), or auto (default: the one that fits)")
-    parser.add_argument("--time-limit", type=float, default=None, help="seconds per LP")
+    add_time_limit(parser, "the worst-case LP (estimated from its size before it starts)")
     parser.add_argument("--samples", type=int, default=100_000,
                         help="Monte Carlo transcripts when no exact engine fits")
     parser.add_argument("--seed", type=seed_value, default=None, help="seed of the Monte Carlo estimate")
