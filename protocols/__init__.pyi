@@ -17,7 +17,9 @@ from .coloring_mechanisms import (
 from .coloring_steps import ColoringStep
 from .domination import COMPARISONS, compare_mechanisms, truth_probability
 from .engines import DecisionProblem, build_problem
+from .cost import DEFAULT_TIME_LIMIT, CostEstimate
 from .errors import (
+    CostLimitError,
     DatasetError,
     MpdpError,
     ParameterError,
@@ -99,6 +101,9 @@ from .worst_case import WorstCaseSolution, solve_worst_case
 
 __all__ = [
     "COMPARISONS",
+    "DEFAULT_TIME_LIMIT",
+    "CostEstimate",
+    "CostLimitError",
     "FUNCTION_NAMES",
     "MAX_LINE_NODES",
     "MAX_MAJORITY_VOTERS",

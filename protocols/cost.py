@@ -85,7 +85,7 @@ class PowerLaw:
         """The modelled cost at ``sizes`` (each >= 1; smaller values count as 1)."""
         if len(sizes) != len(self.exponents):
             raise ParameterError("sizes", len(sizes), f"{len(self.exponents)} size measures")
-        return self.coefficient * math.prod(max(float(s), 1.0) ** a for s, a in zip(sizes, self.exponents))
+        return self.coefficient * float(math.prod(max(float(s), 1.0) ** a for s, a in zip(sizes, self.exponents)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,8 +69,9 @@ def check_rule_size(mechanisms: Sequence[RandomizedResponse], function: BooleanF
     mechs = tuple(mechanisms)
     refusal = worst_case_refusal(mechs, function, zero_one_measure(function, len(mechs)))
     if isinstance(refusal, CostLimitError):
-        raise CostLimitError(refusal.estimate, str(refusal.limit),
-                             f"{refusal}; or use --rule average (exact posterior decisions)")
+        estimate = dataclasses.replace(refusal.estimate, alternative="use --rule average (exact posterior "
+                                       "decisions), or fewer distinct (epsilon, delta)")
+        estimate.check()
     if refusal is not None:
         distinct = len(set(mechs))
         raise SizeLimitError(refusal.name, refusal.value, refusal.limit,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
+from mpdp.protocols.cost import DEFAULT_TIME_LIMIT
 from mpdp.protocols.errors import ParameterError
 
 __all__ = [
@@ -201,21 +201,13 @@ def add_label_column(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
                              "and votes")
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ParameterError("--time-limit", text, "a number of seconds > 0") from None
-    limit = check_time_limit(value, "--time-limit")
-    assert limit is not None
-    return limit
-
-
 def add_time_limit(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str) -> None:
     """Add ``--time-limit SECONDS`` (``args.time_limit``, float) for ``what`` (``"the worst-case LP"``):
     the computation's up-front estimate (:class:`mpdp.protocols.cost.CostEstimate`) is refused when it
-    exceeds the limit, naming the estimate and the alternative."""
-    parser.add_argument("--time-limit", type=_seconds, default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
+    exceeds the limit, naming the estimate and the alternative. The command checks the value with
+    :func:`mpdp.protocols.cost.check_time_limit` (``args.time_limit``, "--time-limit"), so a bad one is
+    the usual one-line error."""
+    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
                         help=f"seconds allowed for {what} (default {DEFAULT_TIME_LIMIT:g}); work "
                              "estimated to take longer is refused before it starts, with the estimate")
 

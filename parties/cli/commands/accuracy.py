@@ -27,6 +27,7 @@ from mpdp.parties.cli.args import (
     to_json_text,
 )
 from mpdp.parties.cli.params import warn_if_no_privacy
+from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.engines import ENGINES
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import MEASURE_NAMES, accuracy_measure, parse_function
@@ -88,6 +89,7 @@ def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     report: dict = {"k": k, "function": function.name, "measure": args.measure,
                     "observer": "central" if observer is None else observer}
+    check_time_limit(args.time_limit, "--time-limit")
     if args.rule == "both":  # the default: the worst-case LP only where it fits, and say so
         refusal = worst_case_refusal(mechs, function, w, observer, args.engine, args.time_limit)
         if refusal is not None:
