@@ -6,7 +6,9 @@
 Lists take one value per party, or ``VALUE*COUNT`` pieces (``--epsilon 1*1000,2*5``); a single delta
 applies to every party. ``--function table:@FILE`` reads f's values (input order) from FILE. For a
 symmetric f too large for the exact engines (many distinct parameters), the average rule's accuracy is a
-Monte Carlo estimate with its interval, labelled as such. JSON is strict: an infinite value is "inf".
+Monte Carlo estimate with its interval, labelled as such. Long work is estimated first: the worst-case LP
+is skipped (default) or refused (--rule worst-case), and a Monte Carlo estimate refused, when the estimate
+exceeds --time-limit SECONDS (default 60); the message names the estimate and what to do instead. JSON is strict: an infinite value is "inf".
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import MEASURE_NAMES, accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.optimal import RULE_CHOICES, optimal_rules, worst_case_refusal
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.symmetric import decide_cost, observer_average_rule
 
 __all__ = ["parse_list", "register"]
 
@@ -101,6 +103,9 @@ def _run(args: argparse.Namespace) -> int:
     except SizeLimitError:
         if function.count_values(k) is None or args.rule != "average" or args.engine != "auto":
             raise
+        decide_cost(k, args.samples, "the Monte Carlo accuracy estimate",
+                    "fewer samples (--samples N; the interval widens as 1/sqrt(N)), fewer distinct "
+                    "(epsilon, delta), or allow more time (--time-limit SECONDS)").check(args.time_limit)
         rule = observer_average_rule(mechs, function, w, observer)
         est = monte_carlo_accuracy(rule, function, w, args.samples, np.random.default_rng(args.seed))
         assert est.interval is not None  # the Monte Carlo estimate always has its interval

@@ -102,3 +102,11 @@ def test_infinite_epsilon_is_said_once(capsys) -> None:
 def test_epsilon_1e308_leaks_no_runtime_warning(capsys) -> None:  # warnings are errors in the tests
     ok(capsys, "compose", "--epsilon", "1e308", "-k", "3")
     ok(capsys, "accuracy", "--epsilon", "1e308,1e308", "--function", "majority")
+
+
+def test_a_monte_carlo_estimate_over_the_time_limit_is_refused_up_front(capsys) -> None:
+    """Issue 10, item 5: 20,001 parties (above the exact engines) switched silently to 100,000 Monte Carlo
+    samples (~15 h). The model (protocols.symmetric.DECIDE_SECONDS) puts it far above 60 s."""
+    line = refused(capsys, "accuracy", "--epsilon", "1*20001", "--function", "majority")
+    assert "100,000 transcripts of 20,001 parties" in line and "--samples" in line and "--time-limit" in line
+    assert "h and" in line  # hours, stated before any work
