@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mpdp.protocols.engines import build_problem  # noqa: E402
-from mpdp.protocols.errors import CostLimitError  # noqa: E402
+from mpdp.protocols.errors import CostLimitError, SolverError  # noqa: E402
 from mpdp.protocols.functions import TruthTable, accuracy_measure, parse_function  # noqa: E402
 from mpdp.protocols.mechanisms import RandomizedResponse  # noqa: E402
 from mpdp.protocols.optimal import optimal_rules  # noqa: E402
@@ -47,6 +47,10 @@ def _run(label, target, fn, estimate=None):
         result = fn()
     except CostLimitError as exc:
         print(f"| {label:<44} | refused   | {'-':>8} | {target:6.0f} | {model:8.1f} | {exc} |", flush=True)
+        return float("inf")
+    except SolverError as exc:  # HiGHS stopped at the time limit: the model was too optimistic here
+        print(f"| {label:<44} | stopped   | {time.perf_counter() - start:8.2f} | {target:6.0f} | "
+              f"{model:8.1f} | {exc} |", flush=True)
         return float("inf")
     seconds = time.perf_counter() - start
     rep = result.average or result.worst_case
