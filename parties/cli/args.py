@@ -201,14 +201,15 @@ def add_label_column(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
                              "and votes")
 
 
-def add_time_limit(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str) -> None:
+def add_time_limit(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str,
+                   default: float = DEFAULT_TIME_LIMIT) -> None:
     """Add ``--time-limit SECONDS`` (``args.time_limit``, float) for ``what`` (``"the worst-case LP"``):
     the computation's up-front estimate (:class:`mpdp.protocols.cost.CostEstimate`) is refused when it
     exceeds the limit, naming the estimate and the alternative. The command checks the value with
     :func:`mpdp.protocols.cost.check_time_limit` (``args.time_limit``, "--time-limit"), so a bad one is
     the usual one-line error."""
-    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
-                        help=f"seconds allowed for {what} (default {DEFAULT_TIME_LIMIT:g}); work "
+    parser.add_argument("--time-limit", type=float, default=default, metavar="SECONDS",
+                        help=f"seconds allowed for {what} (default {default:g}); work "
                              "estimated to take longer is refused before it starts, with the estimate")
 
 

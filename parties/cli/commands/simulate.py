@@ -39,6 +39,7 @@ from mpdp.analysis.report import (
 )
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.cli.args import (
+    add_time_limit,
     add_label_column,
     fresh_output_dir,
     output_file,
@@ -63,6 +64,8 @@ from mpdp.parties.session.datasets import (
 )
 from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.runner import RunConfig, RunOutcome, run
+from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
+from mpdp.protocols.cost import check_time_limit
 from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import (
@@ -164,6 +167,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", metavar="FILE",
                    help="write the results as JSON here ('-': to standard output, the table to stderr)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_time_limit(p, "the session (estimated from parties and rounds before any process starts)",
+                   SESSION_TIME_LIMIT)
     p.set_defaults(run=_run)
 
 
@@ -284,6 +289,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
     seeds = SeedTree.from_seed(args.seed)
     seed = seeds.seed
     dataset = _dataset(args, seeds.dataset())
+    session_cost(dataset.num_parties, dataset.num_rounds).check(check_time_limit(args.time_limit, "--time-limit"))
     mechanisms = parse_mechanisms(args.epsilon, args.delta, dataset.num_parties, seeds.epsilons())
     _check_rule(args, dataset, mechanisms, function)
     rules = RuleCache()
