@@ -2,26 +2,36 @@
 
     mpdp compose --epsilon 0.1 --delta 0.001 -k 30 --delta-slack 1e-5 [--json]
     mpdp compose --epsilon 0.1,0.5,0.5 --delta 0 --delta-slack 1e-6 --json   # heterogeneous
+    mpdp compose --epsilon 0.01,0.02,0.05 --total-delta 1e-5 --rel-width 0.001  # epsilon at total delta
     mpdp compose --plot fig3.png                                               # 000's Figure 3
 
 A single epsilon with ``-k`` is the homogeneous case (exact optimum of Theorem 3.3); a list is the
 heterogeneous case (exact where tractable, else certified bounds; ``method`` says which ran).
---delta-slack defaults to 1e-6 (as ``mpdp simulate``). In JSON an infinite epsilon is the string "inf".
+--delta-slack defaults to 1e-6 (as ``mpdp simulate``); --total-delta D instead asks for the epsilon at
+a total delta D (the slack is what the mechanisms' own deltas leave of D). Certified bounds are refined to
+a relative width (--rel-width, default 0.5%) within --time-limit seconds, or computed once at a given
+--resolution; the bracket [lower, upper] is printed. In JSON an infinite epsilon is the string "inf".
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+
+import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.composition import (
     BOUND_NAMES,
     CompositionResult,
     check_delta_slack,
     compose_homogeneous,
+    slack_for_total_delta,
 )
 from mpdp.analysis.composition_plot import figure_3
-from mpdp.analysis.heterogeneous import compose_heterogeneous
+from mpdp.analysis.heterogeneous import DEFAULT_REL_WIDTH, compose_heterogeneous
 from mpdp.parties.cli.args import (
+    add_time_limit,
     papers_epilog,
     parse_number_list,
     plain_text,
@@ -29,6 +39,7 @@ from mpdp.parties.cli.args import (
     to_json_text,
 )
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["register", "run"]
@@ -43,8 +54,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--epsilon", help="one epsilon (with -k) or a comma-separated list")
     parser.add_argument("--delta", default="0", help="one delta for all, or a list as long as --epsilon (default 0)")
     parser.add_argument("-k", type=int, help="number of compositions of a single (epsilon, delta)")
-    parser.add_argument("--delta-slack", type=float, default=DEFAULT_DELTA_SLACK,
+    parser.add_argument("--delta-slack", type=float, default=None,
                         help=f"delta_tilde in [0, 1): the extra delta spent (default {DEFAULT_DELTA_SLACK:g})")
+    parser.add_argument("--total-delta", type=float, default=None, metavar="D",
+                        help="instead of --delta-slack: the epsilon of the composition at total delta D")
+    parser.add_argument("--rel-width", type=float, default=DEFAULT_REL_WIDTH,
+                        help=f"heterogeneous bounds: refine until (upper - lower) / upper <= this "
+                             f"(default {DEFAULT_REL_WIDTH:g})")
+    parser.add_argument("--resolution", type=float, default=None, metavar="H",
+                        help="heterogeneous bounds: one pass at lattice step H nats (default: adaptive)")
+    add_time_limit(parser, "refining the heterogeneous bounds (the bracket reached is reported)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--plot", metavar="FILE",
                         help="draw the privacy regions of Theorems 3.1-3.3 for the k-fold composition of the given "
@@ -57,12 +76,33 @@ def _compute(args: argparse.Namespace, epsilons: list[float], deltas: list[float
     if len(epsilons) == 1:
         if len(deltas) != 1:
             raise ParameterError("--delta", args.delta, "one value when --epsilon has one value (with -k)")
-        return compose_homogeneous(epsilons[0], deltas[0], 1 if args.k is None else args.k, args.delta_slack)
+        k = 1 if args.k is None else args.k
+        return compose_homogeneous(epsilons[0], deltas[0], k, _slack(args, deltas[0], k))
     if len(deltas) not in (1, len(epsilons)):
         raise ParameterError("--delta", args.delta, f"one value, or {len(epsilons)} (one per --epsilon value)")
     if args.k is not None and args.k != len(epsilons):
         raise ParameterError("-k", args.k, f"omitted or equal to the number of --epsilon values ({len(epsilons)})")
-    return compose_heterogeneous(epsilons, deltas if len(deltas) > 1 else deltas[0], args.delta_slack)
+    per = np.asarray(deltas if len(deltas) > 1 else deltas * len(epsilons), dtype=np.float64)
+    if args.resolution is not None and not (math.isfinite(args.resolution) and args.resolution > 0):
+        raise ParameterError("--resolution", args.resolution, "a lattice step in nats > 0")
+    if not 0 < args.rel_width < 1:
+        raise ParameterError("--rel-width", args.rel_width, "a relative width in (0, 1), e.g. 0.005")
+    return compose_heterogeneous(epsilons, per, _slack(args, per, 1), resolution=args.resolution,
+                                 rel_width=args.rel_width,
+                                 time_limit=check_time_limit(args.time_limit, "--time-limit"))
+
+
+def _slack(args: argparse.Namespace, deltas: float | NDArray[np.float64], k: int) -> float:
+    """--delta-slack, or the slack that --total-delta leaves after the mechanisms' own deltas."""
+    if args.total_delta is None:
+        return check_delta_slack(DEFAULT_DELTA_SLACK if args.delta_slack is None else args.delta_slack,
+                                 "--delta-slack")
+    if args.delta_slack is not None:
+        raise ParameterError("--delta-slack", args.delta_slack, "omitted with --total-delta (one or the other)")
+    try:
+        return slack_for_total_delta(deltas, args.total_delta, k)
+    except ParameterError as exc:
+        raise ParameterError("--total-delta", args.total_delta, exc.allowed) from None
 
 
 def _text(result: CompositionResult) -> str:
@@ -74,7 +114,8 @@ def _text(result: CompositionResult) -> str:
         f"epsilon_tilde ({result.method}) = {fmt(result.epsilon_tilde)}",
     ]
     if result.method == "bounds":
-        lines.append(f"  certified: {fmt(result.lower)} <= optimum <= {fmt(result.upper)} (gap {fmt(result.gap)})")
+        lines.append(f"  certified: {fmt(result.lower)} <= optimum <= {fmt(result.upper)} (gap {fmt(result.gap)},"
+                     f" relative {fmt(None if not result.upper else (result.gap or 0.0) / result.upper)})")
     lines.extend(f"  {name:<12} {fmt(result.bounds.get(name))}" for name in BOUND_NAMES)
     lines.append(f"  ({result.detail})")
     return "\n".join(lines)
@@ -85,7 +126,6 @@ def run(args: argparse.Namespace) -> int:
     plot = None if args.plot is None else plot_file(args.plot)
     if args.epsilon is None and plot is None:
         raise ParameterError("--epsilon", None, "one epsilon (with -k) or a list (or only --plot FILE)")
-    check_delta_slack(args.delta_slack, "--delta-slack")
     epsilons = parse_number_list(args.epsilon, "--epsilon") if args.epsilon is not None else [0.1]
     deltas = parse_number_list(args.delta, "--delta") if args.epsilon is not None else [0.001]
     result = _compute(args, epsilons, deltas) if args.epsilon is not None else None
