@@ -59,7 +59,7 @@ def heterogeneous(k: int) -> None:
     print(f"{'certified bracket (mpdp)':<32}{t_mpdp:>10.2f}  [{result.lower:.6g}, {result.upper:.6g}] "
           f"(relative width {(result.upper - result.lower) / result.upper:.2%}; {result.method})")
     print(f"{'PLD accountant (dp-accounting)':<32}{t_pld:>10.2f}  {v_pld:.6g} "
-          f"({'inside' if result.lower <= v_pld <= result.upper else 'outside'} the bracket)")
+          f"({'below' if v_pld < result.lower else 'inside' if v_pld <= result.upper else 'above'} the bracket)")
 
 
 def main() -> None:

@@ -26,11 +26,15 @@ and its time and memory follow two power laws fitted (least squares in log space
 project's 2-core machine under load, majority and XOR (the harder of the two kept), single parties
 (2^8..2^12 transcripts), distinct four-output parties (4^5..4^8), and groups (2-4 groups of 6..100)::
 
-    seconds ~ 5.5e-6 * V^1.04 * J^0.60     (measured / model: 0.47 .. 4.5, rms factor 2.0)
+    seconds ~ 5.5e-6 * V^1.04 * J^0.60     (under load; measured / model: 0.47 .. 4.5, rms factor 2.0)
     bytes   ~ 3.3e3  * V^0.79 * J^0.36     (measured / model: 0.45 .. 3.1)
 
-e.g. 6 distinct four-output parties: V = 8,129, J = 64, model 0.8 s (measured 0.13-0.83 s); 12 distinct
-pure parties: V = 53,249, J = 4,096, model 68 s (measured 19 s majority, 189 s XOR).
+The idle machine of the README's Benchmarks solves the same LPs 2-10x faster (k = 10 pure: 0.5-2.6 s
+against 4.8-30 s loaded; k = 12 majority 12.8 s), so the time model uses half the loaded coefficient,
+2.75e-6: it refuses at the default 60 s what would take minutes, and an LP it underestimates is still
+stopped by HiGHS at the time limit. E.g. 6 distinct four-output parties: V = 8,129, J = 64, model
+0.4 s (measured 0.13-0.99 s); 12 distinct pure parties: V = 53,249, J = 4,096, model 33 s (measured
+12.8 s idle, 19 s loaded majority; 189 s loaded XOR).
 ``benchmarks/bench_decision_rules.py`` prints the model next to each measured solve.
 """
 
@@ -61,7 +65,7 @@ _DROP = 1e-16  # likelihood entries below this are left out of the LP (the value
 _METHODS = ("highs-ipm", "highs-ds")
 _HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 #: Seconds of one LP from (variables, input classes); the module docstring gives the measurements.
-LP_SECONDS = PowerLaw(5.5e-6, (1.04, 0.60))
+LP_SECONDS = PowerLaw(2.75e-6, (1.04, 0.60))
 #: Peak bytes of one LP from (variables, input classes).
 LP_MEMORY = PowerLaw(3.3e3, (0.79, 0.36))
 

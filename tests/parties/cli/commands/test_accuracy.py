@@ -59,7 +59,7 @@ def test_errors_exit_2_with_one_line(capsys, argv, needle):
 
 
 def test_by_default_a_worst_case_lp_that_does_not_fit_is_skipped(capsys) -> None:
-    # 15 distinct epsilons: an LP over 2^15 input classes, estimated at ~40 min (protocols.worst_case.lp_cost)
+    # 15 distinct epsilons: an LP over 2^15 input classes, estimated at ~20 min (protocols.worst_case.lp_cost)
     eps = ",".join(str(0.1 * i) for i in range(1, 16))
     report = _json(capsys, "--epsilon", eps, "--function", "majority")
     assert set(report["rules"]) == {"average"} and "60 s time limit" in report["worst_case_skipped"]
