@@ -41,6 +41,7 @@ stopped by HiGHS at the time limit. E.g. 6 distinct four-output parties: V = 8,1
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -162,7 +163,7 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
 
     Args:
         view: from :func:`mpdp.protocols.engines.build_problem`.
-        time_limit: seconds for HiGHS, or None.
+        time_limit: seconds for HiGHS in all (its fallback method gets what is left), or None.
 
     Returns:
         the rule and its certificate (:class:`WorstCaseSolution`).
@@ -217,10 +218,13 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     cost = np.zeros(n_var)
     cost[-1] = -1.0
     options = dict(_HIGHS_OPTIONS)
-    if time_limit is not None:
-        options["time_limit"] = float(time_limit)
+    deadline = None if time_limit is None else time.monotonic() + float(time_limit)
     a_ub = sp.vstack(ub_rows, format="csr")
     for method in _METHODS:
+        if deadline is not None:  # the fallback gets what the first method left of the time limit
+            options["time_limit"] = max(deadline - time.monotonic(), 0.0)
+            if options["time_limit"] == 0.0:
+                break
         try:
             # scipy-stubs overloads linprog per literal method with private TypedDict options and
             # (min, max) pairs; scipy documents method as str, options as dict, bounds as a sequence

@@ -148,3 +148,15 @@ def test_the_worst_case_optimum_is_never_below_a_feasible_rule(k: int) -> None:
     assert result.worst_case.worst_case_accuracy >= max(0.5, result.average.worst_case_accuracy)
     assert result.worst_case.upper_bound is not None
     assert result.worst_case.upper_bound >= result.worst_case.worst_case_accuracy
+
+
+def test_highs_stops_at_the_time_limit_for_both_methods() -> None:
+    """The time limit bounds the LP as a whole: the dual-simplex fallback gets only what the interior
+    point left (before, an LP stopped at 60 s ran another 60 s)."""
+    from mpdp.protocols.errors import SolverError
+    from mpdp.protocols.worst_case import solve_worst_case
+
+    mechs = [RandomizedResponse(e) for e in np.linspace(0.5, 1.5, 10)]
+    view = build_problem(mechs, parse_function("xor"), W).views[0]
+    with pytest.raises(SolverError, match="Time limit"):
+        solve_worst_case(view, 0.01)
