@@ -195,8 +195,10 @@ class TruthTable(BooleanFunction):
 
     def count_values(self, k: int) -> NDArray[np.int64] | None:
         """g with f(x) = g(|x|) when the table is symmetric (it depends only on the number of ones) and
-        k is its size; else None."""
-        if k != self.k:
+        k is its size, k >= 2; else None. (A one-party table stays a table: the live run asks
+        ``count_values(1)`` whether f is a symmetric function of any number of parties, which a table of
+        fixed size is not.)"""
+        if k != self.k or k < 2:
             return None
         return _symmetric_table(self.values)
 
