@@ -26,6 +26,7 @@ from scipy.stats import binom
 
 from mpdp.analysis.plot_style import COLORS, EPSILON_LABEL, MARKERS, figure_of
 from mpdp.analysis.theory import AccuracyOnInput, observer_accuracy_on_input
+from mpdp.protocols.cost import CostEstimate, PowerLaw
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.majority_mechanism import central_majority_mechanism
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DISTRIBUTED_MAX_VOTERS",
+    "ROW_SECONDS",
+    "comparison_cost",
     "CentralVersusDistributed",
     "check_comparison_voters",
     "compare_majority",
@@ -47,6 +50,25 @@ __all__ = [
 
 #: Largest k for the exact distributed accuracy (k + 1 inputs, each O(k^2); four-output O(k^3)).
 DISTRIBUTED_MAX_VOTERS = {False: 401, True: 25}
+
+
+#: Seconds of one :func:`compare_majority` row from k, pure (delta = 0) and four-output (delta > 0): the
+#: exponents from k = 201 / 401 (13 s, 57 s) and k = 13 / 25 four-output (0.8 s, 9.6 s) measured on the
+#: project's 2-core machine under heavy load; the scale from an unloaded run (issue 10: 5 rows at k = 401
+#: in 30 s), four-output scaled by the same load factor.
+ROW_SECONDS = {False: PowerLaw(6.0 / 401**2.1, (2.1,)), True: PowerLaw(2.0 / 25**3.8, (3.8,))}
+
+
+def comparison_cost(voters: Sequence[int], epsilons: Sequence[float], delta: float) -> CostEstimate:
+    """The estimated time of every :func:`compare_majority` row (each k with each epsilon); memory is
+    small (O(k^2) floats per row)."""
+    rows = len(voters) * len(epsilons)
+    seconds = len(epsilons) * sum(ROW_SECONDS[delta > 0](k) for k in voters)
+    size = f"{rows} row{'' if rows == 1 else 's'} up to k = {max(voters, default=0)}"
+    return CostEstimate("the comparison", size, seconds,
+                        8.0 * (max(voters, default=0) + 1) ** 2 * 8 + 5e7,
+                        "fewer or smaller --voters, fewer --epsilon values, or allow more time "
+                        "(--time-limit SECONDS)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,7 @@ __all__ = [
     "optimal_delta_slack",
     "optimal_epsilon",
     "randomized_response_loss",
+    "slack_for_total_delta",
     "theorem_3_3_corners",
     "theorem_3_4_bound",
 ]
@@ -106,6 +107,25 @@ def composed_delta(deltas: NDArray[np.float64] | float, delta_slack: float, k: i
     if delta_slack >= 1.0 or math.isinf(log_keep):
         return 1.0
     return max(0.0, -math.expm1(log_keep + math.log1p(-delta_slack)))
+
+
+def slack_for_total_delta(deltas: NDArray[np.float64] | float, total_delta: float, k: int = 1) -> float:
+    """The delta_slack at which the composition's total delta (:func:`composed_delta`) is ``total_delta``:
+    ``1 - (1 - total_delta) / prod_l (1 - delta_l)`` (scalar delta: the product over k copies), computed
+    as ``-expm1(log1p(-total_delta) - sum log1p(-delta_l))``.
+
+    Raises:
+        ParameterError: ``total_delta`` outside [0, 1), or below the mechanisms' own total delta
+            ``1 - prod(1 - delta_l)`` (no slack is left; the message names that minimum).
+    """
+    if not 0.0 <= total_delta < 1.0:
+        raise ParameterError("total delta", total_delta, "a value in [0, 1)")
+    log_keep = k * float(np.sum(np.log1p(-np.asarray(deltas, dtype=np.float64))))
+    slack = -math.expm1(math.log1p(-total_delta) - log_keep)
+    if slack < 0.0:
+        raise ParameterError("total delta", total_delta,
+                             f"at least the mechanisms' own total delta {-math.expm1(log_keep):.6g}")
+    return max(0.0, slack)
 
 
 def randomized_response_loss(

@@ -19,11 +19,18 @@ Computing the optimum is #P-hard in general (Murtagh and Vadhan 2016), so two me
   computed by shift-and-add of non-negative arrays (no FFT, so the floating-point error is a small
   relative factor that is folded into the certificate together with every pruned probability). The
   upper bound is then tightened by the closed form. The gap ``upper - lower`` is reported.
+
+  Tight by default: the gap shrinks in proportion to h, so the step is refined adaptively until the
+  bracket's relative width ``(upper - lower) / upper`` is at most ``rel_width`` (default
+  :data:`DEFAULT_REL_WIDTH`, 0.5%), while the next refinement's predicted time (the work grows as 1/h,
+  predicted from the last pass) fits the time limit (default
+  :data:`mpdp.protocols.cost.DEFAULT_TIME_LIMIT`). A given ``resolution`` runs once at that step.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from functools import partial
 
@@ -42,10 +49,14 @@ from mpdp.analysis.composition import (
     theorem_3_4_bound,
 )
 from mpdp.analysis.privacy_loss import PrivacyLossDistribution
+from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
-__all__ = ["MAX_EXACT_SUPPORT", "compose_heterogeneous", "discretized_bounds"]
+__all__ = ["DEFAULT_REL_WIDTH", "MAX_EXACT_SUPPORT", "compose_heterogeneous", "discretized_bounds"]
+
+#: The relative width ``(upper - lower) / upper`` the bounds method refines to by default.
+DEFAULT_REL_WIDTH = 0.005
 
 #: Largest product grid ``prod_j (n_j + 1)`` solved exactly (k <= 20 distinct values always fits).
 MAX_EXACT_SUPPORT = 2**21
@@ -182,6 +193,8 @@ def compose_heterogeneous(
     *,
     max_support: int = MAX_EXACT_SUPPORT,
     resolution: float | None = None,
+    rel_width: float = DEFAULT_REL_WIDTH,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
 ) -> CompositionResult:
     """Composition of (epsilons[l], deltas[l])-DP mechanisms at ``delta_total = 1 - prod(1 - delta_l)
     (1 - delta_slack)``: the exact optimum where tractable, else certified bounds (000, heterogeneous
@@ -192,7 +205,10 @@ def compose_heterogeneous(
         deltas: one value for all, or k values, each in [0, 1).
         delta_slack: delta_tilde in [0, 1).
         max_support: largest product grid solved exactly.
-        resolution: lattice step of the bounds method (nats); default automatic.
+        resolution: lattice step of the bounds method (nats), one pass; default: adaptive.
+        rel_width: the adaptive bounds method refines until ``(upper - lower) / upper <= rel_width``.
+        time_limit: seconds the adaptive refinement may take (None: no limit); it stops before a pass
+            predicted to overrun and reports the bracket it has.
 
     Returns:
         :class:`CompositionResult` with ``method`` ``"exact"`` or ``"bounds"`` (then
@@ -236,12 +252,40 @@ def compose_heterogeneous(
             epsilon_tilde=pld.epsilon_for_delta(delta_slack), method="exact",
             detail=f"exact: {values.size} commensurate epsilon values on the lattice h = {h:.6g}",
         )
-    lower, upper, h = discretized_bounds(positive, delta_slack, resolution)
     closed = [b for b in (bounds["theorem_3_4"], bounds["eq_7"], basic) if b is not None]
-    upper = min([upper, *closed])
-    lower = min(lower, upper)
+    lower, upper, h, note = _refined_bounds(positive, delta_slack, closed, resolution, rel_width, time_limit)
     return result(
         epsilon_tilde=upper, method="bounds", lower=lower, upper=upper,
         detail=(f"bounds: {values.size} distinct epsilon values (grid of {support:.3g} points > {max_support});"
-                f" epsilons rounded down/up to the lattice h = {h:.3g}"),
+                f" epsilons rounded down/up to the lattice h = {h:.3g}{note}"),
     )
+
+
+def _refined_bounds(positive: NDArray[np.float64], delta_slack: float, closed: list[float],
+                    resolution: float | None, rel_width: float, time_limit: float | None
+                    ) -> tuple[float, float, float, str]:
+    """(lower, upper, h, note): :func:`discretized_bounds` at ``resolution``, or refined adaptively
+    to ``rel_width`` within ``time_limit`` (module docstring); the upper bound tightened by ``closed``."""
+    if not 0.0 < rel_width < 1.0:
+        raise ParameterError("rel_width", rel_width, "a relative width in (0, 1), e.g. 0.005")
+    time_limit = check_time_limit(time_limit)
+    started = time.perf_counter()
+    h: float | None = resolution
+    while True:
+        pass_start = time.perf_counter()
+        lower, upper, h = discretized_bounds(positive, delta_slack, h)
+        took = time.perf_counter() - pass_start
+        upper = min([upper, *closed])
+        lower = min(lower, upper)
+        width = (upper - lower) / upper if upper > 0 else 0.0
+        if resolution is not None:
+            return lower, upper, h, ""
+        if width <= rel_width:
+            return lower, upper, h, f"; relative width {width:.2g} <= {rel_width:g}"
+        # the gap is proportional to h: aim 10% below the target, at most 16x finer per pass
+        factor = min(16.0, 1.1 * width / rel_width)
+        spent = time.perf_counter() - started
+        if time_limit is not None and spent + took * factor > time_limit:
+            return lower, upper, h, (f"; relative width {width:.2g} > {rel_width:g}: the next refinement "
+                                     f"(about {took * factor:.2g} s) would exceed the {time_limit:g} s time limit")
+        h = h / factor

@@ -18,8 +18,10 @@ from .coloring_steps import ColoringStep
 from .domination import COMPARISONS, compare_mechanisms, truth_probability
 from .count_threshold import CountThresholdRule, count_threshold_rule
 from .engines import DecisionProblem, build_problem
+from .cost import DEFAULT_TIME_LIMIT, CostEstimate
 from .errors import (
     CertificateError,
+    CostLimitError,
     DatasetError,
     MpdpError,
     ParameterError,
@@ -101,6 +103,9 @@ from .worst_case import WorstCaseSolution, solve_worst_case
 
 __all__ = [
     "COMPARISONS",
+    "DEFAULT_TIME_LIMIT",
+    "CostEstimate",
+    "CostLimitError",
     "FUNCTION_NAMES",
     "MAX_LINE_NODES",
     "MAX_MAJORITY_VOTERS",

@@ -9,9 +9,11 @@ Engines (reported by name):
 
 * ``general``: one factor per party, any f (a truth table over 2^k inputs), transcripts in full:
   ``O(k * m^k * |Y|)`` per decision table or accuracy evaluation, never the 2^k x m^k matrix.
-* ``symmetric``: f depends only on the number of ones; parties with equal parameters form one factor
-  whose classes are symbol counts. Chosen when it has fewer classes than the general engine has
-  transcripts, or when the general engine cannot fit.
+* ``symmetric``: f depends only on the number of ones among the parties of each group of equal
+  parameters (a symmetric f, or a truth table symmetric within those groups:
+  :func:`mpdp.protocols.functions.group_values` detects it); each group forms one factor whose classes
+  are symbol counts. Chosen when it has fewer classes than the general engine has transcripts, or when
+  the general engine cannot fit.
 
 Sizes that fit neither raise :class:`SizeLimitError` naming the limit and the engine that would serve
 (for a symmetric f: :class:`mpdp.protocols.symmetric.SymmetricAverageRule`, exact decisions per observed
@@ -34,7 +36,7 @@ from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.factors import Factor, group_parties
-from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.functions import TRUTH_TABLE_MAX_K, BooleanFunction, group_values
 from mpdp.protocols.kron import kron_matvec
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.parity import parity_accuracy, parity_decisions
@@ -136,6 +138,30 @@ def _prior(factors: Sequence[Factor]) -> NDArray[np.float64]:
     return prior
 
 
+def _own_bit_table(table: NDArray[np.int64], observer: int | None, bit: int | None) -> NDArray[np.int64]:
+    """f over the other parties' bits (input order) with the observer's own bit fixed (central: f)."""
+    if observer is None or bit is None:
+        return table
+    k = table.size.bit_length() - 1
+    sub: NDArray[np.int64] = np.take(table.reshape((2,) * k), bit, axis=observer).ravel()
+    return sub
+
+
+def _grouped_tables(table: NDArray[np.int64], observer: int | None, others: tuple[int, ...],
+                    grouped: Sequence[Factor]) -> list[NDArray[np.int64]] | None:
+    """f per input class of the grouped factors, one table per own bit, if f depends on the others' bits
+    only through the per-group counts of ones (with the own bit fixed); else None."""
+    position = {party: p for p, party in enumerate(others)}
+    groups = [[position[i] for i in f.members] for f in grouped]
+    tables = []
+    for b in (None,) if observer is None else (0, 1):
+        values = group_values(_own_bit_table(table, observer, b), groups)
+        if values is None:
+            return None
+        tables.append(values)
+    return tables
+
+
 def _pick_engine(engine: str, symmetric: bool, transcripts: int, classes: int) -> str:
     if engine not in ENGINES:
         raise ParameterError("engine", engine, "one of " + ", ".join(ENGINES))
@@ -145,7 +171,8 @@ def _pick_engine(engine: str, symmetric: bool, transcripts: int, classes: int) -
         else:
             engine = "general"
     if engine == "symmetric" and not symmetric:
-        raise ParameterError("engine", engine, "general for a function that is not symmetric")
+        raise ParameterError("engine", engine, "general for a function that is not symmetric within the "
+                                               "groups of parties with equal parameters")
     if engine == "general" and transcripts > GENERAL_MAX_TRANSCRIPTS:
         alt = ("the symmetric engine (--engine symmetric)" if symmetric and
                classes <= SYMMETRIC_MAX_CLASSES else
@@ -194,21 +221,25 @@ def build_problem(
     transcripts = int(np.prod([mechs[i].num_symbols for i in others], dtype=object))
     grouped = group_parties(mechs, others, grouped=True)
     classes = int(np.prod([f.num_classes for f in grouped], dtype=object))
-    chosen = _pick_engine(engine, values is not None, transcripts, classes)
     own_bits: tuple[int | None, ...] = (None,) if observer is None else (0, 1)
+    grouped_tables = None
+    if values is None and len(grouped) < len(others) and k <= TRUTH_TABLE_MAX_K:
+        grouped_tables = _grouped_tables(function.truth_table(k), observer, others, grouped)
+    chosen = _pick_engine(engine, values is not None or grouped_tables is not None, transcripts, classes)
     views = []
     if chosen == "symmetric":
-        assert values is not None  # _pick_engine chooses it only for a symmetric f
         prior = _prior(grouped)
-        for b in own_bits:
-            views.append(View(grouped, _symmetric_gain(grouped, values, w, b or 0), prior, b))
+        for i, b in enumerate(own_bits):
+            gain = (_symmetric_gain(grouped, values, w, b or 0) if values is not None
+                    else w[grouped_tables[i]] if grouped_tables is not None else None)
+            assert gain is not None  # _pick_engine chooses it only for a function of the group counts
+            views.append(View(grouped, gain, prior, b))
     else:
         factors = group_parties(mechs, others, grouped=False)
         table = function.truth_table(k)
         prior = np.full(1 << len(others), 0.5 ** len(others))
         for b in own_bits:
-            sub = table if b is None else np.take(table.reshape((2,) * k), b, axis=observer).ravel()
-            views.append(View(factors, w[sub], prior, b))
+            views.append(View(factors, w[_own_bit_table(table, observer, b)], prior, b))
     return DecisionProblem(mechs, function, w, None if observer is None else int(observer),
                            chosen, tuple(views))
 

@@ -7,7 +7,9 @@ whole family in one clause; third-party errors are wrapped with ``raise ... from
      ├── ParameterError (also ValueError)   a bad value: names it and what is allowed
      │    ├── DatasetError                   a dataset file with values other than 0/1, y/n/?
      │    └── SizeLimitError                 a size an engine cannot hold (names the limit and
-     │                                       the engine or option that would serve)
+     │         │                             the engine or option that would serve)
+     │         └── CostLimitError            a computation whose up-front estimate exceeds the time
+     │                                       limit or the memory (names the estimate and the way out)
      ├── SolverError                         a linear program that did not reach optimality
      ├── TransportError                      the MQTT broker cannot be reached or went away
      ├── WorkerError                         one of the session's own processes died, failed or
@@ -23,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "CostLimitError",
     "DatasetError",
     "MpdpError",
     "ParameterError",
@@ -84,6 +87,19 @@ class SizeLimitError(ParameterError):
         self.limit = limit
         self.alternative = alternative
         super().__init__(name, value, f"at most {limit}", hint=alternative)
+
+
+class CostLimitError(SizeLimitError):
+    """A computation refused before it starts: its estimated time or memory exceeds the limit.
+
+    Attributes (besides those of :class:`SizeLimitError`):
+        estimate: the :class:`mpdp.protocols.cost.CostEstimate` that was refused.
+    """
+
+    def __init__(self, estimate: Any, limit: str, message: str) -> None:
+        self.estimate = estimate
+        super().__init__(estimate.task, estimate.size, limit, estimate.alternative)
+        self.args = (message,)
 
 
 class SolverError(MpdpError):

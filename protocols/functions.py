@@ -18,7 +18,10 @@ name                value                                      Y
 ==================  =========================================  ===========
 
 Symmetric functions (all but ``table:``) depend on x only through the number of ones s, and know their
-values for every k (``count_values(k)``, shape (k+1,)): that is what the symmetric engine uses.
+values for every k (``count_values(k)``, shape (k+1,)): that is what the symmetric engine uses. A truth
+table that happens to be symmetric is detected (its ``count_values``), and :func:`group_values` finds a
+table symmetric within groups of parties (a function of the per-group counts of ones), so both reach
+the symmetric engine.
 
 Accuracy measures w[y_true, y_hat] (000 eq. (9)): ``zero-one`` (identity), ``absolute-error``
 (-|y - y'|) and ``squared-error`` (-(y - y')^2), negative costs so that larger is better.
@@ -26,8 +29,10 @@ Accuracy measures w[y_true, y_hat] (000 eq. (9)): ``zero-one`` (identity), ``abs
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,6 +46,7 @@ __all__ = [
     "SymmetricFunction",
     "TruthTable",
     "accuracy_measure",
+    "group_values",
     "parse_function",
 ]
 
@@ -92,6 +98,34 @@ def _popcounts(k: int) -> NDArray[np.int64]:
     for _ in range(k):  # popcount of 0..2^(j+1)-1 from that of 0..2^j-1
         counts = np.concatenate([counts, counts + 1])
     return counts
+
+
+def group_values(table: NDArray[np.int64], groups: Sequence[Sequence[int]]) -> NDArray[np.int64] | None:
+    """The values of a truth table per vector of group counts, if it depends on nothing else.
+
+    Args:
+        table: f over n bits in input order (bit 0 most significant), int64 of shape (2^n,).
+        groups: a partition of the bit positions 0..n-1 into groups.
+
+    Returns:
+        int64 array over count vectors (s_1, .., s_G), s_g = ones in group g, in mixed radix with the
+        first group most significant (shape (prod (n_g + 1),)); None when f is not invariant under
+        permutations of the bits within every group. One group of all bits: f = g(|x|), g's values.
+    """
+    t = np.asarray(table, dtype=np.int64)
+    n = t.size.bit_length() - 1
+    inputs = np.arange(t.size, dtype=np.int64)
+    index = np.zeros(t.size, dtype=np.int64)
+    for members in groups:
+        ones = np.zeros(t.size, dtype=np.int64)
+        for position in members:
+            ones += (inputs >> (n - 1 - position)) & 1
+        index = index * (len(members) + 1) + ones
+    del inputs
+    size = math.prod(len(m) + 1 for m in groups)
+    values = np.zeros(size, dtype=np.int64)
+    values[index] = t  # one of the inputs of each count vector (the last written)
+    return values if np.array_equal(values[index], t) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +192,24 @@ class TruthTable(BooleanFunction):
     def truth_table(self, k: int) -> NDArray[np.int64]:
         self._check_k(k)
         return np.array(self.values, dtype=np.int64)
+
+    def count_values(self, k: int) -> NDArray[np.int64] | None:
+        """g with f(x) = g(|x|) when the table is symmetric (it depends only on the number of ones) and
+        k is its size, k >= 2; else None. (A one-party table stays a table: the live run asks
+        ``count_values(1)`` whether f is a symmetric function of any number of parties, which a table of
+        fixed size is not.)"""
+        if k != self.k or k < 2:
+            return None
+        return _symmetric_table(self.values)
+
+
+@lru_cache(maxsize=16)
+def _symmetric_table(values: tuple[int, ...]) -> NDArray[np.int64] | None:
+    table = np.array(values, dtype=np.int64)
+    g = group_values(table, [range(table.size.bit_length() - 1)])
+    if g is not None:
+        g.setflags(write=False)
+    return g
 
 
 def _binary(name: str, rule: Callable[[NDArray[np.int64], int], NDArray[np.bool_ | np.int64]]) -> SymmetricFunction:

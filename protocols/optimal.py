@@ -8,13 +8,13 @@ each rule exactly (eqs. (1), (3)).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.engines import (
     DecisionProblem,
     RuleTable,
@@ -26,46 +26,43 @@ from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.table_rule import TableRule
-from mpdp.protocols.worst_case import solve_worst_case
+from mpdp.protocols.worst_case import lp_cost, solve_worst_case
 
 __all__ = [
     "RULE_CHOICES",
-    "WORST_CASE_MAX_CLASSES",
     "OptimalRules",
     "RuleReport",
-    "check_worst_case_size",
     "optimal_rules",
+    "worst_case_refusal",
 ]
 
-#: Largest number of transcript classes the worst-case LP takes when the parties' parameters are not
-#: all equal: the LP over 2^11 classes solves in under a minute here (benchmarks/bench_decision_rules.py:
-#: k = 11, 12-25 s; k = 12, 150-340 s). One shared parameter (count classes, a banded LP) has no extra
-#: limit beyond the engines' own (majority at k = 10,000 in about 11 s).
-WORST_CASE_MAX_CLASSES = 1 << 11
+def worst_case_refusal(
+    mechanisms: Sequence[RandomizedResponse],
+    function: BooleanFunction,
+    measure: NDArray[np.float64],
+    observer: int | None = None,
+    engine: str = "auto",
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+) -> SizeLimitError | None:
+    """Why the worst-case LP would be refused (before any work), or None when it fits.
 
+    The problem is prepared (:func:`build_problem`, which picks the engine: the symmetric one for a
+    function of the per-group counts) and the LP's time and memory estimated from its size
+    (:func:`mpdp.protocols.worst_case.lp_cost`); refused are only sizes no engine holds and LPs whose
+    estimate exceeds ``time_limit`` seconds (None: no limit) or the machine's memory.
 
-def check_worst_case_size(mechanisms: Sequence[RandomizedResponse]) -> None:
-    """Refuse, before any work, a worst-case LP too large to solve in about a minute.
-
-    The count classes of parties with equal parameters multiply across groups: 1 + n_g for a pure
-    group, C(n_g + 3, 3) for a four-output group.
+    Returns:
+        None, or the :class:`SizeLimitError` (a :class:`mpdp.protocols.errors.CostLimitError` naming
+        the estimate) that :func:`optimal_rules` would raise.
 
     Raises:
-        SizeLimitError: more than one parameter group and more than ``WORST_CASE_MAX_CLASSES``
-            classes; names the average rule as the alternative.
+        ParameterError: a bad argument (not a size).
     """
-    groups: dict[RandomizedResponse, int] = {}
-    for mech in mechanisms:
-        groups[mech] = groups.get(mech, 0) + 1
-    if len(groups) <= 1:
-        return
-    classes = math.prod(math.comb(n + 3, 3) if m.four_output else n + 1 for m, n in groups.items())
-    if classes > WORST_CASE_MAX_CLASSES:
-        shown = str(classes) if classes < 10**9 else f"about {float(classes):.2e}"
-        raise SizeLimitError(
-            "worst-case LP transcript classes", shown, WORST_CASE_MAX_CLASSES,
-            f"use the average rule (exact at any size); {len(mechanisms)} parties with {len(groups)} "
-            f"distinct (epsilon, delta) make too many classes for the LP")
+    try:
+        problem = build_problem(mechanisms, function, measure, observer, engine)
+    except SizeLimitError as exc:
+        return exc
+    return lp_cost(problem.views).refusal(check_time_limit(time_limit))
 
 
 RULE_CHOICES = ("average", "worst-case", "both")
@@ -119,7 +116,7 @@ def optimal_rules(
     rule: str = "both",
     engine: str = "auto",
     measure_name: str = "",
-    time_limit: float | None = None,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
 ) -> OptimalRules:
     """Compute the optimal rule(s) of the central observer (observer=None) or of party ``observer``.
 
@@ -130,17 +127,21 @@ def optimal_rules(
         rule: ``average``, ``worst-case`` or ``both``.
         engine: ``auto``, ``general`` or ``symmetric``.
         measure_name: recorded in the rules.
-        time_limit: seconds per LP (HiGHS), or None.
+        time_limit: seconds for the worst-case LP(s): an LP estimated to take longer is refused
+            before it starts, and HiGHS stops at it; None = no limit.
 
     Raises:
         ParameterError, SizeLimitError: bad arguments or a size no engine holds.
-        SolverError: an LP that HiGHS did not solve to optimality.
+        CostLimitError: the worst-case LP's estimated time exceeds ``time_limit`` or its memory the
+            machine's (:func:`mpdp.protocols.worst_case.lp_cost`; the message names the estimate).
+        SolverError: an LP that HiGHS did not solve to optimality (also: stopped at ``time_limit``).
     """
     if rule not in RULE_CHOICES:
         raise ParameterError("rule", rule, "one of " + ", ".join(RULE_CHOICES))
-    if rule in ("worst-case", "both"):
-        check_worst_case_size(mechanisms)
+    time_limit = check_time_limit(time_limit)
     problem = build_problem(mechanisms, function, measure, observer, engine)
+    if rule in ("worst-case", "both"):
+        lp_cost(problem.views).check(time_limit)
     average = worst = None
     if rule in ("average", "both"):
         decisions = [average_decisions(v) for v in problem.views]

@@ -33,12 +33,11 @@ from typing import cast
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.protocols.engines import build_problem
-from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.factors import group_parties
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import check_worst_case_size, optimal_rules
+from mpdp.protocols.optimal import optimal_rules, worst_case_refusal
 from mpdp.protocols.rules import DecisionRule, RuleFactory, check_kind
 from mpdp.protocols.symmetric import SymmetricAverageRule, observer_average_rule
 from mpdp.protocols.table_rule import TableRule
@@ -62,21 +61,23 @@ def check_rule_size(mechanisms: Sequence[RandomizedResponse], function: BooleanF
 
     Raises:
         ParameterError: an unknown kind.
-        SizeLimitError: the worst-case LP's classes or transcripts exceed every engine's limit; the
-            message names the limit and ``--rule average`` as the alternative.
+        SizeLimitError: the worst-case LP fits no engine, or (a ``CostLimitError``) its estimated time or
+            memory exceeds the default limits; the message names ``--rule average`` as the alternative.
     """
     if check_kind(kind) != "worst-case":
         return
     mechs = tuple(mechanisms)
-    try:
-        check_worst_case_size(mechs)
-        build_problem(mechs, function, zero_one_measure(function, len(mechs)))
-    except SizeLimitError as exc:
+    refusal = worst_case_refusal(mechs, function, zero_one_measure(function, len(mechs)))
+    if isinstance(refusal, CostLimitError):
+        estimate = dataclasses.replace(refusal.estimate, alternative="use --rule average (exact posterior "
+                                       "decisions), or fewer distinct (epsilon, delta)")
+        estimate.check()
+    if refusal is not None:
         distinct = len(set(mechs))
-        raise SizeLimitError(exc.name, exc.value, exc.limit,
+        raise SizeLimitError(refusal.name, refusal.value, refusal.limit,
                              f"use --rule average (exact posterior decisions); the worst-case LP over "
                              f"{len(mechs)} parties with {distinct} distinct (epsilon, delta) needs "
-                             f"fewer distinct parameters") from exc
+                             f"fewer distinct parameters") from refusal
 
 
 class RuleCache:

@@ -19,10 +19,30 @@ HiGHS (``scipy.optimize.linprog``, interior point then dual simplex) solves it; 
 exactly (a lower bound), and the LP's dual multipliers give a prior over inputs whose Bayes-optimal
 accuracy is an upper bound (weak duality: every rule's worst case is at most its average under any
 prior). Both are reported with their gap.
+
+Cost (:func:`lp_cost`, the shared :class:`mpdp.protocols.cost.CostEstimate`): the LP's size is known
+before it is built -- V variables (the chains, ``(|Y| - 1) * sum_g |Z_g| + 1``) over J input classes --
+and its time and memory follow two power laws fitted (least squares in log space) to 14 solves on the
+project's 2-core machine under load, majority and XOR (the harder of the two kept), single parties
+(2^8..2^12 transcripts), distinct four-output parties (4^5..4^8), and groups (2-4 groups of 6..100)::
+
+    seconds ~ 5.5e-6 * V^1.04 * J^0.60     (under load; measured / model: 0.47 .. 4.5, rms factor 2.0)
+    bytes   ~ 3.3e3  * V^0.79 * J^0.36     (measured / model: 0.45 .. 3.1)
+
+The idle machine of the README's Benchmarks solves the same LPs 2-10x faster (k = 10 pure: 0.5-2.6 s
+against 4.8-30 s loaded; k = 12 majority 12.8 s), so the time model uses half the loaded coefficient,
+2.75e-6: it refuses at the default 60 s what would take minutes, and an LP it underestimates is still
+stopped by HiGHS at the time limit. E.g. 6 distinct four-output parties: V = 8,129, J = 64, model
+0.4 s (measured 0.13-0.99 s); 12 distinct pure parties: V = 53,249, J = 4,096, model 33 s (measured
+12.8 s idle, 19 s loaded majority; 189 s loaded XOR).
+``benchmarks/bench_decision_rules.py`` prints the model next to each measured solve.
 """
 
 from __future__ import annotations
 
+import math
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,11 +50,13 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.optimize import linprog
 
+from mpdp.protocols.cost import CostEstimate, PowerLaw
 from mpdp.protocols.engines import View, view_accuracy
 from mpdp.protocols.errors import SolverError
 from mpdp.protocols.kron import Matrix, kron_matvec
 
-__all__ = ["WorstCaseSolution", "bayes_upper_bound", "solve_worst_case"]
+__all__ = ["LP_MEMORY", "LP_SECONDS", "WorstCaseSolution", "bayes_upper_bound", "lp_cost", "lp_size",
+           "solve_worst_case"]
 
 _TIE = 1e-7  # decisions within this relative margin of a class's best score count as tied
 _SNAP = 1e-6
@@ -43,6 +65,10 @@ _DROP = 1e-16  # likelihood entries below this are left out of the LP (the value
 #: dual simplex is the fallback when it does not report optimality.
 _METHODS = ("highs-ipm", "highs-ds")
 _HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+#: Seconds of one LP from (variables, input classes); the module docstring gives the measurements.
+LP_SECONDS = PowerLaw(2.75e-6, (1.04, 0.60))
+#: Peak bytes of one LP from (variables, input classes).
+LP_MEMORY = PowerLaw(3.3e3, (0.79, 0.36))
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,18 +112,44 @@ def _stage(factor: Matrix, left: int, right: int) -> sp.csr_matrix[np.float64]:
                    sp.identity(right, format="csr"), format="csr")
 
 
+def _chain_sizes(view: View) -> list[int]:
+    """The sizes |Z_0| .. |Z_G| of one chain: stage g turns factor g's classes into its input classes."""
+    dims = [f.num_classes for f in view.factors]
+    sizes = [math.prod(dims)]
+    for g, f in enumerate(view.factors):
+        dims[g] = f.n + 1
+        sizes.append(math.prod(dims))
+    return sizes
+
+
 def _chain(view: View) -> tuple[list[sp.csr_matrix[np.float64]], list[int]]:
     """The stage operators and the sizes Z_0 .. Z_G of one chain."""
-    dims = [f.num_classes for f in view.factors]
-    sizes = [int(np.prod(dims))]
+    sizes = _chain_sizes(view)
     ops = []
-    for g, f in enumerate(view.factors):
-        left = int(np.prod(dims[:g], dtype=np.int64))
-        right = int(np.prod(dims[g + 1:], dtype=np.int64))
-        ops.append(_stage(f.forward, left, right))
-        dims[g] = f.n + 1
-        sizes.append(int(np.prod(dims)))
+    for g, f in enumerate(view.factors):  # input classes of the factors before g, classes of those after
+        left = math.prod(x.n + 1 for x in view.factors[:g])
+        ops.append(_stage(f.forward, left, math.prod(x.num_classes for x in view.factors[g + 1:])))
     return ops, sizes
+
+
+def lp_size(view: View) -> tuple[int, int]:
+    """(variables, input classes) of the worst-case LP of ``view``, without building it."""
+    return (view.num_outputs - 1) * sum(_chain_sizes(view)) + 1, view.num_inputs
+
+
+def lp_cost(views: Sequence[View]) -> CostEstimate:
+    """The estimated time and memory of the worst-case LPs of ``views`` (one per own bit of a party
+    observer), from :data:`LP_SECONDS` and :data:`LP_MEMORY` (calibration in the module docstring).
+
+    The alternative named is the average rule, exact at any size (002 eq. (5))."""
+    sizes = [lp_size(v) for v in views if v.num_outputs > 1]
+    variables = max((v for v, _ in sizes), default=1)
+    inputs = max((j for _, j in sizes), default=1)
+    return CostEstimate(
+        "the worst-case LP", f"{variables:,} variables over {inputs:,} input classes"
+        + (f", {len(sizes)} LPs" if len(sizes) > 1 else ""),
+        sum(LP_SECONDS(v, j) for v, j in sizes), max((LP_MEMORY(v, j) for v, j in sizes), default=0.0),
+        "use the average rule (exact at any size), or allow more time (--time-limit SECONDS)")
 
 
 def _clean(q: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -111,7 +163,7 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
 
     Args:
         view: from :func:`mpdp.protocols.engines.build_problem`.
-        time_limit: seconds for HiGHS, or None.
+        time_limit: seconds for HiGHS in all (its fallback method gets what is left), or None.
 
     Returns:
         the rule and its certificate (:class:`WorstCaseSolution`).
@@ -166,10 +218,13 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     cost = np.zeros(n_var)
     cost[-1] = -1.0
     options = dict(_HIGHS_OPTIONS)
-    if time_limit is not None:
-        options["time_limit"] = float(time_limit)
+    deadline = None if time_limit is None else time.monotonic() + float(time_limit)
     a_ub = sp.vstack(ub_rows, format="csr")
     for method in _METHODS:
+        if deadline is not None:  # the fallback gets what the first method left of the time limit
+            options["time_limit"] = max(deadline - time.monotonic(), 0.0)
+            if options["time_limit"] == 0.0:
+                break
         try:
             # scipy-stubs overloads linprog per literal method with private TypedDict options and
             # (min, max) pairs; scipy documents method as str, options as dict, bounds as a sequence

@@ -20,10 +20,12 @@ import numpy as np
 from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
+from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.count_threshold import count_threshold_applies, count_threshold_rule
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.optimal import check_worst_case_size, optimal_rules
+from mpdp.protocols.optimal import optimal_rules, worst_case_refusal
+from mpdp.protocols.symmetric import decide_cost
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -112,7 +114,7 @@ def accuracy(
     party: int | None = None,
     rule: str = "both",
     engine: str = "auto",
-    time_limit: float | None = None,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
     samples: int = 100_000,
     seed: int | None = None,
 ) -> Accuracy:
@@ -129,7 +131,9 @@ def accuracy(
             (the average rule as a threshold on per-group counts: monotone binary symmetric f, pure
             randomized response in 1 or 2 groups of equal epsilon; ``auto`` uses it where the exact
             engines do not fit).
-        time_limit: seconds per LP. samples, seed: the Monte Carlo fallback (:func:`mpdp.estimate`) for a
+        time_limit: seconds allowed (default 60; None: no limit): work estimated to take longer (the
+            worst-case LP, the Monte Carlo fallback) is skipped (``rule="both"``) or refused, naming the
+            estimate. samples, seed: the Monte Carlo fallback (:func:`mpdp.estimate`) for a
             symmetric f too large for the exact engines.
 
     Returns:
@@ -149,19 +153,17 @@ def accuracy(
     started = time.perf_counter()
     report: dict[str, Any] = {"k": k, "function": f.name, "measure": measure,
                               "observer": "central" if party is None else party}
-    if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
-        raise ParameterError("time_limit", time_limit, "a number of seconds > 0")
-    if rule == "both":  # the worst-case LP only where it fits, and say so
-        try:
-            check_worst_case_size(mechanisms)
-        except SizeLimitError as exc:
-            rule = "average"
-            report["worst_case_skipped"] = str(exc)
+    time_limit = check_time_limit(time_limit)
     counts = engine == "counts"
     if counts and not count_threshold_applies(mechanisms, f, w, party):
         raise ParameterError("engine", "counts", "a monotone binary symmetric function (majority, and, or, "
                              "threshold:T), the central observer and pure randomized response in 1 or 2 "
                              "groups of equal epsilon")
+    if rule == "both" and not counts:  # the worst-case LP only where it fits, and say so
+        refusal = worst_case_refusal(mechanisms, f, w, party, engine, time_limit)
+        if refusal is not None:
+            rule = "average"
+            report["worst_case_skipped"] = str(refusal)
     try:
         if counts:
             raise SizeLimitError("engine", "counts", "the exact engines", "the count engine (asked for)")
@@ -179,6 +181,10 @@ def accuracy(
         elif f.count_values(k) is None or rule != "average":
             raise
         else:
+            decide_cost(k, samples, "the Monte Carlo accuracy estimate",
+                        "fewer samples (samples / --samples N; the interval widens as 1/sqrt(N)), fewer "
+                        "distinct (epsilon, delta), or more time (time_limit / --time-limit SECONDS)"
+                        ).check(time_limit)
             fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
                                 party, samples, seed)
             report.update(engine=fallback.document["engine"], rules=fallback.document["rules"])

@@ -13,10 +13,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mpdp.analysis.composition import BOUND_NAMES, CompositionResult, check_delta_slack, compose_homogeneous
-from mpdp.analysis.heterogeneous import compose_heterogeneous
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mpdp.analysis.composition import (
+    BOUND_NAMES,
+    CompositionResult,
+    check_delta_slack,
+    compose_homogeneous,
+    slack_for_total_delta,
+)
+from mpdp.analysis.heterogeneous import DEFAULT_REL_WIDTH, compose_heterogeneous
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -88,7 +100,12 @@ def compose(
     epsilon: float | Sequence[float],
     delta: float | Sequence[float] = 0.0,
     k: int | None = None,
-    delta_slack: float = DEFAULT_DELTA_SLACK,
+    delta_slack: float | None = None,
+    *,
+    total_delta: float | None = None,
+    rel_width: float = DEFAULT_REL_WIDTH,
+    resolution: float | None = None,
+    time_limit: float | None = None,
 ) -> Composition:
     """Compose k (epsilon, delta)-DP mechanisms: the exact optimum of 000 Theorem 3.3 (homogeneous) or of
     the heterogeneous theorem (exact where tractable, else certified bounds), with the classical bounds.
@@ -98,6 +115,11 @@ def compose(
         delta: one delta in [0, 1) for all, or one per mechanism.
         k: the number of compositions of a single (epsilon, delta) (default 1); with lists, None or their length.
         delta_slack: delta_tilde in [0, 1) (default 1e-6, as ``mpdp simulate``).
+        total_delta: instead of ``delta_slack``: the epsilon of the composition at this total delta (the
+            slack is what the mechanisms' own deltas leave of it).
+        rel_width: heterogeneous certified bounds are refined until (upper - lower) / upper <= this
+            (default 0.5%), within ``time_limit`` seconds (None: no limit; the bracket reached is reported).
+        resolution: instead, one pass of the heterogeneous bounds at this lattice step (nats).
 
     Returns:
         :class:`Composition` (``to_dict()`` is ``mpdp compose --json``).
@@ -110,7 +132,13 @@ def compose(
         >>> compose(epsilon=[0.1, 0.5, 0.5], delta=0.0, delta_slack=1e-6).to_dict()["k"]
         3
     """
-    check_delta_slack(delta_slack)
+    if total_delta is not None and delta_slack is not None:
+        raise ParameterError("delta_slack", delta_slack, "omitted with total_delta (one or the other)")
+    if resolution is not None and not (math.isfinite(resolution) and resolution > 0):
+        raise ParameterError("resolution", resolution, "a lattice step in nats > 0")
+    if not 0 < rel_width < 1:
+        raise ParameterError("rel_width", rel_width, "a relative width in (0, 1), e.g. 0.005")
+    time_limit = check_time_limit(time_limit)
     epsilons = [float(epsilon)] if isinstance(epsilon, (int, float)) else [float(e) for e in epsilon]
     deltas = [float(delta)] if isinstance(delta, (int, float)) else [float(d) for d in delta]
     if not epsilons:
@@ -119,12 +147,25 @@ def compose(
         if len(deltas) != 1:
             raise ParameterError("delta", delta, "one value when epsilon has one value (with k)")
         count = 1 if k is None else k
-        result = compose_homogeneous(epsilons[0], deltas[0], count, delta_slack)
+        result = compose_homogeneous(epsilons[0], deltas[0], count, _slack(delta_slack, total_delta, deltas[0], count))
     else:
         if len(deltas) not in (1, len(epsilons)):
             raise ParameterError("delta", delta, f"one value, or {len(epsilons)} (one per epsilon value)")
         if k is not None and k != len(epsilons):
             raise ParameterError("k", k, f"omitted or equal to the number of epsilon values ({len(epsilons)})")
-        result = compose_heterogeneous(epsilons, deltas if len(deltas) > 1 else deltas[0], delta_slack)
         deltas = deltas if len(deltas) > 1 else deltas * len(epsilons)
+        per = np.asarray(deltas, dtype=np.float64)
+        result = compose_heterogeneous(epsilons, per, _slack(delta_slack, total_delta, per, 1),
+                                       resolution=resolution, rel_width=rel_width, time_limit=time_limit)
     return Composition(result, tuple(epsilons), tuple(deltas), strict_document(result.as_dict()))
+
+
+def _slack(delta_slack: float | None, total_delta: float | None, deltas: float | NDArray[np.float64],
+           k: int) -> float:
+    """``delta_slack`` (default 1e-6), or the slack that ``total_delta`` leaves after the mechanisms' deltas."""
+    if total_delta is None:
+        return check_delta_slack(DEFAULT_DELTA_SLACK if delta_slack is None else delta_slack)
+    try:
+        return slack_for_total_delta(deltas, total_delta, k)
+    except ParameterError as exc:
+        raise ParameterError("total_delta", total_delta, exc.allowed) from None

@@ -44,6 +44,8 @@ from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.external_broker import party_broker_settings
 from mpdp.parties.session.runner import run_async
 from mpdp.parties.session.seeds import SeedTree
+from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
+from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
 from mpdp.protocols.mechanisms import RandomizedResponse, check_delta
@@ -204,6 +206,7 @@ async def simulate_async(
     round_timeout: float = 60.0,
     budget: tuple[float, float] | str | None = None,
     delta_slack: float = DEFAULT_DELTA_SLACK,
+    time_limit: float | None = SESSION_TIME_LIMIT,
     progress: bool = True,
 ) -> Simulation:
     """Run parties and the central observer over a real MQTT broker and measure accuracy against theory.
@@ -240,6 +243,9 @@ async def simulate_async(
         alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round.
         budget: each party's (epsilon, delta) budget (or ``"EPS,DELTA"``). delta_slack: delta_tilde of
             the optimal composition. progress: a progress bar on standard error.
+        time_limit: seconds the session may take (default 30 min; None: no limit): a session estimated
+            (from its parties and rounds, :func:`mpdp.parties.session.sizing.session_cost`) to take longer,
+            or more memory than the machine has, is refused before any process starts.
 
     Returns:
         :class:`Simulation` (``to_dict()`` is ``mpdp simulate --json``).
@@ -281,6 +287,7 @@ async def simulate_async(
                       else party_broker_settings(party_broker, "party_broker"))
     seeds = SeedTree.from_seed(seed)
     data = _dataset(dataset, votes, parties, rounds, label_column, seeds.dataset())
+    session_cost(data.num_parties, data.num_rounds).check(check_time_limit(time_limit))
     mechanisms = _mechanisms(epsilon, delta, data.num_parties, seeds.epsilons())
     for r in range(data.num_rounds):  # the participants of a round are at most the voters
         ids = np.flatnonzero(data.bits[:, r] >= 0)

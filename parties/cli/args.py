@@ -9,6 +9,8 @@ one line (``mpdp: error: ...``, exit 2) naming the value and what is allowed, ne
 * :func:`to_json_text` -- strict JSON (RFC 8259): infinities become the string ``"inf"``/``"-inf"``,
   NaN is refused; numpy scalars and arrays become numbers and lists.
 * :data:`PAPER_CODES` / :func:`papers_epilog` -- what the paper codes 000, 001, 002 of the docs mean.
+* :func:`add_time_limit` -- ``--time-limit SECONDS`` of a long computation (default
+  :data:`mpdp.protocols.cost.DEFAULT_TIME_LIMIT`): work estimated to take longer is refused up front.
 * :func:`join_negative_values` -- ``--epsilon -1`` / ``--budget -1,0`` / ``--epsilon -inf`` reach the
   option (which then names the bad value) instead of argparse's "expected one argument".
 """
@@ -25,11 +27,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
+from mpdp.protocols.cost import DEFAULT_TIME_LIMIT
 from mpdp.protocols.errors import ParameterError
 
 __all__ = [
     "PAPER_CODES",
     "add_label_column",
+    "add_time_limit",
     "fresh_output_dir",
     "join_negative_values",
     "option_names",
@@ -197,6 +201,18 @@ def add_label_column(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
                         help="a CSV's column 1 holds party labels (or, with --no-label-column, votes); "
                              "default: labels when every cell of it is text, an error when it mixes text "
                              "and votes")
+
+
+def add_time_limit(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str,
+                   default: float = DEFAULT_TIME_LIMIT) -> None:
+    """Add ``--time-limit SECONDS`` (``args.time_limit``, float) for ``what`` (``"the worst-case LP"``):
+    the computation's up-front estimate (:class:`mpdp.protocols.cost.CostEstimate`) is refused when it
+    exceeds the limit, naming the estimate and the alternative. The command checks the value with
+    :func:`mpdp.protocols.cost.check_time_limit` (``args.time_limit``, "--time-limit"), so a bad one is
+    the usual one-line error."""
+    parser.add_argument("--time-limit", type=float, default=default, metavar="SECONDS",
+                        help=f"seconds allowed for {what} (default {default:g}); work "
+                             "estimated to take longer is refused before it starts, with the estimate")
 
 
 def add_deployed_session(parser: argparse.ArgumentParser, keys_help: str) -> None:

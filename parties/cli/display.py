@@ -1,9 +1,11 @@
-"""Terminal output of ``mpdp simulate``: a progress bar while it runs, then the results table."""
+"""Terminal output: ``mpdp simulate``'s progress bar while it runs, then the results table; and
+:func:`step_progress`, the progress bar of any other long computation counted in steps."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
@@ -17,7 +19,7 @@ from mpdp.analysis.evaluation import PartyEvaluation
 from mpdp.analysis.report import RoundResult
 from mpdp.parties.session.datasets import Dataset
 
-__all__ = ["Progress", "party_summary", "print_results", "truth_text"]
+__all__ = ["Progress", "party_summary", "print_results", "step_progress", "truth_text"]
 
 
 class Progress:
@@ -48,6 +50,24 @@ class Progress:
         """Show ``rounds_done`` of the rounds and ``messages_received`` of the messages."""
         self._bar.update(self._task, completed=messages_received,
                          description=f"round {rounds_done}/{self._rounds}")
+
+
+@contextmanager
+def step_progress(description: str, total: int, estimate: str = "", enabled: bool = True
+                  ) -> Iterator[Callable[[], None]]:
+    """A rich progress bar on stderr over ``total`` steps; yields ``advance()`` (one step done).
+
+    Args:
+        description: what runs (``"k=401, epsilon=1"``-style text is set per step by the caller's label).
+        estimate: the up-front estimate, shown beside the bar (``"about 30 s"``).
+        enabled: False (``--json``, ``--quiet``) prints nothing; so does a stderr that is not a terminal.
+    """
+    bar = RichProgress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TextColumn(estimate), TimeElapsedColumn(), console=Console(stderr=True),
+                       disable=not enabled, transient=True)
+    with bar:
+        task = bar.add_task(description, total=total)
+        yield lambda: bar.advance(task)
 
 
 def truth_text(function: str, truth: int) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import mpdp
 from mpdp.parties.cli import signals
+from mpdp.parties.cli.errors import error_line, first_cause
 from mpdp.parties.cli.args import (
     PAPER_CODES,
     join_negative_values,
@@ -99,8 +100,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = parser.parse_args(join_negative_values(argv, value_options(parser)))
             return int(args.run(args) or 0)
     except MpdpError as exc:
-        print(f"mpdp: error: {exc}", file=sys.stderr)
+        print(f"mpdp: error: {error_line(exc)}", file=sys.stderr)
         return 2
+    except ExceptionGroup as group:  # a task group's errors that are not ours: the first, and a count
+        first, _ = first_cause(group)
+        print(f"mpdp: error: {error_line(group)}", file=sys.stderr)
+        return 2 if isinstance(first, MpdpError) else 1
     except KeyboardInterrupt:
         print("mpdp: interrupted", file=sys.stderr)
         return signals.exit_code()

@@ -50,7 +50,7 @@ def test_extreme_epsilons_give_no_nan() -> None:
 
 def test_bad_input_is_named() -> None:
     with pytest.raises(ParameterError, match="symmetric"):
-        round_posterior(MECHANISMS[:2], parse_function("table:0,1,1,0"), np.zeros((1, 2), np.uint8))
+        round_posterior(MECHANISMS[:2], parse_function("table:0,1,0,0"), np.zeros((1, 2), np.uint8))
     with pytest.raises(ParameterError, match="shape"):
         round_posterior(MECHANISMS, parse_function("sum"), np.zeros((1, 2), np.uint8))
     with pytest.raises(ParameterError, match="symbols"):

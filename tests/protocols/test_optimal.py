@@ -1,59 +1,138 @@
-"""protocols.optimal.check_worst_case_size: the worst-case LP is refused above WORST_CASE_MAX_CLASSES
-transcript classes, counted here independently by enumerating each group's count vectors."""
+"""protocols.optimal: the worst-case LP is sized by its estimated cost (protocols.worst_case.lp_cost), not by a
+class count; truth tables symmetric within groups of equal parameters reach the symmetric engine."""
 
 from __future__ import annotations
 
 import itertools
 import math
 
+import numpy as np
 import pytest
 
-from mpdp.protocols import RandomizedResponse, SizeLimitError
-from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.optimal import (
-    WORST_CASE_MAX_CLASSES,
-    check_worst_case_size,
-    optimal_rules,
-)
+from mpdp.protocols import RandomizedResponse
+from mpdp.protocols.cost import CostEstimate, PowerLaw
+from mpdp.protocols.engines import build_problem
+from mpdp.protocols.errors import CostLimitError, ParameterError
+from mpdp.protocols.functions import TruthTable, accuracy_measure, group_values, parse_function
+from mpdp.protocols.optimal import optimal_rules, worst_case_refusal
+from mpdp.protocols.worst_case import LP_SECONDS, lp_cost, lp_size
+
+W = accuracy_measure("zero-one", 2)
 
 
-def _enumerated_classes(mechanisms: list[RandomizedResponse]) -> int:
-    """Product over parameter groups of the number of distinct symbol counts of the group's n parties."""
-    groups: dict[RandomizedResponse, int] = {}
-    for mech in mechanisms:
-        groups[mech] = groups.get(mech, 0) + 1
-    return math.prod(sum(1 for _ in itertools.combinations_with_replacement(range(m.num_symbols), n))
-                     for m, n in groups.items())
+def _four_output(k: int) -> list[RandomizedResponse]:
+    return [RandomizedResponse(0.5 + 0.2 * i, 0.05 + 0.01 * i, four_output=True) for i in range(k)]
 
 
-# the largest number of distinct parameters whose 2^n classes the LP still takes
-BITS = WORST_CASE_MAX_CLASSES.bit_length() - 1
-CASES = {
-    "distinct at the limit": [RandomizedResponse(0.1 * i) for i in range(1, BITS + 1)],
-    "one distinct more": [RandomizedResponse(0.1 * i) for i in range(1, BITS + 2)],
-    "two groups": [RandomizedResponse(1.0)] * 5 + [RandomizedResponse(2.0)] * 7,
-    "four-output groups": [RandomizedResponse(1.0, 0.1)] * 9 + [RandomizedResponse(1.0, 0.2)] * 9,
-    "small four-output groups": [RandomizedResponse(1.0, 0.1)] * 4 + [RandomizedResponse(0.5)] * 3,
-}
+def test_the_lp_size_is_counted_independently() -> None:
+    """V = sum over the chain's stages of the product of the factors' current sizes, + t: for k distinct
+    four-output parties the chain runs 4^k, 2*4^(k-1), ..., 2^k, i.e. sum_g 2^g 4^(k-g) = 2 * 4^k - 2^k."""
+    for k in (3, 5, 6):
+        problem = build_problem(_four_output(k), parse_function("majority"), W, engine="general")
+        assert lp_size(problem.views[0]) == (2 * 4**k - 2**k + 1, 2**k)
 
 
-@pytest.mark.parametrize("mechanisms", CASES.values(), ids=CASES.keys())
-def test_refused_exactly_above_the_limit(mechanisms: list[RandomizedResponse]) -> None:
-    classes = _enumerated_classes(mechanisms)
-    if classes > WORST_CASE_MAX_CLASSES:
-        with pytest.raises(SizeLimitError, match=str(classes)):
-            check_worst_case_size(mechanisms)
-    else:
-        check_worst_case_size(mechanisms)
+def test_six_distinct_four_output_parties_are_solved_not_refused() -> None:
+    """Issue 12, item 6: 4,096 transcripts were refused by a 2,048-class cap; the LP is small. The
+    optimum is checked against the LP's own dual bound and the average rule."""
+    mechs = _four_output(6)
+    assert worst_case_refusal(mechs, parse_function("majority"), W) is None
+    result = optimal_rules(mechs, parse_function("majority"), W)
+    assert result.worst_case is not None and result.average is not None and result.worst_case.upper_bound
+    assert result.worst_case.worst_case_accuracy >= result.average.worst_case_accuracy - 1e-12
+    assert result.worst_case.upper_bound - result.worst_case.worst_case_accuracy < 1e-7
 
 
-def test_the_cases_reach_both_sides_of_the_limit() -> None:
-    sides = {_enumerated_classes(m) > WORST_CASE_MAX_CLASSES for m in CASES.values()}
-    assert sides == {True, False}
+def test_an_lp_over_the_time_limit_is_refused_with_its_estimate() -> None:
+    mechs = [RandomizedResponse(0.1 * i) for i in range(1, 16)]  # 2^15 inputs: the model says ~20 min
+    view = build_problem(mechs, parse_function("xor"), W).views[0]
+    estimate = lp_cost([view])
+    variables, inputs = lp_size(view)
+    assert estimate.seconds == pytest.approx(2.75e-6 * variables**1.04 * inputs**0.60)
+    refusal = worst_case_refusal(mechs, parse_function("xor"), W)
+    assert isinstance(refusal, CostLimitError) and refusal.estimate == estimate
+    assert "average rule" in str(refusal) and "--time-limit" in str(refusal) and f"{variables:,}" in str(refusal)
+    with pytest.raises(CostLimitError, match="60 s time limit"):
+        optimal_rules(mechs, parse_function("xor"), W, rule="worst-case")
+    assert worst_case_refusal(mechs, parse_function("xor"), W, time_limit=estimate.seconds * 2) is None
 
 
-def test_one_parameter_group_has_no_extra_limit() -> None:
-    check_worst_case_size([RandomizedResponse(1.0)] * (4 * WORST_CASE_MAX_CLASSES))
+def test_a_party_observer_adds_its_two_lps() -> None:
+    mechs = _four_output(4)
+    central = lp_cost(build_problem(mechs, parse_function("xor"), W).views)
+    party = lp_cost(build_problem(mechs, parse_function("xor"), W, observer=0).views)
+    one = LP_SECONDS(*lp_size(build_problem(mechs, parse_function("xor"), W, observer=0).views[0]))
+    assert party.seconds == pytest.approx(2 * one) and party.seconds < central.seconds
+
+
+def test_memory_beyond_the_machine_is_refused_without_a_time_limit() -> None:
+    huge = CostEstimate("a task", "its size", 1.0, 1e30, "do less")
+    with pytest.raises(CostLimitError, match="of memory: do less"):
+        huge.check(time_limit=None)
+    CostEstimate("a task", "its size", 1e9, 1.0, "do less").check(time_limit=None)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.inf, math.nan])
+def test_a_bad_time_limit_is_named(bad: float) -> None:
+    with pytest.raises(ParameterError, match="time_limit"):
+        optimal_rules([RandomizedResponse(1.0)] * 2, parse_function("xor"), W, time_limit=bad)
+
+
+def test_power_law() -> None:
+    assert PowerLaw(2.0, (1.0, 0.5))(10, 4) == pytest.approx(40.0)
+    with pytest.raises(ParameterError):
+        PowerLaw(2.0, (1.0,))(1, 2)
+
+
+def _grouped_xor_table(a: int, b: int) -> TruthTable:
+    """majority of the first a bits XOR (any one of the next b bits), by enumeration."""
+    return TruthTable(tuple(int(sum(x[:a]) * 2 > a) ^ int(sum(x[a:]) > 0)
+                            for x in itertools.product([0, 1], repeat=a + b)))
+
+
+def test_group_values_by_enumeration() -> None:
+    table = np.array(_grouped_xor_table(3, 2).values)
+    values = group_values(table, [[0, 1, 2], [3, 4]])
+    assert values is not None
+    expected = [int(s * 2 > 3) ^ int(t > 0) for s in range(4) for t in range(3)]
+    assert values.tolist() == expected
+    assert group_values(table, [[0, 1, 2, 3, 4]]) is None  # not a function of the total count
+    assert group_values(table, [[0, 1, 3], [2, 4]]) is None  # groups that cut across
+
+
+def test_a_symmetric_truth_table_is_detected() -> None:
+    k = 12
+    table = TruthTable(tuple(parse_function("majority").truth_table(k).tolist()))
+    counts = table.count_values(k)
+    assert counts is not None and counts.tolist() == [int(2 * s > k) for s in range(k + 1)]
+    assert table.count_values(k + 1) is None
+    assert _grouped_xor_table(3, 2).count_values(5) is None
+    mechs = [RandomizedResponse(1.0)] * k
+    as_table = optimal_rules(mechs, table, W)
+    named = optimal_rules(mechs, parse_function("majority"), W)
+    assert as_table.engine == "symmetric"
+    assert as_table.average is not None and named.average is not None
+    assert as_table.average.average_accuracy == pytest.approx(named.average.average_accuracy, abs=1e-13)
+    assert as_table.worst_case is not None and named.worst_case is not None
+    assert as_table.worst_case.worst_case_accuracy == pytest.approx(named.worst_case.worst_case_accuracy, abs=1e-9)
+
+
+@pytest.mark.parametrize("observer", [None, 0, 4])
+def test_a_table_symmetric_within_groups_uses_the_symmetric_engine(observer: int | None) -> None:
+    """f = majority(group A) XOR or(group B), A and B with their own epsilon: the symmetric engine over
+    per-group counts agrees with the general engine over all transcripts."""
+    mechs = [RandomizedResponse(1.0)] * 3 + [RandomizedResponse(2.0)] * 2
+    f = _grouped_xor_table(3, 2)
+    grouped = optimal_rules(mechs, f, W, observer=observer)
+    general = optimal_rules(mechs, f, W, observer=observer, engine="general")
+    assert grouped.engine == "symmetric" and general.engine == "general"
+    assert grouped.average is not None and general.average is not None
+    assert grouped.average.average_accuracy == pytest.approx(general.average.average_accuracy, abs=1e-12)
+    assert grouped.average.worst_case_accuracy == pytest.approx(general.average.worst_case_accuracy, abs=1e-12)
+    assert grouped.worst_case is not None and general.worst_case is not None  # optimal value (rules may differ)
+    assert grouped.worst_case.worst_case_accuracy == pytest.approx(general.worst_case.worst_case_accuracy, abs=1e-9)
+    mixed = mechs[:2] + mechs[3:] + mechs[3:4]  # groups {0, 1}, {2, 3, 4}: f is not symmetric in them
+    assert optimal_rules(mixed, f, W, observer=observer, rule="average").engine == "general"
 
 
 @pytest.mark.parametrize("k", [30, 40])
@@ -69,3 +148,15 @@ def test_the_worst_case_optimum_is_never_below_a_feasible_rule(k: int) -> None:
     assert result.worst_case.worst_case_accuracy >= max(0.5, result.average.worst_case_accuracy)
     assert result.worst_case.upper_bound is not None
     assert result.worst_case.upper_bound >= result.worst_case.worst_case_accuracy
+
+
+def test_highs_stops_at_the_time_limit_for_both_methods() -> None:
+    """The time limit bounds the LP as a whole: the dual-simplex fallback gets only what the interior
+    point left (before, an LP stopped at 60 s ran another 60 s)."""
+    from mpdp.protocols.errors import SolverError
+    from mpdp.protocols.worst_case import solve_worst_case
+
+    mechs = [RandomizedResponse(e) for e in np.linspace(0.5, 1.5, 11)]  # 15-90 s without a limit
+    view = build_problem(mechs, parse_function("xor"), W).views[0]
+    with pytest.raises(SolverError, match="Time limit"):
+        solve_worst_case(view, 0.5)

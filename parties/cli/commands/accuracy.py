@@ -10,7 +10,10 @@ binary symmetric f (majority, and, or, threshold:T) with pure randomized respons
 equal epsilon goes to the count engine when the exact engines do not fit (or with ``--engine counts``): the
 average rule as a threshold on the groups' reported-one counts, exact, 10^5 parties in seconds. Any other
 symmetric f too large for the exact engines gets a Monte Carlo estimate of the average rule's accuracy
-with its interval, labelled as such. JSON is strict: an infinite value is "inf".
+with its interval, labelled as such. Long work is estimated first: the worst-case LP is skipped (default)
+or refused (--rule worst-case), and a Monte Carlo estimate refused, when the estimate exceeds --time-limit
+SECONDS (default 60); the message names the estimate and what to do instead. JSON is strict: an infinite
+value is "inf".
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import pathlib
 
 from mpdp.parties.api.accuracies import accuracy
 from mpdp.parties.cli.args import (
+    add_time_limit,
     option_names,
     papers_epilog,
     parse_number_list,
@@ -128,7 +132,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "symmetric f), counts (the average rule as a threshold on per-group counts: "
                              "monotone binary symmetric f, 1 or 2 pure epsilon groups, 10^5 parties), or "
                              "auto (default: the one that fits)")
-    parser.add_argument("--time-limit", type=float, default=None, help="seconds per LP")
+    add_time_limit(parser, "the worst-case LP or the Monte Carlo estimate")
     parser.add_argument("--samples", type=int, default=100_000,
                         help="Monte Carlo transcripts when no exact engine fits")
     parser.add_argument("--seed", type=seed_value, default=None, help="seed of the Monte Carlo estimate")

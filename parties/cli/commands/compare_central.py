@@ -12,15 +12,19 @@ from dataclasses import asdict
 from mpdp.analysis.central_vs_distributed import (
     check_comparison_voters,
     compare_majority,
+    comparison_cost,
     plot_comparison,
 )
 from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.cli.args import (
+    add_time_limit,
     papers_epilog,
     parse_number_list,
     plot_file,
     to_json_text,
 )
+from mpdp.parties.cli.display import step_progress
+from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
 __all__ = ["register"]
@@ -33,6 +37,8 @@ examples:
 
 k is exact up to 401 voters (pure) or 25 (delta > 0, four-output randomized response); the central side
 alone goes further with `mpdp mechanism --graph majority:N`. In JSON an infinite epsilon is "inf".
+The time is estimated first (a table over --time-limit, default 60 s, is refused with its estimate) and
+a progress bar counts the rows on a terminal.
 """ + papers_epilog("001", "002")
 
 
@@ -47,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=float, default=0.0, help="delta per voter in [0, 1) (four-output RR if > 0)")
     p.add_argument("--plot", metavar="FILE", help="draw accuracy against epsilon to FILE (.png, .pdf, .svg, ...)")
     p.add_argument("--json", action="store_true", help="print JSON rows")
+    add_time_limit(p, "the whole table (estimated from k and the number of rows before it starts)")
     p.set_defaults(run=run)
 
 
@@ -56,7 +63,14 @@ def run(args: argparse.Namespace) -> int:
     voters = [check_comparison_voters(k, delta) for k in parse_number_list(args.voters, "--voters", int)]
     epsilons = [check_epsilon(e, "--epsilon") for e in parse_number_list(args.epsilon, "--epsilon")]
     plot = None if args.plot is None else plot_file(args.plot)
-    rows = [compare_majority(k, eps, delta) for k in voters for eps in epsilons]
+    estimate = comparison_cost(voters, epsilons, delta)
+    estimate.check(check_time_limit(args.time_limit, "--time-limit"))
+    rows = []
+    with step_progress("rows", len(voters) * len(epsilons), estimate.describe(), not args.json) as advance:
+        for k in voters:
+            for eps in epsilons:
+                rows.append(compare_majority(k, eps, delta))
+                advance()
     if plot is not None:
         save_figure(plot_comparison(rows), plot)
     if args.json:

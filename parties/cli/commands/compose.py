@@ -2,21 +2,27 @@
 
     mpdp compose --epsilon 0.1 --delta 0.001 -k 30 --delta-slack 1e-5 [--json]
     mpdp compose --epsilon 0.1,0.5,0.5 --delta 0 --delta-slack 1e-6 --json   # heterogeneous
+    mpdp compose --epsilon 0.01,0.02,0.05 --total-delta 1e-5 --rel-width 0.001  # epsilon at total delta
     mpdp compose --plot fig3.png                                               # 000's Figure 3
 
 A single epsilon with ``-k`` is the homogeneous case (exact optimum of Theorem 3.3); a list is the
 heterogeneous case (exact where tractable, else certified bounds; ``method`` says which ran).
---delta-slack defaults to 1e-6 (as ``mpdp simulate``). In JSON an infinite epsilon is the string "inf".
+--delta-slack defaults to 1e-6 (as ``mpdp simulate``); --total-delta D instead asks for the epsilon at
+a total delta D (the slack is what the mechanisms' own deltas leave of D). Certified bounds are refined to
+a relative width (--rel-width, default 0.5%) within --time-limit seconds, or computed once at a given
+--resolution; the bracket [lower, upper] is printed. In JSON an infinite epsilon is the string "inf".
 """
 
 from __future__ import annotations
 
 import argparse
 
-from mpdp.analysis.composition import BOUND_NAMES, CompositionResult, check_delta_slack
+from mpdp.analysis.composition import BOUND_NAMES, CompositionResult
+from mpdp.analysis.heterogeneous import DEFAULT_REL_WIDTH
 from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.api.composition import compose
 from mpdp.parties.cli.args import (
+    add_time_limit,
     option_names,
     papers_epilog,
     parse_number_list,
@@ -39,8 +45,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--epsilon", help="one epsilon (with -k) or a comma-separated list")
     parser.add_argument("--delta", default="0", help="one delta for all, or a list as long as --epsilon (default 0)")
     parser.add_argument("-k", type=int, help="number of compositions of a single (epsilon, delta)")
-    parser.add_argument("--delta-slack", type=float, default=DEFAULT_DELTA_SLACK,
+    parser.add_argument("--delta-slack", type=float, default=None,
                         help=f"delta_tilde in [0, 1): the extra delta spent (default {DEFAULT_DELTA_SLACK:g})")
+    parser.add_argument("--total-delta", type=float, default=None, metavar="D",
+                        help="instead of --delta-slack: the epsilon of the composition at total delta D")
+    parser.add_argument("--rel-width", type=float, default=DEFAULT_REL_WIDTH,
+                        help=f"heterogeneous bounds: refine until (upper - lower) / upper <= this "
+                             f"(default {DEFAULT_REL_WIDTH:g})")
+    parser.add_argument("--resolution", type=float, default=None, metavar="H",
+                        help="heterogeneous bounds: one pass at lattice step H nats (default: adaptive)")
+    add_time_limit(parser, "refining the heterogeneous bounds (the bracket reached is reported)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--plot", metavar="FILE",
                         help="draw the privacy regions of Theorems 3.1-3.3 for the k-fold composition of the given "
@@ -58,7 +72,8 @@ def _text(result: CompositionResult) -> str:
         f"epsilon_tilde ({result.method}) = {fmt(result.epsilon_tilde)}",
     ]
     if result.method == "bounds":
-        lines.append(f"  certified: {fmt(result.lower)} <= optimum <= {fmt(result.upper)} (gap {fmt(result.gap)})")
+        lines.append(f"  certified: {fmt(result.lower)} <= optimum <= {fmt(result.upper)} (gap {fmt(result.gap)},"
+                     f" relative {fmt(None if not result.upper else (result.gap or 0.0) / result.upper)})")
     lines.extend(f"  {name:<12} {fmt(result.bounds.get(name))}" for name in BOUND_NAMES)
     lines.append(f"  ({result.detail})")
     return "\n".join(lines)
@@ -69,16 +84,18 @@ def run(args: argparse.Namespace) -> int:
     plot = None if args.plot is None else plot_file(args.plot)
     if args.epsilon is None and plot is None:
         raise ParameterError("--epsilon", None, "one epsilon (with -k) or a list (or only --plot FILE)")
-    check_delta_slack(args.delta_slack, "--delta-slack")
     epsilons = parse_number_list(args.epsilon, "--epsilon") if args.epsilon is not None else [0.1]
     deltas = parse_number_list(args.delta, "--delta") if args.epsilon is not None else [0.001]
     if plot is not None and (len(epsilons) > 1 or len(deltas) > 1 or (args.epsilon is not None and args.k is None)):
         raise ParameterError("--plot", args.plot, "a plot of k-fold homogeneous composition: one "
                              "--epsilon, one --delta and -k (or --plot alone for 000's Figure 3)")
     with option_names(epsilon=("--epsilon", args.epsilon), delta=("--delta", args.delta), k=("-k", args.k),
-                      delta_slack=("--delta-slack", args.delta_slack)):
+                      delta_slack=("--delta-slack", args.delta_slack), total_delta=("--total-delta", args.total_delta),
+                      rel_width=("--rel-width", args.rel_width), resolution=("--resolution", args.resolution),
+                      time_limit=("--time-limit", args.time_limit)):
         result = compose(epsilons if len(epsilons) > 1 else epsilons[0], deltas if len(deltas) > 1 else deltas[0],
-                         args.k if args.epsilon is not None else 30, args.delta_slack)
+                         args.k if args.epsilon is not None else 30, args.delta_slack, total_delta=args.total_delta,
+                         rel_width=args.rel_width, resolution=args.resolution, time_limit=args.time_limit)
     document = result.to_dict() if args.epsilon is not None else {}
     if plot is not None:
         save_figure(result.plot(), plot)

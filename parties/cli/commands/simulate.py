@@ -30,6 +30,7 @@ from mpdp.parties.api.simulation import OUT_FILES, simulate
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.cli.args import (
     add_broker_options,
+    add_time_limit,
     add_label_column,
     broker_options,
     option_names,
@@ -41,6 +42,7 @@ from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.session.config import PROTOCOLS
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
 from mpdp.parties.session.datasets import DATASET_NAMES
+from mpdp.parties.session.sizing import SESSION_TIME_LIMIT
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import FUNCTION_NAMES
 
@@ -149,6 +151,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", metavar="FILE",
                    help="write the results as JSON here ('-': to standard output, the table to stderr)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_time_limit(p, "the session (estimated from parties and rounds before any process starts)",
+                   SESSION_TIME_LIMIT)
     p.set_defaults(run=_run)
 
 
@@ -171,7 +175,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
     options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
         "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
         "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "party_decisions",
-        "alpha", "round_timeout", "budget", "delta_slack")}
+        "alpha", "round_timeout", "budget", "delta_slack", "time_limit")}
     options["secure"] = ("--secure", args.secure)
     options["budget"] = "--budget"
     options["input"] = ("input", args.dataset or args.parties)
@@ -183,6 +187,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
             broker=BrokerSettings.from_url(**broker_options(args)), party_broker=args.party_broker, out=args.out,
             force=args.force, workers=args.workers, secure=args.secure, party_decisions=args.party_decisions,
             alpha=args.alpha, round_timeout=args.round_timeout, budget=args.budget, delta_slack=args.delta_slack,
+            time_limit=args.time_limit,
             progress=not args.quiet)
     document = result.to_dict()
     if result.outcome.protocol != "rr":

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from mpdp.parties.cli.main import main
-from mpdp.protocols.optimal import WORST_CASE_MAX_CLASSES
 from tests.parties.cli.invoke import ok, refused
 
 
@@ -60,11 +59,12 @@ def test_errors_exit_2_with_one_line(capsys, argv, needle):
 
 
 def test_by_default_a_worst_case_lp_that_does_not_fit_is_skipped(capsys) -> None:
-    # 14 distinct epsilons: 2^14 transcript classes, more than the worst-case LP takes
-    eps = ",".join(str(0.1 * i) for i in range(1, 15))
+    # 15 distinct epsilons: an LP over 2^15 input classes, estimated at ~20 min (protocols.worst_case.lp_cost)
+    eps = ",".join(str(0.1 * i) for i in range(1, 16))
     report = _json(capsys, "--epsilon", eps, "--function", "majority")
-    assert set(report["rules"]) == {"average"} and str(WORST_CASE_MAX_CLASSES) in report["worst_case_skipped"]
-    assert str(2**14) in refused(capsys, "accuracy", "--epsilon", eps, "--function", "majority", "--rule", "worst-case")
+    assert set(report["rules"]) == {"average"} and "60 s time limit" in report["worst_case_skipped"]
+    line = refused(capsys, "accuracy", "--epsilon", eps, "--function", "majority", "--rule", "worst-case")
+    assert f"{2**15:,} input classes" in line and "min" in line and "--time-limit" in line
 
 
 def test_a_binary_table_file_is_a_one_line_error(capsys, tmp_path) -> None:
@@ -102,3 +102,12 @@ def test_infinite_epsilon_is_said_once(capsys) -> None:
 def test_epsilon_1e308_leaks_no_runtime_warning(capsys) -> None:  # warnings are errors in the tests
     ok(capsys, "compose", "--epsilon", "1e308", "-k", "3")
     ok(capsys, "accuracy", "--epsilon", "1e308,1e308", "--function", "majority")
+
+
+def test_a_monte_carlo_estimate_over_the_time_limit_is_refused_up_front(capsys) -> None:
+    """Issue 10, item 5: 20,001 parties (above the exact engines) switched silently to 100,000 Monte Carlo
+    samples (~15 h). The model (protocols.symmetric.DECIDE_SECONDS) puts it far above 60 s. (Majority of
+    20,001 equal parties now has the exact count engine; sum has none.)"""
+    line = refused(capsys, "accuracy", "--epsilon", "1*20001", "--function", "sum")
+    assert "100,000 transcripts of 20,001 parties" in line and "--samples" in line and "--time-limit" in line
+    assert "h and" in line  # hours, stated before any work

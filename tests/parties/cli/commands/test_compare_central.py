@@ -4,7 +4,7 @@ import pytest
 
 from mpdp.parties.cli.main import main
 from tests.parties.cli.commands.test_mechanism import refused_without_allocating
-from tests.parties.cli.invoke import ok
+from tests.parties.cli.invoke import ok, refused
 
 
 def test_compare_central_table(capsys) -> None:
@@ -35,3 +35,11 @@ def test_compare_central_help_has_examples(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["compare-central", "--help"])
     assert "examples:\n  mpdp compare-central --voters" in capsys.readouterr().out
+
+
+def test_a_table_over_the_time_limit_is_refused_with_its_estimate(capsys) -> None:
+    """Issue 10, item 5: --voters 401 ran silently for 30 s. The model (analysis.central_vs_distributed.
+    ROW_SECONDS) puts one row at k = 401 at 6 s: over a 1 s limit, refused before any work."""
+    line = refused(capsys, "compare-central", "--voters", "401", "--epsilon", "1", "--time-limit", "1")
+    assert "1 row up to k = 401" in line and "about 6 s" in line and "--time-limit" in line
+    assert "time-limit" in refused(capsys, "compare-central", "--voters", "3", "--time-limit", "0")

@@ -104,3 +104,35 @@ def test_compose_plot_draws_only_what_it_can(tmp_path: pathlib.Path, capsys: pyt
 def test_a_too_large_k_suggests_nothing_a_cli_user_cannot_run(capsys) -> None:
     line = refused(capsys, "compose", "--epsilon", "1", "-k", "1000000000")
     assert "at most 50000000" in line and "Theorem 3.4" in line and "_bound" not in line
+
+
+def test_heterogeneous_bounds_are_tight_by_default_and_bracket_the_exact_optimum() -> None:
+    """Issue 12, item 9: the bounds method refines to a 0.5% relative width. 14 distinct epsilons: the
+    exact optimum (a 2^14-point privacy loss grid) is known; with the grid limit at 1 the bounds run."""
+    import numpy as np
+
+    from mpdp.analysis.heterogeneous import compose_heterogeneous
+
+    eps = np.random.default_rng(3).uniform(0.05, 0.5, 14)
+    exact = compose_heterogeneous(eps, 0.0, 1e-6)
+    assert exact.method == "exact"
+    tight = compose_heterogeneous(eps, 0.0, 1e-6, max_support=1)
+    assert tight.method == "bounds" and tight.lower is not None and tight.upper is not None
+    assert tight.lower <= exact.epsilon_tilde <= tight.upper
+    assert (tight.upper - tight.lower) / tight.upper <= 0.005 and "relative width" in tight.detail
+    coarse = compose_heterogeneous(eps, 0.0, 1e-6, max_support=1, resolution=0.05)
+    assert coarse.lower is not None and coarse.upper is not None
+    assert coarse.lower <= exact.epsilon_tilde <= coarse.upper and coarse.upper - coarse.lower > tight.upper - tight.lower
+
+
+def test_epsilon_for_a_target_total_delta(capsys) -> None:
+    """--total-delta D: the slack is 1 - (1 - D) / (1 - delta)^k, and the total delta reported is D."""
+    doc = ok(capsys, "compose", "--epsilon", "0.1", "-k", "10", "--delta", "1e-6", "--total-delta", "1e-4", "--json")
+    assert doc["delta_total"] == pytest.approx(1e-4, rel=1e-12)
+    assert doc["delta_slack"] == pytest.approx(1 - (1 - 1e-4) / (1 - 1e-6) ** 10, rel=1e-9)
+    same = ok(capsys, "compose", "--epsilon", "0.1", "-k", "10", "--delta", "1e-6", "--delta-slack",
+              repr(doc["delta_slack"]), "--json")
+    assert same["epsilon_tilde"] == pytest.approx(doc["epsilon_tilde"], rel=1e-12)
+    assert "9.99996e-06" in refused(capsys, "compose", "--epsilon", "0.1", "-k", "10", "--delta", "1e-6",
+                                    "--total-delta", "1e-6")
+    assert "--rel-width" in refused(capsys, "compose", "--epsilon", "0.1,0.2", "--rel-width", "2")

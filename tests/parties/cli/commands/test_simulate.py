@@ -31,6 +31,10 @@ UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
     (["--parties", "3", "--party-broker", "embedded"], "--party-broker='embedded'"),
     (["--parties", "3", "--party-broker", "http://edge:1883"], "--party-broker='http://edge:1883'"),
     (["--parties", "3", "--party-broker", "mqtt://edge:0"], "--party-broker='mqtt://edge:0'"),
+    # issue 10, item 5: 2,000,000 parties ran past 120 s and 1 GB; the estimate (parties.session.sizing)
+    (["--parties", "2000000"], "2,000,000 parties x 1 rounds) would take about"),
+    (["--parties", "500", "--rounds", "2", "--time-limit", "5"], "over the 5 s time limit"),
+    (["--parties", "3", "--time-limit", "0"], "--time-limit"),
 ])
 def test_bad_input_is_one_line_exit_2_and_starts_nothing(
     argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
@@ -146,3 +150,4 @@ def test_a_typo_in_column_1_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
     data.write_text("1,0\n1,1\n2,0\n")  # issue 10: ran one round (column 1 taken for labels) instead of two
     assert main(["simulate", *UNREACHABLE, "--dataset", str(data), *flag]) == 2
     assert needle in capsys.readouterr().err
+

@@ -1,0 +1,69 @@
+"""parties.cli.errors: an exception group becomes one line, its first cause and a count of the rest
+(issue 10, item 5: "ExceptionGroup (1992 sub-exceptions)")."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from mpdp.parties.cli import main as cli_main
+from mpdp.parties.cli.errors import error_line, first_cause, leaves
+from mpdp.protocols.errors import TransportError
+
+
+def _group() -> ExceptionGroup:
+    timeouts = [TimeoutError(f"party {i} timed out") for i in range(1991)]
+    nested = ExceptionGroup("worker 1", [*timeouts[:1000], TransportError("broker went away")])
+    return ExceptionGroup("parties", [nested, ExceptionGroup("worker 2", timeouts[1000:])])
+
+
+def test_leaves_are_counted_depth_first() -> None:
+    found = leaves(_group())
+    assert len(found) == 1992 and str(found[0]) == "party 0 timed out"
+
+
+def test_the_first_mpdp_error_is_the_cause_and_the_rest_are_counted() -> None:
+    first, rest = first_cause(_group())
+    assert isinstance(first, TransportError) and len(rest) == 1991
+    assert error_line(_group()) == "broker went away (and 1,991 more: 1,991 TimeoutError)"
+
+
+def test_without_an_mpdp_error_the_first_leaf_is_named_with_its_type() -> None:
+    group = ExceptionGroup("parties", [OSError("connection refused"), TimeoutError("late"), TimeoutError("later")])
+    assert error_line(group) == "OSError: connection refused (and 2 more: 2 TimeoutError)"
+
+
+def test_an_error_surfaced_from_a_group_counts_the_group() -> None:
+    cause = TransportError("lost")
+    group = ExceptionGroup("g", [cause, TimeoutError("x")])
+    try:
+        raise cause from group
+    except TransportError as exc:
+        assert error_line(exc) == "lost (and 1 more: 1 TimeoutError)"
+    assert error_line(TransportError("alone")) == "alone"
+
+
+class _Failing:
+    """A parser whose command raises ``group`` (what a session's task groups can raise)."""
+
+    def __init__(self, group: ExceptionGroup) -> None:
+        self.group = group
+
+    def parse_args(self, argv: list[str]) -> argparse.Namespace:
+        return argparse.Namespace(run=self.run)
+
+    def run(self, args: argparse.Namespace) -> int:
+        raise self.group
+
+
+@pytest.mark.parametrize("group,code,line", [
+    (_group(), 2, "mpdp: error: broker went away (and 1,991 more: 1,991 TimeoutError)"),
+    (ExceptionGroup("g", [OSError("refused")]), 1, "mpdp: error: OSError: refused"),
+])
+def test_main_prints_one_line(group: ExceptionGroup, code: int, line: str, capsys: pytest.CaptureFixture[str],
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli_main, "build_parser", lambda *commands: _Failing(group))
+    monkeypatch.setattr(cli_main, "value_options", lambda parser: frozenset())
+    assert cli_main.main(["simulate"]) == code
+    assert capsys.readouterr().err.strip().splitlines() == [line]
