@@ -2,6 +2,7 @@
 messages, Ed25519 signing. Imports nothing of mpdp but :mod:`mpdp.protocols.errors`."""
 
 from .connectivity import check_connectivity, wait_until_accepting
+from .control import DEFAULT_LIFETIME, FreshnessGuard, next_sequence, stamp
 from .curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
 from .decision_messages import (
     DecisionMessage,
@@ -37,6 +38,7 @@ from .topics import SESSION_PATTERN, Topics, check_session
 
 __all__ = [
     "CONFIG_TEMPLATE",
+    "DEFAULT_LIFETIME",
     "ENV_VAR",
     "LOOPBACK",
     "MAX_REPETITIONS",
@@ -47,6 +49,7 @@ __all__ = [
     "CuratorAnnouncement",
     "CuratorRelease",
     "DecisionMessage",
+    "FreshnessGuard",
     "PartyMessage",
     "SealedBallot",
     "Topics",
@@ -58,6 +61,7 @@ __all__ = [
     "external_endpoint",
     "find_mosquitto",
     "free_loopback_port",
+    "next_sequence",
     "generate_key_pair",
     "generate_x25519_key_pair",
     "load_private_key",
@@ -74,6 +78,7 @@ __all__ = [
     "run_mosquitto",
     "seal",
     "sign_message",
+    "stamp",
     "unpack_decisions",
     "unpack_symbols",
     "verify_message",

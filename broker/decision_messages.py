@@ -19,8 +19,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
+from mpdp.broker.control import DEFAULT_LIFETIME, stamp
 from mpdp.broker.messages import (
     MAX_REPETITIONS,
+    Fresh,
     Index,
     RoundSigned,
     as_value_error,
@@ -64,13 +66,14 @@ def unpack_decisions(text: str, repetitions: int) -> NDArray[np.int64]:
     return np.frombuffer(raw, dtype=_U16).astype(np.int64)
 
 
-class TranscriptMessage(RoundSigned):
+class TranscriptMessage(RoundSigned, Fresh):
     """The recorded transcript of one closed round, signed by the coordinator.
 
     Fields:
         session, round: where it belongs. repetitions: rows of the transcript.
         participants: the ids of the parties whose symbols were recorded, ascending.
         symbols: :func:`mpdp.broker.packing.pack_symbols` of the uint8 (repetitions, n) matrix, row-major.
+        sequence, expires_ms: freshness (:class:`mpdp.broker.messages.Fresh`).
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/transcript/v1"
@@ -94,8 +97,10 @@ class TranscriptMessage(RoundSigned):
 
     @classmethod
     def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int,
-               participants: NDArray[np.integer[Any]], symbols: NDArray[np.uint8]) -> TranscriptMessage:
-        """Build and sign: ``symbols`` uint8 (repetitions, n) in the order of ``participants`` (n,).
+               participants: NDArray[np.integer[Any]], symbols: NDArray[np.uint8],
+               lifetime: float = DEFAULT_LIFETIME) -> TranscriptMessage:
+        """Build and sign: ``symbols`` uint8 (repetitions, n) in the order of ``participants`` (n,); valid
+        for ``lifetime`` seconds.
 
         Raises:
             pydantic.ValidationError: a field out of its domain.
@@ -103,7 +108,7 @@ class TranscriptMessage(RoundSigned):
         matrix = np.asarray(symbols)
         draft = cls(session=session, round=int(round), repetitions=int(matrix.shape[0]),
                     participants=tuple(int(p) for p in participants), symbols=pack_symbols(matrix.ravel()),
-                    nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+                    nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE, **stamp(lifetime))
         return sign_message(draft, private_key)
 
 

@@ -81,11 +81,12 @@ class Curator:
         self._round_public = b""
 
     def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
-                     repetitions: int) -> CuratorAnnouncement:
-        """The signed announcement of round ``index`` with a fresh X25519 key."""
+                     repetitions: int, lifetime: float) -> CuratorAnnouncement:
+        """The signed announcement of round ``index`` with a fresh X25519 key, valid for ``lifetime`` s."""
         self._round_private, self._round_public = generate_x25519_key_pair()
         return CuratorAnnouncement.signed(signer, session=session, kind="round", round=index, name=name,
-                                          repetitions=repetitions, curator_key=self._round_public)
+                                          repetitions=repetitions, curator_key=self._round_public,
+                                          lifetime=lifetime)
 
     def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
                          repetitions: int) -> CuratorAnnouncement:

@@ -1,5 +1,13 @@
 """A party's side of the round engine, written once for every protocol: connect, subscribe, verify each
-announcement (the coordinator's Ed25519 signature and the session), answer each round once, leave at the end.
+announcement, answer each round once and in order, leave at the end.
+
+An announcement counts only when it is well formed (else ``schema``), of the party's session
+(``session``), signed by the coordinator (``signature``), unexpired (``expired``) and newer than the last
+one the party accepted (``replay``, :class:`mpdp.broker.control.FreshnessGuard`; with a record the last
+sequence survives a restart). A round announcement is then answered only if its round is later than
+every round the party answered (``out-of-order`` otherwise: a round it missed stays missed), or gets the
+recorded answer again if the party answered it. Everything refused is counted and logged, rate-limited
+(:attr:`PartyLoop.rejections`), and changes nothing.
 
 A protocol's party plugs in by composition (:class:`PartyProtocol`): the announcement it reads, its
 answer to a round (a signed wire message; the protocol enforces its own privacy policy there, from the
@@ -24,16 +32,19 @@ from typing import Generic, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.messages import RoundAnnouncement
 from mpdp.broker.signing import load_public_key, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
-from mpdp.protocols.errors import TransportError
+from mpdp.parties.rounds.rejections import RejectLog
+from mpdp.protocols.errors import ProtocolViolation, TransportError
 
 __all__ = ["AnnouncementT", "PartyLoop", "PartyProtocol"]
 
 log = logging.getLogger("mpdp.party")
+_COORDINATOR = "coordinator"
 
 
 AnnouncementT = TypeVar("AnnouncementT", bound=RoundAnnouncement)
@@ -92,6 +103,10 @@ class PartyLoop(Generic[AnnouncementT]):
         self._record = record
         #: round -> the signed message this party published for it (from the record after a restart)
         self.sent: dict[int, str] = {} if record is None else record.answers(topics.session, party)
+        last = 0 if record is None else record.last_sequence(topics.session, party)
+        self._fresh = FreshnessGuard(last={_COORDINATOR: last})
+        #: every announcement refused, counted by reason (and logged, rate-limited)
+        self.rejections = RejectLog(log, f"party {party}")
 
     @property
     def client_id(self) -> str:
@@ -99,16 +114,28 @@ class PartyLoop(Generic[AnnouncementT]):
         return f"mpdp-{self._topics.session}-party-{self.party}"
 
     def announcement(self, payload: bytes) -> AnnouncementT | None:
-        """The verified announcement in ``payload``, or None (malformed, another session, not signed by
-        the coordinator: logged and ignored)."""
+        """The verified, fresh announcement in ``payload``, or None (refused: counted and logged with its
+        reason, module docstring)."""
+        try:
+            return self._verified(payload)
+        except ProtocolViolation as exc:
+            self.rejections.reject(exc.reason, exc.detail)
+            return None
+
+    def _verified(self, payload: bytes) -> AnnouncementT:
         try:
             announcement = self._protocol.announcement_class.model_validate_json(payload)
-        except ValidationError:
-            log.warning("party %d: ignored a malformed announcement", self.party)
-            return None
-        if announcement.session != self._topics.session or not verify_message(announcement, self._coordinator):
-            log.warning("party %d: ignored an announcement not signed by the coordinator", self.party)
-            return None
+        except ValidationError as exc:
+            raise ProtocolViolation("schema", f"{self._topics.rounds}: {exc.errors()[0]['msg']}") from None
+        where = f"{self._topics.rounds} {announcement.kind} {announcement.round}"
+        if announcement.session != self._topics.session:
+            raise ProtocolViolation("session", f"{where}: session {announcement.session!r}")
+        if not verify_message(announcement, self._coordinator):
+            raise ProtocolViolation("signature", f"{where}: not signed by the coordinator")
+        self._fresh.check(announcement, _COORDINATOR, where)
+        if announcement.kind == "round" and announcement.round not in self.sent and self.sent \
+                and announcement.round < max(self.sent):
+            raise ProtocolViolation("out-of-order", f"{where}: round {max(self.sent)} is answered already")
         return announcement
 
     async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
@@ -140,6 +167,8 @@ class PartyLoop(Generic[AnnouncementT]):
             if announcement is None:
                 continue
             if announcement.kind == "end":
+                if self._record is not None:
+                    await self._record.save_end(self._topics.session, self.party, announcement.sequence)
                 return
             index = announcement.round
             if index not in self.sent:
@@ -153,5 +182,5 @@ class PartyLoop(Generic[AnnouncementT]):
         if self._record is not None:
             charge = next((c for c in self._protocol.ledger.charges if c.round == announcement.round), None)
             await self._record.save(RecordedAnswer(self._topics.session, self.party, announcement.round, payload,
-                                                   charge))
+                                                   charge, announcement.sequence))
         return payload

@@ -29,7 +29,12 @@ message's payload, and says what happens at close (randomized response: decide w
    publishes after a round (a transcript, a release).
 
 Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
-the engine keeps :attr:`RoundEngine.ready_workers` and :attr:`RoundEngine.failed_workers`. Messages on
+a report counts only when it is signed by the roster key of its first party, of this session, unexpired
+and newer than that worker's last report (:class:`mpdp.broker.control.FreshnessGuard`); else it is
+rejected (``schema``, ``session``, ``unknown-party``, ``signature``, ``expired``, ``replay``) like an
+answer. The engine keeps :attr:`RoundEngine.ready_workers` and :attr:`RoundEngine.failed_workers`.
+Every rejection is counted and logged at WARNING, rate-limited per reason
+(:class:`mpdp.parties.rounds.rejections.RejectLog`). Messages on
 the protocol's further subscriptions (:attr:`RoundProtocol.filters`) go to :meth:`RoundProtocol.receive`.
 
 The engine's client is persistent (same client id ``mpdp-{session}-{role}``; the transport reconnects
@@ -51,6 +56,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.messages import RoundSigned, WorkerStatus
 from mpdp.broker.signing import (
     SignedMessage,
@@ -66,6 +72,7 @@ from mpdp.parties.rounds.outcome import (
     RoundStatus,
 )
 from mpdp.parties.rounds.ranges import format_ranges
+from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import (
     RejectCounts,
@@ -218,8 +225,8 @@ class RoundProtocol(Protocol[MessageT, PayloadT]):
         ...
 
     def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
-                     repetitions: int) -> RoundSigned:
-        """The signed announcement that opens round ``index``."""
+                     repetitions: int, lifetime: float) -> RoundSigned:
+        """The signed announcement that opens round ``index``, valid for ``lifetime`` seconds."""
         ...
 
     def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
@@ -290,9 +297,19 @@ class SignedReader:
             raise ProtocolViolation("unknown-party", where)
         if message.party != topic_party:
             raise ProtocolViolation("topic", f"{where}: sent on party {topic_party}'s topic")
-        if not verify_message(message, self._keys[message.party]):
-            raise ProtocolViolation("signature", where)
+        self.verify(message, message.party, where)
         return message, where
+
+    def verify(self, message: SignedMessage, party: int, where: str) -> None:
+        """Check that ``message`` is signed by the roster key of ``party``.
+
+        Raises:
+            ProtocolViolation: ``unknown-party`` (outside the roster), ``signature``.
+        """
+        if not 0 <= party < self.k:
+            raise ProtocolViolation("unknown-party", where)
+        if not verify_message(message, self._keys[party]):
+            raise ProtocolViolation("signature", where)
 
 
 class RoundEngine(Generic[MessageT, PayloadT]):
@@ -327,6 +344,9 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._round_rejects = 0
         self.messages_received = 0
         self.messages_rejected = 0
+        self._fresh = FreshnessGuard()
+        #: every rejected message, counted by reason (and logged, rate-limited)
+        self.rejections = RejectLog(log, protocol.role)
         self.ready_workers: dict[int, WorkerStatus] = {}
         self.failed_workers: dict[int, WorkerStatus] = {}
         self.status_changed = asyncio.Event()
@@ -360,7 +380,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self.messages_rejected += 1
         if self._open is not None:
             self._round_rejects += 1
-        log.debug("%s: rejected a message (%s): %s", self.protocol.role, reason, detail)
+        self.rejections.reject(reason, detail)
 
     def _answer(self, topic: str, text: str) -> None:
         message, where = self._reader.read(self.protocol.message_class, topic, text, self.topics.party_of(topic),
@@ -383,8 +403,13 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             status = WorkerStatus.model_validate_json(text)
         except ValidationError:
             raise ProtocolViolation("schema", f"{self.topics.status}: not a worker status") from None
+        where = f"{self.topics.status} {status.state} of worker {status.worker}"
         if status.session != self.topics.session:
-            raise ProtocolViolation("session", f"{self.topics.status}: session {status.session!r}")
+            raise ProtocolViolation("session", f"{where}: session {status.session!r}")
+        if status.parties[-1] >= self.roster.k:
+            raise ProtocolViolation("unknown-party", f"{where}: parties beyond the roster")
+        self._reader.verify(status, status.signer, where)
+        self._fresh.check(status, status.worker, where)
         target = self.ready_workers if status.state == "ready" else self.failed_workers
         target[status.worker] = status
         self.status_changed.set()
@@ -402,7 +427,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._complete.clear()
         self._round_rejects = 0
         self._open = self._announced = index
-        announcement = self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions)
+        announcement = self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions,
+                                                  self.round_timeout)
         await self._transport.publish(self.topics.rounds, announcement.model_dump_json())
         status: RoundStatus = "complete"
         try:

@@ -3,7 +3,7 @@
 * :func:`apply_rule` — decide on observed transcripts with a simulation generator, or (``rng=None``,
   deployment mode) with exact draws from the OS CSPRNG (:func:`mpdp.protocols.secure.secure_choice`).
 * :class:`PartyDecider` — shared by the parties of one worker process: verifies a published
-  transcript once per payload (signature by the coordinator key), and builds each party's rule through
+  transcript once per payload (signature by the coordinator key, session, expiry, sequence), and builds each party's rule through
   one :class:`mpdp.protocols.rule_factory.RuleCache`, so parties with equal public parameters share tables.
 """
 
@@ -18,9 +18,11 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.decision_messages import TranscriptMessage
 from mpdp.broker.signing import load_public_key, verify_message
-from mpdp.protocols.errors import ParameterError
+from mpdp.parties.rounds.rejections import RejectLog
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.functions import BooleanFunction, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rule_factory import RuleCache, decision_rule
@@ -92,33 +94,44 @@ class PartyDecider:
     rules: RuleCache = field(default_factory=RuleCache)
     _verified: OrderedDict = field(default_factory=OrderedDict)
     _function: BooleanFunction | None = None
+    _fresh: FreshnessGuard = field(default_factory=FreshnessGuard)
+    #: transcripts refused, by reason (and logged, rate-limited)
+    rejections: RejectLog = field(default_factory=lambda: RejectLog(log, "party decisions"))
 
     def transcript(self, payload: bytes) -> tuple[TranscriptMessage, NDArray[np.uint8]] | None:
         """The verified transcript message and its symbol matrix (uint8 (repetitions, n)), or None for a
-        payload that is malformed, of another session, or not signed by the coordinator (logged).
-        Identical payloads are verified once per process."""
+        payload that is malformed, of another session, not signed by the coordinator, naming parties
+        outside the roster, expired or replayed (counted by reason in :attr:`rejections` and logged,
+        rate-limited). Identical payloads are verified once per process (the worker's parties share it)."""
         key = bytes(payload)
         if key in self._verified:
             self._verified.move_to_end(key)
             return self._verified[key]
         try:
-            message = TranscriptMessage.model_validate_json(key)
-        except ValidationError:
-            log.warning("ignored a malformed transcript")
+            message = self._check(key)
+            result = (message, message.symbol_matrix())
+        except ProtocolViolation as exc:
+            self.rejections.reject(exc.reason, exc.detail)
             result = None
-        else:
-            if message.session != self.session or not verify_message(message, load_public_key(self.coordinator_key)):
-                log.warning("ignored a transcript not signed by the coordinator")
-                result = None
-            elif any(p >= len(self.spec.mechanisms) for p in message.participants):
-                log.warning("ignored a transcript naming parties outside the roster")
-                result = None
-            else:
-                result = (message, message.symbol_matrix())
         self._verified[key] = result
         if len(self._verified) > _VERIFIED:
             self._verified.popitem(last=False)
         return result
+
+    def _check(self, payload: bytes) -> TranscriptMessage:
+        try:
+            message = TranscriptMessage.model_validate_json(payload)
+        except ValidationError as exc:
+            raise ProtocolViolation("schema", f"transcript: {exc.errors()[0]['msg']}") from None
+        where = f"transcript of round {message.round}"
+        if message.session != self.session:
+            raise ProtocolViolation("session", f"{where}: session {message.session!r}")
+        if not verify_message(message, load_public_key(self.coordinator_key)):
+            raise ProtocolViolation("signature", f"{where}: not signed by the coordinator")
+        if any(p >= len(self.spec.mechanisms) for p in message.participants):
+            raise ProtocolViolation("unknown-party", f"{where}: parties outside the roster")
+        self._fresh.check(message, "coordinator", where)
+        return message
 
     def rule(self, participants: tuple[int, ...], party: int) -> DecisionRule:
         """Party ``party``'s rule over ``participants`` (ids, ascending; ``party`` among them)."""

@@ -80,10 +80,10 @@ class Observer:
         return () if self.decisions is None else (self._topics.all_decisions,)
 
     def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
-                     repetitions: int) -> Announcement:
-        """The signed announcement of round ``index``."""
+                     repetitions: int, lifetime: float) -> Announcement:
+        """The signed announcement of round ``index``, valid for ``lifetime`` seconds."""
         return Announcement.signed(signer, session=session, kind="round", round=index, name=name,
-                                   repetitions=repetitions)
+                                   repetitions=repetitions, lifetime=lifetime)
 
     def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
                          repetitions: int) -> Announcement:

@@ -39,6 +39,7 @@ from mpdp.broker.signing import load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
+from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rounds.answering import PartyLoop
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, ABSTAIN_POLICY
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
@@ -166,6 +167,11 @@ class Party:
     def client_id(self) -> str:
         """The client id: unique per session and party (a restarted party takes its session over)."""
         return self._loop.client_id
+
+    @property
+    def rejections(self) -> RejectLog:
+        """The announcements this party refused, counted by reason."""
+        return self._loop.rejections
 
     @property
     def filters(self) -> tuple[str, ...]:

@@ -6,8 +6,8 @@
     beacon: subscribe to status + rounds   before any party exists, so it sees the host's "ready"
     serve_parties(WorkerSpec)              parties as asyncio tasks, each its own MQTT connection,
                                            reporting "ready" once all are subscribed
-    beacon repeats that "ready" every ready_interval s until the coordinator's first signed
-    announcement, so the observer may start before or after the hosts
+    beacon repeats that "ready" (signed afresh: the observer refuses a replay) every ready_interval s
+    until the coordinator's first signed announcement, so the observer may start before or after the hosts
     each party answers every announced round, then leaves at the end announcement -> return
 
 The host is worker ``min(parties)`` on the status topic (unique when hosts hold disjoint parties);
@@ -30,6 +30,7 @@ import asyncio
 import logging
 import math
 import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,7 @@ from mpdp.analysis.accounting import Budget
 from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
-from mpdp.broker.signing import verify_message
+from mpdp.broker.signing import public_key_of, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.rr.party import PartySpec, secure_sampler
@@ -50,7 +51,7 @@ from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.session.runner import first_mpdp_error
 from mpdp.parties.session.seeds import SeedTree
-from mpdp.parties.session.worker import WorkerSpec, serve_parties
+from mpdp.parties.session.worker import WorkerSpec, serve_parties, status_report
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["HostConfig", "host_bits", "host_parties"]
@@ -161,10 +162,12 @@ class HostConfig:
 
 
 class _ReadyBeacon:
-    """Repeats the host's own "ready" status until the coordinator's first signed announcement."""
+    """Repeats the host's "ready" status, freshly signed each time, from the host's first "ready" until the
+    coordinator's first signed, unexpired announcement."""
 
     def __init__(self, config: HostConfig, connector: Connector) -> None:
         self._config = config
+        self._spec = config.worker_spec()
         self._connector = connector
         self._topics = Topics(config.facts.session)
         self.subscribed = asyncio.Event()
@@ -174,15 +177,17 @@ class _ReadyBeacon:
             announcement = Announcement.model_validate_json(payload)
         except ValidationError:
             return False
-        return announcement.session == self._topics.session and verify_message(
-            announcement, self._config.facts.coordinator_public_key)
+        return (announcement.session == self._topics.session
+                and announcement.expires_ms > time.time() * 1000
+                and verify_message(announcement, self._config.facts.coordinator_public_key))
 
     def _own_ready(self, payload: bytes) -> bool:
         try:
             status = WorkerStatus.model_validate_json(payload)
         except ValidationError:
             return False
-        return (status.session, status.worker, status.state) == (self._topics.session, self._config.worker, "ready")
+        return ((status.session, status.worker, status.state) == (self._topics.session, self._config.worker, "ready")
+                and verify_message(status, public_key_of(self._config.private_keys[0])))
 
     async def run(self) -> None:
         """Subscribe, then repeat the host's "ready" until the first signed announcement.
@@ -198,16 +203,16 @@ class _ReadyBeacon:
             await self._repeat(transport)
 
     async def _repeat(self, transport: Transport) -> None:
-        ready: bytes | None = None
+        ready = False
         while True:
             delivery = await next_delivery(transport, self._config.ready_interval)
             if delivery is None:
-                if ready is not None:
-                    await transport.publish(self._topics.status, ready)
+                if ready:
+                    await transport.publish(self._topics.status, status_report(self._spec, "ready").model_dump_json())
             elif delivery.topic == self._topics.rounds and self._is_announcement(delivery.payload):
                 return
             elif delivery.topic == self._topics.status and self._own_ready(delivery.payload):
-                ready = delivery.payload
+                ready = True
 
 
 async def host_parties(config: HostConfig) -> None:

@@ -1,7 +1,8 @@
 """A worker OS process: runs its share of the parties as asyncio tasks in one TaskGroup.
 
 It reports ``ready`` on the status topic once every party has subscribed (the coordinator waits for
-all workers before the first round) or ``failed`` with the first error. It exits when the session
+all workers before the first round) or ``failed`` with the first error, signed with its first party's
+key (:func:`status_report`). It exits when the session
 ends, when a party fails (exit code 1), or when its parent process dies (so no worker is orphaned).
 """
 
@@ -26,7 +27,7 @@ from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
 from mpdp.parties.session.plan import PartyStarter
 from mpdp.protocols.errors import WorkerError
 
-__all__ = ["WorkerSpec", "serve_parties", "worker_main"]
+__all__ = ["WorkerSpec", "serve_parties", "status_report", "worker_main"]
 
 log = logging.getLogger("mpdp.worker")
 _PARENT_POLL = 0.5
@@ -81,9 +82,15 @@ async def _watch_parent(parent: int) -> None:
     raise WorkerError(f"parent process {parent} is gone")
 
 
+def status_report(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "") -> WorkerStatus:
+    """The worker's status report, freshly stamped and signed with the private key of its first party
+    (the observer checks it against the roster)."""
+    return WorkerStatus.signed(spec.parties[0].private_key, session=spec.session, worker=spec.index, state=state,
+                               parties=tuple(p.party for p in spec.parties), detail=detail)
+
+
 async def _report(spec: WorkerSpec, topics: Topics, state: Literal["ready", "failed"], detail: str = "") -> None:
-    status = WorkerStatus(session=spec.session, worker=spec.index, state=state,
-                          parties=tuple(p.party for p in spec.parties), detail=detail[:500])
+    status = status_report(spec, state, detail)
     client_id = f"mpdp-{spec.session}-worker-{spec.index}-{state}-{secrets.token_hex(4)}"
     async with spec.endpoint.connect(client_id) as transport:
         await transport.publish(topics.status, status.model_dump_json())
