@@ -23,7 +23,9 @@ message's payload, and says what happens at close (randomized response: decide w
 
 3. **close** when every roster party has answered (with its payload or an abstention) or after
    ``round_timeout`` seconds (the missing are ``absent``); the protocol turns the
-   :class:`ClosedRound` into a :class:`Closing`;
+   :class:`ClosedRound` into a :class:`Closing`. A round that closes with no answer at all is
+   ``failed``: its decisions are recorded as -1 (:data:`mpdp.parties.rounds.outcome.NO_DECISION`), never
+   decided from nothing, and nothing is published for it;
 4. **store** the round, the protocol's rows and the pending reject counts in one transaction
    (:meth:`mpdp.parties.rounds.store.TranscriptStore.record_round`), then publish what the protocol
    publishes after a round (a transcript, a release).
@@ -46,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -68,6 +71,7 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport
 from mpdp.parties.rounds.outcome import (
     ABSTAIN_BUDGET_EXHAUSTED,
+    NO_DECISION,
     RoundOutcome,
     RoundStatus,
 )
@@ -95,6 +99,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("mpdp.rounds")
+#: Seconds a round's announcement outlives the round: the hosts' clocks may disagree by this much.
+CLOCK_MARGIN = 10.0
 
 
 
@@ -150,7 +156,7 @@ class ClosedRound(Generic[MessageT, PayloadT]):
 
     Attributes:
         session, index, name, repetitions: which round, and the repetitions every answer carries.
-        status: ``"complete"`` (every roster party answered) or ``"timeout"``.
+        status: ``"complete"`` (every roster party answered), ``"timeout"``, or ``"failed"`` (no answer).
         k: the roster size.
         received: party id -> its accepted answer (payload or abstention).
         rejected: messages rejected while the round was open.
@@ -351,6 +357,11 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self.failed_workers: dict[int, WorkerStatus] = {}
         self.status_changed = asyncio.Event()
 
+    @property
+    def open_round(self) -> int | None:
+        """The index of the round being collected, or None between rounds."""
+        return self._open
+
     async def receive_all(self) -> None:
         """Handle every delivery until cancelled.
 
@@ -428,22 +439,28 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._round_rejects = 0
         self._open = self._announced = index
         announcement = self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions,
-                                                  self.round_timeout)
+                                                  self.round_timeout + CLOCK_MARGIN)
         await self._transport.publish(self.topics.rounds, announcement.model_dump_json())
         status: RoundStatus = "complete"
         try:
             async with asyncio.timeout(self.round_timeout):
                 await self._complete.wait()
         except TimeoutError:
-            status = "timeout"
+            status = "timeout" if self._received else "failed"
         self._open = None
         closing = self.protocol.close(
             ClosedRound(self.topics.session, index, name, self.repetitions, status, self.roster.k,
                         self._received, self._round_rejects), self._signer)
+        if status == "failed":  # nothing to decide from: no decision, nothing published
+            closing = Closing(dataclasses.replace(
+                closing.outcome, decisions=np.full(self.repetitions, NO_DECISION, dtype=np.int64)), closing.rows)
         self._received = {}  # forget the answers (the curator's bits) once closed
         rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
         self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects))
-        if status == "timeout":
+        if status == "failed":
+            log.error("%s: round %d (%s) FAILED: no party answered within %g s (nothing decided)",
+                      self.protocol.role, index, name, self.round_timeout)
+        elif status == "timeout":
             log.warning("%s: round %d (%s) timed out; absent: %s", self.protocol.role, index, name,
                         format_ranges(closing.outcome.absent.tolist()))
         for topic, payload in closing.publish:

@@ -24,13 +24,14 @@ from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
-from mpdp.parties.session.plan import PartyStarter
+from mpdp.parties.session.plan import PartyStarter, RunningParty
 from mpdp.protocols.errors import WorkerError
 
 __all__ = ["WorkerSpec", "serve_parties", "status_report", "worker_main"]
 
 log = logging.getLogger("mpdp.worker")
 _PARENT_POLL = 0.5
+_REPORT_TIMEOUT = 5.0  # seconds a "failed" report may take before the worker gives up on it
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,25 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
         await all_ready.wait()
         await _report(spec, topics, "ready")
 
+    reported: list[str] = []  # the failure already reported (at most one report)
+
+    async def report_failure(detail: str) -> None:
+        if not reported:
+            reported.append(detail)
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(_REPORT_TIMEOUT):
+                    await _report(spec, topics, "failed", detail)
+
+    async def run_party(party: RunningParty, party_id: int) -> None:
+        """Run one party; its error is reported "failed" at once, before the task group cancels the
+        others (the coordinator learns the cause even if a cancellation is slow)."""
+        try:
+            await party.run(one_ready)
+        except Exception as exc:
+            text = f"{type(exc).__name__}: {exc}"
+            await report_failure(text if f"party {party_id}" in str(exc) else f"{text} (party {party_id})")
+            raise
+
     try:
         with contextlib.ExitStack() as stack:
             record = None if spec.record is None else stack.enter_context(AnswerRecord(spec.record))
@@ -137,13 +157,12 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                         party = spec.start(party_spec, spec.endpoint, topics, spec.coordinator_key,
                                            idle_timeout=spec.idle_timeout, connect_gate=gate, secure=spec.secure,
                                            decider=decider, record=record)
-                        parties.create_task(party.run(one_ready), name=f"party-{party_spec.party}")
+                        parties.create_task(run_party(party, party_spec.party), name=f"party-{party_spec.party}")
                 if watcher is not None:
                     watcher.cancel()
     except Exception as exc:
         first = _first_leaf(exc)
-        with contextlib.suppress(Exception):
-            await _report(spec, topics, "failed", f"{type(first).__name__}: {first}")
+        await report_failure(f"{type(first).__name__}: {first}")
         raise
 
 

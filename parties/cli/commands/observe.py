@@ -5,7 +5,8 @@ in SQLite, decides each round with the optimal rule and announces the end. It do
 it prints its decisions and its posterior (P(decision | transcript), expected number of ones).
 ``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json`` of this one session: the same session
 again resumes it (recorded rounds are skipped); a directory holding another session's is refused unless
-``--force``, which replaces them. The ``privacy`` section of ``decisions.json`` is each party's spent
+``--force``, which replaces them. A round with no answer at all is ``failed`` (no decision; shown in
+the table, ``"status": "failed"`` in ``decisions.json``) and the command exits 1 naming the failed rounds. The ``privacy`` section of ``decisions.json`` is each party's spent
 (epsilon, delta) as the transcript shows it (exact optimum, 000 Theorem 3.3, at delta_tilde 1e-6, and basic
 composition), the same section as ``mpdp simulate``'s ``results.json``.
 """
@@ -33,7 +34,7 @@ from mpdp.parties.cli.args import (
     to_json_text,
 )
 from mpdp.parties.cli.display import truth_text
-from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     ledgers_from_rounds,
@@ -122,14 +123,15 @@ def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
 def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFunction) -> dict[str, object]:
     mechanisms = [facts.roster.mechanisms[p] for p in outcome.participants]
     assert outcome.symbols is not None  # mpdp observe runs randomized response: symbols in the clear
-    posterior = round_posterior(mechanisms, function, outcome.symbols)
+    failed = outcome.status == "failed"  # no answer: no decision, no posterior
+    posterior = None if failed else round_posterior(mechanisms, function, outcome.symbols)
     return {
         "round": outcome.index, "name": outcome.name, "status": outcome.status,
         "participants": outcome.participants.tolist(), "abstained": outcome.abstained.tolist(),
         "absent": outcome.absent.tolist(), "messages_received": outcome.messages_received,
         "messages_rejected": outcome.messages_rejected, "decisions": outcome.decisions.tolist(),
-        "posterior_of_decision": posterior.of(outcome.decisions).tolist(),
-        "expected_ones": posterior.expected_ones.tolist(),
+        "posterior_of_decision": None if posterior is None else posterior.of(outcome.decisions).tolist(),
+        "expected_ones": None if posterior is None else posterior.expected_ones.tolist(),
     }
 
 
@@ -144,6 +146,10 @@ def _print_table(document: dict[str, object]) -> None:
     rounds = document["rounds"]
     assert isinstance(rounds, list)
     for r in rounds:
+        if r["status"] == "failed":
+            table.add_row(r["name"], "[bold red]FAILED[/]", "0", "0", str(len(r["absent"])),
+                          "[red]none: no answer[/]", "-", "-")
+            continue
         decisions = np.asarray(r["decisions"])
         values, counts = np.unique(decisions, return_counts=True)
         top = int(values[np.argmax(counts)])
@@ -182,4 +188,9 @@ def _run(args: argparse.Namespace) -> int:
     }
     (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
     _print_table(document)
+    failed = failed_rounds_text(outcomes)
+    if failed is not None:
+        print(f"mpdp: error: {failed}; the session is recorded in {config.store_path} (exit code 1)",
+              file=sys.stderr)
+        return 1
     return 0

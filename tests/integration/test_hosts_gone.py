@@ -1,0 +1,72 @@
+"""No silent failure in a deployment (real processes, real mosquitto): a party host SIGKILLed mid-session
+is reported by name on the observer's stderr; once every host is gone the remaining rounds are ``failed``
+(no answer, nothing decided: status failed and decisions -1 in decisions.json, FAILED in the table) and
+`mpdp observe` exits 1 naming them (issue 9: it exited 0 with rounds "decided" over nobody)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import Announcement
+from mpdp.broker.topics import Topics
+from tests.integration.test_deploy import _finish, _kill_all, _start
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+
+K, R = 9, 6
+VOTES = "party," + ",".join(f"bill {r}" for r in range(R)) + "\n" + "".join(
+    f"p{i}," + ",".join(str((i + r) % 2) for r in range(R)) + "\n" for i in range(K))
+
+
+async def test_killed_hosts_are_named_and_rounds_without_answers_fail(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    broker = f"mqtt://127.0.0.1:{mosquitto.port}"
+    session = f"gone-{tmp_path.name[-10:].replace('_', '')}"
+    keys, out, votes = tmp_path / "keys", tmp_path / "out", tmp_path / "votes.csv"
+    votes.write_text(VOTES)
+    procs: list[asyncio.subprocess.Process] = []
+    topics = Topics(session)
+    try:
+        procs.append(await _start("keys", "--parties", str(K), "--epsilon", "1", "--split", "0-4", "--split", "5-8",
+                                  "--session", session, "--out", str(keys), log=tmp_path / "keys.log"))
+        assert await _finish(procs[-1], 15) == 0
+        host = ("party", "--roster", str(keys / "roster.json"), "--dataset", str(votes), "--broker", broker)
+        a = await _start(*host, "--keys", str(keys / "parties-0-4"), "--parties", "0-4", log=tmp_path / "a.log")
+        b = await _start(*host, "--keys", str(keys / "parties-5-8"), "--parties", "5-8", log=tmp_path / "b.log")
+        procs += [a, b]
+        async with mosquitto.connect(f"{session}-watch") as watch:
+            await watch.subscribe(topics.rounds)
+            observer = await _start("observe", "--roster", str(keys / "roster.json"), "--keys",
+                                    str(keys / "coordinator"), "--dataset-rounds", str(votes), "--broker", broker,
+                                    "--out", str(out), "--wait-parties", "20", "--round-timeout", "1.5",
+                                    log=tmp_path / "observe.log")
+            procs.append(observer)
+            async with asyncio.timeout(40):
+                async for delivery in watch.deliveries():  # kill host B at round 1, host A at round 3
+                    announced = Announcement.model_validate_json(delivery.payload)
+                    if announced.kind == "round" and announced.round == 1:
+                        b.send_signal(signal.SIGKILL)
+                    if announced.kind == "round" and announced.round == 3:
+                        a.send_signal(signal.SIGKILL)
+                        break
+        code = await _finish(observer, 30)
+    finally:
+        await _kill_all(procs)
+    log = (tmp_path / "observe.log").read_text()
+    assert code == 1, log
+    assert "party host 5 (parties 5-8) sent nothing in round" in log, log
+    assert "party host 0 (parties 0-4) sent nothing in round" in log, log
+    assert "was gone from round" in log
+    rounds = json.loads((out / "decisions.json").read_text())["rounds"]
+    failed = [r["round"] for r in rounds if r["status"] == "failed"]
+    assert {4, 5} <= set(failed) <= {3, 4, 5}, rounds
+    assert all(r["decisions"] == [-1] and r["posterior_of_decision"] is None for r in rounds if r["round"] in failed)
+    assert all(r["status"] != "failed" and r["decisions"] != [-1] for r in rounds if r["round"] not in failed)
+    named = ", ".join(f"{r} (bill {r})" for r in failed)
+    assert f"{len(failed)} of {R} round(s) failed with no answer at all" in log and named in log, log
+    assert "FAILED" in log
