@@ -15,37 +15,23 @@ import pytest
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement
 from mpdp.broker.topics import Topics
-from tests.integration.test_deploy import _finish, _kill_all, _start
+from tests.integration.test_deploy import _finish, _kill_all
+from tests.integration.test_party_restart import _Deployment
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
-K, R = 9, 6
-VOTES = "party," + ",".join(f"bill {r}" for r in range(R)) + "\n" + "".join(
-    f"p{i}," + ",".join(str((i + r) % 2) for r in range(R)) + "\n" for i in range(K))
+R = 6
 
 
 async def test_killed_hosts_are_named_and_rounds_without_answers_fail(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
-    broker = f"mqtt://127.0.0.1:{mosquitto.port}"
     session = f"gone-{tmp_path.name[-10:].replace('_', '')}"
-    keys, out, votes = tmp_path / "keys", tmp_path / "out", tmp_path / "votes.csv"
-    votes.write_text(VOTES)
-    procs: list[asyncio.subprocess.Process] = []
-    topics = Topics(session)
+    deployment = _Deployment(f"mqtt://127.0.0.1:{mosquitto.port}", tmp_path, session, R)
     try:
-        procs.append(await _start("keys", "--parties", str(K), "--epsilon", "1", "--split", "0-4", "--split", "5-8",
-                                  "--session", session, "--out", str(keys), log=tmp_path / "keys.log"))
-        assert await _finish(procs[-1], 15) == 0
-        host = ("party", "--roster", str(keys / "roster.json"), "--dataset", str(votes), "--broker", broker)
-        a = await _start(*host, "--keys", str(keys / "parties-0-4"), "--parties", "0-4", log=tmp_path / "a.log")
-        b = await _start(*host, "--keys", str(keys / "parties-5-8"), "--parties", "5-8", log=tmp_path / "b.log")
-        procs += [a, b]
+        await deployment.keys_made()
+        a, b = await deployment.host("a", 1), await deployment.host("b", 1)
         async with mosquitto.connect(f"{session}-watch") as watch:
-            await watch.subscribe(topics.rounds)
-            observer = await _start("observe", "--roster", str(keys / "roster.json"), "--keys",
-                                    str(keys / "coordinator"), "--dataset-rounds", str(votes), "--broker", broker,
-                                    "--out", str(out), "--wait-parties", "20", "--round-timeout", "1.5",
-                                    log=tmp_path / "observe.log")
-            procs.append(observer)
+            await watch.subscribe(Topics(session).rounds)
+            observer = await deployment.observer(1, "--round-timeout", "1.5")  # the later option wins
             async with asyncio.timeout(40):
                 async for delivery in watch.deliveries():  # kill host B at round 1, host A at round 3
                     announced = Announcement.model_validate_json(delivery.payload)
@@ -56,13 +42,13 @@ async def test_killed_hosts_are_named_and_rounds_without_answers_fail(mosquitto:
                         break
         code = await _finish(observer, 30)
     finally:
-        await _kill_all(procs)
-    log = (tmp_path / "observe.log").read_text()
+        await _kill_all(deployment.procs)
+    log = deployment.logs()["observe1.log"]
     assert code == 1, log
     assert "party host 5 (parties 5-8) sent nothing in round" in log, log
     assert "party host 0 (parties 0-4) sent nothing in round" in log, log
     assert "was gone from round" in log
-    rounds = json.loads((out / "decisions.json").read_text())["rounds"]
+    rounds = json.loads((tmp_path / "out1" / "decisions.json").read_text())["rounds"]
     failed = [r["round"] for r in rounds if r["status"] == "failed"]
     assert {4, 5} <= set(failed) <= {3, 4, 5}, rounds
     assert all(r["decisions"] == [-1] and r["posterior_of_decision"] is None for r in rounds if r["round"] in failed)

@@ -19,10 +19,9 @@ from hypothesis import strategies as st
 from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.control import FreshnessGuard, next_sequence, stamp
 from mpdp.broker.decision_messages import TranscriptMessage
-from mpdp.broker.messages import Announcement, PartyMessage, WorkerStatus
+from mpdp.broker.messages import Announcement, WorkerStatus
 from mpdp.broker.signing import generate_key_pair, sign_message
-from mpdp.broker.topics import Topics
-from mpdp.broker.transport import InMemoryBroker, MemoryTransport, next_delivery
+from mpdp.broker.transport import InMemoryBroker
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.engine import open_engine
 from mpdp.parties.rounds.rejections import RejectLog
@@ -35,12 +34,11 @@ from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.symmetric import observer_average_rule
+from tests.parties.rr.test_party_run import COORD_PRIVATE, COORD_PUBLIC, TOPICS, _drain, _end, _serve
 
 pytestmark = pytest.mark.timeout(20)
 
-SESSION = "ctl"
-TOPICS = Topics(SESSION)
-COORD_PRIVATE, COORD_PUBLIC = generate_key_pair()
+SESSION = "s"  # the party-run tests' session, coordinator and helpers
 STRANGER, _ = generate_key_pair()
 RR = RandomizedResponse(0.7)
 
@@ -53,10 +51,6 @@ def _expired(message: Announcement | WorkerStatus | TranscriptMessage, key: byte
 
 def _round(index: int, key: bytes = COORD_PRIVATE, session: str = SESSION) -> Announcement:
     return Announcement.signed(key, session=session, kind="round", round=index, repetitions=1)
-
-
-def _end(rounds: int) -> Announcement:
-    return Announcement.signed(COORD_PRIVATE, session=SESSION, kind="end", round=rounds, repetitions=1)
 
 
 # --- the freshness guard and the reject log -------------------------------------------------------------
@@ -186,30 +180,9 @@ def _party(record: AnswerRecord | None = None, bits: tuple[int, ...] = (1, 0, 1)
     return Party(spec, broker, TOPICS, COORD_PUBLIC, idle_timeout=2.0, record=record), broker
 
 
-async def _serve(party: Party, broker: InMemoryBroker, texts: list[str]) -> tuple[int, list[PartyMessage]]:
-    """Publish ``texts`` on the announcement topic, then a fresh end; the party's answers on the wire."""
-    async with broker.connect("coordinator") as coordinator:
-        await coordinator.subscribe(TOPICS.all_parties)
-        ready = asyncio.Event()
-        task = asyncio.create_task(party.run(ready.set))
-        await ready.wait()
-        for text in texts:
-            await coordinator.publish(TOPICS.rounds, text)
-        await coordinator.publish(TOPICS.rounds, _end(len(texts)).model_dump_json())
-        answered = await task
-        return answered, await _drain(coordinator)
-
-
-async def _drain(coordinator: MemoryTransport) -> list[PartyMessage]:
-    replies = []
-    while (delivery := await next_delivery(coordinator, 0.05)) is not None:
-        replies.append(PartyMessage.model_validate_json(delivery.payload))
-    return replies
-
-
 async def test_a_party_refuses_forged_replayed_expired_and_out_of_order_announcements() -> None:
     party, broker = _party()
-    early_end = _end(3).model_dump_json()  # signed before round 0's: replayed later, it is stale
+    early_end = _end(3)  # signed before round 0's: replayed later, it is stale
     r0, r2 = _round(0).model_dump_json(), _round(2).model_dump_json()
     texts = [
         r0,
@@ -222,7 +195,7 @@ async def test_a_party_refuses_forged_replayed_expired_and_out_of_order_announce
         r2,
         _round(1).model_dump_json(),  # fresh, but round 2 is answered already: a missed round stays missed
     ]
-    answered, replies = await _serve(party, broker, texts)
+    answered, replies = await _serve(party, broker, *texts)
     assert answered == 2 and [m.round for m in replies] == [0, 2]
     assert party.rejections.counts == {"signature": 1, "schema": 1, "expired": 1, "session": 1, "replay": 2,
                                        "out-of-order": 1}
@@ -237,7 +210,7 @@ async def test_after_a_restart_replays_get_nothing_and_a_re_announcement_the_rec
     with AnswerRecord(tmp_path / "answers.sqlite") as record:
         party, broker = _party(record)
         r0, r1 = _round(0).model_dump_json(), _round(1).model_dump_json()
-        end = _end(2).model_dump_json()
+        end = _end(2)
         async with broker.connect("coordinator") as coordinator:
             await coordinator.subscribe(TOPICS.all_parties)
             ready = asyncio.Event()
@@ -251,7 +224,7 @@ async def test_after_a_restart_replays_get_nothing_and_a_re_announcement_the_rec
 
         restarted, broker = _party(record)
         assert sorted(restarted._loop.sent) == [0, 1]
-        answered, replies = await _serve(restarted, broker, [r0, r1, end, _round(1).model_dump_json()])
+        answered, replies = await _serve(restarted, broker, r0, r1, end, _round(1).model_dump_json())
         assert answered == 2
         assert replies == [first[1]]  # only the fresh re-announcement, answered with the recorded message
         assert restarted.rejections.counts == {"replay": 3}
