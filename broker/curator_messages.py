@@ -30,9 +30,9 @@ from pydantic import Field, model_validator
 
 from mpdp.broker.control import DEFAULT_LIFETIME, stamp
 from mpdp.broker.messages import (
-    Fresh,
     MAX_REPETITIONS,
     Answer,
+    Fresh,
     Index,
     RoundAnnouncement,
     RoundSigned,

@@ -39,10 +39,10 @@ from mpdp.broker.signing import load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
-from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rounds.answering import PartyLoop
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, ABSTAIN_POLICY
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rr.decisions import PartyDecider
 from mpdp.parties.session.seeds import decision_generator, round_generator
 from mpdp.protocols.errors import ParameterError
