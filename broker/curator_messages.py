@@ -31,6 +31,7 @@ from pydantic import Field, model_validator
 from mpdp.broker.control import DEFAULT_LIFETIME, stamp
 from mpdp.broker.messages import (
     MAX_REPETITIONS,
+    AnnouncementKind,
     Answer,
     Fresh,
     Index,
@@ -98,7 +99,7 @@ class CuratorAnnouncement(RoundAnnouncement):
         return decode_key(self.curator_key, KEY_BYTES, "curator_key")
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: Literal["round", "end"],
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: AnnouncementKind,
                round: int, repetitions: int, name: str = "", curator_key: bytes = b"",
                lifetime: float = DEFAULT_LIFETIME) -> CuratorAnnouncement:
         """Build and sign an announcement (``curator_key``: raw X25519 public key, for ``round``), valid

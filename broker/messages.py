@@ -34,6 +34,7 @@ from mpdp.protocols.errors import ProtocolViolation
 __all__ = [
     "MAX_REPETITIONS",
     "Announcement",
+    "AnnouncementKind",
     "Answer",
     "Fresh",
     "PartyMessage",
@@ -55,6 +56,8 @@ Signature = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{86}==$")]
 Reason = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 Index = Annotated[int, Field(ge=0, le=2**31 - 1, strict=True)]
 Repetitions = Annotated[int, Field(ge=1, le=MAX_REPETITIONS, strict=True)]
+#: What an announcement says: a round opens, the session ends, or the coordinator is alive.
+AnnouncementKind = Literal["round", "end", "heartbeat"]
 
 
 def as_value_error(check: Callable[..., T], *args: object) -> T:
@@ -172,17 +175,19 @@ class PartyMessage(Answer):
 
 
 class RoundAnnouncement(RoundSigned, Fresh):
-    """What every protocol's coordinator announces: a round opens (``kind="round"``) or the session ends
-    (``kind="end"``).
+    """What every protocol's coordinator announces: a round opens (``kind="round"``), the session ends
+    (``kind="end"``), or the coordinator is alive (``kind="heartbeat"``, every few seconds: a party host
+    whose coordinator falls silent leaves after its grace period).
 
     Fields:
-        round: the round index (for ``end``: the number of rounds in the session).
+        round: the round index (for ``end``: the number of rounds in the session; for ``heartbeat``: the
+            round open or next).
         name: the round's name (a bill, a question), up to 200 characters; "" for ``end``.
         repetitions: how many independent releases each party sends.
         sequence, expires_ms: freshness (:class:`Fresh`); a round's announcement lives as long as the round.
     """
 
-    kind: Literal["round", "end"]
+    kind: AnnouncementKind
     name: Annotated[str, Field(max_length=200)] = ""
 
 
@@ -193,7 +198,7 @@ class Announcement(RoundAnnouncement):
 
     @classmethod
     def signed(
-        cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: Literal["round", "end"],
+        cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: AnnouncementKind,
         round: int, repetitions: int, name: str = "", lifetime: float = DEFAULT_LIFETIME,
     ) -> Announcement:
         """Build and sign an announcement, valid for ``lifetime`` seconds (see :class:`PartyMessage.signed`)."""

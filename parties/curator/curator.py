@@ -28,6 +28,8 @@ announces, collects, validates (the reasons above before ``curator-key``), recor
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
@@ -88,11 +90,10 @@ class Curator:
                                           repetitions=repetitions, curator_key=self._round_public,
                                           lifetime=lifetime)
 
-    def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
-                         repetitions: int) -> CuratorAnnouncement:
-        """The signed end of the session."""
-        return CuratorAnnouncement.signed(signer, session=session, kind="end", round=rounds,
-                                          repetitions=repetitions)
+    def signal(self, signer: Ed25519PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
+               repetitions: int) -> CuratorAnnouncement:
+        """The signed end of the session (``index`` = the number of rounds), or a heartbeat."""
+        return CuratorAnnouncement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions)
 
     def payload(self, message: SealedBallot, where: str) -> NDArray[np.int64]:
         """The opened ballot: int64 (1,) holding the bit, or (0,) for an abstention.

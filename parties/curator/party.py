@@ -23,7 +23,7 @@ from mpdp.broker.signing import load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
-from mpdp.parties.rounds.answering import PartyLoop
+from mpdp.parties.rounds.answering import OBSERVER_GRACE, PartyLoop
 from mpdp.parties.rr.party import (
     ABSTAIN_DID_NOT_VOTE,
     PartySpec,
@@ -43,7 +43,7 @@ class CuratorParty:
         spec: the party's private state; ``spec.mechanism`` carries its privacy level only (the curator's
             mechanism is (epsilon, delta)-DP for each party's vote); ``spec.seed`` is unused (the party
             draws nothing).
-        connector, topics, idle_timeout, connect_gate: as :class:`mpdp.parties.rr.party.Party`.
+        connector, topics, idle_timeout, connect_gate, observer_grace: as :class:`mpdp.parties.rr.party.Party`.
         coordinator_key: the curator's raw Ed25519 public key (announcements signed by anyone else are
             ignored).
         record: the host's durable answer record (None: in memory only).
@@ -54,12 +54,12 @@ class CuratorParty:
 
     def __init__(self, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                  idle_timeout: float, connect_gate: asyncio.Semaphore | None = None,
-                 record: AnswerRecord | None = None) -> None:
+                 record: AnswerRecord | None = None, observer_grace: float = OBSERVER_GRACE) -> None:
         self.spec = spec
         self._topics = topics
         self._key = load_private_key(spec.private_key)
         self._loop = PartyLoop(spec.party, self, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                               connect_gate=connect_gate, record=record)
+                               connect_gate=connect_gate, record=record, observer_grace=observer_grace)
 
     @property
     def ledger(self) -> PrivacyLedger:
@@ -97,7 +97,8 @@ class CuratorParty:
 
 def start_curator_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                         idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
-                        decider: object | None, record: AnswerRecord | None = None) -> CuratorParty:
+                        decider: object | None, record: AnswerRecord | None = None,
+                        observer_grace: float = OBSERVER_GRACE) -> CuratorParty:
     """A curator-protocol party as a worker starts it (:class:`mpdp.parties.session.worker.PartyStarter`).
     ``secure`` changes nothing (the party sends its bit sealed and draws no noise).
 
@@ -107,4 +108,4 @@ def start_curator_party(spec: PartySpec, connector: Connector, topics: Topics, c
     if decider is not None:
         raise ParameterError("party_rule", decider, "None with the curator protocol (its parties decide nothing)")
     return CuratorParty(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                        connect_gate=connect_gate, record=record)
+                        connect_gate=connect_gate, record=record, observer_grace=observer_grace)

@@ -9,6 +9,12 @@ every round the party answered (``out-of-order`` otherwise: a round it missed st
 recorded answer again if the party answered it. Everything refused is counted and logged, rate-limited
 (:attr:`PartyLoop.rejections`), and changes nothing.
 
+A dead observer is noticed: the coordinator announces a heartbeat every few seconds
+(:meth:`mpdp.parties.rounds.engine.RoundEngine.heartbeat`, its own sequence). Before the first accepted
+announcement a party waits up to ``idle_timeout`` (the observer may start later); after it, a silence of
+``observer_grace`` seconds (default :data:`OBSERVER_GRACE`) ends the party with a TransportError saying
+the observer is gone (its answers stay in the record; a restarted host rejoins).
+
 A protocol's party plugs in by composition (:class:`PartyProtocol`): the announcement it reads, its
 answer to a round (a signed wire message; the protocol enforces its own privacy policy there, from the
 party's own :class:`mpdp.parties.rr.party.PartySpec`, never from the wire), its privacy ledger, and
@@ -26,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
@@ -41,10 +48,14 @@ from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.protocols.errors import ProtocolViolation, TransportError
 
-__all__ = ["AnnouncementT", "PartyLoop", "PartyProtocol"]
+__all__ = ["OBSERVER_GRACE", "AnnouncementT", "PartyLoop", "PartyProtocol"]
 
 log = logging.getLogger("mpdp.party")
 _COORDINATOR = "coordinator"
+_HEARTBEAT = "coordinator-heartbeat"  # its own sequence: a heartbeat never makes a round look replayed
+
+#: Seconds of coordinator silence (no announcement, no heartbeat) after which a party leaves.
+OBSERVER_GRACE = 60.0
 
 
 AnnouncementT = TypeVar("AnnouncementT", bound=RoundAnnouncement)
@@ -85,20 +96,24 @@ class PartyLoop(Generic[AnnouncementT]):
     Args:
         party: the party id; protocol: what the party says; connector: the broker; topics: the session's.
         coordinator_key: raw Ed25519 public key that signs announcements (others are ignored).
-        idle_timeout: seconds to wait for the next announcement before giving up.
+        idle_timeout: seconds to wait for the first announcement before giving up.
+        observer_grace: seconds of coordinator silence, once heard, before giving up (module docstring).
         connect_gate: bounds how many parties of a worker connect at once.
         record: the host's durable answer record (None: answers are kept in memory only, a simulation).
     """
 
     def __init__(self, party: int, protocol: PartyProtocol[AnnouncementT], connector: Connector, topics: Topics,
                  coordinator_key: bytes, *, idle_timeout: float, connect_gate: asyncio.Semaphore | None = None,
-                 record: AnswerRecord | None = None) -> None:
+                 record: AnswerRecord | None = None, observer_grace: float = OBSERVER_GRACE) -> None:
         self.party = party
         self._protocol = protocol
         self._connector = connector
         self._topics = topics
         self._coordinator = load_public_key(coordinator_key)
         self._idle_timeout = idle_timeout
+        self._grace = observer_grace
+        self._heard: float | None = None  # monotonic time of the last accepted announcement or heartbeat
+        self._started = time.monotonic()
         self._gate = connect_gate or asyncio.Semaphore(1)
         self._record = record
         #: round -> the signed message this party published for it (from the record after a restart)
@@ -132,7 +147,7 @@ class PartyLoop(Generic[AnnouncementT]):
             raise ProtocolViolation("session", f"{where}: session {announcement.session!r}")
         if not verify_message(announcement, self._coordinator):
             raise ProtocolViolation("signature", f"{where}: not signed by the coordinator")
-        self._fresh.check(announcement, _COORDINATOR, where)
+        self._fresh.check(announcement, _HEARTBEAT if announcement.kind == "heartbeat" else _COORDINATOR, where)
         if announcement.kind == "round" and announcement.round not in self.sent and self.sent \
                 and announcement.round < max(self.sent):
             raise ProtocolViolation("out-of-order", f"{where}: round {max(self.sent)} is answered already")
@@ -153,11 +168,26 @@ class PartyLoop(Generic[AnnouncementT]):
             await self._serve(transport)
         return len(self.sent)
 
+    def _wait(self) -> float:
+        """Seconds left before the silence is too long (idle timeout before the first announcement)."""
+        if self._heard is None:
+            return self._idle_timeout - (time.monotonic() - self._started)
+        return self._grace - (time.monotonic() - self._heard)
+
+    def _silent(self) -> TransportError:
+        if self._heard is None:
+            return TransportError(f"party {self.party}: no announcement for {self._idle_timeout:g} s")
+        return TransportError(
+            f"party {self.party}: the observer has sent no round and no heartbeat for {self._grace:g} s "
+            f"(--observer-grace): it is gone; leaving (answers so far are in the record; restart to rejoin)")
+
     async def _serve(self, transport: Transport) -> None:
+        self._started = time.monotonic()
         while True:
-            delivery = await next_delivery(transport, self._idle_timeout)
+            wait = self._wait()
+            delivery = None if wait <= 0 else await next_delivery(transport, wait)
             if delivery is None:
-                raise TransportError(f"party {self.party}: no announcement for {self._idle_timeout:g} s")
+                raise self._silent()
             if delivery.topic != self._topics.rounds:
                 reply = self._protocol.receive(delivery.topic, delivery.payload)
                 if reply is not None:
@@ -165,6 +195,9 @@ class PartyLoop(Generic[AnnouncementT]):
                 continue
             announcement = self.announcement(delivery.payload)
             if announcement is None:
+                continue
+            self._heard = time.monotonic()
+            if announcement.kind == "heartbeat":
                 continue
             if announcement.kind == "end":
                 if self._record is not None:

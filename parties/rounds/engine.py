@@ -50,9 +50,10 @@ import collections
 import contextlib
 import dataclasses
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Generic, Protocol, Self, TypeVar
+from typing import Generic, Literal, Protocol, Self, TypeVar
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -101,6 +102,8 @@ __all__ = [
 log = logging.getLogger("mpdp.rounds")
 #: Seconds a round's announcement outlives the round: the hosts' clocks may disagree by this much.
 CLOCK_MARGIN = 10.0
+#: Seconds between the coordinator's heartbeats on the announcement topic.
+HEARTBEAT_INTERVAL = 1.0
 
 
 
@@ -235,9 +238,10 @@ class RoundProtocol(Protocol[MessageT, PayloadT]):
         """The signed announcement that opens round ``index``, valid for ``lifetime`` seconds."""
         ...
 
-    def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
-                         repetitions: int) -> RoundSigned:
-        """The signed announcement that ends the session after ``rounds`` rounds."""
+    def signal(self, signer: Ed25519PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
+               repetitions: int) -> RoundSigned:
+        """The signed announcement that ends the session after ``index`` rounds (``end``), or says the
+        coordinator is alive while round ``index`` is open or next (``heartbeat``)."""
         ...
 
     def payload(self, message: MessageT, where: str) -> PayloadT:
@@ -353,6 +357,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._fresh = FreshnessGuard()
         #: every rejected message, counted by reason (and logged, rate-limited)
         self.rejections = RejectLog(log, protocol.role)
+        self._ended = False
+        self._last_announcement = time.monotonic()  # the engine's start counts as a sign of life
         self.ready_workers: dict[int, WorkerStatus] = {}
         self.failed_workers: dict[int, WorkerStatus] = {}
         self.status_changed = asyncio.Event()
@@ -440,7 +446,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._open = self._announced = index
         announcement = self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions,
                                                   self.round_timeout + CLOCK_MARGIN)
-        await self._transport.publish(self.topics.rounds, announcement.model_dump_json())
+        await self._announce(announcement)
         status: RoundStatus = "complete"
         try:
             async with asyncio.timeout(self.round_timeout):
@@ -474,8 +480,29 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         """The protocol's :meth:`RoundProtocol.conclude`, then the signed end of the session (the
         parties disconnect and their processes exit)."""
         await self.protocol.conclude()
-        end = self.protocol.end_announcement(self._signer, self.topics.session, rounds, self.repetitions)
-        await self._transport.publish(self.topics.rounds, end.model_dump_json())
+        self._ended = True
+        await self._announce(self.protocol.signal(self._signer, self.topics.session, "end", rounds,
+                                                  self.repetitions))
+
+    async def heartbeat(self, interval: float) -> None:
+        """Announce that the coordinator is alive whenever nothing was announced for ``interval`` seconds,
+        until the end (run as a task; the party hosts leave when it falls silent for their grace period).
+
+        Raises:
+            TransportError: the broker is gone for good.
+        """
+        while not self._ended:
+            await asyncio.sleep(max(0.0, self._last_announcement + interval - time.monotonic()))
+            if self._ended or time.monotonic() - self._last_announcement < interval:
+                continue
+            index = self._announced + 1 if self._open is None else self._open
+            beat = self.protocol.signal(self._signer, self.topics.session, "heartbeat", max(index, 0),
+                                        self.repetitions)
+            await self._announce(beat)
+
+    async def _announce(self, announcement: RoundSigned) -> None:
+        self._last_announcement = time.monotonic()
+        await self._transport.publish(self.topics.rounds, announcement.model_dump_json())
 
     def flush_rejects(self) -> None:
         """Write reject counts not yet in the store (those after the last round closed)."""
@@ -504,10 +531,12 @@ async def open_engine(
                              repetitions=repetitions, round_timeout=round_timeout)
         async with asyncio.TaskGroup() as tg:
             receiving = tg.create_task(engine.receive_all(), name=f"{protocol.role}-receive")
+            beating = tg.create_task(engine.heartbeat(HEARTBEAT_INTERVAL), name=f"{protocol.role}-heartbeat")
             try:
                 yield engine
             finally:
                 receiving.cancel()
+                beating.cancel()
                 engine.flush_rejects()
     with contextlib.suppress(TransportError):
         async with connector.connect(client_id):

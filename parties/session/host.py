@@ -46,6 +46,8 @@ from mpdp.broker.messages import Announcement, WorkerStatus
 from mpdp.broker.signing import public_key_of, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
+from mpdp.parties.rounds.answering import OBSERVER_GRACE
+from mpdp.parties.rounds.engine import HEARTBEAT_INTERVAL
 from mpdp.parties.rr.party import PartySpec, secure_sampler
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.files import SessionRoster
@@ -54,9 +56,11 @@ from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.session.worker import WorkerSpec, serve_parties, status_report
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["HostConfig", "host_bits", "host_parties"]
+__all__ = ["MIN_OBSERVER_GRACE", "HostConfig", "host_bits", "host_parties"]
 
 log = logging.getLogger("mpdp.host")
+#: The shortest grace a host gives a silent observer: two heartbeats.
+MIN_OBSERVER_GRACE = 2 * HEARTBEAT_INTERVAL
 
 
 def host_bits(dataset: Dataset, parties: Sequence[int], k: int) -> NDArray[np.int8]:
@@ -90,7 +94,9 @@ class HostConfig:
         private_keys: the hosted parties' raw Ed25519 private keys, in the order of ``parties``.
         endpoint: the running broker.
         seed: None = deployment mode (CSPRNG); an integer = simulation mode (reproducible).
-        idle_timeout: seconds a party waits for the next announcement (also for the first one).
+        idle_timeout: seconds a party waits for the first announcement (the observer may start later).
+        observer_grace: seconds of coordinator silence (no announcement, no heartbeat) after which the host
+            leaves with a clear error (the observer is gone; restart the host to rejoin).
         ready_interval: seconds between repeated "ready" reports until the first announcement.
         connect_concurrency: parties connecting at the same time, at most.
         max_repetitions: the most repetitions a hosted party releases for one round (1: deployment default).
@@ -108,6 +114,7 @@ class HostConfig:
     endpoint: BrokerEndpoint
     seed: int | None = None
     idle_timeout: float = 3600.0
+    observer_grace: float = OBSERVER_GRACE
     ready_interval: float = 1.0
     connect_concurrency: int = 32
     max_repetitions: int = 1
@@ -131,10 +138,14 @@ class HostConfig:
             raise ParameterError("max_repetitions", cap, "an integer >= 1")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0):
             raise ParameterError("seed", self.seed, "an integer >= 0, or None (deployment mode)")
-        for name in ("idle_timeout", "ready_interval"):
+        for name in ("idle_timeout", "ready_interval", "observer_grace"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ParameterError(name, value, "a finite number of seconds > 0")
+        if self.observer_grace < MIN_OBSERVER_GRACE:
+            raise ParameterError("observer_grace", self.observer_grace,
+                                 f"at least {MIN_OBSERVER_GRACE:g} s (the observer's heartbeat comes every "
+                                 f"{HEARTBEAT_INTERVAL:g} s)")
         object.__setattr__(self, "parties", parties)
         object.__setattr__(self, "bits", bits.astype(np.int8))
 
@@ -156,7 +167,7 @@ class HostConfig:
                           max_repetitions=self.max_repetitions)
                 for j, party in enumerate(self.parties)
             ),
-            secure=self.seed is None, idle_timeout=self.idle_timeout,
+            secure=self.seed is None, idle_timeout=self.idle_timeout, observer_grace=self.observer_grace,
             connect_concurrency=self.connect_concurrency, record=self.record,
         )
 
@@ -172,12 +183,14 @@ class _ReadyBeacon:
         self._topics = Topics(config.facts.session)
         self.subscribed = asyncio.Event()
 
-    def _is_announcement(self, payload: bytes) -> bool:
+    def _is_round(self, payload: bytes) -> bool:
+        """A signed, unexpired announcement of a round or the end (a heartbeat does not stop the beacon: the
+        observer sends those from its start, maybe before it heard this host's "ready")."""
         try:
             announcement = Announcement.model_validate_json(payload)
         except ValidationError:
             return False
-        return (announcement.session == self._topics.session
+        return (announcement.session == self._topics.session and announcement.kind != "heartbeat"
                 and announcement.expires_ms > time.time() * 1000
                 and verify_message(announcement, self._config.facts.coordinator_public_key))
 
@@ -209,7 +222,7 @@ class _ReadyBeacon:
             if delivery is None:
                 if ready:
                     await transport.publish(self._topics.status, status_report(self._spec, "ready").model_dump_json())
-            elif delivery.topic == self._topics.rounds and self._is_announcement(delivery.payload):
+            elif delivery.topic == self._topics.rounds and self._is_round(delivery.payload):
                 return
             elif delivery.topic == self._topics.status and self._own_ready(delivery.payload):
                 ready = True

@@ -22,6 +22,7 @@ from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
+from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
 from mpdp.parties.session.plan import PartyStarter, RunningParty
@@ -46,7 +47,8 @@ class WorkerSpec:
         coordinator_key: raw Ed25519 public key of the announcements' signer.
         parties: the parties this worker runs, with their private bits and keys (not in the repr).
         secure: deployment mode (secure sampler) instead of simulation.
-        idle_timeout: seconds a party waits for the next announcement.
+        idle_timeout: seconds a party waits for the first announcement.
+        observer_grace: seconds of coordinator silence (no announcement, no heartbeat) before a party leaves.
         connect_concurrency: parties of this worker connecting at the same time, at most.
         start: builds each party of the protocol the parties speak (a
             :class:`mpdp.parties.session.plan.PartyStarter`, picklable by name): randomized response by
@@ -64,6 +66,7 @@ class WorkerSpec:
     parties: tuple[PartySpec, ...] = field(repr=False)
     secure: bool = False
     idle_timeout: float = 120.0
+    observer_grace: float = OBSERVER_GRACE
     connect_concurrency: int = 32
     start: PartyStarter = start_party
     decisions: PartyDecisionSpec | None = None
@@ -156,6 +159,7 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                                 spec.session, party_spec.party, party_spec.ledger.delta_slack))
                         party = spec.start(party_spec, spec.endpoint, topics, spec.coordinator_key,
                                            idle_timeout=spec.idle_timeout, connect_gate=gate, secure=spec.secure,
+                                           observer_grace=spec.observer_grace,
                                            decider=decider, record=record)
                         parties.create_task(run_party(party, party_spec.party), name=f"party-{party_spec.party}")
                 if watcher is not None:

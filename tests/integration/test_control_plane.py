@@ -63,9 +63,15 @@ async def test_forged_and_replayed_control_messages_change_nothing(mosquitto: Br
             running = asyncio.create_task(party.run())
             await asyncio.sleep(0.5)  # subscribed
             round_0 = asyncio.create_task(engine.run_round(0, "r0"))
-            captured = [m async for m in _messages(outsider, 2)]
-            announcement = next(m.payload for m in captured if m.topic.value == topics.rounds)
-            answer = next(m.payload for m in captured if m.topic.value == topics.party(0))
+            announcement = answer = None  # round 0's (heartbeats may come between)
+            async for m in _messages(outsider, 20):
+                if m.topic.value == topics.rounds and Announcement.model_validate_json(m.payload).kind == "round":
+                    announcement = m.payload
+                elif m.topic.value == topics.party(0):
+                    answer = m.payload
+                if announcement is not None and answer is not None:
+                    break
+            assert announcement is not None and answer is not None
             for _ in range(3):  # replayed while the round is open: unexpired, but not new -> nothing
                 await outsider.publish(topics.rounds, announcement, qos=1)
             outcome = await round_0
@@ -74,7 +80,7 @@ async def test_forged_and_replayed_control_messages_change_nothing(mosquitto: Br
             await outsider.publish(topics.rounds, end.model_dump_json(), qos=1)
             assert await asyncio.wait_for(running, 5.0) == 1
             assert dict(party.rejections.counts) == {"replay": 3}
-            seen = [m async for m in _messages(outsider, 5, timeout=0.5)]
+            seen = [m async for m in _messages(outsider, 10, timeout=0.5)]
             assert [m.payload for m in seen if m.topic.value == topics.party(0)] == []
             assert PartyMessage.model_validate_json(answer).round == 0
 

@@ -56,3 +56,32 @@ async def test_killed_hosts_are_named_and_rounds_without_answers_fail(mosquitto:
     named = ", ".join(f"{r} (bill {r})" for r in failed)
     assert f"{len(failed)} of {R} round(s) failed with no answer at all" in log and named in log, log
     assert "FAILED" in log
+
+
+async def test_party_hosts_leave_a_dead_observer_after_their_grace(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    """Issue 9: with the observer killed the hosts sat idle for an hour. The observer's heartbeats stop;
+    each host leaves after its --observer-grace (3 s here) with exit code 2 and a message that says why."""
+    session = f"deaf-{tmp_path.name[-10:].replace('_', '')}"
+    deployment = _Deployment(f"mqtt://127.0.0.1:{mosquitto.port}", tmp_path, session, 40)
+    try:
+        await deployment.keys_made()
+        hosts = [await deployment.host(name, 1, "--observer-grace", "3") for name in ("a", "b")]
+        async with mosquitto.connect(f"{session}-watch") as watch:
+            await watch.subscribe(Topics(session).rounds)
+            observer = await deployment.observer(1)
+            async with asyncio.timeout(30):
+                async for delivery in watch.deliveries():
+                    announced = Announcement.model_validate_json(delivery.payload)
+                    if announced.kind == "round" and announced.round == 2:
+                        observer.send_signal(signal.SIGKILL)
+                        break
+        killed = asyncio.get_running_loop().time()
+        codes = [await _finish(host, 20) for host in hosts]
+        waited = asyncio.get_running_loop().time() - killed
+    finally:
+        await _kill_all(deployment.procs)
+    logs = deployment.logs()
+    assert codes == [2, 2], logs
+    assert 2.0 <= waited <= 12.0, waited
+    for name in ("a1.log", "b1.log"):
+        assert "the observer has sent no round and no heartbeat for 3 s (--observer-grace): it is gone" in logs[name]

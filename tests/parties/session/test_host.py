@@ -60,7 +60,7 @@ def test_deployment_mode_by_default_and_seeded_simulation(tmp_path: Path) -> Non
     (dict(parties=()), "at least one"), (dict(parties=(3, 1)), "ascending"), (dict(parties=(1, 5)), "0..4"),
     (dict(bits=np.zeros((3, 2))), r"shape \(2, R\)"), (dict(bits=np.full((2, 2), 2)), "values 0, 1, -1"),
     (dict(private_keys=(b"a" * 32,)), "one per hosted party"), (dict(seed=-1), "seed"),
-    (dict(idle_timeout=float("inf")), "idle_timeout"),
+    (dict(idle_timeout=float("inf")), "idle_timeout"), (dict(observer_grace=1.0), "at least 2 s"),
 ])
 def test_config_is_validated(tmp_path: Path, change: dict[str, object], needle: str) -> None:
     with pytest.raises(ParameterError, match=needle):
