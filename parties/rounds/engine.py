@@ -14,7 +14,8 @@ message's payload, and says what happens at close (randomized response: decide w
        session        another session's message
        unknown-party  a party id outside the roster
        signature      the Ed25519 signature does not verify with the roster's key for that party
-       round          a round that is not open (never announced, or announced later)
+       round          a round that is not open (announced later; an answer to a round this engine has not
+                      announced yet is kept instead, see below)
        late           a round already closed
        duplicate      a second, different message from the same party for the open round (the same
                       message again is a party re-sending its recorded answer: ignored, not counted)
@@ -29,6 +30,11 @@ message's payload, and says what happens at close (randomized response: decide w
 4. **store** the round, the protocol's rows and the pending reject counts in one transaction
    (:meth:`mpdp.parties.rounds.store.TranscriptStore.record_round`), then publish what the protocol
    publishes after a round (a transcript, a release).
+
+Answers to rounds this engine has not announced yet (a restarted observer's persistent session: the
+broker delivers what the parties sent to the previous observer's announcement) are verified and kept,
+at most :data:`EARLY_ROUNDS` rounds' worth, and count when that round opens: nothing the broker delivers
+is thrown away.
 
 Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
 a report counts only when it is signed by the roster key of its first party, of this session, unexpired
@@ -102,6 +108,8 @@ __all__ = [
 log = logging.getLogger("mpdp.rounds")
 #: Seconds a round's announcement outlives the round: the hosts' clocks may disagree by this much.
 CLOCK_MARGIN = 10.0
+#: Rounds ahead of the last announced one whose early answers are kept (module docstring).
+EARLY_ROUNDS = 2
 #: Seconds between the coordinator's heartbeats on the announcement topic.
 HEARTBEAT_INTERVAL = 1.0
 
@@ -358,6 +366,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         #: every rejected message, counted by reason (and logged, rate-limited)
         self.rejections = RejectLog(log, protocol.role)
         self._ended = False
+        self._early: dict[int, dict[int, tuple[str, str]]] = {}  # round -> party -> (topic, text)
         self._last_announcement = time.monotonic()  # the engine's start counts as a sign of life
         self.ready_workers: dict[int, WorkerStatus] = {}
         self.failed_workers: dict[int, WorkerStatus] = {}
@@ -403,6 +412,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         message, where = self._reader.read(self.protocol.message_class, topic, text, self.topics.party_of(topic),
                                            "round")
         if message.round != self._open:
+            if message.round > self._announced and self._keep_early(message.round, message.party, topic, text):
+                return
             raise ProtocolViolation("late" if message.round <= self._announced else "round", where)
         if message.party in self._received:
             if self._received[message.party].text == text:
@@ -414,6 +425,14 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self.messages_received += 1
         if len(self._received) == self.roster.k:
             self._complete.set()
+
+    def _keep_early(self, index: int, party: int, topic: str, text: str) -> bool:
+        """Keep a verified answer to round ``index`` (not announced yet) for when it opens; False when
+        :data:`EARLY_ROUNDS` other rounds are kept already."""
+        if index not in self._early and len(self._early) >= EARLY_ROUNDS:
+            return False
+        self._early.setdefault(index, {}).setdefault(party, (topic, text))
+        return True
 
     def _status(self, text: str) -> None:
         try:
@@ -444,6 +463,9 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._complete.clear()
         self._round_rejects = 0
         self._open = self._announced = index
+        for topic, text in self._early.pop(index, {}).values():  # kept from before this round opened
+            self.handle(topic, text.encode("utf-8"))
+        self._early = {i: kept for i, kept in self._early.items() if i > index}
         announcement = self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions,
                                                   self.round_timeout + CLOCK_MARGIN)
         await self._announce(announcement)

@@ -71,6 +71,10 @@ class ObserveConfig:
         repetitions: releases each party sends per round (1 in a deployment: each spends privacy).
         round_timeout: seconds a round stays open before the missing parties are recorded absent.
         wait_parties: seconds to wait for every party to be ready before the first round.
+        resume: the session is in progress and this observer replaces one that stopped (killed,
+            crashed): the hosts reported ready to that one and are serving, so do not wait for ready
+            reports; continue at the first round not recorded in ``store_path`` (re-announced: the
+            parties re-send their recorded answers, never a fresh draw).
 
     Raises:
         ParameterError: a field out of its domain.
@@ -85,6 +89,7 @@ class ObserveConfig:
     repetitions: int = 1
     round_timeout: float = 60.0
     wait_parties: float = 300.0
+    resume: bool = False
 
     def __post_init__(self) -> None:
         names = tuple(str(n) for n in self.round_names)
@@ -131,14 +136,15 @@ class _Hosts:
     party is absent from a round (killed, cut off), once when it goes silent and once if it comes back,
     a host's signed "failed" report once, and the hosts still silent at the end."""
 
-    def __init__(self, k: int, timeout: float) -> None:
-        self.k, self.timeout = k, timeout
+    def __init__(self, k: int, timeout: float, resume: bool = False) -> None:
+        self.k, self.timeout, self.resume = k, timeout, resume
         #: host index -> the first round it sent nothing in (while silent)
         self.silent: dict[int, int] = {}
         self._failed_reported: set[int] = set()
 
     async def ready(self, engine: Engine) -> None:
-        await wait_for_parties(engine, self.k, self.timeout)
+        if not self.resume:  # a resumed session's hosts reported ready to the observer this one replaces
+            await wait_for_parties(engine, self.k, self.timeout)
 
     def check(self, engine: Engine, outcome: RoundOutcome, when: str) -> None:
         absent = set(outcome.absent.tolist())
@@ -195,7 +201,8 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
                             rule_factory=zero_one_rules(engine="posterior"))
         async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, observer,
                                repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
-            hosts = _Hosts(roster.k, config.wait_parties) if len(recorded) < len(config.round_names) else None
+            hosts = (_Hosts(roster.k, config.wait_parties, config.resume)
+                     if len(recorded) < len(config.round_names) else None)
             outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)
             if hosts is not None:
                 hosts.report_silent(engine)

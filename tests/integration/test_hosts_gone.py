@@ -1,22 +1,26 @@
 """No silent failure in a deployment (real processes, real mosquitto): a party host SIGKILLed mid-session
 is reported by name on the observer's stderr; once every host is gone the remaining rounds are ``failed``
 (no answer, nothing decided: status failed and decisions -1 in decisions.json, FAILED in the table) and
-`mpdp observe` exits 1 naming them (issue 9: it exited 0 with rounds "decided" over nobody)."""
+`mpdp observe` exits 1 naming them (issue 9: it exited 0 with rounds "decided" over nobody). Party hosts
+leave a dead observer after their grace; a killed observer resumes with --resume."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.broker.messages import Announcement
+from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.topics import Topics
+from mpdp.parties.rounds.store import TranscriptStore
 from tests.integration.test_deploy import _finish, _kill_all
-from tests.integration.test_party_restart import _Deployment
+from tests.integration.test_party_restart import K, _Deployment, _watch
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -85,3 +89,51 @@ async def test_party_hosts_leave_a_dead_observer_after_their_grace(mosquitto: Br
     assert 2.0 <= waited <= 12.0, waited
     for name in ("a1.log", "b1.log"):
         assert "the observer has sent no round and no heartbeat for 3 s (--observer-grace): it is gone" in logs[name]
+
+
+async def test_a_killed_observer_resumes_and_every_answer_is_recorded_once(
+        mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    """Issue 9: a restarted `mpdp observe` into the same output exited 2 (it waited for "ready" reports the
+    serving hosts no longer send). With --resume it reloads the session from SQLite, re-announces the open
+    round, the hosts re-send their recorded answers: every round recorded, every (round, party) once, no
+    party ever published two different answers, everyone exits 0."""
+    rounds = 12
+    session = f"back-{tmp_path.name[-10:].replace('_', '')}"
+    deployment = _Deployment(f"mqtt://127.0.0.1:{mosquitto.port}", tmp_path, session, rounds)
+    seen: list[PartyMessage] = []
+    watcher = asyncio.create_task(_watch(mosquitto, session, seen))
+    try:
+        await deployment.keys_made()
+        await asyncio.sleep(0.3)  # the watcher is subscribed
+        hosts = [await deployment.host(name, 1) for name in ("a", "b")]
+        async with mosquitto.connect(f"{session}-watch") as watch:
+            await watch.subscribe(Topics(session).rounds)
+            first = await deployment.observer(1, "--out", str(tmp_path / "out"))
+            async with asyncio.timeout(30):
+                async for delivery in watch.deliveries():
+                    announced = Announcement.model_validate_json(delivery.payload)
+                    if announced.kind == "round" and announced.round == 4:
+                        first.send_signal(signal.SIGKILL)
+                        break
+        assert await _finish(first, 10) != 0
+        second = await deployment.observer(2, "--out", str(tmp_path / "out"), "--resume")
+        codes = [await _finish(proc, 40) for proc in (second, *hosts)]
+        await asyncio.sleep(0.3)  # the last messages reach the watcher
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+        await _kill_all(deployment.procs)
+    assert codes == [0, 0, 0], deployment.logs()
+    published: dict[tuple[int, int], set[str]] = defaultdict(set)
+    for message in seen:
+        published[message.round, message.party].add(message.model_dump_json())
+    assert sorted(published) == [(r, p) for r in range(rounds) for p in range(K)]
+    assert all(len(texts) == 1 for texts in published.values()), "a party published two different answers"
+    with TranscriptStore(tmp_path / "out" / "transcripts.sqlite") as store:
+        assert store.recorded_rounds(session) == list(range(rounds))
+        stored = [(m["round"], m["party"]) for m in store.messages(session)]
+        assert sorted(stored) == [(r, p) for r in range(rounds) for p in range(K)]  # each exactly once
+        assert all(store.load_round(session, r).status == "complete" for r in range(rounds))
+        assert {(m["round"], m["party"]): m["payload"] for m in store.messages(session)} == {
+            key: next(iter(texts)) for key, texts in published.items()}

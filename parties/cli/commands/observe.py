@@ -60,6 +60,7 @@ examples:
   mpdp observe --roster keys/roster.json --keys keys/coordinator --dataset-rounds house-votes-84 \\
       --function passed --broker mqtt://broker.example:1883 --out results/
   mpdp observe --roster keys/roster.json --keys keys/coordinator --rounds 3 --function sum
+  mpdp observe ... --out results/ --resume      # an observer of this session stopped: continue it
 
 rounds: --dataset-rounds takes the round names from a dataset's header ({', '.join(DATASET_NAMES)} or a
   CSV path; its bits are not used); --rounds R names them round-1..round-R.
@@ -90,6 +91,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="write this session's transcripts.sqlite and decisions.json here; the same session "
                         "resumes, another one's files are refused (default: .)")
     p.add_argument("--force", action="store_true", help="replace another session's files in --out")
+    p.add_argument("--resume", action="store_true",
+                   help="replace an observer of this session that stopped mid-session (same --out): do not wait "
+                        "for ready reports (the hosts are serving), continue at the first round not recorded; "
+                        "the parties re-send their recorded answers (restart within their --observer-grace)")
     p.set_defaults(run=_run)
 
 
@@ -107,6 +112,18 @@ def _other_sessions(out: Path, session: str) -> list[str]:
         with contextlib.suppress(ValueError, AttributeError):
             found.add(str(json.loads((out / "decisions.json").read_text()).get("session")))
     return sorted(found - {session})
+
+
+def _check_resumable(out: Path, session: str) -> None:
+    """Raise ParameterError unless ``out`` holds a transcript of ``session`` (what --resume continues)."""
+    store = out / "transcripts.sqlite"
+    sessions: list[str] = []
+    if store.exists():
+        with TranscriptStore(store) as opened:
+            sessions = list(opened.sessions())
+    if session not in sessions:
+        raise ParameterError("--resume", str(store), f"the transcript of session {session!r} (started by an "
+                             "earlier `mpdp observe --out` into this directory)", hint="nothing to resume there")
 
 
 def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
@@ -173,11 +190,13 @@ def _run(args: argparse.Namespace) -> int:
     coordinator = read_private_key(coordinator_key_path(args.keys), facts, None)
     function = parse_function(args.function)
     others = _other_sessions(output_dir(args.out, "--out"), facts.session)
+    if args.resume:
+        _check_resumable(output_dir(args.out, "--out"), facts.session)
     out = fresh_output_dir(args.out, "--out", OUT_FILES if others else (), args.force)
     config = ObserveConfig(
         facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),
         function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
-        round_timeout=args.round_timeout, wait_parties=args.wait_parties,
+        round_timeout=args.round_timeout, wait_parties=args.wait_parties, resume=args.resume,
     )
     outcomes = observe(config)
     document = {
