@@ -7,24 +7,41 @@ leave a dead observer after their grace; a killed observer resumes with --resume
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import signal
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.broker.messages import Announcement, PartyMessage
+from mpdp.broker.messages import Announcement
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.store import TranscriptStore
 from tests.integration.test_deploy import _finish, _kill_all
-from tests.integration.test_party_restart import K, _Deployment, _watch
+from tests.integration.test_party_restart import K, _Deployment, published_once, watched_deployment
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
 R = 6
+
+
+async def _observer_killing(mosquitto: BrokerEndpoint, deployment: _Deployment,
+                            kills: dict[int, asyncio.subprocess.Process | None], *extra: str
+                            ) -> asyncio.subprocess.Process:
+    """Start the observer (``extra`` options); SIGKILL ``kills[r]`` when round r is announced (None: the
+    observer itself); return the observer once the last kill is done."""
+    pending = dict(kills)
+    async with mosquitto.connect(f"{deployment.session}-watch") as watch:
+        await watch.subscribe(Topics(deployment.session).rounds)
+        observer = await deployment.observer(1, *extra)
+        async with asyncio.timeout(40):
+            async for delivery in watch.deliveries():
+                announced = Announcement.model_validate_json(delivery.payload)
+                if announced.kind == "round" and announced.round in pending:
+                    (pending.pop(announced.round) or observer).send_signal(signal.SIGKILL)
+                    if not pending:
+                        return observer
+    raise AssertionError("unreachable: the watch ended")
 
 
 async def test_killed_hosts_are_named_and_rounds_without_answers_fail(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
@@ -33,17 +50,8 @@ async def test_killed_hosts_are_named_and_rounds_without_answers_fail(mosquitto:
     try:
         await deployment.keys_made()
         a, b = await deployment.host("a", 1), await deployment.host("b", 1)
-        async with mosquitto.connect(f"{session}-watch") as watch:
-            await watch.subscribe(Topics(session).rounds)
-            observer = await deployment.observer(1, "--round-timeout", "1.5")  # the later option wins
-            async with asyncio.timeout(40):
-                async for delivery in watch.deliveries():  # kill host B at round 1, host A at round 3
-                    announced = Announcement.model_validate_json(delivery.payload)
-                    if announced.kind == "round" and announced.round == 1:
-                        b.send_signal(signal.SIGKILL)
-                    if announced.kind == "round" and announced.round == 3:
-                        a.send_signal(signal.SIGKILL)
-                        break
+        # host B killed at round 1, host A at round 3 (the later --round-timeout wins)
+        observer = await _observer_killing(mosquitto, deployment, {1: b, 3: a}, "--round-timeout", "1.5")
         code = await _finish(observer, 30)
     finally:
         await _kill_all(deployment.procs)
@@ -70,15 +78,7 @@ async def test_party_hosts_leave_a_dead_observer_after_their_grace(mosquitto: Br
     try:
         await deployment.keys_made()
         hosts = [await deployment.host(name, 1, "--observer-grace", "3") for name in ("a", "b")]
-        async with mosquitto.connect(f"{session}-watch") as watch:
-            await watch.subscribe(Topics(session).rounds)
-            observer = await deployment.observer(1)
-            async with asyncio.timeout(30):
-                async for delivery in watch.deliveries():
-                    announced = Announcement.model_validate_json(delivery.payload)
-                    if announced.kind == "round" and announced.round == 2:
-                        observer.send_signal(signal.SIGKILL)
-                        break
+        await _observer_killing(mosquitto, deployment, {2: None})
         killed = asyncio.get_running_loop().time()
         codes = [await _finish(host, 20) for host in hosts]
         waited = asyncio.get_running_loop().time() - killed
@@ -99,41 +99,19 @@ async def test_a_killed_observer_resumes_and_every_answer_is_recorded_once(
     party ever published two different answers, everyone exits 0."""
     rounds = 12
     session = f"back-{tmp_path.name[-10:].replace('_', '')}"
-    deployment = _Deployment(f"mqtt://127.0.0.1:{mosquitto.port}", tmp_path, session, rounds)
-    seen: list[PartyMessage] = []
-    watcher = asyncio.create_task(_watch(mosquitto, session, seen))
-    try:
-        await deployment.keys_made()
-        await asyncio.sleep(0.3)  # the watcher is subscribed
+    async with watched_deployment(mosquitto, tmp_path, session, rounds) as (deployment, seen):
         hosts = [await deployment.host(name, 1) for name in ("a", "b")]
-        async with mosquitto.connect(f"{session}-watch") as watch:
-            await watch.subscribe(Topics(session).rounds)
-            first = await deployment.observer(1, "--out", str(tmp_path / "out"))
-            async with asyncio.timeout(30):
-                async for delivery in watch.deliveries():
-                    announced = Announcement.model_validate_json(delivery.payload)
-                    if announced.kind == "round" and announced.round == 4:
-                        first.send_signal(signal.SIGKILL)
-                        break
+        first = await _observer_killing(mosquitto, deployment, {4: None}, "--out", str(tmp_path / "out"))
         assert await _finish(first, 10) != 0
         second = await deployment.observer(2, "--out", str(tmp_path / "out"), "--resume")
         codes = [await _finish(proc, 40) for proc in (second, *hosts)]
         await asyncio.sleep(0.3)  # the last messages reach the watcher
-    finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
-        await _kill_all(deployment.procs)
     assert codes == [0, 0, 0], deployment.logs()
-    published: dict[tuple[int, int], set[str]] = defaultdict(set)
-    for message in seen:
-        published[message.round, message.party].add(message.model_dump_json())
-    assert sorted(published) == [(r, p) for r in range(rounds) for p in range(K)]
-    assert all(len(texts) == 1 for texts in published.values()), "a party published two different answers"
+    published = published_once(seen, rounds)
     with TranscriptStore(tmp_path / "out" / "transcripts.sqlite") as store:
         assert store.recorded_rounds(session) == list(range(rounds))
         stored = [(m["round"], m["party"]) for m in store.messages(session)]
         assert sorted(stored) == [(r, p) for r in range(rounds) for p in range(K)]  # each exactly once
         assert all(store.load_round(session, r).status == "complete" for r in range(rounds))
         assert {(m["round"], m["party"]): m["payload"] for m in store.messages(session)} == {
-            key: next(iter(texts)) for key, texts in published.items()}
+            key: text for key, text in published.items()}
