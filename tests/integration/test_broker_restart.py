@@ -27,13 +27,18 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 R = 8
 
 
-def _child_mosquitto() -> int:
-    """The pid of this process's mosquitto child (by /proc: our children only, never by name)."""
+def _child_mosquitto(port: int) -> int:
+    """The pid of this process's mosquitto child listening on ``port`` (by /proc: our children only, and
+    the one whose configuration names the port; never by name)."""
     children: list[str] = []
     for task in os.listdir(f"/proc/{os.getpid()}/task"):
         with contextlib.suppress(OSError):
             children += Path(f"/proc/{os.getpid()}/task/{task}/children").read_text().split()
-    found = [int(pid) for pid in children if b"mosquitto" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    found = []
+    for pid in children:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if b"-c" in args and f"listener {port} " in Path(args[args.index(b"-c") + 1].decode()).read_text():
+            found.append(int(pid))
     assert len(found) == 1, found
     return found[0]
 
@@ -53,7 +58,7 @@ async def test_broker_killed_and_restarted_mid_session(tmp_path: Path) -> None:
                     async for delivery in watch.deliveries():
                         announced = Announcement.model_validate_json(delivery.payload)
                         if announced.kind == "round" and announced.round == 2:
-                            os.kill(_child_mosquitto(), signal.SIGKILL)
+                            os.kill(_child_mosquitto(port), signal.SIGKILL)
                             break
             await stack.aclose()
             await asyncio.sleep(1.5)
