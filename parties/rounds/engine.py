@@ -14,8 +14,8 @@ message's payload, and says what happens at close (randomized response: decide w
        session        another session's message
        unknown-party  a party id outside the roster
        signature      the Ed25519 signature does not verify with the roster's key for that party
-       round          a round that is not open (announced later; an answer to a round this engine has not
-                      announced yet is kept instead, see below)
+       round          a round that is not open (announced later; before this engine announced anything,
+                      an answer is kept instead, see below)
        late           a round already closed
        duplicate      a second, different message from the same party for the open round (the same
                       message again is a party re-sending its recorded answer: ignored, not counted)
@@ -31,10 +31,10 @@ message's payload, and says what happens at close (randomized response: decide w
    (:meth:`mpdp.parties.rounds.store.TranscriptStore.record_round`), then publish what the protocol
    publishes after a round (a transcript, a release).
 
-Answers to rounds this engine has not announced yet (a restarted observer's persistent session: the
-broker delivers what the parties sent to the previous observer's announcement) are verified and kept,
-at most :data:`EARLY_ROUNDS` rounds' worth, and count when that round opens: nothing the broker delivers
-is thrown away.
+Answers that arrive before this engine announced anything (a restarted observer's persistent session:
+the broker delivers what the parties sent to the previous observer's announcement) are verified and
+kept, at most :data:`EARLY_ROUNDS` rounds' worth, and count when their round opens: nothing the broker
+delivers is thrown away.
 
 Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
 a report counts only when it is signed by the roster key of its first party, of this session, unexpired
@@ -412,7 +412,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         message, where = self._reader.read(self.protocol.message_class, topic, text, self.topics.party_of(topic),
                                            "round")
         if message.round != self._open:
-            if message.round > self._announced and self._keep_early(message.round, message.party, topic, text):
+            if self._announced < 0 and self._keep_early(message.round, message.party, topic, text):
                 return
             raise ProtocolViolation("late" if message.round <= self._announced else "round", where)
         if message.party in self._received:
