@@ -3,6 +3,7 @@ messages, Ed25519 signing. Imports nothing of mpdp but :mod:`mpdp.protocols.erro
 
 from .certificates import CertificateAuthority
 from .connectivity import check_connectivity, wait_until_accepting
+from .control import DEFAULT_LIFETIME, FreshnessGuard, next_sequence, stamp
 from .curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
 from .decision_messages import (
     DecisionMessage,
@@ -41,6 +42,7 @@ from .topics import SESSION_PATTERN, Topics, check_session
 
 __all__ = [
     "CONFIG_TEMPLATE",
+    "DEFAULT_LIFETIME",
     "ENV_VAR",
     "LOOPBACK",
     "MAX_REPETITIONS",
@@ -53,6 +55,7 @@ __all__ = [
     "CuratorAnnouncement",
     "CuratorRelease",
     "DecisionMessage",
+    "FreshnessGuard",
     "Limits",
     "MpcAnnouncement",
     "PartyMessage",
@@ -68,6 +71,7 @@ __all__ = [
     "external_endpoint",
     "find_mosquitto",
     "free_loopback_port",
+    "next_sequence",
     "generate_key_pair",
     "generate_x25519_key_pair",
     "load_private_key",
@@ -88,6 +92,7 @@ __all__ = [
     "run_mosquitto",
     "seal",
     "sign_message",
+    "stamp",
     "unpack_decisions",
     "unpack_symbols",
     "verify_message",

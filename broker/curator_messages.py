@@ -11,7 +11,8 @@
   the optimal central mechanism (0/1, packed as symbols). The count never leaves the curator.
 
 All three are pydantic v2, ``extra="forbid"``, frozen, strict, JSON on the wire, signed over
-:func:`mpdp.broker.signing.canonical_bytes`.
+:func:`mpdp.broker.signing.canonical_bytes`; the announcement and the release carry the freshness fields
+(:class:`mpdp.broker.messages.Fresh`: a monotonic sequence and an expiry).
 """
 
 from __future__ import annotations
@@ -27,9 +28,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
+from mpdp.broker.control import DEFAULT_LIFETIME, stamp
 from mpdp.broker.messages import (
     MAX_REPETITIONS,
+    AnnouncementKind,
     Answer,
+    Fresh,
     Index,
     RoundAnnouncement,
     RoundSigned,
@@ -95,12 +99,14 @@ class CuratorAnnouncement(RoundAnnouncement):
         return decode_key(self.curator_key, KEY_BYTES, "curator_key")
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: Literal["round", "end"],
-               round: int, repetitions: int, name: str = "", curator_key: bytes = b"") -> CuratorAnnouncement:
-        """Build and sign an announcement (``curator_key``: raw X25519 public key, for ``round``)."""
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: AnnouncementKind,
+               round: int, repetitions: int, name: str = "", curator_key: bytes = b"",
+               lifetime: float = DEFAULT_LIFETIME) -> CuratorAnnouncement:
+        """Build and sign an announcement (``curator_key``: raw X25519 public key, for ``round``), valid
+        for ``lifetime`` seconds."""
         draft = cls(session=session, kind=kind, round=int(round), name=name, repetitions=int(repetitions),
                     curator_key=encode_key(curator_key) if curator_key else "", nonce=new_nonce(),
-                    signature=PLACEHOLDER_SIGNATURE)
+                    signature=PLACEHOLDER_SIGNATURE, **stamp(lifetime))
         return sign_message(draft, private_key)
 
 
@@ -196,7 +202,7 @@ class SealedBallot(Answer):
         return sign_message(ballot, private_key)
 
 
-class CuratorRelease(RoundSigned):
+class CuratorRelease(RoundSigned, Fresh):
     """The curator's published output for one round: what everyone (and the transcript) sees.
 
     Fields:
@@ -223,9 +229,10 @@ class CuratorRelease(RoundSigned):
 
     @classmethod
     def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, voters: int,
-               outputs: NDArray[np.integer[Any]]) -> CuratorRelease:
-        """Build and sign a release of ``outputs`` (0/1, shape (repetitions,))."""
+               outputs: NDArray[np.integer[Any]], lifetime: float = DEFAULT_LIFETIME) -> CuratorRelease:
+        """Build and sign a release of ``outputs`` (0/1, shape (repetitions,)), valid for ``lifetime`` seconds."""
         values = np.asarray(outputs, dtype=np.uint8)
         draft = cls(session=session, round=int(round), voters=int(voters), repetitions=int(values.size),
-                    outputs=pack_symbols(values), nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+                    outputs=pack_symbols(values), nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE,
+                    **stamp(lifetime))
         return sign_message(draft, private_key)

@@ -22,8 +22,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
+from mpdp.broker.control import DEFAULT_LIFETIME, stamp
 from mpdp.broker.messages import (
     MAX_REPETITIONS,
+    Fresh,
     Index,
     RoundSigned,
     as_value_error,
@@ -87,7 +89,7 @@ def unpack_decisions(text: str, repetitions: int) -> NDArray[np.int64]:
     return np.frombuffer(raw, dtype=_U16).astype(np.int64)
 
 
-class TranscriptMessage(RoundSigned):
+class TranscriptMessage(RoundSigned, Fresh):
     """The recorded transcript of one closed round, signed by the coordinator.
 
     Fields:
@@ -97,6 +99,7 @@ class TranscriptMessage(RoundSigned):
             :func:`part_rows` ``(repetitions, part, parts)``.
         symbols: :func:`mpdp.broker.packing.pack_symbols` of those rows of the uint8 (repetitions, n)
             matrix, row-major.
+        sequence, expires_ms: freshness (:class:`mpdp.broker.messages.Fresh`).
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/transcript/v1"
@@ -131,9 +134,10 @@ class TranscriptMessage(RoundSigned):
     @classmethod
     def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int,
                participants: NDArray[np.integer[Any]], symbols: NDArray[np.uint8], part: int = 0,
-               parts: int = 1) -> TranscriptMessage:
+               parts: int = 1, lifetime: float = DEFAULT_LIFETIME) -> TranscriptMessage:
         """Build and sign part ``part`` of ``parts``: ``symbols`` is the whole transcript, uint8
-        (repetitions, n) in the order of ``participants`` (n,); the message holds its rows :func:`part_rows`.
+        (repetitions, n) in the order of ``participants`` (n,); the message holds its rows :func:`part_rows`
+        and is valid for ``lifetime`` seconds.
 
         Raises:
             ValueError: a part outside ``0..parts-1``, more parts than rows; pydantic.ValidationError
@@ -144,13 +148,14 @@ class TranscriptMessage(RoundSigned):
         draft = cls(session=session, round=int(round), repetitions=int(matrix.shape[0]),
                     participants=tuple(int(p) for p in participants), part=part, parts=parts,
                     symbols=pack_symbols(matrix[first:stop].ravel()), nonce=new_nonce(),
-                    signature=PLACEHOLDER_SIGNATURE)
+                    signature=PLACEHOLDER_SIGNATURE, **stamp(lifetime))
         return sign_message(draft, private_key)
 
     @classmethod
     def signed_parts(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int,
                      participants: NDArray[np.integer[Any]], symbols: NDArray[np.uint8],
-                     max_symbols: int = TRANSCRIPT_PART_SYMBOLS) -> tuple[TranscriptMessage, ...]:
+                     max_symbols: int = TRANSCRIPT_PART_SYMBOLS,
+                     lifetime: float = DEFAULT_LIFETIME) -> tuple[TranscriptMessage, ...]:
         """The whole transcript as signed parts of at most ``max_symbols`` symbols each, or one row
         where a row is longer: with ``r = max(1, max_symbols // n)`` rows a part at most, ``ceil(repetitions
         / r)`` parts (then ``(parts - 1) * r < repetitions``: no part is empty).
@@ -165,7 +170,7 @@ class TranscriptMessage(RoundSigned):
         most_rows = max(1, max_symbols // max(1, int(matrix.shape[1])))
         parts = max(1, -(-repetitions // most_rows))
         return tuple(cls.signed(private_key, session=session, round=round, participants=participants,
-                                symbols=matrix, part=p, parts=parts) for p in range(parts))
+                                symbols=matrix, part=p, parts=parts, lifetime=lifetime) for p in range(parts))
 
 
 class DecisionMessage(RoundSigned):

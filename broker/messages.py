@@ -6,7 +6,12 @@
   party's key over the canonical bytes (:mod:`mpdp.broker.signing`). The raw bit is never a field.
 * :class:`Announcement` — the coordinator opens round ``round`` (``kind="round"``) or ends the session
   (``kind="end"``); signed by the coordinator's key so a stranger cannot make parties spend privacy.
-* :class:`WorkerStatus` — a worker process reports its parties ready (subscribed) or failed.
+* :class:`WorkerStatus` — a worker process reports its parties ready (subscribed) or failed; signed by
+  the key of its first party.
+
+Control messages (announcements, status; in other modules transcripts and releases) also carry the
+:class:`Fresh` fields (a monotonic ``sequence`` and ``expires_ms``, :mod:`mpdp.broker.control`), covered
+by the signature: a receiver refuses an expired or replayed one.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mpdp.broker.control import DEFAULT_LIFETIME, ExpiresMs, Sequence, stamp
 from mpdp.broker.packing import pack_symbols, unpack_symbols
 from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
 from mpdp.broker.topics import SESSION_PATTERN
@@ -28,7 +34,9 @@ from mpdp.protocols.errors import ProtocolViolation
 __all__ = [
     "MAX_REPETITIONS",
     "Announcement",
+    "AnnouncementKind",
     "Answer",
+    "Fresh",
     "PartyMessage",
     "RoundAnnouncement",
     "RoundSigned",
@@ -48,6 +56,8 @@ Signature = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{86}==$")]
 Reason = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 Index = Annotated[int, Field(ge=0, le=2**31 - 1, strict=True)]
 Repetitions = Annotated[int, Field(ge=1, le=MAX_REPETITIONS, strict=True)]
+#: What an announcement says: a round opens, the session ends, or the coordinator is alive.
+AnnouncementKind = Literal["round", "end", "heartbeat"]
 
 
 def as_value_error(check: Callable[..., T], *args: object) -> T:
@@ -68,6 +78,14 @@ class Wire(BaseModel):
     """Base of every wire message: unknown fields rejected, frozen, strict types."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Fresh(Wire):
+    """The freshness fields of a control message (:mod:`mpdp.broker.control`): the sender's monotonic
+    ``sequence`` and ``expires_ms`` (unix milliseconds), both covered by its signature."""
+
+    sequence: Sequence
+    expires_ms: ExpiresMs
 
 
 class RoundSigned(Wire):
@@ -156,17 +174,20 @@ class PartyMessage(Answer):
         return sign_message(draft, private_key)
 
 
-class RoundAnnouncement(RoundSigned):
-    """What every protocol's coordinator announces: a round opens (``kind="round"``) or the session ends
-    (``kind="end"``).
+class RoundAnnouncement(RoundSigned, Fresh):
+    """What every protocol's coordinator announces: a round opens (``kind="round"``), the session ends
+    (``kind="end"``), or the coordinator is alive (``kind="heartbeat"``, every few seconds: a party host
+    whose coordinator falls silent leaves after its grace period).
 
     Fields:
-        round: the round index (for ``end``: the number of rounds in the session).
+        round: the round index (for ``end``: the number of rounds in the session; for ``heartbeat``: the
+            round open or next).
         name: the round's name (a bill, a question), up to 200 characters; "" for ``end``.
         repetitions: how many independent releases each party sends.
+        sequence, expires_ms: freshness (:class:`Fresh`); a round's announcement lives as long as the round.
     """
 
-    kind: Literal["round", "end"]
+    kind: AnnouncementKind
     name: Annotated[str, Field(max_length=200)] = ""
 
 
@@ -177,21 +198,57 @@ class Announcement(RoundAnnouncement):
 
     @classmethod
     def signed(
-        cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: Literal["round", "end"],
-        round: int, repetitions: int, name: str = "",
+        cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: AnnouncementKind,
+        round: int, repetitions: int, name: str = "", lifetime: float = DEFAULT_LIFETIME,
     ) -> Announcement:
-        """Build and sign an announcement (see :class:`PartyMessage.signed`)."""
+        """Build and sign an announcement, valid for ``lifetime`` seconds (see :class:`PartyMessage.signed`)."""
         draft = cls(session=session, kind=kind, round=int(round), name=name,
-                    repetitions=int(repetitions), nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+                    repetitions=int(repetitions), nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE,
+                    **stamp(lifetime))
         return sign_message(draft, private_key)
 
 
-class WorkerStatus(Wire):
-    """A worker process's state: ``ready`` (all its parties subscribed) or ``failed`` (``detail``)."""
+class WorkerStatus(Fresh):
+    """A worker process's state: ``ready`` (all its parties subscribed) or ``failed`` (``detail``).
+
+    Fields:
+        session, worker: whose report. parties: the worker's parties, ascending, at least one.
+        state, detail: ``ready``, or ``failed`` with the first error (up to 500 characters).
+        sequence, expires_ms: freshness (:class:`Fresh`).
+        signature: Ed25519 signature by the key of ``parties[0]`` (the roster's key; a party host holds
+            the private keys of its parties, a simulation worker those it runs).
+    """
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/worker-status/v1"
 
     version: Literal[1] = 1
     session: Session
     worker: Index
     state: Literal["ready", "failed"]
-    parties: tuple[Index, ...]
+    parties: Annotated[tuple[Index, ...], Field(min_length=1)]
     detail: Annotated[str, Field(max_length=500)] = ""
+    signature: Signature
+
+    @model_validator(mode="after")
+    def _ascending(self) -> Self:
+        if list(self.parties) != sorted(set(self.parties)):
+            raise ValueError("parties must be ascending and distinct")
+        return self
+
+    @property
+    def signer(self) -> int:
+        """The party whose key signs the report: ``parties[0]``."""
+        return self.parties[0]
+
+    @classmethod
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, worker: int,
+               state: Literal["ready", "failed"], parties: tuple[int, ...], detail: str = "",
+               lifetime: float = DEFAULT_LIFETIME) -> WorkerStatus:
+        """Build and sign a report with the private key of ``parties[0]``, valid for ``lifetime`` seconds.
+
+        Raises:
+            pydantic.ValidationError: a field out of its domain (no parties, not ascending).
+        """
+        draft = cls(session=session, worker=int(worker), state=state, parties=tuple(int(p) for p in parties),
+                    detail=detail[:500], signature=PLACEHOLDER_SIGNATURE, **stamp(lifetime))
+        return sign_message(draft, private_key)

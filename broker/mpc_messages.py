@@ -28,7 +28,9 @@ from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
 from mpdp.broker.curator_messages import Base64, decode_key, encode_key
+from mpdp.broker.control import DEFAULT_LIFETIME, stamp
 from mpdp.broker.messages import MAX_REPETITIONS, Answer, Index, RoundAnnouncement, RoundSigned
+from mpdp.broker.control import DEFAULT_LIFETIME, stamp
 from mpdp.broker.messages import as_value_error, new_nonce
 from mpdp.broker.sealed import KEY_BYTES, TAG_BYTES
 from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
@@ -63,7 +65,7 @@ class MpcAnnouncement(RoundAnnouncement):
             for i, key in enumerate(self.server_keys):
                 as_value_error(decode_key, key, KEY_BYTES, f"server_keys[{i}]")
         elif self.server_keys or self.threshold:
-            raise ValueError("an end announcement carries no server keys")
+            raise ValueError("an end announcement or a heartbeat carries no server keys")
         return self
 
     @property
@@ -72,13 +74,15 @@ class MpcAnnouncement(RoundAnnouncement):
         return [decode_key(key, KEY_BYTES, "server_keys") for key in self.server_keys]
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: Literal["round", "end"],
-               round: int, repetitions: int, name: str = "", server_keys: Sequence[bytes] = (),
-               threshold: int = 0) -> MpcAnnouncement:
-        """Build and sign an announcement (``server_keys``: raw X25519 public keys, for ``round``)."""
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str,
+               kind: Literal["round", "end", "heartbeat"], round: int, repetitions: int, name: str = "",
+               server_keys: Sequence[bytes] = (), threshold: int = 0,
+               lifetime: float = DEFAULT_LIFETIME) -> MpcAnnouncement:
+        """Build and sign an announcement (``server_keys``: raw X25519 public keys, for ``round``), valid
+        for ``lifetime`` seconds."""
         draft = cls(session=session, kind=kind, round=int(round), name=name, repetitions=int(repetitions),
                     server_keys=[encode_key(k) for k in server_keys], threshold=int(threshold), nonce=new_nonce(),
-                    signature=PLACEHOLDER_SIGNATURE)
+                    signature=PLACEHOLDER_SIGNATURE, **stamp(lifetime))
         return sign_message(draft, private_key)
 
 

@@ -12,6 +12,10 @@
   the broker's in-flight window of unacknowledged messages fills (MQTT 3.1.1 §4.3.2;
   ``max_inflight_messages`` in broker/mosquitto.conf, Receive Maximum in MQTT 5) and the broker keeps
   the rest queued for us, so memory here stays bounded and nothing is dropped.
+* Cancellation is never lost: aiomqtt waits for acknowledgements with ``asyncio.wait_for``, which on
+  Python 3.11 can return a result and drop a cancellation that arrived meanwhile; after each such wait
+  the transport re-raises a pending cancellation of the calling task (:func:`_keep_cancellation`), so
+  a TaskGroup that cancels a party on an error never waits for it forever.
 * ``persistent=True``: clean_session False (MQTT 3.1.1) / clean_start False with a session expiry
   (MQTT 5), so QoS 1 messages that arrive while disconnected are delivered on reconnect.
 """
@@ -122,6 +126,15 @@ def _refused_for_good(exc: Exception) -> bool:
     return isinstance(value, int) and value in _REFUSED
 
 
+def _keep_cancellation() -> None:
+    """Raise CancelledError if the current task has a cancellation pending that an inner
+    ``asyncio.wait_for`` swallowed (Python 3.11: the awaited result won the race; the request stays
+    counted in :meth:`asyncio.Task.cancelling`)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 async def _close(client: aiomqtt.Client, timeout: float) -> None:
     """Disconnect ``client`` if it is connected; errors of a connection already gone are moot."""
     with contextlib.suppress(aiomqtt.MqttError, OSError, TimeoutError):
@@ -180,6 +193,7 @@ class MqttTransport:
             try:
                 async with asyncio.timeout(endpoint.timeout):
                     await client.__aenter__()
+                    _keep_cancellation()
                     if self._filters:
                         await self._subscribe_on(client, list(self._filters))
                 return client
@@ -255,6 +269,7 @@ class MqttTransport:
                     client = await self._connected()
                     try:
                         await attempt_io(client)
+                        _keep_cancellation()
                         return
                     except aiomqtt.MqttError as exc:
                         last = f": {exc}"

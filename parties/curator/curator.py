@@ -28,7 +28,7 @@ announces, collects, validates (the reasons above before ``curator-key``), recor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -92,17 +92,17 @@ class Curator:
         self._round_public = b""
 
     def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
-                     repetitions: int) -> CuratorAnnouncement:
-        """The signed announcement of round ``index`` with a fresh X25519 key."""
+                     repetitions: int, lifetime: float) -> CuratorAnnouncement:
+        """The signed announcement of round ``index`` with a fresh X25519 key, valid for ``lifetime`` s."""
         self._round_private, self._round_public = generate_x25519_key_pair()
         return CuratorAnnouncement.signed(signer, session=session, kind="round", round=index, name=name,
-                                          repetitions=repetitions, curator_key=self._round_public)
+                                          repetitions=repetitions, curator_key=self._round_public,
+                                          lifetime=lifetime)
 
-    def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
-                         repetitions: int) -> CuratorAnnouncement:
-        """The signed end of the session."""
-        return CuratorAnnouncement.signed(signer, session=session, kind="end", round=rounds,
-                                          repetitions=repetitions)
+    def signal(self, signer: Ed25519PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
+               repetitions: int) -> CuratorAnnouncement:
+        """The signed end of the session (``index`` = the number of rounds), or a heartbeat."""
+        return CuratorAnnouncement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions)
 
     def payload(self, message: SealedBallot, where: str) -> NDArray[np.int64]:
         """The opened ballot: int64 (1,) holding the bit, or (0,) for an abstention.

@@ -24,7 +24,7 @@ from mpdp.broker.signing import load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
-from mpdp.parties.rounds.answering import PartyLoop
+from mpdp.parties.rounds.answering import OBSERVER_GRACE, PartyLoop
 from mpdp.parties.rr.party import (
     ABSTAIN_DID_NOT_VOTE,
     PartySpec,
@@ -44,7 +44,7 @@ class CuratorParty:
         spec: the party's private state; ``spec.mechanism`` carries its privacy level only (the curator's
             mechanism is (epsilon, delta)-DP for each party's vote); ``spec.seed`` is unused (the party
             draws nothing).
-        connector, topics, idle_timeout, connect_gate: as :class:`mpdp.parties.rr.party.Party`.
+        connector, topics, idle_timeout, connect_gate, observer_grace: as :class:`mpdp.parties.rr.party.Party`.
         coordinator_key: the curator's raw Ed25519 public key (announcements signed by anyone else are
             ignored).
         record: the host's durable answer record (None: in memory only).
@@ -55,12 +55,12 @@ class CuratorParty:
 
     def __init__(self, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                  idle_timeout: float, connect_gate: asyncio.Semaphore | None = None,
-                 record: AnswerRecord | None = None) -> None:
+                 record: AnswerRecord | None = None, observer_grace: float = OBSERVER_GRACE) -> None:
         self.spec = spec
         self._topics = topics
         self._key = load_private_key(spec.private_key)
         self._loop = PartyLoop(spec.party, self, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                               connect_gate=connect_gate, record=record)
+                               connect_gate=connect_gate, record=record, observer_grace=observer_grace)
 
     @property
     def ledger(self) -> PrivacyLedger:
@@ -90,7 +90,7 @@ class CuratorParty:
     @classmethod
     def started(cls, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                 idle_timeout: float, connect_gate: asyncio.Semaphore, decider: object | None,
-                record: AnswerRecord | None) -> Self:
+                record: AnswerRecord | None, observer_grace: float = OBSERVER_GRACE) -> Self:
         """A party of this class as a worker starts it (the parties of the central protocols decide nothing).
 
         Raises:
@@ -99,7 +99,7 @@ class CuratorParty:
         if decider is not None:
             raise ParameterError("party_rule", decider, "None with a central protocol (its parties decide nothing)")
         return cls(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout, connect_gate=connect_gate,
-                   record=record)
+                   record=record, observer_grace=observer_grace)
 
     async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
         """Serve the session until the end announcement; return the number of rounds answered.
@@ -112,7 +112,8 @@ class CuratorParty:
 
 def start_curator_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                         idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
-                        decider: object | None, record: AnswerRecord | None = None) -> CuratorParty:
+                        decider: object | None, record: AnswerRecord | None = None,
+                        observer_grace: float = OBSERVER_GRACE) -> CuratorParty:
     """A curator-protocol party as a worker starts it (:class:`mpdp.parties.session.worker.PartyStarter`).
     ``secure`` changes nothing (the party sends its bit sealed and draws no noise).
 
@@ -120,4 +121,5 @@ def start_curator_party(spec: PartySpec, connector: Connector, topics: Topics, c
         ParameterError: a decider given (the curator protocol's parties do not decide f).
     """
     return CuratorParty.started(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                                connect_gate=connect_gate, decider=decider, record=record)
+                                connect_gate=connect_gate, decider=decider, record=record,
+                                observer_grace=observer_grace)

@@ -28,6 +28,7 @@ draws of the servers (MPyC's pseudorandom secret sharing from the OS CSPRNG): ne
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -80,17 +81,18 @@ class MpcCoordinator:
         self.epsilon, self.delta, self.function, self.random_bits = epsilon, delta, function, random_bits
 
     def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
-                     repetitions: int) -> MpcAnnouncement:
-        """The signed announcement of round ``index`` with the servers' keys (starts the servers once)."""
+                     repetitions: int, lifetime: float) -> MpcAnnouncement:
+        """The signed announcement of round ``index`` with the servers' keys (starts the servers once),
+        valid for ``lifetime`` seconds."""
         self.cluster.start()
         return MpcAnnouncement.signed(signer, session=session, kind="round", round=index, name=name,
                                       repetitions=repetitions, server_keys=self.cluster.public_keys,
-                                      threshold=self.cluster.threshold)
+                                      threshold=self.cluster.threshold, lifetime=lifetime)
 
-    def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
-                         repetitions: int) -> MpcAnnouncement:
-        """The signed end of the session."""
-        return MpcAnnouncement.signed(signer, session=session, kind="end", round=rounds, repetitions=repetitions)
+    def signal(self, signer: Ed25519PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
+               repetitions: int) -> MpcAnnouncement:
+        """The signed end of the session (``index`` = the number of rounds), or a heartbeat."""
+        return MpcAnnouncement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions)
 
     def payload(self, message: SharedBallot, where: str) -> Shares:
         """The ballot's sealed shares in server order (empty for an abstention).

@@ -24,6 +24,7 @@ from mpdp.broker.transport import Connector
 from mpdp.parties.curator.party import CuratorParty
 from mpdp.parties.mpc.sealed_shares import seal_shares
 from mpdp.parties.mpc.sharing import share_bits
+from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rr.party import ABSTAIN_DID_NOT_VOTE, PartySpec, policy_reason, spec_bit
 
@@ -58,7 +59,8 @@ class MpcParty(CuratorParty):
 
 def start_mpc_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                     idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
-                    decider: object | None, record: AnswerRecord | None = None) -> MpcParty:
+                    decider: object | None, record: AnswerRecord | None = None,
+                    observer_grace: float = OBSERVER_GRACE) -> MpcParty:
     """An mpc party as a worker starts it (:class:`mpdp.parties.session.worker.PartyStarter`). ``secure``
     changes nothing (shares always come from the OS CSPRNG).
 
@@ -66,4 +68,4 @@ def start_mpc_party(spec: PartySpec, connector: Connector, topics: Topics, coord
         ParameterError: a decider given (the mpc protocol's parties do not decide f).
     """
     return MpcParty.started(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                            connect_gate=connect_gate, decider=decider, record=record)
+                            connect_gate=connect_gate, decider=decider, record=record, observer_grace=observer_grace)

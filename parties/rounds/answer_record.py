@@ -4,7 +4,10 @@ Tables::
 
     answers (session, party, round PK; payload = the exact signed wire JSON it published,
              epsilon, delta, repetitions = the round's charge to the party's privacy ledger, NULL when
-             the answer released nothing, e.g. an abstention; answered = unix seconds)
+             the answer released nothing, e.g. an abstention; answered = unix seconds;
+             sequence = the announcement's sequence, so a restarted party refuses older announcements)
+    ends    (session, party PK; sequence of the end announcement the party left at: a replayed end
+             after a restart is refused too)
 
 :meth:`AnswerRecord.save` returns once the answer is committed (and so fsynced): the party publishes only
 then. After any restart the party re-sends the recorded message for a re-announced round instead of
@@ -37,9 +40,14 @@ __all__ = ["AnswerRecord", "RecordedAnswer"]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
     session TEXT NOT NULL, party INTEGER NOT NULL, round INTEGER NOT NULL, payload TEXT NOT NULL,
-    epsilon REAL, delta REAL, repetitions INTEGER, answered REAL NOT NULL,
+    epsilon REAL, delta REAL, repetitions INTEGER, answered REAL NOT NULL, sequence INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session, party, round)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ends (
+    session TEXT NOT NULL, party INTEGER NOT NULL, sequence INTEGER NOT NULL,
+    PRIMARY KEY (session, party)) WITHOUT ROWID;
 """
+#: A record written before the ``sequence`` column existed gains it (0: no announcement refused for it).
+_MIGRATE = "ALTER TABLE answers ADD COLUMN sequence INTEGER NOT NULL DEFAULT 0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +57,7 @@ class RecordedAnswer:
     Attributes:
         session, party, round: the slot. payload: the signed wire JSON, exactly as published.
         charge: what the answer cost the party's ledger (None: it released nothing, e.g. an abstention).
+        sequence: the sequence of the announcement it answered (:mod:`mpdp.broker.control`).
     """
 
     session: str
@@ -56,6 +65,7 @@ class RecordedAnswer:
     round: int
     payload: str
     charge: RoundCharge | None
+    sequence: int = 0
 
 
 class AnswerRecord:
@@ -79,6 +89,9 @@ class AnswerRecord:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(answers)")}
+            if "sequence" not in columns:
+                self._db.execute(_MIGRATE)
         except (OSError, sqlite3.DatabaseError) as exc:
             raise ParameterError("record", str(path), "a writable SQLite file (the party host's answer record)",
                                  hint=str(exc)) from None
@@ -104,6 +117,23 @@ class AnswerRecord:
             rows = self._db.execute("SELECT round, payload FROM answers WHERE session = ? AND party = ?",
                                     (session, int(party))).fetchall()
         return {int(r): str(p) for r, p in rows}
+
+    def last_sequence(self, session: str, party: int) -> int:
+        """The largest announcement sequence ``party`` acted on in ``session``, a round's or the end's (0: none)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT MAX(s) FROM (SELECT MAX(sequence) AS s FROM answers WHERE session = ?1 AND party = ?2 "
+                "UNION ALL SELECT sequence FROM ends WHERE session = ?1 AND party = ?2)",
+                (session, int(party))).fetchone()
+        return int(row[0] or 0)
+
+    async def save_end(self, session: str, party: int, sequence: int) -> None:
+        """Record that ``party`` left ``session`` at the end announcement of ``sequence`` (committed on return)."""
+        def write() -> None:
+            with self._lock, self._db:
+                self._db.execute("INSERT INTO ends VALUES (?, ?, ?) ON CONFLICT (session, party) DO UPDATE "
+                                 "SET sequence = max(sequence, excluded.sequence)", (session, int(party), int(sequence)))
+        await asyncio.to_thread(write)
 
     def ledger(self, session: str, party: int, delta_slack: float) -> PrivacyLedger:
         """``party``'s privacy ledger in ``session``: the recorded charges in round order, at ``delta_slack``."""
@@ -159,8 +189,8 @@ class AnswerRecord:
                 if row is None:
                     charge = a.charge
                     self._db.execute(
-                        "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (a.session, int(a.party), int(a.round), a.payload,
                          None if charge is None else charge.epsilon, None if charge is None else charge.delta,
-                         None if charge is None else charge.repetitions, time.time()))
+                         None if charge is None else charge.repetitions, time.time(), int(a.sequence)))
         return outcomes

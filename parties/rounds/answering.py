@@ -1,5 +1,19 @@
 """A party's side of the round engine, written once for every protocol: connect, subscribe, verify each
-announcement (the coordinator's Ed25519 signature and the session), answer each round once, leave at the end.
+announcement, answer each round once and in order, leave at the end.
+
+An announcement counts only when it is well formed (else ``schema``), of the party's session
+(``session``), signed by the coordinator (``signature``), unexpired (``expired``) and newer than the last
+one the party accepted (``replay``, :class:`mpdp.broker.control.FreshnessGuard`; with a record the last
+sequence survives a restart). A round announcement is then answered only if its round is later than
+every round the party answered (``out-of-order`` otherwise: a round it missed stays missed), or gets the
+recorded answer again if the party answered it. Everything refused is counted and logged, rate-limited
+(:attr:`PartyLoop.rejections`), and changes nothing.
+
+A dead observer is noticed: the coordinator announces a heartbeat every few seconds
+(:meth:`mpdp.parties.rounds.engine.RoundEngine.heartbeat`, its own sequence). Before the first accepted
+announcement a party waits up to ``idle_timeout`` (the observer may start later); after it, a silence of
+``observer_grace`` seconds (default :data:`OBSERVER_GRACE`) ends the party with a TransportError saying
+the observer is gone (its answers stay in the record; a restarted host rejoins).
 
 A protocol's party plugs in by composition (:class:`PartyProtocol`): the announcement it reads, its
 answer to a round (a signed wire message; the protocol enforces its own privacy policy there, from the
@@ -19,22 +33,30 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import time
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.messages import RoundAnnouncement
 from mpdp.broker.signing import load_public_key, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
-from mpdp.protocols.errors import TransportError
+from mpdp.parties.rounds.rejections import RejectLog
+from mpdp.protocols.errors import ProtocolViolation, TransportError
 
-__all__ = ["AnnouncementT", "PartyLoop", "PartyProtocol"]
+__all__ = ["OBSERVER_GRACE", "AnnouncementT", "PartyLoop", "PartyProtocol"]
 
 log = logging.getLogger("mpdp.party")
+_COORDINATOR = "coordinator"
+_HEARTBEAT = "coordinator-heartbeat"  # its own sequence: a heartbeat never makes a round look replayed
+
+#: Seconds of coordinator silence (no announcement, no heartbeat) after which a party leaves.
+OBSERVER_GRACE = 60.0
 
 
 AnnouncementT = TypeVar("AnnouncementT", bound=RoundAnnouncement)
@@ -75,25 +97,33 @@ class PartyLoop(Generic[AnnouncementT]):
     Args:
         party: the party id; protocol: what the party says; connector: the broker; topics: the session's.
         coordinator_key: raw Ed25519 public key that signs announcements (others are ignored).
-        idle_timeout: seconds to wait for the next announcement before giving up.
+        idle_timeout: seconds to wait for the first announcement before giving up.
+        observer_grace: seconds of coordinator silence, once heard, before giving up (module docstring).
         connect_gate: bounds how many parties of a worker connect at once.
         record: the host's durable answer record (None: answers are kept in memory only, a simulation).
     """
 
     def __init__(self, party: int, protocol: PartyProtocol[AnnouncementT], connector: Connector, topics: Topics,
                  coordinator_key: bytes, *, idle_timeout: float, connect_gate: asyncio.Semaphore | None = None,
-                 record: AnswerRecord | None = None) -> None:
+                 record: AnswerRecord | None = None, observer_grace: float = OBSERVER_GRACE) -> None:
         self.party = party
         self._protocol = protocol
         self._connector = connector
         self._topics = topics
         self._coordinator = load_public_key(coordinator_key)
         self._idle_timeout = idle_timeout
+        self._grace = observer_grace
+        self._heard: float | None = None  # monotonic time of the last accepted announcement or heartbeat
+        self._started = time.monotonic()
         self._gate = connect_gate or asyncio.Semaphore(1)
         self._record = record
         #: round -> the signed message this party published for it (from the record after a restart)
         self.sent: dict[int, str] = {} if record is None else record.answers(topics.session, party)
         self._client_id = f"mpdp-{topics.session}-party-{party}-{secrets.token_hex(8)}"
+        last = 0 if record is None else record.last_sequence(topics.session, party)
+        self._fresh = FreshnessGuard(last={_COORDINATOR: last})
+        #: every announcement refused, counted by reason (and logged, rate-limited)
+        self.rejections = RejectLog(log, f"party {party}")
 
     @property
     def client_id(self) -> str:
@@ -102,16 +132,28 @@ class PartyLoop(Generic[AnnouncementT]):
         return self._client_id
 
     def announcement(self, payload: bytes) -> AnnouncementT | None:
-        """The verified announcement in ``payload``, or None (malformed, another session, not signed by
-        the coordinator: logged and ignored)."""
+        """The verified, fresh announcement in ``payload``, or None (refused: counted and logged with its
+        reason, module docstring)."""
+        try:
+            return self._verified(payload)
+        except ProtocolViolation as exc:
+            self.rejections.reject(exc.reason, exc.detail)
+            return None
+
+    def _verified(self, payload: bytes) -> AnnouncementT:
         try:
             announcement = self._protocol.announcement_class.model_validate_json(payload)
-        except ValidationError:
-            log.warning("party %d: ignored a malformed announcement", self.party)
-            return None
-        if announcement.session != self._topics.session or not verify_message(announcement, self._coordinator):
-            log.warning("party %d: ignored an announcement not signed by the coordinator", self.party)
-            return None
+        except ValidationError as exc:
+            raise ProtocolViolation("schema", f"{self._topics.rounds}: {exc.errors()[0]['msg']}") from None
+        where = f"{self._topics.rounds} {announcement.kind} {announcement.round}"
+        if announcement.session != self._topics.session:
+            raise ProtocolViolation("session", f"{where}: session {announcement.session!r}")
+        if not verify_message(announcement, self._coordinator):
+            raise ProtocolViolation("signature", f"{where}: not signed by the coordinator")
+        self._fresh.check(announcement, _HEARTBEAT if announcement.kind == "heartbeat" else _COORDINATOR, where)
+        if announcement.kind == "round" and announcement.round not in self.sent and self.sent \
+                and announcement.round < max(self.sent):
+            raise ProtocolViolation("out-of-order", f"{where}: round {max(self.sent)} is answered already")
         return announcement
 
     async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
@@ -129,11 +171,26 @@ class PartyLoop(Generic[AnnouncementT]):
             await self._serve(transport)
         return len(self.sent)
 
+    def _wait(self) -> float:
+        """Seconds left before the silence is too long (idle timeout before the first announcement)."""
+        if self._heard is None:
+            return self._idle_timeout - (time.monotonic() - self._started)
+        return self._grace - (time.monotonic() - self._heard)
+
+    def _silent(self) -> TransportError:
+        if self._heard is None:
+            return TransportError(f"party {self.party}: no announcement for {self._idle_timeout:g} s")
+        return TransportError(
+            f"party {self.party}: the observer has sent no round and no heartbeat for {self._grace:g} s "
+            f"(--observer-grace): it is gone; leaving (answers so far are in the record; restart to rejoin)")
+
     async def _serve(self, transport: Transport) -> None:
+        self._started = time.monotonic()
         while True:
-            delivery = await next_delivery(transport, self._idle_timeout)
+            wait = self._wait()
+            delivery = None if wait <= 0 else await next_delivery(transport, wait)
             if delivery is None:
-                raise TransportError(f"party {self.party}: no announcement for {self._idle_timeout:g} s")
+                raise self._silent()
             if delivery.topic != self._topics.rounds:
                 reply = self._protocol.receive(delivery.topic, delivery.payload)
                 if reply is not None:
@@ -142,7 +199,12 @@ class PartyLoop(Generic[AnnouncementT]):
             announcement = self.announcement(delivery.payload)
             if announcement is None:
                 continue
+            self._heard = time.monotonic()
+            if announcement.kind == "heartbeat":
+                continue
             if announcement.kind == "end":
+                if self._record is not None:
+                    await self._record.save_end(self._topics.session, self.party, announcement.sequence)
                 return
             index = announcement.round
             if index not in self.sent:
@@ -156,5 +218,5 @@ class PartyLoop(Generic[AnnouncementT]):
         if self._record is not None:
             charge = next((c for c in self._protocol.ledger.charges if c.round == announcement.round), None)
             await self._record.save(RecordedAnswer(self._topics.session, self.party, announcement.round, payload,
-                                                   charge))
+                                                   charge, announcement.sequence))
         return payload

@@ -14,7 +14,8 @@ message's payload, and says what happens at close (randomized response: decide w
        session        another session's message
        unknown-party  a party id outside the roster
        signature      the Ed25519 signature does not verify with the roster's key for that party
-       round          a round that is not open (never announced, or announced later)
+       round          a round that is not open (announced later; before this engine announced anything,
+                      an answer is kept instead, see below)
        late           a round already closed
        duplicate      a second, different message from the same party for the open round (the same
                       message again is a party re-sending its recorded answer: ignored, not counted)
@@ -23,13 +24,25 @@ message's payload, and says what happens at close (randomized response: decide w
 
 3. **close** when every roster party has answered (with its payload or an abstention) or after
    ``round_timeout`` seconds (the missing are ``absent``); the protocol turns the
-   :class:`ClosedRound` into a :class:`Closing`;
+   :class:`ClosedRound` into a :class:`Closing`. A round that closes with no answer at all is
+   ``failed``: its decisions are recorded as -1 (:data:`mpdp.parties.rounds.outcome.NO_DECISION`), never
+   decided from nothing, and nothing is published for it;
 4. **store** the round, the protocol's rows and the pending reject counts in one transaction
    (:meth:`mpdp.parties.rounds.store.TranscriptStore.record_round`), then publish what the protocol
    publishes after a round (a transcript, a release).
 
+Answers that arrive before this engine announced anything (a restarted observer's persistent session:
+the broker delivers what the parties sent to the previous observer's announcement) are verified and
+kept, at most :data:`EARLY_ROUNDS` rounds' worth, and count when their round opens: nothing the broker
+delivers is thrown away.
+
 Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
-the engine keeps :attr:`RoundEngine.ready_workers` and :attr:`RoundEngine.failed_workers`. Messages on
+a report counts only when it is signed by the roster key of its first party, of this session, unexpired
+and newer than that worker's last report (:class:`mpdp.broker.control.FreshnessGuard`); else it is
+rejected (``schema``, ``session``, ``unknown-party``, ``signature``, ``expired``, ``replay``) like an
+answer. The engine keeps :attr:`RoundEngine.ready_workers` and :attr:`RoundEngine.failed_workers`.
+Every rejection is counted and logged at WARNING, rate-limited per reason
+(:class:`mpdp.parties.rounds.rejections.RejectLog`). Messages on
 the protocol's further subscriptions (:attr:`RoundProtocol.filters`) go to :meth:`RoundProtocol.receive`.
 
 The engine's client is persistent (same client id ``mpdp-{session}-{role}``; the transport reconnects
@@ -41,16 +54,19 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Generic, Protocol, Self, TypeVar
+from typing import Generic, Literal, Protocol, Self, TypeVar
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.messages import RoundSigned, WorkerStatus
 from mpdp.broker.signing import (
     SignedMessage,
@@ -62,10 +78,12 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport
 from mpdp.parties.rounds.outcome import (
     ABSTAIN_BUDGET_EXHAUSTED,
+    NO_DECISION,
     RoundOutcome,
     RoundStatus,
 )
 from mpdp.parties.rounds.ranges import format_ranges
+from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import (
     RejectCounts,
@@ -88,6 +106,12 @@ __all__ = [
 ]
 
 log = logging.getLogger("mpdp.rounds")
+#: Seconds a round's announcement outlives the round: the hosts' clocks may disagree by this much.
+CLOCK_MARGIN = 10.0
+#: Rounds ahead of the last announced one whose early answers are kept (module docstring).
+EARLY_ROUNDS = 2
+#: Seconds between the coordinator's heartbeats on the announcement topic.
+HEARTBEAT_INTERVAL = 1.0
 
 
 
@@ -143,7 +167,7 @@ class ClosedRound(Generic[MessageT, PayloadT]):
 
     Attributes:
         session, index, name, repetitions: which round, and the repetitions every answer carries.
-        status: ``"complete"`` (every roster party answered) or ``"timeout"``.
+        status: ``"complete"`` (every roster party answered), ``"timeout"``, or ``"failed"`` (no answer).
         k: the roster size.
         received: party id -> its accepted answer (payload or abstention).
         rejected: messages rejected while the round was open.
@@ -218,13 +242,14 @@ class RoundProtocol(Protocol[MessageT, PayloadT]):
         ...
 
     def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
-                     repetitions: int) -> RoundSigned:
-        """The signed announcement that opens round ``index``."""
+                     repetitions: int, lifetime: float) -> RoundSigned:
+        """The signed announcement that opens round ``index``, valid for ``lifetime`` seconds."""
         ...
 
-    def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
-                         repetitions: int) -> RoundSigned:
-        """The signed announcement that ends the session after ``rounds`` rounds."""
+    def signal(self, signer: Ed25519PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
+               repetitions: int) -> RoundSigned:
+        """The signed announcement that ends the session after ``index`` rounds (``end``), or says the
+        coordinator is alive while round ``index`` is open or next (``heartbeat``)."""
         ...
 
     def payload(self, message: MessageT, where: str) -> PayloadT:
@@ -290,9 +315,19 @@ class SignedReader:
             raise ProtocolViolation("unknown-party", where)
         if message.party != topic_party:
             raise ProtocolViolation("topic", f"{where}: sent on party {topic_party}'s topic")
-        if not verify_message(message, self._keys[message.party]):
-            raise ProtocolViolation("signature", where)
+        self.verify(message, message.party, where)
         return message, where
+
+    def verify(self, message: SignedMessage, party: int, where: str) -> None:
+        """Check that ``message`` is signed by the roster key of ``party``.
+
+        Raises:
+            ProtocolViolation: ``unknown-party`` (outside the roster), ``signature``.
+        """
+        if not 0 <= party < self.k:
+            raise ProtocolViolation("unknown-party", where)
+        if not verify_message(message, self._keys[party]):
+            raise ProtocolViolation("signature", where)
 
 
 class RoundEngine(Generic[MessageT, PayloadT]):
@@ -327,9 +362,20 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._round_rejects = 0
         self.messages_received = 0
         self.messages_rejected = 0
+        self._fresh = FreshnessGuard()
+        #: every rejected message, counted by reason (and logged, rate-limited)
+        self.rejections = RejectLog(log, protocol.role)
+        self._ended = False
+        self._early: dict[int, dict[int, tuple[str, str]]] = {}  # round -> party -> (topic, text)
+        self._last_announcement = time.monotonic()  # the engine's start counts as a sign of life
         self.ready_workers: dict[int, WorkerStatus] = {}
         self.failed_workers: dict[int, WorkerStatus] = {}
         self.status_changed = asyncio.Event()
+
+    @property
+    def open_round(self) -> int | None:
+        """The index of the round being collected, or None between rounds."""
+        return self._open
 
     async def receive_all(self) -> None:
         """Handle every delivery until cancelled.
@@ -360,12 +406,14 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self.messages_rejected += 1
         if self._open is not None:
             self._round_rejects += 1
-        log.debug("%s: rejected a message (%s): %s", self.protocol.role, reason, detail)
+        self.rejections.reject(reason, detail)
 
     def _answer(self, topic: str, text: str) -> None:
         message, where = self._reader.read(self.protocol.message_class, topic, text, self.topics.party_of(topic),
                                            "round")
         if message.round != self._open:
+            if self._announced < 0 and self._keep_early(message.round, message.party, topic, text):
+                return
             raise ProtocolViolation("late" if message.round <= self._announced else "round", where)
         if message.party in self._received:
             if self._received[message.party].text == text:
@@ -378,13 +426,26 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if len(self._received) == self.roster.k:
             self._complete.set()
 
+    def _keep_early(self, index: int, party: int, topic: str, text: str) -> bool:
+        """Keep a verified answer to round ``index`` (not announced yet) for when it opens; False when
+        :data:`EARLY_ROUNDS` other rounds are kept already."""
+        if index not in self._early and len(self._early) >= EARLY_ROUNDS:
+            return False
+        self._early.setdefault(index, {}).setdefault(party, (topic, text))
+        return True
+
     def _status(self, text: str) -> None:
         try:
             status = WorkerStatus.model_validate_json(text)
         except ValidationError:
             raise ProtocolViolation("schema", f"{self.topics.status}: not a worker status") from None
+        where = f"{self.topics.status} {status.state} of worker {status.worker}"
         if status.session != self.topics.session:
-            raise ProtocolViolation("session", f"{self.topics.status}: session {status.session!r}")
+            raise ProtocolViolation("session", f"{where}: session {status.session!r}")
+        if status.parties[-1] >= self.roster.k:
+            raise ProtocolViolation("unknown-party", f"{where}: parties beyond the roster")
+        self._reader.verify(status, status.signer, where)
+        self._fresh.check(status, status.worker, where)
         target = self.ready_workers if status.state == "ready" else self.failed_workers
         target[status.worker] = status
         self.status_changed.set()
@@ -402,22 +463,32 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._complete.clear()
         self._round_rejects = 0
         self._open = self._announced = index
-        announcement = self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions)
-        await self._transport.publish(self.topics.rounds, announcement.model_dump_json())
+        for topic, text in self._early.pop(index, {}).values():  # kept from before this round opened
+            self.handle(topic, text.encode("utf-8"))
+        self._early = {i: kept for i, kept in self._early.items() if i > index}
+        announcement = self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions,
+                                                  self.round_timeout + CLOCK_MARGIN)
+        await self._announce(announcement)
         status: RoundStatus = "complete"
         try:
             async with asyncio.timeout(self.round_timeout):
                 await self._complete.wait()
         except TimeoutError:
-            status = "timeout"
+            status = "timeout" if self._received else "failed"
         self._open = None
         closing = self.protocol.close(
             ClosedRound(self.topics.session, index, name, self.repetitions, status, self.roster.k,
                         self._received, self._round_rejects), self._signer)
+        if status == "failed":  # nothing to decide from: no decision, nothing published
+            closing = Closing(dataclasses.replace(
+                closing.outcome, decisions=np.full(self.repetitions, NO_DECISION, dtype=np.int64)), closing.rows)
         self._received = {}  # forget the answers (the curator's bits) once closed
         rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
         self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects))
-        if status == "timeout":
+        if status == "failed":
+            log.error("%s: round %d (%s) FAILED: no party answered within %g s (nothing decided)",
+                      self.protocol.role, index, name, self.round_timeout)
+        elif status == "timeout":
             log.warning("%s: round %d (%s) timed out; absent: %s", self.protocol.role, index, name,
                         format_ranges(closing.outcome.absent.tolist()))
         for topic, payload in closing.publish:
@@ -431,8 +502,29 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         """The protocol's :meth:`RoundProtocol.conclude`, then the signed end of the session (the
         parties disconnect and their processes exit)."""
         await self.protocol.conclude()
-        end = self.protocol.end_announcement(self._signer, self.topics.session, rounds, self.repetitions)
-        await self._transport.publish(self.topics.rounds, end.model_dump_json())
+        self._ended = True
+        await self._announce(self.protocol.signal(self._signer, self.topics.session, "end", rounds,
+                                                  self.repetitions))
+
+    async def heartbeat(self, interval: float) -> None:
+        """Announce that the coordinator is alive whenever nothing was announced for ``interval`` seconds,
+        until the end (run as a task; the party hosts leave when it falls silent for their grace period).
+
+        Raises:
+            TransportError: the broker is gone for good.
+        """
+        while not self._ended:
+            await asyncio.sleep(max(0.0, self._last_announcement + interval - time.monotonic()))
+            if self._ended or time.monotonic() - self._last_announcement < interval:
+                continue
+            index = self._announced + 1 if self._open is None else self._open
+            beat = self.protocol.signal(self._signer, self.topics.session, "heartbeat", max(index, 0),
+                                        self.repetitions)
+            await self._announce(beat)
+
+    async def _announce(self, announcement: RoundSigned) -> None:
+        self._last_announcement = time.monotonic()
+        await self._transport.publish(self.topics.rounds, announcement.model_dump_json())
 
     def flush_rejects(self) -> None:
         """Write reject counts not yet in the store (those after the last round closed)."""
@@ -461,10 +553,12 @@ async def open_engine(
                              repetitions=repetitions, round_timeout=round_timeout)
         async with asyncio.TaskGroup() as tg:
             receiving = tg.create_task(engine.receive_all(), name=f"{protocol.role}-receive")
+            beating = tg.create_task(engine.heartbeat(HEARTBEAT_INTERVAL), name=f"{protocol.role}-heartbeat")
             try:
                 yield engine
             finally:
                 receiving.cancel()
+                beating.cancel()
                 engine.flush_rejects()
     with contextlib.suppress(TransportError):
         async with connector.connect(client_id):

@@ -6,6 +6,7 @@ and ``symbols`` is None (ballots are sealed; only the release is published, neve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -15,10 +16,15 @@ from numpy.typing import NDArray
 
 from mpdp.analysis.accounting import Spent
 
-__all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_POLICY", "RoundOutcome", "RoundStatus", "RunOutcome"]
+__all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_POLICY", "NO_DECISION", "RoundOutcome", "RoundStatus", "RunOutcome",
+           "failed_rounds_text"]
 
-#: How a round closed: every roster party answered, or the round timeout passed first.
-RoundStatus = Literal["complete", "timeout"]
+#: How a round closed: every roster party answered; the round timeout passed first; or it passed with no
+#: answer at all (``failed``: nothing to decide from; the round's decisions are -1, never data).
+RoundStatus = Literal["complete", "timeout", "failed"]
+
+#: The decision recorded for each repetition of a failed round (no answer at all: nothing was decided).
+NO_DECISION = -1
 
 #: The abstention reason of a party whose answer would take it beyond its privacy budget.
 ABSTAIN_BUDGET_EXHAUSTED = "budget-exhausted"
@@ -37,13 +43,15 @@ class RoundOutcome:
         symbols: uint8 (repetitions, n): ``symbols[r, j]`` is participant j's symbol in repetition r;
             None for a protocol whose parties send no symbols in the clear (the curator).
         decisions: int64 (repetitions,): the round's result for each repetition: the observer's
-            decision rule's estimate of f, or the curator's released output (0/1).
+            decision rule's estimate of f, or the curator's released output (0/1); :data:`NO_DECISION`
+            (-1) throughout for a ``failed`` round.
         messages_received: messages accepted for this round (symbols and abstentions).
         messages_rejected: messages rejected while this round was open (any reason).
         index: the round index (0-based).
         abstained: int64, ids of parties that abstained (said so on the wire).
         absent: int64, ids of parties the observer did not hear from before the round timeout.
-        status: ``"complete"`` (every party answered) or ``"timeout"``.
+        status: ``"complete"`` (every party answered), ``"timeout"`` (some absent) or ``"failed"`` (no
+            answer at all: every party absent, e.g. the broker or every host was down).
         exhausted: int64, the ids in ``abstained`` whose reason is :data:`ABSTAIN_BUDGET_EXHAUSTED`
             (out of privacy budget; the others did not vote).
         party_decisions: int64 (n, repetitions): row j = participant j's own decisions of f
@@ -63,6 +71,17 @@ class RoundOutcome:
     status: RoundStatus = "complete"
     exhausted: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     party_decisions: NDArray[np.int64] | None = None
+
+
+def failed_rounds_text(rounds: Sequence[RoundOutcome]) -> str | None:
+    """One line naming the ``failed`` rounds among ``rounds`` (index and name), or None if none failed."""
+    failed = [r for r in rounds if r.status == "failed"]
+    if not failed:
+        return None
+    names = ", ".join(f"{r.index} ({r.name})" for r in failed[:10])
+    more = f" and {len(failed) - 10} more" if len(failed) > 10 else ""
+    return (f"{len(failed)} of {len(rounds)} round(s) failed with no answer at all (nothing was decided, their "
+            f"decisions are recorded as -1): {names}{more}")
 
 
 @dataclass(frozen=True, slots=True, eq=False)

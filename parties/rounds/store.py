@@ -5,7 +5,7 @@ Tables::
     sessions  (session PK, parties, repetitions, round_names JSON, created, mode, mpdp_version)
     messages  (session, round, party PK; kind symbols|abstain|absent, reason, repetitions,
                symbols BLOB uint8, payload = the signed wire JSON (NULL when absent), received)
-    rounds    (session, round PK; name, status complete|timeout, participants/abstained/absent JSON,
+    rounds    (session, round PK; name, status complete|timeout|failed, participants/abstained/absent JSON,
                messages_received, messages_rejected)
     decisions (session, round, repetition PK; decision)
     party_decisions (session, round, party PK; decisions BLOB int64 little-endian, payload, received)
@@ -55,7 +55,23 @@ RejectCounts = Mapping[int, Mapping[str, tuple[int, str]]]
 #: Parties' own decisions of one round: party id -> (int64 (repetitions,) decisions, the signed wire JSON).
 PartyDecisions = Mapping[int, tuple[NDArray[np.int64], str]]
 
-_SCHEMA = """
+_ROUNDS_COLUMNS = """
+    session TEXT NOT NULL, round INTEGER NOT NULL, name TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('complete', 'timeout', 'failed')),
+    participants TEXT NOT NULL, abstained TEXT NOT NULL, absent TEXT NOT NULL,
+    messages_received INTEGER NOT NULL, messages_rejected INTEGER NOT NULL, decided REAL NOT NULL,
+    PRIMARY KEY (session, round)"""
+#: A store written before rounds could be ``failed`` gets the wider CHECK (SQLite cannot alter one).
+_MIGRATE_ROUNDS = f"""
+BEGIN IMMEDIATE;
+CREATE TABLE rounds_failed_status ({_ROUNDS_COLUMNS}) WITHOUT ROWID;
+INSERT INTO rounds_failed_status SELECT * FROM rounds;
+DROP TABLE rounds;
+ALTER TABLE rounds_failed_status RENAME TO rounds;
+COMMIT;
+"""
+
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS sessions (
     session TEXT PRIMARY KEY, parties INTEGER NOT NULL, repetitions INTEGER NOT NULL,
     round_names TEXT NOT NULL, created REAL NOT NULL, mode TEXT NOT NULL, mpdp_version TEXT NOT NULL);
@@ -64,12 +80,7 @@ CREATE TABLE IF NOT EXISTS messages (
     kind TEXT NOT NULL CHECK (kind IN ('symbols', 'abstain', 'absent')), reason TEXT,
     repetitions INTEGER NOT NULL, symbols BLOB NOT NULL, payload TEXT, received REAL NOT NULL,
     PRIMARY KEY (session, round, party)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS rounds (
-    session TEXT NOT NULL, round INTEGER NOT NULL, name TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('complete', 'timeout')),
-    participants TEXT NOT NULL, abstained TEXT NOT NULL, absent TEXT NOT NULL,
-    messages_received INTEGER NOT NULL, messages_rejected INTEGER NOT NULL, decided REAL NOT NULL,
-    PRIMARY KEY (session, round)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rounds ({_ROUNDS_COLUMNS}) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS decisions (
     session TEXT NOT NULL, round INTEGER NOT NULL, repetition INTEGER NOT NULL,
     decision INTEGER NOT NULL, PRIMARY KEY (session, round, repetition)) WITHOUT ROWID;
@@ -206,6 +217,9 @@ class TranscriptStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA + schema)
+            rounds_sql = self._db.execute("SELECT sql FROM sqlite_master WHERE name = 'rounds'").fetchone()[0]
+            if "'failed'" not in rounds_sql:
+                self._db.executescript(_MIGRATE_ROUNDS)
         except (sqlite3.Error, OSError) as exc:
             raise ParameterError("store_path", str(path), "a writable SQLite file", hint=str(exc)) from exc
 

@@ -3,7 +3,8 @@
 * :func:`apply_rule` — decide on observed transcripts with a simulation generator, or (``rng=None``,
   deployment mode) with exact draws from the OS CSPRNG (:func:`mpdp.protocols.secure.secure_choice`).
 * :class:`PartyDecider` — shared by the parties of one worker process: verifies each part of a published
-  transcript once per payload (signature by the coordinator key), assembles the parts of a round, and builds each party's rule through
+  transcript once per payload (signature by the coordinator key, session, expiry, sequence), assembles the
+  parts of a round, and builds each party's rule through
   one :class:`mpdp.protocols.rule_factory.RuleCache`, so parties with equal public parameters share tables.
 """
 
@@ -19,9 +20,11 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.decision_messages import TranscriptMessage
 from mpdp.broker.signing import load_public_key, verify_message
-from mpdp.protocols.errors import ParameterError
+from mpdp.parties.rounds.rejections import RejectLog
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.functions import BooleanFunction, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rule_factory import RuleCache, decision_rule
@@ -109,12 +112,17 @@ class PartyDecider:
     _whole: OrderedDict[_TranscriptKey, tuple[TranscriptMessage, NDArray[np.uint8]]] = field(
         default_factory=OrderedDict)
     _function: BooleanFunction | None = None
+    _fresh: FreshnessGuard = field(default_factory=FreshnessGuard)
+    #: transcripts refused, by reason (and logged, rate-limited)
+    rejections: RejectLog = field(default_factory=lambda: RejectLog(log, "party decisions"))
 
     def transcript(self, payload: bytes) -> tuple[TranscriptMessage, NDArray[np.uint8]] | None:
         """The verified transcript of a round and its whole symbol matrix (uint8 (repetitions, n)) once
         every part of it (:meth:`TranscriptMessage.signed_parts`) has arrived in this process, else None:
-        a part still missing, or a payload that is malformed, of another session, or not signed by the
-        coordinator (logged). Each payload is verified once per process, each round assembled once."""
+        a part still missing, or a payload that is malformed, of another session, not signed by the
+        coordinator, naming parties outside the roster, expired or replayed (counted by reason in
+        :attr:`rejections` and logged, rate-limited). Each payload is verified once per process, each round
+        assembled once."""
         digest = hashlib.sha256(payload).digest()
         if digest in self._verified:
             self._verified.move_to_end(digest)
@@ -127,15 +135,9 @@ class PartyDecider:
     def _place(self, payload: bytes) -> _TranscriptKey | None:
         """Verify one part and file its rows under its transcript; the transcript's key, or None."""
         try:
-            message = TranscriptMessage.model_validate_json(payload)
-        except ValidationError:
-            log.warning("ignored a malformed transcript")
-            return None
-        if message.session != self.session or not verify_message(message, load_public_key(self.coordinator_key)):
-            log.warning("ignored a transcript not signed by the coordinator")
-            return None
-        if any(p >= len(self.spec.mechanisms) for p in message.participants):
-            log.warning("ignored a transcript naming parties outside the roster")
+            message = self._check(payload)
+        except ProtocolViolation as exc:
+            self.rejections.reject(exc.reason, exc.detail)
             return None
         key = (message.round, message.repetitions, message.parts, message.participants)
         if key not in self._whole:
@@ -148,6 +150,21 @@ class PartyDecider:
                 whole = np.concatenate([parts[p] for p in range(message.parts)], axis=0)
                 _remember(self._whole, key, (message, whole), _VERIFIED)
         return key
+
+    def _check(self, payload: bytes) -> TranscriptMessage:
+        try:
+            message = TranscriptMessage.model_validate_json(payload)
+        except ValidationError as exc:
+            raise ProtocolViolation("schema", f"transcript: {exc.errors()[0]['msg']}") from None
+        where = f"transcript of round {message.round}"
+        if message.session != self.session:
+            raise ProtocolViolation("session", f"{where}: session {message.session!r}")
+        if not verify_message(message, load_public_key(self.coordinator_key)):
+            raise ProtocolViolation("signature", f"{where}: not signed by the coordinator")
+        if any(p >= len(self.spec.mechanisms) for p in message.participants):
+            raise ProtocolViolation("unknown-party", f"{where}: parties outside the roster")
+        self._fresh.check(message, "coordinator", where)
+        return message
 
     def rule(self, participants: tuple[int, ...], party: int) -> DecisionRule:
         """Party ``party``'s rule over ``participants`` (ids, ascending; ``party`` among them)."""

@@ -20,6 +20,8 @@ Randomized (worst-case) rules draw with :func:`mpdp.parties.session.seeds.decisi
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
@@ -80,15 +82,15 @@ class Observer:
         return () if self.decisions is None else (self._topics.all_decisions,)
 
     def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
-                     repetitions: int) -> Announcement:
-        """The signed announcement of round ``index``."""
+                     repetitions: int, lifetime: float) -> Announcement:
+        """The signed announcement of round ``index``, valid for ``lifetime`` seconds."""
         return Announcement.signed(signer, session=session, kind="round", round=index, name=name,
-                                   repetitions=repetitions)
+                                   repetitions=repetitions, lifetime=lifetime)
 
-    def end_announcement(self, signer: Ed25519PrivateKey, session: str, rounds: int,
-                         repetitions: int) -> Announcement:
-        """The signed end of the session."""
-        return Announcement.signed(signer, session=session, kind="end", round=rounds, repetitions=repetitions)
+    def signal(self, signer: Ed25519PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
+               repetitions: int) -> Announcement:
+        """The signed end of the session (``index`` = the number of rounds), or a heartbeat."""
+        return Announcement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions)
 
     def payload(self, message: PartyMessage, where: str) -> NDArray[np.uint8]:
         """The message's symbols, uint8 (repetitions,) (empty for an abstention).

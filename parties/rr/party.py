@@ -39,9 +39,10 @@ from mpdp.broker.signing import load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
-from mpdp.parties.rounds.answering import PartyLoop
+from mpdp.parties.rounds.answering import OBSERVER_GRACE, PartyLoop
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, ABSTAIN_POLICY
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rr.decisions import PartyDecider
 from mpdp.parties.session.seeds import decision_generator, round_generator
 from mpdp.protocols.errors import ParameterError
@@ -123,7 +124,9 @@ class Party:
         connector: the broker (a :class:`mpdp.broker.endpoint.BrokerEndpoint`, or an in-memory one).
         topics: the session's topics.
         coordinator_key: raw Ed25519 public key that signs announcements (others are ignored).
-        idle_timeout: seconds to wait for the next announcement before giving up.
+        idle_timeout: seconds to wait for the first announcement before giving up.
+        observer_grace: seconds of coordinator silence (no announcement, no heartbeat) after which the
+            party leaves (:class:`mpdp.parties.rounds.answering.PartyLoop`).
         sampler: deployment-mode sampler (from :func:`secure_sampler`); None = simulation mode
             (``spec.seed`` must be set).
         connect_gate: bounds how many parties of a worker connect at once.
@@ -148,6 +151,7 @@ class Party:
         connect_gate: asyncio.Semaphore | None = None,
         decider: PartyDecider | None = None,
         record: AnswerRecord | None = None,
+        observer_grace: float = OBSERVER_GRACE,
     ) -> None:
         if sampler is None and spec.seed is None:
             raise ParameterError("seed", None, "a SeedSequence in simulation mode (or a secure sampler)")
@@ -160,12 +164,17 @@ class Party:
         self._decided: set[int] = set()
         self.ledger = spec.ledger  #: the rounds this party answered and what they cost
         self._loop = PartyLoop(spec.party, self, connector, topics, coordinator_key, idle_timeout=idle_timeout,
-                               connect_gate=connect_gate, record=record)
+                               connect_gate=connect_gate, record=record, observer_grace=observer_grace)
 
     @property
     def client_id(self) -> str:
         """The client id: unique per session and party (a restarted party takes its session over)."""
         return self._loop.client_id
+
+    @property
+    def rejections(self) -> RejectLog:
+        """The announcements this party refused, counted by reason."""
+        return self._loop.rejections
 
     @property
     def filters(self) -> tuple[str, ...]:
@@ -263,9 +272,10 @@ def spec_bit(spec: PartySpec, index: int) -> int:
 
 def start_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                 idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
-                decider: PartyDecider | None, record: AnswerRecord | None = None) -> Party:
+                decider: PartyDecider | None, record: AnswerRecord | None = None,
+                observer_grace: float = OBSERVER_GRACE) -> Party:
     """A randomized-response party as a worker starts it (:class:`mpdp.parties.session.worker.PartyStarter`):
     the secure sampler in deployment mode, the seeded generator of ``spec`` in simulation."""
     return Party(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
                  sampler=secure_sampler() if secure else None, connect_gate=connect_gate, decider=decider,
-                 record=record)
+                 record=record, observer_grace=observer_grace)

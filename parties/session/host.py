@@ -6,8 +6,8 @@
     beacon: subscribe to status + rounds   before any party exists, so it sees the host's "ready"
     serve_parties(WorkerSpec)              parties as asyncio tasks, each its own MQTT connection,
                                            reporting "ready" once all are subscribed
-    beacon repeats that "ready" every ready_interval s until the coordinator's first signed
-    announcement, so the observer may start before or after the hosts
+    beacon repeats that "ready" (signed afresh: the observer refuses a replay) every ready_interval s
+    until the coordinator's first signed announcement, so the observer may start before or after the hosts
     each party answers every announced round, then leaves at the end announcement -> return
 
 The host is worker ``min(parties)`` on the status topic (unique when hosts hold disjoint parties);
@@ -30,6 +30,7 @@ import asyncio
 import logging
 import math
 import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,20 +43,24 @@ from mpdp.analysis.accounting import Budget
 from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
-from mpdp.broker.signing import verify_message
+from mpdp.broker.signing import public_key_of, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
+from mpdp.parties.rounds.answering import OBSERVER_GRACE
+from mpdp.parties.rounds.engine import HEARTBEAT_INTERVAL
 from mpdp.parties.rr.party import PartySpec, secure_sampler
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.session.runner import first_mpdp_error
 from mpdp.parties.session.seeds import SeedTree
-from mpdp.parties.session.worker import WorkerSpec, serve_parties
+from mpdp.parties.session.worker import WorkerSpec, serve_parties, status_report
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["HostConfig", "host_bits", "host_parties"]
+__all__ = ["MIN_OBSERVER_GRACE", "HostConfig", "host_bits", "host_parties"]
 
 log = logging.getLogger("mpdp.host")
+#: The shortest grace a host gives a silent observer: two heartbeats.
+MIN_OBSERVER_GRACE = 2 * HEARTBEAT_INTERVAL
 
 
 def host_bits(dataset: Dataset, parties: Sequence[int], k: int) -> NDArray[np.int8]:
@@ -89,7 +94,9 @@ class HostConfig:
         private_keys: the hosted parties' raw Ed25519 private keys, in the order of ``parties``.
         endpoint: the running broker.
         seed: None = deployment mode (CSPRNG); an integer = simulation mode (reproducible).
-        idle_timeout: seconds a party waits for the next announcement (also for the first one).
+        idle_timeout: seconds a party waits for the first announcement (the observer may start later).
+        observer_grace: seconds of coordinator silence (no announcement, no heartbeat) after which the host
+            leaves with a clear error (the observer is gone; restart the host to rejoin).
         ready_interval: seconds between repeated "ready" reports until the first announcement.
         connect_concurrency: parties connecting at the same time, at most.
         max_repetitions: the most repetitions a hosted party releases for one round (1: deployment default).
@@ -107,6 +114,7 @@ class HostConfig:
     endpoint: BrokerEndpoint
     seed: int | None = None
     idle_timeout: float = 3600.0
+    observer_grace: float = OBSERVER_GRACE
     ready_interval: float = 1.0
     connect_concurrency: int = 32
     max_repetitions: int = 1
@@ -130,10 +138,14 @@ class HostConfig:
             raise ParameterError("max_repetitions", cap, "an integer >= 1")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0):
             raise ParameterError("seed", self.seed, "an integer >= 0, or None (deployment mode)")
-        for name in ("idle_timeout", "ready_interval"):
+        for name in ("idle_timeout", "ready_interval", "observer_grace"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ParameterError(name, value, "a finite number of seconds > 0")
+        if self.observer_grace < MIN_OBSERVER_GRACE:
+            raise ParameterError("observer_grace", self.observer_grace,
+                                 f"at least {MIN_OBSERVER_GRACE:g} s (the observer's heartbeat comes every "
+                                 f"{HEARTBEAT_INTERVAL:g} s)")
         object.__setattr__(self, "parties", parties)
         object.__setattr__(self, "bits", bits.astype(np.int8))
 
@@ -155,34 +167,40 @@ class HostConfig:
                           max_repetitions=self.max_repetitions)
                 for j, party in enumerate(self.parties)
             ),
-            secure=self.seed is None, idle_timeout=self.idle_timeout,
+            secure=self.seed is None, idle_timeout=self.idle_timeout, observer_grace=self.observer_grace,
             connect_concurrency=self.connect_concurrency, record=self.record,
         )
 
 
 class _ReadyBeacon:
-    """Repeats the host's own "ready" status until the coordinator's first signed announcement."""
+    """Repeats the host's "ready" status, freshly signed each time, from the host's first "ready" until the
+    coordinator's first signed, unexpired announcement."""
 
     def __init__(self, config: HostConfig, connector: Connector) -> None:
         self._config = config
+        self._spec = config.worker_spec()
         self._connector = connector
         self._topics = Topics(config.facts.session)
         self.subscribed = asyncio.Event()
 
-    def _is_announcement(self, payload: bytes) -> bool:
+    def _is_round(self, payload: bytes) -> bool:
+        """A signed, unexpired announcement of a round or the end (a heartbeat does not stop the beacon: the
+        observer sends those from its start, maybe before it heard this host's "ready")."""
         try:
             announcement = Announcement.model_validate_json(payload)
         except ValidationError:
             return False
-        return announcement.session == self._topics.session and verify_message(
-            announcement, self._config.facts.coordinator_public_key)
+        return (announcement.session == self._topics.session and announcement.kind != "heartbeat"
+                and announcement.expires_ms > time.time() * 1000
+                and verify_message(announcement, self._config.facts.coordinator_public_key))
 
     def _own_ready(self, payload: bytes) -> bool:
         try:
             status = WorkerStatus.model_validate_json(payload)
         except ValidationError:
             return False
-        return (status.session, status.worker, status.state) == (self._topics.session, self._config.worker, "ready")
+        return ((status.session, status.worker, status.state) == (self._topics.session, self._config.worker, "ready")
+                and verify_message(status, public_key_of(self._config.private_keys[0])))
 
     async def run(self) -> None:
         """Subscribe, then repeat the host's "ready" until the first signed announcement.
@@ -198,16 +216,16 @@ class _ReadyBeacon:
             await self._repeat(transport)
 
     async def _repeat(self, transport: Transport) -> None:
-        ready: bytes | None = None
+        ready = False
         while True:
             delivery = await next_delivery(transport, self._config.ready_interval)
             if delivery is None:
-                if ready is not None:
-                    await transport.publish(self._topics.status, ready)
-            elif delivery.topic == self._topics.rounds and self._is_announcement(delivery.payload):
+                if ready:
+                    await transport.publish(self._topics.status, status_report(self._spec, "ready").model_dump_json())
+            elif delivery.topic == self._topics.rounds and self._is_round(delivery.payload):
                 return
             elif delivery.topic == self._topics.status and self._own_ready(delivery.payload):
-                ready = delivery.payload
+                ready = True
 
 
 async def host_parties(config: HostConfig) -> None:

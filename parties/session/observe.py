@@ -12,14 +12,16 @@
           announce the end: the parties leave, their hosts exit
 
 The observer does not know the parties' bits: it reports decisions and its posterior, never an
-accuracy (comparing with the truth is ``mpdp simulate``'s job). A host that fails during the
-rounds makes its parties absent (recorded so) and the session goes on. The round loop is the runner's
+accuracy (comparing with the truth is ``mpdp simulate``'s job). A host that fails or disappears during
+the rounds makes its parties absent (recorded so) and the session goes on; it is reported by name on
+stderr (:class:`_Hosts`). A round with no answer at all is ``failed`` (no decision). The round loop is the runner's
 (:func:`mpdp.parties.session.runner.drive_rounds`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,6 +54,7 @@ __all__ = ["HOSTS_MODE", "ObserveConfig", "observe", "observe_async", "wait_for_
 HOSTS_MODE = "deployment (each party host: CSPRNG, or seeded generators with mpdp party --seed)"
 
 _POLL = 0.5
+log = logging.getLogger("mpdp.observe")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,10 @@ class ObserveConfig:
         repetitions: releases each party sends per round (1 in a deployment: each spends privacy).
         round_timeout: seconds a round stays open before the missing parties are recorded absent.
         wait_parties: seconds to wait for every party to be ready before the first round.
+        resume: the session is in progress and this observer replaces one that stopped (killed,
+            crashed): the hosts reported ready to that one and are serving, so do not wait for ready
+            reports; continue at the first round not recorded in ``store_path`` (re-announced: the
+            parties re-send their recorded answers, never a fresh draw).
 
     Raises:
         ParameterError: a field out of its domain.
@@ -82,6 +89,7 @@ class ObserveConfig:
     repetitions: int = 1
     round_timeout: float = 60.0
     wait_parties: float = 300.0
+    resume: bool = False
 
     def __post_init__(self) -> None:
         names = tuple(str(n) for n in self.round_names)
@@ -122,19 +130,46 @@ async def wait_for_parties(engine: Engine, k: int, timeout: float) -> None:
                              "(is an `mpdp party` running for them, on the same broker and roster?)")
 
 
-@dataclass(frozen=True, slots=True)
 class _Hosts:
-    """The deployment's party hosts (``mpdp party``): waited for; one that fails later leaves its
-    parties absent and the session goes on."""
+    """The deployment's party hosts (``mpdp party``): waited for; one that fails or disappears later
+    leaves its parties absent and the session goes on, but it is reported by name: a host whose every
+    party is absent from a round (killed, cut off), once when it goes silent and once if it comes back,
+    a host's signed "failed" report once, and the hosts still silent at the end."""
 
-    k: int
-    timeout: float
+    def __init__(self, k: int, timeout: float, resume: bool = False) -> None:
+        self.k, self.timeout, self.resume = k, timeout, resume
+        #: host index -> the first round it sent nothing in (while silent)
+        self.silent: dict[int, int] = {}
+        self._failed_reported: set[int] = set()
 
     async def ready(self, engine: Engine) -> None:
-        await wait_for_parties(engine, self.k, self.timeout)
+        if not self.resume:  # a resumed session's hosts reported ready to the observer this one replaces
+            await wait_for_parties(engine, self.k, self.timeout)
 
-    def check(self, engine: Engine, when: str) -> None:
-        pass
+    def check(self, engine: Engine, outcome: RoundOutcome, when: str) -> None:
+        absent = set(outcome.absent.tolist())
+        for index, status in sorted(engine.failed_workers.items()):
+            if index not in self._failed_reported:
+                self._failed_reported.add(index)
+                log.error("party host %d (parties %s) failed: %s; its parties are absent from now on",
+                          index, format_ranges(status.parties), status.detail)
+        for index, status in sorted(engine.ready_workers.items()):
+            gone = set(status.parties) <= absent
+            if gone and index not in self.silent:
+                self.silent[index] = outcome.index
+                log.error("party host %d (parties %s) sent nothing in round %d (%s): killed or cut off? its "
+                          "parties are recorded absent until it is back", index, format_ranges(status.parties),
+                          outcome.index, outcome.name)
+            elif not gone and index in self.silent:
+                first = self.silent.pop(index)
+                log.warning("party host %d (parties %s) is back at round %d (absent from round %d on)",
+                            index, format_ranges(status.parties), outcome.index, first)
+
+    def report_silent(self, engine: Engine) -> None:
+        """Name the hosts that were still silent when the session ended."""
+        for index, first in sorted(self.silent.items()):
+            log.error("party host %d (parties %s) was gone from round %d to the end of the session", index,
+                      format_ranges(engine.ready_workers[index].parties), first)
 
 
 async def observe_async(
@@ -166,8 +201,11 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
                             rule_factory=zero_one_rules(engine="posterior"))
         async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, observer,
                                repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
-            hosts = _Hosts(roster.k, config.wait_parties) if len(recorded) < len(config.round_names) else None
+            hosts = (_Hosts(roster.k, config.wait_parties, config.resume)
+                     if len(recorded) < len(config.round_names) else None)
             outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)
+            if hosts is not None:
+                hosts.report_silent(engine)
     return tuple(outcomes)
 
 

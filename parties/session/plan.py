@@ -38,7 +38,8 @@ class PartyStarter(Protocol):
 
     def __call__(self, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                  idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
-                 decider: PartyDecider | None, record: AnswerRecord | None = ...) -> RunningParty: ...
+                 decider: PartyDecider | None, record: AnswerRecord | None = ...,
+                 observer_grace: float = ...) -> RunningParty: ...
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -85,13 +85,13 @@ class WorkerPool:
                              f"exited with code {proc.exitcode}")
         return lines
 
-    def check(self, failed: Mapping[int, WorkerStatus] | None = None, when: str = "") -> None:
-        """Raise if a worker died or reported failure.
+    def check(self, failed: Mapping[int, WorkerStatus] | None = None, when: str = "", processes: bool = True) -> None:
+        """Raise if a worker reported failure or (``processes``) its process died.
 
         Raises:
             WorkerError: names each dead/failed worker, its parties, and ``when``.
         """
-        lines = self.dead()
+        lines = self.dead() if processes else []
         for index, status in sorted((failed or {}).items()):
             lines.append(f"worker {index} ({_span(status.parties)}) failed: {status.detail}")
         if lines:

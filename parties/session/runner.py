@@ -20,14 +20,19 @@ The protocol is ``config.protocol``: a :class:`SessionProtocol` in :data:`SESSIO
 
 Keys: the runner makes each party's Ed25519 key pair and hands the private key only to that party's
 worker; the engine gets the roster of public keys. A coordinator key signs the announcements.
-Errors surface as one :class:`mpdp.protocols.errors.MpdpError` (never an ExceptionGroup); a worker that
-dies makes its parties absent from the round in progress, which closes at its timeout, then the run
-stops with a :class:`WorkerError` naming the worker, its parties and the round.
+Errors surface as one :class:`mpdp.protocols.errors.MpdpError` (never an ExceptionGroup). A worker that
+reports "failed" (a party raised: the worker reports the cause at once) stops the run within a second,
+mid-round too (:meth:`_Workers.watch` in the run's TaskGroup cancels the rounds; the pool terminates, then
+kills, every worker), with a :class:`WorkerError` naming the worker, its parties, the cause and the
+round. A worker that dies without a word makes its parties absent from the round in progress, which
+closes at its timeout, then the run stops with a :class:`WorkerError` naming the worker, its parties and
+the round.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
@@ -124,8 +129,9 @@ class PartyProcesses(Protocol):
         """Return once every party is subscribed (WorkerError if a process failed or time ran out)."""
         ...
 
-    def check(self, engine: Engine, when: str) -> None:
-        """After a round: raise WorkerError if a process died (``when`` says where the run stood)."""
+    def check(self, engine: Engine, outcome: RoundOutcome, when: str) -> None:
+        """After round ``outcome``: raise WorkerError if a process died (``when`` says where the run stood),
+        or report what the processes' absence means."""
         ...
 
 
@@ -163,8 +169,20 @@ class _Workers:
             missing = sorted(set(range(self._workers)) - set(engine.ready_workers))
             raise WorkerError(f"worker(s) {missing} did not report ready within {self._timeout:g} s")
 
-    def check(self, engine: Engine, when: str) -> None:
+    def check(self, engine: Engine, outcome: RoundOutcome, when: str) -> None:
         self._pool.check(engine.failed_workers, when)
+
+    async def watch(self, engine: Engine) -> None:
+        """Raise WorkerError as soon as a worker reports failure (signed, with its cause), mid-round too
+        (run next to the rounds in a TaskGroup, which then cancels them: the run fails within a second).
+        A worker process that dies without a report is found after the round (:meth:`check`)."""
+        while True:
+            where = "before the first round" if engine.open_round is None else f"during round {engine.open_round}"
+            self._pool.check(engine.failed_workers, f"({where}; the run stopped)", processes=False)
+            engine.status_changed.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_TICK):
+                    await engine.status_changed.wait()
 
 
 async def drive_rounds(
@@ -190,7 +208,7 @@ async def drive_rounds(
         else:
             outcome = await engine.run_round(index, name)
             if parties is not None:
-                parties.check(engine, f"during round {index} ({name!r}), recorded with {outcome.absent.size} "
+                parties.check(engine, outcome, f"during round {index} ({name!r}), recorded with {outcome.absent.size} "
                                       f"absent part{'y' if outcome.absent.size == 1 else 'ies'}; rounds 0-{index} "
                                       f"are in {store.where}")
         outcomes.append(outcome)
@@ -282,8 +300,11 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
                         plan = plug.party_plan(config, seeds, earlier)
                         specs = worker_specs(config, party_endpoint, private_keys, coordinator_public, plan)
                         async with WorkerPool(specs) as pool:
-                            outcomes = await drive_rounds(engine, store, config.round_names, recorded,
-                                                          _Workers(pool, len(specs), config.ready_timeout), report)
+                            workers = _Workers(pool, len(specs), config.ready_timeout)
+                            watchdog = tg.create_task(workers.watch(engine), name="watch-workers")
+                            outcomes = await drive_rounds(engine, store, config.round_names, recorded, workers,
+                                                          report)
+                            watchdog.cancel()
                     ticker.cancel()
             rounds, spent = plug.finish(config, store, outcomes)
             wall = time.perf_counter() - start

@@ -1,7 +1,8 @@
 """A worker OS process: runs its share of the parties as asyncio tasks in one TaskGroup.
 
 It reports ``ready`` on the status topic once every party has subscribed (the coordinator waits for
-all workers before the first round) or ``failed`` with the first error. It exits when the session
+all workers before the first round) or ``failed`` with the first error, signed with its first party's
+key (:func:`status_report`). It exits when the session
 ends, when a party fails (exit code 1), or when its parent process dies (so no worker is orphaned).
 """
 
@@ -21,15 +22,17 @@ from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
+from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
-from mpdp.parties.session.plan import PartyStarter
+from mpdp.parties.session.plan import PartyStarter, RunningParty
 from mpdp.protocols.errors import WorkerError
 
-__all__ = ["WorkerSpec", "serve_parties", "worker_main"]
+__all__ = ["WorkerSpec", "serve_parties", "status_report", "worker_main"]
 
 log = logging.getLogger("mpdp.worker")
 _PARENT_POLL = 0.5
+_REPORT_TIMEOUT = 5.0  # seconds a "failed" report may take before the worker gives up on it
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +47,8 @@ class WorkerSpec:
         coordinator_key: raw Ed25519 public key of the announcements' signer.
         parties: the parties this worker runs, with their private bits and keys (not in the repr).
         secure: deployment mode (secure sampler) instead of simulation.
-        idle_timeout: seconds a party waits for the next announcement.
+        idle_timeout: seconds a party waits for the first announcement.
+        observer_grace: seconds of coordinator silence (no announcement, no heartbeat) before a party leaves.
         connect_concurrency: parties of this worker connecting at the same time, at most.
         start: builds each party of the protocol the parties speak (a
             :class:`mpdp.parties.session.plan.PartyStarter`, picklable by name): randomized response by
@@ -62,6 +66,7 @@ class WorkerSpec:
     parties: tuple[PartySpec, ...] = field(repr=False)
     secure: bool = False
     idle_timeout: float = 120.0
+    observer_grace: float = OBSERVER_GRACE
     connect_concurrency: int = 32
     start: PartyStarter = start_party
     decisions: PartyDecisionSpec | None = None
@@ -81,9 +86,15 @@ async def _watch_parent(parent: int) -> None:
     raise WorkerError(f"parent process {parent} is gone")
 
 
+def status_report(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "") -> WorkerStatus:
+    """The worker's status report, freshly stamped and signed with the private key of its first party
+    (the observer checks it against the roster)."""
+    return WorkerStatus.signed(spec.parties[0].private_key, session=spec.session, worker=spec.index, state=state,
+                               parties=tuple(p.party for p in spec.parties), detail=detail)
+
+
 async def _report(spec: WorkerSpec, topics: Topics, state: Literal["ready", "failed"], detail: str = "") -> None:
-    status = WorkerStatus(session=spec.session, worker=spec.index, state=state,
-                          parties=tuple(p.party for p in spec.parties), detail=detail[:500])
+    status = status_report(spec, state, detail)
     client_id = f"mpdp-{spec.session}-worker-{spec.index}-{state}-{secrets.token_hex(4)}"
     async with spec.endpoint.connect(client_id) as transport:
         await transport.publish(topics.status, status.model_dump_json())
@@ -116,6 +127,25 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
         await all_ready.wait()
         await _report(spec, topics, "ready")
 
+    reported: list[str] = []  # the failure already reported (at most one report)
+
+    async def report_failure(detail: str) -> None:
+        if not reported:
+            reported.append(detail)
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(_REPORT_TIMEOUT):
+                    await _report(spec, topics, "failed", detail)
+
+    async def run_party(party: RunningParty, party_id: int) -> None:
+        """Run one party; its error is reported "failed" at once, before the task group cancels the
+        others (the coordinator learns the cause even if a cancellation is slow)."""
+        try:
+            await party.run(one_ready)
+        except Exception as exc:
+            text = f"{type(exc).__name__}: {exc}"
+            await report_failure(text if f"party {party_id}" in str(exc) else f"{text} (party {party_id})")
+            raise
+
     try:
         with contextlib.ExitStack() as stack:
             record = None if spec.record is None else stack.enter_context(AnswerRecord(spec.record))
@@ -129,14 +159,14 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                                 spec.session, party_spec.party, party_spec.ledger.delta_slack))
                         party = spec.start(party_spec, spec.endpoint, topics, spec.coordinator_key,
                                            idle_timeout=spec.idle_timeout, connect_gate=gate, secure=spec.secure,
+                                           observer_grace=spec.observer_grace,
                                            decider=decider, record=record)
-                        parties.create_task(party.run(one_ready), name=f"party-{party_spec.party}")
+                        parties.create_task(run_party(party, party_spec.party), name=f"party-{party_spec.party}")
                 if watcher is not None:
                     watcher.cancel()
     except Exception as exc:
         first = _first_leaf(exc)
-        with contextlib.suppress(Exception):
-            await _report(spec, topics, "failed", f"{type(first).__name__}: {first}")
+        await report_failure(f"{type(first).__name__}: {first}")
         raise
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import psutil
 import pytest
 
 from mpdp.broker.connectivity import check_connectivity
-from mpdp.broker.embedded import run_embedded
+from mpdp.broker.embedded import NO_PERSISTENCE_NOTICE, run_embedded
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.launch import open_broker
 from mpdp.broker.mosquitto import CONFIG_TEMPLATE, render_config, run_mosquitto
@@ -60,10 +61,14 @@ async def test_mosquitto_child_is_stopped_on_exit() -> None:
         await check_connectivity(endpoint, timeout=2.0)
 
 
-async def test_embedded_broker_speaks_mqtt_311_and_stops_on_exit() -> None:
-    async with run_embedded(timeout=3.0) as endpoint:
-        assert (endpoint.kind, endpoint.protocol) == ("embedded", "3.1.1")
-        assert await _echo(endpoint, persistent_receiver=True) == b"hello"
+async def test_embedded_broker_speaks_mqtt_311_and_stops_on_exit(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, "mpdp.broker"):
+        async with run_embedded(timeout=3.0) as endpoint:
+            # it says at start that it keeps no persistent session across reconnects
+            assert [r.getMessage() for r in caplog.records if r.name == "mpdp.broker"] == [NO_PERSISTENCE_NOTICE]
+            assert "does not keep persistent sessions" in NO_PERSISTENCE_NOTICE and "mosquitto" in NO_PERSISTENCE_NOTICE
+            assert (endpoint.kind, endpoint.protocol) == ("embedded", "3.1.1")
+            assert await _echo(endpoint, persistent_receiver=True) == b"hello"
     with pytest.raises(TransportError, match=endpoint.url):
         await check_connectivity(endpoint, timeout=2.0)
 

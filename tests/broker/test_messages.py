@@ -118,8 +118,10 @@ def test_announcement_and_status_roundtrip() -> None:
     assert verify_message(announcement, PUBLIC)
     # the party-message domain separates the two kinds of signed message
     assert canonical_bytes(announcement).startswith(b"mpdp/announcement/v1\n")
-    status = WorkerStatus(session="s", worker=1, state="ready", parties=(3, 4))
+    status = WorkerStatus.signed(PRIVATE, session="s", worker=1, state="ready", parties=(3, 4))
     assert WorkerStatus.model_validate_json(status.model_dump_json()) == status
+    assert verify_message(status, PUBLIC) and status.signer == 3
+    assert canonical_bytes(status).startswith(b"mpdp/worker-status/v1\n")
     with pytest.raises(ValidationError):
         WorkerStatus.model_validate_json(status.model_dump_json().replace("ready", "sleeping"))
 

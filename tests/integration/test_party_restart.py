@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,17 @@ async def _watch(endpoint: BrokerEndpoint, session: str, seen: list[PartyMessage
         await transport.subscribe(topics.all_parties)
         async for delivery in transport.deliveries():
             seen.append(PartyMessage.model_validate_json(delivery.payload))
+
+
+def published_once(seen: list[PartyMessage], rounds: int) -> dict[tuple[int, int], str]:
+    """(round, party) -> the one message published for it; asserts every slot of ``rounds`` x K was
+    answered and no party ever published two different answers for one round."""
+    published: dict[tuple[int, int], set[str]] = defaultdict(set)
+    for message in seen:
+        published[message.round, message.party].add(message.model_dump_json())
+    assert sorted(published) == [(r, p) for r in range(rounds) for p in range(K)]
+    assert all(len(texts) == 1 for texts in published.values()), "a party published two different answers"
+    return {key: next(iter(texts)) for key, texts in published.items()}
 
 
 class _Deployment:
@@ -82,15 +94,29 @@ class _Deployment:
         return {p.name: p.read_text() for p in self.tmp.glob("*.log")}
 
 
-async def test_hosts_and_observer_restarted_mid_session_never_answer_twice(
-        mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
-    session = f"rst-{tmp_path.name[-10:].replace('_', '')}"
-    deployment = _Deployment(f"mqtt://127.0.0.1:{mosquitto.port}", tmp_path, session, R)
+@contextlib.asynccontextmanager
+async def watched_deployment(mosquitto: BrokerEndpoint, tmp_path: Path, session: str, rounds: int
+                             ) -> AsyncIterator[tuple[_Deployment, list[PartyMessage]]]:
+    """A deployment with its keys made, and every party message published (filled as they come); on exit
+    the watcher stops and every process is killed."""
+    deployment = _Deployment(f"mqtt://127.0.0.1:{mosquitto.port}", tmp_path, session, rounds)
     seen: list[PartyMessage] = []
     watcher = asyncio.create_task(_watch(mosquitto, session, seen))
     try:
         await deployment.keys_made()
         await asyncio.sleep(0.3)  # the watcher is subscribed
+        yield deployment, seen
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+        await _kill_all(deployment.procs)
+
+
+async def test_hosts_and_observer_restarted_mid_session_never_answer_twice(
+        mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    session = f"rst-{tmp_path.name[-10:].replace('_', '')}"
+    async with watched_deployment(mosquitto, tmp_path, session, R) as (deployment, seen):
         first_run = [await deployment.host("a", 1), await deployment.host("b", 1), await deployment.observer(1)]
         async with asyncio.timeout(30):
             while len(seen) < 3 * K:  # at least three rounds answered
@@ -103,21 +129,12 @@ async def test_hosts_and_observer_restarted_mid_session_never_answer_twice(
         second_run = [await deployment.host("a", 2), await deployment.host("b", 2), await deployment.observer(2)]
         codes = [await _finish(proc, 60) for proc in second_run]
         await asyncio.sleep(0.3)  # the last re-sends reach the watcher
-    finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
-        await _kill_all(deployment.procs)
     assert codes == [0, 0, 0], deployment.logs()
 
-    published: dict[tuple[int, int], set[str]] = defaultdict(set)
-    for message in seen:
-        published[message.round, message.party].add(message.model_dump_json())
-    assert sorted(published) == [(r, p) for r in range(R) for p in range(K)]
-    assert all(len(texts) == 1 for texts in published.values()), "a party published two different answers"
+    published = published_once(seen, R)
     assert len(seen) >= K * R + killed_at  # every round answered before the kill was answered again
 
-    answers = {key: PartyMessage.model_validate_json(next(iter(texts))) for key, texts in published.items()}
+    answers = {key: PartyMessage.model_validate_json(text) for key, text in published.items()}
     with TranscriptStore(tmp_path / "out2" / "transcripts.sqlite") as store:
         assert store.recorded_rounds(session) == list(range(R))
         stored = {(m["round"], m["party"]): m["payload"] for m in store.messages(session)}

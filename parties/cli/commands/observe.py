@@ -5,7 +5,8 @@ in SQLite, decides each round with the optimal rule and announces the end. It do
 it prints its decisions and its posterior (P(decision | transcript), expected number of ones).
 ``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json`` of this one session: the same session
 again resumes it (recorded rounds are skipped); a directory holding another session's is refused unless
-``--force``, which replaces them. The ``privacy`` section of ``decisions.json`` is each party's spent
+``--force``, which replaces them. A round with no answer at all is ``failed`` (no decision; shown in
+the table, ``"status": "failed"`` in ``decisions.json``) and the command exits 1 naming the failed rounds. The ``privacy`` section of ``decisions.json`` is each party's spent
 (epsilon, delta) as the transcript shows it (exact optimum, 000 Theorem 3.3, at delta_tilde 1e-6, and basic
 composition), the same section as ``mpdp simulate``'s ``results.json``.
 """
@@ -34,7 +35,7 @@ from mpdp.parties.cli.args import (
     to_json_text,
 )
 from mpdp.parties.cli.display import truth_text
-from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     ledgers_from_rounds,
@@ -60,6 +61,7 @@ examples:
   mpdp observe --roster keys/roster.json --keys keys/coordinator --dataset-rounds house-votes-84 \\
       --function passed --broker mqtt://broker.example:1883 --out results/
   mpdp observe --roster keys/roster.json --keys keys/coordinator --rounds 3 --function sum
+  mpdp observe ... --out results/ --resume      # an observer of this session stopped: continue it
 
 rounds: --dataset-rounds takes the round names from a dataset's header ({', '.join(DATASET_NAMES)} or a
   CSV path; its bits are not used); --rounds R names them round-1..round-R.
@@ -90,6 +92,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="write this session's transcripts.sqlite and decisions.json here; the same session "
                         "resumes, another one's files are refused (default: .)")
     p.add_argument("--force", action="store_true", help="replace another session's files in --out")
+    p.add_argument("--resume", action="store_true",
+                   help="replace an observer of this session that stopped mid-session (same --out): do not wait "
+                        "for ready reports (the hosts are serving), continue at the first round not recorded; "
+                        "the parties re-send their recorded answers (restart within their --observer-grace)")
     p.set_defaults(run=_run)
 
 
@@ -109,6 +115,18 @@ def _other_sessions(out: Path, session: str) -> list[str]:
     return sorted(found - {session})
 
 
+def _check_resumable(out: Path, session: str) -> None:
+    """Raise ParameterError unless ``out`` holds a transcript of ``session`` (what --resume continues)."""
+    store = out / "transcripts.sqlite"
+    sessions: list[str] = []
+    if store.exists():
+        with TranscriptStore(store) as opened:
+            sessions = list(opened.sessions())
+    if session not in sessions:
+        raise ParameterError("--resume", str(store), f"the transcript of session {session!r} (started by an "
+                             "earlier `mpdp observe --out` into this directory)", hint="nothing to resume there")
+
+
 def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
     if (args.dataset_rounds is None) == (args.rounds is None):
         raise ParameterError("rounds", args.dataset_rounds or args.rounds,
@@ -123,14 +141,15 @@ def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
 def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFunction) -> dict[str, object]:
     mechanisms = [facts.roster.mechanisms[p] for p in outcome.participants]
     assert outcome.symbols is not None  # mpdp observe runs randomized response: symbols in the clear
-    posterior = round_posterior(mechanisms, function, outcome.symbols)
+    failed = outcome.status == "failed"  # no answer: no decision, no posterior
+    posterior = None if failed else round_posterior(mechanisms, function, outcome.symbols)
     return {
         "round": outcome.index, "name": outcome.name, "status": outcome.status,
         "participants": outcome.participants.tolist(), "abstained": outcome.abstained.tolist(),
         "absent": outcome.absent.tolist(), "messages_received": outcome.messages_received,
         "messages_rejected": outcome.messages_rejected, "decisions": outcome.decisions.tolist(),
-        "posterior_of_decision": posterior.of(outcome.decisions).tolist(),
-        "expected_ones": posterior.expected_ones.tolist(),
+        "posterior_of_decision": None if posterior is None else posterior.of(outcome.decisions).tolist(),
+        "expected_ones": None if posterior is None else posterior.expected_ones.tolist(),
     }
 
 
@@ -145,6 +164,10 @@ def _print_table(document: dict[str, object]) -> None:
     rounds = document["rounds"]
     assert isinstance(rounds, list)
     for r in rounds:
+        if r["status"] == "failed":
+            table.add_row(r["name"], "[bold red]FAILED[/]", "0", "0", str(len(r["absent"])),
+                          "[red]none: no answer[/]", "-", "-")
+            continue
         decisions = np.asarray(r["decisions"])
         values, counts = np.unique(decisions, return_counts=True)
         top = int(values[np.argmax(counts)])
@@ -168,11 +191,13 @@ def _run(args: argparse.Namespace) -> int:
     coordinator = read_private_key(coordinator_key_path(args.keys), facts, None)
     function = parse_function(args.function)
     others = _other_sessions(output_dir(args.out, "--out"), facts.session)
+    if args.resume:
+        _check_resumable(output_dir(args.out, "--out"), facts.session)
     out = fresh_output_dir(args.out, "--out", OUT_FILES if others else (), args.force)
     config = ObserveConfig(
         facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),
         function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
-        round_timeout=args.round_timeout, wait_parties=args.wait_parties,
+        round_timeout=args.round_timeout, wait_parties=args.wait_parties, resume=args.resume,
     )
     outcomes = observe(config)
     document = {
@@ -183,4 +208,9 @@ def _run(args: argparse.Namespace) -> int:
     }
     (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
     _print_table(document)
+    failed = failed_rounds_text(outcomes)
+    if failed is not None:
+        print(f"mpdp: error: {failed}; the session is recorded in {config.store_path} (exit code 1)",
+              file=sys.stderr)
+        return 1
     return 0

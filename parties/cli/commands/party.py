@@ -18,12 +18,13 @@ from pathlib import Path
 
 from mpdp.analysis.accounting import Budget
 from mpdp.parties.cli.args import add_deployed_session, add_label_column, broker_options, seed_value
+from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options
 from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.files import party_key_path, read_private_key, read_roster
-from mpdp.parties.session.host import HostConfig, host_bits, host_parties
+from mpdp.parties.session.host import MIN_OBSERVER_GRACE, HostConfig, host_bits, host_parties
 
 __all__ = ["register"]
 
@@ -57,7 +58,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=seed_value, default=None,
                    help="simulation mode: reproducible seeded generators (default: deployment mode)")
     p.add_argument("--idle-timeout", type=float, default=3600.0, metavar="SECONDS",
-                   help="give up after this long without an announcement (default: 3600)")
+                   help="give up after this long without the first announcement (default: 3600)")
+    p.add_argument("--observer-grace", type=float, default=OBSERVER_GRACE, metavar="SECONDS",
+                   help="once the session started, leave (exit 2, with a message) when the observer has sent no "
+                        f"round and no heartbeat for this long: it is gone (default: {OBSERVER_GRACE:g}; at least "
+                        f"{MIN_OBSERVER_GRACE:g}: the observer's heartbeat comes every second)")
     p.add_argument("--max-repetitions", type=int, default=1, metavar="N",
                    help="the most releases of a party's bit per round; a round asking more gets a 'policy' "
                         "abstention (default: 1)")
@@ -80,7 +85,8 @@ def _run(args: argparse.Namespace) -> int:
     check_privacy_options(budget, DEFAULT_DELTA_SLACK, budget_name="--budget")
     record = args.record if args.record is not None else args.keys / f"answers-{parties[0]}.sqlite"
     config = HostConfig(facts=facts, parties=parties, bits=bits, private_keys=keys, endpoint=endpoint,
-                        seed=args.seed, idle_timeout=args.idle_timeout, max_repetitions=args.max_repetitions,
+                        seed=args.seed, idle_timeout=args.idle_timeout, observer_grace=args.observer_grace,
+                        max_repetitions=args.max_repetitions,
                         budget=budget, record=record)
     asyncio.run(host_parties(config))
     mode = "deployment" if args.seed is None else "simulation"

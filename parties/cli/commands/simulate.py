@@ -38,7 +38,7 @@ from mpdp.parties.cli.args import (
     to_json_text,
 )
 from mpdp.parties.cli.display import party_summary, print_results
-from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
 from mpdp.parties.session.config import PROTOCOLS
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
 from mpdp.parties.session.datasets import DATASET_NAMES
@@ -205,10 +205,14 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
 
 
 def _timeouts(rounds: Sequence[RoundOutcome]) -> int:
-    """Warn about rounds that closed at their timeout with parties unheard; exit code 1 if any."""
+    """Warn about rounds that closed at their timeout with parties unheard, name the failed ones (no
+    answer at all); exit code 1 if any."""
+    failed = failed_rounds_text(rounds)
+    if failed is not None:
+        print(f"mpdp: error: {failed}", file=sys.stderr)
     late = [r for r in rounds if r.status == "timeout" and r.absent.size]
     if not late:
-        return 0
+        return 0 if failed is None else 1
     names = ", ".join(f"{r.name} ({r.absent.size} absent)" for r in late[:5])
     more = f" and {len(late) - 5} more" if len(late) > 5 else ""
     print(f"mpdp: warning: {len(late)} round(s) closed at --round-timeout with parties not heard: "

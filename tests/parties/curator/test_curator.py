@@ -133,6 +133,6 @@ async def test_spy_sees_only_ciphertexts_and_bad_ballots_are_rejected(
     assert published == releases
     release = CuratorRelease.model_validate_json(published[0])
     assert set(json.loads(published[0])) == {"version", "session", "round", "voters", "repetitions", "outputs",
-                                             "nonce", "signature"}
+                                             "nonce", "signature", "sequence", "expires_ms"}
     assert release.voters == 3 and release.output_array().tolist() == [1] * REPS
     assert verify_message(release, signing_public)

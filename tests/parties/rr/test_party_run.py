@@ -99,14 +99,16 @@ async def test_abstains_once_its_budget_is_spent() -> None:
 
 async def test_a_re_announced_round_gets_the_same_signed_message_again() -> None:
     """A second announcement of round 0 (a restarted observer's) is answered by the very message sent
-    first (same symbols, nonce and signature), never by a fresh draw; the ledger charges it once."""
+    first (same symbols, nonce and signature), never by a fresh draw; the ledger charges it once. The
+    first announcement replayed gets nothing (its sequence is not new)."""
     party, broker = _party([1, 0])
     first = _announcement(0)
     answered, replies = await _serve(party, broker, first, _announcement(0), first, _announcement(1))
     assert answered == 2
-    assert [m.round for m in replies] == [0, 0, 0, 1]
-    assert replies[0] == replies[1] == replies[2] and replies[0].kind == "symbols"
+    assert [m.round for m in replies] == [0, 0, 1]
+    assert replies[0] == replies[1] and replies[0].kind == "symbols"
     assert party.ledger.rounds == (0, 1)
+    assert party.rejections.counts == {"replay": 1}
 
 
 async def test_ignores_announcements_it_cannot_trust() -> None:
@@ -115,9 +117,11 @@ async def test_ignores_announcements_it_cannot_trust() -> None:
     other_session = Announcement.signed(COORD_PRIVATE, session="t", kind="round", round=0, repetitions=8
                                         ).model_dump_json()
     tampered = _announcement(0).replace('"repetitions":8', '"repetitions":9')
-    answered, replies = await _serve(*_party([1, 0]), forged, "not json", other_session, tampered, _announcement(1))
+    party, broker = _party([1, 0])
+    answered, replies = await _serve(party, broker, forged, "not json", other_session, tampered, _announcement(1))
     assert answered == 1
     assert [m.round for m in replies] == [1]
+    assert party.rejections.counts == {"signature": 2, "schema": 1, "session": 1}
 
 
 async def test_keeps_serving_after_its_connection_drops() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
-from mpdp.broker.signing import generate_key_pair
+from mpdp.broker.signing import generate_key_pair, public_key_of, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.session.datasets import Dataset
@@ -60,7 +60,7 @@ def test_deployment_mode_by_default_and_seeded_simulation(tmp_path: Path) -> Non
     (dict(parties=()), "at least one"), (dict(parties=(3, 1)), "ascending"), (dict(parties=(1, 5)), "0..4"),
     (dict(bits=np.zeros((3, 2))), r"shape \(2, R\)"), (dict(bits=np.full((2, 2), 2)), "values 0, 1, -1"),
     (dict(private_keys=(b"a" * 32,)), "one per hosted party"), (dict(seed=-1), "seed"),
-    (dict(idle_timeout=float("inf")), "idle_timeout"),
+    (dict(idle_timeout=float("inf")), "idle_timeout"), (dict(observer_grace=1.0), "at least 2 s"),
 ])
 def test_config_is_validated(tmp_path: Path, change: dict[str, object], needle: str) -> None:
     with pytest.raises(ParameterError, match=needle):
@@ -83,8 +83,8 @@ async def test_beacon_repeats_its_own_ready_until_a_signed_announcement(tmp_path
     config = dataclasses.replace(config, facts=dataclasses.replace(config.facts, coordinator_public_key=coordinator_public))
     topics, broker = Topics("h-1"), InMemoryBroker()
 
-    def status(worker: int) -> str:
-        return WorkerStatus(session="h-1", worker=worker, state="ready", parties=(1, 3)).model_dump_json()
+    def status(worker: int, key: bytes = config.private_keys[0]) -> str:
+        return WorkerStatus.signed(key, session="h-1", worker=worker, state="ready", parties=(1, 3)).model_dump_json()
 
     def announcement(key: bytes) -> str:
         return Announcement.signed(key, session="h-1", kind="round", round=0, repetitions=1).model_dump_json()
@@ -96,9 +96,16 @@ async def test_beacon_repeats_its_own_ready_until_a_signed_announcement(tmp_path
         await beacon.subscribed.wait()
         assert await next_delivery(watch, 0.1) is None  # nothing to repeat before its own "ready"
         await watch.publish(topics.status, status(9))  # another host's: not repeated
+        await watch.publish(topics.status, status(config.worker, stranger))  # not signed by the host: not repeated
+        assert [await next_delivery(watch, 0.5) is not None for _ in range(2)] == [True, True]  # the two above
+        assert await next_delivery(watch, 0.1) is None
         await watch.publish(topics.status, status(config.worker))
         seen = [await next_delivery(watch, 0.5) for _ in range(5)]
-        assert [d.payload.decode() for d in seen if d] == [status(9), status(1), status(1), status(1), status(1)]
+        reports = [WorkerStatus.model_validate_json(d.payload) for d in seen if d]
+        assert [(r.worker, r.state, r.parties) for r in reports] == [(1, "ready", (1, 3))] * 5
+        # each repeat is signed afresh by the host's first party: the observer refuses a replayed one
+        assert all(verify_message(r, public_key_of(config.private_keys[0])) for r in reports)
+        assert [r.sequence for r in reports] == sorted({r.sequence for r in reports})
         await watch.publish(topics.rounds, announcement(stranger))  # not the coordinator's: keeps repeating
         assert await next_delivery(watch, 0.5) is not None
         await watch.publish(topics.rounds, announcement(coordinator_private))

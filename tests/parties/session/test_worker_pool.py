@@ -7,6 +7,7 @@ import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import WorkerStatus
+from mpdp.broker.signing import generate_key_pair
 from mpdp.parties.rr.party import PartySpec
 from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.worker import WorkerSpec
@@ -23,7 +24,8 @@ def _spec(index: int, parties: range) -> WorkerSpec:
 
 def test_a_failed_worker_is_a_worker_error_naming_it_its_parties_and_when() -> None:
     pool = WorkerPool([_spec(0, range(3)), _spec(1, range(3, 6))])
-    failed = {1: WorkerStatus(session="s", worker=1, state="failed", parties=(3, 4, 5), detail="TransportError: x")}
+    failed = {1: WorkerStatus.signed(generate_key_pair()[0], session="s", worker=1, state="failed",
+                                    parties=(3, 4, 5), detail="TransportError: x")}
     with pytest.raises(WorkerError) as info:
         pool.check(failed, "during round 2")
     assert str(info.value) == "worker 1 (parties 3-5) failed: TransportError: x during round 2"

@@ -1,0 +1,258 @@
+"""The signed, replay-proof control plane on the in-memory transport: forged, unsigned, replayed, expired
+and other-session messages of every kind (worker status, round and end announcements, transcripts) are
+rejected with their reason and counted, and change nothing; the freshness guard and the rate-limited
+reject log on their own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.broker.control import FreshnessGuard, next_sequence, stamp
+from mpdp.broker.decision_messages import TranscriptMessage
+from mpdp.broker.messages import Announcement, WorkerStatus
+from mpdp.broker.signing import generate_key_pair, sign_message
+from mpdp.broker.transport import InMemoryBroker
+from mpdp.parties.rounds.answer_record import AnswerRecord
+from mpdp.parties.rounds.engine import open_engine
+from mpdp.parties.rounds.rejections import RejectLog
+from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
+from mpdp.parties.rr.observer import Observer
+from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.protocols.errors import ProtocolViolation
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.symmetric import observer_average_rule
+from tests.parties.rr.test_party_run import COORD_PRIVATE, COORD_PUBLIC, TOPICS, _drain, _end, _serve
+
+pytestmark = pytest.mark.timeout(20)
+
+SESSION = "s"  # the party-run tests' session, coordinator and helpers
+STRANGER, _ = generate_key_pair()
+RR = RandomizedResponse(0.7)
+
+
+def _expired(message: Announcement | WorkerStatus | TranscriptMessage, key: bytes) -> str:
+    """``message`` re-signed with an expiry one second in the past (a genuinely signed, stale message)."""
+    stale = message.model_copy(update={"expires_ms": int(time.time() * 1000) - 1000})
+    return sign_message(stale, key).model_dump_json()
+
+
+def _round(index: int, key: bytes = COORD_PRIVATE, session: str = SESSION) -> Announcement:
+    return Announcement.signed(key, session=session, kind="round", round=index, repetitions=1)
+
+
+# --- the freshness guard and the reject log -------------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 50), st.sampled_from(["a", "b"])), max_size=40))
+def test_the_guard_accepts_exactly_the_running_maxima_per_sender(sends: list[tuple[int, str]]) -> None:
+    """Law: a message is accepted iff its sequence beats every earlier accepted one of its sender."""
+    guard = FreshnessGuard(clock=_Clock(0.0))
+    best: dict[str, int] = {}
+    for sequence, sender in sends:
+        message = _round(0).model_copy(update={"sequence": sequence, "expires_ms": 1})
+        fresh = sequence > best.get(sender, 0)
+        try:
+            guard.check(message, sender, "m")
+        except ProtocolViolation as exc:
+            assert not fresh and exc.reason == "replay"
+        else:
+            assert fresh
+            best[sender] = sequence
+
+
+def test_the_guard_refuses_at_the_expiry_and_sequences_increase() -> None:
+    clock = _Clock(1000.0)
+    guard = FreshnessGuard(clock=clock)
+    message = _round(0).model_copy(update={"expires_ms": 1_000_500})
+    clock.now = 1000.5  # exactly at the expiry: void
+    with pytest.raises(ProtocolViolation, match="expired"):
+        guard.check(message, "c", "m")
+    assert guard.last("c") == 0  # nothing remembered of a refused message
+    clock.now = 1000.499
+    guard.check(message, "c", "m")
+    sequences = [next_sequence() for _ in range(1000)]
+    assert all(b > a for a, b in zip(sequences, sequences[1:], strict=False))
+    before = time.time()
+    assert before * 1000 + 1999 <= stamp(2.0)["expires_ms"] <= time.time() * 1000 + 2000
+    with pytest.raises(ValueError, match="lifetime"):
+        stamp(0.0)
+
+
+def test_rejections_are_counted_and_logged_at_most_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:
+    clock = _Clock(0.0)
+    rejects = RejectLog(logging.getLogger("mpdp.test"), "observer", interval=5.0, clock=clock)
+    with caplog.at_level(logging.WARNING, "mpdp.test"):
+        for i in range(1000):
+            clock.now = i * 0.004  # 1000 forgeries in 4 s
+            rejects.reject("signature", f"forgery {i}")
+        rejects.reject("schema", "junk")
+        clock.now = 5.0
+        rejects.reject("signature", "forgery 1000")
+    assert rejects.counts == {"signature": 1001, "schema": 1} and rejects.total == 1002
+    assert [r.getMessage() for r in caplog.records] == [
+        "observer: rejected a message (signature): forgery 0",
+        "observer: rejected a message (schema): junk",
+        "observer: rejected a message (signature): forgery 1000 (and 999 more since the last report)",
+    ]
+
+
+# --- worker status at the observer ----------------------------------------------------------------------
+
+
+async def test_forged_unsigned_replayed_and_expired_status_reports_change_nothing(tmp_path: Path) -> None:
+    """Issue 9: an anonymous "failed" stopped the observer and a forged "ready" made it decide from
+    nothing. Only the genuine "ready" of worker 0 (signed by party 0's roster key) counts."""
+    broker = InMemoryBroker()
+    roster, keys = Roster.generate((RR,) * 3)
+
+    def status(key: bytes, state: str = "ready", worker: int = 0, parties: tuple[int, ...] = (0, 1),
+               session: str = SESSION) -> WorkerStatus:
+        return WorkerStatus.signed(key, session=session, worker=worker, state=state,  # type: ignore[arg-type]
+                                   parties=parties, detail="attacker's text" if state == "failed" else "")
+
+    genuine = status(keys[0]).model_dump_json()
+    unsigned = json.dumps({k: v for k, v in json.loads(genuine).items() if k != "signature"} | {"state": "failed"})
+    attacks = [
+        ("schema", unsigned),  # the old, unsigned "failed" of issue 9
+        ("schema", json.dumps({"version": 1, "session": SESSION, "worker": 0, "state": "failed", "parties": [0]})),
+        ("signature", status(STRANGER, "failed").model_dump_json()),  # a stranger's key
+        ("signature", status(STRANGER, worker=2, parties=(2,)).model_dump_json()),  # a forged "ready"
+        ("signature", status(keys[2], "failed").model_dump_json()),  # party 2's key for party 0's report
+        ("signature", genuine.replace('"ready"', '"failed"')),  # tampered
+        ("session", status(keys[0], "failed", session="other").model_dump_json()),
+        ("unknown-party", status(keys[0], parties=(0, 7)).model_dump_json()),
+        ("expired", _expired(status(keys[2], "failed", worker=2, parties=(2,)), keys[2])),
+        ("replay", genuine),  # the genuine report captured and sent again
+    ]
+    with TranscriptStore(tmp_path / "t.sqlite") as store:
+        store.open_session(SESSION, 3, 1, ["r0"], mode="simulation (seeded generators)")
+        observer = Observer(TOPICS, roster, store, function=parse_function("majority"),
+                            measure=accuracy_measure("zero-one", 2), rule_factory=observer_average_rule)
+        async with open_engine(broker, TOPICS, roster, store, COORD_PRIVATE, observer, repetitions=1,
+                               round_timeout=1.0) as engine, broker.connect("attacker") as attacker:
+            await attacker.publish(TOPICS.status, genuine)
+            for _, text in attacks:
+                await attacker.publish(TOPICS.status, text)
+            await asyncio.sleep(0.05)
+            assert list(engine.ready_workers) == [0] and engine.ready_workers[0].parties == (0, 1)
+            assert engine.failed_workers == {}
+            expected: dict[str, int] = {}
+            for reason, _ in attacks:
+                expected[reason] = expected.get(reason, 0) + 1
+            assert dict(engine.rejections.counts) == expected
+            assert engine.messages_rejected == len(attacks)
+            later = status(keys[0], "failed").model_dump_json()  # a newer genuine report counts
+            await attacker.publish(TOPICS.status, later)
+            await asyncio.sleep(0.05)
+            assert list(engine.failed_workers) == [0]
+        assert {reason: n for (_, reason), n in store.rejects(SESSION).items()} == expected
+
+
+# --- announcements at a party ---------------------------------------------------------------------------
+
+
+def _party(record: AnswerRecord | None = None, bits: tuple[int, ...] = (1, 0, 1)) -> tuple[Party, InMemoryBroker]:
+    spec = PartySpec(1, np.array(bits, np.int8), RR, generate_key_pair()[0], np.random.SeedSequence(3), None,
+                     PrivacyLedger(1e-6))
+    broker = InMemoryBroker()
+    return Party(spec, broker, TOPICS, COORD_PUBLIC, idle_timeout=2.0, record=record), broker
+
+
+async def test_a_party_refuses_forged_replayed_expired_and_out_of_order_announcements() -> None:
+    party, broker = _party()
+    early_end = _end(3)  # signed before round 0's: replayed later, it is stale
+    r0, r2 = _round(0).model_dump_json(), _round(2).model_dump_json()
+    texts = [
+        r0,
+        _round(1, key=STRANGER).model_dump_json(),  # forged
+        json.dumps({k: v for k, v in json.loads(_round(1).model_dump_json()).items() if k != "signature"}),
+        _expired(_round(1), COORD_PRIVATE),  # genuinely signed, stale
+        _round(1, session="other").model_dump_json(),
+        r0,  # replayed: gets nothing (not even the recorded answer)
+        early_end,  # a replayed end: ignored, the party stays
+        r2,
+        _round(1).model_dump_json(),  # fresh, but round 2 is answered already: a missed round stays missed
+    ]
+    answered, replies = await _serve(party, broker, *texts)
+    assert answered == 2 and [m.round for m in replies] == [0, 2]
+    assert party.rejections.counts == {"signature": 1, "schema": 1, "expired": 1, "session": 1, "replay": 2,
+                                       "out-of-order": 1}
+    assert party.ledger.rounds == (0, 2)
+
+
+async def test_after_a_restart_replays_get_nothing_and_a_re_announcement_the_recorded_answer(tmp_path: Path) -> None:
+    """Issue 9: replaying captured announcements to a restarted party host made it release every bit
+    again, and the replayed end made it exit. With the record, a restarted party refuses both (their
+    sequences are not above what it acted on) and answers the coordinator's fresh re-announcement with
+    the very message it recorded."""
+    with AnswerRecord(tmp_path / "answers.sqlite") as record:
+        party, broker = _party(record)
+        r0, r1 = _round(0).model_dump_json(), _round(1).model_dump_json()
+        end = _end(2)
+        async with broker.connect("coordinator") as coordinator:
+            await coordinator.subscribe(TOPICS.all_parties)
+            ready = asyncio.Event()
+            task = asyncio.create_task(party.run(ready.set))
+            await ready.wait()
+            for text in (r0, r1, end):
+                await coordinator.publish(TOPICS.rounds, text)
+            await task
+            first = await _drain(coordinator)
+        assert [m.round for m in first] == [0, 1]
+
+        restarted, broker = _party(record)
+        assert sorted(restarted._loop.sent) == [0, 1]
+        answered, replies = await _serve(restarted, broker, r0, r1, end, _round(1).model_dump_json())
+        assert answered == 2
+        assert replies == [first[1]]  # only the fresh re-announcement, answered with the recorded message
+        assert restarted.rejections.counts == {"replay": 3}
+
+
+# --- transcripts at a deciding party --------------------------------------------------------------------
+
+
+def test_forged_expired_replayed_and_foreign_transcripts_are_refused() -> None:
+    spec = PartyDecisionSpec((RR,) * 3, "majority")
+    decider = PartyDecider(spec, SESSION, COORD_PUBLIC)
+
+    def transcript(key: bytes = COORD_PRIVATE, session: str = SESSION, participants: tuple[int, ...] = (0, 1, 2),
+                   ) -> TranscriptMessage:
+        return TranscriptMessage.signed(key, session=session, round=0, participants=np.array(participants),
+                                        symbols=np.zeros((2, len(participants)), np.uint8))
+
+    older, newer = transcript(), transcript()
+    assert decider.transcript(newer.model_dump_json().encode()) is not None
+    refused = {
+        "signature": transcript(STRANGER),
+        "session": transcript(session="other"),
+        "unknown-party": transcript(participants=(0, 5)),
+        "replay": older,
+    }
+    for message in refused.values():
+        assert decider.transcript(message.model_dump_json().encode()) is None
+    assert decider.transcript(_expired(transcript(), COORD_PRIVATE).encode()) is None
+    assert decider.transcript(b"{}") is None
+    assert decider.rejections.counts == {"signature": 1, "session": 1, "unknown-party": 1, "replay": 1,
+                                         "expired": 1, "schema": 1}

@@ -1,0 +1,90 @@
+"""A round nobody answers is ``failed``, never decided from nothing: recorded with status failed and
+decisions -1, nothing published for it; a round with one answer is an ordinary timeout. A store written
+before ``failed`` existed is migrated and keeps its rounds."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpdp.broker.messages import PartyMessage
+from mpdp.broker.signing import generate_key_pair
+from mpdp.broker.topics import Topics
+from mpdp.broker.transport import InMemoryBroker, next_delivery
+from mpdp.parties.rounds.engine import open_engine
+from mpdp.parties.rounds.outcome import NO_DECISION, RoundOutcome, failed_rounds_text
+from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.store import MessageRows, RecordedMessage, RoundRecord, TranscriptStore
+from mpdp.parties.rr.observer import Observer
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.symmetric import observer_average_rule
+
+pytestmark = pytest.mark.timeout(20)
+
+SESSION, REPS = "fail", 3
+TOPICS = Topics(SESSION)
+
+
+async def test_a_round_with_no_answer_fails_and_one_with_an_answer_times_out(tmp_path: Path) -> None:
+    broker = InMemoryBroker()
+    roster, keys = Roster.generate((RandomizedResponse(1.0),) * 3)
+    coordinator, _ = generate_key_pair()
+    with TranscriptStore(tmp_path / "t.sqlite") as store:
+        store.open_session(SESSION, 3, REPS, ["r0", "r1"], mode="simulation (seeded generators)")
+        observer = Observer(TOPICS, roster, store, function=parse_function("majority"),
+                            measure=accuracy_measure("zero-one", 2), rule_factory=observer_average_rule,
+                            party_decisions=True)
+        async with open_engine(broker, TOPICS, roster, store, coordinator, observer, repetitions=REPS,
+                               round_timeout=0.2) as engine, broker.connect("watch") as watch:
+            await watch.subscribe(TOPICS.rounds, TOPICS.transcript)
+            failed = await engine.run_round(0, "r0")
+            running = asyncio.create_task(engine.run_round(1, "r1"))
+            assert (await next_delivery(watch, 1.0)) is not None  # round 0's announcement
+            assert (await next_delivery(watch, 1.0)) is not None  # round 1's: nothing published in between
+            answer = PartyMessage.signed(keys[1], session=SESSION, round=1, party=1, repetitions=REPS,
+                                         symbols=np.array([1, 0, 1], np.uint8))
+            await watch.publish(TOPICS.party(1), answer.model_dump_json())
+            timed_out = await running
+            transcript = await next_delivery(watch, 1.0)  # round 1 had data: its transcript is published
+            assert transcript is not None and transcript.topic == TOPICS.transcript
+        assert (failed.status, failed.decisions.tolist(), failed.absent.tolist()) == ("failed", [NO_DECISION] * REPS,
+                                                                                       [0, 1, 2])
+        assert failed.participants.size == 0 and failed.messages_received == 0
+        assert (timed_out.status, timed_out.participants.tolist(), timed_out.absent.tolist()) == ("timeout", [1], [0, 2])
+        assert set(timed_out.decisions.tolist()) <= {0, 1}
+        stored = store.load_round(SESSION, 0)
+        assert stored.status == "failed" and stored.decisions.tolist() == [NO_DECISION] * REPS
+    assert failed_rounds_text([failed, timed_out]) == (
+        "1 of 2 round(s) failed with no answer at all (nothing was decided, their decisions are recorded as -1): "
+        "0 (r0)")
+    assert failed_rounds_text([timed_out]) is None
+
+
+def test_a_store_from_before_failed_rounds_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with TranscriptStore(path) as store:
+        store.open_session(SESSION, 1, 1, ["r0", "r1"], mode="simulation (seeded generators)")
+    with sqlite3.connect(path) as db:  # the rounds table as the earlier schema wrote it, with one round
+        db.executescript("""
+            DROP TABLE rounds;
+            CREATE TABLE rounds (
+                session TEXT NOT NULL, round INTEGER NOT NULL, name TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('complete', 'timeout')),
+                participants TEXT NOT NULL, abstained TEXT NOT NULL, absent TEXT NOT NULL,
+                messages_received INTEGER NOT NULL, messages_rejected INTEGER NOT NULL, decided REAL NOT NULL,
+                PRIMARY KEY (session, round)) WITHOUT ROWID;
+            INSERT INTO rounds VALUES ('fail', 0, 'r0', 'timeout', '[]', '[]', '[0]', 0, 0, 1.0);
+        """)
+    with TranscriptStore(path) as store:
+        assert store.recorded_rounds(SESSION) == [0]
+        failed = RoundOutcome(name="r1", participants=np.zeros(0, np.int64), symbols=np.zeros((1, 0), np.uint8),
+                              decisions=np.array([NO_DECISION]), messages_received=0, messages_rejected=0, index=1,
+                              absent=np.array([0]), status="failed")
+        store.record_round(RoundRecord(SESSION, failed, MessageRows(1, (RecordedMessage(
+            0, "absent", None, np.zeros(0, np.uint8), None),)), {}))
+        assert store.recorded_rounds(SESSION) == [0, 1] and store.load_round(SESSION, 1).status == "failed"
