@@ -163,7 +163,9 @@ class PartyDecider:
             raise ProtocolViolation("signature", f"{where}: not signed by the coordinator")
         if any(p >= len(self.spec.mechanisms) for p in message.participants):
             raise ProtocolViolation("unknown-party", f"{where}: parties outside the roster")
-        self._fresh.check(message, "coordinator", where)
+        # one sender per (round, part): the parts of a transcript may arrive in any order (each is signed
+        # with its own sequence), a part already accepted is a replay
+        self._fresh.check(message, ("coordinator", message.round, message.part), where)
         return message
 
     def rule(self, participants: tuple[int, ...], party: int) -> DecisionRule:
