@@ -274,6 +274,7 @@ def plot_privacy_spent(epsilon_optimal: Sequence[float], epsilon_basic: Sequence
     basic = np.asarray(epsilon_basic, dtype=np.float64)
     if optimal.shape != basic.shape:
         raise ValueError(f"{optimal.size} optimal against {basic.size} basic epsilons: one each per party")
+    optimal, basic = (np.where(np.isfinite(v), v, np.nan) for v in (optimal, basic))  # NaN: not drawn
     figure, ax = new_axes(ax, (8.0, 3.8))
     ids = np.arange(optimal.size)
     for j, (values, label) in enumerate(((basic, "basic composition (sum of epsilons)"),
