@@ -69,7 +69,7 @@ class ReportFigure:
 
 @dataclass(frozen=True, slots=True)
 class Section:
-    """A heading, paragraphs, tables and figures, shown in that order."""
+    """A heading, paragraphs, figures and tables, shown in that order."""
 
     heading: str
     paragraphs: tuple[str, ...] = ()
@@ -115,9 +115,11 @@ _PAGE = Template("""<!DOCTYPE html>
 <style>
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; }
 h1 { margin-bottom: 0.2em; } .subtitle { color: #555; margin-top: 0; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
-th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.2em 0.5em; text-align: right; white-space: nowrap; }
+th { background: #f3f3f3; } td:first-child, th:first-child, #configuration td, #configuration th { text-align: left; }
+#configuration td { white-space: normal; }
 caption { text-align: left; font-weight: 600; padding: 0.3em 0; }
 figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 0.9em; }
@@ -148,8 +150,8 @@ def _html_table(table: Table) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
     body = "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
     ident = f' id="{html.escape(table.table_id)}"' if table.table_id else ""
-    text = (f"<table{ident}><caption>{html.escape(table.caption)}</caption>\n<thead><tr>{head}</tr></thead>\n"
-            f"<tbody>\n{body}\n</tbody></table>")
+    text = (f'<div class="scroll"><table{ident}><caption>{html.escape(table.caption)}</caption>\n'
+            f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>")
     if table.folded:
         return f"<details><summary>{html.escape(table.caption)} ({len(table.rows)} rows)</summary>\n{text}\n</details>"
     return text
@@ -169,8 +171,8 @@ def render_html(page: ReportPage) -> str:
     for section in page.sections:
         parts.append(f"<h2>{html.escape(section.heading)}</h2>")
         parts += [f"<p>{html.escape(p)}</p>" for p in section.paragraphs]
-        parts += [_html_table(t) for t in section.tables]
         parts += [_html_figure(f) for f in section.figures]
+        parts += [_html_table(t) for t in section.tables]
     return _PAGE.substitute(title=html.escape(page.title), subtitle=html.escape(page.subtitle), body="\n".join(parts))
 
 
@@ -197,10 +199,10 @@ def render_markdown(page: ReportPage, figure_files: Mapping[str, str]) -> str:
         lines += [f"## {section.heading}", ""]
         for p in section.paragraphs:
             lines += [p, ""]
-        for t in section.tables:
-            lines += [] if t.folded else _md_table(t)
         lines += [f"![{_md_cell(f.caption)}]({figure_files[f.name]})\n" for f in section.figures
                   if f.name in figure_files]
+        for t in section.tables:
+            lines += [] if t.folded else _md_table(t)
     return "\n".join(lines).rstrip() + "\n"
 
 

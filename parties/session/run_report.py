@@ -148,7 +148,7 @@ def _simulate_page(run_dir: Path, doc: dict[str, Any]) -> tuple[ReportPage, int]
                   ("round", "parties", "yes", "f(x)", "repetitions", "measured", "interval", "theory", "p-value",
                    "consistent", "status", "absent", "received", "rejected"),
                   tuple(cells([r.round, r.n_parties, r.yes_count, r.truth, r.repetitions, r.empirical_accuracy,
-                               f"{r.ci_low:.4f}-{r.ci_high:.4f}", r.theoretical_accuracy, r.p_value, r.consistent,
+                               f"[{r.ci_low:.3f}, {r.ci_high:.3f}]", r.theoretical_accuracy, r.p_value, r.consistent,
                                entry.get("status", "-"), entry.get("absent"), r.messages_received,
                                r.messages_rejected]) for r, entry in zip(rounds, doc["rounds"], strict=True)),
                   "rounds")
@@ -174,7 +174,7 @@ def _sweep_page(doc: dict[str, Any]) -> tuple[ReportPage, int]:
         "epsilon", "k", "delta", "f", "rule", "observer", "theory", "worst case", "central (001)", "measured",
         "interval", "p-value", "consistent"), tuple(cells([
             p.epsilon, p.parties, p.delta, p.function, p.rule, p.observer, p.theoretical_accuracy,
-            p.theoretical_worst_case, p.central_accuracy, p.empirical_accuracy, f"{p.ci_low:.4f}-{p.ci_high:.4f}",
+            p.theoretical_worst_case, p.central_accuracy, p.empirical_accuracy, f"[{p.ci_low:.3f}, {p.ci_high:.3f}]",
             p.p_value, p.consistent]) for p in points), "rounds")
     flagged = sum(not p.consistent for p in points)
     eps = [p.epsilon for p in points]
