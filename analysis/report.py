@@ -9,8 +9,8 @@ is P(output = f(x) | x) (:mod:`mpdp.analysis.evaluation` picks the theory). The 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from mpdp.analysis.evaluation import RoundEvaluation
 
 __all__ = ["CURATOR_REPETITIONS_NOTE", "MPC_REPETITIONS_NOTE", "REPETITIONS_NOTE", "RoundResult", "evaluate_decisions",
-           "plot_models", "plot_rounds", "results_document"]
+           "plot_decisions", "plot_models", "plot_privacy_spent", "plot_rounds",
+           "results_document"]
 
 
 REPETITIONS_NOTE = (
@@ -92,6 +93,15 @@ class RoundResult:
     def to_json(self) -> dict[str, object]:
         """A JSON-ready dict with the field names above."""
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, entry: Mapping[str, Any]) -> RoundResult:
+        """The round of a ``rounds`` entry of ``results.json`` (its other keys, such as ``status``, ignored).
+
+        Raises:
+            KeyError: a field of this class missing from ``entry``.
+        """
+        return cls(**{f.name: entry[f.name] for f in fields(cls) if f.name in entry or f.default is MISSING})
 
 
 def evaluate_decisions(
@@ -241,5 +251,65 @@ def plot_models(names: Sequence[str], protocols: Sequence[tuple[str, Sequence[Ro
     ax.set_ylabel("round")
     ax.set_title(title, fontsize=10)
     ax.legend(loc="lower left", fontsize=7, ncol=len(protocols))
+    ax.grid(axis="x", alpha=0.3)
+    return figure
+
+
+def plot_privacy_spent(epsilon_optimal: Sequence[float], epsilon_basic: Sequence[float], ax: Axes | None = None,
+                       title: str = "") -> Figure:
+    """Each party's spent epsilon by the optimal composition (000 Theorem 3.3) against basic composition
+    (the sum), party by party (the ``privacy`` section of ``results.json``).
+
+    Args:
+        epsilon_optimal, epsilon_basic: (k,) nats per party (``inf`` for a party with epsilon = inf is
+            not drawn). ax: draw there, or on a new Figure. title: the axes' title.
+
+    Returns:
+        the Figure drawn on.
+
+    Raises:
+        ValueError: the two sequences differ in length.
+    """
+    optimal = np.asarray(epsilon_optimal, dtype=np.float64)
+    basic = np.asarray(epsilon_basic, dtype=np.float64)
+    if optimal.shape != basic.shape:
+        raise ValueError(f"{optimal.size} optimal against {basic.size} basic epsilons: one each per party")
+    optimal, basic = (np.where(np.isfinite(v), v, np.nan) for v in (optimal, basic))  # NaN: not drawn
+    figure, ax = new_axes(ax, (8.0, 3.8))
+    ids = np.arange(optimal.size)
+    for j, (values, label) in enumerate(((basic, "basic composition (sum of epsilons)"),
+                                         (optimal, "optimal composition (000, exact)"))):
+        style = series_style(j)
+        ax.plot(ids, values, linestyle="none", marker=style["marker"], color=style["color"],
+                markersize=3 if optimal.size > 60 else 5, label=label)
+    ax.set_xlabel("party")
+    ax.set_ylabel("epsilon spent (nats)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return figure
+
+
+def plot_decisions(names: Sequence[str], posterior: Sequence[float], ax: Axes | None = None,
+                   title: str = "") -> Figure:
+    """A deployment's rounds: the observer's posterior probability of its decision given the transcript
+    (it does not know the bits, so there is no accuracy to measure), one bar per round.
+
+    Args:
+        names: the R round names; posterior: (R,) mean P(decision | transcript) of each round, in [0, 1].
+        ax: draw there, or on a new Figure. title: the axes' title.
+
+    Returns:
+        the Figure drawn on.
+    """
+    figure, ax = new_axes(ax, (8.0, 0.35 * len(names) + 1.6))
+    ys = np.arange(len(names))
+    ax.barh(ys, posterior, color=COLORS[0])
+    ax.set_yticks(ys, list(names), fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0.0, 1.0)
+    ax.set_xlabel("P(decision | transcript): the observer's confidence in its decision")
+    ax.set_ylabel("round")
+    ax.set_title(title, fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     return figure

@@ -4,6 +4,7 @@ from .accuracies import Accuracy, accuracy
 from .composition import Composition, compose
 from .estimates import Estimate, estimate
 from .mechanisms import Mechanism, mechanism
+from .reports import ReportFiles, report
 from .result import Result
 from .simulation import Simulation, simulate, simulate_async
 from .sweeps import Sweep, sweep
@@ -13,6 +14,7 @@ __all__ = [
     "Composition",
     "Estimate",
     "Mechanism",
+    "ReportFiles",
     "Result",
     "Simulation",
     "Sweep",
@@ -20,6 +22,7 @@ __all__ = [
     "compose",
     "estimate",
     "mechanism",
+    "report",
     "simulate",
     "simulate_async",
     "sweep",

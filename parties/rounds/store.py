@@ -364,6 +364,11 @@ class TranscriptStore:
             (session, round))
         return {int(p): np.frombuffer(blob, dtype="<i8").astype(np.int64) for p, blob in rows}
 
+    def decided_times(self, session: str) -> dict[int, float]:
+        """Round index -> when its decision was recorded (seconds since the epoch)."""
+        rows = self._db.execute("SELECT round, decided FROM rounds WHERE session = ? ORDER BY round", (session,))
+        return {int(r): float(t) for r, t in rows}
+
     def rejects(self, session: str) -> dict[tuple[int, str], int]:
         """(round, reason) -> count of rejected messages."""
         rows = self._db.execute("SELECT round, reason, count FROM rejects WHERE session = ?", (session,))

@@ -123,6 +123,9 @@ async def _house(tmp_path: Path, session: str, keys: Path, watcher: BrokerEndpoi
     assert codes == [0, 0, 0], logs
     assert "deployment mode" in logs["a"] and "simulation mode" in logs["b"]
     _check_decisions(session, read_roster(keys / "roster.json"), votes, out)
+    report = mpdp.report(out)  # the deployment's report: one row per round, decisions and privacy figures
+    assert (report.kind, report.rows, len(report.figures)) == ("deployment", R, 2)
+    assert "No message was rejected." in report.markdown.read_text()
 
 
 def _check_decisions(session: str, facts: SessionRoster, votes: Path, out: Path) -> None:

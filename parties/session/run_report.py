@@ -1,0 +1,267 @@
+"""The report of a finished run directory (``mpdp report RUN_DIR``, ``mpdp.report``).
+
+Three kinds of directory are read, by the files they hold:
+
+- ``results.json`` (+ ``transcripts.sqlite``): ``mpdp simulate --out DIR``;
+- ``sweep.json``: ``mpdp sweep --out DIR``;
+- ``decisions.json`` (+ ``transcripts.sqlite``): a deployment's ``mpdp observe --out DIR``.
+
+The page (:class:`mpdp.analysis.report_page.ReportPage`) shows the configuration, the per-round table
+(a sweep: one row per point), the accuracy figures re-drawn from the JSON with the project's plot helpers
+(:func:`mpdp.analysis.report.plot_rounds`, :meth:`mpdp.analysis.sweep.SweepResult.plot`), each party's
+privacy spent by the optimal composition against basic composition (the ``privacy`` section), the
+rejected messages by reason and the per-round timings from the SQLite transcript store, when recorded.
+:func:`write_report` writes ``report.html`` (self-contained), ``report.md`` and the figures as PNG.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mpdp.analysis.plot_style import save_figure
+from mpdp.analysis.report import RoundResult, plot_decisions, plot_privacy_spent, plot_rounds
+from mpdp.analysis.report_page import ReportFigure, ReportPage, Section, Table, cells, render_html, render_markdown
+from mpdp.analysis.sweep import SweepPoint, SweepResult
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.protocols.errors import ParameterError
+
+__all__ = ["RUN_FILES", "ReportFiles", "build_page", "write_report"]
+
+#: The file that identifies each kind of run directory, in the order they are looked for.
+RUN_FILES = {"results.json": "simulate", "sweep.json": "sweep", "decisions.json": "deployment"}
+_STORE = "transcripts.sqlite"
+_PRIVACY_NOTE = ("Each party's privacy spent over the rounds it answered: the exact optimal composition "
+                 "(000 Theorem 3.3, at the run's delta_tilde) against basic composition (the sum of the "
+                 "epsilons).")
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFiles:
+    """What :func:`write_report` wrote.
+
+    Attributes:
+        html: the self-contained page. markdown: the Markdown summary. figures: its PNG figures.
+        kind: ``simulate``, ``sweep`` or ``deployment``. rows: rows of the per-round (per-point) table.
+    """
+
+    html: Path
+    markdown: Path
+    figures: tuple[Path, ...]
+    kind: str
+    rows: int
+
+    def _repr_html_(self) -> str:
+        return f'<a href="{self.html.as_uri()}">{self.html.name}</a> ({self.kind}, {self.rows} rows)'
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ParameterError("RUN_DIR", str(path), "a readable JSON document written by mpdp",
+                             hint=str(exc)[:200]) from None
+    return document
+
+
+def _number(value: object) -> float:
+    return math.inf if value == "inf" else float(value)  # type: ignore[arg-type]
+
+
+def _privacy_section(privacy: dict[str, Any] | None) -> Section | None:
+    if not privacy:
+        return None
+    parties = privacy["parties"]
+    optimal = [_number(p["epsilon_optimal"]) for p in parties]
+    basic = [_number(p["epsilon_basic"]) for p in parties]
+    summary = privacy["summary"]
+    summary_table = Table("epsilon spent per party (nats)", ("composition", "median", "max"), (
+        ("optimal (000, exact)", *cells([summary["epsilon_optimal"]["median"], summary["epsilon_optimal"]["max"]])),
+        ("basic (sum)", *cells([summary["epsilon_basic"]["median"], summary["epsilon_basic"]["max"]]))))
+    per_party = Table("each party", ("party", "rounds answered", "releases", "epsilon optimal", "epsilon basic",
+                                     "delta", "rounds refused"),
+                      tuple(cells([p["id"], p["rounds_answered"], p["releases"], p["epsilon_optimal"],
+                                   p["epsilon_basic"], p["delta"], p["rounds_refused"]]) for p in parties),
+                      "privacy", folded=True)
+    budget = privacy.get("budget")
+    budget_text = "none" if budget is None else f"({budget['epsilon']}, {budget['delta']:g})"
+    text = (f"delta_tilde = {privacy['delta_slack']:g}; {privacy['releases_per_answer']} release(s) per answered "
+            f"round; budget: {budget_text}; "
+            f"{summary['parties_out_of_budget']} of {summary['parties']} parties ran out of budget.")
+    figure = plot_privacy_spent(optimal, basic, title="privacy spent per party: optimal vs basic composition")
+    return Section("Privacy spent", (_PRIVACY_NOTE, text), (summary_table, per_party),
+                   (ReportFigure("privacy", "epsilon spent per party, optimal vs basic composition", figure),))
+
+
+def _store_sections(run_dir: Path, session: str) -> list[Section]:
+    """Rejected messages by reason and per-round timings from the transcript store (if recorded)."""
+    path = run_dir / _STORE
+    if not path.exists():
+        return [Section("Rejected messages", (f"no {_STORE} in this directory: not recorded.",))]
+    with TranscriptStore(path) as store:
+        rejects = store.rejects(session)
+        created = store.sessions().get(session, {}).get("created")
+        decided = store.decided_times(session)
+    by_reason: Counter[str] = Counter()
+    rounds_of: dict[str, set[int]] = {}
+    for (rnd, reason), count in rejects.items():
+        by_reason[reason] += count
+        rounds_of.setdefault(reason, set()).add(rnd)
+    reject_table = Table("rejected messages by reason", ("reason", "messages", "rounds"), tuple(
+        (reason, str(n), ", ".join("before round 1" if r < 0 else str(r + 1) for r in sorted(rounds_of[reason])))
+        for reason, n in by_reason.most_common()), "rejects")
+    reject_text = (f"{sum(by_reason.values())} message(s) rejected (never recorded as data)." if by_reason
+                   else "No message was rejected.")
+    sections = [Section("Rejected messages", (reject_text,), (reject_table,) if by_reason else ())]
+    if decided:
+        start = float(created) if isinstance(created, (int, float)) else min(decided.values())
+        rows, previous = [], start
+        for rnd, when in sorted(decided.items()):
+            rows.append((str(rnd + 1), f"{when - previous:.3f}", f"{when - start:.3f}"))
+            previous = when
+        sections.append(Section("Timings", (f"from the transcript store ({_STORE}): each round's time from "
+                                            "the previous decision (the first: from the session's start).",),
+                                (Table("per-round time (s)", ("round", "seconds", "since start"), tuple(rows),
+                                       "timings", folded=len(rows) > 20),)))
+    return sections
+
+
+def _simulate_page(run_dir: Path, doc: dict[str, Any]) -> tuple[ReportPage, int]:
+    rounds = [RoundResult.from_json(r) for r in doc["rounds"]]
+    eps = sorted({p["epsilon"] for p in doc["parties"]})
+    eps_text = f"{eps[0]:g}" if len(eps) == 1 else f"{eps[0]:g} to {eps[-1]:g} (per party)"
+    title = (f"{doc['dataset']}: {doc['protocol']}, {doc['function']}, epsilon {eps_text}, "
+             f"{doc['repetitions']} repetitions")
+    config = (("session", doc["session"]), ("protocol", doc["protocol"]), ("dataset", doc["dataset"]),
+              ("function", doc["function"]), ("parties", str(len(doc["parties"]))), ("epsilon (nats)", eps_text),
+              ("delta", ", ".join(f"{d:g}" for d in sorted({p["delta"] for p in doc["parties"]}))),
+              ("decision rule", doc["rule"]), ("repetitions", str(doc["repetitions"])),
+              ("seed", f"{doc['seed']} ({'given' if doc['seed_given'] else 'drawn'})"), ("mode", doc["mode"]),
+              ("broker", f"{doc['broker']['kind']} {doc['broker']['url']}"), ("alpha", f"{doc['alpha']:g}"),
+              ("wall time (s)", f"{doc['wall_time_s']:.2f}"), ("mpdp version", doc["mpdp_version"]))
+    consistent = sum(r.consistent for r in rounds)
+    table = Table("per round: measured accuracy (95% Clopper-Pearson) against the exact theory",
+                  ("round", "parties", "yes", "f(x)", "repetitions", "measured", "interval", "theory", "p-value",
+                   "consistent", "status", "absent", "received", "rejected"),
+                  tuple(cells([r.round, r.n_parties, r.yes_count, r.truth, r.repetitions, r.empirical_accuracy,
+                               f"[{r.ci_low:.3f}, {r.ci_high:.3f}]", r.theoretical_accuracy, r.p_value, r.consistent,
+                               entry.get("status", "-"), entry.get("absent"), r.messages_received,
+                               r.messages_rejected]) for r, entry in zip(rounds, doc["rounds"], strict=True)),
+                  "rounds")
+    accuracy = Section("Rounds", (f"{consistent} of {len(rounds)} rounds consistent with theory (two-sided "
+                                  f"test, Bonferroni at alpha = {doc['alpha']:g}).", doc["note"]), (table,),
+                       (ReportFigure("accuracy", "measured accuracy per round against theory",
+                                     plot_rounds(rounds, title=title)),))
+    sections = [accuracy]
+    privacy = _privacy_section(doc.get("privacy"))
+    if privacy is not None:
+        sections.append(privacy)
+    sections += _store_sections(run_dir, doc["session"])
+    return ReportPage(f"mpdp simulate: {doc['session']}", title, config, tuple(sections)), len(rounds)
+
+
+def _sweep_page(doc: dict[str, Any]) -> tuple[ReportPage, int]:
+    points = tuple(SweepPoint(**p) for p in doc["points"])
+    result = SweepResult(points, doc["inputs"], doc["alpha"])
+    inputs = doc["inputs"]
+    config = tuple((str(k), ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in inputs.items())
+    config += (("alpha", f"{doc['alpha']:g}"), ("test", doc["test"]), ("mpdp version", doc["mpdp_version"]))
+    table = Table("per point: exact theory against Monte Carlo", (
+        "epsilon", "k", "delta", "f", "rule", "observer", "theory", "worst case", "central (001)", "measured",
+        "interval", "p-value", "consistent"), tuple(cells([
+            p.epsilon, p.parties, p.delta, p.function, p.rule, p.observer, p.theoretical_accuracy,
+            p.theoretical_worst_case, p.central_accuracy, p.empirical_accuracy, f"[{p.ci_low:.3f}, {p.ci_high:.3f}]",
+            p.p_value, p.consistent]) for p in points), "rounds")
+    flagged = sum(not p.consistent for p in points)
+    eps = [p.epsilon for p in points]
+    subtitle = (f"{len(points)} points, epsilon {min(eps):g} to {max(eps):g} nats, {inputs.get('samples')} "
+                f"samples per point: {len(points) - flagged} consistent with theory")
+    section = Section("Points", (f"{flagged} of {len(points)} points inconsistent with theory.",), (table,),
+                      (ReportFigure("sweep", "accuracy against epsilon: theory and Monte Carlo", result.plot()),))
+    return ReportPage("mpdp sweep", subtitle, config, (section,)), len(points)
+
+
+def _deployment_page(run_dir: Path, doc: dict[str, Any]) -> tuple[ReportPage, int]:
+    rounds = doc["rounds"]
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values) if values else math.nan
+
+    config = (("session", doc["session"]), ("function", str(doc["function"])), ("repetitions", str(doc["repetitions"])),
+              ("mode", doc["mode"]), ("broker", doc["broker"]), ("store", doc["store"]),
+              ("mpdp version", doc["mpdp_version"]))
+    table = Table("per round: the observer's decision and its posterior (the observer does not know the bits)", (
+        "round", "name", "status", "voting", "abstained", "absent", "received", "rejected", "decision",
+        "P(decision | transcript)", "E[ones | transcript]"), tuple(cells([
+            r["round"] + 1, r["name"], r["status"], len(r["participants"]), len(r["abstained"]), len(r["absent"]),
+            r["messages_received"], r["messages_rejected"], Counter(r["decisions"]).most_common(1)[0][0],
+            mean(r["posterior_of_decision"]), mean(r["expected_ones"])]) for r in rounds), "rounds")
+    title = f"deployed session {doc['session']}: {doc['function']}, {len(rounds)} rounds"
+    figure = plot_decisions([r["name"] for r in rounds], [mean(r["posterior_of_decision"]) for r in rounds],
+                            title=title)
+    sections = [Section("Rounds", (), (table,), (ReportFigure("decisions", "the observer's posterior of its decision "
+                                                                           "per round", figure),))]
+    privacy = _privacy_section(doc.get("privacy"))
+    if privacy is not None:
+        sections.append(privacy)
+    sections += _store_sections(run_dir, doc["session"])
+    return ReportPage(f"mpdp deployment: {doc['session']}", title, config, tuple(sections)), len(rounds)
+
+
+def build_page(run_dir: str | Path) -> tuple[ReportPage, str, int]:
+    """The report page of ``run_dir``, its kind and the rows of its per-round (per-point) table.
+
+    Raises:
+        ParameterError: ``run_dir`` is not a directory, or holds none of :data:`RUN_FILES`, or a file
+            there is not the JSON mpdp writes.
+    """
+    directory = Path(run_dir)
+    if not directory.is_dir():
+        raise ParameterError("RUN_DIR", str(run_dir), "an existing directory written by mpdp simulate/sweep/observe --out")
+    for name, kind in RUN_FILES.items():
+        path = directory / name
+        if path.exists():
+            doc = _load(path)
+            try:
+                if kind == "simulate":
+                    page, rows = _simulate_page(directory, doc)
+                elif kind == "sweep":
+                    page, rows = _sweep_page(doc)
+                else:
+                    page, rows = _deployment_page(directory, doc)
+            except (KeyError, TypeError) as exc:
+                raise ParameterError("RUN_DIR", str(path), f"the {name} that mpdp {kind if kind != 'deployment' else 'observe'} "
+                                     "writes", hint=f"missing or malformed: {exc}") from None
+            return page, kind, rows
+    raise ParameterError("RUN_DIR", str(run_dir), "a directory holding " + ", ".join(
+        f"{n} (mpdp {'observe' if k == 'deployment' else k} --out)" for n, k in RUN_FILES.items()))
+
+
+def write_report(run_dir: str | Path, out: str | Path | None = None) -> ReportFiles:
+    """Write ``report.html`` (self-contained), ``report.md`` and ``report-<figure>.png`` for ``run_dir``.
+
+    Args:
+        run_dir: a finished run's directory (:data:`RUN_FILES`). out: where to write (default: ``run_dir``;
+            created if missing). Earlier report files there are replaced.
+
+    Returns:
+        :class:`ReportFiles`.
+
+    Raises:
+        ParameterError: as :func:`build_page`; ``out`` not a writable directory.
+    """
+    from mpdp.parties.cli.args import output_dir
+
+    page, kind, rows = build_page(run_dir)
+    target = output_dir(out if out is not None else run_dir, "--out")
+    figures = {f.name: f"report-{f.name}.png" for f in page.figures}
+    written = tuple(save_figure(f.figure, target / figures[f.name]) for f in page.figures)
+    html_path = target / "report.html"
+    html_path.write_text(render_html(page), encoding="utf-8")
+    md_path = target / "report.md"
+    md_path.write_text(render_markdown(page, figures), encoding="utf-8")
+    return ReportFiles(html_path, md_path, written, kind, rows)

@@ -1,0 +1,69 @@
+"""The report page's HTML and Markdown: escaped text, inline figures only, a fetch-forbidding policy,
+tables as wide as their header, folded tables left out of the Markdown."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import pytest
+
+from mpdp.analysis.plot_style import new_axes
+from mpdp.analysis.report import plot_privacy_spent
+from mpdp.analysis.report_page import (
+    ReportFigure,
+    ReportPage,
+    Section,
+    Table,
+    cells,
+    render_html,
+    render_markdown,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _page() -> ReportPage:
+    figure, ax = new_axes(None, (3.0, 2.0))
+    ax.plot([0, 1], [0, 1])
+    return ReportPage("run <1>", "what & how", (("dataset", "a|b"),), (
+        Section("Rounds", ("x < y",), (Table("rounds", ("round", "value"), (("r1", "1"), ("r2", "2")), "rounds"),
+                                       Table("long", ("party",), (("0",),), folded=True)),
+                (ReportFigure("accuracy", "the <figure>", figure),)),))
+
+
+def test_html_escapes_text_and_embeds_every_figure_as_png() -> None:
+    text = render_html(_page())
+    assert "<title>run &lt;1&gt;</title>" in text and "what &amp; how" in text and "x &lt; y" in text
+    sources = re.findall(r'src="([^"]*)"', text)
+    assert len(sources) == 1 and sources[0].startswith("data:image/png;base64,")
+    assert base64.b64decode(sources[0].split(",", 1)[1]).startswith(PNG_MAGIC)
+    assert "default-src 'none'; img-src data:" in text  # the browser may fetch nothing
+    assert not re.search(r'(src|href)="(https?:|file:|//)', text)
+    assert re.search(r'<table id="rounds">.*?<tbody>\s*<tr>.*?</tr>\s*<tr>.*?</tr>\s*</tbody>', text, re.S)
+    assert "<details><summary>long (1 rows)</summary>" in text
+
+
+def test_markdown_has_the_tables_and_links_the_figure_files() -> None:
+    text = render_markdown(_page(), {"accuracy": "report-accuracy.png"})
+    assert text.startswith("# run <1>\n")
+    assert "| dataset | a\\|b |" in text and "| r2 | 2 |" in text
+    assert "![the <figure>](report-accuracy.png)" in text
+    assert "**long**" not in text  # folded tables stay in the HTML page
+
+
+def test_a_row_must_be_as_wide_as_the_header() -> None:
+    with pytest.raises(ValueError, match="row 1 of table 't' has 1 cells, expected 2"):
+        Table("t", ("a", "b"), (("1", "2"), ("3",)))
+
+
+def test_cells() -> None:
+    assert cells([0.123456, True, False, None, 3, "x"]) == ("0.1235", "yes", "NO", "-", "3", "x")
+
+
+def test_privacy_plot_draws_both_compositions_and_skips_infinite_epsilons() -> None:
+    figure = plot_privacy_spent([1.0, 2.0, float("inf")], [1.5, 3.0, float("inf")])
+    basic, optimal = figure.axes[0].get_lines()
+    assert list(optimal.get_ydata()[:2]) == [1.0, 2.0] and list(basic.get_ydata()[:2]) == [1.5, 3.0]
+    with pytest.raises(ValueError, match="2 optimal against 1 basic"):
+        plot_privacy_spent([1.0, 2.0], [1.0])
