@@ -1,6 +1,7 @@
 """The Python API of mpdp (``import mpdp``): functions that return typed, frozen results."""
 
 from .accuracies import Accuracy, accuracy
+from .audit import Audit, audit
 from .composition import Composition, compose
 from .estimates import Estimate, estimate
 from .mechanisms import Mechanism, mechanism
@@ -10,6 +11,7 @@ from .sweeps import Sweep, sweep
 
 __all__ = [
     "Accuracy",
+    "Audit",
     "Composition",
     "Estimate",
     "Mechanism",
@@ -17,6 +19,7 @@ __all__ = [
     "Simulation",
     "Sweep",
     "accuracy",
+    "audit",
     "compose",
     "estimate",
     "mechanism",
