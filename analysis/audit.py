@@ -3,10 +3,10 @@
 A party releases K symbols (its K-fold release of one bit; K = 1 a single release) on neighbouring inputs
 b = 0 and b = 1, N times each. Every Neyman-Pearson test of 000 Section 2 is a threshold test on the
 likelihood ratio of the output, so the audit scores each K-symbol output with the configured mechanism's
-log-likelihood ratio (in units of epsilon; a revealing symbol 0 / 3 of the four-output mechanism outweighs
-any count of ordinary ones)::
+log-likelihood ratio (in units of epsilon; a revealing symbol 0 / 3 of the four-output mechanism, weight 2K,
+outweighs any count of ordinary ones, whose other K - 1 symbols move the score by at most K - 1)::
 
-    score = sum_j w(y_j),  w = (-1, +1) (two symbols)  or  (-(K+1), -1, +1, K+1) (four symbols)
+    score = sum_j w(y_j),  w = (-1, +1) (two symbols)  or  (-2K, -1, +1, 2K) (four symbols)
 
 and takes the rejection sets ``S+_t = {score >= t}`` and ``S-_t = {score <= t}`` for every score value t
 the alphabet allows (m tests, fixed before the data). For each set, one-sided Clopper-Pearson bounds at
@@ -70,8 +70,8 @@ def one_sided_clopper_pearson(successes: NDArray[np.int64], trials: int,
 
 
 def score_offset(releases: int, four_output: bool) -> int:
-    """The largest |score| of a K-symbol output (:func:`release_scores`): K or K (K + 1)."""
-    return releases * (releases + 1) if four_output else releases
+    """The largest |score| of a K-symbol output (:func:`release_scores`): K (two symbols) or 2 K^2 (four)."""
+    return 2 * releases * releases if four_output else releases
 
 
 def release_scores(symbols: NDArray[np.uint8], four_output: bool) -> NDArray[np.int64]:
@@ -91,10 +91,11 @@ def release_scores(symbols: NDArray[np.uint8], four_output: bool) -> NDArray[np.
     if y.ndim != 2:
         raise ParameterError("symbols", y.shape, "a 2-D array (samples, releases)")
     k = y.shape[1]
-    weights = np.array([-(k + 1), -1, 1, k + 1] if four_output else [-1, 1], dtype=np.int64)
+    weights = np.array([-2 * k, -1, 1, 2 * k] if four_output else [-1, 1], dtype=np.int64)
     if y.size and int(y.max()) >= weights.size:
         raise ParameterError("symbols", int(y.max()), f"symbols in 0..{weights.size - 1}")
-    return weights[y.astype(np.intp)].sum(axis=1)
+    scores: NDArray[np.int64] = weights[y.astype(np.intp)].sum(axis=1)
+    return scores
 
 
 @dataclass(frozen=True, slots=True)

@@ -165,7 +165,8 @@ def audit_party(epsilon: float, delta: float = 0.0, samples: int = 100_000, *, r
     reader = SignedReader(topics.session, Roster((configured,), (public_key,)))
     batch = max(1, MESSAGE_SYMBOLS // releases)
     sizes = [min(batch, samples - start) for start in range(0, samples, batch)]
-    offset = score_offset(releases, configured.four_output)
+    four = bool(configured.four_output)
+    offset = score_offset(releases, four)
     counts: list[NDArray[np.int64]] = []
     started, done = time.perf_counter(), 0
     for bit in (0, 1):
@@ -179,7 +180,7 @@ def audit_party(epsilon: float, delta: float = 0.0, samples: int = 100_000, *, r
             wire = party.respond(announcement).model_dump_json()
             message, where = reader.read(PartyMessage, topics.party(0), wire, 0, "round")
             symbols = mechanism_symbols(message, configured, where).reshape(size, releases)
-            histogram += np.bincount(release_scores(symbols, configured.four_output) + offset,
+            histogram += np.bincount(release_scores(symbols, four) + offset,
                                      minlength=histogram.size)
             done += size
             if progress is not None:

@@ -20,6 +20,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.api.audit import Audit, audit
 from mpdp.parties.cli.args import (
@@ -60,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=seed_value, help="seeds the simulation path and a planted leak")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--plot", metavar="FILE", help="draw the measured tests over the privacy regions to FILE")
-    parser.add_argument("--quiet", action="store_true", help="no estimate or progress bar on stderr")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (with its time estimate) on stderr")
     parser.set_defaults(run=run)
 
 
@@ -84,17 +87,11 @@ def run(args: argparse.Namespace) -> int:
     plot = None if args.plot is None else plot_file(args.plot)
     parse_fault(args.fault)
     quiet = args.quiet or args.json or not sys.stderr.isatty()
-    draws = 2 * args.samples * args.releases
-    if not args.quiet:
-        rate = DEPLOYED_DRAWS_PER_SECOND if args.party_path == "deployed" else 20_000_000
-        print(f"mpdp audit: {draws:,} draws on the {args.party_path} path, about {max(1, round(draws / rate))} s",
-              file=sys.stderr)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("[bold]audit"), BarColumn(), MofNCompleteColumn(), TextColumn("outputs"),
+    rate = DEPLOYED_DRAWS_PER_SECOND if args.party_path == "deployed" else 20_000_000
+    estimate = max(1, round(2 * args.samples * args.releases / rate))  # shown up front in the bar
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("outputs"),
                   TimeElapsedColumn(), console=Console(stderr=True), disable=quiet) as bar:
-        task = bar.add_task("audit", total=2 * args.samples)
+        task = bar.add_task(f"audit, {args.party_path} path (about {estimate} s)", total=2 * args.samples)
         with option_names(epsilon=("--epsilon", args.epsilon), delta=("--delta", args.delta),
                           alpha=("--alpha", args.alpha)):
             result = audit(args.epsilon, args.delta, args.samples, releases=args.releases,
