@@ -12,8 +12,9 @@ Batching: one answer carries ``B K`` repetitions (``B`` outputs of K releases ea
 independent draws, so the outputs have the distribution of B separate K-release answers; what a batch
 does not exercise is per-message signing cost (N / B messages are signed and verified, not N).
 
-Party paths: ``deployed`` is :func:`mpdp.parties.rr.party.secure_sampler` (exact, OS CSPRNG; about 70,000
-draws/s in pure Python, so N = 10^6 outputs of one release take ~30 s for both inputs); ``simulation`` is
+Party paths: ``deployed`` is :func:`mpdp.parties.rr.party.secure_sampler` (exact, OS CSPRNG; 93,000 to
+171,000 draws/s in pure Python, so N = 10^6 outputs of one release take 12-22 s for both inputs, of which the
+wire and the certificate take about 0.5 s: ``benchmarks/bench_audit.py``); ``simulation`` is
 the seeded ``RandomizedResponse.sample`` a simulated party calls.
 
 Planted faults (for testing the audit; never in a real party):
