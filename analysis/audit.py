@@ -129,7 +129,8 @@ class AuditEstimate:
     missed_detection_bounds: NDArray[np.float64]
 
 
-def audit_counts(scores0: NDArray[np.int64], scores1: NDArray[np.int64], offset: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def audit_counts(scores0: NDArray[np.int64], scores1: NDArray[np.int64],
+                 offset: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """The histograms of the scores under b = 0 and b = 1 over ``-offset..offset`` (int64 (2 offset + 1,) each).
 
     Raises:

@@ -38,7 +38,8 @@ from mpdp.parties.rr.audit import FAULTS, PARTY_PATHS, parse_fault
 
 __all__ = ["register", "run"]
 
-#: Draws per second of the deployed sampler, for the up-front estimate (measured: 93,000 on a loaded 2-core VM, 171,000 idle).
+#: Draws per second of the deployed sampler, for the up-front estimate (measured: 93,000 on a loaded 2-core VM,
+#: 171,000 idle).
 DEPLOYED_DRAWS_PER_SECOND = 100_000
 
 
@@ -47,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "audit", description=plain_text(__doc__), epilog=papers_epilog("000"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--epsilon", type=float, required=True, help="the party's configured epsilon per release (nats)")
+    parser.add_argument("--epsilon", type=float, required=True,
+                        help="the party's configured epsilon per release (nats)")
     parser.add_argument("--delta", type=float, default=0.0, help="the party's configured delta per release (default 0)")
     parser.add_argument("--samples", type=count_value, default=100_000,
                         help="N: outputs per input, for bit 0 and for bit 1 (default 100000; 10^6 to catch "

@@ -49,3 +49,14 @@ def test_bad_values_are_named(capsys: pytest.CaptureFixture[str], argv: list[str
     line = refused(capsys, "audit", "--samples", "10", "--party-path", "simulation", "--quiet", *argv)
     assert named in line
     json.dumps(line)
+
+
+def test_the_plot_shows_the_measured_tests_over_the_three_regions() -> None:
+    result = mpdp.audit(epsilon=0.5, delta=0.001, samples=20_000, releases=4, party_path="simulation", seed=8)
+    figure = result.plot()
+    lines = {line.get_gid(): line for line in figure.axes[0].get_lines()}
+    assert {"Theorem 3.1 (basic):lower", "Theorem 3.2 (DRV10):lower", "Theorem 3.3 (optimal):lower"} <= set(lines)
+    measured = lines["measured"]
+    e = result.run.estimate
+    assert list(measured.get_xdata()) == list(e.false_alarm) and list(measured.get_ydata()) == list(e.missed_detection)
+    assert len(result.rows()) == e.tests // 2
