@@ -10,7 +10,7 @@ suite, 10^4 with ``MPDP_FUZZ=1``). The laws:
   answers (a fuzzed message is recorded only if it carries a genuine signature over a genuine answer's content);
 * the parser and validator (:class:`SignedReader` then the observer's symbol check) turn any bytes into a
   validated message or a :class:`ProtocolViolation` with a reason, never another exception;
-* the loaders turn any file content into their object or one :class:`ParameterError`, never another exception;
+* the loaders (roster, key files, broker settings from URL and environment, dataset CSV) turn any file content into their object or one :class:`ParameterError`, never another exception;
   a key file that loads is the private half of the roster's key.
 """
 
@@ -36,6 +36,7 @@ from mpdp.parties.rounds.engine import SignedReader, open_engine
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer, mechanism_symbols
+from mpdp.parties.session.datasets import parse_csv
 from mpdp.parties.session.files import coordinator_key_path, party_key_path, read_private_key, read_roster, write_session
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.functions import accuracy_measure, parse_function
@@ -301,3 +302,20 @@ def test_an_announcement_is_no_answer() -> None:
         assert exc.reason == "schema"
     else:
         raise AssertionError("an announcement was read as an answer")
+
+
+csv_cells = st.sampled_from(["1", "0", "y", "n", "?", "", "Y", " 1", "x", "2", "name", "\ufeff", '"', "\n", ",", "é"])
+csv_text = st.text(max_size=200) | st.lists(st.lists(csv_cells, min_size=1, max_size=5), max_size=6).map(
+    lambda rows: "\n".join(",".join(row) for row in rows))
+
+
+@FUZZ
+@given(csv_text, st.sampled_from([None, True, False]))
+def test_the_dataset_loader(text: str, label_column: bool | None) -> None:
+    try:
+        dataset = parse_csv(text, "fuzzed.csv", label_column)
+    except ParameterError:
+        event("dataset: ParameterError")
+        return
+    event("dataset: loaded")
+    assert dataset.num_parties >= 1 and dataset.num_rounds >= 1
