@@ -319,3 +319,14 @@ def test_the_dataset_loader(text: str, label_column: bool | None) -> None:
         return
     event("dataset: loaded")
     assert dataset.num_parties >= 1 and dataset.num_rounds >= 1
+
+
+def test_a_roster_whose_fields_disagree_names_the_file(files: tuple[Path, Any]) -> None:
+    """Found by the fuzz: four_output false with delta > 0 was a ParameterError naming neither file nor party."""
+    folder, _ = files
+    document = json.loads((folder / "roster.json").read_text())
+    document["parties"][2]["four_output"] = False  # party 2 has delta 0.1
+    target = folder / "disagreeing-roster.json"
+    target.write_text(json.dumps(document))
+    with pytest.raises(ParameterError, match="--roster=.*disagreeing-roster.json.*four_output"):
+        read_roster(target)
