@@ -62,15 +62,20 @@ json_values = st.recursive(
     max_leaves=8)
 
 
+def _edit_fields(draw: st.DrawFn, target: dict[str, Any], names: list[str]) -> None:
+    """Replace (by any JSON value) or remove each named field of ``target``."""
+    for name in names:
+        if draw(st.booleans()):
+            target[name] = draw(json_values)
+        else:
+            target.pop(name, None)
+
+
 @st.composite
 def mutated_json(draw: st.DrawFn) -> bytes:
     """A genuine answer with some fields replaced, removed or added (JSON values of any type)."""
     document: dict[str, Any] = json.loads(GENUINE[draw(st.integers(0, 2))])
-    for name in draw(st.lists(st.sampled_from(FIELDS + ("extra",)), max_size=4)):
-        if draw(st.booleans()):
-            document[name] = draw(json_values)
-        else:
-            document.pop(name, None)
+    _edit_fields(draw, document, draw(st.lists(st.sampled_from(FIELDS + ("extra",)), max_size=4)))
     return json.dumps(document, allow_nan=True).encode()
 
 
@@ -91,22 +96,23 @@ def retyped_field(draw: st.DrawFn) -> bytes:
 
 
 @st.composite
-def mutated_bytes(draw: st.DrawFn) -> bytes:
-    """A genuine answer with bytes overwritten, inserted or cut."""
-    data = bytearray(GENUINE[draw(st.integers(0, 2))].encode())
+def mutated_bytes(draw: st.DrawFn, data: bytes) -> bytes:
+    """``data`` with bytes overwritten, inserted or cut (1 to 6 edits)."""
+    out = bytearray(data)
     for _ in range(draw(st.integers(1, 6))):
-        at = draw(st.integers(0, len(data) - 1))
+        at = draw(st.integers(0, max(0, len(out) - 1)))
         action = draw(st.sampled_from(["flip", "insert", "cut"]))
-        if action == "flip":
-            data[at] ^= draw(st.integers(1, 255))
+        if action == "flip" and out:
+            out[at] ^= draw(st.integers(1, 255))
         elif action == "insert":
-            data[at:at] = draw(st.binary(min_size=1, max_size=8))
+            out[at:at] = draw(st.binary(min_size=1, max_size=8))
         else:
-            del data[at:at + draw(st.integers(1, 8))]
-    return bytes(data)
+            del out[at:at + draw(st.integers(1, 12))]
+    return bytes(out)
 
 
-payloads = (st.binary(max_size=300) | mutated_json() | retyped_field() | mutated_bytes()
+payloads = (st.binary(max_size=300) | mutated_json() | retyped_field()
+            | st.sampled_from(GENUINE).flatmap(lambda g: mutated_bytes(g.encode()))
             | st.sampled_from(GENUINE).map(str.encode))
 messages = st.tuples(st.sampled_from(TOPIC_CHOICES), payloads)
 
@@ -189,30 +195,15 @@ def test_the_fuzz_reaches_both_outcomes() -> None:
 
 @st.composite
 def mutated_file(draw: st.DrawFn, original: str) -> bytes:
-    document = json.loads(original)
+    """A genuine file with bytes edited, or with fields (of the top level or of one party) edited."""
     if draw(st.booleans()):
-        return bytes(draw(mutated_text(original.encode())))
+        return draw(mutated_bytes(original.encode()))
+    document = json.loads(original)
     target = document
     if "parties" in document and draw(st.booleans()):
         target = document["parties"][draw(st.integers(0, len(document["parties"]) - 1))]
-    for name in draw(st.lists(st.sampled_from([*target, "extra"]), min_size=1, max_size=3)):
-        if draw(st.booleans()):
-            target[name] = draw(json_values)
-        else:
-            target.pop(name, None)
+    _edit_fields(draw, target, draw(st.lists(st.sampled_from([*target, "extra"]), min_size=1, max_size=3)))
     return json.dumps(document, allow_nan=True).encode()
-
-
-@st.composite
-def mutated_text(draw: st.DrawFn, data: bytes) -> bytearray:
-    out = bytearray(data)
-    for _ in range(draw(st.integers(1, 4))):
-        at = draw(st.integers(0, max(0, len(out) - 1)))
-        if out and draw(st.booleans()):
-            out[at] ^= draw(st.integers(1, 255))
-        else:
-            del out[at:at + draw(st.integers(1, 12))]
-    return out
 
 
 @pytest.fixture(scope="module")
