@@ -10,6 +10,8 @@ from .accuracy import (
     monte_carlo_accuracy,
     rule_accuracy,
 )
+from .audit import AuditEstimate, audit_counts, audit_estimate, one_sided_clopper_pearson, release_scores
+from .audit_plot import plot_audit
 from .calibration import (
     PerQueryBudget,
     StaircaseNoise,
@@ -69,6 +71,7 @@ from .theory import AccuracyOnInput, observer_accuracy_on_input
 __all__ = [
     "PAPER_FIGURES",
     "AccuracyOnInput",
+    "AuditEstimate",
     "Budget",
     "CalibrationPlan",
     "CentralVersusDistributed",
@@ -89,6 +92,8 @@ __all__ = [
     "StaircaseNoise",
     "SweepPoint",
     "SweepResult",
+    "audit_counts",
+    "audit_estimate",
     "calibration_plan",
     "check_comparison_voters",
     "clopper_pearson",
@@ -121,15 +126,18 @@ __all__ = [
     "laplace_scale",
     "monte_carlo_accuracy",
     "observer_accuracy_on_input",
+    "one_sided_clopper_pearson",
     "optimal_delta_slack",
     "optimal_epsilon",
     "outside_point",
     "per_query_budget_exact",
+    "plot_audit",
     "plot_comparison",
     "plot_margins",
     "post_processing_channel",
     "protocol_privacy",
     "randomized_response_loss",
+    "release_scores",
     "round_posterior",
     "rule_accuracy",
     "theorem_3_1_trials",

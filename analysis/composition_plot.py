@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["draw_region", "figure_1", "figure_2", "figure_3", "figure_3_regions"]
+__all__ = ["draw_region", "figure_1", "figure_2", "figure_3", "figure_3_regions", "finish_plane"]
 
 #: The grid of false-alarm values the region boundaries are drawn on.
 ALPHA_GRID = np.linspace(0.0, 1.0, 2001)
@@ -49,7 +49,8 @@ def figure_3_regions(epsilon: float, delta: float, k: int) -> dict[str, PrivacyR
     }
 
 
-def _finish(ax: Axes, title: str) -> Figure:
+def finish_plane(ax: Axes, title: str) -> Figure:
+    """Label the (false alarm, missed detection) plane on ``ax``, title it, add the legend; return the Figure."""
     ax.set_xlabel("false alarm $P_{FA}$")
     ax.set_ylabel("missed detection $P_{MD}$")
     ax.set_xlim(0, 1)
@@ -79,7 +80,7 @@ def figure_1(epsilon: float = 1.0, delta: float = 0.1, ax: Axes | None = None) -
     a = (1.0 - delta) / (1.0 + np.exp(epsilon))
     ax.plot([0.0, a, 1.0 - delta], [1.0 - delta, a, 0.0], "ko", ms=4, gid="corners")
     ax.plot([0, 1], [1, 0], color="gray", lw=0.8, ls=":")
-    return _finish(ax, f"000 Fig. 1: the privacy region R(eps, delta), eps = {epsilon:g}, delta = {delta:g}")
+    return finish_plane(ax, f"000 Fig. 1: the privacy region R(eps, delta), eps = {epsilon:g}, delta = {delta:g}")
 
 
 def figure_2(epsilon: float = 0.4, delta: float = 0.01, k_max: int = 5, ax: Axes | None = None) -> Figure:
@@ -91,7 +92,7 @@ def figure_2(epsilon: float = 0.4, delta: float = 0.01, k_max: int = 5, ax: Axes
     for k in range(check_k(k_max), 0, -1):
         draw_region(ax, composition_region(epsilon, delta, k), f"k = {k}", cmap((k - 1) / max(k_max - 1, 1)),
                     fill=0.35)
-    return _finish(ax, f"000 Fig. 2: Theorem 3.3, k-fold composition of ({epsilon:g}, {delta:g})-DP, k = 1..{k_max}")
+    return finish_plane(ax, f"000 Fig. 2: Theorem 3.3, k-fold composition of ({epsilon:g}, {delta:g})-DP, k = 1..{k_max}")
 
 
 def figure_3(epsilon: float = 0.1, delta: float = 0.001, k: int = 30, ax: Axes | None = None) -> Figure:
@@ -100,4 +101,4 @@ def figure_3(epsilon: float = 0.1, delta: float = 0.001, k: int = 30, ax: Axes |
     regions = figure_3_regions(epsilon, delta, k)
     for (label, region), colour in zip(regions.items(), (COLORS[7], COLORS[0], COLORS[3]), strict=True):
         draw_region(ax, region, label, colour)
-    return _finish(ax, f"000 Fig. 3: {k}-fold composition of ({epsilon:g}, {delta:g})-DP")
+    return finish_plane(ax, f"000 Fig. 3: {k}-fold composition of ({epsilon:g}, {delta:g})-DP")

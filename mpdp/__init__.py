@@ -10,8 +10,8 @@ The package is one import name with four rooms, whose imports point one way
 - :mod:`mpdp.parties`: processes (parties, observer, curator), sessions and the ``mpdp`` command line.
 
 The Python API (:mod:`mpdp.parties.api`) is at the top: ``mpdp.simulate``, ``mpdp.simulate_async``,
-``mpdp.estimate``, ``mpdp.sweep``, ``mpdp.accuracy``, ``mpdp.compose``, ``mpdp.mechanism``, each returning
-a typed, frozen result with ``to_dict()``, ``to_frame()``, ``plot(ax=None)``::
+``mpdp.estimate``, ``mpdp.sweep``, ``mpdp.accuracy``, ``mpdp.compose``, ``mpdp.mechanism``, ``mpdp.audit``, each
+returning a typed, frozen result with ``to_dict()``, ``to_frame()``, ``plot(ax=None)``::
 
     import mpdp
     r = mpdp.simulate(dataset="house-votes-84", epsilon=1.0, repetitions=50, seed=3)

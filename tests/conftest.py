@@ -4,6 +4,7 @@ Hypothesis: under CI (``CI`` set) the ``ci`` profile derandomizes the property t
 is judged on the same examples every run (and a new counterexample shows up locally, where the
 example database keeps it, rather than as a flaky CI failure). No profile has a per-example deadline:
 the laws are about values, and a shared 2-core machine can make one example slow without anything being wrong.
+The fuzz tests take their example count from the ``fuzz`` profile (``MPDP_FUZZ=1``: 10^4 inputs per target).
 """
 
 import json
@@ -16,6 +17,10 @@ from hypothesis import settings
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", derandomize=True, database=None, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+#: The ``fuzz`` profile of the bad-input fuzz tests (tests/parties/rounds/test_fuzz.py): the active profile with
+#: MPDP_FUZZ_EXAMPLES examples per target (default 300), or 10^4 with MPDP_FUZZ=1 (the full run, by hand).
+settings.register_profile("fuzz", settings(
+    max_examples=10_000 if os.environ.get("MPDP_FUZZ") == "1" else int(os.environ.get("MPDP_FUZZ_EXAMPLES", "300"))))
 
 VECTORS = pathlib.Path(__file__).parent / "vectors"
 

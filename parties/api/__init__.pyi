@@ -1,6 +1,7 @@
 """The Python API of mpdp (``import mpdp``): functions that return typed, frozen results."""
 
 from .accuracies import Accuracy, accuracy
+from .audit import Audit, audit
 from .composition import Composition, compose
 from .estimates import Estimate, estimate
 from .mechanisms import Mechanism, mechanism
@@ -11,6 +12,7 @@ from .sweeps import Sweep, sweep
 
 __all__ = [
     "Accuracy",
+    "Audit",
     "Composition",
     "Estimate",
     "Mechanism",
@@ -19,6 +21,7 @@ __all__ = [
     "Simulation",
     "Sweep",
     "accuracy",
+    "audit",
     "compose",
     "estimate",
     "mechanism",

@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "accuracy": "optimal decision rules and their exact accuracy",
     "sweep": "accuracy against epsilon: exact theory vs Monte Carlo, a verdict per point, figure and table",
     "compose": "privacy of k composed (epsilon, delta)-DP mechanisms: exact optimum and bounds",
+    "audit": "measure a party's privacy on its real publishing path: a certified lower bound on epsilon",
     "mechanism": "optimal DP mechanism for a binary function on a graph",
     "compare-central": "central (trusted curator) vs distributed accuracy",
     "compare": "rr, curator and mpc live on the same data: accuracy and cost side by side",

@@ -37,9 +37,10 @@ from mpdp.parties.rr.decisions import apply_rule
 from mpdp.parties.session.seeds import decision_generator
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rules import RuleFactory
 
-__all__ = ["Observer"]
+__all__ = ["Observer", "mechanism_symbols"]
 
 
 class Observer:
@@ -98,10 +99,7 @@ class Observer:
         Raises:
             ProtocolViolation: ``symbol-range``, a symbol outside the party's mechanism.
         """
-        symbols = message.symbol_array()
-        if symbols.size and int(symbols.max()) >= self._roster.mechanisms[message.party].num_symbols:
-            raise ProtocolViolation("symbol-range", f"{where}: symbol {int(symbols.max())}")
-        return symbols
+        return mechanism_symbols(message, self._roster.mechanisms[message.party], where)
 
     def receive(self, topic: str, text: str) -> None:
         """A party's decisions (``party_decisions``).
@@ -150,3 +148,16 @@ class Observer:
         """Wait (at most ``decision_timeout``) for the parties' last decisions and record them."""
         if self.decisions is not None:
             await self.decisions.collect(self._decision_timeout)
+
+
+def mechanism_symbols(message: PartyMessage, mechanism: RandomizedResponse, where: str) -> NDArray[np.uint8]:
+    """The symbols of a verified party message, uint8 (repetitions,) (empty for an abstention), checked
+    against the party's mechanism (what :meth:`Observer.payload` records).
+
+    Raises:
+        ProtocolViolation: ``symbol-range``, a symbol outside the mechanism's alphabet.
+    """
+    symbols = message.symbol_array()
+    if symbols.size and int(symbols.max()) >= mechanism.num_symbols:
+        raise ProtocolViolation("symbol-range", f"{where}: symbol {int(symbols.max())}")
+    return symbols

@@ -208,7 +208,7 @@ def read_roster(path: Path | str) -> SessionRoster:
 
     Raises:
         ParameterError: a missing or unreadable file, or one that is not a valid roster (the first
-            problem is named).
+            problem is named; also fields valid alone but not together, e.g. four_output false with delta > 0).
     """
     file = Path(path)
     try:
@@ -220,8 +220,11 @@ def read_roster(path: Path | str) -> SessionRoster:
     except ValidationError as exc:
         raise ParameterError("--roster", str(file), "a roster.json written by `mpdp keys`",
                              hint=_first_error(exc)) from None
-    mechanisms = tuple(RandomizedResponse(p.epsilon, p.delta, p.four_output) for p in parsed.parties)
-    roster = Roster(mechanisms, tuple(_raw(p.public_key) for p in parsed.parties))
+    try:
+        mechanisms = tuple(RandomizedResponse(p.epsilon, p.delta, p.four_output) for p in parsed.parties)
+        roster = Roster(mechanisms, tuple(_raw(p.public_key) for p in parsed.parties))
+    except ParameterError as exc:  # fields valid one by one, not together (four_output false with delta > 0)
+        raise ParameterError("--roster", str(file), "a roster.json written by `mpdp keys`", hint=str(exc)) from None
     return SessionRoster(parsed.session, roster, _raw(parsed.coordinator_public_key))
 
 

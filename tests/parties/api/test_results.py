@@ -77,6 +77,7 @@ def test_estimate_covers_the_exact_accuracy() -> None:
     lambda: mpdp.accuracy(epsilon=[1.0, 1.0], function="and"),
     lambda: mpdp.estimate(epsilon=1.0, parties=3, samples=100, seed=1),
     lambda: mpdp.mechanism("line:2,2", epsilon=1.0, boundary=0.5),
+    lambda: mpdp.audit(epsilon=1.0, samples=1000, party_path="simulation", seed=1),
 ])
 def test_results_are_frozen_and_show_themselves(make) -> None:
     r = make()
