@@ -60,6 +60,11 @@ examples:
   mpdp observe --roster keys/roster.json --keys keys/coordinator --dataset-rounds house-votes-84 \\
       --function passed --broker mqtt://broker.example:1883 --out results/
   mpdp observe --roster keys/roster.json --keys keys/coordinator --rounds 3 --function sum
+  mpdp observe --roster keys/roster.json --keys keys/coordinator --rounds 3 --protocol mpc --out results/
+
+mpc: the roster of `mpdp keys --protocol mpc`; every `mpdp mpc-server` of it must be running (the first
+  round waits --wait-parties seconds for them); each round's release is the servers' (majority: 001's
+  optimal central mechanism; sum: 000's geometric mechanism), signed by every server and recorded.
 
 rounds: --dataset-rounds takes the round names from a dataset's header ({', '.join(DATASET_NAMES)} or a
   CSV path; its bits are not used); --rounds R names them round-1..round-R.
@@ -90,6 +95,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="write this session's transcripts.sqlite and decisions.json here; the same session "
                         "resumes, another one's files are refused (default: .)")
     p.add_argument("--force", action="store_true", help="replace another session's files in --out")
+    p.add_argument("--protocol", choices=("rr", "mpc"), default=None,
+                   help="rr: observe randomized response; mpc: coordinate the roster's compute servers "
+                        "(`mpdp mpc-server`), check and record their signed releases (default: mpc if the "
+                        "roster lists compute servers, else rr)")
     p.set_defaults(run=_run)
 
 
@@ -121,23 +130,27 @@ def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFunction) -> dict[str, object]:
-    mechanisms = [facts.roster.mechanisms[p] for p in outcome.participants]
-    assert outcome.symbols is not None  # mpdp observe runs randomized response: symbols in the clear
-    posterior = round_posterior(mechanisms, function, outcome.symbols)
-    return {
+    """One round of ``decisions.json``; randomized response adds the observer's posterior, mpc's round
+    (no symbols: the shares are sealed) has the servers' release as its decisions."""
+    document: dict[str, object] = {
         "round": outcome.index, "name": outcome.name, "status": outcome.status,
         "participants": outcome.participants.tolist(), "abstained": outcome.abstained.tolist(),
         "absent": outcome.absent.tolist(), "messages_received": outcome.messages_received,
         "messages_rejected": outcome.messages_rejected, "decisions": outcome.decisions.tolist(),
-        "posterior_of_decision": posterior.of(outcome.decisions).tolist(),
-        "expected_ones": posterior.expected_ones.tolist(),
     }
+    if outcome.symbols is not None:
+        posterior = round_posterior([facts.roster.mechanisms[p] for p in outcome.participants], function,
+                                    outcome.symbols)
+        document["posterior_of_decision"] = posterior.of(outcome.decisions).tolist()
+        document["expected_ones"] = posterior.expected_ones.tolist()
+    return document
 
 
 def _print_table(document: dict[str, object]) -> None:
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     function = str(document["function"])
-    table = Table(title=f"session {document['session']}: observer decides {function} "
+    who = "the compute servers release" if document["protocol"] == "mpc" else "observer decides"
+    table = Table(title=f"session {document['session']}: {who} {function} "
                         f"({document['repetitions']} release(s) per party and round)")
     for name in ("round", "status", "voting", "abstained", "absent", "decision", "P(decision | tau)",
                  "E\\[ones | tau]"):
@@ -150,8 +163,9 @@ def _print_table(document: dict[str, object]) -> None:
         top = int(values[np.argmax(counts)])
         decision = truth_text(function, top) + ("" if decisions.size == 1 else f" ({counts.max()}/{decisions.size})")
         table.add_row(r["name"], r["status"], str(len(r["participants"])), str(len(r["abstained"])),
-                      str(len(r["absent"])), decision, f"{np.mean(r['posterior_of_decision']):.4f}",
-                      f"{np.mean(r['expected_ones']):.1f}")
+                      str(len(r["absent"])), decision,
+                      f"{np.mean(r['posterior_of_decision']):.4f}" if "posterior_of_decision" in r else "-",
+                      f"{np.mean(r['expected_ones']):.1f}" if "expected_ones" in r else "-")
     console.print(table)
 
 
@@ -167,16 +181,18 @@ def _run(args: argparse.Namespace) -> int:
     facts = read_roster(args.roster)
     coordinator = read_private_key(coordinator_key_path(args.keys), facts, None)
     function = parse_function(args.function)
+    protocol = args.protocol or facts.protocol
     others = _other_sessions(output_dir(args.out, "--out"), facts.session)
     out = fresh_output_dir(args.out, "--out", OUT_FILES if others else (), args.force)
     config = ObserveConfig(
         facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),
         function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
-        round_timeout=args.round_timeout, wait_parties=args.wait_parties,
+        round_timeout=args.round_timeout, wait_parties=args.wait_parties, protocol=protocol,
     )
     outcomes = observe(config)
     document = {
-        "session": facts.session, "mpdp_version": mpdp_version, "mode": HOSTS_MODE, "function": args.function, "repetitions": args.repetitions,
+        "session": facts.session, "mpdp_version": mpdp_version, "mode": HOSTS_MODE, "protocol": protocol,
+        "function": args.function, "repetitions": args.repetitions,
         "broker": endpoint.url, "store": str(config.store_path),
         "rounds": [_round_json(o, facts, function) for o in outcomes],
         "privacy": _privacy(outcomes, facts, args.repetitions),
