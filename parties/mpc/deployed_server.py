@@ -33,17 +33,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mpc_messages import MpcAnnouncement, ServerJob, ServerReport
 from mpdp.broker.signing import verify_message
 from mpdp.broker.topics import Topics
-from mpdp.broker.transport import Transport, next_delivery
+from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.mpc.server import RoundJob, ServerKeys, round_server
 from mpdp.parties.mpc.sharing import field_modulus
 from mpdp.parties.session.files import ServerKeyPair, SessionRoster
 from mpdp.protocols.errors import ParameterError, TransportError
 
-__all__ = ["DeployedServerConfig", "mpyc_arguments", "run_server"]
+__all__ = ["DeployedServerConfig", "JobHandler", "mpyc_arguments", "run_server"]
 
 log = logging.getLogger("mpdp.mpc.server")
 
@@ -55,7 +54,7 @@ class DeployedServerConfig:
     Attributes:
         facts: the session's roster (with its ``mpc`` section: the servers' addresses and keys, T).
         keys: this server's private keys (its index among them).
-        endpoint: the session's broker.
+        endpoint: the session's broker (a :class:`mpdp.broker.endpoint.BrokerEndpoint`, or any connector).
         idle_timeout: seconds without a job or announcement before the server gives up.
         ready_interval: seconds between repeated "ready" reports until the first job.
 
@@ -65,7 +64,7 @@ class DeployedServerConfig:
 
     facts: SessionRoster
     keys: ServerKeyPair = field(repr=False)
-    endpoint: BrokerEndpoint
+    endpoint: Connector
     idle_timeout: float = 3600.0
     ready_interval: float = 1.0
 
@@ -103,7 +102,7 @@ def run_server(config: DeployedServerConfig) -> int:
         sys.argv = argv
     keys = ServerKeys(field_modulus(), config.facts.session, config.keys.server, config.keys.sealing.hex(),
                       config.keys.signing.hex())
-    server = _Server(config, round_server(mpc, keys))
+    server = JobHandler(config, round_server(mpc, keys))
 
     async def main() -> int:
         await mpc.start()
@@ -116,10 +115,16 @@ def run_server(config: DeployedServerConfig) -> int:
     return released
 
 
-class _Server:
-    """The broker side of one server: jobs in, signed reports out (see the module docstring)."""
+class JobHandler:
+    """The broker side of one server: jobs in, signed reports out (see the module docstring).
 
-    def __init__(self, config: DeployedServerConfig, serve_job: Callable[[RoundJob], Awaitable[dict[str, Any]]]) -> None:
+    Args:
+        config: the server's configuration.
+        serve_job: its MPyC round computation (:func:`mpdp.parties.mpc.server.round_server`).
+    """
+
+    def __init__(self, config: DeployedServerConfig,
+                 serve_job: Callable[[RoundJob], Awaitable[dict[str, Any]]]) -> None:
         self._config = config
         self._serve_job = serve_job
         self._topics = Topics(config.facts.session)
@@ -132,6 +137,11 @@ class _Server:
         return report.model_dump_json().encode()
 
     async def run(self) -> int:
+        """Connect, report ready, serve jobs until the coordinator's signed end; the rounds released.
+
+        Raises:
+            TransportError: the broker is unreachable or gone, or ``idle_timeout`` passed.
+        """
         client_id = f"mpdp-{self._topics.session}-mpc-server-{self._index}-{secrets.token_hex(4)}"
         async with self._config.endpoint.connect(client_id) as transport:
             await transport.subscribe(self._topics.mpc_job(self._index), self._topics.rounds)
@@ -156,7 +166,7 @@ class _Server:
                 if self._is_end(delivery.payload):
                     return len(self._released)
             else:
-                report = await self._job(delivery.payload)
+                report = await self.job(delivery.payload)
                 if report is not None:
                     await transport.publish(self._topics.mpc_servers, report)
 
@@ -168,8 +178,10 @@ class _Server:
         return (announcement.kind == "end" and announcement.session == self._topics.session
                 and verify_message(announcement, self._config.facts.coordinator_public_key))
 
-    async def _job(self, payload: bytes) -> bytes | None:
-        """This server's signed release report for a valid job (the recorded one for a job sent again)."""
+    async def job(self, payload: bytes) -> bytes | None:
+        """This server's signed release report (JSON) for a job message: computed for a valid new job, the
+        recorded one for the same job sent again; None (logged) for anything else: not a job, not signed by
+        the coordinator, for another session or server, or a second, different job for a released round."""
         try:
             message = ServerJob.model_validate_json(payload)
         except ValidationError:

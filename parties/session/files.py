@@ -242,7 +242,7 @@ def _write_private(path: Path, key: KeyFile, force: bool) -> None:
     fd = os.open(path, flags, _PRIVATE_FILE)
     with os.fdopen(fd, "w", encoding="ascii") as fh:
         os.fchmod(fh.fileno(), _PRIVATE_FILE)
-        fh.write(key.model_dump_json() + "\n")
+        fh.write(key.model_dump_json(exclude=None if key.role == "server" else {"server", "sealing_key"}) + "\n")
 
 
 def write_session(
@@ -304,7 +304,7 @@ def write_session(
         for party in group:
             key = KeyFile(session=session, role="party", party=party, private_key=_b64(private_keys[party]))
             _write_private(party_key_path(directory, party), key, force)
-    roster_path.write_text(facts.to_file().model_dump_json(indent=1) + "\n", encoding="utf-8")
+    roster_path.write_text(facts.to_file().model_dump_json(indent=1, exclude_none=True) + "\n", encoding="utf-8")
     return facts
 
 
