@@ -21,7 +21,7 @@ import concurrent.futures
 import contextlib
 import secrets
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -85,14 +85,15 @@ class BrokerServers:
         """The m servers' raw Ed25519 public keys from the roster."""
         return list(self._roster.signing_keys)
 
-    def _call(self, coroutine: Coroutine[Any, Any, T], timeout: float, what: str) -> T:
+    def _call(self, coroutine: Coroutine[Any, Any, T], timeout: float, what: Callable[[], str]) -> T:
+        """Run ``coroutine`` on the client's loop; WorkerError saying ``what()`` (after the wait) on timeout."""
         assert self._loop is not None
         future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
         try:
             return future.result(timeout)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            raise WorkerError(f"{what} (a server missing or stuck: MPyC has no dropout tolerance)") from None
+            raise WorkerError(f"{what()} (a server missing or stuck: MPyC has no dropout tolerance)") from None
 
     def start(self) -> None:
         """Connect to the broker and wait for every server's signed "ready" (once).
@@ -107,9 +108,9 @@ class BrokerServers:
         self._thread = threading.Thread(target=self._loop.run_forever, name="mpdp-mpc-servers", daemon=True)
         self._thread.start()
         try:
-            self._call(self._connect(), self.wait_servers, "connecting to the broker timed out")
+            self._call(self._connect(), self.wait_servers, lambda: "connecting to the broker timed out")
             self._call(self._wait(lambda: len(self._ready) == self.servers), self.wait_servers,
-                       f"mpc servers {sorted(set(range(self.servers)) - self._ready)} did not report ready "
+                       lambda: f"mpc servers {sorted(set(range(self.servers)) - self._ready)} did not report ready "
                        f"within {self.wait_servers:g} s (is an `mpdp mpc-server` running for each?)")
         except BaseException:
             self.close()
@@ -140,7 +141,7 @@ class BrokerServers:
             assert self._changed is not None
             self._changed.set()
 
-    async def _wait(self, done: Any) -> None:
+    async def _wait(self, done: Callable[[], bool]) -> None:
         assert self._changed is not None
         while not done():
             self._changed.clear()
@@ -166,9 +167,9 @@ class BrokerServers:
             raise ParameterError("jobs", len(jobs), f"one job per server ({self.servers})")
         self.start()
         index = jobs[0].round
-        self._call(self._publish(jobs), self.deadline, f"publishing round {index}'s jobs timed out")
+        self._call(self._publish(jobs), self.deadline, lambda: f"publishing round {index}'s jobs timed out")
         self._call(self._wait(lambda: all((index, i) in self._reports for i in range(self.servers))), self.deadline,
-                   f"mpc servers {[i for i in range(self.servers) if (index, i) not in self._reports]} did not "
+                   lambda: f"mpc servers {[i for i in range(self.servers) if (index, i) not in self._reports]} did not "
                    f"release round {index} within {self.deadline:g} s")
         reports = [self._reports.pop((index, i)) for i in range(self.servers)]
         message = SumRelease if jobs[0].function == "sum" else CuratorRelease
@@ -191,7 +192,7 @@ class BrokerServers:
         if self._loop is None:
             return
         with contextlib.suppress(WorkerError, Exception):
-            self._call(self._disconnect(), 10.0, "disconnecting timed out")
+            self._call(self._disconnect(), 10.0, lambda: "disconnecting timed out")
         self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread is not None:
             self._thread.join(10.0)
