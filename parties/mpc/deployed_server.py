@@ -33,6 +33,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mpc_messages import MpcAnnouncement, ServerJob, ServerReport
 from mpdp.broker.signing import verify_message
 from mpdp.broker.topics import Topics
@@ -40,7 +42,7 @@ from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.mpc.server import RoundJob, ServerKeys, round_server
 from mpdp.parties.mpc.sharing import field_modulus
 from mpdp.parties.session.files import ServerKeyPair, SessionRoster
-from mpdp.protocols.errors import ParameterError, TransportError
+from mpdp.protocols.errors import ParameterError, TransportError, WorkerError
 
 __all__ = ["DeployedServerConfig", "JobHandler", "mpyc_arguments", "run_server"]
 
@@ -93,6 +95,7 @@ def run_server(config: DeployedServerConfig) -> int:
 
     Raises:
         TransportError: the broker is unreachable, or nothing arrived for ``idle_timeout`` seconds.
+        WorkerError: the other servers did not all connect within ``idle_timeout`` seconds.
     """
     argv = sys.argv
     sys.argv = [argv[0] if argv else "mpdp", *mpyc_arguments(config)]
@@ -100,16 +103,24 @@ def run_server(config: DeployedServerConfig) -> int:
         from mpyc.runtime import mpc
     finally:
         sys.argv = argv
+    servers = config.facts.servers
+    assert servers is not None
     keys = ServerKeys(field_modulus(), config.facts.session, config.keys.server, config.keys.sealing.hex(),
                       config.keys.signing.hex())
     server = JobHandler(config, round_server(mpc, keys))
 
     async def main() -> int:
-        await mpc.start()
+        if isinstance(config.endpoint, BrokerEndpoint):
+            await check_connectivity(config.endpoint)  # a wrong --broker fails at once, before MPyC waits
         try:
-            return await server.run()
-        finally:
-            await mpc.shutdown()
+            await asyncio.wait_for(mpc.start(), config.idle_timeout)
+        except TimeoutError:
+            raise WorkerError(f"mpc server {config.keys.server}: the other servers did not all connect within "
+                              f"{config.idle_timeout:g} s (addresses {', '.join(servers.addresses)}; MPyC has no "
+                              "dropout tolerance: every server of the roster must run)") from None
+        released = await server.run()  # on an error no shutdown: MPyC's would wait for every peer
+        await mpc.shutdown()
+        return released
 
     released: int = mpc.run(main())
     return released

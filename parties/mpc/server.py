@@ -22,7 +22,9 @@ writes one JSON line to its standard output: ``{"release": <that JSON>, "sent": 
 servers in the round, "cpu": its CPU seconds in the round}``. Anything else the process prints goes to standard
 error. A share that does not open, or a malformed job, ends the process with an error (the cluster then
 fails the round: MPyC has no dropout tolerance).
-The MPyC runtime is imported inside :func:`main` only: it parses ``sys.argv`` on import.
+The MPyC runtime is imported inside :func:`main` only: it parses ``sys.argv`` on import. The round
+computation itself is :func:`round_server`, which a deployed server (``mpdp mpc-server``,
+:mod:`mpdp.parties.mpc.deployed_server`) runs on jobs from the broker instead of standard input.
 """
 
 from __future__ import annotations

@@ -369,7 +369,8 @@ def read_server_keys(path: Path | str, facts: SessionRoster) -> ServerKeyPair:
     """
     file = Path(path)
     if facts.servers is None:
-        raise ParameterError("--roster", facts.session, "the roster of an mpc session (mpdp keys --protocol mpc)")
+        raise ParameterError("--roster", facts.session, "the roster of an mpc session (mpdp keys --protocol mpc)",
+                             hint="this session's roster lists no compute servers")
     key = _read_key_file(file, "a compute server")
     if (key.session, key.role) != (facts.session, "server") or key.server is None or key.sealing_key is None:
         raise ParameterError("--keys", str(file), f"a compute server's key of session {facts.session!r}",
