@@ -149,11 +149,12 @@ def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFu
 def _print_table(document: dict[str, object]) -> None:
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     function = str(document["function"])
-    who = "the compute servers release" if document["protocol"] == "mpc" else "observer decides"
+    mpc = document["protocol"] == "mpc"  # a release, no transcript of symbols: no posterior columns
+    who = "the compute servers release" if mpc else "observer decides"
     table = Table(title=f"session {document['session']}: {who} {function} "
                         f"({document['repetitions']} release(s) per party and round)")
-    for name in ("round", "status", "voting", "abstained", "absent", "decision", "P(decision | tau)",
-                 "E\\[ones | tau]"):
+    posterior = () if mpc else ("P(decision | tau)", "E\\[ones | tau]")
+    for name in ("round", "status", "voting", "abstained", "absent", "decision", *posterior):
         table.add_column(name, justify="left" if name in ("round", "status", "decision") else "right")
     rounds = document["rounds"]
     assert isinstance(rounds, list)
@@ -162,10 +163,9 @@ def _print_table(document: dict[str, object]) -> None:
         values, counts = np.unique(decisions, return_counts=True)
         top = int(values[np.argmax(counts)])
         decision = truth_text(function, top) + ("" if decisions.size == 1 else f" ({counts.max()}/{decisions.size})")
+        cells = () if mpc else (f"{np.mean(r['posterior_of_decision']):.4f}", f"{np.mean(r['expected_ones']):.1f}")
         table.add_row(r["name"], r["status"], str(len(r["participants"])), str(len(r["abstained"])),
-                      str(len(r["absent"])), decision,
-                      f"{np.mean(r['posterior_of_decision']):.4f}" if "posterior_of_decision" in r else "-",
-                      f"{np.mean(r['expected_ones']):.1f}" if "expected_ones" in r else "-")
+                      str(len(r["absent"])), decision, *cells)
     console.print(table)
 
 
