@@ -22,7 +22,7 @@ from .messages import (
     WorkerStatus,
     new_nonce,
 )
-from .mpc_messages import MpcAnnouncement, SharedBallot, SumRelease
+from .mpc_messages import MpcAnnouncement, ServerJob, ServerReport, SharedBallot, SumRelease
 from .mosquitto import CONFIG_TEMPLATE, render_config, run_configured_mosquitto, run_mosquitto
 from .packing import pack_symbols, packed_length, unpack_symbols
 from .ports import LOOPBACK, free_loopback_port
@@ -46,6 +46,8 @@ __all__ = [
     "ENV_VAR",
     "LOOPBACK",
     "MAX_REPETITIONS",
+    "ServerJob",
+    "ServerReport",
     "SESSION_PATTERN",
     "Announcement",
     "BrokerConfig",

@@ -11,6 +11,10 @@ release the optimal central mechanism's output without any of them seeing a vote
 * The release of the majority is the curator's message (:class:`mpdp.broker.curator_messages.CuratorRelease`),
   that of a count (``sum``, the geometric mechanism) a :class:`SumRelease`; each compute server signs its
   copy with its own Ed25519 key.
+* Deployed servers (``mpdp mpc-server``): :class:`ServerJob` — the coordinator hands compute server i its
+  round job (the participants' shares sealed to server i only, and the public table), signed by the
+  coordinator; :class:`ServerReport` — a server says it is ready (its MPyC links are up) or returns its
+  signed release with its cost of the round, signed by the server's Ed25519 key (pinned in the roster).
 
 pydantic v2, ``extra="forbid"``, frozen, strict, JSON on the wire, signed over
 :func:`mpdp.broker.signing.canonical_bytes`.
@@ -35,10 +39,13 @@ from mpdp.broker.messages import as_value_error, new_nonce
 from mpdp.broker.sealed import KEY_BYTES, TAG_BYTES
 from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
 
-__all__ = ["MAX_SERVERS", "MpcAnnouncement", "SharedBallot", "SumRelease"]
+__all__ = ["MAX_JOB_CHARS", "MAX_SERVERS", "MpcAnnouncement", "ServerJob", "ServerReport", "SharedBallot", "SumRelease"]
 
 #: The most compute servers a session may have.
 MAX_SERVERS = 31
+
+#: The longest job or release text a deployed server message carries (characters of JSON).
+MAX_JOB_CHARS = 1 << 24
 
 _Pair = tuple[Base64, Base64]
 
@@ -161,4 +168,64 @@ class SumRelease(RoundSigned):
         """Build and sign a release of ``outputs`` (counts in 0..voters)."""
         draft = cls(session=session, round=int(round), voters=int(voters), repetitions=len(outputs),
                     outputs=[int(y) for y in outputs], nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+        return sign_message(draft, private_key)
+
+
+class ServerJob(RoundSigned):
+    """The coordinator's job for one deployed compute server and round.
+
+    Fields:
+        server: i, the server the job is for (published on its job topic only).
+        job: the :class:`mpdp.parties.mpc.server.RoundJob` as one JSON line: the participants' ids, their
+            shares sealed to server i, the public release table; nothing another server could open.
+    """
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/mpc-server-job/v1"
+
+    server: Annotated[int, Field(ge=0, lt=MAX_SERVERS, strict=True)]
+    job: Annotated[str, Field(max_length=MAX_JOB_CHARS)]
+
+    @classmethod
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, repetitions: int,
+               server: int, job: str) -> ServerJob:
+        """Build and sign server ``server``'s job of round ``round``."""
+        draft = cls(session=session, round=int(round), repetitions=int(repetitions), server=int(server), job=job,
+                    nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+        return sign_message(draft, private_key)
+
+
+class ServerReport(RoundSigned):
+    """A deployed compute server's report: ``ready`` (its MPyC links to every other server are up; round 0,
+    one repetition) or ``release`` (its signed release of round ``round``).
+
+    Fields:
+        server: i; kind: ``"ready"`` or ``"release"``.
+        release: the release message's JSON (:class:`mpdp.broker.curator_messages.CuratorRelease` or
+            :class:`SumRelease`, itself signed by the server); empty when ready.
+        sent: bytes the server sent to the other servers over MPyC's links in the round.
+        cpu: the server's CPU seconds in the round.
+    """
+
+    SIGNING_DOMAIN: ClassVar[str] = "mpdp/mpc-server-report/v1"
+
+    server: Annotated[int, Field(ge=0, lt=MAX_SERVERS, strict=True)]
+    kind: Literal["ready", "release"]
+    release: Annotated[str, Field(max_length=MAX_JOB_CHARS)] = ""
+    sent: Annotated[int, Field(ge=0, strict=True)] = 0
+    cpu: Annotated[float, Field(ge=0)] = 0.0
+
+    @model_validator(mode="after")
+    def _release_matches_kind(self) -> Self:
+        if (self.kind == "release") != bool(self.release):
+            raise ValueError("a release report carries the release; a ready report none")
+        return self
+
+    @classmethod
+    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, server: int,
+               kind: Literal["ready", "release"], round: int = 0, repetitions: int = 1, release: str = "",
+               sent: int = 0, cpu: float = 0.0) -> ServerReport:
+        """Build and sign a report of server ``server``."""
+        draft = cls(session=session, round=int(round), repetitions=int(repetitions), server=int(server), kind=kind,
+                    release=release, sent=int(sent), cpu=float(cpu), nonce=new_nonce(),
+                    signature=PLACEHOLDER_SIGNATURE)
         return sign_message(draft, private_key)

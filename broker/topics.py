@@ -4,6 +4,8 @@
     mpdp/{session}/party/{id}      party ``id``'s broadcast (one message per round)
     mpdp/{session}/status          worker status (ready / failed), control plane only
     mpdp/{session}/curator/release the curator's released outputs (curator protocol only)
+    mpdp/{session}/mpc/job/{i}     a deployed mpc round's job for compute server i (coordinator -> server)
+    mpdp/{session}/mpc/servers     the deployed compute servers' signed reports (ready, releases)
     mpdp/{session}/transcript      a closed round's recorded transcript (observer -> parties)
     mpdp/{session}/decision/{id}   party ``id``'s own decisions of f for that round
 """
@@ -62,6 +64,15 @@ class Topics:
     def release(self) -> str:
         """The curator's releases (curator protocol)."""
         return f"{self.prefix}/curator/release"
+
+    def mpc_job(self, server: int) -> str:
+        """Compute server ``server``'s jobs (a deployed mpc session)."""
+        return f"{self.prefix}/mpc/job/{int(server)}"
+
+    @property
+    def mpc_servers(self) -> str:
+        """The deployed compute servers' signed reports (mpc protocol)."""
+        return f"{self.prefix}/mpc/servers"
 
     @property
     def transcript(self) -> str:

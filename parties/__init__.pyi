@@ -11,7 +11,9 @@ from .curator.session import CuratorSession, curator_privacy_level
 from .curator.store import BallotRows, CuratorStore, RecordedBallot
 from .mpc.cluster import ServerCluster, ServerCost, secure_release
 from .mpc.coordinator import MpcCoordinator
+from .mpc.deployed_server import DeployedServerConfig, run_server
 from .mpc.party import MpcParty
+from .mpc.remote import BrokerServers
 from .mpc.session import MpcSession
 from .mpc.store import MpcStore
 from .rounds.engine import ClosedRound, Closing, RoundEngine, RoundProtocol, open_engine
@@ -44,11 +46,15 @@ from .session.files import (
     KeyFile,
     PartyEntry,
     RosterFile,
+    ServerKeyPair,
+    ServerRoster,
     SessionRoster,
     coordinator_key_path,
     party_key_path,
     read_private_key,
     read_roster,
+    read_server_keys,
+    server_key_path,
     write_session,
 )
 from .session.host import HostConfig, host_bits, host_parties
@@ -62,6 +68,7 @@ __all__ = [
     "ABSTAIN_BUDGET_EXHAUSTED",
     "ABSTAIN_DID_NOT_VOTE",
     "BallotRows",
+    "BrokerServers",
     "ClosedRound",
     "Closing",
     "Curator",
@@ -69,6 +76,7 @@ __all__ = [
     "CuratorSession",
     "CuratorStore",
     "DEFAULT_DELTA_SLACK",
+    "DeployedServerConfig",
     "HostConfig",
     "KeyFile",
     "MessageRows",
@@ -102,6 +110,8 @@ __all__ = [
     "SeedTree",
     "ServerCluster",
     "ServerCost",
+    "ServerKeyPair",
+    "ServerRoster",
     "SessionProtocol",
     "SessionRoster",
     "TranscriptStore",
@@ -129,12 +139,15 @@ __all__ = [
     "privacy_summary",
     "read_private_key",
     "read_roster",
+    "read_server_keys",
     "round_generator",
     "run",
     "run_async",
+    "run_server",
     "secure_release",
     "secure_sampler",
     "serve_parties",
+    "server_key_path",
     "wait_for_parties",
     "worker_main",
     "write_session",

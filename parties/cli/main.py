@@ -50,6 +50,7 @@ COMMANDS: dict[str, str] = {
     "keys": "make a deployed session's roster and private key files",
     "party": "host some parties of a deployed session (one process per party host)",
     "observe": "the central observer and coordinator of a deployed session",
+    "mpc-server": "one compute server of a deployed mpc session (MPyC with its peers, releases over MQTT)",
     "broker": "broker set-up of a deployed session: `broker config` writes a TLS + ACL mosquitto",
 }
 

@@ -46,7 +46,8 @@ from mpdp.parties.mpc.sharing import check_servers, field_modulus, share_bits
 from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.threshold_release import GeometricTable, ReleaseTable
 
-__all__ = ["DEFAULT_DEADLINE", "ServerCluster", "ServerCost", "round_jobs", "secure_release", "server_jobs"]
+__all__ = ["DEFAULT_DEADLINE", "ServerCluster", "ServerCost", "agreed_release", "free_port_block", "round_jobs",
+           "secure_release", "server_jobs"]
 
 #: Seconds a secure round (including the servers' start) may take before the run fails.
 DEFAULT_DEADLINE = 120.0
@@ -130,7 +131,7 @@ class ServerCluster:
             return
         self._folder = Path(tempfile.mkdtemp(prefix="mpdp-mpc-"))
         try:
-            base_port = _free_port_block(self.servers)
+            base_port = free_port_block(self.servers)
             for i, ((private, _), (signing, _)) in enumerate(zip(self._keys, self._signing)):
                 path = self._folder / f"keys{i}.json"
                 write_keys(path, ServerKeys(field_modulus(), self.session, i, private.hex(), signing.hex()))
@@ -178,7 +179,7 @@ class ServerCluster:
         self.last_costs = tuple(ServerCost(len(jobs[i].to_line()), int(reports[i]["sent"]), float(reports[i]["cpu"]))
                                 for i in range(self.servers))
         releases = {i: str(report["release"]) for i, report in reports.items()}
-        return _agreed(releases, self.signing_keys, message), [releases[i] for i in range(self.servers)]
+        return agreed_release(releases, self.signing_keys, message), [releases[i] for i in range(self.servers)]
 
     def _read_lines(self) -> dict[int, str]:
         """One line from each running server, within the deadline (WorkerError otherwise)."""
@@ -312,9 +313,14 @@ def secure_release(bits: NDArray[np.uint8], table: ReleaseTable | GeometricTable
     return outputs
 
 
-def _agreed(outputs: dict[int, str], signing_public: Sequence[bytes],
+def agreed_release(outputs: dict[int, str], signing_public: Sequence[bytes],
             message: type[CuratorRelease] | type[SumRelease]) -> NDArray[np.int64]:
-    """The release every server signed (WorkerError: a bad signature, or servers that disagree)."""
+    """The release every server signed: ``outputs`` maps server i to its release JSON, verified with
+    ``signing_public[i]``; int64 (releases,).
+
+    Raises:
+        WorkerError: a bad signature, or servers that disagree.
+    """
     opened = []
     for i, text in sorted(outputs.items()):
         release = message.model_validate_json(text)
@@ -326,8 +332,12 @@ def _agreed(outputs: dict[int, str], signing_public: Sequence[bytes],
     return opened[0]
 
 
-def _free_port_block(size: int, attempts: int = 50) -> int:
-    """A base port b with b..b+size-1 free on loopback a moment ago (MPyC's party i listens on b + i)."""
+def free_port_block(size: int, attempts: int = 50) -> int:
+    """A base port b with b..b+size-1 free on loopback a moment ago (MPyC's party i listens on b + i).
+
+    Raises:
+        WorkerError: no such block found in ``attempts`` random tries.
+    """
     rng = random.Random()
     for _ in range(attempts):
         base = rng.randrange(20_000, 60_000 - size)

@@ -38,6 +38,7 @@ from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot, SumRelease
 from mpdp.broker.topics import Topics
 from mpdp.parties.curator.curator import recorded_ballots
 from mpdp.parties.mpc.cluster import ServerCluster, round_jobs
+from mpdp.parties.mpc.remote import BrokerServers
 from mpdp.parties.mpc.store import MpcRows
 from mpdp.parties.rounds.engine import ClosedRound, Closing
 from mpdp.parties.rounds.outcome import RoundOutcome
@@ -58,7 +59,8 @@ class MpcCoordinator:
     Args:
         topics: the session's topics.
         cluster: the compute servers (started at the first announcement; closed by :meth:`conclude` or
-            its owner).
+            its owner): the simulation's processes (:class:`ServerCluster`) or a deployment's servers over
+            the broker (:class:`mpdp.parties.mpc.remote.BrokerServers`).
         epsilon, delta: the central mechanism's privacy level per vote (every party's).
         function: ``"majority"`` (001's optimal central mechanism) or ``"sum"`` (000's geometric
             mechanism at epsilon, clamped to 0..n).
@@ -72,7 +74,7 @@ class MpcCoordinator:
     message_class = SharedBallot
     filters: tuple[str, ...] = ()
 
-    def __init__(self, topics: Topics, cluster: ServerCluster, epsilon: float, delta: float, *,
+    def __init__(self, topics: Topics, cluster: ServerCluster | BrokerServers, epsilon: float, delta: float, *,
                  function: str = "majority", random_bits: int = DEFAULT_RANDOM_BITS) -> None:
         if function not in ("majority", "sum"):
             raise ParameterError("function", function, "majority or sum with the mpc protocol")

@@ -18,6 +18,7 @@ from functools import partial
 
 import numpy as np
 
+from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
@@ -26,19 +27,40 @@ from mpdp.parties.mpc.sealed_shares import seal_shares
 from mpdp.parties.mpc.sharing import share_bits
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.answer_record import AnswerRecord
+from mpdp.parties.session.files import ServerRoster
+from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
 from mpdp.parties.rr.party import ABSTAIN_DID_NOT_VOTE, PartySpec, policy_reason, spec_bit
+from mpdp.protocols.errors import ParameterError
 
-__all__ = ["MpcParty", "start_mpc_party"]
+__all__ = ["MpcParty", "start_mpc_party", "start_pinned_mpc_party"]
 
 
 class MpcParty(CuratorParty):
     """One party of the mpc protocol (arguments as :class:`mpdp.parties.curator.party.CuratorParty`;
-    ``coordinator_key`` is the coordinator's raw Ed25519 public key)."""
+    ``coordinator_key`` is the coordinator's raw Ed25519 public key).
+
+    ``servers``: a deployment's compute servers pinned in the roster; the party seals to these X25519 keys
+    with this T whatever an announcement lists (a coordinator announcing its own keys learns nothing).
+    None (a simulation, where the run starts the servers): the announced keys.
+    """
 
     announcement_class = MpcAnnouncement  # type: ignore[assignment]
+    servers: ServerRoster | None = None
+    _charged: PrivacyLedger | None = None
+
+    @property
+    def ledger(self) -> PrivacyLedger:
+        """The rounds whose release included this party's vote, each charged at its roster (epsilon, delta)
+        per release (the servers' central mechanism is (epsilon, delta)-DP for its vote); starts from
+        ``spec.ledger`` (the host's answer record)."""
+        return self.spec.ledger if self._charged is None else self._charged
 
     def respond(self, announcement: MpcAnnouncement) -> SharedBallot:  # type: ignore[override]
         """The signed ballot of sealed shares answering one round announcement (no network I/O).
+
+        A round asking for more than the party's repetition cap gets an abstention ``policy``; one whose
+        releases would take it past its budget (exact optimal composition, 000 Theorem 3.3) gets
+        ``budget-exhausted``; otherwise the round is charged to :attr:`ledger` and answered.
 
         Raises:
             ParameterError: the round index is beyond the party's bits.
@@ -50,8 +72,14 @@ class MpcParty(CuratorParty):
                          party=self.spec.party, repetitions=announcement.repetitions)
         if reason is not None:
             return signed(reason=reason)
-        keys = announcement.key_bytes
-        shares = share_bits(np.array([bit], dtype=np.uint8), len(keys), announcement.threshold)
+        eps, delta, reps = self.spec.mechanism.epsilon, self.spec.mechanism.delta, announcement.repetitions
+        if index not in self.ledger.rounds:
+            if self.spec.budget is not None and self.ledger.would_exceed(self.spec.budget, eps, delta, reps):
+                return signed(reason=ABSTAIN_BUDGET_EXHAUSTED)
+            self._charged = self.ledger.record(index, eps, delta, reps)
+        keys, threshold = ((announcement.key_bytes, announcement.threshold) if self.servers is None
+                           else (list(self.servers.sealing_keys), self.servers.threshold))
+        shares = share_bits(np.array([bit], dtype=np.uint8), len(keys), threshold)
         sealed = seal_shares([row[0] for row in shares], keys, session=self._topics.session, round_index=index,
                              party=self.spec.party)
         return signed(shares=sealed)
@@ -69,3 +97,21 @@ def start_mpc_party(spec: PartySpec, connector: Connector, topics: Topics, coord
     """
     return MpcParty.started(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
                             connect_gate=connect_gate, decider=decider, record=record, observer_grace=observer_grace)
+
+
+def start_pinned_mpc_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
+                           idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
+                           decider: object | None, record: AnswerRecord | None = None,
+                           observer_grace: float = OBSERVER_GRACE, servers: ServerRoster | None = None) -> MpcParty:
+    """A deployed mpc party (``mpdp party --protocol mpc``): it seals to ``servers``, the compute servers
+    pinned in the roster (bind them with :func:`functools.partial`).
+
+    Raises:
+        ParameterError: no servers; a decider given.
+    """
+    if servers is None:
+        raise ParameterError("servers", servers, "the roster's compute servers (mpdp keys --protocol mpc)")
+    party = MpcParty.started(spec, connector, topics, coordinator_key, idle_timeout=idle_timeout,
+                             connect_gate=connect_gate, decider=decider, record=record, observer_grace=observer_grace)
+    party.servers = servers
+    return party

@@ -22,7 +22,9 @@ writes one JSON line to its standard output: ``{"release": <that JSON>, "sent": 
 servers in the round, "cpu": its CPU seconds in the round}``. Anything else the process prints goes to standard
 error. A share that does not open, or a malformed job, ends the process with an error (the cluster then
 fails the round: MPyC has no dropout tolerance).
-The MPyC runtime is imported inside :func:`main` only: it parses ``sys.argv`` on import.
+The MPyC runtime is imported inside :func:`main` only: it parses ``sys.argv`` on import. The round
+computation itself is :func:`round_server`, which a deployed server (``mpdp mpc-server``,
+:mod:`mpdp.parties.mpc.deployed_server`) runs on jobs from the broker instead of standard input.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +46,7 @@ from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import SumRelease
 from mpdp.parties.mpc.sealed_shares import open_share
 
-__all__ = ["RoundJob", "ServerKeys", "main", "open_shares", "read_keys", "write_keys"]
+__all__ = ["RoundJob", "ServerKeys", "main", "open_shares", "read_keys", "round_server", "write_keys"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,19 +139,16 @@ def open_shares(keys: ServerKeys, job: RoundJob) -> list[int]:
             for party, (e, c) in zip(job.parties, job.sealed)]
 
 
-def main() -> None:
-    """The server process: connect to the other servers, serve every round on stdin, then shut down."""
-    results = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # only the releases go to the real standard output
+def round_server(mpc: Any, keys: ServerKeys) -> Callable[[RoundJob], Awaitable[dict[str, Any]]]:
+    """This server's round computation in the MPyC runtime ``mpc`` (already started, or started before the
+    first call): a coroutine function job -> ``{"release": signed release JSON, "sent": bytes sent to the
+    other servers in the round, "cpu": CPU seconds in the round}`` (module docstring).
 
-    from mpyc.runtime import mpc  # parses and strips MPyC's own options from sys.argv
-
+    Raises (from the returned coroutine):
+        ProtocolViolation: a share that does not open with this server's key.
+    """
     from mpdp.parties.mpc.sharing import SECURE_INTEGER_BITS
 
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("keys", type=Path)
-    args = parser.parse_args()
-    keys = read_keys(args.keys)
     signing_key = bytes.fromhex(keys.signing_key)
     secint = mpc.SecInt(SECURE_INTEGER_BITS, p=keys.modulus)
 
@@ -175,30 +175,44 @@ def main() -> None:
     async def release(job: RoundJob) -> list[int]:
         votes = [secint(secint.field(share)) for share in open_shares(keys, job)]
         count = mpc.sum(votes)
-        draws = []
         if job.function == "sum":
             return await noisy_counts(job, count)
-        else:
-            unit = mpc.unit_vector(count, len(job.scaled))
-            scaled = mpc.sum([e * n for e, n in zip(unit, job.scaled)])
-            draws = [uniform(job) < scaled for _ in range(job.releases)]
+        unit = mpc.unit_vector(count, len(job.scaled))
+        scaled = mpc.sum([e * n for e, n in zip(unit, job.scaled)])
+        draws = [uniform(job) < scaled for _ in range(job.releases)]
         return [int(r) for r in await mpc.output(draws)]
 
     def sent() -> int:
         return sum(peer.protocol.nbytes_sent for peer in mpc.parties if peer.pid != mpc.pid)
 
+    async def serve_job(job: RoundJob) -> dict[str, Any]:
+        cpu, before = time.process_time(), sent()
+        outputs = await release(job)
+        message = SumRelease if job.function == "sum" else CuratorRelease
+        signed = message.signed(signing_key, session=keys.session, round=job.round, voters=len(job.parties),
+                                outputs=np.array(outputs, dtype=np.int64))
+        return {"release": signed.model_dump_json(), "sent": sent() - before, "cpu": time.process_time() - cpu}
+
+    return serve_job
+
+
+def main() -> None:
+    """The server process: connect to the other servers, serve every round on stdin, then shut down."""
+    results = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # only the releases go to the real standard output
+
+    from mpyc.runtime import mpc  # parses and strips MPyC's own options from sys.argv
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("keys", type=Path)
+    args = parser.parse_args()
+    serve_job = round_server(mpc, read_keys(args.keys))
+
     async def serve() -> None:
         await mpc.start()
         loop = asyncio.get_running_loop()
         while line := await loop.run_in_executor(None, sys.stdin.readline):
-            cpu, before = time.process_time(), sent()
-            job = RoundJob.from_line(line)
-            outputs = await release(job)
-            message = SumRelease if job.function == "sum" else CuratorRelease
-            signed = message.signed(signing_key, session=keys.session, round=job.round, voters=len(job.parties),
-                                    outputs=np.array(outputs, dtype=np.int64))
-            cost = {"sent": sent() - before, "cpu": time.process_time() - cpu}
-            results.write(json.dumps({"release": signed.model_dump_json(), **cost}) + "\n")
+            results.write(json.dumps(await serve_job(RoundJob.from_line(line))) + "\n")
             results.flush()
         await mpc.shutdown()
 

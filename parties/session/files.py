@@ -7,6 +7,10 @@
     DIR/coordinator/coordinator.key      the coordinator's private key (signs round announcements)
     DIR/parties/party-{i}.key            party i's private key; with a split, one directory per range
                                          (DIR/parties-0-217/, DIR/parties-218-434/), one per host
+    DIR/server-{i}/server-{i}.key        --protocol mpc: compute server i's private keys (X25519 opens the
+                                         shares sealed to it, Ed25519 signs its releases), one per host;
+                                         the roster's ``mpc`` section pins the servers' public keys, their
+                                         MPyC addresses (host:port) and the threshold T
 
 Key files are JSON (:class:`KeyFile`), mode 0600 in directories of mode 0700, and are refused when
 group or others can read them. No private bit is in any of these files. Keys are raw 32-byte Ed25519
@@ -22,12 +26,15 @@ import math
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal, Self
 
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidationError, model_validator
 
+from mpdp.broker.mpc_messages import MAX_SERVERS
+from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, public_key_of
 from mpdp.broker.topics import SESSION_PATTERN, check_session
 from mpdp.parties.rounds.ranges import format_ranges
@@ -37,19 +44,26 @@ from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = [
     "KeyFile",
+    "MpcServersFile",
     "PartyEntry",
     "RosterFile",
+    "ServerEntry",
+    "ServerKeyPair",
+    "ServerRoster",
     "SessionRoster",
     "coordinator_key_path",
     "party_key_path",
     "read_private_key",
     "read_roster",
+    "read_server_keys",
+    "server_key_path",
     "write_session",
 ]
 
 ROSTER_NAME = "roster.json"
 _KEY = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{43}=$")]  # 32 bytes in base64
 _PRIVATE_DIR, _PRIVATE_FILE = 0o700, 0o600
+_ADDRESS = r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$"  # an MPyC party address host:port (IPv4 or name)
 
 
 class _File(BaseModel):
@@ -72,13 +86,39 @@ class PartyEntry(_File):
     public_key: _KEY
 
 
+class ServerEntry(_File):
+    """One compute server in ``roster.json`` (``--protocol mpc``): its id, its MPyC address and public keys."""
+
+    id: Annotated[int, Field(ge=0)]
+    address: Annotated[str, Field(pattern=_ADDRESS)]
+    sealing_public_key: _KEY
+    signing_public_key: _KEY
+
+
+class MpcServersFile(_File):
+    """The ``mpc`` section of ``roster.json``: the m compute servers (ids 0..m-1 in order) and T, 2T < m."""
+
+    threshold: Annotated[int, Field(ge=0)]
+    servers: Annotated[tuple[ServerEntry, ...], Field(min_length=1, max_length=MAX_SERVERS)]
+
+    @model_validator(mode="after")
+    def _ids_and_threshold(self) -> Self:
+        if [s.id for s in self.servers] != list(range(len(self.servers))):
+            raise ValueError(f"server ids must be 0..{len(self.servers) - 1} in order")
+        if 2 * self.threshold >= len(self.servers):
+            raise ValueError(f"threshold {self.threshold} needs 2T < m = {len(self.servers)}")
+        return self
+
+
 class RosterFile(_File):
-    """``roster.json``: everything public about a session. Party ids are 0..k-1 in order."""
+    """``roster.json``: everything public about a session. Party ids are 0..k-1 in order; ``mpc`` lists
+    the compute servers of a ``--protocol mpc`` session (None for randomized response)."""
 
     format: Literal["mpdp-roster/v1"] = "mpdp-roster/v1"
     session: Annotated[str, Field(pattern=SESSION_PATTERN)]
     coordinator_public_key: _KEY
     parties: Annotated[tuple[PartyEntry, ...], Field(min_length=1)]
+    mpc: MpcServersFile | None = None
 
     @model_validator(mode="after")
     def _ids_in_order(self) -> Self:
@@ -93,9 +133,49 @@ class KeyFile(_File):
 
     format: Literal["mpdp-key/v1"] = "mpdp-key/v1"
     session: Annotated[str, Field(pattern=SESSION_PATTERN)]
-    role: Literal["party", "coordinator"]
+    role: Literal["party", "coordinator", "server"]
     party: Annotated[int, Field(ge=0)] | None = None
+    server: Annotated[int, Field(ge=0)] | None = None
     private_key: _KEY
+    sealing_key: _KEY | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerRoster:
+    """The compute servers of a deployed mpc session, as pinned in the roster.
+
+    Attributes:
+        threshold: T, the colluding servers the sharing tolerates (2T < m).
+        addresses: m MPyC addresses ``host:port``, server order.
+        sealing_keys: m raw 32-byte X25519 public keys (the parties seal share i to key i).
+        signing_keys: m raw 32-byte Ed25519 public keys (server i's releases verify with key i).
+    """
+
+    threshold: int
+    addresses: tuple[str, ...]
+    sealing_keys: tuple[bytes, ...]
+    signing_keys: tuple[bytes, ...]
+
+    @property
+    def servers(self) -> int:
+        """m."""
+        return len(self.addresses)
+
+    def to_file(self) -> MpcServersFile:
+        """The ``mpc`` section of ``roster.json``."""
+        return MpcServersFile(threshold=self.threshold, servers=tuple(
+            ServerEntry(id=i, address=a, sealing_public_key=_b64(x), signing_public_key=_b64(e))
+            for i, (a, x, e) in enumerate(zip(self.addresses, self.sealing_keys, self.signing_keys, strict=True))))
+
+
+@dataclass(frozen=True, slots=True)
+class ServerKeyPair:
+    """What compute server ``server`` holds privately: raw X25519 (``sealing``) and Ed25519 (``signing``)
+    private keys (not in the repr)."""
+
+    server: int
+    sealing: bytes = field(repr=False)
+    signing: bytes = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +186,18 @@ class SessionRoster:
         session: the session id (topics ``mpdp/{session}/...``, the store key).
         roster: the parties' mechanisms and raw public keys.
         coordinator_public_key: raw 32-byte Ed25519 key that signs the round announcements.
+        servers: the compute servers of an mpc session; None for randomized response.
     """
 
     session: str
     roster: Roster
     coordinator_public_key: bytes
+    servers: ServerRoster | None = None
+
+    @property
+    def protocol(self) -> str:
+        """The session's protocol by its roster: ``"mpc"`` when it lists compute servers, else ``"rr"``."""
+        return "rr" if self.servers is None else "mpc"
 
     def to_file(self) -> RosterFile:
         """The pydantic form written as ``roster.json``."""
@@ -121,6 +208,7 @@ class SessionRoster:
                            public_key=_b64(key))
                 for i, (m, key) in enumerate(zip(self.roster.mechanisms, self.roster.public_keys, strict=True))
             ),
+            mpc=None if self.servers is None else self.servers.to_file(),
         )
 
 
@@ -137,6 +225,11 @@ def party_key_path(directory: Path | str, party: int) -> Path:
     return Path(directory) / f"party-{party}.key"
 
 
+def server_key_path(directory: Path | str, server: int) -> Path:
+    """Where compute server ``server``'s key file is inside the ``mpdp keys`` output directory."""
+    return Path(directory) / f"server-{server}" / f"server-{server}.key"
+
+
 def coordinator_key_path(directory: Path | str) -> Path:
     """Where the coordinator's key file is inside a key directory."""
     return Path(directory) / "coordinator.key"
@@ -149,12 +242,13 @@ def _write_private(path: Path, key: KeyFile, force: bool) -> None:
     fd = os.open(path, flags, _PRIVATE_FILE)
     with os.fdopen(fd, "w", encoding="ascii") as fh:
         os.fchmod(fh.fileno(), _PRIVATE_FILE)
-        fh.write(key.model_dump_json() + "\n")
+        fh.write(key.model_dump_json(exclude=None if key.role == "server" else {"server", "sealing_key"}) + "\n")
 
 
 def write_session(
     out: Path | str, session: str, mechanisms: Sequence[RandomizedResponse],
-    split: Sequence[Sequence[int]] | None = None, force: bool = False,
+    split: Sequence[Sequence[int]] | None = None, force: bool = False, *,
+    servers: Sequence[str] = (), threshold: int = 0,
 ) -> SessionRoster:
     """Make fresh key pairs for every party and the coordinator and write the session's files.
 
@@ -165,6 +259,9 @@ def write_session(
         split: party id groups that partition 0..k-1, one key directory per group
             (``parties-A-B``); None puts every party key in ``parties/``.
         force: overwrite the files of an earlier ``write_session`` in ``out``.
+        servers: ``--protocol mpc``: the m compute servers' MPyC addresses ``host:port`` (fresh X25519 and
+            Ed25519 key pairs each, one key directory per server); empty for randomized response.
+        threshold: T of the mpc sharing, 2T < m.
 
     Returns:
         The session's public facts (as written to ``out/roster.json``).
@@ -185,8 +282,21 @@ def write_session(
         raise ParameterError("--out", str(folder), "a directory without roster.json (or pass --force)")
     roster, private_keys = Roster.generate(mechanisms)
     coordinator_private, coordinator_public = generate_key_pair()
-    facts = SessionRoster(session, roster, coordinator_public)
+    sealing = [generate_x25519_key_pair() for _ in servers]
+    signing = [generate_key_pair() for _ in servers]
+    server_roster = None if not servers else ServerRoster(
+        threshold, tuple(servers), tuple(public for _, public in sealing), tuple(public for _, public in signing))
+    if server_roster is not None:
+        try:
+            server_roster.to_file()
+        except ValidationError as exc:
+            raise ParameterError("--servers", f"{len(servers)} servers, threshold {threshold}",
+                                 "host:port addresses and a threshold T with 2T < m", hint=_first_error(exc)) from None
+    facts = SessionRoster(session, roster, coordinator_public, server_roster)
     folder.mkdir(parents=True, exist_ok=True)
+    for i, ((x25519, _), (ed25519, _)) in enumerate(zip(sealing, signing)):
+        key = KeyFile(session=session, role="server", server=i, private_key=_b64(ed25519), sealing_key=_b64(x25519))
+        _write_private(server_key_path(folder, i), key, force)
     _write_private(coordinator_key_path(folder / "coordinator"),
                    KeyFile(session=session, role="coordinator", private_key=_b64(coordinator_private)), force)
     for group in groups:
@@ -194,7 +304,7 @@ def write_session(
         for party in group:
             key = KeyFile(session=session, role="party", party=party, private_key=_b64(private_keys[party]))
             _write_private(party_key_path(directory, party), key, force)
-    roster_path.write_text(facts.to_file().model_dump_json(indent=1) + "\n", encoding="utf-8")
+    roster_path.write_text(facts.to_file().model_dump_json(indent=1, exclude_none=True) + "\n", encoding="utf-8")
     return facts
 
 
@@ -225,7 +335,59 @@ def read_roster(path: Path | str) -> SessionRoster:
         roster = Roster(mechanisms, tuple(_raw(p.public_key) for p in parsed.parties))
     except ParameterError as exc:  # fields valid one by one, not together (four_output false with delta > 0)
         raise ParameterError("--roster", str(file), "a roster.json written by `mpdp keys`", hint=str(exc)) from None
-    return SessionRoster(parsed.session, roster, _raw(parsed.coordinator_public_key))
+    servers = None if parsed.mpc is None else ServerRoster(
+        parsed.mpc.threshold, tuple(s.address for s in parsed.mpc.servers),
+        tuple(_raw(s.sealing_public_key) for s in parsed.mpc.servers),
+        tuple(_raw(s.signing_public_key) for s in parsed.mpc.servers))
+    return SessionRoster(parsed.session, roster, _raw(parsed.coordinator_public_key), servers)
+
+
+def _read_key_file(file: Path, whose: str) -> KeyFile:
+    """A key file's content (ParameterError: unreadable, readable by others, malformed)."""
+    try:
+        mode = file.stat().st_mode
+        text = file.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError("--keys", str(file), f"the readable key file of {whose}", hint=str(exc)) from exc
+    if stat.S_IMODE(mode) & 0o077:
+        raise ParameterError("--keys", str(file), "a key file only its owner can read (chmod 600)",
+                             hint=f"mode {stat.S_IMODE(mode):o}")
+    try:
+        return KeyFile.model_validate_json(text)
+    except ValidationError as exc:
+        raise ParameterError("--keys", str(file), "a key file written by `mpdp keys`",
+                             hint=_first_error(exc)) from None
+
+
+def read_server_keys(path: Path | str, facts: SessionRoster) -> ServerKeyPair:
+    """Read a compute server's key file (``mpdp keys --protocol mpc``) and check it against the roster.
+
+    Returns:
+        The server's index and raw X25519 and Ed25519 private keys.
+
+    Raises:
+        ParameterError: a roster without compute servers; the file missing, unreadable, readable by others,
+            malformed, another session's or role's; or keys that are not the private halves of the roster's
+            public keys of that server.
+    """
+    file = Path(path)
+    if facts.servers is None:
+        raise ParameterError("--roster", facts.session, "the roster of an mpc session (mpdp keys --protocol mpc)",
+                             hint="this session's roster lists no compute servers")
+    key = _read_key_file(file, "a compute server")
+    if (key.session, key.role) != (facts.session, "server") or key.server is None or key.sealing_key is None:
+        raise ParameterError("--keys", str(file), f"a compute server's key of session {facts.session!r}",
+                             hint=f"it is {key.role} of session {key.session!r}")
+    index, servers = key.server, facts.servers
+    signing, sealing = _raw(key.private_key), _raw(key.sealing_key)
+    try:
+        matches = index < servers.servers and public_key_of(signing) == servers.signing_keys[index] and (
+            X25519PrivateKey.from_private_bytes(sealing).public_key().public_bytes_raw() == servers.sealing_keys[index])
+    except (ValueError, binascii.Error):
+        matches = False
+    if not matches:
+        raise ParameterError("--keys", str(file), f"the private keys of server {index}'s public keys in the roster")
+    return ServerKeyPair(index, sealing, signing)
 
 
 def read_private_key(path: Path | str, facts: SessionRoster, party: int | None) -> bytes:
@@ -247,19 +409,7 @@ def read_private_key(path: Path | str, facts: SessionRoster, party: int | None) 
     if party is not None and not 0 <= party < facts.roster.k:
         raise ParameterError("party", party, f"a party id of the roster, 0..{facts.roster.k - 1}")
     whose = "the coordinator" if party is None else f"party {party}"
-    try:
-        mode = file.stat().st_mode
-        text = file.read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ParameterError("--keys", str(file), f"the readable key file of {whose}", hint=str(exc)) from exc
-    if stat.S_IMODE(mode) & 0o077:
-        raise ParameterError("--keys", str(file), "a key file only its owner can read (chmod 600)",
-                             hint=f"mode {stat.S_IMODE(mode):o}")
-    try:
-        key = KeyFile.model_validate_json(text)
-    except ValidationError as exc:
-        raise ParameterError("--keys", str(file), "a key file written by `mpdp keys`",
-                             hint=_first_error(exc)) from None
+    key = _read_key_file(file, whose)
     role = "coordinator" if party is None else "party"
     if (key.session, key.role, key.party) != (facts.session, role, party):
         raise ParameterError("--keys", str(file), f"the key of {whose} in session {facts.session!r}",

@@ -19,6 +19,10 @@ optimal composition (``budget-exhausted``). The answer record (``record``, SQLit
 and its ledger charge, committed before publishing; a re-announced round gets the same message again,
 after a restart of the host, the observer or the broker.
 
+Protocols: ``protocol="rr"`` (randomized response, the default); ``"mpc"``: each party secret-shares its bit
+among the compute servers pinned in the roster (:func:`mpdp.parties.mpc.party.start_pinned_mpc_party`),
+with the same policy (repetition cap, budget at the roster's epsilon, answer record).
+
 Modes: deployment (``seed=None``, the default of ``mpdp party``) privatizes with
 :func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS CSPRNG); simulation (a seed)
 gives party i the stream :meth:`mpdp.parties.session.seeds.SeedTree.party` of ``mpdp simulate --seed``.
@@ -33,6 +37,7 @@ import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -43,12 +48,14 @@ from mpdp.analysis.accounting import Budget
 from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
+from mpdp.broker.mpc_messages import MpcAnnouncement
 from mpdp.broker.signing import public_key_of, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
+from mpdp.parties.mpc.party import start_pinned_mpc_party
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.engine import HEARTBEAT_INTERVAL
-from mpdp.parties.rr.party import PartySpec, secure_sampler
+from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.session.runner import first_mpdp_error
@@ -102,6 +109,7 @@ class HostConfig:
         max_repetitions: the most repetitions a hosted party releases for one round (1: deployment default).
         budget: each hosted party's privacy budget; None = no budget (spending still recorded).
         record: the host's answer record (SQLite file); None = in memory only (tests, simulations).
+        protocol: ``"rr"`` or ``"mpc"`` (needs a roster with compute servers).
 
     Raises:
         ParameterError: a field out of its domain.
@@ -120,9 +128,12 @@ class HostConfig:
     max_repetitions: int = 1
     budget: Budget | None = None
     record: Path | None = None
+    protocol: str = "rr"
 
     def __post_init__(self) -> None:
         k = self.facts.roster.k
+        if self.protocol not in ("rr", "mpc") or (self.protocol == "mpc" and self.facts.servers is None):
+            raise ParameterError("protocol", self.protocol, "rr, or mpc with a roster from mpdp keys --protocol mpc")
         parties = tuple(int(p) for p in self.parties)
         if not parties or list(parties) != sorted(set(parties)) or parties[0] < 0 or parties[-1] >= k:
             raise ParameterError("parties", parties, f"ascending distinct ids in 0..{k - 1}, at least one")
@@ -169,6 +180,7 @@ class HostConfig:
             ),
             secure=self.seed is None, idle_timeout=self.idle_timeout, observer_grace=self.observer_grace,
             connect_concurrency=self.connect_concurrency, record=self.record,
+            start=start_party if self.protocol == "rr" else partial(start_pinned_mpc_party, servers=self.facts.servers),
         )
 
 
@@ -187,7 +199,8 @@ class _ReadyBeacon:
         """A signed, unexpired announcement of a round or the end (a heartbeat does not stop the beacon: the
         observer sends those from its start, maybe before it heard this host's "ready")."""
         try:
-            announcement = Announcement.model_validate_json(payload)
+            announcement = (MpcAnnouncement if self._config.protocol == "mpc" else Announcement).model_validate_json(
+                payload)
         except ValidationError:
             return False
         return (announcement.session == self._topics.session and announcement.kind != "heartbeat"

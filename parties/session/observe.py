@@ -11,6 +11,12 @@
           or round_timeout, decide with the optimal rule, record in one transaction
           announce the end: the parties leave, their hosts exit
 
+``protocol="mpc"``: the coordinator of the secure computation instead of the observer
+(:class:`mpdp.parties.mpc.coordinator.MpcCoordinator` with the roster's compute servers reached over the
+broker, :class:`mpdp.parties.mpc.remote.BrokerServers`): it waits for every ``mpdp mpc-server`` of the
+roster at the first round, hands each server its sealed shares, checks every server's signed release and
+records it (:class:`mpdp.parties.mpc.store.MpcStore`).
+
 The observer does not know the parties' bits: it reports decisions and its posterior, never an
 accuracy (comparing with the truth is ``mpdp simulate``'s job). A host that fails or disappears during
 the rounds makes its parties absent (recorded so) and the session goes on; it is reported by name on
@@ -32,6 +38,9 @@ import numpy as np
 from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.topics import Topics
+from mpdp.parties.mpc.coordinator import MpcCoordinator
+from mpdp.parties.mpc.remote import BrokerServers
+from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.rounds.engine import open_engine
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.ranges import format_ranges
@@ -48,7 +57,7 @@ from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.rule_factory import zero_one_rules
 
-__all__ = ["HOSTS_MODE", "ObserveConfig", "observe", "observe_async", "wait_for_parties"]
+__all__ = ["HOSTS_MODE", "ObserveConfig", "mpc_privacy_level", "observe", "observe_async", "wait_for_parties"]
 
 #: The mode a deployed session records: the observer draws nothing, each ``mpdp party`` host chooses.
 HOSTS_MODE = "deployment (each party host: CSPRNG, or seeded generators with mpdp party --seed)"
@@ -70,11 +79,14 @@ class ObserveConfig:
         store_path: the SQLite transcript store.
         repetitions: releases each party sends per round (1 in a deployment: each spends privacy).
         round_timeout: seconds a round stays open before the missing parties are recorded absent.
-        wait_parties: seconds to wait for every party to be ready before the first round.
+        wait_parties: seconds to wait for every party to be ready before the first round (and, for mpc, for
+            every compute server).
         resume: the session is in progress and this observer replaces one that stopped (killed,
             crashed): the hosts reported ready to that one and are serving, so do not wait for ready
             reports; continue at the first round not recorded in ``store_path`` (re-announced: the
             parties re-send their recorded answers, never a fresh draw).
+        protocol: ``"rr"`` (the observer) or ``"mpc"`` (the secure computation's coordinator; the function
+            is the majority or the sum, one (epsilon, delta) for every party).
 
     Raises:
         ParameterError: a field out of its domain.
@@ -90,8 +102,11 @@ class ObserveConfig:
     round_timeout: float = 60.0
     wait_parties: float = 300.0
     resume: bool = False
+    protocol: str = "rr"
 
     def __post_init__(self) -> None:
+        if self.protocol not in ("rr", "mpc") or (self.protocol == "mpc" and self.facts.servers is None):
+            raise ParameterError("protocol", self.protocol, "rr, or mpc with a roster from mpdp keys --protocol mpc")
         names = tuple(str(n) for n in self.round_names)
         if not names or any(len(n) > 200 for n in names):
             raise ParameterError("round_names", names[:3], "at least one round, names of at most 200 characters")
@@ -195,6 +210,8 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
     await check_connectivity(config.endpoint)
     roster, session = config.facts.roster, config.facts.session
     topics = Topics(session)
+    if config.protocol == "mpc":
+        return await _coordinate_mpc(config, on_round)
     with TranscriptStore(config.store_path) as store:
         recorded = store.open_session(session, roster.k, config.repetitions, config.round_names, mode=HOSTS_MODE)
         observer = Observer(topics, roster, store, function=config.function, measure=np.eye(2),
@@ -206,6 +223,51 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
             outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)
             if hosts is not None:
                 hosts.report_silent(engine)
+    return tuple(outcomes)
+
+
+def mpc_privacy_level(facts: SessionRoster, function: BooleanFunction) -> tuple[float, float]:
+    """The (epsilon, delta) of the servers' release: the majority: the roster's one level (001's central
+    mechanism); the sum: (epsilon, 0) (000's geometric mechanism).
+
+    Raises:
+        ParameterError: parties with different levels; a function other than majority or sum; a sum at an
+            epsilon that is not finite and > 0.
+    """
+    levels = sorted({(m.epsilon, m.delta) for m in facts.roster.mechanisms})
+    if len(levels) != 1:
+        raise ParameterError("epsilon", f"{len(levels)} different (epsilon, delta) levels in the roster",
+                             "one epsilon and one delta for every party with --protocol mpc")
+    epsilon, delta = levels[0]
+    if function.name not in ("majority", "sum"):
+        raise ParameterError("--function", function.name, "majority (passed) or sum with --protocol mpc")
+    if function.name == "sum" and not 0.0 < epsilon < math.inf:
+        raise ParameterError("epsilon", epsilon, "a finite epsilon > 0 for the geometric mechanism (sum)")
+    return (epsilon, 0.0) if function.name == "sum" else (epsilon, delta)
+
+
+async def _coordinate_mpc(config: ObserveConfig,
+                          on_round: Callable[[RoundOutcome], None]) -> tuple[RoundOutcome, ...]:
+    """The mpc session: the coordinator with the roster's compute servers over the broker."""
+    roster, session, servers = config.facts.roster, config.facts.session, config.facts.servers
+    assert servers is not None
+    epsilon, delta = mpc_privacy_level(config.facts, config.function)
+    topics = Topics(session)
+    cluster = BrokerServers(config.endpoint, session, servers, config.coordinator_key,
+                            deadline=config.round_timeout, wait_servers=config.wait_parties)
+    try:
+        with MpcStore(config.store_path) as store:
+            recorded = store.open_curator_session(session, roster.k, config.repetitions, config.round_names,
+                                                  epsilon, delta, mode=HOSTS_MODE)
+            coordinator = MpcCoordinator(topics, cluster, epsilon, delta, function=config.function.name)
+            async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, coordinator,
+                                   repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
+                hosts = _Hosts(roster.k, config.wait_parties) if len(recorded) < len(config.round_names) else None
+                if hosts is not None:
+                    await asyncio.to_thread(cluster.start)  # every server ready, the engine still receiving
+                outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)
+    finally:
+        cluster.close()
     return tuple(outcomes)
 
 

@@ -3,20 +3,28 @@
 Writes ``DIR/roster.json`` (public: session id, each party's epsilon, delta and Ed25519 public key, the
 coordinator's public key), ``DIR/coordinator/coordinator.key`` and one ``party-{i}.key`` per party
 (mode 0600) in ``DIR/parties/``, or with ``--split`` in one directory per host. No bit is in them.
+``--protocol mpc`` adds the m compute servers: the roster pins each one's MPyC address (host:port) and its
+X25519 (sealed shares) and Ed25519 (signed releases) public keys and the threshold T; server i's private
+keys go to ``DIR/server-{i}/server-{i}.key`` (one directory per server host).
 """
 
 from __future__ import annotations
 
 import argparse
 import uuid
+from collections.abc import Sequence
 
 import numpy as np
 
+from mpdp.broker.ports import LOOPBACK
 from mpdp.parties.cli.args import output_dir, seed_value
 from mpdp.parties.cli.params import parse_mechanisms
+from mpdp.parties.mpc.cluster import free_port_block
+from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
 from mpdp.parties.session.files import write_session
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = ["register"]
 
@@ -25,8 +33,14 @@ examples:
   mpdp keys --parties 435 --epsilon 1 --out keys/
   mpdp keys --parties 435 --epsilon 0.5:2 --delta 0.01 --split 0-217 --split 218-434 --out keys/
 
+  mpdp keys --parties 435 --epsilon 1 --protocol mpc --servers 3 --threshold 1 \\
+      --server-address a.example:11365 --server-address b.example:11365 --server-address c.example:11365 \\
+      --out keys/
+
 Give keys/roster.json to every role; keys/coordinator/ to the observer only; each party's key file (or
-each --split directory) to the host that runs those parties only.
+each --split directory) to the host that runs those parties only; keys/server-I/ to compute server I only.
+mpc: one epsilon and --delta for every party (the servers release one central mechanism); without
+--server-address the servers listen on 127.0.0.1 at ports free when the keys are made (a test on one machine).
 """
 
 
@@ -50,7 +64,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "repeat to cover every party")
     p.add_argument("--seed", type=seed_value, default=None, help="seed of the LO:HI epsilon draws (default: OS entropy)")
     p.add_argument("--force", action="store_true", help="overwrite an earlier roster in DIR")
+    mpc = p.add_argument_group("secure computation (--protocol mpc)")
+    mpc.add_argument("--protocol", choices=("rr", "mpc"), default="rr",
+                     help="rr: randomized response (default); mpc: the roster also lists the compute servers")
+    mpc.add_argument("--servers", type=int, default=3, metavar="M", help="compute servers (default: 3)")
+    mpc.add_argument("--threshold", type=int, default=1, metavar="T",
+                     help="colluding servers tolerated, T < M/2 (default: 1)")
+    mpc.add_argument("--server-address", action="append", default=None, metavar="HOST:PORT",
+                     help="server i's MPyC address, repeat M times in server order (default: 127.0.0.1 and "
+                          "free loopback ports)")
     p.set_defaults(run=_run)
+
+
+def _server_addresses(args: argparse.Namespace, mechanisms: Sequence[RandomizedResponse]) -> list[str]:
+    """The m servers' MPyC addresses (ParameterError: a bad count, T, or parties of different levels)."""
+    check_servers(args.servers, args.threshold, "--servers", "--threshold")
+    if len({(m.epsilon, m.delta) for m in mechanisms}) != 1:
+        raise ParameterError("--epsilon", args.epsilon, "one epsilon (and --delta) for every party with --protocol mpc")
+    if args.server_address is None:
+        base = free_port_block(args.servers)
+        return [f"{LOOPBACK}:{base + i}" for i in range(args.servers)]
+    if len(args.server_address) != args.servers:
+        raise ParameterError("--server-address", len(args.server_address), f"one per server ({args.servers})")
+    return list(args.server_address)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -60,9 +96,12 @@ def _run(args: argparse.Namespace) -> int:
     split = None if args.split is None else [parse_ranges(s, args.parties, "--split") for s in args.split]
     out = output_dir(args.out, "--out")
     session = args.session or f"deploy-{uuid.uuid4().hex[:12]}"
-    facts = write_session(out, session, mechanisms, split, force=args.force)
+    addresses = _server_addresses(args, mechanisms) if args.protocol == "mpc" else []
+    facts = write_session(out, session, mechanisms, split, force=args.force, servers=addresses,
+                          threshold=args.threshold)
     directories = ["parties/"] if split is None else [f"parties-{format_ranges(g)}/" for g in split]
+    servers = "".join(f", {out / f'server-{i}'}/ (server {i} at {a} only)" for i, a in enumerate(addresses))
     print(f"session {facts.session}: {facts.roster.k} parties; wrote {out / 'roster.json'} (public), "
           f"{out / 'coordinator'}/ (observer only), {', '.join(str(out / d) for d in directories)} "
-          "(each to its party host only)")
+          f"(each to its party host only){servers}")
     return 0

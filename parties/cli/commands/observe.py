@@ -62,6 +62,11 @@ examples:
       --function passed --broker mqtt://broker.example:1883 --out results/
   mpdp observe --roster keys/roster.json --keys keys/coordinator --rounds 3 --function sum
   mpdp observe ... --out results/ --resume      # an observer of this session stopped: continue it
+  mpdp observe --roster keys/roster.json --keys keys/coordinator --rounds 3 --protocol mpc --out results/
+
+mpc: the roster of `mpdp keys --protocol mpc`; every `mpdp mpc-server` of it must be running (the first
+  round waits --wait-parties seconds for them); each round's release is the servers' (majority: 001's
+  optimal central mechanism; sum: 000's geometric mechanism), signed by every server and recorded.
 
 rounds: --dataset-rounds takes the round names from a dataset's header ({', '.join(DATASET_NAMES)} or a
   CSV path; its bits are not used); --rounds R names them round-1..round-R.
@@ -96,6 +101,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="replace an observer of this session that stopped mid-session (same --out): do not wait "
                         "for ready reports (the hosts are serving), continue at the first round not recorded; "
                         "the parties re-send their recorded answers (restart within their --observer-grace)")
+    p.add_argument("--protocol", choices=("rr", "mpc"), default=None,
+                   help="rr: observe randomized response; mpc: coordinate the roster's compute servers "
+                        "(`mpdp mpc-server`), check and record their signed releases (default: mpc if the "
+                        "roster lists compute servers, else rr)")
     p.set_defaults(run=_run)
 
 
@@ -139,27 +148,31 @@ def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFunction) -> dict[str, object]:
-    mechanisms = [facts.roster.mechanisms[p] for p in outcome.participants]
-    assert outcome.symbols is not None  # mpdp observe runs randomized response: symbols in the clear
-    failed = outcome.status == "failed"  # no answer: no decision, no posterior
-    posterior = None if failed else round_posterior(mechanisms, function, outcome.symbols)
-    return {
+    """One round of ``decisions.json``; randomized response adds the observer's posterior, mpc's round
+    (no symbols: the shares are sealed) has the servers' release as its decisions."""
+    document: dict[str, object] = {
         "round": outcome.index, "name": outcome.name, "status": outcome.status,
         "participants": outcome.participants.tolist(), "abstained": outcome.abstained.tolist(),
         "absent": outcome.absent.tolist(), "messages_received": outcome.messages_received,
         "messages_rejected": outcome.messages_rejected, "decisions": outcome.decisions.tolist(),
-        "posterior_of_decision": None if posterior is None else posterior.of(outcome.decisions).tolist(),
-        "expected_ones": None if posterior is None else posterior.expected_ones.tolist(),
     }
+    if outcome.symbols is not None:  # randomized response; a failed round (no answer) has no posterior
+        posterior = None if outcome.status == "failed" else round_posterior(
+            [facts.roster.mechanisms[p] for p in outcome.participants], function, outcome.symbols)
+        document["posterior_of_decision"] = None if posterior is None else posterior.of(outcome.decisions).tolist()
+        document["expected_ones"] = None if posterior is None else posterior.expected_ones.tolist()
+    return document
 
 
 def _print_table(document: dict[str, object]) -> None:
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     function = str(document["function"])
-    table = Table(title=f"session {document['session']}: observer decides {function} "
+    mpc = document["protocol"] == "mpc"  # a release, no transcript of symbols: no posterior columns
+    who = "the compute servers release" if mpc else "observer decides"
+    table = Table(title=f"session {document['session']}: {who} {function} "
                         f"({document['repetitions']} release(s) per party and round)")
-    for name in ("round", "status", "voting", "abstained", "absent", "decision", "P(decision | tau)",
-                 "E\\[ones | tau]"):
+    posterior = () if mpc else ("P(decision | tau)", "E\\[ones | tau]")
+    for name in ("round", "status", "voting", "abstained", "absent", "decision", *posterior):
         table.add_column(name, justify="left" if name in ("round", "status", "decision") else "right")
     rounds = document["rounds"]
     assert isinstance(rounds, list)
@@ -172,9 +185,9 @@ def _print_table(document: dict[str, object]) -> None:
         values, counts = np.unique(decisions, return_counts=True)
         top = int(values[np.argmax(counts)])
         decision = truth_text(function, top) + ("" if decisions.size == 1 else f" ({counts.max()}/{decisions.size})")
+        cells = () if mpc else (f"{np.mean(r['posterior_of_decision']):.4f}", f"{np.mean(r['expected_ones']):.1f}")
         table.add_row(r["name"], r["status"], str(len(r["participants"])), str(len(r["abstained"])),
-                      str(len(r["absent"])), decision, f"{np.mean(r['posterior_of_decision']):.4f}",
-                      f"{np.mean(r['expected_ones']):.1f}")
+                      str(len(r["absent"])), decision, *cells)
     console.print(table)
 
 
@@ -190,6 +203,7 @@ def _run(args: argparse.Namespace) -> int:
     facts = read_roster(args.roster)
     coordinator = read_private_key(coordinator_key_path(args.keys), facts, None)
     function = parse_function(args.function)
+    protocol = args.protocol or facts.protocol
     others = _other_sessions(output_dir(args.out, "--out"), facts.session)
     if args.resume:
         _check_resumable(output_dir(args.out, "--out"), facts.session)
@@ -197,11 +211,12 @@ def _run(args: argparse.Namespace) -> int:
     config = ObserveConfig(
         facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),
         function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
-        round_timeout=args.round_timeout, wait_parties=args.wait_parties, resume=args.resume,
+        round_timeout=args.round_timeout, wait_parties=args.wait_parties, resume=args.resume, protocol=protocol,
     )
     outcomes = observe(config)
     document = {
-        "session": facts.session, "mpdp_version": mpdp_version, "mode": HOSTS_MODE, "function": args.function, "repetitions": args.repetitions,
+        "session": facts.session, "mpdp_version": mpdp_version, "mode": HOSTS_MODE, "protocol": protocol,
+        "function": args.function, "repetitions": args.repetitions,
         "broker": endpoint.url, "store": str(config.store_path),
         "rounds": [_round_json(o, facts, function) for o in outcomes],
         "privacy": _privacy(outcomes, facts, args.repetitions),

@@ -33,6 +33,8 @@ examples:
   mpdp party --roster keys/roster.json --keys keys/parties-0-217 --parties 0-217 \\
       --dataset house-votes-84 --broker mqtt://broker.example:1883
   mpdp party --roster keys/roster.json --keys keys/parties --parties 0-4 --dataset votes.csv --seed 7
+  mpdp party --roster keys/roster.json --keys keys/parties --parties 0-434 --dataset house-votes-84 \\
+      --protocol mpc      (a roster of mpdp keys --protocol mpc: shares sealed to its pinned servers)
 
 dataset: {', '.join(DATASET_NAMES)} or a CSV of 1/0 (y/n, ? = takes no part), one column per round,
   with either one row per party of the roster or one row per hosted party (in --parties order).
@@ -72,6 +74,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--record", type=Path, default=None, metavar="FILE",
                    help="the host's answer record, SQLite (default: KEYS/answers-FIRST.sqlite, FIRST = the "
                         "smallest hosted party id)")
+    p.add_argument("--protocol", choices=("rr", "mpc"), default=None,
+                   help="rr: randomized response; mpc: Shamir shares sealed to the compute servers pinned in the "
+                        "roster (default: mpc if the roster lists compute servers, else rr)")
     p.set_defaults(run=_run)
 
 
@@ -86,8 +91,8 @@ def _run(args: argparse.Namespace) -> int:
     record = args.record if args.record is not None else args.keys / f"answers-{parties[0]}.sqlite"
     config = HostConfig(facts=facts, parties=parties, bits=bits, private_keys=keys, endpoint=endpoint,
                         seed=args.seed, idle_timeout=args.idle_timeout, observer_grace=args.observer_grace,
-                        max_repetitions=args.max_repetitions,
-                        budget=budget, record=record)
+                        max_repetitions=args.max_repetitions, budget=budget, record=record,
+                        protocol=args.protocol or facts.protocol)
     asyncio.run(host_parties(config))
     mode = "deployment" if args.seed is None else "simulation"
     print(f"session {facts.session}: parties {format_ranges(parties)} answered until the end ({mode} mode)")

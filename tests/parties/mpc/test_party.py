@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from mpdp.analysis.accounting import Budget
 from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, verify_message
@@ -22,6 +23,8 @@ from mpdp.parties.mpc.party import MpcParty
 from mpdp.parties.mpc.sealed_shares import open_share
 from mpdp.parties.mpc.sharing import field_modulus, recombine
 from mpdp.parties.rr.party import PartySpec
+from mpdp.parties.session.files import ServerRoster
+from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.mechanisms import RandomizedResponse
 
 ALPHA = 1e-3
@@ -106,3 +109,40 @@ def test_a_ballot_with_ragged_or_missing_shares_is_refused() -> None:
                 {"reason": "policy"}):
         with pytest.raises(ValueError):
             SharedBallot.model_validate({**fields, **bad})
+
+
+def test_a_deployed_party_seals_to_the_roster_servers_not_the_announced_ones() -> None:
+    """A coordinator announcing keys of its own (and T = 0, so one share would be the bit) gets shares sealed
+    to the roster's servers with the roster's T: its keys open nothing; the roster's servers 0 and 2 recover
+    the vote, and server 0 alone sees a share that is not the vote in general."""
+    roster_keys = [generate_x25519_key_pair() for _ in range(3)]
+    servers = ServerRoster(1, ("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"), tuple(k[1] for k in roster_keys),
+                           tuple(generate_key_pair()[1] for _ in range(3)))
+    rogue = [generate_x25519_key_pair() for _ in range(3)]
+    party, _ = _party([1] * 40)
+    party.servers = servers
+    shares0 = []
+    for r in range(40):
+        ballot = party.respond(_announcement(r, [public for _, public in rogue], 0, repetitions=1))
+        assert ballot.kind == "sealed" and len(ballot.shares) == 3
+        with pytest.raises(ProtocolViolation):
+            _open(ballot, rogue, 0)
+        shares0.append(_open(ballot, roster_keys, 0))
+        assert recombine({0: [shares0[-1]], 2: [_open(ballot, roster_keys, 2)]}) == [1]
+    assert len(set(shares0)) == 40  # degree-1 shares of 1: fresh uniform values, never the bit itself
+
+
+def test_the_budget_and_the_ledger_of_an_mpc_party() -> None:
+    """epsilon 1 per release; budget (2.5, 1e-3): rounds 0 and 1 (one release each) fit, round 2 would take
+    the party past 2.5 (three releases: at most 3 by basic composition, and at least 2.9 by the exact
+    optimum at delta_tilde 1e-6, whose first improvement over 3 needs far more delta), so it abstains
+    budget-exhausted; answering round 1 again charges nothing new."""
+    keys = [generate_x25519_key_pair()[1] for _ in range(3)]
+    private, _ = generate_key_pair()
+    spec = PartySpec(0, np.array([1, 0, 1], dtype=np.int8), RandomizedResponse(1.0), private,
+                     budget=Budget(2.5, 1e-3))
+    party = MpcParty(spec, InMemoryBroker(), Topics(SESSION), generate_key_pair()[1], idle_timeout=1.0)
+    kinds = [party.respond(_announcement(r, keys, 1, repetitions=1)).kind for r in (0, 1, 1)]
+    assert kinds == ["sealed"] * 3 and party.ledger.rounds == (0, 1)
+    refused = party.respond(_announcement(2, keys, 1, repetitions=1))
+    assert (refused.kind, refused.reason) == ("abstain", "budget-exhausted") and party.ledger.rounds == (0, 1)

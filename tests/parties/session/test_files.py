@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 
 from mpdp.broker.messages import Announcement
-from mpdp.broker.signing import verify_message
+from mpdp.broker.sealed import open_sealed, seal
+from mpdp.broker.signing import public_key_of, verify_message
 from mpdp.parties.session.files import (
     coordinator_key_path,
     party_key_path,
     read_private_key,
     read_roster,
+    read_server_keys,
+    server_key_path,
     write_session,
 )
 from mpdp.protocols import ParameterError, RandomizedResponse
@@ -114,3 +117,37 @@ def test_bad_rosters_are_refused(tmp_path: Path) -> None:
             read_roster(_write(tmp_path / f"bad-{i}.json", json.dumps(bad)))
     with pytest.raises(ParameterError, match="readable roster.json"):
         read_roster(tmp_path / "nothing.json")
+
+
+def test_an_mpc_roster_pins_the_servers_and_their_keys(tmp_path: Path) -> None:
+    addresses = ["127.0.0.1:20001", "127.0.0.1:20002", "s2.example:11365"]
+    facts = write_session(tmp_path, "mpc-1", MECHANISMS[1:2] * 4, servers=addresses, threshold=1)
+    back = read_roster(tmp_path / "roster.json")
+    assert back == facts and back.protocol == "mpc" and read_roster(tmp_path / "roster.json").servers == facts.servers
+    assert back.servers is not None and back.servers.addresses == tuple(addresses) and back.servers.threshold == 1
+    for i in range(3):
+        keys = read_server_keys(server_key_path(tmp_path, i), back)
+        assert keys.server == i and _mode(server_key_path(tmp_path, i)) == 0o600
+        # the private keys are the roster's: a sealed share opens, a signature verifies
+        ciphertext = seal(back.servers.sealing_keys[i], b"share", context=b"c", associated_data=b"a")
+        assert open_sealed(keys.sealing, *ciphertext, context=b"c", associated_data=b"a") == b"share"
+        assert public_key_of(keys.signing) == back.servers.signing_keys[i]
+    # another server's key file, a party's key file, an rr roster: refused
+    swapped = json.loads(server_key_path(tmp_path, 0).read_text())
+    os.chmod(_write(tmp_path / "swapped.key", json.dumps({**swapped, "server": 1})), 0o600)
+    with pytest.raises(ParameterError, match="private keys of server 1"):
+        read_server_keys(tmp_path / "swapped.key", back)
+    with pytest.raises(ParameterError, match="compute server's key"):
+        read_server_keys(party_key_path(tmp_path / "parties", 0), back)
+    rr = write_session(tmp_path / "rr", "rr-1", MECHANISMS[:2])
+    assert rr.protocol == "rr" and rr.servers is None
+    with pytest.raises(ParameterError, match="roster of an mpc session"):
+        read_server_keys(server_key_path(tmp_path, 0), rr)
+
+
+@pytest.mark.parametrize(("addresses", "threshold"), [(["127.0.0.1:1"] * 2, 1), (["no-port"], 0), (["a:1"], 1)])
+def test_an_mpc_roster_needs_an_honest_majority_and_addresses(tmp_path: Path, addresses: list[str],
+                                                              threshold: int) -> None:
+    with pytest.raises(ParameterError, match="--servers"):
+        write_session(tmp_path, "mpc-2", MECHANISMS[:2], servers=addresses, threshold=threshold)
+    assert not (tmp_path / "roster.json").exists()

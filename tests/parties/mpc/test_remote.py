@@ -1,0 +1,126 @@
+"""The coordinator's side of deployed compute servers over a real mosquitto, with stand-in servers that
+publish signed reports: ready from every server, a round released only when all m releases verify with
+the roster's keys and agree; a missing, silent or disagreeing server fails the round loudly."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpdp.broker.curator_messages import CuratorRelease
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.mpc_messages import ServerJob, ServerReport
+from mpdp.broker.signing import verify_message
+from mpdp.broker.topics import Topics
+from mpdp.parties.mpc.remote import BrokerServers
+from mpdp.parties.mpc.server import RoundJob
+from mpdp.parties.session.files import (
+    SessionRoster,
+    coordinator_key_path,
+    read_private_key,
+    read_server_keys,
+    server_key_path,
+    write_session,
+)
+from mpdp.protocols import RandomizedResponse, WorkerError
+
+M = 3
+
+#: How a stand-in server answers a job: its signing key, the job -> the released output (None: silent).
+Answer = Callable[[int, bytes, ServerJob], int | None]
+
+
+def _facts(tmp_path: Path) -> tuple[SessionRoster, bytes, list[bytes]]:
+    session = f"remote-{tmp_path.name[-8:].replace('_', '')}"
+    facts = write_session(tmp_path, session, [RandomizedResponse(1.0)] * 3,
+                          servers=[f"127.0.0.1:{20001 + i}" for i in range(M)], threshold=1)
+    coordinator = read_private_key(coordinator_key_path(tmp_path / "coordinator"), facts, None)
+    return facts, coordinator, [read_server_keys(server_key_path(tmp_path, i), facts).signing for i in range(M)]
+
+
+@contextlib.asynccontextmanager
+async def _servers(endpoint: BrokerEndpoint, facts: SessionRoster, coordinator_public: bytes,
+                   signing: list[bytes], answer: Answer, running: range = range(M)) -> AsyncIterator[None]:
+    """Stand-in servers ``running``: ready every 0.1 s; each verified job answered as ``answer`` says."""
+    topics = Topics(facts.session)
+
+    async def serve(i: int) -> None:
+        async with endpoint.connect(f"mpdp-test-server-{i}") as transport:
+            await transport.subscribe(topics.mpc_job(i))
+            ready = ServerReport.signed(signing[i], session=facts.session, server=i, kind="ready")
+
+            async def beacon() -> None:
+                while True:
+                    await transport.publish(topics.mpc_servers, ready.model_dump_json())
+                    await asyncio.sleep(0.1)
+
+            beat = asyncio.create_task(beacon())
+            try:
+                async for delivery in transport.deliveries():
+                    job = ServerJob.model_validate_json(delivery.payload)
+                    assert verify_message(job, coordinator_public) and job.server == i
+                    output = answer(i, signing[i], job)
+                    if output is None:
+                        continue
+                    release = CuratorRelease.signed(signing[i], session=facts.session, round=job.round,
+                                                    voters=1, outputs=np.array([output], dtype=np.int64))
+                    report = ServerReport.signed(signing[i], session=facts.session, server=i, kind="release",
+                                                 round=job.round, release=release.model_dump_json(), sent=7)
+                    await transport.publish(topics.mpc_servers, report.model_dump_json())
+            finally:
+                beat.cancel()
+
+    tasks = [asyncio.create_task(serve(i)) for i in running]
+    try:
+        await asyncio.sleep(0.3)
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _jobs(round_index: int) -> list[RoundJob]:
+    return [RoundJob(round_index, [0], [["00", "11"]], [0, 1 << 40], 40, 1) for _ in range(M)]
+
+
+async def test_a_round_released_by_every_server(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    facts, coordinator, signing = _facts(tmp_path)
+    assert facts.servers is not None
+    async with _servers(mosquitto, facts, facts.coordinator_public_key, signing, lambda i, key, job: 1):
+        cluster = BrokerServers(mosquitto, facts.session, facts.servers, coordinator, deadline=5, wait_servers=5)
+        try:
+            await asyncio.to_thread(cluster.start)
+            outputs, texts = await asyncio.to_thread(cluster.release, _jobs(4))
+        finally:
+            cluster.close()
+    assert outputs.tolist() == [1] and len(texts) == M
+    assert [c.sent for c in cluster.last_costs] == [7] * M
+    for i, text in enumerate(texts):
+        release = CuratorRelease.model_validate_json(text)
+        assert release.round == 4 and verify_message(release, facts.servers.signing_keys[i])
+
+
+@pytest.mark.parametrize(("running", "answer", "error"), [
+    (range(2), lambda i, key, job: 1, r"mpc servers \[2\] did not report ready"),
+    (range(M), lambda i, key, job: None if i == 1 else 1, r"mpc servers \[1\] did not release round 4"),
+    (range(M), lambda i, key, job: i % 2, "opened different releases"),
+])
+async def test_missing_silent_or_disagreeing_servers_fail_the_round(
+        mosquitto: BrokerEndpoint, tmp_path: Path, running: range, answer: Answer, error: str) -> None:
+    facts, coordinator, signing = _facts(tmp_path)
+    assert facts.servers is not None
+    async with _servers(mosquitto, facts, facts.coordinator_public_key, signing, answer, running):
+        cluster = BrokerServers(mosquitto, facts.session, facts.servers, coordinator, deadline=1, wait_servers=1)
+        try:
+            with pytest.raises(WorkerError, match=error):
+                await asyncio.to_thread(cluster.start)
+                await asyncio.to_thread(cluster.release, _jobs(4))
+        finally:
+            cluster.close()
+
