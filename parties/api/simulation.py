@@ -198,6 +198,7 @@ async def simulate_async(
     out: str | Path | None = None,
     force: bool = False,
     workers: int | None = None,
+    connections: str = "per-party",
     secure: bool = False,
     party_decisions: bool = False,
     alpha: float = 0.05,
@@ -236,6 +237,9 @@ async def simulate_async(
             (docs/deploy.md).
         out: a directory for ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (refused if it
             holds an earlier run's, unless ``force``). workers: worker processes (default: one per core).
+        connections: ``"per-party"`` (each party its own MQTT connection, as deployed) or ``"per-worker"``
+            (each worker multiplexes its parties over one connection; every party still signs and
+            publishes on its own topic): fewer sockets and less memory for thousands of parties.
         secure: deployment mode (the OS CSPRNG; no seed). party_decisions: parties decide f too.
         alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round.
         budget: each party's (epsilon, delta) budget (or ``"EPS,DELTA"``). delta_slack: delta_tilde of
@@ -296,7 +300,7 @@ async def simulate_async(
         party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
         store_path=None if out_dir is None else out_dir / "transcripts.sqlite", secure=secure,
         round_timeout=round_timeout, budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
-        servers=servers, threshold=threshold, party_broker=party_settings)
+        servers=servers, threshold=threshold, party_broker=party_settings, connections=connections)
     with Progress(data, enabled=progress) as bar:
         outcome = await run_async(config, progress=bar.update)
     kind = rule if protocol == "rr" else "geometric" if protocol == "mpc" and f.name == "sum" else "curator"
