@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 from collections.abc import Callable
@@ -32,7 +33,7 @@ from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.protocols.errors import TransportError
 
-__all__ = ["AnnouncementT", "PartyLoop", "PartyProtocol"]
+__all__ = ["AnnouncementT", "PartyLoop", "PartyProtocol", "checked_announcement"]
 
 log = logging.getLogger("mpdp.party")
 
@@ -87,7 +88,8 @@ class PartyLoop(Generic[AnnouncementT]):
         self._protocol = protocol
         self._connector = connector
         self._topics = topics
-        self._coordinator = load_public_key(coordinator_key)
+        load_public_key(coordinator_key)  # a malformed key fails here, not at the first announcement
+        self._coordinator_key = bytes(coordinator_key)
         self._idle_timeout = idle_timeout
         self._gate = connect_gate or asyncio.Semaphore(1)
         self._record = record
@@ -103,16 +105,14 @@ class PartyLoop(Generic[AnnouncementT]):
 
     def announcement(self, payload: bytes) -> AnnouncementT | None:
         """The verified announcement in ``payload``, or None (malformed, another session, not signed by
-        the coordinator: logged and ignored)."""
-        try:
-            announcement = self._protocol.announcement_class.model_validate_json(payload)
-        except ValidationError:
-            log.warning("party %d: ignored a malformed announcement", self.party)
-            return None
-        if announcement.session != self._topics.session or not verify_message(announcement, self._coordinator):
-            log.warning("party %d: ignored an announcement not signed by the coordinator", self.party)
-            return None
+        the coordinator: logged and ignored). Parsing and checking are done once per process for the same
+        bytes (:func:`checked_announcement`): the parties of one worker share the work of each announcement."""
+        announcement, problem = checked_announcement(self._protocol.announcement_class, payload,
+                                                     self._topics.session, self._coordinator_key)
+        if problem:
+            log.warning("party %d: ignored %s", self.party, problem)
         return announcement
+
 
     async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
         """Serve the session until the end announcement; return the number of rounds answered (ever,
@@ -158,3 +158,20 @@ class PartyLoop(Generic[AnnouncementT]):
             await self._record.save(RecordedAnswer(self._topics.session, self.party, announcement.round, payload,
                                                    charge))
         return payload
+
+
+@functools.lru_cache(maxsize=256)
+def checked_announcement(kind: type[AnnouncementT], payload: bytes, session: str, coordinator_key: bytes
+                         ) -> tuple[AnnouncementT | None, str]:
+    """``payload`` parsed as ``kind`` and its Ed25519 signature checked against ``coordinator_key`` (raw
+    public key) and ``session``: ``(announcement, "")``, or ``(None, why)`` for a malformed one, another
+    session's, or one not signed by the coordinator. A pure function of its arguments, so its results are
+    cached (bounded, per process): the many parties of a worker receive the same bytes of each announcement,
+    and each one's check is the same; the announcement is frozen (pydantic ``frozen=True``)."""
+    try:
+        announcement = kind.model_validate_json(payload)
+    except ValidationError:
+        return None, "a malformed announcement"
+    if announcement.session != session or not verify_message(announcement, coordinator_key):
+        return None, "an announcement not signed by the coordinator"
+    return announcement, ""
