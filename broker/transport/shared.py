@@ -28,8 +28,12 @@ from mpdp.broker.transport.base import Connector, Delivery, Transport
 from mpdp.broker.transport.filters import check_filter, matches
 from mpdp.protocols.errors import ParameterError, TransportError
 
-__all__ = ["SharedChannel", "SharedConnector", "shared_connection"]
+__all__ = ["MAX_IN_FLIGHT", "SharedChannel", "SharedConnector", "shared_connection"]
 
+#: Publishes of one shared connection awaiting their PUBACK at once: enough to keep the connection busy;
+#: aiomqtt looks each new message id up in a linear scan of its pending calls, so thousands at once
+#: (every party of a worker answering a round) would cost time quadratic in the parties.
+MAX_IN_FLIGHT = 64
 _FAILED = None  # wakes a channel's consumer once the shared connection failed
 
 
@@ -70,7 +74,8 @@ class SharedChannel:
             ParameterError: a malformed topic.
             TransportError: not acknowledged in time, or the connection is gone for good.
         """
-        await self._owner.transport.publish(topic, payload)
+        async with self._owner.in_flight:
+            await self._owner.transport.publish(topic, payload)
 
     async def deliveries(self) -> AsyncIterator[Delivery]:
         """This channel's incoming messages in arrival order.
@@ -96,6 +101,8 @@ class SharedConnector:
         self._channels: dict[str, SharedChannel] = {}
         self._subscribed: set[str] = set()
         self._lock = asyncio.Lock()
+        #: bounds the publishes awaiting their PUBACK at once (aiomqtt scans its pending calls on each one)
+        self.in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
 
     @contextlib.asynccontextmanager
     async def connect(self, client_id: str, *, persistent: bool = False) -> AsyncIterator[SharedChannel]:
