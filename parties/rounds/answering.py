@@ -77,7 +77,8 @@ class PartyLoop(Generic[AnnouncementT]):
         party: the party id; protocol: what the party says; connector: the broker; topics: the session's.
         coordinator_key: raw Ed25519 public key that signs announcements (others are ignored).
         idle_timeout: seconds to wait for the next announcement before giving up.
-        connect_gate: bounds how many parties of a worker connect at once.
+        connect_gate: bounds how many parties of a worker connect at once, and answer a round at once
+            (see :meth:`_serve`).
         record: the host's durable answer record (None: answers are kept in memory only, a simulation).
     """
 
@@ -144,10 +145,16 @@ class PartyLoop(Generic[AnnouncementT]):
                 continue
             if announcement.kind == "end":
                 return
+            # The gate: one announcement makes every party of the worker ready in the same event-loop
+            # iteration, and asyncio runs all of them before it polls the sockets again; thousands of
+            # answers (draw, sign: ~1 ms each) would hold the loop for seconds, so PUBACKs that arrived long
+            # ago wait unread and the publishes time out (the 5,000- and 10,000-party runs' "Operation timed
+            # out"). Through the gate, a few dozen parties answer per iteration and the loop reads in between.
             index = announcement.round
-            if index not in self.sent:
-                self.sent[index] = await self._answer(announcement)
-            await transport.publish(self._topics.party(self.party), self.sent[index])
+            async with self._gate:
+                if index not in self.sent:
+                    self.sent[index] = await self._answer(announcement)
+                await transport.publish(self._topics.party(self.party), self.sent[index])
 
     async def _answer(self, announcement: AnnouncementT) -> str:
         """The protocol's answer to a round not answered before, committed to the record (with its ledger
