@@ -10,19 +10,11 @@ import contextlib
 import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.broker.transport import Delivery, InMemoryBroker, Transport, next_delivery
+from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.broker.transport.shared import shared_connection
 from mpdp.protocols.errors import ParameterError, TransportError
+from tests.mqtt_fixtures import take
 
-
-async def _take(transport: Transport, n: int, timeout: float = 2.0) -> list[Delivery]:
-    out: list[Delivery] = []
-    async with asyncio.timeout(timeout):
-        async for delivery in transport.deliveries():
-            out.append(delivery)
-            if len(out) == n:
-                break
-    return out
 
 
 async def test_each_channel_gets_exactly_its_filters_messages() -> None:
@@ -33,8 +25,8 @@ async def test_each_channel_gets_exactly_its_filters_messages() -> None:
             await b.subscribe("s/rounds")
             for topic in ("s/rounds", "s/transcript", "s/elsewhere"):
                 await other.publish(topic, topic)
-            assert [d.topic for d in await _take(a, 2)] == ["s/rounds", "s/transcript"]
-            assert [d.topic for d in await _take(b, 1)] == ["s/rounds"]
+            assert [d.topic for d in await take(a, 2)] == ["s/rounds", "s/transcript"]
+            assert [d.topic for d in await take(b, 1)] == ["s/rounds"]
             assert await next_delivery(b, 0.05) is None  # nothing else reached b
             assert await next_delivery(a, 0.05) is None
 
@@ -49,7 +41,7 @@ async def test_filters_subscribed_once_and_publishes_go_out_on_the_shared_connec
             assert shared._subscribed == {"s/rounds"}
             await p1.publish("s/party/1", b"one")
             await p2.publish("s/party/2", b"two")
-            got = await _take(observer, 2)
+            got = await take(observer, 2)
         assert sorted((d.topic, d.payload) for d in got) == [("s/party/1", b"one"), ("s/party/2", b"two")]
         assert broker.connected("worker") and not broker.connected("p1")  # no connection of its own
 
@@ -62,7 +54,7 @@ async def test_a_failed_connection_reaches_every_channel() -> None:
             await broker.fail("worker", "gone for good")
             for channel in (a, b):
                 with pytest.raises(TransportError, match="gone for good"):
-                    await _take(channel, 1)
+                    await take(channel, 1)
 
 
 async def test_refuses_persistent_and_duplicate_ids() -> None:
@@ -85,7 +77,7 @@ async def test_many_channels_over_one_mosquitto_connection(mosquitto: BrokerEndp
         await asyncio.gather(*(c.subscribe("t/rounds") for c in channels))
         await observer.publish("t/rounds", b"round 0")
         for i, channel in enumerate(channels):
-            assert [d.payload for d in await _take(channel, 1)] == [b"round 0"]
+            assert [d.payload for d in await take(channel, 1)] == [b"round 0"]
         await asyncio.gather(*(c.publish(f"t/party/{i}", str(i)) for i, c in enumerate(channels)))
-        got = await _take(observer, 50, timeout=10.0)
+        got = await take(observer, 50, timeout=10.0)
         assert sorted(int(d.payload) for d in got) == list(range(50))
