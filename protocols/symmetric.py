@@ -120,9 +120,13 @@ class SymmetricAverageRule:
     gain: NDArray[np.float64] = field(repr=False)
     observer: int | None = None
     _posterior: NDArray[np.float64] = field(init=False, repr=False)
+    _identical: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_posterior", posterior_table(self.mechanisms))
+        table = posterior_table(self.mechanisms)
+        object.__setattr__(self, "_posterior", table)
+        same = np.array_equal(table, np.broadcast_to(table[:1], table.shape), equal_nan=True)  # NaN: no such symbol
+        object.__setattr__(self, "_identical", bool(same))
         if self.observer is not None and not 0 <= self.observer < len(self.mechanisms):
             raise ParameterError("observer", self.observer, f"a party index 0..{len(self.mechanisms) - 1}")
 
@@ -145,12 +149,26 @@ class SymmetricAverageRule:
             ParameterError: a shape mismatch, a symbol outside a party's alphabet, missing own bits.
         """
         s = check_symbols(symbols, self.mechanisms)
+        if self.observer is None and self._identical and s.shape[0] > 1 and self.k > 0:
+            return self._gain_by_counts(s)
         p = self._posterior[np.arange(self.k), s]
         if self.observer is None:
             return count_posterior(p) @ self.gain
         bits = self._own_bits(s.shape[0], own_bits)
         pi = count_posterior(np.delete(p, self.observer, axis=1))  # (n, k): others' count 0..k-1
         return np.where(bits[:, None] == 1, pi @ self.gain[1:], pi @ self.gain[:-1])
+
+    def _gain_by_counts(self, s: NDArray[np.integer[Any]]) -> NDArray[np.float64]:
+        """:meth:`expected_gain` of the central observer when every party has the same mechanism: the
+        posterior of a transcript depends only on how often each symbol occurs in it (the Poisson-binomial
+        is symmetric in its parties), so it is computed once per distinct symbol count vector of the round
+        (a few dozen around the mean among many repetitions) instead of once per transcript."""
+        row = self._posterior[0]
+        counts = np.stack([(s == a).sum(axis=1) for a in range(row.size)], axis=1)  # (n, |alphabet|)
+        distinct, inverse = np.unique(counts, axis=0, return_inverse=True)
+        p = np.stack([np.repeat(row, c) for c in distinct])  # (m, k): P(x = 1 | symbol), symbols grouped
+        gain: NDArray[np.float64] = (count_posterior(p) @ self.gain)[inverse.reshape(-1)]
+        return gain
 
     def _own_bits(self, n: int, own_bits: NDArray[np.integer[Any]] | int | None) -> NDArray[np.int64]:
         if own_bits is None:

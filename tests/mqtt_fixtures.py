@@ -7,6 +7,7 @@ with its integration tests silently skipped."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import getpass
@@ -27,6 +28,7 @@ from mpdp.broker.lockdown import Limits, write_broker_config
 from mpdp.broker.mosquitto import run_configured_mosquitto, run_mosquitto
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.settings import BrokerSettings, find_mosquitto
+from mpdp.broker.transport import Delivery, Transport
 from mpdp.protocols.mechanisms import RandomizedResponse
 
 
@@ -129,3 +131,14 @@ def brute_force_majority(mechanisms: Sequence[RandomizedResponse], symbols: np.n
     passed = 2 * inputs.sum(axis=1) > n
     one, zero = likelihood[passed].sum(axis=0), likelihood[~passed].sum(axis=0)
     return (one > zero).astype(np.int64), np.abs(one - zero) > 1e-9 * (one + zero)
+
+
+async def take(transport: Transport, n: int, timeout: float = 5.0) -> list[Delivery]:
+    """The next ``n`` deliveries of ``transport`` (TimeoutError after ``timeout`` seconds)."""
+    out: list[Delivery] = []
+    async with asyncio.timeout(timeout):
+        async for delivery in transport.deliveries():
+            out.append(delivery)
+            if len(out) == n:
+                break
+    return out

@@ -49,6 +49,7 @@ log = logging.getLogger("mpdp.transport")
 #: Seconds a persistent MQTT v5 session outlives its connection (v3.1.1 sessions never expire).
 SESSION_EXPIRY = 3600
 _FIRST_DELAY, _MAX_DELAY = 0.1, 2.0
+_PENDING_PUBLISHES = 100_000
 _FAILED = None  # the queue item that wakes consumers once the transport gave up
 _Io = Callable[[aiomqtt.Client], Awaitable[None]]  # one network action on a connected client
 
@@ -82,6 +83,9 @@ def aiomqtt_client(endpoint: BrokerEndpoint, client_id: str, *, persistent: bool
         client = aiomqtt.Client(endpoint.host, endpoint.port, protocol=aiomqtt.ProtocolVersion.V311,
                                 clean_session=not persistent, **options)
     client._client.manual_ack_set(manual_ack)  # paho's public API under aiomqtt (pinned <3)
+    # aiomqtt warns once more than 10 publishes await their PUBACK; a worker's shared connection
+    # (mpdp.broker.transport.shared) carries one publish per party of the worker at once.
+    client.pending_calls_threshold = _PENDING_PUBLISHES
     return client
 
 

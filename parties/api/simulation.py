@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import sys
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_optio
 from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.session.config import PROTOCOLS, RunConfig
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
+from mpdp.parties.session.estimate import LARGE_RUN, estimate_run
 from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.external_broker import party_broker_settings
 from mpdp.parties.session.runner import run_async
@@ -200,6 +202,7 @@ async def simulate_async(
     out: str | Path | None = None,
     force: bool = False,
     workers: int | None = None,
+    connections: str = "per-party",
     secure: bool = False,
     party_decisions: bool = False,
     alpha: float = 0.05,
@@ -239,6 +242,9 @@ async def simulate_async(
             (docs/deploy.md).
         out: a directory for ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (refused if it
             holds an earlier run's, unless ``force``). workers: worker processes (default: one per core).
+        connections: ``"per-party"`` (each party its own MQTT connection, as deployed) or ``"per-worker"``
+            (each worker multiplexes its parties over one connection; every party still signs and
+            publishes on its own topic): fewer sockets and less memory for thousands of parties.
         secure: deployment mode (the OS CSPRNG; no seed). party_decisions: parties decide f too.
         alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round.
         budget: each party's (epsilon, delta) budget (or ``"EPS,DELTA"``). delta_slack: delta_tilde of
@@ -303,7 +309,9 @@ async def simulate_async(
         party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
         store_path=None if out_dir is None else out_dir / "transcripts.sqlite", secure=secure,
         round_timeout=round_timeout, budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
-        servers=servers, threshold=threshold, party_broker=party_settings)
+        servers=servers, threshold=threshold, party_broker=party_settings, connections=connections)
+    if progress and config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
+        print(estimate_run(config.k, data.num_rounds, repetitions, connections).describe(), file=sys.stderr)
     with Progress(data, enabled=progress) as bar:
         outcome = await run_async(config, progress=bar.update)
     kind = rule if protocol == "rr" else "geometric" if protocol == "mpc" and f.name == "sum" else "curator"

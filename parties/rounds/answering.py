@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 import time
@@ -49,7 +50,7 @@ from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.protocols.errors import ProtocolViolation, TransportError
 
-__all__ = ["OBSERVER_GRACE", "AnnouncementT", "PartyLoop", "PartyProtocol"]
+__all__ = ["OBSERVER_GRACE", "AnnouncementT", "PartyLoop", "PartyProtocol", "checked_announcement"]
 
 log = logging.getLogger("mpdp.party")
 _COORDINATOR = "coordinator"
@@ -99,7 +100,8 @@ class PartyLoop(Generic[AnnouncementT]):
         coordinator_key: raw Ed25519 public key that signs announcements (others are ignored).
         idle_timeout: seconds to wait for the first announcement before giving up.
         observer_grace: seconds of coordinator silence, once heard, before giving up (module docstring).
-        connect_gate: bounds how many parties of a worker connect at once.
+        connect_gate: bounds how many parties of a worker connect at once, and answer a round at once
+            (see :meth:`_serve`).
         record: the host's durable answer record (None: answers are kept in memory only, a simulation).
     """
 
@@ -110,7 +112,8 @@ class PartyLoop(Generic[AnnouncementT]):
         self._protocol = protocol
         self._connector = connector
         self._topics = topics
-        self._coordinator = load_public_key(coordinator_key)
+        load_public_key(coordinator_key)  # a malformed key fails here, not at the first announcement
+        self._coordinator_key = bytes(coordinator_key)
         self._idle_timeout = idle_timeout
         self._grace = observer_grace
         self._heard: float | None = None  # monotonic time of the last accepted announcement or heartbeat
@@ -141,20 +144,19 @@ class PartyLoop(Generic[AnnouncementT]):
             return None
 
     def _verified(self, payload: bytes) -> AnnouncementT:
-        try:
-            announcement = self._protocol.announcement_class.model_validate_json(payload)
-        except ValidationError as exc:
-            raise ProtocolViolation("schema", f"{self._topics.rounds}: {exc.errors()[0]['msg']}") from None
+        # parsing and the signature check are done once per process for the same bytes
+        # (:func:`checked_announcement`): the parties of one worker share the work of each announcement
+        announcement, reason, detail = checked_announcement(self._protocol.announcement_class, bytes(payload),
+                                                            self._topics.session, self._coordinator_key)
+        if announcement is None:
+            raise ProtocolViolation(reason, f"{self._topics.rounds}: {detail}")
         where = f"{self._topics.rounds} {announcement.kind} {announcement.round}"
-        if announcement.session != self._topics.session:
-            raise ProtocolViolation("session", f"{where}: session {announcement.session!r}")
-        if not verify_message(announcement, self._coordinator):
-            raise ProtocolViolation("signature", f"{where}: not signed by the coordinator")
         self._fresh.check(announcement, _HEARTBEAT if announcement.kind == "heartbeat" else _COORDINATOR, where)
         if announcement.kind == "round" and announcement.round not in self.sent and self.sent \
                 and announcement.round < max(self.sent):
             raise ProtocolViolation("out-of-order", f"{where}: round {max(self.sent)} is answered already")
         return announcement
+
 
     async def run(self, on_ready: Callable[[], None] = lambda: None) -> int:
         """Serve the session until the end announcement; return the number of rounds answered (ever,
@@ -206,10 +208,16 @@ class PartyLoop(Generic[AnnouncementT]):
                 if self._record is not None:
                     await self._record.save_end(self._topics.session, self.party, announcement.sequence)
                 return
+            # The gate: one announcement makes every party of the worker ready in the same event-loop
+            # iteration, and asyncio runs all of them before it polls the sockets again; thousands of
+            # answers (draw, sign: ~1 ms each) would hold the loop for seconds, so PUBACKs that arrived long
+            # ago wait unread and the publishes time out (the 5,000- and 10,000-party runs' "Operation timed
+            # out"). Through the gate, a few dozen parties answer per iteration and the loop reads in between.
             index = announcement.round
-            if index not in self.sent:
-                self.sent[index] = await self._answer(announcement)
-            await transport.publish(self._topics.party(self.party), self.sent[index])
+            async with self._gate:
+                if index not in self.sent:
+                    self.sent[index] = await self._answer(announcement)
+                await transport.publish(self._topics.party(self.party), self.sent[index])
 
     async def _answer(self, announcement: AnnouncementT) -> str:
         """The protocol's answer to a round not answered before, committed to the record (with its ledger
@@ -220,3 +228,24 @@ class PartyLoop(Generic[AnnouncementT]):
             await self._record.save(RecordedAnswer(self._topics.session, self.party, announcement.round, payload,
                                                    charge, announcement.sequence))
         return payload
+
+
+@functools.lru_cache(maxsize=256)
+def checked_announcement(kind: type[AnnouncementT], payload: bytes, session: str, coordinator_key: bytes
+                         ) -> tuple[AnnouncementT | None, str, str]:
+    """``payload`` parsed as ``kind`` and its Ed25519 signature checked against ``coordinator_key`` (raw
+    public key) and ``session``: ``(announcement, "", "")``, or ``(None, reason, detail)`` with reason
+    ``schema`` (malformed), ``session`` (another session's) or ``signature`` (not the coordinator's). A pure
+    function of its arguments, so its results are cached (bounded, per process): the many parties of a
+    worker receive the same bytes of each announcement, and each one's check is the same; the announcement
+    is frozen (pydantic ``frozen=True``). Freshness (sequence, expiry) is each party's own check."""
+    try:
+        announcement = kind.model_validate_json(payload)
+    except ValidationError as exc:
+        return None, "schema", str(exc.errors()[0]["msg"])
+    where = f"{announcement.kind} {announcement.round}"
+    if announcement.session != session:
+        return None, "session", f"{where}: session {announcement.session!r}"
+    if not verify_message(announcement, coordinator_key):
+        return None, "signature", f"{where}: not signed by the coordinator"
+    return announcement, "", ""

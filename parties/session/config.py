@@ -21,10 +21,12 @@ from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rules import RULE_KINDS
 
-__all__ = ["PROTOCOLS", "RunConfig", "default_workers"]
+__all__ = ["CONNECTIONS", "PROTOCOLS", "RunConfig", "default_workers"]
 
 #: The protocols a run speaks (:mod:`mpdp.parties.session.runner` has one plug-in for each).
 PROTOCOLS: tuple[str, ...] = ("rr", "curator", "mpc")
+#: How a simulation's parties reach the broker: one connection each, or one per worker process.
+CONNECTIONS: tuple[str, ...] = ("per-party", "per-worker")
 
 
 def default_workers() -> int:
@@ -51,6 +53,9 @@ class RunConfig:
         round_timeout: seconds a round stays open before the missing parties are recorded absent.
         ready_timeout: seconds to wait for every worker to have its parties subscribed.
         connect_concurrency: parties of one worker connecting at the same time, at most.
+        connections: one of :data:`CONNECTIONS`: ``"per-party"`` (each party its own MQTT connection, as
+            deployed) or ``"per-worker"`` (a worker multiplexes its parties over one connection:
+            :mod:`mpdp.broker.transport.shared`; each party still signs and publishes on its own topic).
         rule_factory: builds the observer's rule; None = the posterior average rule for ``measure``
             (:func:`mpdp.protocols.rule_factory.decision_rule` with ``engine="posterior"``).
         budget: every party's privacy budget (None: nobody is stopped, spending is still accounted).
@@ -86,6 +91,7 @@ class RunConfig:
     round_timeout: float = 30.0
     ready_timeout: float = 60.0
     connect_concurrency: int = 32
+    connections: str = "per-party"
     rule_factory: RuleFactory | None = None
     budget: Budget | None = None
     delta_slack: float = DEFAULT_DELTA_SLACK
@@ -122,6 +128,8 @@ class RunConfig:
             object.__setattr__(self, "workers", default_workers())
         _check_int("workers", self.workers, 1, 4096)
         _check_int("connect_concurrency", self.connect_concurrency, 1, 100_000)
+        if self.connections not in CONNECTIONS:
+            raise ParameterError("connections", self.connections, "one of " + ", ".join(CONNECTIONS))
         if self.seed is not None:
             _check_int("seed", self.seed, 0, None)
         for name in ("round_timeout", "ready_timeout"):

@@ -243,7 +243,7 @@ def worker_specs(
                 for i in range(bounds[w], bounds[w + 1])
             ),
             secure=config.secure, idle_timeout=idle, connect_concurrency=config.connect_concurrency,
-            decisions=deciding, start=plan.start,
+            decisions=deciding, start=plan.start, shared=config.connections == "per-worker",
         )
         for w in range(workers)
     ]

@@ -21,6 +21,7 @@ from typing import Literal
 from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
+from mpdp.broker.transport.shared import shared_connection
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
@@ -55,6 +56,8 @@ class WorkerSpec:
             default, :func:`mpdp.parties.curator.party.start_curator_party` for the curator protocol.
         decisions: the public parameters of the parties' own decisions of f (one rule cache per
             worker process); None = the parties do not decide.
+        shared: multiplex the parties over one MQTT connection of this worker
+            (:func:`mpdp.broker.transport.shared.shared_connection`) instead of one connection each.
         record: the host's durable answer record (:class:`mpdp.parties.rounds.answer_record.AnswerRecord`),
             opened by the worker; each party's ledger starts from its recorded charges. None = in memory.
     """
@@ -70,6 +73,7 @@ class WorkerSpec:
     connect_concurrency: int = 32
     start: PartyStarter = start_party
     decisions: PartyDecisionSpec | None = None
+    shared: bool = False
     record: Path | None = None
 
 
@@ -147,8 +151,12 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
             raise
 
     try:
-        with contextlib.ExitStack() as stack:
+        async with contextlib.AsyncExitStack() as stack:
             record = None if spec.record is None else stack.enter_context(AnswerRecord(spec.record))
+            connector: Connector = spec.endpoint
+            if spec.shared:
+                connector = await stack.enter_async_context(shared_connection(
+                    spec.endpoint, f"mpdp-{spec.session}-worker-{spec.index}-{secrets.token_hex(4)}"))
             async with asyncio.TaskGroup() as tg:
                 watcher = tg.create_task(_watch_parent(parent), name="watch-parent") if parent else None
                 async with asyncio.TaskGroup() as parties:
@@ -157,7 +165,7 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                         if record is not None:  # the ledger of what this party answered before a restart
                             party_spec = replace(party_spec, ledger=record.ledger(
                                 spec.session, party_spec.party, party_spec.ledger.delta_slack))
-                        party = spec.start(party_spec, spec.endpoint, topics, spec.coordinator_key,
+                        party = spec.start(party_spec, connector, topics, spec.coordinator_key,
                                            idle_timeout=spec.idle_timeout, connect_gate=gate, secure=spec.secure,
                                            observer_grace=spec.observer_grace,
                                            decider=decider, record=record)

@@ -87,6 +87,14 @@ async def test_small_run_through_mosquitto(mosquitto: BrokerEndpoint, tmp_path: 
     assert [r.decisions.tolist() for r in again.rounds] == [r.decisions.tolist() for r in outcome.rounds]
 
 
+async def test_parties_multiplexed_over_one_connection_per_worker(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    """--connections per-worker: the same transcript (each party's own draws, signatures and topic) with
+    every worker's parties on one MQTT connection."""
+    settings = BrokerSettings.from_url(f"mqtt://127.0.0.1:{mosquitto.port}", environ={})
+    config = _config(tmp_path, settings, connections="per-worker")
+    _check(config, await run_async(config))
+
+
 def test_small_run_through_the_embedded_broker(tmp_path: Path) -> None:
     config = _config(tmp_path, BrokerSettings.from_url("embedded", environ={}))
     outcome = run(config)
@@ -138,6 +146,7 @@ def test_run_config_validates_its_fields(tmp_path: Path) -> None:
         "session": dict(session="a/b"),
         "measure": dict(measure=np.zeros(3)),
         "seed": dict(seed=-1),
+        "connections": dict(connections="per-host"),
     }
     for needle, change in cases.items():
         with pytest.raises(ParameterError, match=needle):

@@ -96,3 +96,20 @@ def test_large_k_is_fast_enough_and_finite() -> None:
     taus = rng.integers(0, 2, size=(3, 2000)).astype(np.uint8)
     gains = observer_average_rule(mechs, parse_function("sum"), accuracy_measure("absolute-error", 2001)).expected_gain(taus)
     assert np.isfinite(gains).all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(k=st.integers(1, 8), epsilon=st.floats(0.05, 3.0), delta=st.sampled_from([0.0, 0.05]),
+       seed=st.integers(0, 2**32 - 1))
+def test_identical_parties_decide_by_symbol_counts_as_by_brute_force(k: int, epsilon: float, delta: float,
+                                                                    seed: int) -> None:
+    """With one mechanism for all, the observer's gain is computed once per distinct symbol count vector;
+    it equals eq. (5) of 002 enumerated over all 2^k inputs for every transcript."""
+    mechs = [RandomizedResponse(epsilon, delta)] * k
+    f, w = parse_function("majority"), accuracy_measure("zero-one", 2)
+    rule = observer_average_rule(mechs, f, w)
+    rng = np.random.default_rng(seed)
+    transcripts = np.stack([m.sample(int(b), 12, rng) for m, b in zip(mechs, rng.integers(0, 2, k))], axis=1)
+    got = rule.expected_gain(transcripts)
+    for row, tau in zip(got, transcripts):
+        np.testing.assert_allclose(row / row.sum(), _brute_force_gain(mechs, f, w, tau), atol=1e-12)

@@ -39,7 +39,7 @@ from mpdp.parties.cli.args import (
 )
 from mpdp.parties.cli.display import party_summary, print_results
 from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
-from mpdp.parties.session.config import PROTOCOLS
+from mpdp.parties.session.config import CONNECTIONS, PROTOCOLS
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
 from mpdp.parties.session.datasets import DATASET_NAMES
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT
@@ -123,6 +123,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "edge broker bridged to it or another node of its cluster (see docs/deploy.md)")
     p.add_argument("--workers", type=int, default=None, metavar="W",
                    help="worker processes hosting the parties (default: one per core)")
+    p.add_argument("--connections", choices=CONNECTIONS, default="per-party",
+                   help="per-party: each party its own MQTT connection, as deployed (default); per-worker: "
+                        "each worker multiplexes its parties over one connection (each party still signs "
+                        "and publishes on its own topic): fewer sockets and less memory for thousands of "
+                        "parties")
     p.add_argument("--secure", action="store_true",
                    help="deployment mode: parties privatize with the OS CSPRNG")
     p.add_argument("--rule", choices=("average", "worst-case"), default="average",
@@ -174,8 +179,8 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         args.json = output_file(args.json, "--json")
     options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
         "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
-        "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "party_decisions",
-        "alpha", "round_timeout", "budget", "delta_slack", "time_limit")}
+        "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "connections",
+        "party_decisions", "alpha", "round_timeout", "budget", "delta_slack", "time_limit")}
     options["secure"] = ("--secure", args.secure)
     options["budget"] = "--budget"
     options["input"] = ("input", args.dataset or args.parties)
@@ -185,7 +190,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
             epsilon=args.epsilon, delta=args.delta, repetitions=args.repetitions, function=args.function,
             rule=args.rule, seed=args.seed, protocol=args.protocol, servers=args.servers, threshold=args.threshold,
             broker=BrokerSettings.from_url(**broker_options(args)), party_broker=args.party_broker, out=args.out,
-            force=args.force, workers=args.workers, secure=args.secure, party_decisions=args.party_decisions,
+            force=args.force, workers=args.workers, connections=args.connections, secure=args.secure, party_decisions=args.party_decisions,
             alpha=args.alpha, round_timeout=args.round_timeout, budget=args.budget, delta_slack=args.delta_slack,
             time_limit=args.time_limit,
             progress=not args.quiet)

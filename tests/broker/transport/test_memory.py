@@ -14,16 +14,8 @@ from mpdp.broker.transport import (
     next_delivery,
 )
 from mpdp.protocols.errors import ParameterError, TransportError
+from tests.mqtt_fixtures import take
 
-
-async def _take(transport: MemoryTransport, n: int, timeout: float = 1.0) -> list[Delivery]:
-    out: list[Delivery] = []
-    async with asyncio.timeout(timeout):
-        async for delivery in transport.deliveries():
-            out.append(delivery)
-            if len(out) == n:
-                break
-    return out
 
 
 async def _nothing_within(transport: MemoryTransport, seconds: float = 0.05) -> bool:
@@ -48,7 +40,7 @@ async def test_wildcards_match_as_mqtt(topic_filter: str, hits: list[str]) -> No
         await sub.subscribe(topic_filter)
         for topic in ["a/b/c", "a/x/c", "a", "a/b", "b"]:
             await pub.publish(topic, topic)
-        got = await _take(sub, len(hits))
+        got = await take(sub, len(hits))
         assert await _nothing_within(sub)
     assert [d.topic for d in got] == hits
     assert [d.payload for d in got] == [t.encode() for t in hits]
@@ -59,7 +51,7 @@ async def test_overlapping_filters_deliver_once() -> None:
     async with broker.connect("sub") as sub, broker.connect("pub") as pub:
         await sub.subscribe("s/party/+", "s/#")
         await pub.publish("s/party/3", b"x")
-        assert await _take(sub, 1) == [Delivery("s/party/3", b"x")]
+        assert await take(sub, 1) == [Delivery("s/party/3", b"x")]
         assert await _nothing_within(sub)
 
 
@@ -85,7 +77,7 @@ async def test_persistent_session_keeps_what_arrives_while_disconnected() -> Non
         for i in range(2, 6):  # more than the queue holds: an offline backlog is not bounded
             await pub.publish(f"s/{i}", str(i))
         async with broker.connect("obs", persistent=True) as obs:
-            got = await _take(obs, 5)
+            got = await take(obs, 5)
     assert [d.payload for d in got] == [b"1", b"2", b"3", b"4", b"5"]
 
 
@@ -110,7 +102,7 @@ async def test_dropped_client_resubscribes_on_reconnect() -> None:
         await pub.publish("s/rounds", b"lost")  # a clean session: lost while offline
         await broker.reconnect("party")
         await pub.publish("s/rounds", b"kept")
-        assert await _take(party, 1) == [Delivery("s/rounds", b"kept")]
+        assert await take(party, 1) == [Delivery("s/rounds", b"kept")]
 
 
 async def test_dropped_persistent_client_gets_the_backlog_in_order() -> None:
@@ -122,7 +114,7 @@ async def test_dropped_persistent_client_gets_the_backlog_in_order() -> None:
         await pub.publish("s/2", b"2")
         assert await _nothing_within(obs)  # offline: nothing is delivered
         await broker.reconnect("obs")
-        assert [d.payload for d in await _take(obs, 2)] == [b"1", b"2"]
+        assert [d.payload for d in await take(obs, 2)] == [b"1", b"2"]
 
 
 async def test_offline_publisher_waits_for_reconnect_then_times_out() -> None:
@@ -135,7 +127,7 @@ async def test_offline_publisher_waits_for_reconnect_then_times_out() -> None:
         assert not waiting.done()
         await broker.reconnect("pub")
         await waiting
-        assert await _take(sub, 1) == [Delivery("t", b"x")]
+        assert await take(sub, 1) == [Delivery("t", b"x")]
         await broker.disconnect("pub")
         with pytest.raises(TransportError, match="offline for more than 0.1 s"):
             await pub.publish("t", b"y")
@@ -147,11 +139,11 @@ async def test_second_connection_takes_the_session_over() -> None:
         await first.subscribe("t")
         async with broker.connect("c", persistent=True) as second:
             with pytest.raises(TransportError, match="taken over"):
-                await _take(first, 1)
+                await take(first, 1)
             with pytest.raises(TransportError, match="taken over"):
                 await first.publish("t", b"")
             await pub.publish("t", b"x")  # the persistent session kept the subscription
-            assert await _take(second, 1) == [Delivery("t", b"x")]
+            assert await take(second, 1) == [Delivery("t", b"x")]
 
 
 async def test_full_queue_blocks_the_publisher_and_drops_nothing() -> None:
@@ -167,7 +159,7 @@ async def test_full_queue_blocks_the_publisher_and_drops_nothing() -> None:
         await asyncio.sleep(0.05)
         assert not publisher.done()  # three queued, the fourth waits
         assert len(broker._sessions["sub"].items) == 3
-        got = await _take(sub, 10)
+        got = await take(sub, 10)
         await publisher
     assert [d.payload for d in got] == [str(i).encode() for i in range(10)]
 
@@ -186,7 +178,7 @@ async def test_failed_client_raises_and_closed_client_raises() -> None:
     async with broker.connect("c") as client:
         await broker.fail("c", "broker gone")
         with pytest.raises(TransportError, match="broker gone"):
-            await _take(client, 1)
+            await take(client, 1)
     async with broker.connect("d") as closed:
         pass
     with pytest.raises(TransportError, match="connection closed"):

@@ -13,9 +13,9 @@ import pytest
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mosquitto import run_mosquitto
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
-from mpdp.broker.transport import Delivery, MqttTransport, Transport
+from mpdp.broker.transport import Delivery, MqttTransport
 from mpdp.protocols.errors import TransportError
-from tests.mqtt_fixtures import require_mosquitto
+from tests.mqtt_fixtures import require_mosquitto, take
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -23,15 +23,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 def _id(role: str) -> str:
     return f"test-{role}-{uuid.uuid4().hex[:8]}"
 
-
-async def _take(transport: Transport, n: int, timeout: float = 5.0) -> list[Delivery]:
-    out: list[Delivery] = []
-    async with asyncio.timeout(timeout):
-        async for delivery in transport.deliveries():
-            out.append(delivery)
-            if len(out) == n:
-                break
-    return out
 
 
 @pytest.mark.parametrize("protocol", ["3.1.1", "5"])
@@ -42,7 +33,7 @@ async def test_round_trip_with_wildcards(mosquitto: BrokerEndpoint, protocol: st
         await tx.publish("t/rt/1/x", b"\x00\xff")
         await tx.publish("t/rt/1/y/z", "not")
         await tx.publish("t/rt/2", "text")
-        got = await _take(rx, 2)
+        got = await take(rx, 2)
     assert got == [Delivery("t/rt/1/x", b"\x00\xff"), Delivery("t/rt/2", b"text")]
 
 
@@ -57,7 +48,7 @@ async def test_persistent_session_delivers_what_arrived_while_disconnected(
         for i in range(5):
             await tx.publish(f"t/persist/{i}", str(i))
         async with endpoint.connect(observer, persistent=True) as rx:  # no new subscribe
-            got = await _take(rx, 5)
+            got = await take(rx, 5)
         async with endpoint.connect(observer):  # a clean connection ends the session
             pass
     assert got == [Delivery(f"t/persist/{i}", str(i).encode()) for i in range(5)]
@@ -72,7 +63,7 @@ async def test_reconnects_and_resubscribes_after_a_broker_restart() -> None:
     async with endpoint.connect(_id("rx")) as rx, endpoint.connect(_id("tx")) as tx:
         await rx.subscribe("t/restart")
         await tx.publish("t/restart", b"before")
-        assert await _take(rx, 1) == [Delivery("t/restart", b"before")]
+        assert await take(rx, 1) == [Delivery("t/restart", b"before")]
         await first.__aexit__(None, None, None)  # the broker is gone (it keeps no sessions)
         publishing = asyncio.create_task(tx.publish("t/restart", b"during"))
         await asyncio.sleep(0.3)
@@ -82,7 +73,7 @@ async def test_reconnects_and_resubscribes_after_a_broker_restart() -> None:
             await rx.publish("t/restart", b"echo")  # rx has reconnected: its filter was renewed
             got: list[bytes] = []
             while b"echo" not in got:
-                got += [d.payload for d in await _take(rx, 1)]
+                got += [d.payload for d in await take(rx, 1)]
     assert set(got) <= {b"during", b"echo"}
 
 
@@ -100,7 +91,7 @@ async def test_slow_consumer_loses_nothing_and_holds_a_bounded_queue(mosquitto: 
         assert client is not None and len(client.messages) <= 20  # max_inflight_messages of mosquitto.conf
         got = []
         for _ in range(count):
-            got += await _take(rx, 1)
+            got += await take(rx, 1)
             await asyncio.sleep(0.001)
     assert [d.payload for d in got] == [str(i).encode() for i in range(count)]
 

@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 import mpdp
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.protocols.errors import ParameterError
 from tests.parties.cli.invoke import ok
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -64,6 +65,19 @@ def test_simulate_over_mosquitto_with_a_votes_array(mosquitto: BrokerEndpoint) -
     r = mpdp.simulate(votes=VOTES, broker=mosquitto.url, **RUN)
     _check_rounds(r)
     assert r.to_dict()["broker"] == {"kind": "external", "url": mosquitto.url}
+
+
+def test_a_large_run_prints_its_estimate_first_and_per_worker_gives_the_same_document(
+        mosquitto: BrokerEndpoint, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The estimate goes to stderr before the run (here "large" is lowered to this run's 15 party-rounds);
+    --connections per-worker changes how parties connect, not what they send: the same seeded document."""
+    monkeypatch.setattr("mpdp.parties.api.simulation.LARGE_RUN", VOTES.size)
+    shared = mpdp.simulate(votes=VOTES, broker=mosquitto.url, connections="per-worker", **{**RUN, "progress": True})
+    assert "estimate: about " in capsys.readouterr().err
+    own = mpdp.simulate(votes=VOTES, broker=mosquitto.url, **RUN)
+    assert _stable(shared.to_dict()) == _stable(own.to_dict())
+    with pytest.raises(ParameterError, match="connections"):
+        mpdp.simulate(votes=VOTES, broker=mosquitto.url, connections="per-host", **RUN)
 
 
 async def test_simulate_inside_a_running_loop_runs_on_a_thread_and_async_awaits() -> None:

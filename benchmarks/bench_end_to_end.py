@@ -1,0 +1,50 @@
+"""mpdp end to end against the raw broker ceiling measured in the same run.
+
+One mosquitto child: mosquitto_pub -> mosquitto_sub at QoS 1 and QoS 0 with payloads as long as mpdp's
+messages; then mpdp sessions (their own mosquitto child, same configuration), k parties over 2 workers,
+signatures on, majority with the optimal average rule, SQLite store: unbatched (1 repetition per message)
+and batched (1,000 repetitions per message). Printed: steady-state messages/s (rounds after the first),
+privatized bits/s (party-repetitions/s), and mpdp's messages/s as a ratio of the QoS 1 ceiling.
+
+Run: python benchmarks/bench_end_to_end.py [K] [ROUNDS]   (default 1,000 parties, 6 rounds)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from broker_ceiling import Ceiling, measure_ceiling, party_message_bytes
+from session_timing import timed_session
+
+from mpdp.broker.mosquitto import run_mosquitto
+
+
+async def ceilings(messages: int) -> dict[tuple[int, int], Ceiling]:
+    found = {}
+    async with run_mosquitto() as endpoint:
+        for repetitions in (1, 1000):
+            for qos in (1, 0):
+                found[repetitions, qos] = await measure_ceiling(endpoint, qos, messages,
+                                                                party_message_bytes(repetitions))
+    return found
+
+
+def main(parties: int, rounds: int) -> None:
+    print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared machine)")
+    raw = asyncio.run(ceilings(20_000))
+    print(f"{'kind':<10} {'reps':>5} {'msg B':>6} {'QoS1 raw/s':>10} {'QoS0 raw/s':>10} {'mpdp msg/s':>10} "
+          f"{'bits/s':>10} {'/QoS1':>6} {'/QoS0':>6} {'peak MB':>8}")
+    for kind, repetitions in (("unbatched", 1), ("batched", 1000)):
+        timing = timed_session(parties, rounds, repetitions)
+        q1, q0 = raw[repetitions, 1], raw[repetitions, 0]
+        print(f"{kind:<10} {repetitions:>5} {q1.payload_bytes:>6} {q1.rate:>10.0f} {q0.rate:>10.0f} "
+              f"{timing.messages_per_s:>10.0f} {timing.bits_per_s:>10.3g} {timing.messages_per_s / q1.rate:>6.3f} "
+              f"{timing.messages_per_s / q0.rate:>6.3f} {timing.peak_bytes / 2**20:>8.0f}")
+    print(f"load average at end {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    arguments = [int(a) for a in sys.argv[1:3]]
+    main(*arguments, *(1000, 6)[len(arguments):])

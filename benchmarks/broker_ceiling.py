@@ -1,0 +1,81 @@
+"""The raw broker ceiling: mosquitto's own C clients (``mosquitto_pub`` / ``mosquitto_sub``) on the broker
+mpdp starts for a run (``broker/mosquitto.conf`` via :func:`mpdp.broker.mosquitto.run_mosquitto`).
+
+Shared by the throughput benchmarks so that every mpdp figure is printed as a ratio of a ceiling measured
+in the same run, on the same machine and load. The clients come from the Debian package
+``mosquitto-clients``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+
+from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import PartyMessage
+from mpdp.broker.signing import generate_key_pair
+
+__all__ = ["Ceiling", "measure_ceiling", "party_message_bytes"]
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """Messages/s that mosquitto's C clients move through one broker, one publisher to one subscriber."""
+
+    qos: int
+    messages: int
+    payload_bytes: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        """Messages per second."""
+        return self.messages / self.seconds
+
+
+def party_message_bytes(repetitions: int) -> int:
+    """Length (bytes) of one signed party message of ``repetitions`` symbols as mpdp sends it today."""
+    import numpy as np
+
+    private, _ = generate_key_pair()
+    message = PartyMessage.signed(private, session="bench-00000000", round=0, party=4999,
+                                  repetitions=repetitions,
+                                  symbols=np.zeros(repetitions, dtype=np.uint8))
+    return len(message.model_dump_json())
+
+
+def _clients() -> tuple[str, str]:
+    pub, sub = shutil.which("mosquitto_pub"), shutil.which("mosquitto_sub")
+    if pub is None or sub is None:
+        raise SystemExit("mosquitto_pub/mosquitto_sub not found: apt-get install mosquitto-clients")
+    return pub, sub
+
+
+async def measure_ceiling(endpoint: BrokerEndpoint, qos: int, messages: int, payload_bytes: int) -> Ceiling:
+    """Time ``messages`` publications of ``payload_bytes`` each from one ``mosquitto_pub`` to one
+    ``mosquitto_sub`` (both at ``qos``), from the publisher's start to the subscriber's last message.
+
+    Raises:
+        RuntimeError: a client failed or the subscriber did not get every message within 120 s.
+    """
+    pub, sub = _clients()
+    address = ["-h", endpoint.host, "-p", str(endpoint.port)]
+    topic = f"bench/ceiling/{qos}"
+    receiver = await asyncio.create_subprocess_exec(
+        sub, *address, "-t", topic, "-q", str(qos), "-C", str(messages), "-W", "120",
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    await asyncio.sleep(0.5)  # subscribed before the first publication
+    start = time.perf_counter()
+    sender = await asyncio.create_subprocess_exec(
+        pub, *address, "-t", topic, "-q", str(qos), "-m", "x" * payload_bytes, "--repeat", str(messages),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, pub_err = await sender.communicate()
+    _, sub_err = await receiver.communicate()
+    seconds = time.perf_counter() - start
+    if sender.returncode or receiver.returncode:
+        raise RuntimeError(f"mosquitto clients failed: pub {sender.returncode} {pub_err.decode()!r}, "
+                           f"sub {receiver.returncode} {sub_err.decode()!r}")
+    return Ceiling(qos, messages, payload_bytes, seconds)

@@ -1,0 +1,116 @@
+"""Timing and memory of one simulated session, for the throughput benchmarks.
+
+:func:`timed_session` runs :func:`mpdp.parties.session.runner.run_async` on a mosquitto child with k random
+parties and reports the steady-state rate (rounds after the first; broker start, worker spawn and the
+parties' connections are excluded) and the peak resident memory of the whole process tree (this process,
+the workers, the broker), sampled every 0.1 s with psutil.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.session.runner import RunConfig, run
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+
+__all__ = ["SessionTiming", "TreeMemory", "timed_session"]
+
+
+class TreeMemory:
+    """Peak of the summed RSS (bytes) of this process and all its descendants, sampled in a thread."""
+
+    def __init__(self, interval: float = 0.1) -> None:
+        self.peak = 0
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        root = psutil.Process()
+        while not self._stop.is_set():
+            total = 0
+            for proc in [root, *root.children(recursive=True)]:
+                try:
+                    total += proc.memory_info().rss
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, total)
+            self._stop.wait(self._interval)
+
+    def __enter__(self) -> TreeMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@dataclass(frozen=True)
+class SessionTiming:
+    """One session's figures: steady-state rounds (all but the first) and the whole run."""
+
+    parties: int
+    repetitions: int
+    steady_rounds: int
+    steady_messages: int
+    steady_seconds: float
+    wall_seconds: float
+    peak_bytes: int
+
+    @property
+    def rounds_per_s(self) -> float:
+        return self.steady_rounds / self.steady_seconds
+
+    @property
+    def messages_per_s(self) -> float:
+        return self.steady_messages / self.steady_seconds
+
+    @property
+    def bits_per_s(self) -> float:
+        """Privatized bits (party-repetitions) per second."""
+        return self.messages_per_s * self.repetitions
+
+
+def timed_session(parties: int, rounds: int, repetitions: int, workers: int = 2, seed: int = 0,
+                  connections: str = "per-party", round_timeout: float = 300.0) -> SessionTiming:
+    """Run k = ``parties`` random parties (majority, epsilon 1) for ``rounds`` rounds on a mosquitto child.
+
+    Raises:
+        MpdpError: the run failed (as :func:`mpdp.parties.session.runner.run`).
+        ValueError: fewer than 2 rounds (the first is not timed).
+    """
+    if rounds < 2:
+        raise ValueError(f"rounds must be >= 2 (the first is not timed), got {rounds}")
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 2, size=(parties, rounds), dtype=np.int8)
+    stamps: dict[int, tuple[float, int]] = {}
+
+    def progress(done: int, messages: int) -> None:
+        stamps.setdefault(done, (time.perf_counter(), messages))
+
+    with tempfile.TemporaryDirectory() as tmp, TreeMemory() as memory:
+        config = RunConfig(
+            session=f"bench-{uuid.uuid4().hex[:8]}", round_names=tuple(f"r{r}" for r in range(rounds)), bits=bits,
+            mechanisms=(RandomizedResponse(1.0),) * parties, repetitions=repetitions, seed=seed,
+            function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),
+            broker=BrokerSettings.from_url("mosquitto", environ={}), workers=workers,
+            store_path=Path(tmp, "t.sqlite"), round_timeout=round_timeout, **_connections(connections),
+        )
+        outcome = run(config, progress)
+    (t1, m1), (tn, mn) = stamps[1], stamps[rounds]
+    return SessionTiming(parties, repetitions, rounds - 1, mn - m1, tn - t1, outcome.wall_time, memory.peak)
+
+
+def _connections(connections: str) -> dict[str, str]:
+    return {} if connections == "per-party" else {"connections": connections}
