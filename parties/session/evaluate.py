@@ -46,6 +46,6 @@ def evaluate_run(
         evaluations.append(evaluate_round(
             rnd.name, [mechanisms[i] for i in ids], bits[ids, j], rnd.decisions, function, rule=kind,
             rounds=len(played), alpha=alpha, rng=rng, rules=rules, level=level, party_decisions=rnd.party_decisions,
-            status=rnd.status, absent=int(rnd.absent.size), messages_received=rnd.messages_received,
-            messages_rejected=rnd.messages_rejected))
+            symbols=rnd.symbols, participants=ids, status=rnd.status, absent=int(rnd.absent.size),
+            messages_received=rnd.messages_received, messages_rejected=rnd.messages_rejected))
     return evaluations
