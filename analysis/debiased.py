@@ -285,7 +285,9 @@ def figure_debiased(k: int = 10, epsilons: Sequence[float] = (0.25, 0.5, 0.75, 1
               ("debiased-clipped", "debiased, rounded and clipped to 0..k (post-processed)",
                [expected_absolute_error(k, e, post_processed=True) for e in eps]))
     for j, (gid, label, values) in enumerate(series):
-        ax.plot(eps, values, gid=gid, label=label, ms=4, **series_style(j))
+        style = series_style(j)
+        ax.plot(eps, values, gid=gid, label=label, ms=4, color=style["color"], linestyle=style["linestyle"],
+                marker=style["marker"])
     ax.set_yscale("log")
     ax.set_xlabel(EPSILON_LABEL)
     ax.set_ylabel("E|estimate - count|, x uniform")

@@ -70,7 +70,9 @@ class Simulation(Result):
 
     Attributes:
         document: ``results.json`` (``mpdp simulate --json``): configuration, ``rounds``, ``privacy``.
-        evaluations: each round measured against theory (:class:`mpdp.analysis.evaluation.RoundEvaluation`).
+        evaluations: each round measured against theory (:class:`mpdp.analysis.evaluation.RoundEvaluation`);
+            with ``function="sum"`` (randomized response) also its debiased count (``.debiased``,
+            :class:`mpdp.analysis.debiased.DebiasedRound`; the ``debiased`` object of each round).
         outcome: the run as the runner returned it (rounds, broker, wall time, what each party spent).
         title: what was run, in words (the plot's title).
         out: the directory holding ``transcripts.sqlite``, ``results.json`` and ``accuracy.png``, or None.

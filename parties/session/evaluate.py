@@ -21,7 +21,8 @@ def evaluate_run(
     outcome: RunOutcome, bits: NDArray[np.int8], mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction, *, rule: str, alpha: float, rng: np.random.Generator, rules: RuleCache | None = None,
 ) -> list[RoundEvaluation]:
-    """One :class:`mpdp.analysis.evaluation.RoundEvaluation` per round, in round order.
+    """One :class:`mpdp.analysis.evaluation.RoundEvaluation` per round, in round order (randomized response
+    computing ``sum``: with the debiased count of the round's transcripts at level 1 - alpha).
 
     Args:
         outcome: the run (its protocol; its rounds' participants, decisions or the curator's releases,
