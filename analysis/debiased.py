@@ -6,8 +6,9 @@ releases symbol y; ``g(y) = (y - q) / (p - q)`` is an unbiased estimate of its b
 bit, each with probability delta) likewise: ``g = (0, -q / (p - q), p / (p - q), 1)`` over symbols 0..3 is
 unbiased, with variance ``(1 - delta) p q / (p - q)^2`` for either bit (E[g^2 | x] - x^2, using
 p^3 + q^3 = 1 - 3pq and (p - q)^2 = 1 - 4pq). The sum over parties estimates the count with the sum of
-the variances. At epsilon = 0 (p = q) no unbiased estimate exists: such a party is a clear error, or is
-left out with a flag (``leave_out_uninformative``).
+the variances. At epsilon = 0 (p = q) these estimates are undefined (for randomized response no unbiased
+estimate exists at all), and for epsilon below about 1e-154 their variance overflows float64: such a party
+is a clear error, or is left out with a flag (``leave_out_uninformative``).
 
 :func:`expected_absolute_error` gives the exact E|estimate - count| under the uniform prior of 002 eq. (1)
 for k parties at one epsilon (the reported-ones count is a sufficient statistic:
@@ -51,14 +52,17 @@ def debiasing_table(mechanism: RandomizedResponse) -> tuple[NDArray[np.float64],
     """(g, variance): the unbiased estimate of the bit per symbol, float64 (m,), and its variance.
 
     Raises:
-        ParameterError: epsilon = 0 (the release carries no information; no unbiased estimate exists).
+        ParameterError: epsilon = 0 (p = q: the estimate is undefined), or so small (below about 1e-154)
+            that its variance overflows float64.
     """
     p, q = truth_and_flip(mechanism.epsilon)
-    if p == q:
-        raise ParameterError("epsilon", mechanism.epsilon, "> 0 for a debiased estimate (at epsilon = 0 the "
-                             "release is independent of the bit)")
-    gap = p - q
-    variance = (1.0 - mechanism.delta) * p * q / gap**2 if mechanism.four_output else p * q / gap**2
+    gap = math.tanh(mechanism.epsilon / 2.0)  # = p - q, without the cancellation of the subtraction
+    keep = 1.0 - mechanism.delta if mechanism.four_output else 1.0
+    variance = keep * p * q / gap / gap if gap else math.inf  # divided twice: gap**2 may underflow to 0
+    if not math.isfinite(variance):
+        raise ParameterError("epsilon", mechanism.epsilon, "> 0 for a debiased estimate, and above about 1e-154 "
+                             "(at epsilon = 0 the release is independent of the bit; below, its variance "
+                             "overflows float64)")
     if mechanism.four_output:
         return np.array([0.0, -q / gap, p / gap, 1.0]), variance
     return np.array([-q / gap, p / gap]), variance
@@ -118,15 +122,19 @@ def _transcripts(mechanisms: Sequence[RandomizedResponse], symbols: NDArray[np.i
         raise ParameterError("ids", len(labels), f"one label per party ({len(mechs)})")
     raw = np.asarray(symbols)
     s = check_symbols(raw.reshape(1, -1) if raw.ndim == 1 else raw, mechs)
-    included = np.array([not (m.epsilon == 0.0 and leave_out_uninformative) for m in mechs], dtype=bool)
+    included = np.ones(len(mechs), dtype=bool)
     table = np.zeros((len(mechs), 4))
     variance = 0.0
-    for i in np.flatnonzero(included):
+    for i, m in enumerate(mechs):
         try:
-            g, var = debiasing_table(mechs[i])
+            g, var = debiasing_table(m)
         except ParameterError:
-            raise ParameterError(f"party {labels[i]} epsilon", 0.0, "> 0 for a debiased estimate",
-                                 hint="or leave such parties out (leave_out_uninformative=True)") from None
+            if leave_out_uninformative:
+                included[i] = False
+                continue
+            raise ParameterError(f"party {labels[i]} epsilon", m.epsilon, "> 0 (above about 1e-154) for a "
+                                 "debiased estimate", hint="or leave such parties out "
+                                 "(leave_out_uninformative=True)") from None
         table[i, :g.size] = g
         variance += var
     estimates = table[np.arange(len(mechs)), s].sum(axis=1) if s.size else np.zeros(s.shape[0])
@@ -159,8 +167,8 @@ def debiased_sum(mechanisms: Sequence[RandomizedResponse], symbols: NDArray[np.i
         symbols: int (k,), one transcript; or int (r, k), r independent transcripts of the same bits
             (their estimates averaged).
         confidence: level of the normal interval, in (0, 1).
-        leave_out_uninformative: leave out parties with epsilon = 0 (listed in ``excluded``) instead of
-            raising.
+        leave_out_uninformative: leave out parties with epsilon = 0 or below about 1e-154 (listed in
+            ``excluded``) instead of raising.
         ids: the parties' labels in errors and ``excluded`` (default: positions 0..k-1).
 
     Raises:
@@ -207,7 +215,7 @@ def debiased_round(mechanisms: Sequence[RandomizedResponse], symbols: NDArray[np
                    x: NDArray[np.integer[Any]] | Sequence[int], confidence: float = 0.95,
                    ids: Sequence[int] | NDArray[np.integer[Any]] | None = None) -> DebiasedRound:
     """The debiased count of a live round and its check against the true bits; parties with epsilon 0
-    are left out (listed in ``pooled.excluded``).
+    (or below about 1e-154) are left out (listed in ``pooled.excluded``).
 
     Args:
         mechanisms: the n participants' randomized responses.

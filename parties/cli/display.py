@@ -153,7 +153,7 @@ def _debiased_note(shown: Sequence[DebiasedRound]) -> str:
             f"count in {sum(d.covered for d in shown)}/{len(shown)} rounds. Its rounded, clipped value "
             f"(post-processed, no longer unbiased) is in the JSON (debiased.post_processed).")
     if left_out:
-        note += f" Left out (epsilon 0, no unbiased estimate): parties {', '.join(map(str, left_out))}."
+        note += f" Left out (epsilon 0, or below 1e-154: no finite-variance estimate): parties {', '.join(map(str, left_out))}."
     return note
 
 

@@ -57,6 +57,17 @@ def test_epsilon_zero_is_a_clear_error_or_left_out() -> None:
     assert result.estimate == pytest.approx(debiasing_table(mechs[0])[0][1])
 
 
+def test_tiny_epsilon_keeps_its_variance_or_is_left_out() -> None:
+    # variance p q / tanh(eps/2)^2 -> 1 / eps^2 as eps -> 0 (p - q by subtraction would be 66% off at 2e-16)
+    for eps in (1e-8, 2e-16, 1e-150):
+        assert debiasing_table(RandomizedResponse(eps))[1] == pytest.approx(eps**-2, rel=1e-7)
+    mechs = [RandomizedResponse(1e-160), RandomizedResponse(1.0)]  # 1 / eps^2 overflows float64
+    with pytest.raises(ParameterError, match="party 0 epsilon=1e-160"):
+        debiased_sum(mechs, [0, 1])
+    result = debiased_sum(mechs, [0, 1], leave_out_uninformative=True)
+    assert result.excluded == (0,) and math.isfinite(result.standard_error)
+
+
 @pytest.mark.parametrize("clipped", [False, True])
 def test_expected_absolute_error_by_enumeration(clipped: bool) -> None:
     k, eps = 4, 0.8
