@@ -44,6 +44,7 @@ from .composition import (
     theorem_3_4_bound,
 )
 from .composition_plot import figure_1, figure_2, figure_3, figure_3_regions
+from .debiased import DebiasedRound, DebiasedSum, debiased_round, debiased_sum, figure_debiased
 from .geometric import GeometricMechanism
 from .heterogeneous import compose_heterogeneous, discretized_bounds
 from .interaction import (
@@ -78,6 +79,8 @@ __all__ = [
     "CompositionResult",
     "Consistency",
     "CountTable",
+    "DebiasedRound",
+    "DebiasedSum",
     "GeometricMechanism",
     "Margins",
     "NoiseChoice",
@@ -107,6 +110,8 @@ __all__ = [
     "count_table",
     "curator_accuracy_on_input",
     "curator_release_probability",
+    "debiased_round",
+    "debiased_sum",
     "discretized_bounds",
     "dp_region",
     "drv10_bound",
@@ -116,6 +121,7 @@ __all__ = [
     "figure_2",
     "figure_3",
     "figure_3_regions",
+    "figure_debiased",
     "figure_xor",
     "gaussian_composition_delta",
     "gaussian_composition_sigma",

@@ -15,6 +15,11 @@
   the servers draw it; theory P(release = s) exactly from the integer table
   (:meth:`mpdp.protocols.threshold_release.GeometricTable.release_pmf`), and the rr protocol's beside it.
 
+For ``sum`` under randomized response, given the round's transcripts (``symbols``), the round also carries
+the debiased count local-DP tools report (:func:`mpdp.analysis.debiased.debiased_round`: estimate, standard
+error, normal interval at level 1 - alpha, the clipped value labelled post-processed; parties with epsilon
+0 left out and listed).
+
 With the parties' own decisions (``party_decisions``, randomized response) the round also gets their
 mean measured accuracy, the exact theory of their rules on x and the 002 law check
 (:class:`PartyEvaluation`). The measured-against-theory comparison itself is
@@ -32,6 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.analysis.central_vs_distributed import curator_accuracy_on_input
+from mpdp.analysis.debiased import DebiasedRound, debiased_round
 from mpdp.analysis.party_theory import RoundRuleTheory, round_rule_theory
 from mpdp.analysis.report import RoundResult, evaluate_decisions
 from mpdp.analysis.theory import AccuracyOnInput, observer_accuracy_on_input
@@ -84,6 +90,8 @@ class RoundEvaluation:
         status: ``"complete"`` or ``"timeout"``; absent: parties not heard.
         rr_theoretical_accuracy: curator rounds: randomized response's exact accuracy on the same votes.
         parties: randomized response with party decisions: :class:`PartyEvaluation`.
+        debiased: randomized response computing ``sum``: the debiased count of the round's transcripts
+            (:class:`mpdp.analysis.debiased.DebiasedRound`).
     """
 
     result: RoundResult
@@ -91,6 +99,7 @@ class RoundEvaluation:
     absent: int = 0
     rr_theoretical_accuracy: float | None = None
     parties: PartyEvaluation | None = None
+    debiased: DebiasedRound | None = None
 
     def to_json(self) -> dict[str, object]:
         """The round's entry of ``results.json``: the result's fields, status, absent, then the extras."""
@@ -99,6 +108,8 @@ class RoundEvaluation:
             entry["rr_theoretical_accuracy"] = self.rr_theoretical_accuracy
         if self.parties is not None:
             entry |= self.parties.to_json()
+        if self.debiased is not None:
+            entry["debiased"] = self.debiased.as_dict()
         return entry
 
 
@@ -145,6 +156,8 @@ def evaluate_round(
     rules: RuleCache | None = None,
     level: RandomizedResponse | None = None,
     party_decisions: NDArray[np.int64] | None = None,
+    symbols: NDArray[np.integer] | None = None,
+    participants: Sequence[int] | NDArray[np.integer] | None = None,
     status: str = "complete",
     absent: int = 0,
     messages_received: int = 0,
@@ -164,6 +177,9 @@ def evaluate_round(
         rules: the cache the run built its rules with (worst-case and party theory read the same rules).
         level: curator: the (epsilon, delta) of its mechanism, every party's (required).
         party_decisions: int64 (n, repetitions), each participant's own decisions, -1 = missing.
+        symbols: int (repetitions, n), the round's transcripts (randomized response): with ``sum``, the
+            debiased count at level 1 - alpha.
+        participants: the n participants' party ids (labels of the parties the debiased count leaves out).
         status, absent, messages_received, messages_rejected: how the round closed, for the record.
 
     Returns:
@@ -204,4 +220,7 @@ def evaluate_round(
     parties = None
     if party_decisions is not None:
         parties = _party_evaluation(np.asarray(party_decisions), function(x) if x.size else None, theory)
-    return RoundEvaluation(result, status, absent, parties=parties)
+    debiased = None
+    if function.name == "sum" and symbols is not None and x.size:
+        debiased = debiased_round(mechs, np.asarray(symbols), x, 1.0 - alpha, participants)
+    return RoundEvaluation(result, status, absent, parties=parties, debiased=debiased)

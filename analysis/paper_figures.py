@@ -12,6 +12,7 @@ name                       what                                                 
 ``001-infeasible``         the same boundary at (log 1.1, 0): infeasible, violated edge         graph_figures
 ``001-fig3-line``          the (4, 3)-line, Theorem 4 closed form (001 Fig. 3)                  graph_figures
 ``002-xor``                XOR accuracy against k (Corollary 3.1) and the collaborative curve   this module
+``002-sum-debiased``       sum of 10: optimal rule (eq. (5)) against the debiased count         debiased
 =========================  ==================================================================  ====================
 
 Each builder takes no argument (the papers' parameters, written in each title) and returns a Figure.
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mpdp.analysis import composition_plot, graph_figures
+from mpdp.analysis.debiased import figure_debiased
 from mpdp.analysis.plot_style import COLORS, new_axes
 from mpdp.protocols.closed_forms import collaborative_xor_accuracy, corollary_3_1
 
@@ -65,4 +67,5 @@ PAPER_FIGURES: dict[str, Callable[[], Figure]] = {
     "001-infeasible": graph_figures.figure_infeasible,
     "001-fig3-line": graph_figures.figure_3_line,
     "002-xor": figure_xor,
+    "002-sum-debiased": figure_debiased,
 }

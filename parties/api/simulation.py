@@ -72,7 +72,9 @@ class Simulation(Result):
 
     Attributes:
         document: ``results.json`` (``mpdp simulate --json``): configuration, ``rounds``, ``privacy``.
-        evaluations: each round measured against theory (:class:`mpdp.analysis.evaluation.RoundEvaluation`).
+        evaluations: each round measured against theory (:class:`mpdp.analysis.evaluation.RoundEvaluation`);
+            with ``function="sum"`` (randomized response) also its debiased count (``.debiased``,
+            :class:`mpdp.analysis.debiased.DebiasedRound`; the ``debiased`` object of each round).
         outcome: the run as the runner returned it (rounds, broker, wall time, what each party spent).
         title: what was run, in words (the plot's title).
         out: the directory holding ``transcripts.sqlite``, ``results.json`` and ``accuracy.png``, or None.
@@ -95,9 +97,9 @@ class Simulation(Result):
         return all(r.consistent for r in self.rounds)
 
     def rows(self) -> Sequence[Mapping[str, Any]]:
-        """The ``rounds`` entries of the document, one per round."""
-        rounds: list[Mapping[str, Any]] = self.document["rounds"]
-        return rounds
+        """The ``rounds`` entries of the document, one per round; a nested object becomes dotted columns
+        (``debiased.estimate``, ``debiased.post_processed.clipped``, ...)."""
+        return [_flat(entry) for entry in self.document["rounds"]]
 
     def summary(self) -> str:
         consistent = sum(r.consistent for r in self.rounds)
@@ -108,6 +110,22 @@ class Simulation(Result):
         """Measured accuracy with its 95% interval and the theory, per round
         (:func:`mpdp.analysis.report.plot_rounds`)."""
         return plot_rounds(self.rounds, ax, self.title)
+
+
+def _flat(entry: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``entry`` with nested mappings spread into ``outer.inner`` keys, in order.
+
+    Example:
+        >>> _flat({"round": "a", "debiased": {"estimate": 2.5, "post_processed": {"clipped": 2}}})
+        {'round': 'a', 'debiased.estimate': 2.5, 'debiased.post_processed.clipped': 2}
+    """
+    flat: dict[str, Any] = {}
+    for key, value in entry.items():
+        if isinstance(value, Mapping):
+            flat |= _flat(value, f"{prefix}{key}.")
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def _dataset(dataset: str | None, votes: ArrayLike | None, parties: int | None, rounds: int | None,

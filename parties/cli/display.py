@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
+from mpdp.analysis.debiased import DebiasedRound
 from mpdp.analysis.evaluation import PartyEvaluation
 from mpdp.analysis.report import RoundResult
 from mpdp.parties.session.datasets import Dataset
@@ -78,11 +79,13 @@ def truth_text(function: str, truth: int) -> str:
 
 
 def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
-                  rr_theory: Sequence[float] | None = None) -> None:
+                  rr_theory: Sequence[float] | None = None,
+                  debiased: Sequence[DebiasedRound | None] | None = None) -> None:
     """Print the per-round table and a one-line summary to standard output.
 
     ``rr_theory`` (curator protocol): per round, the randomized-response protocol's exact accuracy at
-    the same epsilon, shown in an extra column."""
+    the same epsilon, shown in an extra column. ``debiased`` (randomized response, ``sum``): per round,
+    the debiased count with its interval, shown in an extra column with a footnote."""
     # a pipe or a file gets the full table instead of rich's 80-column default
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     function = str(document["function"])
@@ -96,6 +99,9 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
                ("measured [95% CI]", "right"), ("theory", "right"), ("consistent", "center")]
     if rr_theory is not None:
         columns.append(("rr theory", "right"))
+    shown = [d for d in debiased or () if d is not None]
+    if shown:
+        columns.append(("debiased count [CI]", "right"))
     for name, justify in columns:
         table.add_column(name, justify=justify)
     for i, r in enumerate(results):
@@ -106,8 +112,12 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
                "yes" if r.consistent else "[bold red]NO[/]"]
         if rr_theory is not None:
             row.append(f"{rr_theory[i]:.4f}")
+        if shown:
+            row.append(_debiased_cell(debiased[i] if debiased is not None else None))
         table.add_row(*row)
     console.print(table)
+    if shown:
+        console.print(_debiased_note(shown))
     if any(r.tie_probability > 0 for r in results):
         console.print("(tie P%): the observer's posterior tied on P% of the transcripts (at epsilon = 0 on all); "
                       "the rule is deterministic and answers 0 there, so a tied round's theory counts only "
@@ -125,6 +135,26 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
         f"{broker['url']}; {float(document['wall_time_s']):.1f} s on the wire."
     )
     console.print(f"[dim]{document['note']}[/]")
+
+
+def _debiased_cell(d: DebiasedRound | None) -> str:
+    if d is None:
+        return "-"
+    low, high = d.pooled.interval
+    return f"{d.pooled.estimate:.2f} [{low:.2f}, {high:.2f}]" + ("" if d.covered else " [bold red]misses[/]")
+
+
+def _debiased_note(shown: Sequence[DebiasedRound]) -> str:
+    """The footnote of the debiased column: what it is, how often it covered, who was left out."""
+    level = shown[0].pooled.confidence
+    left_out = sorted({i for d in shown for i in d.pooled.excluded})
+    note = (f"debiased count: sum of (y_i - q_i) / (p_i - q_i), the unbiased estimate local-DP tools report, "
+            f"pooled over the repetitions, normal interval at level {level:g} (1 - alpha); it covers the true "
+            f"count in {sum(d.covered for d in shown)}/{len(shown)} rounds. Its rounded, clipped value "
+            f"(post-processed, no longer unbiased) is in the JSON (debiased.post_processed).")
+    if left_out:
+        note += f" Left out (epsilon 0, or below 1e-154: no finite-variance estimate): parties {', '.join(map(str, left_out))}."
+    return note
 
 
 def party_summary(parties: Sequence[PartyEvaluation], rule: str) -> str:

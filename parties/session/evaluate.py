@@ -21,7 +21,8 @@ def evaluate_run(
     outcome: RunOutcome, bits: NDArray[np.int8], mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction, *, rule: str, alpha: float, rng: np.random.Generator, rules: RuleCache | None = None,
 ) -> list[RoundEvaluation]:
-    """One :class:`mpdp.analysis.evaluation.RoundEvaluation` per round, in round order.
+    """One :class:`mpdp.analysis.evaluation.RoundEvaluation` per round, in round order (randomized response
+    computing ``sum``: with the debiased count of the round's transcripts at level 1 - alpha).
 
     Args:
         outcome: the run (its protocol; its rounds' participants, decisions or the curator's releases,
@@ -46,6 +47,6 @@ def evaluate_run(
         evaluations.append(evaluate_round(
             rnd.name, [mechanisms[i] for i in ids], bits[ids, j], rnd.decisions, function, rule=kind,
             rounds=len(played), alpha=alpha, rng=rng, rules=rules, level=level, party_decisions=rnd.party_decisions,
-            status=rnd.status, absent=int(rnd.absent.size), messages_received=rnd.messages_received,
-            messages_rejected=rnd.messages_rejected))
+            symbols=rnd.symbols, participants=ids, status=rnd.status, absent=int(rnd.absent.size),
+            messages_received=rnd.messages_received, messages_rejected=rnd.messages_rejected))
     return evaluations

@@ -11,6 +11,7 @@ import pytest
 from matplotlib.axes import Axes
 
 from mpdp.analysis import composition_plot, graph_figures
+from mpdp.analysis.debiased import figure_debiased
 from mpdp.analysis.paper_figures import PAPER_FIGURES, figure_xor
 from mpdp.analysis.privacy_region import PrivacyRegion
 from mpdp.protocols.graphs import ColoredGraph, line_graph, majority_hypercube
@@ -125,3 +126,34 @@ def test_every_figure_has_its_parameters_in_the_title() -> None:
         figure = build()
         titles = [ax.get_title() for ax in figure.axes] + [figure._suptitle.get_text() if figure._suptitle else ""]
         assert any(any(ch.isdigit() for ch in t) for t in titles), name
+
+
+def _sum_errors_by_enumeration(k: int, eps: float) -> tuple[float, float]:
+    """E|debiased - count| and the optimal rule's E|decision - count| (the posterior median of the count
+    given the transcript minimizes it), x uniform, by enumerating every (x, transcript)."""
+    p = math.exp(eps) / (1 + math.exp(eps))
+    g = np.array([-(1 - p), p]) / (2 * p - 1)
+    debiased, by_transcript = 0.0, []
+    for tau in itertools.product([0, 1], repeat=k):
+        joint = np.zeros(k + 1)  # P(x has s ones, tau)
+        for x in itertools.product([0, 1], repeat=k):
+            prob = math.prod(p if xi == t else 1 - p for xi, t in zip(x, tau)) / 2**k
+            joint[sum(x)] += prob
+            debiased += prob * abs(g[list(tau)].sum() - sum(x))
+        by_transcript.append(min(float(joint @ np.abs(d - np.arange(k + 1))) for d in range(k + 1)))
+    return debiased, sum(by_transcript)
+
+
+def test_002_sum_debiased_against_enumeration() -> None:
+    eps = (0.3, 1.0, 2.5)
+    ax = PAPER_FIGURES["002-sum-debiased"]().axes[0]
+    assert "k = 10" in ax.get_title()
+    optimal, debiased = _line(ax, "optimal"), _line(ax, "debiased")
+    assert np.all(optimal[:, 1] < debiased[:, 1])  # the optimal rule beats the unbiased count at k = 10
+    ax = figure_debiased(4, eps).axes[0]
+    for i, e in enumerate(eps):
+        brute_debiased, brute_optimal = _sum_errors_by_enumeration(4, e)
+        assert _line(ax, "debiased")[i] == pytest.approx([e, brute_debiased], rel=1e-12)
+        assert _line(ax, "optimal")[i] == pytest.approx([e, brute_optimal], rel=1e-9)
+        # the clipped estimator is one rule with outputs in 0..k: never better than the optimal one
+        assert _line(ax, "optimal")[i, 1] <= _line(ax, "debiased-clipped")[i, 1] + 1e-12

@@ -2,7 +2,8 @@
 
 Writes DIR/<name>.png and DIR/<name>.svg for each figure (000 Figures 1-3; 001 Figs. 1-3, the Theorem 2
 example and the infeasible (log 1.1, 0) example with its violated edge; 002's XOR accuracy against k with
-the collaborative curve); the parameters are in each title. ``--only NAME,...`` draws a subset.
+the collaborative curve; the optimal rule for sum against the debiased count local-DP tools report, in
+expected absolute error against epsilon); the parameters are in each title. ``--only NAME,...`` draws a subset.
 """
 
 from __future__ import annotations

@@ -198,7 +198,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
     if result.outcome.protocol != "rr":
         print_results(document, result.rounds, [r.rr_theoretical_accuracy or 0.0 for r in result.evaluations])
     else:
-        print_results(document, result.rounds)
+        print_results(document, result.rounds, debiased=[r.debiased for r in result.evaluations])
         if args.party_decisions:
             print(party_summary([r.parties for r in result.evaluations if r.parties is not None], args.rule))
         print(privacy_summary(document["privacy"]))
