@@ -38,7 +38,7 @@ from mpdp.analysis.accuracy import monte_carlo_accuracy, rule_accuracy
 from mpdp.analysis.plot_style import EPSILON_LABEL, new_axes
 from mpdp.analysis.stats import clopper_pearson, consistency_test
 from mpdp.protocols.errors import ParameterError, SizeLimitError
-from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX
+from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.mechanisms import RandomizedResponse, check_delta, check_epsilon
@@ -322,7 +322,8 @@ def sweep(
 
     Raises:
         ParameterError: any bad value (named, with what is allowed).
-        SizeLimitError: delta > 0 with more than ``FOUR_OUTPUT_GROUP_MAX`` parties (no exact engine
+        SizeLimitError: more than ``PURE_GROUP_MAX`` parties (the symmetric engine's exact theory); delta > 0
+            with more than ``FOUR_OUTPUT_GROUP_MAX`` parties (no exact engine
             holds the four-output count classes, so there is no exact theory to test against).
 
     Example:
@@ -352,6 +353,10 @@ def sweep(
     if max(deltas) > 0 and max(ks) > FOUR_OUTPUT_GROUP_MAX:
         raise SizeLimitError("parties with delta > 0", max(ks), FOUR_OUTPUT_GROUP_MAX,
                              "delta 0 (pure randomized response holds thousands of parties)")
+    if max(ks) > PURE_GROUP_MAX:  # every point needs the exact theory of the symmetric engine
+        raise SizeLimitError("parties", max(ks), PURE_GROUP_MAX,
+                             "mpdp accuracy --engine counts for the exact accuracy of majority-type functions "
+                             "at up to 200,000 parties")
     tasks: list[_Task] = [(e, d, k, f, r, o, int(samples))
              for f, k, d, r, o, e in itertools.product(functions, ks, deltas, rules, observers, grid)]
     seeds = np.random.SeedSequence(int(seed)).spawn(len(tasks))

@@ -194,7 +194,8 @@ class Factor:
                                  "split the group or use pure randomized response")
         if not self.mechanism.four_output and n > PURE_GROUP_MAX:
             raise SizeLimitError("pure group size", n, PURE_GROUP_MAX,
-                                 "the posterior rule (exact decisions, Monte Carlo accuracy)")
+                                 "the count engine for majority-type functions (mpdp accuracy --engine counts), "
+                                 "or the posterior rule with a Monte Carlo accuracy")
 
     @property
     def n(self) -> int:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import os
+import sys
 
 from mpdp.parties.cli.args import output_dir, plain_text
 
@@ -94,4 +96,8 @@ def _run(args: argparse.Namespace) -> int:
         role = "the observer" if name == OBSERVER else f"parties {format_ranges(hosts[name])}"
         print(f"  {folder}/  -> {role} only (broker.env, password, client.crt/.key, ca.crt; 0600)")
     print(f"start the broker: mosquitto -c {config.config}")
+    if os.geteuid() == 0 and args.user is None:  # a root-started mosquitto switches to user "mosquitto"
+        print("note: started by root, mosquitto runs as user 'mosquitto', which cannot read these 0600 files; "
+              "write the configuration with --user me (run as root) or --user NAME (the broker's account)",
+              file=sys.stderr)
     return 0

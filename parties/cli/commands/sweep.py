@@ -36,6 +36,7 @@ from mpdp.analysis.plot_style import save_figure
 from mpdp.analysis.sweep import OBSERVERS, SCALES, SweepResult, grid_of, sweep
 from mpdp.parties.cli.args import (
     count_value,
+    option_names,
     output_dir,
     output_file,
     papers_epilog,
@@ -165,7 +166,9 @@ def _run(args: argparse.Namespace) -> int:
     header = f"mpdp sweep: {points} points x {args.samples} samples, {where}"
     with _executor(args.executor, args.jobs) as executor, _Progress(console if not args.quiet else None,
                                                                       header) as progress:
-        result = sweep(grid, executor=executor, progress=progress.update, **options)
+        with option_names(**{name: (f"--{name}", getattr(args, name))
+                             for name in ("parties", "delta", "function", "rule", "observer", "samples", "seed", "alpha")}):
+            result = sweep(grid, executor=executor, progress=progress.update, **options)
     text = to_json_text(result.to_dict(), indent=1)
     if args.json == "-":
         print(text)
