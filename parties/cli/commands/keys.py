@@ -12,7 +12,7 @@ import uuid
 
 import numpy as np
 
-from mpdp.parties.cli.args import output_dir, seed_value
+from mpdp.parties.cli.args import emit, output_dir, seed_value
 from mpdp.parties.cli.params import parse_mechanisms
 from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
 from mpdp.parties.session.files import write_session
@@ -62,6 +62,8 @@ def _run(args: argparse.Namespace) -> int:
     session = args.session or f"deploy-{uuid.uuid4().hex[:12]}"
     facts = write_session(out, session, mechanisms, split, force=args.force)
     directories = ["parties/"] if split is None else [f"parties-{format_ranges(g)}/" for g in split]
+    emit(args, {"session": facts.session, "parties": facts.roster.k, "roster": str(out / "roster.json"),
+                "coordinator": str(out / "coordinator"), "party_directories": [str(out / d) for d in directories]})
     print(f"session {facts.session}: {facts.roster.k} parties; wrote {out / 'roster.json'} (public), "
           f"{out / 'coordinator'}/ (observer only), {', '.join(str(out / d) for d in directories)} "
           "(each to its party host only)")
