@@ -538,16 +538,17 @@ def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
         raise ParameterError("--config", path, f"a readable TOML file ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ParameterError("--config", path, f"a TOML file ({exc})") from None
-    actions = {a.dest: a for a in parser._actions
-               if a.option_strings and a.dest not in ("help", "config") and a.dest != argparse.SUPPRESS}
-    allowed = sorted(a.option_strings[-1].lstrip("-") for a in actions.values())
+    actions = {option.lstrip("-").replace("-", "_"): a for a in parser._actions for option in a.option_strings
+               if option.startswith("--") and a.dest not in ("help", "config")}
+    actions |= {a.dest: a for a in parser._actions  # -k: the key is its dest
+                if a.option_strings and a.dest not in actions and a.dest not in ("help", "config")}
+    allowed = sorted(name.replace("_", "-") for name in actions)
     defaults: dict[str, Any] = {}
     for key, value in table.items():
-        dest = key.replace("-", "_")
-        action = actions.get(dest)
+        action = actions.get(key.replace("-", "_"))
         if action is None:
             raise ParameterError(f"--config {path}: key", key, "an option of this command: " + ", ".join(allowed))
-        defaults[dest] = _config_value(action, key, value, path)
+        defaults[action.dest] = _config_value(action, key, value, path)
         action.required = False
     parser.set_defaults(**defaults)
 

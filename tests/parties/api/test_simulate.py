@@ -14,6 +14,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import mpdp
+from mpdp.parties.api.schemas import validate_document
 from mpdp.broker.endpoint import BrokerEndpoint
 from tests.parties.cli.invoke import ok
 
@@ -49,6 +50,7 @@ def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys
     cli = ok(capsys, "simulate", "--dataset", str(csv), "--epsilon", "1.0", "--repetitions", "30", "--seed", "7",
              "--workers", "1", "--broker", "embedded", "--quiet", "--json", "-")
     assert _stable(r.to_dict()) == _stable(cli)
+    assert validate_document(cli).kind == "simulate" and cli["inputs"]["repetitions"] == 30
     assert {p.name for p in (tmp_path / "run").iterdir()} == {"transcripts.sqlite", "results.json", "accuracy.png"}
     figure = r.plot()
     assert isinstance(figure, Figure)
