@@ -26,7 +26,8 @@ __all__ = ["KINDS", "SCHEMA_VERSION", "versioned"]
 SCHEMA_VERSION = 1
 #: Every document kind: the commands that print one with ``--json`` (``estimate``: the API's alone).
 KINDS = ("accuracy", "compose", "mechanism", "estimate", "simulate", "sweep", "compare-central", "compare", "report",
-         "figures", "calibrate", "theorem-3-1", "keys", "party", "observe", "broker", "schema")
+         "figures", "calibrate", "theorem-3-1", "keys", "party", "observe", "broker", "schema",
+         "export")
 
 
 def versioned(kind: str, document: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:

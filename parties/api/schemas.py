@@ -111,6 +111,15 @@ class SchemaDocument(Document):
     files: list[str]
 
 
+class ExportDocument(Document):
+    """``mpdp export --json``: the long-form transcript file written."""
+
+    path: str
+    format: str
+    rows: int
+    sessions: list[str]
+
+
 class DeploymentDocument(Document):
     """``mpdp keys``, ``party``, ``observe``, ``broker`` with ``--json``: what the command wrote or did."""
 
@@ -134,6 +143,7 @@ DOCUMENTS: dict[str, type[Document]] = {
     "observe": DeploymentDocument,
     "broker": DeploymentDocument,
     "schema": SchemaDocument,
+    "export": ExportDocument,
 }
 
 

@@ -47,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "mechanism": "optimal DP mechanism for a binary function on a graph",
     "compare-central": "central (trusted curator) vs distributed accuracy",
     "compare": "rr, curator and mpc live on the same data: accuracy and cost side by side",
+    "export": "a run's transcripts in long form (session, round, party, repetition, symbol) as CSV or Parquet",
     "report": "a finished run (simulate, sweep, observe) as a self-contained HTML page and Markdown",
     "figures": "every figure of the three papers, redrawn from computation (PNG and SVG)",
     "calibrate": "noise for k queries under a total (epsilon, delta): budgets and variances",

@@ -60,6 +60,10 @@ def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys
     assert list(measured.get_ydata()) == [0, 1, 2]
     frame = r.to_frame()
     assert list(frame["round"]) == ["round-1", "round-2", "round-3"]
+    # the transcript in long form: every participant released 30 symbols per round
+    exported = ok(capsys, "export", str(tmp_path / "run"), "--json")
+    assert exported["rows"] == 30 * sum(x.n_parties for x in r.rounds)
+    assert exported["sessions"] == [r.to_dict()["session"]]
 
 
 def test_simulate_over_mosquitto_with_a_votes_array(mosquitto: BrokerEndpoint) -> None:
