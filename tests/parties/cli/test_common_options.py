@@ -138,3 +138,11 @@ def test_the_readme_run_toml_is_valid_for_simulate(tmp_path: Path) -> None:
     args = parser.parse_args(argv)
     assert (args.dataset, args.epsilon, args.repetitions, args.rule) == ("house-votes-84", "1.0", 200, "average")
     assert (args.seed, args.out, args.json) == (4, "runs/house", "runs/house.json")  # the command line wins
+
+
+def test_inputs_never_show_a_broker_password() -> None:
+    from mpdp.parties.cli.args import command_inputs
+
+    args = argparse.Namespace(broker="mqtts://alice:s3cret@broker.example:8883", out=Path("run"), json="-",
+                              run=print, seed=3)
+    assert command_inputs(args) == {"broker": "mqtts://alice:***@broker.example:8883", "out": "run", "seed": 3}
