@@ -42,6 +42,7 @@ from .composition import (
     theorem_3_4_bound,
 )
 from .composition_plot import figure_1, figure_2, figure_3, figure_3_regions
+from .documents import KINDS, SCHEMA_VERSION, versioned
 from .geometric import GeometricMechanism
 from .heterogeneous import compose_heterogeneous, discretized_bounds
 from .interaction import (
@@ -67,7 +68,6 @@ from .sweep import SweepPoint, SweepResult, epsilon_grid
 from .theory import AccuracyOnInput, observer_accuracy_on_input
 
 __all__ = [
-    "PAPER_FIGURES",
     "AccuracyOnInput",
     "Budget",
     "CalibrationPlan",
@@ -76,8 +76,10 @@ __all__ = [
     "Consistency",
     "CountTable",
     "GeometricMechanism",
+    "KINDS",
     "Margins",
     "NoiseChoice",
+    "PAPER_FIGURES",
     "PerQueryBudget",
     "PrivacyLedger",
     "PrivacyLossDistribution",
@@ -85,6 +87,7 @@ __all__ = [
     "RoundCharge",
     "RoundPosterior",
     "RuleAccuracy",
+    "SCHEMA_VERSION",
     "Spent",
     "StaircaseNoise",
     "SweepPoint",
@@ -135,4 +138,5 @@ __all__ = [
     "theorem_3_1_trials",
     "theorem_3_3_corners",
     "theorem_3_4_bound",
+    "versioned",
 ]
