@@ -13,6 +13,9 @@ one line (``mpdp: error: ...``, exit 2) naming the value and what is allowed, ne
   :data:`mpdp.protocols.cost.DEFAULT_TIME_LIMIT`): work estimated to take longer is refused up front.
 * :func:`join_negative_values` -- ``--epsilon -1`` / ``--budget -1,0`` / ``--epsilon -inf`` reach the
   option (which then names the bad value) instead of argparse's "expected one argument".
+* :func:`add_common_options` / :func:`command_output` / :func:`emit` -- ``--json [FILE]``, ``--quiet``
+  and ``--config TOML`` of every command (:func:`apply_config` feeds the TOML to argparse as defaults);
+  :func:`add_logging_options` / :func:`configure_logging` -- ``mpdp -v``/``--log-level``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,12 @@ being imported, prints ``mpdp: interrupted`` and exits with 130; SIGTERM and SIG
 clean way (exit codes 143 and 129; :mod:`mpdp.parties.cli.signals`). An option value that looks like a
 negative number (``--epsilon -1``, ``--budget -1,0``, ``--epsilon -inf``) is passed to the option, whose
 own check then names it (:func:`mpdp.parties.cli.args.join_negative_values`).
+
+Every command gets the same ``--json [FILE]``, ``--quiet`` and ``--config TOML``
+(:func:`mpdp.parties.cli.args.add_common_options`, added here to each command's parser; the run goes
+through :func:`mpdp.parties.cli.args.command_output`, the config file through
+:func:`mpdp.parties.cli.args.apply_config` before parsing); ``mpdp -v``/``--log-level`` set the
+``mpdp.*`` loggers (:func:`mpdp.parties.cli.args.configure_logging`).
 """
 
 from __future__ import annotations
