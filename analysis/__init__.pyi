@@ -45,6 +45,7 @@ from .composition import (
 )
 from .composition_plot import figure_1, figure_2, figure_3, figure_3_regions
 from .debiased import DebiasedRound, DebiasedSum, debiased_round, debiased_sum, figure_debiased
+from .documents import KINDS, SCHEMA_VERSION, versioned
 from .geometric import GeometricMechanism
 from .heterogeneous import compose_heterogeneous, discretized_bounds
 from .interaction import (
@@ -70,7 +71,6 @@ from .sweep import SweepPoint, SweepResult, epsilon_grid
 from .theory import AccuracyOnInput, observer_accuracy_on_input
 
 __all__ = [
-    "PAPER_FIGURES",
     "AccuracyOnInput",
     "AuditEstimate",
     "Budget",
@@ -82,8 +82,10 @@ __all__ = [
     "DebiasedRound",
     "DebiasedSum",
     "GeometricMechanism",
+    "KINDS",
     "Margins",
     "NoiseChoice",
+    "PAPER_FIGURES",
     "PerQueryBudget",
     "PrivacyLedger",
     "PrivacyLossDistribution",
@@ -91,6 +93,7 @@ __all__ = [
     "RoundCharge",
     "RoundPosterior",
     "RuleAccuracy",
+    "SCHEMA_VERSION",
     "Spent",
     "StaircaseNoise",
     "SweepPoint",
@@ -149,4 +152,5 @@ __all__ = [
     "theorem_3_1_trials",
     "theorem_3_3_corners",
     "theorem_3_4_bound",
+    "versioned",
 ]

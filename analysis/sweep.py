@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp import __version__ as mpdp_version
 from mpdp.analysis.accuracy import monte_carlo_accuracy, rule_accuracy
+from mpdp.analysis.documents import versioned
 from mpdp.analysis.plot_style import EPSILON_LABEL, new_axes
 from mpdp.analysis.stats import clopper_pearson, consistency_test
 from mpdp.protocols.errors import ParameterError, SizeLimitError
@@ -50,10 +50,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["OBSERVERS", "SCALES", "SWEEP_SCHEMA_VERSION", "SweepPoint", "SweepResult", "epsilon_grid", "sweep"]
+__all__ = ["OBSERVERS", "SCALES", "SweepPoint", "SweepResult", "epsilon_grid", "sweep"]
 
-#: Version of the ``to_dict`` document (bumped when a field changes meaning or goes).
-SWEEP_SCHEMA_VERSION = 1
 #: Spacing of the epsilon grid.
 SCALES = ("log", "linear")
 #: Who decides: the central observer, or party 0 (its rule also takes its own bit, 002 eq. (2)).
@@ -188,11 +186,10 @@ class SweepResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``schema_version``, ``mpdp_version``, ``inputs``, ``alpha``, ``consistent``, ``points``."""
-        return {"schema_version": SWEEP_SCHEMA_VERSION, "mpdp_version": mpdp_version, "kind": "sweep",
-                "inputs": dict(self.inputs), "alpha": self.alpha,
+        return versioned("sweep", {"alpha": self.alpha,
                 "test": "two-sided exact binomial test per point at level alpha / points (Bonferroni); "
                         "interval: Clopper-Pearson at level 1 - alpha",
-                "consistent": self.consistent, "points": [asdict(p) for p in self.points]}
+                "consistent": self.consistent, "points": [asdict(p) for p in self.points]}, self.inputs)
 
     def to_csv(self, path: str | None = None) -> str:
         """The points as CSV text (header = :class:`SweepPoint` field names); also written to ``path`` if given."""

@@ -7,10 +7,12 @@ from .estimates import Estimate, estimate
 from .mechanisms import Mechanism, mechanism
 from .reports import ReportFiles, report
 from .result import Result
+from .schemas import DOCUMENTS, validate_document
 from .simulation import Simulation, simulate, simulate_async
 from .sweeps import Sweep, sweep
 
 __all__ = [
+    "DOCUMENTS",
     "Accuracy",
     "Audit",
     "Composition",
@@ -29,4 +31,5 @@ __all__ = [
     "simulate",
     "simulate_async",
     "sweep",
+    "validate_document",
 ]

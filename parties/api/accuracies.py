@@ -200,4 +200,7 @@ def accuracy(
                 rules[key]["worst_case_upper_bound"] = rep.upper_bound
         report["rules"] = rules
     report["seconds"] = round(time.perf_counter() - started, 4)
-    return Accuracy(strict_document(report))
+    inputs = {"epsilon": epsilon, "function": function if isinstance(function, str) else function.name,
+              "delta": delta, "parties": parties, "measure": measure, "party": party, "rule": rule, "engine": engine,
+              "samples": samples, "seed": seed}
+    return Accuracy(strict_document(report, "accuracy", inputs))

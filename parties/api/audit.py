@@ -102,4 +102,6 @@ def audit(epsilon: float, delta: float = 0.0, samples: int = 100_000, *, release
         "party_path": run.party_path, "fault": str(run.fault), "messages": run.messages,
         "seconds": round(run.seconds, 3),
     }
-    return Audit(run, strict_document(document))
+    inputs = {"epsilon": epsilon, "delta": delta, "samples": samples, "releases": releases, "party_path": party_path,
+              "fault": fault, "alpha": alpha, "seed": seed}
+    return Audit(run, strict_document(document, "audit", inputs))

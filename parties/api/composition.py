@@ -157,7 +157,10 @@ def compose(
         per = np.asarray(deltas, dtype=np.float64)
         result = compose_heterogeneous(epsilons, per, _slack(delta_slack, total_delta, per, 1),
                                        resolution=resolution, rel_width=rel_width, time_limit=time_limit)
-    return Composition(result, tuple(epsilons), tuple(deltas), strict_document(result.as_dict()))
+    inputs = {"epsilon": epsilons if len(epsilons) > 1 else epsilons[0], "delta": deltas if len(deltas) > 1 else deltas[0],
+              "k": k, "delta_slack": delta_slack, "total_delta": total_delta, "rel_width": rel_width,
+              "resolution": resolution}
+    return Composition(result, tuple(epsilons), tuple(deltas), strict_document(result.as_dict(), "compose", inputs))
 
 
 def _slack(delta_slack: float | None, total_delta: float | None, deltas: float | NDArray[np.float64],

@@ -140,4 +140,7 @@ def estimate(
         "observer": "central" if party is None else party, "engine": "posterior-monte-carlo",
         "rules": {"average": {"average_accuracy": est.average, "worst_case_accuracy": None, "exact": False,
                               "interval": list(est.interval), "confidence": est.confidence,
-                              "samples": est.samples}}}))
+                              "samples": est.samples}}}, "estimate", {
+        "epsilon": epsilon, "parties": parties, "function": f.name, "delta": delta, "measure": measure, "party": party,
+        "samples": samples, "seed": seed if not isinstance(seed, np.random.Generator) else "generator",
+        "confidence": confidence}))

@@ -135,7 +135,8 @@ def mechanism(graph: str, epsilon: float | None = None, delta: float | None = No
         1
     """
     doc, solved = _solve(_Request(graph, epsilon, delta, boundary, balanced))
-    return Mechanism(graph, strict_document(doc), solved if not graph.startswith("line:") else None)
+    inputs = {"graph": graph, "epsilon": epsilon, "delta": delta, "boundary": boundary, "balanced": balanced}
+    return Mechanism(graph, strict_document(doc, "mechanism", inputs), solved if not graph.startswith("line:") else None)
 
 
 def _privacy(request: _Request, eps: float | None, delta: float | None) -> tuple[float, float]:

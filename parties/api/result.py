@@ -29,9 +29,11 @@ FRAME_EXTRA = "frame"
 _HTML_ROWS = 12
 
 
-def strict_document(document: Mapping[str, Any]) -> dict[str, Any]:
+def strict_document(document: Mapping[str, Any], kind: str | None = None,
+                    inputs: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``document`` as JSON holds it (numpy numbers as Python numbers, infinities as ``"inf"``): what
-    ``json.loads`` of the CLI's ``--json`` output gives back.
+    ``json.loads`` of the CLI's ``--json`` output gives back. With ``kind``, under the common header
+    (``schema_version``, ``mpdp_version``, ``kind``, ``inputs``: :func:`mpdp.analysis.documents.versioned`).
 
     Raises:
         ParameterError: a NaN anywhere (:func:`mpdp.parties.cli.args.to_json_text`).
@@ -44,6 +46,10 @@ def strict_document(document: Mapping[str, Any]) -> dict[str, Any]:
 
     from mpdp.parties.cli.args import to_json_text
 
+    if kind is not None:
+        from mpdp.analysis.documents import versioned
+
+        document = versioned(kind, document, inputs or {})
     loaded: dict[str, Any] = json.loads(to_json_text(dict(document)))
     return loaded
 

@@ -346,7 +346,12 @@ async def simulate_async(
         rounds=evaluations, privacy=privacy)
     title = (f"{data.name}: {'' if protocol == 'rr' else protocol + ', '}{document['function']}, epsilon "
              f"{epsilon_text or 'per party'}, {repetitions} repetitions")
-    result = Simulation(strict_document(document), tuple(evaluations), outcome, title, out_dir)
+    inputs = {"dataset": data.name, "epsilon": epsilon_text or "per party (see parties)",
+              "delta": delta, "repetitions": repetitions, "function": document["function"], "rule": rule,
+              "seed": seed, "protocol": protocol, "servers": servers, "threshold": threshold, "secure": secure,
+              "party_decisions": party_decisions, "alpha": alpha, "round_timeout": round_timeout, "budget": budget,
+              "delta_slack": delta_slack}
+    result = Simulation(strict_document(document, "simulate", inputs), tuple(evaluations), outcome, title, out_dir)
     if out_dir is not None:
         (out_dir / "results.json").write_text(to_json_text(result.document, indent=2) + "\n")
         from mpdp.analysis.plot_style import save_figure

@@ -13,6 +13,9 @@ one line (``mpdp: error: ...``, exit 2) naming the value and what is allowed, ne
   :data:`mpdp.protocols.cost.DEFAULT_TIME_LIMIT`): work estimated to take longer is refused up front.
 * :func:`join_negative_values` -- ``--epsilon -1`` / ``--budget -1,0`` / ``--epsilon -inf`` reach the
   option (which then names the bad value) instead of argparse's "expected one argument".
+* :func:`add_common_options` / :func:`command_output` / :func:`emit` -- ``--json [FILE]``, ``--quiet``
+  and ``--config TOML`` of every command (:func:`apply_config` feeds the TOML to argparse as defaults);
+  :func:`add_logging_options` / :func:`configure_logging` -- ``mpdp -v``/``--log-level``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
@@ -386,3 +389,201 @@ def count_value(text: str) -> int:
     """argparse ``type=`` for a count (``--samples``, ``--jobs``): an integer >= 1."""
     return _integer_at_least(text, 1, repr(text))
 
+
+#: Options every command has (added by :func:`add_common_options`), left out of a document's ``inputs``.
+COMMON_OPTIONS = ("json", "quiet", "config")
+#: Names argparse adds that are no option of the user's.
+_NOT_INPUTS = frozenset({"run", "command", "verbose", "log_level", *COMMON_OPTIONS})
+#: ``--log-level`` choices, quietest last.
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """Add the options every ``mpdp`` command has: ``--json [FILE]`` (``args.json``: None, ``"-"`` for
+    standard output, or the file), ``--quiet`` (``args.quiet``) and ``--config TOML`` (``args.config``; read
+    by :func:`apply_config`). :func:`command_output` then does what they say."""
+    group = parser.add_argument_group("output (every command)")
+    group.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
+                       help="write the result as one JSON document to FILE (checked before any work), or with "
+                            "no FILE to standard output (the human text then goes to standard error)")
+    group.add_argument("--quiet", action="store_true", help="no progress bars, tables or summaries (errors still show)")
+    group.add_argument("--config", metavar="TOML", default=None,
+                       help="read option values from a TOML file (keys: option names, - or _); options given "
+                            "on the command line win")
+
+
+def add_logging_options(parser: argparse.ArgumentParser) -> None:
+    """Add the top-level ``-v/--verbose`` (repeatable: INFO, then DEBUG) and ``--log-level LEVEL`` of the
+    ``mpdp`` logger hierarchy; :func:`configure_logging` applies them."""
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="log more on standard error: -v for INFO, -vv for DEBUG (default: warnings only)")
+    parser.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS, default=None, metavar="LEVEL",
+                        help=f"level of the mpdp.* loggers: {', '.join(LOG_LEVELS)} (default WARNING; wins over -v)")
+
+
+def configure_logging(verbose: int, level: str | None) -> int:
+    """Send the ``mpdp`` loggers' records at ``level`` (else WARNING lowered one step per ``verbose``) to
+    standard error (:func:`logging.basicConfig`); returns the numeric level."""
+    import logging
+
+    number = getattr(logging, level) if level is not None else max(logging.DEBUG, logging.WARNING - 10 * verbose)
+    logging.basicConfig(format="mpdp %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("mpdp").setLevel(number)
+    return int(number)
+
+
+def command_inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """The parsed options of a command (``vars(args)`` without argparse's own and the common options):
+    the ``inputs`` of its JSON document, paths as strings, a URL's password as ``***``."""
+    from mpdp.broker.settings import redact_url
+
+    def shown(value: Any) -> Any:
+        if isinstance(value, os.PathLike):
+            return os.fspath(value)
+        return redact_url(value) if isinstance(value, str) and "://" in value else value
+
+    return {key: shown(value) for key, value in vars(args).items() if key not in _NOT_INPUTS and not callable(value)}
+
+
+class CommandOutput:
+    """Where a command's output goes (made by :func:`command_output`).
+
+    Attributes:
+        json_file: the ``--json FILE`` (checked writable), or None. to_stdout: ``--json`` without a FILE.
+        quiet: ``--quiet``. stdout: the real standard output (the JSON's, when ``to_stdout``).
+    """
+
+    def __init__(self, args: argparse.Namespace, stdout: Any) -> None:
+        given = getattr(args, "json", None)
+        self.to_stdout = given == "-"
+        self.json_file = None if given in (None, "-") else output_file(given, "--json")
+        self.quiet = bool(getattr(args, "quiet", False))
+        self.stdout = stdout
+        self._inputs = command_inputs(args)
+        self._kind = str(getattr(args, "command", ""))
+
+    @property
+    def wanted(self) -> bool:
+        """True when ``--json`` was given (to a file or standard output)."""
+        return self.to_stdout or self.json_file is not None
+
+    def emit(self, document: Mapping[str, Any], indent: int | None = 1) -> None:
+        """Write ``document`` where ``--json`` says (nothing without ``--json``). A document without the header
+        of :func:`mpdp.analysis.documents.versioned` gets it, with the command's parsed options as ``inputs``.
+
+        Raises:
+            ParameterError: a NaN in the document (:func:`to_json_text`).
+        """
+        if not self.wanted:
+            return
+        from mpdp.analysis.documents import versioned
+
+        full = document if "schema_version" in document else versioned(self._kind, document, self._inputs)
+        text = to_json_text(full, indent=indent) + "\n"
+        if self.json_file is not None:
+            self.json_file.write_text(text, encoding="utf-8")
+        else:
+            self.stdout.write(text)
+            self.stdout.flush()
+
+
+@contextlib.contextmanager
+def command_output(args: argparse.Namespace) -> Iterator[CommandOutput]:
+    """Run a command under its common options: check ``--json FILE`` before any work, send the human text
+    (what the command prints to standard output) to standard error with ``--json`` alone, and nowhere
+    with ``--quiet``. Sets ``args.output`` (the :class:`CommandOutput` whose ``emit`` writes the JSON)."""
+    import sys
+
+    output = CommandOutput(args, sys.stdout)
+    args.output = output
+    with contextlib.ExitStack() as stack:
+        if output.quiet:
+            stack.enter_context(contextlib.redirect_stdout(stack.enter_context(open(os.devnull, "w"))))
+        elif output.to_stdout:
+            stack.enter_context(contextlib.redirect_stdout(sys.stderr))
+        yield output
+
+
+def emit(args: argparse.Namespace, document: Mapping[str, Any], indent: int | None = 1) -> None:
+    """Write ``document`` as ``--json`` says (:meth:`CommandOutput.emit` of ``args.output``)."""
+    output: CommandOutput = args.output
+    output.emit(document, indent)
+
+
+def _config_path(argv: Sequence[str]) -> str | None:
+    """The value of ``--config FILE`` / ``--config=FILE`` in ``argv`` (the last one), or None."""
+    found = None
+    for i, token in enumerate(argv):
+        if token == "--":
+            break
+        if token == "--config" and i + 1 < len(argv):
+            found = argv[i + 1]
+        elif token.startswith("--config="):
+            found = token.split("=", 1)[1]
+    return found
+
+
+def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """Feed the ``--config TOML`` of ``argv`` (if any) to the command's ``parser`` as defaults.
+
+    The TOML's keys are option names with dashes or underscores (``delta-slack`` or ``delta_slack``; no
+    leading ``--``); each value is handed to argparse as if typed (lists become comma-separated text, booleans
+    switch a flag), so argparse's own checks run on it; options on the command line win. A required option
+    given in the file is no longer required on the command line.
+
+    Raises:
+        ParameterError: the file missing or not TOML (names it and the reason), a key that names no option
+            of the command (names the key and the allowed ones), or a value of the wrong shape.
+    """
+    path = _config_path(argv)
+    if path is None:
+        return
+    import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            table = tomllib.load(handle)
+    except OSError as exc:
+        raise ParameterError("--config", path, f"a readable TOML file ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ParameterError("--config", path, f"a TOML file ({exc})") from None
+    actions = {option.lstrip("-").replace("-", "_"): a for a in parser._actions for option in a.option_strings
+               if option.startswith("--") and a.dest not in ("help", "config")}
+    actions |= {a.dest: a for a in parser._actions  # -k: the key is its dest
+                if a.option_strings and a.dest not in actions and a.dest not in ("help", "config")}
+    allowed = sorted(name.replace("_", "-") for name in actions)
+    defaults: dict[str, Any] = {}
+    for key, value in table.items():
+        action = actions.get(key.replace("-", "_"))
+        if action is None:
+            raise ParameterError(f"--config {path}: key", key, "an option of this command: " + ", ".join(allowed))
+        defaults[action.dest] = _config_value(action, key, value, path)
+        action.required = False
+    parser.set_defaults(**defaults)
+
+
+def _config_value(action: argparse.Action, key: str, value: Any, path: str) -> Any:
+    """A TOML value as argparse would have parsed it from the command line (through its ``type`` and
+    ``choices``)."""
+    if action.nargs == 0:  # a flag: true/false
+        if not isinstance(value, bool):
+            raise ParameterError(f"--config {path}: {key}", value, "true or false (a flag)")
+        if isinstance(action, argparse._CountAction):
+            return int(value)
+        return action.const if value else action.default
+    items = value if isinstance(value, list) else [value]
+    texts = [str(v).lower() if isinstance(v, bool) else str(v) for v in items]
+    if isinstance(action, argparse._AppendAction) or action.nargs not in (None, "?"):
+        return [_typed(action, key, text, path) for text in texts]
+    return _typed(action, key, ",".join(texts), path)
+
+
+def _typed(action: argparse.Action, key: str, text: str, path: str) -> Any:
+    convert = action.type if callable(action.type) else str
+    try:
+        value = convert(text)
+    except (argparse.ArgumentTypeError, TypeError, ValueError) as exc:
+        raise ParameterError(f"--config {path}: {key}", text, str(exc) or "a value of the option's type") from None
+    if action.choices is not None and value not in action.choices:
+        raise ParameterError(f"--config {path}: {key}", text, "one of " + ", ".join(map(str, action.choices)))
+    return value

@@ -9,6 +9,12 @@ being imported, prints ``mpdp: interrupted`` and exits with 130; SIGTERM and SIG
 clean way (exit codes 143 and 129; :mod:`mpdp.parties.cli.signals`). An option value that looks like a
 negative number (``--epsilon -1``, ``--budget -1,0``, ``--epsilon -inf``) is passed to the option, whose
 own check then names it (:func:`mpdp.parties.cli.args.join_negative_values`).
+
+Every command gets the same ``--json [FILE]``, ``--quiet`` and ``--config TOML``
+(:func:`mpdp.parties.cli.args.add_common_options`, added here to each command's parser; the run goes
+through :func:`mpdp.parties.cli.args.command_output`, the config file through
+:func:`mpdp.parties.cli.args.apply_config` before parsing); ``mpdp -v``/``--log-level`` set the
+``mpdp.*`` loggers (:func:`mpdp.parties.cli.args.configure_logging`).
 """
 
 from __future__ import annotations
@@ -24,6 +30,11 @@ from mpdp.parties.cli import signals
 from mpdp.parties.cli.errors import error_line, first_cause
 from mpdp.parties.cli.args import (
     PAPER_CODES,
+    add_common_options,
+    add_logging_options,
+    apply_config,
+    command_output,
+    configure_logging,
     join_negative_values,
     papers_epilog,
     value_options,
@@ -43,6 +54,7 @@ COMMANDS: dict[str, str] = {
     "mechanism": "optimal DP mechanism for a binary function on a graph",
     "compare-central": "central (trusted curator) vs distributed accuracy",
     "compare": "rr, curator and mpc live on the same data: accuracy and cost side by side",
+    "export": "a run's transcripts in long form (session, round, party, repetition, symbol) as CSV or Parquet",
     "report": "a finished run (simulate, sweep, observe) as a self-contained HTML page and Markdown",
     "figures": "every figure of the three papers, redrawn from computation (PNG and SVG)",
     "calibrate": "noise for k queries under a total (epsilon, delta): budgets and variances",
@@ -52,6 +64,7 @@ COMMANDS: dict[str, str] = {
     "observe": "the central observer and coordinator of a deployed session",
     "mpc-server": "one compute server of a deployed mpc session (MPyC with its peers, releases over MQTT)",
     "broker": "broker set-up of a deployed session: `broker config` writes a TLS + ACL mosquitto",
+    "schema": "the JSON Schemas of every --json document (what schemas/ holds)",
 }
 
 
@@ -76,11 +89,14 @@ def build_parser(*commands: str) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"mpdp {mpdp.__version__}")
+    add_logging_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     chosen = {name: COMMANDS[name] for name in commands}
     for name, summary in COMMANDS.items():
         if name in chosen:
             importlib.import_module(f"mpdp.parties.cli.commands.{name.replace('-', '_')}").register(sub)
+            for leaf in _leaves(sub.choices[name]):
+                add_common_options(leaf)
             # list it like the others (argparse lists a sub-parser only when add_parser got a help=)
             sub._choices_actions.append(sub._ChoicesPseudoAction(name, (), summary))
         else:
@@ -88,10 +104,37 @@ def build_parser(*commands: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers under ``parser`` that run a command (``parser`` itself when it has no sub-commands)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return [leaf for action in subs for child in action.choices.values() for leaf in _leaves(child)] or [parser]
+
+
+def _positionals(argv: Sequence[str]) -> list[str]:
+    """The tokens of ``argv`` before ``--`` that are no option (the value of ``--log-level`` skipped)."""
+    tokens = list(argv[:argv.index("--")] if "--" in argv else argv)
+    return [t for i, t in enumerate(tokens) if not t.startswith("-") and (i == 0 or tokens[i - 1] != "--log-level")]
+
+
 def _chosen_command(argv: Sequence[str]) -> list[str]:
     """The sub-command ``argv`` names (its first token that is not an option), if it is one of ours."""
-    first = next((token for token in argv if not token.startswith("-")), None)
+    first = next(iter(_positionals(argv)), None)
     return [first] if first in COMMANDS else []
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser | None:
+    """The leaf parser ``argv`` selects (``mpdp broker config``: config's), or None (no command named)."""
+    words = _positionals(argv)
+    current = parser
+    while True:
+        subs = [a for a in getattr(current, "_actions", ()) if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            return current
+        choice = next((w for w in words if w in subs[0].choices), None)
+        if choice is None:
+            return None
+        words = words[words.index(choice) + 1:]
+        current = subs[0].choices[choice]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -100,8 +143,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with signals.stop_like_interrupt():
             parser = build_parser(*_chosen_command(argv))
+            chosen = _chosen_parser(parser, argv)
+            if chosen is not None and chosen is not parser:
+                apply_config(chosen, argv)
             args = parser.parse_args(join_negative_values(argv, value_options(parser)))
-            return int(args.run(args) or 0)
+            configure_logging(getattr(args, "verbose", 0), getattr(args, "log_level", None))
+            with command_output(args):
+                return int(args.run(args) or 0)
     except MpdpError as exc:
         print(f"mpdp: error: {error_line(exc)}", file=sys.stderr)
         return 2

@@ -428,6 +428,31 @@ class TranscriptStore:
             yield {"round": rnd, "name": name, "party": party, "kind": kind, "reason": reason,
                    "symbols": "".join(map(str, np.frombuffer(blob, dtype=np.uint8))), "payload": payload}
 
+    def symbol_columns(self, session: str) -> dict[str, NDArray[np.int64] | NDArray[np.uint8]]:
+        """The transcript of ``session`` in long form: one row per (round, party, repetition) of every
+        ``symbols`` message (abstentions and absences send none), ordered by round, party, repetition.
+
+        Returns:
+            columns ``round``, ``party``, ``repetition`` (int64, round = the 0-based round index) and ``symbol``
+            (uint8: 0/1, or 0-3 for four-output randomized response), all of one length.
+
+        Raises:
+            ParameterError: ``session`` is not in the store (names the stored ones).
+        """
+        if session not in self.sessions():
+            raise ParameterError("session", session, "a session of this store: " + ", ".join(self.sessions()))
+        rows = self._db.execute("SELECT round, party, symbols FROM messages WHERE session = ? AND kind = 'symbols' "
+                                "ORDER BY round, party", (session,)).fetchall()
+        symbols = [np.frombuffer(blob, dtype=np.uint8) for _, _, blob in rows]
+        counts = np.array([len(x) for x in symbols], dtype=np.int64)
+        return {
+            "round": np.repeat(np.array([r for r, _, _ in rows], dtype=np.int64), counts),
+            "party": np.repeat(np.array([p for _, p, _ in rows], dtype=np.int64), counts),
+            "repetition": np.concatenate([np.arange(n, dtype=np.int64) for n in counts]) if rows
+            else np.zeros(0, dtype=np.int64),
+            "symbol": np.concatenate(symbols) if rows else np.zeros(0, dtype=np.uint8),
+        }
+
     def export_json(self, session: str, path: Path | str) -> Path:
         """Write the session (rounds with decisions, messages, rejects) as one JSON file; return its path."""
         rounds = []

@@ -115,5 +115,5 @@ def test_a_sweep_report_renders_in_chromium(tmp_path: Path, capsys: pytest.Captu
     assert main(["sweep", "--function", "majority", "--parties", "11", "--epsilon", "0.1:2:5", "--rule", "average",
                  "--samples", "2000", "--out", str(run), "--quiet"]) in (0, 1)
     written = ok(capsys, "report", str(run), "--out", str(tmp_path / "page"), "--json")
-    assert (written["kind"], written["rows"]) == ("sweep", 10)  # 5 epsilons x 2 observers
+    assert (written["kind"], written["run_kind"], written["rows"]) == ("report", "sweep", 10)  # 5 epsilons x 2 observers
     _check(rendered(Path(written["html"])), figures=1, rows=10)

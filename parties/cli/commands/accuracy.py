@@ -24,12 +24,12 @@ import pathlib
 from mpdp.parties.api.accuracies import accuracy
 from mpdp.parties.cli.args import (
     add_time_limit,
+    emit,
     option_names,
     papers_epilog,
     parse_number_list,
     plain_text,
     seed_value,
-    to_json_text,
 )
 from mpdp.parties.cli.params import warn_if_no_privacy
 from mpdp.protocols.engines import ENGINES
@@ -85,9 +85,7 @@ def _run(args: argparse.Namespace) -> int:
         report = accuracy(eps, _function(args.function), deltas, measure=args.measure, party=args.party,
                           rule=args.rule, engine=args.engine, time_limit=args.time_limit, samples=args.samples,
                           seed=args.seed).to_dict()
-    if args.json:
-        print(to_json_text(report))
-        return 0
+    emit(args, report)
     who = "central observer" if args.party is None else f"party {args.party}"
     print(f"k={report['k']}  function={report['function']}  measure={args.measure}  observer={who}  "
           f"engine={report['engine']}  ({report['seconds']} s)")
@@ -136,5 +134,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--samples", type=int, default=100_000,
                         help="Monte Carlo transcripts when no exact engine fits")
     parser.add_argument("--seed", type=seed_value, default=None, help="seed of the Monte Carlo estimate")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=_run)

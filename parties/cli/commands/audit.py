@@ -27,12 +27,12 @@ from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.api.audit import Audit, audit
 from mpdp.parties.cli.args import (
     count_value,
+    emit,
     option_names,
     papers_epilog,
     plain_text,
     plot_file,
     seed_value,
-    to_json_text,
 )
 from mpdp.parties.rr.audit import FAULTS, PARTY_PATHS, parse_fault
 
@@ -63,9 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "(sends its bit in the clear in a fraction R of its outputs); default none")
     parser.add_argument("--alpha", type=float, default=0.05, help="family-wise level of the certificate (default 0.05)")
     parser.add_argument("--seed", type=seed_value, help="seeds the simulation path and a planted leak")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--plot", metavar="FILE", help="draw the measured tests over the privacy regions to FILE")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar (with its time estimate) on stderr")
     parser.set_defaults(run=run)
 
 
@@ -88,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     """Audit, print text or JSON, write the plot; 1 on a violation, else 0."""
     plot = None if args.plot is None else plot_file(args.plot)
     parse_fault(args.fault)
-    quiet = args.quiet or args.json or not sys.stderr.isatty()
+    quiet = args.quiet or args.json is not None or not sys.stderr.isatty()
     rate = DEPLOYED_DRAWS_PER_SECOND if args.party_path == "deployed" else 20_000_000
     estimate = max(1, round(2 * args.samples * args.releases / rate))  # shown up front in the bar
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("outputs"),
@@ -103,10 +101,8 @@ def run(args: argparse.Namespace) -> int:
     if plot is not None:
         save_figure(result.plot(), plot)
         document["plot"] = str(plot)
-    if args.json:
-        print(to_json_text(document))
-    else:
-        print(_text(result))
-        if plot is not None:
-            print(f"wrote {plot}")
+    emit(args, document)
+    print(_text(result))  # standard error with --json alone, nowhere with --quiet (args.command_output)
+    if plot is not None:
+        print(f"wrote {plot}")
     return 1 if result.violation else 0

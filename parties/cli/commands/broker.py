@@ -16,7 +16,7 @@ import getpass
 import os
 import sys
 
-from mpdp.parties.cli.args import output_dir, plain_text
+from mpdp.parties.cli.args import emit, output_dir, plain_text
 
 __all__ = ["register"]
 
@@ -89,6 +89,8 @@ def _run(args: argparse.Namespace) -> int:
         observer_port=args.observer_port, bind=args.bind, party_decisions=args.party_decisions,
         config_path=args.config_path, client_path=args.client_path, days=args.days, user=user, force=args.force,
     )
+    emit(args, {"session": facts.session, "config": str(config.config), "party_port": config.party_port,
+                "observer_port": config.observer_port, "clients": {n: str(f) for n, f in config.clients.items()}})
     print(f"session {facts.session}: wrote {config.config} (TLS listeners {config.party_port} for "
           f"{len(hosts)} party host{'s' * (len(hosts) > 1)}, {config.observer_port} for the observer) with "
           f"ca.crt, server.crt/.key, passwd, acl beside it (the broker host only)")

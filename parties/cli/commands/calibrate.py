@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from mpdp.analysis.calibration_plan import CalibrationPlan, calibration_plan
-from mpdp.parties.cli.args import papers_epilog, to_json_text
+from mpdp.parties.cli.args import emit, papers_epilog
 
 __all__ = ["register", "run"]
 
@@ -32,7 +32,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=float, required=True, help="total delta after the k queries, in (0, 1)")
     p.add_argument("-k", type=int, required=True, help="number of queries")
     p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity Delta of each query (default 1)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
 
@@ -58,5 +57,6 @@ def _text(plan: CalibrationPlan) -> str:
 def run(args: argparse.Namespace) -> int:
     """Compute the plan; print text or JSON. Returns 0."""
     plan = calibration_plan(args.epsilon, args.delta, args.k, args.sensitivity)
-    print(to_json_text(plan.as_dict()) if args.json else _text(plan))
+    emit(args, plan.as_dict())
+    print(_text(plan))
     return 0

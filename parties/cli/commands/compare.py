@@ -21,7 +21,7 @@ from mpdp.analysis.plot_style import save_figure
 from mpdp.analysis.report import plot_models
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.simulation import check_run_options
-from mpdp.parties.cli.args import add_broker_options, broker_options, option_names, output_file, plot_file, to_json_text
+from mpdp.parties.cli.args import add_broker_options, broker_options, emit, option_names, plot_file
 from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.session.compare import ProtocolComparison, compare_live
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
@@ -63,8 +63,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05,
                    help="family-wise level of each protocol's consistency tests (default: 0.05)")
     p.add_argument("--plot", metavar="FILE", help="draw theory and measured accuracy per round (.png/.pdf/.svg)")
-    p.add_argument("--json", metavar="FILE", help="write the comparison as JSON ('-': standard output)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(run=_run)
 
 
@@ -75,10 +73,9 @@ def _run(args: argparse.Namespace) -> int:
         check_run_options(args.repetitions, args.seed, False, args.workers, args.alpha, args.round_timeout, "mpc")
     check_servers(args.servers, args.threshold, "--servers", "--threshold")
     plot = None if args.plot is None else plot_file(args.plot)
-    json_path = None if args.json in (None, "-") else output_file(args.json, "--json")
     broker = BrokerSettings.from_url(**broker_options(args))
     dataset = load_dataset(args.dataset)
-    human = sys.stderr if args.json == "-" else sys.stdout
+    human = sys.stdout  # standard error with --json alone (mpdp.parties.cli.args.command_output)
     if not args.quiet:
         print(f"{dataset.name}: {dataset.num_parties} parties, {len(dataset.round_names)} rounds, three runs "
               f"(rr, curator, mpc with {args.servers} servers) ...", file=human)
@@ -96,12 +93,7 @@ def _run(args: argparse.Namespace) -> int:
                                 title=f"{dataset.name}: majority, epsilon {epsilon:g}, {args.repetitions} "
                                       "repetitions"), plot)
         print(f"figure: {plot}", file=human)
-    if args.json is not None:
-        text = to_json_text(_document(runs, dataset.name, epsilon, delta, args), indent=2)
-        if json_path is None:
-            print(text)
-        else:
-            json_path.write_text(text + "\n")
+    emit(args, _document(runs, dataset.name, epsilon, delta, args), indent=2)
     return 0 if all(e.result.consistent for r in runs for e in r.rounds) else 1
 
 

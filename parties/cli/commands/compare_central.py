@@ -18,10 +18,10 @@ from mpdp.analysis.central_vs_distributed import (
 from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.cli.args import (
     add_time_limit,
+    emit,
     papers_epilog,
     parse_number_list,
     plot_file,
-    to_json_text,
 )
 from mpdp.parties.cli.display import step_progress
 from mpdp.protocols.cost import check_time_limit
@@ -52,7 +52,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="comma-separated epsilon values per voter (default 0.1,0.5,1,2,4)")
     p.add_argument("--delta", type=float, default=0.0, help="delta per voter in [0, 1) (four-output RR if > 0)")
     p.add_argument("--plot", metavar="FILE", help="draw accuracy against epsilon to FILE (.png, .pdf, .svg, ...)")
-    p.add_argument("--json", action="store_true", help="print JSON rows")
     add_time_limit(p, "the whole table (estimated from k and the number of rows before it starts)")
     p.set_defaults(run=run)
 
@@ -66,17 +65,14 @@ def run(args: argparse.Namespace) -> int:
     estimate = comparison_cost(voters, epsilons, delta)
     estimate.check(check_time_limit(args.time_limit, "--time-limit"))
     rows = []
-    with step_progress("rows", len(voters) * len(epsilons), estimate.describe(), not args.json) as advance:
+    with step_progress("rows", len(voters) * len(epsilons), estimate.describe(), not args.quiet) as advance:
         for k in voters:
             for eps in epsilons:
                 rows.append(compare_majority(k, eps, delta))
                 advance()
     if plot is not None:
         save_figure(plot_comparison(rows), plot)
-    if args.json:
-        document = [asdict(r) for r in rows]
-        print(to_json_text(document if plot is None else {"rows": document, "plot": str(plot)}, indent=1))
-        return 0
+    emit(args, {"rows": [asdict(r) for r in rows]} | ({} if plot is None else {"plot": str(plot)}))
     print(f"majority of k voters, delta = {delta:g}: P(correct) of the optimal central mechanism "
           "vs randomized response + optimal observer rule")
     print(f"{'k':>5} {'epsilon':>8} {'central avg':>12} {'distrib avg':>12} "

@@ -23,12 +23,12 @@ from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.api.composition import compose
 from mpdp.parties.cli.args import (
     add_time_limit,
+    emit,
     option_names,
     papers_epilog,
     parse_number_list,
     plain_text,
     plot_file,
-    to_json_text,
 )
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.protocols.errors import ParameterError
@@ -55,7 +55,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--resolution", type=float, default=None, metavar="H",
                         help="heterogeneous bounds: one pass at lattice step H nats (default: adaptive)")
     add_time_limit(parser, "refining the heterogeneous bounds (the bracket reached is reported)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--plot", metavar="FILE",
                         help="draw the privacy regions of Theorems 3.1-3.3 for the k-fold composition of the given "
                              "(epsilon, delta) (alone: 000 Figure 3, 30-fold (0.1, 0.001)) to FILE "
@@ -100,9 +99,7 @@ def run(args: argparse.Namespace) -> int:
     if plot is not None:
         save_figure(result.plot(), plot)
         document["plot"] = str(plot)
-    if args.json:
-        print(to_json_text(document))
-        return 0
+    emit(args, document)
     if args.epsilon is not None:
         print(_text(result.result))
     if plot is not None:

@@ -12,7 +12,7 @@ import argparse
 
 from mpdp.analysis.paper_figures import PAPER_FIGURES
 from mpdp.analysis.plot_style import save_figure
-from mpdp.parties.cli.args import output_dir, papers_epilog, to_json_text
+from mpdp.parties.cli.args import emit, output_dir, papers_epilog
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["register", "run"]
@@ -31,7 +31,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, metavar="DIR", help="directory to write to (created if missing)")
     p.add_argument("--only", help="comma-separated figure names (default: all)")
-    p.add_argument("--json", action="store_true", help="print the written files as JSON")
     p.set_defaults(run=run)
 
 
@@ -49,9 +48,7 @@ def run(args: argparse.Namespace) -> int:
         for path in paths:
             save_figure(figure, path)
         written[name] = [str(p) for p in paths]
-    if args.json:
-        print(to_json_text({"out": str(out), "figures": written}))
-    else:
-        for name, files in written.items():
-            print(f"{name:<22} {'  '.join(files)}")
+    emit(args, {"out": str(out), "figures": written})
+    for name, files in written.items():
+        print(f"{name:<22} {'  '.join(files)}")
     return 0

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mpdp.broker.ports import LOOPBACK
-from mpdp.parties.cli.args import output_dir, seed_value
+from mpdp.parties.cli.args import emit, output_dir, seed_value
 from mpdp.parties.cli.params import parse_mechanisms
 from mpdp.parties.mpc.cluster import free_port_block
 from mpdp.parties.mpc.sharing import check_servers
@@ -101,6 +101,9 @@ def _run(args: argparse.Namespace) -> int:
                           threshold=args.threshold)
     directories = ["parties/"] if split is None else [f"parties-{format_ranges(g)}/" for g in split]
     servers = "".join(f", {out / f'server-{i}'}/ (server {i} at {a} only)" for i, a in enumerate(addresses))
+    emit(args, {"session": facts.session, "parties": facts.roster.k, "roster": str(out / "roster.json"),
+                "coordinator": str(out / "coordinator"), "party_directories": [str(out / d) for d in directories],
+                "server_directories": [str(out / f"server-{i}") for i in range(len(addresses))]})
     print(f"session {facts.session}: {facts.roster.k} parties; wrote {out / 'roster.json'} (public), "
           f"{out / 'coordinator'}/ (observer only), {', '.join(str(out / d) for d in directories)} "
           f"(each to its party host only){servers}")

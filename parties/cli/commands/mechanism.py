@@ -15,7 +15,7 @@ import numpy as np
 
 from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.api.mechanisms import MAJORITY_RED, mechanism
-from mpdp.parties.cli.args import option_names, papers_epilog, plot_file, to_json_text
+from mpdp.parties.cli.args import emit, option_names, papers_epilog, plot_file
 
 __all__ = ["MAJORITY_RED", "register"]
 
@@ -45,7 +45,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--boundary", type=float, help="P(output red) on the blue boundary dB")
     p.add_argument("--balanced", action="store_true", help="the optimal balanced mechanism")
     p.add_argument("--plot", metavar="FILE", help="draw P(output red) per vertex to FILE (.png, .pdf, .svg, ...)")
-    p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run)
 
 
@@ -60,9 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if plot is not None and doc["feasible"]:
         save_figure(result.plot(), plot)
         doc["plot"] = str(plot)
-    if args.json:
-        print(to_json_text(doc, indent=1))
-        return 0
+    emit(args, doc)
     if not doc["feasible"]:
         print("infeasible: no (epsilon, delta)-DP mechanism has these boundary values; "
               f"edge {'-'.join(doc['violated_edge'])} cannot be satisfied")

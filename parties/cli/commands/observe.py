@@ -27,8 +27,9 @@ from mpdp import __version__ as mpdp_version
 from mpdp.analysis.observer_posterior import round_posterior
 from mpdp.parties.cli.args import (
     add_deployed_session,
-    broker_options,
+    emit,
     add_label_column,
+    broker_options,
     fresh_output_dir,
     output_dir,
     run_files,
@@ -222,6 +223,7 @@ def _run(args: argparse.Namespace) -> int:
         "privacy": _privacy(outcomes, facts, args.repetitions),
     }
     (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
+    emit(args, document)
     _print_table(document)
     failed = failed_rounds_text(outcomes)
     if failed is not None:

@@ -17,7 +17,7 @@ import asyncio
 from pathlib import Path
 
 from mpdp.analysis.accounting import Budget
-from mpdp.parties.cli.args import add_deployed_session, add_label_column, broker_options, seed_value
+from mpdp.parties.cli.args import add_deployed_session, add_label_column, broker_options, emit, seed_value
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options
 from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
@@ -95,5 +95,6 @@ def _run(args: argparse.Namespace) -> int:
                         protocol=args.protocol or facts.protocol)
     asyncio.run(host_parties(config))
     mode = "deployment" if args.seed is None else "simulation"
+    emit(args, {"session": facts.session, "parties": format_ranges(parties), "mode": mode, "record": str(record)})
     print(f"session {facts.session}: parties {format_ranges(parties)} answered until the end ({mode} mode)")
     return 0

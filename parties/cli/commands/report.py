@@ -15,24 +15,18 @@ from __future__ import annotations
 import argparse
 
 from mpdp.parties.api.reports import report
-from mpdp.parties.cli.args import output_file, plain_text, to_json_text
+from mpdp.parties.cli.args import emit, plain_text
 
 __all__ = ["register"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    json_file = None if args.json in (None, "-") else output_file(args.json, "--json")
     files = report(args.run_dir, out=args.out)
-    text = to_json_text({"kind": files.kind, "rows": files.rows, "html": str(files.html),
-                         "markdown": str(files.markdown), "figures": [str(f) for f in files.figures]}, indent=1)
-    if json_file is not None:
-        json_file.write_text(text + "\n", encoding="utf-8")
-    if args.json == "-":
-        print(text)
-    elif not args.quiet:
-        print(f"{files.kind} run, {files.rows} rows, {len(files.figures)} figure(s)")
-        print(f"wrote {files.html}")
-        print(f"wrote {files.markdown}")
+    emit(args, {"run_kind": files.kind, "rows": files.rows, "html": str(files.html),
+                "markdown": str(files.markdown), "figures": [str(f) for f in files.figures]})
+    print(f"{files.kind} run, {files.rows} rows, {len(files.figures)} figure(s)")
+    print(f"wrote {files.html}")
+    print(f"wrote {files.markdown}")
     return 0
 
 
@@ -42,8 +36,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run's --out directory (simulate, sweep or observe)")
     p.add_argument("--out", metavar="DIR", help="write the report here (default: RUN_DIR; created if missing)")
-    p.add_argument("--json", nargs="?", const="-", metavar="FILE",
-                   help="what was written (kind, rows, html, markdown, figures) as JSON to FILE, or to standard "
-                        "output without FILE")
-    p.add_argument("--quiet", action="store_true", help="print nothing")
     p.set_defaults(run=_run)

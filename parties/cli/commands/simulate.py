@@ -20,22 +20,20 @@ accuracy and its exact theory.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any
 
 from mpdp.analysis.report import REPETITIONS_NOTE
 from mpdp.parties.api.simulation import OUT_FILES, simulate
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.cli.args import (
     add_broker_options,
-    add_time_limit,
     add_label_column,
+    add_time_limit,
     broker_options,
+    emit,
     option_names,
-    output_file,
-    to_json_text,
 )
 from mpdp.parties.cli.display import party_summary, print_results
 from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
@@ -153,30 +151,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "if DIR holds an earlier run's; default: the transcript is not kept)")
     p.add_argument("--force", action="store_true",
                    help="with --out: replace an earlier run's files in DIR")
-    p.add_argument("--json", metavar="FILE",
-                   help="write the results as JSON here ('-': to standard output, the table to stderr)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_time_limit(p, "the session (estimated from parties and rounds before any process starts)",
                    SESSION_TIME_LIMIT)
     p.set_defaults(run=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    """``--json -`` keeps standard output for the JSON: the table and summaries go to stderr."""
-    json_stream = sys.stdout
-    human = contextlib.redirect_stdout(sys.stderr) if args.json == "-" else contextlib.nullcontext()
-    with human:
-        return _simulate(args, json_stream)
-
-
-def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
+    """Run the session and print its tables (standard error with ``--json`` alone, nothing with ``--quiet``)."""
     if (args.dataset is None) == (args.parties is None):
         raise ParameterError("input", args.dataset or args.parties,
                              "exactly one of --dataset NAME|PATH or --parties K --rounds R")
     if args.force and args.out is None:
         raise ParameterError("--force", True, "only with --out DIR (it replaces an earlier run's files there)")
-    if args.json is not None and args.json != "-":  # checked before any process starts: no run is lost
-        args.json = output_file(args.json, "--json")
     options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
         "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
         "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "connections",
@@ -202,10 +188,7 @@ def _simulate(args: argparse.Namespace, json_stream: TextIO) -> int:
         if args.party_decisions:
             print(party_summary([r.parties for r in result.evaluations if r.parties is not None], args.rule))
         print(privacy_summary(document["privacy"]))
-    if args.json == "-":
-        print(to_json_text(document, indent=2), file=json_stream)
-    elif args.json is not None:
-        args.json.write_text(to_json_text(document, indent=2) + "\n")
+    emit(args, document, indent=2)
     return _timeouts(result.outcome.rounds)
 
 

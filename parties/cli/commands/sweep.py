@@ -36,9 +36,9 @@ from mpdp.analysis.plot_style import save_figure
 from mpdp.analysis.sweep import OBSERVERS, SCALES, SweepResult, grid_of, sweep
 from mpdp.parties.cli.args import (
     count_value,
+    emit,
     option_names,
     output_dir,
-    output_file,
     papers_epilog,
     parse_number_list,
     plain_text,
@@ -155,11 +155,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise ParameterError("--jobs", args.jobs, "an integer >= 1")
     out = output_dir(args.out, "--out") if args.out is not None else None
-    json_file = None if args.json in (None, "-") else output_file(args.json, "--json")
     points = len(grid) * len(parties) * len(deltas) * len(functions) * len(rules) * len(observers)
-    console = Console(stderr=args.json == "-")
+    console = Console()  # standard output, or standard error with --json alone (command_output)
     if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep rows whole
-        console = Console(stderr=args.json == "-", width=160)
+        console = Console(width=160)
     options = dict(parties=parties, delta=deltas, function=functions, rule=rules, observer=observers,
                    samples=args.samples, seed=args.seed, alpha=args.alpha, scale=args.scale)
     where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
@@ -169,20 +168,16 @@ def _run(args: argparse.Namespace) -> int:
         with option_names(**{name: (f"--{name}", getattr(args, name))
                              for name in ("parties", "delta", "function", "rule", "observer", "samples", "seed", "alpha")}):
             result = sweep(grid, executor=executor, progress=progress.update, **options)
-    text = to_json_text(result.to_dict(), indent=1)
-    if args.json == "-":
-        print(text)
-    elif json_file is not None:
-        json_file.write_text(text + "\n", encoding="utf-8")
-    if not args.quiet and args.json != "-":
+    emit(args, result.to_dict())
+    if not args.quiet:
         _print_table(result, console)
     if out is not None:
-        (out / "sweep.json").write_text(text + "\n", encoding="utf-8")
+        (out / "sweep.json").write_text(to_json_text(result.to_dict(), indent=1) + "\n", encoding="utf-8")
         result.to_csv(str(out / "sweep.csv"))
         save_figure(result.plot(), out / "sweep.png")
     if not args.quiet:
         written = [str(out / f) for f in OUT_FILES] if out is not None else []
-        written += [str(json_file)] if json_file is not None else []
+        written += [str(args.output.json_file)] if args.output.json_file is not None else []
         verdict = ("every point consistent with theory" if result.consistent else
                    f"{sum(not p.consistent for p in result.points)} point(s) INCONSISTENT with theory")
         console.print(f"{verdict} (alpha = {args.alpha:g}, Bonferroni over {points} points)", highlight=False)
@@ -216,7 +211,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="run the points on a running Dask distributed scheduler (the optional extra: "
                         "pip install 'mpdp[dask]'); same result as --jobs for the same --seed")
     p.add_argument("--out", metavar="DIR", help="write " + ", ".join(OUT_FILES) + " here (created if missing)")
-    p.add_argument("--json", nargs="?", const="-", metavar="FILE",
-                   help="the JSON document to FILE, or to standard output without FILE")
-    p.add_argument("--quiet", action="store_true", help="no table, no progress bar, no summary")
     p.set_defaults(run=_run)

@@ -15,7 +15,7 @@ import numpy as np
 
 from mpdp.analysis.interaction import plot_margins, theorem_3_1_trials
 from mpdp.analysis.plot_style import save_figure
-from mpdp.parties.cli.args import papers_epilog, plot_file, seed_value, to_json_text
+from mpdp.parties.cli.args import emit, papers_epilog, plot_file, seed_value
 from mpdp.protocols.mechanisms import check_delta
 
 __all__ = ["register", "run"]
@@ -40,7 +40,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=float, default=0.0, help="each party's delta budget in [0, 1) (default 0: pure DP)")
     p.add_argument("--seed", type=seed_value, default=0, help="seed of every random draw (default 0)")
     p.add_argument("--plot", metavar="FILE", help="draw the margins' histogram to FILE (.png, .svg, ...)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
 
@@ -62,9 +61,7 @@ def run(args: argparse.Namespace) -> int:
         title = f"002 Theorem 3.1: {args.trials} random {args.parties}-party protocols, delta={delta:g}, seed {args.seed}"
         save_figure(plot_margins(margins, title=title), plot)
         document["plot"] = str(plot)
-    if args.json:
-        print(to_json_text(document))
-        return 0
+    emit(args, document)
     print(f"{args.trials} random interactive {args.parties}-party protocols (delta budget {delta:g}, seed {args.seed}): "
           "margin = protocol - randomized response, optimal rules")
     for name, values in (("average", average), ("worst-case", worst)):

@@ -14,6 +14,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import mpdp
+from mpdp.parties.api.schemas import validate_document
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.protocols.errors import ParameterError
 from tests.parties.cli.invoke import ok
@@ -50,6 +51,7 @@ def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys
     cli = ok(capsys, "simulate", "--dataset", str(csv), "--epsilon", "1.0", "--repetitions", "30", "--seed", "7",
              "--workers", "1", "--broker", "embedded", "--quiet", "--json", "-")
     assert _stable(r.to_dict()) == _stable(cli)
+    assert validate_document(cli).kind == "simulate" and cli["inputs"]["repetitions"] == 30
     assert {p.name for p in (tmp_path / "run").iterdir()} == {"transcripts.sqlite", "results.json", "accuracy.png"}
     figure = r.plot()
     assert isinstance(figure, Figure)
@@ -59,6 +61,10 @@ def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys
     assert list(measured.get_ydata()) == [0, 1, 2]
     frame = r.to_frame()
     assert list(frame["round"]) == ["round-1", "round-2", "round-3"]
+    # the transcript in long form: every participant released 30 symbols per round
+    exported = ok(capsys, "export", str(tmp_path / "run"), "--json")
+    assert exported["rows"] == 30 * sum(x.n_parties for x in r.rounds)
+    assert exported["sessions"] == [r.to_dict()["session"]]
 
 
 def test_simulate_over_mosquitto_with_a_votes_array(mosquitto: BrokerEndpoint) -> None:

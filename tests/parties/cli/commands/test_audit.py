@@ -34,7 +34,7 @@ def test_a_planted_fault_exits_1_and_the_plot_is_written(tmp_path: Path, capsys:
 
 
 def test_text_output_says_the_verdict(capsys: pytest.CaptureFixture[str]) -> None:
-    text = ok(capsys, "audit", "--epsilon", "1", "--samples", "5000", "--party-path", "simulation", "--quiet")
+    text = ok(capsys, "audit", "--epsilon", "1", "--samples", "5000", "--party-path", "simulation")
     assert "certified epsilon >=" in text and "within the configured guarantee" in text
 
 

@@ -82,7 +82,7 @@ def test_run_json_has_the_documented_fields_and_exact_extremes(
     votes.write_text("bill-a,bill-b\n1,0\n1,?\n0,0\n")
     out = tmp_path / "out"
     argv = ["simulate", "--dataset", str(votes), "--epsilon", str(eps_file), "--repetitions", "40",
-            "--seed", "3", "--workers", "1", "--quiet", "--out", str(out),
+            "--seed", "3", "--workers", "1", "--out", str(out),
             "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]
     assert main(argv) == 0
     doc = json.loads((out / "results.json").read_text())

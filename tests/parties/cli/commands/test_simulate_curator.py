@@ -38,7 +38,7 @@ def test_curator_refuses_an_epsilon_file(capsys: pytest.CaptureFixture[str], tmp
 @pytest.mark.timeout(90)
 def test_cli_runs_both_protocols(capsys: pytest.CaptureFixture[str], mosquitto: BrokerEndpoint,
                                  tmp_path: Path) -> None:
-    common = ["simulate", "--parties", "7", "--rounds", "2", "--seed", "5", "--repetitions", "40", "--quiet",
+    common = ["simulate", "--parties", "7", "--rounds", "2", "--seed", "5", "--repetitions", "40",
               "--workers", "1", "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]
     assert main([*common, "--protocol", "curator", "--epsilon", "inf", "--json", str(tmp_path / "c.json")]) == 0
     out = capsys.readouterr().out

@@ -61,7 +61,7 @@ def test_each_sum_round_carries_its_debiased_count(mosquitto: BrokerEndpoint, tm
     eps_file.write_text("\n".join(EPSILONS) + "\n")
     votes.write_text("a,b,c\n" + "\n".join(",".join(map(str, row)) for row in VOTES) + "\n")
     assert main(["simulate", "--dataset", str(votes), "--epsilon", str(eps_file), "--function", "sum",
-                 "--repetitions", str(REPETITIONS), "--seed", "12", "--alpha", str(1 - LEVEL), "--quiet",
+                 "--repetitions", str(REPETITIONS), "--seed", "12", "--alpha", str(1 - LEVEL),
                  "--json", str(out), "--workers", "1", "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]) == 0
     table = capsys.readouterr().out
     assert "debiased count [CI]" in table and "Left out (epsilon 0, or below 1e-154: no finite-variance estimate): parties 2." in table

@@ -25,7 +25,7 @@ def test_worst_case_rule_with_party_decisions(mosquitto: BrokerEndpoint, tmp_pat
                                               capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r.json"
     code = main(["simulate", "--parties", "6", "--rounds", "2", "--epsilon", "1", "--repetitions", "40",
-                 "--worst-case", "--party-decisions", "--seed", "3", "--workers", "1", "--quiet",
+                 "--worst-case", "--party-decisions", "--seed", "3", "--workers", "1",
                  "--json", str(out), "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"])
     assert code == 0
     document = json.loads(out.read_text())

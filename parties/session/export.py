@@ -1,0 +1,88 @@
+"""A run's transcripts in long form, for pandas, R, DuckDB or a spreadsheet (``mpdp export RUN_DIR``).
+
+One row per released symbol: ``session``, ``round`` (the 0-based round index), ``party``, ``repetition``,
+``symbol`` (0/1; 0-3 for four-output randomized response), from every session of the run's
+``transcripts.sqlite`` (:meth:`mpdp.parties.rounds.store.TranscriptStore.symbol_columns`). Abstentions
+and absent parties release nothing, so they have no rows. CSV is stdlib; Parquet needs pyarrow (the
+optional extra ``mpdp[parquet]``).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.protocols.errors import ParameterError
+
+__all__ = ["COLUMNS", "EXPORT_FORMATS", "PARQUET_EXTRA", "Export", "export_transcripts"]
+
+#: The columns, in order.
+COLUMNS = ("session", "round", "party", "repetition", "symbol")
+#: ``--format`` choices.
+EXPORT_FORMATS = ("csv", "parquet")
+#: The optional extra that brings pyarrow.
+PARQUET_EXTRA = "parquet"
+_STORE = "transcripts.sqlite"
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    """What :func:`export_transcripts` wrote: the file, its row count and the sessions in it."""
+
+    path: Path
+    rows: int
+    sessions: tuple[str, ...]
+
+
+def export_transcripts(run_dir: str | Path, fmt: str = "csv", out: str | Path | None = None) -> Export:
+    """Write the transcripts of ``run_dir/transcripts.sqlite`` in long form (:data:`COLUMNS`).
+
+    Args:
+        run_dir: a run's ``--out`` directory (``mpdp simulate``, ``mpdp observe``).
+        fmt: ``"csv"`` or ``"parquet"``. out: the file to write (default ``run_dir/transcripts.<fmt>``).
+
+    Returns:
+        :class:`Export`.
+
+    Raises:
+        ParameterError: no ``transcripts.sqlite`` in ``run_dir`` (a run without ``--out`` keeps none), a
+            format not in :data:`EXPORT_FORMATS`, or ``"parquet"`` without pyarrow (names the extra).
+    """
+    if fmt not in EXPORT_FORMATS:
+        raise ParameterError("format", fmt, "one of " + ", ".join(EXPORT_FORMATS))
+    store_path = Path(run_dir) / _STORE
+    if not store_path.is_file():
+        raise ParameterError("run_dir", str(run_dir), f"a run directory holding {_STORE} (simulate or observe "
+                                                      "with --out DIR)")
+    if fmt == "parquet":
+        try:
+            import pyarrow
+            import pyarrow.parquet
+        except ImportError:
+            raise ParameterError("format", fmt, f"csv, or parquet with pyarrow installed (pip install "
+                                                f"'mpdp[{PARQUET_EXTRA}]')") from None
+    target = Path(out) if out is not None else Path(run_dir) / f"transcripts.{fmt}"
+    with TranscriptStore(store_path) as store:
+        sessions = tuple(store.sessions())
+        parts = [(s, store.symbol_columns(s)) for s in sessions]
+    rows = sum(len(columns["symbol"]) for _, columns in parts)
+    if fmt == "csv":
+        with target.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(COLUMNS)
+            for session, c in parts:
+                writer.writerows(zip([session] * len(c["symbol"]), c["round"].tolist(), c["party"].tolist(),
+                                     c["repetition"].tolist(), c["symbol"].tolist(), strict=True))
+    else:
+        table = pyarrow.table({
+            "session": pyarrow.array([s for s, c in parts for _ in range(len(c["symbol"]))], pyarrow.string()),
+            **{name: pyarrow.array(np.concatenate([c[name] for _, c in parts]) if parts else
+                                   np.zeros(0, dtype=np.uint8 if name == "symbol" else np.int64))
+               for name in COLUMNS[1:]},
+        })
+        pyarrow.parquet.write_table(table, target)
+    return Export(target, rows, sessions)
