@@ -12,12 +12,13 @@ message once, mosquitto with MQTT 5 once per matching subscription.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["Connector", "Delivery", "Transport", "as_bytes", "next_delivery"]
+__all__ = ["Connector", "Delivery", "Transport", "as_bytes", "next_delivery", "running"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +103,16 @@ async def next_delivery(transport: Transport, timeout: float) -> Delivery | None
             return await anext(transport.deliveries())
     except TimeoutError:
         return None
+
+
+@contextlib.asynccontextmanager
+async def running(coroutine: Coroutine[object, object, object], name: str) -> AsyncIterator[asyncio.Task[object]]:
+    """Run ``coroutine`` as a background task named ``name`` for the block (a connection's reader loop);
+    cancel it and wait for it on exit."""
+    task = asyncio.create_task(coroutine, name=name)
+    try:
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

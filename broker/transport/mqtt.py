@@ -35,7 +35,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
-from mpdp.broker.transport.base import Delivery, as_bytes
+from mpdp.broker.transport.base import Delivery, as_bytes, running
 from mpdp.broker.transport.filters import check_filter, check_topic
 from mpdp.protocols.errors import TransportError
 
@@ -345,11 +345,8 @@ async def open_transport(endpoint: BrokerEndpoint, client_id: str, *, persistent
     """
     transport = MqttTransport(endpoint, client_id, persistent=persistent)
     await transport.connect()
-    reader = asyncio.create_task(transport.run(), name=f"mqtt-reader-{client_id}")
     try:
-        yield transport
+        async with running(transport.run(), f"mqtt-reader-{client_id}"):
+            yield transport
     finally:
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reader
         await transport.close()

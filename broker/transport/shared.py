@@ -24,7 +24,7 @@ import functools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from mpdp.broker.transport.base import Connector, Delivery, Transport
+from mpdp.broker.transport.base import Connector, Delivery, Transport, running
 from mpdp.broker.transport.filters import check_filter, matches
 from mpdp.protocols.errors import ParameterError, TransportError
 
@@ -156,10 +156,5 @@ async def shared_connection(connector: Connector, client_id: str) -> AsyncIterat
     """
     async with connector.connect(client_id) as transport:
         shared = SharedConnector(transport)
-        reader = asyncio.create_task(shared.dispatch(), name=f"shared-{client_id}")
-        try:
+        async with running(shared.dispatch(), f"shared-{client_id}"):
             yield shared
-        finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
