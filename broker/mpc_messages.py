@@ -16,6 +16,10 @@ release the optimal central mechanism's output without any of them seeing a vote
   coordinator; :class:`ServerReport` — a server says it is ready (its MPyC links are up) or returns its
   signed release with its cost of the round, signed by the server's Ed25519 key (pinned in the roster).
 
+Every message here but the party's ballot carries the freshness fields (:class:`mpdp.broker.messages.Fresh`,
+:mod:`mpdp.broker.control`) under its signature: its receiver (a party, a server, the coordinator) refuses
+an expired or replayed one.
+
 pydantic v2, ``extra="forbid"``, frozen, strict, JSON on the wire, signed over
 :func:`mpdp.broker.signing.canonical_bytes`.
 """
@@ -33,9 +37,16 @@ from pydantic import Field, model_validator
 
 from mpdp.broker.curator_messages import Base64, decode_key, encode_key
 from mpdp.broker.control import DEFAULT_LIFETIME, stamp
-from mpdp.broker.messages import MAX_REPETITIONS, Answer, Index, RoundAnnouncement, RoundSigned
-from mpdp.broker.control import DEFAULT_LIFETIME, stamp
-from mpdp.broker.messages import as_value_error, new_nonce
+from mpdp.broker.messages import (
+    MAX_REPETITIONS,
+    Answer,
+    Fresh,
+    Index,
+    RoundAnnouncement,
+    RoundSigned,
+    as_value_error,
+    new_nonce,
+)
 from mpdp.broker.sealed import KEY_BYTES, TAG_BYTES
 from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
 
@@ -139,12 +150,13 @@ class SharedBallot(Answer):
         return sign_message(ballot_of(kind="sealed", shares=pairs), private_key)
 
 
-class SumRelease(RoundSigned):
+class SumRelease(RoundSigned, Fresh):
     """A compute server's signed release of a count (``sum``): ``repetitions`` independent noisy counts.
 
     Fields:
         voters: n, the participants the count is over.
         outputs: the released counts, each in 0..n (the geometric mechanism of 000, clamped).
+        sequence, expires_ms: freshness (:class:`mpdp.broker.messages.Fresh`), under the signature.
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/sum-release/v1"
@@ -164,20 +176,23 @@ class SumRelease(RoundSigned):
 
     @classmethod
     def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, voters: int,
-               outputs: Sequence[int] | NDArray[np.integer[Any]]) -> SumRelease:
-        """Build and sign a release of ``outputs`` (counts in 0..voters)."""
+               outputs: Sequence[int] | NDArray[np.integer[Any]], lifetime: float = DEFAULT_LIFETIME) -> SumRelease:
+        """Build and sign a release of ``outputs`` (counts in 0..voters), valid for ``lifetime`` seconds."""
         draft = cls(session=session, round=int(round), voters=int(voters), repetitions=len(outputs),
-                    outputs=[int(y) for y in outputs], nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+                    outputs=[int(y) for y in outputs], nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE,
+                    **stamp(lifetime))
         return sign_message(draft, private_key)
 
 
-class ServerJob(RoundSigned):
+class ServerJob(RoundSigned, Fresh):
     """The coordinator's job for one deployed compute server and round.
 
     Fields:
         server: i, the server the job is for (published on its job topic only).
         job: the :class:`mpdp.parties.mpc.server.RoundJob` as one JSON line: the participants' ids, their
             shares sealed to server i, the public release table; nothing another server could open.
+        sequence, expires_ms: freshness (:class:`mpdp.broker.messages.Fresh`): the server refuses a
+            replayed or expired job.
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/mpc-server-job/v1"
@@ -187,14 +202,14 @@ class ServerJob(RoundSigned):
 
     @classmethod
     def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, repetitions: int,
-               server: int, job: str) -> ServerJob:
-        """Build and sign server ``server``'s job of round ``round``."""
+               server: int, job: str, lifetime: float = DEFAULT_LIFETIME) -> ServerJob:
+        """Build and sign server ``server``'s job of round ``round``, valid for ``lifetime`` seconds."""
         draft = cls(session=session, round=int(round), repetitions=int(repetitions), server=int(server), job=job,
-                    nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE)
+                    nonce=new_nonce(), signature=PLACEHOLDER_SIGNATURE, **stamp(lifetime))
         return sign_message(draft, private_key)
 
 
-class ServerReport(RoundSigned):
+class ServerReport(RoundSigned, Fresh):
     """A deployed compute server's report: ``ready`` (its MPyC links to every other server are up; round 0,
     one repetition) or ``release`` (its signed release of round ``round``).
 
@@ -204,6 +219,8 @@ class ServerReport(RoundSigned):
             :class:`SumRelease`, itself signed by the server); empty when ready.
         sent: bytes the server sent to the other servers over MPyC's links in the round.
         cpu: the server's CPU seconds in the round.
+        sequence, expires_ms: freshness (:class:`mpdp.broker.messages.Fresh`): the coordinator refuses a
+            replayed or expired report.
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/mpc-server-report/v1"
@@ -223,9 +240,9 @@ class ServerReport(RoundSigned):
     @classmethod
     def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, server: int,
                kind: Literal["ready", "release"], round: int = 0, repetitions: int = 1, release: str = "",
-               sent: int = 0, cpu: float = 0.0) -> ServerReport:
-        """Build and sign a report of server ``server``."""
+               sent: int = 0, cpu: float = 0.0, lifetime: float = DEFAULT_LIFETIME) -> ServerReport:
+        """Build and sign a report of server ``server``, valid for ``lifetime`` seconds."""
         draft = cls(session=session, round=int(round), repetitions=int(repetitions), server=int(server), kind=kind,
                     release=release, sent=int(sent), cpu=float(cpu), nonce=new_nonce(),
-                    signature=PLACEHOLDER_SIGNATURE)
+                    signature=PLACEHOLDER_SIGNATURE, **stamp(lifetime))
         return sign_message(draft, private_key)

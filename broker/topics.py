@@ -5,7 +5,7 @@
     mpdp/{session}/status          worker status (ready / failed), control plane only
     mpdp/{session}/curator/release the curator's released outputs (curator protocol only)
     mpdp/{session}/mpc/job/{i}     a deployed mpc round's job for compute server i (coordinator -> server)
-    mpdp/{session}/mpc/servers     the deployed compute servers' signed reports (ready, releases)
+    mpdp/{session}/mpc/server/{i}  compute server i's signed reports (ready, releases; server -> coordinator)
     mpdp/{session}/transcript      a closed round's recorded transcript (observer -> parties)
     mpdp/{session}/decision/{id}   party ``id``'s own decisions of f for that round
 """
@@ -70,9 +70,22 @@ class Topics:
         return f"{self.prefix}/mpc/job/{int(server)}"
 
     @property
-    def mpc_servers(self) -> str:
-        """The deployed compute servers' signed reports (mpc protocol)."""
-        return f"{self.prefix}/mpc/servers"
+    def all_mpc_jobs(self) -> str:
+        """The filter matching every compute server's job topic."""
+        return f"{self.prefix}/mpc/job/+"
+
+    def mpc_server(self, server: int) -> str:
+        """Compute server ``server``'s signed reports (a deployed mpc session)."""
+        return f"{self.prefix}/mpc/server/{int(server)}"
+
+    @property
+    def all_mpc_servers(self) -> str:
+        """The filter matching every compute server's report topic."""
+        return f"{self.prefix}/mpc/server/+"
+
+    def mpc_server_of(self, topic: str) -> int | None:
+        """The server index in a report topic of this session, or None for any other topic."""
+        return self._id_under(topic, "mpc/server")
 
     @property
     def transcript(self) -> str:

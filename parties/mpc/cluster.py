@@ -35,6 +35,7 @@ from types import TracebackType
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import SumRelease
 from mpdp.broker.ports import LOOPBACK
@@ -43,7 +44,7 @@ from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.parties.mpc.sealed_shares import seal_shares
 from mpdp.parties.mpc.server import RoundJob, ServerKeys, write_keys
 from mpdp.parties.mpc.sharing import check_servers, field_modulus, share_bits
-from mpdp.protocols.errors import ParameterError, WorkerError
+from mpdp.protocols.errors import ParameterError, ProtocolViolation, WorkerError
 from mpdp.protocols.threshold_release import GeometricTable, ReleaseTable
 
 __all__ = ["DEFAULT_DEADLINE", "ServerCluster", "ServerCost", "agreed_release", "free_port_block", "round_jobs",
@@ -95,6 +96,7 @@ class ServerCluster:
         self._folder: Path | None = None
         self._processes: dict[int, subprocess.Popen[bytes]] = {}
         self._buffers: dict[int, bytes] = {}
+        self._fresh = FreshnessGuard()
         #: Per server, what the last round cost it (empty before the first round).
         self.last_costs: tuple[ServerCost, ...] = ()
 
@@ -179,7 +181,9 @@ class ServerCluster:
         self.last_costs = tuple(ServerCost(len(jobs[i].to_line()), int(reports[i]["sent"]), float(reports[i]["cpu"]))
                                 for i in range(self.servers))
         releases = {i: str(report["release"]) for i, report in reports.items()}
-        return agreed_release(releases, self.signing_keys, message), [releases[i] for i in range(self.servers)]
+        outputs = agreed_release(releases, self.signing_keys, message, session=self.session, round=jobs[0].round,
+                                 fresh=self._fresh)
+        return outputs, [releases[i] for i in range(self.servers)]
 
     def _read_lines(self) -> dict[int, str]:
         """One line from each running server, within the deadline (WorkerError otherwise)."""
@@ -314,18 +318,28 @@ def secure_release(bits: NDArray[np.uint8], table: ReleaseTable | GeometricTable
 
 
 def agreed_release(outputs: dict[int, str], signing_public: Sequence[bytes],
-            message: type[CuratorRelease] | type[SumRelease]) -> NDArray[np.int64]:
+                   message: type[CuratorRelease] | type[SumRelease], *, session: str, round: int,
+                   fresh: FreshnessGuard) -> NDArray[np.int64]:
     """The release every server signed: ``outputs`` maps server i to its release JSON, verified with
-    ``signing_public[i]``; int64 (releases,).
+    ``signing_public[i]``, of ``session`` and ``round``, and fresh (``fresh`` remembers each server's last
+    accepted release: an expired or replayed one is refused); int64 (releases,).
 
     Raises:
-        WorkerError: a bad signature, or servers that disagree.
+        WorkerError: a bad signature, another session or round, an expired or replayed release (the
+            reason named), or servers that disagree.
     """
     opened = []
     for i, text in sorted(outputs.items()):
         release = message.model_validate_json(text)
         if not verify_message(release, signing_public[i]):
             raise WorkerError(f"mpc server {i}'s release does not verify with its signing key")
+        if (release.session, release.round) != (session, round):
+            raise WorkerError(f"mpc server {i} released session {release.session!r} round {release.round} "
+                              f"for round {round}")
+        try:
+            fresh.check(release, i, f"mpc server {i}'s release of round {round}")
+        except ProtocolViolation as exc:
+            raise WorkerError(f"refused ({exc.reason}) {exc.detail}") from None
         opened.append(release.output_array())
     if any(not np.array_equal(o, opened[0]) for o in opened):
         raise WorkerError("mpc servers opened different releases")

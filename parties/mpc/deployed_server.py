@@ -4,20 +4,27 @@ addresses, its jobs from the broker, its signed releases back over the broker.
 ::
 
     MPyC start                 connect to the m - 1 other servers at the roster's host:port addresses
-    MQTT connect               subscribe to its own job topic and the round announcements
-    "ready" (signed)           repeated until its first job (the coordinator waits for every server's)
+    MQTT connect               subscribe to its own job topic (mpc/job/{i}) and the round announcements
+    "ready" (signed)           repeated, freshly stamped, until its first job (the coordinator waits for
+                               every server's), on its own report topic mpc/server/{i}
     per ServerJob              signed by the coordinator's key pinned in the roster, for this session and
-                               server: open the shares sealed to this server (only those), compute the
-                               count and the release in MPyC with the others (:func:`round_server`),
+                               server, fresh: open the shares sealed to this server (only those), compute
+                               the count and the release in MPyC with the others (:func:`round_server`),
                                publish the signed release with its cost (a :class:`ServerReport`)
-    end announcement           signed by the coordinator: shut MPyC down and exit
+    end announcement           signed by the coordinator, fresh: shut MPyC down and exit
+
+Jobs and the end pass a :class:`mpdp.broker.control.FreshnessGuard` (the coordinator's monotonic sequence
+and expiry, under its signature): a replayed job or end (``replay``) or one past its expiry (``expired``)
+changes nothing; like every refused message (``schema``, ``session``, ``server``, ``signature``,
+``second-job``, ``job``) it is counted by reason and logged, rate-limited (:attr:`JobHandler.rejections`).
 
 The trust model is the simulation's: the server sees only the shares sealed to its own X25519 key and the
-opened release. A round's job that comes again (a coordinator that restarted) gets the release already
-published again, never a second draw; another job for a round already released is refused (logged), so a
-coordinator cannot buy a second release of the same votes from this server in one process' life. MPyC
-has no dropout tolerance: a peer that is down makes the start, or the round, wait; the coordinator fails
-the round at its deadline, and this process gives up after ``idle_timeout`` seconds without a message.
+opened release. A round's job that comes again, freshly signed (a coordinator that restarted), gets the
+same release again (the recorded outputs, re-signed with a fresh stamp), never a second draw; another job
+for a round already released is refused, so a coordinator cannot buy a second release of the same votes
+from this server in one process' life. MPyC has no dropout tolerance: a peer that is down makes the start,
+or the round, wait; the coordinator fails the round at its deadline, and this process gives up after
+``idle_timeout`` seconds without a message.
 """
 
 from __future__ import annotations
@@ -34,19 +41,26 @@ from typing import Any
 from pydantic import ValidationError
 
 from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.control import DEFAULT_LIFETIME, FreshnessGuard, stamp
+from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.broker.mpc_messages import MpcAnnouncement, ServerJob, ServerReport
-from mpdp.broker.signing import verify_message
+from mpdp.broker.messages import new_nonce
+from mpdp.broker.mpc_messages import MpcAnnouncement, ServerJob, ServerReport, SumRelease
+from mpdp.broker.signing import sign_message, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.mpc.server import RoundJob, ServerKeys, round_server
 from mpdp.parties.mpc.sharing import field_modulus
+from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.session.files import ServerKeyPair, SessionRoster
-from mpdp.protocols.errors import ParameterError, TransportError, WorkerError
+from mpdp.protocols.errors import ParameterError, ProtocolViolation, TransportError, WorkerError
 
 __all__ = ["DeployedServerConfig", "JobHandler", "mpyc_arguments", "run_server"]
 
 log = logging.getLogger("mpdp.mpc.server")
+
+#: The sender key of the coordinator's messages (jobs and the end) in a server's freshness guard.
+_COORDINATOR = "coordinator"
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +146,9 @@ class JobHandler:
     Args:
         config: the server's configuration.
         serve_job: its MPyC round computation (:func:`mpdp.parties.mpc.server.round_server`).
+
+    Attributes:
+        rejections: every refused job or end, counted by reason (and logged, rate-limited).
     """
 
     def __init__(self, config: DeployedServerConfig,
@@ -140,7 +157,10 @@ class JobHandler:
         self._serve_job = serve_job
         self._topics = Topics(config.facts.session)
         self._index = config.keys.server
-        self._released: dict[int, tuple[str, bytes]] = {}  # round -> (job text, published report)
+        self._fresh = FreshnessGuard()
+        self.rejections = RejectLog(log, f"mpc server {self._index}")
+        # round -> (job text, its signed release, the round's cost: bytes sent, CPU seconds)
+        self._released: dict[int, tuple[str, CuratorRelease | SumRelease, int, float]] = {}
 
     def _report(self, **fields: object) -> bytes:
         report = ServerReport.signed(self._config.keys.signing, session=self._topics.session, server=self._index,
@@ -159,8 +179,8 @@ class JobHandler:
             return await self._serve(transport)
 
     async def _serve(self, transport: Transport) -> int:
-        ready = self._report(kind="ready")
-        await transport.publish(self._topics.mpc_servers, ready)
+        reports = self._topics.mpc_server(self._index)
+        await transport.publish(reports, self._report(kind="ready"))
         loop = asyncio.get_running_loop()
         last = loop.time()
         while True:
@@ -170,51 +190,78 @@ class JobHandler:
                     raise TransportError(f"mpc server {self._index}: no job or announcement for "
                                          f"{self._config.idle_timeout:g} s")
                 if not self._released:
-                    await transport.publish(self._topics.mpc_servers, ready)
+                    await transport.publish(reports, self._report(kind="ready"))
                 continue
             last = loop.time()
             if delivery.topic == self._topics.rounds:
-                if self._is_end(delivery.payload):
+                if self.is_end(delivery.payload):
                     return len(self._released)
             else:
                 report = await self.job(delivery.payload)
                 if report is not None:
-                    await transport.publish(self._topics.mpc_servers, report)
+                    await transport.publish(reports, report)
 
-    def _is_end(self, payload: bytes) -> bool:
+    def is_end(self, payload: bytes) -> bool:
+        """Whether an announcement is the coordinator's end of this session, signed and fresh (a refused
+        end is counted; round announcements and heartbeats are not for the server: False, not counted)."""
         try:
             announcement = MpcAnnouncement.model_validate_json(payload)
         except ValidationError:
+            self.rejections.reject("schema", f"{self._topics.rounds}: not an announcement")
             return False
-        return (announcement.kind == "end" and announcement.session == self._topics.session
-                and verify_message(announcement, self._config.facts.coordinator_public_key))
+        if announcement.kind != "end":
+            return False
+        try:
+            self._check(announcement, f"the end of round {announcement.round}")
+        except ProtocolViolation as exc:
+            self.rejections.reject(exc.reason, exc.detail)
+            return False
+        return True
+
+    def _check(self, message: MpcAnnouncement | ServerJob, what: str) -> None:
+        """Session, the coordinator's signature, freshness (ProtocolViolation naming the reason)."""
+        where = f"mpc server {self._index}: {what}"
+        if message.session != self._topics.session:
+            raise ProtocolViolation("session", f"{where}: session {message.session!r}")
+        if not verify_message(message, self._config.facts.coordinator_public_key):
+            raise ProtocolViolation("signature", f"{where}: not signed by the roster's coordinator")
+        self._fresh.check(message, _COORDINATOR, where)
 
     async def job(self, payload: bytes) -> bytes | None:
         """This server's signed release report (JSON) for a job message: computed for a valid new job, the
-        recorded one for the same job sent again; None (logged) for anything else: not a job, not signed by
-        the coordinator, for another session or server, or a second, different job for a released round."""
+        recorded release re-signed with a fresh stamp for the same job sent again (freshly signed); None
+        (counted and logged by reason) for anything else: not a job, another session or server, not signed
+        by the coordinator, expired, replayed, or a second, different job for a released round."""
         try:
             message = ServerJob.model_validate_json(payload)
+            if message.server != self._index:
+                raise ProtocolViolation("server", f"mpc server {self._index}: a job for server {message.server}")
+            self._check(message, f"job of round {message.round}")
+            return await self._answer(message)
         except ValidationError:
-            log.warning("mpc server %d: ignored a message that is not a job", self._index)
-            return None
-        if (message.session, message.server) != (self._topics.session, self._index) or not verify_message(
-                message, self._config.facts.coordinator_public_key):
-            log.warning("mpc server %d: ignored a job not signed by the coordinator for it", self._index)
-            return None
+            self.rejections.reject("schema", f"mpc server {self._index}: not a job")
+        except ProtocolViolation as exc:
+            self.rejections.reject(exc.reason, exc.detail)
+        return None
+
+    async def _answer(self, message: ServerJob) -> bytes:
+        """The report of a verified, fresh job (ProtocolViolation: a second job, or content of another round)."""
+        where = f"mpc server {self._index}: job of round {message.round}"
         if message.round in self._released:
-            text, report = self._released[message.round]
-            if text == message.job:
-                return report
-            log.warning("mpc server %d: refused a second, different job for round %d", self._index, message.round)
-            return None
+            text, release, sent, cpu = self._released[message.round]
+            if text != message.job:
+                raise ProtocolViolation("second-job", f"{where}: a second, different job for a released round")
+            again = sign_message(release.model_copy(update={"nonce": new_nonce(), **stamp(DEFAULT_LIFETIME)}),
+                                 self._config.keys.signing)
+            return self._report(kind="release", round=message.round, repetitions=message.repetitions,
+                                release=again.model_dump_json(), sent=sent, cpu=cpu)
         job = RoundJob.from_line(message.job)
         if job.round != message.round or job.releases != message.repetitions:
-            log.warning("mpc server %d: ignored a job whose content names another round", self._index)
-            return None
+            raise ProtocolViolation("job", f"{where}: its content names another round")
         result = await self._serve_job(job)
-        report = self._report(kind="release", round=job.round, repetitions=job.releases, release=result["release"],
-                              sent=int(result["sent"]), cpu=float(result["cpu"]))
-        self._released[job.round] = (message.job, report)
+        release_class = SumRelease if job.function == "sum" else CuratorRelease
+        release = release_class.model_validate_json(result["release"])
+        self._released[job.round] = (message.job, release, int(result["sent"]), float(result["cpu"]))
         log.info("mpc server %d: released round %d (%d participants)", self._index, job.round, len(job.parties))
-        return report
+        return self._report(kind="release", round=job.round, repetitions=job.releases, release=result["release"],
+                            sent=int(result["sent"]), cpu=float(result["cpu"]))

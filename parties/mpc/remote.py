@@ -6,9 +6,13 @@ simulation's :class:`mpdp.parties.mpc.cluster.ServerCluster`, but it starts no p
 and addresses are pinned in the roster (the parties seal to those keys, not to keys announced over the
 wire). :meth:`BrokerServers.start` waits until every server reported ready (signed by its roster key);
 :meth:`BrokerServers.release` publishes each server's job (signed by the coordinator, on that server's job
-topic: its shares only) and waits for the m signed releases of the round; a release is returned only if
-every report and release verifies with the roster's keys, names this session and round, and all agree.
-A server that is missing or stuck fails the round loudly at the deadline (MPyC has no dropout tolerance).
+topic: its shares only; valid for the round's deadline) and waits for the m signed releases of the round;
+a release is returned only if every report and release verifies with the roster's keys, names this
+session and round, is fresh, and all agree. A report counts only from server i's own topic
+(``mpc/server/{i}``), signed by its roster key, of this session, unexpired and newer than server i's last
+report (:class:`mpdp.broker.control.FreshnessGuard`); anything else is refused, counted by reason and
+logged (:attr:`BrokerServers.rejections`). A server that is missing or stuck fails the round loudly at
+the deadline (MPyC has no dropout tolerance).
 
 The round engine closes a round synchronously, so the MQTT client runs on an event loop of its own in a
 thread that lives from :meth:`start` to :meth:`close`.
@@ -19,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import secrets
 import threading
 from collections.abc import Callable, Coroutine, Sequence
@@ -28,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import ServerJob, ServerReport, SumRelease
 from mpdp.broker.signing import verify_message
@@ -35,12 +41,15 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport
 from mpdp.parties.mpc.cluster import DEFAULT_DEADLINE, ServerCost, agreed_release
 from mpdp.parties.mpc.server import RoundJob
+from mpdp.parties.rounds.engine import CLOCK_MARGIN
+from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.session.files import ServerRoster
-from mpdp.protocols.errors import ParameterError, WorkerError
+from mpdp.protocols.errors import ParameterError, ProtocolViolation, WorkerError
 
 __all__ = ["BrokerServers"]
 
 T = TypeVar("T")
+log = logging.getLogger("mpdp.mpc.coordinator")
 
 
 class BrokerServers:
@@ -72,6 +81,9 @@ class BrokerServers:
         self._ready: set[int] = set()
         self._reports: dict[tuple[int, int], ServerReport] = {}
         self._changed: asyncio.Event | None = None
+        self._fresh_reports, self._fresh_releases = FreshnessGuard(), FreshnessGuard()
+        #: every refused server report, counted by reason (and logged, rate-limited)
+        self.rejections = RejectLog(log, "mpc coordinator")
         #: Per server, what the last round cost it (empty before the first round).
         self.last_costs: tuple[ServerCost, ...] = ()
 
@@ -121,18 +133,16 @@ class BrokerServers:
         self._stack = contextlib.AsyncExitStack()
         client_id = f"mpdp-{self._topics.session}-mpc-coordinator-{secrets.token_hex(4)}"
         self._transport = await self._stack.enter_async_context(self._endpoint.connect(client_id))
-        await self._transport.subscribe(self._topics.mpc_servers)
+        await self._transport.subscribe(self._topics.all_mpc_servers)
         reader = asyncio.get_running_loop().create_task(self._read(self._transport))
         self._stack.callback(reader.cancel)
 
     async def _read(self, transport: Transport) -> None:
         async for delivery in transport.deliveries():
             try:
-                report = ServerReport.model_validate_json(delivery.payload)
-            except ValidationError:
-                continue
-            if (report.session != self._topics.session or not report.server < self.servers
-                    or not verify_message(report, self._roster.signing_keys[report.server])):
+                report = self._verified(delivery.topic, delivery.payload)
+            except ProtocolViolation as exc:
+                self.rejections.reject(exc.reason, exc.detail)
                 continue
             if report.kind == "ready":
                 self._ready.add(report.server)
@@ -140,6 +150,30 @@ class BrokerServers:
                 self._reports[(report.round, report.server)] = report
             assert self._changed is not None
             self._changed.set()
+
+    def _verified(self, topic: str, payload: bytes) -> ServerReport:
+        """The report of a delivery, if it came on its server's own topic, signed by that server's roster
+        key, for this session, fresh.
+
+        Raises:
+            ProtocolViolation: ``topic``, ``schema``, ``session``, ``signature``, ``expired``, ``replay``.
+        """
+        server = self._topics.mpc_server_of(topic)
+        if server is None or not server < self.servers:
+            raise ProtocolViolation("topic", f"{topic}: not a compute server of the roster")
+        try:
+            report = ServerReport.model_validate_json(payload)
+        except ValidationError:
+            raise ProtocolViolation("schema", f"{topic}: not a server report") from None
+        where = f"{topic}: {report.kind} of round {report.round}"
+        if report.server != server:
+            raise ProtocolViolation("topic", f"{where}: server {report.server}'s report on server {server}'s topic")
+        if report.session != self._topics.session:
+            raise ProtocolViolation("session", f"{where}: session {report.session!r}")
+        if not verify_message(report, self._roster.signing_keys[server]):
+            raise ProtocolViolation("signature", where)
+        self._fresh_reports.check(report, server, where)
+        return report
 
     async def _wait(self, done: Callable[[], bool]) -> None:
         assert self._changed is not None
@@ -151,7 +185,8 @@ class BrokerServers:
         assert self._transport is not None
         for i, job in enumerate(jobs):
             message = ServerJob.signed(self._key, session=self._topics.session, round=job.round,
-                                       repetitions=job.releases, server=i, job=job.to_line())
+                                       repetitions=job.releases, server=i, job=job.to_line(),
+                                       lifetime=self.deadline + CLOCK_MARGIN)
             await self._transport.publish(self._topics.mpc_job(i), message.model_dump_json())
 
     def release(self, jobs: Sequence[RoundJob]) -> tuple[NDArray[np.int64], list[str]]:
@@ -160,7 +195,7 @@ class BrokerServers:
 
         Raises:
             WorkerError: a server did not release within the deadline; a bad signature; a release of another
-                session or round; servers that disagree.
+                session or round, expired or replayed; servers that disagree.
             TransportError: the broker went away.
         """
         if len(jobs) != self.servers:
@@ -173,14 +208,11 @@ class BrokerServers:
                    f"release round {index} within {self.deadline:g} s")
         reports = [self._reports.pop((index, i)) for i in range(self.servers)]
         message = SumRelease if jobs[0].function == "sum" else CuratorRelease
-        for i, report in enumerate(reports):
-            release = message.model_validate_json(report.release)
-            if (release.session, release.round) != (self._topics.session, index):
-                raise WorkerError(f"mpc server {i} released session {release.session!r} round {release.round} "
-                                  f"for round {index}")
         self.last_costs = tuple(ServerCost(len(job.to_line()), r.sent, r.cpu) for job, r in zip(jobs, reports))
         texts = {i: r.release for i, r in enumerate(reports)}
-        return agreed_release(texts, self.signing_keys, message), [texts[i] for i in range(self.servers)]
+        outputs = agreed_release(texts, self.signing_keys, message, session=self._topics.session, round=index,
+                                 fresh=self._fresh_releases)
+        return outputs, [texts[i] for i in range(self.servers)]
 
     async def _disconnect(self) -> None:
         if self._stack is not None:

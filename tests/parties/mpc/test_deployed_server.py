@@ -1,11 +1,12 @@
 """A deployed compute server's broker side (the in-memory transport; the MPyC computation replaced by a
-counting stand-in): signed ready reports, one release per round, the same signed report for a job sent
-again and never a second computation, jobs not signed by the roster's coordinator ignored, exit at the
-coordinator's signed end."""
+counting stand-in): signed ready reports, one release per round, the same release (freshly signed) for a
+job sent again and never a second computation, jobs not signed by the roster's coordinator ignored, a
+replayed or expired job or end refused and counted by reason, exit at the coordinator's signed end."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import MpcAnnouncement, ServerJob, ServerReport
-from mpdp.broker.signing import generate_key_pair, verify_message
+from mpdp.broker.signing import generate_key_pair, sign_message, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, Transport
 from mpdp.parties.mpc.deployed_server import DeployedServerConfig, JobHandler, mpyc_arguments
@@ -72,7 +73,7 @@ async def test_one_release_per_round_and_only_the_coordinators_jobs(tmp_path: Pa
                                 server=server, job=text).model_dump_json()
 
     async with broker.connect("coordinator") as transport:
-        await transport.subscribe(topics.mpc_servers)
+        await transport.subscribe(topics.mpc_server(1))
         handler = asyncio.create_task(JobHandler(config, serve_job).run())
         async with asyncio.timeout(2):
             async for delivery in transport.deliveries():
@@ -85,10 +86,14 @@ async def test_one_release_per_round_and_only_the_coordinators_jobs(tmp_path: Pa
         report = await _next_report(transport)
         assert report is not None and (report.round, report.server, report.sent, report.cpu) == (0, 1, 123, 0.5)
         assert verify_message(report, facts.servers.signing_keys[1])
-        # the same job again: the same signed report, nothing computed again
+        # the same job again, freshly signed (a restarted coordinator): the same release, re-signed with a
+        # fresh stamp; nothing computed again
         await transport.publish(topics.mpc_job(1), job_message(first))
         again = await _next_report(transport)
-        assert again is not None and again.model_dump_json() == report.model_dump_json()
+        assert again is not None and again.sequence > report.sequence
+        before, after = (CuratorRelease.model_validate_json(r.release) for r in (report, again))
+        assert after.output_array().tolist() == before.output_array().tolist() and after.voters == before.voters
+        assert after.sequence > before.sequence and verify_message(after, facts.servers.signing_keys[1])
         # a different job for the released round, a job signed by someone else, another server's job: ignored
         await transport.publish(topics.mpc_job(1), job_message(_job(0, [0, 1, 2])))
         await transport.publish(topics.mpc_job(1), job_message(_job(1, [0]), signer=generate_key_pair()[0]))
@@ -105,3 +110,49 @@ async def test_one_release_per_round_and_only_the_coordinators_jobs(tmp_path: Pa
         await transport.publish(topics.rounds, end.model_dump_json())
         async with asyncio.timeout(2):
             assert await handler == 2
+
+
+def _expired(message: ServerJob | MpcAnnouncement, signer: bytes) -> bytes:
+    """``message`` with an expiry 1 s in the past, signed again by ``signer`` (an authentic, stale message)."""
+    stale = message.model_copy(update={"expires_ms": int((time.time() - 1) * 1000)})
+    return sign_message(stale, signer).model_dump_json().encode()
+
+
+async def test_replayed_or_expired_jobs_and_ends_are_refused_and_counted(tmp_path: Path) -> None:
+    facts = write_session(tmp_path, SESSION, [RandomizedResponse(1.0)] * 3,
+                          servers=["127.0.0.1:20001", "127.0.0.1:20002", "127.0.0.1:20003"], threshold=1)
+    coordinator = read_private_key(coordinator_key_path(tmp_path / "coordinator"), facts, None)
+    keys = read_server_keys(server_key_path(tmp_path, 0), facts)
+    config = DeployedServerConfig(facts=facts, keys=keys, endpoint=InMemoryBroker(), idle_timeout=5.0)
+    computed: list[int] = []
+
+    async def serve_job(job: RoundJob) -> dict[str, Any]:
+        computed.append(job.round)
+        release = CuratorRelease.signed(keys.signing, session=SESSION, round=job.round, voters=len(job.parties),
+                                        outputs=np.array([0], dtype=np.int64))
+        return {"release": release.model_dump_json(), "sent": 1, "cpu": 0.0}
+
+    handler = JobHandler(config, serve_job)
+
+    def job(round_index: int) -> ServerJob:
+        return ServerJob.signed(coordinator, session=SESSION, round=round_index, repetitions=1, server=0,
+                                job=_job(round_index, [0, 1]))
+
+    def end() -> MpcAnnouncement:
+        return MpcAnnouncement.signed(coordinator, session=SESSION, kind="end", round=2, repetitions=1)
+
+    captured_end = end()  # signed before the jobs: its sequence is below theirs
+    first = job(0).model_dump_json().encode()
+    assert await handler.job(first) is not None and computed == [0]
+    assert await handler.job(first) is None  # the captured job sent again, byte for byte
+    assert await handler.job(_expired(job(1), coordinator)) is None
+    assert computed == [0] and dict(handler.rejections.counts) == {"replay": 1, "expired": 1}
+    assert not handler.is_end(captured_end.model_dump_json().encode())
+    assert not handler.is_end(_expired(end(), coordinator))
+    heartbeat = MpcAnnouncement.signed(coordinator, session=SESSION, kind="heartbeat", round=1, repetitions=1)
+    assert not handler.is_end(heartbeat.model_dump_json().encode())  # not for the server: not counted
+    assert dict(handler.rejections.counts) == {"replay": 2, "expired": 2}
+    fresh = end().model_dump_json().encode()
+    assert handler.is_end(fresh) and not handler.is_end(fresh)  # the same end again is a replay
+    assert await handler.job(job(1).model_dump_json().encode()) is not None and computed == [0, 1]
+    assert dict(handler.rejections.counts) == {"replay": 3, "expired": 2}

@@ -1,22 +1,26 @@
 """The coordinator's side of deployed compute servers over a real mosquitto, with stand-in servers that
 publish signed reports: ready from every server, a round released only when all m releases verify with
-the roster's keys and agree; a missing, silent or disagreeing server fails the round loudly."""
+the roster's keys and agree; a missing, silent or disagreeing server fails the round loudly; a replayed,
+expired or misplaced report, and a replayed or expired release, are refused with their reason."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mpc_messages import ServerJob, ServerReport
-from mpdp.broker.signing import verify_message
+from mpdp.broker.signing import generate_key_pair, sign_message, verify_message
 from mpdp.broker.topics import Topics
+from mpdp.parties.mpc.cluster import agreed_release
 from mpdp.parties.mpc.remote import BrokerServers
 from mpdp.parties.mpc.server import RoundJob
 from mpdp.parties.session.files import (
@@ -28,6 +32,7 @@ from mpdp.parties.session.files import (
     write_session,
 )
 from mpdp.protocols import RandomizedResponse, WorkerError
+from tests.mqtt_fixtures import take
 
 M = 3
 
@@ -52,11 +57,11 @@ async def _servers(endpoint: BrokerEndpoint, facts: SessionRoster, coordinator_p
     async def serve(i: int) -> None:
         async with endpoint.connect(f"mpdp-test-server-{i}") as transport:
             await transport.subscribe(topics.mpc_job(i))
-            ready = ServerReport.signed(signing[i], session=facts.session, server=i, kind="ready")
 
             async def beacon() -> None:
                 while True:
-                    await transport.publish(topics.mpc_servers, ready.model_dump_json())
+                    ready = ServerReport.signed(signing[i], session=facts.session, server=i, kind="ready")
+                    await transport.publish(topics.mpc_server(i), ready.model_dump_json())
                     await asyncio.sleep(0.1)
 
             beat = asyncio.create_task(beacon())
@@ -71,7 +76,7 @@ async def _servers(endpoint: BrokerEndpoint, facts: SessionRoster, coordinator_p
                                                     voters=1, outputs=np.array([output], dtype=np.int64))
                     report = ServerReport.signed(signing[i], session=facts.session, server=i, kind="release",
                                                  round=job.round, release=release.model_dump_json(), sent=7)
-                    await transport.publish(topics.mpc_servers, report.model_dump_json())
+                    await transport.publish(topics.mpc_server(i), report.model_dump_json())
             finally:
                 beat.cancel()
 
@@ -124,3 +129,56 @@ async def test_missing_silent_or_disagreeing_servers_fail_the_round(
         finally:
             cluster.close()
 
+
+
+def _stale(message: ServerReport | CuratorRelease, key: bytes) -> ServerReport | CuratorRelease:
+    """``message`` expired 1 s ago, signed again with ``key`` (authentic but stale)."""
+    return sign_message(message.model_copy(update={"expires_ms": int((time.time() - 1) * 1000)}), key)
+
+
+async def test_replayed_expired_or_misplaced_reports_are_refused_with_their_reason(
+        mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    facts, coordinator, signing = _facts(tmp_path)
+    assert facts.servers is not None
+    topics = Topics(facts.session)
+    async with _servers(mosquitto, facts, facts.coordinator_public_key, signing, lambda i, key, job: 1):
+        cluster = BrokerServers(mosquitto, facts.session, facts.servers, coordinator, deadline=5, wait_servers=5)
+        try:
+            await asyncio.to_thread(cluster.start)
+            async with mosquitto.connect("mpdp-test-capture") as capture:
+                await capture.subscribe(topics.all_mpc_servers)
+                await asyncio.to_thread(cluster.release, _jobs(4))
+                captured = next(ServerReport.model_validate_json(d.payload) for d in await take(capture, 40)
+                                if ServerReport.model_validate_json(d.payload).kind == "release")
+                release = ServerReport.signed(signing[0], session=facts.session, server=0, kind="release", round=5,
+                                              release=captured.release)
+                for topic, message in ((topics.mpc_server(captured.server), captured),  # replayed
+                                       (topics.mpc_server(1), release),  # server 0's report on server 1's topic
+                                       (topics.mpc_server(2), _stale(ServerReport.signed(
+                                           signing[2], session=facts.session, server=2, kind="ready"), signing[2]))):
+                    await capture.publish(topic, message.model_dump_json())
+            async with asyncio.timeout(5):
+                while sum(cluster.rejections.counts[r] for r in ("replay", "topic", "expired")) < 3:
+                    await asyncio.sleep(0.05)
+        finally:
+            cluster.close()
+    assert {r: cluster.rejections.counts[r] for r in ("replay", "topic", "expired")} == {
+        "replay": 1, "topic": 1, "expired": 1}
+
+
+def test_a_replayed_or_expired_release_is_refused() -> None:
+    """agreed_release, the check both the simulation's cluster and the deployed coordinator use."""
+    key, public = generate_key_pair()
+    release = CuratorRelease.signed(key, session="s", round=3, voters=2, outputs=np.array([1], dtype=np.int64))
+    fresh = FreshnessGuard()
+    text = release.model_dump_json()
+    assert agreed_release({0: text}, [public], CuratorRelease, session="s", round=3, fresh=fresh).tolist() == [1]
+    with pytest.raises(WorkerError, match=r"refused \(replay\)"):
+        agreed_release({0: text}, [public], CuratorRelease, session="s", round=3, fresh=fresh)
+    stale = _stale(CuratorRelease.signed(key, session="s", round=3, voters=2, outputs=np.array([1])), key)
+    with pytest.raises(WorkerError, match=r"refused \(expired\)"):
+        agreed_release({0: stale.model_dump_json()}, [public], CuratorRelease, session="s", round=3,
+                       fresh=FreshnessGuard())
+    with pytest.raises(WorkerError, match="round 2 for round 3"):
+        agreed_release({0: CuratorRelease.signed(key, session="s", round=2, voters=2, outputs=np.array([1]))
+                        .model_dump_json()}, [public], CuratorRelease, session="s", round=3, fresh=FreshnessGuard())
