@@ -8,7 +8,7 @@
         server.crt/.key   the broker's certificate (SAN 127.0.0.1, ::1, localhost and every --host)
         passwd            mosquitto_passwd file ($7$ PBKDF2-SHA512), one user per identity      0600
         acl               what each user may publish (write) and subscribe to (read)              0600
-    clients/NAME/         per identity (the observer, each party host), for that host only:      0700
+    clients/NAME/         per identity (the observer, each party host, each mpc server), for it only: 0700
         ca.crt client.crt client.key password, and broker.env (MPDP_BROKER_URL, _USERNAME,
         _PASSWORD, _CAFILE, _CERT, _KEY: ``set -a; . broker.env; set +a``)                      0600
 
@@ -19,7 +19,11 @@ Who may do what (topics of :class:`mpdp.broker.topics.Topics`):
   ready beacon reads its own report back), and ``transcript`` with party decisions. It cannot read any
   party's answer.
 * the observer (user ``observer``) publishes ``rounds``, ``transcript`` and ``curator/release``; it
-  reads ``party/+``, ``status`` and ``decision/+``.
+  reads ``party/+``, ``status`` and ``decision/+``. With compute servers (``--protocol mpc``) it also
+  publishes the servers' jobs ``mpc/job/+`` and reads their reports ``mpc/server/+``.
+* compute server i (user ``mpc-server-{i}``, on the party hosts' listener) reads only its own jobs
+  ``mpc/job/{i}`` and ``rounds`` (the end), and publishes only its own reports ``mpc/server/{i}``. No
+  party host may publish to or read a server topic, and no server another server's.
 * nobody else may use the observer's client id: the observer connects on its own listener, where
   ``use_username_as_clientid`` makes the client id the user name ``observer`` (so only the holder of the
   observer's password and certificate has it), and ``clientid_prefixes mpdp-`` refuses every client id
@@ -38,15 +42,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpdp.broker.certificates import CertificateAuthority
+from mpdp.broker.mpc_messages import MAX_SERVERS
 from mpdp.broker.passwords import new_password, password_line
 from mpdp.broker.settings import ENV_VAR, PASSWORD_ENV, TLS_ENV, USERNAME_ENV, url_host
 from mpdp.broker.topics import Topics
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["OBSERVER", "BrokerConfig", "Limits", "write_broker_config"]
+__all__ = ["OBSERVER", "BrokerConfig", "Limits", "server_user", "write_broker_config"]
 
 #: The observer's user name (and its client id on the observer listener); no mpdp- prefix on purpose.
 OBSERVER = "observer"
+
+
+def server_user(server: int) -> str:
+    """Compute server ``server``'s broker user name (and client directory): ``mpc-server-{server}``."""
+    return f"mpc-server-{int(server)}"
 #: The folders one configuration writes (refused without ``force`` when either is there).
 FILES = ("broker", "clients")
 
@@ -79,6 +89,7 @@ class BrokerConfig:
         party_port, observer_port: the two TLS listeners' ports.
         clients: identity (user name) -> its client directory (ca.crt, client.crt/.key, password, broker.env).
         hosts: party host user name -> the party ids it may publish for.
+        servers: the compute servers' user names, in server order (empty without ``--protocol mpc``).
     """
 
     directory: Path
@@ -87,6 +98,7 @@ class BrokerConfig:
     observer_port: int
     clients: Mapping[str, Path]
     hosts: Mapping[str, tuple[int, ...]]
+    servers: tuple[str, ...] = ()
 
 
 def _write(path: Path, data: str | bytes, private: bool) -> None:
@@ -97,12 +109,18 @@ def _write(path: Path, data: str | bytes, private: bool) -> None:
     os.chmod(path, 0o600 if private else 0o644)  # also when the file was there with other bits
 
 
-def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions: bool) -> str:
-    """The mosquitto ``acl_file`` of the session (module docstring: who may do what)."""
+def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions: bool, servers: int = 0) -> str:
+    """The mosquitto ``acl_file`` of the session (module docstring: who may do what); ``servers``: m compute
+    servers (0: none)."""
     lines = [f"# mpdp session {topics.session}: what each user may publish (write) and subscribe to (read).",
              "# Anything not listed is denied (including $SYS).", "", f"user {OBSERVER}",
              f"topic write {topics.rounds}", f"topic write {topics.transcript}", f"topic write {topics.release}",
              f"topic read {topics.all_parties}", f"topic read {topics.status}", f"topic read {topics.all_decisions}"]
+    if servers:
+        lines += [f"topic write {topics.all_mpc_jobs}", f"topic read {topics.all_mpc_servers}"]
+    for server in range(servers):
+        lines += ["", f"user {server_user(server)}", f"topic read {topics.mpc_job(server)}",
+                  f"topic read {topics.rounds}", f"topic write {topics.mpc_server(server)}"]
     for name, parties in hosts.items():
         # status: read too, the host's ready beacon repeats the "ready" it reads back (parties/session/host.py)
         lines += ["", f"user {name}", f"topic read {topics.rounds}", f"topic readwrite {topics.status}"]
@@ -165,7 +183,7 @@ def write_broker_config(
     out: Path | str, session: str, hosts: Mapping[str, Sequence[int]], *, names: Sequence[str] = (),
     party_port: int = 8883, observer_port: int = 8884, bind: str | None = None, party_decisions: bool = False,
     url_host_name: str | None = None, config_path: str | None = None, client_path: str | None = None,
-    days: int = 365, limits: Limits = Limits(), user: str | None = None, force: bool = False,
+    days: int = 365, limits: Limits = Limits(), user: str | None = None, servers: int = 0, force: bool = False,
 ) -> BrokerConfig:
     """Write a locked-down mosquitto configuration for ``session`` into ``out`` (module docstring).
 
@@ -180,13 +198,15 @@ def write_broker_config(
             (default: its absolute path).
         days: certificate validity.
         user: the account a root-started mosquitto switches to (``user`` of mosquitto.conf(5)).
+        servers: m, the session's compute servers (``--protocol mpc``; 0: none): a login per server
+            (:func:`server_user`) on the party hosts' listener and their ACL entries.
 
     Returns:
         what was written (:class:`BrokerConfig`).
 
     Raises:
-        ParameterError: equal or bad ports, a bad host user name, a party in two hosts, no host, or an
-            earlier configuration in ``out`` without ``force``.
+        ParameterError: equal or bad ports, a bad host user name, a party in two hosts, no host, a number of
+            servers outside 0..31, or an earlier configuration in ``out`` without ``force``.
     """
     topics = Topics(session)
     directory = Path(out)
@@ -197,11 +217,15 @@ def write_broker_config(
         raise ParameterError("--observer-port", observer_port, "a port other than --port")
     if not hosts:
         raise ParameterError("hosts", dict(hosts), "at least one party host")
+    if not isinstance(servers, int) or not 0 <= servers <= MAX_SERVERS:
+        raise ParameterError("servers", servers, f"a number of compute servers in 0..{MAX_SERVERS}")
+    server_names = tuple(server_user(i) for i in range(servers))
     seen: dict[int, str] = {}
     for name, parties in hosts.items():
-        if name == OBSERVER or name.startswith("mpdp-") or not name or any(c.isspace() or c in ":#+/" for c in name):
-            raise ParameterError("host", name, f"a user name other than {OBSERVER!r}, not starting with 'mpdp-', "
-                                               "without spaces or : # + /")
+        if (name in (OBSERVER, *server_names) or name.startswith("mpdp-") or not name
+                or any(c.isspace() or c in ":#+/" for c in name)):
+            raise ParameterError("host", name, f"a user name other than {OBSERVER!r} and the servers', not "
+                                               "starting with 'mpdp-', without spaces or : # + /")
         for party in parties:
             if party in seen:
                 raise ParameterError("host", name, f"hosts with disjoint parties (party {party} is also in {seen[party]})")
@@ -218,14 +242,14 @@ def write_broker_config(
     _write(broker / "ca.crt", ca.certificate_pem, private=False)
     _write(broker / "server.crt", server.certificate, private=False)
     _write(broker / "server.key", server.key, private=True)
-    _write(broker / "acl", acl_text(topics, hosts, party_decisions), private=True)
-    max_connections = len(seen) + 4 * len(hosts) + 16  # a connection per party, a beacon per host, slack
+    _write(broker / "acl", acl_text(topics, hosts, party_decisions, servers), private=True)
+    max_connections = len(seen) + 4 * len(hosts) + servers + 16  # per party, a beacon per host, servers, slack
     _write(broker / "mosquitto.conf", mosquitto_conf(
         config_path or str(broker.resolve()), party_port=party_port, observer_port=observer_port, bind=bind,
         limits=limits, max_connections=max_connections, session=session, user=user), private=False)
     host_name = url_host(url_host_name or (names[0] if names else "127.0.0.1"))
     lines, clients = [], {}
-    for name in (OBSERVER, *hosts):
+    for name in (OBSERVER, *hosts, *server_names):
         password = new_password()
         lines.append(password_line(name, password))
         folder = directory / "clients" / name
@@ -242,4 +266,4 @@ def write_broker_config(
         clients[name] = folder
     _write(broker / "passwd", "\n".join(lines) + "\n", private=True)
     return BrokerConfig(directory, broker / "mosquitto.conf", party_port, observer_port, clients,
-                        {name: tuple(parties) for name, parties in hosts.items()})
+                        {name: tuple(parties) for name, parties in hosts.items()}, server_names)

@@ -17,7 +17,7 @@ import pytest
 from cryptography import x509
 
 from mpdp.broker.certificates import CertificateAuthority
-from mpdp.broker.lockdown import OBSERVER, Limits, acl_text, write_broker_config
+from mpdp.broker.lockdown import OBSERVER, Limits, acl_text, server_user, write_broker_config
 from mpdp.broker.passwords import password_line, verify_password_line
 from mpdp.broker.settings import PASSWORD_FILE_ENV, BrokerSettings
 from mpdp.broker.topics import Topics
@@ -69,6 +69,16 @@ def test_each_party_host_writes_only_its_own_parties_topics() -> None:
     assert f"topic write {TOPICS.decision(0)}" in with_decisions and f"topic read {TOPICS.transcript}" in with_decisions
 
 
+def test_each_compute_server_reads_only_its_own_jobs_and_writes_only_its_own_reports() -> None:
+    text = acl_text(TOPICS, HOSTS, party_decisions=False, servers=3)
+    blocks = {block.splitlines()[0]: set(block.splitlines()[1:]) for block in text.split("\n\n")[1:]}
+    assert blocks["user mpc-server-1"] == {f"topic read {TOPICS.mpc_job(1)}", f"topic read {TOPICS.rounds}",
+                                           f"topic write {TOPICS.mpc_server(1)}"}
+    assert blocks[f"user {OBSERVER}"] >= {f"topic write {TOPICS.all_mpc_jobs}", f"topic read {TOPICS.all_mpc_servers}"}
+    assert not any("/mpc/" in line for name in HOSTS for line in blocks[f"user {name}"])
+    assert "/mpc/" not in acl_text(TOPICS, HOSTS, party_decisions=False)  # no servers: no server grant at all
+
+
 def test_secrets_are_private_files_and_a_second_run_needs_force(tmp_path: Path) -> None:
     config = write_broker_config(tmp_path, SESSION, HOSTS, names=["broker.example"])
     assert config.config == tmp_path / "broker" / "mosquitto.conf"
@@ -91,6 +101,22 @@ def test_secrets_are_private_files_and_a_second_run_needs_force(tmp_path: Path) 
         write_broker_config(tmp_path / "x", SESSION, {"a": [0, 1], "b": [1]})
     with pytest.raises(ParameterError, match="mpdp-"):
         write_broker_config(tmp_path / "y", SESSION, {"mpdp-a": [0]})
+    with pytest.raises(ParameterError, match="servers"):
+        write_broker_config(tmp_path / "z", SESSION, {"mpc-server-0": [0]}, servers=1)
+    with pytest.raises(ParameterError, match="compute servers in 0..31"):
+        write_broker_config(tmp_path / "w", SESSION, HOSTS, servers=32)
+
+
+def test_each_compute_server_gets_its_own_login_on_the_party_listener(tmp_path: Path) -> None:
+    config = write_broker_config(tmp_path, SESSION, HOSTS, servers=2, party_port=9001, observer_port=9002)
+    assert config.servers == ("mpc-server-0", "mpc-server-1") == tuple(server_user(i) for i in range(2))
+    lines = (tmp_path / "broker" / "passwd").read_text().splitlines()
+    assert [line.split(":")[0] for line in lines] == [OBSERVER, *HOSTS, *config.servers]
+    for i, name in enumerate(config.servers):
+        env = read_env_file(config.clients[name] / "broker.env")
+        assert env["MPDP_BROKER_URL"] == "mqtts://127.0.0.1:9001" and env["MPDP_BROKER_USERNAME"] == name
+        assert verify_password_line(lines[3 + i], name, env["MPDP_BROKER_PASSWORD"])
+        assert stat.S_IMODE(config.clients[name].stat().st_mode) == 0o700
 
 
 def test_the_password_can_come_from_a_file_as_container_secrets_do(tmp_path: Path) -> None:
@@ -208,3 +234,33 @@ async def test_queues_and_packets_are_bounded(tmp_path: Path) -> None:
                     await big.publish(TOPICS.party(2), b"x" * 8192)
             with pytest.raises(TimeoutError):
                 await _next(watch, 0.5)
+
+
+async def test_parties_cannot_reach_server_topics_and_no_server_reads_another_servers_jobs(tmp_path: Path) -> None:
+    """Three compute servers' logins: what a party host or a server publishes to a topic not its own never
+    arrives, and a server subscribed to another server's jobs gets none of them."""
+    async with locked_mosquitto(tmp_path, SESSION, HOSTS, servers=3) as broker:
+        observer, party = broker.endpoint(OBSERVER), broker.endpoint("parties-0-1")
+        server0, server1 = broker.endpoint(server_user(0)), broker.endpoint(server_user(1))
+        async with observer.connect(f"mpdp-{SESSION}-mpc") as coordinator, party.connect("mpdp-test-p") as p, \
+                server0.connect("mpdp-test-s0") as s0, server1.connect("mpdp-test-s1") as s1:
+            await coordinator.subscribe(TOPICS.all_mpc_servers)
+            await s0.subscribe(TOPICS.mpc_job(0), TOPICS.rounds)
+            for transport, topics in ((s1, (TOPICS.mpc_job(1), TOPICS.mpc_job(0), TOPICS.all_mpc_jobs)),
+                                      (p, (TOPICS.all_mpc_jobs, TOPICS.all_mpc_servers))):
+                for topic in topics:
+                    with contextlib.suppress(TransportError):  # refused (MQTT 5), or granted and never delivered
+                        await transport.subscribe(topic)
+            for transport, topic in ((p, TOPICS.mpc_job(0)), (p, TOPICS.mpc_server(0)), (s1, TOPICS.mpc_server(0)),
+                                     (s1, TOPICS.mpc_job(0)), (s0, TOPICS.mpc_job(1))):
+                with contextlib.suppress(TransportError):  # MQTT 5: a refusing PUBACK
+                    await transport.publish(topic, b"forged")
+            for i in (0, 1):
+                await coordinator.publish(TOPICS.mpc_job(i), f"job {i}".encode())
+            await s0.publish(TOPICS.mpc_server(0), b"report 0")
+            assert await _next(s0) == (TOPICS.mpc_job(0), b"job 0")
+            assert await _next(s1) == (TOPICS.mpc_job(1), b"job 1")
+            assert await _next(coordinator) == (TOPICS.mpc_server(0), b"report 0")
+            for transport in (coordinator, p, s0, s1):  # nothing else reached anyone
+                with pytest.raises(TimeoutError):
+                    await _next(transport, 0.5)

@@ -3,10 +3,11 @@
 Reads the roster of ``mpdp keys`` and writes, into ``--out DIR``, a mosquitto.conf with two TLS
 listeners (party hosts on ``--port``, the observer on ``--observer-port``), the deployment's CA, the
 broker's server certificate, a password file and an ACL under which each party host publishes only its
-own parties' topics and reads only the announcements, and one directory per identity (the observer and
-each party host, named like the ``--split`` key directories) holding its certificate, key, the CA and a
-``broker.env`` with its broker URL, user name and password (files 0600). Give each host its own
-directory only. :mod:`mpdp.broker.lockdown` says who may do what.
+own parties' topics and reads only the announcements, and one directory per identity (the observer,
+each party host, named like the ``--split`` key directories, and with a ``--protocol mpc`` roster each
+compute server, ``mpc-server-I``, which reads only its own jobs and publishes only its own reports)
+holding its certificate, key, the CA and a ``broker.env`` with its broker URL, user name and password
+(files 0600). Give each host its own directory only. :mod:`mpdp.broker.lockdown` says who may do what.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ examples:
   mosquitto -c broker/broker/mosquitto.conf                # on the broker host (broker/broker/ only)
   set -a; . broker/clients/observer/broker.env; set +a     # on the observer's host, then `mpdp observe ...`
   set -a; . broker/clients/parties-0-217/broker.env; set +a  # on that party host, then `mpdp party ...`
+  set -a; . broker/clients/mpc-server-0/broker.env; set +a   # mpc roster: on server 0's host, `mpdp mpc-server`
 
 docker-compose.yml runs it as its broker-config service (the broker is `mosquitto` in the compose network):
   mpdp broker config --roster /keys/roster.json --split 0-217 --split 218-434 --host mosquitto \\
@@ -87,15 +89,19 @@ def _run(args: argparse.Namespace) -> int:
     config = write_broker_config(
         output_dir(args.out, "--out"), facts.session, hosts, names=args.host, party_port=args.port,
         observer_port=args.observer_port, bind=args.bind, party_decisions=args.party_decisions,
-        config_path=args.config_path, client_path=args.client_path, days=args.days, user=user, force=args.force,
+        config_path=args.config_path, client_path=args.client_path, days=args.days, user=user,
+        servers=0 if facts.servers is None else facts.servers.servers, force=args.force,
     )
     emit(args, {"session": facts.session, "config": str(config.config), "party_port": config.party_port,
                 "observer_port": config.observer_port, "clients": {n: str(f) for n, f in config.clients.items()}})
     print(f"session {facts.session}: wrote {config.config} (TLS listeners {config.party_port} for "
-          f"{len(hosts)} party host{'s' * (len(hosts) > 1)}, {config.observer_port} for the observer) with "
+          f"{len(hosts)} party host{'s' * (len(hosts) > 1)}"
+          f"{f' and {len(config.servers)} compute servers' if config.servers else ''}, {config.observer_port} "
+          "for the observer) with "
           f"ca.crt, server.crt/.key, passwd, acl beside it (the broker host only)")
     for name, folder in config.clients.items():
-        role = "the observer" if name == OBSERVER else f"parties {format_ranges(hosts[name])}"
+        role = ("the observer" if name == OBSERVER else f"parties {format_ranges(hosts[name])}" if name in hosts
+                else f"compute server {config.servers.index(name)}")
         print(f"  {folder}/  -> {role} only (broker.env, password, client.crt/.key, ca.crt; 0600)")
     print(f"start the broker: mosquitto -c {config.config}")
     if os.geteuid() == 0 and args.user is None:  # a root-started mosquitto switches to user "mosquitto"
