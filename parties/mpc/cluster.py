@@ -17,6 +17,7 @@ input closes, and :meth:`ServerCluster.close` kills what is left).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -184,6 +185,14 @@ class ServerCluster:
         outputs = agreed_release(releases, self.signing_keys, message, session=self.session, round=jobs[0].round,
                                  fresh=self._fresh)
         return outputs, [releases[i] for i in range(self.servers)]
+
+    async def run_round(self, jobs: Sequence[RoundJob]) -> tuple[NDArray[np.int64], list[str]]:
+        """:meth:`release` in a worker thread (the caller's event loop goes on receiving meanwhile).
+
+        Raises:
+            ParameterError, WorkerError: as :meth:`release`.
+        """
+        return await asyncio.to_thread(self.release, jobs)
 
     def _read_lines(self) -> dict[int, str]:
         """One line from each running server, within the deadline (WorkerError otherwise)."""

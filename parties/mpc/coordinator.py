@@ -72,7 +72,6 @@ class MpcCoordinator:
 
     role = "mpc"
     message_class = SharedBallot
-    filters: tuple[str, ...] = ()
 
     def __init__(self, topics: Topics, cluster: ServerCluster | BrokerServers, epsilon: float, delta: float, *,
                  function: str = "majority", random_bits: int = DEFAULT_RANDOM_BITS) -> None:
@@ -80,6 +79,8 @@ class MpcCoordinator:
             raise ParameterError("function", function, "majority or sum with the mpc protocol")
         self._topics = topics
         self.cluster = cluster
+        #: The deployed servers' report topics (over the engine's connection); none in a simulation.
+        self.filters: tuple[str, ...] = cluster.filters if isinstance(cluster, BrokerServers) else ()
         self.epsilon, self.delta, self.function, self.random_bits = epsilon, delta, function, random_bits
 
     def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
@@ -108,15 +109,19 @@ class MpcCoordinator:
         return pairs
 
     def receive(self, topic: str, text: str) -> None:
-        """The coordinator reads party topics only.
+        """A deployed server's report (:meth:`mpdp.parties.mpc.remote.BrokerServers.receive`); in a
+        simulation the coordinator reads party topics only.
 
         Raises:
-            ProtocolViolation: ``topic``, always.
+            ProtocolViolation: the report's reject reason; ``topic`` for anything in a simulation.
         """
-        raise ProtocolViolation("topic", topic)
+        if not isinstance(self.cluster, BrokerServers):
+            raise ProtocolViolation("topic", topic)
+        self.cluster.receive(topic, text)
 
-    def close(self, closed: ClosedRound[SharedBallot, Shares], signer: Ed25519PrivateKey) -> Closing:
-        """Have the servers release for the participants' shares; record and publish the signed releases.
+    async def close(self, closed: ClosedRound[SharedBallot, Shares], signer: Ed25519PrivateKey) -> Closing:
+        """Have the servers release for the participants' shares; record and publish the signed releases
+        (the engine goes on receiving meanwhile: a deployment's server reports come over its connection).
 
         Raises:
             WorkerError: a server failed, is missing or stuck (the round is not recorded).
@@ -128,7 +133,7 @@ class MpcCoordinator:
                                    self.random_bits))
             jobs = round_jobs(closed.index, parties, [closed.received[p].payload for p in parties], table,
                               closed.repetitions)
-            outputs, releases = self.cluster.release(jobs)
+            outputs, releases = await self.cluster.run_round(jobs)
             costs = self.cluster.last_costs
         else:
             costs = ()

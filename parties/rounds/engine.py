@@ -55,9 +55,10 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import inspect
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, Literal, Protocol, Self, TypeVar
 
@@ -260,8 +261,10 @@ class RoundProtocol(Protocol[MessageT, PayloadT]):
         """
         ...
 
-    def close(self, closed: ClosedRound[MessageT, PayloadT], signer: Ed25519PrivateKey) -> Closing:
-        """Decide or release: the round's outcome, rows and publications."""
+    def close(self, closed: ClosedRound[MessageT, PayloadT],
+              signer: Ed25519PrivateKey) -> Closing | Awaitable[Closing]:
+        """Decide or release: the round's outcome, rows and publications (a coroutine when closing waits for
+        others, e.g. the mpc servers, while the engine goes on receiving)."""
         ...
 
     def receive(self, topic: str, text: str) -> None:
@@ -476,9 +479,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         except TimeoutError:
             status = "timeout" if self._received else "failed"
         self._open = None
-        closing = self.protocol.close(
+        closed = self.protocol.close(
             ClosedRound(self.topics.session, index, name, self.repetitions, status, self.roster.k,
                         self._received, self._round_rejects), self._signer)
+        closing = await closed if inspect.isawaitable(closed) else closed
         if status == "failed":  # nothing to decide from: no decision, nothing published
             closing = Closing(dataclasses.replace(
                 closing.outcome, decisions=np.full(self.repetitions, NO_DECISION, dtype=np.int64)), closing.rows)
@@ -521,6 +525,15 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             beat = self.protocol.signal(self._signer, self.topics.session, "heartbeat", max(index, 0),
                                         self.repetitions)
             await self._announce(beat)
+
+    async def publish(self, topic: str, payload: str) -> None:
+        """Publish on the engine's connection (what a protocol sends besides announcements and round
+        publications, e.g. the deployed mpc servers' jobs).
+
+        Raises:
+            TransportError: the broker is gone for good.
+        """
+        await self._transport.publish(topic, payload)
 
     async def _announce(self, announcement: RoundSigned) -> None:
         self._last_announcement = time.monotonic()

@@ -253,21 +253,19 @@ async def _coordinate_mpc(config: ObserveConfig,
     assert servers is not None
     epsilon, delta = mpc_privacy_level(config.facts, config.function)
     topics = Topics(session)
-    cluster = BrokerServers(config.endpoint, session, servers, config.coordinator_key,
-                            deadline=config.round_timeout, wait_servers=config.wait_parties)
-    try:
-        with MpcStore(config.store_path) as store:
-            recorded = store.open_curator_session(session, roster.k, config.repetitions, config.round_names,
-                                                  epsilon, delta, mode=HOSTS_MODE)
-            coordinator = MpcCoordinator(topics, cluster, epsilon, delta, function=config.function.name)
-            async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, coordinator,
-                                   repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
-                hosts = _Hosts(roster.k, config.wait_parties) if len(recorded) < len(config.round_names) else None
-                if hosts is not None:
-                    await asyncio.to_thread(cluster.start)  # every server ready, the engine still receiving
-                outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)
-    finally:
-        cluster.close()
+    cluster = BrokerServers(session, servers, config.coordinator_key, deadline=config.round_timeout,
+                            wait_servers=config.wait_parties)
+    with MpcStore(config.store_path) as store:
+        recorded = store.open_curator_session(session, roster.k, config.repetitions, config.round_names,
+                                              epsilon, delta, mode=HOSTS_MODE)
+        coordinator = MpcCoordinator(topics, cluster, epsilon, delta, function=config.function.name)
+        async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, coordinator,
+                               repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
+            cluster.attach(engine.publish)  # the servers' jobs and reports go over the engine's connection
+            hosts = _Hosts(roster.k, config.wait_parties) if len(recorded) < len(config.round_names) else None
+            if hosts is not None:
+                await cluster.wait_ready()  # every server ready, the engine receiving meanwhile
+            outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)
     return tuple(outcomes)
 
 

@@ -1,6 +1,8 @@
 """The mpc deployment with real processes on loopback: `mpdp keys --protocol mpc`, a real mosquitto, three
 `mpdp mpc-server` (MPyC over TCP between them), two `mpdp party` hosts and `mpdp observe`, each its own
-OS process; every round's release is recorded and signed by every server, and no process is left."""
+OS process; every round's release is recorded and signed by every server, and no process is left. Once
+over an open mosquitto, once over the locked-down one of `mpdp broker config` (TLS, a login per party
+host, per server and for the observer, the ACL), each role with only its own broker.env."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import asyncio
 import json
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +26,7 @@ from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.session.files import read_roster, read_server_keys, server_key_path
 from tests.integration.test_deploy import VOTES, _finish, _kill_all, _start
+from tests.mqtt_fixtures import broker_user, locked_ports, serve_locked
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -37,38 +41,78 @@ def _gone(pid: int) -> bool:
     return False
 
 
+#: A role's broker options and environment, by identity (observer, parties-RANGES, mpc-server-I).
+Login = Callable[[str], tuple[list[str], dict[str, str]]]
+
+
+async def _keys(tmp_path: Path, session: str) -> Path:
+    keys = tmp_path / "keys"
+    proc = await _start("keys", "--parties", str(K), "--epsilon", "inf", "--split", "0-4", "--split", "5-8",
+                        "--protocol", "mpc", "--servers", str(M), "--threshold", "1", "--session", session,
+                        "--out", str(keys), log=tmp_path / "keys.log")
+    try:
+        assert await _finish(proc, 15) == 0, (tmp_path / "keys.log").read_text()
+    finally:
+        await _kill_all([proc])
+    return keys
+
+
 async def test_keys_three_servers_two_hosts_and_the_coordinator_as_processes(mosquitto: BrokerEndpoint,
                                                                             tmp_path: Path) -> None:
     session = f"mpcdep-{tmp_path.name[-10:].replace('_', '')}"
-    keys, out, votes = tmp_path / "keys", tmp_path / "out", tmp_path / "votes.csv"
+    keys = await _keys(tmp_path, session)
+    url = f"mqtt://127.0.0.1:{mosquitto.port}"
+    await _deployment(tmp_path, session, keys, lambda identity: (["--broker", url], {}))
+
+
+async def test_the_mpc_deployment_over_the_locked_down_broker(tmp_path: Path) -> None:
+    """`mpdp broker config` from the mpc roster; each server, host and the observer with its own login only."""
+    session = f"mpclock-{tmp_path.name[-10:].replace('_', '')}"
+    keys = await _keys(tmp_path, session)
+    party_port, observer_port = locked_ports()
+    user = broker_user()
+    proc = await _start("broker", "config", "--roster", str(keys / "roster.json"), "--split", "0-4", "--split",
+                        "5-8", "--port", str(party_port), "--observer-port", str(observer_port), "--bind",
+                        "127.0.0.1", *(["--user", user] if user else []), "--out", str(tmp_path / "broker"),
+                        log=tmp_path / "config.log")
+    try:
+        assert await _finish(proc, 15) == 0, (tmp_path / "config.log").read_text()
+    finally:
+        await _kill_all([proc])
+    async with serve_locked(tmp_path / "broker", "parties-0-4") as broker:
+        await _deployment(tmp_path, session, keys, lambda identity: ([], broker.env(identity)))
+
+
+async def _deployment(tmp_path: Path, session: str, keys: Path, login: Login) -> None:
+    """Three servers, two party hosts and the coordinator as processes; checks what they recorded."""
+    out, votes = tmp_path / "out", tmp_path / "votes.csv"
     votes.write_text(VOTES)
+    facts = read_roster(keys / "roster.json")
+    assert facts.servers is not None and facts.servers.servers == M and facts.servers.threshold == 1
+    assert len(set(facts.servers.addresses)) == M
+    for i in range(M):
+        assert stat.S_IMODE(server_key_path(keys, i).stat().st_mode) == 0o600
+        assert read_server_keys(server_key_path(keys, i), facts).server == i
     procs: list[asyncio.subprocess.Process] = []
     try:
-        procs.append(await _start("keys", "--parties", str(K), "--epsilon", "inf", "--split", "0-4", "--split",
-                                  "5-8", "--protocol", "mpc", "--servers", str(M), "--threshold", "1",
-                                  "--session", session, "--out", str(keys), log=tmp_path / "keys.log"))
-        assert await _finish(procs.pop(), 15) == 0, (tmp_path / "keys.log").read_text()
-        facts = read_roster(keys / "roster.json")
-        assert facts.servers is not None and facts.servers.servers == M and facts.servers.threshold == 1
-        assert len(set(facts.servers.addresses)) == M
-        for i in range(M):
-            assert stat.S_IMODE(server_key_path(keys, i).stat().st_mode) == 0o600
-            assert read_server_keys(server_key_path(keys, i), facts).server == i
-
-        broker = ["--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]
         roster = ("--roster", str(keys / "roster.json"))
         for i in range(M):
-            procs.append(await _start("mpc-server", *roster, "--keys", str(server_key_path(keys, i)), *broker,
-                                      "--idle-timeout", "40", log=tmp_path / f"server{i}.log"))
-        host = ("party", *roster, "--dataset", str(votes), *broker)
-        procs.append(await _start(*host, "--keys", str(keys / "parties-0-4"), "--parties", "0-4", "--protocol",
-                                  "mpc", "--record", str(tmp_path / "a.sqlite"), log=tmp_path / "a.log"))
+            options, env = login(f"mpc-server-{i}")
+            procs.append(await _start("mpc-server", *roster, "--keys", str(server_key_path(keys, i)), *options,
+                                      "--idle-timeout", "40", log=tmp_path / f"server{i}.log", env=env))
+        host = ("party", *roster, "--dataset", str(votes))
+        options, env = login("parties-0-4")
+        procs.append(await _start(*host, *options, "--keys", str(keys / "parties-0-4"), "--parties", "0-4",
+                                  "--protocol", "mpc", "--record", str(tmp_path / "a.sqlite"), log=tmp_path / "a.log",
+                                  env=env))
+        options, env = login("observer")
         procs.append(await _start("observe", *roster, "--keys", str(keys / "coordinator"), "--dataset-rounds",
-                                  str(votes), "--function", "passed", *broker, "--out", str(out), "--wait-parties",
-                                  "30", "--round-timeout", "20", log=tmp_path / "observe.log"))
+                                  str(votes), "--function", "passed", *options, "--out", str(out), "--wait-parties",
+                                  "30", "--round-timeout", "20", log=tmp_path / "observe.log", env=env))
         # host B takes the protocol from the roster
-        procs.append(await _start(*host, "--keys", str(keys / "parties-5-8"), "--parties", "5-8",
-                                  log=tmp_path / "b.log"))
+        options, env = login("parties-5-8")
+        procs.append(await _start(*host, *options, "--keys", str(keys / "parties-5-8"), "--parties", "5-8",
+                                  log=tmp_path / "b.log", env=env))
         codes = [await _finish(p, 50) for p in procs]
     finally:
         await _kill_all(procs)

@@ -6,6 +6,7 @@ expired or misplaced report, and a replayed or expired release, are refused with
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
@@ -20,6 +21,7 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mpc_messages import ServerJob, ServerReport
 from mpdp.broker.signing import generate_key_pair, sign_message, verify_message
 from mpdp.broker.topics import Topics
+from mpdp.broker.transport import Transport
 from mpdp.parties.mpc.cluster import agreed_release
 from mpdp.parties.mpc.remote import BrokerServers
 from mpdp.parties.mpc.server import RoundJob
@@ -32,6 +34,7 @@ from mpdp.parties.session.files import (
     write_session,
 )
 from mpdp.protocols import RandomizedResponse, WorkerError
+from mpdp.protocols.errors import ProtocolViolation
 from tests.mqtt_fixtures import take
 
 M = 3
@@ -94,17 +97,43 @@ def _jobs(round_index: int) -> list[RoundJob]:
     return [RoundJob(round_index, [0], [["00", "11"]], [0, 1 << 40], 40, 1) for _ in range(M)]
 
 
+@contextlib.asynccontextmanager
+async def _coordinator(endpoint: BrokerEndpoint, facts: SessionRoster, coordinator: bytes, *, deadline: float,
+                       wait: float) -> AsyncIterator[tuple[BrokerServers, collections.Counter[str]]]:
+    """The servers' side on one connection, routed as the round engine routes it: every delivery on
+    its filters to :meth:`BrokerServers.receive`, each refusal counted by reason."""
+    assert facts.servers is not None
+    cluster = BrokerServers(facts.session, facts.servers, coordinator, deadline=deadline, wait_servers=wait)
+    refused: collections.Counter[str] = collections.Counter()
+
+    async def route(transport: Transport) -> None:
+        async for delivery in transport.deliveries():
+            try:
+                cluster.receive(delivery.topic, delivery.payload.decode())
+            except ProtocolViolation as exc:
+                refused[exc.reason] += 1
+
+    async with endpoint.connect(f"mpdp-{facts.session}-mpc") as transport:
+        await transport.subscribe(*cluster.filters)
+        cluster.attach(transport.publish)
+        reader = asyncio.create_task(route(transport))
+        try:
+            yield cluster, refused
+        finally:
+            reader.cancel()
+            cluster.close()
+
+
 async def test_a_round_released_by_every_server(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     facts, coordinator, signing = _facts(tmp_path)
     assert facts.servers is not None
-    async with _servers(mosquitto, facts, facts.coordinator_public_key, signing, lambda i, key, job: 1):
-        cluster = BrokerServers(mosquitto, facts.session, facts.servers, coordinator, deadline=5, wait_servers=5)
-        try:
-            await asyncio.to_thread(cluster.start)
-            outputs, texts = await asyncio.to_thread(cluster.release, _jobs(4))
-        finally:
-            cluster.close()
-    assert outputs.tolist() == [1] and len(texts) == M
+    async with _servers(mosquitto, facts, facts.coordinator_public_key, signing, lambda i, key, job: 1), \
+            _coordinator(mosquitto, facts, coordinator, deadline=5, wait=5) as (cluster, refused):
+        with pytest.raises(WorkerError, match="not ready"):
+            cluster.start()
+        await cluster.wait_ready()
+        outputs, texts = await cluster.run_round(_jobs(4))
+    assert outputs.tolist() == [1] and len(texts) == M and not refused
     assert [c.sent for c in cluster.last_costs] == [7] * M
     for i, text in enumerate(texts):
         release = CuratorRelease.model_validate_json(text)
@@ -120,15 +149,11 @@ async def test_missing_silent_or_disagreeing_servers_fail_the_round(
         mosquitto: BrokerEndpoint, tmp_path: Path, running: range, answer: Answer, error: str) -> None:
     facts, coordinator, signing = _facts(tmp_path)
     assert facts.servers is not None
-    async with _servers(mosquitto, facts, facts.coordinator_public_key, signing, answer, running):
-        cluster = BrokerServers(mosquitto, facts.session, facts.servers, coordinator, deadline=1, wait_servers=1)
-        try:
-            with pytest.raises(WorkerError, match=error):
-                await asyncio.to_thread(cluster.start)
-                await asyncio.to_thread(cluster.release, _jobs(4))
-        finally:
-            cluster.close()
-
+    async with _servers(mosquitto, facts, facts.coordinator_public_key, signing, answer, running), \
+            _coordinator(mosquitto, facts, coordinator, deadline=1, wait=1) as (cluster, _):
+        with pytest.raises(WorkerError, match=error):
+            await cluster.wait_ready()
+            await cluster.run_round(_jobs(4))
 
 
 def _stale(message: ServerReport | CuratorRelease, key: bytes) -> ServerReport | CuratorRelease:
@@ -141,29 +166,26 @@ async def test_replayed_expired_or_misplaced_reports_are_refused_with_their_reas
     facts, coordinator, signing = _facts(tmp_path)
     assert facts.servers is not None
     topics = Topics(facts.session)
-    async with _servers(mosquitto, facts, facts.coordinator_public_key, signing, lambda i, key, job: 1):
-        cluster = BrokerServers(mosquitto, facts.session, facts.servers, coordinator, deadline=5, wait_servers=5)
-        try:
-            await asyncio.to_thread(cluster.start)
-            async with mosquitto.connect("mpdp-test-capture") as capture:
-                await capture.subscribe(topics.all_mpc_servers)
-                await asyncio.to_thread(cluster.release, _jobs(4))
-                captured = next(ServerReport.model_validate_json(d.payload) for d in await take(capture, 40)
-                                if ServerReport.model_validate_json(d.payload).kind == "release")
-                release = ServerReport.signed(signing[0], session=facts.session, server=0, kind="release", round=5,
-                                              release=captured.release)
-                for topic, message in ((topics.mpc_server(captured.server), captured),  # replayed
-                                       (topics.mpc_server(1), release),  # server 0's report on server 1's topic
-                                       (topics.mpc_server(2), _stale(ServerReport.signed(
-                                           signing[2], session=facts.session, server=2, kind="ready"), signing[2]))):
-                    await capture.publish(topic, message.model_dump_json())
-            async with asyncio.timeout(5):
-                while sum(cluster.rejections.counts[r] for r in ("replay", "topic", "expired")) < 3:
-                    await asyncio.sleep(0.05)
-        finally:
-            cluster.close()
-    assert {r: cluster.rejections.counts[r] for r in ("replay", "topic", "expired")} == {
-        "replay": 1, "topic": 1, "expired": 1}
+    async with _servers(mosquitto, facts, facts.coordinator_public_key, signing, lambda i, key, job: 1), \
+            _coordinator(mosquitto, facts, coordinator, deadline=5, wait=5) as (cluster, refused):
+        await cluster.wait_ready()
+        async with mosquitto.connect("mpdp-test-capture") as capture:
+            await capture.subscribe(topics.all_mpc_servers)
+            await cluster.run_round(_jobs(4))
+            captured = next(ServerReport.model_validate_json(d.payload) for d in await take(capture, 40)
+                            if ServerReport.model_validate_json(d.payload).kind == "release")
+            release = ServerReport.signed(signing[0], session=facts.session, server=0, kind="release", round=5,
+                                          release=captured.release)
+            assert not refused
+            for topic, message in ((topics.mpc_server(captured.server), captured),  # replayed
+                                   (topics.mpc_server(1), release),  # server 0's report on server 1's topic
+                                   (topics.mpc_server(2), _stale(ServerReport.signed(
+                                       signing[2], session=facts.session, server=2, kind="ready"), signing[2]))):
+                await capture.publish(topic, message.model_dump_json())
+        async with asyncio.timeout(5):
+            while refused.total() < 3:
+                await asyncio.sleep(0.05)
+    assert refused == {"replay": 1, "topic": 1, "expired": 1}
 
 
 def test_a_replayed_or_expired_release_is_refused() -> None:

@@ -54,3 +54,16 @@ def test_an_earlier_configuration_needs_force(roster: Path, tmp_path: Path, caps
     assert main(base) == 0
     assert main(base) == 2 and "--force" in capsys.readouterr().err
     assert main([*base, "--force"]) == 0
+
+
+def test_an_mpc_roster_gets_a_login_per_compute_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    keys = tmp_path / "keys"
+    assert main(["keys", "--parties", "3", "--protocol", "mpc", "--servers", "3", "--session", "cli-mpc",
+                 "--out", str(keys)]) == 0
+    assert main(["broker", "config", "--roster", str(keys / "roster.json"), "--out", str(tmp_path / "b")]) == 0
+    assert sorted(p.name for p in (tmp_path / "b" / "clients").iterdir()) == [
+        "mpc-server-0", "mpc-server-1", "mpc-server-2", "observer", "parties-0-2"]
+    acl = (tmp_path / "b" / "broker" / "acl").read_text()
+    assert "user mpc-server-2\ntopic read mpdp/cli-mpc/mpc/job/2\n" in acl
+    out = capsys.readouterr().out
+    assert "3 compute servers" in out and "-> compute server 2 only" in out
