@@ -7,7 +7,7 @@ Names are imported lazily (PEP 562): ``from mpdp.parties import run`` loads only
 
 from .curator.curator import Curator
 from .curator.party import CuratorParty
-from .curator.session import CuratorSession, curator_privacy_level
+from .curator.session import CuratorSession, central_privacy_level, curator_privacy_level
 from .curator.store import BallotRows, CuratorStore, RecordedBallot
 from .mpc.cluster import ServerCluster, ServerCost, secure_release
 from .mpc.coordinator import MpcCoordinator
@@ -118,6 +118,7 @@ __all__ = [
     "WorkerPool",
     "WorkerSpec",
     "apply_rule",
+    "central_privacy_level",
     "check_privacy_options",
     "compare_live",
     "coordinator_key_path",

@@ -12,7 +12,8 @@ signed by anyone else). The seed tree's curator stream seeds the curator's draws
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+import math
+from collections.abc import Iterator, Mapping, Sequence
 
 from mpdp.analysis.accounting import Spent
 from mpdp.broker.topics import Topics
@@ -26,31 +27,57 @@ from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.plan import PartyPlan
 from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.secure import rng_mode
 
-__all__ = ["CuratorSession", "curator_privacy_level"]
+__all__ = ["CENTRAL_FUNCTIONS", "CuratorSession", "central_privacy_level", "curator_privacy_level"]
+
+
+#: What each central protocol releases: the curator the majority (001's optimal central mechanism), the
+#: secure computation also the sum (000's geometric mechanism, §4.2).
+CENTRAL_FUNCTIONS: Mapping[str, tuple[str, ...]] = {"curator": ("majority",), "mpc": ("majority", "sum")}
+
+
+def central_privacy_level(mechanisms: Sequence[RandomizedResponse], function: str,
+                          protocol: str) -> tuple[float, float]:
+    """The (epsilon, delta) of the central mechanism ``protocol`` (``curator`` or ``mpc``) releases for
+    ``function`` over parties with these ``mechanisms``: their one level for the majority; (epsilon, 0)
+    for the sum (the two-sided geometric mechanism at epsilon is pure DP).
+
+    Raises:
+        ParameterError: a protocol that is not central; a function the protocol does not release (names
+            the alternative); parties with different privacy levels; a sum at an epsilon that is not
+            finite and > 0.
+    """
+    if protocol not in CENTRAL_FUNCTIONS:
+        raise ParameterError("protocol", protocol, f"one of {', '.join(CENTRAL_FUNCTIONS)}")
+    if function not in CENTRAL_FUNCTIONS[protocol]:
+        allowed = "majority (or passed)" + " or sum" * ("sum" in CENTRAL_FUNCTIONS[protocol])
+        raise ParameterError("function", function, f"{allowed} for the {protocol} protocol: its optimal mechanism "
+                             "is for a binary function", hint="other functions: --protocol rr")
+    levels = sorted({(m.epsilon, m.delta) for m in mechanisms})
+    if len(levels) != 1:
+        raise ParameterError("epsilon", f"{len(levels)} different (epsilon, delta) levels",
+                             f"one epsilon and one delta for every party in the {protocol} protocol",
+                             hint="per-party levels: --protocol rr")
+    epsilon, delta = levels[0]
+    if function != "sum":
+        return epsilon, delta
+    if not 0.0 < epsilon < math.inf:
+        raise ParameterError("epsilon", epsilon, "a finite epsilon > 0 for the geometric mechanism (sum)")
+    return epsilon, 0.0
 
 
 def curator_privacy_level(config: RunConfig) -> tuple[float, float]:
-    """The (epsilon, delta) of the curator's mechanism for ``config``.
+    """The (epsilon, delta) of the central mechanism a run of a central protocol (``config.protocol``:
+    ``curator`` or ``mpc``) releases (:func:`central_privacy_level`).
 
     Raises:
-        ParameterError: a function other than the majority (the optimal mechanism of 001 is for
-            binary functions; names the alternative), a rule factory, or parties with different
-            privacy levels.
+        ParameterError: as :func:`central_privacy_level`, or a rule factory (the release needs no rule).
     """
-    if config.function.name != "majority":
-        raise ParameterError("function", config.function.name,
-                             "majority (or passed) for the curator protocol: its optimal mechanism is "
-                             "for a binary function", hint="other functions: --protocol rr")
     if config.rule_factory is not None:
-        raise ParameterError("rule_factory", config.rule_factory, "None: the curator has no decision rule")
-    levels = sorted({(m.epsilon, m.delta) for m in config.mechanisms})
-    if len(levels) != 1:
-        raise ParameterError("epsilon", f"{len(levels)} different (epsilon, delta) levels",
-                             "one epsilon and one delta for every party in the curator protocol",
-                             hint="per-party levels: --protocol rr")
-    return levels[0]
+        raise ParameterError("rule_factory", config.rule_factory, "None: the central release has no decision rule")
+    return central_privacy_level(config.mechanisms, config.function.name, config.protocol)
 
 
 class CuratorSession:

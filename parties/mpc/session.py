@@ -13,12 +13,10 @@ signed releases) with each server's cost per round (:mod:`mpdp.parties.mpc.store
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 
 from mpdp.broker.topics import Topics
-from mpdp.parties.curator.session import CuratorSession, curator_privacy_level
+from mpdp.parties.curator.session import CuratorSession
 from mpdp.parties.mpc.cluster import ServerCluster
 from mpdp.parties.mpc.coordinator import MpcCoordinator
 from mpdp.parties.mpc.party import start_mpc_party
@@ -30,8 +28,6 @@ from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.plan import PartyPlan
 from mpdp.parties.session.seeds import SeedTree
-from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.functions import parse_function
 
 __all__ = ["MpcSession"]
 
@@ -44,25 +40,12 @@ class MpcSession(CuratorSession):
     def __init__(self) -> None:
         self._clusters: dict[int, ServerCluster] = {}
 
-    def privacy_level(self, config: RunConfig) -> tuple[float, float]:
-        """The majority: the curator's (epsilon, delta); the sum: (epsilon, 0) of the geometric mechanism.
-
-        Raises:
-            ParameterError: as :func:`mpdp.parties.curator.session.curator_privacy_level` (the sum too: one
-                level, no rule factory), and for the sum an epsilon that is not finite and > 0.
-        """
-        if config.function.name != "sum":
-            return curator_privacy_level(config)
-        epsilon, _ = curator_privacy_level(replace(config, function=parse_function("majority")))
-        if not 0.0 < epsilon < math.inf:
-            raise ParameterError("epsilon", epsilon, "a finite epsilon > 0 for the geometric mechanism (sum)")
-        return epsilon, 0.0
-
     def check(self, config: RunConfig) -> None:
         """The curator's restrictions (the sum allowed), and m >= 1 servers with T < m/2.
 
         Raises:
-            ParameterError: as :meth:`privacy_level`; m or T out of range.
+            ParameterError: as :func:`mpdp.parties.curator.session.curator_privacy_level` (majority or sum,
+                one level); m or T out of range.
         """
         super().check(config)
         check_servers(config.servers, config.threshold)

@@ -38,6 +38,7 @@ import numpy as np
 from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.topics import Topics
+from mpdp.parties.curator.session import central_privacy_level
 from mpdp.parties.mpc.coordinator import MpcCoordinator
 from mpdp.parties.mpc.remote import BrokerServers
 from mpdp.parties.mpc.store import MpcStore
@@ -57,7 +58,7 @@ from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.rule_factory import zero_one_rules
 
-__all__ = ["HOSTS_MODE", "ObserveConfig", "mpc_privacy_level", "observe", "observe_async", "wait_for_parties"]
+__all__ = ["HOSTS_MODE", "ObserveConfig", "observe", "observe_async", "wait_for_parties"]
 
 #: The mode a deployed session records: the observer draws nothing, each ``mpdp party`` host chooses.
 HOSTS_MODE = "deployment (each party host: CSPRNG, or seeded generators with mpdp party --seed)"
@@ -226,32 +227,12 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
     return tuple(outcomes)
 
 
-def mpc_privacy_level(facts: SessionRoster, function: BooleanFunction) -> tuple[float, float]:
-    """The (epsilon, delta) of the servers' release: the majority: the roster's one level (001's central
-    mechanism); the sum: (epsilon, 0) (000's geometric mechanism).
-
-    Raises:
-        ParameterError: parties with different levels; a function other than majority or sum; a sum at an
-            epsilon that is not finite and > 0.
-    """
-    levels = sorted({(m.epsilon, m.delta) for m in facts.roster.mechanisms})
-    if len(levels) != 1:
-        raise ParameterError("epsilon", f"{len(levels)} different (epsilon, delta) levels in the roster",
-                             "one epsilon and one delta for every party with --protocol mpc")
-    epsilon, delta = levels[0]
-    if function.name not in ("majority", "sum"):
-        raise ParameterError("--function", function.name, "majority (passed) or sum with --protocol mpc")
-    if function.name == "sum" and not 0.0 < epsilon < math.inf:
-        raise ParameterError("epsilon", epsilon, "a finite epsilon > 0 for the geometric mechanism (sum)")
-    return (epsilon, 0.0) if function.name == "sum" else (epsilon, delta)
-
-
 async def _coordinate_mpc(config: ObserveConfig,
                           on_round: Callable[[RoundOutcome], None]) -> tuple[RoundOutcome, ...]:
     """The mpc session: the coordinator with the roster's compute servers over the broker."""
     roster, session, servers = config.facts.roster, config.facts.session, config.facts.servers
     assert servers is not None
-    epsilon, delta = mpc_privacy_level(config.facts, config.function)
+    epsilon, delta = central_privacy_level(config.facts.roster.mechanisms, config.function.name, "mpc")
     topics = Topics(session)
     cluster = BrokerServers(session, servers, config.coordinator_key, deadline=config.round_timeout,
                             wait_servers=config.wait_parties)
