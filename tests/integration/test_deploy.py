@@ -165,11 +165,9 @@ async def test_keys_two_party_hosts_and_the_observer_as_processes(mosquitto: Bro
     await _house(tmp_path, session, keys, mosquitto, lambda identity: (["--broker", url], {}))
 
 
-async def test_the_house_over_tls_with_a_login_per_host(tmp_path: Path) -> None:
-    """`mpdp broker config` from the roster, mosquitto from its files, each role with its own broker.env
-    (URL, user, password, CA, certificate: all through the environment, none on a command line)."""
-    session = f"tls-{tmp_path.name[-10:].replace('_', '')}"
-    keys = await _keys(tmp_path, session)
+async def broker_config(tmp_path: Path, keys: Path) -> int:
+    """`mpdp broker config` as a process, from ``keys/roster.json`` for the hosts 0-4 and 5-8, into
+    ``tmp_path/broker`` on two free loopback ports; the observer's port."""
     party_port, observer_port = locked_ports()
     user = broker_user()
     proc = await _start("broker", "config", "--roster", str(keys / "roster.json"), "--split", "0-4", "--split",
@@ -180,6 +178,15 @@ async def test_the_house_over_tls_with_a_login_per_host(tmp_path: Path) -> None:
         assert await _finish(proc, 15) == 0, (tmp_path / "config.log").read_text()
     finally:
         await _kill_all([proc])
+    return observer_port
+
+
+async def test_the_house_over_tls_with_a_login_per_host(tmp_path: Path) -> None:
+    """`mpdp broker config` from the roster, mosquitto from its files, each role with its own broker.env
+    (URL, user, password, CA, certificate: all through the environment, none on a command line)."""
+    session = f"tls-{tmp_path.name[-10:].replace('_', '')}"
+    keys = await _keys(tmp_path, session)
+    observer_port = await broker_config(tmp_path, keys)
     async with serve_locked(tmp_path / "broker", "parties-0-4") as broker:
         await _house(tmp_path, session, keys, broker.endpoint("observer"), lambda identity: ([], broker.env(identity)))
     logs = "".join((tmp_path / f"{name}.log").read_text() for name in ("a", "observe", "b", "config"))

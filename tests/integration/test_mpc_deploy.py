@@ -25,8 +25,8 @@ from mpdp.parties.mpc.sharing import recombine
 from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.session.files import read_roster, read_server_keys, server_key_path
-from tests.integration.test_deploy import VOTES, _finish, _kill_all, _start
-from tests.mqtt_fixtures import broker_user, locked_ports, serve_locked
+from tests.integration.test_deploy import VOTES, _finish, _kill_all, _start, broker_config
+from tests.mqtt_fixtures import serve_locked
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -69,16 +69,7 @@ async def test_the_mpc_deployment_over_the_locked_down_broker(tmp_path: Path) ->
     """`mpdp broker config` from the mpc roster; each server, host and the observer with its own login only."""
     session = f"mpclock-{tmp_path.name[-10:].replace('_', '')}"
     keys = await _keys(tmp_path, session)
-    party_port, observer_port = locked_ports()
-    user = broker_user()
-    proc = await _start("broker", "config", "--roster", str(keys / "roster.json"), "--split", "0-4", "--split",
-                        "5-8", "--port", str(party_port), "--observer-port", str(observer_port), "--bind",
-                        "127.0.0.1", *(["--user", user] if user else []), "--out", str(tmp_path / "broker"),
-                        log=tmp_path / "config.log")
-    try:
-        assert await _finish(proc, 15) == 0, (tmp_path / "config.log").read_text()
-    finally:
-        await _kill_all([proc])
+    await broker_config(tmp_path, keys)
     async with serve_locked(tmp_path / "broker", "parties-0-4") as broker:
         await _deployment(tmp_path, session, keys, lambda identity: ([], broker.env(identity)))
 
