@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mpdp.broker.curator_messages import CuratorRelease
+from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mpc_messages import MpcAnnouncement, ServerJob, ServerReport
 from mpdp.broker.signing import generate_key_pair, sign_message, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.broker.transport import InMemoryBroker, Transport
+from mpdp.broker.transport import Connector, InMemoryBroker, Transport
 from mpdp.parties.mpc.deployed_server import DeployedServerConfig, JobHandler, mpyc_arguments
 from mpdp.parties.mpc.server import RoundJob
 from mpdp.parties.session.files import (
@@ -27,6 +29,7 @@ from mpdp.parties.session.files import (
     write_session,
 )
 from mpdp.protocols import RandomizedResponse
+from tests.mqtt_fixtures import take
 
 SESSION = "mpc-deployed"
 
@@ -118,21 +121,27 @@ def _expired(message: ServerJob | MpcAnnouncement, signer: bytes) -> bytes:
     return sign_message(stale, signer).model_dump_json().encode()
 
 
-async def test_replayed_or_expired_jobs_and_ends_are_refused_and_counted(tmp_path: Path) -> None:
-    facts = write_session(tmp_path, SESSION, [RandomizedResponse(1.0)] * 3,
+def _server_zero(tmp_path: Path, session: str, endpoint: Connector) -> tuple[bytes, JobHandler, list[int]]:
+    """Server 0 of a fresh 3-server session, its computation a stand-in releasing 1: (the coordinator's
+    private key, the handler, the rounds computed so far)."""
+    facts = write_session(tmp_path, session, [RandomizedResponse(1.0)] * 3,
                           servers=["127.0.0.1:20001", "127.0.0.1:20002", "127.0.0.1:20003"], threshold=1)
     coordinator = read_private_key(coordinator_key_path(tmp_path / "coordinator"), facts, None)
     keys = read_server_keys(server_key_path(tmp_path, 0), facts)
-    config = DeployedServerConfig(facts=facts, keys=keys, endpoint=InMemoryBroker(), idle_timeout=5.0)
+    config = DeployedServerConfig(facts=facts, keys=keys, endpoint=endpoint, idle_timeout=20.0, ready_interval=0.05)
     computed: list[int] = []
 
     async def serve_job(job: RoundJob) -> dict[str, Any]:
         computed.append(job.round)
-        release = CuratorRelease.signed(keys.signing, session=SESSION, round=job.round, voters=len(job.parties),
-                                        outputs=np.array([0], dtype=np.int64))
+        release = CuratorRelease.signed(keys.signing, session=session, round=job.round, voters=len(job.parties),
+                                        outputs=np.array([1], dtype=np.int64))
         return {"release": release.model_dump_json(), "sent": 1, "cpu": 0.0}
 
-    handler = JobHandler(config, serve_job)
+    return coordinator, JobHandler(config, serve_job), computed
+
+
+async def test_replayed_or_expired_jobs_and_ends_are_refused_and_counted(tmp_path: Path) -> None:
+    coordinator, handler, computed = _server_zero(tmp_path, SESSION, InMemoryBroker())
 
     def job(round_index: int) -> ServerJob:
         return ServerJob.signed(coordinator, session=SESSION, round=round_index, repetitions=1, server=0,
@@ -156,3 +165,40 @@ async def test_replayed_or_expired_jobs_and_ends_are_refused_and_counted(tmp_pat
     assert handler.is_end(fresh) and not handler.is_end(fresh)  # the same end again is a replay
     assert await handler.job(job(1).model_dump_json().encode()) is not None and computed == [0, 1]
     assert dict(handler.rejections.counts) == {"replay": 3, "expired": 2}
+
+
+async def _counted(handler: JobHandler, expected: dict[str, int]) -> None:
+    """Wait (5 s at most) until the server has refused exactly ``expected`` (reason -> count)."""
+    async with asyncio.timeout(5):
+        while dict(handler.rejections.counts) != expected:
+            await asyncio.sleep(0.02)
+
+
+async def test_over_mosquitto_a_replayed_job_or_end_changes_nothing(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    """The server on a real broker: a captured job or end published again, or an expired one, gets no
+    release and does not stop it (refused, counted by reason); the fresh end does."""
+    session = f"mpcfresh-{tmp_path.name[-8:].replace('_', '')}"
+    coordinator, handler, computed = _server_zero(tmp_path, session, mosquitto)
+    topics = Topics(session)
+    end = partial(MpcAnnouncement.signed, coordinator, session=session, kind="end", round=1, repetitions=1)
+    captured_end = end()  # signed before the job: its sequence is below the job's
+    job = ServerJob.signed(coordinator, session=session, round=0, repetitions=1, server=0, job=_job(0, [0, 1]))
+    async with mosquitto.connect("mpdp-test-coordinator") as transport:
+        await transport.subscribe(topics.mpc_server(0))
+        serving = asyncio.create_task(handler.run())
+        try:
+            assert ServerReport.model_validate_json((await take(transport, 1))[0].payload).kind == "ready"
+            await transport.publish(topics.mpc_job(0), job.model_dump_json())
+            assert (report := await _next_report(transport)) is not None and report.round == 0
+            await transport.publish(topics.mpc_job(0), job.model_dump_json())  # the captured job again
+            later = ServerJob.signed(coordinator, session=session, round=1, repetitions=1, server=0, job=_job(1, [0]))
+            await transport.publish(topics.mpc_job(0), _expired(later, coordinator))
+            await transport.publish(topics.rounds, captured_end.model_dump_json())  # older than the job
+            await transport.publish(topics.rounds, _expired(end(), coordinator))
+            await _counted(handler, {"replay": 2, "expired": 2})
+            assert await _next_report(transport) is None and not serving.done() and computed == [0]
+            await transport.publish(topics.rounds, end().model_dump_json())
+            async with asyncio.timeout(5):
+                assert await serving == 1
+        finally:
+            serving.cancel()
