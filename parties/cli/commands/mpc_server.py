@@ -3,8 +3,9 @@
 It connects with MPyC to the other servers at the roster's addresses, takes each round's job from the
 broker (only the shares sealed to its own X25519 key, handed on by the coordinator, who signs the job),
 computes the count and the release of the optimal central mechanism together with the other servers, and
-publishes its release signed with its Ed25519 key (pinned in the roster). It exits at the coordinator's
-signed end of the session. MPyC has no dropout tolerance: every server of the roster must run.
+publishes its release signed with its Ed25519 key (pinned in the roster) on its own report topic. It
+exits at the coordinator's signed end of the session. A replayed or expired job or end is refused
+(counted by reason and logged). MPyC has no dropout tolerance: every server of the roster must run.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ EPILOG = """\
 examples:
   mpdp mpc-server --roster keys/roster.json --keys keys/server-0/server-0.key \\
       --broker mqtt://broker.example:1883
+  set -a; . lock/clients/mpc-server-0/broker.env; set +a   # its login from `mpdp broker config` (mqtts)
+  mpdp mpc-server --roster keys/roster.json --keys keys/server-0/server-0.key
 
 Start one per server of the roster (each on the host of its --server-address), then the party hosts
 (`mpdp party`) and the coordinator (`mpdp observe`), in any order: the coordinator waits for every server.
