@@ -212,8 +212,10 @@ class _ReadyBeacon:
             status = WorkerStatus.model_validate_json(payload)
         except ValidationError:
             return False
-        return ((status.session, status.worker, status.state) == (self._topics.session, self._config.worker, "ready")
-                and verify_message(status, public_key_of(self._config.private_keys[0])))
+        config = self._config
+        return ((status.session, status.worker, status.state, status.parties)
+                == (self._topics.session, config.worker, "ready", config.parties)
+                and not status.unsigned(dict(zip(config.parties, map(public_key_of, config.private_keys)))))
 
     async def run(self) -> None:
         """Subscribe, then repeat the host's "ready" until the first signed announcement.
@@ -237,7 +239,7 @@ class _ReadyBeacon:
                     await transport.publish(self._topics.status, status_report(self._spec, "ready").model_dump_json())
             elif delivery.topic == self._topics.rounds and self._is_round(delivery.payload):
                 return
-            elif delivery.topic == self._topics.status and self._own_ready(delivery.payload):
+            elif not ready and delivery.topic == self._topics.status and self._own_ready(delivery.payload):
                 ready = True
 
 
