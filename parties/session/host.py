@@ -231,15 +231,20 @@ class _ReadyBeacon:
             await self._repeat(transport)
 
     async def _repeat(self, transport: Transport) -> None:
-        ready = False
+        # every ready_interval by the clock, whatever else arrives: other hosts' reports (or anyone's, on
+        # an open broker) on the status topic must not starve the repeat
+        ready, due = False, time.monotonic() + self._config.ready_interval
         while True:
-            delivery = await next_delivery(transport, self._config.ready_interval)
-            if delivery is None:
+            delivery = await next_delivery(transport, max(0.0, due - time.monotonic()))
+            if time.monotonic() >= due:
+                due = time.monotonic() + self._config.ready_interval
                 if ready:
                     await transport.publish(self._topics.status, status_report(self._spec, "ready").model_dump_json())
-            elif delivery.topic == self._topics.rounds and self._is_round(delivery.payload):
+            if delivery is None:
+                continue
+            if delivery.topic == self._topics.rounds and self._is_round(delivery.payload):
                 return
-            elif not ready and delivery.topic == self._topics.status and self._own_ready(delivery.payload):
+            if not ready and delivery.topic == self._topics.status and self._own_ready(delivery.payload):
                 ready = True
 
 

@@ -2,6 +2,7 @@
 
 import asyncio
 import dataclasses
+import time
 from pathlib import Path
 
 import numpy as np
@@ -113,3 +114,26 @@ async def test_beacon_repeats_its_own_ready_until_a_signed_announcement(tmp_path
         assert await next_delivery(watch, 0.5) is not None
         await watch.publish(topics.rounds, announcement(coordinator_private))
         await asyncio.wait_for(task, 1.0)
+
+
+async def test_other_reports_on_the_status_topic_do_not_starve_the_ready_beacon(tmp_path: Path) -> None:
+    """Two hosts started before the observer each hear the other's "ready": the repeat keeps its clock."""
+    config = _config(tmp_path, ready_interval=0.1)
+    other, _ = generate_key_pair()
+    topics, broker = Topics("h-1"), InMemoryBroker()
+    own = WorkerStatus.signed(config.private_keys, session="h-1", worker=1, state="ready", parties=(1, 3))
+    async with broker.connect("watch") as watch:
+        await watch.subscribe(topics.status)
+        beacon = _ReadyBeacon(config, broker)
+        task = asyncio.create_task(beacon.run())
+        await beacon.subscribed.wait()
+        await watch.publish(topics.status, own.model_dump_json())
+        repeats, end = 0, time.monotonic() + 1.0
+        while time.monotonic() < end:  # another host's report at least every 20 ms, for a second
+            await watch.publish(topics.status, WorkerStatus.signed(
+                [other], session="h-1", worker=4, state="ready", parties=(4,)).model_dump_json())
+            while (delivery := await next_delivery(watch, 0.02)) is not None:
+                repeats += WorkerStatus.model_validate_json(delivery.payload).worker == 1
+        task.cancel()
+    # one repeat every 0.1 s by the clock: about 10 in the second (before: none, each report reset the wait)
+    assert repeats >= 5
