@@ -17,6 +17,7 @@ by the signature: a receiver refuses an expired or replayed one.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Callable, Mapping
 from collections.abc import Sequence as Seq
@@ -226,7 +227,10 @@ class WorkerStatus(Fresh):
         signatures: one Ed25519 signature per listed party, in the order of ``parties``, each by that
             party's key (the roster's) over the same canonical bytes (:mod:`mpdp.broker.signing`): a party
             host holds the private keys of its parties, a simulation worker those it runs, and a report
-            counts only if every party it lists signed it (:meth:`unsigned`).
+            counts only if every party it lists signed it (:meth:`unsigned`). Each signs the SHA-512
+            digest of the canonical bytes (:meth:`digest`): Ed25519 hashes what it signs, and the bytes
+            of a host of 5,000 parties (30 kB) hashed twice per signature made signing and checking one
+            report quadratic (4.6 s for 5,000 parties here; 64 bytes per signature: linear).
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/worker-status/v1"
@@ -251,10 +255,15 @@ class WorkerStatus(Fresh):
         """The listed parties whose signature does not verify under their own key ``public_keys[party]``
         (raw Ed25519; a roster's keys by party id, or a mapping party -> key), ascending; [] = a genuine
         report. A party with no key in ``public_keys`` counts as unsigned."""
-        canonical = canonical_bytes(self)
+        digest = self.digest()
         keys = public_keys if isinstance(public_keys, Mapping) else dict(enumerate(public_keys))
         return [party for party, signature in zip(self.parties, self.signatures, strict=True)
-                if party not in keys or not verify_signature(canonical, signature, keys[party])]
+                if party not in keys or not verify_signature(digest, signature, keys[party])]
+
+    def digest(self) -> bytes:
+        """What each listed party signs: the 64-byte SHA-512 digest of :func:`canonical_bytes` (which
+        leave the signatures out)."""
+        return hashlib.sha512(canonical_bytes(self)).digest()
 
     @classmethod
     def signed(cls, private_keys: Seq[bytes | Ed25519PrivateKey], *, session: str, worker: int,
@@ -268,5 +277,5 @@ class WorkerStatus(Fresh):
         """
         draft = cls(session=session, worker=int(worker), state=state, parties=tuple(int(p) for p in parties),
                     detail=detail[:500], signatures=(PLACEHOLDER_SIGNATURE,) * len(private_keys), **stamp(lifetime))
-        canonical = canonical_bytes(draft)
-        return draft.model_copy(update={"signatures": tuple(signature_of(canonical, key) for key in private_keys)})
+        digest = draft.digest()
+        return draft.model_copy(update={"signatures": tuple(signature_of(digest, key) for key in private_keys)})

@@ -97,9 +97,10 @@ def canonical_bytes(message: Signable) -> bytes:
     return f"{message.SIGNING_DOMAIN}\n{body}".encode("ascii")
 
 
-def signature_of(canonical: bytes, private_key: bytes | Ed25519PrivateKey) -> str:
-    """The base64 Ed25519 signature of ``canonical`` (a message's :func:`canonical_bytes`) under ``private_key``."""
-    return base64.b64encode(load_private_key(private_key).sign(canonical)).decode("ascii")
+def signature_of(data: bytes, private_key: bytes | Ed25519PrivateKey) -> str:
+    """The base64 Ed25519 signature of ``data`` (a message's :func:`canonical_bytes`, or a digest of them)
+    under ``private_key``."""
+    return base64.b64encode(load_private_key(private_key).sign(data)).decode("ascii")
 
 
 def sign_message(message: M, private_key: bytes | Ed25519PrivateKey) -> M:
@@ -107,11 +108,11 @@ def sign_message(message: M, private_key: bytes | Ed25519PrivateKey) -> M:
     return message.model_copy(update={"signature": signature_of(canonical_bytes(message), private_key)})
 
 
-def verify_signature(canonical: bytes, signature: str, public_key: bytes | Ed25519PublicKey) -> bool:
-    """True iff ``signature`` (base64) is a valid signature of ``canonical`` (a message's
-    :func:`canonical_bytes`) under ``public_key`` (raw 32 bytes or a key object; a malformed one is False)."""
+def verify_signature(data: bytes, signature: str, public_key: bytes | Ed25519PublicKey) -> bool:
+    """True iff ``signature`` (base64) is a valid signature of ``data`` (as :func:`signature_of` signed it)
+    under ``public_key`` (raw 32 bytes or a key object; a malformed one is False)."""
     try:
-        load_public_key(public_key).verify(base64.b64decode(signature, validate=True), canonical)
+        load_public_key(public_key).verify(base64.b64decode(signature, validate=True), data)
     except (InvalidSignature, ValueError):
         return False
     return True
