@@ -17,7 +17,11 @@ Privacy policy, the host's own (never from the wire): each party answers at most
 releases per round (more: an abstention ``policy``) and, with a budget, never beyond it by the exact
 optimal composition (``budget-exhausted``). The answer record (``record``, SQLite) keeps every signed answer
 and its ledger charge, committed before publishing; a re-announced round gets the same message again,
-after a restart of the host, the observer or the broker.
+after a restart of the host, the observer or the broker, and so does the round in flight when the host
+restarted (at the observer's next heartbeat, which names the open round).
+
+The ready beacon and the observer check a "ready" report against the key of every party it lists
+(:class:`mpdp.broker.messages.WorkerStatus`): a host speaks only for the parties whose keys it holds.
 
 Protocols: ``protocol="rr"`` (randomized response, the default); ``"mpc"``: each party secret-shares its bit
 among the compute servers pinned in the roster (:func:`mpdp.parties.mpc.party.start_pinned_mpc_party`),

@@ -11,7 +11,8 @@ import asyncio
 import contextlib
 import signal
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,15 +25,15 @@ from mpdp.parties.session.files import party_key_path, read_private_key, read_ro
 from tests.integration.test_deploy import _finish
 from tests.integration.test_party_restart import HOSTS, K, watched_deployment
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 HELD = range(5, 9)  # host b's parties: the test speaks for them
 
 
-async def _poll(condition: object, seconds: float) -> None:
+async def _poll(condition: Callable[[], bool], seconds: float) -> None:
     """Return once ``condition()`` is true (polled every 10 ms); TimeoutError after ``seconds``."""
     async with asyncio.timeout(seconds):
-        while not condition():  # type: ignore[operator]
+        while not condition():
             await asyncio.sleep(0.01)
 
 
@@ -63,7 +64,7 @@ async def _held_back_host(endpoint: BrokerEndpoint, session: str, keys: dict[int
             await task
 
 
-async def test_host_killed_mid_round_resends_its_recorded_answer(mosquitto: BrokerEndpoint, tmp_path) -> None:
+async def test_host_killed_mid_round_resends_its_recorded_answer(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     session = f"mid-{tmp_path.name[-10:].replace('_', '')}"
     async with watched_deployment(mosquitto, tmp_path, session, 1) as (deployment, seen):
         facts = read_roster(deployment.keys / "roster.json")
@@ -71,7 +72,7 @@ async def test_host_killed_mid_round_resends_its_recorded_answer(mosquitto: Brok
         hosted = range(HOSTS["a"][0], 5)
         first = await deployment.host("a", 1)
         async with _held_back_host(mosquitto, session, keys):
-            observer = await deployment.observer(1, "--round-timeout", "40")
+            observer = await deployment.observer(1, "--round-timeout", "60")
 
             def answered(copies: int) -> bool:
                 counts = Counter(m.party for m in seen if m.round == 0)
@@ -82,7 +83,7 @@ async def test_host_killed_mid_round_resends_its_recorded_answer(mosquitto: Brok
             first.kill()
             assert await first.wait() == -signal.SIGKILL and observer.returncode is None
             second = await deployment.host("a", 2)
-            await _poll(lambda: answered(2), 20)  # the restarted host re-sent round 0, not yet closed
+            await _poll(lambda: answered(2), 40)  # the restarted host re-sent round 0, not yet closed
         assert observer.returncode is None and second.returncode is None
         async with mosquitto.connect(f"test-{session}-late") as late:  # host b answers at last
             for p in HELD:
