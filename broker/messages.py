@@ -7,7 +7,8 @@
 * :class:`Announcement` — the coordinator opens round ``round`` (``kind="round"``) or ends the session
   (``kind="end"``); signed by the coordinator's key so a stranger cannot make parties spend privacy.
 * :class:`WorkerStatus` — a worker process reports its parties ready (subscribed) or failed; signed by
-  the key of its first party.
+  the key of every party it lists (one signature each, over the same bytes): a host can speak only for
+  the parties whose keys it holds.
 
 Control messages (announcements, status; in other modules transcripts and releases) also carry the
 :class:`Fresh` fields (a monotonic ``sequence`` and ``expires_ms``, :mod:`mpdp.broker.control`), covered
@@ -16,8 +17,10 @@ by the signature: a receiver refuses an expired or replayed one.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from collections.abc import Sequence as Seq
 from typing import Annotated, ClassVar, Literal, Self, TypeVar
 
 import numpy as np
@@ -27,7 +30,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mpdp.broker.control import DEFAULT_LIFETIME, ExpiresMs, Sequence, stamp
 from mpdp.broker.packing import pack_symbols, unpack_symbols
-from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
+from mpdp.broker.signing import (
+    PLACEHOLDER_SIGNATURE,
+    canonical_bytes,
+    sign_message,
+    signature_of,
+    verify_signature,
+)
 from mpdp.broker.topics import SESSION_PATTERN
 from mpdp.protocols.errors import ProtocolViolation
 
@@ -215,8 +224,13 @@ class WorkerStatus(Fresh):
         session, worker: whose report. parties: the worker's parties, ascending, at least one.
         state, detail: ``ready``, or ``failed`` with the first error (up to 500 characters).
         sequence, expires_ms: freshness (:class:`Fresh`).
-        signature: Ed25519 signature by the key of ``parties[0]`` (the roster's key; a party host holds
-            the private keys of its parties, a simulation worker those it runs).
+        signatures: one Ed25519 signature per listed party, in the order of ``parties``, each by that
+            party's key (the roster's) over the same canonical bytes (:mod:`mpdp.broker.signing`): a party
+            host holds the private keys of its parties, a simulation worker those it runs, and a report
+            counts only if every party it lists signed it (:meth:`unsigned`). Each signs the SHA-512
+            digest of the canonical bytes (:meth:`digest`): Ed25519 hashes what it signs, and the bytes
+            of a host of 5,000 parties (30 kB) hashed twice per signature made signing and checking one
+            report quadratic (4.6 s for 5,000 parties here; 64 bytes per signature: linear).
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/worker-status/v1"
@@ -227,28 +241,41 @@ class WorkerStatus(Fresh):
     state: Literal["ready", "failed"]
     parties: Annotated[tuple[Index, ...], Field(min_length=1)]
     detail: Annotated[str, Field(max_length=500)] = ""
-    signature: Signature
+    signatures: Annotated[tuple[Signature, ...], Field(min_length=1)]
 
     @model_validator(mode="after")
     def _ascending(self) -> Self:
         if list(self.parties) != sorted(set(self.parties)):
             raise ValueError("parties must be ascending and distinct")
+        if len(self.signatures) != len(self.parties):
+            raise ValueError(f"{len(self.signatures)} signatures for {len(self.parties)} parties (one each)")
         return self
 
-    @property
-    def signer(self) -> int:
-        """The party whose key signs the report: ``parties[0]``."""
-        return self.parties[0]
+    def unsigned(self, public_keys: Seq[bytes] | Mapping[int, bytes]) -> list[int]:
+        """The listed parties whose signature does not verify under their own key ``public_keys[party]``
+        (raw Ed25519; a roster's keys by party id, or a mapping party -> key), ascending; [] = a genuine
+        report. A party with no key in ``public_keys`` counts as unsigned."""
+        digest = self.digest()
+        keys = public_keys if isinstance(public_keys, Mapping) else dict(enumerate(public_keys))
+        return [party for party, signature in zip(self.parties, self.signatures, strict=True)
+                if party not in keys or not verify_signature(digest, signature, keys[party])]
+
+    def digest(self) -> bytes:
+        """What each listed party signs: the 64-byte SHA-512 digest of :func:`canonical_bytes` (which
+        leave the signatures out)."""
+        return hashlib.sha512(canonical_bytes(self)).digest()
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, worker: int,
+    def signed(cls, private_keys: Seq[bytes | Ed25519PrivateKey], *, session: str, worker: int,
                state: Literal["ready", "failed"], parties: tuple[int, ...], detail: str = "",
                lifetime: float = DEFAULT_LIFETIME) -> WorkerStatus:
-        """Build and sign a report with the private key of ``parties[0]``, valid for ``lifetime`` seconds.
+        """Build a report valid for ``lifetime`` seconds, signed with ``private_keys[j]`` for ``parties[j]``.
 
         Raises:
-            pydantic.ValidationError: a field out of its domain (no parties, not ascending).
+            pydantic.ValidationError: a field out of its domain (no parties, not ascending, not one key
+                per party).
         """
         draft = cls(session=session, worker=int(worker), state=state, parties=tuple(int(p) for p in parties),
-                    detail=detail[:500], signature=PLACEHOLDER_SIGNATURE, **stamp(lifetime))
-        return sign_message(draft, private_key)
+                    detail=detail[:500], signatures=(PLACEHOLDER_SIGNATURE,) * len(private_keys), **stamp(lifetime))
+        digest = draft.digest()
+        return draft.model_copy(update={"signatures": tuple(signature_of(digest, key) for key in private_keys)})

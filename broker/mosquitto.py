@@ -1,11 +1,18 @@
 """A mosquitto child process on a free loopback port, as an async context manager.
 
 The configuration is ``broker/mosquitto.conf`` (loopback only, bounded queues) with its
-``listener`` line replaced by ``listener PORT 127.0.0.1``, ``user`` set to ours, and ``log_type
-information`` added (its start-up lines tell whether the child holds the port or lost it to another
+``listener`` line replaced by ``listener PORT 127.0.0.1``, ``user`` set to ours, a login of its own
+(below), and ``log_type information`` added (its start-up lines tell whether the child holds the port or lost it to another
 process, which is then retried on a new port: :func:`run_mosquitto`). The child gets its own session
 (a Ctrl-C at the terminal reaches us, and we stop it) and, on Linux, dies with its parent
 (``PR_SET_PDEATHSIG``; kept because the child never changes user), so no broker outlives the run.
+
+Login: each child gets a fresh random user name and password (:func:`mpdp.broker.passwords.new_password`;
+a ``mosquitto_passwd``-format file, mode 0600, in the child's temporary directory) and
+``allow_anonymous false``: another local user's process cannot read or inject the run's messages. The
+credentials travel only inside the yielded :class:`BrokerEndpoint` (picklable: the run's worker processes
+get it; its repr and :attr:`BrokerEndpoint.url` leave the password out). ``anonymous=True`` keeps the
+shipped anonymous listener (tests whose processes are given a bare ``mqtt://`` URL).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import os
 import pwd
 import re
 import ctypes
+import secrets
 import signal
 import sys
 import tempfile
@@ -25,6 +33,7 @@ from pathlib import Path
 
 from mpdp.broker.connectivity import wait_until_accepting
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.passwords import new_password, password_line
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.settings import find_mosquitto
 from mpdp.protocols.errors import TransportError
@@ -60,7 +69,7 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 @contextlib.asynccontextmanager
 async def run_mosquitto(
     binary: Path | None = None, *, timeout: float = 10.0, start_timeout: float = 10.0, port: int | None = None,
-    extra_config: str = "",
+    extra_config: str = "", anonymous: bool = False,
 ) -> AsyncIterator[BrokerEndpoint]:
     """Start mosquitto on a loopback port; yield its endpoint; stop it on exit.
 
@@ -78,6 +87,7 @@ async def run_mosquitto(
         start_timeout: seconds to wait until the broker accepts MQTT connections.
         extra_config: lines appended to the configuration, e.g. a bridge to another broker
             (``connection NAME`` / ``address HOST:PORT`` / ``topic mpdp/# both 1``; docs/deploy.md).
+        anonymous: accept clients without a login (default: a fresh random login, module docstring).
 
     Raises:
         TransportError: no binary, the child exited early (its log is quoted; for a given port in use,
@@ -87,12 +97,15 @@ async def run_mosquitto(
     if exe is None:
         raise TransportError("mosquitto binary not found on PATH or in /usr/sbin; use --broker embedded")
     with tempfile.TemporaryDirectory(prefix="mpdp-mosquitto-") as tmp:
+        username, password = (None, None) if anonymous else (f"mpdp-run-{secrets.token_hex(4)}", new_password())
+        login = "" if username is None or password is None else _login(Path(tmp), username, password)
         deadline = time.monotonic() + start_timeout
         for attempt in range(1, PORT_ATTEMPTS + 1):
             chosen = port or free_loopback_port()
             log_path = Path(tmp, f"mosquitto-{attempt}.log")
-            proc = await _spawn(exe, Path(tmp, "mosquitto.conf"), chosen, log_path, extra_config)
-            endpoint = BrokerEndpoint("mosquitto", LOOPBACK, chosen, timeout=timeout)
+            proc = await _spawn(exe, Path(tmp, "mosquitto.conf"), chosen, log_path, login + extra_config)
+            endpoint = BrokerEndpoint("mosquitto", LOOPBACK, chosen, timeout=timeout, username=username,
+                                      password=password)
             try:
                 if await _bound(proc, log_path, deadline):
                     await _accepting(exe, proc, endpoint, log_path, deadline)
@@ -138,6 +151,14 @@ async def run_configured_mosquitto(config: Path, probe: BrokerEndpoint, *, binar
 PORT_ATTEMPTS = 8
 _IN_USE = "Address already in use"
 _RUNNING = re.compile(r"mosquitto version \S+ running")
+
+
+def _login(directory: Path, username: str, password: str) -> str:
+    """The configuration lines that admit only ``username`` (its password file written to ``directory``, 0600)."""
+    path = directory / "passwords"
+    path.touch(mode=0o600)
+    path.write_text(password_line(username, password) + "\n")
+    return f"allow_anonymous false\npassword_file {path}\n"
 
 
 async def _spawn(exe: Path, config: Path, port: int, log_path: Path, extra: str) -> asyncio.subprocess.Process:

@@ -1,8 +1,9 @@
 """Ed25519 signatures over the canonical bytes of a wire message (RFC 8032, via ``cryptography``).
 
 Canonical bytes of a message = its signing domain (a class constant, e.g. ``mpdp/party-message/v1``),
-a newline, then the JSON of every field except ``signature`` with sorted keys, no whitespace and ASCII
-only. Pydantic validated the fields first, so equal messages have equal bytes.
+a newline, then the JSON of every field except the signatures (``signature``, or ``signatures`` of a
+message signed by several keys, :data:`SIGNATURE_FIELDS`) with sorted keys, no whitespace and ASCII only.
+Pydantic validated the fields first, so equal messages have equal bytes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 
 __all__ = [
     "PLACEHOLDER_SIGNATURE",
+    "SIGNATURE_FIELDS",
+    "Signable",
     "SignedMessage",
     "canonical_bytes",
     "generate_key_pair",
@@ -27,23 +30,32 @@ __all__ = [
     "load_public_key",
     "public_key_of",
     "sign_message",
+    "signature_of",
     "verify_message",
+    "verify_signature",
 ]
 
 #: A well-formed signature (64 zero bytes) used while a message is built, before it is signed.
 PLACEHOLDER_SIGNATURE = base64.b64encode(bytes(64)).decode("ascii")
+#: The fields a signature does not cover: the signatures themselves.
+SIGNATURE_FIELDS = frozenset({"signature", "signatures"})
 _RAW = serialization.Encoding.Raw
 
 
-class SignedMessage(Protocol):
-    """A pydantic wire message with a ``signature`` field and a signing domain."""
+class Signable(Protocol):
+    """A pydantic wire message with a signing domain (its signatures in :data:`SIGNATURE_FIELDS`)."""
 
     SIGNING_DOMAIN: ClassVar[str]
+
+    def model_dump(self, *, mode: str, exclude: set[str]) -> dict[str, Any]: ...
+
+
+class SignedMessage(Signable, Protocol):
+    """A pydantic wire message with one ``signature`` field and a signing domain."""
 
     @property
     def signature(self) -> str: ...  # read-only: wire messages are frozen
 
-    def model_dump(self, *, mode: str, exclude: set[str]) -> dict[str, Any]: ...
     def model_copy(self, *, update: dict[str, Any]) -> Any: ...
 
 
@@ -78,24 +90,34 @@ def public_key_of(private_key: bytes | Ed25519PrivateKey) -> bytes:
     return load_private_key(private_key).public_key().public_bytes(_RAW, serialization.PublicFormat.Raw)
 
 
-def canonical_bytes(message: SignedMessage) -> bytes:
-    """The bytes a signature covers: domain, newline, sorted compact JSON of all fields but the signature."""
-    fields = message.model_dump(mode="json", exclude={"signature"})
+def canonical_bytes(message: Signable) -> bytes:
+    """The bytes a signature covers: domain, newline, sorted compact JSON of all fields but the signatures."""
+    fields = message.model_dump(mode="json", exclude=set(SIGNATURE_FIELDS))
     body = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return f"{message.SIGNING_DOMAIN}\n{body}".encode("ascii")
 
 
+def signature_of(data: bytes, private_key: bytes | Ed25519PrivateKey) -> str:
+    """The base64 Ed25519 signature of ``data`` (a message's :func:`canonical_bytes`, or a digest of them)
+    under ``private_key``."""
+    return base64.b64encode(load_private_key(private_key).sign(data)).decode("ascii")
+
+
 def sign_message(message: M, private_key: bytes | Ed25519PrivateKey) -> M:
     """A copy of ``message`` whose ``signature`` is the base64 Ed25519 signature of its canonical bytes."""
-    signature = load_private_key(private_key).sign(canonical_bytes(message))
-    return message.model_copy(update={"signature": base64.b64encode(signature).decode("ascii")})
+    return message.model_copy(update={"signature": signature_of(canonical_bytes(message), private_key)})
+
+
+def verify_signature(data: bytes, signature: str, public_key: bytes | Ed25519PublicKey) -> bool:
+    """True iff ``signature`` (base64) is a valid signature of ``data`` (as :func:`signature_of` signed it)
+    under ``public_key`` (raw 32 bytes or a key object; a malformed one is False)."""
+    try:
+        load_public_key(public_key).verify(base64.b64decode(signature, validate=True), data)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
 
 
 def verify_message(message: SignedMessage, public_key: bytes | Ed25519PublicKey) -> bool:
     """True iff ``message.signature`` is a valid signature of its canonical bytes under ``public_key``."""
-    try:
-        signature = base64.b64decode(message.signature, validate=True)
-        load_public_key(public_key).verify(signature, canonical_bytes(message))
-    except (InvalidSignature, ValueError):
-        return False
-    return True
+    return verify_signature(canonical_bytes(message), message.signature, public_key)

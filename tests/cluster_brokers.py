@@ -76,10 +76,11 @@ async def bridged_mosquitto(edges: int = 1) -> AsyncIterator[tuple[BrokerEndpoin
     require(find_mosquitto() is not None,
             "mosquitto binary not installed (apt-get install mosquitto: on PATH or in /usr/sbin)")
     async with contextlib.AsyncExitStack() as stack:
-        center = await stack.enter_async_context(run_mosquitto(timeout=5.0))
+        center = await stack.enter_async_context(run_mosquitto(timeout=5.0, anonymous=True))
         tag = secrets.token_hex(3)
         edge_endpoints = [
-            await stack.enter_async_context(run_mosquitto(timeout=5.0, extra_config=bridge_config(f"edge{i}-{tag}", center)))
+            await stack.enter_async_context(run_mosquitto(timeout=5.0, extra_config=bridge_config(f"edge{i}-{tag}", center),
+                                                              anonymous=True))
             for i in range(edges)
         ]
         for edge in edge_endpoints:

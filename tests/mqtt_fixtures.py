@@ -56,7 +56,7 @@ def require_mosquitto() -> None:
 async def mosquitto() -> AsyncIterator[BrokerEndpoint]:
     """A mosquitto child for the whole test session (skipped without the binary, failed under CI)."""
     require_mosquitto()
-    async with run_mosquitto(timeout=5.0) as endpoint:
+    async with run_mosquitto(timeout=5.0, anonymous=True) as endpoint:  # its tests pass bare mqtt:// URLs
         yield endpoint
 
 

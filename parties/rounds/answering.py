@@ -15,6 +15,11 @@ announcement a party waits up to ``idle_timeout`` (the observer may start later)
 ``observer_grace`` seconds (default :data:`OBSERVER_GRACE`) ends the party with a TransportError saying
 the observer is gone (its answers stay in the record; a restarted host rejoins).
 
+A heartbeat names the round open (or next): a party that holds a recorded answer for that round and has
+not published it in this process (a host restarted mid-round, after it answered: the round's announcement
+went out before it reconnected) re-sends the recorded message then, once, so the observer gets the same
+signed bytes again, never a fresh draw, without waiting for a re-announcement.
+
 A protocol's party plugs in by composition (:class:`PartyProtocol`): the announcement it reads, its
 answer to a round (a signed wire message; the protocol enforces its own privacy policy there, from the
 party's own :class:`mpdp.parties.rr.party.PartySpec`, never from the wire), its privacy ledger, and
@@ -122,6 +127,7 @@ class PartyLoop(Generic[AnnouncementT]):
         self._record = record
         #: round -> the signed message this party published for it (from the record after a restart)
         self.sent: dict[int, str] = {} if record is None else record.answers(topics.session, party)
+        self._published: set[int] = set()  # rounds whose message this process published
         self._client_id = f"mpdp-{topics.session}-party-{party}-{secrets.token_hex(8)}"
         last = 0 if record is None else record.last_sequence(topics.session, party)
         self._fresh = FreshnessGuard(last={_COORDINATOR: last})
@@ -203,6 +209,9 @@ class PartyLoop(Generic[AnnouncementT]):
                 continue
             self._heard = time.monotonic()
             if announcement.kind == "heartbeat":
+                if announcement.round in self.sent and announcement.round not in self._published:
+                    async with self._gate:  # recorded before a restart: the same message again
+                        await self._publish(transport, announcement.round)
                 continue
             if announcement.kind == "end":
                 if self._record is not None:
@@ -213,11 +222,15 @@ class PartyLoop(Generic[AnnouncementT]):
             # answers (draw, sign: ~1 ms each) would hold the loop for seconds, so PUBACKs that arrived long
             # ago wait unread and the publishes time out (the 5,000- and 10,000-party runs' "Operation timed
             # out"). Through the gate, a few dozen parties answer per iteration and the loop reads in between.
-            index = announcement.round
             async with self._gate:
-                if index not in self.sent:
-                    self.sent[index] = await self._answer(announcement)
-                await transport.publish(self._topics.party(self.party), self.sent[index])
+                if announcement.round not in self.sent:
+                    self.sent[announcement.round] = await self._answer(announcement)
+                await self._publish(transport, announcement.round)
+
+    async def _publish(self, transport: Transport, index: int) -> None:
+        """Publish the message recorded for round ``index`` on the party's topic (the caller holds the gate)."""
+        await transport.publish(self._topics.party(self.party), self.sent[index])
+        self._published.add(index)
 
     async def _answer(self, announcement: AnnouncementT) -> str:
         """The protocol's answer to a round not answered before, committed to the record (with its ledger

@@ -37,10 +37,11 @@ kept, at most :data:`EARLY_ROUNDS` rounds' worth, and count when their round ope
 delivers is thrown away.
 
 Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
-a report counts only when it is signed by the roster key of its first party, of this session, unexpired
-and newer than that worker's last report (:class:`mpdp.broker.control.FreshnessGuard`); else it is
-rejected (``schema``, ``session``, ``unknown-party``, ``signature``, ``expired``, ``replay``) like an
-answer. The engine keeps :attr:`RoundEngine.ready_workers` and :attr:`RoundEngine.failed_workers`.
+a report counts only when every party it lists signed it with its roster key (a host cannot speak for
+parties whose keys it does not hold: ``signature``, naming the parties), of this session, unexpired and
+newer than that worker's last report (:class:`mpdp.broker.control.FreshnessGuard`); else it is rejected
+(``schema``, ``session``, ``unknown-party``, ``signature``, ``expired``, ``replay``) like an answer and
+none of its parties is ready. The engine keeps :attr:`RoundEngine.ready_workers` and :attr:`RoundEngine.failed_workers`.
 Every rejection is counted and logged at WARNING, rate-limited per reason
 (:class:`mpdp.parties.rounds.rejections.RejectLog`). Messages on
 the protocol's further subscriptions (:attr:`RoundProtocol.filters`) go to :meth:`RoundProtocol.receive`.
@@ -447,7 +448,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             raise ProtocolViolation("session", f"{where}: session {status.session!r}")
         if status.parties[-1] >= self.roster.k:
             raise ProtocolViolation("unknown-party", f"{where}: parties beyond the roster")
-        self._reader.verify(status, status.signer, where)
+        unsigned = status.unsigned(self.roster.public_keys)
+        if unsigned:
+            raise ProtocolViolation("signature", f"{where}: parties {format_ranges(unsigned)} did not sign it "
+                                                 "with their own keys")
         self._fresh.check(status, status.worker, where)
         target = self.ready_workers if status.state == "ready" else self.failed_workers
         target[status.worker] = status

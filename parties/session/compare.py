@@ -26,7 +26,7 @@ import numpy as np
 
 from mpdp.analysis.evaluation import RoundEvaluation
 from mpdp.broker.launch import open_broker
-from mpdp.broker.settings import BrokerSettings
+from mpdp.broker.settings import PASSWORD_ENV, BrokerSettings
 from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.datasets import Dataset
@@ -118,6 +118,9 @@ async def _compare(dataset: Dataset, epsilon: float, delta: float, repetitions: 
                     sent[message.topic.value.split("/")[1]] += len(bytes(message.payload))
 
             counting = asyncio.create_task(count())
+            # each run reaches this broker as an external one, with its login (a child's random one)
+            login = {} if endpoint.password is None else {PASSWORD_ENV: endpoint.password}
+            reached = BrokerSettings.from_url(endpoint.url, environ=login)
             try:
                 for protocol in COMPARED:
                     config = RunConfig(
@@ -125,7 +128,7 @@ async def _compare(dataset: Dataset, epsilon: float, delta: float, repetitions: 
                         bits=dataset.bits, mechanisms=mechanisms, repetitions=repetitions, seed=seeds.seed,
                         function=function, measure=accuracy_measure("zero-one", 2),
                         rule_factory=zero_one_rules("average", engine="posterior", cache=rules) if protocol == "rr"
-                        else None, broker=BrokerSettings.from_url(endpoint.url, environ={}), workers=workers,
+                        else None, broker=reached, workers=workers,
                         store_path=Path(tmp) / f"{protocol}.sqlite", round_timeout=round_timeout,
                         protocol=protocol, servers=servers, threshold=threshold)
                     closes: list[float] = [time.perf_counter()]

@@ -17,7 +17,11 @@ Privacy policy, the host's own (never from the wire): each party answers at most
 releases per round (more: an abstention ``policy``) and, with a budget, never beyond it by the exact
 optimal composition (``budget-exhausted``). The answer record (``record``, SQLite) keeps every signed answer
 and its ledger charge, committed before publishing; a re-announced round gets the same message again,
-after a restart of the host, the observer or the broker.
+after a restart of the host, the observer or the broker, and so does the round in flight when the host
+restarted (at the observer's next heartbeat, which names the open round).
+
+The ready beacon and the observer check a "ready" report against the key of every party it lists
+(:class:`mpdp.broker.messages.WorkerStatus`): a host speaks only for the parties whose keys it holds.
 
 Protocols: ``protocol="rr"`` (randomized response, the default); ``"mpc"``: each party secret-shares its bit
 among the compute servers pinned in the roster (:func:`mpdp.parties.mpc.party.start_pinned_mpc_party`),
@@ -212,8 +216,10 @@ class _ReadyBeacon:
             status = WorkerStatus.model_validate_json(payload)
         except ValidationError:
             return False
-        return ((status.session, status.worker, status.state) == (self._topics.session, self._config.worker, "ready")
-                and verify_message(status, public_key_of(self._config.private_keys[0])))
+        config = self._config
+        return ((status.session, status.worker, status.state, status.parties)
+                == (self._topics.session, config.worker, "ready", config.parties)
+                and not status.unsigned(dict(zip(config.parties, map(public_key_of, config.private_keys)))))
 
     async def run(self) -> None:
         """Subscribe, then repeat the host's "ready" until the first signed announcement.
@@ -229,15 +235,20 @@ class _ReadyBeacon:
             await self._repeat(transport)
 
     async def _repeat(self, transport: Transport) -> None:
-        ready = False
+        # every ready_interval by the clock, whatever else arrives: other hosts' reports (or anyone's, on
+        # an open broker) on the status topic must not starve the repeat
+        ready, due = False, time.monotonic() + self._config.ready_interval
         while True:
-            delivery = await next_delivery(transport, self._config.ready_interval)
-            if delivery is None:
+            delivery = await next_delivery(transport, max(0.0, due - time.monotonic()))
+            if time.monotonic() >= due:
+                due = time.monotonic() + self._config.ready_interval
                 if ready:
                     await transport.publish(self._topics.status, status_report(self._spec, "ready").model_dump_json())
-            elif delivery.topic == self._topics.rounds and self._is_round(delivery.payload):
+            if delivery is None:
+                continue
+            if delivery.topic == self._topics.rounds and self._is_round(delivery.payload):
                 return
-            elif delivery.topic == self._topics.status and self._own_ready(delivery.payload):
+            if not ready and delivery.topic == self._topics.status and self._own_ready(delivery.payload):
                 ready = True
 
 

@@ -1,8 +1,8 @@
 """A worker OS process: runs its share of the parties as asyncio tasks in one TaskGroup.
 
 It reports ``ready`` on the status topic once every party has subscribed (the coordinator waits for
-all workers before the first round) or ``failed`` with the first error, signed with its first party's
-key (:func:`status_report`). It exits when the session
+all workers before the first round) or ``failed`` with the first error, signed with each of its
+parties' keys (:func:`status_report`). It exits when the session
 ends, when a party fails (exit code 1), or when its parent process dies (so no worker is orphaned).
 """
 
@@ -91,9 +91,9 @@ async def _watch_parent(parent: int) -> None:
 
 
 def status_report(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "") -> WorkerStatus:
-    """The worker's status report, freshly stamped and signed with the private key of its first party
-    (the observer checks it against the roster)."""
-    return WorkerStatus.signed(spec.parties[0].private_key, session=spec.session, worker=spec.index, state=state,
+    """The worker's status report, freshly stamped and signed with the private key of each of its parties
+    (the observer checks each against the roster)."""
+    return WorkerStatus.signed([p.private_key for p in spec.parties], session=spec.session, worker=spec.index, state=state,
                                parties=tuple(p.party for p in spec.parties), detail=detail)
 
 

@@ -117,7 +117,7 @@ async def test_a_given_port_in_use_is_one_error_quoting_mosquitto(mosquitto: Bro
     with pytest.raises(TransportError, match="Address already in use") as info:
         async with run_mosquitto(port=mosquitto.port, timeout=3.0):
             pytest.fail("mosquitto started on a port in use")
-    assert f"mqtt://127.0.0.1:{mosquitto.port}" in str(info.value) and "\n" not in str(info.value)
+    assert f"@127.0.0.1:{mosquitto.port}" in str(info.value) and "\n" not in str(info.value)  # mqtt://USER@...
     assert time.monotonic() - started < 5
 
 

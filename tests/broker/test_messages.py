@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 
 import numpy as np
@@ -18,6 +19,7 @@ from mpdp.broker.signing import (
     generate_key_pair,
     public_key_of,
     verify_message,
+    verify_signature,
 )
 from mpdp.protocols.errors import ProtocolViolation
 
@@ -118,12 +120,21 @@ def test_announcement_and_status_roundtrip() -> None:
     assert verify_message(announcement, PUBLIC)
     # the party-message domain separates the two kinds of signed message
     assert canonical_bytes(announcement).startswith(b"mpdp/announcement/v1\n")
-    status = WorkerStatus.signed(PRIVATE, session="s", worker=1, state="ready", parties=(3, 4))
+    other_private, other_public = generate_key_pair()
+    status = WorkerStatus.signed([PRIVATE, other_private], session="s", worker=1, state="ready", parties=(3, 4))
     assert WorkerStatus.model_validate_json(status.model_dump_json()) == status
-    assert verify_message(status, PUBLIC) and status.signer == 3
-    assert canonical_bytes(status).startswith(b"mpdp/worker-status/v1\n")
+    # one signature per listed party, each by that party's own key over the same canonical bytes
+    assert status.unsigned({3: PUBLIC, 4: other_public}) == [] and len(set(status.signatures)) == 2
+    assert status.unsigned({3: PUBLIC, 4: PUBLIC}) == [4] and status.unsigned({3: other_public}) == [3, 4]
+    assert all(verify_signature(hashlib.sha512(canonical_bytes(status)).digest(), s, key)
+               for s, key in zip(status.signatures, (PUBLIC, other_public), strict=True))
+    assert canonical_bytes(status).startswith(b"mpdp/worker-status/v1\n") and b"signatures" not in canonical_bytes(status)
+    tampered = status.model_copy(update={"detail": "x"})
+    assert tampered.unsigned({3: PUBLIC, 4: other_public}) == [3, 4]
     with pytest.raises(ValidationError):
         WorkerStatus.model_validate_json(status.model_dump_json().replace("ready", "sleeping"))
+    with pytest.raises(ValidationError, match="1 signatures for 2 parties"):
+        WorkerStatus.signed([PRIVATE], session="s", worker=1, state="ready", parties=(3, 4))
 
 
 @settings(max_examples=60, deadline=None)

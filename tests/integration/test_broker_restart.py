@@ -1,4 +1,6 @@
-"""The broker SIGKILLed mid-session and restarted 1.5 s later on the same port (real processes): the party
+"""The broker SIGKILLed mid-session and restarted 1.5 s later on the same port (real processes), without and
+with mosquitto persistence (``persistence true`` in a directory that outlives the kill, saved every second:
+the restarted broker brings back the observer's persistent session and what it had queued): the party
 hosts and the observer reconnect with backoff and resubscribe, every round completes, every (round,
 party) entry is recorded exactly once and no party publishes two different answers."""
 
@@ -6,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 from pathlib import Path
@@ -43,14 +46,26 @@ def _child_mosquitto(port: int) -> int:
     return found[0]
 
 
-async def test_broker_killed_and_restarted_mid_session(tmp_path: Path) -> None:
+def _persistence(directory: Path) -> str:
+    """mosquitto lines that keep sessions and queued messages in ``directory``, saved every second."""
+    directory.mkdir()
+    return f"persistence true\npersistence_location {directory}/\nautosave_interval 1\n"
+
+
+@pytest.mark.parametrize("persistent", [False, True], ids=["no-persistence", "persistence"])
+async def test_broker_killed_and_restarted_mid_session(tmp_path: Path, persistent: bool) -> None:
     require_mosquitto()
     port = free_loopback_port()
     session = f"brk-{tmp_path.name[-10:].replace('_', '')}"
+    config = _persistence(tmp_path / "mosquitto-db") if persistent else ""
+    broker = functools.partial(run_mosquitto, port=port, extra_config=config, anonymous=True)  # bare URLs
     async with contextlib.AsyncExitStack() as stack:
-        first: BrokerEndpoint = await stack.enter_async_context(run_mosquitto(port=port))
+        first: BrokerEndpoint = await stack.enter_async_context(broker())
         async with watched_deployment(first, tmp_path, session, R) as (deployment, seen):
             hosts = [await deployment.host(name, 1) for name in ("a", "b")]
+            async with asyncio.timeout(10):  # with persistence: the broker saved its state at least once
+                while persistent and not (tmp_path / "mosquitto-db" / "mosquitto.db").exists():
+                    await asyncio.sleep(0.05)
             async with first.connect(f"{session}-watch") as watch:
                 await watch.subscribe(Topics(session).rounds)
                 observer = await deployment.observer(1, "--round-timeout", "20")
@@ -62,7 +77,7 @@ async def test_broker_killed_and_restarted_mid_session(tmp_path: Path) -> None:
                             break
             await stack.aclose()
             await asyncio.sleep(1.5)
-            second = await stack.enter_async_context(run_mosquitto(port=port))
+            second = await stack.enter_async_context(broker())
             assert second.port == port
             codes = [await _finish(proc, 60) for proc in (observer, *hosts)]
             await asyncio.sleep(0.3)

@@ -48,17 +48,21 @@ async def test_forged_and_replayed_control_messages_change_nothing(mosquitto: Br
             await outsider.subscribe(topics.rounds, qos=1)
             await outsider.subscribe(topics.party(0), qos=1)
             # the outsider's messages: an unsigned "failed" (what stopped `mpdp observe` in issue 9),
-            # a "ready" for both parties under its own key, and party 0's genuine "ready" sent twice
+            # a "ready" for both parties under its own key, a host holding party 0's key that claims party 1
+            # too (signed by party 0 only), and party 0's genuine "ready" sent twice
             unsigned = ('{"version":1,"session":"%s","worker":0,"state":"failed","parties":[0,1],'
                         '"detail":"attacker"}' % session)
-            forged = WorkerStatus.signed(stranger, session=session, worker=0, state="ready", parties=(0, 1))
-            genuine = WorkerStatus.signed(keys[0], session=session, worker=0, state="ready", parties=(0,))
-            for text in (unsigned, forged.model_dump_json(), genuine.model_dump_json(), genuine.model_dump_json()):
-                await outsider.publish(topics.status, text, qos=1)
+            forged = WorkerStatus.signed([stranger] * 2, session=session, worker=0, state="ready", parties=(0, 1))
+            claimed = WorkerStatus.signed([keys[0]] * 2, session=session, worker=0, state="ready", parties=(0, 1))
+            genuine = WorkerStatus.signed(keys[:1], session=session, worker=0, state="ready", parties=(0,))
+            for message in (unsigned, forged, claimed, genuine, genuine):
+                await outsider.publish(topics.status, message if isinstance(message, str)
+                                       else message.model_dump_json(), qos=1)
             with pytest.raises(WorkerError, match=r"parties 1 did not report ready"):
                 await wait_for_parties(engine, 2, 1.5)
             assert engine.failed_workers == {} and list(engine.ready_workers) == [0]
-            assert dict(engine.rejections.counts) == {"schema": 1, "signature": 1, "replay": 1}
+            assert engine.ready_workers[0].parties == (0,)
+            assert dict(engine.rejections.counts) == {"schema": 1, "signature": 2, "replay": 1}
 
             running = asyncio.create_task(party.run())
             await asyncio.sleep(0.5)  # subscribed

@@ -58,7 +58,7 @@ async def test_reconnects_and_resubscribes_after_a_broker_restart() -> None:
     require_mosquitto()
     port = free_loopback_port()
     endpoint = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=2.0)
-    first = run_mosquitto(timeout=2.0, port=port)
+    first = run_mosquitto(timeout=2.0, port=port, anonymous=True)
     await first.__aenter__()
     async with endpoint.connect(_id("rx")) as rx, endpoint.connect(_id("tx")) as tx:
         await rx.subscribe("t/restart")
@@ -68,7 +68,7 @@ async def test_reconnects_and_resubscribes_after_a_broker_restart() -> None:
         publishing = asyncio.create_task(tx.publish("t/restart", b"during"))
         await asyncio.sleep(0.3)
         assert not publishing.done()  # waits for the broker to come back
-        async with run_mosquitto(timeout=2.0, port=port):
+        async with run_mosquitto(timeout=2.0, port=port, anonymous=True):
             await publishing
             await rx.publish("t/restart", b"echo")  # rx has reconnected: its filter was renewed
             got: list[bytes] = []

@@ -20,7 +20,7 @@ from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.control import FreshnessGuard, next_sequence, stamp
 from mpdp.broker.decision_messages import TranscriptMessage
 from mpdp.broker.messages import Announcement, WorkerStatus
-from mpdp.broker.signing import generate_key_pair, sign_message
+from mpdp.broker.signing import generate_key_pair, sign_message, signature_of
 from mpdp.broker.transport import InMemoryBroker
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.engine import open_engine
@@ -46,6 +46,8 @@ RR = RandomizedResponse(0.7)
 def _expired(message: Announcement | WorkerStatus | TranscriptMessage, key: bytes) -> str:
     """``message`` re-signed with an expiry one second in the past (a genuinely signed, stale message)."""
     stale = message.model_copy(update={"expires_ms": int(time.time() * 1000) - 1000})
+    if isinstance(stale, WorkerStatus):  # one party's report: its one signature
+        return stale.model_copy(update={"signatures": (signature_of(stale.digest(), key),)}).model_dump_json()
     return sign_message(stale, key).model_dump_json()
 
 
@@ -123,27 +125,31 @@ def test_rejections_are_counted_and_logged_at_most_once_per_interval(caplog: pyt
 
 async def test_forged_unsigned_replayed_and_expired_status_reports_change_nothing(tmp_path: Path) -> None:
     """Issue 9: an anonymous "failed" stopped the observer and a forged "ready" made it decide from
-    nothing. Only the genuine "ready" of worker 0 (signed by party 0's roster key) counts."""
+    nothing. Only the genuine "ready" of worker 0 (signed by the roster keys of parties 0 and 1) counts."""
     broker = InMemoryBroker()
     roster, keys = Roster.generate((RR,) * 3)
 
-    def status(key: bytes, state: str = "ready", worker: int = 0, parties: tuple[int, ...] = (0, 1),
+    def status(signers: tuple[bytes, ...], state: str = "ready", worker: int = 0, parties: tuple[int, ...] = (0, 1),
                session: str = SESSION) -> WorkerStatus:
-        return WorkerStatus.signed(key, session=session, worker=worker, state=state,  # type: ignore[arg-type]
+        return WorkerStatus.signed(signers, session=session, worker=worker, state=state,  # type: ignore[arg-type]
                                    parties=parties, detail="attacker's text" if state == "failed" else "")
 
-    genuine = status(keys[0]).model_dump_json()
-    unsigned = json.dumps({k: v for k, v in json.loads(genuine).items() if k != "signature"} | {"state": "failed"})
+    genuine = status((keys[0], keys[1])).model_dump_json()
+    unsigned = json.dumps({k: v for k, v in json.loads(genuine).items() if k != "signatures"} | {"state": "failed"})
     attacks = [
         ("schema", unsigned),  # the old, unsigned "failed" of issue 9
         ("schema", json.dumps({"version": 1, "session": SESSION, "worker": 0, "state": "failed", "parties": [0]})),
-        ("signature", status(STRANGER, "failed").model_dump_json()),  # a stranger's key
-        ("signature", status(STRANGER, worker=2, parties=(2,)).model_dump_json()),  # a forged "ready"
-        ("signature", status(keys[2], "failed").model_dump_json()),  # party 2's key for party 0's report
+        ("schema", json.dumps(json.loads(genuine) | {"parties": [0, 1, 2]})),  # a party added, no signature for it
+        ("signature", status((STRANGER, STRANGER), "failed").model_dump_json()),  # a stranger's key
+        ("signature", status((STRANGER,), worker=2, parties=(2,)).model_dump_json()),  # a forged "ready"
+        ("signature", status((keys[2], keys[2]), "failed").model_dump_json()),  # party 2's key for 0's and 1's
+        # a host holding party 0's key claims party 1 too (issue 9's last gap): signed by 0 only
+        ("signature", status((keys[0], keys[0]), worker=0).model_dump_json()),
+        ("signature", status((keys[0], STRANGER), "failed").model_dump_json()),
         ("signature", genuine.replace('"ready"', '"failed"')),  # tampered
-        ("session", status(keys[0], "failed", session="other").model_dump_json()),
-        ("unknown-party", status(keys[0], parties=(0, 7)).model_dump_json()),
-        ("expired", _expired(status(keys[2], "failed", worker=2, parties=(2,)), keys[2])),
+        ("session", status((keys[0], keys[1]), "failed", session="other").model_dump_json()),
+        ("unknown-party", status((keys[0], STRANGER), parties=(0, 7)).model_dump_json()),
+        ("expired", _expired(status((keys[2],), "failed", worker=2, parties=(2,)), keys[2])),
         ("replay", genuine),  # the genuine report captured and sent again
     ]
     with TranscriptStore(tmp_path / "t.sqlite") as store:
@@ -163,7 +169,7 @@ async def test_forged_unsigned_replayed_and_expired_status_reports_change_nothin
                 expected[reason] = expected.get(reason, 0) + 1
             assert dict(engine.rejections.counts) == expected
             assert engine.messages_rejected == len(attacks)
-            later = status(keys[0], "failed").model_dump_json()  # a newer genuine report counts
+            later = status((keys[0], keys[1]), "failed").model_dump_json()  # a newer genuine report counts
             await attacker.publish(TOPICS.status, later)
             await asyncio.sleep(0.05)
             assert list(engine.failed_workers) == [0]

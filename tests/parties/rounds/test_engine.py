@@ -167,7 +167,7 @@ async def test_a_round_is_recorded_in_one_transaction_or_not_at_all(world: World
 async def test_status_reports_and_a_dropped_connection_that_comes_back(world: World) -> None:
     async with open_engine(world.broker, TOPICS, world.roster, world.store, world.coordinator[0], _observer(world),
                            repetitions=REPS, round_timeout=5.0) as engine:
-        await world.sender.publish(TOPICS.status, WorkerStatus.signed(world.keys[0], session=SESSION, worker=0,
+        await world.sender.publish(TOPICS.status, WorkerStatus.signed(world.keys[:2], session=SESSION, worker=0,
                                                                       state="ready", parties=(0, 1)).model_dump_json())
         await world.sender.publish(TOPICS.status, "nonsense")
         client = f"mpdp-{SESSION}-observer"

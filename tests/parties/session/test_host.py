@@ -2,6 +2,7 @@
 
 import asyncio
 import dataclasses
+import time
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
-from mpdp.broker.signing import generate_key_pair, public_key_of, verify_message
+from mpdp.broker.signing import generate_key_pair, public_key_of
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.session.datasets import Dataset
@@ -83,8 +84,8 @@ async def test_beacon_repeats_its_own_ready_until_a_signed_announcement(tmp_path
     config = dataclasses.replace(config, facts=dataclasses.replace(config.facts, coordinator_public_key=coordinator_public))
     topics, broker = Topics("h-1"), InMemoryBroker()
 
-    def status(worker: int, key: bytes = config.private_keys[0]) -> str:
-        return WorkerStatus.signed(key, session="h-1", worker=worker, state="ready", parties=(1, 3)).model_dump_json()
+    def status(worker: int, keys: tuple[bytes, ...] = config.private_keys) -> str:
+        return WorkerStatus.signed(keys, session="h-1", worker=worker, state="ready", parties=(1, 3)).model_dump_json()
 
     def announcement(key: bytes) -> str:
         return Announcement.signed(key, session="h-1", kind="round", round=0, repetitions=1).model_dump_json()
@@ -96,17 +97,43 @@ async def test_beacon_repeats_its_own_ready_until_a_signed_announcement(tmp_path
         await beacon.subscribed.wait()
         assert await next_delivery(watch, 0.1) is None  # nothing to repeat before its own "ready"
         await watch.publish(topics.status, status(9))  # another host's: not repeated
-        await watch.publish(topics.status, status(config.worker, stranger))  # not signed by the host: not repeated
-        assert [await next_delivery(watch, 0.5) is not None for _ in range(2)] == [True, True]  # the two above
+        await watch.publish(topics.status, status(config.worker, (stranger, stranger)))  # not the host's: not repeated
+        # party 1's key for both: party 3 did not sign it, so it is not the host's own either
+        await watch.publish(topics.status, status(config.worker, (config.private_keys[0],) * 2))
+        assert [await next_delivery(watch, 0.5) is not None for _ in range(3)] == [True] * 3  # the three above
         assert await next_delivery(watch, 0.1) is None
         await watch.publish(topics.status, status(config.worker))
         seen = [await next_delivery(watch, 0.5) for _ in range(5)]
         reports = [WorkerStatus.model_validate_json(d.payload) for d in seen if d]
         assert [(r.worker, r.state, r.parties) for r in reports] == [(1, "ready", (1, 3))] * 5
-        # each repeat is signed afresh by the host's first party: the observer refuses a replayed one
-        assert all(verify_message(r, public_key_of(config.private_keys[0])) for r in reports)
+        # each repeat is signed afresh by each hosted party: the observer refuses a replayed one
+        own_keys = {p: public_key_of(key) for p, key in zip(config.parties, config.private_keys, strict=True)}
+        assert all(r.unsigned(own_keys) == [] for r in reports)
         assert [r.sequence for r in reports] == sorted({r.sequence for r in reports})
         await watch.publish(topics.rounds, announcement(stranger))  # not the coordinator's: keeps repeating
         assert await next_delivery(watch, 0.5) is not None
         await watch.publish(topics.rounds, announcement(coordinator_private))
         await asyncio.wait_for(task, 1.0)
+
+
+async def test_other_reports_on_the_status_topic_do_not_starve_the_ready_beacon(tmp_path: Path) -> None:
+    """Two hosts started before the observer each hear the other's "ready": the repeat keeps its clock."""
+    config = _config(tmp_path, ready_interval=0.1)
+    other, _ = generate_key_pair()
+    topics, broker = Topics("h-1"), InMemoryBroker()
+    own = WorkerStatus.signed(config.private_keys, session="h-1", worker=1, state="ready", parties=(1, 3))
+    async with broker.connect("watch") as watch:
+        await watch.subscribe(topics.status)
+        beacon = _ReadyBeacon(config, broker)
+        task = asyncio.create_task(beacon.run())
+        await beacon.subscribed.wait()
+        await watch.publish(topics.status, own.model_dump_json())
+        repeats, end = 0, time.monotonic() + 1.0
+        while time.monotonic() < end:  # another host's report at least every 20 ms, for a second
+            await watch.publish(topics.status, WorkerStatus.signed(
+                [other], session="h-1", worker=4, state="ready", parties=(4,)).model_dump_json())
+            while (delivery := await next_delivery(watch, 0.02)) is not None:
+                repeats += WorkerStatus.model_validate_json(delivery.payload).worker == 1
+        task.cancel()
+    # one repeat every 0.1 s by the clock: about 10 in the second (before: none, each report reset the wait)
+    assert repeats >= 5

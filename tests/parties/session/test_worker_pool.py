@@ -24,7 +24,7 @@ def _spec(index: int, parties: range) -> WorkerSpec:
 
 def test_a_failed_worker_is_a_worker_error_naming_it_its_parties_and_when() -> None:
     pool = WorkerPool([_spec(0, range(3)), _spec(1, range(3, 6))])
-    failed = {1: WorkerStatus.signed(generate_key_pair()[0], session="s", worker=1, state="failed",
+    failed = {1: WorkerStatus.signed([generate_key_pair()[0]] * 3, session="s", worker=1, state="failed",
                                     parties=(3, 4, 5), detail="TransportError: x")}
     with pytest.raises(WorkerError) as info:
         pool.check(failed, "during round 2")
