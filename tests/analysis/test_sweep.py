@@ -44,7 +44,7 @@ def test_points_theory_equals_closed_form_and_measurement_agrees() -> None:
     for point in result.points:
         assert point.theoretical_accuracy == pytest.approx(_majority_of_reports(21, point.epsilon), abs=1e-12)
         assert point.theoretical_worst_case <= point.theoretical_accuracy
-        assert point.central_accuracy is not None and point.central_accuracy >= point.theoretical_accuracy
+        assert point.curator_accuracy is not None and point.curator_accuracy >= point.theoretical_accuracy
         assert point.successes == round(point.empirical_accuracy * point.samples)
         assert point.ci_low <= point.empirical_accuracy <= point.ci_high
     # the verdict is the exact binomial test at alpha / points (Bonferroni over 3 points)
