@@ -188,28 +188,28 @@ def _run(args: argparse.Namespace) -> int:
     _check_live(args)
     samples = args.samples if args.samples is not None else LIVE_SAMPLES if args.live else SAMPLES
     out = output_dir(args.out, "--out") if args.out is not None else None
-    plan = plan_sweep(grid, parties=parties, delta=deltas, function=functions, rule=rules, observer=observers,
-                      samples=samples, seed=args.seed, alpha=args.alpha, scale=args.scale, protocol=args.protocol)
-    points = len(plan.tasks)
+    options: dict[str, Any] = dict(parties=parties, delta=deltas, function=functions, rule=rules,
+                                   observer=observers, samples=samples, seed=args.seed, alpha=args.alpha,
+                                   scale=args.scale, protocol=args.protocol)
+    names: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
+        "parties", "delta", "function", "rule", "observer", "seed", "alpha", "protocol", "workers", "round_timeout")}
+    names["samples"] = ("--samples", samples)
+    with option_names(**names):
+        plan = plan_sweep(grid, **options)
     console = Console()  # standard output, or standard error with --json alone (command_output)
     if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep rows whole
         console = Console(width=160)
-    options: dict[str, Any] = dict(parties=parties, delta=deltas, function=functions, rule=rules, observer=observers,
-                   samples=samples, seed=args.seed, alpha=args.alpha, scale=args.scale, protocol=args.protocol)
     if args.live:
-        header = (f"mpdp sweep --live: {points} points x {samples} rounds, one session after another over one "
-                  f"broker; {estimate_live_sweep(plan).describe()}")
+        header = (f"mpdp sweep --live: {len(plan.tasks)} points x {samples} rounds, one session after another "
+                  f"over one broker; {estimate_live_sweep(plan).describe()}")
         options.update(live=True, broker=BrokerSettings.from_url(**broker_options(args)), workers=args.workers,
                        round_timeout=args.round_timeout)
     else:
         where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
-        header = f"mpdp sweep: {points} points x {samples} samples, {where}"
-    named = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
-        "parties", "delta", "function", "rule", "observer", "seed", "alpha", "protocol", "workers", "round_timeout")}
+        header = f"mpdp sweep: {len(plan.tasks)} points x {samples} samples, {where}"
     with _executor(args.executor, args.jobs) as executor, _Progress(console if not args.quiet else None,
-                                                                      header) as progress:
-        with option_names(samples=("--samples", samples), **named):
-            result = sweep(grid, executor=executor, progress=progress.update, **options).result
+                                                                      header) as progress, option_names(**names):
+        result = sweep(grid, executor=executor, progress=progress.update, **options).result
     emit(args, result.to_dict())
     if not args.quiet:
         _print_table(result, console)
@@ -222,7 +222,7 @@ def _run(args: argparse.Namespace) -> int:
         written += [str(args.output.json_file)] if args.output.json_file is not None else []
         verdict = ("every point consistent with theory" if result.consistent else
                    f"{sum(not p.consistent for p in result.points)} point(s) INCONSISTENT with theory")
-        console.print(f"{verdict} (alpha = {args.alpha:g}, Bonferroni over {points} points)", highlight=False)
+        console.print(f"{verdict} (alpha = {args.alpha:g}, Bonferroni over {len(result.points)} points)", highlight=False)
         for path in written:
             console.print(f"wrote {path}", highlight=False)
     return 0 if result.consistent else 1
