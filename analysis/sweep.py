@@ -36,7 +36,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import numpy as np
 from numpy.typing import NDArray
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["OBSERVERS", "PROTOCOLS", "SCALES", "SOURCES", "PointTheory", "SweepPlan", "SweepPoint", "SweepResult",
-           "SweepTask", "epsilon_grid", "plan_sweep", "point_theory", "sweep"]
+           "SweepOptions", "SweepSetting", "SweepTask", "epsilon_grid", "plan_sweep", "point_theory", "sweep"]
 
 #: Spacing of the epsilon grid.
 SCALES = ("log", "linear")
@@ -111,12 +111,29 @@ def grid_of(text: str, scale: str = "log", name: str = "epsilon") -> NDArray[np.
 
 
 @dataclass(frozen=True, slots=True)
-class SweepPoint:
-    """One point of a sweep.
+class SweepSetting:
+    """Where a point of a sweep stands in its grid.
 
     Attributes:
-        epsilon (nats), delta, parties (k), function, rule (``average``/``worst-case``; ``curator``: the
-            trusted curator's release), observer (``central``/``party 0``): the setting.
+        epsilon (nats), delta: each party's privacy level; parties: k; function: a symmetric f;
+        rule: ``average``/``worst-case`` (the observer's optimal rule) or ``curator`` (the trusted
+            curator's release); observer: who decides (``central``, or party 0).
+    """
+
+    epsilon: float
+    delta: float
+    parties: int
+    function: str
+    rule: str
+    observer: str
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPoint(SweepSetting):
+    """One point of a sweep: its setting (:class:`SweepSetting`; observer ``central``/``party 0``) and what
+    was computed and measured there.
+
+    Attributes:
         theoretical_accuracy: exact average accuracy of the rule (002 eq. (1)), what is measured.
         theoretical_worst_case: exact worst-case accuracy of the rule (eq. (3)).
         curator_accuracy: average accuracy of the trusted curator, 001's optimal central mechanism
@@ -128,12 +145,6 @@ class SweepPoint:
         p_value: the exact binomial test's; consistent: p_value >= alpha / points.
     """
 
-    epsilon: float
-    delta: float
-    parties: int
-    function: str
-    rule: str
-    observer: str
     theoretical_accuracy: float
     theoretical_worst_case: float
     curator_accuracy: float | None
@@ -153,18 +164,12 @@ PROTOCOLS: tuple[str, ...] = ("rr", "curator")
 SOURCES: tuple[str, ...] = ("monte-carlo", "live")
 
 
-class SweepTask(NamedTuple):
-    """One point to run: the setting of a :class:`SweepPoint` and its number of samples.
+@dataclass(frozen=True, slots=True)
+class SweepTask(SweepSetting):
+    """One point to run: its setting and its number of samples (Monte Carlo repetitions or live rounds).
 
-    ``rule`` is ``average``/``worst-case`` (protocol rr) or ``curator``; ``observer`` is ``central`` or
-    ``party`` (party 0)."""
+    ``observer`` is ``central`` or ``party`` (party 0)."""
 
-    epsilon: float
-    delta: float
-    parties: int
-    function: str
-    rule: str
-    observer: str
     samples: int
 
 
@@ -363,6 +368,22 @@ def _check_observer(name: Any) -> str:
     return str(name)
 
 
+class SweepOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`plan_sweep` after ``epsilon`` (the others of :func:`sweep` and
+    :func:`mpdp.sweep`), each optional: its default is :func:`plan_sweep`'s."""
+
+    parties: int | Iterable[int]
+    delta: float | Iterable[float]
+    function: str | Iterable[str]
+    rule: str | Iterable[str] | None
+    observer: str | Iterable[str] | None
+    samples: int
+    seed: int
+    alpha: float
+    scale: str
+    protocol: str
+
+
 @dataclass(frozen=True, slots=True)
 class SweepPlan:
     """A checked sweep: its points to run, one seed each, and its inputs (from :func:`plan_sweep`).
@@ -420,7 +441,19 @@ def plan_sweep(
     scale: str = "log",
     protocol: str = "rr",
 ) -> SweepPlan:
-    """Check a sweep's arguments (those of :func:`sweep`) and lay out its points and their seeds.
+    """Check a sweep's arguments and lay out its points and their seeds.
+
+    Args:
+        epsilon: the grid, nats (e.g. :func:`epsilon_grid`); each finite and >= 0.
+        parties, delta, function, rule, observer: one value or several each (the grid is their product).
+            function: a symmetric one; rule: ``average``/``worst-case`` (None: both); observer:
+            ``central``/``party`` (None: both).
+        samples: measurements per point (>= 1): Monte Carlo repetitions, or live rounds.
+        seed: root of the per-point SeedSequence children (>= 0).
+        alpha: family-wise level of the verdicts and 1 - level of the intervals, in (0, 1).
+        scale: how the grid was spaced (``log``/``linear``), for the plot.
+        protocol: ``rr`` (randomized response and the observer's optimal rule) or ``curator`` (the trusted
+            curator's release of the majority by 001's optimal central mechanism; no rule or observer).
 
     Raises:
         ParameterError, SizeLimitError: as :func:`sweep`.
@@ -470,32 +503,15 @@ def plan_sweep(
 def sweep(
     epsilon: Sequence[float] | NDArray[np.float64],
     *,
-    parties: int | Iterable[int] = 101,
-    delta: float | Iterable[float] = 0.0,
-    function: str | Iterable[str] = "majority",
-    rule: str | Iterable[str] | None = None,
-    observer: str | Iterable[str] | None = None,
-    samples: int = 100_000,
-    seed: int = 0,
-    alpha: float = 0.05,
-    scale: str = "log",
-    protocol: str = "rr",
     executor: Executor | None = None,
     progress: Callable[[int, int], None] | None = None,
+    **options: Unpack[SweepOptions],
 ) -> SweepResult:
     """Exact and Monte Carlo accuracy of the optimal rules over a grid (module docstring).
 
     Args:
         epsilon: the grid, nats (e.g. :func:`epsilon_grid`); each finite and >= 0.
-        parties, delta, function, rule, observer: one value or several each (the grid is their product).
-            function: a symmetric one; rule: ``average``/``worst-case`` (None: both); observer:
-            ``central``/``party`` (None: both).
-        samples: Monte Carlo repetitions per point (>= 1).
-        seed: root of the per-point SeedSequence children (>= 0).
-        alpha: family-wise level of the verdicts and 1 - level of the intervals, in (0, 1).
-        scale: how the grid was spaced (``log``/``linear``), for the plot.
-        protocol: ``rr`` (randomized response and the observer's optimal rule) or ``curator`` (the trusted
-            curator's release of the majority by 001's optimal central mechanism; no rule or observer).
+        options: the grid's other axes and the measurement (:class:`SweepOptions`, defaults of :func:`plan_sweep`).
         executor: a :class:`concurrent.futures.Executor` to run points on; None runs them here.
         progress: called as ``progress(0, total)`` once the inputs are checked, then ``progress(done, total)``
             after each point.
@@ -518,8 +534,7 @@ def sweep(
         >>> r.consistent
         True
     """
-    plan = plan_sweep(epsilon, parties=parties, delta=delta, function=function, rule=rule, observer=observer,
-                      samples=samples, seed=seed, alpha=alpha, scale=scale, protocol=protocol)
+    plan = plan_sweep(epsilon, **options)
     total = len(plan.tasks)
     if progress is not None:
         progress(0, total)

@@ -19,12 +19,12 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.sweep import SweepResult, grid_of, plan_sweep
+from mpdp.analysis.sweep import SweepOptions, SweepResult, grid_of, plan_sweep
 from mpdp.analysis.sweep import sweep as sweep_grid
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking
@@ -71,22 +71,13 @@ class Sweep(Result):
 def sweep(
     epsilon: str | Sequence[float] | NDArray[np.float64],
     *,
-    parties: int | Iterable[int] = 101,
-    delta: float | Iterable[float] = 0.0,
-    function: str | Iterable[str] = "majority",
-    rule: str | Iterable[str] | None = None,
-    observer: str | Iterable[str] | None = None,
-    samples: int = 100_000,
-    seed: int = 0,
-    alpha: float = 0.05,
-    scale: str = "log",
-    protocol: str = "rr",
-    executor: Executor | None = None,
     live: bool = False,
     broker: str | BrokerSettings | None = None,
     workers: int | None = None,
     round_timeout: float = 60.0,
+    executor: Executor | None = None,
     progress: Callable[[int, int], None] | None = None,
+    **options: Unpack[SweepOptions],
 ) -> Sweep:
     """Exact accuracy of the optimal rules over a grid, next to its measurement: by the Monte Carlo engine
     (:func:`mpdp.analysis.sweep.sweep`), or live over a broker (``live=True``:
@@ -94,9 +85,11 @@ def sweep(
 
     Args:
         epsilon: ``"LO:HI:STEPS"`` (spaced by ``scale``), one value, or the grid itself, nats.
-        parties, delta, function, rule, observer, samples, seed, alpha, scale, protocol, executor: as
-            :func:`mpdp.analysis.sweep.sweep` (one value or several each; the grid is their product).
-            Live, ``samples`` is each point's number of rounds (one privatization each).
+        options: ``parties``, ``delta``, ``function``, ``rule``, ``observer`` (one value or several each: the
+            grid is their product), ``samples``, ``seed``, ``alpha``, ``scale``, ``protocol``: as
+            :func:`mpdp.analysis.sweep.plan_sweep`. Live, ``samples`` is each point's number of rounds
+            (one privatization each).
+        executor: as :func:`mpdp.analysis.sweep.sweep`.
         live: measure each point by a live session (parties in worker processes, over MQTT).
         broker: live only: None (``$MPDP_BROKER_URL``, else one broker of our own for the whole sweep),
             ``embedded``, ``mosquitto``, a URL of a running one, or :class:`~mpdp.broker.settings.BrokerSettings`.
@@ -115,9 +108,7 @@ def sweep(
         UnguardedMainError: live, from a script's top level without ``if __name__ == "__main__":``.
         TransportError, WorkerError: live: the broker or a session's worker process failed.
     """
-    grid = grid_of(epsilon, scale) if isinstance(epsilon, str) else epsilon
-    options: dict[str, Any] = dict(parties=parties, delta=delta, function=function, rule=rule, observer=observer,
-                                   samples=samples, seed=seed, alpha=alpha, scale=scale, protocol=protocol)
+    grid = grid_of(epsilon, options.get("scale", "log")) if isinstance(epsilon, str) else epsilon
     if not live:
         for name, value, default in (("broker", broker, None), ("workers", workers, None),
                                      ("round_timeout", round_timeout, 60.0)):
