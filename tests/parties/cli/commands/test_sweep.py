@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+import mpdp
+
 from mpdp.parties.cli.main import main
 from tests.parties.cli.invoke import ok, refused
 
@@ -106,6 +108,9 @@ def test_live_sweep_end_to_end_with_estimate_and_files(capsys, tmp_path, mosquit
     doc = json.loads((out / "sweep.json").read_text())
     assert doc["source"] == "live" and [p["samples"] for p in doc["points"]] == [15, 15]
     assert "live runs over a broker" in _figure_title(out)
+    files = mpdp.report(out)  # the report page of the live sweep says how it was measured
+    assert files.kind == "sweep" and files.rows == 2
+    assert "per point: exact theory against live runs over a broker" in files.markdown.read_text()
 
 
 def _figure_title(out) -> str:
