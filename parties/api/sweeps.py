@@ -95,7 +95,8 @@ def sweep(
             ``embedded``, ``mosquitto``, a URL of a running one, or :class:`~mpdp.broker.settings.BrokerSettings`.
         workers, round_timeout: live only: worker processes per session (None: one per core), seconds a
             round may stay open.
-        progress: called as ``progress(0, points)``, then ``progress(done, points)`` after each point.
+        progress: called as ``progress(0, total)``, then ``progress(done, total)`` as the work goes: in points
+            (Monte Carlo), in rounds of every point (live).
 
     Returns:
         :class:`Sweep` (``to_dict()`` is ``mpdp sweep --json``; its ``source`` says ``live`` or

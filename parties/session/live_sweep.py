@@ -37,7 +37,7 @@ from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.datasets import random_dataset
 from mpdp.parties.session.estimate import RunEstimate, estimate_run
-from mpdp.parties.session.runner import run_async
+from mpdp.parties.session.runner import ProgressCallback, run_async
 from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
@@ -61,7 +61,7 @@ def estimate_live_sweep(plan: SweepPlan) -> RunEstimate:
 
 
 async def _measure(task: SweepTask, seed: np.random.SeedSequence, broker: BrokerSettings, workers: int | None,
-                   round_timeout: float, rules: RuleCache) -> int:
+                   round_timeout: float, rules: RuleCache, progress: ProgressCallback) -> int:
     """Run the session of ``task`` (module docstring) and count its right decisions, out of ``task.samples``."""
     tree = SeedTree(session_seed(seed))
     data = random_dataset(task.parties, task.samples, tree.dataset())
@@ -73,7 +73,7 @@ async def _measure(task: SweepTask, seed: np.random.SeedSequence, broker: Broker
         rule_factory=None if curator else zero_one_rules(task.rule, cache=rules),
         party_rule=None if curator or task.observer == "central" else task.rule, broker=broker,
         workers=workers, store_path=None, round_timeout=round_timeout, protocol="curator" if curator else "rr")
-    return _successes(await run_async(config), data.bits, task)
+    return _successes(await run_async(config, progress), data.bits, task)
 
 
 def _successes(outcome: RunOutcome, bits: NDArray[np.int8], task: SweepTask) -> int:
@@ -107,8 +107,8 @@ async def live_sweep(plan: SweepPlan, broker: BrokerSettings, *, workers: int | 
             the end); an external broker (a URL) is used as it is.
         workers: worker processes of each session (None: one per core, at most k).
         round_timeout: seconds a round may stay open (a round closed with parties unheard fails the sweep).
-        progress: called as ``progress(0, points)`` once the broker is up, then ``progress(done, points)``
-            after each point.
+        progress: called as ``progress(0, rounds)`` once the broker is up (``rounds``: of every point), then
+            as ``progress(done, rounds)`` about 4 times a second and after every round.
 
     Returns:
         the :class:`mpdp.analysis.sweep.SweepResult` (source ``live``; its inputs name the broker's kind).
@@ -121,13 +121,18 @@ async def live_sweep(plan: SweepPlan, broker: BrokerSettings, *, workers: int | 
     report = progress or (lambda done, total: None)
     rules = RuleCache()
     measured = []
+    total = sum(t.samples for t in plan.tasks)
     async with open_broker(broker) as endpoint:
         # our own broker: each session connects to its address; an external one: with the user's login and TLS
         where = broker if broker.kind == "external" else BrokerSettings.from_url(endpoint.url, environ={})
-        report(0, len(plan.tasks))
-        for i, (task, seed) in enumerate(zip(plan.tasks, plan.seeds)):
-            successes = await _measure(task, seed, where, workers, round_timeout, rules)
+        report(0, total)
+        done = 0
+        for task, seed in zip(plan.tasks, plan.seeds):
+            def rounds(played: int, messages: int, before: int = done) -> None:
+                report(before + played, total)
+
+            successes = await _measure(task, seed, where, workers, round_timeout, rules, rounds)
             measured.append((point_theory(task), successes))
-            report(i + 1, len(plan.tasks))
+            done += task.samples
     result = plan.result(measured, "live")
     return replace(result, inputs=result.inputs | {"broker": endpoint.kind, "round_timeout": round_timeout})

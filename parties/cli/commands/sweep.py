@@ -84,21 +84,24 @@ monte-carlo or live. Exit code 1 when some point is inconsistent with theory.
 
 
 class _Progress:
-    """The sweep's size once its inputs are checked, then a rich bar over the points, shown once the sweep
-    has run for a second (short sweeps stay quiet). ``console`` None: silent."""
+    """The sweep's size (its inputs checked) on entry, then a rich bar over the work in ``unit`` (points, or
+    live rounds), shown once the sweep has run for a second (short sweeps stay quiet). ``console`` None:
+    silent."""
 
-    def __init__(self, console: Console | None, header: str) -> None:
+    def __init__(self, console: Console | None, header: str, unit: str) -> None:
         self._console = console
         self._header = header
         self._enabled = console is not None
         self._started = time.monotonic()
-        self._bar = RichProgress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("points"),
+        self._bar = RichProgress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
                                  TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
                                  console=Console(stderr=True), transient=False)
         self._task = self._bar.add_task("sweep", total=None)
         self._live = False
 
     def __enter__(self) -> _Progress:
+        if self._console is not None:
+            self._console.print(self._header, highlight=False)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -108,8 +111,6 @@ class _Progress:
 
     def update(self, done: int, total: int) -> None:
         """The sweep's progress callback."""
-        if done == 0 and self._console is not None:
-            self._console.print(self._header, highlight=False)
         self._bar.update(self._task, completed=done, total=total)
         if self._enabled and not self._live and time.monotonic() - self._started > 1.0:
             self._bar.start()
@@ -207,8 +208,9 @@ def _run(args: argparse.Namespace) -> int:
     else:
         where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
         header = f"mpdp sweep: {len(plan.tasks)} points x {samples} samples, {where}"
-    with _executor(args.executor, args.jobs) as executor, _Progress(console if not args.quiet else None,
-                                                                      header) as progress, option_names(**names):
+    with (_executor(args.executor, args.jobs) as executor,
+          _Progress(console if not args.quiet else None, header, "rounds" if args.live else "points") as progress,
+          option_names(**names)):
         result = sweep(grid, executor=executor, progress=progress.update, **options).result
     emit(args, result.to_dict())
     if not args.quiet:
