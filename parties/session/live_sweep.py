@@ -93,6 +93,9 @@ def _successes(outcome: RunOutcome, bits: NDArray[np.int8], task: SweepTask) -> 
         else:
             assert rnd.party_decisions is not None  # the session ran with party decisions
             decision = int(rnd.party_decisions[list(rnd.participants).index(0), 0])
+            if decision < 0:
+                raise WorkerError(f"party 0's decision of live round {rnd.index} (epsilon={task.epsilon:g}, "
+                                  f"k={task.parties}) never arrived: the point cannot be measured")
         right += decision == int(truth[int(bits[:, j].sum())])
     return right
 

@@ -15,7 +15,7 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.parties.api.schemas import validate_document
 from mpdp.parties.session.estimate import estimate_run
 from mpdp.parties.session.live_sweep import estimate_live_sweep, session_seed
-from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.errors import ParameterError, WorkerError
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -65,6 +65,15 @@ def test_the_curator_live(mosquitto: BrokerEndpoint) -> None:
         assert (point.rule, point.observer) == ("curator", "central")
         assert point.theoretical_accuracy == point.curator_accuracy == theory.curator_accuracy
     assert r.consistent and r.document["inputs"]["protocol"] == "curator"
+
+
+@pytest.mark.slow
+def test_a_round_closed_with_parties_unheard_stops_the_sweep(mosquitto: BrokerEndpoint) -> None:
+    """A round timeout far below a message's round trip: the rounds close before the parties are heard, so
+    their decisions are not the k-party rule's and the sweep refuses to count them."""
+    with pytest.raises(WorkerError, match="closed with parties unheard"):
+        mpdp.sweep([1.0], parties=3, rule="average", observer="central", samples=2, seed=1, live=True,
+                   broker=mosquitto.url, workers=1, round_timeout=1e-6)
 
 
 def test_the_estimate_is_the_sum_of_the_sessions() -> None:
