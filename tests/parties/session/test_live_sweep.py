@@ -4,7 +4,10 @@ seed, the curator protocol live, and the refusals of what a live sweep cannot do
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -74,6 +77,18 @@ def test_a_round_closed_with_parties_unheard_stops_the_sweep(mosquitto: BrokerEn
     with pytest.raises(WorkerError, match="closed with parties unheard"):
         mpdp.sweep([1.0], parties=3, rule="average", observer="central", samples=2, seed=1, live=True,
                    broker=mosquitto.url, workers=1, round_timeout=1e-6)
+
+
+def test_a_live_sweep_at_a_script_top_level_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    """Spawned workers re-import the main script: without a ``__main__`` guard the sweep is refused with one
+    line, before any broker or process (the broker named here does not even exist)."""
+    script = tmp_path / "script.py"
+    script.write_text("import mpdp\nmpdp.sweep([1.0], parties=3, samples=2, live=True, broker='mqtt://127.0.0.1:9')\n"
+                      "print('done')\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=100, cwd=tmp_path)
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 1 and "done" not in done.stdout
+    assert "UnguardedMainError: mpdp.sweep starts worker processes" in last and "line 2" in last
 
 
 def test_the_estimate_is_the_sum_of_the_sessions() -> None:
