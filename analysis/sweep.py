@@ -287,9 +287,8 @@ class SweepResult:
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """Accuracy against epsilon: theory curves (solid: the rule's average accuracy; dotted: its worst
-        case; dash-dot black: the optimal central mechanism), measured points with their intervals as error
-        bars (a red cross marks an inconsistent point); for majority the trusted curator's curve (dash-dot
-        black). Never changes matplotlib's backend.
+        case; dash-dot black: the trusted curator's, for majority), measured points with their intervals as
+        error bars (a red cross marks an inconsistent point). Never changes matplotlib's backend.
 
         Args:
             ax: the axes to draw on; None makes a new :class:`matplotlib.figure.Figure`.
@@ -340,7 +339,9 @@ class SweepResult:
     def __repr__(self) -> str:
         eps = [p.epsilon for p in self.points]
         flagged = sum(not p.consistent for p in self.points)
-        return (f"SweepResult({len(self.points)} points{' (live)' if self.source == 'live' else ''}, epsilon {min(eps, default=0):g}..{max(eps, default=0):g}, "
+        live = " (live)" if self.source == "live" else ""
+        return (f"SweepResult({len(self.points)} points{live}, "
+                f"epsilon {min(eps, default=0):g}..{max(eps, default=0):g}, "
                 f"k={sorted({p.parties for p in self.points})}, {flagged} inconsistent at alpha={self.alpha:g})")
 
 
