@@ -12,11 +12,19 @@ eqs. (4), (6)), built by :func:`mpdp.protocols.rule_factory.decision_rule`. Per 
 * verdict: the two-sided exact binomial test of the count of right decisions against the theory, at level
   alpha / (number of points) (Bonferroni: the chance that any point of a correct engine is flagged is at
   most alpha) (:func:`mpdp.analysis.stats.consistency_test`);
-* for majority, the accuracy of the optimal central (trusted curator) mechanism of 001 at the same
-  (epsilon, delta) per voter (:func:`mpdp.protocols.majority_mechanism.central_majority_mechanism`).
+* for majority, the accuracy of the trusted curator: the optimal central mechanism of 001 at the same
+  (epsilon, delta) per voter (:func:`mpdp.protocols.majority_mechanism.central_majority_mechanism`, what
+  ``mpdp compare``'s curator releases), ``curator_accuracy``.
+
+With ``protocol="curator"`` the points measure the curator itself (its release is the decision: no rule,
+no observer), its exact theory the same central mechanism's average and worst-case accuracy.
 
 Randomness: point i draws from ``default_rng(SeedSequence(seed).spawn(points)[i])``, so the result is the
 same bit for bit whatever the executor and the number of workers.
+
+:func:`plan_sweep` checks the arguments and lays out the points (:class:`SweepPlan`), :func:`point_theory`
+gives a point's exact theory and :meth:`SweepPlan.result` turns measured counts into verdicts: the live
+sweep (:mod:`mpdp.parties.session.live_sweep`) measures the same points over a broker with these.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,7 +48,7 @@ from mpdp.analysis.stats import clopper_pearson, consistency_test
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.majority_mechanism import central_majority_mechanism
+from mpdp.protocols.majority_mechanism import MajorityMechanism, central_majority_mechanism
 from mpdp.protocols.mechanisms import RandomizedResponse, check_delta, check_epsilon
 from mpdp.protocols.rule_factory import decision_rule
 from mpdp.protocols.rules import RULE_KINDS, check_kind
@@ -50,7 +58,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["OBSERVERS", "SCALES", "SweepPoint", "SweepResult", "epsilon_grid", "sweep"]
+__all__ = ["OBSERVERS", "PROTOCOLS", "SCALES", "SOURCES", "PointTheory", "SweepPlan", "SweepPoint", "SweepResult",
+           "SweepOptions", "SweepSetting", "SweepTask", "epsilon_grid", "plan_sweep", "point_theory", "sweep"]
 
 #: Spacing of the epsilon grid.
 SCALES = ("log", "linear")
@@ -102,18 +111,13 @@ def grid_of(text: str, scale: str = "log", name: str = "epsilon") -> NDArray[np.
 
 
 @dataclass(frozen=True, slots=True)
-class SweepPoint:
-    """One point of a sweep.
+class SweepSetting:
+    """Where a point of a sweep stands in its grid.
 
     Attributes:
-        epsilon (nats), delta, parties (k), function, rule (``average``/``worst-case``), observer
-            (``central``/``party 0``): the setting.
-        theoretical_accuracy: exact average accuracy of the rule (002 eq. (1)), what is measured.
-        theoretical_worst_case: exact worst-case accuracy of the rule (eq. (3)).
-        central_accuracy: average accuracy of 001's optimal central mechanism (majority only, else None).
-        empirical_accuracy: successes / samples; successes, samples: the Monte Carlo counts.
-        ci_low, ci_high: Clopper-Pearson interval at level 1 - alpha.
-        p_value: the exact binomial test's; consistent: p_value >= alpha / points.
+        epsilon (nats), delta: each party's privacy level; parties: k; function: a symmetric f;
+        rule: ``average``/``worst-case`` (the observer's optimal rule) or ``curator`` (the trusted
+            curator's release); observer: who decides (``central``, or party 0).
     """
 
     epsilon: float
@@ -122,9 +126,28 @@ class SweepPoint:
     function: str
     rule: str
     observer: str
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPoint(SweepSetting):
+    """One point of a sweep: its setting (:class:`SweepSetting`; observer ``central``/``party 0``) and what
+    was computed and measured there.
+
+    Attributes:
+        theoretical_accuracy: exact average accuracy of the rule (002 eq. (1)), what is measured.
+        theoretical_worst_case: exact worst-case accuracy of the rule (eq. (3)).
+        curator_accuracy: average accuracy of the trusted curator, 001's optimal central mechanism
+            (:func:`mpdp.protocols.majority_mechanism.central_majority_mechanism`), at the same (epsilon,
+            delta) per voter: majority and the central observer only, else None.
+        empirical_accuracy: successes / samples; successes, samples: the measured counts (Monte Carlo
+            repetitions, or live rounds of one privatization each).
+        ci_low, ci_high: Clopper-Pearson interval at level 1 - alpha.
+        p_value: the exact binomial test's; consistent: p_value >= alpha / points.
+    """
+
     theoretical_accuracy: float
     theoretical_worst_case: float
-    central_accuracy: float | None
+    curator_accuracy: float | None
     empirical_accuracy: float
     successes: int
     samples: int
@@ -134,35 +157,89 @@ class SweepPoint:
     consistent: bool
 
 
-#: One point to run: (epsilon, delta, parties, function, rule, observer, samples).
-_Task = tuple[float, float, int, str, str, str, int]
+#: The protocols a sweep point can measure: ``rr`` (the parties' randomized responses and the observer's
+#: optimal rule) or ``curator`` (a trusted curator releases the majority by 001's optimal central mechanism).
+PROTOCOLS: tuple[str, ...] = ("rr", "curator")
+#: Where a sweep's measurements come from: the vectorized Monte Carlo engine, or live sessions over a broker.
+SOURCES: tuple[str, ...] = ("monte-carlo", "live")
 
 
 @dataclass(frozen=True, slots=True)
-class _Measured:
-    theory: float
-    worst: float
-    central: float | None
-    successes: int
+class SweepTask(SweepSetting):
+    """One point to run: its setting and its number of samples (Monte Carlo repetitions or live rounds).
+
+    ``observer`` is ``central`` or ``party`` (party 0)."""
+
+    samples: int
 
 
-def _run_point(task: _Task, seed: np.random.SeedSequence) -> _Measured:
-    """Theory and measurement of one point (a top-level function: executors pickle it)."""
-    epsilon, delta, k, name, kind, who, samples = task
-    f = parse_function(name)
-    mechs = [RandomizedResponse(epsilon, delta)] * k
-    w = np.eye(f.output_size(k))
-    observer = None if who == "central" else 0
-    rule = decision_rule(mechs, f, w, kind=kind, observer=observer)
-    assert isinstance(rule, TableRule)  # sweep() checked that an exact engine holds every point
-    exact = rule_accuracy(rule, f, w)
+@dataclass(frozen=True, slots=True)
+class PointTheory:
+    """Exact accuracies of one point, in [0, 1].
+
+    Attributes:
+        average: the decision's average accuracy over uniform inputs (002 eq. (1)): what is measured.
+        worst_case: its worst case over inputs (eq. (3)).
+        curator: the trusted curator's average accuracy (001's optimal central mechanism at the same
+            (epsilon, delta) per voter) for the central observer of majority, else None.
+    """
+
+    average: float
+    worst_case: float
+    curator: float | None
+
+
+def _curator(task: SweepTask) -> MajorityMechanism | None:
+    """The curator's mechanism where the point has a curator curve: majority, the central observer."""
+    if task.function not in ("majority", "passed") or task.observer != "central":
+        return None
+    return central_majority_mechanism(task.parties, task.epsilon, task.delta)
+
+
+def _observer_rule(task: SweepTask) -> TableRule:
+    """The optimal rule of the point's observer (protocol rr), on the count table."""
+    f = parse_function(task.function)
+    rule = decision_rule([RandomizedResponse(task.epsilon, task.delta)] * task.parties, f,
+                         np.eye(f.output_size(task.parties)), kind=task.rule,
+                         observer=None if task.observer == "central" else 0)
+    assert isinstance(rule, TableRule)  # plan_sweep checked that an exact engine holds every point
+    return rule
+
+
+def _theory(task: SweepTask, rule: TableRule | None) -> PointTheory:
+    curator = _curator(task)
+    central = None if curator is None else curator.average_accuracy()
+    if rule is None:  # the curator protocol: the release is the decision
+        assert curator is not None and central is not None  # plan_sweep: the curator decides majority
+        return PointTheory(central, curator.worst_case_accuracy(), central)
+    f = parse_function(task.function)
+    exact = rule_accuracy(rule, f, np.eye(f.output_size(task.parties)))
     assert exact.worst_case is not None  # exact accuracy always has its worst case
-    estimate = monte_carlo_accuracy(rule, f, w, samples, np.random.default_rng(seed))
+    return PointTheory(exact.average, exact.worst_case, central)
+
+
+def point_theory(task: SweepTask) -> PointTheory:
+    """The exact accuracies of one point (:class:`PointTheory`); ``task`` as :func:`plan_sweep` made it."""
+    return _theory(task, None if task.rule == "curator" else _observer_rule(task))
+
+
+def _run_point(task: SweepTask, seed: np.random.SeedSequence) -> tuple[PointTheory, int]:
+    """Theory and Monte Carlo successes of one point (a top-level function: executors pickle it).
+
+    The curator's samples draw the count c ~ Bin(k, 1/2) of a uniform input, then whether the release is
+    the true majority, with probability :attr:`MajorityMechanism.truthful` [c]."""
+    rng = np.random.default_rng(seed)
+    if task.rule == "curator":
+        curator = _curator(task)
+        assert curator is not None  # plan_sweep: the curator decides majority
+        counts = rng.binomial(task.parties, 0.5, size=task.samples)
+        successes = int((rng.random(task.samples) < curator.truthful[counts]).sum())
+        return _theory(task, None), successes
+    rule = _observer_rule(task)
+    f = parse_function(task.function)
+    estimate = monte_carlo_accuracy(rule, f, np.eye(f.output_size(task.parties)), task.samples, rng)
     assert estimate.successes is not None  # the zero-one measure counts right decisions
-    central = None
-    if name in ("majority", "passed") and who == "central":
-        central = central_majority_mechanism(k, epsilon, delta).average_accuracy()
-    return _Measured(exact.average, exact.worst_case, central, estimate.successes)
+    return _theory(task, rule), estimate.successes
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,11 +250,13 @@ class SweepResult:
         points: one :class:`SweepPoint` per setting, in grid order (epsilon fastest).
         inputs: the arguments of :func:`sweep` (JSON-ready).
         alpha: family-wise level of the verdicts (each point tested at alpha / len(points)).
+        source: where the measurements come from, one of :data:`SOURCES` (``monte-carlo`` or ``live``).
     """
 
     points: tuple[SweepPoint, ...]
     inputs: dict[str, Any]
     alpha: float
+    source: str = "monte-carlo"
 
     @property
     def consistent(self) -> bool:
@@ -185,8 +264,9 @@ class SweepResult:
         return all(p.consistent for p in self.points)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``schema_version``, ``mpdp_version``, ``inputs``, ``alpha``, ``consistent``, ``points``."""
-        return versioned("sweep", {"alpha": self.alpha,
+        """JSON-ready: ``schema_version``, ``mpdp_version``, ``inputs``, ``source``, ``alpha``, ``consistent``,
+        ``points``."""
+        return versioned("sweep", {"source": self.source, "alpha": self.alpha,
                 "test": "two-sided exact binomial test per point at level alpha / points (Bonferroni); "
                         "interval: Clopper-Pearson at level 1 - alpha",
                 "consistent": self.consistent, "points": [asdict(p) for p in self.points]}, self.inputs)
@@ -207,8 +287,8 @@ class SweepResult:
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """Accuracy against epsilon: theory curves (solid: the rule's average accuracy; dotted: its worst
-        case; dash-dot black: the optimal central mechanism), measured points with their intervals as error
-        bars (a red cross marks an inconsistent point). Never changes matplotlib's backend.
+        case; dash-dot black: the trusted curator's, for majority), measured points with their intervals as
+        error bars (a red cross marks an inconsistent point). Never changes matplotlib's backend.
 
         Args:
             ax: the axes to draw on; None makes a new :class:`matplotlib.figure.Figure`.
@@ -220,11 +300,12 @@ class SweepResult:
         series: dict[tuple[str, int, float, str, str], list[SweepPoint]] = {}
         for p in self.points:
             series.setdefault((p.function, p.parties, p.delta, p.rule, p.observer), []).append(p)
-        central_drawn: set[tuple[str, int, float]] = set()
+        curator_drawn: set[tuple[str, int, float]] = set()
         for (fname, k, delta, rule, observer), pts in series.items():
             pts = sorted(pts, key=lambda p: p.epsilon)
             eps = np.array([p.epsilon for p in pts])
-            label = f"{fname}, k={k}" + (f", delta={delta:g}" if delta else "") + f", {rule} rule, {observer}"
+            label = f"{fname}, k={k}" + (f", delta={delta:g}" if delta else "") + (
+                ", trusted curator" if rule == "curator" else f", {rule} rule, {observer}")
             line, = ax.plot(eps, [p.theoretical_accuracy for p in pts], "-", label=f"theory: {label}")
             color = line.get_color()
             ax.plot(eps, [p.theoretical_worst_case for p in pts], ":", color=color, linewidth=1)
@@ -236,17 +317,18 @@ class SweepResult:
                 ax.plot([p.epsilon for p in bad], [p.empirical_accuracy for p in bad], "x", color="red",
                         markersize=9, label="inconsistent with theory")
             key = (fname, k, delta)
-            central = [p.central_accuracy for p in pts if p.central_accuracy is not None]
-            if key not in central_drawn and len(central) == len(pts):
-                central_drawn.add(key)
-                ax.plot(eps, central, "-.", color="black", linewidth=1,
-                        label=f"optimal central mechanism (001): {fname}, k={k}")
+            curator = [p.curator_accuracy for p in pts if p.curator_accuracy is not None]
+            if key not in curator_drawn and len(curator) == len(pts) and rule != "curator":
+                curator_drawn.add(key)
+                ax.plot(eps, curator, "-.", color="black", linewidth=1,
+                        label=f"trusted curator (001's optimal central mechanism): {fname}, k={k}")
         if self.inputs.get("scale") == "log":
             ax.set_xscale("log")
         ax.set_xlabel(EPSILON_LABEL)
         ax.set_ylabel("accuracy: P(decision = f(x)), x uniform")
         samples = self.inputs.get("samples")
-        ax.set_title(f"Accuracy against epsilon: exact theory (lines; dotted = worst case) and Monte Carlo\n"
+        how = "live runs over a broker" if self.source == "live" else "Monte Carlo"
+        ax.set_title(f"Accuracy against epsilon: exact theory (lines; dotted = worst case) and {how}\n"
                      f"({samples} samples per point, {100 * (1 - self.alpha):g}% Clopper-Pearson intervals; "
                      f"{sum(not p.consistent for p in self.points)} of {len(self.points)} points inconsistent)",
                      fontsize=9)
@@ -257,7 +339,9 @@ class SweepResult:
     def __repr__(self) -> str:
         eps = [p.epsilon for p in self.points]
         flagged = sum(not p.consistent for p in self.points)
-        return (f"SweepResult({len(self.points)} points, epsilon {min(eps, default=0):g}..{max(eps, default=0):g}, "
+        live = " (live)" if self.source == "live" else ""
+        return (f"SweepResult({len(self.points)} points{live}, "
+                f"epsilon {min(eps, default=0):g}..{max(eps, default=0):g}, "
                 f"k={sorted({p.parties for p in self.points})}, {flagged} inconsistent at alpha={self.alpha:g})")
 
 
@@ -285,31 +369,150 @@ def _check_observer(name: Any) -> str:
     return str(name)
 
 
-def sweep(
+class SweepOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`plan_sweep` after ``epsilon`` (the others of :func:`sweep` and
+    :func:`mpdp.sweep`), each optional: its default is :func:`plan_sweep`'s."""
+
+    parties: int | Iterable[int]
+    delta: float | Iterable[float]
+    function: str | Iterable[str]
+    rule: str | Iterable[str] | None
+    observer: str | Iterable[str] | None
+    samples: int
+    seed: int
+    alpha: float
+    scale: str
+    protocol: str
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPlan:
+    """A checked sweep: its points to run, one seed each, and its inputs (from :func:`plan_sweep`).
+
+    Attributes:
+        tasks: one :class:`SweepTask` per point, in grid order (epsilon fastest).
+        seeds: point i's ``SeedSequence(seed).spawn(len(tasks))[i]``: its draws whatever runs it.
+        inputs: the arguments (JSON-ready); alpha: the family-wise level.
+    """
+
+    tasks: tuple[SweepTask, ...]
+    seeds: tuple[np.random.SeedSequence, ...]
+    inputs: dict[str, Any]
+    alpha: float
+
+    def result(self, measured: Sequence[tuple[PointTheory, int]], source: str) -> SweepResult:
+        """The :class:`SweepResult` of the measured points: per point its Clopper-Pearson interval and the
+        exact binomial test of its successes against the theory at level alpha / points (Bonferroni).
+
+        Args:
+            measured: per task, in order, its theory and its successes out of ``task.samples``.
+            source: one of :data:`SOURCES`.
+
+        Raises:
+            ParameterError: a source not in :data:`SOURCES`, or not one measurement per task.
+        """
+        if source not in SOURCES:
+            raise ParameterError("source", source, "one of " + ", ".join(SOURCES))
+        if len(measured) != len(self.tasks):
+            raise ParameterError("measured", len(measured), f"one measurement per point ({len(self.tasks)})")
+        points = []
+        for task, (theory, successes) in zip(self.tasks, measured):
+            n = task.samples
+            low, high = clopper_pearson(successes, n, self.alpha)
+            verdict = consistency_test(successes, n, min(max(theory.average, 0.0), 1.0), alpha=self.alpha,
+                                       rounds=len(self.tasks))
+            points.append(SweepPoint(task.epsilon, task.delta, task.parties, task.function, task.rule,
+                                     "central" if task.observer == "central" else "party 0", theory.average,
+                                     theory.worst_case, theory.curator, successes / n, successes, n, low, high,
+                                     verdict.p_value, verdict.consistent))
+        return SweepResult(tuple(points), self.inputs, self.alpha, source)
+
+
+def plan_sweep(
     epsilon: Sequence[float] | NDArray[np.float64],
     *,
     parties: int | Iterable[int] = 101,
     delta: float | Iterable[float] = 0.0,
     function: str | Iterable[str] = "majority",
-    rule: str | Iterable[str] = RULE_KINDS,
-    observer: str | Iterable[str] = OBSERVERS,
+    rule: str | Iterable[str] | None = None,
+    observer: str | Iterable[str] | None = None,
     samples: int = 100_000,
     seed: int = 0,
     alpha: float = 0.05,
     scale: str = "log",
+    protocol: str = "rr",
+) -> SweepPlan:
+    """Check a sweep's arguments and lay out its points and their seeds.
+
+    Args:
+        epsilon: the grid, nats (e.g. :func:`epsilon_grid`); each finite and >= 0.
+        parties, delta, function, rule, observer: one value or several each (the grid is their product).
+            function: a symmetric one; rule: ``average``/``worst-case`` (None: both); observer:
+            ``central``/``party`` (None: both).
+        samples: measurements per point (>= 1): Monte Carlo repetitions, or live rounds.
+        seed: root of the per-point SeedSequence children (>= 0).
+        alpha: family-wise level of the verdicts and 1 - level of the intervals, in (0, 1).
+        scale: how the grid was spaced (``log``/``linear``), for the plot.
+        protocol: ``rr`` (randomized response and the observer's optimal rule) or ``curator`` (the trusted
+            curator's release of the majority by 001's optimal central mechanism; no rule or observer).
+
+    Raises:
+        ParameterError, SizeLimitError: as :func:`sweep`.
+    """
+    grid = _as_tuple(epsilon, check_epsilon)
+    if not grid or not all(math.isfinite(e) for e in grid):
+        raise ParameterError("epsilon", epsilon, "one or more finite values >= 0")
+    if protocol not in PROTOCOLS:
+        raise ParameterError("protocol", protocol, "one of " + ", ".join(PROTOCOLS))
+    ks = _as_tuple(parties, _check_parties)
+    deltas = _as_tuple(delta, check_delta)
+    functions = _as_tuple(function, _check_function)
+    if protocol == "curator":
+        if set(functions) - {"majority", "passed"}:
+            raise ParameterError("function", ",".join(functions), "majority with protocol curator")
+        for name, given in (("rule", rule), ("observer", observer)):
+            if given is not None:
+                raise ParameterError(name, given, "none with protocol curator (its release is the decision)")
+        rules, observers = ("curator",), ("central",)
+    else:
+        rules = _as_tuple(RULE_KINDS if rule is None else rule, check_kind)
+        observers = _as_tuple(OBSERVERS if observer is None else observer, _check_observer)
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+        raise ParameterError("samples", samples, "an integer >= 1")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError("seed", seed, "an integer >= 0")
+    if not 0.0 < alpha < 1.0:
+        raise ParameterError("alpha", alpha, "a level in (0, 1)")
+    if scale not in SCALES:
+        raise ParameterError("scale", scale, "one of " + ", ".join(SCALES))
+    if max(deltas) > 0 and max(ks) > FOUR_OUTPUT_GROUP_MAX and protocol == "rr":
+        raise SizeLimitError("parties with delta > 0", max(ks), FOUR_OUTPUT_GROUP_MAX,
+                             "delta 0 (pure randomized response holds thousands of parties)")
+    if max(ks) > PURE_GROUP_MAX:  # every point needs the exact theory of the symmetric engine
+        raise SizeLimitError("parties", max(ks), PURE_GROUP_MAX,
+                             "mpdp accuracy --engine counts for the exact accuracy of majority-type functions "
+                             "at up to 200,000 parties")
+    tasks = tuple(SweepTask(e, d, k, f, r, o, int(samples))
+                  for f, k, d, r, o, e in itertools.product(functions, ks, deltas, rules, observers, grid))
+    inputs = {"epsilon": list(grid), "scale": scale, "parties": list(ks), "delta": list(deltas),
+              "function": list(functions), "rule": list(rules), "observer": list(observers),
+              "samples": int(samples), "seed": int(seed), "alpha": alpha, "measure": "zero-one",
+              "protocol": protocol}
+    return SweepPlan(tasks, tuple(np.random.SeedSequence(int(seed)).spawn(len(tasks))), inputs, alpha)
+
+
+def sweep(
+    epsilon: Sequence[float] | NDArray[np.float64],
+    *,
     executor: Executor | None = None,
     progress: Callable[[int, int], None] | None = None,
+    **options: Unpack[SweepOptions],
 ) -> SweepResult:
     """Exact and Monte Carlo accuracy of the optimal rules over a grid (module docstring).
 
     Args:
         epsilon: the grid, nats (e.g. :func:`epsilon_grid`); each finite and >= 0.
-        parties, delta, function, rule, observer: one value or several each (the grid is their product).
-            function: a symmetric one; rule: ``average``/``worst-case``; observer: ``central``/``party``.
-        samples: Monte Carlo repetitions per point (>= 1).
-        seed: root of the per-point SeedSequence children (>= 0).
-        alpha: family-wise level of the verdicts and 1 - level of the intervals, in (0, 1).
-        scale: how the grid was spaced (``log``/``linear``), for the plot.
+        options: the grid's other axes and the measurement (:class:`SweepOptions`, defaults of :func:`plan_sweep`).
         executor: a :class:`concurrent.futures.Executor` to run points on; None runs them here.
         progress: called as ``progress(0, total)`` once the inputs are checked, then ``progress(done, total)``
             after each point.
@@ -318,7 +521,8 @@ def sweep(
         a :class:`SweepResult`.
 
     Raises:
-        ParameterError: any bad value (named, with what is allowed).
+        ParameterError: any bad value (named, with what is allowed); a rule or observer, or another
+            function than majority, with protocol curator.
         SizeLimitError: more than ``PURE_GROUP_MAX`` parties (the symmetric engine's exact theory); delta > 0
             with more than ``FOUR_OUTPUT_GROUP_MAX`` parties (no exact engine
             holds the four-output count classes, so there is no exact theory to test against).
@@ -331,56 +535,21 @@ def sweep(
         >>> r.consistent
         True
     """
-    grid = _as_tuple(epsilon, check_epsilon)
-    if not grid or not all(math.isfinite(e) for e in grid):
-        raise ParameterError("epsilon", epsilon, "one or more finite values >= 0")
-    ks = _as_tuple(parties, _check_parties)
-    deltas = _as_tuple(delta, check_delta)
-    functions = _as_tuple(function, _check_function)
-    rules = _as_tuple(rule, check_kind)
-    observers = _as_tuple(observer, _check_observer)
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
-        raise ParameterError("samples", samples, "an integer >= 1")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ParameterError("seed", seed, "an integer >= 0")
-    if not 0.0 < alpha < 1.0:
-        raise ParameterError("alpha", alpha, "a level in (0, 1)")
-    if scale not in SCALES:
-        raise ParameterError("scale", scale, "one of " + ", ".join(SCALES))
-    if max(deltas) > 0 and max(ks) > FOUR_OUTPUT_GROUP_MAX:
-        raise SizeLimitError("parties with delta > 0", max(ks), FOUR_OUTPUT_GROUP_MAX,
-                             "delta 0 (pure randomized response holds thousands of parties)")
-    if max(ks) > PURE_GROUP_MAX:  # every point needs the exact theory of the symmetric engine
-        raise SizeLimitError("parties", max(ks), PURE_GROUP_MAX,
-                             "mpdp accuracy --engine counts for the exact accuracy of majority-type functions "
-                             "at up to 200,000 parties")
-    tasks: list[_Task] = [(e, d, k, f, r, o, int(samples))
-             for f, k, d, r, o, e in itertools.product(functions, ks, deltas, rules, observers, grid)]
-    seeds = np.random.SeedSequence(int(seed)).spawn(len(tasks))
+    plan = plan_sweep(epsilon, **options)
+    total = len(plan.tasks)
     if progress is not None:
-        progress(0, len(tasks))
+        progress(0, total)
     if executor is None:
         measured = []
-        for i, (task, child) in enumerate(zip(tasks, seeds)):
+        for i, (task, child) in enumerate(zip(plan.tasks, plan.seeds)):
             measured.append(_run_point(task, child))
             if progress is not None:
-                progress(i + 1, len(tasks))
+                progress(i + 1, total)
     else:
-        futures = [executor.submit(_run_point, task, child) for task, child in zip(tasks, seeds)]
+        futures = [executor.submit(_run_point, task, child) for task, child in zip(plan.tasks, plan.seeds)]
         for i, future in enumerate(futures):
             future.result()
             if progress is not None:
-                progress(i + 1, len(tasks))
+                progress(i + 1, total)
         measured = [future.result() for future in futures]
-    points = []
-    n = int(samples)
-    for (e, d, k, f, r, o, _), m in zip(tasks, measured):
-        low, high = clopper_pearson(m.successes, n, alpha)
-        verdict = consistency_test(m.successes, n, min(max(m.theory, 0.0), 1.0), alpha=alpha, rounds=len(tasks))
-        points.append(SweepPoint(e, d, k, f, r, "central" if o == "central" else "party 0", m.theory, m.worst,
-                                 m.central, m.successes / n, m.successes, n, low, high, verdict.p_value,
-                                 verdict.consistent))
-    inputs = {"epsilon": list(grid), "scale": scale, "parties": list(ks), "delta": list(deltas),
-              "function": list(functions), "rule": list(rules), "observer": list(observers),
-              "samples": int(samples), "seed": int(seed), "alpha": alpha, "measure": "zero-one"}
-    return SweepResult(tuple(points), inputs, alpha)
+    return plan.result(measured, "monte-carlo")

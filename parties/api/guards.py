@@ -3,18 +3,25 @@
 A live run spawns worker processes; a spawned process re-imports the main script, so a script that calls
 :func:`mpdp.simulate` at its top level, outside ``if __name__ == "__main__":``, would start the run again in
 every worker. :func:`check_main_guard` finds that case from the call stack and the script's syntax tree and
-refuses it with one line, before anything starts.
+refuses it with one line, before anything starts. :func:`run_blocking` runs a live run's coroutine to its
+end from blocking code, also inside a running event loop (Jupyter).
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
+import concurrent.futures
 import sys
+from collections.abc import Coroutine
 from types import FrameType
+from typing import Any, TypeVar
 
 from mpdp.protocols.errors import MpdpError
 
-__all__ = ["UnguardedMainError", "check_main_guard"]
+__all__ = ["UnguardedMainError", "check_main_guard", "run_blocking"]
+
+T = TypeVar("T")
 
 
 class UnguardedMainError(MpdpError, RuntimeError):
@@ -72,3 +79,14 @@ def check_main_guard(what: str) -> None:
         raise UnguardedMainError(
             f"{what} starts worker processes, which re-import the main script {path}: call it under "
             f"`if __name__ == \"__main__\":` (line {line} is outside such a guard)")
+
+
+def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to its end and return its value: ``asyncio.run`` it, or, inside a running event
+    loop (Jupyter), on a worker thread with its own loop, waiting for the result."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mpdp-live") as pool:
+        return pool.submit(asyncio.run, coroutine).result()

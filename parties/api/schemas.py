@@ -9,7 +9,7 @@ and that are committed under ``schemas/`` (a test checks they equal what the mod
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -63,12 +63,30 @@ class SimulateDocument(Document):
     rounds: list[dict[str, Any]]
 
 
-class SweepDocument(Document):
-    """``mpdp sweep --json`` / ``sweep.json`` / ``mpdp.sweep(...).to_dict()``."""
+class SweepPointEntry(BaseModel):
+    """One point of a sweep (:class:`mpdp.analysis.sweep.SweepPoint`; the other fields are allowed)."""
 
+    model_config = ConfigDict(extra="allow")
+
+    epsilon: float
+    rule: str
+    observer: str
+    theoretical_accuracy: float
+    empirical_accuracy: float
+    ci_low: float
+    ci_high: float
+    consistent: bool
+    curator_accuracy: float | None
+
+
+class SweepDocument(Document):
+    """``mpdp sweep --json`` / ``sweep.json`` / ``mpdp.sweep(...).to_dict()``: ``source`` says how the
+    points were measured (the Monte Carlo engine, or live sessions over a broker)."""
+
+    source: Literal["monte-carlo", "live"]
     alpha: float
     consistent: bool
-    points: list[dict[str, Any]]
+    points: list[SweepPointEntry]
 
 
 class CompareCentralDocument(Document):

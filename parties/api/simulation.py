@@ -12,8 +12,6 @@ the result. ``await mpdp.simulate_async(...)`` is the same run for code that is 
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import functools
 import sys
 import uuid
@@ -29,7 +27,7 @@ from mpdp.analysis.accounting import Budget
 from mpdp.analysis.evaluation import RoundEvaluation
 from mpdp.analysis.report import RoundResult, plot_rounds, results_document
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.api.guards import check_main_guard
+from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.params import function_of
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.cli.args import fresh_output_dir, run_files, to_json_text
@@ -367,13 +365,7 @@ def _blocking(run_async: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
     @functools.wraps(run_async)
     def run(*args: P.args, **kwargs: P.kwargs) -> T:
         check_main_guard("mpdp.simulate")
-        session = run_async(*args, **kwargs)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(session)
-        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mpdp-simulate") as pool:
-            return pool.submit(asyncio.run, session).result()
+        return run_blocking(run_async(*args, **kwargs))
 
     return run
 

@@ -1,7 +1,9 @@
-"""``mpdp.sweep``: accuracy against epsilon over a grid, exact theory next to Monte Carlo measurement.
+"""``mpdp.sweep``: accuracy against epsilon over a grid, exact theory next to a measurement (Monte Carlo, or
+live over a broker with ``live=True``).
 
 The computation is :func:`mpdp.analysis.sweep.sweep` (002 eqs. (1)-(6) per point, Clopper-Pearson
-intervals, Bonferroni-corrected exact binomial verdicts); this module gives it the API's result type
+intervals, Bonferroni-corrected exact binomial verdicts), measured live by
+:func:`mpdp.parties.session.live_sweep.live_sweep`; this module gives it the API's result type
 (:class:`~mpdp.parties.api.result.Result`: ``to_dict``, ``to_frame``, ``plot``, notebook display).
 
 Example:
@@ -13,18 +15,22 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.sweep import OBSERVERS, SweepResult, grid_of
+from mpdp.analysis.sweep import SweepOptions, SweepResult, grid_of, plan_sweep
 from mpdp.analysis.sweep import sweep as sweep_grid
+from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.result import Result
-from mpdp.protocols.rules import RULE_KINDS
+from mpdp.parties.session.live_sweep import live_sweep
+from mpdp.protocols.errors import ParameterError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -65,33 +71,63 @@ class Sweep(Result):
 def sweep(
     epsilon: str | Sequence[float] | NDArray[np.float64],
     *,
-    parties: int | Iterable[int] = 101,
-    delta: float | Iterable[float] = 0.0,
-    function: str | Iterable[str] = "majority",
-    rule: str | Iterable[str] = RULE_KINDS,
-    observer: str | Iterable[str] = OBSERVERS,
-    samples: int = 100_000,
-    seed: int = 0,
-    alpha: float = 0.05,
-    scale: str = "log",
+    live: bool = False,
+    broker: str | BrokerSettings | None = None,
+    workers: int | None = None,
+    round_timeout: float = 60.0,
     executor: Executor | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **options: Unpack[SweepOptions],
 ) -> Sweep:
-    """Exact and Monte Carlo accuracy of the optimal rules over a grid (:func:`mpdp.analysis.sweep.sweep`).
+    """Exact accuracy of the optimal rules over a grid, next to its measurement: by the Monte Carlo engine
+    (:func:`mpdp.analysis.sweep.sweep`), or live over a broker (``live=True``:
+    :func:`mpdp.parties.session.live_sweep.live_sweep`, one session per point, one after another).
 
     Args:
         epsilon: ``"LO:HI:STEPS"`` (spaced by ``scale``), one value, or the grid itself, nats.
-        parties, delta, function, rule, observer, samples, seed, alpha, scale, executor: as
-            :func:`mpdp.analysis.sweep.sweep` (one value or several each; the grid is their product).
+        options: ``parties``, ``delta``, ``function``, ``rule``, ``observer`` (one value or several each: the
+            grid is their product), ``samples``, ``seed``, ``alpha``, ``scale``, ``protocol``: as
+            :func:`mpdp.analysis.sweep.plan_sweep`. Live, ``samples`` is each point's number of rounds
+            (one privatization each).
+        executor: as :func:`mpdp.analysis.sweep.sweep`.
+        live: measure each point by a live session (parties in worker processes, over MQTT).
+        broker: live only: None (``$MPDP_BROKER_URL``, else one broker of our own for the whole sweep),
+            ``embedded``, ``mosquitto``, a URL of a running one, or :class:`~mpdp.broker.settings.BrokerSettings`.
+        workers, round_timeout: live only: worker processes per session (None: one per core), seconds a
+            round may stay open.
+        progress: called as ``progress(0, total)``, then ``progress(done, total)`` as the work goes: in points
+            (Monte Carlo), in rounds of every point (live).
 
     Returns:
-        :class:`Sweep` (``to_dict()`` is ``mpdp sweep --json``).
+        :class:`Sweep` (``to_dict()`` is ``mpdp sweep --json``; its ``source`` says ``live`` or
+        ``monte-carlo``).
 
     Raises:
-        ParameterError: a bad value, named with what is allowed (``epsilon`` not ``LO:HI:STEPS``).
+        ParameterError: a bad value, named with what is allowed (``epsilon`` not ``LO:HI:STEPS``; an
+            executor, or a broker, workers or round_timeout without ``live``... as the error says).
         SizeLimitError: as :func:`mpdp.analysis.sweep.sweep`.
+        UnguardedMainError: live, from a script's top level without ``if __name__ == "__main__":``.
+        TransportError, WorkerError: live: the broker or a session's worker process failed.
     """
-    grid = grid_of(epsilon, scale) if isinstance(epsilon, str) else epsilon
-    result = sweep_grid(grid, parties=parties, delta=delta, function=function, rule=rule, observer=observer,
-                        samples=samples, seed=seed, alpha=alpha, scale=scale, executor=executor)
+    grid = grid_of(epsilon, options.get("scale", "log")) if isinstance(epsilon, str) else epsilon
+    if not live:
+        for name, value, default in (("broker", broker, None), ("workers", workers, None),
+                                     ("round_timeout", round_timeout, 60.0)):
+            if value != default:
+                raise ParameterError(name, value, "the default without live=True (the Monte Carlo engine "
+                                     "runs no broker or session)")
+        result = sweep_grid(grid, executor=executor, progress=progress, **options)
+        return Sweep(document=result.to_dict(), result=result)
+    if executor is not None:
+        raise ParameterError("executor", executor, "None with live=True: live points run one after another "
+                             "over one broker (each session's parties already use every core)")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ParameterError("workers", workers, "None or an integer >= 1")
+    if not 0 < round_timeout < math.inf:
+        raise ParameterError("round_timeout", round_timeout, "a finite number of seconds > 0")
+    plan = plan_sweep(grid, **options)
+    settings = broker if isinstance(broker, BrokerSettings) else BrokerSettings.from_url(broker)
+    check_main_guard("mpdp.sweep")
+    result = run_blocking(live_sweep(plan, settings, workers=workers, round_timeout=round_timeout,
+                                     progress=progress))
     return Sweep(document=result.to_dict(), result=result)
-

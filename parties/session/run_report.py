@@ -166,22 +166,23 @@ def _simulate_page(run_dir: Path, doc: dict[str, Any]) -> tuple[ReportPage, int]
 
 def _sweep_page(doc: dict[str, Any]) -> tuple[ReportPage, int]:
     points = tuple(SweepPoint(**p) for p in doc["points"])
-    result = SweepResult(points, doc["inputs"], doc["alpha"])
+    result = SweepResult(points, doc["inputs"], doc["alpha"], doc["source"])
+    how = "live runs over a broker" if result.source == "live" else "Monte Carlo"
     inputs = doc["inputs"]
     config = tuple((str(k), ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in inputs.items())
     config += (("alpha", f"{doc['alpha']:g}"), ("test", doc["test"]), ("mpdp version", doc["mpdp_version"]))
-    table = Table("per point: exact theory against Monte Carlo", (
-        "epsilon", "k", "delta", "f", "rule", "observer", "theory", "worst case", "central (001)", "measured",
+    table = Table(f"per point: exact theory against {how}", (
+        "epsilon", "k", "delta", "f", "rule", "observer", "theory", "worst case", "curator (001)", "measured",
         "interval", "p-value", "consistent"), tuple(cells([
             p.epsilon, p.parties, p.delta, p.function, p.rule, p.observer, p.theoretical_accuracy,
-            p.theoretical_worst_case, p.central_accuracy, p.empirical_accuracy, f"[{p.ci_low:.3f}, {p.ci_high:.3f}]",
+            p.theoretical_worst_case, p.curator_accuracy, p.empirical_accuracy, f"[{p.ci_low:.3f}, {p.ci_high:.3f}]",
             p.p_value, p.consistent]) for p in points), "rounds")
     flagged = sum(not p.consistent for p in points)
     eps = [p.epsilon for p in points]
     subtitle = (f"{len(points)} points, epsilon {min(eps):g} to {max(eps):g} nats, {inputs.get('samples')} "
                 f"samples per point: {len(points) - flagged} consistent with theory")
     section = Section("Points", (f"{flagged} of {len(points)} points inconsistent with theory.",), (table,),
-                      (ReportFigure("sweep", "accuracy against epsilon: theory and Monte Carlo", result.plot()),))
+                      (ReportFigure("sweep", f"accuracy against epsilon: theory and {how}", result.plot()),))
     return ReportPage("mpdp sweep", subtitle, config, (section,)), len(points)
 
 

@@ -9,6 +9,7 @@ import matplotlib
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
+from scipy.optimize import linprog
 from scipy.stats import binom
 
 from mpdp.analysis.sweep import SweepResult, epsilon_grid, sweep
@@ -44,7 +45,7 @@ def test_points_theory_equals_closed_form_and_measurement_agrees() -> None:
     for point in result.points:
         assert point.theoretical_accuracy == pytest.approx(_majority_of_reports(21, point.epsilon), abs=1e-12)
         assert point.theoretical_worst_case <= point.theoretical_accuracy
-        assert point.central_accuracy is not None and point.central_accuracy >= point.theoretical_accuracy
+        assert point.curator_accuracy is not None and point.curator_accuracy >= point.theoretical_accuracy
         assert point.successes == round(point.empirical_accuracy * point.samples)
         assert point.ci_low <= point.empirical_accuracy <= point.ci_high
     # the verdict is the exact binomial test at alpha / points (Bonferroni over 3 points)
@@ -107,3 +108,52 @@ def test_four_output_beyond_the_exact_engine_is_refused_up_front() -> None:
         sweep([1.0], parties=101, delta=0.01)
     with pytest.raises(ParameterError, match="epsilon"):
         sweep([1.0, float("inf")])
+
+
+def _curator_by_linear_programming(k: int, epsilon: float, delta: float) -> float:
+    """Brute force, independent of 001's construction: the best average accuracy of any (epsilon, delta)-DP
+    release of majority that is a function of the count c (enough by symmetry: averaging a mechanism over
+    permutations of the voters keeps its privacy and its average accuracy), by a linear program over
+    r_c = P(release 1 | c): neighbouring inputs differ in one vote, so counts c and c + 1 are neighbours."""
+    weights = binom.pmf(np.arange(k + 1), k, 0.5)
+    yes = 2 * np.arange(k + 1) > k
+    gain = np.where(yes, weights, -weights)  # accuracy = sum_c w_c [yes_c r_c + (1 - yes_c)(1 - r_c)]
+    rows, bounds = [], []
+    for c in range(k):
+        for a, b in ((c, c + 1), (c + 1, c)):
+            row = np.zeros(k + 1)  # P(1 | a) <= e^eps P(1 | b) + delta
+            row[a], row[b] = 1.0, -np.exp(epsilon)
+            rows.append(row)
+            bounds.append(delta)
+            row = np.zeros(k + 1)  # P(0 | a) <= e^eps P(0 | b) + delta
+            row[a], row[b] = -1.0, np.exp(epsilon)
+            rows.append(row)
+            bounds.append(delta + np.exp(epsilon) - 1.0)
+    best = linprog(-gain, A_ub=np.array(rows), b_ub=np.array(bounds), bounds=[(0.0, 1.0)] * (k + 1),
+                   method="highs")
+    assert best.status == 0
+    return float(-best.fun + weights[~yes].sum())
+
+
+@pytest.mark.parametrize(("k", "epsilon", "delta"), [(5, 0.5, 0.0), (7, 1.0, 0.05), (6, 1.5, 0.0)])
+def test_the_curator_curve_is_the_best_private_release(k, epsilon, delta) -> None:
+    result = sweep([epsilon], parties=k, delta=delta, rule="average", observer=("central", "party"), samples=10)
+    central, party = result.points
+    assert central.curator_accuracy == pytest.approx(_curator_by_linear_programming(k, epsilon, delta), abs=1e-7)
+    assert party.curator_accuracy is None  # the curator's curve is the central observer's comparison
+    assert central.curator_accuracy >= central.theoretical_accuracy  # the trusted curator beats randomized response
+    doc = result.to_dict()
+    assert doc["source"] == "monte-carlo" and doc["points"][0]["curator_accuracy"] == central.curator_accuracy
+
+
+def test_the_curator_protocol_by_monte_carlo() -> None:
+    """--protocol curator (no broker): the release is the decision; theory = the curator's curve."""
+    result = sweep([0.4, 1.2, 3.0], parties=9, protocol="curator", samples=20_000, seed=5)
+    for point in result.points:
+        assert (point.rule, point.observer) == ("curator", "central")
+        assert point.theoretical_accuracy == point.curator_accuracy
+        assert point.theoretical_accuracy == pytest.approx(_curator_by_linear_programming(9, point.epsilon, 0.0),
+                                                           abs=1e-7)
+        assert point.theoretical_worst_case < point.theoretical_accuracy
+    assert result.consistent and result.inputs["rule"] == ["curator"]
+    assert sweep([0.4, 1.2, 3.0], parties=9, protocol="curator", samples=20_000, seed=5).points == result.points

@@ -2,18 +2,26 @@
 
     mpdp sweep --epsilon LO:HI:STEPS [--scale log|linear] [--parties K,...] [--delta D,...]
                [--function F,...] [--rule average,worst-case] [--observer central,party]
-               [--samples N] [--seed S] [--alpha A] [--jobs N | --executor dask://HOST:PORT]
+               [--protocol rr|curator] [--samples N] [--seed S] [--alpha A]
+               [--jobs N | --executor dask://HOST:PORT | --live [--broker URL] [--workers W]]
                [--out DIR] [--json [FILE]] [--quiet]
 
 Every point of the grid (epsilon x k x delta x function x rule x observer): k parties run randomized
 response at (epsilon, delta); the central observer (or party 0, who also knows its own bit) applies its
 optimal rule (002). The exact theory is the rule's average accuracy over uniform inputs (002 eq. (1),
 what the Monte Carlo measures) and its worst-case accuracy (eq. (3)); for majority also the optimal
-central mechanism of 001. The Monte Carlo draws, per repetition, one binomial count per group of parties
+central mechanism of 001, the trusted curator's curve (--protocol curator: the curator's release is
+the decision, measured against that curve). The Monte Carlo draws, per repetition, one binomial count per group of parties
 with equal parameters and decides by the rule's table on counts; each point gets its Clopper-Pearson interval and an exact binomial test against
 the theory at level alpha / points (Bonferroni). Points run in parallel with --jobs; the result is the same
 bit for bit for the same --seed whatever --jobs (one SeedSequence child per point), also on a Dask cluster
 (--executor dask://HOST:PORT, the optional extra mpdp[dask]).
+
+--live measures each point by a live session instead, as mpdp simulate runs it: k parties in worker
+processes with uniformly random bits, --samples rounds of one privatization each, published over a real
+MQTT broker (one for the whole sweep: our own by default, or --broker URL); the same verdicts, the same
+points for the same --seed. Live points run one after another (no --jobs, no --executor), each a few
+seconds at least: the command prints an estimate before it starts.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from collections.abc import Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from types import TracebackType
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -33,8 +42,12 @@ from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from mpdp.analysis.plot_style import save_figure
-from mpdp.analysis.sweep import OBSERVERS, SCALES, SweepResult, grid_of, sweep
+from mpdp.analysis.sweep import PROTOCOLS, SCALES, SweepResult, grid_of, plan_sweep
+from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.api.sweeps import sweep
 from mpdp.parties.cli.args import (
+    add_broker_options,
+    broker_options,
     count_value,
     emit,
     option_names,
@@ -45,42 +58,50 @@ from mpdp.parties.cli.args import (
     seed_value,
     to_json_text,
 )
+from mpdp.parties.session.live_sweep import estimate_live_sweep
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.rules import RULE_KINDS
 
 __all__ = ["register"]
 
 OUT_FILES = ("sweep.json", "sweep.csv", "sweep.png")
+#: Default --samples: Monte Carlo repetitions, and live rounds per point.
+SAMPLES, LIVE_SAMPLES = 100_000, 200
 
 EPILOG = """\
 examples:
   mpdp sweep --function majority --parties 101 --epsilon 0.05:2:20 --out sweep-101
   mpdp sweep --epsilon 0.1:3:12 --parties 11,101,435 --rule average --observer central --jobs 2
   mpdp sweep --epsilon 0:2:9 --scale linear --function xor --delta 0,0.01 --parties 21 --json
+  mpdp sweep --epsilon 0.5:2:3 --parties 7 --rule average --observer central --live --samples 300
+  mpdp sweep --epsilon 0.5:2:3 --parties 7 --protocol curator --live --samples 300
 
 --out DIR writes sweep.json (the --json document), sweep.csv (one row per point) and sweep.png (theory
 curves, measured points with their intervals). JSON: schema_version, mpdp_version, inputs, and a list
 points, each with epsilon, rule, observer, theoretical_accuracy, empirical_accuracy, ci_low, ci_high,
-consistent. Exit code 1 when some point is inconsistent with theory.
+consistent, curator_accuracy (majority, central observer: the trusted curator's exact accuracy); source:
+monte-carlo or live. Exit code 1 when some point is inconsistent with theory.
 """ + papers_epilog("001", "002")
 
 
 class _Progress:
-    """The sweep's size once its inputs are checked, then a rich bar over the points, shown once the sweep
-    has run for a second (short sweeps stay quiet). ``console`` None: silent."""
+    """The sweep's size (its inputs checked) on entry, then a rich bar over the work in ``unit`` (points, or
+    live rounds), shown once the sweep has run for a second (short sweeps stay quiet). ``console`` None:
+    silent."""
 
-    def __init__(self, console: Console | None, header: str) -> None:
+    def __init__(self, console: Console | None, header: str, unit: str) -> None:
         self._console = console
         self._header = header
         self._enabled = console is not None
         self._started = time.monotonic()
-        self._bar = RichProgress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("points"),
+        self._bar = RichProgress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
                                  TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
                                  console=Console(stderr=True), transient=False)
         self._task = self._bar.add_task("sweep", total=None)
         self._live = False
 
     def __enter__(self) -> _Progress:
+        if self._console is not None:
+            self._console.print(self._header, highlight=False)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -90,12 +111,23 @@ class _Progress:
 
     def update(self, done: int, total: int) -> None:
         """The sweep's progress callback."""
-        if done == 0 and self._console is not None:
-            self._console.print(self._header, highlight=False)
         self._bar.update(self._task, completed=done, total=total)
         if self._enabled and not self._live and time.monotonic() - self._started > 1.0:
             self._bar.start()
             self._live = True
+
+
+def _check_live(args: argparse.Namespace) -> None:
+    """--live runs points one after another; the live options need --live."""
+    if args.live and (args.jobs != 1 or args.executor is not None):
+        given = f"--jobs {args.jobs}" if args.jobs != 1 else f"--executor {args.executor}"
+        raise ParameterError("--live", given, "points one after another: --live without --jobs or --executor",
+                             hint="each live session already runs its parties on every core (--workers)")
+    if not args.live:
+        for name, default in (("workers", None), ("round_timeout", 60.0), ("broker", None), ("cafile", None),
+                              ("cert", None), ("key", None), ("mqtt_version", None)):
+            if getattr(args, name) != default:
+                raise ParameterError(f"--{name.replace('_', '-')}", getattr(args, name), "only with --live")
 
 
 def _print_table(result: SweepResult, stream: Console) -> None:
@@ -150,24 +182,36 @@ def _run(args: argparse.Namespace) -> int:
     parties = parse_number_list(args.parties, "--parties", int)
     deltas = parse_number_list(args.delta, "--delta")
     functions = parse_number_list(args.function, "--function", str)
-    rules = parse_number_list(args.rule, "--rule", str)
-    observers = parse_number_list(args.observer, "--observer", str)
+    rules = None if args.rule is None else parse_number_list(args.rule, "--rule", str)
+    observers = None if args.observer is None else parse_number_list(args.observer, "--observer", str)
     if args.jobs < 1:
         raise ParameterError("--jobs", args.jobs, "an integer >= 1")
+    _check_live(args)
+    samples = args.samples if args.samples is not None else LIVE_SAMPLES if args.live else SAMPLES
     out = output_dir(args.out, "--out") if args.out is not None else None
-    points = len(grid) * len(parties) * len(deltas) * len(functions) * len(rules) * len(observers)
+    options: dict[str, Any] = dict(parties=parties, delta=deltas, function=functions, rule=rules,
+                                   observer=observers, samples=samples, seed=args.seed, alpha=args.alpha,
+                                   scale=args.scale, protocol=args.protocol)
+    names: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
+        "parties", "delta", "function", "rule", "observer", "seed", "alpha", "protocol", "workers", "round_timeout")}
+    names["samples"] = ("--samples", samples)
+    with option_names(**names):
+        plan = plan_sweep(grid, **options)
     console = Console()  # standard output, or standard error with --json alone (command_output)
     if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep rows whole
         console = Console(width=160)
-    options = dict(parties=parties, delta=deltas, function=functions, rule=rules, observer=observers,
-                   samples=args.samples, seed=args.seed, alpha=args.alpha, scale=args.scale)
-    where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
-    header = f"mpdp sweep: {points} points x {args.samples} samples, {where}"
-    with _executor(args.executor, args.jobs) as executor, _Progress(console if not args.quiet else None,
-                                                                      header) as progress:
-        with option_names(**{name: (f"--{name}", getattr(args, name))
-                             for name in ("parties", "delta", "function", "rule", "observer", "samples", "seed", "alpha")}):
-            result = sweep(grid, executor=executor, progress=progress.update, **options)
+    if args.live:
+        header = (f"mpdp sweep --live: {len(plan.tasks)} points x {samples} rounds, one session after another "
+                  f"over one broker; {estimate_live_sweep(plan).describe()}")
+        options.update(live=True, broker=BrokerSettings.from_url(**broker_options(args)), workers=args.workers,
+                       round_timeout=args.round_timeout)
+    else:
+        where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
+        header = f"mpdp sweep: {len(plan.tasks)} points x {samples} samples, {where}"
+    with (_executor(args.executor, args.jobs) as executor,
+          _Progress(console if not args.quiet else None, header, "rounds" if args.live else "points") as progress,
+          option_names(**names)):
+        result = sweep(grid, executor=executor, progress=progress.update, **options).result
     emit(args, result.to_dict())
     if not args.quiet:
         _print_table(result, console)
@@ -180,7 +224,7 @@ def _run(args: argparse.Namespace) -> int:
         written += [str(args.output.json_file)] if args.output.json_file is not None else []
         verdict = ("every point consistent with theory" if result.consistent else
                    f"{sum(not p.consistent for p in result.points)} point(s) INCONSISTENT with theory")
-        console.print(f"{verdict} (alpha = {args.alpha:g}, Bonferroni over {points} points)", highlight=False)
+        console.print(f"{verdict} (alpha = {args.alpha:g}, Bonferroni over {len(result.points)} points)", highlight=False)
         for path in written:
             console.print(f"wrote {path}", highlight=False)
     return 0 if result.consistent else 1
@@ -198,11 +242,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="delta per party (default 0; > 0: four-output randomized response, k <= 60)")
     p.add_argument("--function", default="majority", metavar="F,...",
                    help="symmetric functions: majority, xor, and, or, sum, threshold:T (default majority)")
-    p.add_argument("--rule", default=",".join(RULE_KINDS), metavar="KIND,...",
+    p.add_argument("--rule", default=None, metavar="KIND,...",
                    help="optimal rules: average (002 eqs. (2), (5)), worst-case (eqs. (4), (6)); default both")
-    p.add_argument("--observer", default=",".join(OBSERVERS), metavar="WHO,...",
+    p.add_argument("--observer", default=None, metavar="WHO,...",
                    help="central (the central observer) and/or party (party 0, knowing its own bit); default both")
-    p.add_argument("--samples", type=count_value, default=100_000, help="Monte Carlo repetitions per point (default 100000)")
+    p.add_argument("--protocol", choices=PROTOCOLS, default="rr",
+                   help="rr: the parties' randomized responses and the observer's optimal rule (default); "
+                        "curator: a trusted curator releases the majority by 001's optimal central mechanism "
+                        "(majority only; no --rule or --observer)")
+    p.add_argument("--samples", type=count_value, default=None,
+                   help=f"Monte Carlo repetitions per point (default {SAMPLES}); with --live, rounds per point, "
+                        f"each one privatization of fresh random bits (default {LIVE_SAMPLES})")
     p.add_argument("--seed", type=seed_value, default=0, help="root seed (default 0): same seed, same result")
     p.add_argument("--alpha", type=float, default=0.05,
                    help="family-wise level of the verdicts; intervals at 1 - alpha (default 0.05)")
@@ -210,5 +260,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--executor", metavar="dask://HOST:PORT",
                    help="run the points on a running Dask distributed scheduler (the optional extra: "
                         "pip install 'mpdp[dask]'); same result as --jobs for the same --seed")
+    live = p.add_argument_group("live", "--live: each point measured by a live session over a real MQTT broker, "
+                                        "points one after another (not with --jobs or --executor)")
+    live.add_argument("--live", action="store_true",
+                      help="measure each point live (parties in worker processes, over the broker) instead of "
+                           "by the Monte Carlo engine")
+    live.add_argument("--workers", type=count_value, default=None, metavar="W",
+                      help="--live: worker processes hosting each session's parties (default: one per core)")
+    live.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
+                      help="--live: how long a round may stay open (default: 60); a round closed with parties "
+                           "unheard stops the sweep")
+    add_broker_options(p, "URL|embedded|mosquitto", "--live: where the sessions publish (default: "
+                                                    "$MPDP_BROKER_URL, else one broker of our own for the sweep)")
     p.add_argument("--out", metavar="DIR", help="write " + ", ".join(OUT_FILES) + " here (created if missing)")
     p.set_defaults(run=_run)

@@ -11,6 +11,7 @@ from mpdp.parties.session.estimate import (
     MESSAGES_PER_SECOND,
     PARTY_BYTES,
     REPETITION_SECONDS,
+    ROUND_SECONDS,
     START_SECONDS,
     estimate_run,
 )
@@ -19,7 +20,7 @@ from mpdp.protocols.errors import ParameterError
 
 def test_the_estimate_is_the_documented_linear_model() -> None:
     got = estimate_run(5000, 3, 1, "per-party")
-    seconds = START_SECONDS + 5000 * CONNECT_SECONDS["per-party"] + 3 * 5000 * (
+    seconds = START_SECONDS + 5000 * CONNECT_SECONDS["per-party"] + 3 * ROUND_SECONDS + 3 * 5000 * (
         1 / MESSAGES_PER_SECOND["per-party"] + REPETITION_SECONDS)
     assert got.seconds == pytest.approx(seconds, rel=1e-12)
     assert got.peak_bytes == BASE_BYTES + 5000 * PARTY_BYTES["per-party"]
@@ -28,6 +29,8 @@ def test_the_estimate_is_the_documented_linear_model() -> None:
     assert 60.7 / 2 < got.seconds < 2 * 60.7 and 647 / 2 < got.peak_bytes / 2**20 < 2 * 647
     shared = estimate_run(5000, 3, 1, "per-worker")
     assert 38.3 / 2 < shared.seconds < 2 * 38.3 and 515 / 2 < shared.peak_bytes / 2**20 < 2 * 515
+    # mpdp sweep --live --parties 5 (one point, one repetition a round): 10 rounds in 8.8 s, 200 in 30.2 s
+    assert 8.8 / 2 < estimate_run(5, 10, 1).seconds < 2 * 8.8 and 30.2 / 2 < estimate_run(5, 200, 1).seconds < 2 * 30.2
 
 
 def test_describe_scales_its_unit() -> None:

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+import mpdp
+
 from mpdp.parties.cli.main import main
 from tests.parties.cli.invoke import ok, refused
 
@@ -71,3 +73,52 @@ def test_dask_scheduler_gives_the_same_points(capsys) -> None:
 @pytest.mark.parametrize("url", ["tcp://127.0.0.1:8786", "dask://nohost", "dask://:8786"])
 def test_executor_must_be_a_dask_address(capsys, url) -> None:
     assert "dask://HOST:PORT" in refused(capsys, "sweep", "--epsilon", "1", "--executor", url)
+
+
+@pytest.mark.parametrize(("argv", "match"), [
+    (["--live", "--executor", "dask://127.0.0.1:8786"], "--live='--executor dask://127.0.0.1:8786'"),
+    (["--live", "--jobs", "2"], "--live without --jobs or --executor"),
+    (["--workers", "2"], "--workers=2 is not allowed: only with --live"),
+    (["--broker", "embedded"], "--broker='embedded' is not allowed: only with --live"),
+    (["--round-timeout", "5"], "--round-timeout=5.0"),
+    (["--protocol", "curator", "--rule", "average"], "--rule='average' is not allowed: none with protocol curator"),
+    (["--protocol", "curator", "--function", "xor"], "majority with protocol curator"),
+])
+def test_live_and_curator_options_are_checked(capsys, argv, match) -> None:
+    assert match in refused(capsys, "sweep", "--epsilon", "1", "--parties", "3", *argv)
+
+
+def test_help_says_live_points_run_one_after_another(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Live points run one after another (no --jobs, no --executor)" in text and "--protocol" in text
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_live_sweep_end_to_end_with_estimate_and_files(capsys, tmp_path, mosquitto) -> None:
+    out = tmp_path / "live"
+    assert main(["sweep", "--epsilon", "0.5:2:2", "--parties", "3", "--rule", "average", "--observer", "central",
+                 "--live", "--samples", "15", "--seed", "3", "--workers", "1", "--broker", mosquitto.url,
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "mpdp sweep --live: 2 points x 15 rounds" in text and "estimate: about" in text
+    assert "every point consistent with theory" in text
+    doc = json.loads((out / "sweep.json").read_text())
+    assert doc["source"] == "live" and [p["samples"] for p in doc["points"]] == [15, 15]
+    assert "live runs over a broker" in _figure_title(out)
+    files = mpdp.report(out)  # the report page of the live sweep says how it was measured
+    assert files.kind == "sweep" and files.rows == 2
+    assert "per point: exact theory against live runs over a broker" in files.markdown.read_text()
+
+
+def _figure_title(out) -> str:
+    """The PNG is there; the title of the figure the same document gives says how it was measured."""
+    from mpdp.analysis.sweep import SweepPoint, SweepResult
+
+    assert (out / "sweep.png").read_bytes()[:4] == b"\x89PNG"
+    doc = json.loads((out / "sweep.json").read_text())
+    figure = SweepResult(tuple(SweepPoint(**p) for p in doc["points"]), doc["inputs"], doc["alpha"],
+                         doc["source"]).plot()
+    return figure.axes[0].get_title()

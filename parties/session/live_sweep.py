@@ -1,0 +1,141 @@
+"""The points of a sweep measured live: one session per point over one broker, one point after another.
+
+A sweep point (:class:`mpdp.analysis.sweep.SweepTask`: epsilon, delta, k, f, rule, observer, samples)
+becomes one live session of the runner (:func:`mpdp.parties.session.runner.run_async`, what
+``mpdp simulate`` runs): k parties with uniformly random bits over ``samples`` rounds, each party
+privatizing its bit once per round (one repetition), so that every round is one independent draw of a
+uniform input and of the privatization, and the round's decision is right with probability the rule's
+average accuracy (002 eq. (1)): the successes over the rounds are Binomial(samples, theory), the same
+law as the Monte Carlo engine's, tested the same way (:meth:`mpdp.analysis.sweep.SweepPlan.result`).
+
+* observer ``central``: the central observer's decisions (its optimal rule of the point's kind);
+* observer ``party``: party 0's own decisions (the parties decide too, each with its optimal rule of the
+  same kind from the published transcript and its own bit, 002 eqs. (2), (4));
+* rule ``curator``: the curator protocol: the parties seal their bits to a trusted curator, who releases
+  the majority by 001's optimal central mechanism; the release is the decision.
+
+Seeds: point i's ``SeedSequence`` (:attr:`mpdp.analysis.sweep.SweepPlan.seeds`) gives a 63-bit root seed of
+its session (:func:`session_seed`), whose :class:`mpdp.parties.session.seeds.SeedTree` draws the bits
+(:meth:`SeedTree.dataset`), the privatizations, the randomized decisions and the curator's releases: the
+same sweep seed gives the same points. One broker serves every point (started once, or the running one
+at ``broker``); each point's worker processes start and stop with its session.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mpdp.analysis.sweep import SweepPlan, SweepResult, SweepTask, point_theory
+from mpdp.broker.launch import open_broker
+from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.rounds.outcome import RunOutcome
+from mpdp.parties.session.config import RunConfig
+from mpdp.parties.session.datasets import random_dataset
+from mpdp.parties.session.estimate import RunEstimate, estimate_run
+from mpdp.parties.session.runner import ProgressCallback, run_async
+from mpdp.parties.session.seeds import SeedTree
+from mpdp.protocols.errors import WorkerError
+from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rule_factory import RuleCache, zero_one_rules
+
+__all__ = ["estimate_live_sweep", "live_sweep", "session_seed"]
+
+
+def session_seed(seed: np.random.SeedSequence) -> int:
+    """The root seed (an integer in [0, 2^63)) of the session measuring the point of ``seed``."""
+    return int(seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def estimate_live_sweep(plan: SweepPlan) -> RunEstimate:
+    """The up-front estimate of a live sweep: the sum of its sessions' times
+    (:func:`mpdp.parties.session.estimate.estimate_run` of k parties, ``samples`` rounds, one repetition)
+    and the largest session's memory."""
+    runs = [estimate_run(t.parties, t.samples, 1) for t in plan.tasks]
+    return RunEstimate(sum(r.seconds for r in runs), max(r.peak_bytes for r in runs))
+
+
+async def _measure(task: SweepTask, seed: np.random.SeedSequence, broker: BrokerSettings, workers: int | None,
+                   round_timeout: float, rules: RuleCache, progress: ProgressCallback) -> int:
+    """Run the session of ``task`` (module docstring) and count its right decisions, out of ``task.samples``."""
+    tree = SeedTree(session_seed(seed))
+    data = random_dataset(task.parties, task.samples, tree.dataset())
+    curator = task.rule == "curator"
+    config = RunConfig(
+        session=f"sweep-{uuid.uuid4().hex[:12]}", round_names=data.round_names, bits=data.bits,
+        mechanisms=(RandomizedResponse(task.epsilon, task.delta),) * task.parties, repetitions=1,
+        seed=tree.seed, function=parse_function(task.function), measure=accuracy_measure("zero-one", 2),
+        rule_factory=None if curator else zero_one_rules(task.rule, cache=rules),
+        party_rule=None if curator or task.observer == "central" else task.rule, broker=broker,
+        workers=workers, store_path=None, round_timeout=round_timeout, protocol="curator" if curator else "rr")
+    return _successes(await run_async(config, progress), data.bits, task)
+
+
+def _successes(outcome: RunOutcome, bits: NDArray[np.int8], task: SweepTask) -> int:
+    """Right decisions of the point's observer over the rounds (one repetition each)."""
+    late = [r for r in outcome.rounds if r.status != "complete"]
+    if late:
+        raise WorkerError(f"{len(late)} of {len(outcome.rounds)} live round(s) of the point epsilon={task.epsilon:g}, "
+                          f"k={task.parties} closed with parties unheard (first: round {late[0].index}, "
+                          f"{late[0].absent.size} absent): their decisions are not the k-party rule's; "
+                          "allow more time per round (--round-timeout)")
+    truth = parse_function(task.function).count_values(task.parties)
+    assert truth is not None  # plan_sweep admits symmetric functions only
+    right = 0
+    for j, rnd in enumerate(outcome.rounds):
+        if task.observer == "central":
+            decision = int(rnd.decisions[0])
+        else:
+            assert rnd.party_decisions is not None  # the session ran with party decisions
+            decision = int(rnd.party_decisions[list(rnd.participants).index(0), 0])
+            if decision < 0:
+                raise WorkerError(f"party 0's decision of live round {rnd.index} (epsilon={task.epsilon:g}, "
+                                  f"k={task.parties}) never arrived: the point cannot be measured")
+        right += decision == int(truth[int(bits[:, j].sum())])
+    return right
+
+
+async def live_sweep(plan: SweepPlan, broker: BrokerSettings, *, workers: int | None = None,
+                     round_timeout: float = 60.0, progress: Callable[[int, int], None] | None = None) -> SweepResult:
+    """Measure every point of ``plan`` live (module docstring), one after another, over one broker.
+
+    Args:
+        plan: from :func:`mpdp.analysis.sweep.plan_sweep`.
+        broker: where: ``auto``/``mosquitto``/``embedded`` start one broker for the whole sweep (stopped at
+            the end); an external broker (a URL) is used as it is.
+        workers: worker processes of each session (None: one per core, at most k).
+        round_timeout: seconds a round may stay open (a round closed with parties unheard fails the sweep).
+        progress: called as ``progress(0, rounds)`` once the broker is up (``rounds``: of every point), then
+            as ``progress(done, rounds)`` about 4 times a second and after every round.
+
+    Returns:
+        the :class:`mpdp.analysis.sweep.SweepResult` (source ``live``; its inputs name the broker's kind).
+
+    Raises:
+        TransportError: the broker is unreachable, would not start or went away.
+        WorkerError: a session's worker process failed, or a round closed with parties unheard.
+        ParameterError: what a session refuses (checked by :func:`mpdp.analysis.sweep.plan_sweep` first).
+    """
+    report = progress or (lambda done, total: None)
+    rules = RuleCache()
+    measured = []
+    total = sum(t.samples for t in plan.tasks)
+    async with open_broker(broker) as endpoint:
+        # our own broker: each session connects to its address; an external one: with the user's login and TLS
+        where = broker if broker.kind == "external" else BrokerSettings.from_url(endpoint.url, environ={})
+        report(0, total)
+        done = 0
+        for task, seed in zip(plan.tasks, plan.seeds):
+            def rounds(played: int, messages: int, before: int = done) -> None:
+                report(before + played, total)
+
+            successes = await _measure(task, seed, where, workers, round_timeout, rules, rounds)
+            measured.append((point_theory(task), successes))
+            done += task.samples
+    result = plan.result(measured, "live")
+    return replace(result, inputs=result.inputs | {"broker": endpoint.kind, "round_timeout": round_timeout})
