@@ -3,7 +3,8 @@
 Waits until every party of the roster is ready, announces the rounds (signed), records every message
 in SQLite, decides each round with the optimal rule and announces the end. It does not know the bits:
 it prints its decisions and its posterior (P(decision | transcript), expected number of ones).
-``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json`` of this one session: the same session
+``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json`` (the ``observe`` document: the versioned
+header of :mod:`mpdp.analysis.documents`, schema ``schemas/observe.schema.json``) of this one session: the same session
 again resumes it (recorded rounds are skipped); a directory holding another session's is refused unless
 ``--force``, which replaces them. A round with no answer at all is ``failed`` (no decision; shown in
 the table, ``"status": "failed"`` in ``decisions.json``) and the command exits 1 naming the failed rounds. The ``privacy`` section of ``decisions.json`` is each party's spent
@@ -23,13 +24,14 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from mpdp import __version__ as mpdp_version
+from mpdp.analysis.documents import versioned
 from mpdp.analysis.observer_posterior import round_posterior
 from mpdp.parties.cli.args import (
     add_deployed_session,
     emit,
     add_label_column,
     broker_options,
+    command_inputs,
     fresh_output_dir,
     output_dir,
     run_files,
@@ -215,13 +217,13 @@ def _run(args: argparse.Namespace) -> int:
         round_timeout=args.round_timeout, wait_parties=args.wait_parties, resume=args.resume, protocol=protocol,
     )
     outcomes = observe(config)
-    document = {
-        "session": facts.session, "mpdp_version": mpdp_version, "mode": HOSTS_MODE, "protocol": protocol,
+    document = versioned("observe", {
+        "session": facts.session, "mode": HOSTS_MODE, "protocol": protocol,
         "function": args.function, "repetitions": args.repetitions,
         "broker": endpoint.url, "store": str(config.store_path),
         "rounds": [_round_json(o, facts, function) for o in outcomes],
         "privacy": _privacy(outcomes, facts, args.repetitions),
-    }
+    }, command_inputs(args))
     (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
     emit(args, document)
     _print_table(document)
