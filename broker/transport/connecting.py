@@ -102,7 +102,10 @@ async def enter(client: aiomqtt.Client) -> None:
     if entering.cancelled() or entering.exception() is not None:
         if gone.done():
             raise _closed(logged)
-        entering.result()  # its error, or CancelledError
+        try:
+            entering.result()  # its error, or CancelledError
+        finally:
+            del entering  # that error's traceback holds this frame: no cycle back through the task
     paho.on_log, paho.on_disconnect = None, aiomqtt_on_disconnect
 
 
@@ -110,5 +113,5 @@ def discard(client: aiomqtt.Client) -> None:
     """Drop ``client`` after a failed :func:`enter`: close its socket (after a DISCONNECT if it is open)
     without calling back into aiomqtt, which has given up on it."""
     paho = client._client
-    paho.on_disconnect = None
+    paho.on_log = paho.on_disconnect = None  # also breaks the cycle client -> callbacks -> client
     paho.disconnect()
