@@ -138,10 +138,13 @@ async def test_a_wrong_password_no_certificate_and_plain_tcp_are_refused(tmp_pat
 
 
 @pytest.mark.parametrize("protocol", ["3.1.1", "5"])
-async def test_a_missing_client_certificate_is_named_at_once(tmp_path: Path, protocol: str,
-                                                             capfd: pytest.CaptureFixture[str]) -> None:
+async def test_a_missing_or_foreign_client_certificate_is_named_at_once(
+        tmp_path: Path, protocol: str, capfd: pytest.CaptureFixture[str]) -> None:
     # TLS 1.3: the broker's CERTIFICATE_REQUIRED alert comes after the handshake, in paho's read loop;
     # the connect fails on it at once (it used to wait for its 10 s timeout) and is not retried
+    foreign = CertificateAuthority("someone else").client("parties-2")
+    (tmp_path / "foreign.crt").write_bytes(foreign.certificate)
+    (tmp_path / "foreign.key").write_bytes(foreign.key)
     async with locked_mosquitto(tmp_path / "broker", SESSION, HOSTS) as broker:
         bare = dataclasses.replace(broker.endpoint("parties-2"), certfile=None, keyfile=None, timeout=10.0,
                                    reconnect_attempts=3, protocol=protocol)
@@ -150,6 +153,11 @@ async def test_a_missing_client_certificate_is_named_at_once(tmp_path: Path, pro
         with pytest.raises(TransportError) as info:
             await check_connectivity(bare)
         elapsed = time.monotonic() - started
+        # a certificate of another CA: the broker's UNKNOWN_CA alert, named too
+        with pytest.raises(TransportError, match="the broker does not know the CA of this client's certificate"):
+            await check_connectivity(dataclasses.replace(bare, certfile=str(tmp_path / "foreign.crt"),
+                                                         keyfile=str(tmp_path / "foreign.key")))
+        assert time.monotonic() - started < 6.0
     assert elapsed < 3.0, elapsed
     message = str(info.value)
     assert message.startswith(f"the MQTT broker at {bare.url} refused client 'mpdp-check-")
