@@ -6,8 +6,8 @@ it prints its decisions and its posterior (P(decision | transcript), expected nu
 A session whose every round is recorded in ``--out`` runs nothing: one line says so, the end is
 announced again (party hosts still waiting exit) and the recorded decisions are printed and written.
 ``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json`` (the ``observe`` document: the versioned
-header of :mod:`mpdp.analysis.documents`, schema ``schemas/observe.schema.json``) of this one session: the same session
-again resumes it (recorded rounds are skipped); a directory holding another session's is refused unless
+header of :mod:`mpdp.analysis.documents`, schema ``schemas/observe.schema.json``) of this one session: the
+same session again resumes it (recorded rounds are skipped); a directory holding another session's is refused unless
 ``--force``, which replaces them. A round with no answer at all is ``failed`` (no decision; shown in
 the table, ``"status": "failed"`` in ``decisions.json``) and the command exits 1 naming the failed rounds. The ``privacy`` section of ``decisions.json`` is each party's spent
 (epsilon, delta) as the transcript shows it (exact optimum, 000 Theorem 3.3, at delta_tilde 1e-6, and basic
