@@ -11,6 +11,7 @@ a lookup table on count classes (:mod:`mpdp.analysis.monte_carlo`); otherwise on
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,11 @@ from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.rules import DecisionRule
 from mpdp.protocols.table_rule import TableRule
 
-__all__ = ["RuleAccuracy", "input_accuracy", "monte_carlo_accuracy", "rule_accuracy"]
+__all__ = ["PROGRESS_STEPS", "RuleAccuracy", "input_accuracy", "monte_carlo_accuracy", "rule_accuracy"]
+
+#: The per-party Monte Carlo path (the slow one: a rule evaluated on every transcript) runs in at least
+#: this many batches, so that a progress bar moves.
+PROGRESS_STEPS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +113,9 @@ def _sample(cdf: NDArray[np.float64], x: NDArray[np.int64], rng: np.random.Gener
 
 
 def _per_party_gain(rule: DecisionRule, function: BooleanFunction, w: NDArray[np.float64], samples: int,
-                    rng: np.random.Generator) -> float:
-    """Total gain of ``samples`` repetitions drawn one symbol per party (vectorized over repetitions)."""
+                    rng: np.random.Generator, progress: Callable[[int], None]) -> float:
+    """Total gain of ``samples`` repetitions drawn one symbol per party (vectorized over repetitions, in at
+    least :data:`PROGRESS_STEPS` batches, each reported to ``progress``)."""
     mechs = rule.mechanisms
     k = len(mechs)
     values = function.count_values(k)
@@ -117,7 +123,7 @@ def _per_party_gain(rule: DecisionRule, function: BooleanFunction, w: NDArray[np
     for i, m in enumerate(mechs):
         cdf[i, :, : m.num_symbols] = np.cumsum(m.channel, axis=1)
     total = 0.0
-    batch = max(1, min(samples, (1 << 22) // max(k, 1)))
+    batch = max(1, min(samples, (1 << 22) // max(k, 1), -(-samples // PROGRESS_STEPS)))
     done = 0
     while done < samples:
         n = min(batch, samples - done)
@@ -128,6 +134,7 @@ def _per_party_gain(rule: DecisionRule, function: BooleanFunction, w: NDArray[np
         truth = values[x.sum(axis=1)] if values is not None else np.array([function(row) for row in x])
         total += float(w[truth, decided].sum())
         done += n
+        progress(n)
     return total
 
 
@@ -138,6 +145,7 @@ def monte_carlo_accuracy(
     samples: int,
     rng: np.random.Generator,
     confidence: float = 0.95,
+    progress: Callable[[int], None] | None = None,
 ) -> RuleAccuracy:
     """Estimate the average accuracy (002 eq. (1)) by sampling x uniformly and one transcript each.
 
@@ -152,6 +160,8 @@ def monte_carlo_accuracy(
     Args:
         rule: the central observer's or a party's rule. function: f. measure: w, float64 (|Y|, |Y|).
         samples: n >= 1 transcripts. rng: explicit generator. confidence: in (0, 1).
+        progress: called with the repetitions each batch did (they add up to ``samples``); the draws do
+            not depend on it.
 
     Returns:
         a :class:`RuleAccuracy` with ``exact=False``, the Hoeffding interval and, for a 0/1 measure, the
@@ -168,10 +178,11 @@ def monte_carlo_accuracy(
     w = np.asarray(measure, dtype=np.float64)
     values = function.count_values(k)
     table = None if values is None else count_table(rule)
+    report = progress or (lambda n: None)
     if values is not None and table is not None:  # symmetric f, rule constant on count classes
-        total = table.total_gain(values, w, samples, rng)
+        total = table.total_gain(values, w, samples, rng, report)
     else:
-        total = _per_party_gain(rule, function, w, samples, rng)
+        total = _per_party_gain(rule, function, w, samples, rng, report)
     mean = total / samples
     half = float(w.max() - w.min()) * math.sqrt(math.log(2.0 / (1.0 - confidence)) / (2.0 * samples))
     low, high = float(w.min()), float(w.max())  # the accuracy lies between the extreme gains

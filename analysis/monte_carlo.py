@@ -22,6 +22,7 @@ or too many classes); :meth:`CountTable.total_gain` runs the repetitions.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -138,12 +139,13 @@ class CountTable:
         return decided
 
     def total_gain(self, values: NDArray[np.int64], measure: NDArray[np.float64], samples: int,
-                   rng: np.random.Generator) -> float:
+                   rng: np.random.Generator, progress: Callable[[int], None] = lambda n: None) -> float:
         """Sum over ``samples`` repetitions of w(f(x), decision): x uniform (002 eq. (1)), then the counts.
 
         Args:
             values: g with f(x) = g(|x|), int64 (k + 1,). measure: w, float64 (|Y|, |Y|).
-            samples: repetitions >= 0. rng: the explicit generator.
+            samples: repetitions >= 0. rng: the explicit generator. progress: called with the repetitions of
+            each batch done.
 
         Returns:
             the total gain (a float; for a 0/1 measure an integer count of correct decisions).
@@ -161,6 +163,7 @@ class CountTable:
                 decided = np.where(own == 1, self._decide(1, classes, rng), self._decide(0, classes, rng))
             total += float(measure[values[ones], decided].sum())
             done += n
+            progress(n)
         return total
 
 

@@ -5,7 +5,9 @@ The configuration is ``broker/mosquitto.conf`` (loopback only, bounded queues) w
 (below), and ``log_type information`` added (its start-up lines tell whether the child holds the port or lost it to another
 process, which is then retried on a new port: :func:`run_mosquitto`). The child gets its own session
 (a Ctrl-C at the terminal reaches us, and we stop it) and, on Linux, dies with its parent
-(``PR_SET_PDEATHSIG``; kept because the child never changes user), so no broker outlives the run.
+(``PR_SET_PDEATHSIG``; kept because the child never changes user), so no broker outlives the run. Its
+temporary folder records our PID: one left by a run killed with SIGKILL is removed when the next child
+broker starts (:func:`mpdp.broker.scratch.owned_temporary_directory`).
 
 Login: each child gets a fresh random user name and password (:func:`mpdp.broker.passwords.new_password`;
 a ``mosquitto_passwd``-format file, mode 0600, in the child's temporary directory) and
@@ -26,7 +28,6 @@ import ctypes
 import secrets
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -35,14 +36,19 @@ from mpdp.broker.connectivity import wait_until_accepting
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.passwords import new_password, password_line
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
+from mpdp.broker.scratch import owned_temporary_directory
 from mpdp.broker.settings import find_mosquitto
 from mpdp.protocols.errors import TransportError
 
-__all__ = ["CONFIG_TEMPLATE", "PORT_ATTEMPTS", "render_config", "run_configured_mosquitto", "run_mosquitto"]
+__all__ = ["CONFIG_TEMPLATE", "PORT_ATTEMPTS", "SCRATCH_PREFIX", "render_config", "run_configured_mosquitto",
+           "run_mosquitto"]
 
 #: The configuration shipped in broker/.
 CONFIG_TEMPLATE = Path(__file__).with_name("mosquitto.conf")
 _PR_SET_PDEATHSIG = 1
+#: The name prefix of the child's temporary folder (configuration, log) under the system's temporary
+#: directory; a killed run's folder is removed by the next start (:mod:`mpdp.broker.scratch`).
+SCRATCH_PREFIX = "mpdp-mosquitto-"
 
 
 def render_config(template: str, port: int, host: str = LOOPBACK) -> str:
@@ -96,7 +102,7 @@ async def run_mosquitto(
     exe = binary or find_mosquitto()
     if exe is None:
         raise TransportError("mosquitto binary not found on PATH or in /usr/sbin; use --broker embedded")
-    with tempfile.TemporaryDirectory(prefix="mpdp-mosquitto-") as tmp:
+    with owned_temporary_directory(SCRATCH_PREFIX) as tmp:
         username, password = (None, None) if anonymous else (f"mpdp-run-{secrets.token_hex(4)}", new_password())
         login = "" if username is None or password is None else _login(Path(tmp), username, password)
         deadline = time.monotonic() + start_timeout
@@ -137,7 +143,7 @@ async def run_configured_mosquitto(config: Path, probe: BrokerEndpoint, *, binar
     exe = binary or find_mosquitto()
     if exe is None:
         raise TransportError("mosquitto binary not found on PATH or in /usr/sbin; use --broker embedded")
-    with tempfile.TemporaryDirectory(prefix="mpdp-mosquitto-log-") as tmp:
+    with owned_temporary_directory(f"{SCRATCH_PREFIX}log-") as tmp:
         log_path = Path(tmp, "mosquitto.log")
         proc = await _exec(exe, config, log_path)
         try:

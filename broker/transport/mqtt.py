@@ -2,7 +2,10 @@
 
 * Connect (and reconnect after a lost connection) with exponential backoff: up to
   ``endpoint.reconnect_attempts`` attempts, 0.1 s after the first failure, doubling up to 2 s, each
-  attempt bounded by ``endpoint.timeout``; then every wait raises one-line :class:`TransportError`.
+  attempt bounded by ``endpoint.timeout``; then every wait raises one-line :class:`TransportError`. An
+  attempt fails as soon as the connection closes before the CONNACK (a TLS alert: a broker that requires
+  a client certificate says so at once), quietly (:mod:`mpdp.broker.transport.connecting`); a refused
+  login or certificate is not retried.
 * The filters given to :meth:`MqttTransport.subscribe` are renewed on every new connection.
 * Every network wait (connect, SUBACK, PUBACK) runs inside :func:`asyncio.timeout`; a publish or
   subscribe made while reconnecting waits for the new connection.
@@ -36,6 +39,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
 from mpdp.broker.transport.base import Delivery, as_bytes, running
+from mpdp.broker.transport.connecting import CLIENT_LOG, ClosedBeforeConnack, discard, enter
 from mpdp.broker.transport.filters import check_filter, check_topic
 from mpdp.protocols.errors import TransportError
 
@@ -71,6 +75,7 @@ def aiomqtt_client(endpoint: BrokerEndpoint, client_id: str, *, persistent: bool
         "identifier": client_id, "timeout": endpoint.timeout, "username": endpoint.username,
         "password": endpoint.password, "transport": "websockets" if endpoint.scheme in ("ws", "wss") else "tcp",
         "websocket_path": endpoint.websocket_path, "tls_context": tls_context(endpoint) if endpoint.tls else None,
+        "logger": CLIENT_LOG,
     }
     if endpoint.protocol == "5":
         properties = Properties(PacketTypes.CONNECT)
@@ -118,8 +123,10 @@ _REFUSED = frozenset({4, 5, 0x85, 0x86, 0x87})
 
 
 def _refused_for_good(exc: Exception) -> bool:
-    """True for a CONNACK refusing the login or client id, and for a TLS certificate that fails verification
-    (aiomqtt raises it as the cause of an MqttError)."""
+    """True for a CONNACK refusing the login or client id, for a TLS certificate that fails verification
+    (aiomqtt raises it as the cause of an MqttError), and for a TLS alert about the client's certificate."""
+    if isinstance(exc, ClosedBeforeConnack):
+        return exc.final
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, ssl.SSLCertVerificationError):
@@ -144,6 +151,14 @@ async def _close(client: aiomqtt.Client, timeout: float) -> None:
     with contextlib.suppress(aiomqtt.MqttError, OSError, TimeoutError):
         async with asyncio.timeout(timeout):
             await client.__aexit__(None, None, None)
+
+
+async def _drop(client: aiomqtt.Client, connected: bool, timeout: float) -> None:
+    """Disconnect ``client`` if its connect succeeded; else discard it (no disconnect to wait for)."""
+    if connected:
+        await _close(client, timeout)
+    else:
+        discard(client)
 
 
 class MqttTransport:
@@ -194,9 +209,11 @@ class MqttTransport:
                 await asyncio.sleep(delay)
                 delay = min(2 * delay, _MAX_DELAY)
             client = aiomqtt_client(endpoint, self.client_id, persistent=self.persistent)
+            connected = False
             try:
                 async with asyncio.timeout(endpoint.timeout):
-                    await client.__aenter__()
+                    await enter(client)
+                    connected = True
                     _keep_cancellation()
                     if self._filters:
                         await self._subscribe_on(client, list(self._filters))
@@ -206,10 +223,10 @@ class MqttTransport:
             except (aiomqtt.MqttError, OSError) as exc:
                 last = str(exc) or type(exc).__name__
                 if _refused_for_good(exc):  # a wrong login or certificate does not get better by retrying
-                    await _close(client, endpoint.timeout)
+                    await _drop(client, connected, endpoint.timeout)
                     raise TransportError(f"the MQTT broker at {endpoint.url} refused client {self.client_id!r}: "
                                          f"{last}") from None
-            await _close(client, endpoint.timeout)
+            await _drop(client, connected, endpoint.timeout)
         attempts = endpoint.reconnect_attempts
         raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r} "
                              f"({attempts} attempt{'s' * (attempts > 1)}): {last}")

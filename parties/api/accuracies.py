@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +117,7 @@ def accuracy(
     time_limit: float | None = DEFAULT_TIME_LIMIT,
     samples: int = 100_000,
     seed: int | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> Accuracy:
     """The optimal average-case rule (002 eq. (4)) and worst-case rule (LP, eq. (6)) and their exact
     accuracies (eqs. (1), (3)) for k parties each releasing its bit by randomized response.
@@ -134,7 +135,8 @@ def accuracy(
         time_limit: seconds allowed (default 60; None: no limit): work estimated to take longer (the
             worst-case LP, the Monte Carlo fallback) is skipped (``rule="both"``) or refused, naming the
             estimate. samples, seed: the Monte Carlo fallback (:func:`mpdp.estimate`) for a
-            symmetric f too large for the exact engines.
+            symmetric f too large for the exact engines. progress: called with the transcripts each batch
+            of that Monte Carlo estimate drew (nothing is called on the exact paths).
 
     Returns:
         :class:`Accuracy` (``to_dict()`` is ``mpdp accuracy --json``).
@@ -186,7 +188,7 @@ def accuracy(
                         "distinct (epsilon, delta), or more time (time_limit / --time-limit SECONDS)"
                         ).check(time_limit)
             fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
-                                party, samples, seed)
+                                party, samples, seed, progress=progress)
             report.update(engine=fallback.document["engine"], rules=fallback.document["rules"])
     else:
         report["engine"] = result.engine

@@ -10,7 +10,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -105,6 +105,7 @@ def estimate(
     samples: int = 100_000,
     seed: int | np.random.Generator | None = None,
     confidence: float = 0.95,
+    progress: Callable[[int], None] | None = None,
 ) -> Estimate:
     """Estimate the average accuracy of the optimal average-case rule (002 eq. (4)) by Monte Carlo:
     inputs x uniform on {0, 1}^k, one randomized-response transcript each
@@ -117,6 +118,8 @@ def estimate(
         party: the deciding party (0-based), or None for the central observer.
         samples: transcripts (>= 1). seed: an int or a numpy Generator (None: OS entropy).
         confidence: level of the Hoeffding interval, in (0, 1).
+        progress: called with the transcripts each batch drew (they add up to ``samples``), e.g. a progress
+            bar's advance; the estimate does not depend on it.
 
     Returns:
         :class:`Estimate`.
@@ -133,7 +136,7 @@ def estimate(
     w = accuracy_measure(measure, f.output_size(len(mechanisms)))
     rule = observer_average_rule(mechanisms, f, w, party)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    est = monte_carlo_accuracy(rule, f, w, samples, rng, confidence)
+    est = monte_carlo_accuracy(rule, f, w, samples, rng, confidence, progress)
     assert est.interval is not None  # the Monte Carlo estimate always has its interval
     return Estimate(strict_document({
         "k": len(mechanisms), "function": f.name, "measure": measure,

@@ -3,8 +3,9 @@
 A live run spawns worker processes; a spawned process re-imports the main script, so a script that calls
 :func:`mpdp.simulate` at its top level, outside ``if __name__ == "__main__":``, would start the run again in
 every worker. :func:`check_main_guard` finds that case from the call stack and the script's syntax tree and
-refuses it with one line, before anything starts. :func:`run_blocking` runs a live run's coroutine to its
-end from blocking code, also inside a running event loop (Jupyter).
+refuses it with one line, before anything starts: :class:`UnguardedMainError`, which a caller can catch and
+which, uncaught, ends the script with that line alone (exit status 1). :func:`run_blocking` runs a live
+run's coroutine to its end from blocking code, also inside a running event loop (Jupyter).
 """
 
 from __future__ import annotations
@@ -24,8 +25,21 @@ __all__ = ["UnguardedMainError", "check_main_guard", "run_blocking"]
 T = TypeVar("T")
 
 
-class UnguardedMainError(MpdpError, RuntimeError):
-    """A live run called from a script's top level without a ``__main__`` guard."""
+class UnguardedMainError(MpdpError, RuntimeError, SystemExit):
+    """A live run called from a script's top level without a ``__main__`` guard.
+
+    An ordinary exception for code that catches it (``except UnguardedMainError``, ``except MpdpError``,
+    ``except Exception``); left uncaught, it ends the script as :class:`SystemExit` does: its one line
+    ``UnguardedMainError: <message>`` on standard error, exit status 1, no traceback (a script's bug is
+    reported, not the library's call stack).
+
+    Attributes:
+        code: the line the interpreter prints when nobody catches it (SystemExit's exit "code").
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.code = f"{type(self).__name__}: {message}"
 
 
 def _is_main_test(test: ast.expr) -> bool:

@@ -148,8 +148,24 @@ class AuditDocument(Document):
     alpha: float
 
 
+class ObserveDocument(Document):
+    """``decisions.json`` / ``mpdp observe --json``: a deployed session's decisions, per round, and each
+    party's privacy spent by the transcript. ``mode``: how the parties drew their noise; ``broker``: its URL
+    (password hidden); ``store``: the SQLite transcript."""
+
+    session: str
+    protocol: str
+    mode: str
+    function: str
+    repetitions: int
+    broker: str
+    store: str
+    rounds: list[dict[str, Any]]
+    privacy: dict[str, Any]
+
+
 class DeploymentDocument(Document):
-    """``mpdp keys``, ``party``, ``observe``, ``broker``, ``mpc-server`` with ``--json``: what the command wrote
+    """``mpdp keys``, ``party``, ``broker``, ``mpc-server`` with ``--json``: what the command wrote
     or did."""
 
 
@@ -169,7 +185,7 @@ DOCUMENTS: dict[str, type[Document]] = {
     "theorem-3-1": Theorem31Document,
     "keys": DeploymentDocument,
     "party": DeploymentDocument,
-    "observe": DeploymentDocument,
+    "observe": ObserveDocument,
     "broker": DeploymentDocument,
     "schema": SchemaDocument,
     "export": ExportDocument,

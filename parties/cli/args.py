@@ -392,8 +392,8 @@ def count_value(text: str) -> int:
 
 #: Options every command has (added by :func:`add_common_options`), left out of a document's ``inputs``.
 COMMON_OPTIONS = ("json", "quiet", "config")
-#: Names argparse adds that are no option of the user's.
-_NOT_INPUTS = frozenset({"run", "command", "verbose", "log_level", *COMMON_OPTIONS})
+#: Names argparse adds that are no option of the user's (and ``output``: the CommandOutput of command_output).
+_NOT_INPUTS = frozenset({"run", "command", "verbose", "log_level", "output", *COMMON_OPTIONS})
 #: ``--log-level`` choices, quietest last.
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 

@@ -54,21 +54,24 @@ class Progress:
 
 
 @contextmanager
-def step_progress(description: str, total: int, estimate: str = "", enabled: bool = True
-                  ) -> Iterator[Callable[[], None]]:
-    """A rich progress bar on stderr over ``total`` steps; yields ``advance()`` (one step done).
+def step_progress(description: str, total: int, estimate: str = "", enabled: bool = True, *,
+                  hidden_until_started: bool = False) -> Iterator[Callable[[int], None]]:
+    """A rich progress bar on stderr over ``total`` steps; yields ``advance(steps)`` (that many steps done).
 
     Args:
         description: what runs (``"k=401, epsilon=1"``-style text is set per step by the caller's label).
         estimate: the up-front estimate, shown beside the bar (``"about 30 s"``).
         enabled: False (``--json``, ``--quiet``) prints nothing; so does a stderr that is not a terminal.
+        hidden_until_started: show the bar only once a step is done (work that may not happen at all,
+            e.g. the Monte Carlo fallback of ``mpdp accuracy``).
     """
+    console = Console(stderr=True)
     bar = RichProgress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                       TextColumn(estimate), TimeElapsedColumn(), console=Console(stderr=True),
-                       disable=not enabled, transient=True)
+                       TextColumn(estimate), TimeElapsedColumn(), console=console,
+                       disable=not (enabled and console.is_terminal), transient=True)
     with bar:
-        task = bar.add_task(description, total=total)
-        yield lambda: bar.advance(task)
+        task = bar.add_task(description, total=total, visible=not hidden_until_started)
+        yield lambda steps: bar.update(task, advance=steps, visible=True)
 
 
 def truth_text(function: str, truth: int) -> str:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpdp import __version__ as mpdp_version
+from mpdp.analysis.documents import SCHEMA_VERSION
 from mpdp.analysis.plot_style import save_figure
 from mpdp.analysis.report import RoundResult, plot_decisions, plot_privacy_spent, plot_rounds
 from mpdp.analysis.report_page import ReportFigure, ReportPage, Section, Table, cells, render_html, render_markdown
@@ -65,6 +67,14 @@ def _load(path: Path) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise ParameterError("RUN_DIR", str(path), "a readable JSON document written by mpdp",
                              hint=str(exc)[:200]) from None
+    if not isinstance(document, dict):
+        raise ParameterError("RUN_DIR", str(path), "a JSON object written by mpdp", hint=type(document).__name__)
+    # a document without the header is an older mpdp's (the same keys: read as is); another shape is refused
+    version = document.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        raise ParameterError("RUN_DIR", str(path), f"a document of schema_version {SCHEMA_VERSION} or an older "
+                             f"one without a header (this is mpdp {mpdp_version})",
+                             hint=f"it has schema_version {version!r}, from mpdp {document.get('mpdp_version')}")
     return document
 
 

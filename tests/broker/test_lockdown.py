@@ -6,17 +6,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import ipaddress
 import logging
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from cryptography import x509
 
 from mpdp.broker.certificates import CertificateAuthority
+from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.lockdown import OBSERVER, Limits, acl_text, server_user, write_broker_config
 from mpdp.broker.passwords import password_line, verify_password_line
 from mpdp.broker.settings import PASSWORD_FILE_ENV, BrokerSettings
@@ -148,9 +151,7 @@ async def test_a_wrong_password_no_certificate_and_plain_tcp_are_refused(tmp_pat
             "wrong password": dataclasses.replace(host, password="wrong"),
             "another host's password": dataclasses.replace(host, password=broker.env("parties-0-1")["MPDP_BROKER_PASSWORD"]),
             "no password": dataclasses.replace(host, username=None, password=None),
-            # the broker drops these connections before any CONNACK: the client gives up at its timeout
-            "no client certificate": dataclasses.replace(host, certfile=None, keyfile=None, timeout=1.0,
-                                                         reconnect_attempts=1),
+            # the broker drops this connection before any CONNACK: the client gives up at its timeout
             "plain TCP to the TLS listener": dataclasses.replace(host, scheme="mqtt", cafile=None, certfile=None,
                                                                  keyfile=None, timeout=1.0, reconnect_attempts=1),
             "a CA that did not sign the broker": dataclasses.replace(host, cafile=str(other_ca)),
@@ -159,6 +160,37 @@ async def test_a_wrong_password_no_certificate_and_plain_tcp_are_refused(tmp_pat
             with pytest.raises(TransportError):
                 async with endpoint.connect("mpdp-test-bad"):
                     pytest.fail(f"{what}: connected")
+    gc.collect()  # that socket's warning here, where it is expected, not in a later test
+
+
+@pytest.mark.parametrize("protocol", ["3.1.1", "5"])
+async def test_a_missing_or_foreign_client_certificate_is_named_at_once(
+        tmp_path: Path, protocol: str, capfd: pytest.CaptureFixture[str]) -> None:
+    # TLS 1.3: the broker's CERTIFICATE_REQUIRED alert comes after the handshake, in paho's read loop;
+    # the connect fails on it at once (it used to wait for its 10 s timeout) and is not retried
+    foreign = CertificateAuthority("someone else").client("parties-2")
+    (tmp_path / "foreign.crt").write_bytes(foreign.certificate)
+    (tmp_path / "foreign.key").write_bytes(foreign.key)
+    async with locked_mosquitto(tmp_path / "broker", SESSION, HOSTS) as broker:
+        bare = dataclasses.replace(broker.endpoint("parties-2"), certfile=None, keyfile=None, timeout=10.0,
+                                   reconnect_attempts=3, protocol=protocol)
+        capfd.readouterr()
+        started = time.monotonic()
+        with pytest.raises(TransportError) as info:
+            await check_connectivity(bare)
+        elapsed = time.monotonic() - started
+        # a certificate of another CA: the broker's UNKNOWN_CA alert, named too
+        with pytest.raises(TransportError, match="the broker does not know the CA of this client's certificate"):
+            await check_connectivity(dataclasses.replace(bare, certfile=str(tmp_path / "foreign.crt"),
+                                                         keyfile=str(tmp_path / "foreign.key")))
+        assert time.monotonic() - started < 6.0
+    assert elapsed < 3.0, elapsed
+    message = str(info.value)
+    assert message.startswith(f"the MQTT broker at {bare.url} refused client 'mpdp-check-")
+    assert message.endswith("': the broker requires a client certificate: pass --cert/--key "
+                            "(or $MPDP_BROKER_CERT/$MPDP_BROKER_KEY)")
+    assert "\n" not in message
+    assert capfd.readouterr() == ("", "")  # nothing from paho or aiomqtt besides the error
 
 
 @pytest.mark.parametrize("protocol", ["3.1.1", "5"])

@@ -20,10 +20,12 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import PartyMessage, WorkerStatus
 from mpdp.broker.signing import verify_message
 from mpdp.broker.topics import Topics
+from mpdp.parties.api.schemas import validate_document
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.session.files import SessionRoster, read_roster
 from mpdp.parties.session.observe import HOSTS_MODE
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.protocols.errors import ParameterError
 from tests.mqtt_fixtures import broker_user, locked_ports, serve_locked
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
@@ -133,6 +135,8 @@ def _check_decisions(session: str, facts: SessionRoster, votes: Path, out: Path)
     decisions = json.loads((out / "decisions.json").read_text())
     assert decisions["session"] == session and len(decisions["rounds"]) == R
     assert (decisions["mode"], decisions["mpdp_version"]) == (HOSTS_MODE, mpdp.__version__)
+    assert list(decisions)[:4] == ["schema_version", "mpdp_version", "kind", "inputs"]
+    assert validate_document(decisions).kind == "observe" and decisions["inputs"]["function"] == "passed"
     with TranscriptStore(out / "transcripts.sqlite") as store:
         assert store.recorded_rounds(session) == list(range(R))
         for r in range(R):
@@ -163,6 +167,39 @@ async def test_keys_two_party_hosts_and_the_observer_as_processes(mosquitto: Bro
     keys = await _keys(tmp_path, session)
     url = f"mqtt://127.0.0.1:{mosquitto.port}"
     await _house(tmp_path, session, keys, mosquitto, lambda identity: (["--broker", url], {}))
+    await _complete_session_again(tmp_path, session, keys, mosquitto)
+
+
+async def _complete_session_again(tmp_path: Path, session: str, keys: Path, watcher: BrokerEndpoint) -> None:
+    """The observer again on the finished session's --out, a party host waiting: one line says nothing ran,
+    the host gets the end and exits, decisions.json is the same."""
+    out, url = tmp_path / "out", f"mqtt://127.0.0.1:{watcher.port}"
+    before = json.loads((out / "decisions.json").read_text())
+    host = await _start("party", "--roster", str(keys / "roster.json"), "--dataset", str(tmp_path / "votes.csv"),
+                        "--broker", url, "--keys", str(keys / "parties-0-4"), "--parties", "0-4",
+                        log=tmp_path / "again-host.log")
+    procs = [host]
+    try:
+        await _ready_seen(watcher, session, 0, 15)
+        procs.append(await _start("observe", "--roster", str(keys / "roster.json"), "--keys", str(keys / "coordinator"),
+                                  "--dataset-rounds", str(tmp_path / "votes.csv"), "--function", "passed", "--broker",
+                                  url, "--out", str(out), "--quiet", log=tmp_path / "again-observe.log"))
+        codes = [await _finish(p, 20) for p in reversed(procs)]
+    finally:
+        await _kill_all(procs)
+    assert codes == [0, 0], [(tmp_path / f"again-{n}.log").read_text() for n in ("observe", "host")]
+    assert (tmp_path / "again-observe.log").read_text().splitlines() == [
+        f"mpdp: session {session} is complete ({R} rounds recorded in {out / 'transcripts.sqlite'}): nothing to run; "
+        "the end is announced again, so party hosts still waiting exit"]
+    after = json.loads((out / "decisions.json").read_text())
+    assert after["rounds"] == before["rounds"] and after["privacy"] == before["privacy"]
+    # a decisions.json of an older mpdp (no header) is still read; another schema version is refused by name
+    older = {key: value for key, value in after.items() if key not in ("schema_version", "kind", "inputs")}
+    (out / "decisions.json").write_text(json.dumps(older))
+    assert mpdp.report(out).rows == R
+    (out / "decisions.json").write_text(json.dumps(after | {"schema_version": 2}))
+    with pytest.raises(ParameterError, match="it has schema_version 2"):
+        mpdp.report(out)
 
 
 async def broker_config(tmp_path: Path, keys: Path) -> int:

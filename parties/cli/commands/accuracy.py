@@ -10,7 +10,8 @@ binary symmetric f (majority, and, or, threshold:T) with pure randomized respons
 equal epsilon goes to the count engine when the exact engines do not fit (or with ``--engine counts``): the
 average rule as a threshold on the groups' reported-one counts, exact, 10^5 parties in seconds. Any other
 symmetric f too large for the exact engines gets a Monte Carlo estimate of the average rule's accuracy
-with its interval, labelled as such. Long work is estimated first: the worst-case LP is skipped (default)
+with its interval, labelled as such (a progress bar on standard error counts its transcripts; none with
+--quiet). Long work is estimated first: the worst-case LP is skipped (default)
 or refused (--rule worst-case), and a Monte Carlo estimate refused, when the estimate exceeds --time-limit
 SECONDS (default 60); the message names the estimate and what to do instead. JSON is strict: an infinite
 value is "inf".
@@ -31,6 +32,7 @@ from mpdp.parties.cli.args import (
     plain_text,
     seed_value,
 )
+from mpdp.parties.cli.display import step_progress
 from mpdp.parties.cli.params import warn_if_no_privacy
 from mpdp.protocols.engines import ENGINES
 from mpdp.protocols.errors import ParameterError
@@ -81,10 +83,12 @@ def _run(args: argparse.Namespace) -> int:
     with option_names(epsilon=("--epsilon", args.epsilon), delta=("--delta", args.delta),
                       function=("--function", args.function), party=("--party", args.party),
                       time_limit=("--time-limit", args.time_limit), samples=("--samples", args.samples),
-                      engine=("--engine", args.engine)):
+                      engine=("--engine", args.engine)), \
+            step_progress("Monte Carlo transcripts", args.samples, enabled=not args.quiet,
+                          hidden_until_started=True) as advance:
         report = accuracy(eps, _function(args.function), deltas, measure=args.measure, party=args.party,
                           rule=args.rule, engine=args.engine, time_limit=args.time_limit, samples=args.samples,
-                          seed=args.seed).to_dict()
+                          seed=args.seed, progress=advance).to_dict()
     emit(args, report)
     who = "central observer" if args.party is None else f"party {args.party}"
     print(f"k={report['k']}  function={report['function']}  measure={args.measure}  observer={who}  "

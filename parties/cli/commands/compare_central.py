@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         for k in voters:
             for eps in epsilons:
                 rows.append(compare_majority(k, eps, delta))
-                advance()
+                advance(1)
     if plot is not None:
         save_figure(plot_comparison(rows), plot)
     emit(args, {"rows": [asdict(r) for r in rows]} | ({} if plot is None else {"plot": str(plot)}))

@@ -3,8 +3,11 @@
 Waits until every party of the roster is ready, announces the rounds (signed), records every message
 in SQLite, decides each round with the optimal rule and announces the end. It does not know the bits:
 it prints its decisions and its posterior (P(decision | transcript), expected number of ones).
-``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json`` of this one session: the same session
-again resumes it (recorded rounds are skipped); a directory holding another session's is refused unless
+A session whose every round is recorded in ``--out`` runs nothing: one line says so, the end is
+announced again (party hosts still waiting exit) and the recorded decisions are printed and written.
+``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json`` (the ``observe`` document: the versioned
+header of :mod:`mpdp.analysis.documents`, schema ``schemas/observe.schema.json``) of this one session: the
+same session again resumes it (recorded rounds are skipped); a directory holding another session's is refused unless
 ``--force``, which replaces them. A round with no answer at all is ``failed`` (no decision; shown in
 the table, ``"status": "failed"`` in ``decisions.json``) and the command exits 1 naming the failed rounds. The ``privacy`` section of ``decisions.json`` is each party's spent
 (epsilon, delta) as the transcript shows it (exact optimum, 000 Theorem 3.3, at delta_tilde 1e-6, and basic
@@ -23,13 +26,14 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from mpdp import __version__ as mpdp_version
+from mpdp.analysis.documents import versioned
 from mpdp.analysis.observer_posterior import round_posterior
 from mpdp.parties.cli.args import (
     add_deployed_session,
     emit,
     add_label_column,
     broker_options,
+    command_inputs,
     fresh_output_dir,
     output_dir,
     run_files,
@@ -137,6 +141,14 @@ def _check_resumable(out: Path, session: str) -> None:
                              "earlier `mpdp observe --out` into this directory)", hint="nothing to resume there")
 
 
+def _recorded(store: Path, session: str) -> int:
+    """How many rounds of ``session`` the transcript ``store`` holds (0 without the file)."""
+    if not store.exists():
+        return 0
+    with TranscriptStore(store) as opened:
+        return len(opened.recorded_rounds(session))
+
+
 def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
     if (args.dataset_rounds is None) == (args.rounds is None):
         raise ParameterError("rounds", args.dataset_rounds or args.rounds,
@@ -214,14 +226,18 @@ def _run(args: argparse.Namespace) -> int:
         function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
         round_timeout=args.round_timeout, wait_parties=args.wait_parties, resume=args.resume, protocol=protocol,
     )
-    outcomes = observe(config)
-    document = {
-        "session": facts.session, "mpdp_version": mpdp_version, "mode": HOSTS_MODE, "protocol": protocol,
+    complete = _recorded(config.store_path, facts.session) == len(config.round_names)
+    outcomes = observe(config)  # a complete session: loaded from the store, and the end announced again
+    if complete:
+        print(f"mpdp: session {facts.session} is complete ({len(outcomes)} rounds recorded in {config.store_path}): "
+              "nothing to run; the end is announced again, so party hosts still waiting exit", file=sys.stderr)
+    document = versioned("observe", {
+        "session": facts.session, "mode": HOSTS_MODE, "protocol": protocol,
         "function": args.function, "repetitions": args.repetitions,
         "broker": endpoint.url, "store": str(config.store_path),
         "rounds": [_round_json(o, facts, function) for o in outcomes],
         "privacy": _privacy(outcomes, facts, args.repetitions),
-    }
+    }, command_inputs(args))
     (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
     emit(args, document)
     _print_table(document)

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from mpdp.analysis.report import REPETITIONS_NOTE
+from mpdp.analysis.report import REPETITIONS_NOTE, RoundResult
 from mpdp.parties.api.simulation import OUT_FILES, simulate
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.cli.args import (
@@ -189,7 +189,20 @@ def _run(args: argparse.Namespace) -> int:
             print(party_summary([r.parties for r in result.evaluations if r.parties is not None], args.rule))
         print(privacy_summary(document["privacy"]))
     emit(args, document, indent=2)
-    return _timeouts(result.outcome.rounds)
+    return max(_timeouts(result.outcome.rounds), _inconsistent(result.rounds, args.alpha))
+
+
+def _inconsistent(rounds: Sequence[RoundResult], alpha: float) -> int:
+    """Name the rounds whose measured accuracy is inconsistent with the exact theory; exit code 1 if any
+    (as ``mpdp sweep``: a script can trust a run that exits 0)."""
+    bad = [r.round for r in rounds if not r.consistent]
+    if not bad:
+        return 0
+    names = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+    print(f"mpdp: error: {len(bad)} of {len(rounds)} round(s) inconsistent with theory at family-wise alpha "
+          f"{alpha:g}: {names} (a correct run fails this check with probability at most alpha; exit code 1)",
+          file=sys.stderr)
+    return 1
 
 
 def _timeouts(rounds: Sequence[RoundOutcome]) -> int:

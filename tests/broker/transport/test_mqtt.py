@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
+import socket
+import subprocess
+import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +21,8 @@ from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.transport import Delivery, MqttTransport
 from mpdp.protocols.errors import TransportError
 from tests.mqtt_fixtures import require_mosquitto, take
+
+ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -120,3 +127,16 @@ async def test_silent_server_times_out() -> None:
                 pass
         for writer in accepted:
             writer.close()
+
+
+def test_a_failed_connect_prints_exactly_one_line() -> None:
+    # a listener that never answers MQTT: the connect times out; aiomqtt used to add "Could not gracefully
+    # disconnect: 4. Forcing disconnection." and an asyncio traceback from a callback on its cancelled future
+    with socket.create_server((LOOPBACK, 0)) as silent:
+        url = f"mqtt://{LOOPBACK}:{silent.getsockname()[1]}?timeout=1"
+        done = subprocess.run([sys.executable, "-m", "mpdp", "simulate", "--parties", "3", "--quiet", "--broker", url],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert (done.returncode, done.stdout) == (2, "")
+    [line] = done.stderr.splitlines()
+    assert re.fullmatch(rf"mpdp: error: cannot reach the MQTT broker at {re.escape(url.split('?')[0])} as client "
+                        r"'[\w-]+' \(1 attempt\): no answer within 1 s", line), line

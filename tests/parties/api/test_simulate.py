@@ -110,9 +110,23 @@ def _run_script(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
 def test_a_script_without_main_guard_is_refused_before_any_process(tmp_path: Path) -> None:
     done = _run_script(tmp_path, SCRIPT)
     assert done.returncode == 1 and "done" not in done.stdout
-    last = done.stderr.strip().splitlines()[-1]
-    assert "UnguardedMainError" in last and 'if __name__ == "__main__"' in last and "line 2" in last
-    assert "bootstrapping" not in done.stderr  # no worker was ever spawned
+    [line] = done.stderr.splitlines()  # the one line, no traceback (and no worker ever spawned)
+    assert line.startswith("UnguardedMainError: mpdp.simulate starts worker processes")
+    assert 'if __name__ == "__main__"' in line and "line 2" in line
+
+
+def test_the_refusal_is_an_exception_code_can_catch(tmp_path: Path) -> None:
+    caught = """\
+import mpdp
+from mpdp.protocols.errors import MpdpError
+try:
+    mpdp.simulate(parties=3, repetitions=5, seed=1, broker="embedded", workers=1, progress=False)
+except MpdpError as exc:
+    print(type(exc).__name__, "caught")
+print("after")
+"""
+    done = _run_script(tmp_path, caught)
+    assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["UnguardedMainError", "caught", "after"], "")
 
 
 def test_the_same_script_under_the_guard_runs(tmp_path: Path) -> None:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
+
+import mpdp
+from mpdp.analysis.accuracy import PROGRESS_STEPS
 
 from mpdp.parties.cli.main import main
 from tests.parties.cli.invoke import ok, refused
@@ -111,3 +118,34 @@ def test_a_monte_carlo_estimate_over_the_time_limit_is_refused_up_front(capsys) 
     line = refused(capsys, "accuracy", "--epsilon", "1*20001", "--function", "sum")
     assert "100,000 transcripts of 20,001 parties" in line and "--samples" in line and "--time-limit" in line
     assert "h and" in line  # hours, stated before any work
+
+
+#: 40 distinct epsilons and xor: too many count classes for the exact engines, the Monte Carlo estimate
+DISTINCT = [0.5 + i / 1000 for i in range(40)]
+
+
+def test_the_monte_carlo_path_reports_its_progress_without_changing_the_estimate() -> None:
+    steps: list[int] = []
+    watched = mpdp.accuracy(DISTINCT, "xor", samples=3200, seed=5, progress=steps.append).to_dict()
+    alone = mpdp.accuracy(DISTINCT, "xor", samples=3200, seed=5).to_dict()
+    assert watched["engine"] == "posterior-monte-carlo" and watched["rules"] == alone["rules"]
+    assert sum(steps) == 3200 and len(steps) >= PROGRESS_STEPS and min(steps) >= 1
+    exact: list[int] = []
+    assert mpdp.accuracy([1.0, 1.0, 1.0], "majority", progress=exact.append).to_dict()["rules"]["average"]["exact"]
+    assert exact == []  # the exact engines draw nothing
+
+
+@pytest.mark.parametrize(("quiet", "shown"), [((), True), (("--quiet",), False)])
+def test_mpdp_accuracy_shows_a_progress_bar_on_a_terminal(quiet: tuple[str, ...], shown: bool) -> None:
+    # rich draws on a terminal only: TTY_COMPATIBLE/TTY_INTERACTIVE make the captured stderr count as one
+    epsilon = ",".join(f"{e:g}" for e in DISTINCT)
+    done = subprocess.run([sys.executable, "-m", "mpdp", "accuracy", "--epsilon", epsilon, "--function", "xor",
+                           "--samples", "3200", "--seed", "5", *quiet], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert ("Monte Carlo transcripts" in done.stderr) == shown
+    assert ("3200 samples: an estimate" in done.stdout) == (not quiet)
+    exact = subprocess.run([sys.executable, "-m", "mpdp", "accuracy", "--epsilon", "1,1,1", "--function", "majority"],
+                           capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"})
+    assert exact.returncode == 0 and "Monte Carlo" not in exact.stderr

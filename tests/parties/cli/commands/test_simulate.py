@@ -152,3 +152,24 @@ def test_a_typo_in_column_1_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["simulate", *UNREACHABLE, "--dataset", str(data), *flag]) == 2
     assert needle in capsys.readouterr().err
 
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(90)
+def test_a_round_inconsistent_with_theory_exits_1_as_sweep_does(
+    mosquitto: BrokerEndpoint, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the same seeded run judged at two levels: at family-wise alpha 0.999 (each round at 0.4995) a round
+    # whose p-value is below that is inconsistent and the command exits 1 naming it; at 0.05, exit 0
+    run = ["simulate", "--parties", "3", "--rounds", "2", "--epsilon", "1", "--repetitions", "40", "--seed", "5",
+           "--workers", "1", "--quiet", "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]
+    for alpha, code in (("0.999", 1), ("0.05", 0)):
+        out = tmp_path / f"{alpha}.json"
+        assert main([*run, "--alpha", alpha, "--json", str(out)]) == code
+        rounds = json.loads(out.read_text())["rounds"]
+        bad = [r["round"] for r in rounds if r["p_value"] < float(alpha) / len(rounds)]
+        assert [r["round"] for r in rounds if not r["consistent"]] == bad and bool(bad) == bool(code)
+        err = capsys.readouterr().err
+        assert err == ("" if not bad else f"mpdp: error: {len(bad)} of 2 round(s) inconsistent with theory at "
+                       f"family-wise alpha {alpha}: {', '.join(bad)} (a correct run fails this check with "
+                       "probability at most alpha; exit code 1)\n")
