@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mpdp.broker.connectivity import wait_until_accepting
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.ports import LOOPBACK
 from mpdp.protocols.errors import TransportError
@@ -70,6 +71,7 @@ async def test_the_run_broker_refuses_anonymous_clients_and_the_password_is_neve
         assert username.startswith("mpdp-run-") and len(password) == 32
         login = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=3.0, reconnect_attempts=1, username=username,
                                password=password)
+        await wait_until_accepting(login, 20.0)  # the child may be found before it listens
         async with login.connect("test-login-probe"):  # the run's login works: its broker is up
             pass
         for stranger in (BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=3.0, reconnect_attempts=1),
