@@ -75,7 +75,8 @@ async def enter(client: aiomqtt.Client) -> None:
         ClosedBeforeConnack: the broker (or the network) closed the connection first; a TLS alert named.
         aiomqtt.MqttError, OSError: as ``__aenter__`` (refused, timed out, unreachable).
     """
-    paho = client._client  # paho's public callbacks, under aiomqtt (pinned <3)
+    # aiomqtt's internals (pinned <3): its paho client (whose callbacks are public) and its connect future
+    paho = client._client
     aiomqtt_on_disconnect = paho.on_disconnect
     logged: list[str] = []
     gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
