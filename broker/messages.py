@@ -1,9 +1,13 @@
-"""Wire messages (pydantic v2, ``extra="forbid"``, frozen), JSON on the wire.
+"""Wire messages (pydantic v2, ``extra="forbid"``, frozen), JSON on the wire but for the party answer.
 
 * :class:`PartyMessage` — a party's broadcast for one round: its privatized symbols (``repetitions``
   independent releases of the same bit, packed by :mod:`mpdp.broker.packing`) or an abstention with a
   reason (``did-not-vote``, ``budget-exhausted``, ...), a random nonce and an Ed25519 signature by the
-  party's key over the canonical bytes (:mod:`mpdp.broker.signing`). The raw bit is never a field.
+  party's key. The raw bit is never a field. Version 2 (what :meth:`PartyMessage.signed` builds) travels in
+  the binary layout of :mod:`mpdp.broker.wire` and its signature covers those bytes; version 1 (JSON,
+  signature over the canonical JSON, :mod:`mpdp.broker.signing`) is still read, e.g. an answer a party
+  recorded before an upgrade. :func:`decode_answer` reads either form without a pydantic model for the
+  binary one (the observer's hot path).
 * :class:`Announcement` — the coordinator opens round ``round`` (``kind="round"``) or ends the session
   (``kind="end"``); signed by the coordinator's key so a stranger cannot make parties spend privacy.
 * :class:`WorkerStatus` — a worker process reports its parties ready (subscribed) or failed; signed by
@@ -16,19 +20,27 @@ by the signature: a receiver refuses an expired or replayed one.
 
 from __future__ import annotations
 
+import base64
 import secrets
 from collections.abc import Callable
 from typing import Annotated, ClassVar, Literal, Self, TypeVar
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mpdp.broker.control import DEFAULT_LIFETIME, ExpiresMs, Sequence, stamp
+from mpdp.broker import wire
 from mpdp.broker.packing import pack_symbols, unpack_symbols
-from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
+from mpdp.broker.signing import (
+    PLACEHOLDER_SIGNATURE,
+    PrivateKey,
+    canonical_bytes,
+    sign_message,
+    signature_of,
+)
 from mpdp.broker.topics import SESSION_PATTERN
+from mpdp.broker.wire import MAX_REPETITIONS, WireAnswer
 from mpdp.protocols.errors import ProtocolViolation
 
 __all__ = [
@@ -43,11 +55,9 @@ __all__ = [
     "Wire",
     "WorkerStatus",
     "as_value_error",
+    "decode_answer",
     "new_nonce",
 ]
-
-#: Largest number of repetitions one message may carry (250 kB of packed symbols).
-MAX_REPETITIONS = 1_000_000
 
 T = TypeVar("T")
 Session = Annotated[str, Field(pattern=SESSION_PATTERN)]
@@ -75,9 +85,32 @@ def new_nonce() -> str:
 
 
 class Wire(BaseModel):
-    """Base of every wire message: unknown fields rejected, frozen, strict types."""
+    """Base of every wire message: unknown fields rejected, frozen, strict types; JSON on the wire."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    #: What the signature covers besides the fields (each signed message names its own).
+    SIGNING_DOMAIN: ClassVar[str]
+
+    @classmethod
+    def from_wire(cls, payload: bytes | str) -> Self:
+        """Parse and validate the message as it came off the wire.
+
+        Raises:
+            ProtocolViolation: ``"schema"``, naming the first bad field.
+        """
+        try:
+            return cls.model_validate_json(payload)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ProtocolViolation("schema", f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+    def to_wire(self) -> bytes:
+        """The bytes to publish (JSON)."""
+        return self.model_dump_json().encode("utf-8")
+
+    def signed_bytes(self) -> bytes:
+        """What the signature covers: :func:`mpdp.broker.signing.canonical_bytes`."""
+        return canonical_bytes(self)
 
 
 class Fresh(Wire):
@@ -92,15 +125,16 @@ class RoundSigned(Wire):
     """The fields of every signed message about one round: who may read it (session), which round,
     how many repetitions, a fresh nonce and the Ed25519 signature of the canonical bytes."""
 
-    #: What the signature covers besides the fields (each concrete message names its own).
-    SIGNING_DOMAIN: ClassVar[str]
-
     version: Literal[1] = 1
     session: Session
     round: Index
     repetitions: Repetitions
     nonce: Nonce
     signature: Signature
+
+    def signature_bytes(self) -> bytes:
+        """The raw signature (64 bytes)."""
+        return signature_of(self.signature)
 
 
 class Answer(RoundSigned):
@@ -114,18 +148,20 @@ class PartyMessage(Answer):
     """One party's broadcast for one round.
 
     Fields:
-        version: 1.
+        version: 2 (binary on the wire, :mod:`mpdp.broker.wire`; what :meth:`signed` builds) or 1 (JSON).
         session, round, party: where it belongs; ``party`` must match the topic it came on.
         kind: ``"symbols"`` (``symbols`` holds ``repetitions`` symbols) or ``"abstain"`` (``reason``
             says why; ``symbols`` is empty).
         repetitions: the number of independent releases of the party's bit in this round.
         symbols: :func:`mpdp.broker.packing.pack_symbols` of a uint8 array (repetitions,), or "".
         nonce: 32 hex digits, fresh per message.
-        signature: base64 Ed25519 signature of :func:`mpdp.broker.signing.canonical_bytes`.
+        signature: base64 Ed25519 signature of :meth:`signed_bytes` (version 2: :data:`mpdp.broker.wire.DOMAIN`
+            and the binary bytes before the signature; version 1: the canonical JSON bytes).
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/party-message/v1"
 
+    version: Literal[1, 2] = 2  # type: ignore[assignment]  # version 2 is this message's binary form
     kind: Literal["symbols", "abstain"]
     symbols: Annotated[str, Field(max_length=4 * MAX_REPETITIONS)] = ""
 
@@ -146,10 +182,44 @@ class PartyMessage(Answer):
             return np.zeros(0, dtype=np.uint8)
         return unpack_symbols(self.symbols, self.repetitions)
 
+    def _body(self) -> bytes:
+        return wire.encode_body(self.session, self.round, self.party, self.repetitions, self.reason,
+                                bytes.fromhex(self.nonce), base64.b64decode(self.symbols))
+
+    def signed_bytes(self) -> bytes:
+        """What the signature covers: version 2, the domain and the binary bytes before the signature;
+        version 1, the canonical JSON bytes."""
+        return canonical_bytes(self) if self.version == 1 else wire.DOMAIN + self._body()
+
+    def to_wire(self) -> bytes:
+        """The bytes to publish: the binary layout of :mod:`mpdp.broker.wire` (version 2) or JSON (version 1)."""
+        return super().to_wire() if self.version == 1 else self._body() + self.signature_bytes()
+
+    @classmethod
+    def from_wire(cls, payload: bytes | str) -> Self:
+        """Parse and validate either form (the first byte tells: 0x02 binary, ``{`` JSON); not verified.
+
+        Raises:
+            ProtocolViolation: ``"schema"``, naming the first bad field.
+        """
+        if isinstance(payload, str) or payload[:1] != bytes((wire.FORMAT,)):
+            return super().from_wire(payload)
+        answer = wire.decode(payload)
+        return cls(
+            version=2, session=answer.session, round=answer.round, party=answer.party, kind=answer.kind,
+            reason=answer.reason, repetitions=answer.repetitions, symbols=base64.b64encode(answer.packed).decode(),
+            nonce=answer.nonce.hex(), signature=base64.b64encode(answer.signature).decode())
+
+    def view(self) -> WireAnswer:
+        """The message as :func:`decode_answer` returns it (what the observer reads)."""
+        return WireAnswer(self.session, self.round, self.party, self.repetitions, self.kind, self.reason,
+                          bytes.fromhex(self.nonce), base64.b64decode(self.symbols), self.signature_bytes(),
+                          self.signed_bytes())
+
     @classmethod
     def signed(
         cls,
-        private_key: bytes | Ed25519PrivateKey,
+        private_key: bytes | PrivateKey,
         *,
         session: str,
         round: int,
@@ -198,7 +268,7 @@ class Announcement(RoundAnnouncement):
 
     @classmethod
     def signed(
-        cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: AnnouncementKind,
+        cls, private_key: bytes | PrivateKey, *, session: str, kind: AnnouncementKind,
         round: int, repetitions: int, name: str = "", lifetime: float = DEFAULT_LIFETIME,
     ) -> Announcement:
         """Build and sign an announcement, valid for ``lifetime`` seconds (see :class:`PartyMessage.signed`)."""
@@ -229,6 +299,10 @@ class WorkerStatus(Fresh):
     detail: Annotated[str, Field(max_length=500)] = ""
     signature: Signature
 
+    def signature_bytes(self) -> bytes:
+        """The raw signature (64 bytes)."""
+        return signature_of(self.signature)
+
     @model_validator(mode="after")
     def _ascending(self) -> Self:
         if list(self.parties) != sorted(set(self.parties)):
@@ -241,7 +315,7 @@ class WorkerStatus(Fresh):
         return self.parties[0]
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, worker: int,
+    def signed(cls, private_key: bytes | PrivateKey, *, session: str, worker: int,
                state: Literal["ready", "failed"], parties: tuple[int, ...], detail: str = "",
                lifetime: float = DEFAULT_LIFETIME) -> WorkerStatus:
         """Build and sign a report with the private key of ``parties[0]``, valid for ``lifetime`` seconds.
@@ -252,3 +326,15 @@ class WorkerStatus(Fresh):
         draft = cls(session=session, worker=int(worker), state=state, parties=tuple(int(p) for p in parties),
                     detail=detail[:500], signature=PLACEHOLDER_SIGNATURE, **stamp(lifetime))
         return sign_message(draft, private_key)
+
+
+def decode_answer(payload: bytes) -> WireAnswer:
+    """A party answer off the wire, in either form, parsed and checked but not verified: the binary form
+    (:func:`mpdp.broker.wire.decode`, no pydantic) or JSON (:class:`PartyMessage`, version 1 or 2).
+
+    Raises:
+        ProtocolViolation: ``"schema"``, naming the first bad field.
+    """
+    if payload[:1] == bytes((wire.FORMAT,)):
+        return wire.decode(payload)
+    return PartyMessage.from_wire(payload).view()

@@ -23,11 +23,12 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 
-from mpdp.broker.messages import Announcement, PartyMessage
+from mpdp.broker.messages import Announcement, decode_answer
 from mpdp.broker.topics import Topics
+from mpdp.broker.wire import WireAnswer
+from mpdp.broker.signing import PrivateKey
 from mpdp.parties.rounds.engine import ClosedRound, Closing, SignedReader
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.roster import Roster
@@ -58,7 +59,6 @@ class Observer:
     """
 
     role = "observer"
-    message_class = PartyMessage
 
     def __init__(
         self, topics: Topics, roster: Roster, store: TranscriptStore, *, function: BooleanFunction,
@@ -82,18 +82,27 @@ class Observer:
         """The decisions topics when the parties decide, else none."""
         return () if self.decisions is None else (self._topics.all_decisions,)
 
-    def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
+    def announcement(self, signer: PrivateKey, session: str, index: int, name: str,
                      repetitions: int, lifetime: float) -> Announcement:
         """The signed announcement of round ``index``, valid for ``lifetime`` seconds."""
         return Announcement.signed(signer, session=session, kind="round", round=index, name=name,
                                    repetitions=repetitions, lifetime=lifetime)
 
-    def signal(self, signer: Ed25519PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
+    def signal(self, signer: PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
                repetitions: int) -> Announcement:
         """The signed end of the session (``index`` = the number of rounds), or a heartbeat."""
         return Announcement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions)
 
-    def payload(self, message: PartyMessage, where: str) -> NDArray[np.uint8]:
+    def decode(self, payload: bytes) -> WireAnswer:
+        """A party's answer off the wire (:func:`mpdp.broker.messages.decode_answer`: the binary form
+        without pydantic, or JSON).
+
+        Raises:
+            ProtocolViolation: ``"schema"``.
+        """
+        return decode_answer(payload)
+
+    def payload(self, message: WireAnswer, where: str) -> NDArray[np.uint8]:
         """The message's symbols, uint8 (repetitions,) (empty for an abstention).
 
         Raises:
@@ -118,13 +127,13 @@ class Observer:
             return np.random.default_rng()
         return decision_generator(self._decision_seed, index)
 
-    def close(self, closed: ClosedRound[PartyMessage, NDArray[np.uint8]], signer: Ed25519PrivateKey) -> Closing:
+    def close(self, closed: ClosedRound[WireAnswer, NDArray[np.uint8]], signer: PrivateKey) -> Closing:
         """Decide with the rule over the participants' symbols; the messages to record; the transcript
         to publish (``party_decisions``)."""
         empty = np.zeros(0, dtype=np.uint8)
         entries = tuple(
             RecordedMessage(party, "absent", None, empty, None) if got is None
-            else RecordedMessage(party, got.message.kind, got.message.reason, got.payload, got.text)
+            else RecordedMessage(party, got.message.kind, got.message.reason, got.payload, got.wire)
             for party, got in ((p, closed.received.get(p)) for p in range(closed.k)))
         participants = closed.participants
         symbols = np.zeros((closed.repetitions, participants.size), dtype=np.uint8)
@@ -150,7 +159,7 @@ class Observer:
             await self.decisions.collect(self._decision_timeout)
 
 
-def mechanism_symbols(message: PartyMessage, mechanism: RandomizedResponse, where: str) -> NDArray[np.uint8]:
+def mechanism_symbols(message: WireAnswer, mechanism: RandomizedResponse, where: str) -> NDArray[np.uint8]:
     """The symbols of a verified party message, uint8 (repetitions,) (empty for an abstention), checked
     against the party's mechanism (what :meth:`Observer.payload` records).
 

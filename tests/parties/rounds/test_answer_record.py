@@ -34,19 +34,19 @@ PARTY_PRIVATE, _ = generate_key_pair()
 
 async def test_the_record_keeps_answers_and_ledger_across_a_reopen(tmp_path: Path) -> None:
     path = tmp_path / "host" / "answers.sqlite"
-    first = RecordedAnswer("s", 3, 0, '{"a": 0}', RoundCharge(0, 0.5, 0.0, 2))
+    first = RecordedAnswer("s", 3, 0, b'{"a": 0}', RoundCharge(0, 0.5, 0.0, 2))
     with AnswerRecord(path) as record:
         # saved together: one group commit; the abstention is charged nothing
-        await asyncio.gather(record.save(first), record.save(RecordedAnswer("s", 3, 1, '{"a": 1}', None)))
+        await asyncio.gather(record.save(first), record.save(RecordedAnswer("s", 3, 1, b'{"a": 1}', None)))
         await record.save(first)  # the same again: a no-op
         with pytest.raises(ProtocolViolation, match="different answer"):
-            await record.save(RecordedAnswer("s", 3, 0, '{"a": "fresh"}', RoundCharge(0, 0.5, 0.0, 2)))
+            await record.save(RecordedAnswer("s", 3, 0, b'{"a": "fresh"}', RoundCharge(0, 0.5, 0.0, 2)))
         # in one transaction, a conflicting slot is refused and the others are written
-        outcomes = record.write([RecordedAnswer("s", 3, 0, "other", None), RecordedAnswer("s", 4, 0, "b", None)])
+        outcomes = record.write([RecordedAnswer("s", 3, 0, b"other", None), RecordedAnswer("s", 4, 0, b"\x02b", None)])
         assert isinstance(outcomes[0], ProtocolViolation) and outcomes[1] is None
     with AnswerRecord(path) as record:
-        assert record.answers("s", 3) == {0: '{"a": 0}', 1: '{"a": 1}'}
-        assert record.answers("s", 4) == {0: "b"} and record.answers("t", 3) == {}
+        assert record.answers("s", 3) == {0: b'{"a": 0}', 1: b'{"a": 1}'}
+        assert record.answers("s", 4) == {0: b"\x02b"} and record.answers("t", 3) == {}
         ledger = record.ledger("s", 3, 1e-6)
         assert ledger.charges == (RoundCharge(0, 0.5, 0.0, 2),) and ledger.delta_slack == 1e-6
 
@@ -79,7 +79,7 @@ async def _host(broker: InMemoryBroker, spec: PartySpec, record: Path | None,
         replies = []
         while (delivery := await next_delivery(observer, 0.05)) is not None:
             if delivery.topic == TOPICS.party(spec.party):
-                replies.append(PartyMessage.model_validate_json(delivery.payload))
+                replies.append(PartyMessage.from_wire(delivery.payload))
         return replies
 
 

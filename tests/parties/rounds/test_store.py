@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import csv
 import json
 import sqlite3
@@ -23,9 +24,11 @@ def _record(index: int, symbols: dict[int, list[int]], abstain: tuple[int, ...] 
     messages = []
     for party in range(k):
         if party in symbols:
-            messages.append(RecordedMessage(party, "symbols", None, np.array(symbols[party], np.uint8), f"p{party}r{index}"))
+            messages.append(RecordedMessage(party, "symbols", None, np.array(symbols[party], np.uint8),
+                                            b"\x02p%dr%d" % (party, index)))
         elif party in abstain:
-            messages.append(RecordedMessage(party, "abstain", "did-not-vote", np.zeros(0, np.uint8), f"a{party}"))
+            messages.append(RecordedMessage(party, "abstain", "did-not-vote", np.zeros(0, np.uint8),
+                                            b'{"a":%d}' % party))
         else:
             messages.append(RecordedMessage(party, "absent", None, np.zeros(0, np.uint8), None))
     participants = np.array(sorted(symbols), dtype=np.int64)
@@ -74,7 +77,7 @@ def test_recording_is_idempotent_and_a_conflict_is_refused(tmp_path: Path) -> No
         assert store.rejects("s1") == {(0, "signature"): 2}  # not counted twice
         same = _messages(record)[0]
         assert store.record_message("s1", 0, REPS, same) is False
-        other = RecordedMessage(0, "symbols", None, np.array([0, 0, 0], np.uint8), "forged")
+        other = RecordedMessage(0, "symbols", None, np.array([0, 0, 0], np.uint8), b"\x02forged")
         with pytest.raises(ProtocolViolation, match="conflict"):
             store.record_message("s1", 0, REPS, other)
         assert store.load_round("s1", 0).symbols[:, 0].tolist() == [1, 0, 1]
@@ -85,7 +88,7 @@ def test_recording_is_idempotent_and_a_conflict_is_refused(tmp_path: Path) -> No
 def test_a_failed_round_transaction_leaves_nothing(tmp_path: Path) -> None:
     with TranscriptStore(tmp_path / "t.sqlite") as store:
         store.open_session("s1", 4, REPS, ["a", "b"], mode="simulation (seeded generators)")
-        store.record_message("s1", 1, REPS, RecordedMessage(0, "symbols", None, np.zeros(3, np.uint8), "other"))
+        store.record_message("s1", 1, REPS, RecordedMessage(0, "symbols", None, np.zeros(3, np.uint8), b"\x02other"))
         with pytest.raises(ProtocolViolation):
             store.record_round(_record(1, {0: [1, 1, 1]}))
         assert store.recorded_rounds("s1") == [] and store.rejects("s1") == {}
@@ -124,7 +127,9 @@ def test_export_csv_and_json(tmp_path: Path) -> None:
     assert len(rows) == 8
     assert [(r["round"], r["party"], r["kind"], r["symbols"]) for r in rows[:4]] == [
         ("0", "0", "symbols", "101"), ("0", "1", "absent", ""), ("0", "2", "abstain", ""), ("0", "3", "symbols", "230")]
-    assert rows[2]["reason"] == "did-not-vote" and rows[0]["payload"] == "p0r0"
+    # the payload as text: base64 of a binary answer, a JSON one as it is
+    assert rows[2]["reason"] == "did-not-vote" and base64.b64decode(rows[0]["payload"]) == b"\x02p0r0"
+    assert rows[2]["payload"] == '{"a":2}' and document["messages"][0]["payload"] == rows[0]["payload"]
     assert [r[-1] for r in csv.reader(decisions.read_text().splitlines())][1:] == ["0", "1", "0"] * 2
     assert list(csv.reader(rejects.read_text().splitlines()))[1:] == [["0", "signature", "2", "x"], ["1", "late", "1", "y"],
                                                       ["1", "signature", "2", "x"]]
