@@ -4,26 +4,26 @@ A party answers every round with one message; the observer reads k of them per r
 fixed little-endian layout instead of JSON, and the observer reads it without pydantic. The first byte
 tells the forms apart: JSON messages start with ``{`` (0x7B), this one with the format byte 0x02.
 
-======  ============  ========  ==============================================================
-offset  size (bytes)  type      field
-======  ============  ========  ==============================================================
-0       1             uint8     format: 0x02 (party answer, version 2)
-1       1             uint8     L = length of the session id (1..64)
-2       L             ASCII     session id (``SESSION_PATTERN`` of :mod:`mpdp.broker.topics`)
-2+L     4             uint32    round (0 .. 2**31 - 1)
-6+L     4             uint32    party (0 .. 2**31 - 1)
-10+L    4             uint32    repetitions (1 .. :data:`MAX_REPETITIONS`)
-14+L    1             uint8     kind: 0 = symbols, 1 = abstain
-15+L    1             uint8     R = length of the abstention reason (0 for symbols, 1..64 to abstain)
-16+L    R             ASCII     reason (``[a-z0-9][a-z0-9-]*``), e.g. ``budget-exhausted``
-16+L+R  16            bytes     nonce (fresh random per message)
-32+L+R  S             bytes     symbols, 2 bits each, first in the high bits, padding bits zero
+========  ============  ======  ========================================================================
+offset    size (bytes)  type    field
+========  ============  ======  ========================================================================
+0         1             uint8   format: 0x02 (party answer, version 2)
+1         1             uint8   L = length of the session id (1..64)
+2         L             ASCII   session id (``SESSION_PATTERN`` of :mod:`mpdp.broker.topics`)
+2+L       4             uint32  round (0 .. 2**31 - 1)
+6+L       4             uint32  party (0 .. 2**31 - 1)
+10+L      4             uint32  repetitions (1 .. :data:`MAX_REPETITIONS`)
+14+L      1             uint8   kind: 0 = symbols, 1 = abstain
+15+L      1             uint8   R = length of the abstention reason (0 for symbols, 1..64 to abstain)
+16+L      R             ASCII   reason (``[a-z0-9][a-z0-9-]*``), e.g. ``budget-exhausted``
+16+L+R    16            bytes   nonce (fresh random per message)
+32+L+R    S             bytes   symbols, 2 bits each, first in the high bits, padding bits zero
                                 (:func:`mpdp.broker.packing.pack_bytes`); S = ceil(repetitions / 4)
                                 for symbols, 0 for an abstention
-32+L+R+S 64           bytes     Ed25519 signature of :data:`DOMAIN` + bytes [0, 32+L+R+S)
-======  ============  ========  ==============================================================
+32+L+R+S  64            bytes   Ed25519 signature of :data:`DOMAIN` + bytes [0, 32+L+R+S)
+========  ============  ======  ========================================================================
 
-A message of 200 repetitions in session ``bench-00000000`` is 176 bytes (its JSON form: 341). Every field
+A message of 200 repetitions in session ``bench-00000000`` is 160 bytes (its JSON form: 339). Every field
 is checked (:func:`decode`): the length must be exactly the layout's, so one answer has exactly one
 encoding. The signature domain differs from the JSON form's (``mpdp/party-message/v1``), so a signature of
 one form never verifies as the other. :class:`mpdp.broker.messages.PartyMessage` (pydantic) is the typed
