@@ -13,20 +13,12 @@ import pytest
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from mpdp.broker import wire
+from mpdp.broker import signing, wire
 from mpdp.broker.messages import PartyMessage, decode_answer
-from mpdp.broker.signing import (
-    PLACEHOLDER_SIGNATURE,
-    canonical_bytes,
-    generate_key_pair,
-    public_key_of,
-    sign_bytes,
-    verify_bytes,
-    verify_message,
-)
+from mpdp.broker.signing import verify_message
 from mpdp.protocols.errors import ProtocolViolation
 
-PRIVATE, PUBLIC = generate_key_pair()
+PRIVATE, PUBLIC = signing.generate_key_pair()
 SYMBOLS = np.array([0, 1, 2, 3, 3, 2, 1], dtype=np.uint8)
 
 
@@ -125,22 +117,22 @@ def test_signatures_and_keys_interchange_with_cryptography() -> None:
     data = b"mpdp/party-message/v2\n" + GOOD[:-64]
     old = Ed25519PrivateKey.from_private_bytes(PRIVATE)
     old_public = old.public_key()
-    assert public_key_of(PRIVATE) == old_public.public_bytes_raw()
+    assert signing.public_key_of(PRIVATE) == old_public.public_bytes_raw()
     # Ed25519 is deterministic: both libraries make the same signature, and each verifies the other's
-    assert old.sign(data) == sign_bytes(data, PRIVATE)
-    assert verify_bytes(data, old.sign(data), PUBLIC)
-    old_public.verify(sign_bytes(data, PRIVATE), data)  # no raise
+    assert old.sign(data) == signing.sign_bytes(data, PRIVATE)
+    assert signing.verify_bytes(data, old.sign(data), PUBLIC)
+    old_public.verify(signing.sign_bytes(data, PRIVATE), data)  # no raise
     tampered = bytes([data[0] ^ 1]) + data[1:]
-    assert not verify_bytes(tampered, old.sign(data), PUBLIC)
+    assert not signing.verify_bytes(tampered, old.sign(data), PUBLIC)
     with pytest.raises(InvalidSignature):
-        old_public.verify(sign_bytes(data, PRIVATE), tampered)
-    assert not verify_bytes(data, old.sign(data)[:63], PUBLIC)  # a short signature is a failure, not an error
+        old_public.verify(signing.sign_bytes(data, PRIVATE), tampered)
+    assert not signing.verify_bytes(data, old.sign(data)[:63], PUBLIC)  # a short signature is a failure, not an error
 
 
 def test_a_version_1_json_answer_signed_by_cryptography_still_verifies_and_domains_do_not_mix() -> None:
     draft = PartyMessage(version=1, session="s-1", round=2, party=5, kind="symbols", repetitions=7,
-                         symbols=_message().symbols, nonce="0" * 32, signature=PLACEHOLDER_SIGNATURE)
-    signature = Ed25519PrivateKey.from_private_bytes(PRIVATE).sign(canonical_bytes(draft))  # the old backend
+                         symbols=_message().symbols, nonce="0" * 32, signature=signing.PLACEHOLDER_SIGNATURE)
+    signature = Ed25519PrivateKey.from_private_bytes(PRIVATE).sign(signing.canonical_bytes(draft))  # the old backend
     record = draft.model_copy(update={"signature": base64.b64encode(signature).decode()}).model_dump_json()
     answer = decode_answer(record.encode())
     assert verify_message(answer, PUBLIC) and answer.signed_bytes().startswith(b"mpdp/party-message/v1\n")
