@@ -25,7 +25,15 @@ from .messages import (
 )
 from .mpc_messages import MpcAnnouncement, ServerJob, ServerReport, SharedBallot, SumRelease
 from .mosquitto import CONFIG_TEMPLATE, render_config, run_configured_mosquitto, run_mosquitto
-from .packing import pack_bytes, pack_symbols, packed_length, unpack_bytes, unpack_symbols
+from .packing import (
+    any_symbol_at_least,
+    pack_bytes,
+    pack_symbols,
+    packed_length,
+    unpack_bytes,
+    unpack_rows,
+    unpack_symbols,
+)
 from .ports import LOOPBACK, free_loopback_port
 from .sealed import generate_x25519_key_pair, open_sealed, seal
 from .passwords import new_password, password_line, verify_password_line
@@ -72,6 +80,7 @@ __all__ = [
     "TranscriptMessage",
     "WireAnswer",
     "WorkerStatus",
+    "any_symbol_at_least",
     "canonical_bytes",
     "check_connectivity",
     "check_session",
@@ -105,6 +114,7 @@ __all__ = [
     "stamp",
     "unpack_bytes",
     "unpack_decisions",
+    "unpack_rows",
     "unpack_symbols",
     "verify_bytes",
     "verify_message",

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,15 @@ from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ProtocolViolation
 
-__all__ = ["pack_bytes", "pack_symbols", "packed_length", "unpack_bytes", "unpack_symbols"]
+__all__ = [
+    "any_symbol_at_least",
+    "pack_bytes",
+    "pack_symbols",
+    "packed_length",
+    "unpack_bytes",
+    "unpack_rows",
+    "unpack_symbols",
+]
 
 _SHIFTS = np.array([6, 4, 2, 0], dtype=np.uint8)
 
@@ -61,6 +71,31 @@ def unpack_bytes(raw: bytes, repetitions: int) -> NDArray[np.uint8]:
     if values[repetitions:].any():
         raise ProtocolViolation("symbols", "non-zero padding bits")
     return values[:repetitions].copy()
+
+
+def unpack_rows(rows: Sequence[bytes], repetitions: int) -> NDArray[np.uint8]:
+    """Many checked :func:`pack_bytes` outputs of ``repetitions`` symbols each, unpacked at once: uint8
+    (len(rows), repetitions), row i the symbols of ``rows[i]`` (the caller checked each length)."""
+    raw = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), packed_length(repetitions))
+    return ((raw[:, :, None] >> _SHIFTS) & 3).astype(np.uint8).reshape(len(rows), -1)[:, :repetitions]
+
+
+def any_symbol_at_least(raw: bytes, limit: int) -> bool:
+    """Whether packed symbols (padding bits zero) hold a symbol >= ``limit`` (1..4), without unpacking:
+    one integer AND over the bytes (the observer's per-message range check)."""
+    if limit >= 4:
+        return False
+    value = int.from_bytes(raw, "little")
+    if limit == 3:  # a symbol 3 = both bits of a pair set
+        return bool(value & (value >> 1) & _repeated(0x55, len(raw)))
+    if limit == 2:  # a symbol 2 or 3 = the high bit of a pair set
+        return bool(value & _repeated(0xAA, len(raw)))
+    return value != 0
+
+
+@functools.lru_cache(maxsize=64)
+def _repeated(byte: int, size: int) -> int:
+    return int.from_bytes(bytes((byte,)) * size, "little")
 
 
 def unpack_symbols(text: str, repetitions: int) -> NDArray[np.uint8]:

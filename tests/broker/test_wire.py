@@ -10,11 +10,14 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from mpdp.broker import signing, wire
 from mpdp.broker.messages import PartyMessage, decode_answer
+from mpdp.broker.packing import any_symbol_at_least, pack_bytes, unpack_rows
 from mpdp.broker.signing import verify_message
 from mpdp.protocols.errors import ProtocolViolation
 
@@ -143,3 +146,16 @@ def test_a_version_1_json_answer_signed_by_cryptography_still_verifies_and_domai
     v2 = _message()
     as_v1 = json.loads(v2.model_dump_json()) | {"version": 1}
     assert not verify_message(decode_answer(json.dumps(as_v1).encode()), PUBLIC)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=41).map(lambda v: np.array(v, np.uint8)),
+                min_size=1, max_size=5), st.integers(1, 4))
+def test_the_packed_range_check_and_the_bulk_unpack_agree_with_unpacking_each(rows: list[np.ndarray],
+                                                                               limit: int) -> None:
+    for symbols in rows:
+        assert any_symbol_at_least(pack_bytes(symbols), limit) == (int(symbols.max()) >= limit)
+    length = len(rows[0])
+    same = [np.resize(symbols, length) for symbols in rows]  # one repetition count per round
+    unpacked = unpack_rows([pack_bytes(s) for s in same], length)
+    assert unpacked.dtype == np.uint8 and np.array_equal(unpacked, np.stack(same))
