@@ -76,8 +76,9 @@ def unpack_bytes(raw: bytes, repetitions: int) -> NDArray[np.uint8]:
 def unpack_rows(rows: Sequence[bytes], repetitions: int) -> NDArray[np.uint8]:
     """Many checked :func:`pack_bytes` outputs of ``repetitions`` symbols each, unpacked at once: uint8
     (len(rows), repetitions), row i the symbols of ``rows[i]`` (the caller checked each length)."""
-    raw = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), packed_length(repetitions))
-    return ((raw[:, :, None] >> _SHIFTS) & 3).astype(np.uint8).reshape(len(rows), -1)[:, :repetitions]
+    size = packed_length(repetitions)
+    raw = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), size)
+    return ((raw[:, :, None] >> _SHIFTS) & 3).astype(np.uint8).reshape(len(rows), 4 * size)[:, :repetitions]
 
 
 def any_symbol_at_least(raw: bytes, limit: int) -> bool:

@@ -159,3 +159,4 @@ def test_the_packed_range_check_and_the_bulk_unpack_agree_with_unpacking_each(ro
     same = [np.resize(symbols, length) for symbols in rows]  # one repetition count per round
     unpacked = unpack_rows([pack_bytes(s) for s in same], length)
     assert unpacked.dtype == np.uint8 and np.array_equal(unpacked, np.stack(same))
+    assert unpack_rows([], length).shape == (0, length)  # a round nobody answered with symbols
