@@ -165,9 +165,7 @@ class RoundRecord:
     rejects: RejectCounts
 
 
-def _as_text(payload: bytes | None) -> str | None:
-    if payload is None:
-        return None
+def _as_text(payload: bytes) -> str:
     return payload.decode("utf-8") if payload[:1] == b"{" else base64.b64encode(payload).decode("ascii")
 
 
@@ -455,9 +453,8 @@ class TranscriptStore:
         return symbols
 
     def messages(self, session: str) -> Iterator[dict[str, object]]:
-        """Every recorded message of ``session`` as a dict (symbols as a string of digits; ``payload`` as
-        text: the JSON as received, or base64 of the binary party answer — the two never look alike, JSON
-        starts with ``{``)."""
+        """Every recorded message of ``session`` as a dict (symbols as a string of digits; ``payload`` the
+        signed bytes as received, None when absent)."""
         rows = self._db.execute(
             "SELECT m.round, r.name, m.party, m.kind, m.reason, m.symbols, m.payload FROM messages m "
             "JOIN rounds r ON r.session = m.session AND r.round = m.round "
@@ -465,7 +462,14 @@ class TranscriptStore:
         )
         for rnd, name, party, kind, reason, blob, payload in rows:
             yield {"round": rnd, "name": name, "party": party, "kind": kind, "reason": reason,
-                   "symbols": "".join(map(str, np.frombuffer(blob, dtype=np.uint8))), "payload": _as_text(payload)}
+                   "symbols": "".join(map(str, np.frombuffer(blob, dtype=np.uint8))), "payload": payload}
+
+    def _exported_messages(self, session: str) -> Iterator[dict[str, object]]:
+        """:meth:`messages` with ``payload`` as text: the JSON as received, or base64 of the binary party
+        answer (the two never look alike: JSON starts with ``{``)."""
+        for message in self.messages(session):
+            payload = message["payload"]
+            yield message | {"payload": _as_text(payload) if isinstance(payload, bytes) else None}
 
     def symbol_columns(self, session: str) -> dict[str, NDArray[np.int64] | NDArray[np.uint8]]:
         """The transcript of ``session`` in long form: one row per (round, party, repetition) of every
@@ -504,7 +508,7 @@ class TranscriptStore:
                 "messages_rejected": out.messages_rejected, "decisions": out.decisions.tolist(),
             })
         document = {
-            "session": session, "rounds": rounds, "messages": list(self.messages(session)),
+            "session": session, "rounds": rounds, "messages": list(self._exported_messages(session)),
             "rejects": [{"round": r, "reason": reason, "count": n}
                         for (r, reason), n in sorted(self.rejects(session).items())],
         }
@@ -520,7 +524,7 @@ class TranscriptStore:
         with messages.open("w", newline="") as fh:
             writer = csv.DictWriter(fh, ["round", "name", "party", "kind", "reason", "symbols", "payload"])
             writer.writeheader()
-            writer.writerows(self.messages(session))
+            writer.writerows(self._exported_messages(session))
         decisions = folder / "decisions.csv"
         with decisions.open("w", newline="") as fh:
             table = csv.writer(fh)

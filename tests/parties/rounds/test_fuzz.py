@@ -19,7 +19,6 @@ suite, 10^4 with ``MPDP_FUZZ=1``). The laws:
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 from pathlib import Path
@@ -155,12 +154,6 @@ def _content(payload: bytes) -> bytes:
 GENUINE_CONTENT = {_content(g) for g in GENUINE}
 
 
-def _payload_bytes(exported: object) -> bytes:
-    """A stored payload back from its export text (JSON as it is, the binary form as base64)."""
-    assert isinstance(exported, str)
-    return exported.encode() if exported.startswith("{") else base64.b64decode(exported)
-
-
 async def _round(fuzz: list[tuple[str, bytes]]) -> tuple[Any, TranscriptStore, int]:
     store = TranscriptStore(None)
     store.open_session(SESSION, 3, REPS, ["r0"], mode="simulation (seeded generators)")
@@ -192,7 +185,8 @@ def test_the_observer_loop_survives_any_message_and_records_only_genuine_answers
     assert outcome.status == "complete" and outcome.participants.tolist() == [0, 1, 2]
     assert len(rows) == 3
     for row in rows:  # recorded: a genuinely signed answer of that party (maybe re-serialised), nothing else
-        payload = _payload_bytes(row["payload"])
+        payload = row["payload"]
+        assert isinstance(payload, bytes)
         message = decode_answer(payload)
         assert message.party == row["party"] and verify_message(message, ROSTER.public_keys[message.party])
         assert _content(payload) in GENUINE_CONTENT

@@ -190,7 +190,9 @@ def test_a_store_with_json_text_payloads_is_migrated_to_blobs(tmp_path: Path) ->
         same = RecordedMessage(0, "symbols", None, np.array([1, 0, 1], np.uint8), text.encode())
         assert store.record_message("s1", 0, REPS, same) is False  # the re-sent answer: identical
         assert verify_message(decode_answer(store.query("SELECT payload FROM messages WHERE party = 0")[0][0]), public)
-        assert [m["payload"] for m in store.messages("s1")] == [text, None]
+        assert [m["payload"] for m in store.messages("s1")] == [text.encode(), None]
+        exported = json.loads(store.export_json("s1", tmp_path / "t.json").read_text())
+        assert [m["payload"] for m in exported["messages"]] == [text, None]  # JSON shown as it is
         assert store.load_round("s1", 0).symbols[:, 0].tolist() == [1, 0, 1]
     with TranscriptStore(path) as store:  # opening again: already migrated, nothing changes
         assert store.query("SELECT typeof(payload) FROM messages ORDER BY party") == [("blob",), ("null",)]
