@@ -79,6 +79,12 @@ def as_value_error(check: Callable[..., T], *args: object) -> T:
         raise ValueError(str(exc)) from None
 
 
+def _schema_violation(exc: ValidationError) -> ProtocolViolation:
+    """A pydantic validation error as the ``"schema"`` rejection, naming the first bad field."""
+    first = exc.errors()[0]
+    return ProtocolViolation("schema", f"{'.'.join(map(str, first['loc']))}: {first['msg']}")
+
+
 def new_nonce() -> str:
     """128 random bits from the OS CSPRNG, as 32 hex digits."""
     return secrets.token_hex(16)
@@ -101,8 +107,7 @@ class Wire(BaseModel):
         try:
             return cls.model_validate_json(payload)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ProtocolViolation("schema", f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+            raise _schema_violation(exc) from None
 
     def to_wire(self) -> bytes:
         """The bytes to publish (JSON)."""
@@ -205,10 +210,14 @@ class PartyMessage(Answer):
         if isinstance(payload, str) or payload[:1] != bytes((wire.FORMAT,)):
             return super().from_wire(payload)
         answer = wire.decode(payload)
-        return cls(
-            version=2, session=answer.session, round=answer.round, party=answer.party, kind=answer.kind,
-            reason=answer.reason, repetitions=answer.repetitions, symbols=base64.b64encode(answer.packed).decode(),
-            nonce=answer.nonce.hex(), signature=base64.b64encode(answer.signature).decode())
+        try:
+            return cls(
+                version=2, session=answer.session, round=answer.round, party=answer.party, kind=answer.kind,
+                reason=answer.reason, repetitions=answer.repetitions,
+                symbols=base64.b64encode(answer.packed).decode(), nonce=answer.nonce.hex(),
+                signature=base64.b64encode(answer.signature).decode())
+        except ValidationError as exc:
+            raise _schema_violation(exc) from None
 
     def view(self) -> WireAnswer:
         """The message as :func:`decode_answer` returns it (what the observer reads)."""

@@ -160,3 +160,19 @@ def test_the_packed_range_check_and_the_bulk_unpack_agree_with_unpacking_each(ro
     unpacked = unpack_rows([pack_bytes(s) for s in same], length)
     assert unpacked.dtype == np.uint8 and np.array_equal(unpacked, np.stack(same))
     assert unpack_rows([], length).shape == (0, length)  # a round nobody answered with symbols
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(GOOD) - 1), st.integers(1, 255)), max_size=3),
+       st.integers(0, 3), st.binary(max_size=3))
+def test_a_decoded_binary_answer_has_exactly_one_encoding(flips: list[tuple[int, int]], cut: int, tail: bytes) -> None:
+    data = bytearray(GOOD)
+    for at, bits in flips:
+        data[at] ^= bits
+    edited = bytes(data[:len(data) - cut]) + tail
+    try:
+        message = PartyMessage.from_wire(edited)
+    except ProtocolViolation as exc:
+        assert exc.reason == "schema"
+        return
+    assert message.to_wire() == edited and decode_answer(edited).signed_bytes() == message.signed_bytes()
