@@ -29,8 +29,8 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mpdp.broker.control import DEFAULT_LIFETIME, ExpiresMs, Sequence, stamp
 from mpdp.broker import wire
+from mpdp.broker.control import DEFAULT_LIFETIME, ExpiresMs, Sequence, stamp
 from mpdp.broker.packing import pack_symbols, unpack_symbols
 from mpdp.broker.signing import (
     PLACEHOLDER_SIGNATURE,
