@@ -44,7 +44,7 @@ def party_message_bytes(repetitions: int) -> int:
     message = PartyMessage.signed(private, session="bench-00000000", round=0, party=4999,
                                   repetitions=repetitions,
                                   symbols=np.zeros(repetitions, dtype=np.uint8))
-    return len(message.model_dump_json())
+    return len(message.to_wire())
 
 
 def _clients() -> tuple[str, str]:

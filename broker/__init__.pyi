@@ -20,11 +20,20 @@ from .messages import (
     Announcement,
     PartyMessage,
     WorkerStatus,
+    decode_answer,
     new_nonce,
 )
 from .mpc_messages import MpcAnnouncement, ServerJob, ServerReport, SharedBallot, SumRelease
 from .mosquitto import CONFIG_TEMPLATE, render_config, run_configured_mosquitto, run_mosquitto
-from .packing import pack_symbols, packed_length, unpack_symbols
+from .packing import (
+    any_symbol_at_least,
+    pack_bytes,
+    pack_symbols,
+    packed_length,
+    unpack_bytes,
+    unpack_rows,
+    unpack_symbols,
+)
 from .ports import LOOPBACK, free_loopback_port
 from .sealed import generate_x25519_key_pair, open_sealed, seal
 from .passwords import new_password, password_line, verify_password_line
@@ -35,9 +44,12 @@ from .signing import (
     load_private_key,
     load_public_key,
     public_key_of,
+    sign_bytes,
     sign_message,
+    verify_bytes,
     verify_message,
 )
+from .wire import WireAnswer
 from .topics import SESSION_PATTERN, Topics, check_session
 
 __all__ = [
@@ -66,10 +78,13 @@ __all__ = [
     "SealedBallot",
     "Topics",
     "TranscriptMessage",
+    "WireAnswer",
     "WorkerStatus",
+    "any_symbol_at_least",
     "canonical_bytes",
     "check_connectivity",
     "check_session",
+    "decode_answer",
     "external_endpoint",
     "find_mosquitto",
     "free_loopback_port",
@@ -82,6 +97,7 @@ __all__ = [
     "new_password",
     "open_broker",
     "open_sealed",
+    "pack_bytes",
     "pack_decisions",
     "pack_symbols",
     "packed_length",
@@ -93,10 +109,14 @@ __all__ = [
     "run_embedded",
     "run_mosquitto",
     "seal",
+    "sign_bytes",
     "sign_message",
     "stamp",
+    "unpack_bytes",
     "unpack_decisions",
+    "unpack_rows",
     "unpack_symbols",
+    "verify_bytes",
     "verify_message",
     "verify_password_line",
     "wait_until_accepting",

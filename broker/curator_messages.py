@@ -24,7 +24,6 @@ from functools import partial
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
@@ -42,7 +41,7 @@ from mpdp.broker.messages import (
 )
 from mpdp.broker.packing import pack_symbols, unpack_symbols
 from mpdp.broker.sealed import KEY_BYTES, TAG_BYTES, open_sealed, seal
-from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
+from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, PrivateKey, sign_message
 from mpdp.protocols.errors import ProtocolViolation
 
 __all__ = ["CuratorAnnouncement", "CuratorRelease", "SealedBallot", "decode_key", "encode_key"]
@@ -99,7 +98,7 @@ class CuratorAnnouncement(RoundAnnouncement):
         return decode_key(self.curator_key, KEY_BYTES, "curator_key")
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: AnnouncementKind,
+    def signed(cls, private_key: bytes | PrivateKey, *, session: str, kind: AnnouncementKind,
                round: int, repetitions: int, name: str = "", curator_key: bytes = b"",
                lifetime: float = DEFAULT_LIFETIME) -> CuratorAnnouncement:
         """Build and sign an announcement (``curator_key``: raw X25519 public key, for ``round``), valid
@@ -182,7 +181,7 @@ class SealedBallot(Answer):
         return plain[0]
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, curator_key: bytes, session: str, round: int,
+    def signed(cls, private_key: bytes | PrivateKey, *, curator_key: bytes, session: str, round: int,
                party: int, repetitions: int, bit: int | None = None, reason: str | None = None) -> SealedBallot:
         """Seal ``bit`` (0 or 1) to ``curator_key`` (raw X25519) and sign; or abstain with ``reason``.
 
@@ -228,7 +227,7 @@ class CuratorRelease(RoundSigned, Fresh):
         return unpack_symbols(self.outputs, self.repetitions).astype(np.int64)
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, voters: int,
+    def signed(cls, private_key: bytes | PrivateKey, *, session: str, round: int, voters: int,
                outputs: NDArray[np.integer[Any]], lifetime: float = DEFAULT_LIFETIME) -> CuratorRelease:
         """Build and sign a release of ``outputs`` (0/1, shape (repetitions,)), valid for ``lifetime`` seconds."""
         values = np.asarray(outputs, dtype=np.uint8)

@@ -18,7 +18,6 @@ import binascii
 from typing import Annotated, Any, ClassVar, Self
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
@@ -32,7 +31,7 @@ from mpdp.broker.messages import (
     new_nonce,
 )
 from mpdp.broker.packing import pack_symbols, unpack_symbols
-from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
+from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, PrivateKey, sign_message
 from mpdp.protocols.errors import ProtocolViolation
 
 __all__ = [
@@ -132,7 +131,7 @@ class TranscriptMessage(RoundSigned, Fresh):
         return unpack_symbols(self.symbols, (stop - first) * n).reshape(stop - first, n)
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int,
+    def signed(cls, private_key: bytes | PrivateKey, *, session: str, round: int,
                participants: NDArray[np.integer[Any]], symbols: NDArray[np.uint8], part: int = 0,
                parts: int = 1, lifetime: float = DEFAULT_LIFETIME) -> TranscriptMessage:
         """Build and sign part ``part`` of ``parts``: ``symbols`` is the whole transcript, uint8
@@ -152,7 +151,7 @@ class TranscriptMessage(RoundSigned, Fresh):
         return sign_message(draft, private_key)
 
     @classmethod
-    def signed_parts(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int,
+    def signed_parts(cls, private_key: bytes | PrivateKey, *, session: str, round: int,
                      participants: NDArray[np.integer[Any]], symbols: NDArray[np.uint8],
                      max_symbols: int = TRANSCRIPT_PART_SYMBOLS,
                      lifetime: float = DEFAULT_LIFETIME) -> tuple[TranscriptMessage, ...]:
@@ -195,7 +194,7 @@ class DecisionMessage(RoundSigned):
         return unpack_decisions(self.decisions, self.repetitions)
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, party: int,
+    def signed(cls, private_key: bytes | PrivateKey, *, session: str, round: int, party: int,
                decisions: NDArray[np.integer[Any]]) -> DecisionMessage:
         """Build and sign a decision message (``decisions`` int (repetitions,)).
 

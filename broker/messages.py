@@ -1,9 +1,13 @@
-"""Wire messages (pydantic v2, ``extra="forbid"``, frozen), JSON on the wire.
+"""Wire messages (pydantic v2, ``extra="forbid"``, frozen), JSON on the wire but for the party answer.
 
 * :class:`PartyMessage` — a party's broadcast for one round: its privatized symbols (``repetitions``
   independent releases of the same bit, packed by :mod:`mpdp.broker.packing`) or an abstention with a
   reason (``did-not-vote``, ``budget-exhausted``, ...), a random nonce and an Ed25519 signature by the
-  party's key over the canonical bytes (:mod:`mpdp.broker.signing`). The raw bit is never a field.
+  party's key. The raw bit is never a field. Version 2 (what :meth:`PartyMessage.signed` builds) travels in
+  the binary layout of :mod:`mpdp.broker.wire` and its signature covers those bytes; version 1 (JSON,
+  signature over the canonical JSON, :mod:`mpdp.broker.signing`) is still read, e.g. an answer a party
+  recorded before an upgrade. :func:`decode_answer` reads either form without a pydantic model for the
+  binary one (the observer's hot path).
 * :class:`Announcement` — the coordinator opens round ``round`` (``kind="round"``) or ends the session
   (``kind="end"``); signed by the coordinator's key so a stranger cannot make parties spend privacy.
 * :class:`WorkerStatus` — a worker process reports its parties ready (subscribed) or failed; signed by
@@ -17,6 +21,7 @@ by the signature: a receiver refuses an expired or replayed one.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import secrets
 from collections.abc import Callable, Mapping
@@ -24,20 +29,23 @@ from collections.abc import Sequence as Seq
 from typing import Annotated, ClassVar, Literal, Self, TypeVar
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from mpdp.broker import wire
 from mpdp.broker.control import DEFAULT_LIFETIME, ExpiresMs, Sequence, stamp
 from mpdp.broker.packing import pack_symbols, unpack_symbols
 from mpdp.broker.signing import (
     PLACEHOLDER_SIGNATURE,
+    PrivateKey,
     canonical_bytes,
     sign_message,
     signature_of,
+    signature_text,
     verify_signature,
 )
 from mpdp.broker.topics import SESSION_PATTERN
+from mpdp.broker.wire import MAX_REPETITIONS, WireAnswer
 from mpdp.protocols.errors import ProtocolViolation
 
 __all__ = [
@@ -52,11 +60,9 @@ __all__ = [
     "Wire",
     "WorkerStatus",
     "as_value_error",
+    "decode_answer",
     "new_nonce",
 ]
-
-#: Largest number of repetitions one message may carry (250 kB of packed symbols).
-MAX_REPETITIONS = 1_000_000
 
 T = TypeVar("T")
 Session = Annotated[str, Field(pattern=SESSION_PATTERN)]
@@ -78,15 +84,43 @@ def as_value_error(check: Callable[..., T], *args: object) -> T:
         raise ValueError(str(exc)) from None
 
 
+def _schema_violation(exc: ValidationError) -> ProtocolViolation:
+    """A pydantic validation error as the ``"schema"`` rejection, naming the first bad field."""
+    first = exc.errors()[0]
+    return ProtocolViolation("schema", f"{'.'.join(map(str, first['loc']))}: {first['msg']}")
+
+
 def new_nonce() -> str:
     """128 random bits from the OS CSPRNG, as 32 hex digits."""
     return secrets.token_hex(16)
 
 
 class Wire(BaseModel):
-    """Base of every wire message: unknown fields rejected, frozen, strict types."""
+    """Base of every wire message: unknown fields rejected, frozen, strict types; JSON on the wire."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    #: What the signature covers besides the fields (each signed message names its own).
+    SIGNING_DOMAIN: ClassVar[str]
+
+    @classmethod
+    def from_wire(cls, payload: bytes | str) -> Self:
+        """Parse and validate the message as it came off the wire.
+
+        Raises:
+            ProtocolViolation: ``"schema"``, naming the first bad field.
+        """
+        try:
+            return cls.model_validate_json(payload)
+        except ValidationError as exc:
+            raise _schema_violation(exc) from None
+
+    def to_wire(self) -> bytes:
+        """The bytes to publish (JSON)."""
+        return self.model_dump_json().encode("utf-8")
+
+    def signed_bytes(self) -> bytes:
+        """What the signature covers: :func:`mpdp.broker.signing.canonical_bytes`."""
+        return canonical_bytes(self)
 
 
 class Fresh(Wire):
@@ -101,15 +135,16 @@ class RoundSigned(Wire):
     """The fields of every signed message about one round: who may read it (session), which round,
     how many repetitions, a fresh nonce and the Ed25519 signature of the canonical bytes."""
 
-    #: What the signature covers besides the fields (each concrete message names its own).
-    SIGNING_DOMAIN: ClassVar[str]
-
     version: Literal[1] = 1
     session: Session
     round: Index
     repetitions: Repetitions
     nonce: Nonce
     signature: Signature
+
+    def signature_bytes(self) -> bytes:
+        """The raw signature (64 bytes)."""
+        return signature_of(self.signature)
 
 
 class Answer(RoundSigned):
@@ -123,18 +158,20 @@ class PartyMessage(Answer):
     """One party's broadcast for one round.
 
     Fields:
-        version: 1.
+        version: 2 (binary on the wire, :mod:`mpdp.broker.wire`; what :meth:`signed` builds) or 1 (JSON).
         session, round, party: where it belongs; ``party`` must match the topic it came on.
         kind: ``"symbols"`` (``symbols`` holds ``repetitions`` symbols) or ``"abstain"`` (``reason``
             says why; ``symbols`` is empty).
         repetitions: the number of independent releases of the party's bit in this round.
         symbols: :func:`mpdp.broker.packing.pack_symbols` of a uint8 array (repetitions,), or "".
         nonce: 32 hex digits, fresh per message.
-        signature: base64 Ed25519 signature of :func:`mpdp.broker.signing.canonical_bytes`.
+        signature: base64 Ed25519 signature of :meth:`signed_bytes` (version 2: :data:`mpdp.broker.wire.DOMAIN`
+            and the binary bytes before the signature; version 1: the canonical JSON bytes).
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/party-message/v1"
 
+    version: Literal[1, 2] = 2  # type: ignore[assignment]  # version 2 is this message's binary form
     kind: Literal["symbols", "abstain"]
     symbols: Annotated[str, Field(max_length=4 * MAX_REPETITIONS)] = ""
 
@@ -155,10 +192,48 @@ class PartyMessage(Answer):
             return np.zeros(0, dtype=np.uint8)
         return unpack_symbols(self.symbols, self.repetitions)
 
+    def _body(self) -> bytes:
+        return wire.encode_body(self.session, self.round, self.party, self.repetitions, self.reason,
+                                bytes.fromhex(self.nonce), base64.b64decode(self.symbols))
+
+    def signed_bytes(self) -> bytes:
+        """What the signature covers: version 2, the domain and the binary bytes before the signature;
+        version 1, the canonical JSON bytes."""
+        return canonical_bytes(self) if self.version == 1 else wire.DOMAIN + self._body()
+
+    def to_wire(self) -> bytes:
+        """The bytes to publish: the binary layout of :mod:`mpdp.broker.wire` (version 2) or JSON (version 1)."""
+        return super().to_wire() if self.version == 1 else self._body() + self.signature_bytes()
+
+    @classmethod
+    def from_wire(cls, payload: bytes | str) -> Self:
+        """Parse and validate either form (the first byte tells: 0x02 binary, ``{`` JSON); not verified.
+
+        Raises:
+            ProtocolViolation: ``"schema"``, naming the first bad field.
+        """
+        if isinstance(payload, str) or payload[:1] != bytes((wire.FORMAT,)):
+            return super().from_wire(payload)
+        answer = wire.decode(payload)
+        try:
+            return cls(
+                version=2, session=answer.session, round=answer.round, party=answer.party, kind=answer.kind,
+                reason=answer.reason, repetitions=answer.repetitions,
+                symbols=base64.b64encode(answer.packed).decode(), nonce=answer.nonce.hex(),
+                signature=base64.b64encode(answer.signature).decode())
+        except ValidationError as exc:
+            raise _schema_violation(exc) from None
+
+    def view(self) -> WireAnswer:
+        """The message as :func:`decode_answer` returns it (what the observer reads)."""
+        return WireAnswer(self.session, self.round, self.party, self.repetitions, self.kind, self.reason,
+                          bytes.fromhex(self.nonce), base64.b64decode(self.symbols), self.signature_bytes(),
+                          self.signed_bytes())
+
     @classmethod
     def signed(
         cls,
-        private_key: bytes | Ed25519PrivateKey,
+        private_key: bytes | PrivateKey,
         *,
         session: str,
         round: int,
@@ -207,7 +282,7 @@ class Announcement(RoundAnnouncement):
 
     @classmethod
     def signed(
-        cls, private_key: bytes | Ed25519PrivateKey, *, session: str, kind: AnnouncementKind,
+        cls, private_key: bytes | PrivateKey, *, session: str, kind: AnnouncementKind,
         round: int, repetitions: int, name: str = "", lifetime: float = DEFAULT_LIFETIME,
     ) -> Announcement:
         """Build and sign an announcement, valid for ``lifetime`` seconds (see :class:`PartyMessage.signed`)."""
@@ -266,7 +341,7 @@ class WorkerStatus(Fresh):
         return hashlib.sha512(canonical_bytes(self)).digest()
 
     @classmethod
-    def signed(cls, private_keys: Seq[bytes | Ed25519PrivateKey], *, session: str, worker: int,
+    def signed(cls, private_keys: Seq[bytes | PrivateKey], *, session: str, worker: int,
                state: Literal["ready", "failed"], parties: tuple[int, ...], detail: str = "",
                lifetime: float = DEFAULT_LIFETIME) -> WorkerStatus:
         """Build a report valid for ``lifetime`` seconds, signed with ``private_keys[j]`` for ``parties[j]``.
@@ -278,4 +353,16 @@ class WorkerStatus(Fresh):
         draft = cls(session=session, worker=int(worker), state=state, parties=tuple(int(p) for p in parties),
                     detail=detail[:500], signatures=(PLACEHOLDER_SIGNATURE,) * len(private_keys), **stamp(lifetime))
         digest = draft.digest()
-        return draft.model_copy(update={"signatures": tuple(signature_of(digest, key) for key in private_keys)})
+        return draft.model_copy(update={"signatures": tuple(signature_text(digest, key) for key in private_keys)})
+
+
+def decode_answer(payload: bytes) -> WireAnswer:
+    """A party answer off the wire, in either form, parsed and checked but not verified: the binary form
+    (:func:`mpdp.broker.wire.decode`, no pydantic) or JSON (:class:`PartyMessage`, version 1 or 2).
+
+    Raises:
+        ProtocolViolation: ``"schema"``, naming the first bad field.
+    """
+    if payload[:1] == bytes((wire.FORMAT,)):
+        return wire.decode(payload)
+    return PartyMessage.from_wire(payload).view()

@@ -31,7 +31,6 @@ from functools import partial
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
@@ -48,7 +47,7 @@ from mpdp.broker.messages import (
     new_nonce,
 )
 from mpdp.broker.sealed import KEY_BYTES, TAG_BYTES
-from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, sign_message
+from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, PrivateKey, sign_message
 
 __all__ = ["MAX_JOB_CHARS", "MAX_SERVERS", "MpcAnnouncement", "ServerJob", "ServerReport", "SharedBallot", "SumRelease"]
 
@@ -92,7 +91,7 @@ class MpcAnnouncement(RoundAnnouncement):
         return [decode_key(key, KEY_BYTES, "server_keys") for key in self.server_keys]
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str,
+    def signed(cls, private_key: bytes | PrivateKey, *, session: str,
                kind: Literal["round", "end", "heartbeat"], round: int, repetitions: int, name: str = "",
                server_keys: Sequence[bytes] = (), threshold: int = 0,
                lifetime: float = DEFAULT_LIFETIME) -> MpcAnnouncement:
@@ -138,7 +137,7 @@ class SharedBallot(Answer):
         return [(decode_key(e, KEY_BYTES, "shares"), decode_key(c, None, "shares")) for e, c in self.shares]
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, party: int,
+    def signed(cls, private_key: bytes | PrivateKey, *, session: str, round: int, party: int,
                repetitions: int, shares: Sequence[tuple[bytes, bytes]] = (),
                reason: str | None = None) -> SharedBallot:
         """Sign a ballot of sealed ``shares`` (raw pairs, server order), or an abstention with ``reason``."""
@@ -175,7 +174,7 @@ class SumRelease(RoundSigned, Fresh):
         return np.array(self.outputs, dtype=np.int64)
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, voters: int,
+    def signed(cls, private_key: bytes | PrivateKey, *, session: str, round: int, voters: int,
                outputs: Sequence[int] | NDArray[np.integer[Any]], lifetime: float = DEFAULT_LIFETIME) -> SumRelease:
         """Build and sign a release of ``outputs`` (counts in 0..voters), valid for ``lifetime`` seconds."""
         draft = cls(session=session, round=int(round), voters=int(voters), repetitions=len(outputs),
@@ -201,7 +200,7 @@ class ServerJob(RoundSigned, Fresh):
     job: Annotated[str, Field(max_length=MAX_JOB_CHARS)]
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, round: int, repetitions: int,
+    def signed(cls, private_key: bytes | PrivateKey, *, session: str, round: int, repetitions: int,
                server: int, job: str, lifetime: float = DEFAULT_LIFETIME) -> ServerJob:
         """Build and sign server ``server``'s job of round ``round``, valid for ``lifetime`` seconds."""
         draft = cls(session=session, round=int(round), repetitions=int(repetitions), server=int(server), job=job,
@@ -238,7 +237,7 @@ class ServerReport(RoundSigned, Fresh):
         return self
 
     @classmethod
-    def signed(cls, private_key: bytes | Ed25519PrivateKey, *, session: str, server: int,
+    def signed(cls, private_key: bytes | PrivateKey, *, session: str, server: int,
                kind: Literal["ready", "release"], round: int = 0, repetitions: int = 1, release: str = "",
                sent: int = 0, cpu: float = 0.0, lifetime: float = DEFAULT_LIFETIME) -> ServerReport:
         """Build and sign a report of server ``server``, valid for ``lifetime`` seconds."""

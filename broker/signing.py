@@ -1,36 +1,45 @@
-"""Ed25519 signatures over the canonical bytes of a wire message (RFC 8032, via ``cryptography``).
+"""Ed25519 signatures (RFC 8032) through PyNaCl (libsodium), over the bytes a wire message covers.
 
-Canonical bytes of a message = its signing domain (a class constant, e.g. ``mpdp/party-message/v1``),
-a newline, then the JSON of every field except the signatures (``signature``, or ``signatures`` of a
-message signed by several keys, :data:`SIGNATURE_FIELDS`) with sorted keys, no whitespace and ASCII only.
-Pydantic validated the fields first, so equal messages have equal bytes.
+Keys are raw 32 bytes (the private key is the RFC 8032 seed), as before: key files and rosters written
+with ``cryptography`` load unchanged, and a signature made by either library verifies with the other (the
+same deterministic Ed25519). libsodium verifies about twice as fast as ``cryptography`` here (see
+``benchmarks/bench_observer.py``).
+
+What a signature covers is the message's :meth:`signed_bytes`: for the JSON messages the canonical bytes
+= the message's signing domain (a class constant, e.g. ``mpdp/announcement/v1``), a newline, then the JSON
+of every field except the signatures (``signature``, or ``signatures`` of a message signed by several
+keys, :data:`SIGNATURE_FIELDS`) with sorted keys, no whitespace and ASCII only (pydantic validated the
+fields first, so equal messages have equal bytes); the binary party answer covers its own bytes
+(:mod:`mpdp.broker.wire`).
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import (
-    Ed25519PrivateKey,
-    Ed25519PublicKey,
-)
+from nacl.exceptions import BadSignatureError
+from nacl.signing import SigningKey, VerifyKey
 
 __all__ = [
     "PLACEHOLDER_SIGNATURE",
     "SIGNATURE_FIELDS",
-    "Signable",
+    "PrivateKey",
+    "PublicKey",
     "SignedMessage",
+    "Verifiable",
     "canonical_bytes",
     "generate_key_pair",
     "load_private_key",
     "load_public_key",
     "public_key_of",
+    "sign_bytes",
     "sign_message",
     "signature_of",
+    "signature_text",
+    "verify_bytes",
     "verify_message",
     "verify_signature",
 ]
@@ -39,19 +48,38 @@ __all__ = [
 PLACEHOLDER_SIGNATURE = base64.b64encode(bytes(64)).decode("ascii")
 #: The fields a signature does not cover: the signatures themselves.
 SIGNATURE_FIELDS = frozenset({"signature", "signatures"})
-_RAW = serialization.Encoding.Raw
+#: A loaded Ed25519 private key (libsodium), what signers hold between messages.
+PrivateKey = SigningKey
+#: A loaded Ed25519 public key (libsodium), what verifiers hold per party (once per roster).
+PublicKey = VerifyKey
 
 
-class Signable(Protocol):
-    """A pydantic wire message with a signing domain (its signatures in :data:`SIGNATURE_FIELDS`)."""
+class Verifiable(Protocol):
+    """Anything whose signature can be checked: the bytes it covers and the raw 64-byte signature."""
+
+    def signed_bytes(self) -> bytes:
+        """The bytes the signature covers (signing domain included)."""
+        ...
+
+    def signature_bytes(self) -> bytes:
+        """The raw signature (64 bytes when well-formed).
+
+        Raises:
+            ValueError: the signature is not decodable.
+        """
+        ...
+
+
+class Canonical(Protocol):
+    """A pydantic message with a signing domain (what :func:`canonical_bytes` reads)."""
 
     SIGNING_DOMAIN: ClassVar[str]
 
     def model_dump(self, *, mode: str, exclude: set[str]) -> dict[str, Any]: ...
 
 
-class SignedMessage(Signable, Protocol):
-    """A pydantic wire message with one ``signature`` field and a signing domain."""
+class SignedMessage(Verifiable, Canonical, Protocol):
+    """A pydantic wire message with a base64 ``signature`` field and a signing domain."""
 
     @property
     def signature(self) -> str: ...  # read-only: wire messages are frozen
@@ -63,61 +91,103 @@ M = TypeVar("M", bound=SignedMessage)
 
 
 def generate_key_pair() -> tuple[bytes, bytes]:
-    """A fresh Ed25519 key pair as raw bytes: (private 32 bytes, public 32 bytes)."""
-    key = Ed25519PrivateKey.generate()
-    return (
-        key.private_bytes(_RAW, serialization.PrivateFormat.Raw, serialization.NoEncryption()),
-        key.public_key().public_bytes(_RAW, serialization.PublicFormat.Raw),
-    )
+    """A fresh Ed25519 key pair as raw bytes: (private 32 bytes, public 32 bytes), from the OS CSPRNG."""
+    key = SigningKey.generate()
+    return bytes(key), bytes(key.verify_key)
 
 
-def load_private_key(private_key: bytes | Ed25519PrivateKey) -> Ed25519PrivateKey:
-    """A private key object from 32 raw bytes (objects pass through)."""
-    if isinstance(private_key, Ed25519PrivateKey):
+def load_private_key(private_key: bytes | PrivateKey) -> PrivateKey:
+    """A private key object from 32 raw bytes (objects pass through).
+
+    Raises:
+        ValueError: not 32 bytes.
+    """
+    if isinstance(private_key, SigningKey):
         return private_key
-    return Ed25519PrivateKey.from_private_bytes(private_key)
+    if not isinstance(private_key, bytes) or len(private_key) != 32:
+        raise ValueError(f"an Ed25519 private key is 32 raw bytes, got {type(private_key).__name__}"
+                         f"{'' if not isinstance(private_key, bytes) else f' of {len(private_key)} bytes'}")
+    return SigningKey(private_key)
 
 
-def load_public_key(public_key: bytes | Ed25519PublicKey) -> Ed25519PublicKey:
-    """A public key object from 32 raw bytes (objects pass through)."""
-    if isinstance(public_key, Ed25519PublicKey):
+def load_public_key(public_key: bytes | PublicKey) -> PublicKey:
+    """A public key object from 32 raw bytes (objects pass through).
+
+    Raises:
+        ValueError: not 32 bytes.
+    """
+    if isinstance(public_key, VerifyKey):
         return public_key
-    return Ed25519PublicKey.from_public_bytes(public_key)
+    if not isinstance(public_key, bytes) or len(public_key) != 32:
+        raise ValueError(f"an Ed25519 public key is 32 raw bytes, got {type(public_key).__name__}"
+                         f"{'' if not isinstance(public_key, bytes) else f' of {len(public_key)} bytes'}")
+    return VerifyKey(public_key)
 
 
-def public_key_of(private_key: bytes | Ed25519PrivateKey) -> bytes:
+def public_key_of(private_key: bytes | PrivateKey) -> bytes:
     """The raw 32-byte public key of a private key."""
-    return load_private_key(private_key).public_key().public_bytes(_RAW, serialization.PublicFormat.Raw)
+    return bytes(load_private_key(private_key).verify_key)
 
 
-def canonical_bytes(message: Signable) -> bytes:
-    """The bytes a signature covers: domain, newline, sorted compact JSON of all fields but the signatures."""
+def canonical_bytes(message: Canonical) -> bytes:
+    """The bytes a JSON message's signature covers: domain, newline, sorted compact JSON of all fields but
+    the signatures (:data:`SIGNATURE_FIELDS`)."""
     fields = message.model_dump(mode="json", exclude=set(SIGNATURE_FIELDS))
     body = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return f"{message.SIGNING_DOMAIN}\n{body}".encode("ascii")
 
 
-def signature_of(data: bytes, private_key: bytes | Ed25519PrivateKey) -> str:
-    """The base64 Ed25519 signature of ``data`` (a message's :func:`canonical_bytes`, or a digest of them)
-    under ``private_key``."""
-    return base64.b64encode(load_private_key(private_key).sign(data)).decode("ascii")
+def signature_of(text: str) -> bytes:
+    """The raw bytes of a base64 signature field.
 
-
-def sign_message(message: M, private_key: bytes | Ed25519PrivateKey) -> M:
-    """A copy of ``message`` whose ``signature`` is the base64 Ed25519 signature of its canonical bytes."""
-    return message.model_copy(update={"signature": signature_of(canonical_bytes(message), private_key)})
-
-
-def verify_signature(data: bytes, signature: str, public_key: bytes | Ed25519PublicKey) -> bool:
-    """True iff ``signature`` (base64) is a valid signature of ``data`` (as :func:`signature_of` signed it)
-    under ``public_key`` (raw 32 bytes or a key object; a malformed one is False)."""
+    Raises:
+        ValueError: not base64.
+    """
     try:
-        load_public_key(public_key).verify(base64.b64decode(signature, validate=True), data)
-    except (InvalidSignature, ValueError):
+        return base64.b64decode(text, validate=True)
+    except binascii.Error as exc:
+        raise ValueError(f"signature: not base64 ({exc})") from None
+
+
+def sign_bytes(data: bytes, private_key: bytes | PrivateKey) -> bytes:
+    """The 64-byte Ed25519 signature of ``data``."""
+    return load_private_key(private_key).sign(data).signature
+
+
+def signature_text(data: bytes, private_key: bytes | PrivateKey) -> str:
+    """The base64 Ed25519 signature of ``data`` (what a message's ``signature`` field holds)."""
+    return base64.b64encode(sign_bytes(data, private_key)).decode("ascii")
+
+
+def verify_bytes(data: bytes, signature: bytes, public_key: bytes | PublicKey) -> bool:
+    """True iff ``signature`` (64 bytes) is a valid Ed25519 signature of ``data`` under ``public_key``."""
+    if len(signature) != 64:
+        return False
+    try:
+        load_public_key(public_key).verify(data, signature)
+    except (BadSignatureError, ValueError):
         return False
     return True
 
 
-def verify_message(message: SignedMessage, public_key: bytes | Ed25519PublicKey) -> bool:
-    """True iff ``message.signature`` is a valid signature of its canonical bytes under ``public_key``."""
-    return verify_signature(canonical_bytes(message), message.signature, public_key)
+def verify_signature(data: bytes, signature: str, public_key: bytes | PublicKey) -> bool:
+    """True iff ``signature`` (base64) is a valid Ed25519 signature of ``data`` under ``public_key`` (a
+    malformed signature is False)."""
+    try:
+        return verify_bytes(data, signature_of(signature), public_key)
+    except ValueError:
+        return False
+
+
+def sign_message(message: M, private_key: bytes | PrivateKey) -> M:
+    """A copy of ``message`` whose ``signature`` is the base64 Ed25519 signature of its :meth:`signed_bytes`."""
+    return message.model_copy(update={"signature": signature_text(message.signed_bytes(), private_key)})
+
+
+def verify_message(message: Verifiable, public_key: bytes | PublicKey) -> bool:
+    """True iff the message's signature is valid over its :meth:`signed_bytes` under ``public_key``."""
+    try:
+        signature = message.signature_bytes()
+    except ValueError:
+        return False
+    return verify_bytes(message.signed_bytes(), signature, public_key)

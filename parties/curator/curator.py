@@ -31,7 +31,6 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 
 from mpdp.analysis.central_vs_distributed import curator_release_probability
@@ -42,6 +41,7 @@ from mpdp.broker.curator_messages import (
 )
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.topics import Topics
+from mpdp.broker.signing import PrivateKey
 from mpdp.parties.curator.store import BallotRows, RecordedBallot
 from mpdp.parties.rounds.engine import ClosedRound, Closing
 from mpdp.parties.rounds.outcome import RoundOutcome
@@ -59,7 +59,7 @@ def recorded_ballots(closed: ClosedRound[Any, Any]) -> tuple[RecordedBallot, ...
     message's ``kind``, ``reason`` and JSON), or ``absent`` (curator and mpc protocols)."""
     return tuple(
         RecordedBallot(party, "absent", None, None) if got is None
-        else RecordedBallot(party, got.message.kind, got.message.reason, got.text)
+        else RecordedBallot(party, got.message.kind, got.message.reason, got.wire.decode("utf-8"))
         for party, got in ((p, closed.received.get(p)) for p in range(closed.k)))
 
 
@@ -77,7 +77,7 @@ class Curator:
     """
 
     role = "curator"
-    message_class = SealedBallot
+    decode = staticmethod(SealedBallot.from_wire)  # JSON, validated (the engine verifies)
     filters: tuple[str, ...] = ()
 
     def __init__(self, topics: Topics, roster: Roster, *, seed: np.random.SeedSequence | None) -> None:
@@ -91,7 +91,7 @@ class Curator:
         self._round_private: bytes | None = None
         self._round_public = b""
 
-    def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
+    def announcement(self, signer: PrivateKey, session: str, index: int, name: str,
                      repetitions: int, lifetime: float) -> CuratorAnnouncement:
         """The signed announcement of round ``index`` with a fresh X25519 key, valid for ``lifetime`` s."""
         self._round_private, self._round_public = generate_x25519_key_pair()
@@ -99,7 +99,7 @@ class Curator:
                                           repetitions=repetitions, curator_key=self._round_public,
                                           lifetime=lifetime)
 
-    def signal(self, signer: Ed25519PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
+    def signal(self, signer: PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
                repetitions: int) -> CuratorAnnouncement:
         """The signed end of the session (``index`` = the number of rounds), or a heartbeat."""
         return CuratorAnnouncement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions)
@@ -133,7 +133,7 @@ class Curator:
             return np.array([secure_bernoulli(probability) for _ in range(repetitions)], dtype=np.int64)
         return (round_generator(self._seed, index).random(repetitions) < probability).astype(np.int64)
 
-    def close(self, closed: ClosedRound[SealedBallot, NDArray[np.int64]], signer: Ed25519PrivateKey) -> Closing:
+    def close(self, closed: ClosedRound[SealedBallot, NDArray[np.int64]], signer: PrivateKey) -> Closing:
         """Draw the central mechanism's outputs for the opened ballots, forget the round's key, and
         publish the signed release."""
         ballots = recorded_ballots(closed)

@@ -31,11 +31,11 @@ import json
 from typing import Literal
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot, SumRelease
 from mpdp.broker.topics import Topics
+from mpdp.broker.signing import PrivateKey
 from mpdp.parties.curator.curator import recorded_ballots
 from mpdp.parties.mpc.cluster import ServerCluster, round_jobs
 from mpdp.parties.mpc.remote import BrokerServers
@@ -71,7 +71,7 @@ class MpcCoordinator:
     """
 
     role = "mpc"
-    message_class = SharedBallot
+    decode = staticmethod(SharedBallot.from_wire)  # JSON, validated (the engine verifies)
 
     def __init__(self, topics: Topics, cluster: ServerCluster | BrokerServers, epsilon: float, delta: float, *,
                  function: str = "majority", random_bits: int = DEFAULT_RANDOM_BITS) -> None:
@@ -83,7 +83,7 @@ class MpcCoordinator:
         self.filters: tuple[str, ...] = cluster.filters if isinstance(cluster, BrokerServers) else ()
         self.epsilon, self.delta, self.function, self.random_bits = epsilon, delta, function, random_bits
 
-    def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
+    def announcement(self, signer: PrivateKey, session: str, index: int, name: str,
                      repetitions: int, lifetime: float) -> MpcAnnouncement:
         """The signed announcement of round ``index`` with the servers' keys (starts the servers once),
         valid for ``lifetime`` seconds."""
@@ -92,7 +92,7 @@ class MpcCoordinator:
                                       repetitions=repetitions, server_keys=self.cluster.public_keys,
                                       threshold=self.cluster.threshold, lifetime=lifetime)
 
-    def signal(self, signer: Ed25519PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
+    def signal(self, signer: PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
                repetitions: int) -> MpcAnnouncement:
         """The signed end of the session (``index`` = the number of rounds), or a heartbeat."""
         return MpcAnnouncement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions)
@@ -119,7 +119,7 @@ class MpcCoordinator:
             raise ProtocolViolation("topic", topic)
         self.cluster.receive(topic, text)
 
-    async def close(self, closed: ClosedRound[SharedBallot, Shares], signer: Ed25519PrivateKey) -> Closing:
+    async def close(self, closed: ClosedRound[SharedBallot, Shares], signer: PrivateKey) -> Closing:
         """Have the servers release for the participants' shares; record and publish the signed releases
         (the engine goes on receiving meanwhile: a deployment's server reports come over its connection).
 

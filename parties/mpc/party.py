@@ -44,7 +44,7 @@ class MpcParty(CuratorParty):
     None (a simulation, where the run starts the servers): the announced keys.
     """
 
-    announcement_class = MpcAnnouncement  # type: ignore[assignment]
+    announcement_class = MpcAnnouncement
     servers: ServerRoster | None = None
     _charged: PrivacyLedger | None = None
 

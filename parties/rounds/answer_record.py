@@ -2,7 +2,7 @@
 
 Tables::
 
-    answers (session, party, round PK; payload = the exact signed wire JSON it published,
+    answers (session, party, round PK; payload BLOB = the exact signed wire message it published,
              epsilon, delta, repetitions = the round's charge to the party's privacy ledger, NULL when
              the answer released nothing, e.g. an abstention; answered = unix seconds;
              sequence = the announcement's sequence, so a restarted party refuses older announcements)
@@ -13,7 +13,9 @@ Tables::
 then. After any restart the party re-sends the recorded message for a re-announced round instead of
 drawing again (a fresh draw would spend its privacy twice), and its ledger is :meth:`AnswerRecord.ledger`
 of the recorded charges. A different payload for a recorded (session, party, round) raises instead of
-overwriting.
+overwriting. A record written when the payload was TEXT (JSON) is migrated on open, the JSON kept as its
+UTF-8 bytes: a restarted party re-sends exactly what it sent before
+(:func:`mpdp.parties.rounds.store.blob_payload`).
 
 Group commit: the answers the host's parties save while a commit is in flight go into the next
 transaction (one fsync for many parties; a commit runs in a worker thread, so the event loop keeps
@@ -33,15 +35,17 @@ from types import TracebackType
 from typing import Self
 
 from mpdp.analysis.accounting import PrivacyLedger, RoundCharge
+from mpdp.parties.rounds.store import blob_payload
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 
 __all__ = ["AnswerRecord", "RecordedAnswer"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS answers (
-    session TEXT NOT NULL, party INTEGER NOT NULL, round INTEGER NOT NULL, payload TEXT NOT NULL,
+_ANSWERS_COLUMNS = """
+    session TEXT NOT NULL, party INTEGER NOT NULL, round INTEGER NOT NULL, payload BLOB NOT NULL,
     epsilon REAL, delta REAL, repetitions INTEGER, answered REAL NOT NULL, sequence INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (session, party, round)) WITHOUT ROWID;
+    PRIMARY KEY (session, party, round)"""
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS answers ({_ANSWERS_COLUMNS}) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ends (
     session TEXT NOT NULL, party INTEGER NOT NULL, sequence INTEGER NOT NULL,
     PRIMARY KEY (session, party)) WITHOUT ROWID;
@@ -55,7 +59,7 @@ class RecordedAnswer:
     """One party's answer to one round.
 
     Attributes:
-        session, party, round: the slot. payload: the signed wire JSON, exactly as published.
+        session, party, round: the slot. payload: the signed wire message, exactly as published.
         charge: what the answer cost the party's ledger (None: it released nothing, e.g. an abstention).
         sequence: the sequence of the announcement it answered (:mod:`mpdp.broker.control`).
     """
@@ -63,7 +67,7 @@ class RecordedAnswer:
     session: str
     party: int
     round: int
-    payload: str
+    payload: bytes
     charge: RoundCharge | None
     sequence: int = 0
 
@@ -92,6 +96,7 @@ class AnswerRecord:
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(answers)")}
             if "sequence" not in columns:
                 self._db.execute(_MIGRATE)
+            blob_payload(self._db, "answers", _ANSWERS_COLUMNS)
         except (OSError, sqlite3.DatabaseError) as exc:
             raise ParameterError("record", str(path), "a writable SQLite file (the party host's answer record)",
                                  hint=str(exc)) from None
@@ -111,12 +116,12 @@ class AnswerRecord:
         with self._lock:
             self._db.close()
 
-    def answers(self, session: str, party: int) -> dict[int, str]:
-        """The signed messages ``party`` published in ``session``: round -> wire JSON."""
+    def answers(self, session: str, party: int) -> dict[int, bytes]:
+        """The signed messages ``party`` published in ``session``: round -> the bytes published."""
         with self._lock:
             rows = self._db.execute("SELECT round, payload FROM answers WHERE session = ? AND party = ?",
                                     (session, int(party))).fetchall()
-        return {int(r): str(p) for r, p in rows}
+        return {int(r): bytes(p) for r, p in rows}
 
     def last_sequence(self, session: str, party: int) -> int:
         """The largest announcement sequence ``party`` acted on in ``session``, a round's or the end's (0: none)."""

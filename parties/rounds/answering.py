@@ -47,7 +47,7 @@ from pydantic import BaseModel, ValidationError
 
 from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.control import FreshnessGuard
-from mpdp.broker.messages import RoundAnnouncement
+from mpdp.broker.messages import RoundAnnouncement, Wire
 from mpdp.broker.signing import load_public_key, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
@@ -86,8 +86,8 @@ class PartyProtocol(Protocol[AnnouncementT]):
         """The party's privacy ledger: a round it released something in is charged there by :meth:`respond`."""
         ...
 
-    def respond(self, announcement: AnnouncementT) -> BaseModel:
-        """The signed answer to one round (no I/O), published on the party's topic."""
+    def respond(self, announcement: AnnouncementT) -> Wire:
+        """The signed answer to one round (no I/O), published on the party's topic (its ``to_wire()``)."""
         ...
 
     def receive(self, topic: str, payload: bytes) -> BaseModel | None:
@@ -126,7 +126,7 @@ class PartyLoop(Generic[AnnouncementT]):
         self._gate = connect_gate or asyncio.Semaphore(1)
         self._record = record
         #: round -> the signed message this party published for it (from the record after a restart)
-        self.sent: dict[int, str] = {} if record is None else record.answers(topics.session, party)
+        self.sent: dict[int, bytes] = {} if record is None else record.answers(topics.session, party)
         self._published: set[int] = set()  # rounds whose message this process published
         self._client_id = f"mpdp-{topics.session}-party-{party}-{secrets.token_hex(8)}"
         last = 0 if record is None else record.last_sequence(topics.session, party)
@@ -232,10 +232,10 @@ class PartyLoop(Generic[AnnouncementT]):
         await transport.publish(self._topics.party(self.party), self.sent[index])
         self._published.add(index)
 
-    async def _answer(self, announcement: AnnouncementT) -> str:
+    async def _answer(self, announcement: AnnouncementT) -> bytes:
         """The protocol's answer to a round not answered before, committed to the record (with its ledger
         charge) before it is published."""
-        payload = self._protocol.respond(announcement).model_dump_json()
+        payload = self._protocol.respond(announcement).to_wire()
         if self._record is not None:
             charge = next((c for c in self._protocol.ledger.charges if c.round == announcement.round), None)
             await self._record.save(RecordedAnswer(self._topics.session, self.party, announcement.round, payload,

@@ -10,7 +10,7 @@ message's payload, and says what happens at close (randomized response: decide w
    is the reject reason; the message is logged and counted per round and reason, never recorded as data):
 
        topic          not a party topic of this session, or the message's party differs from its topic
-       schema         not a valid message of the protocol's class (JSON, fields, packing)
+       schema         not a valid message of the protocol (:meth:`RoundProtocol.decode`: layout, fields, packing)
        session        another session's message
        unknown-party  a party id outside the roster
        signature      the Ed25519 signature does not verify with the roster's key for that party
@@ -61,17 +61,17 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Generic, Literal, Protocol, Self, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.messages import RoundSigned, WorkerStatus
 from mpdp.broker.signing import (
-    SignedMessage,
+    PrivateKey,
+    Verifiable,
     load_private_key,
     load_public_key,
     verify_message,
@@ -117,8 +117,8 @@ HEARTBEAT_INTERVAL = 1.0
 
 
 
-class PartySigned(SignedMessage, Protocol):
-    """A message signed by one party about one round (an answer, a party's decisions)."""
+class PartySigned(Verifiable, Protocol):
+    """A message signed by one party about one round (an answer, a party's decisions), as decoded."""
 
     @property
     def session(self) -> str: ...
@@ -128,15 +128,6 @@ class PartySigned(SignedMessage, Protocol):
 
     @property
     def party(self) -> int: ...
-
-    @classmethod
-    def model_validate_json(cls, json_data: str | bytes | bytearray) -> Self:
-        """Parse and validate (pydantic).
-
-        Raises:
-            pydantic.ValidationError: not a valid message.
-        """
-        ...
 
 
 class PartyAnswer(PartySigned, Protocol):
@@ -156,11 +147,11 @@ PayloadT = TypeVar("PayloadT")
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Received(Generic[MessageT, PayloadT]):
-    """One accepted answer: the message, its payload as the protocol opened it, the JSON as received."""
+    """One accepted answer: the message, its payload as the protocol opened it, the bytes as received."""
 
     message: MessageT
     payload: PayloadT
-    text: str
+    wire: bytes
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -233,9 +224,12 @@ class RoundProtocol(Protocol[MessageT, PayloadT]):
         """The engine's role in client ids and logs (``observer``, ``curator``)."""
         ...
 
-    @property
-    def message_class(self) -> type[MessageT]:
-        """The parties' wire message."""
+    def decode(self, payload: bytes) -> MessageT:
+        """The parties' answer as it came off the wire, parsed and checked but not verified.
+
+        Raises:
+            ProtocolViolation: ``"schema"``, not a valid answer.
+        """
         ...
 
     @property
@@ -243,12 +237,12 @@ class RoundProtocol(Protocol[MessageT, PayloadT]):
         """Topic filters beyond the party and status topics (their messages go to :meth:`receive`)."""
         ...
 
-    def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
+    def announcement(self, signer: PrivateKey, session: str, index: int, name: str,
                      repetitions: int, lifetime: float) -> RoundSigned:
         """The signed announcement that opens round ``index``, valid for ``lifetime`` seconds."""
         ...
 
-    def signal(self, signer: Ed25519PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
+    def signal(self, signer: PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
                repetitions: int) -> RoundSigned:
         """The signed announcement that ends the session after ``index`` rounds (``end``), or says the
         coordinator is alive while round ``index`` is open or next (``heartbeat``)."""
@@ -263,7 +257,7 @@ class RoundProtocol(Protocol[MessageT, PayloadT]):
         ...
 
     def close(self, closed: ClosedRound[MessageT, PayloadT],
-              signer: Ed25519PrivateKey) -> Closing | Awaitable[Closing]:
+              signer: PrivateKey) -> Closing | Awaitable[Closing]:
         """Decide or release: the round's outcome, rows and publications (a coroutine when closing waits for
         others, e.g. the mpc servers, while the engine goes on receiving)."""
         ...
@@ -295,11 +289,13 @@ class SignedReader:
     def __init__(self, session: str, roster: Roster) -> None:
         self.session = session
         self.k = roster.k
-        self._keys = [load_public_key(key) for key in roster.public_keys]
+        self._keys = [load_public_key(key) for key in roster.public_keys]  # once per roster, not per message
 
-    def read(self, message_class: type[SignedT], topic: str, text: str, topic_party: int | None,
+    def read(self, decode: Callable[[bytes], SignedT], topic: str, payload: bytes, topic_party: int | None,
              what: str) -> tuple[SignedT, str]:
-        """The message and a ``where`` text (``"{topic} {what} {round} party {party}"``) for later rejections.
+        """The verified message in ``payload`` (one parse with ``decode``, e.g.
+        :func:`mpdp.broker.messages.decode_answer` or ``DecisionMessage.from_wire``, and one signature
+        check) and a ``where`` text (``"{topic} {what} {round} party {party}"``) for later rejections.
 
         Raises:
             ProtocolViolation: ``topic`` (no party topic), ``schema``, ``session``, ``unknown-party``,
@@ -308,10 +304,9 @@ class SignedReader:
         if topic_party is None:
             raise ProtocolViolation("topic", topic)
         try:
-            message = message_class.model_validate_json(text)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ProtocolViolation("schema", f"{topic}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+            message = decode(payload)
+        except ProtocolViolation as exc:
+            raise ProtocolViolation(exc.reason, f"{topic}: {exc.detail}") from None
         where = f"{topic} {what} {message.round} party {message.party}"
         if message.session != self.session:
             raise ProtocolViolation("session", f"{where}: session {message.session!r}")
@@ -322,7 +317,7 @@ class SignedReader:
         self.verify(message, message.party, where)
         return message, where
 
-    def verify(self, message: SignedMessage, party: int, where: str) -> None:
+    def verify(self, message: Verifiable, party: int, where: str) -> None:
         """Check that ``message`` is signed by the roster key of ``party``.
 
         Raises:
@@ -370,7 +365,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         #: every rejected message, counted by reason (and logged, rate-limited)
         self.rejections = RejectLog(log, protocol.role)
         self._ended = False
-        self._early: dict[int, dict[int, tuple[str, str]]] = {}  # round -> party -> (topic, text)
+        self._early: dict[int, dict[int, tuple[str, bytes]]] = {}  # round -> party -> (topic, payload)
         self._last_announcement = time.monotonic()  # the engine's start counts as a sign of life
         self.ready_workers: dict[int, WorkerStatus] = {}
         self.failed_workers: dict[int, WorkerStatus] = {}
@@ -392,14 +387,14 @@ class RoundEngine(Generic[MessageT, PayloadT]):
 
     def handle(self, topic: str, payload: bytes) -> None:
         """Route one incoming message: status, a party's answer, or the protocol's (rejects are counted)."""
-        text = payload.decode("utf-8", "replace")
         try:
-            if topic == self.topics.status:
-                self._status(text)
-            elif self.topics.party_of(topic) is not None:
-                self._answer(topic, text)
+            party = self.topics.party_of(topic)
+            if party is not None:
+                self._answer(topic, payload, party)
+            elif topic == self.topics.status:
+                self._status(payload)
             else:
-                self.protocol.receive(topic, text)
+                self.protocol.receive(topic, payload.decode("utf-8", "replace"))
         except ProtocolViolation as exc:
             self._reject(exc.reason, exc.detail)
 
@@ -412,35 +407,34 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             self._round_rejects += 1
         self.rejections.reject(reason, detail)
 
-    def _answer(self, topic: str, text: str) -> None:
-        message, where = self._reader.read(self.protocol.message_class, topic, text, self.topics.party_of(topic),
-                                           "round")
+    def _answer(self, topic: str, payload: bytes, party: int) -> None:
+        message, where = self._reader.read(self.protocol.decode, topic, payload, party, "round")
         if message.round != self._open:
-            if self._announced < 0 and self._keep_early(message.round, message.party, topic, text):
+            if self._announced < 0 and self._keep_early(message.round, message.party, topic, payload):
                 return
             raise ProtocolViolation("late" if message.round <= self._announced else "round", where)
         if message.party in self._received:
-            if self._received[message.party].text == text:
+            if self._received[message.party].wire == payload:
                 return  # the party re-sent its recorded answer (a re-announced round): nothing new
             raise ProtocolViolation("duplicate", where)
         if message.repetitions != self.repetitions:
             raise ProtocolViolation("repetitions", f"{where}: {message.repetitions} != {self.repetitions}")
-        self._received[message.party] = Received(message, self.protocol.payload(message, where), text)
+        self._received[message.party] = Received(message, self.protocol.payload(message, where), payload)
         self.messages_received += 1
         if len(self._received) == self.roster.k:
             self._complete.set()
 
-    def _keep_early(self, index: int, party: int, topic: str, text: str) -> bool:
+    def _keep_early(self, index: int, party: int, topic: str, payload: bytes) -> bool:
         """Keep a verified answer to round ``index`` (not announced yet) for when it opens; False when
         :data:`EARLY_ROUNDS` other rounds are kept already."""
         if index not in self._early and len(self._early) >= EARLY_ROUNDS:
             return False
-        self._early.setdefault(index, {}).setdefault(party, (topic, text))
+        self._early.setdefault(index, {}).setdefault(party, (topic, payload))
         return True
 
-    def _status(self, text: str) -> None:
+    def _status(self, payload: bytes) -> None:
         try:
-            status = WorkerStatus.model_validate_json(text)
+            status = WorkerStatus.model_validate_json(payload)
         except ValidationError:
             raise ProtocolViolation("schema", f"{self.topics.status}: not a worker status") from None
         where = f"{self.topics.status} {status.state} of worker {status.worker}"
@@ -470,8 +464,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._complete.clear()
         self._round_rejects = 0
         self._open = self._announced = index
-        for topic, text in self._early.pop(index, {}).values():  # kept from before this round opened
-            self.handle(topic, text.encode("utf-8"))
+        for topic, payload in self._early.pop(index, {}).values():  # kept from before this round opened
+            self.handle(topic, payload)
         self._early = {i: kept for i, kept in self._early.items() if i > index}
         announcement = self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions,
                                                   self.round_timeout + CLOCK_MARGIN)
@@ -499,8 +493,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         elif status == "timeout":
             log.warning("%s: round %d (%s) timed out; absent: %s", self.protocol.role, index, name,
                         format_ranges(closing.outcome.absent.tolist()))
-        for topic, payload in closing.publish:
-            await self._transport.publish(topic, payload)
+        for topic, text in closing.publish:
+            await self._transport.publish(topic, text)
         return closing.outcome
 
     def _take_rejects(self) -> RejectCounts:

@@ -4,7 +4,8 @@ Tables::
 
     sessions  (session PK, parties, repetitions, round_names JSON, created, mode, mpdp_version)
     messages  (session, round, party PK; kind symbols|abstain|absent, reason, repetitions,
-               symbols BLOB uint8, payload = the signed wire JSON (NULL when absent), received)
+               symbols BLOB uint8, payload BLOB = the signed wire message exactly as received: the binary
+               party answer of :mod:`mpdp.broker.wire`, or JSON (version 1; NULL when absent), received)
     rounds    (session, round PK; name, status complete|timeout|failed, participants/abstained/absent JSON,
                messages_received, messages_rejected)
     decisions (session, round, repetition PK; decision)
@@ -12,16 +13,19 @@ Tables::
     rejects   (session, round, reason PK; count, last_detail)   round -1: before any round opened
 
 One transaction per round (:meth:`TranscriptStore.record_round`): the round row, its decisions and the
-reject counts, plus the protocol's own rows (:class:`RoundRows`: :class:`MessageRows` for randomized
+reject counts, plus the protocol's own rows (each table's rows with one ``executemany``) (:class:`RoundRows`: :class:`MessageRows` for randomized
 response; a protocol with tables of its own passes them as ``schema`` and writes them the same way,
 e.g. :mod:`mpdp.parties.curator.store`). Recording is idempotent: the same
 message twice is a no-op, a *different* message under a recorded key raises ``ProtocolViolation``
 (``"conflict"``), and a round already recorded is left as it is — so a resumed run skips it.
-The stored payloads keep their Ed25519 signatures: an auditor can re-verify the transcript.
+The stored payloads keep their Ed25519 signatures: an auditor can re-verify the transcript. A store
+written when ``messages.payload`` was TEXT (JSON only) is migrated on open: the JSON kept as its UTF-8
+bytes (:func:`blob_payload`).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import csv
 import json
@@ -48,6 +52,7 @@ __all__ = [
     "RoundRecord",
     "RoundRows",
     "TranscriptStore",
+    "blob_payload",
 ]
 
 #: Reject counts not yet written: round index (-1 before any round opened) -> reason -> (count, last detail).
@@ -71,15 +76,17 @@ ALTER TABLE rounds_failed_status RENAME TO rounds;
 COMMIT;
 """
 
+_MESSAGES_COLUMNS = """
+    session TEXT NOT NULL, round INTEGER NOT NULL, party INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('symbols', 'abstain', 'absent')), reason TEXT,
+    repetitions INTEGER NOT NULL, symbols BLOB NOT NULL, payload BLOB, received REAL NOT NULL,
+    PRIMARY KEY (session, round, party)"""
+
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS sessions (
     session TEXT PRIMARY KEY, parties INTEGER NOT NULL, repetitions INTEGER NOT NULL,
     round_names TEXT NOT NULL, created REAL NOT NULL, mode TEXT NOT NULL, mpdp_version TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS messages (
-    session TEXT NOT NULL, round INTEGER NOT NULL, party INTEGER NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('symbols', 'abstain', 'absent')), reason TEXT,
-    repetitions INTEGER NOT NULL, symbols BLOB NOT NULL, payload TEXT, received REAL NOT NULL,
-    PRIMARY KEY (session, round, party)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS messages ({_MESSAGES_COLUMNS}) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rounds ({_ROUNDS_COLUMNS}) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS decisions (
     session TEXT NOT NULL, round INTEGER NOT NULL, repetition INTEGER NOT NULL,
@@ -102,14 +109,14 @@ class RecordedMessage:
         kind: ``symbols``, ``abstain`` or ``absent`` (no message before the round timeout).
         reason: the abstention reason (None otherwise).
         symbols: uint8 (repetitions,) for ``symbols``; empty otherwise.
-        payload: the signed wire JSON as received; None for ``absent``.
+        payload: the signed wire message as received (binary or JSON); None for ``absent``.
     """
 
     party: int
     kind: Literal["symbols", "abstain", "absent"]
     reason: str | None
     symbols: NDArray[np.uint8]
-    payload: str | None
+    payload: bytes | None
 
 
 class RoundRows(Protocol):
@@ -135,9 +142,8 @@ class MessageRows:
     party_decisions: Mapping[int, PartyDecisions] = field(default_factory=dict)
 
     def write(self, db: sqlite3.Connection, session: str, round: int, now: float) -> None:
-        """Insert the messages and the parties' decisions (see :class:`RoundRows`)."""
-        for message in self.messages:
-            _insert_message(db, session, round, self.repetitions, message, now)
+        """Insert the messages (one ``executemany``) and the parties' decisions (see :class:`RoundRows`)."""
+        _insert_messages(db, session, round, self.repetitions, self.messages, now)
         for index, decisions in self.party_decisions.items():
             _insert_party_decisions(db, session, index, decisions, now)
 
@@ -159,6 +165,10 @@ class RoundRecord:
     rejects: RejectCounts
 
 
+def _as_text(payload: bytes) -> str:
+    return payload.decode("utf-8") if payload[:1] == b"{" else base64.b64encode(payload).decode("ascii")
+
+
 def _ids(values: NDArray[np.int64]) -> str:
     return json.dumps([int(v) for v in values])
 
@@ -167,23 +177,47 @@ def _id_array(text: str) -> NDArray[np.int64]:
     return np.array(json.loads(text), dtype=np.int64)
 
 
-def _insert_message(
-    db: sqlite3.Connection, session: str, round: int, repetitions: int, message: RecordedMessage, now: float
-) -> bool:
-    blob = np.ascontiguousarray(message.symbols, dtype=np.uint8).tobytes()
-    row = (session, round, message.party, message.kind, message.reason, repetitions, blob, message.payload, now)
-    cursor = db.execute("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", row)
-    if cursor.rowcount == 1:
-        return True
-    stored = db.execute(
-        "SELECT kind, reason, symbols, payload FROM messages WHERE session = ? AND round = ? AND party = ?",
-        (session, round, message.party),
-    ).fetchone()
-    if tuple(stored) != (message.kind, message.reason, blob, message.payload):
-        raise ProtocolViolation(
-            "conflict", f"session {session!r} round {round} party {message.party} holds another message"
-        )
-    return False
+def _insert_messages(db: sqlite3.Connection, session: str, round: int, repetitions: int,
+                     messages: Sequence[RecordedMessage], now: float) -> int:
+    """Insert ``messages`` of one round with one ``executemany``; return how many were new. A message
+    already stored identically is skipped.
+
+    Raises:
+        ProtocolViolation: ``"conflict"``, a different message is stored under one of the keys.
+    """
+    rows = [(session, round, m.party, m.kind, m.reason, repetitions,
+             np.ascontiguousarray(m.symbols, dtype=np.uint8).tobytes(), m.payload, now) for m in messages]
+    before = db.total_changes
+    db.executemany("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", rows)
+    written = db.total_changes - before
+    if written < len(rows):  # some keys were there already: each must hold the same message
+        for row in rows:
+            stored = db.execute(
+                "SELECT kind, reason, symbols, payload FROM messages WHERE session = ? AND round = ? AND party = ?",
+                row[:3]).fetchone()
+            if tuple(stored) != (row[3], row[4], row[6], row[7]):
+                raise ProtocolViolation(
+                    "conflict", f"session {session!r} round {round} party {row[2]} holds another message")
+    return written
+
+
+def blob_payload(db: sqlite3.Connection, table: str, columns: str) -> None:
+    """Migrate ``table`` (WITHOUT ROWID) written when its ``payload`` column was TEXT to ``columns`` (the
+    same columns, ``payload BLOB``), in one transaction: each stored JSON payload becomes its UTF-8 bytes,
+    so a message re-sent after the migration compares equal to the stored one. A no-op once migrated."""
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    if "payload TEXT" not in sql:
+        return
+    names = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+    select = ", ".join("CAST(payload AS BLOB)" if name == "payload" else name for name in names)
+    db.executescript(f"""
+BEGIN IMMEDIATE;
+CREATE TABLE {table}_blob_payload ({columns}) WITHOUT ROWID;
+INSERT INTO {table}_blob_payload SELECT {select} FROM {table};
+DROP TABLE {table};
+ALTER TABLE {table}_blob_payload RENAME TO {table};
+COMMIT;
+""")
 
 
 def _insert_party_decisions(db: sqlite3.Connection, session: str, round: int, decisions: PartyDecisions,
@@ -220,6 +254,7 @@ class TranscriptStore:
             rounds_sql = self._db.execute("SELECT sql FROM sqlite_master WHERE name = 'rounds'").fetchone()[0]
             if "'failed'" not in rounds_sql:
                 self._db.executescript(_MIGRATE_ROUNDS)
+            blob_payload(self._db, "messages", _MESSAGES_COLUMNS)
         except (sqlite3.Error, OSError) as exc:
             raise ParameterError("store_path", str(path), "a writable SQLite file", hint=str(exc)) from exc
 
@@ -332,7 +367,7 @@ class TranscriptStore:
             ProtocolViolation: ``"conflict"``, a different message is stored under the same key.
         """
         with self.transaction() as db:
-            return _insert_message(db, session, round, repetitions, message, time.time())
+            return _insert_messages(db, session, round, repetitions, (message,), time.time()) == 1
 
     def record_rejects(self, session: str, rejects: RejectCounts) -> None:
         """Add reject counts (:data:`RejectCounts`) in one transaction."""
@@ -418,7 +453,8 @@ class TranscriptStore:
         return symbols
 
     def messages(self, session: str) -> Iterator[dict[str, object]]:
-        """Every recorded message of ``session`` as a dict (symbols as a string of digits)."""
+        """Every recorded message of ``session`` as a dict (symbols as a string of digits; ``payload`` the
+        signed bytes as received, None when absent)."""
         rows = self._db.execute(
             "SELECT m.round, r.name, m.party, m.kind, m.reason, m.symbols, m.payload FROM messages m "
             "JOIN rounds r ON r.session = m.session AND r.round = m.round "
@@ -427,6 +463,13 @@ class TranscriptStore:
         for rnd, name, party, kind, reason, blob, payload in rows:
             yield {"round": rnd, "name": name, "party": party, "kind": kind, "reason": reason,
                    "symbols": "".join(map(str, np.frombuffer(blob, dtype=np.uint8))), "payload": payload}
+
+    def _exported_messages(self, session: str) -> Iterator[dict[str, object]]:
+        """:meth:`messages` with ``payload`` as text: the JSON as received, or base64 of the binary party
+        answer (the two never look alike: JSON starts with ``{``)."""
+        for message in self.messages(session):
+            payload = message["payload"]
+            yield message | {"payload": _as_text(payload) if isinstance(payload, bytes) else None}
 
     def symbol_columns(self, session: str) -> dict[str, NDArray[np.int64] | NDArray[np.uint8]]:
         """The transcript of ``session`` in long form: one row per (round, party, repetition) of every
@@ -465,7 +508,7 @@ class TranscriptStore:
                 "messages_rejected": out.messages_rejected, "decisions": out.decisions.tolist(),
             })
         document = {
-            "session": session, "rounds": rounds, "messages": list(self.messages(session)),
+            "session": session, "rounds": rounds, "messages": list(self._exported_messages(session)),
             "rejects": [{"round": r, "reason": reason, "count": n}
                         for (r, reason), n in sorted(self.rejects(session).items())],
         }
@@ -481,7 +524,7 @@ class TranscriptStore:
         with messages.open("w", newline="") as fh:
             writer = csv.DictWriter(fh, ["round", "name", "party", "kind", "reason", "symbols", "payload"])
             writer.writeheader()
-            writer.writerows(self.messages(session))
+            writer.writerows(self._exported_messages(session))
         decisions = folder / "decisions.csv"
         with decisions.open("w", newline="") as fh:
             table = csv.writer(fh)

@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from mpdp.analysis.audit import AuditEstimate, audit_estimate, release_scores, score_offset
 from mpdp.analysis.composition import check_k
-from mpdp.broker.messages import Announcement, PartyMessage
+from mpdp.broker.messages import Announcement, decode_answer
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker
@@ -178,8 +178,8 @@ def audit_party(epsilon: float, delta: float = 0.0, samples: int = 100_000, *, r
         for index, size in enumerate(sizes):
             announcement = Announcement.signed(coordinator_key, session=topics.session, kind="round", round=index,
                                                repetitions=size * releases)
-            wire = party.respond(announcement).model_dump_json()
-            message, where = reader.read(PartyMessage, topics.party(0), wire, 0, "round")
+            wire = party.respond(announcement).to_wire()
+            message, where = reader.read(decode_answer, topics.party(0), wire, 0, "round")
             symbols = mechanism_symbols(message, configured, where).reshape(size, releases)
             histogram += np.bincount(release_scores(symbols, four) + offset,
                                      minlength=histogram.size)

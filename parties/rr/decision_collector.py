@@ -16,11 +16,11 @@ import collections
 import logging
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 
 from mpdp.broker.decision_messages import TRANSCRIPT_PART_SYMBOLS, DecisionMessage, TranscriptMessage
 from mpdp.broker.topics import Topics
+from mpdp.broker.signing import PrivateKey
 from mpdp.parties.rounds.engine import SignedReader
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.store import PartyDecisions, TranscriptStore
@@ -50,7 +50,7 @@ class DecisionCollector:
         self.received = 0
 
     def transcript(self, outcome: RoundOutcome, outputs: int, repetitions: int,
-                   signer: Ed25519PrivateKey) -> tuple[tuple[str, str], ...]:
+                   signer: PrivateKey) -> tuple[tuple[str, str], ...]:
         """The ``(topic, JSON)`` of each signed part of the closed round's transcript
         (:meth:`TranscriptMessage.signed_parts`: each under the brokers' default payload limits); decisions
         on it are accepted from now on, in ``0..outputs-1``, ``repetitions`` each."""
@@ -67,8 +67,8 @@ class DecisionCollector:
         Raises:
             ProtocolViolation: the reason of the first check that fails (module docstring).
         """
-        message, where = self._reader.read(DecisionMessage, topic, text, self._topics.decision_party_of(topic),
-                                           "decisions of round")
+        message, where = self._reader.read(DecisionMessage.from_wire, topic, text.encode("utf-8"),
+                                           self._topics.decision_party_of(topic), "decisions of round")
         published = self._published.get(message.round)
         if published is None:
             raise ProtocolViolation("round", f"{where}: no transcript of that round was published")

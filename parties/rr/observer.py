@@ -23,11 +23,13 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from numpy.typing import NDArray
 
-from mpdp.broker.messages import Announcement, PartyMessage
+from mpdp.broker.messages import Announcement, decode_answer
+from mpdp.broker.packing import any_symbol_at_least, unpack_rows
 from mpdp.broker.topics import Topics
+from mpdp.broker.wire import WireAnswer
+from mpdp.broker.signing import PrivateKey
 from mpdp.parties.rounds.engine import ClosedRound, Closing, SignedReader
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.roster import Roster
@@ -40,7 +42,7 @@ from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rules import RuleFactory
 
-__all__ = ["Observer", "mechanism_symbols"]
+__all__ = ["Observer", "check_symbols", "mechanism_symbols"]
 
 
 class Observer:
@@ -58,7 +60,6 @@ class Observer:
     """
 
     role = "observer"
-    message_class = PartyMessage
 
     def __init__(
         self, topics: Topics, roster: Roster, store: TranscriptStore, *, function: BooleanFunction,
@@ -82,24 +83,35 @@ class Observer:
         """The decisions topics when the parties decide, else none."""
         return () if self.decisions is None else (self._topics.all_decisions,)
 
-    def announcement(self, signer: Ed25519PrivateKey, session: str, index: int, name: str,
+    def announcement(self, signer: PrivateKey, session: str, index: int, name: str,
                      repetitions: int, lifetime: float) -> Announcement:
         """The signed announcement of round ``index``, valid for ``lifetime`` seconds."""
         return Announcement.signed(signer, session=session, kind="round", round=index, name=name,
                                    repetitions=repetitions, lifetime=lifetime)
 
-    def signal(self, signer: Ed25519PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
+    def signal(self, signer: PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
                repetitions: int) -> Announcement:
         """The signed end of the session (``index`` = the number of rounds), or a heartbeat."""
         return Announcement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions)
 
-    def payload(self, message: PartyMessage, where: str) -> NDArray[np.uint8]:
-        """The message's symbols, uint8 (repetitions,) (empty for an abstention).
+    def decode(self, payload: bytes) -> WireAnswer:
+        """A party's answer off the wire (:func:`mpdp.broker.messages.decode_answer`: the binary form
+        without pydantic, or JSON).
+
+        Raises:
+            ProtocolViolation: ``"schema"``.
+        """
+        return decode_answer(payload)
+
+    def payload(self, message: WireAnswer, where: str) -> bytes:
+        """The message's packed symbols (empty for an abstention), range-checked without unpacking
+        (they are unpacked at the close, all participants at once).
 
         Raises:
             ProtocolViolation: ``symbol-range``, a symbol outside the party's mechanism.
         """
-        return mechanism_symbols(message, self._roster.mechanisms[message.party], where)
+        check_symbols(message, self._roster.mechanisms[message.party], where)
+        return message.packed
 
     def receive(self, topic: str, text: str) -> None:
         """A party's decisions (``party_decisions``).
@@ -118,18 +130,19 @@ class Observer:
             return np.random.default_rng()
         return decision_generator(self._decision_seed, index)
 
-    def close(self, closed: ClosedRound[PartyMessage, NDArray[np.uint8]], signer: Ed25519PrivateKey) -> Closing:
+    def close(self, closed: ClosedRound[WireAnswer, bytes], signer: PrivateKey) -> Closing:
         """Decide with the rule over the participants' symbols; the messages to record; the transcript
         to publish (``party_decisions``)."""
+        participants = closed.participants
+        unpacked = unpack_rows([closed.received[int(p)].payload for p in participants], closed.repetitions)
+        column = {int(party): j for j, party in enumerate(participants)}
         empty = np.zeros(0, dtype=np.uint8)
         entries = tuple(
             RecordedMessage(party, "absent", None, empty, None) if got is None
-            else RecordedMessage(party, got.message.kind, got.message.reason, got.payload, got.text)
+            else RecordedMessage(party, got.message.kind, got.message.reason,
+                                 unpacked[column[party]] if party in column else empty, got.wire)
             for party, got in ((p, closed.received.get(p)) for p in range(closed.k)))
-        participants = closed.participants
-        symbols = np.zeros((closed.repetitions, participants.size), dtype=np.uint8)
-        for j, party in enumerate(participants):
-            symbols[:, j] = entries[party].symbols
+        symbols = np.ascontiguousarray(unpacked.T)  # (repetitions, participants)
         rule = self._rule_factory([self._roster.mechanisms[p] for p in participants], self._function, self._measure)
         rng = self._decision_rng(closed.index)
         decisions = apply_rule(rule, symbols, rng)  # a randomized rule draws from the CSPRNG in deployment mode
@@ -150,14 +163,22 @@ class Observer:
             await self.decisions.collect(self._decision_timeout)
 
 
-def mechanism_symbols(message: PartyMessage, mechanism: RandomizedResponse, where: str) -> NDArray[np.uint8]:
-    """The symbols of a verified party message, uint8 (repetitions,) (empty for an abstention), checked
-    against the party's mechanism (what :meth:`Observer.payload` records).
+def check_symbols(message: WireAnswer, mechanism: RandomizedResponse, where: str) -> None:
+    """Check a verified party message's symbols against the party's mechanism, on the packed bytes.
 
     Raises:
         ProtocolViolation: ``symbol-range``, a symbol outside the mechanism's alphabet.
     """
-    symbols = message.symbol_array()
-    if symbols.size and int(symbols.max()) >= mechanism.num_symbols:
-        raise ProtocolViolation("symbol-range", f"{where}: symbol {int(symbols.max())}")
-    return symbols
+    if any_symbol_at_least(message.packed, mechanism.num_symbols):
+        raise ProtocolViolation("symbol-range", f"{where}: symbol {int(message.symbol_array().max())}")
+
+
+def mechanism_symbols(message: WireAnswer, mechanism: RandomizedResponse, where: str) -> NDArray[np.uint8]:
+    """The symbols of a verified party message, uint8 (repetitions,) (empty for an abstention), checked
+    against the party's mechanism (:func:`check_symbols`).
+
+    Raises:
+        ProtocolViolation: ``symbol-range``, a symbol outside the mechanism's alphabet.
+    """
+    check_symbols(message, mechanism, where)
+    return message.symbol_array()

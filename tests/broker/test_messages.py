@@ -50,7 +50,7 @@ def test_abstention_carries_a_reason_and_no_symbols() -> None:
 @pytest.mark.parametrize(
     ("field", "value"),
     [
-        ("extra", 1), ("version", 2), ("session", "a/b"), ("session", "a+"), ("session", ""),
+        ("extra", 1), ("version", 3), ("session", "a/b"), ("session", "a+"), ("session", ""),
         ("session", "x" * 65), ("round", -1), ("round", "2"), ("round", 2.0), ("round", True),
         ("party", -1), ("party", 2**31), ("kind", "vote"), ("reason", "did-not-vote"), ("repetitions", 0),
         ("repetitions", 9), ("repetitions", 6), ("symbols", "!!!!"), ("symbols", "G5s"),

@@ -158,7 +158,7 @@ def _check_decisions(session: str, facts: SessionRoster, votes: Path, out: Path)
         payloads = [m["payload"] for m in store.messages(session)]
         assert len(payloads) == K * R
         for text in payloads:
-            message = PartyMessage.model_validate_json(text)  # type: ignore[arg-type]
+            message = PartyMessage.from_wire(text)  # type: ignore[arg-type]
             assert verify_message(message, facts.roster.public_keys[message.party])
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.broker.messages import Announcement
+from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.store import TranscriptStore
 from tests.integration.test_deploy import _finish, _kill_all
@@ -114,7 +114,7 @@ async def test_a_killed_observer_resumes_and_every_answer_is_recorded_once(
         assert sorted(stored) == [(r, p) for r in range(rounds) for p in range(K)]  # each exactly once
         assert all(store.load_round(session, r).status == "complete" for r in range(rounds))
         assert {(m["round"], m["party"]): m["payload"] for m in store.messages(session)} == {
-            key: text for key, text in published.items()}
+            key: PartyMessage.from_wire(text).to_wire() for key, text in published.items()}  # the bytes published
 
 
 async def test_a_killed_party_host_restarted_rejoins_at_the_next_round(

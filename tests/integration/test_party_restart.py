@@ -42,7 +42,7 @@ async def _watch(endpoint: BrokerEndpoint, session: str, seen: list[PartyMessage
     async with endpoint.connect(f"test-{session}-wire") as transport:
         await transport.subscribe(topics.all_parties)
         async for delivery in transport.deliveries():
-            seen.append(PartyMessage.model_validate_json(delivery.payload))
+            seen.append(PartyMessage.from_wire(delivery.payload))
 
 
 def published_once(seen: list[PartyMessage], rounds: int) -> dict[tuple[int, int], str]:
@@ -134,19 +134,19 @@ async def test_hosts_and_observer_restarted_mid_session_never_answer_twice(
     published = published_once(seen, R)
     assert len(seen) >= K * R + killed_at  # every round answered before the kill was answered again
 
-    answers = {key: PartyMessage.model_validate_json(text) for key, text in published.items()}
+    answers = {key: PartyMessage.from_wire(text) for key, text in published.items()}
     with TranscriptStore(tmp_path / "out2" / "transcripts.sqlite") as store:
         assert store.recorded_rounds(session) == list(range(R))
         stored = {(m["round"], m["party"]): m["payload"] for m in store.messages(session)}
         assert all(store.load_round(session, r).status == "complete" for r in range(R))
-    assert {key: PartyMessage.model_validate_json(text) for key, text in stored.items()} == answers
+    assert {key: PartyMessage.from_wire(text) for key, text in stored.items()} == answers
     for name, (first, parties) in HOSTS.items():
         hosted = range(first, first + (5 if name == "a" else 4))
         with deployment.record(name) as record:
             for party in hosted:
                 released = sorted(r for (r, p), m in answers.items() if p == party and m.kind == "symbols")
                 assert record.ledger(session, party, 1e-6).rounds == tuple(released) and len(released) == R
-                assert {r: PartyMessage.model_validate_json(t) for r, t in record.answers(session, party).items()} \
+                assert {r: PartyMessage.from_wire(t) for r, t in record.answers(session, party).items()} \
                     == {r: m for (r, p), m in answers.items() if p == party}
     decisions = json.loads((tmp_path / "out2" / "decisions.json").read_text())
     assert len(decisions["rounds"]) == R

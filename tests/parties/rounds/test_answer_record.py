@@ -5,17 +5,27 @@ message (never a fresh draw) after the host restarts."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import math
+import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from mpdp.analysis.accounting import Budget, RoundCharge
 from mpdp.broker.curator_messages import CuratorAnnouncement, SealedBallot
 from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.sealed import generate_x25519_key_pair
-from mpdp.broker.signing import generate_key_pair
+from mpdp.broker.packing import pack_symbols
+from mpdp.broker.signing import (
+    PLACEHOLDER_SIGNATURE,
+    canonical_bytes,
+    generate_key_pair,
+    public_key_of,
+    verify_message,
+)
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.curator.party import start_curator_party
@@ -34,19 +44,19 @@ PARTY_PRIVATE, _ = generate_key_pair()
 
 async def test_the_record_keeps_answers_and_ledger_across_a_reopen(tmp_path: Path) -> None:
     path = tmp_path / "host" / "answers.sqlite"
-    first = RecordedAnswer("s", 3, 0, '{"a": 0}', RoundCharge(0, 0.5, 0.0, 2))
+    first = RecordedAnswer("s", 3, 0, b'{"a": 0}', RoundCharge(0, 0.5, 0.0, 2))
     with AnswerRecord(path) as record:
         # saved together: one group commit; the abstention is charged nothing
-        await asyncio.gather(record.save(first), record.save(RecordedAnswer("s", 3, 1, '{"a": 1}', None)))
+        await asyncio.gather(record.save(first), record.save(RecordedAnswer("s", 3, 1, b'{"a": 1}', None)))
         await record.save(first)  # the same again: a no-op
         with pytest.raises(ProtocolViolation, match="different answer"):
-            await record.save(RecordedAnswer("s", 3, 0, '{"a": "fresh"}', RoundCharge(0, 0.5, 0.0, 2)))
+            await record.save(RecordedAnswer("s", 3, 0, b'{"a": "fresh"}', RoundCharge(0, 0.5, 0.0, 2)))
         # in one transaction, a conflicting slot is refused and the others are written
-        outcomes = record.write([RecordedAnswer("s", 3, 0, "other", None), RecordedAnswer("s", 4, 0, "b", None)])
+        outcomes = record.write([RecordedAnswer("s", 3, 0, b"other", None), RecordedAnswer("s", 4, 0, b"\x02b", None)])
         assert isinstance(outcomes[0], ProtocolViolation) and outcomes[1] is None
     with AnswerRecord(path) as record:
-        assert record.answers("s", 3) == {0: '{"a": 0}', 1: '{"a": 1}'}
-        assert record.answers("s", 4) == {0: "b"} and record.answers("t", 3) == {}
+        assert record.answers("s", 3) == {0: b'{"a": 0}', 1: b'{"a": 1}'}
+        assert record.answers("s", 4) == {0: b"\x02b"} and record.answers("t", 3) == {}
         ledger = record.ledger("s", 3, 1e-6)
         assert ledger.charges == (RoundCharge(0, 0.5, 0.0, 2),) and ledger.delta_slack == 1e-6
 
@@ -79,7 +89,7 @@ async def _host(broker: InMemoryBroker, spec: PartySpec, record: Path | None,
         replies = []
         while (delivery := await next_delivery(observer, 0.05)) is not None:
             if delivery.topic == TOPICS.party(spec.party):
-                replies.append(PartyMessage.model_validate_json(delivery.payload))
+                replies.append(PartyMessage.from_wire(delivery.payload))
         return replies
 
 
@@ -131,3 +141,30 @@ async def test_a_restarted_host_re_sends_its_answers_and_keeps_its_budget(tmp_pa
     with AnswerRecord(path) as record:
         assert record.ledger("rec", 2, 1e-6).rounds == (0, 1)
         assert sorted(record.answers("rec", 2)) == [0, 1, 2]
+
+
+async def test_a_record_from_before_the_binary_form_is_migrated_and_its_json_answer_re_sent(tmp_path: Path) -> None:
+    """An answer record written when ``payload`` was TEXT, holding a version-1 JSON answer signed by the
+    ``cryptography`` backend: opened now, the column is BLOB and a re-announced round gets the same JSON
+    bytes again (never a fresh draw), which still verifies."""
+    draft = PartyMessage(version=1, session="rec", round=0, party=2, kind="symbols", repetitions=1,
+                         symbols=pack_symbols(np.array([1], np.uint8)), nonce="ab" * 16,
+                         signature=PLACEHOLDER_SIGNATURE)
+    signature = Ed25519PrivateKey.from_private_bytes(PARTY_PRIVATE).sign(canonical_bytes(draft))
+    text = draft.model_copy(update={"signature": base64.b64encode(signature).decode()}).model_dump_json()
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript(f"""
+            CREATE TABLE answers (
+                session TEXT NOT NULL, party INTEGER NOT NULL, round INTEGER NOT NULL, payload TEXT NOT NULL,
+                epsilon REAL, delta REAL, repetitions INTEGER, answered REAL NOT NULL,
+                sequence INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session, party, round)) WITHOUT ROWID;
+            INSERT INTO answers VALUES ('rec', 2, 0, '{text}', 0.5, 0.0, 1, 1.0, 0);
+        """)
+    with AnswerRecord(path) as record:
+        assert record.answers("rec", 2) == {0: text.encode()}
+    replies = await _host(InMemoryBroker(), _spec([0, 0]), path, [_announce(0)])
+    assert replies == [PartyMessage.from_wire(text)] and replies[0].version == 1
+    assert verify_message(replies[0], public_key_of(PARTY_PRIVATE))
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT typeof(payload) FROM answers").fetchall() == [("blob",)]

@@ -20,7 +20,7 @@ from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.control import FreshnessGuard, next_sequence, stamp
 from mpdp.broker.decision_messages import TranscriptMessage
 from mpdp.broker.messages import Announcement, WorkerStatus
-from mpdp.broker.signing import generate_key_pair, sign_message, signature_of
+from mpdp.broker.signing import generate_key_pair, sign_message, signature_text
 from mpdp.broker.transport import InMemoryBroker
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.engine import open_engine
@@ -47,7 +47,7 @@ def _expired(message: Announcement | WorkerStatus | TranscriptMessage, key: byte
     """``message`` re-signed with an expiry one second in the past (a genuinely signed, stale message)."""
     stale = message.model_copy(update={"expires_ms": int(time.time() * 1000) - 1000})
     if isinstance(stale, WorkerStatus):  # one party's report: its one signature
-        return stale.model_copy(update={"signatures": (signature_of(stale.digest(), key),)}).model_dump_json()
+        return stale.model_copy(update={"signatures": (signature_text(stale.digest(), key),)}).model_dump_json()
     return sign_message(stale, key).model_dump_json()
 
 

@@ -45,7 +45,7 @@ async def test_answers_before_their_round_opens_count_when_it_does(tmp_path: Pat
                                round_timeout=0.3) as engine, broker.connect("sender") as sender:
             round_2 = answer(0, 2)
             for text in (answer(0, 1), answer(1, 1), answer(0, 1, stranger), round_2, answer(0, 3)):
-                await sender.publish(TOPICS.party(int(PartyMessage.model_validate_json(text).party)), text)
+                await sender.publish(TOPICS.party(int(PartyMessage.from_wire(text).party)), text)
             await asyncio.sleep(0.05)  # all handled before any round opens
             outcome = await engine.run_round(1, "r1")  # both answers were there before it opened
             running = asyncio.create_task(engine.run_round(2, "r2"))

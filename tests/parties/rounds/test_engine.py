@@ -133,7 +133,7 @@ async def test_every_reject_reason_is_counted_and_only_valid_answers_recorded(wo
     decisions, _ = brute_force_majority([MECHANISMS[0], MECHANISMS[2]], outcome.symbols)
     assert outcome.decisions.tolist() == decisions.tolist()
     rows = list(world.store.messages(SESSION))
-    assert [(r["party"], r["kind"], r["payload"] == first if r["party"] == 0 else None) for r in rows] == [
+    assert [(r["party"], r["kind"], r["payload"] == first.encode() if r["party"] == 0 else None) for r in rows] == [
         (0, "symbols", True), (1, "abstain", None), (2, "symbols", None)]
 
 

@@ -10,6 +10,8 @@ suite, 10^4 with ``MPDP_FUZZ=1``). The laws:
   answers (a fuzzed message is recorded only if it carries a genuine signature over a genuine answer's content);
 * the parser and validator (:class:`SignedReader` then the observer's symbol check) turn any bytes into a
   validated message or a :class:`ProtocolViolation` with a reason, never another exception;
+* both wire forms of an answer are fuzzed: the binary layout (:mod:`mpdp.broker.wire`, what parties send:
+  random bytes after the format byte, byte edits, fields re-packed with other values) and JSON;
 * the loaders (roster, key files, broker settings from URL and environment, dataset CSV) turn any file content into their object or one :class:`ParameterError`, never another exception;
   a key file that loads is the private half of the roster's key.
 """
@@ -27,9 +29,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from mpdp.broker.messages import Announcement, PartyMessage
+from mpdp.broker import wire
+from mpdp.broker.messages import Announcement, PartyMessage, decode_answer
 from mpdp.broker.settings import BrokerSettings
-from mpdp.broker.signing import canonical_bytes, generate_key_pair, public_key_of, verify_message
+from mpdp.broker.signing import generate_key_pair, public_key_of, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker
 from mpdp.parties.rounds.engine import SignedReader, open_engine
@@ -49,9 +52,12 @@ TOPICS = Topics(SESSION)
 MECHANISMS = (RandomizedResponse(1.0), RandomizedResponse(0.5), RandomizedResponse(2.0, 0.1))
 ROSTER, KEYS = Roster.generate(MECHANISMS)
 COORDINATOR = generate_key_pair()
-GENUINE = tuple(
+SIGNED = tuple(
     PartyMessage.signed(KEYS[p], session=SESSION, round=0, party=p, repetitions=REPS,
-                        symbols=np.array([p % 2, 1, 0], np.uint8)).model_dump_json() for p in range(3))
+                        symbols=np.array([p % 2, 1, 0], np.uint8)) for p in range(3))
+#: What the parties send: the binary form; and the same answers as JSON (another form, same signature).
+GENUINE = tuple(m.to_wire() for m in SIGNED)
+GENUINE_JSON = tuple(m.model_dump_json() for m in SIGNED)
 FIELDS = ("version", "session", "round", "party", "kind", "reason", "repetitions", "symbols", "nonce", "signature")
 TOPIC_CHOICES = (*[TOPICS.party(p) for p in (0, 1, 2)] * 4, TOPICS.party(7), f"{TOPICS.prefix}/party/x",
                  f"{TOPICS.prefix}/party/-1", Topics("other").party(0), f"{TOPICS.prefix}/elsewhere")
@@ -74,7 +80,7 @@ def _edit_fields(draw: st.DrawFn, target: dict[str, Any], names: list[str]) -> N
 @st.composite
 def mutated_json(draw: st.DrawFn) -> bytes:
     """A genuine answer with some fields replaced, removed or added (JSON values of any type)."""
-    document: dict[str, Any] = json.loads(GENUINE[draw(st.integers(0, 2))])
+    document: dict[str, Any] = json.loads(GENUINE_JSON[draw(st.integers(0, 2))])
     _edit_fields(draw, document, draw(st.lists(st.sampled_from(FIELDS + ("extra",)), max_size=4)))
     return json.dumps(document, allow_nan=True).encode()
 
@@ -83,16 +89,37 @@ def mutated_json(draw: st.DrawFn) -> bytes:
 def retyped_field(draw: st.DrawFn) -> bytes:
     """A genuine answer with one field replaced by a value of the right type (reaches the later checks:
     session, unknown party, signature, symbol range)."""
-    document: dict[str, Any] = json.loads(GENUINE[draw(st.integers(0, 2))])
+    document: dict[str, Any] = json.loads(GENUINE_JSON[draw(st.integers(0, 2))])
     name = draw(st.sampled_from(["session", "round", "party", "repetitions", "symbols", "nonce", "signature"]))
     document[name] = draw({
         "session": st.sampled_from([SESSION, "other", "fuzz2"]), "round": st.integers(0, 3),
         "party": st.integers(0, 9), "repetitions": st.integers(1, 5),
-        "symbols": st.sampled_from([json.loads(g)["symbols"] for g in GENUINE] + ["AA==", "/w==", "Pw==", ""]),
+        "symbols": st.sampled_from([json.loads(g)["symbols"] for g in GENUINE_JSON] + ["AA==", "/w==", "Pw==", ""]),
         "nonce": st.text("0123456789abcdef", min_size=32, max_size=32),
-        "signature": st.sampled_from([json.loads(g)["signature"] for g in GENUINE]),
+        "signature": st.sampled_from([json.loads(g)["signature"] for g in GENUINE_JSON]),
     }[name])
     return json.dumps(document).encode()
+
+
+@st.composite
+def repacked_binary(draw: st.DrawFn) -> bytes:
+    """A genuine binary answer re-packed with one or two fields replaced by values of the right type (reaches
+    the later checks), keeping a genuine signature."""
+    answer = wire.decode(GENUINE[draw(st.integers(0, 2))])
+    fields: dict[str, Any] = {"session": answer.session, "round": answer.round, "party": answer.party,
+                              "repetitions": answer.repetitions, "reason": answer.reason, "nonce": answer.nonce,
+                              "packed": answer.packed}
+    for name in draw(st.lists(st.sampled_from(sorted(fields)), min_size=1, max_size=2)):
+        fields[name] = draw({
+            "session": st.sampled_from([SESSION, "other", "fuzz2", "-x", "a" * 64]),
+            "round": st.integers(0, 2**32 - 1) | st.integers(0, 3), "party": st.integers(0, 2**32 - 1) | st.integers(0, 9),
+            "repetitions": st.integers(0, 2**32 - 1) | st.integers(0, 5),
+            "reason": st.sampled_from([None, "did-not-vote", "budget-exhausted", "Bad", "-x"]),
+            "nonce": st.binary(min_size=16, max_size=16),
+            "packed": st.sampled_from([wire.decode(g).packed for g in GENUINE] + [b"", b"\x00", b"\xff", b"\x3f"]),
+        }[name])
+    signature = wire.decode(GENUINE[draw(st.integers(0, 2))]).signature
+    return wire.encode_body(**fields) + signature
 
 
 @st.composite
@@ -111,15 +138,17 @@ def mutated_bytes(draw: st.DrawFn, data: bytes) -> bytes:
     return bytes(out)
 
 
-payloads = (st.binary(max_size=300) | mutated_json() | retyped_field()
-            | st.sampled_from(GENUINE).flatmap(lambda g: mutated_bytes(g.encode()))
-            | st.sampled_from(GENUINE).map(str.encode))
+payloads = (st.binary(max_size=300) | st.binary(max_size=120).map(lambda b: bytes((wire.FORMAT,)) + b)
+            | mutated_json() | retyped_field() | repacked_binary()
+            | st.sampled_from(GENUINE_JSON).flatmap(lambda g: mutated_bytes(g.encode()))
+            | st.sampled_from(GENUINE).flatmap(mutated_bytes)
+            | st.sampled_from(GENUINE + tuple(g.encode() for g in GENUINE_JSON)))
 messages = st.tuples(st.sampled_from(TOPIC_CHOICES), payloads)
 
 
-def _content(text: str | bytes) -> bytes:
-    """The signed content of an answer (canonical bytes without the nonce-independent formatting)."""
-    return canonical_bytes(PartyMessage.model_validate_json(text))
+def _content(payload: bytes) -> bytes:
+    """The signed content of an answer, whichever form carried it (binary and JSON of one answer: the same)."""
+    return decode_answer(payload).signed_bytes()
 
 
 GENUINE_CONTENT = {_content(g) for g in GENUINE}
@@ -138,7 +167,7 @@ async def _round(fuzz: list[tuple[str, bytes]]) -> tuple[Any, TranscriptStore, i
         for topic, payload in fuzz:
             engine.handle(topic, payload)  # the observer's loop: must never raise
         for party, genuine in enumerate(GENUINE):
-            engine.handle(TOPICS.party(party), genuine.encode())
+            engine.handle(TOPICS.party(party), genuine)
         outcome = await running
         rejected = engine.messages_rejected
     return outcome, store, rejected
@@ -156,39 +185,40 @@ def test_the_observer_loop_survives_any_message_and_records_only_genuine_answers
     assert outcome.status == "complete" and outcome.participants.tolist() == [0, 1, 2]
     assert len(rows) == 3
     for row in rows:  # recorded: a genuinely signed answer of that party (maybe re-serialised), nothing else
-        message = PartyMessage.model_validate_json(row["payload"])
+        payload = row["payload"]
+        assert isinstance(payload, bytes)
+        message = decode_answer(payload)
         assert message.party == row["party"] and verify_message(message, ROSTER.public_keys[message.party])
-        assert _content(row["payload"]) in GENUINE_CONTENT
+        assert _content(payload) in GENUINE_CONTENT
 
 
 @FUZZ
 @given(st.sampled_from(TOPIC_CHOICES), payloads)
 def test_the_parser_and_validator_reject_with_a_reason_or_return_a_verified_message(topic: str, payload: bytes) -> None:
     reader = SignedReader(SESSION, ROSTER)
+    event("binary form" if payload[:1] == bytes((wire.FORMAT,)) else "JSON or other bytes")
     try:
-        message, where = reader.read(PartyMessage, topic, payload.decode("utf-8", "replace"), TOPICS.party_of(topic),
-                                     "round")
+        message, where = reader.read(decode_answer, topic, payload, TOPICS.party_of(topic), "round")
         symbols = mechanism_symbols(message, ROSTER.mechanisms[message.party], where)
     except ProtocolViolation as exc:
         assert exc.reason in {"topic", "schema", "session", "unknown-party", "signature", "symbol-range"}
         event(f"rejected: {exc.reason}")
         return
     event("accepted (a genuine answer's content)")
-    assert verify_message(message, ROSTER.public_keys[message.party]) and canonical_bytes(message) in GENUINE_CONTENT
+    assert verify_message(message, ROSTER.public_keys[message.party]) and message.signed_bytes() in GENUINE_CONTENT
     assert symbols.shape == (REPS,)
 
 
 def test_the_fuzz_reaches_both_outcomes() -> None:
-    """The strategies are not all rejections: genuine answers pass the validator; a cut byte fails it."""
+    """The strategies are not all rejections: genuine answers (either form) pass the validator; a cut byte
+    fails it."""
     reader = SignedReader(SESSION, ROSTER)
-    message, _ = reader.read(PartyMessage, TOPICS.party(1), GENUINE[1], 1, "round")
-    assert message.party == 1
-    try:
-        reader.read(PartyMessage, TOPICS.party(1), GENUINE[1][:-2], 1, "round")
-    except ProtocolViolation as exc:
-        assert exc.reason == "schema"
-    else:
-        raise AssertionError("a truncated message was accepted")
+    for genuine in (GENUINE[1], GENUINE_JSON[1].encode()):
+        message, _ = reader.read(decode_answer, TOPICS.party(1), genuine, 1, "round")
+        assert message.party == 1
+        with pytest.raises(ProtocolViolation) as caught:
+            reader.read(decode_answer, TOPICS.party(1), genuine[:-2], 1, "round")
+        assert caught.value.reason == "schema"
 
 
 # -- the loaders ------------------------------------------------------------------------------------------------
@@ -288,7 +318,7 @@ def test_an_announcement_is_no_answer() -> None:
     """A coordinator-signed announcement sent on a party topic: a schema rejection, not an answer."""
     announcement = Announcement.signed(COORDINATOR[0], session=SESSION, kind="round", round=0, repetitions=REPS)
     try:
-        SignedReader(SESSION, ROSTER).read(PartyMessage, TOPICS.party(0), announcement.model_dump_json(), 0, "round")
+        SignedReader(SESSION, ROSTER).read(decode_answer, TOPICS.party(0), announcement.to_wire(), 0, "round")
     except ProtocolViolation as exc:
         assert exc.reason == "schema"
     else:

@@ -53,7 +53,7 @@ async def _drain(coordinator: MemoryTransport) -> list[PartyMessage]:
     replies = []
     while (delivery := await next_delivery(coordinator, 0.05)) is not None:
         assert delivery.topic == TOPICS.party(1)
-        replies.append(PartyMessage.model_validate_json(delivery.payload))
+        replies.append(PartyMessage.from_wire(delivery.payload))
     return replies
 
 

@@ -48,7 +48,7 @@ async def test_reports_ready_then_every_party_answers() -> None:
         answers = [await next_delivery(observer, 2.0) for _ in range(2)]
         await observer.publish(TOPICS.rounds, _announce("end", 1))
         await worker
-    messages = sorted((PartyMessage.model_validate_json(a.payload) for a in answers if a), key=lambda m: m.party)
+    messages = sorted((PartyMessage.from_wire(a.payload) for a in answers if a), key=lambda m: m.party)
     assert [(m.party, m.round, m.kind) for m in messages] == [(4, 0, "symbols"), (7, 0, "symbols")]
 
 

@@ -1,0 +1,152 @@
+"""The binary wire format of a party's answer (version 2): the hot message, parsed with :mod:`struct`.
+
+A party answers every round with one message; the observer reads k of them per round, so this one has a
+fixed little-endian layout instead of JSON, and the observer reads it without pydantic. The first byte
+tells the forms apart: JSON messages start with ``{`` (0x7B), this one with the format byte 0x02.
+
+========  ============  ======  ========================================================================
+offset    size (bytes)  type    field
+========  ============  ======  ========================================================================
+0         1             uint8   format: 0x02 (party answer, version 2)
+1         1             uint8   L = length of the session id (1..64)
+2         L             ASCII   session id (``SESSION_PATTERN`` of :mod:`mpdp.broker.topics`)
+2+L       4             uint32  round (0 .. 2**31 - 1)
+6+L       4             uint32  party (0 .. 2**31 - 1)
+10+L      4             uint32  repetitions (1 .. :data:`MAX_REPETITIONS`)
+14+L      1             uint8   kind: 0 = symbols, 1 = abstain
+15+L      1             uint8   R = length of the abstention reason (0 for symbols, 1..64 to abstain)
+16+L      R             ASCII   reason (``[a-z0-9][a-z0-9-]*``), e.g. ``budget-exhausted``
+16+L+R    16            bytes   nonce (fresh random per message)
+32+L+R    S             bytes   symbols, 2 bits each, first in the high bits, padding bits zero
+                                (:func:`mpdp.broker.packing.pack_bytes`); S = ceil(repetitions / 4)
+                                for symbols, 0 for an abstention
+32+L+R+S  64            bytes   Ed25519 signature of :data:`DOMAIN` + bytes [0, 32+L+R+S)
+========  ============  ======  ========================================================================
+
+A message of 200 repetitions in session ``bench-00000000`` is 160 bytes (its JSON form: 339). Every field
+is checked (:func:`decode`): the length must be exactly the layout's, so one answer has exactly one
+encoding. The signature domain differs from the JSON form's (``mpdp/party-message/v1``), so a signature of
+one form never verifies as the other. :class:`mpdp.broker.messages.PartyMessage` (pydantic) is the typed
+object users build; its ``to_wire``/``from_wire`` use this module.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mpdp.broker.packing import packed_length, unpack_bytes
+from mpdp.broker.topics import SESSION_PATTERN
+from mpdp.protocols.errors import ProtocolViolation
+
+__all__ = ["DOMAIN", "FORMAT", "MAX_REPETITIONS", "WireAnswer", "decode", "encode_body"]
+
+#: The first byte of a binary party answer (JSON starts with ``{``).
+FORMAT = 0x02
+#: What the signature covers before the message's bytes.
+DOMAIN = b"mpdp/party-message/v2\n"
+#: Largest number of repetitions one message may carry (250 kB of packed symbols).
+MAX_REPETITIONS = 1_000_000
+#: Largest index (round, party): what JSON messages allow too.
+MAX_INDEX = 2**31 - 1
+NONCE_SIZE = 16
+SIGNATURE_SIZE = 64
+_FIELDS = struct.Struct("<IIIBB")  # round, party, repetitions, kind, reason length
+_SESSION = re.compile(SESSION_PATTERN.encode("ascii"))
+_REASON = re.compile(rb"^[a-z0-9][a-z0-9-]{0,63}$")
+_KINDS: tuple[Literal["symbols", "abstain"], ...] = ("symbols", "abstain")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WireAnswer:
+    """A decoded party answer (not yet verified): the fields, and what its signature covers.
+
+    Attributes:
+        session, round, party, repetitions, kind, reason: as :class:`mpdp.broker.messages.PartyMessage`
+            (``reason`` None for symbols).
+        nonce: 16 bytes. packed: the packed symbols (empty for an abstention).
+        signature: the 64 raw signature bytes. signed: the bytes the signature covers (domain included).
+    """
+
+    session: str
+    round: int
+    party: int
+    repetitions: int
+    kind: Literal["symbols", "abstain"]
+    reason: str | None
+    nonce: bytes
+    packed: bytes
+    signature: bytes
+    signed: bytes
+
+    def signed_bytes(self) -> bytes:
+        """What the signature covers (see :mod:`mpdp.broker.signing`)."""
+        return self.signed
+
+    def signature_bytes(self) -> bytes:
+        """The raw 64-byte signature."""
+        return self.signature
+
+    def symbol_array(self) -> NDArray[np.uint8]:
+        """The symbols as uint8 of shape (repetitions,); empty (0,) for an abstention."""
+        if self.kind == "abstain":
+            return np.zeros(0, dtype=np.uint8)
+        return unpack_bytes(self.packed, self.repetitions)
+
+
+def encode_body(session: str, round: int, party: int, repetitions: int, reason: str | None, nonce: bytes,
+                packed: bytes) -> bytes:
+    """The bytes of an answer before its signature (the layout above; ``reason`` None = symbols).
+    The caller validated the fields (:class:`mpdp.broker.messages.PartyMessage` does)."""
+    name = session.encode("ascii")
+    text = b"" if reason is None else reason.encode("ascii")
+    return b"".join((bytes((FORMAT, len(name))), name,
+                     _FIELDS.pack(round, party, repetitions, 0 if reason is None else 1, len(text)), text,
+                     nonce, packed))
+
+
+def _schema(detail: str) -> ProtocolViolation:
+    return ProtocolViolation("schema", f"binary party answer: {detail}")
+
+
+def decode(payload: bytes) -> WireAnswer:
+    """Parse and check a binary party answer (every field; the signature is the caller's check).
+
+    Raises:
+        ProtocolViolation: ``"schema"``, naming the first field out of the layout.
+    """
+    size = len(payload)
+    if size < 2 or payload[0] != FORMAT:
+        raise _schema(f"the first byte must be {FORMAT:#04x}")
+    start = 2 + payload[1]
+    session = payload[2:start]
+    if not _SESSION.fullmatch(session):
+        raise _schema("session id")
+    if size < start + _FIELDS.size:
+        raise _schema(f"{size} bytes, too short")
+    round, party, repetitions, kind, reason_length = _FIELDS.unpack_from(payload, start)
+    if round > MAX_INDEX or party > MAX_INDEX:
+        raise _schema(f"round {round} or party {party} above {MAX_INDEX}")
+    if not 1 <= repetitions <= MAX_REPETITIONS:
+        raise _schema(f"repetitions {repetitions} outside 1..{MAX_REPETITIONS}")
+    if kind > 1 or (kind == 1) != (reason_length > 0):
+        raise _schema(f"kind {kind} with a reason of {reason_length} bytes (symbols: none; abstain: one)")
+    at = start + _FIELDS.size + reason_length
+    reason = payload[at - reason_length:at]
+    if kind and not _REASON.fullmatch(reason):
+        raise _schema("reason")
+    symbols_at = at + NONCE_SIZE
+    end = symbols_at + (0 if kind else packed_length(repetitions))
+    if size != end + SIGNATURE_SIZE:
+        raise _schema(f"{size} bytes, the layout needs {end + SIGNATURE_SIZE}")
+    packed = payload[symbols_at:end]
+    if not kind and repetitions % 4 and packed[-1] & ((1 << 2 * (4 - repetitions % 4)) - 1):
+        raise _schema("non-zero padding bits")
+    return WireAnswer(session.decode("ascii"), round, party, repetitions, _KINDS[kind],
+                      reason.decode("ascii") if kind else None, payload[at:symbols_at], packed,
+                      payload[end:], DOMAIN + payload[:end])
