@@ -79,7 +79,7 @@ async def test_host_killed_mid_round_resends_its_recorded_answer(mosquitto: Brok
                 return all(counts[p] >= copies for p in hosted)
 
             await _poll(lambda: answered(1), 30)  # host a answered round 0, which stays open
-            sent = {m.party: m.model_dump_json() for m in seen if m.round == 0}
+            sent = {m.party: m.to_wire() for m in seen if m.round == 0}
             first.kill()
             assert await first.wait() == -signal.SIGKILL and observer.returncode is None
             second = await deployment.host("a", 2)
@@ -89,14 +89,14 @@ async def test_host_killed_mid_round_resends_its_recorded_answer(mosquitto: Brok
             for p in HELD:
                 answer = PartyMessage.signed(keys[p], session=session, round=0, party=p, repetitions=1,
                                              symbols=np.array([p % 2], dtype=np.uint8))
-                await late.publish(Topics(session).party(p), answer.model_dump_json())
+                await late.publish(Topics(session).party(p), answer.to_wire())
         codes = [await _finish(proc, 30) for proc in (observer, second)]
     assert codes == [0, 0], deployment.logs()
 
     # every copy host a published for round 0, before and after its restart, is the same signed bytes
-    copies = {p: {m.model_dump_json() for m in seen if (m.round, m.party) == (0, p)} for p in hosted}
+    copies = {p: {m.to_wire() for m in seen if (m.round, m.party) == (0, p)} for p in hosted}
     assert copies == {p: {sent[p]} for p in hosted}
-    assert all(PartyMessage.model_validate_json(sent[p]).kind == "symbols" for p in hosted)
+    assert all(PartyMessage.from_wire(sent[p]).kind == "symbols" for p in hosted)
     with TranscriptStore(tmp_path / "out1" / "transcripts.sqlite") as store:
         stored = [(m["round"], m["party"], m["payload"]) for m in store.messages(session)]
         assert [(r, p) for r, p, _ in stored] == [(0, p) for p in range(K)]  # one message per (round, party)
