@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import multiprocessing
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -43,6 +44,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.lockdown import OBSERVER
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol, open_engine
@@ -54,25 +56,34 @@ from mpdp.protocols.errors import ParameterError, ProtocolViolation, WorkerError
 
 __all__ = ["MAX_VALIDATORS", "ValidatorPool", "check_validators", "merge", "open_validated_engine"]
 
+log = logging.getLogger("mpdp.validators")
 #: Validator processes at most.
 MAX_VALIDATORS = 64
 _EXIT_WAIT = 2.0  # seconds to wait for a dead validator's exit code
 
 
-def check_validators(validators: object, broker_kind: str, protocol: str) -> None:
+def check_validators(validators: object, broker_kind: str, protocol: str, username: str | None = None) -> None:
     """Refuse a validator count the run cannot use.
+
+    Args:
+        broker_kind: the broker's kind (``mosquitto``, ``embedded``, ``external``); username: the observer's login.
 
     Raises:
         ParameterError: not an integer in [0, :data:`MAX_VALIDATORS`]; validators with the embedded
-            broker (amqtt has no shared subscriptions) or with a protocol other than ``rr``.
+            broker (amqtt has no shared subscriptions), with a protocol other than ``rr``, or with the
+            observer login of ``mpdp broker config`` (its listener gives every observer connection the one
+            client id ``observer``: a validator would take the observer's session over).
     """
     if isinstance(validators, bool) or not isinstance(validators, int) or not 0 <= validators <= MAX_VALIDATORS:
         raise ParameterError("validators", validators, f"an integer in [0, {MAX_VALIDATORS}]")
+    if validators and protocol != "rr":
+        raise ParameterError("validators", validators, f"0 with protocol {protocol} (validators serve the rr observer)")
+    if validators and username == OBSERVER:
+        raise ParameterError("validators", validators, "0 with the observer login of `mpdp broker config` (its "
+                             "listener gives every observer connection the client id 'observer'; see docs/deploy.md)")
     if validators and broker_kind == "embedded":
         raise ParameterError("validators", validators, "0 with the embedded broker (no MQTT 5 shared "
                              "subscriptions): use --broker mosquitto or an external broker URL")
-    if validators and protocol != "rr":
-        raise ParameterError("validators", validators, f"0 with protocol {protocol} (validators serve the rr observer)")
 
 
 def merge(engine: RoundEngine[Any, Any], records: Sequence[Verified | Rejected]) -> None:
@@ -111,6 +122,8 @@ class ValidatorPool:
         self._ready_timeout = ready_timeout
         self._procs: list[BaseProcess] = []
         self._pipes: list[Connection] = []
+        #: records (messages) each validator forwarded so far
+        self.forwarded = [0] * count
 
     @property
     def pids(self) -> list[int | None]:
@@ -144,7 +157,8 @@ class ValidatorPool:
         await self.stop()
 
     async def stop(self) -> None:
-        """Close the pipes and stop every validator (terminate, then kill)."""
+        """Close the pipes and stop every validator (terminate, then kill); log how many messages each forwarded."""
+        log.info("validators forwarded %s messages", self.forwarded)
         for pipe in self._pipes:
             pipe.close()
         await stop_processes(self._procs, 0.0)
@@ -165,9 +179,11 @@ class ValidatorPool:
             if isinstance(item, Report):
                 raise WorkerError(self._failed(index, item, engine))
             merge(engine, item)
+            self.forwarded[index] += len(item)
 
-    async def _receive(self, index: int, engine: RoundEngine[Any, Any] | None) -> object:
-        """The next item from validator ``index``'s pipe, waiting on the event loop.
+    async def _receive(self, index: int, engine: RoundEngine[Any, Any] | None) -> Report | list[Verified | Rejected]:
+        """The next item from validator ``index``'s pipe (what :mod:`mpdp.parties.session.validator` sends),
+        waiting on the event loop.
 
         Raises:
             WorkerError: the pipe closed (the validator died).
@@ -182,7 +198,8 @@ class ValidatorPool:
             finally:
                 loop.remove_reader(pipe.fileno())
         try:
-            return pipe.recv()
+            item: Report | list[Verified | Rejected] = pipe.recv()
+            return item
         except (EOFError, OSError):
             pass
         proc = self._procs[index]

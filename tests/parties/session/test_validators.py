@@ -30,6 +30,7 @@ from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.symmetric import observer_average_rule
+from tests.parties.cli.invoke import refused
 
 REPS = 4
 MECHANISMS = (RandomizedResponse(1.0), RandomizedResponse(1.0), RandomizedResponse(2.0, 0.1))
@@ -159,11 +160,12 @@ async def test_forward_sends_full_batches_then_the_rest_once_idle() -> None:
     (True, "mosquitto", "rr", "an integer in [0, 64]"),
     (2, "embedded", "rr", "0 with the embedded broker"),
     (1, "mosquitto", "curator", "0 with protocol curator"),
+    (1, "external", "rr", "0 with the observer login of `mpdp broker config`"),
 ])
 def test_check_validators_refuses_what_a_run_cannot_use(count: object, kind: str, protocol: str,
                                                         allowed: str) -> None:
     with pytest.raises(ParameterError, match="validators") as info:
-        check_validators(count, kind, protocol)
+        check_validators(count, kind, protocol, "observer" if "login" in allowed else "alice")
     assert allowed in str(info.value)
 
 
@@ -171,3 +173,14 @@ def test_check_validators_takes_zero_anywhere_and_n_on_mosquitto() -> None:
     for kind in ("embedded", "mosquitto", "external"):
         check_validators(0, kind, "curator")
     check_validators(64, "external", "rr")
+
+
+@pytest.mark.parametrize("argv, shown", [
+    (["--broker", "embedded", "--validators", "2"], "--validators=2 is not allowed: 0 with the embedded broker"),
+    (["--validators", "-1"], "--validators=-1 is not allowed: an integer in [0, 64]"),
+    (["--protocol", "curator", "--validators", "1"], "--validators=1 is not allowed: 0 with protocol curator"),
+])
+def test_simulate_refuses_validators_it_cannot_use_in_one_line(capsys: pytest.CaptureFixture[str],
+                                                                argv: list[str], shown: str) -> None:
+    line = refused(capsys, "simulate", "--parties", "4", "--rounds", "1", "--repetitions", "2", *argv)
+    assert shown in line, line
