@@ -28,7 +28,6 @@ from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
 from mpdp.parties.session.processes import first_leaf, watch_parent
 from mpdp.parties.session.plan import PartyStarter, RunningParty
-from mpdp.protocols.errors import WorkerError
 
 __all__ = ["WorkerSpec", "serve_parties", "status_report", "worker_main"]
 

@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.broker.messages import Announcement, PartyMessage
+from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Delivery, Transport
@@ -31,9 +31,8 @@ from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.symmetric import observer_average_rule
 from tests.parties.cli.invoke import refused
+from tests.parties.rounds.test_engine import MECHANISMS, REPS, signed_answer
 
-REPS = 4
-MECHANISMS = (RandomizedResponse(1.0), RandomizedResponse(1.0), RandomizedResponse(2.0, 0.1))
 
 
 @dataclass
@@ -46,13 +45,7 @@ class World:
 
     def answer(self, party: int, symbols: list[int] | None = None, key: bytes | None = None,
                **changes: object) -> str:
-        fields: dict[str, object] = dict(session=self.topics.session, round=0, party=party, repetitions=REPS)
-        fields.update(changes)
-        if symbols is None:
-            fields["reason"] = "did-not-vote"
-        else:
-            fields["symbols"] = np.array(symbols, np.uint8)
-        return PartyMessage.signed(key or self.keys[party], **fields).model_dump_json()  # type: ignore[arg-type]
+        return signed_answer(key or self.keys[party], self.topics.session, party, symbols, **changes)
 
 
 @pytest_asyncio.fixture(loop_scope="session")
