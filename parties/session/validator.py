@@ -40,7 +40,9 @@ __all__ = ["Rejected", "Report", "ValidatorSpec", "Verified", "check_delivery", 
 
 log = logging.getLogger("mpdp.validator")
 #: Records per pipe message at most (a burst is sent in batches of this size; a lull sends what there is).
-BATCH = 512
+#: Small enough that a batch of one-repetition messages fits the pipe's buffer (64 KiB on Linux): the
+#: merger reads a batch whole, and a batch written in one go never keeps it waiting for the rest.
+BATCH = 64
 
 
 @dataclass(frozen=True, slots=True)

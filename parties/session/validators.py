@@ -125,11 +125,6 @@ class ValidatorPool:
         #: records (messages) each validator forwarded so far
         self.forwarded = [0] * count
 
-    @property
-    def pids(self) -> list[int | None]:
-        """The validators' process ids (for tests and logs)."""
-        return [proc.pid for proc in self._procs]
-
     async def __aenter__(self) -> Self:
         try:
             for spec in self._specs:
