@@ -9,7 +9,8 @@
                                                                   round, late, duplicate, repetitions,
                                                                   payload; close, decide, store, publish
 
-Parsing and the signature check (the observer's cost per message) run on every core; the merger keeps
+Parsing and the signature check (the observer's cost per message) run in the validators, on other cores
+than the merger's (``benchmarks/bench_validator_split.py``: the merger's share is about a tenth); it keeps
 everything that needs the session's state. The validators forward per-message records
 (:class:`mpdp.parties.session.validator.Verified`: party, round, kind/reason, symbols, and the text as
 received), not per-round counts: the merger dedupes by (round, party) (QoS 1 may redeliver a message,
@@ -17,6 +18,11 @@ to another validator), keeps answers that arrive before their round, and stores 
 message, which is the audit record that the parties and ``mpdp audit`` verify; counts would lose the
 party ids and the signed bytes. Rejections found by validators (:class:`Rejected`) are counted by reason
 in the engine's reject log and store, as its own.
+
+Order is kept per validator, not across validators: of two different answers of one party to a round
+the first merged is recorded and the other counted ``duplicate``, as a single observer does with
+whichever the broker delivered first. Answers kept from before the first announcement (a resumed
+observer) are checked once more by the merger when their round opens (:meth:`RoundEngine.accept`).
 
 The channel validator -> merger is a multiprocessing pipe between the observer's own processes: nobody
 on the broker can write to it (a party or an outsider can only publish on party topics, which the
@@ -26,8 +32,9 @@ validators check like the engine). A validator that dies or reports a failure st
 Validators use clean MQTT sessions: messages published while no validator is subscribed are not kept
 for the group (parties publish only after an announcement, which comes once every validator is
 subscribed; a resumed observer re-announces its round, and the parties re-send their recorded answers).
-The broker must support MQTT 5 shared subscriptions (mosquitto >= 1.6, EMQX, VerneMQ, HiveMQ, NATS'
-MQTT gateway does not); the embedded amqtt broker is refused (:func:`check_validators`).
+The broker must support MQTT 5 shared subscriptions (mosquitto >= 1.6, EMQX, VerneMQ, HiveMQ; not NATS's
+MQTT gateway); :func:`check_validators` refuses the embedded amqtt broker and the observer login of
+``mpdp broker config`` (whose listener gives every observer connection one client id).
 """
 
 from __future__ import annotations
