@@ -6,14 +6,18 @@ signatures on, majority with the optimal average rule, SQLite store: unbatched (
 and batched (1,000 repetitions per message). Printed: steady-state messages/s (rounds after the first),
 privatized bits/s (party-repetitions/s), and mpdp's messages/s as a ratio of the QoS 1 ceiling.
 
-Run: python benchmarks/bench_end_to_end.py [K] [ROUNDS]   (default 1,000 parties, 6 rounds)
+With ``--validators 0,1,2`` each kind runs once per count of the observer's validator processes (MQTT 5
+shared subscription, :mod:`mpdp.parties.session.validators`; 0 = the observer verifies every message alone).
+
+Run: python benchmarks/bench_end_to_end.py [K] [ROUNDS] [--validators N,N,...] [--kinds unbatched,batched]
+(default 1,000 parties, 6 rounds, 0 validators, both kinds)
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
-import sys
 
 from broker_ceiling import Ceiling, measure_ceiling, party_message_bytes
 from session_timing import timed_session
@@ -31,20 +35,26 @@ async def ceilings(messages: int) -> dict[tuple[int, int], Ceiling]:
     return found
 
 
-def main(parties: int, rounds: int) -> None:
+def main(parties: int, rounds: int, validators: list[int], kinds: list[str]) -> None:
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared machine)")
     raw = asyncio.run(ceilings(20_000))
-    print(f"{'kind':<10} {'reps':>5} {'msg B':>6} {'QoS1 raw/s':>10} {'QoS0 raw/s':>10} {'mpdp msg/s':>10} "
-          f"{'bits/s':>10} {'/QoS1':>6} {'/QoS0':>6} {'peak MB':>8}")
+    print(f"{'kind':<10} {'reps':>5} {'valid.':>6} {'msg B':>6} {'QoS1 raw/s':>10} {'QoS0 raw/s':>10} "
+          f"{'mpdp msg/s':>10} {'bits/s':>10} {'/QoS1':>6} {'/QoS0':>6} {'peak MB':>8}")
     for kind, repetitions in (("unbatched", 1), ("batched", 1000)):
-        timing = timed_session(parties, rounds, repetitions)
-        q1, q0 = raw[repetitions, 1], raw[repetitions, 0]
-        print(f"{kind:<10} {repetitions:>5} {q1.payload_bytes:>6} {q1.rate:>10.0f} {q0.rate:>10.0f} "
-              f"{timing.messages_per_s:>10.0f} {timing.bits_per_s:>10.3g} {timing.messages_per_s / q1.rate:>6.3f} "
-              f"{timing.messages_per_s / q0.rate:>6.3f} {timing.peak_bytes / 2**20:>8.0f}")
+        for count in validators if kind in kinds else ():
+            timing = timed_session(parties, rounds, repetitions, validators=count)
+            q1, q0 = raw[repetitions, 1], raw[repetitions, 0]
+            print(f"{kind:<10} {repetitions:>5} {count:>6} {q1.payload_bytes:>6} {q1.rate:>10.0f} {q0.rate:>10.0f} "
+                  f"{timing.messages_per_s:>10.0f} {timing.bits_per_s:>10.3g} {timing.messages_per_s / q1.rate:>6.3f} "
+                  f"{timing.messages_per_s / q0.rate:>6.3f} {timing.peak_bytes / 2**20:>8.0f}", flush=True)
     print(f"load average at end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
-    arguments = [int(a) for a in sys.argv[1:3]]
-    main(*arguments, *(1000, 6)[len(arguments):])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("parties", type=int, nargs="?", default=1000)
+    parser.add_argument("rounds", type=int, nargs="?", default=6)
+    parser.add_argument("--validators", default="0", help="comma-separated validator counts (default: 0)")
+    parser.add_argument("--kinds", default="unbatched,batched", help="which sessions (default: unbatched,batched)")
+    args = parser.parse_args()
+    main(args.parties, args.rounds, [int(n) for n in args.validators.split(",")], args.kinds.split(","))

@@ -83,8 +83,9 @@ class SessionTiming:
 
 
 def timed_session(parties: int, rounds: int, repetitions: int, workers: int = 2, seed: int = 0,
-                  connections: str = "per-party", round_timeout: float = 300.0) -> SessionTiming:
-    """Run k = ``parties`` random parties (majority, epsilon 1) for ``rounds`` rounds on a mosquitto child.
+                  connections: str = "per-party", round_timeout: float = 300.0, validators: int = 0) -> SessionTiming:
+    """Run k = ``parties`` random parties (majority, epsilon 1) for ``rounds`` rounds on a mosquitto child
+    (``validators``: the observer's validator processes, 0 = the observer verifies alone).
 
     Raises:
         MpdpError: the run failed (as :func:`mpdp.parties.session.runner.run`).
@@ -105,7 +106,8 @@ def timed_session(parties: int, rounds: int, repetitions: int, workers: int = 2,
             mechanisms=(RandomizedResponse(1.0),) * parties, repetitions=repetitions, seed=seed,
             function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),
             broker=BrokerSettings.from_url("mosquitto", environ={}), workers=workers,
-            store_path=Path(tmp, "t.sqlite"), round_timeout=round_timeout, **_connections(connections),
+            store_path=Path(tmp, "t.sqlite"), round_timeout=round_timeout, validators=validators,
+            **_connections(connections),
         )
         outcome = run(config, progress)
     (t1, m1), (tn, mn) = stamps[1], stamps[rounds]

@@ -8,6 +8,10 @@
     mpdp/{session}/mpc/server/{i}  compute server i's signed reports (ready, releases; server -> coordinator)
     mpdp/{session}/transcript      a closed round's recorded transcript (observer -> parties)
     mpdp/{session}/decision/{id}   party ``id``'s own decisions of f for that round
+
+The observer's validator processes read the party topics on the MQTT 5 shared subscription
+``$share/mpdp-validators/mpdp/{session}/party/+`` (:attr:`Topics.shared_parties`): the broker hands each
+message to one member of the group.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from dataclasses import dataclass
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["SESSION_PATTERN", "Topics", "check_session"]
+__all__ = ["SESSION_PATTERN", "VALIDATOR_GROUP", "Topics", "check_session"]
 
 #: A session id: letters, digits, ``_ . -``; no MQTT wildcard or level separator.
 SESSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 _SESSION = re.compile(SESSION_PATTERN)
+#: The shared-subscription group of the observer's validator processes.
+VALIDATOR_GROUP = "mpdp-validators"
 
 
 def check_session(session: str) -> str:
@@ -113,6 +119,12 @@ class Topics:
     def all_parties(self) -> str:
         """The subscription filter matching every party topic."""
         return f"{self.prefix}/party/+"
+
+    @property
+    def shared_parties(self) -> str:
+        """The shared subscription (MQTT 5 ``$share``) of every party topic for the validator group
+        :data:`VALIDATOR_GROUP`: each message goes to one validator of the group."""
+        return f"$share/{VALIDATOR_GROUP}/{self.all_parties}"
 
     def party_of(self, topic: str) -> int | None:
         """The party id in a party topic of this session, or None for any other topic."""

@@ -219,6 +219,7 @@ async def simulate_async(
     force: bool = False,
     workers: int | None = None,
     connections: str = "per-party",
+    validators: int = 0,
     secure: bool = False,
     party_decisions: bool = False,
     alpha: float = 0.05,
@@ -261,6 +262,9 @@ async def simulate_async(
         connections: ``"per-party"`` (each party its own MQTT connection, as deployed) or ``"per-worker"``
             (each worker multiplexes its parties over one connection; every party still signs and
             publishes on its own topic): fewer sockets and less memory for thousands of parties.
+        validators: observer scale-out: processes that verify the parties' messages on an MQTT 5 shared
+            subscription and forward them to the observer (0: the observer reads them itself); needs
+            mosquitto or an external MQTT 5 broker, ``protocol="rr"``.
         secure: deployment mode (the OS CSPRNG; no seed). party_decisions: parties decide f too.
         alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round.
         budget: each party's (epsilon, delta) budget (or ``"EPS,DELTA"``). delta_slack: delta_tilde of
@@ -325,7 +329,8 @@ async def simulate_async(
         party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
         store_path=None if out_dir is None else out_dir / "transcripts.sqlite", secure=secure,
         round_timeout=round_timeout, budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
-        servers=servers, threshold=threshold, party_broker=party_settings, connections=connections)
+        servers=servers, threshold=threshold, party_broker=party_settings, connections=connections,
+        validators=validators)
     if progress and config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
         print(estimate_run(config.k, data.num_rounds, repetitions, connections).describe(), file=sys.stderr)
     with Progress(data, enabled=progress) as bar:

@@ -246,6 +246,14 @@ def add_broker_options(parser: argparse.ArgumentParser, metavar: str, broker_hel
                        help="MQTT protocol version (default: the URL's ?protocol=, else 3.1.1)")
 
 
+def add_validators_option(parser: argparse.ArgumentParser) -> None:
+    """``--validators N``: the observer's validator processes (:mod:`mpdp.parties.session.validators`)."""
+    parser.add_argument("--validators", type=int, default=0, metavar="N",
+                        help="observer scale-out: N processes verify the parties' messages (MQTT 5 shared "
+                             "subscription) and forward them to the observer; needs mosquitto or an external "
+                             "MQTT 5 broker (default: 0, the observer verifies them itself)")
+
+
 def broker_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of :meth:`mpdp.broker.settings.BrokerSettings.from_url` that the options of
     :func:`add_broker_options` give (``url`` included)."""

@@ -396,9 +396,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             else:
                 self.protocol.receive(topic, payload.decode("utf-8", "replace"))
         except ProtocolViolation as exc:
-            self._reject(exc.reason, exc.detail)
+            self.reject(exc.reason, exc.detail)
 
-    def _reject(self, reason: str, detail: str) -> None:
+    def reject(self, reason: str, detail: str) -> None:
+        """Count a rejected message for the round in progress (stored with it) and in :attr:`rejections`."""
         bucket = self._pending_rejects[self._announced]
         count, _ = bucket.get(reason, (0, ""))
         bucket[reason] = (count + 1, detail[:200])
@@ -409,6 +410,19 @@ class RoundEngine(Generic[MessageT, PayloadT]):
 
     def _answer(self, topic: str, payload: bytes, party: int) -> None:
         message, where = self._reader.read(self.protocol.decode, topic, payload, party, "round")
+        self.accept(message, where, topic, payload)
+
+    def accept(self, message: MessageT, where: str, topic: str, payload: bytes) -> None:
+        """Take an answer that passed :meth:`SignedReader.read` (here, or in a validator process:
+        :mod:`mpdp.parties.session.validators`): check its round, duplicates and repetitions, open its
+        payload with the protocol, keep it for the open round (or early, before any announcement).
+
+        Args:
+            message: the parsed, verified answer; where: its ``where`` text; topic, payload: as received.
+
+        Raises:
+            ProtocolViolation: ``round``, ``late``, ``duplicate``, ``repetitions``, or the protocol's payload reason.
+        """
         if message.round != self._open:
             if self._announced < 0 and self._keep_early(message.round, message.party, topic, payload):
                 return
@@ -548,18 +562,21 @@ class RoundEngine(Generic[MessageT, PayloadT]):
 async def open_engine(
     connector: Connector, topics: Topics, roster: Roster, store: TranscriptStore, coordinator_key: bytes,
     protocol: RoundProtocol[MessageT, PayloadT], *, repetitions: int, round_timeout: float,
+    party_topics: bool = True,
 ) -> AsyncIterator[RoundEngine[MessageT, PayloadT]]:
     """Connect (persistent session) and subscribe the engine, receive in a task; on exit stop, flush the
     reject counts and end the persistent session on the broker.
 
-    Args: as :class:`RoundEngine`; ``connector`` is where the engine's client connects.
+    Args: as :class:`RoundEngine`; ``connector`` is where the engine's client connects; ``party_topics``:
+        subscribe to the parties' topics (False when validator processes read them and hand the answers
+        to :meth:`RoundEngine.accept`).
 
     Raises:
         TransportError: the connection or subscription failed, or the connection was lost for good.
     """
     client_id = f"mpdp-{topics.session}-{protocol.role}"
     async with connector.connect(client_id, persistent=True) as transport:
-        await transport.subscribe(topics.all_parties, topics.status, *protocol.filters)
+        await transport.subscribe(*(topics.all_parties,) * party_topics, topics.status, *protocol.filters)
         engine = RoundEngine(transport, topics, roster, store, coordinator_key, protocol,
                              repetitions=repetitions, round_timeout=round_timeout)
         async with asyncio.TaskGroup() as tg:

@@ -16,6 +16,7 @@ from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.topics import check_session
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options
 from mpdp.parties.rr.observer import RuleFactory
+from mpdp.parties.session.validators import check_validators
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -71,6 +72,9 @@ class RunConfig:
             ``"mpc"`` (as the curator, but the bits are secret-shared among compute servers that release
             in MPyC: :mod:`mpdp.parties.mpc.session`).
         servers, threshold: mpc only: m compute servers, T < m/2 of them may collude.
+        validators: observer scale-out: validator processes that verify the parties' messages on an MQTT 5
+            shared subscription and forward them to the observer (:mod:`mpdp.parties.session.validators`);
+            0 = the observer reads them itself. Not with the embedded broker; rr only.
 
     Raises:
         ParameterError: any field out of its domain (named, with what is allowed).
@@ -100,6 +104,7 @@ class RunConfig:
     servers: int = 3
     threshold: int = 1
     party_broker: BrokerSettings | None = None
+    validators: int = 0
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -141,6 +146,7 @@ class RunConfig:
             raise ParameterError("measure", measure.shape, "a square |Y| x |Y| matrix")
         if not isinstance(self.broker, BrokerSettings):
             raise ParameterError("broker", self.broker, "a BrokerSettings (BrokerSettings.from_url)")
+        check_validators(self.validators, self.broker.kind, self.protocol, self.broker.username)
         if self.party_broker is not None and (
             not isinstance(self.party_broker, BrokerSettings) or self.party_broker.kind != "external"
         ):

@@ -5,6 +5,7 @@
     check the broker                         one MQTT connect, else a one-line TransportError
     TranscriptStore(store_path)              SQLite; rounds recorded by an earlier run are skipped
      └─ open_engine(Observer(...))           subscribed to every party topic and the status topic
+                                             (with validators N: N processes read the party topics)
           wait until the hosts that reported "ready" cover every party of the roster
           (a host's "failed" report, or wait_parties seconds, stops here with the missing ids)
           for each round not yet recorded: announce (signed), collect until every party answered
@@ -54,6 +55,7 @@ from mpdp.parties.session.runner import (
     surfacing_errors,
     wait_for_status,
 )
+from mpdp.parties.session.validators import check_validators, open_validated_engine
 from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.rule_factory import zero_one_rules
@@ -88,6 +90,9 @@ class ObserveConfig:
             parties re-send their recorded answers, never a fresh draw).
         protocol: ``"rr"`` (the observer) or ``"mpc"`` (the secure computation's coordinator; the function
             is the majority or the sum, one (epsilon, delta) for every party).
+        validators: validator processes that verify the parties' messages on an MQTT 5 shared
+            subscription for the observer (:mod:`mpdp.parties.session.validators`); 0 = the observer
+            reads them itself. rr only.
 
     Raises:
         ParameterError: a field out of its domain.
@@ -104,6 +109,7 @@ class ObserveConfig:
     wait_parties: float = 300.0
     resume: bool = False
     protocol: str = "rr"
+    validators: int = 0
 
     def __post_init__(self) -> None:
         if self.protocol not in ("rr", "mpc") or (self.protocol == "mpc" and self.facts.servers is None):
@@ -120,6 +126,7 @@ class ObserveConfig:
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ParameterError(name, value, "a finite number of seconds > 0")
+        check_validators(self.validators, self.endpoint.kind, self.protocol, self.endpoint.username)
         object.__setattr__(self, "round_names", names)
         object.__setattr__(self, "store_path", Path(self.store_path))
 
@@ -217,8 +224,9 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
         recorded = store.open_session(session, roster.k, config.repetitions, config.round_names, mode=HOSTS_MODE)
         observer = Observer(topics, roster, store, function=config.function, measure=np.eye(2),
                             rule_factory=zero_one_rules(engine="posterior"))
-        async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, observer,
-                               repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
+        async with open_validated_engine(config.endpoint, topics, roster, store, config.coordinator_key, observer,
+                                         repetitions=config.repetitions, round_timeout=config.round_timeout,
+                                         validators=config.validators) as engine:
             hosts = (_Hosts(roster.k, config.wait_parties, config.resume)
                      if len(recorded) < len(config.round_names) else None)
             outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)

@@ -3,22 +3,17 @@ on exit every worker is given a grace period, then terminated, then killed."""
 
 from __future__ import annotations
 
-import asyncio
-import multiprocessing
-import signal
-import time
 from collections.abc import Mapping, Sequence
 from multiprocessing.process import BaseProcess
 from types import TracebackType
 from typing import Self
 
 from mpdp.broker.messages import WorkerStatus
+from mpdp.parties.session.processes import spawn, stop_processes
 from mpdp.parties.session.worker import WorkerSpec, worker_main
 from mpdp.protocols.errors import WorkerError
 
 __all__ = ["WorkerPool"]
-
-_POLL = 0.05
 
 
 def _span(parties: Sequence[int]) -> str:
@@ -45,21 +40,8 @@ class WorkerPool:
         self._stopping = False
 
     async def __aenter__(self) -> Self:
-        context = multiprocessing.get_context("spawn")
-        # Workers start with SIGINT blocked (a blocked signal mask survives exec, and Python leaves
-        # it so): a terminal's Ctrl-C reaches only this process, which stops them in order, instead of
-        # every child printing a traceback mid-import. Here it is blocked, not ignored, for the spawn:
-        # a Ctrl-C (or SIGTERM/SIGHUP, which take its path) meanwhile is delivered after, not lost,
-        # and never interrupts a child's start half-way.
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            for spec in self._specs:
-                proc = context.Process(target=worker_main, args=(spec,), name=f"mpdp-worker-{spec.index}",
-                                       daemon=True)
-                self._procs.append(proc)  # before start(): an error in start() still stops the others
-                proc.start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for spec in self._specs:
+            spawn(worker_main, (spec,), f"mpdp-worker-{spec.index}", self._procs)
         return self
 
     async def __aexit__(
@@ -100,20 +82,4 @@ class WorkerPool:
     async def stop(self, grace: float) -> None:
         """Wait up to ``grace`` s for the workers to exit, then terminate, then kill (no orphans)."""
         self._stopping = True
-        await self._wait(grace)
-        for proc in self._procs:
-            if proc.is_alive():
-                proc.terminate()
-        await self._wait(3.0)
-        for proc in self._procs:
-            if proc.is_alive():
-                proc.kill()
-        await self._wait(3.0)
-        for proc in self._procs:
-            if proc.exitcode is not None:
-                proc.close()
-
-    async def _wait(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while any(p.is_alive() for p in self._procs if p.pid is not None) and time.monotonic() < deadline:
-            await asyncio.sleep(_POLL)
+        await stop_processes(self._procs, grace)

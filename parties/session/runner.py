@@ -6,6 +6,7 @@
      └─ open_broker(party_broker)              only with --party-broker: the parties' (edge) broker
      └─ the protocol's store                   SQLite, resumable: recorded rounds are skipped
          └─ open_engine(protocol plug-in)      subscribed before any party exists
+             (+ ValidatorPool with --validators N: processes that verify the party topics, validators.py)
              └─ WorkerPool(specs)              spawned processes, parties as asyncio tasks
                   wait for every worker's "ready"
                   for each round: announce -> parties answer -> the engine closes, the protocol decides
@@ -47,7 +48,7 @@ from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.parties.curator.session import CuratorSession
 from mpdp.parties.mpc.session import MpcSession
-from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol, open_engine
+from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol
 from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
@@ -62,6 +63,7 @@ from mpdp.parties.session.config import (
 from mpdp.parties.session.plan import PartyPlan
 from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.seeds import SeedTree
+from mpdp.parties.session.validators import open_validated_engine
 from mpdp.parties.session.worker import WorkerSpec
 from mpdp.protocols.errors import MpdpError, WorkerError
 
@@ -282,8 +284,10 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
     async with open_broker(config.broker) as endpoint, _party_broker(config, endpoint) as party_endpoint:
         with plug.open_store(config) as (store, recorded):
             protocol = plug.round_protocol(config, topics, roster, store, seeds)
-            async with open_engine(endpoint, topics, roster, store, coordinator_private, protocol,
-                                   repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
+            async with open_validated_engine(endpoint, topics, roster, store, coordinator_private, protocol,
+                                             repetitions=config.repetitions, round_timeout=config.round_timeout,
+                                             validators=config.validators,
+                                             ready_timeout=config.ready_timeout) as engine:
                 done: list[RoundOutcome] = []
                 loaded = sum(protocol.load(store, config.session, i).messages_received for i in recorded)
 

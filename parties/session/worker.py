@@ -26,13 +26,12 @@ from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
+from mpdp.parties.session.processes import first_leaf, watch_parent
 from mpdp.parties.session.plan import PartyStarter, RunningParty
-from mpdp.protocols.errors import WorkerError
 
 __all__ = ["WorkerSpec", "serve_parties", "status_report", "worker_main"]
 
 log = logging.getLogger("mpdp.worker")
-_PARENT_POLL = 0.5
 _REPORT_TIMEOUT = 5.0  # seconds a "failed" report may take before the worker gives up on it
 
 
@@ -75,19 +74,6 @@ class WorkerSpec:
     decisions: PartyDecisionSpec | None = None
     shared: bool = False
     record: Path | None = None
-
-
-def _first_leaf(exc: BaseException) -> BaseException:
-    """The first exception that is not a group (task groups nest: worker -> parties -> party)."""
-    while isinstance(exc, BaseExceptionGroup):
-        exc = exc.exceptions[0]
-    return exc
-
-
-async def _watch_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        await asyncio.sleep(_PARENT_POLL)
-    raise WorkerError(f"parent process {parent} is gone")
 
 
 def status_report(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "") -> WorkerStatus:
@@ -158,7 +144,7 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                 connector = await stack.enter_async_context(shared_connection(
                     spec.endpoint, f"mpdp-{spec.session}-worker-{spec.index}-{secrets.token_hex(4)}"))
             async with asyncio.TaskGroup() as tg:
-                watcher = tg.create_task(_watch_parent(parent), name="watch-parent") if parent else None
+                watcher = tg.create_task(watch_parent(parent), name="watch-parent") if parent else None
                 async with asyncio.TaskGroup() as parties:
                     parties.create_task(report_ready(), name="report-ready")
                     for party_spec in spec.parties:
@@ -173,7 +159,7 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                 if watcher is not None:
                     watcher.cancel()
     except Exception as exc:
-        first = _first_leaf(exc)
+        first = first_leaf(exc)
         await report_failure(f"{type(first).__name__}: {first}")
         raise
 
@@ -187,6 +173,6 @@ def worker_main(spec: WorkerSpec) -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except BaseException as exc:  # noqa: BLE001 - report one line, the runner names the worker
-        first = _first_leaf(exc)
+        first = first_leaf(exc)
         log.error("%s: %s", type(first).__name__, first)
         sys.exit(1)

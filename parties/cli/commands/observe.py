@@ -30,11 +30,13 @@ from mpdp.analysis.documents import versioned
 from mpdp.analysis.observer_posterior import round_posterior
 from mpdp.parties.cli.args import (
     add_deployed_session,
+    add_validators_option,
     emit,
     add_label_column,
     broker_options,
     command_inputs,
     fresh_output_dir,
+    option_names,
     output_dir,
     run_files,
     to_json_text,
@@ -110,6 +112,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="rr: observe randomized response; mpc: coordinate the roster's compute servers "
                         "(`mpdp mpc-server`), check and record their signed releases (default: mpc if the "
                         "roster lists compute servers, else rr)")
+    add_validators_option(p)
     p.set_defaults(run=_run)
 
 
@@ -221,11 +224,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.resume:
         _check_resumable(output_dir(args.out, "--out"), facts.session)
     out = fresh_output_dir(args.out, "--out", OUT_FILES if others else (), args.force)
-    config = ObserveConfig(
-        facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),
-        function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
-        round_timeout=args.round_timeout, wait_parties=args.wait_parties, resume=args.resume, protocol=protocol,
-    )
+    with option_names(validators=("--validators", args.validators)):
+        config = ObserveConfig(
+            facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),
+            function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
+            round_timeout=args.round_timeout, wait_parties=args.wait_parties, resume=args.resume,
+            protocol=protocol, validators=args.validators,
+        )
     complete = _recorded(config.store_path, facts.session) == len(config.round_names)
     outcomes = observe(config)  # a complete session: loaded from the store, and the end announced again
     if complete:

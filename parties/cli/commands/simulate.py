@@ -31,6 +31,7 @@ from mpdp.parties.cli.args import (
     add_broker_options,
     add_label_column,
     add_time_limit,
+    add_validators_option,
     broker_options,
     emit,
     option_names,
@@ -126,6 +127,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "each worker multiplexes its parties over one connection (each party still signs "
                         "and publishes on its own topic): fewer sockets and less memory for thousands of "
                         "parties")
+    add_validators_option(p)
     p.add_argument("--secure", action="store_true",
                    help="deployment mode: parties privatize with the OS CSPRNG")
     p.add_argument("--rule", choices=("average", "worst-case"), default="average",
@@ -165,7 +167,7 @@ def _run(args: argparse.Namespace) -> int:
         raise ParameterError("--force", True, "only with --out DIR (it replaces an earlier run's files there)")
     options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
         "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
-        "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "connections",
+        "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "connections", "validators",
         "party_decisions", "alpha", "round_timeout", "budget", "delta_slack", "time_limit")}
     options["secure"] = ("--secure", args.secure)
     options["budget"] = "--budget"
@@ -176,7 +178,7 @@ def _run(args: argparse.Namespace) -> int:
             epsilon=args.epsilon, delta=args.delta, repetitions=args.repetitions, function=args.function,
             rule=args.rule, seed=args.seed, protocol=args.protocol, servers=args.servers, threshold=args.threshold,
             broker=BrokerSettings.from_url(**broker_options(args)), party_broker=args.party_broker, out=args.out,
-            force=args.force, workers=args.workers, connections=args.connections, secure=args.secure, party_decisions=args.party_decisions,
+            force=args.force, workers=args.workers, connections=args.connections, validators=args.validators, secure=args.secure, party_decisions=args.party_decisions,
             alpha=args.alpha, round_timeout=args.round_timeout, budget=args.budget, delta_slack=args.delta_slack,
             time_limit=args.time_limit,
             progress=not args.quiet)

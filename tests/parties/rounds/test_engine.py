@@ -53,13 +53,19 @@ class World:
     sender: MemoryTransport
 
     def answer(self, party: int, symbols: list[int] | None = None, key: bytes | None = None, **changes: object) -> str:
-        fields: dict[str, object] = dict(session=SESSION, round=0, party=party, repetitions=REPS)
-        fields.update(changes)
-        if symbols is None:
-            fields["reason"] = "did-not-vote"
-        else:
-            fields["symbols"] = np.array(symbols, np.uint8)
-        return PartyMessage.signed(key or self.keys[party], **fields).model_dump_json()  # type: ignore[arg-type]
+        return signed_answer(key or self.keys[party], SESSION, party, symbols, **changes)
+
+
+def signed_answer(key: bytes, session: str, party: int, symbols: list[int] | None = None, **changes: object) -> str:
+    """A party message of round 0 with ``REPS`` repetitions, signed with ``key``: ``symbols``, or an
+    abstention (``did-not-vote``) when None; ``changes`` override fields."""
+    fields: dict[str, object] = dict(session=session, round=0, party=party, repetitions=REPS)
+    fields.update(changes)
+    if symbols is None:
+        fields["reason"] = "did-not-vote"
+    else:
+        fields["symbols"] = np.array(symbols, np.uint8)
+    return PartyMessage.signed(key, **fields).model_dump_json()  # type: ignore[arg-type]
 
 
 MECHANISMS = (RandomizedResponse(1.0), RandomizedResponse(1.0), RandomizedResponse(2.0, 0.1))
