@@ -112,7 +112,7 @@ async def test_two_validators_count_every_reject_reason_and_record_each_answer_o
     assert outcome.symbols is not None and outcome.symbols.T.tolist() == [[1, 0, 1, 1], [3, 2, 1, 0]]
     recorded = list(world.store.messages(topics.session))
     assert [(m["round"], m["party"]) for m in recorded] == [(0, 0), (0, 1), (0, 2)]
-    assert recorded[0]["payload"] == first  # the signed message as received
+    assert recorded[0]["payload"] == first.encode()  # the signed message as received (JSON, accepted too)
     assert multiprocessing.active_children() == []
     for pid in pids:  # gone, not merely detached
         assert pid is not None
