@@ -48,6 +48,9 @@ def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> N
 def call_before(fn: Callable[..., T], args: tuple[Any, ...], seconds: float) -> T:
     """``fn(*args)`` computed in a child process, killed (SIGKILL) ``seconds`` after this call started.
 
+    In a daemonic process (a session's worker), which multiprocessing lets start no child, ``fn`` runs
+    here and only its own limits hold.
+
     Args:
         fn: a module-level function (picklable), its arguments and result picklable.
         seconds: wall-clock seconds for the whole call, starting the child included (> 0).
@@ -60,6 +63,8 @@ def call_before(fn: Callable[..., T], args: tuple[Any, ...], seconds: float) -> 
         ChildProcessError: the child ended without an answer (killed by the OS, e.g. out of memory).
         Exception: whatever ``fn`` raised, re-raised here.
     """
+    if multiprocessing.current_process().daemon:  # multiprocessing lets a daemonic process start none
+        return fn(*args)
     deadline = time.monotonic() + seconds
     context = _context()
     receiver, sender = context.Pipe(duplex=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import pickle
 import time
@@ -41,3 +42,12 @@ def test_a_solver_error_crosses_processes_whole() -> None:
     assert isinstance(error, SolverError)
     assert (error.status, error.solver_message) == (13, "Time limit reached")
     assert str(error) == "linear program not solved (HiGHS status 13): Time limit reached"
+
+
+def test_a_daemonic_process_calls_in_place() -> None:
+    """A session's worker is daemonic: multiprocessing lets it start no child, so the call runs there."""
+    worker = multiprocessing.get_context("forkserver").Process(target=call_before, args=(divmod, (17, 5), 30.0),
+                                                               daemon=True)
+    worker.start()
+    worker.join(60.0)
+    assert worker.exitcode == 0  # an AssertionError ("daemonic processes are not allowed") would give 1
