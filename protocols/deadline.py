@@ -1,91 +1,140 @@
-"""Run a function in a child process that is killed at a wall-clock deadline.
+"""Run a function in a worker process that is killed at a wall-clock deadline.
 
 For library code that does not always honour its own time limit: HiGHS 1.12 (vendored by scipy 1.17)
 builds IPX's starting basis -- LU factorizations that can take minutes -- without looking at its clock
 (ERGO-Code/HiGHS#3120, fixed upstream by #3185 after scipy's copy), so a 0.5 s ``time_limit`` ran 74-126 s.
-A child process can be stopped wherever it is.
+A process can be stopped wherever it is.
 
-The child comes from the ``forkserver`` start method where the platform has it (a fork of the small
-server, never of a caller that may hold threads; ``spawn`` elsewhere). The server preloads the modules
-of :data:`PRELOAD` (whichever call starts it), so a call costs a fork and the pickling of its arguments and
-result (~0.1 s on the project's loaded 2-core machine), not a new interpreter and scipy's import. As with
-any multiprocessing child, the caller's main module is imported again in the child: a script calling this
-keeps its work under ``if __name__ == "__main__":``.
+The worker is a plain ``python -c`` subprocess (not multiprocessing: that imports the caller's main
+module again in the child, which breaks scripts and notebooks-as-scripts without a ``__main__`` guard,
+and may not start children from a daemonic session worker). It imports :data:`PRELOAD` once, then
+answers pickled ``(fn, args)`` requests on its stdin with pickled ``(ok, value)`` on its stdout (its own
+prints go to stderr). An idle worker is kept for the next call, so a call costs the pickling of its
+arguments and result; a worker killed at a deadline is replaced at the next call. Workers end when their
+stdin closes (this process exits). Their start (~1-2 s: Python and scipy) is not counted in the deadline.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import time
+import atexit
+import os
+import pickle
+import select
+import subprocess
+import sys
+import threading
 from collections.abc import Callable
-from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-__all__ = ["PRELOAD", "call_before"]
+__all__ = ["PRELOAD", "call_before", "serve"]
 
 T = TypeVar("T")
-#: Modules the fork server imports once: those of the functions run through it (numpy, scipy's HiGHS).
-PRELOAD = ["mpdp.protocols.worst_case"]
+#: Modules a worker imports before it says it is ready: those of the functions run through it.
+PRELOAD = ("mpdp.protocols.worst_case",)
+_STARTUP_SECONDS = 300.0  # a worker that has not imported PRELOAD by then is taken for dead
+_idle: list[_Worker] = []
+_idle_lock = threading.Lock()
 
 
-def _context() -> Any:
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
-    if method == "forkserver":  # takes effect when the server starts (once per process)
-        context.set_forkserver_preload(PRELOAD)
-    return context
+class _Worker:
+    """One worker process and its two pipes."""
 
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from mpdp.protocols.deadline import serve; serve()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.read(_STARTUP_SECONDS)  # its "ready"
 
-def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
-    try:
-        conn.send((True, fn(*args)))
-    except Exception as exc:  # re-raised by the caller
-        conn.send((False, exc))
-    finally:
-        conn.close()
+    def ask(self, fn: Callable[..., Any], args: tuple[Any, ...], seconds: float) -> tuple[bool, Any]:
+        assert self.process.stdin is not None
+        pickle.dump((fn, args), self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        self.process.stdin.flush()
+        return self.read(seconds)
+
+    def read(self, seconds: float) -> tuple[bool, Any]:
+        """The next answer within ``seconds``; raises TimeoutError or ChildProcessError (worker gone)."""
+        stdout = self.process.stdout
+        assert stdout is not None
+        if not select.select([stdout], [], [], max(seconds, 0.0))[0]:
+            raise TimeoutError(f"stopped at the {seconds:g} s time limit")
+        try:
+            answer: tuple[bool, Any] = pickle.load(stdout)
+        except EOFError:
+            raise ChildProcessError(f"the worker process ended without an answer (exit code "
+                                    f"{self.process.wait()})") from None
+        return answer
+
+    def close(self, grace: float = 0.0) -> None:
+        """End the worker: its stdin closed, killed after ``grace`` seconds, reaped; pipes closed."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(grace)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
 
 
 def call_before(fn: Callable[..., T], args: tuple[Any, ...], seconds: float) -> T:
-    """``fn(*args)`` computed in a child process, killed (SIGKILL) ``seconds`` after this call started.
-
-    In a daemonic process (a session's worker), which multiprocessing lets start no child, ``fn`` runs
-    here and only its own limits hold.
+    """``fn(*args)`` computed in a worker process, killed (SIGKILL) ``seconds`` after the request is sent.
 
     Args:
         fn: a module-level function (picklable), its arguments and result picklable.
-        seconds: wall-clock seconds for the whole call, starting the child included (> 0).
+        seconds: wall-clock seconds allowed (> 0).
 
     Returns:
         what ``fn`` returned.
 
     Raises:
-        TimeoutError: the deadline passed first (the child is killed and reaped).
-        ChildProcessError: the child ended without an answer (killed by the OS, e.g. out of memory).
+        TimeoutError: the deadline passed first (the worker is killed and reaped).
+        ChildProcessError: the worker ended without an answer (killed by the OS, e.g. out of memory).
         Exception: whatever ``fn`` raised, re-raised here.
     """
-    if multiprocessing.current_process().daemon:  # multiprocessing lets a daemonic process start none
-        return fn(*args)
-    deadline = time.monotonic() + seconds
-    context = _context()
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(sender, fn, args), daemon=True)
-    process.start()
-    sender.close()
+    with _idle_lock:
+        worker = _idle.pop() if _idle else None
+    if worker is None:
+        worker = _Worker()
     try:
-        if not receiver.poll(max(deadline - time.monotonic(), 0.0)):
-            raise TimeoutError(f"stopped at the {seconds:g} s time limit")
-        try:
-            ok, value = receiver.recv()
-        except EOFError:
-            process.join()
-            raise ChildProcessError(f"the solver process ended without an answer (exit code "
-                                    f"{process.exitcode})") from None
-    finally:
-        if process.is_alive():
-            process.kill()
-        process.join()
-        receiver.close()
+        ok, value = worker.ask(fn, args, seconds)
+    except BaseException:
+        worker.close()
+        raise
+    with _idle_lock:
+        _idle.append(worker)
     if not ok:
         raise value
     result: T = value
     return result
+
+
+def serve() -> None:
+    """A worker's loop: import :data:`PRELOAD`, say ready, then answer requests until stdin closes."""
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # what the functions print goes to stderr, not into the answers
+    sys.stdout = sys.stderr
+    for module in PRELOAD:
+        __import__(module)
+    pickle.dump((True, None), answers)
+    answers.flush()
+    while True:
+        try:
+            fn, args = pickle.load(sys.stdin.buffer)
+        except EOFError:
+            return
+        try:
+            answer: tuple[bool, Any] = (True, fn(*args))
+        except Exception as exc:  # re-raised by the caller
+            answer = (False, exc)
+        pickle.dump(answer, answers, protocol=pickle.HIGHEST_PROTOCOL)
+        answers.flush()
+
+
+@atexit.register
+def _close_idle() -> None:
+    """Idle workers end on their closed stdin; reaped here so none outlives this process."""
+    with _idle_lock:
+        workers = _idle[:]
+        _idle.clear()
+    for worker in workers:
+        worker.close(grace=5.0)

@@ -32,7 +32,7 @@ project's 2-core machine under load, majority and XOR (the harder of the two kep
 The idle machine of the README's Benchmarks solves the same LPs 2-10x faster (k = 10 pure: 0.5-2.6 s
 against 4.8-30 s loaded; k = 12 majority 12.8 s), so the time model uses half the loaded coefficient,
 2.75e-6: it refuses at the default 60 s what would take minutes, and an LP it underestimates is still
-stopped at the time limit: under a limit HiGHS runs in a child process killed at the deadline
+stopped at the time limit: under a limit HiGHS runs in a worker process killed at the deadline
 (:mod:`mpdp.protocols.deadline`; HiGHS's own ``time_limit`` is passed too, but HiGHS 1.12 ignores it
 while building IPX's starting basis). E.g. 6 distinct four-output parties: V = 8,129, J = 64, model
 0.4 s (measured 0.13-0.99 s); 12 distinct pure parties: V = 53,249, J = 4,096, model 33 s (measured
@@ -167,7 +167,7 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     Args:
         view: from :func:`mpdp.protocols.engines.build_problem`.
         time_limit: seconds for HiGHS in all (its fallback method gets what is left), or None. Under a
-            limit HiGHS runs in a child process killed at the deadline (:mod:`mpdp.protocols.deadline`),
+            limit HiGHS runs in a worker process killed at the deadline (:mod:`mpdp.protocols.deadline`),
             the solution otherwise identical.
 
     Returns:
@@ -226,7 +226,7 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     lp = (cost, sp.vstack(ub_rows, format="csr"), np.concatenate(b_ub), a_eq, b_eq, bounds)
     if time_limit is None:
         status, message, x, marginals = _highs(*lp, None)
-    else:  # HiGHS 1.12 does not always stop at its limit (mpdp.protocols.deadline): a child process does
+    else:  # HiGHS 1.12 does not always stop at its limit (mpdp.protocols.deadline): a worker process does
         try:
             status, message, x, marginals = call_before(_highs, (*lp, float(time_limit)), float(time_limit))
         except TimeoutError as exc:  # HiGHS's status 1 (kTimeLimit), as if it had stopped itself

@@ -1,4 +1,4 @@
-"""A call in a child process killed at its deadline (mpdp.protocols.deadline), with real processes."""
+"""A call in a worker process killed at its deadline (mpdp.protocols.deadline), with real processes."""
 
 from __future__ import annotations
 
@@ -20,11 +20,12 @@ def test_the_answer_comes_from_another_process() -> None:
 
 
 def test_a_call_past_its_deadline_is_killed() -> None:
-    call_before(os.getpid, (), 30.0)  # the fork server is up: what is timed is the call itself
+    call_before(os.getpid, (), 30.0)  # a worker is up: what is timed is the call itself
     start = time.monotonic()
     with pytest.raises(TimeoutError, match="0.3 s time limit"):
         call_before(time.sleep, (60.0,), 0.3)
-    assert time.monotonic() - start < 10.0  # not the 60 s sleep: a fork and a kill on a loaded machine
+    assert time.monotonic() - start < 10.0  # not the 60 s sleep: a kill on a loaded machine
+    assert call_before(divmod, (7, 2), 30.0) == (3, 1)  # a new worker replaces the killed one
 
 
 def test_the_callee_s_exception_is_raised_here() -> None:
@@ -44,8 +45,8 @@ def test_a_solver_error_crosses_processes_whole() -> None:
     assert str(error) == "linear program not solved (HiGHS status 13): Time limit reached"
 
 
-def test_a_daemonic_process_calls_in_place() -> None:
-    """A session's worker is daemonic: multiprocessing lets it start no child, so the call runs there."""
+def test_a_daemonic_process_can_call() -> None:
+    """A session's worker is daemonic: multiprocessing would let it start no child; a subprocess it can."""
     worker = multiprocessing.get_context("forkserver").Process(target=call_before, args=(divmod, (17, 5), 30.0),
                                                                daemon=True)
     worker.start()

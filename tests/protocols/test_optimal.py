@@ -160,7 +160,7 @@ def test_highs_stops_at_the_time_limit_for_both_methods() -> None:
     from mpdp.protocols.worst_case import solve_worst_case
 
     small = build_problem([RandomizedResponse(1.0)] * 3, parse_function("xor"), W).views[0]
-    solve_worst_case(small, 60.0)  # starts the solver processes' fork server: not part of what is timed
+    solve_worst_case(small, 60.0)  # starts a solver worker process: not part of what is timed
     mechs = [RandomizedResponse(e) for e in np.linspace(0.5, 1.5, 11)]  # 15-130 s without a limit
     view = build_problem(mechs, parse_function("xor"), W).views[0]
     limit = 0.5
@@ -168,11 +168,11 @@ def test_highs_stops_at_the_time_limit_for_both_methods() -> None:
     with pytest.raises(SolverError, match="Time limit") as caught:
         solve_worst_case(view, limit)
     assert caught.value.status == 1  # HiGHS's kTimeLimit
-    assert time.monotonic() - start < 20 * limit  # a fork and a kill on a loaded machine, not the LP
+    assert time.monotonic() - start < 20 * limit  # a kill on a loaded machine, not the LP
 
 
 def test_a_time_limit_leaves_the_solution_unchanged() -> None:
-    """Solved in a child process (under a limit) or here (none): the same HiGHS on the same LP."""
+    """Solved in a worker process (under a limit) or here (none): the same HiGHS on the same LP."""
     from mpdp.protocols.worst_case import solve_worst_case
 
     for mechs in ([RandomizedResponse(e) for e in (0.3, 0.9, 1.4, 2.0)], _four_output(3)):
