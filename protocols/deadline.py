@@ -12,6 +12,7 @@ answers pickled ``(fn, args)`` requests on its stdin with pickled ``(ok, value)`
 prints go to stderr). An idle worker is kept for the next call, so a call costs the pickling of its
 arguments and result; a worker killed at a deadline is replaced at the next call. Workers end when their
 stdin closes (this process exits). Their start (~1-2 s: Python and scipy) is not counted in the deadline.
+POSIX only (``select`` on pipes), like the rest of the deployment (mosquitto, fork servers).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class _Worker:
     def __init__(self) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from mpdp.protocols.deadline import serve; serve()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,  # the caller's import path: the same mpdp
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
         self.read(_STARTUP_SECONDS)  # its "ready"
 
     def ask(self, fn: Callable[..., Any], args: tuple[Any, ...], seconds: float) -> tuple[bool, Any]:
