@@ -114,6 +114,10 @@ class SolverError(MpdpError):
         self.solver_message = message
         super().__init__(f"linear program not solved (HiGHS status {status}): {message}")
 
+    def __reduce__(self) -> tuple[type[SolverError], tuple[int, str]]:
+        """Pickled as its status and message (it crosses from a solver process, mpdp.protocols.deadline)."""
+        return SolverError, (self.status, self.solver_message)
+
 
 class CertificateError(MpdpError):
     """An exact computation whose result failed its independent check (a closed-form total it must

@@ -32,7 +32,9 @@ project's 2-core machine under load, majority and XOR (the harder of the two kep
 The idle machine of the README's Benchmarks solves the same LPs 2-10x faster (k = 10 pure: 0.5-2.6 s
 against 4.8-30 s loaded; k = 12 majority 12.8 s), so the time model uses half the loaded coefficient,
 2.75e-6: it refuses at the default 60 s what would take minutes, and an LP it underestimates is still
-stopped by HiGHS at the time limit. E.g. 6 distinct four-output parties: V = 8,129, J = 64, model
+stopped at the time limit: under a limit HiGHS runs in a worker process killed at the deadline
+(:mod:`mpdp.protocols.deadline`; HiGHS's own ``time_limit`` is passed too, but HiGHS 1.12 ignores it
+while building IPX's starting basis). E.g. 6 distinct four-output parties: V = 8,129, J = 64, model
 0.4 s (measured 0.13-0.99 s); 12 distinct pure parties: V = 53,249, J = 4,096, model 33 s (measured
 12.8 s idle, 19 s loaded majority; 189 s loaded XOR).
 ``benchmarks/bench_decision_rules.py`` prints the model next to each measured solve.
@@ -51,6 +53,7 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 
 from mpdp.protocols.cost import CostEstimate, PowerLaw
+from mpdp.protocols.deadline import call_before
 from mpdp.protocols.engines import View, view_accuracy
 from mpdp.protocols.errors import SolverError
 from mpdp.protocols.kron import Matrix, kron_matvec
@@ -163,13 +166,16 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
 
     Args:
         view: from :func:`mpdp.protocols.engines.build_problem`.
-        time_limit: seconds for HiGHS in all (its fallback method gets what is left), or None.
+        time_limit: seconds for HiGHS in all (its fallback method gets what is left), or None. Under a
+            limit HiGHS runs in a worker process killed at the deadline (:mod:`mpdp.protocols.deadline`),
+            the solution otherwise identical.
 
     Returns:
         the rule and its certificate (:class:`WorstCaseSolution`).
 
     Raises:
-        SolverError: HiGHS did not reach optimality (status and message attached).
+        SolverError: HiGHS did not reach optimality (status and message attached; status 1 and
+            "Time limit reached" at the time limit, -1 if its process died).
     """
     num_y = view.num_outputs
     n_c, n_j = view.num_classes, view.num_inputs
@@ -217,32 +223,25 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     bounds[-1] = (-np.inf, np.inf)
     cost = np.zeros(n_var)
     cost[-1] = -1.0
-    options = dict(_HIGHS_OPTIONS)
-    deadline = None if time_limit is None else time.monotonic() + float(time_limit)
-    a_ub = sp.vstack(ub_rows, format="csr")
-    for method in _METHODS:
-        if deadline is not None:  # the fallback gets what the first method left of the time limit
-            options["time_limit"] = max(deadline - time.monotonic(), 0.0)
-            if options["time_limit"] == 0.0:
-                break
+    lp = (cost, sp.vstack(ub_rows, format="csr"), np.concatenate(b_ub), a_eq, b_eq, bounds)
+    if time_limit is None:
+        status, message, x, marginals = _highs(*lp, None)
+    else:  # HiGHS 1.12 does not always stop at its limit (mpdp.protocols.deadline): a worker process does
         try:
-            # scipy-stubs overloads linprog per literal method with private TypedDict options and
-            # (min, max) pairs; scipy documents method as str, options as dict, bounds as a sequence
-            res = linprog(cost, A_ub=a_ub, b_ub=np.concatenate(b_ub), A_eq=a_eq,  # type: ignore[call-overload]
-                          b_eq=b_eq, bounds=bounds, method=method, options=options)
-        except ValueError as exc:  # scipy's input validation
+            status, message, x, marginals = call_before(_highs, (*lp, float(time_limit)), float(time_limit))
+        except TimeoutError as exc:  # HiGHS's status 1 (kTimeLimit), as if it had stopped itself
+            raise SolverError(1, f"Time limit reached: {exc}") from exc
+        except ChildProcessError as exc:
             raise SolverError(-1, str(exc)) from exc
-        if res.status == 0:
-            break
-    if res.status != 0 or res.x is None:
-        raise SolverError(int(res.status), str(res.message))
+    if status != 0 or x is None or marginals is None:
+        raise SolverError(status, message)
     q = np.empty((n_c, num_y))
     for y in range(chains):
-        q[:, y] = res.x[y * chain_len: y * chain_len + n_c]
+        q[:, y] = x[y * chain_len: y * chain_len + n_c]
     q[:, -1] = 1.0 - q[:, :-1].sum(axis=1)
     table = _clean(q)
     value = float(view_accuracy(view, table).min())
-    duals = np.abs(np.asarray(res.ineqlin.marginals[:n_j], dtype=np.float64))
+    duals = np.abs(marginals[:n_j])
     total = duals.sum()
     weights = duals / total if total > 0 else view.prior
     upper = bayes_upper_bound(view, weights)
@@ -254,7 +253,42 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     if polished is not None:
         candidates.append(polished)
     table, value = max(candidates, key=lambda tv: tv[1])
-    return WorstCaseSolution(table, value, upper, int(res.status), str(res.message))
+    return WorstCaseSolution(table, value, upper, status, message)
+
+
+def _highs(
+    cost: NDArray[np.float64], a_ub: sp.sparray | sp.spmatrix, b_ub: NDArray[np.float64],
+    a_eq: sp.sparray | sp.spmatrix | None, b_eq: NDArray[np.float64] | None, bounds: NDArray[np.float64],
+    time_limit: float | None,
+) -> tuple[int, str, NDArray[np.float64] | None, NDArray[np.float64] | None]:
+    """HiGHS on the LP ``min cost @ x, a_ub @ x <= b_ub, a_eq @ x = b_eq, bounds``: interior point, then
+    dual simplex if that did not reach optimality, both within ``time_limit`` seconds in all (or None).
+
+    Returns:
+        (status, message, x, marginals of the ``a_ub`` rows); x and marginals are None unless optimal.
+
+    Raises:
+        SolverError: scipy refused the input (status -1).
+    """
+    options: dict[str, float] = dict(_HIGHS_OPTIONS)
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    status, message = 1, "Time limit reached before HiGHS started"
+    for method in _METHODS:
+        if deadline is not None:  # the fallback gets what the first method left of the time limit
+            options["time_limit"] = max(deadline - time.monotonic(), 0.0)
+            if options["time_limit"] == 0.0:
+                break
+        try:
+            # scipy-stubs overloads linprog per literal method with private TypedDict options and
+            # (min, max) pairs; scipy documents method as str, options as dict, bounds as a sequence
+            res = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq,  # type: ignore[call-overload]
+                          b_eq=b_eq, bounds=bounds, method=method, options=options)
+        except ValueError as exc:  # scipy's input validation
+            raise SolverError(-1, str(exc)) from exc
+        if res.status == 0:
+            return 0, str(res.message), res.x, np.asarray(res.ineqlin.marginals, dtype=np.float64)
+        status, message = int(res.status), str(res.message)
+    return status, message, None, None
 
 
 def _polish(
