@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -14,8 +14,10 @@ from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
-from mpdp.parties.rr.decisions import PartyDecider
 from mpdp.parties.rr.party import PartySpec
+
+if TYPE_CHECKING:
+    from mpdp.parties.rr.decisions import PartyDecider
 
 __all__ = ["PartyPlan", "PartyStarter", "RunningParty"]
 

@@ -16,7 +16,7 @@ import secrets
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.topics import Topics
@@ -24,10 +24,12 @@ from mpdp.broker.transport import Connector
 from mpdp.broker.transport.shared import shared_connection
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
-from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
 from mpdp.parties.session.plan import PartyStarter, RunningParty
 from mpdp.protocols.errors import WorkerError
+
+if TYPE_CHECKING:  # imported by the worker only when its parties decide f (the rules import scipy)
+    from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 
 __all__ = ["WorkerSpec", "serve_parties", "status_report", "worker_main"]
 
@@ -117,7 +119,11 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
     if spec.secure:
         secure_sampler()  # fail before any party connects
     gate = asyncio.Semaphore(spec.connect_concurrency)
-    decider = None if spec.decisions is None else PartyDecider(spec.decisions, spec.session, spec.coordinator_key)
+    decider: PartyDecider | None = None
+    if spec.decisions is not None:
+        from mpdp.parties.rr.decisions import PartyDecider
+
+        decider = PartyDecider(spec.decisions, spec.session, spec.coordinator_key)
     waiting = len(spec.parties)
     all_ready = asyncio.Event()
 
