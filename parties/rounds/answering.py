@@ -45,7 +45,7 @@ from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.messages import RoundAnnouncement
 from mpdp.broker.signing import load_public_key, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.broker.transport import Connector, Transport, next_delivery
+from mpdp.broker.transport import Connector, Delivery, Transport, next_delivery
 from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.protocols.errors import ProtocolViolation, TransportError
@@ -134,6 +134,20 @@ class PartyLoop(Generic[AnnouncementT]):
         reconnects), so no other client can guess it and take this connection over."""
         return self._client_id
 
+    @property
+    def filters(self) -> tuple[str, ...]:
+        """The topics this party subscribes to: the announcements, then its protocol's others."""
+        return (self._topics.rounds, *self._protocol.filters)
+
+    def is_heartbeat(self, delivery: Delivery) -> bool:
+        """True iff ``delivery`` is a coordinator heartbeat of this session on the announcement topic, signed
+        by the coordinator (the check is cached per process); its freshness is :meth:`handle`'s to check."""
+        if delivery.topic != self._topics.rounds:
+            return False
+        announcement, _, _ = checked_announcement(self._protocol.announcement_class, bytes(delivery.payload),
+                                                  self._topics.session, self._coordinator_key)
+        return announcement is not None and announcement.kind == "heartbeat"
+
     def announcement(self, payload: bytes) -> AnnouncementT | None:
         """The verified, fresh announcement in ``payload``, or None (refused: counted and logged with its
         reason, module docstring)."""
@@ -168,56 +182,73 @@ class PartyLoop(Generic[AnnouncementT]):
         async with contextlib.AsyncExitStack() as stack:
             async with self._gate:  # bounds how many parties connect and subscribe at once
                 transport = await stack.enter_async_context(self._connector.connect(self.client_id))
-                await transport.subscribe(self._topics.rounds, *self._protocol.filters)
+                await transport.subscribe(*self.filters)
             on_ready()
             await self._serve(transport)
         return len(self.sent)
 
-    def _wait(self) -> float:
-        """Seconds left before the silence is too long (idle timeout before the first announcement)."""
+    def wait_left(self) -> float:
+        """Seconds left before the coordinator's silence is too long (the idle timeout before the first
+        accepted announcement, then the observer grace after the last one or the last heartbeat)."""
         if self._heard is None:
             return self._idle_timeout - (time.monotonic() - self._started)
         return self._grace - (time.monotonic() - self._heard)
 
-    def _silent(self) -> TransportError:
+    def silence(self) -> TransportError:
+        """The error of a coordinator silent for too long (:meth:`wait_left` ran out)."""
         if self._heard is None:
             return TransportError(f"party {self.party}: no announcement for {self._idle_timeout:g} s")
         return TransportError(
             f"party {self.party}: the observer has sent no round and no heartbeat for {self._grace:g} s "
             f"(--observer-grace): it is gone; leaving (answers so far are in the record; restart to rejoin)")
 
-    async def _serve(self, transport: Transport) -> None:
+    def start_clock(self) -> None:
+        """Start the idle timeout: the party is subscribed and waits for the first announcement."""
         self._started = time.monotonic()
+
+    async def _serve(self, transport: Transport) -> None:
+        self.start_clock()
         while True:
-            wait = self._wait()
+            wait = self.wait_left()
             delivery = None if wait <= 0 else await next_delivery(transport, wait)
             if delivery is None:
-                raise self._silent()
-            if delivery.topic != self._topics.rounds:
-                reply = self._protocol.receive(delivery.topic, delivery.payload)
-                if reply is not None:
-                    await transport.publish(self._topics.decision(self.party), reply.model_dump_json())
-                continue
-            announcement = self.announcement(delivery.payload)
-            if announcement is None:
-                continue
-            self._heard = time.monotonic()
-            if announcement.kind == "heartbeat":
-                continue
-            if announcement.kind == "end":
-                if self._record is not None:
-                    await self._record.save_end(self._topics.session, self.party, announcement.sequence)
+                raise self.silence()
+            if await self.handle(transport, delivery):
                 return
-            # The gate: one announcement makes every party of the worker ready in the same event-loop
-            # iteration, and asyncio runs all of them before it polls the sockets again; thousands of
-            # answers (draw, sign: ~1 ms each) would hold the loop for seconds, so PUBACKs that arrived long
-            # ago wait unread and the publishes time out (the 5,000- and 10,000-party runs' "Operation timed
-            # out"). Through the gate, a few dozen parties answer per iteration and the loop reads in between.
-            index = announcement.round
-            async with self._gate:
-                if index not in self.sent:
-                    self.sent[index] = await self._answer(announcement)
-                await transport.publish(self._topics.party(self.party), self.sent[index])
+
+    async def handle(self, transport: Transport, delivery: Delivery) -> bool:
+        """Act on one incoming message: answer a round announcement (once; publish the answer on
+        ``transport``), note a heartbeat, answer a message on the protocol's other topics, refuse (count)
+        what does not verify. True at the end announcement (the party is done), else False.
+
+        A worker that serves many parties on one connection
+        (:func:`mpdp.parties.session.multiplex.serve_multiplexed`) calls this for each of its parties."""
+        if delivery.topic != self._topics.rounds:
+            reply = self._protocol.receive(delivery.topic, delivery.payload)
+            if reply is not None:
+                await transport.publish(self._topics.decision(self.party), reply.model_dump_json())
+            return False
+        announcement = self.announcement(delivery.payload)
+        if announcement is None:
+            return False
+        self._heard = time.monotonic()
+        if announcement.kind == "heartbeat":
+            return False
+        if announcement.kind == "end":
+            if self._record is not None:
+                await self._record.save_end(self._topics.session, self.party, announcement.sequence)
+            return True
+        # The gate: one announcement makes every party of the worker ready in the same event-loop
+        # iteration, and asyncio runs all of them before it polls the sockets again; thousands of
+        # answers (draw, sign: ~1 ms each) would hold the loop for seconds, so PUBACKs that arrived long
+        # ago wait unread and the publishes time out (the 5,000- and 10,000-party runs' "Operation timed
+        # out"). Through the gate, a few dozen parties answer per iteration and the loop reads in between.
+        index = announcement.round
+        async with self._gate:
+            if index not in self.sent:
+                self.sent[index] = await self._answer(announcement)
+            await transport.publish(self._topics.party(self.party), self.sent[index])
+        return False
 
     async def _answer(self, announcement: AnnouncementT) -> str:
         """The protocol's answer to a round not answered before, committed to the record (with its ledger

@@ -170,6 +170,11 @@ class Party:
                                connect_gate=connect_gate, record=record, observer_grace=observer_grace)
 
     @property
+    def loop(self) -> PartyLoop[Announcement]:
+        """The party's round loop (a worker serving many parties on one connection drives it)."""
+        return self._loop
+
+    @property
     def client_id(self) -> str:
         """The client id: unique per session and party (a restarted party takes its session over)."""
         return self._loop.client_id
