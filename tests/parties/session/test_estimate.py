@@ -13,7 +13,9 @@ from mpdp.parties.session.estimate import (
     REPETITION_SECONDS,
     START_SECONDS,
     estimate_run,
+    round_timeout_floor,
 )
+from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
 from mpdp.protocols.errors import ParameterError
 
 
@@ -28,6 +30,19 @@ def test_the_estimate_is_the_documented_linear_model() -> None:
     assert 60.7 / 2 < got.seconds < 2 * 60.7 and 647 / 2 < got.peak_bytes / 2**20 < 2 * 647
     shared = estimate_run(5000, 3, 1, "per-worker")
     assert 38.3 / 2 < shared.seconds < 2 * 38.3 and 515 / 2 < shared.peak_bytes / 2**20 < 2 * 515
+
+
+def test_the_round_timeout_floor_is_thrice_a_rounds_messages() -> None:
+    per_message = 1 / MESSAGES_PER_SECOND["per-worker"] + REPETITION_SECONDS
+    assert round_timeout_floor(100_000, 1, "per-worker") == pytest.approx(3 * 100_000 * per_message, rel=1e-12)
+    assert round_timeout_floor(435, 200) < 60.0  # the House keeps the default 60 s
+
+
+def test_the_up_front_check_uses_the_printed_estimate() -> None:
+    cost, printed = session_cost(100_000, 1, 1, "per-worker"), estimate_run(100_000, 1, 1, "per-worker")
+    assert (cost.seconds, cost.memory_bytes) == (printed.seconds, printed.peak_bytes)
+    assert cost.seconds < SESSION_TIME_LIMIT  # 10^5 parties over 2 workers, one round: minutes, allowed
+    assert session_cost(2_000_000, 1).seconds > SESSION_TIME_LIMIT  # refused without --time-limit
 
 
 def test_describe_scales_its_unit() -> None:
