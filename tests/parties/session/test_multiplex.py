@@ -127,6 +127,40 @@ async def test_a_party_error_is_reported_with_its_id_and_raised() -> None:
 async def test_the_lead_partys_silence_ends_the_worker() -> None:
     broker = InMemoryBroker()
     parties, _ = _parties(broker, idle_timeout=0.2)
-    with pytest.raises(TransportError, match="party 0: no announcement for 0.2 s"):
+    with pytest.raises(ExceptionGroup) as group:
         await asyncio.wait_for(serve_multiplexed([p.loop for p in parties], broker, "worker-2",
                                                  on_ready=lambda: None, on_error=_no_error), 5.0)
+    assert group.group_contains(TransportError, match="party 0: no announcement for 0.2 s")
+
+
+@pytest.mark.timeout(60)
+async def test_heartbeats_keep_the_worker_alive_through_a_round_longer_than_the_grace() -> None:
+    """6,000 parties sign their answers for longer than the 0.5 s observer grace; the coordinator's
+    heartbeats (every 0.05 s) are read meanwhile, so the worker lives on to the end announcement."""
+    broker, grace, k = InMemoryBroker(), 0.5, 6000
+    key = generate_key_pair()[0]  # one key for all: signing costs the same, key generation does not add up
+    parties = [Party(PartySpec(i, np.ones(1, np.int8), RandomizedResponse(1.0), key, np.random.SeedSequence(i)),
+                     broker, TOPICS, COORD_PUBLIC, idle_timeout=5.0, observer_grace=grace) for i in range(k)]
+    ready: list[int] = []
+    async with broker.connect("observer") as observer:
+        await observer.subscribe(TOPICS.all_parties)
+        worker = asyncio.create_task(serve_multiplexed([p.loop for p in parties], broker, "worker-3",
+                                                       on_ready=lambda: ready.append(1), on_error=_no_error))
+        while len(ready) < k:
+            await asyncio.sleep(0.01)
+
+        async def beat() -> None:
+            for index in range(10**6):
+                await observer.publish(TOPICS.rounds, _announce("heartbeat", index))
+                await asyncio.sleep(0.05)
+
+        beating = asyncio.create_task(beat())
+        await observer.publish(TOPICS.rounds, _announce("round", 0))
+        start = asyncio.get_running_loop().time()
+        answers = [await next_delivery(observer, 10.0) for _ in range(k)]
+        took = asyncio.get_running_loop().time() - start
+        await observer.publish(TOPICS.rounds, _announce("end", 1))
+        await asyncio.wait_for(worker, 10.0)
+        beating.cancel()
+    assert all(answers) and len({a.topic for a in answers if a}) == k
+    assert took > grace, f"the round took {took:.2f} s: too fast to test the grace"
