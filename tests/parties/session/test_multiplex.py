@@ -178,7 +178,7 @@ async def test_heartbeats_keep_the_worker_alive_through_a_round_longer_than_the_
         beating = asyncio.create_task(beat())
         await observer.publish(TOPICS.rounds, _announce("round", 0))
         start = asyncio.get_running_loop().time()
-        topics = set()
+        topics: set[str] = set()
         while len(topics) < k and not worker.done():
             delivery = await next_delivery(observer, 1.0)
             if delivery is not None:
