@@ -25,8 +25,9 @@ __all__ = ["BASE_BYTES", "LARGE_RUN", "RunEstimate", "estimate_run", "round_time
 
 #: Resident memory of a run with a handful of parties: this process with numpy/scipy, 2 workers, mosquitto.
 BASE_BYTES = 430 * 2**20
-#: Extra resident memory per party, by how parties connect (measured at k = 1,000 and 5,000).
-PARTY_BYTES = {"per-party": 44_000, "per-worker": 17_000}
+#: Extra resident memory per party, by how parties connect (measured at k = 1,000 and 5,000; per worker, with
+#: no task or queue per party, at k = 10^5: 1,191 MB for the whole tree).
+PARTY_BYTES = {"per-party": 44_000, "per-worker": 8_000}
 #: Broker start, worker spawn and imports.
 START_SECONDS = 6.0
 #: Seconds per party to connect and subscribe before the first round.

@@ -30,6 +30,9 @@ def test_the_estimate_is_the_documented_linear_model() -> None:
     assert 60.7 / 2 < got.seconds < 2 * 60.7 and 647 / 2 < got.peak_bytes / 2**20 < 2 * 647
     shared = estimate_run(5000, 3, 1, "per-worker")
     assert 38.3 / 2 < shared.seconds < 2 * 38.3 and 515 / 2 < shared.peak_bytes / 2**20 < 2 * 515
+    # mpdp simulate --parties 100000 --rounds 1 --connections per-worker (load 8-10): 372 s on the wire, 1,191 MB
+    huge = estimate_run(100_000, 1, 1, "per-worker")
+    assert 372 / 2 < huge.seconds < 2 * 372 and 1191 / 2 < huge.peak_bytes / 2**20 < 2 * 1191
 
 
 def test_the_round_timeout_floor_is_thrice_a_rounds_messages() -> None:
