@@ -187,15 +187,14 @@ class PartyLoop(Generic[AnnouncementT]):
             await self._serve(transport)
         return len(self.sent)
 
-    def wait_left(self) -> float:
+    def _wait_left(self) -> float:
         """Seconds left before the coordinator's silence is too long (the idle timeout before the first
         accepted announcement, then the observer grace after the last one or the last heartbeat)."""
         if self._heard is None:
             return self._idle_timeout - (time.monotonic() - self._started)
         return self._grace - (time.monotonic() - self._heard)
 
-    def silence(self) -> TransportError:
-        """The error of a coordinator silent for too long (:meth:`wait_left` ran out)."""
+    def _silence(self) -> TransportError:
         if self._heard is None:
             return TransportError(f"party {self.party}: no announcement for {self._idle_timeout:g} s")
         return TransportError(
@@ -206,14 +205,24 @@ class PartyLoop(Generic[AnnouncementT]):
         """Start the idle timeout: the party is subscribed and waits for the first announcement."""
         self._started = time.monotonic()
 
+    async def receive(self, transport: Transport) -> Delivery:
+        """The next message on ``transport``, waiting no longer than the coordinator may stay silent (the idle
+        timeout before the first accepted announcement, then the observer grace after the last one or the
+        last heartbeat; the clock starts at :meth:`start_clock`).
+
+        Raises:
+            TransportError: the silence was too long (the observer is gone), or the connection is lost for good.
+        """
+        wait = self._wait_left()
+        delivery = None if wait <= 0 else await next_delivery(transport, wait)
+        if delivery is None:
+            raise self._silence()
+        return delivery
+
     async def _serve(self, transport: Transport) -> None:
         self.start_clock()
         while True:
-            wait = self.wait_left()
-            delivery = None if wait <= 0 else await next_delivery(transport, wait)
-            if delivery is None:
-                raise self.silence()
-            if await self.handle(transport, delivery):
+            if await self.handle(transport, await self.receive(transport)):
                 return
 
     async def handle(self, transport: Transport, delivery: Delivery) -> bool:

@@ -26,7 +26,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
-from mpdp.broker.transport import Connector, Delivery, Transport, next_delivery
+from mpdp.broker.transport import Connector, Delivery, Transport
 from mpdp.parties.rounds.answering import PartyLoop
 
 __all__ = ["MULTIPLEX_CONCURRENCY", "serve_multiplexed"]
@@ -65,10 +65,7 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
         answer a round for minutes), the rest to :func:`answer`."""
         lead.start_clock()
         while True:
-            wait = lead.wait_left()
-            delivery = None if wait <= 0 else await next_delivery(transport, wait)
-            if delivery is None:
-                raise lead.silence()
+            delivery = await lead.receive(transport)
             if lead.is_heartbeat(delivery):
                 await lead.handle(transport, delivery)
             else:
