@@ -112,6 +112,10 @@ class Simulation(Result):
         return plot_rounds(self.rounds, ax, self.title)
 
 
+#: Seconds a simulated round waits for its parties unless ``round_timeout`` says otherwise (a large run: longer).
+DEFAULT_ROUND_TIMEOUT = 60.0
+
+
 def _flat(entry: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """``entry`` with nested mappings spread into ``outer.inner`` keys, in order.
 
@@ -224,7 +228,7 @@ async def simulate_async(
     secure: bool = False,
     party_decisions: bool = False,
     alpha: float = 0.05,
-    round_timeout: float = 60.0,
+    round_timeout: float | None = None,
     budget: tuple[float, float] | str | None = None,
     delta_slack: float = DEFAULT_DELTA_SLACK,
     time_limit: float | None = SESSION_TIME_LIMIT,
@@ -264,8 +268,8 @@ async def simulate_async(
             (each worker multiplexes its parties over one connection; every party still signs and
             publishes on its own topic): fewer sockets and less memory for thousands of parties.
         secure: deployment mode (the OS CSPRNG; no seed). party_decisions: parties decide f too.
-        alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round, raised
-            to the time a round's messages are estimated to take, thrice
+        alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round; None:
+            60, or thrice the time a round's messages are estimated to take when that is longer
             (:func:`mpdp.parties.session.estimate.round_timeout_floor`: minutes at 10^5 parties).
         budget: each party's (epsilon, delta) budget (or ``"EPS,DELTA"``). delta_slack: delta_tilde of
             the optimal composition. progress: a progress bar on standard error.
@@ -291,7 +295,8 @@ async def simulate_async(
     check_main_guard("mpdp.simulate")
     if dataset is None and votes is None and parties is None:
         dataset = "house-votes-84"
-    check_run_options(repetitions, seed, secure, workers, alpha, round_timeout, protocol, rule, party_decisions)
+    check_run_options(repetitions, seed, secure, workers, alpha, DEFAULT_ROUND_TIMEOUT if round_timeout is None
+                      else round_timeout, protocol, rule, party_decisions)
     parsed_budget = (None if budget is None else Budget.parse(budget) if isinstance(budget, str)
                      else Budget(*budget))
     delta_slack = check_privacy_options(parsed_budget, delta_slack)
@@ -328,7 +333,8 @@ async def simulate_async(
                       zero_one_rules(rule, engine="posterior" if rule == "average" else "auto", cache=cache)),
         party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
         store_path=None if out_dir is None else out_dir / "transcripts.sqlite", secure=secure,
-        round_timeout=max(round_timeout, round_timeout_floor(data.num_parties, repetitions, connections)),
+        round_timeout=round_timeout if round_timeout is not None else max(
+            DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, repetitions, connections)),
         budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
         servers=servers, threshold=threshold, party_broker=party_settings, connections=connections)
     if progress and config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
