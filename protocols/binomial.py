@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import gammaln
 
 __all__ = ["log_binomial_pmf"]
 
@@ -32,6 +31,10 @@ _SERIES_TERMS = 12  # |v| < 0.1: each term is < 1/100 of the previous one
 
 def _stirlerr(m: NDArray[np.float64]) -> NDArray[np.float64]:
     """``log m! - log(sqrt(2 pi m) (m/e)^m)`` for float m >= 1 (shape preserved)."""
+    # imported here: a party's worker imports this module (its ledger's composition) without calling it
+    # unless the party has a budget, and importing scipy costs each worker seconds of start-up
+    from scipy.special import gammaln
+
     out = np.empty_like(m)
     small = m <= 15.0
     ms = m[small]

@@ -89,7 +89,7 @@ def aiomqtt_client(endpoint: BrokerEndpoint, client_id: str, *, persistent: bool
                                 clean_session=not persistent, **options)
     client._client.manual_ack_set(manual_ack)  # paho's public API under aiomqtt (pinned <3)
     # aiomqtt warns once more than 10 publishes await their PUBACK; a worker's shared connection
-    # (mpdp.broker.transport.shared) carries one publish per party of the worker at once.
+    # (mpdp.parties.session.multiplex) carries dozens of its parties' publishes at once.
     client.pending_calls_threshold = _PENDING_PUBLISHES
     return client
 

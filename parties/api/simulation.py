@@ -39,7 +39,7 @@ from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_optio
 from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.session.config import PROTOCOLS, RunConfig
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
-from mpdp.parties.session.estimate import LARGE_RUN, estimate_run
+from mpdp.parties.session.estimate import LARGE_RUN, estimate_run, round_timeout_floor
 from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.external_broker import party_broker_settings
 from mpdp.parties.session.runner import run_async
@@ -108,6 +108,10 @@ class Simulation(Result):
         """Measured accuracy with its 95% interval and the theory, per round
         (:func:`mpdp.analysis.report.plot_rounds`)."""
         return plot_rounds(self.rounds, ax, self.title)
+
+
+#: Seconds a simulated round waits for its parties unless ``round_timeout`` says otherwise (a large run: longer).
+DEFAULT_ROUND_TIMEOUT = 60.0
 
 
 def _flat(entry: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -223,7 +227,7 @@ async def simulate_async(
     secure: bool = False,
     party_decisions: bool = False,
     alpha: float = 0.05,
-    round_timeout: float = 60.0,
+    round_timeout: float | None = None,
     budget: tuple[float, float] | str | None = None,
     delta_slack: float = DEFAULT_DELTA_SLACK,
     time_limit: float | None = SESSION_TIME_LIMIT,
@@ -266,11 +270,13 @@ async def simulate_async(
             subscription and forward them to the observer (0: the observer reads them itself); needs
             mosquitto or an external MQTT 5 broker, ``protocol="rr"``.
         secure: deployment mode (the OS CSPRNG; no seed). party_decisions: parties decide f too.
-        alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round.
+        alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round; None:
+            60, or thrice the time a round's messages are estimated to take when that is longer
+            (:func:`mpdp.parties.session.estimate.round_timeout_floor`: minutes at 10^5 parties).
         budget: each party's (epsilon, delta) budget (or ``"EPS,DELTA"``). delta_slack: delta_tilde of
             the optimal composition. progress: a progress bar on standard error.
         time_limit: seconds the session may take (default 30 min; None: no limit): a session estimated
-            (from its parties and rounds, :func:`mpdp.parties.session.sizing.session_cost`) to take longer,
+            (from its parties, rounds and connections, :func:`mpdp.parties.session.sizing.session_cost`) to take longer,
             or more memory than the machine has, is refused before any process starts.
 
     Returns:
@@ -291,7 +297,8 @@ async def simulate_async(
     check_main_guard("mpdp.simulate")
     if dataset is None and votes is None and parties is None:
         dataset = "house-votes-84"
-    check_run_options(repetitions, seed, secure, workers, alpha, round_timeout, protocol, rule, party_decisions)
+    check_run_options(repetitions, seed, secure, workers, alpha, DEFAULT_ROUND_TIMEOUT if round_timeout is None
+                      else round_timeout, protocol, rule, party_decisions)
     parsed_budget = (None if budget is None else Budget.parse(budget) if isinstance(budget, str)
                      else Budget(*budget))
     delta_slack = check_privacy_options(parsed_budget, delta_slack)
@@ -313,7 +320,7 @@ async def simulate_async(
                       else party_broker_settings(party_broker, "party_broker"))
     seeds = SeedTree.from_seed(seed)
     data = _dataset(dataset, votes, parties, rounds, label_column, seeds.dataset())
-    session_cost(data.num_parties, data.num_rounds).check(check_time_limit(time_limit))
+    session_cost(data.num_parties, data.num_rounds, repetitions, connections).check(check_time_limit(time_limit))
     mechanisms = _mechanisms(epsilon, delta, data.num_parties, seeds.epsilons())
     for r in range(data.num_rounds):  # the participants of a round are at most the voters
         ids = np.flatnonzero(data.bits[:, r] >= 0)
@@ -328,7 +335,9 @@ async def simulate_async(
                       zero_one_rules(rule, engine="posterior" if rule == "average" else "auto", cache=cache)),
         party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
         store_path=None if out_dir is None else out_dir / "transcripts.sqlite", secure=secure,
-        round_timeout=round_timeout, budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
+        round_timeout=round_timeout if round_timeout is not None else max(
+            DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, repetitions, connections)),
+        budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
         servers=servers, threshold=threshold, party_broker=party_settings, connections=connections,
         validators=validators)
     if progress and config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Self
+from typing import Any, Self
 
 from pydantic import BaseModel
 
@@ -61,6 +61,11 @@ class CuratorParty:
         self._key = load_private_key(spec.private_key)
         self._loop = PartyLoop(spec.party, self, connector, topics, coordinator_key, idle_timeout=idle_timeout,
                                connect_gate=connect_gate, record=record, observer_grace=observer_grace)
+
+    @property
+    def loop(self) -> PartyLoop[Any]:
+        """The party's round loop (a worker serving many parties on one connection drives it)."""
+        return self._loop
 
     @property
     def ledger(self) -> PrivacyLedger:

@@ -18,7 +18,10 @@ the observer is gone (its answers stay in the record; a restarted host rejoins).
 A heartbeat names the round open (or next): a party that holds a recorded answer for that round and has
 not published it in this process (a host restarted mid-round, after it answered: the round's announcement
 went out before it reconnected) re-sends the recorded message then, once, so the observer gets the same
-signed bytes again, never a fresh draw, without waiting for a re-announcement.
+signed bytes again, never a fresh draw, without waiting for a re-announcement. (A simulation worker
+that multiplexes its parties hands heartbeats to its lead party only,
+:mod:`mpdp.parties.session.multiplex`; simulation workers are not restarted, party hosts are, and keep
+one connection per party.)
 
 A protocol's party plugs in by composition (:class:`PartyProtocol`): the announcement it reads, its
 answer to a round (a signed wire message; the protocol enforces its own privacy policy there, from the
@@ -50,7 +53,7 @@ from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.messages import RoundAnnouncement, Wire
 from mpdp.broker.signing import load_public_key, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.broker.transport import Connector, Transport, next_delivery
+from mpdp.broker.transport import Connector, Delivery, Transport, next_delivery
 from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.protocols.errors import ProtocolViolation, TransportError
@@ -140,6 +143,20 @@ class PartyLoop(Generic[AnnouncementT]):
         reconnects), so no other client can guess it and take this connection over."""
         return self._client_id
 
+    @property
+    def filters(self) -> tuple[str, ...]:
+        """The topics this party subscribes to: the announcements, then its protocol's others."""
+        return (self._topics.rounds, *self._protocol.filters)
+
+    def is_heartbeat(self, delivery: Delivery) -> bool:
+        """True iff ``delivery`` is a coordinator heartbeat of this session on the announcement topic, signed
+        by the coordinator (the check is cached per process); its freshness is :meth:`handle`'s to check."""
+        if delivery.topic != self._topics.rounds:
+            return False
+        announcement, _, _ = checked_announcement(self._protocol.announcement_class, bytes(delivery.payload),
+                                                  self._topics.session, self._coordinator_key)
+        return announcement is not None and announcement.kind == "heartbeat"
+
     def announcement(self, payload: bytes) -> AnnouncementT | None:
         """The verified, fresh announcement in ``payload``, or None (refused: counted and logged with its
         reason, module docstring)."""
@@ -174,58 +191,84 @@ class PartyLoop(Generic[AnnouncementT]):
         async with contextlib.AsyncExitStack() as stack:
             async with self._gate:  # bounds how many parties connect and subscribe at once
                 transport = await stack.enter_async_context(self._connector.connect(self.client_id))
-                await transport.subscribe(self._topics.rounds, *self._protocol.filters)
+                await transport.subscribe(*self.filters)
             on_ready()
             await self._serve(transport)
         return len(self.sent)
 
-    def _wait(self) -> float:
-        """Seconds left before the silence is too long (idle timeout before the first announcement)."""
+    def _wait_left(self) -> float:
+        """Seconds left before the coordinator's silence is too long (the idle timeout before the first
+        accepted announcement, then the observer grace after the last one or the last heartbeat)."""
         if self._heard is None:
             return self._idle_timeout - (time.monotonic() - self._started)
         return self._grace - (time.monotonic() - self._heard)
 
-    def _silent(self) -> TransportError:
+    def _silence(self) -> TransportError:
         if self._heard is None:
             return TransportError(f"party {self.party}: no announcement for {self._idle_timeout:g} s")
         return TransportError(
             f"party {self.party}: the observer has sent no round and no heartbeat for {self._grace:g} s "
             f"(--observer-grace): it is gone; leaving (answers so far are in the record; restart to rejoin)")
 
-    async def _serve(self, transport: Transport) -> None:
+    def start_clock(self) -> None:
+        """Start the idle timeout: the party is subscribed and waits for the first announcement."""
         self._started = time.monotonic()
+
+    async def receive(self, transport: Transport) -> Delivery:
+        """The next message on ``transport``, waiting no longer than the coordinator may stay silent (the idle
+        timeout before the first accepted announcement, then the observer grace after the last one or the
+        last heartbeat; the clock starts at :meth:`start_clock`).
+
+        Raises:
+            TransportError: the silence was too long (the observer is gone), or the connection is lost for good.
+        """
+        wait = self._wait_left()
+        delivery = None if wait <= 0 else await next_delivery(transport, wait)
+        if delivery is None:
+            raise self._silence()
+        return delivery
+
+    async def _serve(self, transport: Transport) -> None:
+        self.start_clock()
         while True:
-            wait = self._wait()
-            delivery = None if wait <= 0 else await next_delivery(transport, wait)
-            if delivery is None:
-                raise self._silent()
-            if delivery.topic != self._topics.rounds:
-                reply = self._protocol.receive(delivery.topic, delivery.payload)
-                if reply is not None:
-                    await transport.publish(self._topics.decision(self.party), reply.model_dump_json())
-                continue
-            announcement = self.announcement(delivery.payload)
-            if announcement is None:
-                continue
-            self._heard = time.monotonic()
-            if announcement.kind == "heartbeat":
-                if announcement.round in self.sent and announcement.round not in self._published:
-                    async with self._gate:  # recorded before a restart: the same message again
-                        await self._publish(transport, announcement.round)
-                continue
-            if announcement.kind == "end":
-                if self._record is not None:
-                    await self._record.save_end(self._topics.session, self.party, announcement.sequence)
+            if await self.handle(transport, await self.receive(transport)):
                 return
-            # The gate: one announcement makes every party of the worker ready in the same event-loop
-            # iteration, and asyncio runs all of them before it polls the sockets again; thousands of
-            # answers (draw, sign: ~1 ms each) would hold the loop for seconds, so PUBACKs that arrived long
-            # ago wait unread and the publishes time out (the 5,000- and 10,000-party runs' "Operation timed
-            # out"). Through the gate, a few dozen parties answer per iteration and the loop reads in between.
-            async with self._gate:
-                if announcement.round not in self.sent:
-                    self.sent[announcement.round] = await self._answer(announcement)
-                await self._publish(transport, announcement.round)
+
+    async def handle(self, transport: Transport, delivery: Delivery) -> bool:
+        """Act on one incoming message: answer a round announcement (once; publish the answer on
+        ``transport``), note a heartbeat, answer a message on the protocol's other topics, refuse (count)
+        what does not verify. True at the end announcement (the party is done), else False.
+
+        A worker that serves many parties on one connection
+        (:func:`mpdp.parties.session.multiplex.serve_multiplexed`) calls this for each of its parties."""
+        if delivery.topic != self._topics.rounds:
+            reply = self._protocol.receive(delivery.topic, delivery.payload)
+            if reply is not None:
+                await transport.publish(self._topics.decision(self.party), reply.model_dump_json())
+            return False
+        announcement = self.announcement(delivery.payload)
+        if announcement is None:
+            return False
+        self._heard = time.monotonic()
+        if announcement.kind == "heartbeat":  # a party that holds a recorded answer for the round in flight
+            if announcement.round in self.sent and announcement.round not in self._published:
+                async with self._gate:  # recorded before a restart: the same message again
+                    await self._publish(transport, announcement.round)
+            return False
+        if announcement.kind == "end":
+            if self._record is not None:
+                await self._record.save_end(self._topics.session, self.party, announcement.sequence)
+            return True
+        # The gate: one announcement makes every party of the worker ready in the same event-loop
+        # iteration, and asyncio runs all of them before it polls the sockets again; thousands of
+        # answers (draw, sign: ~1 ms each) would hold the loop for seconds, so PUBACKs that arrived long
+        # ago wait unread and the publishes time out (the 5,000- and 10,000-party runs' "Operation timed
+        # out"). Through the gate, a few dozen parties answer per iteration and the loop reads in between.
+        async with self._gate:
+            if announcement.round not in self.sent:
+                self.sent[announcement.round] = await self._answer(announcement)
+            await self._publish(transport, announcement.round)
+        return False
 
     async def _publish(self, transport: Transport, index: int) -> None:
         """Publish the message recorded for round ``index`` on the party's topic (the caller holds the gate)."""

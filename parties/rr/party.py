@@ -28,6 +28,7 @@ import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,10 +44,12 @@ from mpdp.parties.rounds.answering import OBSERVER_GRACE, PartyLoop
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, ABSTAIN_POLICY
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.parties.rounds.rejections import RejectLog
-from mpdp.parties.rr.decisions import PartyDecider
 from mpdp.parties.session.seeds import decision_generator, round_generator
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
+
+if TYPE_CHECKING:  # the decisions' rules import scipy: a worker imports them only when its parties decide
+    from mpdp.parties.rr.decisions import PartyDecider
 
 __all__ = [
     "ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_DID_NOT_VOTE", "ABSTAIN_POLICY", "Party", "PartySpec", "policy_reason",
@@ -165,6 +168,11 @@ class Party:
         self.ledger = spec.ledger  #: the rounds this party answered and what they cost
         self._loop = PartyLoop(spec.party, self, connector, topics, coordinator_key, idle_timeout=idle_timeout,
                                connect_gate=connect_gate, record=record, observer_grace=observer_grace)
+
+    @property
+    def loop(self) -> PartyLoop[Announcement]:
+        """The party's round loop (a worker serving many parties on one connection drives it)."""
+        return self._loop
 
     @property
     def client_id(self) -> str:

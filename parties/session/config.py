@@ -55,8 +55,8 @@ class RunConfig:
         ready_timeout: seconds to wait for every worker to have its parties subscribed.
         connect_concurrency: parties of one worker connecting at the same time, at most.
         connections: one of :data:`CONNECTIONS`: ``"per-party"`` (each party its own MQTT connection, as
-            deployed) or ``"per-worker"`` (a worker multiplexes its parties over one connection:
-            :mod:`mpdp.broker.transport.shared`; each party still signs and publishes on its own topic).
+            deployed) or ``"per-worker"`` (a worker serves its parties over one connection in one task:
+            :mod:`mpdp.parties.session.multiplex`; each party still signs and publishes on its own topic).
         rule_factory: builds the observer's rule; None = the posterior average rule for ``measure``
             (:func:`mpdp.protocols.rule_factory.decision_rule` with ``engine="posterior"``).
         budget: every party's privacy budget (None: nobody is stopped, spending is still accounted).

@@ -22,12 +22,13 @@ from dataclasses import dataclass
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["BASE_BYTES", "LARGE_RUN", "ROUND_SECONDS", "RunEstimate", "estimate_run"]
+__all__ = ["BASE_BYTES", "LARGE_RUN", "ROUND_SECONDS", "RunEstimate", "estimate_run", "round_timeout_floor"]
 
 #: Resident memory of a run with a handful of parties: this process with numpy/scipy, 2 workers, mosquitto.
 BASE_BYTES = 430 * 2**20
-#: Extra resident memory per party, by how parties connect (measured at k = 1,000 and 5,000).
-PARTY_BYTES = {"per-party": 44_000, "per-worker": 17_000}
+#: Extra resident memory per party, by how parties connect (measured at k = 1,000 and 5,000; per worker, with
+#: no task or queue per party, at k = 10^5: 1,191 MB for the whole tree).
+PARTY_BYTES = {"per-party": 44_000, "per-worker": 8_000}
 #: Broker start, worker spawn and imports.
 START_SECONDS = 6.0
 #: Seconds per party to connect and subscribe before the first round.
@@ -41,6 +42,8 @@ REPETITION_SECONDS = 1.0e-6
 ROUND_SECONDS = 0.1
 #: Runs of at least this many party-rounds get the estimate printed before they start.
 LARGE_RUN = 10_000
+#: A round's timeout is at least this many times the estimated time of its messages.
+ROUND_MARGIN = 3.0
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,22 @@ def estimate_run(parties: int, rounds: int, repetitions: int, connections: str =
             raise ParameterError(name, value, "an integer >= 1")
     if connections not in PARTY_BYTES:
         raise ParameterError("connections", connections, "per-party or per-worker")
-    per_message = 1.0 / MESSAGES_PER_SECOND[connections] + repetitions * REPETITION_SECONDS
-    seconds = (START_SECONDS + parties * CONNECT_SECONDS[connections]
-               + rounds * (ROUND_SECONDS + parties * per_message))
+    seconds = START_SECONDS + parties * CONNECT_SECONDS[connections] + rounds * _round_seconds(
+        parties, repetitions, connections)
     return RunEstimate(seconds, BASE_BYTES + parties * PARTY_BYTES[connections])
+
+
+def round_timeout_floor(parties: int, repetitions: int, connections: str = "per-party") -> float:
+    """The shortest round timeout (seconds) that does not cut a round off while its messages still arrive:
+    :data:`ROUND_MARGIN` times the estimated time of a round (its latency and one message from every party) (10^5 parties over 2
+    workers answer a round in minutes, longer than the default 60 s).
+
+    Raises:
+        ParameterError: as :func:`estimate_run`.
+    """
+    estimate_run(parties, 1, repetitions, connections)  # the same checks
+    return ROUND_MARGIN * _round_seconds(parties, repetitions, connections)
+
+
+def _round_seconds(parties: int, repetitions: int, connections: str) -> float:
+    return ROUND_SECONDS + parties * (1.0 / MESSAGES_PER_SECOND[connections] + repetitions * REPETITION_SECONDS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -14,14 +14,23 @@ from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
-from mpdp.parties.rr.decisions import PartyDecider
+from mpdp.parties.rounds.answering import PartyLoop
 from mpdp.parties.rr.party import PartySpec
+
+if TYPE_CHECKING:
+    from mpdp.parties.rr.decisions import PartyDecider
 
 __all__ = ["PartyPlan", "PartyStarter", "RunningParty"]
 
 
 class RunningParty(Protocol):
-    """A started party: it serves the session until the end announcement."""
+    """A started party: it serves the session until the end announcement (:meth:`run`, on its own
+    connection), or a worker serves it with its others on one connection through its :attr:`loop`."""
+
+    @property
+    def loop(self) -> PartyLoop[Any]:
+        """The party's round loop (:func:`mpdp.parties.session.multiplex.serve_multiplexed` drives it)."""
+        ...
 
     async def run(self, on_ready: Callable[[], None] = ...) -> int:
         """Serve the session; the number of rounds answered."""

@@ -16,18 +16,20 @@ import secrets
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
-from mpdp.broker.transport.shared import shared_connection
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
-from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
+from mpdp.parties.session.multiplex import serve_multiplexed
 from mpdp.parties.session.processes import first_leaf, watch_parent
 from mpdp.parties.session.plan import PartyStarter, RunningParty
+
+if TYPE_CHECKING:  # imported by the worker only when its parties decide f (the rules import scipy)
+    from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 
 __all__ = ["WorkerSpec", "serve_parties", "status_report", "worker_main"]
 
@@ -55,8 +57,8 @@ class WorkerSpec:
             default, :func:`mpdp.parties.curator.party.start_curator_party` for the curator protocol.
         decisions: the public parameters of the parties' own decisions of f (one rule cache per
             worker process); None = the parties do not decide.
-        shared: multiplex the parties over one MQTT connection of this worker
-            (:func:`mpdp.broker.transport.shared.shared_connection`) instead of one connection each.
+        shared: serve the parties over one MQTT connection of this worker, in one task
+            (:func:`mpdp.parties.session.multiplex.serve_multiplexed`) instead of one connection and task each.
         record: the host's durable answer record (:class:`mpdp.parties.rounds.answer_record.AnswerRecord`),
             opened by the worker; each party's ledger starts from its recorded charges. None = in memory.
     """
@@ -103,7 +105,11 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
     if spec.secure:
         secure_sampler()  # fail before any party connects
     gate = asyncio.Semaphore(spec.connect_concurrency)
-    decider = None if spec.decisions is None else PartyDecider(spec.decisions, spec.session, spec.coordinator_key)
+    decider: PartyDecider | None = None
+    if spec.decisions is not None:
+        from mpdp.parties.rr.decisions import PartyDecider
+
+        decider = PartyDecider(spec.decisions, spec.session, spec.coordinator_key)
     waiting = len(spec.parties)
     all_ready = asyncio.Event()
 
@@ -126,36 +132,42 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                 async with asyncio.timeout(_REPORT_TIMEOUT):
                     await _report(spec, topics, "failed", detail)
 
+    async def report_party_failure(party_id: int, exc: Exception) -> None:
+        text = f"{type(exc).__name__}: {exc}"
+        await report_failure(text if f"party {party_id}" in str(exc) else f"{text} (party {party_id})")
+
     async def run_party(party: RunningParty, party_id: int) -> None:
         """Run one party; its error is reported "failed" at once, before the task group cancels the
         others (the coordinator learns the cause even if a cancellation is slow)."""
         try:
             await party.run(one_ready)
         except Exception as exc:
-            text = f"{type(exc).__name__}: {exc}"
-            await report_failure(text if f"party {party_id}" in str(exc) else f"{text} (party {party_id})")
+            await report_party_failure(party_id, exc)
             raise
 
     try:
         async with contextlib.AsyncExitStack() as stack:
             record = None if spec.record is None else stack.enter_context(AnswerRecord(spec.record))
-            connector: Connector = spec.endpoint
-            if spec.shared:
-                connector = await stack.enter_async_context(shared_connection(
-                    spec.endpoint, f"mpdp-{spec.session}-worker-{spec.index}-{secrets.token_hex(4)}"))
+            started = []
+            for party_spec in spec.parties:
+                if record is not None:  # the ledger of what this party answered before a restart
+                    party_spec = replace(party_spec, ledger=record.ledger(
+                        spec.session, party_spec.party, party_spec.ledger.delta_slack))
+                started.append(spec.start(party_spec, spec.endpoint, topics, spec.coordinator_key,
+                                          idle_timeout=spec.idle_timeout, connect_gate=gate, secure=spec.secure,
+                                          observer_grace=spec.observer_grace, decider=decider, record=record))
             async with asyncio.TaskGroup() as tg:
                 watcher = tg.create_task(watch_parent(parent), name="watch-parent") if parent else None
                 async with asyncio.TaskGroup() as parties:
                     parties.create_task(report_ready(), name="report-ready")
-                    for party_spec in spec.parties:
-                        if record is not None:  # the ledger of what this party answered before a restart
-                            party_spec = replace(party_spec, ledger=record.ledger(
-                                spec.session, party_spec.party, party_spec.ledger.delta_slack))
-                        party = spec.start(party_spec, connector, topics, spec.coordinator_key,
-                                           idle_timeout=spec.idle_timeout, connect_gate=gate, secure=spec.secure,
-                                           observer_grace=spec.observer_grace,
-                                           decider=decider, record=record)
-                        parties.create_task(run_party(party, party_spec.party), name=f"party-{party_spec.party}")
+                    if spec.shared:
+                        parties.create_task(serve_multiplexed(
+                            [party.loop for party in started], spec.endpoint,
+                            f"mpdp-{spec.session}-worker-{spec.index}-{secrets.token_hex(4)}",
+                            on_ready=one_ready, on_error=report_party_failure), name="parties")
+                    else:
+                        for party, party_spec in zip(started, spec.parties, strict=True):
+                            parties.create_task(run_party(party, party_spec.party), name=f"party-{party_spec.party}")
                 if watcher is not None:
                     watcher.cancel()
     except Exception as exc:

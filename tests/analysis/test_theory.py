@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from mpdp.analysis import observer_accuracy_on_input
+from mpdp.analysis import observer_accuracy_on_input, theory
 from mpdp.protocols import (
     ParameterError,
     RandomizedResponse,
@@ -53,6 +53,21 @@ def test_homogeneous_house_size_is_exact_and_matches_monte_carlo() -> None:
     assert exact.exact and not estimate.exact and estimate.samples == 4000
     assert estimate.ci_low <= exact.value <= estimate.ci_high
     assert "Monte Carlo" in estimate.method
+
+
+@pytest.mark.parametrize("n, ones, eps, name", [(301, 150, 0.8, "majority"), (300, 171, 0.2, "majority"),
+                                                (250, 3, 1.5, "or"), (250, 249, 1.5, "and")])
+def test_one_large_group_by_the_count_threshold_equals_the_enumeration(monkeypatch: pytest.MonkeyPatch, n: int,
+                                                                       ones: int, eps: float, name: str) -> None:
+    """Above COUNT_PATH_MIN one group of equal pure parties takes the count engine's threshold (O(n), exact);
+    here the bound is lowered so the same input is also enumerated by count classes (the O(n^3) path)."""
+    x = np.array([1] * ones + [0] * (n - ones))
+    mechs, f, w = [RandomizedResponse(eps)] * n, parse_function(name), np.eye(2)
+    enumerated = observer_accuracy_on_input(mechs, x, f, w)
+    monkeypatch.setattr(theory, "COUNT_PATH_MIN", 200)
+    by_count = observer_accuracy_on_input(mechs, x, f, w)
+    assert "count classes" in enumerated.method and "count threshold" in by_count.method, by_count.method
+    assert by_count.exact and by_count.value == pytest.approx(enumerated.value, abs=1e-12)
 
 
 def test_fallback_needs_a_generator() -> None:

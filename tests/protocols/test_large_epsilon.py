@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.exact_bernoulli import exact_bernoulli
+from mpdp.protocols.exact_bernoulli import exact_bernoulli, exact_bernoulli_constant
 from mpdp.protocols.factors import banded_count_likelihood, pure_count_likelihood
 from mpdp.protocols.mechanisms import (
     RandomizedResponse,
@@ -100,6 +100,20 @@ def test_exact_bernoulli_decides_ties_with_the_next_bits() -> None:
     assert not exact_bernoulli(np.array([q]), Fixed([math.ldexp(1.0, -53)]))[0]  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="probabilities in"):
         exact_bernoulli(np.array([1.5]), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("eps", [1.0, 36.7, 40.0, 700.0])
+def test_one_probability_draws_as_the_general_function_ties_included(eps: float) -> None:
+    """exact_bernoulli_constant(q, n) is exact_bernoulli(np.full(n, q)): with CoarseBits a first draw ties
+    with q's first 53 bits one time in 8 at eps 36.7 and 40, so the refinement draws are exercised too."""
+    q = truth_and_flip(eps)[1]
+    for seed in range(5):
+        general = exact_bernoulli(np.full(4000, q), CoarseBits(seed))  # type: ignore[arg-type]
+        assert np.array_equal(exact_bernoulli_constant(q, 4000, CoarseBits(seed)), general)  # type: ignore[arg-type]
+        assert np.array_equal(exact_bernoulli_constant(q, 4000, np.random.default_rng(seed)),
+                              exact_bernoulli(np.full(4000, q), np.random.default_rng(seed)))
+    with pytest.raises(ParameterError, match="probabilities in"):
+        exact_bernoulli_constant(float("nan"), 3, np.random.default_rng(0))
 
 
 def test_a_seeded_stream_is_unchanged_where_the_old_rule_was_right() -> None:

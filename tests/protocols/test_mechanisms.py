@@ -77,6 +77,19 @@ def test_sampler_is_reproducible_with_a_seed() -> None:
     np.testing.assert_array_equal(a, b)
 
 
+@given(st.sampled_from([0.0, 0.3, 1.0, 5.0, 40.0, math.inf]), st.sampled_from([0.0, 0.01, 0.5]),
+       st.integers(0, 1), st.integers(0, 300), st.integers(0, 2**32 - 1))
+def test_one_partys_sample_is_its_column_of_the_protocols_draws(eps: float, delta: float, bit: int, size: int,
+                                                               seed: int) -> None:
+    """A party's sampler (its hot path) gives the symbols of ``sample_protocol`` for that one party and leaves
+    the generator where it leaves it (the seeded streams of a run, the README's House table, stay the same)."""
+    mech = RandomizedResponse(eps, delta)
+    mine, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+    got = mech.sample(bit, size, mine)
+    assert got.dtype == np.uint8 and np.array_equal(got, sample_protocol([mech], np.array([bit]), size, theirs)[:, 0])
+    assert mine.random() == theirs.random()
+
+
 def test_sampler_rejects_bad_bits() -> None:
     with pytest.raises(ParameterError, match="bits"):
         sample_protocol([RandomizedResponse(1.0)], np.array([2]), 1, np.random.default_rng(0))

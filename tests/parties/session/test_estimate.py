@@ -14,7 +14,9 @@ from mpdp.parties.session.estimate import (
     ROUND_SECONDS,
     START_SECONDS,
     estimate_run,
+    round_timeout_floor,
 )
+from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
 from mpdp.protocols.errors import ParameterError
 
 
@@ -31,6 +33,23 @@ def test_the_estimate_is_the_documented_linear_model() -> None:
     assert 38.3 / 2 < shared.seconds < 2 * 38.3 and 515 / 2 < shared.peak_bytes / 2**20 < 2 * 515
     # mpdp sweep --live --parties 5 (one point, one repetition a round): 10 rounds in 8.8 s, 200 in 30.2 s
     assert 8.8 / 2 < estimate_run(5, 10, 1).seconds < 2 * 8.8 and 30.2 / 2 < estimate_run(5, 200, 1).seconds < 2 * 30.2
+    # mpdp simulate --parties 100000 --rounds 1 --connections per-worker (load 8-10): 372 s on the wire, 1,191 MB
+    huge = estimate_run(100_000, 1, 1, "per-worker")
+    assert 372 / 2 < huge.seconds < 2 * 372 and 1191 / 2 < huge.peak_bytes / 2**20 < 2 * 1191
+
+
+def test_the_round_timeout_floor_is_thrice_a_rounds_messages() -> None:
+    per_message = 1 / MESSAGES_PER_SECOND["per-worker"] + REPETITION_SECONDS
+    assert round_timeout_floor(100_000, 1, "per-worker") == pytest.approx(
+        3 * (ROUND_SECONDS + 100_000 * per_message), rel=1e-12)
+    assert round_timeout_floor(435, 200) < 60.0  # the House keeps the default 60 s
+
+
+def test_the_up_front_check_uses_the_printed_estimate() -> None:
+    cost, printed = session_cost(100_000, 1, 1, "per-worker"), estimate_run(100_000, 1, 1, "per-worker")
+    assert (cost.seconds, cost.memory_bytes) == (printed.seconds, printed.peak_bytes)
+    assert cost.seconds < SESSION_TIME_LIMIT  # 10^5 parties over 2 workers, one round: minutes, allowed
+    assert session_cost(2_000_000, 1).seconds > SESSION_TIME_LIMIT  # refused without --time-limit
 
 
 def test_describe_scales_its_unit() -> None:

@@ -1,14 +1,19 @@
-"""A worker's parties in this event loop on the in-memory transport: "ready" once all subscribed,
-every party answers, and a party's failure is reported as "failed" before it propagates."""
+"""A worker's parties in this event loop on the in-memory transport, one connection per party or one for the
+worker (``shared``): "ready" once all subscribed, every party answers, and a party's failure is reported as
+"failed" before it propagates. A spawned worker imports neither scipy nor matplotlib."""
 
 from __future__ import annotations
 
 import asyncio
+import pickle
+import subprocess
+import sys
 from typing import Literal
 
 import numpy as np
 import pytest
 
+from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, PartyMessage, WorkerStatus
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
@@ -24,22 +29,23 @@ TOPICS = Topics("w")
 COORD_PRIVATE, COORD_PUBLIC = generate_key_pair()
 
 
-def _spec(broker: InMemoryBroker, idle_timeout: float = 2.0) -> WorkerSpec:
+def _spec(broker: InMemoryBroker, idle_timeout: float = 2.0, shared: bool = False) -> WorkerSpec:
     parties = tuple(PartySpec(p, np.array([1], np.int8), RandomizedResponse(1.0), generate_key_pair()[0],
                               np.random.SeedSequence(p)) for p in (4, 7))
     return WorkerSpec(index=3, endpoint=broker, session="w", coordinator_key=COORD_PUBLIC, parties=parties,
-                      idle_timeout=idle_timeout, connect_concurrency=1)
+                      idle_timeout=idle_timeout, connect_concurrency=1, shared=shared)
 
 
 def _announce(kind: Literal["round", "end"], index: int) -> str:
     return Announcement.signed(COORD_PRIVATE, session="w", kind=kind, round=index, repetitions=2).model_dump_json()
 
 
-async def test_reports_ready_then_every_party_answers() -> None:
+@pytest.mark.parametrize("shared", [False, True])
+async def test_reports_ready_then_every_party_answers(shared: bool) -> None:
     broker = InMemoryBroker()
     async with broker.connect("observer") as observer:
         await observer.subscribe(TOPICS.status, TOPICS.all_parties)
-        worker = asyncio.create_task(serve_parties(_spec(broker)))
+        worker = asyncio.create_task(serve_parties(_spec(broker, shared=shared)))
         ready = await next_delivery(observer, 2.0)
         assert ready is not None and ready.topic == TOPICS.status
         status = WorkerStatus.model_validate_json(ready.payload)
@@ -52,14 +58,28 @@ async def test_reports_ready_then_every_party_answers() -> None:
     assert [(m.party, m.round, m.kind) for m in messages] == [(4, 0, "symbols"), (7, 0, "symbols")]
 
 
-async def test_a_failing_party_is_reported_failed_and_raised() -> None:
+@pytest.mark.parametrize("shared", [False, True])
+async def test_a_failing_party_is_reported_failed_and_raised(shared: bool) -> None:
     broker = InMemoryBroker()
     async with broker.connect("observer") as observer:
         await observer.subscribe(TOPICS.status)
         with pytest.raises(ExceptionGroup) as group:
-            await serve_parties(_spec(broker, idle_timeout=0.1))
+            await serve_parties(_spec(broker, idle_timeout=0.1, shared=shared))
         reports = [WorkerStatus.model_validate_json(d.payload)
                    for d in [await next_delivery(observer, 1.0), await next_delivery(observer, 1.0)] if d]
     assert group.group_contains(TransportError, match="no announcement for 0.1 s")
     assert [r.state for r in reports] == ["ready", "failed"]
     assert reports[1].detail.startswith("TransportError: party ") and "no announcement for 0.1 s" in reports[1].detail
+
+
+def test_a_spawned_worker_imports_neither_scipy_nor_matplotlib() -> None:
+    """What a spawned worker imports: the ``mpdp`` command (its main module) and the pickled spec's modules
+    (mosquitto endpoint, randomized-response parties, seeds). scipy cost each worker seconds of start-up."""
+    spec = WorkerSpec(index=0, endpoint=BrokerEndpoint(kind="mosquitto", host="127.0.0.1", port=1883), session="w",
+                      coordinator_key=COORD_PUBLIC, parties=_spec(InMemoryBroker()).parties, shared=True)
+    code = ("import pickle, sys; import mpdp.parties.cli.main; spec = pickle.loads(sys.stdin.buffer.read()); "
+            "import mpdp.parties.session.worker; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'matplotlib', 'numpy', 'aiomqtt'}))")
+    run = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(spec), capture_output=True, timeout=120,
+                         check=True)
+    assert run.stdout.decode().strip() == "['aiomqtt', 'numpy']", run.stderr.decode()

@@ -1,0 +1,110 @@
+"""A worker's parties on one MQTT connection, served by one task (``mpdp simulate --connections per-worker``).
+
+Each party keeps its own :class:`mpdp.parties.rounds.answering.PartyLoop`: its verification of each
+announcement, its freshness and order checks, its privacy policy and ledger, its key and its topic. What
+the parties of a worker share is the connection and the event loop's work: one subscription, one read per
+incoming message, and no task, queue or timeout per party (at 10^5 parties those cost more than the answers).
+
+* A round or end announcement (or anything that does not verify, so that every party counts its refusal)
+  is handed to every party's :meth:`PartyLoop.handle`, at most ``concurrency`` at a time: each answer is
+  drawn, signed and published with its PUBACK awaited, and the bound keeps the event loop reading PUBACKs in
+  between (as the per-party answer gate does).
+* A heartbeat (one a second from the coordinator) goes to the worker's first party only, the *lead*, whose
+  silence clock (idle timeout, observer grace) stands for the worker's: handing each heartbeat to 50,000
+  parties would cost a worker more CPU than their answers. One task reads the connection and hands the
+  heartbeats to the lead at once; another hands the rest to the parties, so the clock keeps running while
+  50,000 parties answer a round for minutes.
+* A message on the protocol's other topics (the transcript, when parties decide f) goes to every party.
+
+The worker reports each party's error with its id (``on_error``) before it ends the others. Deployments keep
+one connection per party host; this is a simulation device.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import Any
+
+from mpdp.broker.transport import Connector, Delivery, Transport
+from mpdp.parties.rounds.answering import PartyLoop
+
+__all__ = ["MULTIPLEX_CONCURRENCY", "serve_multiplexed"]
+
+#: Parties of a worker answering (and awaiting their PUBACK) at once on the shared connection.
+MULTIPLEX_CONCURRENCY = 64
+
+Loop = PartyLoop[Any]
+ErrorReport = Callable[[int, Exception], Awaitable[None]]
+
+
+async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_id: str, *,
+                            on_ready: Callable[[], None], on_error: ErrorReport,
+                            concurrency: int = MULTIPLEX_CONCURRENCY) -> None:
+    """Serve every party of ``loops`` (all of one session and protocol) on one connection until the end
+    announcement.
+
+    Args:
+        loops: the parties' loops, not running (their :meth:`PartyLoop.run` is not called).
+        connector: the broker; ``client_id``: the shared connection's client id.
+        on_ready: called once per party when the connection is subscribed.
+        on_error: awaited with a party's id and its error before the error ends the worker.
+        concurrency: parties handling one message at once.
+
+    Raises:
+        ExceptionGroup: of a TransportError (the broker went away for good, or the lead party's silence ran
+            out), or of a party's own error (after ``on_error``).
+    """
+    if not loops:
+        return
+    lead = loops[0]
+    work: asyncio.Queue[Delivery] = asyncio.Queue()  # what every party handles, in arrival order
+
+    async def read(transport: Transport) -> None:
+        """Read the connection: a heartbeat to the lead at once (its silence clock runs while the others
+        answer a round for minutes), the rest to :func:`answer`."""
+        lead.start_clock()
+        while True:
+            delivery = await lead.receive(transport)
+            if lead.is_heartbeat(delivery):
+                await lead.handle(transport, delivery)
+            else:
+                work.put_nowait(delivery)
+
+    async def answer(transport: Transport, reader: asyncio.Task[None]) -> None:
+        live = list(loops)
+        while live:
+            delivery = await work.get()
+            ended = await _each(live, transport, delivery, on_error, concurrency)
+            live = [loop for loop in live if loop not in ended]
+        reader.cancel()  # every party is done
+
+    async with connector.connect(client_id) as transport:
+        await transport.subscribe(*dict.fromkeys(f for loop in loops for f in loop.filters))
+        for _ in loops:
+            on_ready()
+        async with asyncio.TaskGroup() as group:
+            reader = group.create_task(read(transport), name="multiplex-read")
+            group.create_task(answer(transport, reader), name="multiplex-answer")
+
+
+async def _each(loops: Sequence[Loop], transport: Transport, delivery: Delivery, on_error: ErrorReport,
+                concurrency: int) -> set[Loop]:
+    """Hand ``delivery`` to every loop, ``concurrency`` at a time (that many tasks draining one iterator);
+    the loops that ended."""
+    pending: Iterator[Loop] = iter(loops)
+    ended: set[Loop] = set()
+
+    async def drain() -> None:
+        for loop in pending:
+            try:
+                if await loop.handle(transport, delivery):
+                    ended.add(loop)
+            except Exception as exc:
+                await on_error(loop.party, exc)
+                raise
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(concurrency, len(loops))):
+            group.create_task(drain())
+    return ended

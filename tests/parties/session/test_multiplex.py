@@ -1,0 +1,190 @@
+"""A worker's parties on one connection in one task (parties/session/multiplex.py): one connection and
+subscription, each party answers with its own seeded draw, key and topic, heartbeats reach only the lead
+party, a party's error is reported with its id, and the lead's silence ends the worker."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+import numpy as np
+import pytest
+
+from mpdp.broker.messages import Announcement, PartyMessage
+from mpdp.broker.signing import generate_key_pair, public_key_of, verify_message
+from mpdp.broker.topics import Topics
+from mpdp.broker.transport import InMemoryBroker, MemoryTransport, next_delivery
+from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.parties.session.multiplex import serve_multiplexed
+from mpdp.parties.session.seeds import SeedTree, round_generator
+from mpdp.protocols.errors import TransportError
+from mpdp.protocols.mechanisms import RandomizedResponse
+
+pytestmark = pytest.mark.timeout(20)
+
+SESSION = "mux"
+TOPICS = Topics(SESSION)
+COORD_PRIVATE, COORD_PUBLIC = generate_key_pair()
+K, REPETITIONS = 12, 5
+
+
+class Recording:
+    """The in-memory broker, recording the client id of every connection made through it."""
+
+    def __init__(self, broker: InMemoryBroker) -> None:
+        self.broker = broker
+        self.client_ids: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def connect(self, client_id: str, *, persistent: bool = False) -> AsyncIterator[MemoryTransport]:
+        self.client_ids.append(client_id)
+        async with self.broker.connect(client_id, persistent=persistent) as transport:
+            yield transport
+
+
+def _parties(connector: Any, idle_timeout: float = 5.0) -> tuple[list[Party], list[bytes]]:
+    tree = SeedTree(77)
+    bits = np.random.default_rng(5).integers(0, 2, size=(K, 2)).astype(np.int8)
+    keys = [generate_key_pair()[0] for _ in range(K)]
+    parties = [Party(PartySpec(i, bits[i], RandomizedResponse(0.7), keys[i], tree.party(i)), connector, TOPICS,
+                     COORD_PUBLIC, idle_timeout=idle_timeout, observer_grace=5.0) for i in range(K)]
+    return parties, keys
+
+
+def _announce(kind: Literal["round", "end", "heartbeat"], index: int) -> str:
+    return Announcement.signed(COORD_PRIVATE, session=SESSION, kind=kind, round=index,
+                               repetitions=REPETITIONS).model_dump_json()
+
+
+async def _no_error(party: int, exc: Exception) -> None:
+    raise AssertionError(f"party {party} failed: {exc}")
+
+
+async def test_one_connection_each_party_answers_with_its_own_draw_key_and_topic() -> None:
+    broker = InMemoryBroker()
+    connector = Recording(broker)
+    parties, keys = _parties(connector)
+    ready: list[int] = []
+    async with broker.connect("observer") as observer:
+        await observer.subscribe(TOPICS.all_parties)
+        worker = asyncio.create_task(serve_multiplexed([p.loop for p in parties], connector, "worker-0",
+                                                       on_ready=lambda: ready.append(1), on_error=_no_error))
+        while len(ready) < K:
+            await asyncio.sleep(0.01)
+        heartbeat = _announce("heartbeat", 0)
+        for payload in (heartbeat, heartbeat, _announce("round", 0)):  # the second heartbeat is a replay
+            await observer.publish(TOPICS.rounds, payload)
+        answers = [await next_delivery(observer, 2.0) for _ in range(K)]
+        await observer.publish(TOPICS.rounds, _announce("end", 1))
+        await asyncio.wait_for(worker, 5.0)
+    assert connector.client_ids == ["worker-0"]  # one connection for the K parties
+    by_party = {}
+    for delivery in answers:
+        assert delivery is not None
+        message = PartyMessage.model_validate_json(delivery.payload)
+        assert delivery.topic == TOPICS.party(message.party)
+        assert verify_message(message, public_key_of(keys[message.party]))
+        by_party[message.party] = message
+    assert sorted(by_party) == list(range(K))
+    for party in parties:  # each answer is the party's own seeded draw (seeds.py), computed here independently
+        spec = party.spec
+        draws = round_generator(SeedTree(77).party(spec.party), 0)
+        expected = spec.mechanism.sample(int(spec.bits[0]), REPETITIONS, draws)
+        assert np.array_equal(by_party[spec.party].symbol_array(), expected)
+    # heartbeats reach the lead party only: it refused the replayed one, the others saw none
+    assert parties[0].rejections.counts == {"replay": 1}
+    assert all(not p.rejections.counts for p in parties[1:])
+
+
+async def test_a_party_error_is_reported_with_its_id_and_raised() -> None:
+    broker = InMemoryBroker()
+    parties, _ = _parties(broker)
+
+    def failing(announcement: Announcement) -> PartyMessage:
+        raise RuntimeError("planted")
+
+    parties[5].respond = failing  # type: ignore[method-assign]
+    reported: list[tuple[int, str]] = []
+
+    async def on_error(party: int, exc: Exception) -> None:
+        reported.append((party, str(exc)))
+
+    ready: list[int] = []
+    async with broker.connect("observer") as observer:
+        worker = asyncio.create_task(serve_multiplexed([p.loop for p in parties], broker, "worker-1",
+                                                       on_ready=lambda: ready.append(1), on_error=on_error))
+        while len(ready) < K:
+            await asyncio.sleep(0.01)
+        await observer.publish(TOPICS.rounds, _announce("round", 0))
+        with pytest.raises(ExceptionGroup) as group:
+            await asyncio.wait_for(worker, 5.0)
+    assert group.group_contains(RuntimeError, match="planted")
+    assert reported == [(5, "planted")]
+
+
+async def test_the_lead_partys_silence_ends_the_worker() -> None:
+    broker = InMemoryBroker()
+    parties, _ = _parties(broker, idle_timeout=0.2)
+    with pytest.raises(ExceptionGroup) as group:
+        await asyncio.wait_for(serve_multiplexed([p.loop for p in parties], broker, "worker-2",
+                                                 on_ready=lambda: None, on_error=_no_error), 5.0)
+    assert group.group_contains(TransportError, match="party 0: no announcement for 0.2 s")
+
+
+class SlowLink:
+    """The in-memory broker behind a slow link: every publish takes ``delay`` seconds more."""
+
+    def __init__(self, broker: InMemoryBroker, delay: float) -> None:
+        self.broker, self.delay = broker, delay
+
+    @contextlib.asynccontextmanager
+    async def connect(self, client_id: str, *, persistent: bool = False) -> AsyncIterator[Any]:
+        async with self.broker.connect(client_id, persistent=persistent) as transport:
+            publish = transport.publish
+
+            async def slow(topic: str, payload: bytes | str) -> None:
+                await asyncio.sleep(self.delay)
+                await publish(topic, payload)
+
+            transport.publish = slow  # type: ignore[method-assign]
+            yield transport
+
+
+@pytest.mark.timeout(60)
+async def test_heartbeats_keep_the_worker_alive_through_a_round_longer_than_the_grace() -> None:
+    """400 parties answer one at a time over a link that takes 5 ms a publish: the round lasts 2 s, four
+    times the 0.5 s observer grace; the coordinator's heartbeats (every 0.05 s) are read meanwhile, so the
+    worker lives on to the end announcement."""
+    broker, grace, k = InMemoryBroker(), 0.5, 400
+    key = generate_key_pair()[0]  # one key for all: key generation would only slow the test
+    parties = [Party(PartySpec(i, np.ones(1, np.int8), RandomizedResponse(1.0), key, np.random.SeedSequence(i)),
+                     broker, TOPICS, COORD_PUBLIC, idle_timeout=5.0, observer_grace=grace) for i in range(k)]
+    ready: list[int] = []
+    async with broker.connect("observer") as observer:
+        await observer.subscribe(TOPICS.all_parties)
+        worker = asyncio.create_task(serve_multiplexed(
+            [p.loop for p in parties], SlowLink(broker, 0.005), "worker-3", on_ready=lambda: ready.append(1),
+            on_error=_no_error, concurrency=1))
+        while len(ready) < k:
+            await asyncio.sleep(0.01)
+
+        async def beat() -> None:
+            for index in range(10**6):
+                await observer.publish(TOPICS.rounds, _announce("heartbeat", index))
+                await asyncio.sleep(0.05)
+
+        beating = asyncio.create_task(beat())
+        await observer.publish(TOPICS.rounds, _announce("round", 0))
+        start = asyncio.get_running_loop().time()
+        topics: set[str] = set()
+        while len(topics) < k and not worker.done():
+            delivery = await next_delivery(observer, 1.0)
+            if delivery is not None:
+                topics.add(delivery.topic)
+        took = asyncio.get_running_loop().time() - start
+        await observer.publish(TOPICS.rounds, _announce("end", 1))
+        await asyncio.wait_for(worker, 10.0)  # raises the worker's error, if any
+        beating.cancel()
+    assert len(topics) == k and took > 2 * grace, (len(topics), took)
