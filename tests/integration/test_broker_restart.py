@@ -40,7 +40,9 @@ def _child_mosquitto(port: int) -> int:
     found = []
     for pid in children:
         args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        if b"-c" in args and f"listener {port} " in Path(args[args.index(b"-c") + 1].decode()).read_text():
+        if Path(args[0].decode()).name != "mosquitto" or b"-c" not in args:  # e.g. a `python -c` helper
+            continue
+        if f"listener {port} " in Path(args[args.index(b"-c") + 1].decode()).read_text():
             found.append(int(pid))
     assert len(found) == 1, found
     return found[0]

@@ -83,7 +83,7 @@ async def test_one_connection_each_party_answers_with_its_own_draw_key_and_topic
     by_party = {}
     for delivery in answers:
         assert delivery is not None
-        message = PartyMessage.model_validate_json(delivery.payload)
+        message = PartyMessage.from_wire(delivery.payload)
         assert delivery.topic == TOPICS.party(message.party)
         assert verify_message(message, public_key_of(keys[message.party]))
         by_party[message.party] = message
