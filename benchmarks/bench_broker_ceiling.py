@@ -19,7 +19,7 @@ from mpdp.broker.mosquitto import run_mosquitto
 async def main(messages: int) -> None:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'qos':>3} {'payload B':>9} {'messages':>8} {'seconds':>8} {'msg/s':>8}")
-    async with run_mosquitto() as endpoint:
+    async with run_mosquitto(anonymous=True) as endpoint:  # the C clients connect without a login
         for repetitions in (1, 1000):
             size = party_message_bytes(repetitions)
             for qos in (1, 0):

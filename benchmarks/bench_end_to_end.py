@@ -27,7 +27,7 @@ from mpdp.broker.mosquitto import run_mosquitto
 
 async def ceilings(messages: int) -> dict[tuple[int, int], Ceiling]:
     found = {}
-    async with run_mosquitto() as endpoint:
+    async with run_mosquitto(anonymous=True) as endpoint:  # the C clients connect without a login
         for repetitions in (1, 1000):
             for qos in (1, 0):
                 found[repetitions, qos] = await measure_ceiling(endpoint, qos, messages,

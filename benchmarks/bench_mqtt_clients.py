@@ -153,7 +153,7 @@ async def main(messages: int) -> None:
         receivers["gmqtt"] = receive_gmqtt
     else:
         print("gmqtt: not installed (pip install gmqtt), skipped")
-    async with run_mosquitto() as endpoint:
+    async with run_mosquitto(anonymous=True) as endpoint:
         print(f"{messages} QoS 1 messages of {payload} B from mosquitto_pub, one receiver at a time")
         raw = (await measure_ceiling(endpoint, 1, messages, payload)).rate
         print(f"{'receiver':<20} {'msg/s':>8} {'/mosquitto_sub':>14}")
