@@ -8,7 +8,7 @@ from typing import Literal
 
 import aiomqtt
 
-from mpdp.broker.settings import Scheme, url_host
+from mpdp.broker.settings import PASSWORD_ENV, BrokerSettings, Scheme, url_host
 from mpdp.broker.transport.mqtt import (
     SESSION_EXPIRY,
     MqttTransport,
@@ -63,6 +63,12 @@ class BrokerEndpoint:
         """``scheme://[user@]host:port[/path]`` (``mqtt://[::1]:1883`` for an IPv6 host); never the password."""
         user = f"{self.username}@" if self.username else ""
         return f"{self.scheme}://{user}{url_host(self.host)}:{self.port}{self.websocket_path or ''}"
+
+    def reached(self) -> BrokerSettings:
+        """Settings by which another run reaches this running broker as an external one, with its login
+        (a child broker's random one: it is in no URL). TLS files are not carried (our children listen in
+        plain MQTT on loopback)."""
+        return BrokerSettings.from_url(self.url, environ={} if self.password is None else {PASSWORD_ENV: self.password})
 
     def connect(self, client_id: str, *, persistent: bool = False) -> AbstractAsyncContextManager[MqttTransport]:
         """A connected :class:`mpdp.broker.transport.mqtt.MqttTransport` as ``async with``.

@@ -26,7 +26,7 @@ import numpy as np
 
 from mpdp.analysis.evaluation import RoundEvaluation
 from mpdp.broker.launch import open_broker
-from mpdp.broker.settings import PASSWORD_ENV, BrokerSettings
+from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.datasets import Dataset
@@ -118,9 +118,7 @@ async def _compare(dataset: Dataset, epsilon: float, delta: float, repetitions: 
                     sent[message.topic.value.split("/")[1]] += len(bytes(message.payload))
 
             counting = asyncio.create_task(count())
-            # each run reaches this broker as an external one, with its login (a child's random one)
-            login = {} if endpoint.password is None else {PASSWORD_ENV: endpoint.password}
-            reached = BrokerSettings.from_url(endpoint.url, environ=login)
+            reached = endpoint.reached()  # each run reaches this broker as an external one, with its login
             try:
                 for protocol in COMPARED:
                     config = RunConfig(

@@ -127,7 +127,7 @@ async def live_sweep(plan: SweepPlan, broker: BrokerSettings, *, workers: int | 
     total = sum(t.samples for t in plan.tasks)
     async with open_broker(broker) as endpoint:
         # our own broker: each session connects to its address; an external one: with the user's login and TLS
-        where = broker if broker.kind == "external" else BrokerSettings.from_url(endpoint.url, environ={})
+        where = broker if broker.kind == "external" else endpoint.reached()
         report(0, total)
         done = 0
         for task, seed in zip(plan.tasks, plan.seeds):

@@ -23,6 +23,15 @@ from mpdp.protocols.errors import ParameterError, WorkerError
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 
+def test_a_live_sweep_on_its_own_mosquitto_child_with_the_runs_login(mosquitto: BrokerEndpoint) -> None:
+    """The default broker of a live sweep is a mosquitto child with a random login (no anonymous clients):
+    each point's session reaches it with that login, and gets the same points as over an external broker."""
+    kwargs = dict(parties=4, rule="worst-case", samples=12, seed=9, live=True, workers=1)
+    own = mpdp.sweep([1.0], broker="mosquitto", **kwargs).to_dict()
+    external = mpdp.sweep([1.0], broker=mosquitto.url, **kwargs).to_dict()
+    assert own["points"] == external["points"] and len(own["points"]) == 2
+
+
 @pytest.mark.slow
 def test_three_epsilons_live_are_consistent_with_theory(mosquitto: BrokerEndpoint) -> None:
     """k = 5, the central observer's average rule, 120 rounds a point: every verdict consistent at alpha = 0.05
