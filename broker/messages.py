@@ -212,6 +212,9 @@ class PartyMessage(Answer):
         Raises:
             ProtocolViolation: ``"schema"``, naming the first bad field.
         """
+        if isinstance(payload, (bytes, bytearray)) and payload[:1] and payload[0] < 0x09 and payload[0] != wire.FORMAT:
+            raise ProtocolViolation("schema", f"binary party answer: format {payload[0]}; this version reads "
+                                              f"format {wire.FORMAT} and JSON")
         if isinstance(payload, str) or payload[:1] != bytes((wire.FORMAT,)):
             return super().from_wire(payload)
         answer = wire.decode(payload)

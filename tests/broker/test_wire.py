@@ -176,3 +176,11 @@ def test_a_decoded_binary_answer_has_exactly_one_encoding(flips: list[tuple[int,
         assert exc.reason == "schema"
         return
     assert message.to_wire() == edited and decode_answer(edited).signed_bytes() == message.signed_bytes()
+
+
+def test_an_unknown_binary_format_is_named() -> None:
+    """A payload whose first byte is another binary format (not 0x02, not JSON text) is refused as
+    ``schema`` naming the format, not as invalid JSON."""
+    for first in (0x00, 0x01, 0x03, 0x08):
+        with pytest.raises(ProtocolViolation, match=f"format {first}; this version reads format 2 and JSON"):
+            decode_answer(bytes((first,)) + b"\x02s1" + bytes(40))
