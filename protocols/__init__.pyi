@@ -60,9 +60,10 @@ from .line_mechanisms import (
     transition_parameter,
 )
 from .majority_mechanism import (
-    MAX_MAJORITY_VOTERS,
-    MajorityMechanism,
+    MAX_CENTRAL_VOTERS,
+    CentralMechanism,
     central_majority_mechanism,
+    central_mechanism,
 )
 from .mechanisms import (
     RandomizedResponse,
@@ -108,10 +109,11 @@ __all__ = [
     "CostLimitError",
     "FUNCTION_NAMES",
     "MAX_LINE_NODES",
-    "MAX_MAJORITY_VOTERS",
+    "MAX_CENTRAL_VOTERS",
     "MEASURE_NAMES",
     "RULE_KINDS",
     "BooleanFunction",
+    "CentralMechanism",
     "ColoredGraph",
     "ColoringStep",
     "DatasetError",
@@ -122,7 +124,6 @@ __all__ = [
     "GraphMechanism",
     "InteractiveProtocol",
     "LineMechanism",
-    "MajorityMechanism",
     "Morphism",
     "MpdpError",
     "OptimalRules",
@@ -152,6 +153,7 @@ __all__ = [
     "boundary_morphism",
     "build_problem",
     "central_majority_mechanism",
+    "central_mechanism",
     "check_delta",
     "check_epsilon",
     "check_rule_size",

@@ -97,7 +97,7 @@ def release_table(release_one: NDArray[np.float64], random_bits: int = DEFAULT_R
 
     Args:
         release_one: float64 (k + 1,), R(s) = P(release 1 | count s), non-decreasing in s, in [0, 1]
-            (e.g. ``MajorityMechanism.release_one``, 001 Theorems 3-5).
+            (e.g. ``CentralMechanism.release_one`` of majority, 001 Theorems 3-5).
         random_bits: L in 1..60.
 
     Raises:

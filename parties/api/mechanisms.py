@@ -191,6 +191,7 @@ def _solve_graph(request: _Request) -> tuple[dict[str, Any], GraphMechanism | No
         maj = central_majority_mechanism(voters, eps, delta, red_at_boundary=request.boundary,
                                          criterion="worst-case" if request.balanced else "average")
         red = 1.0 - maj.release_one
+        assert maj.line is not None  # majority has one color change: its line
         return {"feasible": True, "vertices": "count of YES votes", "red": MAJORITY_RED,
                 "probabilities": {str(c): float(p) for c, p in enumerate(red)},
                 "transition": _transition(maj.line.transition), "average_accuracy": maj.average_accuracy(),
