@@ -1,0 +1,112 @@
+"""The optimal central mechanism of every binary symmetric function against a brute-force LP over the full
+hypercube {0,1}^k (no symmetry assumed), closed forms and properties."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import TruthTable, parse_function
+from mpdp.protocols.majority_mechanism import central_majority_mechanism, central_mechanism
+from tests.protocols.hypercube_lp import hypercube_optimum
+
+FUNCTIONS = ("majority", "and", "or", "threshold:2", "threshold:3", "xor")
+LEVELS = ((1.0, 0.0), (0.3, 0.1), (2.0, 0.02), (0.05, 0.0))
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("k", [3, 4, 5])
+def test_average_and_worst_case_optimum_over_the_whole_hypercube(name: str, k: int) -> None:
+    truth = parse_function(name).truth_table(k)
+    for epsilon, delta in LEVELS:
+        average = central_mechanism(name, k, epsilon, delta)
+        worst = central_mechanism(name, k, epsilon, delta, criterion="worst-case")
+        assert average.average_accuracy() == pytest.approx(hypercube_optimum(truth, epsilon, delta), abs=1e-8)
+        assert worst.worst_case_accuracy() == pytest.approx(
+            hypercube_optimum(truth, epsilon, delta, worst_case=True), abs=1e-8)
+
+
+def test_six_voters_threshold_and_xor() -> None:
+    for name in ("threshold:4", "xor"):
+        truth = parse_function(name).truth_table(6)
+        mech = central_mechanism(name, 6, 0.7, 0.05)
+        assert mech.average_accuracy() == pytest.approx(hypercube_optimum(truth, 0.7, 0.05), abs=1e-8)
+
+
+def test_xor_is_the_constant_closed_form() -> None:
+    """xor at eps = 1: P(true) = e/(1 + e) = 0.7310585786 on every count, average and worst case alike."""
+    a = math.e
+    mech = central_mechanism("xor", 5, 1.0, 0.0)
+    np.testing.assert_allclose(mech.truthful, a / (1 + a), rtol=0, atol=1e-15)
+    assert hypercube_optimum(parse_function("xor").truth_table(5), 1.0, 0.0) == pytest.approx(0.7310585786300049,
+                                                                                           abs=1e-9)
+    assert mech.average_accuracy() == pytest.approx(0.7310585786300049, abs=1e-12)
+    theta = (1 - 0.1) / (math.exp(0.5) + 1)  # P(wrong color) with delta = 0.1: release 1 on odd counts
+    np.testing.assert_allclose(central_mechanism("xor", 4, 0.5, 0.1, criterion="worst-case").release_one,
+                               [theta, 1 - theta, theta, 1 - theta, theta], rtol=0, atol=1e-15)
+
+
+def test_majority_is_the_threshold_at_half() -> None:
+    for k in (4, 7, 10):
+        maj, thr = central_majority_mechanism(k, 0.4, 0.05), central_mechanism(f"threshold:{k // 2 + 1}", k, 0.4, 0.05)
+        assert np.array_equal(maj.release_one, thr.release_one) and maj.line is not None
+
+
+def test_or_mirrors_and() -> None:
+    """or(x) = 1 - and(1 - x): the optimal releases are mirror images (an identity 001 does not state)."""
+    for k in (2, 6, 31):
+        mirror = central_mechanism("and", k, 0.8, 0.01)
+        np.testing.assert_allclose(central_mechanism("or", k, 0.8, 0.01).release_one, 1 - mirror.release_one[::-1],
+                                   atol=1e-9)
+
+
+def test_constant_functions_release_their_value() -> None:
+    assert central_mechanism("threshold:0", 3, 1.0, 0.0).release_one.tolist() == [1.0] * 4
+    never = central_mechanism("threshold:5", 3, 1.0, 0.0)
+    assert never.release_one.tolist() == [0.0] * 4 and never.worst_case_accuracy() == 1.0
+
+
+def test_bad_functions_are_named() -> None:
+    with pytest.raises(ParameterError, match="binary symmetric"):
+        central_mechanism("sum", 3, 1.0, 0.0)
+    two_changes = TruthTable(tuple(int(0 < bin(x).count("1") < 3) for x in range(8)))  # f(c) = 0,1,1,0
+    with pytest.raises(ParameterError, match="changes 2 times"):
+        central_mechanism(two_changes, 3, 1.0, 0.0)
+    with pytest.raises(ParameterError, match="red_at_boundary"):
+        central_mechanism("xor", 3, 1.0, 0.0, red_at_boundary=0.3)
+    with pytest.raises(ParameterError, match="voters"):
+        central_mechanism("and", 0, 1.0, 0.0)
+
+
+def _is_private(release: np.ndarray, epsilon: float, delta: float) -> bool:
+    """001 eq. (1) on every edge c ~ c + 1 of the count line (= every hypercube edge), both outputs, both ways."""
+    a, slack = math.exp(epsilon), 1e-12
+    for p in (release, 1.0 - release):
+        if np.any(p[1:] > a * p[:-1] + delta + slack) or np.any(p[:-1] > a * p[1:] + delta + slack):
+            return False
+    return True
+
+
+_NAMES = st.sampled_from(["majority", "and", "or", "xor", "threshold:1", "threshold:2", "threshold:5"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=_NAMES, k=st.integers(1, 40), epsilon=st.floats(0.0, 5.0), delta=st.sampled_from([0.0, 1e-3, 0.1]),
+       criterion=st.sampled_from(["average", "worst-case"]))
+def test_private_on_every_edge_and_accuracy_in_range(name, k, epsilon, delta, criterion) -> None:
+    mech = central_mechanism(name, k, epsilon, delta, criterion=criterion)
+    assert _is_private(mech.release_one, epsilon, delta)
+    assert 0.0 <= mech.worst_case_accuracy() <= mech.average_accuracy() + 1e-12 <= 1.0 + 1e-12
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=_NAMES, k=st.integers(1, 30), low=st.floats(0.0, 3.0), gap=st.floats(0.0, 2.0),
+       delta=st.sampled_from([0.0, 0.05]))
+def test_more_epsilon_is_never_less_accurate(name, k, low, gap, delta) -> None:
+    before, after = central_mechanism(name, k, low, delta), central_mechanism(name, k, low + gap, delta)
+    assert after.average_accuracy() >= before.average_accuracy() - 1e-9
+    worst = [central_mechanism(name, k, e, delta, criterion="worst-case").worst_case_accuracy() for e in (low, low + gap)]
+    assert worst[1] >= worst[0] - 1e-12
