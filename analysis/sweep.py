@@ -12,12 +12,15 @@ eqs. (4), (6)), built by :func:`mpdp.protocols.rule_factory.decision_rule`. Per 
 * verdict: the two-sided exact binomial test of the count of right decisions against the theory, at level
   alpha / (number of points) (Bonferroni: the chance that any point of a correct engine is flagged is at
   most alpha) (:func:`mpdp.analysis.stats.consistency_test`);
-* for majority, the accuracy of the trusted curator: the optimal central mechanism of 001 at the same
-  (epsilon, delta) per voter (:func:`mpdp.protocols.majority_mechanism.central_majority_mechanism`, what
-  ``mpdp compare``'s curator releases), ``curator_accuracy``.
+* for a binary f (majority, and, or, threshold:T, xor) and the central observer, the accuracy of the
+  trusted curator: the optimal central mechanism of 001 at the same (epsilon, delta) per voter
+  (:func:`mpdp.protocols.majority_mechanism.central_mechanism`; for majority what ``mpdp compare``'s curator
+  releases), ``curator_accuracy``.
 
 With ``protocol="curator"`` the points measure the curator itself (its release is the decision: no rule,
-no observer), its exact theory the same central mechanism's average and worst-case accuracy.
+no observer), its exact theory the same central mechanism's average and worst-case accuracy; the Monte
+Carlo draws the count c ~ Bin(k, 1/2) of a uniform input, then a right release with probability
+P(release = f(c) | c).
 
 Randomness: point i draws from ``default_rng(SeedSequence(seed).spawn(points)[i])``, so the result is the
 same bit for bit whatever the executor and the number of workers.
@@ -48,7 +51,7 @@ from mpdp.analysis.stats import clopper_pearson, consistency_test
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.majority_mechanism import MajorityMechanism, central_majority_mechanism
+from mpdp.protocols.majority_mechanism import CentralMechanism, central_mechanism
 from mpdp.protocols.mechanisms import RandomizedResponse, check_delta, check_epsilon
 from mpdp.protocols.rule_factory import decision_rule
 from mpdp.protocols.rules import RULE_KINDS, check_kind
@@ -58,7 +61,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["OBSERVERS", "PROTOCOLS", "SCALES", "SOURCES", "PointTheory", "SweepPlan", "SweepPoint", "SweepResult",
+__all__ = ["CURATOR_LABEL", "OBSERVERS", "PROTOCOLS", "SCALES", "SOURCES", "PointTheory", "SweepPlan", "SweepPoint", "SweepResult",
            "SweepOptions", "SweepSetting", "SweepTask", "epsilon_grid", "plan_sweep", "point_theory", "sweep"]
 
 #: Spacing of the epsilon grid.
@@ -136,9 +139,9 @@ class SweepPoint(SweepSetting):
     Attributes:
         theoretical_accuracy: exact average accuracy of the rule (002 eq. (1)), what is measured.
         theoretical_worst_case: exact worst-case accuracy of the rule (eq. (3)).
-        curator_accuracy: average accuracy of the trusted curator, 001's optimal central mechanism
-            (:func:`mpdp.protocols.majority_mechanism.central_majority_mechanism`), at the same (epsilon,
-            delta) per voter: majority and the central observer only, else None.
+        curator_accuracy: average accuracy of the trusted curator, 001's optimal central mechanism of f
+            (:func:`mpdp.protocols.majority_mechanism.central_mechanism`), at the same (epsilon, delta) per
+            voter: a binary f (not ``sum``) and the central observer only, else None.
         empirical_accuracy: successes / samples; successes, samples: the measured counts (Monte Carlo
             repetitions, or live rounds of one privatization each).
         ci_low, ci_high: Clopper-Pearson interval at level 1 - alpha.
@@ -158,8 +161,10 @@ class SweepPoint(SweepSetting):
 
 
 #: The protocols a sweep point can measure: ``rr`` (the parties' randomized responses and the observer's
-#: optimal rule) or ``curator`` (a trusted curator releases the majority by 001's optimal central mechanism).
+#: optimal rule) or ``curator`` (a trusted curator releases f by 001's optimal central mechanism).
 PROTOCOLS: tuple[str, ...] = ("rr", "curator")
+#: The plot's name of the trusted curator's curve and points.
+CURATOR_LABEL = "trusted curator (001's optimal central mechanism)"
 #: Where a sweep's measurements come from: the vectorized Monte Carlo engine, or live sessions over a broker.
 SOURCES: tuple[str, ...] = ("monte-carlo", "live")
 
@@ -181,7 +186,7 @@ class PointTheory:
         average: the decision's average accuracy over uniform inputs (002 eq. (1)): what is measured.
         worst_case: its worst case over inputs (eq. (3)).
         curator: the trusted curator's average accuracy (001's optimal central mechanism at the same
-            (epsilon, delta) per voter) for the central observer of majority, else None.
+            (epsilon, delta) per voter) for the central observer of a binary f, else None.
     """
 
     average: float
@@ -189,11 +194,11 @@ class PointTheory:
     curator: float | None
 
 
-def _curator(task: SweepTask) -> MajorityMechanism | None:
-    """The curator's mechanism where the point has a curator curve: majority, the central observer."""
-    if task.function not in ("majority", "passed") or task.observer != "central":
+def _curator(task: SweepTask) -> CentralMechanism | None:
+    """The curator's mechanism where the point has a curator curve: a binary f, the central observer."""
+    if task.observer != "central" or parse_function(task.function).output_size(task.parties) != 2:
         return None
-    return central_majority_mechanism(task.parties, task.epsilon, task.delta)
+    return central_mechanism(task.function, task.parties, task.epsilon, task.delta)
 
 
 def _observer_rule(task: SweepTask) -> TableRule:
@@ -210,7 +215,7 @@ def _theory(task: SweepTask, rule: TableRule | None) -> PointTheory:
     curator = _curator(task)
     central = None if curator is None else curator.average_accuracy()
     if rule is None:  # the curator protocol: the release is the decision
-        assert curator is not None and central is not None  # plan_sweep: the curator decides majority
+        assert curator is not None and central is not None  # plan_sweep: the curator releases a binary f
         return PointTheory(central, curator.worst_case_accuracy(), central)
     f = parse_function(task.function)
     exact = rule_accuracy(rule, f, np.eye(f.output_size(task.parties)))
@@ -227,11 +232,11 @@ def _run_point(task: SweepTask, seed: np.random.SeedSequence) -> tuple[PointTheo
     """Theory and Monte Carlo successes of one point (a top-level function: executors pickle it).
 
     The curator's samples draw the count c ~ Bin(k, 1/2) of a uniform input, then whether the release is
-    the true majority, with probability :attr:`MajorityMechanism.truthful` [c]."""
+    f(c), with probability :attr:`CentralMechanism.truthful` [c]."""
     rng = np.random.default_rng(seed)
     if task.rule == "curator":
         curator = _curator(task)
-        assert curator is not None  # plan_sweep: the curator decides majority
+        assert curator is not None  # plan_sweep: the curator releases a binary f
         counts = rng.binomial(task.parties, 0.5, size=task.samples)
         successes = int((rng.random(task.samples) < curator.truthful[counts]).sum())
         return _theory(task, None), successes
@@ -287,7 +292,7 @@ class SweepResult:
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """Accuracy against epsilon: theory curves (solid: the rule's average accuracy; dotted: its worst
-        case; dash-dot black: the trusted curator's, for majority), measured points with their intervals as
+        case; dash-dot: the trusted curator's, for a binary f, in the colour of f's first rule), measured points with their intervals as
         error bars (a red cross marks an inconsistent point). Never changes matplotlib's backend.
 
         Args:
@@ -305,7 +310,7 @@ class SweepResult:
             pts = sorted(pts, key=lambda p: p.epsilon)
             eps = np.array([p.epsilon for p in pts])
             label = f"{fname}, k={k}" + (f", delta={delta:g}" if delta else "") + (
-                ", trusted curator" if rule == "curator" else f", {rule} rule, {observer}")
+                f", {CURATOR_LABEL}" if rule == "curator" else f", {rule} rule, {observer}")
             line, = ax.plot(eps, [p.theoretical_accuracy for p in pts], "-", label=f"theory: {label}")
             color = line.get_color()
             ax.plot(eps, [p.theoretical_worst_case for p in pts], ":", color=color, linewidth=1)
@@ -320,8 +325,8 @@ class SweepResult:
             curator = [p.curator_accuracy for p in pts if p.curator_accuracy is not None]
             if key not in curator_drawn and len(curator) == len(pts) and rule != "curator":
                 curator_drawn.add(key)
-                ax.plot(eps, curator, "-.", color="black", linewidth=1,
-                        label=f"trusted curator (001's optimal central mechanism): {fname}, k={k}")
+                ax.plot(eps, curator, "-.", color=color, linewidth=1.5,
+                        label=f"{CURATOR_LABEL}: {fname}, k={k}")
         if self.inputs.get("scale") == "log":
             ax.set_xscale("log")
         ax.set_xlabel(EPSILON_LABEL)
@@ -454,7 +459,7 @@ def plan_sweep(
         alpha: family-wise level of the verdicts and 1 - level of the intervals, in (0, 1).
         scale: how the grid was spaced (``log``/``linear``), for the plot.
         protocol: ``rr`` (randomized response and the observer's optimal rule) or ``curator`` (the trusted
-            curator's release of the majority by 001's optimal central mechanism; no rule or observer).
+            curator's release of f by 001's optimal central mechanism; a binary f, no rule or observer).
 
     Raises:
         ParameterError, SizeLimitError: as :func:`sweep`.
@@ -468,8 +473,10 @@ def plan_sweep(
     deltas = _as_tuple(delta, check_delta)
     functions = _as_tuple(function, _check_function)
     if protocol == "curator":
-        if set(functions) - {"majority", "passed"}:
-            raise ParameterError("function", ",".join(functions), "majority with protocol curator")
+        for name in functions:
+            if parse_function(name).output_size(max(ks)) != 2:
+                raise ParameterError("function", name, "a binary function (majority, and, or, threshold:T, xor) "
+                                     "with protocol curator")
         for name, given in (("rule", rule), ("observer", observer)):
             if given is not None:
                 raise ParameterError(name, given, "none with protocol curator (its release is the decision)")
@@ -521,8 +528,8 @@ def sweep(
         a :class:`SweepResult`.
 
     Raises:
-        ParameterError: any bad value (named, with what is allowed); a rule or observer, or another
-            function than majority, with protocol curator.
+        ParameterError: any bad value (named, with what is allowed); a rule or observer, or a function
+            that is not binary (``sum``), with protocol curator.
         SizeLimitError: more than ``PURE_GROUP_MAX`` parties (the symmetric engine's exact theory); delta > 0
             with more than ``FOUR_OUTPUT_GROUP_MAX`` parties (no exact engine
             holds the four-output count classes, so there is no exact theory to test against).

@@ -104,7 +104,8 @@ def sweep(
 
     Raises:
         ParameterError: a bad value, named with what is allowed (``epsilon`` not ``LO:HI:STEPS``; an
-            executor, or a broker, workers or round_timeout without ``live``... as the error says).
+            executor, or a broker, workers or round_timeout without ``live``; live, the curator protocol
+            with another function than majority, before any process starts... as the error says).
         SizeLimitError: as :func:`mpdp.analysis.sweep.sweep`.
         UnguardedMainError: live, from a script's top level without ``if __name__ == "__main__":``.
         TransportError, WorkerError: live: the broker or a session's worker process failed.

@@ -12,7 +12,9 @@ law as the Monte Carlo engine's, tested the same way (:meth:`mpdp.analysis.sweep
 * observer ``party``: party 0's own decisions (the parties decide too, each with its optimal rule of the
   same kind from the published transcript and its own bit, 002 eqs. (2), (4));
 * rule ``curator``: the curator protocol: the parties seal their bits to a trusted curator, who releases
-  the majority by 001's optimal central mechanism; the release is the decision.
+  the majority by 001's optimal central mechanism; the release is the decision. The live curator
+  (:mod:`mpdp.parties.curator`) releases the majority only: other binary functions are refused before any
+  process starts (:func:`check_live_plan`; their curator is measured by the Monte Carlo engine).
 
 Seeds: point i's ``SeedSequence`` (:attr:`mpdp.analysis.sweep.SweepPlan.seeds`) gives a 63-bit root seed of
 its session (:func:`session_seed`), whose :class:`mpdp.parties.session.seeds.SeedTree` draws the bits
@@ -39,12 +41,30 @@ from mpdp.parties.session.datasets import random_dataset
 from mpdp.parties.session.estimate import RunEstimate, estimate_run
 from mpdp.parties.session.runner import ProgressCallback, run_async
 from mpdp.parties.session.seeds import SeedTree
-from mpdp.protocols.errors import WorkerError
+from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rule_factory import RuleCache, zero_one_rules
 
-__all__ = ["estimate_live_sweep", "live_sweep", "session_seed"]
+__all__ = ["LIVE_CURATOR_FUNCTIONS", "check_live_plan", "estimate_live_sweep", "live_sweep", "session_seed"]
+
+
+#: What the live curator protocol releases (:data:`mpdp.parties.curator.session.CENTRAL_FUNCTIONS`).
+LIVE_CURATOR_FUNCTIONS = ("majority", "passed")
+
+
+def check_live_plan(plan: SweepPlan) -> None:
+    """Refuse a plan the live sessions cannot measure: the curator protocol with another function than
+    the majority.
+
+    Raises:
+        ParameterError: names the function and the alternative (the Monte Carlo curator, without live).
+    """
+    for task in plan.tasks:
+        if task.rule == "curator" and task.function not in LIVE_CURATOR_FUNCTIONS:
+            raise ParameterError("function", task.function, "majority with a live curator protocol: the live "
+                                 "curator releases the majority only",
+                                 hint="other binary functions: the Monte Carlo curator, without --live")
 
 
 def session_seed(seed: np.random.SeedSequence) -> int:
@@ -119,8 +139,10 @@ async def live_sweep(plan: SweepPlan, broker: BrokerSettings, *, workers: int | 
     Raises:
         TransportError: the broker is unreachable, would not start or went away.
         WorkerError: a session's worker process failed, or a round closed with parties unheard.
-        ParameterError: what a session refuses (checked by :func:`mpdp.analysis.sweep.plan_sweep` first).
+        ParameterError: what a session refuses (checked by :func:`mpdp.analysis.sweep.plan_sweep` and
+            :func:`check_live_plan` first, before the broker starts).
     """
+    check_live_plan(plan)
     report = progress or (lambda done, total: None)
     rules = RuleCache()
     measured = []

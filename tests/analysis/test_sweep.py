@@ -15,7 +15,9 @@ from scipy.stats import binom
 from mpdp.analysis.sweep import SweepResult, epsilon_grid, sweep
 from mpdp.parties.cli.args import to_json_text
 from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.functions import parse_function
 from mpdp.protocols.mechanisms import truth_and_flip
+from tests.protocols.hypercube_lp import hypercube_optimum
 
 
 def _majority_of_reports(k: int, epsilon: float) -> float:
@@ -157,3 +159,37 @@ def test_the_curator_protocol_by_monte_carlo() -> None:
         assert point.theoretical_worst_case < point.theoretical_accuracy
     assert result.consistent and result.inputs["rule"] == ["curator"]
     assert sweep([0.4, 1.2, 3.0], parties=9, protocol="curator", samples=20_000, seed=5).points == result.points
+
+
+@pytest.mark.parametrize("function", ["and", "or", "threshold:3", "xor"])
+def test_the_curator_curve_of_every_binary_function_is_the_hypercube_optimum(function) -> None:
+    """curator_accuracy (central observer) = the best average accuracy of any (epsilon, delta)-DP release of f
+    over the full hypercube {0,1}^5 (a brute-force LP with no symmetry assumed); the party has none."""
+    truth = parse_function(function).truth_table(5)
+    result = sweep([0.3, 1.0, 2.5], parties=5, delta=(0.0, 0.05), function=function, rule="average",
+                   observer=("central", "party"), samples=10)
+    for point in result.points:
+        if point.observer == "party 0":
+            assert point.curator_accuracy is None
+            continue
+        assert point.curator_accuracy == pytest.approx(hypercube_optimum(truth, point.epsilon, point.delta), abs=1e-8)
+
+
+def test_the_curator_of_any_binary_function_by_monte_carlo() -> None:
+    """--protocol curator for and / or / threshold:3 / xor: theory = the hypercube optimum, worst case = its
+    balanced bound, Monte Carlo consistent; no curator for sum."""
+    result = sweep([0.4, 1.5], parties=5, function=("and", "or", "threshold:3", "xor"), protocol="curator",
+                   samples=20_000, seed=9)
+    for point in result.points:
+        truth = parse_function(point.function).truth_table(5)
+        assert point.theoretical_accuracy == point.curator_accuracy == pytest.approx(
+            hypercube_optimum(truth, point.epsilon, 0.0), abs=1e-8)
+        assert point.theoretical_worst_case <= point.theoretical_accuracy + 1e-12  # xor: equal
+    assert result.consistent and len(result.points) == 8
+    xor = [p for p in result.points if p.function == "xor"]
+    assert [p.theoretical_accuracy for p in xor] == pytest.approx([1 / (1 + np.exp(-e)) for e in (0.4, 1.5)],
+                                                                  abs=1e-12)  # e^eps / (1 + e^eps)
+    assert sweep([1.0], parties=5, function="sum", rule="average", observer="central",
+                 samples=10).points[0].curator_accuracy is None
+    with pytest.raises(ParameterError, match="binary"):
+        sweep([1.0], parties=5, function="sum", protocol="curator")

@@ -9,9 +9,10 @@
 Every point of the grid (epsilon x k x delta x function x rule x observer): k parties run randomized
 response at (epsilon, delta); the central observer (or party 0, who also knows its own bit) applies its
 optimal rule (002). The exact theory is the rule's average accuracy over uniform inputs (002 eq. (1),
-what the Monte Carlo measures) and its worst-case accuracy (eq. (3)); for majority also the optimal
-central mechanism of 001, the trusted curator's curve (--protocol curator: the curator's release is
-the decision, measured against that curve). The Monte Carlo draws, per repetition, one binomial count per group of parties
+what the Monte Carlo measures) and its worst-case accuracy (eq. (3)); for a binary function (majority,
+and, or, threshold:T, xor; not sum) also the optimal central mechanism of 001, the trusted curator's
+curve (--protocol curator: the curator's release is the decision, measured against that curve; live,
+majority only). The Monte Carlo draws, per repetition, one binomial count per group of parties
 with equal parameters and decides by the rule's table on counts; each point gets its Clopper-Pearson interval and an exact binomial test against
 the theory at level alpha / points (Bonferroni). Points run in parallel with --jobs; the result is the same
 bit for bit for the same --seed whatever --jobs (one SeedSequence child per point), also on a Dask cluster
@@ -58,7 +59,7 @@ from mpdp.parties.cli.args import (
     seed_value,
     to_json_text,
 )
-from mpdp.parties.session.live_sweep import estimate_live_sweep
+from mpdp.parties.session.live_sweep import check_live_plan, estimate_live_sweep
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["register"]
@@ -74,11 +75,13 @@ examples:
   mpdp sweep --epsilon 0:2:9 --scale linear --function xor --delta 0,0.01 --parties 21 --json
   mpdp sweep --epsilon 0.5:2:3 --parties 7 --rule average --observer central --live --samples 300
   mpdp sweep --epsilon 0.5:2:3 --parties 7 --protocol curator --live --samples 300
+  mpdp sweep --epsilon 0.1:3:8 --parties 15 --function and,xor,threshold:5 --protocol curator
 
 --out DIR writes sweep.json (the --json document), sweep.csv (one row per point) and sweep.png (theory
 curves, measured points with their intervals). JSON: schema_version, mpdp_version, inputs, and a list
 points, each with epsilon, rule, observer, theoretical_accuracy, empirical_accuracy, ci_low, ci_high,
-consistent, curator_accuracy (majority, central observer: the trusted curator's exact accuracy); source:
+consistent, curator_accuracy (a binary function, central observer: the trusted curator's exact
+accuracy, 001's optimal central mechanism; else null); source:
 monte-carlo or live. Exit code 1 when some point is inconsistent with theory.
 """ + papers_epilog("001", "002")
 
@@ -201,6 +204,8 @@ def _run(args: argparse.Namespace) -> int:
     if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep rows whole
         console = Console(width=160)
     if args.live:
+        with option_names(**names):
+            check_live_plan(plan)
         header = (f"mpdp sweep --live: {len(plan.tasks)} points x {samples} rounds, one session after another "
                   f"over one broker; {estimate_live_sweep(plan).describe()}")
         options.update(live=True, broker=BrokerSettings.from_url(**broker_options(args)), workers=args.workers,
@@ -248,8 +253,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="central (the central observer) and/or party (party 0, knowing its own bit); default both")
     p.add_argument("--protocol", choices=PROTOCOLS, default="rr",
                    help="rr: the parties' randomized responses and the observer's optimal rule (default); "
-                        "curator: a trusted curator releases the majority by 001's optimal central mechanism "
-                        "(majority only; no --rule or --observer)")
+                        "curator: a trusted curator releases the function by 001's optimal central mechanism "
+                        "(a binary function: majority, and, or, threshold:T, xor; no --rule or --observer; "
+                        "with --live majority only)")
     p.add_argument("--samples", type=count_value, default=None,
                    help=f"Monte Carlo repetitions per point (default {SAMPLES}); with --live, rounds per point, "
                         f"each one privatization of fresh random bits (default {LIVE_SAMPLES})")
