@@ -165,6 +165,7 @@ class SweepPoint(SweepSetting):
 PROTOCOLS: tuple[str, ...] = ("rr", "curator")
 #: The plot's name of the trusted curator's curve and points.
 CURATOR_LABEL = "trusted curator (001's optimal central mechanism)"
+_CURATOR_MARKERS = ("", "s", "^", "D", "v", "x")
 #: Where a sweep's measurements come from: the vectorized Monte Carlo engine, or live sessions over a broker.
 SOURCES: tuple[str, ...] = ("monte-carlo", "live")
 
@@ -292,7 +293,7 @@ class SweepResult:
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """Accuracy against epsilon: theory curves (solid: the rule's average accuracy; dotted: its worst
-        case; dash-dot: the trusted curator's, for a binary f, in the colour of f's first rule), measured points with their intervals as
+        case; dash-dot black: the trusted curator's, for a binary f, a marker each after the first), measured points with their intervals as
         error bars (a red cross marks an inconsistent point). Never changes matplotlib's backend.
 
         Args:
@@ -325,7 +326,8 @@ class SweepResult:
             curator = [p.curator_accuracy for p in pts if p.curator_accuracy is not None]
             if key not in curator_drawn and len(curator) == len(pts) and rule != "curator":
                 curator_drawn.add(key)
-                ax.plot(eps, curator, "-.", color=color, linewidth=1.5,
+                marker = _CURATOR_MARKERS[(len(curator_drawn) - 1) % len(_CURATOR_MARKERS)]  # one per curve
+                ax.plot(eps, curator, "-.", color="black", linewidth=1, marker=marker, markersize=4,
                         label=f"{CURATOR_LABEL}: {fname}, k={k}")
         if self.inputs.get("scale") == "log":
             ax.set_xscale("log")
