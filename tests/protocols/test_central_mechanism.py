@@ -110,3 +110,12 @@ def test_more_epsilon_is_never_less_accurate(name, k, low, gap, delta) -> None:
     assert after.average_accuracy() >= before.average_accuracy() - 1e-9
     worst = [central_mechanism(name, k, e, delta, criterion="worst-case").worst_case_accuracy() for e in (low, low + gap)]
     assert worst[1] >= worst[0] - 1e-12
+
+
+def test_no_privacy_budget_releases_the_likelier_value_exactly() -> None:
+    """eps = delta = 0: every count must release alike, so the best is the likelier value, exactly (the
+    search's bounds are tried: and releases 0 always; majority of 4 too, right on 11 of 16 inputs)."""
+    for name, k, accuracy in (("majority", 4, 11 / 16), ("and", 5, 31 / 32), ("or", 5, 31 / 32)):
+        mech = central_mechanism(name, k, 0.0, 0.0)
+        assert np.ptp(mech.release_one) == 0.0 and mech.release_one[0] in (0.0, 1.0)
+        assert mech.average_accuracy() == pytest.approx(accuracy, abs=1e-15)
