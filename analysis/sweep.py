@@ -61,8 +61,9 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["CURATOR_LABEL", "OBSERVERS", "PROTOCOLS", "SCALES", "SOURCES", "PointTheory", "SweepPlan", "SweepPoint", "SweepResult",
-           "SweepOptions", "SweepSetting", "SweepTask", "epsilon_grid", "plan_sweep", "point_theory", "sweep"]
+__all__ = ["CURATOR_LABEL", "OBSERVERS", "PROTOCOLS", "SCALES", "SOURCES", "PointTheory", "SweepPlan", "SweepPoint",
+           "SweepResult", "SweepOptions", "SweepSetting", "SweepTask", "epsilon_grid", "plan_sweep", "point_theory",
+           "sweep"]
 
 #: Spacing of the epsilon grid.
 SCALES = ("log", "linear")
@@ -293,8 +294,8 @@ class SweepResult:
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """Accuracy against epsilon: theory curves (solid: the rule's average accuracy; dotted: its worst
-        case; dash-dot black: the trusted curator's, for a binary f, a marker each after the first), measured points with their intervals as
-        error bars (a red cross marks an inconsistent point). Never changes matplotlib's backend.
+        case; dash-dot black: the trusted curator's, for a binary f, a marker each after the first), measured
+        points with their intervals as error bars (a red cross marks an inconsistent point). Never changes matplotlib's backend.
 
         Args:
             ax: the axes to draw on; None makes a new :class:`matplotlib.figure.Figure`.

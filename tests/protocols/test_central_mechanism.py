@@ -108,7 +108,8 @@ def test_private_on_every_edge_and_accuracy_in_range(name, k, epsilon, delta, cr
 def test_more_epsilon_is_never_less_accurate(name, k, low, gap, delta) -> None:
     before, after = central_mechanism(name, k, low, delta), central_mechanism(name, k, low + gap, delta)
     assert after.average_accuracy() >= before.average_accuracy() - 1e-9
-    worst = [central_mechanism(name, k, e, delta, criterion="worst-case").worst_case_accuracy() for e in (low, low + gap)]
+    worst = [central_mechanism(name, k, e, delta, criterion="worst-case").worst_case_accuracy()
+             for e in (low, low + gap)]
     assert worst[1] >= worst[0] - 1e-12
 
 
