@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.dataset_sweep import dataset_sweep
+from mpdp.analysis.dataset_sweep import dataset_sweep, plan_dataset_sweep
 from mpdp.analysis.sweep import SweepOptions, SweepResult, grid_of, plan_sweep
 from mpdp.analysis.sweep import sweep as sweep_grid
 from mpdp.broker.settings import BrokerSettings
@@ -98,7 +98,7 @@ def sweep(
         dataset: None (uniformly random inputs), or ``house-votes-84`` or a CSV path
             (:func:`mpdp.parties.session.datasets.load_dataset`): each point measured on the dataset's real
             inputs, one per round, by :func:`mpdp.analysis.dataset_sweep.dataset_sweep` (the central observer;
-            ``samples`` per round; no ``parties``, no ``live``).
+            no ``parties``); ``samples`` privatizations per round (live: the session's repetitions).
         label_column: with a CSV dataset: its column 1 holds party labels (True) or votes (False); None guesses.
         options: ``parties``, ``delta``, ``function``, ``rule``, ``observer`` (one value or several each: the
             grid is their product), ``samples``, ``seed``, ``alpha``, ``scale``, ``protocol``: as
@@ -119,8 +119,8 @@ def sweep(
 
     Raises:
         ParameterError: a bad value, named with what is allowed (``epsilon`` not ``LO:HI:STEPS``; an
-            executor, or a broker, workers or round_timeout without ``live``; ``observer="party"``, ``parties``
-            or ``live`` with a dataset... as the error says).
+            executor, or a broker, workers or round_timeout without ``live``; ``observer="party"`` or
+            ``parties`` with a dataset... as the error says).
         DatasetError: an unknown dataset name that is no readable file, or a malformed CSV.
         SizeLimitError: as :func:`mpdp.analysis.sweep.sweep`.
         UnguardedMainError: live, from a script's top level without ``if __name__ == "__main__":``.
@@ -129,18 +129,16 @@ def sweep(
     grid = grid_of(epsilon, options.get("scale", "log")) if isinstance(epsilon, str) else epsilon
     if dataset is None and label_column is not None:
         raise ParameterError("label_column", label_column, "None without a CSV dataset")
-    if dataset is not None and live:
-        raise ParameterError("live", live, "False with a dataset (its sweep runs on the Monte Carlo engine)")
+    data = None if dataset is None else load_dataset(dataset, label_column)
     if not live:
         for name, value, default in (("broker", broker, None), ("workers", workers, None),
                                      ("round_timeout", round_timeout, 60.0)):
             if value != default:
                 raise ParameterError(name, value, "the default without live=True (the Monte Carlo engine "
                                      "runs no broker or session)")
-        if dataset is None:
+        if data is None:
             result = sweep_grid(grid, executor=executor, progress=progress, **options)
         else:
-            data = load_dataset(dataset, label_column)
             result = dataset_sweep(grid, data.bits, data.round_names, dataset=data.name, executor=executor,
                                    progress=progress, **options)
         return Sweep(document=result.to_dict(), result=result)
@@ -151,7 +149,8 @@ def sweep(
         raise ParameterError("workers", workers, "None or an integer >= 1")
     if not 0 < round_timeout < math.inf:
         raise ParameterError("round_timeout", round_timeout, "a finite number of seconds > 0")
-    plan = plan_sweep(grid, **options)
+    plan = plan_sweep(grid, **options) if data is None else plan_dataset_sweep(
+        grid, data.bits, data.round_names, dataset=data.name, **options)
     settings = broker if isinstance(broker, BrokerSettings) else BrokerSettings.from_url(broker)
     check_main_guard("mpdp.sweep")
     result = run_blocking(live_sweep(plan, settings, workers=workers, round_timeout=round_timeout,

@@ -21,7 +21,8 @@ bit for bit for the same --seed whatever --jobs (one SeedSequence child per poin
 instead of uniformly random ones: per point (central observer only) the exact accuracy of the rule on each
 bill's votes (its voting members only), averaged over the bills (the worst-case column: the worst bill),
 the trusted curator's on the same votes, and --samples Monte Carlo privatizations of every bill; each
-bill is tested at alpha / (points x bills).
+bill is tested at alpha / (points x bills). With --live, each point is one session over the dataset's
+rounds as mpdp simulate --dataset runs it, --samples repetitions a round.
 
 --live measures each point by a live session instead, as mpdp simulate runs it: k parties in worker
 processes with uniformly random bits, --samples rounds of one privatization each, published over a real
@@ -49,7 +50,7 @@ from rich.table import Table
 
 from mpdp.analysis.dataset_sweep import plan_dataset_sweep
 from mpdp.analysis.plot_style import save_figure
-from mpdp.analysis.sweep import PROTOCOLS, SCALES, SweepResult, grid_of, plan_sweep
+from mpdp.analysis.sweep import PROTOCOLS, SCALES, SweepPlan, SweepResult, grid_of, plan_sweep
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.sweeps import sweep
 from mpdp.parties.cli.args import (
@@ -128,10 +129,7 @@ class _Progress:
 
 
 def _check_live(args: argparse.Namespace) -> None:
-    """--live runs points one after another, on random inputs; the live options need --live."""
-    if args.live and args.dataset is not None:
-        raise ParameterError("--live", f"with --dataset {args.dataset}", "--live without --dataset "
-                             "(a dataset sweep runs on the Monte Carlo engine)")
+    """--live runs points one after another; the live options need --live."""
     if args.live and (args.jobs != 1 or args.executor is not None):
         given = f"--jobs {args.jobs}" if args.jobs != 1 else f"--executor {args.executor}"
         raise ParameterError("--live", given, "points one after another: --live without --jobs or --executor",
@@ -218,10 +216,9 @@ def _run(args: argparse.Namespace) -> int:
     names["samples"] = ("--samples", samples)
     data = None if args.dataset is None else load_dataset(args.dataset, args.label_column)
     with option_names(**names):
-        if data is None:
-            plan = plan_sweep(grid, parties=parties, **options)
-        else:
-            plan = plan_dataset_sweep(grid, data.bits, data.round_names, dataset=data.name, **options).plan
+        plan = (plan_sweep(grid, parties=parties, **options) if data is None else
+                plan_dataset_sweep(grid, data.bits, data.round_names, dataset=data.name, **options))
+    tasks = plan.tasks if isinstance(plan, SweepPlan) else plan.plan.tasks
     if data is None:
         options["parties"] = parties
     else:
@@ -230,14 +227,16 @@ def _run(args: argparse.Namespace) -> int:
     if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep rows whole
         console = Console(width=160)
     if args.live:
-        header = (f"mpdp sweep --live: {len(plan.tasks)} points x {samples} rounds, one session after another "
+        runs = (f"{samples} rounds" if data is None else
+                f"{data.num_rounds} rounds of {data.name} (k = {data.num_parties}) x {samples} repetitions")
+        header = (f"mpdp sweep --live: {len(tasks)} points x {runs}, one session after another "
                   f"over one broker; {estimate_live_sweep(plan).describe()}")
         options.update(live=True, broker=BrokerSettings.from_url(**broker_options(args)), workers=args.workers,
                        round_timeout=args.round_timeout)
     else:
         where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
         per = "" if data is None else f" x {data.num_rounds} rounds of {data.name} (k = {data.num_parties})"
-        header = f"mpdp sweep: {len(plan.tasks)} points{per} x {samples} samples, {where}"
+        header = f"mpdp sweep: {len(tasks)} points{per} x {samples} samples, {where}"
     with (_executor(args.executor, args.jobs) as executor,
           _Progress(console if not args.quiet else None, header, "rounds" if args.live else "points") as progress,
           option_names(**names)):
@@ -285,7 +284,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help=f"{' or '.join(DATASET_NAMES)}, or a CSV of 1/0 (y/n, ? = takes no part) as mpdp "
                            "simulate reads it: per point, the exact accuracy on each round's votes (its "
                            "participants only) averaged over the rounds, Monte Carlo --samples per round; "
-                           "central observer only, no --parties, no --live")
+                           "central observer only, no --parties; with --live: one session per point, "
+                           "--samples repetitions a round")
     add_label_column(data)
     p.add_argument("--samples", type=count_value, default=None,
                    help=f"Monte Carlo repetitions per point (default {SAMPLES}); with --live, rounds per point, "

@@ -52,7 +52,7 @@ def test_csv_sweep_writes_files_and_a_report(capsys, toy, tmp_path) -> None:
 @pytest.mark.parametrize(("extra", "match"), [
     (["--observer", "party"], "--observer='party'"),
     (["--parties", "7"], "--parties='7'"),
-    (["--live"], "--live="),
+    (["--live", "--jobs", "2"], "--live="),
 ])
 def test_dataset_options_are_one_line_errors(capsys, toy, extra, match) -> None:
     assert match in refused(capsys, "sweep", "--dataset", str(toy), "--epsilon", "1", *extra)
