@@ -238,7 +238,7 @@ def plan_dataset_sweep(
     data = _check_bits(bits, round_names)
     if "parties" in options:
         raise ParameterError("parties", options["parties"], "none with a dataset (its rows are the parties)")
-    observer = options.pop("observer", None)
+    observer = options.get("observer")
     observers = [observer] if isinstance(observer, str) else list(observer or [])
     if any(o != "central" for o in observers):
         raise ParameterError("observer", ",".join(map(str, observers)), "central with a dataset (a party's view "

@@ -4,8 +4,10 @@ every transcript, Monte Carlo verdicts, errors."""
 from __future__ import annotations
 
 import itertools
+from concurrent.futures import ThreadPoolExecutor
 import math
 from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -29,12 +31,12 @@ def house():
     return load_dataset("house-votes-84")
 
 
-def _simulate_theory(data, rule: str, epsilon: float) -> list[float]:
+def _simulate_theory(data, rule: str, epsilon: float, delta: float = 0.0) -> list[float]:
     """Per bill, the exact theory ``mpdp simulate --dataset`` reports (analysis.evaluation)."""
-    level = RandomizedResponse(epsilon, 0.0)
+    level = RandomizedResponse(epsilon, delta)
     out = []
     for b, name in enumerate(data.round_names):
-        ids = data.participants(b)
+        ids = np.flatnonzero(data.bits[:, b] != -1)
         x = data.bits[ids, b].astype(np.int64)
         evaluation = evaluate_round(name, [level] * ids.size, x, np.zeros(1, dtype=np.int64), MAJORITY,
                                     rule=rule, rounds=1, alpha=0.05, rng=np.random.default_rng(0),
@@ -55,6 +57,17 @@ def test_house_theory_is_the_mean_of_simulates_per_bill_theory(house, rule) -> N
     assert theory.curator is not None
     assert theory.curator == pytest.approx(_simulate_theory(house, "curator", 1.0), abs=1e-12)
     assert float(theory.accuracy.mean()) == pytest.approx(float(np.mean(expected)), abs=1e-12)
+
+
+def test_four_output_theory_and_measurement_on_a_small_dataset() -> None:
+    """delta = 0.1 (four-output count classes): the theory against simulate's per-round evaluation, and the
+    Monte Carlo of the count classes consistent with it (seeded; alpha = 0.01 over 3 rounds)."""
+    toy = SimpleNamespace(bits=TOY, round_names=("a", "b", "c"))
+    task = SweepTask(1.0, 0.1, 5, "majority", "average", "central", 1)
+    assert bill_theory(task, TOY).accuracy == pytest.approx(_simulate_theory(toy, "average", 1.0, 0.1), abs=1e-12)
+    r = dataset_sweep([1.0], TOY, toy.round_names, dataset="toy", delta=0.1, rule="average", samples=5000,
+                      seed=5, alpha=0.01)
+    assert r.consistent and r.points[0].delta == 0.1
 
 
 def _brute_force(x: np.ndarray, epsilon: float, rule) -> tuple[float, float]:
@@ -101,7 +114,8 @@ def test_monte_carlo_points_consistent_and_reproducible() -> None:
         assert p.samples == 3 * 4000 and p.empirical_accuracy == p.successes / p.samples
         assert p.ci_low <= p.theoretical_accuracy <= p.ci_high
         assert p.observer == "central" and p.parties == 5
-    again = dataset_sweep([0.7], TOY, ["a", "b", "c"], dataset="toy", **options)
+    with ThreadPoolExecutor(2) as pool:
+        again = dataset_sweep([0.7], TOY, ["a", "b", "c"], dataset="toy", executor=pool, **options)
     assert again.points == r.points
     doc = r.to_dict()
     assert doc["inputs"]["dataset"] == "toy" and doc["inputs"]["participants"] == [5, 4, 5]
@@ -130,6 +144,7 @@ def test_an_engine_that_measures_the_wrong_thing_is_flagged() -> None:
 @pytest.mark.parametrize(("options", "match"), [
     (dict(observer="party"), "observer='party'"),
     (dict(parties=7), "parties=7"),
+    (dict(protocol="curator", observer="central"), "observer='central'"),
     (dict(delta=0.1), None),
 ])
 def test_bad_options_name_the_value(options, match) -> None:
