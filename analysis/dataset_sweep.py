@@ -30,6 +30,10 @@ identical parties (average: eq. (5); worst case: eq. (6)) of a symmetric f. Per 
   when every bill's rate lies in its interval the mean of the rates lies between the means of the bounds:
   the interval of the mean has level >= 1 - alpha.
 
+:meth:`DatasetSweepPlan.result` turns per-bill counts into these verdicts for any source: the live sweep
+(:mod:`mpdp.parties.session.live_sweep`, ``mpdp sweep --dataset --live``) measures the same points by one
+session per point over the dataset's rounds.
+
 Randomness: point i draws from ``default_rng(SeedSequence(seed).spawn(points)[i])`` (the bills one after
 another), as :func:`mpdp.analysis.sweep.plan_sweep` lays it out: the same result whatever the executor.
 """
