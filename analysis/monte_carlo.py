@@ -16,7 +16,8 @@ The rule is then a lookup table over count classes, built once by asking the rul
 own decision on a transcript of that class (a randomized worst-case row is sampled from the same row).
 
 :func:`count_table` builds the table (or returns None for a rule that is not constant on count classes,
-or too many classes); :meth:`CountTable.total_gain` runs the repetitions.
+or too many classes); :meth:`CountTable.total_gain` runs the repetitions; :meth:`CountTable.correct_on_input`
+privatizes one fixed input instead (a dataset's round: ``a`` fixed per group, the rest as above).
 """
 
 from __future__ import annotations
@@ -167,7 +168,6 @@ class CountTable:
             done += n
             progress(n)
         return total
-
 
     def correct_on_input(self, ones: tuple[int, ...], truth: int, samples: int, rng: np.random.Generator) -> int:
         """How many of ``samples`` privatizations of one fixed input the central observer decides right.

@@ -14,6 +14,7 @@ import pytest
 
 from mpdp.analysis.dataset_sweep import bill_theory, dataset_sweep, plan_dataset_sweep
 from mpdp.analysis.evaluation import evaluate_round
+from mpdp.analysis.monte_carlo import count_table
 from mpdp.analysis.sweep import SweepTask
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.protocols.errors import ParameterError, SizeLimitError
@@ -162,3 +163,12 @@ def test_bad_bits_name_the_round() -> None:
         plan_dataset_sweep([1.0], np.array([[1, -1], [0, -1]], dtype=np.int8), ["a", "b"], dataset="x")
     with pytest.raises(ParameterError, match="bits"):
         plan_dataset_sweep([1.0], np.array([[2]], dtype=np.int8), ["a"], dataset="x")
+
+
+def test_a_fixed_input_count_must_fit_its_group() -> None:
+    rule = decision_rule([RandomizedResponse(1.0, 0.0)] * 3, MAJORITY, np.eye(2))
+    table = count_table(rule)
+    assert table is not None
+    with pytest.raises(ParameterError, match=r"ones=\(4,\)"):
+        table.correct_on_input((4,), 1, 10, np.random.default_rng(0))
+    assert table.correct_on_input((3,), 1, 0, np.random.default_rng(0)) == 0
