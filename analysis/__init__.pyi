@@ -44,6 +44,7 @@ from .composition import (
     theorem_3_4_bound,
 )
 from .composition_plot import figure_1, figure_2, figure_3, figure_3_regions
+from .dataset_sweep import BillTheory, DatasetSweepPlan, bill_theory, dataset_sweep, plan_dataset_sweep
 from .debiased import DebiasedRound, DebiasedSum, debiased_round, debiased_sum, figure_debiased
 from .documents import KINDS, SCHEMA_VERSION, versioned
 from .geometric import GeometricMechanism
@@ -73,12 +74,14 @@ from .theory import AccuracyOnInput, observer_accuracy_on_input
 __all__ = [
     "AccuracyOnInput",
     "AuditEstimate",
+    "BillTheory",
     "Budget",
     "CalibrationPlan",
     "CentralVersusDistributed",
     "CompositionResult",
     "Consistency",
     "CountTable",
+    "DatasetSweepPlan",
     "DebiasedRound",
     "DebiasedSum",
     "GeometricMechanism",
@@ -100,6 +103,7 @@ __all__ = [
     "SweepResult",
     "audit_counts",
     "audit_estimate",
+    "bill_theory",
     "calibration_plan",
     "check_comparison_voters",
     "clopper_pearson",
@@ -113,6 +117,7 @@ __all__ = [
     "count_table",
     "curator_accuracy_on_input",
     "curator_release_probability",
+    "dataset_sweep",
     "debiased_round",
     "debiased_sum",
     "discretized_bounds",
@@ -140,6 +145,7 @@ __all__ = [
     "optimal_epsilon",
     "outside_point",
     "per_query_budget_exact",
+    "plan_dataset_sweep",
     "plot_audit",
     "plot_comparison",
     "plot_margins",

@@ -16,7 +16,8 @@ The rule is then a lookup table over count classes, built once by asking the rul
 own decision on a transcript of that class (a randomized worst-case row is sampled from the same row).
 
 :func:`count_table` builds the table (or returns None for a rule that is not constant on count classes,
-or too many classes); :meth:`CountTable.total_gain` runs the repetitions.
+or too many classes); :meth:`CountTable.total_gain` runs the repetitions; :meth:`CountTable.correct_on_input`
+privatizes one fixed input instead (a dataset's round: ``a`` fixed per group, the rest as above).
 """
 
 from __future__ import annotations
@@ -108,15 +109,17 @@ class CountTable:
         """Number of count classes."""
         return int(self.decisions[0].size)
 
-    def _sample_classes(self, n: int, rng: np.random.Generator) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """n repetitions of the unknown parties: (ones among them, count class), each int64 (n,)."""
+    def _sample_classes(self, n: int, rng: np.random.Generator,
+                        fixed: tuple[int, ...] | None = None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """n repetitions of the unknown parties: (ones among them, count class), each int64 (n,). The ones
+        of each group are Bin(size, 1/2) (a uniform input), or ``fixed[g]`` in every repetition."""
         ones = np.zeros(n, dtype=np.int64)
         index = np.zeros(n, dtype=np.int64)
-        for factor in self.factors:
+        for g, factor in enumerate(self.factors):
             size = factor.n
             mech = factor.mechanism
             p, q = truth_and_flip(mech.epsilon)
-            a = rng.binomial(size, 0.5, n)
+            a = rng.binomial(size, 0.5, n) if fixed is None else np.full(n, fixed[g], dtype=np.int64)
             ones += a
             if not mech.four_output:
                 c1 = rng.binomial(a, p) + rng.binomial(size - a, q)
@@ -165,6 +168,37 @@ class CountTable:
             done += n
             progress(n)
         return total
+
+    def correct_on_input(self, ones: tuple[int, ...], truth: int, samples: int, rng: np.random.Generator) -> int:
+        """How many of ``samples`` privatizations of one fixed input the central observer decides right.
+
+        Per repetition each group's symbol counts are drawn given its ``ones[g]`` ones (a pure group:
+        c1 = Bin(ones, p) + Bin(n - ones, 1 - p); four-output: as the module docstring), and the table
+        decides (a randomized row is sampled).
+
+        Args:
+            ones: per group of :attr:`factors`, its members holding a one (0..n). truth: f(x).
+            samples: repetitions >= 0. rng: the explicit generator.
+
+        Returns:
+            the number of repetitions whose decision equals ``truth``.
+
+        Raises:
+            ParameterError: a party's table (observer not None), or ``ones`` not one count 0..n per group.
+        """
+        if self.observer is not None:
+            raise ParameterError("observer", self.observer, "None (the central observer's table)")
+        if len(ones) != len(self.factors) or any(not 0 <= a <= f.n for a, f in zip(ones, self.factors)):
+            raise ParameterError("ones", ones, "one count 0..n per group: sizes "
+                                 + ", ".join(str(f.n) for f in self.factors))
+        right = 0
+        done = 0
+        while done < samples:
+            n = min(_BATCH, samples - done)
+            _, classes = self._sample_classes(n, rng, ones)
+            right += int((self._decide(0, classes, rng) == truth).sum())
+            done += n
+        return right
 
 
 def _constant_on_counts(rule: DecisionRule, factors: tuple[Factor, ...]) -> bool:

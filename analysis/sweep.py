@@ -273,9 +273,12 @@ class SweepResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``schema_version``, ``mpdp_version``, ``inputs``, ``source``, ``alpha``, ``consistent``,
         ``points``."""
-        return versioned("sweep", {"source": self.source, "alpha": self.alpha,
-                "test": "two-sided exact binomial test per point at level alpha / points (Bonferroni); "
-                        "interval: Clopper-Pearson at level 1 - alpha",
+        test = ("two-sided exact binomial test per point at level alpha / points (Bonferroni); "
+                "interval: Clopper-Pearson at level 1 - alpha") if "dataset" not in self.inputs else (
+                "two-sided exact binomial test per round of the dataset at level alpha / (points x rounds) "
+                "(Bonferroni), a point consistent iff all its rounds are; interval: the mean over rounds of "
+                "Clopper-Pearson bounds at level 1 - alpha / rounds (mpdp.analysis.dataset_sweep)")
+        return versioned("sweep", {"source": self.source, "alpha": self.alpha, "test": test,
                 "consistent": self.consistent, "points": [asdict(p) for p in self.points]}, self.inputs)
 
     def to_csv(self, path: str | None = None) -> str:
@@ -333,11 +336,14 @@ class SweepResult:
         if self.inputs.get("scale") == "log":
             ax.set_xscale("log")
         ax.set_xlabel(EPSILON_LABEL)
-        ax.set_ylabel("accuracy: P(decision = f(x)), x uniform")
+        dataset = self.inputs.get("dataset")
+        ax.set_ylabel("accuracy: P(decision = f(x)), x uniform" if dataset is None else
+                      f"accuracy: P(decision = f(x)), mean over the rounds of {dataset}")
         samples = self.inputs.get("samples")
         how = "live runs over a broker" if self.source == "live" else "Monte Carlo"
-        ax.set_title(f"Accuracy against epsilon: exact theory (lines; dotted = worst case) and {how}\n"
-                     f"({samples} samples per point, {100 * (1 - self.alpha):g}% Clopper-Pearson intervals; "
+        on, worst, per = ("", "worst case", "point") if dataset is None else (f" on {dataset}", "worst round", "round")
+        ax.set_title(f"Accuracy against epsilon{on}: exact theory (lines; dotted = {worst}) and {how}\n"
+                     f"({samples} samples per {per}, {100 * (1 - self.alpha):g}% Clopper-Pearson intervals; "
                      f"{sum(not p.consistent for p in self.points)} of {len(self.points)} points inconsistent)",
                      fontsize=9)
         ax.grid(alpha=0.3)

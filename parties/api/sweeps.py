@@ -11,6 +11,12 @@ Example:
     >>> r = mpdp.sweep("0.5:1:2", parties=11, rule="average", observer="central", samples=2000, seed=1)
     >>> [round(row["theoretical_accuracy"], 4) for row in r.rows()], r.consistent
     ([0.5825, 0.6608], True)
+
+On the House votes (each bill's real votes, its voting members only; the central observer):
+
+    >>> r = mpdp.sweep("1", dataset="house-votes-84", rule="average", samples=500, seed=1)
+    >>> round(r.rows()[0]["theoretical_accuracy"], 4), round(r.rows()[0]["curator_accuracy"], 4), r.consistent
+    (0.8162, 0.9638, True)
 """
 
 from __future__ import annotations
@@ -24,11 +30,13 @@ from typing import TYPE_CHECKING, Any, Unpack
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.analysis.dataset_sweep import dataset_sweep, plan_dataset_sweep
 from mpdp.analysis.sweep import SweepOptions, SweepResult, grid_of, plan_sweep
 from mpdp.analysis.sweep import sweep as sweep_grid
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.result import Result
+from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.session.live_sweep import live_sweep
 from mpdp.protocols.errors import ParameterError
 
@@ -71,6 +79,8 @@ class Sweep(Result):
 def sweep(
     epsilon: str | Sequence[float] | NDArray[np.float64],
     *,
+    dataset: str | None = None,
+    label_column: bool | None = None,
     live: bool = False,
     broker: str | BrokerSettings | None = None,
     workers: int | None = None,
@@ -85,6 +95,11 @@ def sweep(
 
     Args:
         epsilon: ``"LO:HI:STEPS"`` (spaced by ``scale``), one value, or the grid itself, nats.
+        dataset: None (uniformly random inputs), or ``house-votes-84`` or a CSV path
+            (:func:`mpdp.parties.session.datasets.load_dataset`): each point measured on the dataset's real
+            inputs, one per round, by :func:`mpdp.analysis.dataset_sweep.dataset_sweep` (the central observer;
+            no ``parties``); ``samples`` privatizations per round (live: the session's repetitions).
+        label_column: with a CSV dataset: its column 1 holds party labels (True) or votes (False); None guesses.
         options: ``parties``, ``delta``, ``function``, ``rule``, ``observer`` (one value or several each: the
             grid is their product), ``samples``, ``seed``, ``alpha``, ``scale``, ``protocol``: as
             :func:`mpdp.analysis.sweep.plan_sweep`. Live, ``samples`` is each point's number of rounds
@@ -105,19 +120,28 @@ def sweep(
     Raises:
         ParameterError: a bad value, named with what is allowed (``epsilon`` not ``LO:HI:STEPS``; an
             executor, or a broker, workers or round_timeout without ``live``; live, the curator protocol
-            with another function than majority, before any process starts... as the error says).
+            with another function than majority, before any process starts; ``observer="party"`` or
+            ``parties`` with a dataset... as the error says).
+        DatasetError: an unknown dataset name that is no readable file, or a malformed CSV.
         SizeLimitError: as :func:`mpdp.analysis.sweep.sweep`.
         UnguardedMainError: live, from a script's top level without ``if __name__ == "__main__":``.
         TransportError, WorkerError: live: the broker or a session's worker process failed.
     """
     grid = grid_of(epsilon, options.get("scale", "log")) if isinstance(epsilon, str) else epsilon
+    if dataset is None and label_column is not None:
+        raise ParameterError("label_column", label_column, "None without a CSV dataset")
+    data = None if dataset is None else load_dataset(dataset, label_column)
     if not live:
         for name, value, default in (("broker", broker, None), ("workers", workers, None),
                                      ("round_timeout", round_timeout, 60.0)):
             if value != default:
                 raise ParameterError(name, value, "the default without live=True (the Monte Carlo engine "
                                      "runs no broker or session)")
-        result = sweep_grid(grid, executor=executor, progress=progress, **options)
+        if data is None:
+            result = sweep_grid(grid, executor=executor, progress=progress, **options)
+        else:
+            result = dataset_sweep(grid, data.bits, data.round_names, dataset=data.name, executor=executor,
+                                   progress=progress, **options)
         return Sweep(document=result.to_dict(), result=result)
     if executor is not None:
         raise ParameterError("executor", executor, "None with live=True: live points run one after another "
@@ -126,7 +150,8 @@ def sweep(
         raise ParameterError("workers", workers, "None or an integer >= 1")
     if not 0 < round_timeout < math.inf:
         raise ParameterError("round_timeout", round_timeout, "a finite number of seconds > 0")
-    plan = plan_sweep(grid, **options)
+    plan = plan_sweep(grid, **options) if data is None else plan_dataset_sweep(
+        grid, data.bits, data.round_names, dataset=data.name, **options)
     settings = broker if isinstance(broker, BrokerSettings) else BrokerSettings.from_url(broker)
     check_main_guard("mpdp.sweep")
     result = run_blocking(live_sweep(plan, settings, workers=workers, round_timeout=round_timeout,

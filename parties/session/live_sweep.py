@@ -16,6 +16,13 @@ law as the Monte Carlo engine's, tested the same way (:meth:`mpdp.analysis.sweep
   (:mod:`mpdp.parties.curator`) releases the majority only: other binary functions are refused before any
   process starts (:func:`check_live_plan`; their curator is measured by the Monte Carlo engine).
 
+On a dataset (:class:`mpdp.analysis.dataset_sweep.DatasetSweepPlan`, ``mpdp sweep --dataset --live``) a
+point is one session over the dataset's rounds, as ``mpdp simulate --dataset`` runs it: each round's
+participating parties privatize their real bit ``samples`` times (``repetitions = samples``), the central
+observer (or the curator) decides each repetition, and the right decisions of each round are
+Binomial(samples, that round's exact theory), tested per round as the Monte Carlo engine's
+(:meth:`DatasetSweepPlan.result`).
+
 Seeds: point i's ``SeedSequence`` (:attr:`mpdp.analysis.sweep.SweepPlan.seeds`) gives a 63-bit root seed of
 its session (:func:`session_seed`), whose :class:`mpdp.parties.session.seeds.SeedTree` draws the bits
 (:meth:`SeedTree.dataset`), the privatizations, the randomized decisions and the curator's releases: the
@@ -32,7 +39,8 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.sweep import SweepPlan, SweepResult, SweepTask, point_theory
+from mpdp.analysis.dataset_sweep import BillTheory, DatasetSweepPlan, bill_theory
+from mpdp.analysis.sweep import PointTheory, SweepPlan, SweepResult, SweepTask, point_theory
 from mpdp.broker.launch import open_broker
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.rounds.outcome import RunOutcome
@@ -53,14 +61,14 @@ __all__ = ["LIVE_CURATOR_FUNCTIONS", "check_live_plan", "estimate_live_sweep", "
 LIVE_CURATOR_FUNCTIONS = ("majority", "passed")
 
 
-def check_live_plan(plan: SweepPlan) -> None:
+def check_live_plan(plan: SweepPlan | DatasetSweepPlan) -> None:
     """Refuse a plan the live sessions cannot measure: the curator protocol with another function than
     the majority.
 
     Raises:
         ParameterError: names the function and the alternative (the Monte Carlo curator, without live).
     """
-    for task in plan.tasks:
+    for task in (plan.plan if isinstance(plan, DatasetSweepPlan) else plan).tasks:
         if task.rule == "curator" and task.function not in LIVE_CURATOR_FUNCTIONS:
             raise ParameterError("function", task.function, "majority with a live curator protocol: the live "
                                  "curator releases the majority only",
@@ -72,12 +80,38 @@ def session_seed(seed: np.random.SeedSequence) -> int:
     return int(seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-def estimate_live_sweep(plan: SweepPlan) -> RunEstimate:
+def estimate_live_sweep(plan: SweepPlan | DatasetSweepPlan) -> RunEstimate:
     """The up-front estimate of a live sweep: the sum of its sessions' times
-    (:func:`mpdp.parties.session.estimate.estimate_run` of k parties, ``samples`` rounds, one repetition)
-    and the largest session's memory."""
-    runs = [estimate_run(t.parties, t.samples, 1) for t in plan.tasks]
+    (:func:`mpdp.parties.session.estimate.estimate_run` of k parties, ``samples`` rounds of one repetition;
+    on a dataset, its R rounds of ``samples`` repetitions) and the largest session's memory."""
+    if isinstance(plan, DatasetSweepPlan):
+        rounds = len(plan.round_names)
+        runs = [estimate_run(t.parties, rounds, t.samples) for t in plan.plan.tasks]
+    else:
+        runs = [estimate_run(t.parties, t.samples, 1) for t in plan.tasks]
     return RunEstimate(sum(r.seconds for r in runs), max(r.peak_bytes for r in runs))
+
+
+async def _session(task: SweepTask, tree: SeedTree, bits: NDArray[np.int8], round_names: tuple[str, ...],
+                   repetitions: int, broker: BrokerSettings, workers: int | None, round_timeout: float,
+                   rules: RuleCache, progress: ProgressCallback) -> RunOutcome:
+    """Run the session of ``task`` on ``bits`` (k x R; -1: takes no part) and return its outcome."""
+    curator = task.rule == "curator"
+    config = RunConfig(
+        session=f"sweep-{uuid.uuid4().hex[:12]}", round_names=round_names, bits=bits,
+        mechanisms=(RandomizedResponse(task.epsilon, task.delta),) * task.parties, repetitions=repetitions,
+        seed=tree.seed, function=parse_function(task.function), measure=accuracy_measure("zero-one", 2),
+        rule_factory=None if curator else zero_one_rules(task.rule, cache=rules),
+        party_rule=None if curator or task.observer == "central" else task.rule, broker=broker,
+        workers=workers, store_path=None, round_timeout=round_timeout, protocol="curator" if curator else "rr")
+    outcome = await run_async(config, progress)
+    late = [r for r in outcome.rounds if r.status != "complete"]
+    if late:
+        raise WorkerError(f"{len(late)} of {len(outcome.rounds)} live round(s) of the point epsilon={task.epsilon:g}, "
+                          f"k={task.parties} closed with parties unheard (first: round {late[0].index}, "
+                          f"{late[0].absent.size} absent): their decisions are not the k-party rule's; "
+                          "allow more time per round (--round-timeout)")
+    return outcome
 
 
 async def _measure(task: SweepTask, seed: np.random.SeedSequence, broker: BrokerSettings, workers: int | None,
@@ -85,25 +119,30 @@ async def _measure(task: SweepTask, seed: np.random.SeedSequence, broker: Broker
     """Run the session of ``task`` (module docstring) and count its right decisions, out of ``task.samples``."""
     tree = SeedTree(session_seed(seed))
     data = random_dataset(task.parties, task.samples, tree.dataset())
-    curator = task.rule == "curator"
-    config = RunConfig(
-        session=f"sweep-{uuid.uuid4().hex[:12]}", round_names=data.round_names, bits=data.bits,
-        mechanisms=(RandomizedResponse(task.epsilon, task.delta),) * task.parties, repetitions=1,
-        seed=tree.seed, function=parse_function(task.function), measure=accuracy_measure("zero-one", 2),
-        rule_factory=None if curator else zero_one_rules(task.rule, cache=rules),
-        party_rule=None if curator or task.observer == "central" else task.rule, broker=broker,
-        workers=workers, store_path=None, round_timeout=round_timeout, protocol="curator" if curator else "rr")
-    return _successes(await run_async(config, progress), data.bits, task)
+    outcome = await _session(task, tree, data.bits, data.round_names, 1, broker, workers, round_timeout, rules,
+                             progress)
+    return _successes(outcome, data.bits, task)
+
+
+async def _measure_bills(task: SweepTask, seed: np.random.SeedSequence, plan: DatasetSweepPlan,
+                         broker: BrokerSettings, workers: int | None, round_timeout: float, rules: RuleCache,
+                         progress: ProgressCallback) -> NDArray[np.int64]:
+    """Run the session of ``task`` on the dataset (module docstring): right decisions per round, int64 (R,),
+    each out of ``task.samples``."""
+    outcome = await _session(task, SeedTree(session_seed(seed)), plan.bits, plan.round_names, task.samples,
+                             broker, workers, round_timeout, rules, progress)
+    f = parse_function(task.function)
+    right = []
+    for j, rnd in enumerate(outcome.rounds):
+        votes = plan.bits[:, j]
+        truth = f.count_values(int((votes != -1).sum()))
+        assert truth is not None  # plan_sweep admits symmetric functions only
+        right.append(int((np.asarray(rnd.decisions) == int(truth[int((votes == 1).sum())])).sum()))
+    return np.array(right, dtype=np.int64)
 
 
 def _successes(outcome: RunOutcome, bits: NDArray[np.int8], task: SweepTask) -> int:
     """Right decisions of the point's observer over the rounds (one repetition each)."""
-    late = [r for r in outcome.rounds if r.status != "complete"]
-    if late:
-        raise WorkerError(f"{len(late)} of {len(outcome.rounds)} live round(s) of the point epsilon={task.epsilon:g}, "
-                          f"k={task.parties} closed with parties unheard (first: round {late[0].index}, "
-                          f"{late[0].absent.size} absent): their decisions are not the k-party rule's; "
-                          "allow more time per round (--round-timeout)")
     truth = parse_function(task.function).count_values(task.parties)
     assert truth is not None  # plan_sweep admits symmetric functions only
     right = 0
@@ -120,12 +159,13 @@ def _successes(outcome: RunOutcome, bits: NDArray[np.int8], task: SweepTask) -> 
     return right
 
 
-async def live_sweep(plan: SweepPlan, broker: BrokerSettings, *, workers: int | None = None,
+async def live_sweep(plan: SweepPlan | DatasetSweepPlan, broker: BrokerSettings, *, workers: int | None = None,
                      round_timeout: float = 60.0, progress: Callable[[int, int], None] | None = None) -> SweepResult:
     """Measure every point of ``plan`` live (module docstring), one after another, over one broker.
 
     Args:
-        plan: from :func:`mpdp.analysis.sweep.plan_sweep`.
+        plan: from :func:`mpdp.analysis.sweep.plan_sweep` (uniform inputs), or
+            :func:`mpdp.analysis.dataset_sweep.plan_dataset_sweep` (a dataset's rounds).
         broker: where: ``auto``/``mosquitto``/``embedded`` start one broker for the whole sweep (stopped at
             the end); an external broker (a URL) is used as it is.
         workers: worker processes of each session (None: one per core, at most k).
@@ -145,19 +185,27 @@ async def live_sweep(plan: SweepPlan, broker: BrokerSettings, *, workers: int | 
     check_live_plan(plan)
     report = progress or (lambda done, total: None)
     rules = RuleCache()
-    measured = []
-    total = sum(t.samples for t in plan.tasks)
+    dataset = plan if isinstance(plan, DatasetSweepPlan) else None
+    points = plan.plan if isinstance(plan, DatasetSweepPlan) else plan
+    per_point = [t.samples if dataset is None else len(dataset.round_names) for t in points.tasks]
+    measured: list[tuple[PointTheory, int]] = []
+    measured_bills: list[tuple[BillTheory, NDArray[np.int64]]] = []
+    total = sum(per_point)
     async with open_broker(broker) as endpoint:
         # our own broker: each session connects to its address; an external one: with the user's login and TLS
         where = broker if broker.kind == "external" else endpoint.reached()
         report(0, total)
         done = 0
-        for task, seed in zip(plan.tasks, plan.seeds):
+        for task, seed, rounds_of_point in zip(points.tasks, points.seeds, per_point):
             def rounds(played: int, messages: int, before: int = done) -> None:
                 report(before + played, total)
 
-            successes = await _measure(task, seed, where, workers, round_timeout, rules, rounds)
-            measured.append((point_theory(task), successes))
-            done += task.samples
-    result = plan.result(measured, "live")
+            if dataset is None:
+                successes = await _measure(task, seed, where, workers, round_timeout, rules, rounds)
+                measured.append((point_theory(task), successes))
+            else:
+                bills = await _measure_bills(task, seed, dataset, where, workers, round_timeout, rules, rounds)
+                measured_bills.append((bill_theory(task, dataset.bits), bills))
+            done += rounds_of_point
+    result = dataset.result(measured_bills, "live") if dataset is not None else points.result(measured, "live")
     return replace(result, inputs=result.inputs | {"broker": endpoint.kind, "round_timeout": round_timeout})

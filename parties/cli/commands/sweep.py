@@ -2,7 +2,7 @@
 
     mpdp sweep --epsilon LO:HI:STEPS [--scale log|linear] [--parties K,...] [--delta D,...]
                [--function F,...] [--rule average,worst-case] [--observer central,party]
-               [--protocol rr|curator] [--samples N] [--seed S] [--alpha A]
+               [--protocol rr|curator] [--dataset NAME|PATH [--label-column]] [--samples N] [--seed S] [--alpha A]
                [--jobs N | --executor dask://HOST:PORT | --live [--broker URL] [--workers W]]
                [--out DIR] [--json [FILE]] [--quiet]
 
@@ -17,6 +17,13 @@ with equal parameters and decides by the rule's table on counts; each point gets
 the theory at level alpha / points (Bonferroni). Points run in parallel with --jobs; the result is the same
 bit for bit for the same --seed whatever --jobs (one SeedSequence child per point), also on a Dask cluster
 (--executor dask://HOST:PORT, the optional extra mpdp[dask]).
+
+--dataset house-votes-84 (or a CSV path, as mpdp simulate --dataset) takes each round's real input
+instead of uniformly random ones: per point (central observer only) the exact accuracy of the rule on each
+bill's votes (its voting members only), averaged over the bills (the worst-case column: the worst bill),
+the trusted curator's on the same votes, and --samples Monte Carlo privatizations of every bill; each
+bill is tested at alpha / (points x bills). With --live, each point is one session over the dataset's
+rounds as mpdp simulate --dataset runs it, --samples repetitions a round.
 
 --live measures each point by a live session instead, as mpdp simulate runs it: k parties in worker
 processes with uniformly random bits, --samples rounds of one privatization each, published over a real
@@ -42,12 +49,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
+from mpdp.analysis.dataset_sweep import plan_dataset_sweep
 from mpdp.analysis.plot_style import save_figure
-from mpdp.analysis.sweep import PROTOCOLS, SCALES, SweepResult, grid_of, plan_sweep
+from mpdp.analysis.sweep import PROTOCOLS, SCALES, SweepPlan, SweepResult, grid_of, plan_sweep
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.sweeps import sweep
 from mpdp.parties.cli.args import (
     add_broker_options,
+    add_label_column,
     broker_options,
     count_value,
     emit,
@@ -59,6 +68,7 @@ from mpdp.parties.cli.args import (
     seed_value,
     to_json_text,
 )
+from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.live_sweep import check_live_plan, estimate_live_sweep
 from mpdp.protocols.errors import ParameterError
 
@@ -76,6 +86,7 @@ examples:
   mpdp sweep --epsilon 0.5:2:3 --parties 7 --rule average --observer central --live --samples 300
   mpdp sweep --epsilon 0.5:2:3 --parties 7 --protocol curator --live --samples 300
   mpdp sweep --epsilon 0.1:3:8 --parties 15 --function and,xor,threshold:5 --protocol curator
+  mpdp sweep --dataset house-votes-84 --epsilon 0.1:2:5 --samples 2000 --out house-sweep
 
 --out DIR writes sweep.json (the --json document), sweep.csv (one row per point) and sweep.png (theory
 curves, measured points with their intervals). JSON: schema_version, mpdp_version, inputs, and a list
@@ -141,12 +152,16 @@ def _print_table(result: SweepResult, stream: Console) -> None:
     table = Table(title=f"mpdp sweep: {len(result.points)} points, alpha = {result.alpha:g} "
                         f"(each point tested at {result.alpha / len(result.points):.3g})",
                   box=box.SIMPLE_HEAD, show_edge=False)
-    for name in ["epsilon", *(n for n, _ in varying), "theory", "measured",
+    bills = "dataset" in result.inputs  # theory: mean over the rounds; also the worst round and the curator
+    extra = ["worst round", "curator"] if bills else []
+    for name in ["epsilon", *(n for n, _ in varying), "theory", *extra, "measured",
                  f"{100 * (1 - result.alpha):g}% interval", "ok"]:
         table.add_column(name, justify="right", no_wrap=True)
     for p in result.points:
+        more = [f"{p.theoretical_worst_case:.4f}",
+                "-" if p.curator_accuracy is None else f"{p.curator_accuracy:.4f}"] if bills else []
         table.add_row(f"{p.epsilon:.4g}", *(str(getattr(p, attr)) for _, attr in varying),
-                      f"{p.theoretical_accuracy:.4f}", f"{p.empirical_accuracy:.4f}",
+                      f"{p.theoretical_accuracy:.4f}", *more, f"{p.empirical_accuracy:.4f}",
                       f"{p.ci_low:.4f}-{p.ci_high:.4f}", "yes" if p.consistent else "[red]NO[/red]")
     stream.print(table)
 
@@ -182,7 +197,11 @@ def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
 
 def _run(args: argparse.Namespace) -> int:
     grid = grid_of(args.epsilon, args.scale, "--epsilon")
-    parties = parse_number_list(args.parties, "--parties", int)
+    if args.dataset is not None and args.parties is not None:
+        raise ParameterError("--parties", args.parties, "none with --dataset (its rows are the parties)")
+    if args.dataset is None and args.label_column is not None:
+        raise ParameterError("--label-column", args.label_column, "only with a CSV --dataset")
+    parties = parse_number_list(args.parties or "101", "--parties", int)
     deltas = parse_number_list(args.delta, "--delta")
     functions = parse_number_list(args.function, "--function", str)
     rules = None if args.rule is None else parse_number_list(args.rule, "--rule", str)
@@ -192,27 +211,37 @@ def _run(args: argparse.Namespace) -> int:
     _check_live(args)
     samples = args.samples if args.samples is not None else LIVE_SAMPLES if args.live else SAMPLES
     out = output_dir(args.out, "--out") if args.out is not None else None
-    options: dict[str, Any] = dict(parties=parties, delta=deltas, function=functions, rule=rules,
+    options: dict[str, Any] = dict(delta=deltas, function=functions, rule=rules,
                                    observer=observers, samples=samples, seed=args.seed, alpha=args.alpha,
                                    scale=args.scale, protocol=args.protocol)
     names: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
         "parties", "delta", "function", "rule", "observer", "seed", "alpha", "protocol", "workers", "round_timeout")}
     names["samples"] = ("--samples", samples)
+    data = None if args.dataset is None else load_dataset(args.dataset, args.label_column)
     with option_names(**names):
-        plan = plan_sweep(grid, **options)
+        plan = (plan_sweep(grid, parties=parties, **options) if data is None else
+                plan_dataset_sweep(grid, data.bits, data.round_names, dataset=data.name, **options))
+    tasks = plan.tasks if isinstance(plan, SweepPlan) else plan.plan.tasks
+    if data is None:
+        options["parties"] = parties
+    else:
+        options.update(dataset=args.dataset, label_column=args.label_column)
     console = Console()  # standard output, or standard error with --json alone (command_output)
     if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep rows whole
         console = Console(width=160)
     if args.live:
         with option_names(**names):
             check_live_plan(plan)
-        header = (f"mpdp sweep --live: {len(plan.tasks)} points x {samples} rounds, one session after another "
+        runs = (f"{samples} rounds" if data is None else
+                f"{data.num_rounds} rounds of {data.name} (k = {data.num_parties}) x {samples} repetitions")
+        header = (f"mpdp sweep --live: {len(tasks)} points x {runs}, one session after another "
                   f"over one broker; {estimate_live_sweep(plan).describe()}")
         options.update(live=True, broker=BrokerSettings.from_url(**broker_options(args)), workers=args.workers,
                        round_timeout=args.round_timeout)
     else:
         where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
-        header = f"mpdp sweep: {len(plan.tasks)} points x {samples} samples, {where}"
+        per = "" if data is None else f" x {data.num_rounds} rounds of {data.name} (k = {data.num_parties})"
+        header = f"mpdp sweep: {len(tasks)} points{per} x {samples} samples, {where}"
     with (_executor(args.executor, args.jobs) as executor,
           _Progress(console if not args.quiet else None, header, "rounds" if args.live else "points") as progress,
           option_names(**names)):
@@ -242,7 +271,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilon", required=True, metavar="LO:HI:STEPS",
                    help="the epsilon grid in nats, HI and LO included (or one value)")
     p.add_argument("--scale", choices=SCALES, default="log", help="grid spacing (default log; linear allows LO = 0)")
-    p.add_argument("--parties", default="101", metavar="K,...", help="numbers of parties k (default 101)")
+    p.add_argument("--parties", default=None, metavar="K,...", help="numbers of parties k (default 101)")
     p.add_argument("--delta", default="0", metavar="D,...",
                    help="delta per party (default 0; > 0: four-output randomized response, k <= 60)")
     p.add_argument("--function", default="majority", metavar="F,...",
@@ -256,6 +285,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "curator: a trusted curator releases the function by 001's optimal central mechanism "
                         "(a binary function: majority, and, or, threshold:T, xor; no --rule or --observer; "
                         "with --live majority only)")
+    data = p.add_argument_group("dataset", "--dataset: the rounds' real inputs instead of uniformly random ones")
+    data.add_argument("--dataset", metavar="NAME|PATH",
+                      help=f"{' or '.join(DATASET_NAMES)}, or a CSV of 1/0 (y/n, ? = takes no part) as mpdp "
+                           "simulate reads it: per point, the exact accuracy on each round's votes (its "
+                           "participants only) averaged over the rounds, Monte Carlo --samples per round; "
+                           "central observer only, no --parties; with --live: one session per point, "
+                           "--samples repetitions a round")
+    add_label_column(data)
     p.add_argument("--samples", type=count_value, default=None,
                    help=f"Monte Carlo repetitions per point (default {SAMPLES}); with --live, rounds per point, "
                         f"each one privatization of fresh random bits (default {LIVE_SAMPLES})")
