@@ -93,7 +93,10 @@ def test_the_guard_refuses_at_the_expiry_and_sequences_increase() -> None:
         guard.check(message, "c", "m")
     assert guard.last("c") == 0  # nothing remembered of a refused message
     clock.now = 1000.499
+    guard.check(message, "c", "m", record=False)  # checked only: nothing remembered
+    assert guard.last("c") == 0
     guard.check(message, "c", "m")
+    assert guard.last("c") == message.sequence
     sequences = [next_sequence() for _ in range(1000)]
     assert all(b > a for a, b in zip(sequences, sequences[1:], strict=False))
     before = time.time()
@@ -170,6 +173,12 @@ async def test_forged_unsigned_replayed_and_expired_status_reports_change_nothin
                 expected[reason] = expected.get(reason, 0) + 1
             assert dict(engine.rejections.counts) == expected
             assert engine.messages_rejected == len(attacks)
+            # a "ready" of worker 0 again, signed for party 0 only, its sequence far ahead: it changes nothing
+            # (not the last sequence), so the newer genuine report below still counts
+            ahead = status((keys[0], keys[1])).model_copy(update={"sequence": 2**62})
+            ahead = ahead.model_copy(update={"signatures": tuple(signature_text(ahead.digest(), key)
+                                                                 for key in (keys[0], STRANGER))})
+            await attacker.publish(TOPICS.status, ahead.model_dump_json())
             later = status((keys[0], keys[1]), "failed").model_dump_json()  # a newer genuine report counts
             await attacker.publish(TOPICS.status, later)
             await asyncio.sleep(0.05)
