@@ -16,6 +16,7 @@ its :class:`Budget`.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -173,11 +174,20 @@ class PrivacyLedger:
 
 
 def _spent(charges: tuple[RoundCharge, ...], delta_slack: float) -> Spent:
-    if not charges:
+    return _composed(tuple((c.epsilon, c.delta, c.repetitions) for c in charges), delta_slack)
+
+
+@functools.lru_cache(maxsize=32)
+def _composed(releases: tuple[tuple[float, float, int], ...], delta_slack: float) -> Spent:
+    """The composition of ``releases`` (epsilon, delta, repetitions) of rounds, cached (a few entries):
+    the parties of a session answer the same rounds with the same mechanism, so each party's ledger asks
+    for the same composition (a worker's 1,000 parties before each answer under a budget; the observer's
+    2,000 ledgers at the end of a run: 0.6 ms each), and :class:`Spent` is immutable."""
+    if not releases:
         return Spent(0, 0, 0.0, 0.0, 0.0, 0.0, "none")
-    counts = np.array([c.repetitions for c in charges])
-    eps = np.repeat([c.epsilon for c in charges], counts)
-    dels = np.repeat([c.delta for c in charges], counts)
+    counts = np.array([r for _, _, r in releases])
+    eps = np.repeat([e for e, _, _ in releases], counts)
+    dels = np.repeat([d for _, d, _ in releases], counts)
     k = int(counts.sum())
     with np.errstate(over="ignore"):  # a sum beyond the float range is +inf, the right total
         basic = float(np.sum(eps)), min(float(np.sum(dels)), 1.0)
@@ -187,4 +197,4 @@ def _spent(charges: tuple[RoundCharge, ...], delta_slack: float) -> Spent:
         result = compose_heterogeneous(eps, dels, delta_slack)
         epsilon, method = result.epsilon_tilde, result.method
     epsilon = min(epsilon, basic[0])  # the optimum never exceeds basic; guard float noise
-    return Spent(len(charges), k, epsilon, composed_delta(dels, delta_slack), basic[0], basic[1], method)
+    return Spent(len(releases), k, epsilon, composed_delta(dels, delta_slack), basic[0], basic[1], method)

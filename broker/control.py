@@ -100,8 +100,9 @@ class FreshnessGuard:
         """The sequence of the last message accepted from ``sender`` (0: none)."""
         return self._last.get(sender, 0)
 
-    def check(self, message: Stamped, sender: Hashable, where: str) -> None:
-        """Accept ``message`` from ``sender`` (its sequence becomes the last one) or refuse it.
+    def check(self, message: Stamped, sender: Hashable, where: str, record: bool = True) -> None:
+        """Accept ``message`` from ``sender`` (its sequence becomes the last one, unless ``record`` is False:
+        a message that changes nothing, checked only) or refuse it.
 
         Raises:
             ProtocolViolation: ``expired`` (its expiry has passed), ``replay`` (its sequence is not above
@@ -112,4 +113,5 @@ class FreshnessGuard:
             raise ProtocolViolation("expired", f"{where}: expired {(now_ms - message.expires_ms) / 1000:.1f} s ago")
         if message.sequence <= self.last(sender):
             raise ProtocolViolation("replay", f"{where}: sequence {message.sequence} <= {self.last(sender)}")
-        self._last[sender] = message.sequence
+        if record:
+            self._last[sender] = message.sequence

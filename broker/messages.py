@@ -329,13 +329,14 @@ class WorkerStatus(Fresh):
             raise ValueError(f"{len(self.signatures)} signatures for {len(self.parties)} parties (one each)")
         return self
 
-    def unsigned(self, public_keys: Seq[bytes] | Mapping[int, bytes]) -> list[int]:
+    def unsigned(self, public_keys: Seq[bytes] | Mapping[int, bytes], first: int | None = None) -> list[int]:
         """The listed parties whose signature does not verify under their own key ``public_keys[party]``
         (raw Ed25519; a roster's keys by party id, or a mapping party -> key), ascending; [] = a genuine
-        report. A party with no key in ``public_keys`` counts as unsigned."""
+        report. A party with no key in ``public_keys`` counts as unsigned. ``first``: check only the first
+        that many listed parties (None: all)."""
         digest = self.digest()
         keys = public_keys if isinstance(public_keys, Mapping) else dict(enumerate(public_keys))
-        return [party for party, signature in zip(self.parties, self.signatures, strict=True)
+        return [party for party, signature in zip(self.parties[:first], self.signatures[:first], strict=True)
                 if party not in keys or not verify_signature(digest, signature, keys[party])]
 
     def digest(self) -> bytes:

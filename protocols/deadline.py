@@ -10,8 +10,10 @@ module again in the child, which breaks scripts and notebooks-as-scripts without
 and may not start children from a daemonic session worker). It imports :data:`PRELOAD` once, then
 answers pickled ``(fn, args)`` requests on its stdin with pickled ``(ok, value)`` on its stdout (its own
 prints go to stderr). An idle worker is kept for the next call, so a call costs the pickling of its
-arguments and result; a worker killed at a deadline is replaced at the next call. Workers end when their
-stdin closes (this process exits). Their start (~1-2 s: Python and scipy) is not counted in the deadline.
+arguments and result; a worker killed at a deadline is replaced at the next call. An idle worker ends when
+its stdin closes (this process exits); a busy one when a watchdog thread sees this process gone (its parent
+pid changed, checked every :data:`WATCHDOG_INTERVAL` s; HiGHS releases the GIL while it solves), so a
+SIGKILLed caller leaves no LP running. Their start (~1-2 s: Python and scipy) is not counted in the deadline.
 POSIX only (``select`` on pipes), like the rest of the deployment (mosquitto, fork servers).
 """
 
@@ -24,14 +26,17 @@ import select
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["PRELOAD", "call_before", "serve"]
+__all__ = ["PRELOAD", "WATCHDOG_INTERVAL", "call_before", "serve"]
 
 T = TypeVar("T")
 #: Modules a worker imports before it says it is ready: those of the functions run through it.
 PRELOAD = ("mpdp.protocols.worst_case",)
+#: Seconds between a worker's checks that the process that started it is alive.
+WATCHDOG_INTERVAL = 0.2
 _STARTUP_SECONDS = 300.0  # a worker that has not imported PRELOAD by then is taken for dead
 _idle: list[_Worker] = []
 _idle_lock = threading.Lock()
@@ -42,7 +47,7 @@ class _Worker:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from mpdp.protocols.deadline import serve; serve()"],
+            [sys.executable, "-c", f"from mpdp.protocols.deadline import serve; serve({os.getpid()})"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,  # the caller's import path: the same mpdp
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
         self.read(_STARTUP_SECONDS)  # its "ready"
@@ -110,8 +115,11 @@ def call_before(fn: Callable[..., T], args: tuple[Any, ...], seconds: float) -> 
     return result
 
 
-def serve() -> None:
-    """A worker's loop: import :data:`PRELOAD`, say ready, then answer requests until stdin closes."""
+def serve(parent: int) -> None:
+    """A worker's loop: import :data:`PRELOAD`, say ready, then answer requests until stdin closes; the
+    process exits (code 1) as soon as ``parent`` (the pid of the process that started it) is gone, even
+    in the middle of a request (:func:`_watch`)."""
+    threading.Thread(target=_watch, args=(parent,), name="deadline-watchdog", daemon=True).start()
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # what the functions print goes to stderr, not into the answers
     sys.stdout = sys.stderr
@@ -130,6 +138,15 @@ def serve() -> None:
             answer = (False, exc)
         pickle.dump(answer, answers, protocol=pickle.HIGHEST_PROTOCOL)
         answers.flush()
+
+
+def _watch(parent: int) -> None:
+    """End this process when its parent is no longer ``parent`` (it died: the orphan was re-parented, to init
+    or a subreaper), checked every :data:`WATCHDOG_INTERVAL` seconds; ``os._exit`` ends it whatever the
+    main thread is running."""
+    while os.getppid() == parent:
+        time.sleep(WATCHDOG_INTERVAL)
+    os._exit(1)
 
 
 @atexit.register

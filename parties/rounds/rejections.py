@@ -24,6 +24,9 @@ class RejectLog:
 
     Attributes:
         counts: reason -> number of messages rejected for it.
+        last: the reason and detail of the last rejection (None before any).
+        quiet: count only, log nothing (a caller logs for many receivers at once, e.g. a simulation worker
+            for its parties on one connection, :mod:`mpdp.parties.session.multiplex`).
     """
 
     def __init__(self, logger: logging.Logger, who: str, interval: float = 5.0,
@@ -34,6 +37,8 @@ class RejectLog:
         self._clock = clock
         self.counts: collections.Counter[str] = collections.Counter()
         self._logged: dict[str, tuple[float, int]] = {}  # reason -> (time of its last line, count then)
+        self.last: tuple[str, str] | None = None
+        self.quiet = False
 
     @property
     def total(self) -> int:
@@ -42,8 +47,11 @@ class RejectLog:
 
     def reject(self, reason: str, detail: str) -> None:
         """Count one rejected message and log it unless a line of ``reason`` was written less than
-        ``interval`` seconds ago."""
+        ``interval`` seconds ago (or :attr:`quiet`)."""
         self.counts[reason] += 1
+        self.last = (reason, detail)
+        if self.quiet:
+            return
         now = self._clock()
         last = self._logged.get(reason)
         if last is not None and now - last[0] < self._interval:

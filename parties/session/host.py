@@ -53,7 +53,7 @@ from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
 from mpdp.broker.mpc_messages import MpcAnnouncement
-from mpdp.broker.signing import public_key_of, verify_message
+from mpdp.broker.signing import load_private_key, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.mpc.party import start_pinned_mpc_party
@@ -198,6 +198,9 @@ class _ReadyBeacon:
         self._connector = connector
         self._topics = Topics(config.facts.session)
         self.subscribed = asyncio.Event()
+        # loaded once (each load derives the public key): the beacon signs one report a second
+        self._keys = [load_private_key(key) for key in config.private_keys]
+        self._public_keys = {party: bytes(key.verify_key) for party, key in zip(config.parties, self._keys)}
 
     def _is_round(self, payload: bytes) -> bool:
         """A signed, unexpired announcement of a round or the end (a heartbeat does not stop the beacon: the
@@ -219,7 +222,7 @@ class _ReadyBeacon:
         config = self._config
         return ((status.session, status.worker, status.state, status.parties)
                 == (self._topics.session, config.worker, "ready", config.parties)
-                and not status.unsigned(dict(zip(config.parties, map(public_key_of, config.private_keys)))))
+                and not status.unsigned(self._public_keys))
 
     async def run(self) -> None:
         """Subscribe, then repeat the host's "ready" until the first signed announcement.
@@ -243,7 +246,7 @@ class _ReadyBeacon:
             if time.monotonic() >= due:
                 due = time.monotonic() + self._config.ready_interval
                 if ready:
-                    await transport.publish(self._topics.status, status_report(self._spec, "ready").model_dump_json())
+                    await transport.publish(self._topics.status, status_report(self._spec, "ready", keys=self._keys).model_dump_json())
             if delivery is None:
                 continue
             if delivery.topic == self._topics.rounds and self._is_round(delivery.payload):

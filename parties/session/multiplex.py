@@ -16,6 +16,10 @@ incoming message, and no task, queue or timeout per party (at 10^5 parties those
   50,000 parties answer a round for minutes.
 * A message on the protocol's other topics (the transcript, when parties decide f) goes to every party.
 
+A message the parties refuse (a forgery, a replay: :attr:`PartyLoop.rejections`) is counted by each, and
+logged once by the worker (rate-limited per reason, :class:`mpdp.parties.rounds.rejections.RejectLog`) with
+the number of its parties that refused it, not once per party (50,000 identical lines).
+
 The worker reports each party's error with its id (``on_error``) before it ends the others. Deployments keep
 one connection per party host; this is a simulation device.
 """
@@ -23,13 +27,18 @@ one connection per party host; this is a simulation device.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 from mpdp.broker.transport import Connector, Delivery, Transport
 from mpdp.parties.rounds.answering import PartyLoop
+from mpdp.parties.rounds.ranges import format_ranges
+from mpdp.parties.rounds.rejections import RejectLog
 
 __all__ = ["MULTIPLEX_CONCURRENCY", "serve_multiplexed"]
+
+log = logging.getLogger("mpdp.party")
 
 #: Parties of a worker answering (and awaiting their PUBACK) at once on the shared connection.
 MULTIPLEX_CONCURRENCY = 64
@@ -59,6 +68,7 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
         return
     lead = loops[0]
     work: asyncio.Queue[Delivery] = asyncio.Queue()  # what every party handles, in arrival order
+    refusals = _Refusals(loops)
 
     async def read(transport: Transport) -> None:
         """Read the connection: a heartbeat to the lead at once (its silence clock runs while the others
@@ -67,7 +77,9 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
         while True:
             delivery = await lead.receive(transport)
             if lead.is_heartbeat(delivery):
-                await lead.handle(transport, delivery)
+                tally: _Tally = {}
+                await _handled(lead, transport, delivery, tally)
+                refusals.report(tally, 1)
             else:
                 work.put_nowait(delivery)
 
@@ -75,7 +87,11 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
         live = list(loops)
         while live:
             delivery = await work.get()
-            ended = await _each(live, transport, delivery, on_error, concurrency)
+            tally: _Tally = {}
+            try:
+                ended = await _each(live, transport, delivery, on_error, concurrency, tally)
+            finally:
+                refusals.report(tally, len(live))
             live = [loop for loop in live if loop not in ended]
         reader.cancel()  # every party is done
 
@@ -88,17 +104,48 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
             group.create_task(answer(transport, reader), name="multiplex-answer")
 
 
+#: reason -> (parties that refused one message for it, the first one's detail)
+_Tally = dict[str, tuple[int, str]]
+
+
+class _Refusals:
+    """The worker's log of the messages its parties refused (module docstring): each party's own
+    :class:`RejectLog` made quiet (it still counts), one line per message and reason here."""
+
+    def __init__(self, loops: Sequence[Loop]) -> None:
+        for loop in loops:
+            loop.rejections.quiet = True
+        self._log = RejectLog(log, f"parties {format_ranges(loop.party for loop in loops)}")
+
+    def report(self, tally: _Tally, parties: int) -> None:
+        """Log what ``parties`` parties refused of one message (``tally``: by :func:`_handled`)."""
+        for reason, (count, detail) in tally.items():
+            self._log.reject(reason, f"{detail} (refused by {count} of {parties} parties)")
+
+
+async def _handled(loop: Loop, transport: Transport, delivery: Delivery, tally: _Tally) -> bool:
+    """``loop.handle(transport, delivery)``; a refusal is added to ``tally``."""
+    before = loop.rejections.last  # a new tuple at each rejection
+    done = await loop.handle(transport, delivery)
+    after = loop.rejections.last
+    if after is not None and after is not before:
+        reason, detail = after
+        count, first = tally.get(reason, (0, detail))
+        tally[reason] = (count + 1, first)
+    return done
+
+
 async def _each(loops: Sequence[Loop], transport: Transport, delivery: Delivery, on_error: ErrorReport,
-                concurrency: int) -> set[Loop]:
-    """Hand ``delivery`` to every loop, ``concurrency`` at a time (that many tasks draining one iterator);
-    the loops that ended."""
+                concurrency: int, tally: _Tally) -> set[Loop]:
+    """Hand ``delivery`` to every loop, ``concurrency`` at a time (that many tasks draining one iterator),
+    tallying their refusals; the loops that ended."""
     pending: Iterator[Loop] = iter(loops)
     ended: set[Loop] = set()
 
     async def drain() -> None:
         for loop in pending:
             try:
-                if await loop.handle(transport, delivery):
+                if await _handled(loop, transport, delivery, tally):
                     ended.add(loop)
             except Exception as exc:
                 await on_error(loop.party, exc)

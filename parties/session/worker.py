@@ -14,11 +14,13 @@ import logging
 import os
 import secrets
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from mpdp.broker.messages import WorkerStatus
+from mpdp.broker.signing import PrivateKey
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
@@ -78,11 +80,16 @@ class WorkerSpec:
     record: Path | None = None
 
 
-def status_report(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "") -> WorkerStatus:
+def status_report(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "",
+                  keys: Sequence[PrivateKey] | None = None) -> WorkerStatus:
     """The worker's status report, freshly stamped and signed with the private key of each of its parties
-    (the observer checks each against the roster)."""
-    return WorkerStatus.signed([p.private_key for p in spec.parties], session=spec.session, worker=spec.index, state=state,
-                               parties=tuple(p.party for p in spec.parties), detail=detail)
+    (the observer checks each against the roster): ``keys``, the parties' keys loaded already
+    (:func:`mpdp.broker.signing.load_private_key`, in the order of ``spec.parties``; a party host's beacon
+    signs a report a second), or by default loaded from ``spec`` (a load derives the public key: as long
+    as a signature)."""
+    return WorkerStatus.signed([p.private_key for p in spec.parties] if keys is None else keys, session=spec.session,
+                               worker=spec.index, state=state, parties=tuple(p.party for p in spec.parties),
+                               detail=detail)
 
 
 async def _report(spec: WorkerSpec, topics: Topics, state: Literal["ready", "failed"], detail: str = "") -> None:

@@ -50,6 +50,19 @@ def test_budget_refusal_and_repetitions() -> None:
     assert not ledger.would_exceed(Budget(1.6, 0.0), 0.1, 0.0)
 
 
+def test_parties_with_the_same_answers_share_one_composition() -> None:
+    """Two parties that answered the same rounds alike (other round ids) get the composition computed
+    once; a third that answered differently gets its own, with the values of the composition itself."""
+    first = PrivacyLedger(1e-6).record(0, 0.5, 0.0, 3).record(1, 0.5, 0.0, 2)
+    second = PrivacyLedger(1e-6).record(7, 0.5, 0.0, 3).record(9, 0.5, 0.0, 2)
+    spent = first.spent()
+    assert second.spent() is spent and spent.rounds == 2 and spent.mechanisms == 5
+    assert spent.epsilon == pytest.approx(optimal_epsilon(0.5, 5, 1e-6), rel=1e-12)
+    other = PrivacyLedger(1e-6).record(0, 0.5, 0.0, 3).record(1, 0.7, 0.0, 2).spent()
+    assert other.epsilon == pytest.approx(compose_heterogeneous([0.5] * 3 + [0.7] * 2, [0.0] * 5, 1e-6).epsilon_tilde)
+    assert PrivacyLedger(1e-5).record(0, 0.5, 0.0, 5).spent().epsilon == pytest.approx(optimal_epsilon(0.5, 5, 1e-5))
+
+
 def test_empty_ledger_and_errors() -> None:
     assert PrivacyLedger(1e-6).spent() == Spent(0, 0, 0.0, 0.0, 0.0, 0.0, "none")
     ledger = PrivacyLedger(1e-6).record(3, 0.2, 0.0)

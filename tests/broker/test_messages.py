@@ -126,6 +126,7 @@ def test_announcement_and_status_roundtrip() -> None:
     # one signature per listed party, each by that party's own key over the same canonical bytes
     assert status.unsigned({3: PUBLIC, 4: other_public}) == [] and len(set(status.signatures)) == 2
     assert status.unsigned({3: PUBLIC, 4: PUBLIC}) == [4] and status.unsigned({3: other_public}) == [3, 4]
+    assert status.unsigned({3: PUBLIC, 4: PUBLIC}, first=1) == [] and status.unsigned({3: other_public}, first=1) == [3]
     assert all(verify_signature(hashlib.sha512(canonical_bytes(status)).digest(), s, key)
                for s, key in zip(status.signatures, (PUBLIC, other_public), strict=True))
     assert canonical_bytes(status).startswith(b"mpdp/worker-status/v1\n") and b"signatures" not in canonical_bytes(status)

@@ -6,8 +6,13 @@ import math
 import multiprocessing
 import os
 import pickle
+import signal
+import subprocess
+import sys
+import textwrap
 import time
 
+import psutil
 import pytest
 
 from mpdp.protocols.deadline import call_before
@@ -52,3 +57,51 @@ def test_a_daemonic_process_can_call() -> None:
     worker.start()
     worker.join(60.0)
     assert worker.exitcode == 0  # an AssertionError ("daemonic processes are not allowed") would give 1
+
+
+# A caller that starts a worker (and prints its pid), then asks it for a long LP: HiGHS's interior point as
+# worst_case runs it (~5 s at a third of this size on this 2-core machine under load; no time limit).
+_CALLER = textwrap.dedent("""
+    import os
+    from mpdp.protocols.deadline import call_before
+    print(call_before(os.getpid, (), 120.0), flush=True)
+    import numpy as np, scipy.sparse as sp
+    from scipy.optimize import linprog
+    n, m, rng = 6000, 4000, np.random.default_rng(0)
+    a_ub = sp.csr_matrix((rng.random(120_000), (rng.integers(0, m, 120_000), rng.integers(0, n, 120_000))), (m, n))
+    call_before(linprog, (-rng.random(n), a_ub, np.ones(m), None, None, (0, 1), "highs-ipm"), 120.0)
+""")
+
+
+def _cpu_seconds(process: psutil.Process, interval: float) -> float:
+    """CPU seconds ``process`` used in the next ``interval`` seconds."""
+    before = sum(process.cpu_times()[:2])
+    time.sleep(interval)
+    return sum(process.cpu_times()[:2]) - before
+
+
+def _gone(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE  # ended, not reaped by its new parent yet
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_a_worker_busy_in_an_lp_ends_when_its_caller_is_killed() -> None:
+    with subprocess.Popen([sys.executable, "-c", _CALLER], stdout=subprocess.PIPE, text=True) as caller:
+        assert caller.stdout is not None
+        worker = psutil.Process(int(caller.stdout.readline()))
+        try:
+            deadline = time.monotonic() + 30.0  # the caller builds the LP and sends it
+            while _cpu_seconds(worker, 0.3) < 0.05:  # busy in HiGHS (an idle worker waits on its stdin)
+                assert time.monotonic() < deadline, "the worker never got busy"
+            caller.send_signal(signal.SIGKILL)  # no atexit, no closed stdin: only the worker's watchdog
+            caller.wait()
+            killed = time.monotonic()
+            while not _gone(worker) and time.monotonic() - killed < 5.0:
+                time.sleep(0.05)
+            assert _gone(worker) and time.monotonic() - killed < 2.0
+        finally:
+            caller.kill()
+            if not _gone(worker):  # left running by a failure (no longer our child once the caller died)
+                worker.kill()

@@ -93,7 +93,10 @@ def test_the_guard_refuses_at_the_expiry_and_sequences_increase() -> None:
         guard.check(message, "c", "m")
     assert guard.last("c") == 0  # nothing remembered of a refused message
     clock.now = 1000.499
+    guard.check(message, "c", "m", record=False)  # checked only: nothing remembered
+    assert guard.last("c") == 0
     guard.check(message, "c", "m")
+    assert guard.last("c") == message.sequence
     sequences = [next_sequence() for _ in range(1000)]
     assert all(b > a for a, b in zip(sequences, sequences[1:], strict=False))
     before = time.time()
@@ -136,15 +139,17 @@ async def test_forged_unsigned_replayed_and_expired_status_reports_change_nothin
 
     genuine = status((keys[0], keys[1])).model_dump_json()
     unsigned = json.dumps({k: v for k, v in json.loads(genuine).items() if k != "signatures"} | {"state": "failed"})
-    attacks = [
+    attacks = [  # the first before worker 0's genuine "ready", the others after it
+        # a host holding party 0's key claims party 1 too (issue 9's last gap): signed by 0 only (after the
+        # genuine "ready", a "ready" of worker 0 again changes nothing: only its first signature is checked)
+        ("signature", status((keys[0], keys[0]), worker=0).model_dump_json()),
         ("schema", unsigned),  # the old, unsigned "failed" of issue 9
         ("schema", json.dumps({"version": 1, "session": SESSION, "worker": 0, "state": "failed", "parties": [0]})),
         ("schema", json.dumps(json.loads(genuine) | {"parties": [0, 1, 2]})),  # a party added, no signature for it
         ("signature", status((STRANGER, STRANGER), "failed").model_dump_json()),  # a stranger's key
         ("signature", status((STRANGER,), worker=2, parties=(2,)).model_dump_json()),  # a forged "ready"
         ("signature", status((keys[2], keys[2]), "failed").model_dump_json()),  # party 2's key for 0's and 1's
-        # a host holding party 0's key claims party 1 too (issue 9's last gap): signed by 0 only
-        ("signature", status((keys[0], keys[0]), worker=0).model_dump_json()),
+        ("signature", status((STRANGER, keys[1])).model_dump_json()),  # a "ready" again: its first signature fails
         ("signature", status((keys[0], STRANGER), "failed").model_dump_json()),
         ("signature", genuine.replace('"ready"', '"failed"')),  # tampered
         ("session", status((keys[0], keys[1]), "failed", session="other").model_dump_json()),
@@ -158,8 +163,7 @@ async def test_forged_unsigned_replayed_and_expired_status_reports_change_nothin
                             measure=accuracy_measure("zero-one", 2), rule_factory=observer_average_rule)
         async with open_engine(broker, TOPICS, roster, store, COORD_PRIVATE, observer, repetitions=1,
                                round_timeout=1.0) as engine, broker.connect("attacker") as attacker:
-            await attacker.publish(TOPICS.status, genuine)
-            for _, text in attacks:
+            for text in (attacks[0][1], genuine, *(text for _, text in attacks[1:])):
                 await attacker.publish(TOPICS.status, text)
             await asyncio.sleep(0.05)
             assert list(engine.ready_workers) == [0] and engine.ready_workers[0].parties == (0, 1)
@@ -169,6 +173,12 @@ async def test_forged_unsigned_replayed_and_expired_status_reports_change_nothin
                 expected[reason] = expected.get(reason, 0) + 1
             assert dict(engine.rejections.counts) == expected
             assert engine.messages_rejected == len(attacks)
+            # a "ready" of worker 0 again, signed for party 0 only, its sequence far ahead: it changes nothing
+            # (not the last sequence), so the newer genuine report below still counts
+            ahead = status((keys[0], keys[1])).model_copy(update={"sequence": 2**62})
+            ahead = ahead.model_copy(update={"signatures": tuple(signature_text(ahead.digest(), key)
+                                                                 for key in (keys[0], STRANGER))})
+            await attacker.publish(TOPICS.status, ahead.model_dump_json())
             later = status((keys[0], keys[1]), "failed").model_dump_json()  # a newer genuine report counts
             await attacker.publish(TOPICS.status, later)
             await asyncio.sleep(0.05)

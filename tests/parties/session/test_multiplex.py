@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
@@ -96,6 +97,40 @@ async def test_one_connection_each_party_answers_with_its_own_draw_key_and_topic
     # heartbeats reach the lead party only: it refused the replayed one, the others saw none
     assert parties[0].rejections.counts == {"replay": 1}
     assert all(not p.rejections.counts for p in parties[1:])
+
+
+async def test_a_refused_message_is_logged_once_per_worker_with_its_count_of_parties(
+        caplog: pytest.LogCaptureFixture) -> None:
+    broker = InMemoryBroker()
+    parties, _ = _parties(broker)
+    ready: list[int] = []
+    stranger = generate_key_pair()[0]
+    forged = Announcement.signed(stranger, session=SESSION, kind="round", round=0, repetitions=REPETITIONS)
+    other = Announcement.signed(COORD_PRIVATE, session="other", kind="round", round=0, repetitions=REPETITIONS)
+    heartbeat = _announce("heartbeat", 0)
+    with caplog.at_level(logging.WARNING, logger="mpdp.party"):
+        async with broker.connect("observer") as observer:
+            worker = asyncio.create_task(serve_multiplexed([p.loop for p in parties], broker, "worker-4",
+                                                           on_ready=lambda: ready.append(1), on_error=_no_error))
+            while len(ready) < K:
+                await asyncio.sleep(0.01)
+            for payload in (forged.model_dump_json(), "junk", other.model_dump_json(), heartbeat, heartbeat):
+                await observer.publish(TOPICS.rounds, payload)  # the second heartbeat is a replay (the lead's)
+            await observer.publish(TOPICS.rounds, _announce("end", 1))
+            await asyncio.wait_for(worker, 5.0)
+    assert sorted(r.getMessage() for r in caplog.records) == sorted([
+        f"parties 0-{K - 1}: rejected a message (signature): {TOPICS.rounds}: round 0: not signed by the "
+        f"coordinator (refused by {K} of {K} parties)",
+        f"parties 0-{K - 1}: rejected a message (schema): {TOPICS.rounds}: Invalid JSON: expected value at line 1 "
+        f"column 1 (refused by {K} of {K} parties)",
+        f"parties 0-{K - 1}: rejected a message (session): {TOPICS.rounds}: round 0: session 'other' "
+        f"(refused by {K} of {K} parties)",
+        f"parties 0-{K - 1}: rejected a message (replay): {TOPICS.rounds} heartbeat 0: sequence "
+        f"{Announcement.model_validate_json(heartbeat).sequence} <= "
+        f"{Announcement.model_validate_json(heartbeat).sequence} (refused by 1 of 1 parties)",  # the lead's, at once
+    ])
+    assert all(p.rejections.counts == {"signature": 1, "schema": 1, "session": 1} for p in parties[1:])
+    assert parties[0].rejections.counts == {"signature": 1, "schema": 1, "session": 1, "replay": 1}
 
 
 async def test_a_party_error_is_reported_with_its_id_and_raised() -> None:
