@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mpdp.analysis.monte_carlo_cost import monte_carlo_cost
 from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.count_threshold import count_threshold_applies, count_threshold_rule
-from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
 from mpdp.protocols.optimal import optimal_rules, worst_case_refusal
-from mpdp.protocols.symmetric import decide_cost
+from mpdp.protocols.symmetric import observer_average_rule
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -183,10 +184,13 @@ def accuracy(
         elif f.count_values(k) is None or rule != "average":
             raise
         else:
-            decide_cost(k, samples, "the Monte Carlo accuracy estimate",
-                        "fewer samples (samples / --samples N; the interval widens as 1/sqrt(N)), fewer "
-                        "distinct (epsilon, delta), or more time (time_limit / --time-limit SECONDS)"
-                        ).check(time_limit)
+            cost = monte_carlo_cost(observer_average_rule(mechanisms, f, w, party), samples,
+                                    "fewer samples (samples / --samples N; the interval widens as 1/sqrt(N)), "
+                                    "fewer distinct (epsilon, delta), or more time (time_limit / --time-limit "
+                                    "SECONDS)")
+            refused = cost.refusal(time_limit)
+            if refused is not None:  # the reason no exact engine runs first, then why the fallback does not
+                raise CostLimitError(cost, refused.limit, f"no exact engine: {exc}; {refused}") from exc
             fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
                                 party, samples, seed, progress=progress)
             report.update(engine=fallback.document["engine"], rules=fallback.document["rules"])

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import mpdp
 from mpdp.analysis.accuracy import PROGRESS_STEPS
+from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
 
 from mpdp.parties.cli.main import main
 from tests.parties.cli.invoke import ok, refused
+
+VECTORS = Path(__file__).parents[3] / "vectors" / "decision_rules.json"
 
 
 def _json(capsys, *argv):
@@ -113,11 +119,57 @@ def test_epsilon_1e308_leaks_no_runtime_warning(capsys) -> None:  # warnings are
 
 def test_a_monte_carlo_estimate_over_the_time_limit_is_refused_up_front(capsys) -> None:
     """Issue 10, item 5: 20,001 parties (above the exact engines) switched silently to 100,000 Monte Carlo
-    samples (~15 h). The model (protocols.symmetric.DECIDE_SECONDS) puts it far above 60 s. (Majority of
-    20,001 equal parties now has the exact count engine; sum has none.)"""
+    samples (days: one O(k^2) posterior per distinct count vector). The model (analysis.monte_carlo_cost)
+    puts it far above 60 s. (Majority of 20,001 equal parties now has the exact count engine; sum has none.)"""
     line = refused(capsys, "accuracy", "--epsilon", "1*20001", "--function", "sum")
     assert "100,000 transcripts of 20,001 parties" in line and "--samples" in line and "--time-limit" in line
-    assert "h and" in line  # hours, stated before any work
+    assert "days and" in line  # stated before any work
+    # why no exact engine runs comes first: the pure group limit
+    assert line.index(f"pure group size=20001 is not allowed: at most {PURE_GROUP_MAX}") < line.index("--samples")
+
+
+def test_a_four_output_group_over_its_limit_is_named_before_the_samples(capsys) -> None:
+    """--delta 0.01 with 1,000 parties: no exact engine holds a four-output group above
+    FOUR_OUTPUT_GROUP_MAX; the refusal says so first, then why the Monte Carlo fallback does not fit."""
+    line = refused(capsys, "accuracy", "--epsilon", "1*1000", "--delta", "0.01", "--function", "majority")
+    limit = f"four-output group size=1000 is not allowed: at most {FOUR_OUTPUT_GROUP_MAX}"
+    assert line.startswith(f"mpdp: error: no exact engine: {limit}")
+    assert line.index(limit) < line.index("the Monte Carlo accuracy estimate") < line.index("--samples")
+    assert "100,000 transcripts of 1,000 parties" in line and "over the 60 s time limit" in line
+
+
+def test_the_monte_carlo_fallback_of_a_large_four_output_group_runs(capsys) -> None:
+    """The same group with few samples is estimated (it drew party by party: its count table needs a
+    likelihood factor, which stops at FOUR_OUTPUT_GROUP_MAX; before, that raised the size limit from
+    inside the fallback). Parties report their bit (epsilon 30), so majority is decided right nearly
+    always: accuracy > 0.99 at 95% (Hoeffding, 300 samples: half-width 0.078, so ci_high > 0.99)."""
+    doc = _json(capsys, "--epsilon", "30*101", "--delta", "0.01", "--function", "majority", "--samples", "300",
+                "--seed", "4")
+    rule = doc["rules"]["average"]
+    assert doc["engine"] == "posterior-monte-carlo" and not rule["exact"] and rule["samples"] == 300
+    assert rule["average_accuracy"] == 1.0  # P(any error) per sample < 101 * 2 e^-30 (0 errors expected)
+
+
+def test_xor_the_old_estimate_refused_now_runs_and_matches_corollary_3_1(capsys) -> None:
+    """XOR of 20,001 equal parties (above PURE_GROUP_MAX: Monte Carlo). The old model (0.0022 ms *
+    k^1.3 per transcript, an O(k^2) posterior) estimated 500 samples at 418 s, refused under the default
+    60 s; XOR decides by parity, O(k) per transcript: about 2 s. Its result matches 002 Corollary 3.1
+    ((1 + tanh(eps/2)^k) / 2, the product form, checked against the vectors' closed form below) within the
+    95% Hoeffding interval."""
+    vectors = json.loads(VECTORS.read_text())["cases"]
+    homogeneous_xor = [c for c in vectors if c["inputs"]["function_name"] == "xor" and c["inputs"]["delta"][0] == 0
+                       and len(set(c["inputs"]["eps"])) == 1 and c["inputs"]["observer"] == "central"]
+    assert homogeneous_xor
+    for case in homogeneous_xor:  # the product form is Corollary 3.1's value
+        k, eps = case["inputs"]["k"], case["inputs"]["eps"][0]
+        assert 0.5 * (1 + math.tanh(eps / 2) ** k) == pytest.approx(case["expected"]["closed_form_corollary_3_1"],
+                                                                   abs=1e-9)
+    doc = _json(capsys, "--epsilon", "12*20001", "--function", "xor", "--samples", "500", "--seed", "7")
+    rule = doc["rules"]["average"]
+    assert doc["engine"] == "posterior-monte-carlo" and rule["samples"] == 500
+    expected = 0.5 * (1 + math.tanh(6.0) ** 20001)  # 0.891
+    low, high = rule["interval"]
+    assert low <= expected <= high and high - low < 0.13
 
 
 #: 40 distinct epsilons and xor: too many count classes for the exact engines, the Monte Carlo estimate
