@@ -7,7 +7,7 @@ Work: ``monte_carlo_accuracy`` of the central observer's posterior rule (zero-on
 * ``equal``: every epsilon 1 (the count-table path: one posterior per class, then binomial counts);
 * ``distinct``: epsilons evenly spaced in [0.5, 2] (the per-party path: every transcript drawn and decided);
 
-and four-output randomized response (epsilon 1, delta 0.01) at k = 40 (count table) and 200 (per party,
+and four-output randomized response (epsilon 1, delta 0.01) at k = 40 (count table), 200 and 1,000 (per party,
 one posterior per distinct count vector). Each row: samples (100,000, or fewer so that the estimate stays
 under BUDGET seconds), the estimate (:func:`mpdp.analysis.monte_carlo_cost.monte_carlo_cost`), the
 measured wall time (the rule built and the estimate run, as ``mpdp accuracy`` does) and measured / estimate.
@@ -63,7 +63,7 @@ def main() -> None:
                                  ("distinct", [RandomizedResponse(float(e)) for e in np.linspace(0.5, 2.0, k)])):
                 est, measured = _row(label, mechs, name)
                 ratios.append(measured / est)
-    for k in (40, 200):
+    for k in (40, 200, 1000):
         for name in ("majority", "xor"):
             est, measured = _row("delta", [RandomizedResponse(1.0, 0.01, True)] * k, name)
             ratios.append(measured / est)

@@ -22,8 +22,14 @@ from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
-from mpdp.protocols.count_threshold import count_threshold_applies, count_threshold_rule
+from mpdp.protocols.count_threshold import (
+    COUNT_GROUP_MAX,
+    COUNT_PAIR_SMALL_MAX,
+    count_threshold_applies,
+    count_threshold_rule,
+)
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
+from mpdp.protocols.factors import PURE_GROUP_MAX
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
 from mpdp.protocols.optimal import optimal_rules, worst_case_refusal
 from mpdp.protocols.symmetric import observer_average_rule
@@ -160,8 +166,9 @@ def accuracy(
     counts = engine == "counts"
     if counts and not count_threshold_applies(mechanisms, f, w, party):
         raise ParameterError("engine", "counts", "a monotone binary symmetric function (majority, and, or, "
-                             "threshold:T), the central observer and pure randomized response in 1 or 2 "
-                             "groups of equal epsilon")
+                             "threshold:T), the central observer and pure randomized response in 1 group of "
+                             f"equal epsilon (at most {COUNT_GROUP_MAX:,} parties) or 2 (the smaller at most "
+                             f"{COUNT_PAIR_SMALL_MAX:,}, the larger at most {PURE_GROUP_MAX:,})")
     if rule == "both" and not counts:  # the worst-case LP only where it fits, and say so
         refusal = worst_case_refusal(mechanisms, f, w, party, engine, time_limit)
         if refusal is not None:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mpdp.protocols import RandomizedResponse
-from mpdp.protocols.cost import CostEstimate, PowerLaw
+from mpdp.protocols.cost import CostEstimate, PowerLaw, format_seconds
 from mpdp.protocols.engines import build_problem
 from mpdp.protocols.errors import CostLimitError, ParameterError
 from mpdp.protocols.functions import TruthTable, accuracy_measure, group_values, parse_function
@@ -201,3 +201,10 @@ def test_a_time_limit_leaves_the_solution_unchanged() -> None:
             here, there = solve_worst_case(view, None), solve_worst_case(view, 60.0)
             assert np.array_equal(here.table, there.table)
             assert (here.value, here.upper_bound, here.message) == (there.value, there.upper_bound, there.message)
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(0.42, "0.42 s"), (12.4, "12 s"), (246, "4.1 min"), (54000, "15 h"),
+                                               (3.2 * 86400, "3.2 days"), (170.4 * 86400, "170 days"),
+                                               (12345.6 * 86400, "12,346 days")])
+def test_durations_read_as_people_write_them(seconds: float, text: str) -> None:
+    assert format_seconds(seconds) == text  # not "1.7e+02 days" (the Monte Carlo refusal at 100,000 parties)

@@ -13,6 +13,7 @@ import pytest
 
 import mpdp
 from mpdp.analysis.accuracy import PROGRESS_STEPS
+from mpdp.protocols.count_threshold import COUNT_GROUP_MAX, COUNT_PAIR_SMALL_MAX
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX
 
 from mpdp.parties.cli.main import main
@@ -202,3 +203,8 @@ def test_mpdp_accuracy_shows_a_progress_bar_on_a_terminal(quiet: tuple[str, ...]
                            capture_output=True, text=True, timeout=120,
                            env={**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"})
     assert exact.returncode == 0 and "Monte Carlo" not in exact.stderr
+
+
+def test_the_count_engine_refusal_names_its_group_limits(capsys) -> None:
+    line = refused(capsys, "accuracy", "--engine", "counts", "--epsilon", "1*7000,2*7000", "--function", "majority")
+    assert f"the smaller at most {COUNT_PAIR_SMALL_MAX:,}" in line and f"at most {COUNT_GROUP_MAX:,} parties" in line
