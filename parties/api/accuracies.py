@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.monte_carlo_cost import monte_carlo_cost
 from mpdp.parties.api.estimates import estimate, rules_title
@@ -28,11 +29,13 @@ from mpdp.protocols.count_threshold import (
     count_threshold_applies,
     count_threshold_rule,
 )
-from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
+from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError, SolverError
 from mpdp.protocols.factors import PURE_GROUP_MAX
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.optimal import optimal_rules, worst_case_refusal
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.optimal import OptimalRules, optimal_rules, worst_case_refusal
 from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.worst_case import TIME_LIMIT_STATUS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -112,6 +115,21 @@ class Accuracy(Result):
         return figure
 
 
+def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanFunction, w: NDArray[np.float64],
+                           party: int | None, rule: str, engine: str, measure: str, time_limit: float | None,
+                           report: dict[str, Any]) -> OptimalRules:
+    """:func:`optimal_rules`; with ``rule="both"`` a worst-case LP that HiGHS stopped at the time limit (its
+    estimate said it would fit) leaves the average rule, and ``report["worst_case_skipped"]`` says why."""
+    try:
+        return optimal_rules(mechanisms, f, w, party, rule, engine, measure, time_limit)
+    except SolverError as exc:
+        if rule != "both" or exc.status != TIME_LIMIT_STATUS:
+            raise
+        report["worst_case_skipped"] = (f"the worst-case LP did not finish within the time limit ({exc}): use "
+                                        "the average rule, or allow more time (--time-limit SECONDS)")
+        return optimal_rules(mechanisms, f, w, party, "average", engine, measure, time_limit)
+
+
 def accuracy(
     epsilon: float | Sequence[float],
     function: str | BooleanFunction = "majority",
@@ -177,7 +195,7 @@ def accuracy(
     try:
         if counts:
             raise SizeLimitError("engine", "counts", "the exact engines", "the count engine (asked for)")
-        result = optimal_rules(mechanisms, f, w, party, rule, engine, measure, time_limit)
+        result = _optimal_rules_in_time(mechanisms, f, w, party, rule, engine, measure, time_limit, report)
     except SizeLimitError as exc:
         if engine not in ("auto", "counts") or rule == "worst-case":
             raise

@@ -14,7 +14,9 @@ import pytest
 import mpdp
 from mpdp.analysis.accuracy import PROGRESS_STEPS
 from mpdp.protocols.count_threshold import COUNT_GROUP_MAX, COUNT_PAIR_SMALL_MAX
+from mpdp.protocols.errors import SolverError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX
+from mpdp.protocols.worst_case import TIME_LIMIT_STATUS
 
 from mpdp.parties.cli.main import main
 from tests.parties.cli.invoke import ok, refused
@@ -208,3 +210,20 @@ def test_mpdp_accuracy_shows_a_progress_bar_on_a_terminal(quiet: tuple[str, ...]
 def test_the_count_engine_refusal_names_its_group_limits(capsys) -> None:
     line = refused(capsys, "accuracy", "--engine", "counts", "--epsilon", "1*7000,2*7000", "--function", "majority")
     assert f"the smaller at most {COUNT_PAIR_SMALL_MAX:,}" in line and f"at most {COUNT_GROUP_MAX:,} parties" in line
+
+
+def test_an_lp_stopped_at_the_time_limit_leaves_the_average_rule(capsys, monkeypatch) -> None:
+    """--rule both: an LP whose estimate fit but which HiGHS stopped at the time limit (XOR of 1,001 parties
+    did, before XOR skipped the LP) no longer fails the command after a minute: the average rule stands and
+    worst_case_skipped says why. --rule worst-case still fails. (The solver stub stops every LP.)"""
+    import mpdp.protocols.optimal as optimal
+
+    def stopped(view, time_limit=None):
+        raise SolverError(TIME_LIMIT_STATUS, "Time limit reached")
+
+    monkeypatch.setattr(optimal, "solve_worst_case", stopped)
+    doc = _json(capsys, "--epsilon", "0.5,1,1.5", "--function", "majority")
+    assert "did not finish within the time limit" in doc["worst_case_skipped"] and list(doc["rules"]) == ["average"]
+    assert doc["rules"]["average"]["average_accuracy"] == pytest.approx(0.676759, abs=1e-6)  # the module's example
+    assert "Time limit reached" in refused(capsys, "accuracy", "--epsilon", "0.5,1,1.5", "--function", "majority",
+                                           "--rule", "worst-case")
