@@ -21,9 +21,12 @@ of 002 eq. (1) (a fixed seed: the estimate is reproducible and costs millisecond
 
 Calibration (the project's 2-core machine shared with ~6 jobs, 2026-12-01;
 ``benchmarks/bench_monte_carlo_cost.py`` prints each estimate next to its measurement): count_posterior
-21-34 ns per step at m x k = 200..3,125 x 101..1,001; the parity decision 26-41 ns per party; drawing,
-deciding aside, 140-220 ns per party (k = 11..20,001); per repetition 550 ns for one pure group and
-950 ns for a four-output group of 60.
+21-34 ns per step at m x k = 200..3,125 x 101..1,001 under heavy load, 7-15 ns lighter (the constant sits
+between); the parity decision 26-41 ns per party; drawing, deciding aside, 100-290 ns per party
+(k = 11..20,001); per repetition 550 ns for one pure group and 950 ns for a four-output group of 60. Over
+the benchmark's 36 cases (five functions at k = 11, 101, 1,001, equal and distinct epsilons, four-output
+at k = 40, 200, 1,000) measured / estimate stayed within 0.23-2.6 in two runs of different load; the model
+this replaced (0.0022 ms * k^1.3 per transcript, for every rule and path) was 10-5,000x too high.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ __all__ = ["FOUR_DRAW_SECONDS", "MEMORY_BYTES", "PARITY_SECONDS", "POSTERIOR_STE
            "REPETITION_SECONDS", "SETUP_SECONDS", "SYMBOL_SECONDS", "expected_distinct_counts", "monte_carlo_cost"]
 
 #: Seconds per step (one party into one row) of the Poisson-binomial recursion of the posterior.
-POSTERIOR_STEP_SECONDS = 3.0e-8
+POSTERIOR_STEP_SECONDS = 2.0e-8
 #: Seconds per party of the parity decision (XOR).
 PARITY_SECONDS = 3.0e-8
 #: Seconds per party and repetition of the per-party path besides the decision: input, symbol, score.
