@@ -43,19 +43,19 @@ __all__ = ["FOUR_DRAW_SECONDS", "MEMORY_BYTES", "PARITY_SECONDS", "POSTERIOR_STE
            "REPETITION_SECONDS", "SETUP_SECONDS", "SYMBOL_SECONDS", "expected_distinct_counts", "monte_carlo_cost"]
 
 #: Seconds per step (one party into one row) of the Poisson-binomial recursion of the posterior.
-POSTERIOR_STEP_SECONDS = 2.0e-8
+POSTERIOR_STEP_SECONDS = 1.2e-8
 #: Seconds per party of the parity decision (XOR).
 PARITY_SECONDS = 3.0e-8
 #: Seconds per party and repetition of the per-party path besides the decision: input, symbol, score.
 SYMBOL_SECONDS = 1.8e-7
 #: Seconds per repetition of the count-table path besides the groups' draws (the input's gain, the lookup).
-REPETITION_SECONDS = 3.0e-7
+REPETITION_SECONDS = 2.0e-7
 #: Seconds per repetition and pure group of the count-table path (three binomial draws).
-PURE_DRAW_SECONDS = 3.5e-7
+PURE_DRAW_SECONDS = 2.0e-7
 #: Seconds per repetition and four-output group of the count-table path (five binomial draws).
 FOUR_DRAW_SECONDS = 7.0e-7
 #: Seconds of either path before its first repetition (the rule's tables, the groups, the first batch).
-SETUP_SECONDS = 0.05
+SETUP_SECONDS = 0.02
 #: Memory of either path (batches of at most 2^22 symbols or 2^20 repetitions, a few float64 arrays each).
 MEMORY_BYTES = 2.0e8
 
