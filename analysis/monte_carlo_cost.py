@@ -23,10 +23,11 @@ Calibration (the project's 2-core machine shared with ~6 jobs, 2026-12-01;
 ``benchmarks/bench_monte_carlo_cost.py`` prints each estimate next to its measurement): count_posterior
 21-34 ns per step at m x k = 200..3,125 x 101..1,001 under heavy load, 7-15 ns lighter (the constant sits
 between); the parity decision 26-41 ns per party; drawing, deciding aside, 100-290 ns per party
-(k = 11..20,001); per repetition 550 ns for one pure group and 950 ns for a four-output group of 60. Over
-the benchmark's 36 cases (five functions at k = 11, 101, 1,001, equal and distinct epsilons, four-output
-at k = 40, 200, 1,000) measured / estimate stayed within 0.23-2.6 in two runs of different load; the model
-this replaced (0.0022 ms * k^1.3 per transcript, for every rule and path) was 10-5,000x too high.
+(k = 11..20,001); per repetition 250-550 ns for one pure group and 950 ns for a four-output group of 60.
+Over the benchmark's 36 cases (five functions at k = 11, 101, 1,001, equal and distinct epsilons,
+four-output at k = 40, 200, 1,000) measured / estimate was 0.39-2.1 with these constants (light load;
+0.23-2.6 over three earlier runs of heavier load while they were fitted); the model this replaced
+(0.0022 ms * k^1.3 per transcript, for every rule and path) was 3-10,000x too high.
 """
 
 from __future__ import annotations
