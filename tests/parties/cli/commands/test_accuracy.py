@@ -14,7 +14,7 @@ import pytest
 import mpdp
 from mpdp.analysis.accuracy import PROGRESS_STEPS
 from mpdp.protocols.count_threshold import COUNT_GROUP_MAX, COUNT_PAIR_SMALL_MAX
-from mpdp.protocols.errors import SolverError
+from mpdp.protocols.errors import SizeLimitError, SolverError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX
 from mpdp.protocols.worst_case import TIME_LIMIT_STATUS
 
@@ -227,3 +227,13 @@ def test_an_lp_stopped_at_the_time_limit_leaves_the_average_rule(capsys, monkeyp
     assert doc["rules"]["average"]["average_accuracy"] == pytest.approx(0.676759, abs=1e-6)  # the module's example
     assert "Time limit reached" in refused(capsys, "accuracy", "--epsilon", "0.5,1,1.5", "--function", "majority",
                                            "--rule", "worst-case")
+
+
+def test_15000_distinct_parties_reach_the_monte_carlo_fallback() -> None:
+    """2^15000 transcripts: the size error's message once formatted that count (4,516 digits) and Python
+    refused (ValueError: more than 4,300 digits), so the fallback never ran; it is written 2^15000."""
+    with pytest.raises(SizeLimitError, match=r"transcript classes='2\^15000'"):
+        mpdp.accuracy([0.5 + i * 1e-5 for i in range(15000)], "xor", engine="symmetric", rule="average")
+    doc = mpdp.accuracy([0.5 + i * 1e-5 for i in range(15000)], "xor", samples=20, seed=1).to_dict()
+    assert doc["engine"] == "posterior-monte-carlo" and doc["rules"]["average"]["samples"] == 20
+    assert "2^15000" in doc["worst_case_skipped"]
