@@ -57,7 +57,8 @@ PURE_DRAW_SECONDS = 2.0e-7
 FOUR_DRAW_SECONDS = 7.0e-7
 #: Seconds of either path before its first repetition (the rule's tables, the groups, the first batch).
 SETUP_SECONDS = 0.02
-#: Memory of either path (batches of at most 2^22 symbols or 2^20 repetitions, a few float64 arrays each).
+#: Memory of either path besides the rule's gain table (batches of at most 2^22 symbols or 2^20
+#: repetitions, a few float64 arrays each).
 MEMORY_BYTES = 2.0e8
 
 
@@ -97,7 +98,8 @@ def monte_carlo_cost(rule: SymmetricAverageRule, samples: int, alternative: str,
         samples: repetitions (>= 1). alternative: what to do instead, named when refused. task: its name.
 
     Returns:
-        a :class:`mpdp.protocols.cost.CostEstimate` (seconds on one core; calibration in the module docstring).
+        a :class:`mpdp.protocols.cost.CostEstimate` (seconds on one core, calibration in the module docstring;
+        bytes: :data:`MEMORY_BYTES` and two copies of the gain table, (k + 1) x |Y| float64).
 
     Raises:
         ParameterError: samples < 1.
@@ -121,4 +123,5 @@ def monte_carlo_cost(rule: SymmetricAverageRule, samples: int, alternative: str,
         else:
             decisions = float(samples)
         seconds = samples * k * SYMBOL_SECONDS + decisions * _posterior_seconds(rule)
-    return CostEstimate(task, size, SETUP_SECONDS + seconds, MEMORY_BYTES, alternative)
+    # the gain table G[s, y] twice (the estimate builds its rule and w again): (k + 1)^2 float64 for sum
+    return CostEstimate(task, size, SETUP_SECONDS + seconds, MEMORY_BYTES + 2 * rule.gain.nbytes, alternative)

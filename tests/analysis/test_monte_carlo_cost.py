@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import binom, multinomial
 
 from mpdp.analysis.monte_carlo import count_table, table_plan
-from mpdp.analysis.monte_carlo_cost import SETUP_SECONDS, expected_distinct_counts, monte_carlo_cost
+from mpdp.analysis.monte_carlo_cost import MEMORY_BYTES, SETUP_SECONDS, expected_distinct_counts, monte_carlo_cost
 from mpdp.protocols import RandomizedResponse, parse_function
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure
@@ -73,6 +73,12 @@ def test_xor_is_linear_in_k_and_the_posterior_quadratic() -> None:
     assert work("xor", 400) / work("xor", 200) == pytest.approx(2.0)
     assert work("majority", 400) / work("majority", 200) > 3.5
     assert work("majority", 400) > 10 * work("xor", 400)
+
+
+def test_the_memory_counts_the_gain_table_of_sum() -> None:
+    # sum of k parties: |Y| = k + 1, G is (k + 1)^2 float64 (3.2 GB at k = 20,001), built twice
+    cost = monte_carlo_cost(_rule([RandomizedResponse(1.0)] * 2000, "sum"), 10, "")
+    assert cost.memory_bytes == MEMORY_BYTES + 2 * 2001 * 2001 * 8
 
 
 def test_samples_below_one_are_refused() -> None:
