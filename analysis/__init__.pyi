@@ -56,7 +56,8 @@ from .interaction import (
     protocol_privacy,
     theorem_3_1_trials,
 )
-from .monte_carlo import CountTable, count_table
+from .monte_carlo import CountTable, count_table, table_plan
+from .monte_carlo_cost import monte_carlo_cost
 from .observer_posterior import RoundPosterior, round_posterior
 from .paper_figures import PAPER_FIGURES, figure_xor
 from .post_processing import outside_point, post_processing_channel
@@ -139,6 +140,7 @@ __all__ = [
     "intersection",
     "laplace_scale",
     "monte_carlo_accuracy",
+    "monte_carlo_cost",
     "observer_accuracy_on_input",
     "one_sided_clopper_pearson",
     "optimal_delta_slack",
@@ -155,6 +157,7 @@ __all__ = [
     "release_scores",
     "round_posterior",
     "rule_accuracy",
+    "table_plan",
     "theorem_3_1_trials",
     "theorem_3_3_corners",
     "theorem_3_4_bound",

@@ -31,7 +31,8 @@ from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.rules import DecisionRule
 from mpdp.protocols.table_rule import TableRule
 
-__all__ = ["PROGRESS_STEPS", "RuleAccuracy", "input_accuracy", "monte_carlo_accuracy", "rule_accuracy"]
+__all__ = ["PROGRESS_STEPS", "RuleAccuracy", "input_accuracy", "monte_carlo_accuracy", "per_party_batch",
+           "rule_accuracy"]
 
 #: The per-party Monte Carlo path (the slow one: a rule evaluated on every transcript) runs in at least
 #: this many batches, so that a progress bar moves.
@@ -112,6 +113,12 @@ def _sample(cdf: NDArray[np.float64], x: NDArray[np.int64], rng: np.random.Gener
     return symbols
 
 
+def per_party_batch(samples: int, k: int) -> int:
+    """Repetitions per batch of the per-party Monte Carlo path: at most 2^22 symbols, at least
+    :data:`PROGRESS_STEPS` batches (fewer only when ``samples`` is smaller), at least 1."""
+    return max(1, min(samples, (1 << 22) // max(k, 1), -(-samples // PROGRESS_STEPS)))
+
+
 def _per_party_gain(rule: DecisionRule, function: BooleanFunction, w: NDArray[np.float64], samples: int,
                     rng: np.random.Generator, progress: Callable[[int], None]) -> float:
     """Total gain of ``samples`` repetitions drawn one symbol per party (vectorized over repetitions, in at
@@ -123,7 +130,7 @@ def _per_party_gain(rule: DecisionRule, function: BooleanFunction, w: NDArray[np
     for i, m in enumerate(mechs):
         cdf[i, :, : m.num_symbols] = np.cumsum(m.channel, axis=1)
     total = 0.0
-    batch = max(1, min(samples, (1 << 22) // max(k, 1), -(-samples // PROGRESS_STEPS)))
+    batch = per_party_batch(samples, k)
     done = 0
     while done < samples:
         n = min(batch, samples - done)

@@ -16,8 +16,9 @@ The rule is then a lookup table over count classes, built once by asking the rul
 own decision on a transcript of that class (a randomized worst-case row is sampled from the same row).
 
 :func:`count_table` builds the table (or returns None for a rule that is not constant on count classes,
-or too many classes); :meth:`CountTable.total_gain` runs the repetitions; :meth:`CountTable.correct_on_input`
-privatizes one fixed input instead (a dataset's round: ``a`` fixed per group, the rest as above).
+or too many classes; :func:`table_plan` says which without building it); :meth:`CountTable.total_gain`
+runs the repetitions; :meth:`CountTable.correct_on_input` privatizes one fixed input instead (a dataset's
+round: ``a`` fixed per group, the rest as above).
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.factors import Factor, compositions, group_parties
 from mpdp.protocols.mechanisms import truth_and_flip
 from mpdp.protocols.rules import DecisionRule
 from mpdp.protocols.symmetric import SymmetricAverageRule
 from mpdp.protocols.table_rule import TableRule
 
-__all__ = ["MAX_COUNT_CLASSES", "CountTable", "count_table"]
+__all__ = ["MAX_COUNT_CLASSES", "CountTable", "count_table", "table_plan"]
 
 #: Largest number of count classes (product over groups) held in a lookup table.
 MAX_COUNT_CLASSES = 1 << 22
@@ -209,6 +210,33 @@ def _constant_on_counts(rule: DecisionRule, factors: tuple[Factor, ...]) -> bool
     return False
 
 
+def table_plan(rule: DecisionRule, max_classes: int = MAX_COUNT_CLASSES) -> tuple[tuple[Factor, ...], int] | None:
+    """The groups and the number of count classes of the table :func:`count_table` would build, or None
+    where it would return None (the same conditions, and a group larger than
+    :class:`mpdp.protocols.factors.Factor` holds, e.g. a four-output group above ``FOUR_OUTPUT_GROUP_MAX``),
+    without building anything.
+
+    Raises:
+        ParameterError: max_classes < 1.
+    """
+    if max_classes < 1:
+        raise ParameterError("max_classes", max_classes, "an integer >= 1")
+    k = len(rule.mechanisms)
+    others = tuple(i for i in range(k) if i != rule.observer)
+    try:
+        factors = group_parties(rule.mechanisms, others, grouped=True)
+    except SizeLimitError:  # a group larger than a likelihood factor holds: drawn party by party
+        return None
+    if not _constant_on_counts(rule, factors):
+        return None
+    classes = math.prod(f.num_classes for f in factors)
+    if classes > max_classes:
+        return None
+    if isinstance(rule, SymmetricAverageRule) and classes * k * k > _POSTERIOR_BUILD_BUDGET:
+        return None
+    return factors, classes
+
+
 def count_table(rule: DecisionRule, max_classes: int = MAX_COUNT_CLASSES) -> CountTable | None:
     """The rule as a lookup table on count classes, or None where that does not hold or does not pay.
 
@@ -216,8 +244,9 @@ def count_table(rule: DecisionRule, max_classes: int = MAX_COUNT_CLASSES) -> Cou
     (taken as is); the posterior rule is evaluated on one representative transcript per class.
 
     None when the rule is not known to be constant on the count classes of its groups (a general-engine
-    table whose parties share parameters: its ties may be broken by party), when the classes exceed
-    ``max_classes``, or when the posterior rule would take too long to evaluate on one transcript per class.
+    table whose parties share parameters: its ties may be broken by party), when a group is larger than a
+    likelihood factor holds, when the classes exceed ``max_classes``, or when the posterior rule would
+    take too long to evaluate on one transcript per class.
 
     Args:
         rule: a :class:`mpdp.protocols.table_rule.TableRule` or
@@ -227,19 +256,12 @@ def count_table(rule: DecisionRule, max_classes: int = MAX_COUNT_CLASSES) -> Cou
     Raises:
         ParameterError: max_classes < 1.
     """
-    if max_classes < 1:
-        raise ParameterError("max_classes", max_classes, "an integer >= 1")
+    plan = table_plan(rule, max_classes)
+    if plan is None:
+        return None
+    factors, classes = plan
     mechs = rule.mechanisms
     k = len(mechs)
-    others = tuple(i for i in range(k) if i != rule.observer)
-    factors = group_parties(mechs, others, grouped=True)
-    if not _constant_on_counts(rule, factors):
-        return None
-    classes = math.prod(f.num_classes for f in factors)
-    if classes > max_classes:
-        return None
-    if isinstance(rule, SymmetricAverageRule) and classes * k * k > _POSTERIOR_BUILD_BUDGET:
-        return None
     step = max(1, _BUILD_CHUNK // max(k, 1))
     bits = (None,) if rule.observer is None else (0, 1)
     decisions: list[NDArray[np.int64]] = []

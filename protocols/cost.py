@@ -37,7 +37,7 @@ def physical_memory() -> int:
 
 
 def format_seconds(seconds: float) -> str:
-    """``0.42 s``, ``12 s``, ``4.1 min``, ``15 h``, ``3.2 days``: a duration for people."""
+    """``0.42 s``, ``12 s``, ``4.1 min``, ``15 h``, ``3.2 days``, ``170 days``: a duration for people."""
     if seconds < 10:
         return f"{seconds:.2g} s"
     if seconds < 120:
@@ -46,7 +46,9 @@ def format_seconds(seconds: float) -> str:
         return f"{seconds / 60:.2g} min"
     if seconds < 2 * 86400:
         return f"{seconds / 3600:.2g} h"
-    return f"{seconds / 86400:.2g} days"
+    if seconds < 100 * 86400:
+        return f"{seconds / 86400:.2g} days"
+    return f"{seconds / 86400:,.0f} days"
 
 
 def format_bytes(size: float) -> str:

@@ -162,6 +162,15 @@ def _grouped_tables(table: NDArray[np.int64], observer: int | None, others: tupl
     return tables
 
 
+def _count(n: int) -> int | str:
+    """A count for an error message: n itself below 10^15, else its power of two (``"2^1001"``, ``"more than
+    2^1001"``): 2^k of 15,000 parties has more digits than Python converts to text (4,300)."""
+    if n < 10**15:
+        return n
+    power = n.bit_length() - 1
+    return f"2^{power}" if n == 1 << power else f"more than 2^{power}"
+
+
 def _pick_engine(engine: str, symmetric: bool, transcripts: int, classes: int) -> str:
     if engine not in ENGINES:
         raise ParameterError("engine", engine, "one of " + ", ".join(ENGINES))
@@ -177,10 +186,10 @@ def _pick_engine(engine: str, symmetric: bool, transcripts: int, classes: int) -
         alt = ("the symmetric engine (--engine symmetric)" if symmetric and
                classes <= SYMMETRIC_MAX_CLASSES else
                "a symmetric function with grouped parameters, or the posterior rule with Monte Carlo")
-        raise SizeLimitError("transcripts (prod of symbols per party)", transcripts,
+        raise SizeLimitError("transcripts (prod of symbols per party)", _count(transcripts),
                              GENERAL_MAX_TRANSCRIPTS, alt)
     if engine == "symmetric" and classes > SYMMETRIC_MAX_CLASSES:
-        raise SizeLimitError("transcript classes", classes, SYMMETRIC_MAX_CLASSES,
+        raise SizeLimitError("transcript classes", _count(classes), SYMMETRIC_MAX_CLASSES,
                              "the posterior rule (exact decisions, Monte Carlo accuracy: "
                              "analysis.accuracy.monte_carlo_accuracy)")
     return engine

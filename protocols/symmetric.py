@@ -32,15 +32,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.protocols.cost import CostEstimate, PowerLaw
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse, posterior_table
 from mpdp.protocols.parity import count_parity_form
 from mpdp.protocols.rules import check_symbols
 
-__all__ = ["DECIDE_SECONDS", "SymmetricAverageRule", "argmax_decision", "count_posterior", "decide_cost",
-           "observer_average_rule", "tied_rows"]
+__all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observer_average_rule", "tied_rows"]
 
 #: Expected gains within this relative distance of the best count as tied (000 §5: any maximizer is
 #: optimal); ties go to the smallest y, so two exact computations of the same rule agree.
@@ -149,7 +147,7 @@ class SymmetricAverageRule:
             ParameterError: a shape mismatch, a symbol outside a party's alphabet, missing own bits.
         """
         s = check_symbols(symbols, self.mechanisms)
-        if self.observer is None and self._identical and s.shape[0] > 1 and self.k > 0:
+        if self.by_counts and s.shape[0] > 1:
             return self._gain_by_counts(s)
         p = self._posterior[np.arange(self.k), s]
         if self.observer is None:
@@ -157,6 +155,20 @@ class SymmetricAverageRule:
         bits = self._own_bits(s.shape[0], own_bits)
         pi = count_posterior(np.delete(p, self.observer, axis=1))  # (n, k): others' count 0..k-1
         return np.where(bits[:, None] == 1, pi @ self.gain[1:], pi @ self.gain[:-1])
+
+    @property
+    def by_counts(self) -> bool:
+        """True when :meth:`expected_gain` computes one posterior per distinct symbol count vector of a call
+        (the central observer, every party with the same mechanism), not one per transcript."""
+        return self.observer is None and self._identical and self.k > 0
+
+    @property
+    def parity_alpha(self) -> float | None:
+        """alpha of a gain of parity form ``alpha (-1)^s`` plus a constant (XOR): :meth:`decide` then takes
+        the sign of a product of the parties' posterior differences, O(k) per transcript instead of the
+        O(k^2) posterior (:mod:`mpdp.protocols.parity`); None for any other gain."""
+        form = count_parity_form(self.gain)
+        return None if form is None or form[1] != 0.0 else form[0]
 
     def _gain_by_counts(self, s: NDArray[np.integer[Any]]) -> NDArray[np.float64]:
         """:meth:`expected_gain` of the central observer when every party has the same mechanism: the
@@ -198,12 +210,12 @@ class SymmetricAverageRule:
         (within ``TIE_TOLERANCE``) go to the smallest y (any maximizer is optimal, 000 §5). A gain of
         parity form (XOR) is decided by the sign of the product of the parties' posterior differences
         (:mod:`mpdp.protocols.parity`): the sum cancels below the tolerance at large k."""
-        form = count_parity_form(self.gain)
-        if form is None or form[1] != 0.0:
+        parity = self.parity_alpha
+        if parity is None:
             return argmax_decision(self.expected_gain(symbols, own_bits))
         s = check_symbols(symbols, self.mechanisms)
         signs = np.sign(1.0 - 2.0 * self._posterior[np.arange(self.k), s])  # sgn P(x_i=0|.) - P(x_i=1|.)
-        alpha = np.full(s.shape[0], form[0])
+        alpha = np.full(s.shape[0], parity)
         if self.observer is not None:
             bits = self._own_bits(s.shape[0], own_bits)
             signs = np.delete(signs, self.observer, axis=1)
@@ -255,16 +267,3 @@ def observer_average_rule(
         raise ParameterError("measure shape", w.shape, f"({size}, {size}) for {function.name}")
     return SymmetricAverageRule(tuple(mechanisms), w[g], observer)
 
-
-#: Seconds to decide one transcript of k parties (:meth:`SymmetricAverageRule.decide`, the O(k^2)
-#: Poisson-binomial posterior, vectorized): fitted to k = 1,000 / 4,000 / 20,001 on the project's 2-core
-#: machine under load (17.5 ms, 108 ms, 836 ms per transcript; model within 5%).
-DECIDE_SECONDS = PowerLaw(2.2e-6, (1.3,))
-
-
-def decide_cost(k: int, transcripts: int, task: str, alternative: str) -> CostEstimate:
-    """The estimated cost of deciding ``transcripts`` transcripts of ``k`` parties with the posterior
-    rule (the Monte Carlo accuracy estimate decides one per sample); memory: the batches of
-    :func:`mpdp.analysis.accuracy.monte_carlo_accuracy` (2^22 entries, a few float64 arrays)."""
-    return CostEstimate(task, f"{transcripts:,} transcripts of {k:,} parties",
-                        transcripts * DECIDE_SECONDS(k), 2.0e8, alternative)

@@ -58,7 +58,7 @@ from mpdp.protocols.engines import View, view_accuracy
 from mpdp.protocols.errors import SolverError
 from mpdp.protocols.kron import Matrix, kron_matvec
 
-__all__ = ["LP_MEMORY", "LP_SECONDS", "WorstCaseSolution", "bayes_upper_bound", "lp_cost", "lp_size",
+__all__ = ["LP_MEMORY", "LP_SECONDS", "TIME_LIMIT_STATUS", "WorstCaseSolution", "bayes_upper_bound", "lp_cost", "lp_size",
            "solve_worst_case"]
 
 _TIE = 1e-7  # decisions within this relative margin of a class's best score count as tied
@@ -68,6 +68,8 @@ _DROP = 1e-16  # likelihood entries below this are left out of the LP (the value
 #: dual simplex is the fallback when it does not report optimality.
 _METHODS = ("highs-ipm", "highs-ds")
 _HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+#: HiGHS's status kTimeLimit: the LP stopped at its time limit (:class:`mpdp.protocols.errors.SolverError`).
+TIME_LIMIT_STATUS = 1
 #: Seconds of one LP from (variables, input classes); the module docstring gives the measurements.
 LP_SECONDS = PowerLaw(2.75e-6, (1.04, 0.60))
 #: Peak bytes of one LP from (variables, input classes).
@@ -230,7 +232,7 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
         try:
             status, message, x, marginals = call_before(_highs, (*lp, float(time_limit)), float(time_limit))
         except TimeoutError as exc:  # HiGHS's status 1 (kTimeLimit), as if it had stopped itself
-            raise SolverError(1, f"Time limit reached: {exc}") from exc
+            raise SolverError(TIME_LIMIT_STATUS, f"Time limit reached: {exc}") from exc
         except ChildProcessError as exc:
             raise SolverError(-1, str(exc)) from exc
     if status != 0 or x is None or marginals is None:

@@ -16,16 +16,26 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+from mpdp.analysis.monte_carlo_cost import monte_carlo_cost
 from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
-from mpdp.protocols.count_threshold import count_threshold_applies, count_threshold_rule
-from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.count_threshold import (
+    COUNT_GROUP_MAX,
+    COUNT_PAIR_SMALL_MAX,
+    count_threshold_applies,
+    count_threshold_rule,
+)
+from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError, SolverError
+from mpdp.protocols.factors import PURE_GROUP_MAX
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.optimal import optimal_rules, worst_case_refusal
-from mpdp.protocols.symmetric import decide_cost
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.optimal import OptimalRules, optimal_rules, worst_case_refusal
+from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.worst_case import TIME_LIMIT_STATUS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -105,6 +115,21 @@ class Accuracy(Result):
         return figure
 
 
+def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanFunction, w: NDArray[np.float64],
+                           party: int | None, rule: str, engine: str, measure: str, time_limit: float | None,
+                           report: dict[str, Any]) -> OptimalRules:
+    """:func:`optimal_rules`; with ``rule="both"`` a worst-case LP that HiGHS stopped at the time limit (its
+    estimate said it would fit) leaves the average rule, and ``report["worst_case_skipped"]`` says why."""
+    try:
+        return optimal_rules(mechanisms, f, w, party, rule, engine, measure, time_limit)
+    except SolverError as exc:
+        if rule != "both" or exc.status != TIME_LIMIT_STATUS:
+            raise
+        report["worst_case_skipped"] = (f"the worst-case LP did not finish within the time limit ({exc}): use "
+                                        "the average rule, or allow more time (--time-limit SECONDS)")
+        return optimal_rules(mechanisms, f, w, party, "average", engine, measure, time_limit)
+
+
 def accuracy(
     epsilon: float | Sequence[float],
     function: str | BooleanFunction = "majority",
@@ -159,8 +184,9 @@ def accuracy(
     counts = engine == "counts"
     if counts and not count_threshold_applies(mechanisms, f, w, party):
         raise ParameterError("engine", "counts", "a monotone binary symmetric function (majority, and, or, "
-                             "threshold:T), the central observer and pure randomized response in 1 or 2 "
-                             "groups of equal epsilon")
+                             "threshold:T), the central observer and pure randomized response in 1 group of "
+                             f"equal epsilon (at most {COUNT_GROUP_MAX:,} parties) or 2 (the smaller at most "
+                             f"{COUNT_PAIR_SMALL_MAX:,}, the larger at most {PURE_GROUP_MAX:,})")
     if rule == "both" and not counts:  # the worst-case LP only where it fits, and say so
         refusal = worst_case_refusal(mechanisms, f, w, party, engine, time_limit)
         if refusal is not None:
@@ -169,7 +195,7 @@ def accuracy(
     try:
         if counts:
             raise SizeLimitError("engine", "counts", "the exact engines", "the count engine (asked for)")
-        result = optimal_rules(mechanisms, f, w, party, rule, engine, measure, time_limit)
+        result = _optimal_rules_in_time(mechanisms, f, w, party, rule, engine, measure, time_limit, report)
     except SizeLimitError as exc:
         if engine not in ("auto", "counts") or rule == "worst-case":
             raise
@@ -183,10 +209,13 @@ def accuracy(
         elif f.count_values(k) is None or rule != "average":
             raise
         else:
-            decide_cost(k, samples, "the Monte Carlo accuracy estimate",
-                        "fewer samples (samples / --samples N; the interval widens as 1/sqrt(N)), fewer "
-                        "distinct (epsilon, delta), or more time (time_limit / --time-limit SECONDS)"
-                        ).check(time_limit)
+            cost = monte_carlo_cost(observer_average_rule(mechanisms, f, w, party), samples,
+                                    "fewer samples (samples / --samples N; the interval widens as 1/sqrt(N)), "
+                                    "fewer distinct (epsilon, delta), or more time (time_limit / --time-limit "
+                                    "SECONDS)")
+            refused = cost.refusal(time_limit)
+            if refused is not None:  # the reason no exact engine runs first, then why the fallback does not
+                raise CostLimitError(cost, refused.limit, f"no exact engine: {exc}; {refused}") from exc
             fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
                                 party, samples, seed, progress=progress)
             report.update(engine=fallback.document["engine"], rules=fallback.document["rules"])

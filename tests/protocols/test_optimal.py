@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mpdp.protocols import RandomizedResponse
-from mpdp.protocols.cost import CostEstimate, PowerLaw
+from mpdp.protocols.cost import CostEstimate, PowerLaw, format_seconds
 from mpdp.protocols.engines import build_problem
 from mpdp.protocols.errors import CostLimitError, ParameterError
 from mpdp.protocols.functions import TruthTable, accuracy_measure, group_values, parse_function
@@ -46,16 +46,36 @@ def test_six_distinct_four_output_parties_are_solved_not_refused() -> None:
 
 def test_an_lp_over_the_time_limit_is_refused_with_its_estimate() -> None:
     mechs = [RandomizedResponse(0.1 * i) for i in range(1, 16)]  # 2^15 inputs: the model says ~20 min
-    view = build_problem(mechs, parse_function("xor"), W).views[0]
+    view = build_problem(mechs, parse_function("majority"), W).views[0]
     estimate = lp_cost([view])
     variables, inputs = lp_size(view)
     assert estimate.seconds == pytest.approx(2.75e-6 * variables**1.04 * inputs**0.60)
-    refusal = worst_case_refusal(mechs, parse_function("xor"), W)
+    refusal = worst_case_refusal(mechs, parse_function("majority"), W)
     assert isinstance(refusal, CostLimitError) and refusal.estimate == estimate
     assert "average rule" in str(refusal) and "--time-limit" in str(refusal) and f"{variables:,}" in str(refusal)
     with pytest.raises(CostLimitError, match="60 s time limit"):
-        optimal_rules(mechs, parse_function("xor"), W, rule="worst-case")
-    assert worst_case_refusal(mechs, parse_function("xor"), W, time_limit=estimate.seconds * 2) is None
+        optimal_rules(mechs, parse_function("majority"), W, rule="worst-case")
+    assert worst_case_refusal(mechs, parse_function("majority"), W, time_limit=estimate.seconds * 2) is None
+
+
+@pytest.mark.parametrize("observer", [None, 4])
+def test_xor_needs_no_lp_its_average_rule_is_an_equalizer(observer: int | None) -> None:
+    """The same 15 parties with XOR: the LP the model puts at ~20 min is not needed. The parity rule is
+    right with probability (1 + prod_i tanh(eps_i / 2)) / 2 on every input (002 §3; over the parties the
+    observer does not know), so its worst case is its average, and no rule's worst case exceeds the
+    optimal average (the certificate). At k = 1,001 equal parties HiGHS did not solve this LP in 60 s."""
+    mechs = [RandomizedResponse(0.1 * i) for i in range(1, 16)]
+    assert worst_case_refusal(mechs, parse_function("xor"), W, observer) is None
+    result = optimal_rules(mechs, parse_function("xor"), W, observer, rule="worst-case", time_limit=1.0)
+    unknown = [0.1 * i for i in range(1, 16) if i - 1 != observer]
+    closed = 0.5 * (1 + math.prod(math.tanh(e / 2) for e in unknown))
+    assert result.average is None and result.worst_case is not None
+    assert result.worst_case.worst_case_accuracy == pytest.approx(closed, abs=1e-12)
+    assert result.worst_case.average_accuracy == pytest.approx(closed, abs=1e-12)
+    assert result.worst_case.upper_bound == pytest.approx(closed, abs=1e-12)
+    big = optimal_rules([RandomizedResponse(1.0)] * 1001, parse_function("xor"), W, time_limit=1.0)
+    assert big.worst_case is not None and big.worst_case.worst_case_accuracy == pytest.approx(
+        0.5 * (1 + math.tanh(0.5) ** 1001), abs=1e-12)
 
 
 def test_a_party_observer_adds_its_two_lps() -> None:
@@ -181,3 +201,10 @@ def test_a_time_limit_leaves_the_solution_unchanged() -> None:
             here, there = solve_worst_case(view, None), solve_worst_case(view, 60.0)
             assert np.array_equal(here.table, there.table)
             assert (here.value, here.upper_bound, here.message) == (there.value, there.upper_bound, there.message)
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(0.42, "0.42 s"), (12.4, "12 s"), (246, "4.1 min"), (54000, "15 h"),
+                                               (3.2 * 86400, "3.2 days"), (170.4 * 86400, "170 days"),
+                                               (12345.6 * 86400, "12,346 days")])
+def test_durations_read_as_people_write_them(seconds: float, text: str) -> None:
+    assert format_seconds(seconds) == text  # not "1.7e+02 days" (the Monte Carlo refusal at 100,000 parties)

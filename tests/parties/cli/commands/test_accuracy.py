@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import mpdp
 from mpdp.analysis.accuracy import PROGRESS_STEPS
+from mpdp.protocols.count_threshold import COUNT_GROUP_MAX, COUNT_PAIR_SMALL_MAX
+from mpdp.protocols.errors import SizeLimitError, SolverError
+from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX
+from mpdp.protocols.worst_case import TIME_LIMIT_STATUS
 
 from mpdp.parties.cli.main import main
 from tests.parties.cli.invoke import ok, refused
+
+VECTORS = Path(__file__).parents[3] / "vectors" / "decision_rules.json"
 
 
 def _json(capsys, *argv):
@@ -112,12 +121,59 @@ def test_epsilon_1e308_leaks_no_runtime_warning(capsys) -> None:  # warnings are
 
 
 def test_a_monte_carlo_estimate_over_the_time_limit_is_refused_up_front(capsys) -> None:
-    """Issue 10, item 5: 20,001 parties (above the exact engines) switched silently to 100,000 Monte Carlo
-    samples (~15 h). The model (protocols.symmetric.DECIDE_SECONDS) puts it far above 60 s. (Majority of
-    20,001 equal parties now has the exact count engine; sum has none.)"""
-    line = refused(capsys, "accuracy", "--epsilon", "1*20001", "--function", "sum")
-    assert "100,000 transcripts of 20,001 parties" in line and "--samples" in line and "--time-limit" in line
-    assert "h and" in line  # hours, stated before any work
+    """Issue 10, item 5: parties above the exact engines switched silently to 100,000 Monte Carlo samples
+    (hours). Here 1,001 distinct epsilons: 2^1001 transcript classes, and the posterior rule decides each
+    sampled transcript by an O(k^2) recursion (~15 ms at k = 1,001): about 25 min, refused before any
+    work (analysis.monte_carlo_cost), after the reason no exact engine runs."""
+    epsilon = ",".join(f"{0.5 + i / 1000:g}" for i in range(1001))
+    line = refused(capsys, "accuracy", "--epsilon", epsilon, "--function", "majority")
+    assert "100,000 transcripts of 1,001 parties" in line and "--samples" in line and "--time-limit" in line
+    assert "min and" in line  # minutes, stated before any work
+    assert line.index("no exact engine: transcript classes=") < line.index("the Monte Carlo") < line.index("--samples")
+
+
+def test_a_four_output_group_over_its_limit_is_named_before_the_samples(capsys) -> None:
+    """--delta 0.01 with 1,000 parties: no exact engine holds a four-output group above
+    FOUR_OUTPUT_GROUP_MAX; the refusal says so first, then why the Monte Carlo fallback does not fit."""
+    line = refused(capsys, "accuracy", "--epsilon", "1*1000", "--delta", "0.01", "--function", "majority")
+    limit = f"four-output group size=1000 is not allowed: at most {FOUR_OUTPUT_GROUP_MAX}"
+    assert line.startswith(f"mpdp: error: no exact engine: {limit}")
+    assert line.index(limit) < line.index("the Monte Carlo accuracy estimate") < line.index("--samples")
+    assert "100,000 transcripts of 1,000 parties" in line and "over the 60 s time limit" in line
+
+
+def test_the_monte_carlo_fallback_of_a_large_four_output_group_runs(capsys) -> None:
+    """The same group with few samples is estimated (it drew party by party: its count table needs a
+    likelihood factor, which stops at FOUR_OUTPUT_GROUP_MAX; before, that raised the size limit from
+    inside the fallback). At epsilon 30 a party's report differs from its bit with probability ~1e-13,
+    so every one of the 300 sampled majorities is decided right."""
+    doc = _json(capsys, "--epsilon", "30*101", "--delta", "0.01", "--function", "majority", "--samples", "300",
+                "--seed", "4")
+    rule = doc["rules"]["average"]
+    assert doc["engine"] == "posterior-monte-carlo" and not rule["exact"] and rule["samples"] == 300
+    assert rule["average_accuracy"] == 1.0  # P(any error) per sample < 101 * 2 e^-30 (0 errors expected)
+
+
+def test_xor_the_old_estimate_refused_now_runs_and_matches_corollary_3_1(capsys) -> None:
+    """XOR of 20,001 equal parties (above PURE_GROUP_MAX: Monte Carlo). The old model (0.0022 ms *
+    k^1.3 per transcript, an O(k^2) posterior) estimated 300 samples at 251 s, refused under the default
+    60 s; XOR decides by parity, O(k) per transcript: about 1-3 s. Its result matches 002 Corollary 3.1
+    ((1 + tanh(eps/2)^k) / 2, the product form, checked against the vectors' closed form below) within the
+    95% Hoeffding interval."""
+    vectors = json.loads(VECTORS.read_text())["cases"]
+    homogeneous_xor = [c for c in vectors if c["inputs"]["function_name"] == "xor" and c["inputs"]["delta"][0] == 0
+                       and len(set(c["inputs"]["eps"])) == 1 and c["inputs"]["observer"] == "central"]
+    assert homogeneous_xor
+    for case in homogeneous_xor:  # the product form is Corollary 3.1's value
+        k, eps = case["inputs"]["k"], case["inputs"]["eps"][0]
+        assert 0.5 * (1 + math.tanh(eps / 2) ** k) == pytest.approx(case["expected"]["closed_form_corollary_3_1"],
+                                                                   abs=1e-9)
+    doc = _json(capsys, "--epsilon", "12*20001", "--function", "xor", "--samples", "300", "--seed", "7")
+    rule = doc["rules"]["average"]
+    assert doc["engine"] == "posterior-monte-carlo" and rule["samples"] == 300
+    expected = 0.5 * (1 + math.tanh(6.0) ** 20001)  # 0.891
+    low, high = rule["interval"]
+    assert low <= expected <= high and high - low < 0.16  # 2 sqrt(log(2 / 0.05) / 600) = 0.157
 
 
 #: 40 distinct epsilons and xor: too many count classes for the exact engines, the Monte Carlo estimate
@@ -149,3 +205,35 @@ def test_mpdp_accuracy_shows_a_progress_bar_on_a_terminal(quiet: tuple[str, ...]
                            capture_output=True, text=True, timeout=120,
                            env={**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"})
     assert exact.returncode == 0 and "Monte Carlo" not in exact.stderr
+
+
+def test_the_count_engine_refusal_names_its_group_limits(capsys) -> None:
+    line = refused(capsys, "accuracy", "--engine", "counts", "--epsilon", "1*7000,2*7000", "--function", "majority")
+    assert f"the smaller at most {COUNT_PAIR_SMALL_MAX:,}" in line and f"at most {COUNT_GROUP_MAX:,} parties" in line
+
+
+def test_an_lp_stopped_at_the_time_limit_leaves_the_average_rule(capsys, monkeypatch) -> None:
+    """--rule both: an LP whose estimate fit but which HiGHS stopped at the time limit (XOR of 1,001 parties
+    did, before XOR skipped the LP) no longer fails the command after a minute: the average rule stands and
+    worst_case_skipped says why. --rule worst-case still fails. (The solver stub stops every LP.)"""
+    import mpdp.protocols.optimal as optimal
+
+    def stopped(view, time_limit=None):
+        raise SolverError(TIME_LIMIT_STATUS, "Time limit reached")
+
+    monkeypatch.setattr(optimal, "solve_worst_case", stopped)
+    doc = _json(capsys, "--epsilon", "0.5,1,1.5", "--function", "majority")
+    assert "did not finish within the time limit" in doc["worst_case_skipped"] and list(doc["rules"]) == ["average"]
+    assert doc["rules"]["average"]["average_accuracy"] == pytest.approx(0.676759, abs=1e-6)  # the module's example
+    assert "Time limit reached" in refused(capsys, "accuracy", "--epsilon", "0.5,1,1.5", "--function", "majority",
+                                           "--rule", "worst-case")
+
+
+def test_15000_distinct_parties_reach_the_monte_carlo_fallback() -> None:
+    """2^15000 transcripts: the size error's message once formatted that count (4,516 digits) and Python
+    refused (ValueError: more than 4,300 digits), so the fallback never ran; it is written 2^15000."""
+    with pytest.raises(SizeLimitError, match=r"transcript classes='2\^15000'"):
+        mpdp.accuracy([0.5 + i * 1e-5 for i in range(15000)], "xor", engine="symmetric", rule="average")
+    doc = mpdp.accuracy([0.5 + i * 1e-5 for i in range(15000)], "xor", samples=20, seed=1).to_dict()
+    assert doc["engine"] == "posterior-monte-carlo" and doc["rules"]["average"]["samples"] == 20
+    assert "2^15000" in doc["worst_case_skipped"]
