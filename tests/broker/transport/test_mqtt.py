@@ -103,6 +103,36 @@ async def test_slow_consumer_loses_nothing_and_holds_a_bounded_queue(mosquitto: 
     assert [d.payload for d in got] == [str(i).encode() for i in range(count)]
 
 
+async def test_a_task_group_error_does_not_cancel_the_tasks_later_connections(mosquitto: BrokerEndpoint) -> None:
+    """Python 3.11's TaskGroup leaves its own cancellation request of the parent task counted after a child's
+    error (``Task.cancelling()`` stays 1); the parent's next connection and publish must still work (a worker
+    reports its failure that way), and a cancellation that arrives during a wait still cancels."""
+
+    async def fail() -> None:
+        raise ValueError("planted")
+
+    with pytest.raises(ExceptionGroup):
+        async with asyncio.TaskGroup() as group:
+            group.create_task(fail())
+    stale = asyncio.current_task().cancelling()  # type: ignore[union-attr]
+    async with mosquitto.connect(_id("rx")) as rx, mosquitto.connect(_id("after-error")) as tx:
+        await rx.subscribe("t/after-error")
+        await tx.publish("t/after-error", "reported")
+        assert await take(rx, 1) == [Delivery("t/after-error", b"reported")]
+    assert sys.version_info >= (3, 12) or stale == 1  # the case this test is about (fixed in CPython 3.12)
+
+    async def publish_forever(tx: MqttTransport) -> None:
+        while True:
+            await tx.publish("t/after-error", "x")
+
+    async with mosquitto.connect(_id("cancelled")) as tx:
+        task = asyncio.create_task(publish_forever(tx))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 5.0)
+
+
 async def test_unreachable_broker_is_one_line_naming_url_and_client() -> None:
     endpoint = BrokerEndpoint("external", LOOPBACK, free_loopback_port(), timeout=0.5, reconnect_attempts=3)
     started = time.monotonic()
