@@ -60,19 +60,18 @@ class WorkerPool:
 
     def problems(self, failed: Mapping[int, WorkerStatus] | None = None, processes: bool = True) -> list[str]:
         """One line per worker that reported failure (``failed``, by worker index: its cause, and its exit code
-        if its process exited) or whose process exited before the pool was stopped without a report
-        (``processes``: its exit code); each names the worker and its parties."""
+        if its process exited) and, with ``processes``, per worker whose process exited before the pool was
+        stopped without a report (its exit code); each names the worker and its parties."""
         failed = failed or {}
         lines = []
         for i, spec in enumerate(self._specs):
-            started = i < len(self._procs)
-            code = self._procs[i].exitcode if started and processes and not self._stopping else None
+            code = self._procs[i].exitcode if i < len(self._procs) and not self._stopping else None
             status = failed.get(spec.index)
             if status is not None:
                 where = f"worker {spec.index} ({_span(status.parties)})"
                 lines.append(f"{where} failed: {status.detail}" if code is None
                              else f"{where} failed: {status.detail}; its process exited with code {code}")
-            elif code is not None:
+            elif code is not None and processes:
                 lines.append(f"worker process {spec.index} ({_span(self.parties_of(spec.index))}) exited with code "
                              f"{code} without reporting a cause")
         return lines
