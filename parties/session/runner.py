@@ -26,8 +26,9 @@ reports "failed" (a party raised: the worker reports the cause at once) stops th
 mid-round too (:meth:`_Workers.watch` in the run's TaskGroup cancels the rounds; the pool terminates, then
 kills, every worker), with a :class:`WorkerError` naming the worker, its parties, the cause and the
 round. A worker that dies without a word makes its parties absent from the round in progress, which
-closes at its timeout, then the run stops with a :class:`WorkerError` naming the worker, its parties and
-the round.
+closes at its timeout, then the run stops with a :class:`WorkerError` naming the worker, its parties, its
+exit code and the round. A worker lost after every party answered the session's last round (and no party
+decisions are to follow) cannot change the transcript: a warning names it, and the run succeeds.
 """
 
 from __future__ import annotations
