@@ -238,6 +238,9 @@ class MqttTransport:
                     await _drop(client, connected, endpoint.timeout)
                     raise TransportError(f"the MQTT broker at {endpoint.url} refused client {self.client_id!r}: "
                                          f"{last}") from None
+            except asyncio.CancelledError:  # Ctrl-C, SIGTERM: close the half-made client's socket, quietly (an
+                discard(client)  # aiomqtt future of its later disconnection would be logged, never retrieved)
+                raise
             await _drop(client, connected, endpoint.timeout)
         attempts = endpoint.reconnect_attempts
         raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r} "

@@ -4,7 +4,10 @@ sessions, backpressure without loss, and one-line errors when the broker is unre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import gc
+import logging
 import re
 import socket
 import subprocess
@@ -131,6 +134,32 @@ async def test_a_task_group_error_does_not_cancel_the_tasks_later_connections(mo
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(task, 5.0)
+
+
+async def test_a_connect_cancelled_at_any_step_leaves_no_error_behind(caplog: pytest.LogCaptureFixture) -> None:
+    """A client cancelled while it connects or subscribes (Ctrl-C, SIGTERM) closes its half-made connection
+    quietly: when the broker goes away afterwards, no aiomqtt future of that connection is left with an
+    error nobody retrieves ("Future exception was never retrieved" after the run's one line)."""
+    require_mosquitto()
+    port = free_loopback_port()
+    endpoint = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=2.0)
+    with caplog.at_level(logging.ERROR, "asyncio"):
+        async with run_mosquitto(timeout=2.0, port=port, anonymous=True):
+            for steps in range(30):  # cancel after 0..29 event-loop steps: before, during, after the CONNACK
+                async def connect_and_wait(name: str) -> None:
+                    async with endpoint.connect(name) as transport:
+                        await transport.subscribe("t/cancelled/#")
+                        await asyncio.sleep(30)
+
+                task = asyncio.create_task(connect_and_wait(_id("cancelled")))
+                for _ in range(steps):
+                    await asyncio.sleep(0)
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        await asyncio.sleep(0.2)  # the broker is gone: what was left connected hears it now
+        gc.collect()  # a future's unretrieved error is logged when the future is collected
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 async def test_unreachable_broker_is_one_line_naming_url_and_client() -> None:
