@@ -162,6 +162,45 @@ async def test_a_decision_longer_than_the_observer_grace_keeps_the_multiplexed_w
     assert multiprocessing.active_children() == []
 
 
+async def test_workers_lost_after_every_answer_of_the_last_round_are_a_warning_not_a_failure(
+        mosquitto: BrokerEndpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Every party answered the last of two rounds; while it closes (a 1.5 s decision), the observer's event
+    loop stalls (a blocking progress callback) past the workers' 1.5 s observer grace until both workers
+    have given up and exited with code 1. The transcript is complete, so the run succeeds, and a warning
+    names each worker, its parties, its exit code (and its cause once its report is read)."""
+    settings = BrokerSettings.from_url(f"mqtt://127.0.0.1:{mosquitto.port}", environ={})
+    average = functools.partial(decision_rule, engine="posterior")
+
+    def slow(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
+             measure: np.ndarray) -> DecisionRule:
+        return _SlowRule(average(mechanisms, function, measure), 1.5)  # type: ignore[return-value]
+
+    specs = runner.worker_specs
+    monkeypatch.setattr(runner, "worker_specs", lambda *args: [
+        dataclasses.replace(spec, observer_grace=1.5) for spec in specs(*args)])
+    stalled: list[float] = []
+
+    def stall_once_answered(rounds: int, messages: int) -> None:
+        if rounds == 1 and messages == 2 * K and not stalled:  # the last round is complete and closing
+            start = time.monotonic()
+            while multiprocessing.active_children() and time.monotonic() - start < 20:
+                time.sleep(0.05)  # until the workers have left
+            stalled.append(time.monotonic() - start)
+
+    config = _config(tmp_path, settings, connections="per-worker", rule_factory=slow,
+                     round_names=("bill a", "bill b"), bits=_config(tmp_path, settings).bits[:, :2])
+    with caplog.at_level(logging.WARNING, "mpdp"):
+        outcome = await run_async(config, stall_once_answered)
+    assert [(r.status, r.absent.size) for r in outcome.rounds] == [("complete", 0), ("complete", 0)]
+    assert stalled and stalled[0] < 20, stalled
+    warnings = [r.getMessage() for r in caplog.records if r.name == "mpdp.run"]
+    assert len(warnings) == 1 and warnings[0].endswith(
+        "after every party answered the last round (1): the transcript is complete"), warnings
+    assert "(parties 0-5)" in warnings[0] and "(parties 6-11)" in warnings[0], warnings
+    assert warnings[0].count("exited with code 1") == 2, warnings
+
+
 async def test_a_killed_worker_times_out_its_round_and_stops_the_run(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     settings = BrokerSettings.from_url(f"mqtt://127.0.0.1:{mosquitto.port}", environ={})
     config = _config(tmp_path, settings, round_timeout=2.0)
