@@ -11,9 +11,10 @@ says so at start (:data:`NO_PERSISTENCE_NOTICE`, a WARNING on ``mpdp.broker``). 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 
 from amqtt.broker import Broker
 from amqtt.errors import BrokerError
@@ -43,7 +44,8 @@ def _config(port: int) -> dict[str, object]:
 
 @contextlib.asynccontextmanager
 async def run_embedded(*, timeout: float = 10.0) -> AsyncIterator[BrokerEndpoint]:
-    """Start an amqtt broker on a free loopback port in the running loop; shut it down on exit.
+    """Start an amqtt broker on a free loopback port in the running loop; shut it down on exit. A
+    cancellation (Ctrl-C, SIGTERM, SIGHUP) while it starts or stops is raised once that step is done.
 
     Args:
         timeout: the clients' timeout (seconds) recorded in the endpoint.
@@ -58,14 +60,46 @@ async def run_embedded(*, timeout: float = 10.0) -> AsyncIterator[BrokerEndpoint
         port = free_loopback_port()
         broker = Broker(_config(port))
         try:
-            await broker.start()
+            cancelled = await _to_the_end(broker.start())
         except BrokerError as exc:  # the port was taken between our probe and the bind
             last = exc
             continue
-        log.warning(NO_PERSISTENCE_NOTICE)
         try:
+            if cancelled:
+                raise asyncio.CancelledError
+            log.warning(NO_PERSISTENCE_NOTICE)
             yield BrokerEndpoint("embedded", LOOPBACK, port, protocol="3.1.1", timeout=timeout)
         finally:
-            await broker.shutdown()
+            if await _to_the_end(_shut_down(broker)):
+                raise asyncio.CancelledError
         return
     raise TransportError(f"embedded amqtt broker could not start on {LOOPBACK}: {last}") from last
+
+
+async def _to_the_end(step: Awaitable[None]) -> bool:
+    """Await ``step`` to its end even when this task is cancelled meanwhile (a Ctrl-C, SIGTERM or SIGHUP
+    while the broker starts or stops); its errors propagate. True if a cancellation arrived: the caller
+    raises it once the broker is in order.
+
+    A start or shutdown cut short leaves amqtt's listening socket open or its broadcast loop running, and
+    ``asyncio.run`` cancels that loop on the way out: amqtt then logs "Broadcast loop stopped by exception"
+    with a traceback after the run's one line.
+    """
+    future = asyncio.ensure_future(step)
+    cancelled = False
+    while True:
+        try:
+            await asyncio.shield(future)
+            return cancelled
+        except asyncio.CancelledError:
+            if future.cancelled():
+                raise
+            cancelled = True
+
+
+async def _shut_down(broker: Broker) -> None:
+    """Stop ``broker``; a failure of amqtt's shutdown is one warning line (the run's outcome stands)."""
+    try:
+        await broker.shutdown()
+    except Exception as exc:  # noqa: BLE001 - amqtt's own failure to stop, reported in one line
+        log.warning("mpdp: the embedded broker did not shut down cleanly: %s: %s", type(exc).__name__, exc)

@@ -17,8 +17,8 @@
   the rest queued for us, so memory here stays bounded and nothing is dropped.
 * Cancellation is never lost: aiomqtt waits for acknowledgements with ``asyncio.wait_for``, which on
   Python 3.11 can return a result and drop a cancellation that arrived meanwhile; after each such wait
-  the transport re-raises a pending cancellation of the calling task (:func:`_keep_cancellation`), so
-  a TaskGroup that cancels a party on an error never waits for it forever.
+  the transport re-raises a cancellation of the calling task that arrived during the wait
+  (:func:`_keep_cancellation`), so a TaskGroup that cancels a party on an error never waits for it forever.
 * ``persistent=True``: clean_session False (MQTT 3.1.1) / clean_start False with a session expiry
   (MQTT 5), so QoS 1 messages that arrive while disconnected are delivered on reconnect.
 """
@@ -137,12 +137,23 @@ def _refused_for_good(exc: Exception) -> bool:
     return isinstance(value, int) and value in _REFUSED
 
 
-def _keep_cancellation() -> None:
-    """Raise CancelledError if the current task has a cancellation pending that an inner
-    ``asyncio.wait_for`` swallowed (Python 3.11: the awaited result won the race; the request stays
-    counted in :meth:`asyncio.Task.cancelling`)."""
+def _cancel_requests() -> int:
+    """The current task's cancellation requests not withdrawn (:meth:`asyncio.Task.cancelling`; 0 outside a task)."""
     task = asyncio.current_task()
-    if task is not None and task.cancelling():
+    return 0 if task is None else task.cancelling()
+
+
+def _keep_cancellation(before: int) -> None:
+    """Raise CancelledError if the current task was asked to cancel during a wait (its requests grew above
+    ``before``, counted just before the wait) and an inner ``asyncio.wait_for`` swallowed the request (Python
+    3.11: the awaited result won the race; the request stays counted in :meth:`asyncio.Task.cancelling`).
+
+    Counted against ``before``, not zero: Python 3.11's TaskGroup never withdraws the cancellation it asks of
+    its parent task when a child fails while the parent waits at the end of the ``async with`` (its
+    ``__aexit__`` withdraws only a request made before it started waiting), so that request stays counted for
+    the rest of the task. Read as pending, it cancelled every later connection of the task, e.g. a worker's
+    report of its failure: the worker exited with an empty CancelledError instead of the cause."""
+    if _cancel_requests() > before:
         raise asyncio.CancelledError
 
 
@@ -210,11 +221,12 @@ class MqttTransport:
                 delay = min(2 * delay, _MAX_DELAY)
             client = aiomqtt_client(endpoint, self.client_id, persistent=self.persistent)
             connected = False
+            before = _cancel_requests()
             try:
                 async with asyncio.timeout(endpoint.timeout):
                     await enter(client)
                     connected = True
-                    _keep_cancellation()
+                    _keep_cancellation(before)
                     if self._filters:
                         await self._subscribe_on(client, list(self._filters))
                 return client
@@ -226,6 +238,9 @@ class MqttTransport:
                     await _drop(client, connected, endpoint.timeout)
                     raise TransportError(f"the MQTT broker at {endpoint.url} refused client {self.client_id!r}: "
                                          f"{last}") from None
+            except asyncio.CancelledError:  # Ctrl-C, SIGTERM: close the half-made client's socket, quietly (an
+                discard(client)  # aiomqtt future of its later disconnection would be logged, never retrieved)
+                raise
             await _drop(client, connected, endpoint.timeout)
         attempts = endpoint.reconnect_attempts
         raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r} "
@@ -288,9 +303,10 @@ class MqttTransport:
             async with asyncio.timeout(window):
                 while True:
                     client = await self._connected()
+                    before = _cancel_requests()
                     try:
                         await attempt_io(client)
-                        _keep_cancellation()
+                        _keep_cancellation(before)
                         return
                     except aiomqtt.MqttError as exc:
                         last = f": {exc}"

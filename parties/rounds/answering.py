@@ -151,11 +151,22 @@ class PartyLoop(Generic[AnnouncementT]):
     def is_heartbeat(self, delivery: Delivery) -> bool:
         """True iff ``delivery`` is a coordinator heartbeat of this session on the announcement topic, signed
         by the coordinator (the check is cached per process); its freshness is :meth:`handle`'s to check."""
+        announcement = self._signed(delivery)
+        return announcement is not None and announcement.kind == "heartbeat"
+
+    def is_end(self, delivery: Delivery) -> bool:
+        """True iff ``delivery`` is the coordinator's signed, unexpired end of this session (as
+        :meth:`is_heartbeat`; the sequence is :meth:`handle`'s to check)."""
+        announcement = self._signed(delivery)
+        return announcement is not None and announcement.kind == "end" and announcement.expires_ms > time.time() * 1000
+
+    def _signed(self, delivery: Delivery) -> AnnouncementT | None:
+        """The coordinator's announcement of this session in ``delivery``, None for anything else."""
         if delivery.topic != self._topics.rounds:
-            return False
+            return None
         announcement, _, _ = checked_announcement(self._protocol.announcement_class, bytes(delivery.payload),
                                                   self._topics.session, self._coordinator_key)
-        return announcement is not None and announcement.kind == "heartbeat"
+        return announcement
 
     def announcement(self, payload: bytes) -> AnnouncementT | None:
         """The verified, fresh announcement in ``payload``, or None (refused: counted and logged with its

@@ -20,6 +20,7 @@ Randomized (worst-case) rules draw with :func:`mpdp.parties.session.seeds.decisi
 
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
 import numpy as np
@@ -130,9 +131,16 @@ class Observer:
             return np.random.default_rng()
         return decision_generator(self._decision_seed, index)
 
-    def close(self, closed: ClosedRound[WireAnswer, bytes], signer: PrivateKey) -> Closing:
+    async def close(self, closed: ClosedRound[WireAnswer, bytes], signer: PrivateKey) -> Closing:
         """Decide with the rule over the participants' symbols; the messages to record; the transcript
-        to publish (``party_decisions``)."""
+        to publish (``party_decisions``).
+
+        The rule decides in a thread (:func:`asyncio.to_thread`): its posterior costs O(k^2) per distinct
+        count vector of the round (about a minute at k = 10^4 and 200 repetitions), and the engine's event
+        loop must go on meanwhile: the coordinator's heartbeat (a party leaves after ``observer_grace`` s of
+        silence, 60 by default: a minute's decision in the loop ended every simulation worker), the
+        broker's keepalive and the parties' decisions. The rule (built in that thread too: a worst-case
+        rule solves an LP) and ``rng`` are used by that thread only."""
         participants = closed.participants
         unpacked = unpack_rows([closed.received[int(p)].payload for p in participants], closed.repetitions)
         column = {int(party): j for j, party in enumerate(participants)}
@@ -143,15 +151,20 @@ class Observer:
                                  unpacked[column[party]] if party in column else empty, got.wire)
             for party, got in ((p, closed.received.get(p)) for p in range(closed.k)))
         symbols = np.ascontiguousarray(unpacked.T)  # (repetitions, participants)
-        rule = self._rule_factory([self._roster.mechanisms[p] for p in participants], self._function, self._measure)
-        rng = self._decision_rng(closed.index)
-        decisions = apply_rule(rule, symbols, rng)  # a randomized rule draws from the CSPRNG in deployment mode
+        mechanisms = [self._roster.mechanisms[p] for p in participants]
+        decisions = await asyncio.to_thread(self._decide, mechanisms, symbols, self._decision_rng(closed.index))
         outcome = closed.outcome(decisions, symbols)
         if self.decisions is None:
             return Closing(outcome, MessageRows(closed.repetitions, entries))
         rows = MessageRows(closed.repetitions, entries, self.decisions.take())
         outputs = self._function.output_size(participants.size) if participants.size else 1
         return Closing(outcome, rows, self.decisions.transcript(outcome, outputs, closed.repetitions, signer))
+
+    def _decide(self, mechanisms: list[RandomizedResponse], symbols: NDArray[np.uint8],
+                rng: np.random.Generator | None) -> NDArray[np.int64]:
+        """The rule of ``mechanisms`` (built, or from the factory's cache) applied to ``symbols``, uint8
+        (repetitions, participants): int64 (repetitions,); ``rng`` None draws from the OS CSPRNG."""
+        return apply_rule(self._rule_factory(mechanisms, self._function, self._measure), symbols, rng)
 
     def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
         """A recorded round with its symbols."""

@@ -13,7 +13,8 @@ incoming message, and no task, queue or timeout per party (at 10^5 parties those
   silence clock (idle timeout, observer grace) stands for the worker's: handing each heartbeat to 50,000
   parties would cost a worker more CPU than their answers. One task reads the connection and hands the
   heartbeats to the lead at once; another hands the rest to the parties, so the clock keeps running while
-  50,000 parties answer a round for minutes.
+  50,000 parties answer a round for minutes. The reading stops at the coordinator's signed end (no
+  heartbeat follows it): the parties still busy with earlier messages finish them, then take the end.
 * A message on the protocol's other topics (the transcript, when parties decide f) goes to every party.
 
 A message the parties refuse (a forgery, a replay: :attr:`PartyLoop.rejections`) is counted by each, and
@@ -72,7 +73,8 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
 
     async def read(transport: Transport) -> None:
         """Read the connection: a heartbeat to the lead at once (its silence clock runs while the others
-        answer a round for minutes), the rest to :func:`answer`."""
+        answer a round for minutes), the rest to :func:`answer`, up to the coordinator's signed end: the
+        coordinator falls silent then, while the parties may still be busy with what came before it."""
         lead.start_clock()
         while True:
             delivery = await lead.receive(transport)
@@ -80,12 +82,14 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
                 tally: _Tally = {}
                 await _handled(lead, transport, delivery, tally)
                 refusals.report(tally, 1)
-            else:
-                work.put_nowait(delivery)
+                continue
+            work.put_nowait(delivery)
+            if lead.is_end(delivery):
+                return
 
     async def answer(transport: Transport, reader: asyncio.Task[None]) -> None:
         live = list(loops)
-        while live:
+        while live and not (reader.done() and work.empty()):  # after the end nothing more comes
             delivery = await work.get()
             tally: _Tally = {}
             try:
@@ -93,7 +97,7 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
             finally:
                 refusals.report(tally, len(live))
             live = [loop for loop in live if loop not in ended]
-        reader.cancel()  # every party is done
+        reader.cancel()  # every party is done, or the session is (a party that refused the end counted why)
 
     async with connector.connect(client_id) as transport:
         await transport.subscribe(*dict.fromkeys(f for loop in loops for f in loop.filters))

@@ -58,24 +58,31 @@ class WorkerPool:
         """The party ids run by worker ``index``."""
         return tuple(p.party for p in self._specs[index].parties)
 
-    def dead(self) -> list[str]:
-        """One line per worker that exited before the pool was stopped."""
+    def problems(self, failed: Mapping[int, WorkerStatus] | None = None, processes: bool = True) -> list[str]:
+        """One line per worker that reported failure (``failed``, by worker index: its cause, and its exit code
+        if its process exited) and, with ``processes``, per worker whose process exited before the pool was
+        stopped without a report (its exit code); each names the worker and its parties."""
+        failed = failed or {}
         lines = []
-        for spec, proc in zip(self._specs, self._procs, strict=False):  # the started ones
-            if not self._stopping and proc.exitcode is not None:
-                lines.append(f"worker process {spec.index} ({_span(self.parties_of(spec.index))}) "
-                             f"exited with code {proc.exitcode}")
+        for i, spec in enumerate(self._specs):
+            code = self._procs[i].exitcode if i < len(self._procs) and not self._stopping else None
+            status = failed.get(spec.index)
+            if status is not None:
+                where = f"worker {spec.index} ({_span(status.parties)})"
+                lines.append(f"{where} failed: {status.detail}" if code is None
+                             else f"{where} failed: {status.detail}; its process exited with code {code}")
+            elif code is not None and processes:
+                lines.append(f"worker process {spec.index} ({_span(self.parties_of(spec.index))}) exited with code "
+                             f"{code} without reporting a cause")
         return lines
 
     def check(self, failed: Mapping[int, WorkerStatus] | None = None, when: str = "", processes: bool = True) -> None:
-        """Raise if a worker reported failure or (``processes``) its process died.
+        """Raise if a worker reported failure or (``processes``) its process died (:meth:`problems`).
 
         Raises:
-            WorkerError: names each dead/failed worker, its parties, and ``when``.
+            WorkerError: names each dead/failed worker, its parties, its exit code, its cause, and ``when``.
         """
-        lines = self.dead() if processes else []
-        for index, status in sorted((failed or {}).items()):
-            lines.append(f"worker {index} ({_span(status.parties)}) failed: {status.detail}")
+        lines = self.problems(failed, processes)
         if lines:
             raise WorkerError("; ".join(lines) + (f" {when}" if when else ""))
 

@@ -72,7 +72,12 @@ async def watch_parent(parent: int) -> None:
 
 
 def first_leaf(exc: BaseException) -> BaseException:
-    """The first exception that is not a group (task groups nest: worker -> parties -> party)."""
-    while isinstance(exc, BaseExceptionGroup):
-        exc = exc.exceptions[0]
-    return exc
+    """The first exception that is not a group (task groups nest: worker -> parties -> party); a
+    CancelledError raised while another error was handled stands for that error (a process reports the
+    cause, never an empty CancelledError)."""
+    while True:
+        while isinstance(exc, BaseExceptionGroup):
+            exc = exc.exceptions[0]
+        if not isinstance(exc, asyncio.CancelledError) or exc.__context__ is None:
+            return exc
+        exc = exc.__context__

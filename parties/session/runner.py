@@ -26,14 +26,16 @@ reports "failed" (a party raised: the worker reports the cause at once) stops th
 mid-round too (:meth:`_Workers.watch` in the run's TaskGroup cancels the rounds; the pool terminates, then
 kills, every worker), with a :class:`WorkerError` naming the worker, its parties, the cause and the
 round. A worker that dies without a word makes its parties absent from the round in progress, which
-closes at its timeout, then the run stops with a :class:`WorkerError` naming the worker, its parties and
-the round.
+closes at its timeout, then the run stops with a :class:`WorkerError` naming the worker, its parties, its
+exit code and the round. A worker lost after every party answered the session's last round (and no party
+decisions are to follow) cannot change the transcript: a warning names it, and the run succeeds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
@@ -68,6 +70,7 @@ from mpdp.parties.session.worker import WorkerSpec
 from mpdp.protocols.errors import MpdpError, WorkerError
 
 T = TypeVar("T")
+log = logging.getLogger("mpdp.run")
 
 __all__ = [
     "SESSION_PROTOCOLS",
@@ -157,10 +160,17 @@ async def wait_for_status(engine: Engine, ready: Callable[[], bool], timeout: fl
 
 
 class _Workers:
-    """The run's own worker processes (:class:`mpdp.parties.session.pool.WorkerPool`)."""
+    """The run's own worker processes (:class:`mpdp.parties.session.pool.WorkerPool`).
 
-    def __init__(self, pool: WorkerPool, workers: int, timeout: float) -> None:
+    Args:
+        last: the index of the session's last round; ``decisions``: the parties decide f after each round
+            (their decisions come after the round closes, so a worker lost then loses some).
+    """
+
+    def __init__(self, pool: WorkerPool, workers: int, timeout: float, last: int, decisions: bool) -> None:
         self._pool, self._workers, self._timeout = pool, workers, timeout
+        self._last, self._decisions = last, decisions
+        self._rounds_started = False
 
     async def ready(self, engine: Engine) -> None:
         def all_ready() -> bool:
@@ -170,17 +180,30 @@ class _Workers:
         if not await wait_for_status(engine, all_ready, self._timeout, 0.2):
             missing = sorted(set(range(self._workers)) - set(engine.ready_workers))
             raise WorkerError(f"worker(s) {missing} did not report ready within {self._timeout:g} s")
+        self._rounds_started = True
 
     def check(self, engine: Engine, outcome: RoundOutcome, when: str) -> None:
-        self._pool.check(engine.failed_workers, when)
+        """Raise WorkerError if a worker failed or its process exited (naming each, its exit code and cause),
+        unless the round was the session's last and had every party's answer (and no party decisions are to
+        follow): the transcript is complete, which a worker's end cannot change; a warning says what happened."""
+        lines = self._pool.problems(engine.failed_workers)
+        if not lines:
+            return
+        if outcome.index == self._last and outcome.absent.size == 0 and not self._decisions:
+            log.warning("%s after every party answered the last round (%d): the transcript is complete",
+                        "; ".join(lines), outcome.index)
+            return
+        raise WorkerError("; ".join(lines) + f" {when}")
 
     async def watch(self, engine: Engine) -> None:
-        """Raise WorkerError as soon as a worker reports failure (signed, with its cause), mid-round too
-        (run next to the rounds in a TaskGroup, which then cancels them: the run fails within a second).
-        A worker process that dies without a report is found after the round (:meth:`check`)."""
+        """Raise WorkerError as soon as a worker reports failure (signed, with its cause) before the first
+        round or while a round is open (run next to the rounds in a TaskGroup, which then cancels them: the
+        run fails within a second). A failure while a round closes, or a worker process that dies without a
+        report, is found after the round (:meth:`check`)."""
         while True:
-            where = "before the first round" if engine.open_round is None else f"during round {engine.open_round}"
-            self._pool.check(engine.failed_workers, f"({where}; the run stopped)", processes=False)
+            if not self._rounds_started or engine.open_round is not None:
+                where = "before the first round" if engine.open_round is None else f"during round {engine.open_round}"
+                self._pool.check(engine.failed_workers, f"({where}; the run stopped)", processes=False)
             engine.status_changed.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(_TICK):
@@ -304,7 +327,8 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
                         plan = plug.party_plan(config, seeds, earlier)
                         specs = worker_specs(config, party_endpoint, private_keys, coordinator_public, plan)
                         async with WorkerPool(specs) as pool:
-                            workers = _Workers(pool, len(specs), config.ready_timeout)
+                            workers = _Workers(pool, len(specs), config.ready_timeout, len(config.round_names) - 1,
+                                               config.party_rule is not None)
                             watchdog = tg.create_task(workers.watch(engine), name="watch-workers")
                             outcomes = await drive_rounds(engine, store, config.round_names, recorded, workers,
                                                           report)

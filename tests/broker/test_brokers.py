@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import subprocess
@@ -71,6 +73,28 @@ async def test_embedded_broker_speaks_mqtt_311_and_stops_on_exit(caplog: pytest.
             assert await _echo(endpoint, persistent_receiver=True) == b"hello"
     with pytest.raises(TransportError, match=endpoint.url):
         await check_connectivity(endpoint, timeout=2.0)
+
+
+async def test_embedded_broker_shuts_down_fully_when_cancelled_at_any_step(caplog: pytest.LogCaptureFixture) -> None:
+    """A run interrupted (Ctrl-C, SIGTERM: its task cancelled) at any step of starting or stopping the
+    embedded broker leaves none of amqtt's tasks behind for ``asyncio.run`` to cancel on the way out (amqtt
+    logs a traceback then), and the cancellation still ends the run."""
+
+    async def start_and_stop() -> None:
+        async with run_embedded(timeout=3.0):
+            pass
+
+    for steps in range(16):  # cancel after 0..15 event-loop steps: during the start, the yield, the shutdown
+        task = asyncio.create_task(start_and_stop())
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        task.cancel()
+        with caplog.at_level(logging.WARNING, "amqtt"):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        left = [t for t in asyncio.all_tasks() if "amqtt" in t.get_coro().cr_code.co_filename]  # type: ignore[union-attr]
+        assert left == [], (steps, left)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 async def test_unreachable_broker_is_one_transport_error_naming_the_url() -> None:

@@ -3,9 +3,14 @@ SQLite equals what the run returned; a killed worker makes a round time out, not
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import logging
 import multiprocessing
 import os
 import signal
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +21,14 @@ from mpdp.broker.ports import free_loopback_port
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.session.seeds import round_generator
+from mpdp.parties.session import runner
 from mpdp.parties.session.runner import RunConfig, run, run_async
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.errors import ParameterError, TransportError, WorkerError
-from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.functions import BooleanFunction, accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rule_factory import decision_rule
+from mpdp.protocols.rules import DecisionRule
 from tests.mqtt_fixtures import brute_force_majority
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
@@ -108,6 +116,89 @@ def test_unreachable_broker_fails_before_any_process_starts(tmp_path: Path) -> N
         run(_config(tmp_path, BrokerSettings.from_url(url + "?timeout=2", environ={})))
     assert multiprocessing.active_children() == []
     assert not (tmp_path / "t.sqlite").exists()
+
+
+class _SlowRule:
+    """A decision rule that takes ``seconds`` (blocking) to decide: what the O(k^2) posterior of the average
+    rule takes at k = 10^4 and more (a minute and more), in seconds."""
+
+    def __init__(self, rule: DecisionRule, seconds: float) -> None:
+        self._rule, self._seconds = rule, seconds
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._rule, name)
+
+    def decide(self, symbols: np.ndarray, **options: object) -> object:
+        time.sleep(self._seconds)
+        return self._rule.decide(symbols, **options)
+
+
+async def test_a_decision_longer_than_the_observer_grace_keeps_the_multiplexed_workers(
+        mosquitto: BrokerEndpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The observer's decision of round 0 takes 4 s, twice the workers' 2 s observer grace (as the average
+    rule's posterior takes minutes at k = 2 x 10^4 against the default 60 s grace): the coordinator's
+    heartbeat goes on meanwhile, so no party leaves and both rounds are complete (a decision in the event
+    loop silenced it: every worker gave up during round 0's close, with an empty CancelledError, and the
+    run failed)."""
+    settings = BrokerSettings.from_url(f"mqtt://127.0.0.1:{mosquitto.port}", environ={})
+    average = functools.partial(decision_rule, engine="posterior")
+    slow_rounds = [4.0]  # the first decision only
+
+    def slow(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
+             measure: np.ndarray) -> DecisionRule:
+        seconds = slow_rounds.pop() if slow_rounds else 0.0
+        return _SlowRule(average(mechanisms, function, measure), seconds)  # type: ignore[return-value]
+
+    specs = runner.worker_specs
+    monkeypatch.setattr(runner, "worker_specs", lambda *args: [
+        dataclasses.replace(spec, observer_grace=2.0) for spec in specs(*args)])
+    config = _config(tmp_path, settings, connections="per-worker", rule_factory=slow,
+                     round_names=("bill a", "bill b"), bits=_config(tmp_path, settings).bits[:, :2])
+    with caplog.at_level(logging.WARNING, "mpdp"):
+        outcome = await run_async(config)
+    assert [(r.status, r.absent.size) for r in outcome.rounds] == [("complete", 0), ("complete", 0)]
+    assert not slow_rounds and [r.getMessage() for r in caplog.records if r.name == "mpdp.run"] == []
+    assert multiprocessing.active_children() == []
+
+
+async def test_workers_lost_after_every_answer_of_the_last_round_are_a_warning_not_a_failure(
+        mosquitto: BrokerEndpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Every party answered the last of two rounds; while it closes (a 1.5 s decision), the observer's event
+    loop stalls (a blocking progress callback) past the workers' 1.5 s observer grace until both workers
+    have given up and exited with code 1. The transcript is complete, so the run succeeds, and a warning
+    names each worker, its parties, its exit code (and its cause once its report is read)."""
+    settings = BrokerSettings.from_url(f"mqtt://127.0.0.1:{mosquitto.port}", environ={})
+    average = functools.partial(decision_rule, engine="posterior")
+
+    def slow(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
+             measure: np.ndarray) -> DecisionRule:
+        return _SlowRule(average(mechanisms, function, measure), 1.5)  # type: ignore[return-value]
+
+    specs = runner.worker_specs
+    monkeypatch.setattr(runner, "worker_specs", lambda *args: [
+        dataclasses.replace(spec, observer_grace=1.5) for spec in specs(*args)])
+    stalled: list[float] = []
+
+    def stall_once_answered(rounds: int, messages: int) -> None:
+        if rounds == 1 and messages == 2 * K and not stalled:  # the last round is complete and closing
+            start = time.monotonic()
+            while multiprocessing.active_children() and time.monotonic() - start < 20:
+                time.sleep(0.05)  # until the workers have left
+            stalled.append(time.monotonic() - start)
+
+    config = _config(tmp_path, settings, connections="per-worker", rule_factory=slow,
+                     round_names=("bill a", "bill b"), bits=_config(tmp_path, settings).bits[:, :2])
+    with caplog.at_level(logging.WARNING, "mpdp"):
+        outcome = await run_async(config, stall_once_answered)
+    assert [(r.status, r.absent.size) for r in outcome.rounds] == [("complete", 0), ("complete", 0)]
+    assert stalled and stalled[0] < 20, stalled
+    warnings = [r.getMessage() for r in caplog.records if r.name == "mpdp.run"]
+    assert len(warnings) == 1 and warnings[0].endswith(
+        "after every party answered the last round (1): the transcript is complete"), warnings
+    assert "(parties 0-5)" in warnings[0] and "(parties 6-11)" in warnings[0], warnings
+    assert warnings[0].count("exited with code 1") == 2, warnings
 
 
 async def test_a_killed_worker_times_out_its_round_and_stops_the_run(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:

@@ -103,6 +103,28 @@ def test_simulate_stops_cleanly(sig: signal.Signals, tmp_path: Path) -> None:
     assert list(scratch.iterdir()) == []  # no mpdp-* or mpdp-mosquitto-* folder left
 
 
+@pytest.mark.parametrize(("sig", "broker"), [*((s, "embedded") for s in SIGNALS), (signal.SIGTERM, "auto")],
+                         ids=lambda v: getattr(v, "name", v))
+def test_live_sweep_stops_cleanly(sig: signal.Signals, broker: str, tmp_path: Path) -> None:
+    """A signal mid-session of a live sweep, on the embedded amqtt broker (in the sweep's own event loop)
+    and on the default one (our mosquitto child): one line, 128 + the signal, no child or file left."""
+    if broker == "auto":
+        require_mosquitto()
+    proc, scratch, log = _start(["sweep", "--epsilon", "0.5:2:3", "--parties", "5", "--live", "--broker", broker,
+                                 "--samples", "200", "--workers", "2"], tmp_path)
+    parent = psutil.Process(proc.pid)
+
+    def mid_session() -> bool:  # both workers of a point's session (and the broker child, if ours)
+        names = [c.name() for c in parent.children()]
+        return len(names) >= 3 + (broker == "auto") and "sweep" in log.read_text()
+
+    _wait_for(proc, mid_session, 60, "a live session's two workers", log)
+    children = [c.pid for c in parent.children(recursive=True)]
+    _stop_and_check(proc, sig, children, log, [])
+    assert log.read_text().strip().splitlines()[-1] == "mpdp: interrupted"
+    assert list(scratch.iterdir()) == []
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_observe_stops_cleanly(sig: signal.Signals, mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     keys, out = tmp_path / "keys", tmp_path / "out"

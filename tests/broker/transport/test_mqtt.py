@@ -4,7 +4,10 @@ sessions, backpressure without loss, and one-line errors when the broker is unre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import gc
+import logging
 import re
 import socket
 import subprocess
@@ -101,6 +104,62 @@ async def test_slow_consumer_loses_nothing_and_holds_a_bounded_queue(mosquitto: 
             got += await take(rx, 1)
             await asyncio.sleep(0.001)
     assert [d.payload for d in got] == [str(i).encode() for i in range(count)]
+
+
+async def test_a_task_group_error_does_not_cancel_the_tasks_later_connections(mosquitto: BrokerEndpoint) -> None:
+    """Python 3.11's TaskGroup leaves its own cancellation request of the parent task counted after a child's
+    error (``Task.cancelling()`` stays 1); the parent's next connection and publish must still work (a worker
+    reports its failure that way), and a cancellation that arrives during a wait still cancels."""
+
+    async def fail() -> None:
+        raise ValueError("planted")
+
+    with pytest.raises(ExceptionGroup):
+        async with asyncio.TaskGroup() as group:
+            group.create_task(fail())
+    stale = asyncio.current_task().cancelling()  # type: ignore[union-attr]
+    async with mosquitto.connect(_id("rx")) as rx, mosquitto.connect(_id("after-error")) as tx:
+        await rx.subscribe("t/after-error")
+        await tx.publish("t/after-error", "reported")
+        assert await take(rx, 1) == [Delivery("t/after-error", b"reported")]
+    assert sys.version_info >= (3, 12) or stale == 1  # the case this test is about (fixed in CPython 3.12)
+
+    async def publish_forever(tx: MqttTransport) -> None:
+        while True:
+            await tx.publish("t/after-error", "x")
+
+    async with mosquitto.connect(_id("cancelled")) as tx:
+        task = asyncio.create_task(publish_forever(tx))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 5.0)
+
+
+async def test_a_connect_cancelled_at_any_step_leaves_no_error_behind(caplog: pytest.LogCaptureFixture) -> None:
+    """A client cancelled while it connects or subscribes (Ctrl-C, SIGTERM) closes its half-made connection
+    quietly: when the broker goes away afterwards, no aiomqtt future of that connection is left with an
+    error nobody retrieves ("Future exception was never retrieved" after the run's one line)."""
+    require_mosquitto()
+    port = free_loopback_port()
+    endpoint = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=2.0)
+    with caplog.at_level(logging.ERROR, "asyncio"):
+        async with run_mosquitto(timeout=2.0, port=port, anonymous=True):
+            for steps in range(30):  # cancel after 0..29 event-loop steps: before, during, after the CONNACK
+                async def connect_and_wait(name: str) -> None:
+                    async with endpoint.connect(name) as transport:
+                        await transport.subscribe("t/cancelled/#")
+                        await asyncio.sleep(30)
+
+                task = asyncio.create_task(connect_and_wait(_id("cancelled")))
+                for _ in range(steps):
+                    await asyncio.sleep(0)
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        await asyncio.sleep(0.2)  # the broker is gone: what was left connected hears it now
+        gc.collect()  # a future's unretrieved error is logged when the future is collected
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 async def test_unreachable_broker_is_one_line_naming_url_and_client() -> None:

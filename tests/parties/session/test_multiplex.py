@@ -223,3 +223,36 @@ async def test_heartbeats_keep_the_worker_alive_through_a_round_longer_than_the_
         await asyncio.wait_for(worker, 10.0)  # raises the worker's error, if any
         beating.cancel()
     assert len(topics) == k and took > 2 * grace, (len(topics), took)
+
+
+@pytest.mark.timeout(60)
+async def test_the_end_arriving_while_the_parties_are_busy_ends_the_worker_cleanly() -> None:
+    """The round's answers take 2 s (400 parties one at a time, 5 ms a publish) and the end comes right
+    behind the round, after which the coordinator falls silent: four times the 0.5 s observer grace
+    passes before the parties reach the end in the worker's queue; the worker ends with every answer
+    sent (the lead's silence clock stopped at the end), not with "the observer ... is gone"."""
+    broker, grace, k = InMemoryBroker(), 0.5, 400
+    key = generate_key_pair()[0]
+    parties = [Party(PartySpec(i, np.ones(1, np.int8), RandomizedResponse(1.0), key, np.random.SeedSequence(i)),
+                     broker, TOPICS, COORD_PUBLIC, idle_timeout=5.0, observer_grace=grace) for i in range(k)]
+    ready: list[int] = []
+    async with broker.connect("observer") as observer:
+        await observer.subscribe(TOPICS.all_parties)
+        worker = asyncio.create_task(serve_multiplexed(
+            [p.loop for p in parties], SlowLink(broker, 0.005), "worker-4", on_ready=lambda: ready.append(1),
+            on_error=_no_error, concurrency=1))
+        while len(ready) < k:
+            await asyncio.sleep(0.01)
+        await observer.publish(TOPICS.rounds, _announce("heartbeat", 0))  # the lead hears: its grace applies
+        await asyncio.sleep(0.1)
+        start = asyncio.get_running_loop().time()
+        await observer.publish(TOPICS.rounds, _announce("round", 0))
+        await observer.publish(TOPICS.rounds, _announce("end", 1))
+        topics: set[str] = set()
+        while len(topics) < k and not worker.done():
+            delivery = await next_delivery(observer, 1.0)
+            if delivery is not None:
+                topics.add(delivery.topic)
+        await asyncio.wait_for(worker, 10.0)  # raises the worker's error, if any
+        took = asyncio.get_running_loop().time() - start
+    assert len(topics) == k and took > 2 * grace, (len(topics), took)

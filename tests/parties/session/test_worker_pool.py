@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import time
+
 import numpy as np
 import pytest
 
@@ -31,3 +35,23 @@ def test_a_failed_worker_is_a_worker_error_naming_it_its_parties_and_when() -> N
     assert str(info.value) == "worker 1 (parties 3-5) failed: TransportError: x during round 2"
     assert isinstance(info.value, MpdpError) and not isinstance(info.value, TransportError)
     pool.check({}, "nothing failed")  # no dead process, no failure report: no error
+
+
+async def test_a_dead_worker_is_named_with_its_exit_code_and_its_reported_cause() -> None:
+    """Two real worker processes that cannot reach their broker (port 1) exit with code 1: one reported
+    its cause (a signed "failed" status), one did not; each line names the worker, its parties and its
+    exit code, and the cause when reported."""
+    unreachable = BrokerEndpoint("mosquitto", "127.0.0.1", 1, timeout=1.0, reconnect_attempts=1)
+    specs = [dataclasses.replace(_spec(w, range(2 * w, 2 * w + 2)), endpoint=unreachable) for w in (0, 1)]
+    async with WorkerPool(specs, grace=0.0) as pool:
+        deadline = time.monotonic() + 60
+        while len(pool.problems()) < 2 and time.monotonic() < deadline:  # both processes exited
+            await asyncio.sleep(0.05)
+        failed = {0: WorkerStatus.signed([generate_key_pair()[0]] * 2, session="s", worker=0, state="failed",
+                                         parties=(0, 1), detail="TransportError: cannot reach the broker")}
+        assert pool.problems(failed) == [
+            "worker 0 (parties 0-1) failed: TransportError: cannot reach the broker; its process exited with code 1",
+            "worker process 1 (parties 2-3) exited with code 1 without reporting a cause"]
+        assert pool.problems(failed, processes=False) == pool.problems(failed)[:1]
+        with pytest.raises(WorkerError, match=r"worker process 1 \(parties 2-3\) exited with code 1 .* during round 0$"):
+            pool.check(failed, "during round 0")
