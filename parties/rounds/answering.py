@@ -58,7 +58,7 @@ from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.protocols.errors import ProtocolViolation, TransportError
 
-__all__ = ["OBSERVER_GRACE", "AnnouncementT", "Publishable", "PartyLoop", "PartyProtocol", "checked_announcement"]
+__all__ = ["OBSERVER_GRACE", "AnnouncementT", "PartyLoop", "PartyProtocol", "Publishable", "checked_announcement"]
 
 log = logging.getLogger("mpdp.party")
 _COORDINATOR = "coordinator"
