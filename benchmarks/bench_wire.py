@@ -1,7 +1,9 @@
 """The party answer's hot path, per message: the binary wire form with PyNaCl against the JSON form with
 ``cryptography`` (the path before issue 13), both measured in this run.
 
-Printed, per message of R repetitions (1 and 1,000): bytes on the wire; the party's sign + encode; the
+Printed, per message of R repetitions (1 and 1,000): bytes on the wire; the party's sign + encode (JSON, the
+pydantic ``PartyMessage.signed(...).to_wire()``, and the direct :func:`mpdp.broker.wire.sign_answer` the party
+uses); the
 observer's parse + signature check (:meth:`SignedReader.read` with :func:`mpdp.broker.messages.decode_answer`,
 against pydantic's ``model_validate_json`` plus ``cryptography``'s Ed25519 verify of the canonical JSON);
 the raw Ed25519 verify of each library; and one round of k = 1,000 messages written to SQLite with one
@@ -28,6 +30,7 @@ from mpdp.broker.messages import PartyMessage, decode_answer
 from mpdp.broker.packing import pack_symbols
 from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, canonical_bytes, load_private_key, load_public_key
 from mpdp.broker.topics import Topics
+from mpdp.broker.wire import sign_answer
 from mpdp.parties.rounds.engine import SignedReader
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import MessageRows, RecordedMessage, TranscriptStore
@@ -102,7 +105,9 @@ def main(n: int) -> None:
         figures = {
             "bytes: JSON (before)": float(len(text)), "bytes: binary": float(len(binary)),
             "sign+encode, JSON + cryptography (before) us": per_call(old_sign, n),
-            "sign+encode, binary + PyNaCl us": per_call(lambda: PartyMessage.signed(
+            "sign+encode, binary + PyNaCl, pydantic us": per_call(lambda: PartyMessage.signed(
+                new_key, session=SESSION, round=3, party=7, repetitions=repetitions, symbols=symbols).to_wire(), n),
+            "sign+encode, binary + PyNaCl, direct us": per_call(lambda: sign_answer(
                 new_key, session=SESSION, round=3, party=7, repetitions=repetitions, symbols=symbols).to_wire(), n),
             "parse+verify, JSON + cryptography (before) us": per_call(old_read, n),
             "parse+verify, binary + PyNaCl (read) us": per_call(

@@ -2,8 +2,10 @@
 
 :func:`timed_session` runs :func:`mpdp.parties.session.runner.run_async` on a mosquitto child with k random
 parties and reports the steady-state rate (rounds after the first; broker start, worker spawn and the
-parties' connections are excluded) and the peak resident memory of the whole process tree (this process,
-the workers, the broker), sampled every 0.1 s with psutil.
+parties' connections are excluded), the CPU time per steady-state message of each kind of process (this
+process = the observer, the parties' workers, the broker; psutil, read when round 1 and the last round
+close), and the peak resident memory of the whole process tree (this process, the workers, the broker),
+sampled every 0.1 s with psutil.
 """
 
 from __future__ import annotations
@@ -23,7 +25,28 @@ from mpdp.parties.session.runner import RunConfig, run
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 
-__all__ = ["SessionTiming", "TreeMemory", "timed_session"]
+__all__ = ["SessionTiming", "TreeMemory", "timed_session", "tree_cpu"]
+
+#: The kinds of process of a session, as :func:`tree_cpu` counts them.
+ROLES = ("observer", "workers", "broker")
+
+
+def tree_cpu(exclude_thread: int | None = None) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by this process (the observer; without the thread whose
+    native id is ``exclude_thread``, e.g. :class:`TreeMemory`'s sampler, about 15% of this process's
+    samples at k = 1,000), its mosquitto children (the broker) and its other descendants (the parties'
+    workers, validators)."""
+    root = psutil.Process()
+    used = dict.fromkeys(ROLES, 0.0)
+    used["observer"] -= sum(t.user_time + t.system_time for t in root.threads() if t.id == exclude_thread)
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            times, name = proc.cpu_times(), proc.name()
+        except psutil.Error:
+            continue
+        role = "observer" if proc.pid == root.pid else "broker" if "mosquitto" in name else "workers"
+        used[role] += times.user + times.system
+    return used
 
 
 class TreeMemory:
@@ -31,11 +54,13 @@ class TreeMemory:
 
     def __init__(self, interval: float = 0.1) -> None:
         self.peak = 0
+        self.thread_id: int | None = None  #: the sampler thread's native id, once it runs
         self._interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
+        self.thread_id = threading.get_native_id()
         root = psutil.Process()
         while not self._stop.is_set():
             total = 0
@@ -67,6 +92,7 @@ class SessionTiming:
     steady_seconds: float
     wall_seconds: float
     peak_bytes: int
+    steady_cpu: dict[str, float]  #: CPU seconds of each role (:data:`ROLES`) over the steady-state rounds
 
     @property
     def rounds_per_s(self) -> float:
@@ -80,6 +106,10 @@ class SessionTiming:
     def bits_per_s(self) -> float:
         """Privatized bits (party-repetitions) per second."""
         return self.messages_per_s * self.repetitions
+
+    def cpu_us_per_message(self, role: str) -> float:
+        """Microseconds of CPU of ``role`` (observer, workers, broker) per steady-state message."""
+        return 1e6 * self.steady_cpu[role] / self.steady_messages
 
 
 def timed_session(parties: int, rounds: int, repetitions: int, workers: int = 2, seed: int = 0,
@@ -96,9 +126,13 @@ def timed_session(parties: int, rounds: int, repetitions: int, workers: int = 2,
     rng = np.random.default_rng(seed)
     bits = rng.integers(0, 2, size=(parties, rounds), dtype=np.int8)
     stamps: dict[int, tuple[float, int]] = {}
+    cpu: dict[int, dict[str, float]] = {}
 
     def progress(done: int, messages: int) -> None:
-        stamps.setdefault(done, (time.perf_counter(), messages))
+        if done not in stamps:
+            stamps[done] = (time.perf_counter(), messages)
+            if done in (1, rounds):
+                cpu[done] = tree_cpu(memory.thread_id)
 
     with tempfile.TemporaryDirectory() as tmp, TreeMemory() as memory:
         config = RunConfig(
@@ -111,7 +145,8 @@ def timed_session(parties: int, rounds: int, repetitions: int, workers: int = 2,
         )
         outcome = run(config, progress)
     (t1, m1), (tn, mn) = stamps[1], stamps[rounds]
-    return SessionTiming(parties, repetitions, rounds - 1, mn - m1, tn - t1, outcome.wall_time, memory.peak)
+    steady = {role: cpu[rounds][role] - cpu[1][role] for role in ROLES}
+    return SessionTiming(parties, repetitions, rounds - 1, mn - m1, tn - t1, outcome.wall_time, memory.peak, steady)
 
 
 def _connections(connections: str) -> dict[str, str]:

@@ -49,7 +49,7 @@ from .signing import (
     verify_bytes,
     verify_message,
 )
-from .wire import WireAnswer
+from .wire import WireAnswer, sign_answer
 from .topics import SESSION_PATTERN, Topics, check_session
 
 __all__ = [
@@ -110,6 +110,7 @@ __all__ = [
     "run_mosquitto",
     "seal",
     "sign_bytes",
+    "sign_answer",
     "sign_message",
     "stamp",
     "unpack_bytes",

@@ -50,7 +50,7 @@ from pydantic import BaseModel, ValidationError
 
 from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.control import FreshnessGuard
-from mpdp.broker.messages import RoundAnnouncement, Wire
+from mpdp.broker.messages import RoundAnnouncement
 from mpdp.broker.signing import load_public_key, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Delivery, Transport, next_delivery
@@ -58,7 +58,7 @@ from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.protocols.errors import ProtocolViolation, TransportError
 
-__all__ = ["OBSERVER_GRACE", "AnnouncementT", "PartyLoop", "PartyProtocol", "checked_announcement"]
+__all__ = ["OBSERVER_GRACE", "AnnouncementT", "PartyLoop", "PartyProtocol", "Publishable", "checked_announcement"]
 
 log = logging.getLogger("mpdp.party")
 _COORDINATOR = "coordinator"
@@ -69,6 +69,15 @@ OBSERVER_GRACE = 60.0
 
 
 AnnouncementT = TypeVar("AnnouncementT", bound=RoundAnnouncement)
+
+
+class Publishable(Protocol):
+    """A signed answer as the loop publishes it: a wire message (pydantic) or the randomized-response
+    party's binary answer (:class:`mpdp.broker.wire.WireAnswer`)."""
+
+    def to_wire(self) -> bytes:
+        """The bytes to publish on the party's topic (and record)."""
+        ...
 
 
 class PartyProtocol(Protocol[AnnouncementT]):
@@ -89,7 +98,7 @@ class PartyProtocol(Protocol[AnnouncementT]):
         """The party's privacy ledger: a round it released something in is charged there by :meth:`respond`."""
         ...
 
-    def respond(self, announcement: AnnouncementT) -> Wire:
+    def respond(self, announcement: AnnouncementT) -> Publishable:
         """The signed answer to one round (no I/O), published on the party's topic (its ``to_wire()``)."""
         ...
 

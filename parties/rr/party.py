@@ -35,10 +35,11 @@ from numpy.typing import NDArray
 
 from mpdp.analysis.accounting import Budget, PrivacyLedger
 from mpdp.broker.decision_messages import DecisionMessage
-from mpdp.broker.messages import Announcement, PartyMessage
+from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
+from mpdp.broker.wire import WireAnswer, sign_answer
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE, PartyLoop
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, ABSTAIN_POLICY
@@ -197,8 +198,10 @@ class Party:
         """
         return spec_bit(self.spec, index)
 
-    def respond(self, announcement: Announcement) -> PartyMessage:
-        """The signed message answering one round announcement (no I/O).
+    def respond(self, announcement: Announcement) -> WireAnswer:
+        """The signed message answering one round announcement (no I/O), built straight into the binary
+        layout (:func:`mpdp.broker.wire.sign_answer`: the bytes ``PartyMessage.signed`` would give; its
+        ``to_wire()`` is what the party publishes and records).
 
         A round asking for more than ``spec.max_repetitions`` gets an abstention ``policy``; a round with
         bit -1 gets ``did-not-vote``; a round whose answer would exceed the budget gets ``budget-exhausted``;
@@ -210,7 +213,7 @@ class Party:
         """
         index = announcement.round
         bit = self.bit(index)
-        sign = functools.partial(PartyMessage.signed, self._key, session=self._topics.session, round=index,
+        sign = functools.partial(sign_answer, self._key, session=self._topics.session, round=index,
                                  party=self.spec.party, repetitions=announcement.repetitions)
         refusal = policy_reason(self.spec, announcement.repetitions) or (ABSTAIN_DID_NOT_VOTE if bit < 0 else None)
         if refusal is not None:

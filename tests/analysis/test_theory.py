@@ -88,3 +88,38 @@ def test_accuracy_stays_a_probability_when_probabilities_sum_to_one_plus_roundin
     mechs = [RandomizedResponse(0.5)] * 2
     result = observer_accuracy_on_input(mechs, np.array([1, 0]), parse_function("majority"), np.eye(2))
     assert result.exact and result.value == 1.0
+
+
+def test_the_cached_posteriors_of_a_pure_group_are_each_rows_convolution_and_read_only() -> None:
+    """Row t of a pure group's posteriors is Bin(t, p) * Bin(n - t, 1 - p), computed here one t at a time;
+    the cache hands out one read-only array per (n, p), so no round can change another's."""
+    from scipy.stats import binom
+
+    n, p = 40, RandomizedResponse(0.9).p_truth
+    post = theory._pure_posteriors(n, p)
+    for t in range(n + 1):
+        row = np.convolve(binom.pmf(np.arange(t + 1), t, p), binom.pmf(np.arange(n - t + 1), n - t, 1.0 - p))
+        assert np.allclose(post[t], row, rtol=1e-13, atol=0.0)
+    assert theory._pure_posteriors(n, p) is post and not post.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        post[0, 0] = 1.0
+
+
+def test_rounds_sharing_the_cached_posteriors_give_the_values_of_a_cold_cache_bit_for_bit() -> None:
+    """Rounds of one run (same mechanisms, different inputs) read the cached posteriors; each value equals
+    the one computed with an empty cache, to the bit; so does the first group taken as it is versus its
+    combination with the empty group (the code before), with zero-probability classes dropped (epsilon 6)."""
+    rng = np.random.default_rng(3)
+    f, w = parse_function("majority"), np.eye(2)
+    for mechs in ([RandomizedResponse(6.0)] * 150, [RandomizedResponse(0.4)] * 9 + [RandomizedResponse(1.3)] * 11):
+        inputs = [rng.integers(0, 2, len(mechs)) for _ in range(4)]
+        warm = [observer_accuracy_on_input(mechs, x, f, w) for x in inputs]
+        for x, value in zip(inputs, warm):
+            theory._pure_posteriors.cache_clear()
+            cold = observer_accuracy_on_input(mechs, x, f, w)
+            assert (cold.value, cold.tie_probability) == (value.value, value.tie_probability)
+    prob, post = theory._pure_group(150, 140, RandomizedResponse(6.0).p_truth)
+    keep = prob > 0
+    assert not keep.all()  # classes of probability 0 (underflow) are dropped
+    combined = theory._combine(np.ones(1), np.ones((1, 1)), prob[keep], post[keep])
+    assert np.array_equal(combined[0], prob[keep]) and np.array_equal(combined[1], post[keep])

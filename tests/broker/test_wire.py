@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import struct
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -19,7 +20,8 @@ from mpdp.broker import signing, wire
 from mpdp.broker.messages import PartyMessage, decode_answer
 from mpdp.broker.packing import any_symbol_at_least, pack_bytes, unpack_rows
 from mpdp.broker.signing import verify_message
-from mpdp.protocols.errors import ProtocolViolation
+from mpdp.broker.topics import SESSION_PATTERN
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
 
 PRIVATE, PUBLIC = signing.generate_key_pair()
 SYMBOLS = np.array([0, 1, 2, 3, 3, 2, 1], dtype=np.uint8)
@@ -184,3 +186,46 @@ def test_an_unknown_binary_format_is_named() -> None:
     for first in (0x00, 0x01, 0x03, 0x08):
         with pytest.raises(ProtocolViolation, match=f"format {first}; this version reads format 2 and JSON"):
             decode_answer(bytes((first,)) + b"\x02s1" + bytes(40))
+
+
+_SESSIONS = st.from_regex(SESSION_PATTERN, fullmatch=True)
+_REASONS = st.from_regex(r"^[a-z0-9][a-z0-9-]{0,63}$", fullmatch=True)
+_INDEX = st.integers(0, 2**31 - 1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(session=_SESSIONS, round=_INDEX, party=_INDEX, repetitions=st.integers(1, 300),
+       reason=st.none() | _REASONS, nonce=st.binary(min_size=16, max_size=16), seed=st.integers(0, 2**32 - 1))
+def test_the_direct_answer_is_byte_for_byte_the_pydantic_one_and_decodes_back(
+        session: str, round: int, party: int, repetitions: int, reason: str | None, nonce: bytes, seed: int) -> None:
+    """The party's hot path (:func:`wire.sign_answer`, no pydantic) and the validating edge
+    (``PartyMessage.signed(...).to_wire()``) give the same bytes for the same fields and nonce (Ed25519 is
+    deterministic), and :func:`decode_answer` reads every field back."""
+    symbols = None if reason is not None else \
+        np.random.default_rng(seed).integers(0, 4, repetitions).astype(np.uint8)
+    fields = {"session": session, "round": round, "party": party, "repetitions": repetitions, "symbols": symbols,
+              "reason": reason}
+    direct = wire.sign_answer(PRIVATE, nonce=nonce, **fields)  # type: ignore[arg-type]
+    with mock.patch("mpdp.broker.messages.new_nonce", return_value=nonce.hex()):
+        validated = PartyMessage.signed(PRIVATE, **fields)  # type: ignore[arg-type]
+    data = direct.to_wire()
+    assert data == validated.to_wire() and direct.signed_bytes() == validated.signed_bytes()
+    answer = decode_answer(data)
+    assert (answer.session, answer.round, answer.party, answer.repetitions, answer.kind, answer.reason,
+            answer.nonce, answer.packed, answer.signature, answer.signed) == (
+        session, round, party, repetitions, "abstain" if reason else "symbols", reason, nonce, direct.packed,
+        direct.signature, direct.signed)
+    assert np.array_equal(answer.symbol_array(), np.zeros(0) if symbols is None else symbols)
+    assert verify_message(answer, PUBLIC) and answer.to_wire() == data
+
+
+def test_the_direct_answer_draws_a_fresh_nonce_and_needs_exactly_one_of_symbols_and_reason() -> None:
+    first, second = (wire.sign_answer(PRIVATE, session="s", round=0, party=1, repetitions=7, symbols=SYMBOLS)
+                     for _ in range(2))
+    assert len(first.nonce) == 16 and first.nonce != second.nonce and first.to_wire() != second.to_wire()
+    with pytest.raises(ParameterError, match="reason"):
+        wire.sign_answer(PRIVATE, session="s", round=0, party=1, repetitions=7)
+    with pytest.raises(ParameterError, match="reason"):
+        wire.sign_answer(PRIVATE, session="s", round=0, party=1, repetitions=7, symbols=SYMBOLS, reason="policy")
+    with pytest.raises(ProtocolViolation, match="symbols"):
+        wire.sign_answer(PRIVATE, session="s", round=0, party=1, repetitions=2, symbols=np.array([1, 4], np.uint8))

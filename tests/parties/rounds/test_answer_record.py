@@ -141,6 +141,11 @@ async def test_a_restarted_host_re_sends_its_answers_and_keeps_its_budget(tmp_pa
     with AnswerRecord(path) as record:
         assert record.ledger("rec", 2, 1e-6).rounds == (0, 1)
         assert sorted(record.answers("rec", 2)) == [0, 1, 2]
+        # the record holds the bytes the party published (built without pydantic: the binary form), and
+        # the re-sent round is those bytes again
+        recorded = record.answers("rec", 2)
+        assert recorded[1][:1] == b"\x02" and recorded[1] == before[1].to_wire() == after[0].to_wire()
+        assert recorded[2] == after[1].to_wire()
 
 
 async def test_a_record_from_before_the_binary_form_is_migrated_and_its_json_answer_re_sent(tmp_path: Path) -> None:
