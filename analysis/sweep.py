@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 
 from mpdp.analysis.accuracy import monte_carlo_accuracy, rule_accuracy
 from mpdp.analysis.documents import versioned
-from mpdp.analysis.plot_style import EPSILON_LABEL, new_axes
+from mpdp.analysis.plot_style import EPSILON_LABEL, MARKERS, new_axes
 from mpdp.analysis.stats import clopper_pearson, consistency_test
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
@@ -298,8 +298,8 @@ class SweepResult:
         return text
 
     def plot(self, ax: Axes | None = None) -> Figure:
-        """Accuracy against epsilon: theory curves (solid: the rule's average accuracy; dotted: its worst
-        case; dash-dot black: the trusted curator's, for a binary f, a marker each after the first), measured
+        """Accuracy against epsilon: theory curves (solid, a hollow marker of their own: the rule's average
+        accuracy; dotted: its worst case; dash-dot black: the trusted curator's, for a binary f, a marker each after the first), measured
         points with their intervals as error bars (a red cross marks an inconsistent point). Never changes matplotlib's backend.
 
         Args:
@@ -313,12 +313,16 @@ class SweepResult:
         for p in self.points:
             series.setdefault((p.function, p.parties, p.delta, p.rule, p.observer), []).append(p)
         curator_drawn: set[tuple[str, int, float]] = set()
-        for (fname, k, delta, rule, observer), pts in series.items():
+        for index, ((fname, k, delta, rule, observer), pts) in enumerate(series.items()):
             pts = sorted(pts, key=lambda p: p.epsilon)
             eps = np.array([p.epsilon for p in pts])
             label = f"{fname}, k={k}" + (f", delta={delta:g}" if delta else "") + (
                 f", {CURATOR_LABEL}" if rule == "curator" else f", {rule} rule, {observer}")
-            line, = ax.plot(eps, [p.theoretical_accuracy for p in pts], "-", label=f"theory: {label}")
+            # a hollow marker of its own on each theory curve: curves that coincide (and/or by symmetry)
+            # stay distinguishable
+            line, = ax.plot(eps, [p.theoretical_accuracy for p in pts], "-", label=f"theory: {label}",
+                            marker=MARKERS[index % len(MARKERS)], markerfacecolor="none", markersize=6,
+                            markevery=max(1, len(pts) // 8))
             color = line.get_color()
             ax.plot(eps, [p.theoretical_worst_case for p in pts], ":", color=color, linewidth=1)
             y = np.array([p.empirical_accuracy for p in pts])

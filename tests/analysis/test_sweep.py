@@ -83,6 +83,8 @@ def test_document_csv_and_plot(tmp_path) -> None:
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and "nats" in ax.get_xlabel()
     assert len(ax.containers) == 4  # one error-bar series per (rule, observer)
+    theory = [line for line in ax.get_lines() if str(line.get_label()).startswith("theory: ")]
+    assert len(theory) == 4 and len({line.get_marker() for line in theory}) == 4  # curves that coincide
     fig.savefig(tmp_path / "s.png")
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
     other = Figure()
