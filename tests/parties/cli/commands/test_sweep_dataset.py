@@ -46,7 +46,9 @@ def test_csv_sweep_writes_files_and_a_report(capsys, toy, tmp_path) -> None:
     assert json.loads((run / "sweep.json").read_text())["points"] == doc["points"]
     assert (run / "sweep.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["report", str(run), "--quiet"]) == 0
-    assert "toy.csv" in (run / "report.md").read_text(encoding="utf-8")
+    page = (run / "report.md").read_text(encoding="utf-8")
+    assert "toy.csv" in page and f"2000 samples per round of {toy}:" in page
+    assert page.count("| alpha |") == 1  # the configuration's alpha once
 
 
 @pytest.mark.parametrize(("extra", "match"), [
@@ -61,3 +63,4 @@ def test_dataset_options_are_one_line_errors(capsys, toy, extra, match) -> None:
 def test_a_bad_dataset_path_is_named(capsys, tmp_path) -> None:
     missing = str(tmp_path / "missing.csv")
     assert f"--dataset='{missing}'" in refused(capsys, "sweep", "--dataset", missing, "--epsilon", "1")
+    assert "(no such file: " in refused(capsys, "sweep", "--dataset", missing, "--epsilon", "1")
