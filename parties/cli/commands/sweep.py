@@ -149,10 +149,11 @@ def _print_table(result: SweepResult, stream: Console) -> None:
     varying = [(name, attr) for name, attr in (("k", "parties"), ("delta", "delta"), ("f", "function"),
                                                ("rule", "rule"), ("observer", "observer"))
                if len({getattr(p, attr) for p in result.points}) > 1]
-    table = Table(title=f"mpdp sweep: {len(result.points)} points, alpha = {result.alpha:g} "
-                        f"(each point tested at {result.alpha / len(result.points):.3g})",
-                  box=box.SIMPLE_HEAD, show_edge=False)
     bills = "dataset" in result.inputs  # theory: mean over the rounds; also the worst round and the curator
+    tests = len(result.points) * (len(result.inputs["rounds"]) if bills else 1)
+    table = Table(title=f"mpdp sweep: {len(result.points)} points, alpha = {result.alpha:g} "
+                        f"(each {'round of a ' if bills else ''}point tested at {result.alpha / tests:.3g})",
+                  box=box.SIMPLE_HEAD, show_edge=False)
     extra = ["worst round", "curator"] if bills else []
     for name in ["epsilon", *(n for n, _ in varying), "theory", *extra, "measured",
                  f"{100 * (1 - result.alpha):g}% interval", "ok"]:
