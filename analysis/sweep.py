@@ -299,8 +299,9 @@ class SweepResult:
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """Accuracy against epsilon: theory curves (solid, a hollow marker of their own: the rule's average
-        accuracy; dotted: its worst case; dash-dot black: the trusted curator's, for a binary f, a marker each after the first), measured
-        points with their intervals as error bars (a red cross marks an inconsistent point). Never changes matplotlib's backend.
+        accuracy; dotted: its worst case; dash-dot black: the trusted curator's, for a binary f, a marker each
+        after the first), measured points with their intervals as error bars (a red cross marks an
+        inconsistent point). Never changes matplotlib's backend.
 
         Args:
             ax: the axes to draw on; None makes a new :class:`matplotlib.figure.Figure`.
