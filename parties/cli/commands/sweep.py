@@ -152,7 +152,7 @@ def _print_table(result: SweepResult, stream: Console) -> None:
     bills = "dataset" in result.inputs  # theory: mean over the rounds; also the worst round and the curator
     tests = len(result.points) * (len(result.inputs["rounds"]) if bills else 1)
     table = Table(title=f"mpdp sweep: {len(result.points)} points, alpha = {result.alpha:g} "
-                        f"(each {'round of a ' if bills else ''}point tested at {result.alpha / tests:.3g})",
+                        f"(each {'round' if bills else 'point'} tested at {result.alpha / tests:.3g})",
                   box=box.SIMPLE_HEAD, show_edge=False)
     extra = ["worst round", "curator"] if bills else []
     for name in ["epsilon", *(n for n, _ in varying), "theory", *extra, "measured",

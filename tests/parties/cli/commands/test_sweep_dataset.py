@@ -54,7 +54,7 @@ def test_csv_sweep_writes_files_and_a_report(capsys, toy, tmp_path) -> None:
 def test_the_table_names_the_level_each_round_is_tested_at(capsys, toy) -> None:
     assert main(["sweep", "--dataset", str(toy), "--epsilon", "0.5:2:2", "--samples", "200"]) == 0
     out = capsys.readouterr().out
-    assert f"(each round of a point tested at {0.05 / (4 * 3):.3g})" in out  # 4 points x 3 bills
+    assert f"(each round tested at {0.05 / (4 * 3):.3g})" in out  # 4 points x 3 bills
 
 
 @pytest.mark.parametrize(("extra", "match"), [
