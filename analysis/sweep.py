@@ -319,11 +319,12 @@ class SweepResult:
             eps = np.array([p.epsilon for p in pts])
             label = f"{fname}, k={k}" + (f", delta={delta:g}" if delta else "") + (
                 f", {CURATOR_LABEL}" if rule == "curator" else f", {rule} rule, {observer}")
-            # a hollow marker of its own on each theory curve: curves that coincide (and/or by symmetry)
-            # stay distinguishable
+            # a hollow marker of its own on each theory curve, staggered along the grid: curves that coincide
+            # (and/or by symmetry, the rules at small epsilon) stay distinguishable
+            every = max(1, len(pts) // 5)
             line, = ax.plot(eps, [p.theoretical_accuracy for p in pts], "-", label=f"theory: {label}",
                             marker=MARKERS[index % len(MARKERS)], markerfacecolor="none", markersize=6,
-                            markevery=max(1, len(pts) // 8))
+                            markevery=(index % every, every))
             color = line.get_color()
             ax.plot(eps, [p.theoretical_worst_case for p in pts], ":", color=color, linewidth=1)
             y = np.array([p.empirical_accuracy for p in pts])
