@@ -166,3 +166,22 @@ def test_party_host_stops_cleanly(sig: signal.Signals, mosquitto: BrokerEndpoint
         raise
     _stop_and_check(proc, sig, [], log, [])
     assert list(scratch.iterdir()) == []
+
+
+def test_a_sweep_over_a_process_pool_stops_without_waiting_for_its_points(tmp_path: Path) -> None:
+    """``--jobs 2`` on the House: the points (worst-case LPs of every bill, seconds each) run in pool
+    workers. SIGTERM ends the run within a few seconds (it waited ~20 s for the points under way), one
+    line, no worker or deadline process left, no traceback (the deadline worker's broken pipe printed one)."""
+    proc, scratch, log = _start(["sweep", "--dataset", "house-votes-84", "--epsilon", "0.1:2:5", "--samples", "500",
+                                 "--jobs", "2", "--rule", "worst-case"], tmp_path)
+    parent = psutil.Process(proc.pid)
+
+    def busy() -> bool:  # the forkserver, its two pool workers, and a deadline worker (an LP under way)
+        return len(parent.children(recursive=True)) >= 4
+
+    _wait_for(proc, busy, 60, "two pool workers in their points' LPs", log)
+    children = [c.pid for c in parent.children(recursive=True)]
+    started = time.monotonic()
+    _stop_and_check(proc, signal.SIGTERM, children, log, [])
+    assert time.monotonic() - started < 5.0, log.read_text()
+    assert log.read_text().strip().splitlines()[-1] == "mpdp: interrupted"
