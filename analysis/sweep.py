@@ -33,6 +33,7 @@ sweep (:mod:`mpdp.parties.session.live_sweep`) measures the same points over a b
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import itertools
 import math
@@ -46,13 +47,14 @@ from numpy.typing import NDArray
 
 from mpdp.analysis.accuracy import monte_carlo_accuracy, rule_accuracy
 from mpdp.analysis.documents import versioned
-from mpdp.analysis.plot_style import EPSILON_LABEL, new_axes
+from mpdp.analysis.plot_style import EPSILON_LABEL, MARKERS, new_axes
 from mpdp.analysis.stats import clopper_pearson, consistency_test
-from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.majority_mechanism import CentralMechanism, central_mechanism
 from mpdp.protocols.mechanisms import RandomizedResponse, check_delta, check_epsilon
+from mpdp.protocols.optimal import worst_case_refusal
 from mpdp.protocols.rule_factory import decision_rule
 from mpdp.protocols.rules import RULE_KINDS, check_kind
 from mpdp.protocols.table_rule import TableRule
@@ -296,9 +298,10 @@ class SweepResult:
         return text
 
     def plot(self, ax: Axes | None = None) -> Figure:
-        """Accuracy against epsilon: theory curves (solid: the rule's average accuracy; dotted: its worst
-        case; dash-dot black: the trusted curator's, for a binary f, a marker each after the first), measured
-        points with their intervals as error bars (a red cross marks an inconsistent point). Never changes matplotlib's backend.
+        """Accuracy against epsilon: theory curves (solid, a hollow marker of their own: the rule's average
+        accuracy; dotted: its worst case; dash-dot black: the trusted curator's, for a binary f, a marker each
+        after the first), measured points with their intervals as error bars (a red cross marks an
+        inconsistent point). Never changes matplotlib's backend.
 
         Args:
             ax: the axes to draw on; None makes a new :class:`matplotlib.figure.Figure`.
@@ -311,12 +314,17 @@ class SweepResult:
         for p in self.points:
             series.setdefault((p.function, p.parties, p.delta, p.rule, p.observer), []).append(p)
         curator_drawn: set[tuple[str, int, float]] = set()
-        for (fname, k, delta, rule, observer), pts in series.items():
+        for index, ((fname, k, delta, rule, observer), pts) in enumerate(series.items()):
             pts = sorted(pts, key=lambda p: p.epsilon)
             eps = np.array([p.epsilon for p in pts])
             label = f"{fname}, k={k}" + (f", delta={delta:g}" if delta else "") + (
                 f", {CURATOR_LABEL}" if rule == "curator" else f", {rule} rule, {observer}")
-            line, = ax.plot(eps, [p.theoretical_accuracy for p in pts], "-", label=f"theory: {label}")
+            # a hollow marker of its own on each theory curve, staggered along the grid: curves that coincide
+            # (and/or by symmetry, the rules at small epsilon) stay distinguishable
+            every = max(1, len(pts) // 5)
+            line, = ax.plot(eps, [p.theoretical_accuracy for p in pts], "-", label=f"theory: {label}",
+                            marker=MARKERS[index % len(MARKERS)], markerfacecolor="none", markersize=6,
+                            markevery=(index % every, every))
             color = line.get_color()
             ax.plot(eps, [p.theoretical_worst_case for p in pts], ":", color=color, linewidth=1)
             y = np.array([p.empirical_accuracy for p in pts])
@@ -510,11 +518,39 @@ def plan_sweep(
                              "at up to 200,000 parties")
     tasks = tuple(SweepTask(e, d, k, f, r, o, int(samples))
                   for f, k, d, r, o, e in itertools.product(functions, ks, deltas, rules, observers, grid))
+    _check_worst_case(tasks)
     inputs = {"epsilon": list(grid), "scale": scale, "parties": list(ks), "delta": list(deltas),
               "function": list(functions), "rule": list(rules), "observer": list(observers),
               "samples": int(samples), "seed": int(seed), "alpha": alpha, "measure": "zero-one",
               "protocol": protocol}
     return SweepPlan(tasks, tuple(np.random.SeedSequence(int(seed)).spawn(len(tasks))), inputs, alpha)
+
+
+def _check_worst_case(tasks: Sequence[SweepTask]) -> None:
+    """Refuse, before any point runs, a worst-case LP that no engine holds or that is estimated over the
+    default time limit (:func:`mpdp.protocols.optimal.worst_case_refusal`). Its size depends on the
+    function, k, delta and observer, not on epsilon: one check per such setting.
+
+    Raises:
+        SizeLimitError: (a :class:`CostLimitError` naming the estimate) the LP of a worst-case point;
+            the alternative named is the average rule.
+    """
+    checked: set[tuple[str, int, float, str]] = set()
+    for task in tasks:
+        key = (task.function, task.parties, task.delta, task.observer)
+        if task.rule != "worst-case" or key in checked:
+            continue
+        checked.add(key)
+        f = parse_function(task.function)
+        refusal = worst_case_refusal([RandomizedResponse(task.epsilon, task.delta)] * task.parties, f,
+                                     np.eye(f.output_size(task.parties)),
+                                     None if task.observer == "central" else 0)
+        if isinstance(refusal, CostLimitError):
+            dataclasses.replace(refusal.estimate, alternative=(
+                f"the worst-case rule of {task.function} for {task.parties} parties: use --rule average "
+                "(rule='average'; exact at any size), or fewer parties")).check()
+        if refusal is not None:
+            raise refusal
 
 
 def sweep(
@@ -541,7 +577,9 @@ def sweep(
             that is not binary (``sum``), with protocol curator.
         SizeLimitError: more than ``PURE_GROUP_MAX`` parties (the symmetric engine's exact theory); delta > 0
             with more than ``FOUR_OUTPUT_GROUP_MAX`` parties (no exact engine
-            holds the four-output count classes, so there is no exact theory to test against).
+            holds the four-output count classes, so there is no exact theory to test against); the worst-case
+            LP of a worst-case point estimated over the default time limit (a ``CostLimitError``, raised before
+            any point runs).
 
     Example:
         >>> from mpdp.analysis.sweep import sweep

@@ -98,8 +98,15 @@ async def _to_the_end(step: Awaitable[None]) -> bool:
 
 
 async def _shut_down(broker: Broker) -> None:
-    """Stop ``broker``; a failure of amqtt's shutdown is one warning line (the run's outcome stands)."""
+    """Stop ``broker``; a failure of amqtt's shutdown is one warning line (the run's outcome stands).
+    amqtt's own warnings are silenced meanwhile: an interrupted run's broker logged "N messages not
+    broadcasted" twice after the run's one line (the messages of a run that ended go nowhere)."""
+    amqtt = logging.getLogger("amqtt.broker")
+    level = amqtt.level
+    amqtt.setLevel(max(logging.ERROR, level))
     try:
         await broker.shutdown()
     except Exception as exc:  # noqa: BLE001 - amqtt's own failure to stop, reported in one line
         log.warning("mpdp: the embedded broker did not shut down cleanly: %s: %s", type(exc).__name__, exc)
+    finally:
+        amqtt.setLevel(level)

@@ -136,8 +136,11 @@ def serve(parent: int) -> None:
             answer: tuple[bool, Any] = (True, fn(*args))
         except Exception as exc:  # re-raised by the caller
             answer = (False, exc)
-        pickle.dump(answer, answers, protocol=pickle.HIGHEST_PROTOCOL)
-        answers.flush()
+        try:
+            pickle.dump(answer, answers, protocol=pickle.HIGHEST_PROTOCOL)
+            answers.flush()
+        except BrokenPipeError:  # the caller died mid-request (a stopped sweep's pool): nobody to answer
+            os._exit(1)
 
 
 def _watch(parent: int) -> None:

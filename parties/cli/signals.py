@@ -33,22 +33,44 @@ def _forward(signum: int, frame: FrameType | None) -> None:
     handler = signal.getsignal(signal.SIGINT)
     if callable(handler):
         handler(signal.SIGINT, frame)
-    else:  # SIGINT ignored or default (a background job of a script): stop the same way
+    else:  # SIGINT's handler not installed from Python: stop the same way
         raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sigint_blocked_not_ignored() -> Iterator[None]:
+    """An ignored SIGINT (a background job, ``cmd &``, ignores it) is blocked instead within the block,
+    with Python's handler installed: SIGINT still has no effect, but ``asyncio.run`` sees Python's handler
+    and installs its own, which a forwarded SIGTERM or SIGHUP then runs (the main task is cancelled and
+    every ``async with`` exits in the loop). Without it KeyboardInterrupt was raised inside the event loop
+    and ``asyncio.run`` cancelled the embedded broker's tasks under it: pages of amqtt errors after the
+    run's one line. A SIGINT pending at the end is discarded (ignored again before it is unblocked). The
+    mask is this thread's: the CLI enters this block before it starts any thread, and threads inherit it."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @contextlib.contextmanager
 def stop_like_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM and SIGHUP stop this process as SIGINT does; the previous handlers
     come back on exit. Main thread only. A signal the process inherited as ignored (``nohup`` ignores
-    SIGHUP) stays ignored."""
+    SIGHUP, a background job SIGINT) stays without effect."""
     _received.clear()
     previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
     for sig, handler in previous.items():
         if handler is not signal.SIG_IGN:
             signal.signal(sig, _forward)
     try:
-        yield
+        with _sigint_blocked_not_ignored():
+            yield
     finally:
         for sig, handler in previous.items():
             if handler is not None:  # None: a handler not installed from Python, left as it is

@@ -178,7 +178,9 @@ def load_dataset(spec: str, label_column: bool | None = None) -> Dataset:
         return Dataset(HOUSE, data.round_names, data.bits, data.labels, source.replace("\n", " "))
     path = Path(spec)
     if not path.is_file():
-        raise DatasetError("--dataset", spec, f"one of {', '.join(DATASET_NAMES)} or a CSV file path")
+        found = "a folder" if path.is_dir() else "no such file"
+        raise DatasetError("--dataset", spec, f"one of {', '.join(DATASET_NAMES)} or a CSV file path "
+                           f"({found}: {path.resolve()})")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

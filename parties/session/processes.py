@@ -7,6 +7,7 @@ import asyncio
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from multiprocessing.process import BaseProcess
@@ -26,15 +27,21 @@ def spawn(target: Callable[..., object], args: tuple[object, ...], name: str, st
     The child starts with SIGINT blocked (a blocked signal mask survives exec, and Python leaves it so):
     a terminal's Ctrl-C reaches only this process, which stops its children in order, instead of every
     child printing a traceback mid-import. It is blocked, not ignored, for the spawn: a Ctrl-C
-    meanwhile is delivered after, not lost, and never interrupts a child's start half-way.
+    meanwhile is delivered after, not lost, and never interrupts a child's start half-way. A SIGINT the
+    caller already blocks is one its command ignores (a background job: ``mpdp.parties.cli.signals``):
+    the child then starts with it ignored, as it would have inherited it.
     """
     context = multiprocessing.get_context("spawn")
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    ignored = signal.SIGINT in previous and threading.current_thread() is threading.main_thread()
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if ignored else None
     try:
         proc = context.Process(target=target, args=args, name=name, daemon=True)
         started.append(proc)
         proc.start()
     finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 

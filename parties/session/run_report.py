@@ -180,7 +180,8 @@ def _sweep_page(doc: dict[str, Any]) -> tuple[ReportPage, int]:
     how = "live runs over a broker" if result.source == "live" else "Monte Carlo"
     inputs = doc["inputs"]
     config = tuple((str(k), ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in inputs.items())
-    config += (("alpha", f"{doc['alpha']:g}"), ("test", doc["test"]), ("mpdp version", doc["mpdp_version"]))
+    config += ((() if "alpha" in inputs else (("alpha", f"{doc['alpha']:g}"),))
+               + (("test", doc["test"]), ("mpdp version", doc["mpdp_version"])))
     table = Table(f"per point: exact theory against {how}", (
         "epsilon", "k", "delta", "f", "rule", "observer", "theory", "worst case", "curator (001)", "measured",
         "interval", "p-value", "consistent"), tuple(cells([
@@ -189,8 +190,9 @@ def _sweep_page(doc: dict[str, Any]) -> tuple[ReportPage, int]:
             p.p_value, p.consistent]) for p in points), "rounds")
     flagged = sum(not p.consistent for p in points)
     eps = [p.epsilon for p in points]
+    per = "point" if inputs.get("dataset") is None else f"round of {inputs['dataset']}"
     subtitle = (f"{len(points)} points, epsilon {min(eps):g} to {max(eps):g} nats, {inputs.get('samples')} "
-                f"samples per point: {len(points) - flagged} consistent with theory")
+                f"samples per {per}: {len(points) - flagged} consistent with theory")
     section = Section("Points", (f"{flagged} of {len(points)} points inconsistent with theory.",), (table,),
                       (ReportFigure("sweep", f"accuracy against epsilon: theory and {how}", result.plot()),))
     return ReportPage("mpdp sweep", subtitle, config, (section,)), len(points)

@@ -165,6 +165,14 @@ def test_bad_bits_name_the_round() -> None:
         plan_dataset_sweep([1.0], np.array([[2]], dtype=np.int8), ["a"], dataset="x")
 
 
+def test_a_worst_case_lp_over_the_time_limit_is_refused_before_any_bill() -> None:
+    bits = np.ones((435, 2), dtype=np.int8)
+    bits[:10, 1] = -1
+    with pytest.raises(SizeLimitError, match="worst-case LP .* over the 60 s time limit.*--rule average"):
+        dataset_sweep([1.0], bits, ["a", "b"], dataset="toy", function="sum", samples=10,
+                      progress=lambda i, total: pytest.fail("a point ran"))
+
+
 def test_a_fixed_input_count_must_fit_its_group() -> None:
     rule = decision_rule([RandomizedResponse(1.0, 0.0)] * 3, MAJORITY, np.eye(2))
     table = count_table(rule)

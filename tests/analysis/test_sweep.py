@@ -14,7 +14,7 @@ from scipy.stats import binom
 
 from mpdp.analysis.sweep import SweepResult, epsilon_grid, sweep
 from mpdp.parties.cli.args import to_json_text
-from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.mechanisms import truth_and_flip
 from tests.protocols.hypercube_lp import hypercube_optimum
@@ -83,6 +83,8 @@ def test_document_csv_and_plot(tmp_path) -> None:
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and "nats" in ax.get_xlabel()
     assert len(ax.containers) == 4  # one error-bar series per (rule, observer)
+    theory = [line for line in ax.get_lines() if str(line.get_label()).startswith("theory: ")]
+    assert len(theory) == 4 and len({line.get_marker() for line in theory}) == 4  # curves that coincide
     fig.savefig(tmp_path / "s.png")
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
     other = Figure()
@@ -110,6 +112,20 @@ def test_four_output_beyond_the_exact_engine_is_refused_up_front() -> None:
         sweep([1.0], parties=101, delta=0.01)
     with pytest.raises(ParameterError, match="epsilon"):
         sweep([1.0, float("inf")])
+
+
+def test_a_worst_case_lp_over_the_time_limit_is_refused_before_any_point() -> None:
+    """sum of k = 435: the LP has k outputs - 1 chains of (k + 1) classes + (k + 1) inputs, + t: 379,321
+    variables, estimated over 60 s. The average points come first in the grid; none may run (the dataset
+    sweep of the House spent 3 minutes on them before this refusal)."""
+    done: list[int] = []
+    variables = 435 * 2 * 436 + 1
+    with pytest.raises(CostLimitError, match=rf"{variables:,} variables over 436 input classes.*--rule average"):
+        sweep([1.0, 2.0], parties=435, function="sum", rule=["average", "worst-case"], observer="central",
+              progress=lambda i, total: done.append(i))
+    assert done == []
+    with pytest.raises(CostLimitError, match="over 435 input classes, 2 LPs"):  # party 0: one LP per own bit
+        sweep([1.0], parties=435, function="sum", rule="worst-case", observer="party")
 
 
 def _curator_by_linear_programming(k: int, epsilon: float, delta: float) -> float:

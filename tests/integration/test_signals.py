@@ -27,15 +27,21 @@ ROOT = Path(__file__).resolve().parents[2]
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 
 
-def _start(args: list[str], tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, Path]:
-    """Start ``python -m mpdp ARGS`` with its own empty temporary directory; return it, that
-    directory and its log."""
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start(args: list[str], tmp_path: Path,
+           background: bool = False) -> tuple[subprocess.Popen[bytes], Path, Path]:
+    """Start ``python -m mpdp ARGS`` with its own empty temporary directory (``background``: ignoring
+    SIGINT, as a shell's ``cmd &`` starts it); return it, that directory and its log."""
     scratch, log = tmp_path / "scratch", tmp_path / "run.log"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch), "MPDP_BROKER_URL": ""}
     with log.open("wb") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "mpdp", *args], cwd=ROOT, env=env,
-                                stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT)
+                                stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
+                                preexec_fn=_ignore_sigint if background else None)
     return proc, scratch, log
 
 
@@ -103,15 +109,19 @@ def test_simulate_stops_cleanly(sig: signal.Signals, tmp_path: Path) -> None:
     assert list(scratch.iterdir()) == []  # no mpdp-* or mpdp-mosquitto-* folder left
 
 
-@pytest.mark.parametrize(("sig", "broker"), [*((s, "embedded") for s in SIGNALS), (signal.SIGTERM, "auto")],
+@pytest.mark.parametrize(("sig", "broker"), [*((s, "embedded") for s in SIGNALS), (signal.SIGTERM, "auto"),
+                                             (signal.SIGTERM, "background")],
                          ids=lambda v: getattr(v, "name", v))
 def test_live_sweep_stops_cleanly(sig: signal.Signals, broker: str, tmp_path: Path) -> None:
     """A signal mid-session of a live sweep, on the embedded amqtt broker (in the sweep's own event loop)
-    and on the default one (our mosquitto child): one line, 128 + the signal, no child or file left."""
+    and on the default one (our mosquitto child): one line, 128 + the signal, no child or file left.
+    ``background``: SIGTERM to a ``cmd &`` job, which ignores SIGINT (it printed pages of amqtt errors)."""
     if broker == "auto":
         require_mosquitto()
-    proc, scratch, log = _start(["sweep", "--epsilon", "0.5:2:3", "--parties", "5", "--live", "--broker", broker,
-                                 "--samples", "200", "--workers", "2"], tmp_path)
+    background = broker == "background"
+    proc, scratch, log = _start(["sweep", "--epsilon", "0.5:2:3", "--parties", "5", "--live", "--broker",
+                                 "embedded" if background else broker, "--samples", "200", "--workers", "2"],
+                                tmp_path, background)
     parent = psutil.Process(proc.pid)
 
     def mid_session() -> bool:  # both workers of a point's session (and the broker child, if ours)
@@ -121,7 +131,9 @@ def test_live_sweep_stops_cleanly(sig: signal.Signals, broker: str, tmp_path: Pa
     _wait_for(proc, mid_session, 60, "a live session's two workers", log)
     children = [c.pid for c in parent.children(recursive=True)]
     _stop_and_check(proc, sig, children, log, [])
-    assert log.read_text().strip().splitlines()[-1] == "mpdp: interrupted"
+    text = log.read_text()
+    assert text.strip().splitlines()[-1] == "mpdp: interrupted"
+    assert " ERROR " not in text and "not broadcasted" not in text, text  # amqtt's, after the one line
     assert list(scratch.iterdir()) == []
 
 
@@ -154,3 +166,22 @@ def test_party_host_stops_cleanly(sig: signal.Signals, mosquitto: BrokerEndpoint
         raise
     _stop_and_check(proc, sig, [], log, [])
     assert list(scratch.iterdir()) == []
+
+
+def test_a_sweep_over_a_process_pool_stops_without_waiting_for_its_points(tmp_path: Path) -> None:
+    """``--jobs 2`` on the House: the points (worst-case LPs of every bill, seconds each) run in pool
+    workers. SIGTERM ends the run within a few seconds (it waited ~20 s for the points under way), one
+    line, no worker or deadline process left, no traceback (the deadline worker's broken pipe printed one)."""
+    proc, scratch, log = _start(["sweep", "--dataset", "house-votes-84", "--epsilon", "0.1:2:5", "--samples", "500",
+                                 "--jobs", "2", "--rule", "worst-case"], tmp_path)
+    parent = psutil.Process(proc.pid)
+
+    def busy() -> bool:  # the forkserver, its two pool workers, and a deadline worker (an LP under way)
+        return len(parent.children(recursive=True)) >= 4
+
+    _wait_for(proc, busy, 60, "two pool workers in their points' LPs", log)
+    children = [c.pid for c in parent.children(recursive=True)]
+    started = time.monotonic()
+    _stop_and_check(proc, signal.SIGTERM, children, log, [])
+    assert time.monotonic() - started < 5.0, log.read_text()
+    assert log.read_text().strip().splitlines()[-1] == "mpdp: interrupted"

@@ -105,3 +105,17 @@ def test_a_worker_busy_in_an_lp_ends_when_its_caller_is_killed() -> None:
             caller.kill()
             if not _gone(worker):  # left running by a failure (no longer our child once the caller died)
                 worker.kill()
+
+
+def test_a_worker_whose_caller_stopped_listening_ends_quietly() -> None:
+    """A stopped sweep terminates its pool worker mid-LP: the deadline worker's answer meets a closed pipe.
+    It ends (code 1) without the BrokenPipeError traceback it printed after the sweep's 'interrupted'."""
+    with subprocess.Popen([sys.executable, "-c", f"from mpdp.protocols.deadline import serve; serve({os.getpid()})"],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as worker:
+        assert worker.stdin is not None and worker.stdout is not None and worker.stderr is not None
+        assert pickle.load(worker.stdout) == (True, None)  # ready
+        pickle.dump((time.sleep, (0.5,)), worker.stdin)
+        worker.stdin.flush()
+        worker.stdout.close()  # the caller is gone before the answer
+        assert worker.wait(10) == 1
+        assert b"Traceback" not in worker.stderr.read()

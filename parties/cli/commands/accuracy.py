@@ -99,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
             line = (f"  {label:<16} average accuracy {vals['average_accuracy']:.12g}   "
                     f"worst-case accuracy {vals['worst_case_accuracy']:.12g}")
             if "worst_case_upper_bound" in vals:
-                line += f"   (LP bound {vals['worst_case_upper_bound']:.12g})"
+                line += f"   (upper bound {vals['worst_case_upper_bound']:.12g})"  # the LP dual's, or XOR's Bayes bound
         else:
             lo, hi = vals["interval"]
             line = (f"  {label:<16} average accuracy ~ {vals['average_accuracy']:.6g} "

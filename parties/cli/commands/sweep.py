@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import signal
 import time
 from collections.abc import Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -149,10 +150,11 @@ def _print_table(result: SweepResult, stream: Console) -> None:
     varying = [(name, attr) for name, attr in (("k", "parties"), ("delta", "delta"), ("f", "function"),
                                                ("rule", "rule"), ("observer", "observer"))
                if len({getattr(p, attr) for p in result.points}) > 1]
-    table = Table(title=f"mpdp sweep: {len(result.points)} points, alpha = {result.alpha:g} "
-                        f"(each point tested at {result.alpha / len(result.points):.3g})",
-                  box=box.SIMPLE_HEAD, show_edge=False)
     bills = "dataset" in result.inputs  # theory: mean over the rounds; also the worst round and the curator
+    tests = len(result.points) * (len(result.inputs["rounds"]) if bills else 1)
+    table = Table(title=f"mpdp sweep: {len(result.points)} points, alpha = {result.alpha:g} "
+                        f"(each {'round' if bills else 'point'} tested at {result.alpha / tests:.3g})",
+                  box=box.SIMPLE_HEAD, show_edge=False)
     extra = ["worst round", "curator"] if bills else []
     for name in ["epsilon", *(n for n, _ in varying), "theory", *extra, "measured",
                  f"{100 * (1 - result.alpha):g}% interval", "ok"]:
@@ -166,6 +168,15 @@ def _print_table(result: SweepResult, stream: Console) -> None:
     stream.print(table)
 
 
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool``'s workers now and release it (``ProcessPoolExecutor.terminate_workers`` of Python
+    3.14, by hand before it): a dataset point runs for seconds to minutes, and a Ctrl-C waited for the
+    points under way (20 s for the House's worst-case points)."""
+    for proc in list((pool._processes or {}).values()):
+        proc.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
 @contextmanager
 def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
     """Where the points run: a Dask scheduler (``dask://HOST:PORT``), a process pool (jobs > 1), or here."""
@@ -173,9 +184,16 @@ def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
         if jobs == 1:
             yield None
             return
-        # forkserver: no fork of a process that may hold threads
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
+        # forkserver: no fork of a process that may hold threads; the workers leave a terminal's Ctrl-C to
+        # this process, which stops them (each printed its traceback)
+        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
+                                   initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+        try:
             yield pool
+        except BaseException:  # Ctrl-C, SIGTERM, an error: the points still running are not waited for
+            _terminate(pool)
+            raise
+        pool.shutdown()
         return
     scheme, sep, address = url.partition("://")
     host, colon, port = address.rpartition(":")

@@ -3,12 +3,17 @@ tests/integration/test_signals.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import threading
+from multiprocessing.process import BaseProcess
+from pathlib import Path
 
 import pytest
 
 from mpdp.parties.cli import signals
+from mpdp.parties.session.processes import spawn
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
@@ -30,3 +35,58 @@ def test_an_ignored_signal_stays_ignored() -> None:  # `nohup mpdp ...`
         assert signals.exit_code() == 130  # nothing received: a plain Ctrl-C's code
     finally:
         signal.signal(signal.SIGHUP, before)
+
+
+def test_a_background_job_unwinds_its_event_loop_in_order() -> None:
+    """``mpdp ... &`` ignores SIGINT, so ``asyncio.run`` installed no handler of its own and a SIGTERM raised
+    KeyboardInterrupt inside the loop: ``asyncio.run`` then cancelled every task at once, the embedded
+    broker's under it (pages of amqtt errors after the run's one line). Now the main task alone is
+    cancelled and unwinds while the other tasks still run; SIGINT still has no effect."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    seen: list[bool] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        other = asyncio.create_task(asyncio.sleep(30))  # the broker's tasks
+        # ignored (sent to this thread: the test runner's other threads do not block it, the CLI has none)
+        loop.call_later(0.05, signal.pthread_kill, threading.main_thread().ident, signal.SIGINT)
+        loop.call_later(0.3, os.kill, os.getpid(), signal.SIGTERM)
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.01)
+            seen.append(not other.done())  # still running while the main task unwinds
+            other.cancel()
+            raise
+
+    try:
+        with pytest.raises(KeyboardInterrupt), signals.stop_like_interrupt():
+            asyncio.run(main())
+        assert seen == [True] and signals.exit_code() == 128 + signal.SIGTERM
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _report_sigint(path: str) -> None:
+    """A spawned child's SIGINT disposition, written to ``path``."""
+    Path(path).write_text("ignored" if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else "handled")
+
+
+def test_a_background_jobs_workers_ignore_sigint_as_it_does(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C reaches a background job's whole process group: its workers ignore SIGINT as the
+    job does (they ended with code 130 mid-round once the job's SIGINT was blocked, not ignored)."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        for ignored in (True, False):
+            if not ignored:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            started: list[BaseProcess] = []
+            with signals.stop_like_interrupt():
+                spawn(_report_sigint, (str(tmp_path / f"{ignored}"),), "probe", started)
+                started[0].join(30)
+            assert started[0].exitcode == 0
+            assert (tmp_path / f"{ignored}").read_text() == ("ignored" if ignored else "handled")
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -34,8 +34,11 @@ def test_csv_with_a_bad_value_names_row_column_and_value() -> None:
 
 
 def test_unknown_dataset(tmp_path) -> None:
-    with pytest.raises(DatasetError, match="house-votes-84"):
+    with pytest.raises(DatasetError, match="house-votes-84 or a CSV file path \\(no such file: .*nope.csv\\)"):
         load_dataset(str(tmp_path / "nope.csv"))
+    (tmp_path / "votes.csv").mkdir()
+    with pytest.raises(DatasetError, match="\\(a folder: .*votes.csv\\)"):
+        load_dataset(str(tmp_path / "votes.csv"))
 
 
 def test_random_dataset_is_seeded() -> None:

@@ -237,3 +237,10 @@ def test_15000_distinct_parties_reach_the_monte_carlo_fallback() -> None:
     doc = mpdp.accuracy([0.5 + i * 1e-5 for i in range(15000)], "xor", samples=20, seed=1).to_dict()
     assert doc["engine"] == "posterior-monte-carlo" and doc["rules"]["average"]["samples"] == 20
     assert "2^15000" in doc["worst_case_skipped"]
+
+
+def test_xor_names_its_bound_without_an_lp(capsys) -> None:
+    """XOR runs no LP: its worst-case bound is the average accuracy (Bayes), (1 + tanh(1/2)^5) / 2."""
+    assert main(["accuracy", "--epsilon", "1*5", "--function", "xor"]) == 0
+    out = capsys.readouterr().out
+    assert f"(upper bound {0.5 * (1 + math.tanh(0.5) ** 5):.12g})" in out and "LP" not in out

@@ -46,7 +46,15 @@ def test_csv_sweep_writes_files_and_a_report(capsys, toy, tmp_path) -> None:
     assert json.loads((run / "sweep.json").read_text())["points"] == doc["points"]
     assert (run / "sweep.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["report", str(run), "--quiet"]) == 0
-    assert "toy.csv" in (run / "report.md").read_text(encoding="utf-8")
+    page = (run / "report.md").read_text(encoding="utf-8")
+    assert "toy.csv" in page and f"2000 samples per round of {toy}:" in page
+    assert page.count("| alpha |") == 1  # the configuration's alpha once
+
+
+def test_the_table_names_the_level_each_round_is_tested_at(capsys, toy) -> None:
+    assert main(["sweep", "--dataset", str(toy), "--epsilon", "0.5:2:2", "--samples", "200"]) == 0
+    out = capsys.readouterr().out
+    assert f"(each round tested at {0.05 / (4 * 3):.3g})" in out  # 4 points x 3 bills
 
 
 @pytest.mark.parametrize(("extra", "match"), [
@@ -61,3 +69,4 @@ def test_dataset_options_are_one_line_errors(capsys, toy, extra, match) -> None:
 def test_a_bad_dataset_path_is_named(capsys, tmp_path) -> None:
     missing = str(tmp_path / "missing.csv")
     assert f"--dataset='{missing}'" in refused(capsys, "sweep", "--dataset", missing, "--epsilon", "1")
+    assert "(no such file: " in refused(capsys, "sweep", "--dataset", missing, "--epsilon", "1")
