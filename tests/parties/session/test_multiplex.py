@@ -187,12 +187,12 @@ class SlowLink:
             yield transport
 
 
-@pytest.mark.timeout(60)
-async def test_heartbeats_keep_the_worker_alive_through_a_round_longer_than_the_grace() -> None:
-    """400 parties answer one at a time over a link that takes 5 ms a publish: the round lasts 2 s, four
-    times the 0.5 s observer grace; the coordinator's heartbeats (every 0.05 s) are read meanwhile, so the
-    worker lives on to the end announcement."""
-    broker, grace, k = InMemoryBroker(), 0.5, 400
+@contextlib.asynccontextmanager
+async def _slow_worker(name: str, k: int, grace: float) -> AsyncIterator[tuple[MemoryTransport, asyncio.Task[None]]]:
+    """k parties of one worker, ready, answering one at a time over a link that takes 5 ms a publish, with
+    the observer grace ``grace``; yields the observer's connection (subscribed to the answers) and the
+    worker's task."""
+    broker = InMemoryBroker()
     key = generate_key_pair()[0]  # one key for all: key generation would only slow the test
     parties = [Party(PartySpec(i, np.ones(1, np.int8), RandomizedResponse(1.0), key, np.random.SeedSequence(i)),
                      broker, TOPICS, COORD_PUBLIC, idle_timeout=5.0, observer_grace=grace) for i in range(k)]
@@ -200,10 +200,30 @@ async def test_heartbeats_keep_the_worker_alive_through_a_round_longer_than_the_
     async with broker.connect("observer") as observer:
         await observer.subscribe(TOPICS.all_parties)
         worker = asyncio.create_task(serve_multiplexed(
-            [p.loop for p in parties], SlowLink(broker, 0.005), "worker-3", on_ready=lambda: ready.append(1),
+            [p.loop for p in parties], SlowLink(broker, 0.005), name, on_ready=lambda: ready.append(1),
             on_error=_no_error, concurrency=1))
         while len(ready) < k:
             await asyncio.sleep(0.01)
+        yield observer, worker
+
+
+async def _answer_topics(observer: MemoryTransport, worker: asyncio.Task[None], k: int) -> set[str]:
+    """The answer topics heard until all k parties answered or the worker ended."""
+    topics: set[str] = set()
+    while len(topics) < k and not worker.done():
+        delivery = await next_delivery(observer, 1.0)
+        if delivery is not None:
+            topics.add(delivery.topic)
+    return topics
+
+
+@pytest.mark.timeout(60)
+async def test_heartbeats_keep_the_worker_alive_through_a_round_longer_than_the_grace() -> None:
+    """400 parties answer one at a time over a link that takes 5 ms a publish: the round lasts 2 s, four
+    times the 0.5 s observer grace; the coordinator's heartbeats (every 0.05 s) are read meanwhile, so the
+    worker lives on to the end announcement."""
+    grace, k = 0.5, 400
+    async with _slow_worker("worker-3", k, grace) as (observer, worker):
 
         async def beat() -> None:
             for index in range(10**6):
@@ -213,11 +233,7 @@ async def test_heartbeats_keep_the_worker_alive_through_a_round_longer_than_the_
         beating = asyncio.create_task(beat())
         await observer.publish(TOPICS.rounds, _announce("round", 0))
         start = asyncio.get_running_loop().time()
-        topics: set[str] = set()
-        while len(topics) < k and not worker.done():
-            delivery = await next_delivery(observer, 1.0)
-            if delivery is not None:
-                topics.add(delivery.topic)
+        topics = await _answer_topics(observer, worker, k)
         took = asyncio.get_running_loop().time() - start
         await observer.publish(TOPICS.rounds, _announce("end", 1))
         await asyncio.wait_for(worker, 10.0)  # raises the worker's error, if any
@@ -231,28 +247,14 @@ async def test_the_end_arriving_while_the_parties_are_busy_ends_the_worker_clean
     behind the round, after which the coordinator falls silent: four times the 0.5 s observer grace
     passes before the parties reach the end in the worker's queue; the worker ends with every answer
     sent (the lead's silence clock stopped at the end), not with "the observer ... is gone"."""
-    broker, grace, k = InMemoryBroker(), 0.5, 400
-    key = generate_key_pair()[0]
-    parties = [Party(PartySpec(i, np.ones(1, np.int8), RandomizedResponse(1.0), key, np.random.SeedSequence(i)),
-                     broker, TOPICS, COORD_PUBLIC, idle_timeout=5.0, observer_grace=grace) for i in range(k)]
-    ready: list[int] = []
-    async with broker.connect("observer") as observer:
-        await observer.subscribe(TOPICS.all_parties)
-        worker = asyncio.create_task(serve_multiplexed(
-            [p.loop for p in parties], SlowLink(broker, 0.005), "worker-4", on_ready=lambda: ready.append(1),
-            on_error=_no_error, concurrency=1))
-        while len(ready) < k:
-            await asyncio.sleep(0.01)
+    grace, k = 0.5, 400
+    async with _slow_worker("worker-4", k, grace) as (observer, worker):
         await observer.publish(TOPICS.rounds, _announce("heartbeat", 0))  # the lead hears: its grace applies
         await asyncio.sleep(0.1)
         start = asyncio.get_running_loop().time()
         await observer.publish(TOPICS.rounds, _announce("round", 0))
         await observer.publish(TOPICS.rounds, _announce("end", 1))
-        topics: set[str] = set()
-        while len(topics) < k and not worker.done():
-            delivery = await next_delivery(observer, 1.0)
-            if delivery is not None:
-                topics.add(delivery.topic)
+        topics = await _answer_topics(observer, worker, k)
         await asyncio.wait_for(worker, 10.0)  # raises the worker's error, if any
         took = asyncio.get_running_loop().time() - start
     assert len(topics) == k and took > 2 * grace, (len(topics), took)
