@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -168,8 +169,11 @@ def load_dataset(spec: str, label_column: bool | None = None) -> Dataset:
     """Load ``house-votes-84`` (shipped) or a CSV file path (``label_column``: as :func:`parse_csv`).
 
     Raises:
-        DatasetError: an unknown name that is no readable file, or a malformed file.
+        DatasetError: an unknown name that is no readable file, a malformed file, or a ``spec`` that is no
+            name or path (e.g. a number).
     """
+    if not isinstance(spec, (str, os.PathLike)):
+        raise DatasetError("dataset", spec, f"a dataset name ({', '.join(DATASET_NAMES)}) or the path of a CSV file")
     if spec == HOUSE:
         package = resources.files("mpdp.parties") / "data"
         text = (package / "house-votes-84.csv").read_text(encoding="utf-8")

@@ -152,7 +152,7 @@ def _print_table(result: SweepResult, stream: Console) -> None:
                if len({getattr(p, attr) for p in result.points}) > 1]
     bills = "dataset" in result.inputs  # theory: mean over the rounds; also the worst round and the curator
     tests = len(result.points) * (len(result.inputs["rounds"]) if bills else 1)
-    table = Table(title=f"mpdp sweep: {len(result.points)} points, alpha = {result.alpha:g} "
+    table = Table(title=f"mpdp sweep: {_points(len(result.points))}, alpha = {result.alpha:g} "
                         f"(each {'round' if bills else 'point'} tested at {result.alpha / tests:.3g})",
                   box=box.SIMPLE_HEAD, show_edge=False)
     extra = ["worst round", "curator"] if bills else []
@@ -213,6 +213,11 @@ def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
         yield client.get_executor()
 
 
+def _points(n: int) -> str:
+    """``1 point``, ``n points``."""
+    return f"{n} point{'' if n == 1 else 's'}"
+
+
 def _run(args: argparse.Namespace) -> int:
     grid = grid_of(args.epsilon, args.scale, "--epsilon")
     if args.dataset is not None and args.parties is not None:
@@ -252,14 +257,14 @@ def _run(args: argparse.Namespace) -> int:
             check_live_plan(plan)
         runs = (f"{samples} rounds" if data is None else
                 f"{data.num_rounds} rounds of {data.name} (k = {data.num_parties}) x {samples} repetitions")
-        header = (f"mpdp sweep --live: {len(tasks)} points x {runs}, one session after another "
+        header = (f"mpdp sweep --live: {_points(len(tasks))} x {runs}, one session after another "
                   f"over one broker; {estimate_live_sweep(plan).describe()}")
         options.update(live=True, broker=BrokerSettings.from_url(**broker_options(args)), workers=args.workers,
                        round_timeout=args.round_timeout)
     else:
         where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
         per = "" if data is None else f" x {data.num_rounds} rounds of {data.name} (k = {data.num_parties})"
-        header = f"mpdp sweep: {len(tasks)} points{per} x {samples} samples, {where}"
+        header = f"mpdp sweep: {_points(len(tasks))}{per} x {samples} samples, {where}"
     with (_executor(args.executor, args.jobs) as executor,
           _Progress(console if not args.quiet else None, header, "rounds" if args.live else "points") as progress,
           option_names(**names)):
@@ -276,7 +281,7 @@ def _run(args: argparse.Namespace) -> int:
         written += [str(args.output.json_file)] if args.output.json_file is not None else []
         verdict = ("every point consistent with theory" if result.consistent else
                    f"{sum(not p.consistent for p in result.points)} point(s) INCONSISTENT with theory")
-        console.print(f"{verdict} (alpha = {args.alpha:g}, Bonferroni over {len(result.points)} points)", highlight=False)
+        console.print(f"{verdict} (alpha = {args.alpha:g}, Bonferroni over {_points(len(result.points))})", highlight=False)
         for path in written:
             console.print(f"wrote {path}", highlight=False)
     return 0 if result.consistent else 1

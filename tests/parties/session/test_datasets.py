@@ -41,6 +41,12 @@ def test_unknown_dataset(tmp_path) -> None:
         load_dataset(str(tmp_path / "votes.csv"))
 
 
+def test_a_dataset_that_is_no_name_or_path_is_named() -> None:
+    """``mpdp.simulate(dataset=123)``/``mpdp.sweep(dataset=123)`` reach here: a named error, not a TypeError."""
+    with pytest.raises(DatasetError, match="dataset=123 is not allowed: a dataset name \\(house-votes-84\\) or"):
+        load_dataset(123)  # type: ignore[arg-type]
+
+
 def test_random_dataset_is_seeded() -> None:
     a = random_dataset(7, 3, np.random.default_rng(1))
     b = random_dataset(7, 3, np.random.default_rng(1))

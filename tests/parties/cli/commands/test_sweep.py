@@ -124,3 +124,9 @@ def _figure_title(out) -> str:
     figure = SweepResult(tuple(SweepPoint(**p) for p in doc["points"]), doc["inputs"], doc["alpha"],
                          doc["source"]).plot()
     return figure.axes[0].get_title()
+
+
+def test_one_point_is_one_point(capsys) -> None:
+    text = ok(capsys, "sweep", "--epsilon", "1", "--parties", "5", "--rule", "average", "--observer", "central",
+              "--samples", "500", "--seed", "2")
+    assert "1 point," in text and "Bonferroni over 1 point)" in text and "1 points" not in text
