@@ -33,6 +33,9 @@ class Transport(Protocol):
     """One connected client of a publish/subscribe broker (MQTT semantics: topic filters with + and #, QoS 1)."""
 
     client_id: str
+    #: connections made after the first (a lost connection re-established: the broker restarted or the
+    #: network failed; a broker that kept no session may have lost messages in flight then)
+    reconnects: int
 
     async def subscribe(self, *filters: str) -> None:
         """Subscribe to ``filters`` with QoS 1; they are remembered and renewed after a reconnect.

@@ -142,6 +142,7 @@ class InMemoryBroker:
         session = self._owned(client_id)
         assert session.owner is not None
         session.filters.update(session.owner.filters)
+        session.owner.reconnects += 1
         session.online = True
         await session.notify()
 
@@ -176,12 +177,14 @@ class MemoryTransport:
         client_id: the client id it connected with.
         filters: the filters it subscribed to (renewed after :meth:`InMemoryBroker.reconnect`).
         failure: why it gave up (taken over, closed, failed), or None while usable.
+        reconnects: times :meth:`InMemoryBroker.reconnect` brought it back.
     """
 
     def __init__(self, client_id: str, broker: InMemoryBroker, session: _Session) -> None:
         self.client_id = client_id
         self.filters: dict[str, None] = {}
         self.failure: str | None = None
+        self.reconnects = 0
         self._broker = broker
         self._session = session
 

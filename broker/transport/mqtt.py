@@ -158,10 +158,15 @@ def _keep_cancellation(before: int) -> None:
 
 
 async def _close(client: aiomqtt.Client, timeout: float) -> None:
-    """Disconnect ``client`` if it is connected; errors of a connection already gone are moot."""
+    """Disconnect ``client`` if it is connected; errors of a connection already gone are moot (aiomqtt
+    keeps an unexpected disconnection in a future that only its message iterator reads: read here, or
+    asyncio logs "Future exception was never retrieved" when the client is collected)."""
     with contextlib.suppress(aiomqtt.MqttError, OSError, TimeoutError):
         async with asyncio.timeout(timeout):
             await client.__aexit__(None, None, None)
+    gone = client._disconnected  # aiomqtt's internals (pinned <3)
+    if gone.done() and not gone.cancelled():
+        gone.exception()
 
 
 async def _drop(client: aiomqtt.Client, connected: bool, timeout: float) -> None:
@@ -178,11 +183,13 @@ class MqttTransport:
     Attributes:
         client_id: the MQTT client id.
         persistent: whether the broker keeps the session across reconnects.
+        reconnects: connections made after the first.
     """
 
     def __init__(self, endpoint: BrokerEndpoint, client_id: str, *, persistent: bool = False) -> None:
         self.client_id = client_id
         self.persistent = persistent
+        self.reconnects = 0
         self._endpoint = endpoint
         self._filters: dict[str, None] = {}  # an ordered set, renewed on every connection
         self._queue: asyncio.Queue[Delivery | None] = asyncio.Queue(maxsize=endpoint.queue_size)
@@ -276,6 +283,7 @@ class MqttTransport:
             except TransportError as exc:
                 await self._fail(f"{exc} after the connection was lost")
                 return
+            self.reconnects += 1
 
     async def _read(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:

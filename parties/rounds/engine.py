@@ -51,7 +51,12 @@ Every rejection is counted and logged at WARNING, rate-limited per reason
 the protocol's further subscriptions (:attr:`RoundProtocol.filters`) go to :meth:`RoundProtocol.receive`.
 
 The engine's client is persistent (same client id ``mpdp-{session}-{role}``; the transport reconnects
-and the broker delivers what was queued); :func:`open_engine` ends that session on exit.
+and the broker delivers what was queued); :func:`open_engine` ends that session on exit. A broker that
+restarts without persistence forgets every session and what was in flight: an announcement it
+acknowledged but had not delivered, an answer to the engine. So once the engine's connection was
+re-established, and until a round completes, the open round is announced again every heartbeat interval
+(:meth:`RoundEngine.heartbeat`; a fresh signature and sequence, the round's own deadline): a party that
+missed it answers, a party that answered re-sends its recorded answer (ignored when it arrived before).
 """
 
 from __future__ import annotations
@@ -358,6 +363,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self.round_timeout = round_timeout
         self._reader = SignedReader(topics.session, roster)
         self._open: int | None = None
+        self._opened: tuple[str, float] = ("", 0.0)  # the open round's name and monotonic deadline
+        self._steady = transport.reconnects  # the connection count when a round last completed
         self._announced = -1
         self._received: dict[int, Received[MessageT, PayloadT]] = {}
         self._complete = asyncio.Event()
@@ -489,15 +496,18 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         for topic, payload in self._early.pop(index, {}).values():  # kept from before this round opened
             self.handle(topic, payload)
         self._early = {i: kept for i, kept in self._early.items() if i > index}
-        announcement = self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions,
-                                                  self.round_timeout + CLOCK_MARGIN)
-        await self._announce(announcement)
+        self._opened = (name, time.monotonic() + self.round_timeout)
+        await self._announce(self._round_announcement(index))
         status: RoundStatus = "complete"
         try:
             async with asyncio.timeout(self.round_timeout):
                 await self._complete.wait()
         except TimeoutError:
             status = "timeout" if self._received else "failed"
+        if len(self._received) == self.roster.k:  # the last answer came as the time ran out
+            status = "complete"
+        if status == "complete":
+            self._steady = self._transport.reconnects
         self._open = None
         closed = self.protocol.close(
             ClosedRound(self.topics.session, index, name, self.repetitions, status, self.roster.k,
@@ -534,6 +544,11 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         """Announce that the coordinator is alive whenever nothing was announced for ``interval`` seconds,
         until the end (run as a task; the party hosts leave when it falls silent for their grace period).
 
+        After the engine's connection was re-established (the broker restarted, the network failed) and
+        until a round completes, a round left open is announced again instead of a heartbeat: a broker
+        that kept no session lost the announcements and answers in flight, and the parties that missed
+        the round answer it now, those that answered re-send the same signed bytes (module docstring).
+
         Raises:
             TransportError: the broker is gone for good.
         """
@@ -541,10 +556,19 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             await asyncio.sleep(max(0.0, self._last_announcement + interval - time.monotonic()))
             if self._ended or time.monotonic() - self._last_announcement < interval:
                 continue
+            if self._open is not None and self._transport.reconnects != self._steady:
+                await self._announce(self._round_announcement(self._open))  # messages may have been lost
+                continue
             index = self._announced + 1 if self._open is None else self._open
             beat = self.protocol.signal(self._signer, self.topics.session, "heartbeat", max(index, 0),
                                         self.repetitions)
             await self._announce(beat)
+
+    def _round_announcement(self, index: int) -> RoundSigned:
+        """The signed announcement of the open round ``index``, valid until its deadline (plus the clock margin)."""
+        name, deadline = self._opened
+        return self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions,
+                                          max(0.0, deadline - time.monotonic()) + CLOCK_MARGIN)
 
     async def publish(self, topic: str, payload: str) -> None:
         """Publish on the engine's connection (what a protocol sends besides announcements and round
