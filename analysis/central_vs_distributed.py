@@ -7,8 +7,9 @@
   exact accuracy per input from :func:`mpdp.analysis.theory.observer_accuracy_on_input`.
 
 The live curator protocol (``mpdp simulate --protocol curator``) releases the central mechanism's output
-on the real votes: :func:`curator_release_probability` is what it samples, :func:`curator_accuracy_on_input`
-its exact accuracy on one input.
+on the real votes, for the majority or any other binary symmetric function
+(:func:`mpdp.protocols.majority_mechanism.central_mechanism`): :func:`curator_release_probability` is what
+it samples, :func:`curator_accuracy_on_input` its exact accuracy on one input.
 
 Accuracy is 0-1: average over all 2^k inputs (uniform, 002 eq. (1)) and worst case over inputs (eq. (3)).
 Both depend on x only through the count c, so each is a sum or minimum over c = 0..k.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,7 +31,7 @@ from mpdp.analysis.theory import AccuracyOnInput, observer_accuracy_on_input
 from mpdp.protocols.cost import CostEstimate, PowerLaw
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.majority_mechanism import central_majority_mechanism
+from mpdp.protocols.majority_mechanism import central_majority_mechanism, central_mechanism
 from mpdp.protocols.mechanisms import RandomizedResponse
 
 if TYPE_CHECKING:
@@ -114,39 +116,61 @@ def _distributed(voters: int, epsilon: float, delta: float) -> NDArray[np.float6
     ])
 
 
-def curator_release_probability(ones: int, voters: int, epsilon: float, delta: float) -> float:
+@lru_cache(maxsize=256)
+def _release_one(function: str, voters: int, epsilon: float, delta: float) -> NDArray[np.float64]:
+    """``central_mechanism(function, voters, epsilon, delta).release_one`` (read-only), cached: a curator
+    asks once per round, and the average-optimal boundary value is a 1-D search."""
+    return central_mechanism(function, voters, epsilon, delta).release_one
+
+
+def curator_release_probability(ones: int, voters: int, epsilon: float, delta: float,
+                                function: str = "majority") -> float:
     """P(the curator releases 1 | ``ones`` ones among ``voters`` votes) for the optimal central mechanism
-    (001 Theorems 3-5): ``central_majority_mechanism(voters, epsilon, delta).release_one[ones]``.
-    With no voters it is 0.0: the majority of nobody is 0, and releasing it depends on no one's data.
+    of the binary symmetric ``function`` (001 Theorems 2-5; parity's constant optimum):
+    ``central_mechanism(function, voters, epsilon, delta).release_one[ones]`` (the average-optimal one).
+    With no voters it is f of the empty input (majority, or, xor, threshold:T >= 1: 0; and, threshold:0: 1),
+    exactly: releasing it depends on no one's data.
+
+    Args:
+        ones, voters: the count of ones and of votes, 0 <= ones <= voters.
+        epsilon, delta: the mechanism's privacy level per vote.
+        function: a name of :func:`mpdp.protocols.functions.parse_function` with two outputs and a
+            central optimum (majority, passed, and, or, xor, threshold:T).
 
     Raises:
-        ParameterError: ``ones`` outside 0..voters, voters < 0, or a bad epsilon/delta.
+        ParameterError: ``ones`` outside 0..voters, voters < 0, a function :func:`central_mechanism`
+            refuses (e.g. ``sum``), or a bad epsilon/delta.
     """
     if not 0 <= ones <= voters:
         raise ParameterError("ones", ones, f"a count in 0..{voters}")
     if voters == 0:
-        return 0.0
-    return float(central_majority_mechanism(voters, epsilon, delta).release_one[ones])
+        return float(parse_function(function).count_values(0)[0])
+    return float(_release_one(function, int(voters), float(epsilon), float(delta))[ones])
 
 
-def curator_accuracy_on_input(x: NDArray[np.integer[Any]], epsilon: float, delta: float) -> AccuracyOnInput:
+def curator_accuracy_on_input(x: NDArray[np.integer[Any]], epsilon: float, delta: float,
+                              function: str = "majority") -> AccuracyOnInput:
     """Exact accuracy of the curator on one input x (n votes, s = |x| ones):
-    P(correct | x) = release_one[s] if majority(x) = 1 (2s > n) else 1 - release_one[s].
+    P(correct | x) = release_one[s] if f(x) = 1 else 1 - release_one[s]
+    (:func:`curator_release_probability`).
 
     Args:
         x: int array (n,) of the true votes (0/1) of the parties taking part.
         epsilon, delta: the mechanism's privacy level per vote.
+        function: the binary symmetric f the curator releases (as :func:`curator_release_probability`).
 
     Raises:
-        ParameterError: x not a 1-D array of 0/1, or a bad epsilon/delta.
+        ParameterError: x not a 1-D array of 0/1, a function the curator cannot release, or a bad
+            epsilon/delta.
     """
     x = np.asarray(x)
     if x.ndim != 1 or not np.isin(x, (0, 1)).all():
         raise ParameterError("x", x, "a 1-D array of votes, each 0 or 1")
     voters, ones = int(x.size), int(x.sum())
-    release = curator_release_probability(ones, voters, epsilon, delta)
-    value = release if 2 * ones > voters else 1.0 - release
-    method = f"exact: optimal central mechanism (001 Theorems 3-5) on {voters} votes"
+    release = curator_release_probability(ones, voters, epsilon, delta, function)
+    truth = int(parse_function(function).count_values(voters)[ones])
+    value = release if truth == 1 else 1.0 - release
+    method = f"exact: optimal central mechanism (001 Theorems 2-5) for {function} on {voters} votes"
     return AccuracyOnInput(value, True, value, value, method)
 
 

@@ -170,7 +170,8 @@ def evaluate_round(
         mechanisms: the n participants' randomized responses (curator: all with one (epsilon, delta)).
         x: int (n,), the participants' true bits; decisions: int (repetitions,), the observer's
             decisions or the curator's released outputs.
-        function: the symmetric f the round computes (curator: the majority).
+        function: the symmetric f the round computes (curator: a binary symmetric f, released by its optimal
+            central mechanism).
         rule: ``"average"``, ``"worst-case"`` or ``"curator"`` (module docstring).
         rounds, alpha: Bonferroni over ``rounds`` consistency tests at family-wise level ``alpha``.
         rng: the theory's Monte Carlo fallback (used only when the exact sum is too large).
@@ -201,7 +202,7 @@ def evaluate_round(
     counts: dict[str, Any] = {"rounds": rounds, "alpha": alpha, "messages_received": messages_received,
               "messages_rejected": messages_rejected}
     if level is not None and rule in ("curator", "geometric"):
-        central = (curator_accuracy_on_input(x, level.epsilon, level.delta) if rule == "curator"
+        central = (curator_accuracy_on_input(x, level.epsilon, level.delta, function.name) if rule == "curator"
                    else geometric_accuracy_on_input(x, level.epsilon))
         result = evaluate_decisions(name, x, decisions, function, central, **counts)
         rr = observer_accuracy_on_input(mechs, x, function, zero_one_measure(function, len(mechs)), rng=rng)

@@ -1,9 +1,13 @@
 """``mpdp.mechanism``: the optimal (epsilon, delta)-DP mechanism for a binary function on a graph (001).
 
-``graph`` is ``line:NB,NR`` (the (NB, NR)-line), ``majority:N`` (N voters; vertices are the counts of YES
-votes, red = output 0, "majority NO") or a JSON graph file (vertices, edges, coloring, optionally boundary,
-eps, delta). The result's document is ``mpdp mechanism --json``: ``feasible``, ``probabilities`` (P(output
-red) per vertex), ``red`` and, for lines and majority, ``transition`` (tau of 001 Theorem 4).
+``graph`` is ``line:NB,NR`` (the (NB, NR)-line), a binary symmetric function of N voters -- ``majority:N``,
+``and:N``, ``or:N``, ``xor:N``, ``threshold:T,N`` (f = 1 iff at least T YES votes, as ``--function
+threshold:T``) -- whose vertices are the counts of YES votes (the hypercube collapses to the count line
+without loss, :mod:`mpdp.protocols.majority_mechanism`; red = output 0, e.g. "majority NO"), or a JSON graph
+file (vertices, edges, coloring, optionally boundary, eps, delta). The result's document is ``mpdp mechanism
+--json``: ``feasible``, ``probabilities`` (P(output red) per vertex), ``red`` and, for lines and functions
+with one color change (all but xor and constants), ``transition`` (tau of 001 Theorem 4); a function also
+has ``function``, ``average_accuracy`` and ``worst_case_accuracy``.
 
 Example:
     >>> import mpdp
@@ -28,17 +32,23 @@ from mpdp.protocols.line_mechanisms import (
     boundary_homogeneous_mechanism,
     line_mechanism,
 )
-from mpdp.protocols.majority_mechanism import central_majority_mechanism
+from mpdp.protocols.majority_mechanism import CentralMechanism, central_mechanism
 from mpdp.protocols.mechanisms import check_delta, check_epsilon
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["MAJORITY_RED", "Mechanism", "mechanism"]
+__all__ = ["COUNT_GRAPHS", "MAJORITY_RED", "Mechanism", "mechanism"]
 
-#: What "red" is for majority:N (JSON ``red``, the table header).
+#: What "red" is for majority:N (JSON ``red``, the table header); another function f: "output 0 (f = 0)".
 MAJORITY_RED = "output 0 (majority NO)"
+
+#: The functions ``NAME:N`` (``threshold:T,N``) solved on the count line by
+#: :func:`mpdp.protocols.majority_mechanism.central_mechanism`.
+COUNT_GRAPHS = ("majority", "and", "or", "xor", "threshold")
+
+_GRAPHS = "line:NB,NR, majority:N, and:N, or:N, xor:N or threshold:T,N"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +66,15 @@ class Mechanism(Result):
 
     Attributes:
         graph: the graph as given. document: the ``--json`` document (:meth:`to_dict`).
-        solved: the mechanism on a graph file's vertices (None for ``line:`` and ``majority:``, whose
+        solved: the mechanism on a graph file's vertices (None for ``line:`` and the functions, whose
             vertices lie on a line in :attr:`probabilities` order).
+        central: a function's mechanism on the count line (None for a line or a graph file).
     """
 
     graph: str
     document: dict[str, Any]
     solved: GraphMechanism | None
+    central: CentralMechanism | None = None
 
     @property
     def feasible(self) -> bool:
@@ -84,9 +96,12 @@ class Mechanism(Result):
         return f"{self.graph}: {len(self.document['probabilities'])} vertices, red = {self.document['red']}"
 
     def draw(self, ax: Axes | None) -> Figure:
-        """A line or majority: P(output red) against the vertex along the line (gid ``line``); a graph
-        file: the graph in a force-directed layout, vertices filled by P(output red), an infeasible edge
-        highlighted (:func:`mpdp.analysis.graph_figures.draw_colored_graph`), never joined in name order."""
+        """A line or a function: P(output red) against the vertex along the line (gid ``line``; a
+        function's count line joins neighbouring counts c, c + 1, the image of the hypercube's edges), and
+        for a function P(output = f(c)) (gid ``truthful``: flat for xor, whose optimum is the constant
+        (e^eps + delta)/(1 + e^eps)); a graph file: the graph in a force-directed layout, vertices filled by
+        P(output red), an infeasible edge highlighted (:func:`mpdp.analysis.graph_figures.draw_colored_graph`),
+        never joined in name order."""
         if self.solved is not None:
             from mpdp.analysis.graph_figures import draw_colored_graph
 
@@ -100,10 +115,15 @@ class Mechanism(Result):
 
         names = list(self.document["probabilities"])
         figure, ax = new_axes(ax, (max(4.0, min(0.3 * len(names), 14.0)), 3.5))
-        ax.plot(range(len(names)), list(self.document["probabilities"].values()), "o-", ms=3, gid="line")
+        red = f"P(output red = {self.document['red']})"
+        ax.plot(range(len(names)), list(self.document["probabilities"].values()), "o-", ms=3, gid="line", label=red)
         if len(names) <= 40:
             ax.set_xticks(range(len(names)), names, rotation=90 if len(names) > 12 else 0)
-        ax.set_ylabel(f"P(output red = {self.document['red']})")
+        if self.central is not None:
+            ax.plot(range(len(names)), self.central.truthful, "s--", ms=3, gid="truthful",
+                    label=f"P(output = {self.central.function}(c))")
+            ax.legend(fontsize=8)
+        ax.set_ylabel("probability" if self.central is not None else red)
         ax.set_xlabel(self.document.get("vertices", "vertex on the line"))
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(f"optimal mechanism on {self.graph}", fontsize=9)
@@ -119,9 +139,14 @@ def mechanism(graph: str, epsilon: float | None = None, delta: float | None = No
     (``feasible`` False, ``violated_edge`` in the document), not an error.
 
     Args:
-        graph: ``line:NB,NR`` (NB + NR <= 2*10^6), ``majority:N`` (N <= 10^6) or a JSON graph file path.
+        graph: ``line:NB,NR`` (NB + NR <= 2*10^6); ``majority:N``, ``and:N``, ``or:N``, ``xor:N`` or
+            ``threshold:T,N`` (N <= 10^6 voters, T >= 0; :func:`mpdp.protocols.majority_mechanism
+            .central_mechanism`, average-optimal unless ``boundary`` or ``balanced``); or a JSON graph file
+            path.
         epsilon: >= 0 in nats (default: the file's eps). delta: in [0, 1) (default: the file's, else 0).
-        boundary: P(output red) on the blue boundary. balanced: the optimal balanced mechanism.
+        boundary: P(output red) on the blue boundary (a function: P(output 0 | c = T), T its first count
+            with f(c) = f(N); none for xor or a constant). balanced: the optimal balanced mechanism (a
+            function: the best worst-case accuracy).
 
     Returns:
         :class:`Mechanism`.
@@ -136,7 +161,10 @@ def mechanism(graph: str, epsilon: float | None = None, delta: float | None = No
     """
     doc, solved = _solve(_Request(graph, epsilon, delta, boundary, balanced))
     inputs = {"graph": graph, "epsilon": epsilon, "delta": delta, "boundary": boundary, "balanced": balanced}
-    return Mechanism(graph, strict_document(doc, "mechanism", inputs), solved if not graph.startswith("line:") else None)
+    document = strict_document(doc, "mechanism", inputs)
+    if isinstance(solved, CentralMechanism):
+        return Mechanism(graph, document, None, solved)
+    return Mechanism(graph, document, solved if not graph.startswith("line:") else None)
 
 
 def _privacy(request: _Request, eps: float | None, delta: float | None) -> tuple[float, float]:
@@ -147,14 +175,15 @@ def _privacy(request: _Request, eps: float | None, delta: float | None) -> tuple
     return check_epsilon(eps, "epsilon"), check_delta(delta, "delta")
 
 
-def _ints(spec: str, count: int) -> list[int]:
-    """The ``count`` integers after ``line:``/``majority:`` in ``spec`` (the whole --graph value)."""
+def _ints(spec: str, count: int, lowest: int = 1) -> list[int]:
+    """The ``count`` integers after ``line:``/``majority:``/... in ``spec`` (the whole --graph value), the
+    first at least ``lowest`` (threshold's T >= 0), the others >= 1."""
     try:
         values = [int(v) for v in spec.split(":", 1)[1].split(",")]
     except ValueError:
         values = []
-    if len(values) != count or min(values) < 1:
-        raise ParameterError("graph", spec, "line:NB,NR or majority:N with integers >= 1")
+    if len(values) != count or values[0] < lowest or min(values[1:], default=1) < 1:
+        raise ParameterError("graph", spec, f"{_GRAPHS} with integers >= 1 (T >= 0), or a graph file")
     return values
 
 
@@ -163,7 +192,7 @@ def _transition(tau: int) -> int | None:
     return None if tau < 0 else int(tau)
 
 
-def _solve(request: _Request) -> tuple[dict[str, Any], GraphMechanism | None]:
+def _solve(request: _Request) -> tuple[dict[str, Any], GraphMechanism | CentralMechanism | None]:
     """The JSON document and (for graphs and lines) the mechanism; a size limit names the graph."""
     try:
         return _solve_graph(request)
@@ -171,7 +200,32 @@ def _solve(request: _Request) -> tuple[dict[str, Any], GraphMechanism | None]:
         raise SizeLimitError("graph", request.graph, exc.limit, exc.alternative) from None
 
 
-def _solve_graph(request: _Request) -> tuple[dict[str, Any], GraphMechanism | None]:
+def _solve_function(request: _Request, name: str) -> tuple[dict[str, Any], CentralMechanism]:
+    """A binary symmetric function of N voters on its count line (``central_mechanism``); red = output 0."""
+    if name == "threshold":
+        threshold, voters = _ints(request.graph, 2, lowest=0)
+        name = f"threshold:{threshold}"
+    else:
+        (voters,) = _ints(request.graph, 1)
+    eps, delta = _privacy(request, None, None)
+    try:
+        central = central_mechanism(name, voters, eps, delta, red_at_boundary=request.boundary,
+                                    criterion="worst-case" if request.balanced else "average")
+    except ParameterError as exc:
+        if exc.name != "red_at_boundary":
+            raise
+        raise ParameterError("boundary", request.boundary, f"none for {request.graph}: {name} has no single "
+                             "boundary (its optimum is fixed)") from None
+    doc: dict[str, Any] = {"feasible": True, "function": name, "vertices": "count of YES votes",
+                           "red": MAJORITY_RED if name == "majority" else f"output 0 ({name} = 0)",
+                           "probabilities": {str(c): float(1.0 - p) for c, p in enumerate(central.release_one)}}
+    if central.line is not None:  # one color change: the boundary line's tau
+        doc["transition"] = _transition(central.line.transition)
+    doc.update(average_accuracy=central.average_accuracy(), worst_case_accuracy=central.worst_case_accuracy())
+    return doc, central
+
+
+def _solve_graph(request: _Request) -> tuple[dict[str, Any], GraphMechanism | CentralMechanism | None]:
     if request.balanced and request.boundary is not None:
         raise ParameterError("balanced", True, "either balanced or boundary, not both")
     spec = request.graph
@@ -185,17 +239,9 @@ def _solve_graph(request: _Request) -> tuple[dict[str, Any], GraphMechanism | No
         mech = line.as_graph_mechanism()
         return {"feasible": True, "red": "color R", "probabilities": mech.probabilities(),
                 "transition": _transition(line.transition)}, mech
-    if spec.startswith("majority:"):
-        (voters,) = _ints(spec, 1)
-        eps, delta = _privacy(request, None, None)
-        maj = central_majority_mechanism(voters, eps, delta, red_at_boundary=request.boundary,
-                                         criterion="worst-case" if request.balanced else "average")
-        red = 1.0 - maj.release_one
-        assert maj.line is not None  # majority has one color change: its line
-        return {"feasible": True, "vertices": "count of YES votes", "red": MAJORITY_RED,
-                "probabilities": {str(c): float(p) for c, p in enumerate(red)},
-                "transition": _transition(maj.line.transition), "average_accuracy": maj.average_accuracy(),
-                "worst_case_accuracy": maj.worst_case_accuracy()}, None
+    name = spec.split(":", 1)[0]
+    if ":" in spec and name in COUNT_GRAPHS:
+        return _solve_function(request, name)
     file = load_graph_file(spec)
     graph = file.graph()
     eps, delta = _privacy(request, file.eps, file.delta)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mpdp.parties.curator.session import check_central_function
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 
@@ -16,15 +17,12 @@ def check_curator_arguments(function: BooleanFunction, epsilon_spec: str, protoc
     the alternative.
 
     Raises:
-        ParameterError: a function other than majority/passed (mpc: also sum), or ``--epsilon`` given as LO:HI or a
-            file (the curator's mechanism has one (epsilon, delta) for every vote).
+        ParameterError: a function the protocol does not release
+            (:func:`mpdp.parties.curator.session.check_central_function`: curator: majority, and, or, xor,
+            threshold:T; mpc: majority, sum), or ``--epsilon`` given as LO:HI or a file (the curator's
+            mechanism has one (epsilon, delta) for every vote).
     """
-    allowed = ("majority", "sum") if protocol == "mpc" else ("majority",)
-    if function.name not in allowed:
-        also = " (or sum: the geometric mechanism)" if protocol == "mpc" else ""
-        raise ParameterError("--function", function.name,
-                             f"majority or passed{also} with --protocol {protocol} (the optimal central "
-                             "mechanism is for a binary function)", hint="other functions: --protocol rr")
+    check_central_function(function.name, protocol, "--function")
     if ":" in epsilon_spec or Path(epsilon_spec).is_file():
         raise ParameterError("--epsilon", epsilon_spec,
                              f"one value with --protocol {protocol} (the same epsilon and --delta for every "

@@ -1,6 +1,6 @@
 """The trusted curator of the central model: it opens sealed ballots and publishes only the output of
-the optimal (epsilon, delta)-DP mechanism for the majority (001 §I, Theorems 3-5;
-:func:`mpdp.protocols.central_majority_mechanism`).
+the optimal (epsilon, delta)-DP mechanism for its binary symmetric function f (majority, and, or, xor,
+threshold:T; 001 §I, Theorems 2-5; :func:`mpdp.protocols.majority_mechanism.central_mechanism`).
 
 Per round:
 
@@ -13,14 +13,15 @@ Per round:
    and ``plaintext`` (not a bit) are further reject reasons; a rejected ballot is counted, never
    recorded or counted as a vote;
 3. at close, with n accepted ballots and c ones among them, the curator draws ``repetitions``
-   independent outputs, each 1 with probability ``central_majority_mechanism(n, epsilon, delta)
-   .release_one[c]`` (simulation: the round's seeded generator; deployment: exact Bernoulli from the
+   independent outputs, each 1 with probability ``central_mechanism(f, n, epsilon, delta)
+   .release_one[c]`` (:func:`mpdp.analysis.central_vs_distributed.curator_release_probability`;
+   simulation: the round's seeded generator; deployment: exact Bernoulli from the
    OS CSPRNG, :func:`mpdp.protocols.secure.secure_bernoulli`), publishes them in a signed
    :class:`CuratorRelease`, records ciphertexts and release, and forgets the round's key and bits.
 
 Repetitions are a simulation device: in a deployment the curator releases once per round (every
 release spends privacy). The count c is never published or stored. With no ballot (n = 0) the output
-is the majority of nobody, 0, and depends on no one's data.
+is f of nobody (majority: 0), exactly, and depends on no one's data.
 
 :class:`Curator` is a :class:`mpdp.parties.rounds.engine.RoundProtocol` plug-in: the round engine
 announces, collects, validates (the reasons above before ``curator-key``), records and counts rejects.
@@ -71,21 +72,26 @@ class Curator:
         roster: the parties' mechanisms; every one must have the same (epsilon, delta), the level of
             the central mechanism for each party's vote.
         seed: the curator's seed sequence (simulation); None = deployment (exact CSPRNG draws).
+        function: the name of the binary symmetric f it releases (:func:`mpdp.protocols.functions
+            .parse_function`: majority, and, or, xor, threshold:T).
 
     Raises:
-        ParameterError: heterogeneous privacy levels in the roster.
+        ParameterError: heterogeneous privacy levels in the roster (the function is checked by the
+            session: :func:`mpdp.parties.curator.session.check_central_function`).
     """
 
     role = "curator"
     decode = staticmethod(SealedBallot.from_wire)  # JSON, validated (the engine verifies)
     filters: tuple[str, ...] = ()
 
-    def __init__(self, topics: Topics, roster: Roster, *, seed: np.random.SeedSequence | None) -> None:
+    def __init__(self, topics: Topics, roster: Roster, *, seed: np.random.SeedSequence | None,
+                 function: str = "majority") -> None:
         levels = {(m.epsilon, m.delta) for m in roster.mechanisms}
         if len(levels) != 1:
             raise ParameterError("mechanisms", sorted(levels)[:3],
                                  "one (epsilon, delta) for every party in the curator protocol")
         (self.epsilon, self.delta), = levels
+        self.function = function
         self._topics = topics
         self._seed = seed
         self._round_private: bytes | None = None
@@ -139,8 +145,8 @@ class Curator:
         ballots = recorded_ballots(closed)
         ones = sum(int(got.payload.sum()) for got in closed.received.values())
         voters = int(closed.participants.size)
-        outputs = self._outputs(closed.index, curator_release_probability(ones, voters, self.epsilon, self.delta),
-                                closed.repetitions)
+        probability = curator_release_probability(ones, voters, self.epsilon, self.delta, self.function)
+        outputs = self._outputs(closed.index, probability, closed.repetitions)
         self._round_private = None  # forget the round key (the engine forgets the bits)
         release = CuratorRelease.signed(signer, session=closed.session, round=closed.index, voters=voters,
                                         outputs=outputs).model_dump_json()

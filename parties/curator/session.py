@@ -3,10 +3,11 @@ with randomized response).
 
 It takes the same :class:`mpdp.parties.session.config.RunConfig` as randomized response, with
 ``protocol="curator"``: ``mechanisms`` give each party's privacy level (one (epsilon, delta) for all: the
-curator's mechanism is (epsilon, delta)-DP for every vote), ``function`` must be the majority
-(``passed``), ``measure`` is not used and ``rule_factory`` must be None. Keys: each party's Ed25519 key
-goes only to its worker; the curator's Ed25519 public key goes to every party (they ignore announcements
-signed by anyone else). The seed tree's curator stream seeds the curator's draws; the parties draw nothing.
+curator's mechanism is (epsilon, delta)-DP for every vote), ``function`` is a binary symmetric function
+(:data:`CENTRAL_FUNCTIONS`, released by :func:`mpdp.protocols.majority_mechanism.central_mechanism`),
+``measure`` is not used and ``rule_factory`` must be None. Keys: each party's Ed25519 key goes only to
+its worker; the curator's Ed25519 public key goes to every party (they ignore announcements signed by
+anyone else). The seed tree's curator stream seeds the curator's draws; the parties draw nothing.
 """
 
 from __future__ import annotations
@@ -30,31 +31,50 @@ from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.secure import rng_mode
 
-__all__ = ["CENTRAL_FUNCTIONS", "CuratorSession", "central_privacy_level", "curator_privacy_level"]
+__all__ = ["CENTRAL_FUNCTIONS", "CuratorSession", "central_privacy_level", "check_central_function",
+           "curator_privacy_level"]
 
 
-#: What each central protocol releases: the curator the majority (001's optimal central mechanism), the
-#: secure computation also the sum (000's geometric mechanism, §4.2).
-CENTRAL_FUNCTIONS: Mapping[str, tuple[str, ...]] = {"curator": ("majority",), "mpc": ("majority", "sum")}
+#: What each central protocol releases: the curator every binary symmetric function by 001's optimal
+#: central mechanism (:func:`mpdp.protocols.majority_mechanism.central_mechanism`; ``threshold:T`` for any
+#: T), the secure computation the majority and the sum (000's geometric mechanism, §4.2). Aliases
+#: (:func:`mpdp.protocols.functions.parse_function`): passed = majority, parity = xor.
+CENTRAL_FUNCTIONS: Mapping[str, tuple[str, ...]] = {"curator": ("majority", "and", "or", "xor", "threshold:T"),
+                                                   "mpc": ("majority", "sum")}
+
+_ALIASES = {"majority": "majority (or passed)", "xor": "xor (or parity)"}
+
+
+def check_central_function(function: str, protocol: str, name: str = "function") -> None:
+    """Refuse a ``function`` (a :class:`mpdp.protocols.functions.BooleanFunction` name, e.g.
+    ``threshold:3``) the central ``protocol`` (``curator`` or ``mpc``) does not release.
+
+    Raises:
+        ParameterError: (named ``name``) a protocol that is not central, or a function outside
+            :data:`CENTRAL_FUNCTIONS` [protocol]; the message lists the allowed ones and the alternative.
+    """
+    if protocol not in CENTRAL_FUNCTIONS:
+        raise ParameterError("protocol", protocol, f"one of {', '.join(CENTRAL_FUNCTIONS)}")
+    allowed = CENTRAL_FUNCTIONS[protocol]
+    key = "threshold:T" if function.startswith("threshold:") else function
+    if key not in allowed:
+        listed = ", ".join(_ALIASES.get(a, a) for a in allowed)
+        raise ParameterError(name, function, f"one of {listed} for the {protocol} protocol (the functions "
+                             "its optimal central mechanism releases)", hint="other functions: --protocol rr")
 
 
 def central_privacy_level(mechanisms: Sequence[RandomizedResponse], function: str,
                           protocol: str) -> tuple[float, float]:
     """The (epsilon, delta) of the central mechanism ``protocol`` (``curator`` or ``mpc``) releases for
-    ``function`` over parties with these ``mechanisms``: their one level for the majority; (epsilon, 0)
+    ``function`` over parties with these ``mechanisms``: their one level for a binary function; (epsilon, 0)
     for the sum (the two-sided geometric mechanism at epsilon is pure DP).
 
     Raises:
-        ParameterError: a protocol that is not central; a function the protocol does not release (names
-            the alternative); parties with different privacy levels; a sum at an epsilon that is not
-            finite and > 0.
+        ParameterError: a protocol that is not central; a function the protocol does not release
+            (:func:`check_central_function`: names the allowed ones and the alternative); parties with
+            different privacy levels; a sum at an epsilon that is not finite and > 0.
     """
-    if protocol not in CENTRAL_FUNCTIONS:
-        raise ParameterError("protocol", protocol, f"one of {', '.join(CENTRAL_FUNCTIONS)}")
-    if function not in CENTRAL_FUNCTIONS[protocol]:
-        allowed = "majority (or passed)" + " or sum" * ("sum" in CENTRAL_FUNCTIONS[protocol])
-        raise ParameterError("function", function, f"{allowed} for the {protocol} protocol: its optimal mechanism "
-                             "is for a binary function", hint="other functions: --protocol rr")
+    check_central_function(function, protocol)
     levels = sorted({(m.epsilon, m.delta) for m in mechanisms})
     if len(levels) != 1:
         raise ParameterError("epsilon", f"{len(levels)} different (epsilon, delta) levels",
@@ -117,8 +137,10 @@ class CuratorSession:
 
     def round_protocol(self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore,
                        seeds: SeedTree | None) -> Curator:
-        """The curator, seeded with the seed tree's curator stream (None: exact CSPRNG draws)."""
-        return Curator(topics, roster, seed=None if seeds is None else seeds.curator())
+        """The curator of ``config.function``, seeded with the seed tree's curator stream (None: exact
+        CSPRNG draws)."""
+        return Curator(topics, roster, seed=None if seeds is None else seeds.curator(),
+                       function=config.function.name)
 
     def party_plan(self, config: RunConfig, seeds: SeedTree | None,
                    earlier: Sequence[RoundOutcome]) -> PartyPlan:

@@ -12,8 +12,10 @@ law as the Monte Carlo engine's, tested the same way (:meth:`mpdp.analysis.sweep
 * observer ``party``: party 0's own decisions (the parties decide too, each with its optimal rule of the
   same kind from the published transcript and its own bit, 002 eqs. (2), (4));
 * rule ``curator``: the curator protocol: the parties seal their bits to a trusted curator, who releases
-  the majority by 001's optimal central mechanism; the release is the decision. The live curator
-  (:mod:`mpdp.parties.curator`) releases the majority only: other binary functions are refused before any
+  f by 001's optimal central mechanism (:func:`mpdp.protocols.majority_mechanism.central_mechanism`, the
+  same one the Monte Carlo curator samples); the release is the decision. The live curator
+  (:mod:`mpdp.parties.curator`) releases the functions of
+  :data:`mpdp.parties.curator.session.CENTRAL_FUNCTIONS`; others (a truth table) are refused before any
   process starts (:func:`check_live_plan`; their curator is measured by the Monte Carlo engine).
 
 On a dataset (:class:`mpdp.analysis.dataset_sweep.DatasetSweepPlan`, ``mpdp sweep --dataset --live``) a
@@ -43,6 +45,7 @@ from mpdp.analysis.dataset_sweep import BillTheory, DatasetSweepPlan, bill_theor
 from mpdp.analysis.sweep import PointTheory, SweepPlan, SweepResult, SweepTask, point_theory
 from mpdp.broker.launch import open_broker
 from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.curator.session import check_central_function
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.datasets import random_dataset
@@ -54,25 +57,24 @@ from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rule_factory import RuleCache, zero_one_rules
 
-__all__ = ["LIVE_CURATOR_FUNCTIONS", "check_live_plan", "estimate_live_sweep", "live_sweep", "session_seed"]
-
-
-#: What the live curator protocol releases (:data:`mpdp.parties.curator.session.CENTRAL_FUNCTIONS`).
-LIVE_CURATOR_FUNCTIONS = ("majority", "passed")
+__all__ = ["check_live_plan", "estimate_live_sweep", "live_sweep", "session_seed"]
 
 
 def check_live_plan(plan: SweepPlan | DatasetSweepPlan) -> None:
-    """Refuse a plan the live sessions cannot measure: the curator protocol with another function than
-    the majority.
+    """Refuse a plan the live sessions cannot measure: the curator protocol with a function the live
+    curator does not release (:func:`mpdp.parties.curator.session.check_central_function`).
 
     Raises:
-        ParameterError: names the function and the alternative (the Monte Carlo curator, without live).
+        ParameterError: names the function, the allowed ones and the alternative (the Monte Carlo
+            curator, without live).
     """
     for task in (plan.plan if isinstance(plan, DatasetSweepPlan) else plan).tasks:
-        if task.rule == "curator" and task.function not in LIVE_CURATOR_FUNCTIONS:
-            raise ParameterError("function", task.function, "majority with a live curator protocol: the live "
-                                 "curator releases the majority only",
-                                 hint="other binary functions: the Monte Carlo curator, without --live")
+        if task.rule == "curator":
+            try:
+                check_central_function(parse_function(task.function).name, "curator")
+            except ParameterError as exc:
+                raise ParameterError("function", task.function, f"{exc.allowed} live",
+                                     hint="other binary functions: the Monte Carlo curator, without --live") from None
 
 
 def session_seed(seed: np.random.SeedSequence) -> int:

@@ -1,8 +1,10 @@
 """``mpdp mechanism``: the optimal (epsilon, delta)-DP mechanism for a binary function on a graph (001).
 
 Prints P(output red) for every vertex (or JSON with ``feasible``, ``probabilities``, ``red`` (what
-red means) and, for lines and majority, ``transition``: tau of 001 Theorem 4, the last blue step still in
-the initial regime, null when there is none). For majority:N, red is output 0, "the majority votes NO".
+red means) and, for lines and functions with one color change, ``transition``: tau of 001 Theorem 4, the
+last blue step still in the initial regime, null when there is none). For a function of N voters
+(majority:N, and:N, or:N, xor:N, threshold:T,N) red is output 0 ("the majority votes NO"), the vertices are
+the counts of YES votes, and the JSON also has ``function``, ``average_accuracy`` and ``worst_case_accuracy``.
 An infeasible boundary is an answer (exit 0, ``feasible: false`` and the edge that cannot be satisfied),
 not an error. JSON is strict: an infinite value is the string "inf".
 """
@@ -27,11 +29,17 @@ graphs:
   majority:N    majority of N voters (N <= 10^6); vertices are the counts of YES votes (the hypercube
                 collapses to the line without loss, Theorem 3); red = output 0, "majority NO";
                 default: the average-optimal mechanism
+  and:N, or:N   all / at least one of N voters YES (as majority:N: the count line, red = output 0)
+  threshold:T,N at least T of N voters YES (--function threshold:T); --boundary fixes P(output 0) at c = T
+  xor:N         parity of N voters: every count changes color; the optimum is constant in P(output =
+                xor) = (e^eps + delta)/(1 + e^eps), the same for --balanced (no --boundary)
 mechanisms: the file's boundary -> Theorem 2; --boundary R -> R on all of dB (Theorems 3-5);
   --balanced -> the balanced mechanism (best worst-case accuracy).
 examples:
   mpdp mechanism --graph line:4,3 --epsilon 0.2624 --delta 0.1 --boundary 0.8
   mpdp mechanism --graph majority:3 --epsilon 0.6931 --delta 0.1 --balanced --json
+  mpdp mechanism --graph threshold:2,5 --epsilon 1 --balanced --plot threshold.png
+  mpdp mechanism --graph xor:4 --epsilon 1 --delta 0.05
 """ + papers_epilog("001")
 
 
@@ -39,7 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``mechanism`` sub-command."""
     p = subparsers.add_parser("mechanism", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--graph", required=True, help="FILE, line:NB,NR or majority:N")
+    p.add_argument("--graph", required=True,
+                   help="FILE, line:NB,NR, majority:N, and:N, or:N, xor:N or threshold:T,N (see below)")
     p.add_argument("--epsilon", type=float, help="epsilon >= 0 (default: the file's eps)")
     p.add_argument("--delta", type=float, help="delta in [0, 1) (default: the file's delta, else 0)")
     p.add_argument("--boundary", type=float, help="P(output red) on the blue boundary dB")

@@ -16,6 +16,9 @@ from mpdp.protocols.mechanisms import RandomizedResponse
     ("majority", "curator", (0.7, 0.01)),
     ("majority", "mpc", (0.7, 0.01)),
     ("sum", "mpc", (0.7, 0.0)),  # the geometric mechanism at epsilon: pure DP whatever the parties' delta
+    ("xor", "curator", (0.7, 0.01)),  # every binary symmetric function by its optimal central mechanism
+    ("threshold:2", "curator", (0.7, 0.01)),
+    ("and", "curator", (0.7, 0.01)),
 ])
 def test_the_release_has_the_parties_one_level(function: str, protocol: str, level: tuple[float, float]) -> None:
     parties = [RandomizedResponse(0.7, 0.01)] * 4
@@ -23,8 +26,10 @@ def test_the_release_has_the_parties_one_level(function: str, protocol: str, lev
 
 
 @pytest.mark.parametrize(("mechanisms", "function", "protocol", "message"), [
-    ([RandomizedResponse(1.0)] * 3, "sum", "curator", "majority (or passed) for the curator protocol"),
-    ([RandomizedResponse(1.0)] * 3, "xor", "mpc", "majority (or passed) or sum for the mpc protocol"),
+    ([RandomizedResponse(1.0)] * 3, "sum", "curator",
+     "one of majority (or passed), and, or, xor (or parity), threshold:T for the curator protocol"),
+    ([RandomizedResponse(1.0)] * 3, "table:0,1,1,1", "curator", "threshold:T for the curator protocol"),
+    ([RandomizedResponse(1.0)] * 3, "xor", "mpc", "one of majority (or passed), sum for the mpc protocol"),
     ([RandomizedResponse(1.0), RandomizedResponse(2.0)], "majority", "mpc", "2 different (epsilon, delta) levels"),
     ([RandomizedResponse(math.inf)] * 3, "sum", "mpc", "a finite epsilon > 0 for the geometric mechanism"),
     ([RandomizedResponse(1.0)] * 3, "majority", "rr", "one of curator, mpc"),

@@ -123,7 +123,8 @@ def test_each_point_has_its_own_session_seed() -> None:
     ({"live": True, "workers": 0}, "workers"),
     ({"live": True, "round_timeout": 0.0}, "round_timeout"),
     ({"protocol": "curator", "rule": "average"}, "protocol curator"),
-    ({"protocol": "curator", "function": "xor", "live": True}, "majority with a live curator"),
+    ({"protocol": "curator", "function": "table:0,1,1,1,1,1,1,1", "live": True}, "threshold:T for the curator "
+     "protocol live"),
     ({"protocol": "curator", "function": "sum"}, "binary function"),
     ({"protocol": "mpc"}, "protocol"),
 ])

@@ -17,7 +17,8 @@ from mpdp.protocols.mechanisms import RandomizedResponse
 
 @pytest.mark.parametrize(("extra", "needle"), [
     (["--function", "sum"], "--protocol rr"),
-    (["--function", "xor"], "majority or passed"),
+    (["--function", "sum"], "--function='sum' is not allowed: one of majority (or passed), and, or, xor (or parity), "
+                            "threshold:T for the curator protocol"),
     (["--epsilon", "0.5:2"], "one value with --protocol curator"),
 ])
 def test_curator_refusals_exit_2(capsys: pytest.CaptureFixture[str], extra: list[str], needle: str) -> None:
