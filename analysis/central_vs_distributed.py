@@ -123,6 +123,19 @@ def _release_one(function: str, voters: int, epsilon: float, delta: float) -> ND
     return central_mechanism(function, voters, epsilon, delta).release_one
 
 
+def _count_values(function: str, voters: int) -> NDArray[np.int64]:
+    """f's value per count of ones, int64 (voters + 1,).
+
+    Raises:
+        ParameterError: ``function`` is no symmetric function of any number of voters (a truth table).
+    """
+    values = parse_function(function).count_values(voters)
+    if values is None:
+        raise ParameterError("function", function, "a binary symmetric function (majority, and, or, xor, "
+                             "threshold:T)")
+    return values
+
+
 def curator_release_probability(ones: int, voters: int, epsilon: float, delta: float,
                                 function: str = "majority") -> float:
     """P(the curator releases 1 | ``ones`` ones among ``voters`` votes) for the optimal central mechanism
@@ -144,7 +157,7 @@ def curator_release_probability(ones: int, voters: int, epsilon: float, delta: f
     if not 0 <= ones <= voters:
         raise ParameterError("ones", ones, f"a count in 0..{voters}")
     if voters == 0:
-        return float(parse_function(function).count_values(0)[0])
+        return float(_count_values(function, 0)[0])
     return float(_release_one(function, int(voters), float(epsilon), float(delta))[ones])
 
 
@@ -168,7 +181,7 @@ def curator_accuracy_on_input(x: NDArray[np.integer[Any]], epsilon: float, delta
         raise ParameterError("x", x, "a 1-D array of votes, each 0 or 1")
     voters, ones = int(x.size), int(x.sum())
     release = curator_release_probability(ones, voters, epsilon, delta, function)
-    truth = int(parse_function(function).count_values(voters)[ones])
+    truth = int(_count_values(function, voters)[ones])
     value = release if truth == 1 else 1.0 - release
     method = f"exact: optimal central mechanism (001 Theorems 2-5) for {function} on {voters} votes"
     return AccuracyOnInput(value, True, value, value, method)

@@ -59,8 +59,8 @@ def check_central_function(function: str, protocol: str, name: str = "function")
     key = "threshold:T" if function.startswith("threshold:") else function
     if key not in allowed:
         listed = ", ".join(_ALIASES.get(a, a) for a in allowed)
-        raise ParameterError(name, function, f"one of {listed} for the {protocol} protocol (the functions "
-                             "its optimal central mechanism releases)", hint="other functions: --protocol rr")
+        raise ParameterError(name, function, f"one of {listed} for the {protocol} protocol",
+                             hint="other functions: --protocol rr")
 
 
 def central_privacy_level(mechanisms: Sequence[RandomizedResponse], function: str,

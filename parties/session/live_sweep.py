@@ -15,8 +15,9 @@ law as the Monte Carlo engine's, tested the same way (:meth:`mpdp.analysis.sweep
   f by 001's optimal central mechanism (:func:`mpdp.protocols.majority_mechanism.central_mechanism`, the
   same one the Monte Carlo curator samples); the release is the decision. The live curator
   (:mod:`mpdp.parties.curator`) releases the functions of
-  :data:`mpdp.parties.curator.session.CENTRAL_FUNCTIONS`; others (a truth table) are refused before any
-  process starts (:func:`check_live_plan`; their curator is measured by the Monte Carlo engine).
+  :data:`mpdp.parties.curator.session.CENTRAL_FUNCTIONS`; others (one voter's sum, binary for the Monte
+  Carlo curator) are refused before any process starts (:func:`check_live_plan`; their curator is measured
+  by the Monte Carlo engine).
 
 On a dataset (:class:`mpdp.analysis.dataset_sweep.DatasetSweepPlan`, ``mpdp sweep --dataset --live``) a
 point is one session over the dataset's rounds, as ``mpdp simulate --dataset`` runs it: each round's
@@ -74,7 +75,7 @@ def check_live_plan(plan: SweepPlan | DatasetSweepPlan) -> None:
                 check_central_function(parse_function(task.function).name, "curator")
             except ParameterError as exc:
                 raise ParameterError("function", task.function, f"{exc.allowed} live",
-                                     hint="other binary functions: the Monte Carlo curator, without --live") from None
+                                     hint="the Monte Carlo curator measures it, without --live") from None
 
 
 def session_seed(seed: np.random.SeedSequence) -> int:

@@ -19,6 +19,7 @@ from mpdp.parties.api.schemas import validate_document
 from mpdp.parties.session.estimate import estimate_run
 from mpdp.parties.session.live_sweep import estimate_live_sweep, session_seed
 from mpdp.protocols.errors import ParameterError, WorkerError
+from mpdp.protocols.majority_mechanism import central_mechanism
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -64,6 +65,19 @@ def test_same_seed_same_live_points(mosquitto: BrokerEndpoint) -> None:
     assert first["points"] == again["points"] and len(first["points"]) == 2
     assert [p["observer"] for p in first["points"]] == ["central", "party 0"]
     assert all(0 <= p["successes"] <= 12 for p in first["points"])
+
+
+def test_the_curator_live_releases_any_binary_function(mosquitto: BrokerEndpoint) -> None:
+    """--protocol curator --live with xor and threshold:2 (k = 5): the live curator releases what the Monte
+    Carlo curator samples, central_mechanism's average-optimal mechanism; each point consistent with its
+    exact accuracy (alpha = 0.05 family-wise, seeded)."""
+    r = mpdp.sweep([1.0], parties=5, protocol="curator", function=["xor", "threshold:2"], samples=60, seed=4,
+                   live=True, broker=mosquitto.url, workers=1)
+    assert [p.function for p in r.result.points] == ["xor", "threshold:2"]
+    for point in r.result.points:
+        exact = central_mechanism(point.function, 5, 1.0, 0.0).average_accuracy()
+        assert point.theoretical_accuracy == point.curator_accuracy == pytest.approx(exact, abs=1e-12)
+    assert r.consistent
 
 
 @pytest.mark.slow
@@ -123,7 +137,8 @@ def test_each_point_has_its_own_session_seed() -> None:
     ({"live": True, "workers": 0}, "workers"),
     ({"live": True, "round_timeout": 0.0}, "round_timeout"),
     ({"protocol": "curator", "rule": "average"}, "protocol curator"),
-    ({"protocol": "curator", "function": "table:0,1,1,1,1,1,1,1", "live": True}, "threshold:T for the curator "
+    # one voter's sum is binary: the Monte Carlo curator samples it, the live one releases only CENTRAL_FUNCTIONS
+    ({"protocol": "curator", "function": "sum", "parties": 1, "live": True}, "threshold:T for the curator "
      "protocol live"),
     ({"protocol": "curator", "function": "sum"}, "binary function"),
     ({"protocol": "mpc"}, "protocol"),
@@ -133,4 +148,4 @@ def test_what_a_live_sweep_cannot_do_is_refused(kwargs, match) -> None:
         if kwargs.get("executor") == "pool":
             kwargs = {**kwargs, "executor": pool}
         with pytest.raises(ParameterError, match=match):
-            mpdp.sweep([1.0], parties=3, samples=5, **kwargs)
+            mpdp.sweep([1.0], **{"parties": 3, "samples": 5, **kwargs})
