@@ -68,8 +68,8 @@ mode: by default a simulation (seeded numpy generators, reproducible with --seed
 protocol: rr (default) = distributed, no one is trusted: each party publishes its randomized
   response and the observer decides. curator = central model: each party encrypts its true bit to a
   trusted curator (X25519, HKDF-SHA256, ChaCha20-Poly1305), the broker sees ciphertexts only, and the
-  curator publishes only the output of the optimal (epsilon, delta) mechanism for the majority; the
-  table shows the rr protocol's exact accuracy at the same epsilon beside it. mpc = the curator's
+  curator publishes only the output of the optimal (epsilon, delta) mechanism for --function (majority,
+  and, or, xor or threshold:T); the table shows the rr protocol's exact accuracy at the same epsilon beside it. mpc = the curator's
   release with no one trusted: each party Shamir-shares its bit among --servers M compute servers
   (share i sealed to server i), the servers (MPyC processes, T < M/2 may collude) compute the count
   and draw the release inside the computation; only the release is opened. A server that fails or is
@@ -97,9 +97,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_label_column(data)
     p.add_argument("--protocol", choices=PROTOCOLS, default="rr",
                    help="rr: randomized response, no one trusted (default); curator: a trusted curator "
-                        "releases the optimal central mechanism's output (majority only, one epsilon); "
-                        "mpc: the same release computed by --servers compute servers in MPyC, no one "
-                        "sees a vote")
+                        "releases the optimal central mechanism's output (majority, and, or, xor, threshold:T; "
+                        "one epsilon); mpc: the majority's (or sum's) release computed by --servers "
+                        "compute servers in MPyC, no one sees a vote")
     p.add_argument("--servers", type=int, default=3, metavar="M",
                    help="--protocol mpc: compute servers, each its own process (default: 3)")
     p.add_argument("--threshold", type=int, default=1, metavar="T",

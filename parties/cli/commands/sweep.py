@@ -11,8 +11,8 @@ response at (epsilon, delta); the central observer (or party 0, who also knows i
 optimal rule (002). The exact theory is the rule's average accuracy over uniform inputs (002 eq. (1),
 what the Monte Carlo measures) and its worst-case accuracy (eq. (3)); for a binary function (majority,
 and, or, threshold:T, xor; not sum) also the optimal central mechanism of 001, the trusted curator's
-curve (--protocol curator: the curator's release is the decision, measured against that curve; live,
-majority only). The Monte Carlo draws, per repetition, one binomial count per group of parties
+curve (--protocol curator: the curator's release is the decision, measured against that curve, also
+live). The Monte Carlo draws, per repetition, one binomial count per group of parties
 with equal parameters and decides by the rule's table on counts; each point gets its Clopper-Pearson interval and an exact binomial test against
 the theory at level alpha / points (Bonferroni). Points run in parallel with --jobs; the result is the same
 bit for bit for the same --seed whatever --jobs (one SeedSequence child per point), also on a Dask cluster
@@ -307,7 +307,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="rr: the parties' randomized responses and the observer's optimal rule (default); "
                         "curator: a trusted curator releases the function by 001's optimal central mechanism "
                         "(a binary function: majority, and, or, threshold:T, xor; no --rule or --observer; "
-                        "with --live majority only)")
+                        "also with --live)")
     data = p.add_argument_group("dataset", "--dataset: the rounds' real inputs instead of uniformly random ones")
     data.add_argument("--dataset", metavar="NAME|PATH",
                       help=f"{' or '.join(DATASET_NAMES)}, or a CSV of 1/0 (y/n, ? = takes no part) as mpdp "

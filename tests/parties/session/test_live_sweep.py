@@ -67,11 +67,12 @@ def test_same_seed_same_live_points(mosquitto: BrokerEndpoint) -> None:
     assert all(0 <= p["successes"] <= 12 for p in first["points"])
 
 
+@pytest.mark.slow
 def test_the_curator_live_releases_any_binary_function(mosquitto: BrokerEndpoint) -> None:
     """--protocol curator --live with xor and threshold:2 (k = 5): the live curator releases what the Monte
     Carlo curator samples, central_mechanism's average-optimal mechanism; each point consistent with its
     exact accuracy (alpha = 0.05 family-wise, seeded)."""
-    r = mpdp.sweep([1.0], parties=5, protocol="curator", function=["xor", "threshold:2"], samples=60, seed=4,
+    r = mpdp.sweep([1.0], parties=5, protocol="curator", function=["xor", "threshold:2"], samples=40, seed=4,
                    live=True, broker=mosquitto.url, workers=1)
     assert [p.function for p in r.result.points] == ["xor", "threshold:2"]
     for point in r.result.points:
