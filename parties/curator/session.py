@@ -124,7 +124,8 @@ class CuratorSession:
 
     @contextlib.contextmanager
     def open_store(self, config: RunConfig) -> Iterator[tuple[TranscriptStore, frozenset[int]]]:
-        """The curator store with the session and its (epsilon, delta) opened; the rounds already recorded.
+        """The curator store with the session, its (epsilon, delta) and function opened; the rounds already
+        recorded.
 
         Raises:
             ParameterError: the session is stored with other parameters; the store is not writable.
@@ -133,7 +134,7 @@ class CuratorSession:
         with self.store_class(config.store_path) as store:
             yield store, store.open_curator_session(config.session, config.k, config.repetitions,
                                                     config.round_names, epsilon, delta,
-                                                    mode=rng_mode(config.secure))
+                                                    mode=rng_mode(config.secure), function=config.function.name)
 
     def round_protocol(self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore,
                        seeds: SeedTree | None) -> Curator:

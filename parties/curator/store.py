@@ -3,7 +3,9 @@
 Reused tables: ``sessions``, ``rounds`` (participants = parties whose sealed ballot was accepted),
 ``decisions`` (the released outputs, one row per repetition) and ``rejects``. Added::
 
-    curator_sessions (session PK; epsilon, delta)          the central mechanism's privacy level
+    curator_sessions (session PK; epsilon, delta, function) the central mechanism's privacy level and the
+                                                           function it releases (a store written before
+                                                           functions were recorded: majority)
     ballots  (session, round, party PK; kind sealed|abstain|absent, reason,
               payload = the signed SealedBallot JSON as received (ciphertext only), received)
     releases (session, round PK; voters, payload = the signed CuratorRelease JSON as published)
@@ -29,7 +31,8 @@ __all__ = ["BallotRows", "CuratorStore", "RecordedBallot"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS curator_sessions (
-    session TEXT PRIMARY KEY, epsilon REAL NOT NULL, delta REAL NOT NULL);
+    session TEXT PRIMARY KEY, epsilon REAL NOT NULL, delta REAL NOT NULL,
+    function TEXT NOT NULL DEFAULT 'majority');
 CREATE TABLE IF NOT EXISTS ballots (
     session TEXT NOT NULL, round INTEGER NOT NULL, party INTEGER NOT NULL,
     kind TEXT NOT NULL CHECK (kind IN ('sealed', 'abstain', 'absent')), reason TEXT, payload TEXT,
@@ -75,26 +78,34 @@ class CuratorStore(TranscriptStore):
 
     def __init__(self, path: Path | str | None, *, schema: str = "") -> None:
         super().__init__(path, schema=_SCHEMA + schema)
+        columns = [row[1] for row in self.query("PRAGMA table_info(curator_sessions)")]
+        if "function" not in columns:  # a store from before the curator released other functions
+            try:
+                with self.transaction() as db:
+                    db.execute("ALTER TABLE curator_sessions ADD COLUMN function TEXT NOT NULL DEFAULT 'majority'")
+            except sqlite3.Error as exc:
+                raise ParameterError("store_path", str(path), "a writable SQLite file", hint=str(exc)) from exc
 
     def open_curator_session(self, session: str, parties: int, repetitions: int,
                              round_names: Sequence[str], epsilon: float, delta: float, *,
-                             mode: str) -> frozenset[int]:
-        """:meth:`TranscriptStore.open_session` and the mechanism's (epsilon, delta); return the
-        indices of rounds already recorded.
+                             mode: str, function: str = "majority") -> frozenset[int]:
+        """:meth:`TranscriptStore.open_session` and the mechanism's (epsilon, delta) and released
+        ``function`` (its name, e.g. ``threshold:2``); return the indices of rounds already recorded.
 
         Raises:
-            ParameterError: the session exists with other parameters.
+            ParameterError: the session exists with other parameters (a recorded release of one
+                function is never read back as another's).
         """
         recorded = self.open_session(session, parties, repetitions, round_names, mode=mode)
-        rows = self.query("SELECT epsilon, delta FROM curator_sessions WHERE session = ?", (session,))
+        rows = self.query("SELECT epsilon, delta, function FROM curator_sessions WHERE session = ?", (session,))
         if not rows:
             if recorded:
                 raise ParameterError("session", session, "a new session id (it holds a randomized-response run)")
             with self.transaction() as db:
-                db.execute("INSERT INTO curator_sessions VALUES (?, ?, ?)", (session, epsilon, delta))
-        elif rows[0] != (epsilon, delta):
-            raise ParameterError("session", session,
-                                 f"a new session id, or the stored epsilon {rows[0][0]} and delta {rows[0][1]}")
+                db.execute("INSERT INTO curator_sessions VALUES (?, ?, ?, ?)", (session, epsilon, delta, function))
+        elif rows[0] != (epsilon, delta, function):
+            raise ParameterError("session", session, f"a new session id, or the stored epsilon {rows[0][0]}, "
+                                 f"delta {rows[0][1]} and function {rows[0][2]}")
         return recorded
 
     def ballots(self, session: str) -> Iterator[dict[str, object]]:

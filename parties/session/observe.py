@@ -246,7 +246,7 @@ async def _coordinate_mpc(config: ObserveConfig,
                             wait_servers=config.wait_parties)
     with MpcStore(config.store_path) as store:
         recorded = store.open_curator_session(session, roster.k, config.repetitions, config.round_names,
-                                              epsilon, delta, mode=HOSTS_MODE)
+                                              epsilon, delta, mode=HOSTS_MODE, function=config.function.name)
         coordinator = MpcCoordinator(topics, cluster, epsilon, delta, function=config.function.name)
         async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, coordinator,
                                repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
