@@ -14,6 +14,9 @@ Example:
     >>> r = mpdp.mechanism("majority:3", epsilon=0.6931, delta=0.1, balanced=True)
     >>> [round(p, 3) for p in r.probabilities.values()]
     [0.9, 0.7, 0.3, 0.1]
+    >>> xor = mpdp.mechanism("xor:3", epsilon=1.0986122886681098)  # e^eps = 3: P(output = xor) = 3/4
+    >>> [round(p, 3) for p in xor.probabilities.values()], "transition" in xor.to_dict()
+    ([0.75, 0.25, 0.75, 0.25], False)
 """
 
 from __future__ import annotations
