@@ -13,7 +13,8 @@ from mpdp.analysis.central_vs_distributed import (
     curator_release_probability,
 )
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.majority_mechanism import central_majority_mechanism
+from mpdp.protocols.functions import parse_function
+from mpdp.protocols.majority_mechanism import central_majority_mechanism, central_mechanism
 
 
 @pytest.mark.parametrize("epsilon", [0.0, 0.3, 1.0, 5.0])
@@ -63,3 +64,31 @@ def test_no_voters_and_bad_input() -> None:
         curator_release_probability(4, 3, 1.0, 0.0)
     with pytest.raises(ParameterError):
         curator_accuracy_on_input(np.array([0, 1]), -1.0, 0.0)
+
+
+@pytest.mark.parametrize("function", ["threshold:2", "xor", "and", "or"])
+def test_other_functions_brute_force(function: str) -> None:
+    """Any binary symmetric f: per input, P(release = f(x)) from the release probability; over all 2^k
+    inputs, the mean and minimum are central_mechanism's average and worst-case accuracy (k = 5)."""
+    k, epsilon, delta = 5, 0.9, 0.03
+    mechanism = central_mechanism(function, k, epsilon, delta)
+    f = parse_function(function)
+    values = []
+    for x in itertools.product([0, 1], repeat=k):
+        votes = np.array(x)
+        p_one = curator_release_probability(int(votes.sum()), k, epsilon, delta, function)
+        truth = int(f.truth_table(k)[int("".join(map(str, x)), 2)])
+        value = curator_accuracy_on_input(votes, epsilon, delta, function).value
+        assert value == pytest.approx(p_one if truth else 1.0 - p_one, abs=1e-15)
+        values.append(value)
+    assert np.mean(values) == pytest.approx(mechanism.average_accuracy(), abs=1e-12)
+    assert min(values) == pytest.approx(mechanism.worst_case_accuracy(), abs=1e-12)
+
+
+@pytest.mark.parametrize(("function", "value"), [("and", 1.0), ("threshold:0", 1.0), ("or", 0.0), ("xor", 0.0),
+                                                 ("threshold:1", 0.0)])
+def test_no_voters_release_f_of_nobody(function: str, value: float) -> None:
+    assert curator_release_probability(0, 0, 1.0, 0.0, function) == value
+    assert curator_accuracy_on_input(np.zeros(0, dtype=int), 1.0, 0.0, function).value == 1.0
+    with pytest.raises(ParameterError, match="sum"):
+        curator_release_probability(1, 3, 1.0, 0.0, "sum")
