@@ -77,10 +77,24 @@ def run(args: argparse.Namespace) -> int:
         tau = doc["transition"]
         print("transition parameter tau = " + ("none (no blue step in the initial regime)" if tau is None
                                                else str(tau)))
-    width = max(len(v) for v in doc["probabilities"])
+    rows = _runs([(v, f"{np.round(p, 12):.12g}") for v, p in doc["probabilities"].items()])
+    width = max(len(v) for v, _ in rows)
     print(f"{doc.get('vertices', 'vertex'):>{width}}  P(output red = {doc['red']})")
-    for v, p in doc["probabilities"].items():
-        print(f"{v:>{width}}  {np.round(p, 12):.12g}")
+    for v, text in rows:
+        print(f"{v:>{width}}  {text}")
     if "plot" in doc:
         print(f"wrote {doc['plot']}")
     return 0
+
+
+def _runs(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``(vertex, value)`` rows with runs of consecutive counts that print the same value joined as
+    ``first-last`` (a count line of a million voters is a few lines, not a million); named vertices as they are."""
+    joined: list[tuple[str, str, str]] = []
+    for vertex, text in rows:
+        if joined and joined[-1][2] == text and vertex.isdigit() and joined[-1][1].isdigit() \
+                and int(vertex) == int(joined[-1][1]) + 1:
+            joined[-1] = (joined[-1][0], vertex, text)
+        else:
+            joined.append((vertex, vertex, text))
+    return [(first if first == last else f"{first}-{last}", text) for first, last, text in joined]

@@ -117,3 +117,20 @@ def test_a_binary_graph_file_is_a_one_line_error(capsys, tmp_path) -> None:
     binary = tmp_path / "bin.txt"
     binary.write_bytes(bytes(range(256)) * 4)
     assert "UTF-8" in refused(capsys, "mechanism", "--graph", str(binary), "--epsilon", "1")
+
+
+def test_the_text_table_joins_runs_of_counts_with_one_value(capsys, tmp_path, graph_vectors) -> None:
+    doc = ok(capsys, "mechanism", "--graph", "majority:2001", "--epsilon", "1", "--json")
+    printed = [f"{round(p, 12):.12g}" for p in doc["probabilities"].values()]
+    out = ok(capsys, "mechanism", "--graph", "majority:2001", "--epsilon", "1").splitlines()[2:]
+    expanded = []  # every count once, in order, with the value the JSON gives it
+    for line in out:
+        label, value = line.split()
+        first, _, last = label.partition("-")
+        expanded += [(n, value) for n in range(int(first), int(last or first) + 1)]
+    assert expanded == list(enumerate(printed))
+    assert len(out) < 100 and len(out) == 1 + sum(a != b for a, b in zip(printed, printed[1:]))
+    case = next(c for c in graph_vectors if c["kind"] == "graph_optimal_given_boundary" and c["expected"]["feasible"])
+    (path := tmp_path / "graph.json").write_text(json.dumps(case))
+    named = ok(capsys, "mechanism", "--graph", str(path)).splitlines()
+    assert [line.split()[0] for line in named[-len(case["inputs"]["vertices"]):]] == case["inputs"]["vertices"]
