@@ -60,6 +60,7 @@ from mpdp.analysis.sweep import (
     binary_curator,
     plan_sweep,
 )
+from mpdp.protocols.cost import CostEstimate
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -194,6 +195,12 @@ class DatasetSweepPlan:
     plan: SweepPlan
     bits: NDArray[np.int8]
     round_names: tuple[str, ...]
+
+    def estimate(self) -> CostEstimate:
+        """The up-front time (one core, every point) and peak memory of the Monte Carlo sweep: per point a
+        rule per distinct participant count, the exact theory and ``samples`` draws per round
+        (:func:`mpdp.analysis.sweep_cost.sweep_cost`)."""
+        return self.plan.estimate()
 
     def result(self, measured: Sequence[tuple[BillTheory, NDArray[np.int64]]], source: str) -> SweepResult:
         """The :class:`SweepResult` of the measured points (module docstring: per-bill tests at level

@@ -49,6 +49,8 @@ from mpdp.analysis.accuracy import monte_carlo_accuracy, rule_accuracy
 from mpdp.analysis.documents import versioned
 from mpdp.analysis.plot_style import EPSILON_LABEL, MARKERS, new_axes
 from mpdp.analysis.stats import measured_verdict
+from mpdp.analysis.sweep_cost import check_exact_rules, sweep_cost
+from mpdp.protocols.cost import CostEstimate
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
 from mpdp.protocols.functions import parse_function
@@ -435,6 +437,13 @@ class SweepPlan:
     inputs: dict[str, Any]
     alpha: float
 
+    def estimate(self) -> CostEstimate:
+        """The up-front time (one core, every point) and peak memory of measuring the points by the Monte
+        Carlo engine (:func:`mpdp.analysis.sweep_cost.sweep_cost`; a dataset's rounds, ``inputs``'
+        ``participants``, each measured)."""
+        participants = self.inputs.get("participants")
+        return sweep_cost(self.tasks, None if participants is None else [int(n) for n in participants])
+
     def result(self, measured: Sequence[tuple[PointTheory, int]], source: str) -> SweepResult:
         """The :class:`SweepResult` of the measured points: per point its Clopper-Pearson interval and the
         exact binomial test of its successes against the theory at level alpha / points (Bonferroni).
@@ -536,6 +545,8 @@ def plan_sweep(
                              "at up to 200,000 parties")
     tasks = tuple(SweepTask(e, d, k, f, r, o, int(samples))
                   for f, k, d, r, o, e in itertools.product(functions, ks, deltas, rules, observers, grid))
+    if protocol == "rr":
+        check_exact_rules(tasks, sizes)
     _check_worst_case(tasks, sizes)
     inputs = {"epsilon": list(grid), "scale": scale, "parties": list(ks), "delta": list(deltas),
               "function": list(functions), "rule": list(rules), "observer": list(observers),
@@ -561,9 +572,9 @@ def _check_worst_case(tasks: Sequence[SweepTask], sizes: Sequence[int] | None) -
             if key in checked:
                 continue
             checked.add(key)
-            f = parse_function(task.function)
-            refusal = worst_case_refusal([RandomizedResponse(task.epsilon, task.delta)] * n, f,
-                                         np.eye(f.output_size(n)), None if task.observer == "central" else 0)
+            refusal = worst_case_refusal([RandomizedResponse(task.epsilon, task.delta)] * n,
+                                         parse_function(task.function), None,
+                                         None if task.observer == "central" else 0)
             if isinstance(refusal, CostLimitError):
                 dataclasses.replace(refusal.estimate, alternative=(
                     f"the worst-case rule of {task.function} for {n} parties: use --rule average "

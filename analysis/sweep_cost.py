@@ -1,0 +1,154 @@
+"""The up-front cost of a sweep (:mod:`mpdp.analysis.sweep`, :mod:`mpdp.analysis.dataset_sweep`), from the
+work its points will do, stated (and, for one exact rule too large, refused) before any point runs.
+
+A point of the rr protocol, for each number n of participants it solves (the sweep's k, or each distinct
+participant count of a dataset's rounds), builds the observer's exact rule with the symmetric engine
+(:func:`exact_rule_cost`; the worst-case kind also solves its LP,
+:func:`mpdp.protocols.worst_case.symmetric_lp_cost`), then evaluates its exact accuracy once per input it
+is measured on (uniform inputs: once, :func:`mpdp.analysis.accuracy.rule_accuracy`; a dataset: once per
+round, :func:`mpdp.analysis.accuracy.input_accuracy`, the same engine tables again), and draws ``samples``
+repetitions per input on the count-table path of :mod:`mpdp.analysis.monte_carlo` (per repetition
+:data:`~mpdp.analysis.monte_carlo_cost.REPETITION_SECONDS` and one group's draws,
+:data:`~mpdp.analysis.monte_carlo_cost.PURE_DRAW_SECONDS` or
+:data:`~mpdp.analysis.monte_carlo_cost.FOUR_DRAW_SECONDS`: the constants of ``mpdp accuracy``'s Monte Carlo
+estimate). A curator point costs its draws only (001's mechanism is O(k)).
+
+The exact engine's time (one view: the central observer; a party has two, one per own bit) is
+:data:`EXACT_CALL_SECONDS` plus, per (transcript class x input class) of the group,
+:data:`EXACT_STEP_SECONDS` (the count likelihood and its products) and :data:`EXACT_OUTPUT_STEP_SECONDS`
+per output (the gain's products: |Y| = n + 1 for ``sum``, 2 for a binary f). Calibration (the project's
+2-core machine shared with ~6 jobs, 2026-12-01; pure randomized response at epsilon 1, the average rule
+and its exact accuracy, each timed): majority 0.06 s at n = 428, 0.3 s at 3,000, 1.9 s at 10,000; sum
+0.1 s at 428, 0.46 s at 1,000, 1.8 s at 2,000; at n = 20,000 the model gives sum 2,000 s (the (k+1)^2
+products: refused, the default time limit is 60 s) and majority 8 s. Whole sweeps of 3 points
+(epsilon 0.5, 1, 2), measured / estimate: House (16 bills, 13 distinct participant counts) sum average
+2.2, majority both rules 1.9, xor and and average 1.8, sum worst-case on its first 120 members 1.45 (79 s),
+the curator 0.47; uniform majority at k = 101 and 435 both rules 0.97, sum at k = 200 average 1.55, sum
+at k = 60 worst-case 1.2.
+Memory: four float64 tables of (n + 1) x |Y| (the measure, the gain, the decisions, their products),
+the dense likelihood (n + 1)^2 up to ``PURE_GROUP_DENSE_MAX``, and the Monte Carlo's batches
+(:data:`~mpdp.analysis.monte_carlo_cost.MEMORY_BYTES`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from mpdp.analysis.monte_carlo_cost import (
+    FOUR_DRAW_SECONDS,
+    MEMORY_BYTES,
+    PURE_DRAW_SECONDS,
+    REPETITION_SECONDS,
+    SETUP_SECONDS,
+)
+from mpdp.protocols.cost import CostEstimate
+from mpdp.protocols.factors import PURE_GROUP_DENSE_MAX
+from mpdp.protocols.functions import parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.worst_case import symmetric_lp_cost
+
+if TYPE_CHECKING:
+    from mpdp.analysis.sweep import SweepTask
+
+__all__ = ["EXACT_CALL_SECONDS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS", "check_exact_rules",
+           "exact_rule_cost", "sweep_cost"]
+
+#: Seconds of one exact-engine call besides its tables (the problem, the views, the calls).
+EXACT_CALL_SECONDS = 0.02
+#: Seconds per (transcript class x input class) of a group: the count likelihood and its products.
+EXACT_STEP_SECONDS = 2.0e-8
+#: Seconds per (transcript class x input class x output): the products with the gain table.
+EXACT_OUTPUT_STEP_SECONDS = 2.5e-10
+
+_ALTERNATIVE = "fewer parties, or a function of two outputs (the exact rule of sum grows as k^3)"
+
+
+def exact_rule_cost(n: int, delta: float, outputs: int, views: int = 1) -> CostEstimate:
+    """The time and memory of one exact rule of the symmetric engine (or its exact accuracy) for n
+    participants of one randomized response (module docstring).
+
+    Args:
+        n: the participants the observer does not know (>= 1). delta: their delta (> 0: four-output).
+        outputs: |Y| of f. views: 1 (central observer) or 2 (a party: one per own bit).
+
+    Returns:
+        a :class:`mpdp.protocols.cost.CostEstimate` (seconds on one core, bytes).
+    """
+    classes = n + 1 if delta == 0 else (n + 1) * (n + 2) * (n + 3) // 6
+    steps = classes * (n + 1)
+    seconds = views * (EXACT_CALL_SECONDS + steps * (EXACT_STEP_SECONDS + outputs * EXACT_OUTPUT_STEP_SECONDS))
+    dense = 8.0 * classes * (n + 1) if delta > 0 or n <= PURE_GROUP_DENSE_MAX else 0.0
+    memory = 4 * 8.0 * max(classes, n + 1) * outputs + dense
+    return CostEstimate("the exact rule", f"{n:,} parties, {outputs:,} outputs", seconds, memory, _ALTERNATIVE)
+
+
+def _point_seconds(task: SweepTask, rounds: Sequence[int]) -> tuple[float, float]:
+    """Seconds and peak bytes of one point that solves each distinct size of ``rounds`` once and measures
+    one input per entry of ``rounds``."""
+    draws = task.samples * len(rounds) * (REPETITION_SECONDS + (PURE_DRAW_SECONDS if task.delta == 0
+                                                                   else FOUR_DRAW_SECONDS))
+    if task.rule == "curator":
+        return SETUP_SECONDS + draws, MEMORY_BYTES
+    f = parse_function(task.function)
+    views, unknown = (1, 0) if task.observer == "central" else (2, 1)
+    seconds, memory = SETUP_SECONDS + draws, MEMORY_BYTES
+    for n in sorted(set(rounds)):
+        exact = exact_rule_cost(max(n - unknown, 1), task.delta, f.output_size(n), views)
+        seconds += exact.seconds * (1 + rounds.count(n))  # the rule, then its accuracy per input
+        memory = max(memory, exact.memory_bytes)
+        if task.rule == "worst-case":
+            lp = symmetric_lp_cost([RandomizedResponse(task.epsilon, task.delta)] * n, f,
+                                   None if task.observer == "central" else 0)
+            if lp is not None:
+                seconds += lp.seconds
+                memory = max(memory, lp.memory_bytes)
+    return seconds, memory
+
+
+def sweep_cost(tasks: Sequence[SweepTask], rounds: Sequence[int] | None = None) -> CostEstimate:
+    """The estimated time (on one core) and peak memory of running every point of a sweep.
+
+    Args:
+        tasks: the points (:attr:`mpdp.analysis.sweep.SweepPlan.tasks`).
+        rounds: a dataset's participant count per round (each point measures every round), or None:
+            each point measures uniform inputs of its k parties.
+
+    Returns:
+        a :class:`mpdp.protocols.cost.CostEstimate`: seconds summed over the points, bytes the largest
+        point's.
+
+    Raises:
+        SizeLimitError: a group larger than a likelihood factor holds (as the sweep's own checks).
+    """
+    seconds, memory = 0.0, 0.0
+    for task in tasks:
+        s, m = _point_seconds(task, list(rounds) if rounds is not None else [task.parties])
+        seconds += s
+        memory = max(memory, m)
+    size = f"{len(tasks):,} point{'' if len(tasks) == 1 else 's'}" + (
+        "" if rounds is None else f" x {len(rounds):,} rounds")
+    per = "" if not tasks else f" x {tasks[0].samples:,} samples"
+    return CostEstimate("the sweep", size + per, seconds, memory, "fewer points or samples, or --jobs N")
+
+
+def check_exact_rules(tasks: Sequence[SweepTask], sizes: Sequence[int] | None = None) -> None:
+    """Refuse, before any point runs, a point whose exact rule alone is estimated over the default time
+    limit or the machine's memory (:meth:`mpdp.protocols.cost.CostEstimate.check`), at every number of
+    participants it solves (``sizes``; None: its k).
+
+    Raises:
+        CostLimitError: naming the estimate and the alternative.
+    """
+    checked: set[tuple[str, int, float, str]] = set()
+    for task in (t for t in tasks if t.rule != "curator"):
+        for n in (task.parties,) if sizes is None else sizes:
+            key = (task.function, n, task.delta, task.observer)
+            if key in checked:
+                continue
+            checked.add(key)
+            central = task.observer == "central"
+            cost = exact_rule_cost(max(n - (not central), 1), task.delta,
+                                   parse_function(task.function).output_size(n), 1 if central else 2)
+            dataclasses.replace(cost, task=f"the exact rule of {task.function} for {n:,} parties").check()
