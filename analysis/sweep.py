@@ -608,8 +608,9 @@ def sweep(
         SizeLimitError: more than ``PURE_GROUP_MAX`` parties (the symmetric engine's exact theory); delta > 0
             with more than ``FOUR_OUTPUT_GROUP_MAX`` parties (no exact engine
             holds the four-output count classes, so there is no exact theory to test against); the worst-case
-            LP of a worst-case point estimated over the default time limit (a ``CostLimitError``, raised before
-            any point runs).
+            LP of a worst-case point, or a point's exact rule (:func:`mpdp.analysis.sweep_cost.check_exact_rules`:
+            ``sum`` at 20,000 parties), estimated over the default time limit (a ``CostLimitError``, raised
+            before any point runs and before any of its tables is built).
 
     Example:
         >>> from mpdp.analysis.sweep import sweep

@@ -3,7 +3,7 @@ work its points will do, stated (and, for one exact rule too large, refused) bef
 
 A point of the rr protocol, for each number n of participants it solves (the sweep's k, or each distinct
 participant count of a dataset's rounds), builds the observer's exact rule with the symmetric engine
-(:func:`exact_rule_cost`; the worst-case kind also solves its LP,
+(:func:`symmetric_rule_cost`; the worst-case kind also solves its LP,
 :func:`mpdp.protocols.worst_case.symmetric_lp_cost`), then evaluates its exact accuracy once per input it
 is measured on (uniform inputs: once, :func:`mpdp.analysis.accuracy.rule_accuracy`; a dataset: once per
 round, :func:`mpdp.analysis.accuracy.input_accuracy`, the same engine tables again), and draws ``samples``
@@ -25,6 +25,8 @@ products: refused, the default time limit is 60 s) and majority 8 s. Whole sweep
 2.2, majority both rules 1.9, xor and and average 1.8, sum worst-case on its first 120 members 1.45 (79 s),
 the curator 0.47; uniform majority at k = 101 and 435 both rules 0.97, sum at k = 200 average 1.55, sum
 at k = 60 worst-case 1.2.
+``mpdp accuracy`` (:func:`mpdp.parties.api.accuracies.accuracy`) asks :func:`symmetric_rule_cost` first
+too: an exact average rule over its time limit goes to the count engine or the Monte Carlo fallback.
 Memory: four float64 tables of (n + 1) x |Y| (the measure, the gain, the decisions, their products),
 the dense likelihood (n + 1)^2 up to ``PURE_GROUP_DENSE_MAX``, and the Monte Carlo's batches
 (:data:`~mpdp.analysis.monte_carlo_cost.MEMORY_BYTES`).
@@ -33,6 +35,7 @@ the dense likelihood (n + 1)^2 up to ``PURE_GROUP_DENSE_MAX``, and the Monte Car
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -44,8 +47,9 @@ from mpdp.analysis.monte_carlo_cost import (
     SETUP_SECONDS,
 )
 from mpdp.protocols.cost import CostEstimate
-from mpdp.protocols.factors import PURE_GROUP_DENSE_MAX
-from mpdp.protocols.functions import parse_function
+from mpdp.protocols.engines import SYMMETRIC_MAX_CLASSES
+from mpdp.protocols.factors import PURE_GROUP_DENSE_MAX, group_parties
+from mpdp.protocols.functions import BooleanFunction, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.worst_case import symmetric_lp_cost
 
@@ -53,7 +57,7 @@ if TYPE_CHECKING:
     from mpdp.analysis.sweep import SweepTask
 
 __all__ = ["EXACT_CALL_SECONDS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS", "check_exact_rules",
-           "exact_rule_cost", "sweep_cost"]
+           "sweep_cost", "symmetric_rule_cost"]
 
 #: Seconds of one exact-engine call besides its tables (the problem, the views, the calls).
 EXACT_CALL_SECONDS = 0.02
@@ -65,23 +69,40 @@ EXACT_OUTPUT_STEP_SECONDS = 2.5e-10
 _ALTERNATIVE = "fewer parties, or a function of two outputs (the exact rule of sum grows as k^3)"
 
 
-def exact_rule_cost(n: int, delta: float, outputs: int, views: int = 1) -> CostEstimate:
-    """The time and memory of one exact rule of the symmetric engine (or its exact accuracy) for n
-    participants of one randomized response (module docstring).
+def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
+                        observer: int | None = None) -> CostEstimate | None:
+    """The time and memory of one exact rule of the symmetric engine (the average kind) or of its exact
+    accuracy, from the groups of parties with equal parameters alone (nothing built; module docstring).
 
     Args:
-        n: the participants the observer does not know (>= 1). delta: their delta (> 0: four-output).
-        outputs: |Y| of f. views: 1 (central observer) or 2 (a party: one per own bit).
+        mechanisms: the k parties' randomized responses. function: f. observer: None or a party index
+            (two views, one per own bit).
 
     Returns:
-        a :class:`mpdp.protocols.cost.CostEstimate` (seconds on one core, bytes).
+        a :class:`mpdp.protocols.cost.CostEstimate` (seconds on one core, bytes), or None for a function
+        that is not symmetric or more transcript classes than the engine holds (it refuses those itself).
+
+    Raises:
+        SizeLimitError: a group larger than a likelihood factor holds
+            (:func:`mpdp.protocols.factors.group_parties`).
     """
-    classes = n + 1 if delta == 0 else (n + 1) * (n + 2) * (n + 3) // 6
-    steps = classes * (n + 1)
-    seconds = views * (EXACT_CALL_SECONDS + steps * (EXACT_STEP_SECONDS + outputs * EXACT_OUTPUT_STEP_SECONDS))
-    dense = 8.0 * classes * (n + 1) if delta > 0 or n <= PURE_GROUP_DENSE_MAX else 0.0
-    memory = 4 * 8.0 * max(classes, n + 1) * outputs + dense
-    return CostEstimate("the exact rule", f"{n:,} parties, {outputs:,} outputs", seconds, memory, _ALTERNATIVE)
+    k = len(mechanisms)
+    if function.count_values(k) is None:
+        return None
+    others = tuple(i for i in range(k) if i != observer)
+    groups = group_parties(tuple(mechanisms), others, grouped=True)
+    classes = math.prod(g.num_classes for g in groups)
+    if classes > SYMMETRIC_MAX_CLASSES:  # the engine refuses it by its size, at once
+        return None
+    inputs = math.prod(g.n + 1 for g in groups)
+    outputs = function.output_size(k)
+    views = 1 if observer is None else 2
+    seconds = views * (EXACT_CALL_SECONDS + classes * inputs * (EXACT_STEP_SECONDS
+                                                                + outputs * EXACT_OUTPUT_STEP_SECONDS))
+    dense = sum(8.0 * g.num_classes * (g.n + 1) for g in groups
+                if g.mechanism.four_output or g.n <= PURE_GROUP_DENSE_MAX)
+    return CostEstimate("the exact rule", f"{k:,} parties, {outputs:,} outputs", seconds,
+                        4 * 8.0 * max(classes, inputs) * outputs + dense, _ALTERNATIVE)
 
 
 def _point_seconds(task: SweepTask, rounds: Sequence[int]) -> tuple[float, float]:
@@ -92,18 +113,16 @@ def _point_seconds(task: SweepTask, rounds: Sequence[int]) -> tuple[float, float
     if task.rule == "curator":
         return SETUP_SECONDS + draws, MEMORY_BYTES
     f = parse_function(task.function)
-    views, unknown = (1, 0) if task.observer == "central" else (2, 1)
+    observer = None if task.observer == "central" else 0
     seconds, memory = SETUP_SECONDS + draws, MEMORY_BYTES
     for n in sorted(set(rounds)):
-        exact = exact_rule_cost(max(n - unknown, 1), task.delta, f.output_size(n), views)
-        seconds += exact.seconds * (1 + rounds.count(n))  # the rule, then its accuracy per input
-        memory = max(memory, exact.memory_bytes)
-        if task.rule == "worst-case":
-            lp = symmetric_lp_cost([RandomizedResponse(task.epsilon, task.delta)] * n, f,
-                                   None if task.observer == "central" else 0)
-            if lp is not None:
-                seconds += lp.seconds
-                memory = max(memory, lp.memory_bytes)
+        mechanisms = [RandomizedResponse(task.epsilon, task.delta)] * n
+        exact = symmetric_rule_cost(mechanisms, f, observer)
+        lp = symmetric_lp_cost(mechanisms, f, observer) if task.rule == "worst-case" else None
+        for cost, times in ((exact, 1 + rounds.count(n)), (lp, 1)):  # the rule, its accuracy per input; the LP
+            if cost is not None:
+                seconds += cost.seconds * times
+                memory = max(memory, cost.memory_bytes)
     return seconds, memory
 
 
@@ -148,7 +167,7 @@ def check_exact_rules(tasks: Sequence[SweepTask], sizes: Sequence[int] | None = 
             if key in checked:
                 continue
             checked.add(key)
-            central = task.observer == "central"
-            cost = exact_rule_cost(max(n - (not central), 1), task.delta,
-                                   parse_function(task.function).output_size(n), 1 if central else 2)
-            dataclasses.replace(cost, task=f"the exact rule of {task.function} for {n:,} parties").check()
+            cost = symmetric_rule_cost([RandomizedResponse(task.epsilon, task.delta)] * n,
+                                       parse_function(task.function), None if task.observer == "central" else 0)
+            if cost is not None:
+                dataclasses.replace(cost, task=f"the exact rule of {task.function} for {n:,} parties").check()

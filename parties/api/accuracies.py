@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.analysis.monte_carlo_cost import monte_carlo_cost
+from mpdp.analysis.sweep_cost import symmetric_rule_cost
 from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
@@ -159,7 +160,9 @@ def accuracy(
             engines do not fit).
         time_limit: seconds allowed (default 60; None: no limit): work estimated to take longer (the
             worst-case LP, the Monte Carlo fallback) is skipped (``rule="both"``) or refused, naming the
-            estimate. samples, seed: the Monte Carlo fallback (:func:`mpdp.estimate`) for a
+            estimate; an exact average rule estimated to take longer
+            (:func:`mpdp.analysis.sweep_cost.symmetric_rule_cost`: ``sum`` at 20,000 parties) goes to the
+            fallbacks as one too large for the exact engines. samples, seed: the Monte Carlo fallback (:func:`mpdp.estimate`) for a
             symmetric f too large for the exact engines. progress: called with the transcripts each batch
             of that Monte Carlo estimate drew (nothing is called on the exact paths).
 
@@ -195,6 +198,9 @@ def accuracy(
     try:
         if counts:
             raise SizeLimitError("engine", "counts", "the exact engines", "the count engine (asked for)")
+        exact = None if engine == "general" else symmetric_rule_cost(mechanisms, f, party)
+        if exact is not None and rule != "worst-case":  # the average rule's (k+1) x |Y| tables: sum grows as k^3
+            exact.check(time_limit)
         result = _optimal_rules_in_time(mechanisms, f, w, party, rule, engine, measure, time_limit, report)
     except SizeLimitError as exc:
         if engine not in ("auto", "counts") or rule == "worst-case":

@@ -11,7 +11,13 @@ import pytest
 from mpdp.analysis.dataset_sweep import plan_dataset_sweep
 from mpdp.analysis.monte_carlo_cost import MEMORY_BYTES, PURE_DRAW_SECONDS, REPETITION_SECONDS, SETUP_SECONDS
 from mpdp.analysis.sweep import plan_sweep
-from mpdp.analysis.sweep_cost import exact_rule_cost, sweep_cost
+from mpdp.analysis.sweep_cost import (
+    EXACT_CALL_SECONDS,
+    EXACT_OUTPUT_STEP_SECONDS,
+    EXACT_STEP_SECONDS,
+    sweep_cost,
+    symmetric_rule_cost,
+)
 from mpdp.protocols.errors import CostLimitError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -35,25 +41,34 @@ def test_sum_at_20000_parties_is_refused_before_its_tables_are_built(rule) -> No
     assert peak < 50e6  # one (k + 1)^2 float64 matrix is 3.2e9 bytes
 
 
+def _exact(n: int, function: str = "majority", observer: int | None = None) -> float:
+    cost = symmetric_rule_cost([RandomizedResponse(1.0)] * n, parse_function(function), observer)
+    assert cost is not None
+    return cost.seconds
+
+
 def test_the_exact_rule_grows_with_the_outputs_and_a_party_has_two_views() -> None:
-    majority, total = exact_rule_cost(20_000, 0.0, 2), exact_rule_cost(20_000, 0.0, 20_001)
-    assert majority.seconds < 60 < total.seconds  # majority at the limit runs, sum does not
-    assert exact_rule_cost(100, 0.0, 2, views=2).seconds == pytest.approx(2 * exact_rule_cost(100, 0.0, 2).seconds)
-    assert total.memory_bytes == pytest.approx(4 * 8 * 20_001 * 20_001)  # banded likelihood: no dense (k+1)^2
+    # one pure group of 20,000: 20,001 classes x 20,001 inputs, times 2 or 20,001 outputs
+    steps = 20_001**2
+    assert _exact(20_000) == pytest.approx(EXACT_CALL_SECONDS + steps * (EXACT_STEP_SECONDS + 2 * EXACT_OUTPUT_STEP_SECONDS))
+    assert _exact(20_000) < 60 < _exact(20_000, "sum")  # majority at the engine's limit runs, sum does not
+    assert _exact(101, observer=0) == pytest.approx(2 * _exact(100))  # a party: 100 others, two own bits
+    total = symmetric_rule_cost([RandomizedResponse(1.0)] * 20_000, parse_function("sum"))
+    assert total is not None and total.memory_bytes == pytest.approx(4 * 8 * steps)  # banded: no dense (k+1)^2
+    assert symmetric_rule_cost([RandomizedResponse(1.0)] * 3, parse_function("table:0,1,0,0,0,0,0,1")) is None
 
 
 def test_a_dataset_point_builds_a_rule_per_participant_count_and_measures_every_round() -> None:
     plan = plan_dataset_sweep([1.0], TOY, ["a", "b", "c"], dataset="toy", rule="average", samples=1000)
     per_draw = REPETITION_SECONDS + PURE_DRAW_SECONDS
     # the rule of 5 (once) and its accuracy on rounds a and c, the rule of 4 and its accuracy on round b
-    expected = (SETUP_SECONDS + 3 * 1000 * per_draw + 3 * exact_rule_cost(5, 0.0, 2).seconds
-                + 2 * exact_rule_cost(4, 0.0, 2).seconds)
+    expected = SETUP_SECONDS + 3 * 1000 * per_draw + 3 * _exact(5) + 2 * _exact(4)
     estimate = plan.estimate()
     assert estimate.seconds == pytest.approx(expected) and estimate.memory_bytes == MEMORY_BYTES
     assert estimate.size == "1 point x 3 rounds x 1,000 samples"
     # the same points measured on uniform inputs of k = 5: one rule, one accuracy, one set of draws
     uniform = sweep_cost(plan.plan.tasks)
-    assert uniform.seconds == pytest.approx(SETUP_SECONDS + 1000 * per_draw + 2 * exact_rule_cost(5, 0.0, 2).seconds)
+    assert uniform.seconds == pytest.approx(SETUP_SECONDS + 1000 * per_draw + 2 * _exact(5))
 
 
 def test_a_worst_case_point_adds_its_lp() -> None:
