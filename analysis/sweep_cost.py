@@ -170,4 +170,4 @@ def check_exact_rules(tasks: Sequence[SweepTask], sizes: Sequence[int] | None = 
             cost = symmetric_rule_cost([RandomizedResponse(task.epsilon, task.delta)] * n,
                                        parse_function(task.function), None if task.observer == "central" else 0)
             if cost is not None:
-                dataclasses.replace(cost, task=f"the exact rule of {task.function} for {n:,} parties").check()
+                dataclasses.replace(cost, task=f"the exact rule of {task.function}").check()

@@ -223,7 +223,7 @@ def accuracy(
             if refused is not None:  # the reason no exact engine runs first, then why the fallback does not
                 raise CostLimitError(cost, refused.limit, f"no exact engine: {exc}; {refused}") from exc
             fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
-                                party, samples, seed, progress=progress)
+                                party, samples, seed, progress=progress, time_limit=time_limit)
             report.update(engine=fallback.document["engine"], rules=fallback.document["rules"])
     else:
         report["engine"] = result.engine

@@ -33,7 +33,7 @@ def test_sum_at_20000_parties_is_refused_before_its_tables_are_built(rule) -> No
     refused with its estimate, having allocated far less than one 3.2 GB float64 (k + 1)^2 matrix."""
     tracemalloc.start()
     try:
-        with pytest.raises(CostLimitError, match=r"sum for 20,000 parties .* over the 60 s time limit"):
+        with pytest.raises(CostLimitError, match=r"exact rule of sum \(20,000 parties, 20,001 outputs\) .* over the 60 s time limit"):
             plan_sweep([1.0], parties=20_000, function="sum", rule=rule, observer="central")
         _, peak = tracemalloc.get_traced_memory()
     finally:
