@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mpdp.analysis.accuracy import monte_carlo_accuracy
-from mpdp.analysis.monte_carlo_cost import monte_carlo_cost
+from mpdp.analysis.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
@@ -140,10 +140,18 @@ def estimate(
     """
     mechanisms = randomized_responses(epsilon, delta, parties)
     f = function_of(function)
+    limit = check_time_limit(time_limit)
+    instead = ("fewer samples (the interval widens as 1/sqrt(samples)), fewer distinct (epsilon, delta), or "
+               "more time (time_limit=SECONDS)")
+    accuracy_measure(measure, 1)  # the name checked before any (|Y|, |Y|) table
+    symmetric = f.count_values(len(mechanisms)) is not None
+    wide = wide_monte_carlo_cost(mechanisms, f, party, samples, instead) if symmetric else None
+    if wide is not None:  # sum: checked before its measure and gain tables are built
+        wide.check(limit)
     w = accuracy_measure(measure, f.output_size(len(mechanisms)))
     rule = observer_average_rule(mechanisms, f, w, party)
-    monte_carlo_cost(rule, samples, "fewer samples (the interval widens as 1/sqrt(samples)), fewer distinct "
-                     "(epsilon, delta), or more time (time_limit=SECONDS)").check(check_time_limit(time_limit))
+    if wide is None:
+        monte_carlo_cost(rule, samples, instead).check(limit)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     est = monte_carlo_accuracy(rule, f, w, samples, rng, confidence, progress)
     assert est.interval is not None  # the Monte Carlo estimate always has its interval

@@ -91,6 +91,28 @@ def test_an_estimate_over_its_time_limit_is_refused_before_any_draw() -> None:
         mpdp.estimate(epsilon=1.0, parties=3, samples=10, time_limit=0.0)
 
 
+@pytest.mark.parametrize("call", [
+    lambda: mpdp.estimate(epsilon=1.0, parties=20_000, function="sum", samples=100_000),
+    lambda: mpdp.accuracy(epsilon=1.0, parties=20_000, function="sum"),
+])
+def test_sum_at_20000_parties_is_refused_before_its_tables_are_built(call) -> None:
+    """The zero-one measure and the posterior rule's gain of sum at k = 20,000 are (k + 1)^2 float64, 3.2 GB
+    each: the refusal (the Monte Carlo's ~47 h; for accuracy first the exact rule's ~33 min) comes from
+    the sizes, before either is built."""
+    import tracemalloc
+
+    from mpdp.protocols.errors import CostLimitError
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(CostLimitError, match=r"100,000 transcripts of 20,000 parties.*over the 60 s time limit"):
+            call()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 200e6
+
+
 @pytest.mark.parametrize("make", [
     lambda: mpdp.compose(epsilon=0.5, delta=0.0, k=3),
     lambda: mpdp.accuracy(epsilon=[1.0, 1.0], function="and"),
