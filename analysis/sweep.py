@@ -66,8 +66,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["CURATOR_LABEL", "OBSERVERS", "PROTOCOLS", "SCALES", "SOURCES", "PointTheory", "SweepPlan", "SweepPoint",
-           "SweepResult", "SweepOptions", "SweepSetting", "SweepTask", "binary_curator", "epsilon_grid", "plan_sweep", "point_theory",
-           "sweep"]
+           "SweepResult", "SweepOptions", "SweepSetting", "SweepTask", "binary_curator", "epsilon_grid", "plan_sweep",
+           "point_theory", "sweep"]
 
 #: Spacing of the epsilon grid.
 SCALES = ("log", "linear")

@@ -163,8 +163,8 @@ def accuracy(
             worst-case LP, the Monte Carlo fallback) is skipped (``rule="both"``) or refused, naming the
             estimate; an exact average rule estimated to take longer
             (:func:`mpdp.analysis.sweep_cost.symmetric_rule_cost`: ``sum`` at 20,000 parties) goes to the
-            fallbacks as one too large for the exact engines. samples, seed: the Monte Carlo fallback (:func:`mpdp.estimate`) for a
-            symmetric f too large for the exact engines. progress: called with the transcripts each batch
+            fallbacks as one too large for the exact engines. samples, seed: the Monte Carlo fallback
+            (:func:`mpdp.estimate`) for a symmetric f too large for the exact engines. progress: called with the transcripts each batch
             of that Monte Carlo estimate drew (nothing is called on the exact paths).
 
     Returns:
