@@ -50,11 +50,19 @@ from numpy.typing import NDArray
 
 from mpdp.analysis.accuracy import input_accuracy
 from mpdp.analysis.monte_carlo import count_table
-from mpdp.analysis.stats import clopper_pearson, consistency_test
-from mpdp.analysis.sweep import SweepOptions, SweepPlan, SweepPoint, SweepResult, SweepTask, plan_sweep
+from mpdp.analysis.stats import measured_verdict
+from mpdp.analysis.sweep import (
+    SweepOptions,
+    SweepPlan,
+    SweepPoint,
+    SweepResult,
+    SweepTask,
+    binary_curator,
+    plan_sweep,
+)
+from mpdp.protocols.cost import CostEstimate
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.majority_mechanism import central_mechanism
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rule_factory import decision_rule
 from mpdp.protocols.table_rule import TableRule
@@ -122,11 +130,13 @@ def _truths(task: SweepTask, sizes: NDArray[np.int64], ones: NDArray[np.int64]) 
 def _curator(task: SweepTask, sizes: NDArray[np.int64], ones: NDArray[np.int64]) -> NDArray[np.float64] | None:
     """Per bill, the trusted curator's P(release = f(x_b)) by 001's optimal central mechanism of the bill's
     participants (a binary f), else None."""
-    f = parse_function(task.function)
-    if any(f.output_size(int(n)) != 2 for n in sizes):
-        return None
-    return np.array([central_mechanism(f, int(n), task.epsilon, task.delta).truthful[int(a)]
-                     for n, a in zip(sizes, ones)])
+    truthful = {}
+    for n in sorted({int(v) for v in sizes}):
+        curator = binary_curator(task.function, n, task.epsilon, task.delta)
+        if curator is None:
+            return None
+        truthful[n] = curator.truthful
+    return np.array([truthful[int(n)][int(a)] for n, a in zip(sizes, ones)])
 
 
 def _theory(task: SweepTask, bits: NDArray[np.int8], rules: dict[int, TableRule] | None) -> BillTheory:
@@ -186,6 +196,12 @@ class DatasetSweepPlan:
     bits: NDArray[np.int8]
     round_names: tuple[str, ...]
 
+    def estimate(self) -> CostEstimate:
+        """The up-front time (one core, every point) and peak memory of the Monte Carlo sweep: per point a
+        rule per distinct participant count, the exact theory and ``samples`` draws per round
+        (:func:`mpdp.analysis.sweep_cost.sweep_cost`)."""
+        return self.plan.estimate()
+
     def result(self, measured: Sequence[tuple[BillTheory, NDArray[np.int64]]], source: str) -> SweepResult:
         """The :class:`SweepResult` of the measured points (module docstring: per-bill tests at level
         alpha / (points x bills), the interval of the mean from per-bill intervals at 1 - alpha / bills).
@@ -206,10 +222,10 @@ class DatasetSweepPlan:
             if np.shape(successes) != (bills,):
                 raise ParameterError("successes", np.shape(successes), f"one count per bill ({bills})")
             n = task.samples
-            bounds = np.array([clopper_pearson(int(s), n, alpha / bills) for s in successes])
-            p_values = [consistency_test(int(s), n, min(max(float(t), 0.0), 1.0), alpha=alpha,
-                                         rounds=len(tasks) * bills).p_value
-                        for s, t in zip(successes, theory.accuracy)]
+            verdicts = [measured_verdict(int(s), n, float(t), alpha=alpha, interval_alpha=alpha / bills,
+                                         rounds=len(tasks) * bills) for s, t in zip(successes, theory.accuracy)]
+            bounds = np.array([(v.ci_low, v.ci_high) for v in verdicts])
+            p_values = [v.test.p_value for v in verdicts]
             p_value = min(1.0, bills * min(p_values))
             total = int(np.sum(successes))
             points.append(SweepPoint(
@@ -217,7 +233,7 @@ class DatasetSweepPlan:
                 float(theory.accuracy.mean()), float(theory.accuracy.min()),
                 None if theory.curator is None else float(theory.curator.mean()),
                 total / (n * bills), total, n * bills, float(bounds[:, 0].mean()), float(bounds[:, 1].mean()),
-                p_value, min(p_values) >= alpha / (len(tasks) * bills)))
+                p_value, all(v.test.consistent for v in verdicts)))
         return SweepResult(tuple(points), self.plan.inputs, alpha, source)
 
 
@@ -240,7 +256,8 @@ def plan_dataset_sweep(
     Raises:
         ParameterError: bits not a (k, R) array of 1/0/-1, a round with no participant, ``parties`` given,
             an observer other than ``central``; or as :func:`mpdp.analysis.sweep.plan_sweep`.
-        SizeLimitError: as :func:`mpdp.analysis.sweep.plan_sweep` for k parties.
+        SizeLimitError: as :func:`mpdp.analysis.sweep.plan_sweep` at the rounds' participant counts (the
+            sizes whose rules are solved; the worst-case LP checked at each distinct count).
     """
     data = _check_bits(bits, round_names)
     if "parties" in options:
@@ -253,8 +270,8 @@ def plan_dataset_sweep(
     if options.get("protocol", "rr") == "rr":
         options["observer"] = "central"
     options["parties"] = int(data.shape[0])
-    plan = plan_sweep(epsilon, **options)
     sizes, _ = _counts(data)
+    plan = plan_sweep(epsilon, **options, solved=sorted({int(n) for n in sizes}))
     inputs = plan.inputs | {"dataset": dataset, "rounds": list(round_names),
                             "participants": [int(n) for n in sizes]}
     return DatasetSweepPlan(SweepPlan(plan.tasks, plan.seeds, inputs, plan.alpha), data, tuple(round_names))

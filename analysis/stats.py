@@ -6,6 +6,8 @@
   Monte Carlo counts when the theory is itself an estimate. Simultaneous rounds are corrected by
   Bonferroni: each round is tested at level alpha / rounds, so the chance that any consistent round is
   flagged is at most alpha.
+* :func:`measured_verdict`: both at once for one measured count against an exact theory (the interval and
+  the test of a sweep's point, or of one round of a dataset sweep's point).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from scipy.stats import binomtest, fisher_exact
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["Consistency", "clopper_pearson", "consistency_test"]
+__all__ = ["Consistency", "MeasuredVerdict", "clopper_pearson", "consistency_test", "measured_verdict"]
 
 
 def _check_counts(successes: int, trials: int) -> None:
@@ -98,3 +100,35 @@ def consistency_test(
         p_value = float(fisher_exact(np.array(table)).pvalue)
         test = "Fisher exact (theory estimated)"
     return Consistency(p_value, level, p_value >= level, test)
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredVerdict:
+    """Outcome of :func:`measured_verdict`.
+
+    Attributes:
+        ci_low, ci_high: the Clopper-Pearson interval of the success rate, in [0, 1].
+        test: the exact binomial test of the successes against the theory (:class:`Consistency`).
+    """
+
+    ci_low: float
+    ci_high: float
+    test: Consistency
+
+
+def measured_verdict(successes: int, trials: int, theory: float, *, alpha: float, interval_alpha: float,
+                     rounds: int) -> MeasuredVerdict:
+    """The interval and the consistency test of ``successes`` out of ``trials`` against an exact theory.
+
+    Args:
+        successes, trials: the measured counts (right decisions, repetitions).
+        theory: the exact success probability; clipped into [0, 1] (a float sum may stray by an ulp).
+        alpha: family-wise level of the test, compared per test at alpha / rounds (Bonferroni).
+        interval_alpha: the interval's level is 1 - interval_alpha. rounds: tests made together (>= 1).
+
+    Raises:
+        ParameterError: as :func:`clopper_pearson` and :func:`consistency_test`.
+    """
+    low, high = clopper_pearson(successes, trials, interval_alpha)
+    test = consistency_test(successes, trials, min(max(theory, 0.0), 1.0), alpha=alpha, rounds=rounds)
+    return MeasuredVerdict(low, high, test)

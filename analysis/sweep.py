@@ -48,7 +48,9 @@ from numpy.typing import NDArray
 from mpdp.analysis.accuracy import monte_carlo_accuracy, rule_accuracy
 from mpdp.analysis.documents import versioned
 from mpdp.analysis.plot_style import EPSILON_LABEL, MARKERS, new_axes
-from mpdp.analysis.stats import clopper_pearson, consistency_test
+from mpdp.analysis.stats import measured_verdict
+from mpdp.analysis.sweep_cost import check_exact_rules, sweep_cost
+from mpdp.protocols.cost import CostEstimate
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
 from mpdp.protocols.functions import parse_function
@@ -64,8 +66,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["CURATOR_LABEL", "OBSERVERS", "PROTOCOLS", "SCALES", "SOURCES", "PointTheory", "SweepPlan", "SweepPoint",
-           "SweepResult", "SweepOptions", "SweepSetting", "SweepTask", "epsilon_grid", "plan_sweep", "point_theory",
-           "sweep"]
+           "SweepResult", "SweepOptions", "SweepSetting", "SweepTask", "binary_curator", "epsilon_grid", "plan_sweep",
+           "point_theory", "sweep"]
 
 #: Spacing of the epsilon grid.
 SCALES = ("log", "linear")
@@ -198,11 +200,24 @@ class PointTheory:
     curator: float | None
 
 
+def binary_curator(function: str, voters: int, epsilon: float, delta: float) -> CentralMechanism | None:
+    """The trusted curator of ``voters`` voters at (epsilon, delta) each, 001's optimal central mechanism
+    (:func:`mpdp.protocols.majority_mechanism.central_mechanism`), where ``function`` is binary at that
+    size (majority, and, or, threshold:T, xor); None where it is not (``sum``).
+
+    Raises:
+        ParameterError, SizeLimitError: as :func:`~mpdp.protocols.majority_mechanism.central_mechanism`.
+    """
+    if parse_function(function).output_size(voters) != 2:
+        return None
+    return central_mechanism(function, voters, epsilon, delta)
+
+
 def _curator(task: SweepTask) -> CentralMechanism | None:
     """The curator's mechanism where the point has a curator curve: a binary f, the central observer."""
-    if task.observer != "central" or parse_function(task.function).output_size(task.parties) != 2:
+    if task.observer != "central":
         return None
-    return central_mechanism(task.function, task.parties, task.epsilon, task.delta)
+    return binary_curator(task.function, task.parties, task.epsilon, task.delta)
 
 
 def _observer_rule(task: SweepTask) -> TableRule:
@@ -422,6 +437,13 @@ class SweepPlan:
     inputs: dict[str, Any]
     alpha: float
 
+    def estimate(self) -> CostEstimate:
+        """The up-front time (one core, every point) and peak memory of measuring the points by the Monte
+        Carlo engine (:func:`mpdp.analysis.sweep_cost.sweep_cost`; a dataset's rounds, ``inputs``'
+        ``participants``, each measured)."""
+        participants = self.inputs.get("participants")
+        return sweep_cost(self.tasks, None if participants is None else [int(n) for n in participants])
+
     def result(self, measured: Sequence[tuple[PointTheory, int]], source: str) -> SweepResult:
         """The :class:`SweepResult` of the measured points: per point its Clopper-Pearson interval and the
         exact binomial test of its successes against the theory at level alpha / points (Bonferroni).
@@ -440,13 +462,12 @@ class SweepPlan:
         points = []
         for task, (theory, successes) in zip(self.tasks, measured):
             n = task.samples
-            low, high = clopper_pearson(successes, n, self.alpha)
-            verdict = consistency_test(successes, n, min(max(theory.average, 0.0), 1.0), alpha=self.alpha,
+            verdict = measured_verdict(successes, n, theory.average, alpha=self.alpha, interval_alpha=self.alpha,
                                        rounds=len(self.tasks))
             points.append(SweepPoint(task.epsilon, task.delta, task.parties, task.function, task.rule,
                                      "central" if task.observer == "central" else "party 0", theory.average,
-                                     theory.worst_case, theory.curator, successes / n, successes, n, low, high,
-                                     verdict.p_value, verdict.consistent))
+                                     theory.worst_case, theory.curator, successes / n, successes, n,
+                                     verdict.ci_low, verdict.ci_high, verdict.test.p_value, verdict.test.consistent))
         return SweepResult(tuple(points), self.inputs, self.alpha, source)
 
 
@@ -463,6 +484,7 @@ def plan_sweep(
     alpha: float = 0.05,
     scale: str = "log",
     protocol: str = "rr",
+    solved: Sequence[int] | None = None,
 ) -> SweepPlan:
     """Check a sweep's arguments and lay out its points and their seeds.
 
@@ -477,9 +499,12 @@ def plan_sweep(
         scale: how the grid was spaced (``log``/``linear``), for the plot.
         protocol: ``rr`` (randomized response and the observer's optimal rule) or ``curator`` (the trusted
             curator's release of f by 001's optimal central mechanism; a binary f, no rule or observer).
+        solved: the numbers of participants every point's rules are solved for (a dataset sweep: each
+            round's participant count, :func:`mpdp.analysis.dataset_sweep.plan_dataset_sweep`); the size
+            limits and the worst-case LP's refusal are checked at these. None: each point's k.
 
     Raises:
-        ParameterError, SizeLimitError: as :func:`sweep`.
+        ParameterError, SizeLimitError: as :func:`sweep`; solved not integers >= 1.
     """
     grid = _as_tuple(epsilon, check_epsilon)
     if not grid or not all(math.isfinite(e) for e in grid):
@@ -509,16 +534,20 @@ def plan_sweep(
         raise ParameterError("alpha", alpha, "a level in (0, 1)")
     if scale not in SCALES:
         raise ParameterError("scale", scale, "one of " + ", ".join(SCALES))
-    if max(deltas) > 0 and max(ks) > FOUR_OUTPUT_GROUP_MAX and protocol == "rr":
-        raise SizeLimitError("parties with delta > 0", max(ks), FOUR_OUTPUT_GROUP_MAX,
+    sizes = None if solved is None else _as_tuple(solved, _check_parties)
+    largest = max(ks) if not sizes else max(sizes)
+    if max(deltas) > 0 and largest > FOUR_OUTPUT_GROUP_MAX and protocol == "rr":
+        raise SizeLimitError("parties with delta > 0", largest, FOUR_OUTPUT_GROUP_MAX,
                              "delta 0 (pure randomized response holds thousands of parties)")
-    if max(ks) > PURE_GROUP_MAX:  # every point needs the exact theory of the symmetric engine
-        raise SizeLimitError("parties", max(ks), PURE_GROUP_MAX,
+    if largest > PURE_GROUP_MAX:  # every point needs the exact theory of the symmetric engine
+        raise SizeLimitError("parties", largest, PURE_GROUP_MAX,
                              "mpdp accuracy --engine counts for the exact accuracy of majority-type functions "
                              "at up to 200,000 parties")
     tasks = tuple(SweepTask(e, d, k, f, r, o, int(samples))
                   for f, k, d, r, o, e in itertools.product(functions, ks, deltas, rules, observers, grid))
-    _check_worst_case(tasks)
+    if protocol == "rr":
+        check_exact_rules(tasks, sizes)
+    _check_worst_case(tasks, sizes)
     inputs = {"epsilon": list(grid), "scale": scale, "parties": list(ks), "delta": list(deltas),
               "function": list(functions), "rule": list(rules), "observer": list(observers),
               "samples": int(samples), "seed": int(seed), "alpha": alpha, "measure": "zero-one",
@@ -526,31 +555,32 @@ def plan_sweep(
     return SweepPlan(tasks, tuple(np.random.SeedSequence(int(seed)).spawn(len(tasks))), inputs, alpha)
 
 
-def _check_worst_case(tasks: Sequence[SweepTask]) -> None:
+def _check_worst_case(tasks: Sequence[SweepTask], sizes: Sequence[int] | None) -> None:
     """Refuse, before any point runs, a worst-case LP that no engine holds or that is estimated over the
-    default time limit (:func:`mpdp.protocols.optimal.worst_case_refusal`). Its size depends on the
-    function, k, delta and observer, not on epsilon: one check per such setting.
+    default time limit (:func:`mpdp.protocols.optimal.worst_case_refusal`), at every number of participants
+    a point solves (``sizes``; None: its k). Its size depends on the function, the participants, delta and
+    observer, not on epsilon: one check per such setting.
 
     Raises:
         SizeLimitError: (a :class:`CostLimitError` naming the estimate) the LP of a worst-case point;
             the alternative named is the average rule.
     """
     checked: set[tuple[str, int, float, str]] = set()
-    for task in tasks:
-        key = (task.function, task.parties, task.delta, task.observer)
-        if task.rule != "worst-case" or key in checked:
-            continue
-        checked.add(key)
-        f = parse_function(task.function)
-        refusal = worst_case_refusal([RandomizedResponse(task.epsilon, task.delta)] * task.parties, f,
-                                     np.eye(f.output_size(task.parties)),
-                                     None if task.observer == "central" else 0)
-        if isinstance(refusal, CostLimitError):
-            dataclasses.replace(refusal.estimate, alternative=(
-                f"the worst-case rule of {task.function} for {task.parties} parties: use --rule average "
-                "(rule='average'; exact at any size), or fewer parties")).check()
-        if refusal is not None:
-            raise refusal
+    for task in (t for t in tasks if t.rule == "worst-case"):
+        for n in (task.parties,) if sizes is None else sizes:
+            key = (task.function, n, task.delta, task.observer)
+            if key in checked:
+                continue
+            checked.add(key)
+            refusal = worst_case_refusal([RandomizedResponse(task.epsilon, task.delta)] * n,
+                                         parse_function(task.function), None,
+                                         None if task.observer == "central" else 0)
+            if isinstance(refusal, CostLimitError):
+                dataclasses.replace(refusal.estimate, alternative=(
+                    f"the worst-case rule of {task.function} for {n} parties: use --rule average "
+                    "(rule='average'; exact at any size), or fewer parties")).check()
+            if refusal is not None:
+                raise refusal
 
 
 def sweep(
@@ -578,8 +608,9 @@ def sweep(
         SizeLimitError: more than ``PURE_GROUP_MAX`` parties (the symmetric engine's exact theory); delta > 0
             with more than ``FOUR_OUTPUT_GROUP_MAX`` parties (no exact engine
             holds the four-output count classes, so there is no exact theory to test against); the worst-case
-            LP of a worst-case point estimated over the default time limit (a ``CostLimitError``, raised before
-            any point runs).
+            LP of a worst-case point, or a point's exact rule (:func:`mpdp.analysis.sweep_cost.check_exact_rules`:
+            ``sum`` at 20,000 parties), estimated over the default time limit (a ``CostLimitError``, raised
+            before any point runs and before any of its tables is built).
 
     Example:
         >>> from mpdp.analysis.sweep import sweep

@@ -30,7 +30,7 @@ from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.parity import parity_form
 from mpdp.protocols.table_rule import TableRule
-from mpdp.protocols.worst_case import lp_cost, solve_worst_case
+from mpdp.protocols.worst_case import lp_cost, solve_worst_case, symmetric_lp_cost
 
 __all__ = [
     "RULE_CHOICES",
@@ -43,17 +43,22 @@ __all__ = [
 def worst_case_refusal(
     mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction,
-    measure: NDArray[np.float64],
+    measure: NDArray[np.float64] | None,
     observer: int | None = None,
     engine: str = "auto",
     time_limit: float | None = DEFAULT_TIME_LIMIT,
 ) -> SizeLimitError | None:
     """Why the worst-case LP would be refused (before any work), or None when it fits.
 
-    The problem is prepared (:func:`build_problem`, which picks the engine: the symmetric one for a
-    function of the per-group counts) and the LP's time and memory estimated from its size
-    (:func:`mpdp.protocols.worst_case.lp_cost`); refused are only sizes no engine holds and LPs whose
-    estimate exceeds ``time_limit`` seconds (None: no limit) or the machine's memory.
+    For a symmetric f of more than two outputs the symmetric engine's LP is estimated first from the sizes alone
+    (:func:`mpdp.protocols.worst_case.symmetric_lp_cost`: no measure or gain table is built, which for
+    ``sum`` is (k + 1)^2 float64). Then the problem is prepared (:func:`build_problem`, which picks the
+    engine: the symmetric one for a function of the per-group counts) and the LP's time and memory
+    estimated from its size (:func:`mpdp.protocols.worst_case.lp_cost`); refused are only sizes no engine
+    holds and LPs whose estimate exceeds ``time_limit`` seconds (None: no limit) or the machine's memory.
+
+    Args:
+        measure: w, float64 (|Y|, |Y|); None: the zero-one measure (built only once the sizes fit).
 
     Returns:
         None, or the :class:`SizeLimitError` (a :class:`mpdp.protocols.errors.CostLimitError` naming
@@ -62,13 +67,20 @@ def worst_case_refusal(
     Raises:
         ParameterError: a bad argument (not a size).
     """
+    limit = check_time_limit(time_limit)
     try:
-        problem = build_problem(mechanisms, function, measure, observer, engine)
+        wide = function.output_size(len(mechanisms)) > 2  # a binary f's gain is small (and xor has no LP)
+        early = symmetric_lp_cost(mechanisms, function, observer) if wide and engine != "general" else None
+        refusal = None if early is None else early.refusal(limit)
+        if refusal is not None:
+            return refusal
+        w = np.eye(function.output_size(len(mechanisms))) if measure is None else measure
+        problem = build_problem(mechanisms, function, w, observer, engine)
     except SizeLimitError as exc:
         return exc
     if _parity_views(problem):  # no LP: the average rule is worst-case optimal (see optimal_rules)
         return None
-    return lp_cost(problem.views).refusal(check_time_limit(time_limit))
+    return lp_cost(problem.views).refusal(limit)
 
 
 RULE_CHOICES = ("average", "worst-case", "both")

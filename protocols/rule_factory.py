@@ -67,7 +67,7 @@ def check_rule_size(mechanisms: Sequence[RandomizedResponse], function: BooleanF
     if check_kind(kind) != "worst-case":
         return
     mechs = tuple(mechanisms)
-    refusal = worst_case_refusal(mechs, function, zero_one_measure(function, len(mechs)))
+    refusal = worst_case_refusal(mechs, function, None)
     if isinstance(refusal, CostLimitError):
         estimate = dataclasses.replace(refusal.estimate, alternative="use --rule average (exact posterior "
                                        "decisions), or fewer distinct (epsilon, delta)")

@@ -56,10 +56,13 @@ from mpdp.protocols.cost import CostEstimate, PowerLaw
 from mpdp.protocols.deadline import call_before
 from mpdp.protocols.engines import View, view_accuracy
 from mpdp.protocols.errors import SolverError
+from mpdp.protocols.factors import Factor, group_parties
+from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.kron import Matrix, kron_matvec
+from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = ["LP_MEMORY", "LP_SECONDS", "TIME_LIMIT_STATUS", "WorstCaseSolution", "bayes_upper_bound", "lp_cost", "lp_size",
-           "solve_worst_case"]
+           "solve_worst_case", "symmetric_lp_cost"]
 
 _TIE = 1e-7  # decisions within this relative margin of a class's best score count as tied
 _SNAP = 1e-6
@@ -117,11 +120,11 @@ def _stage(factor: Matrix, left: int, right: int) -> sp.csr_matrix[np.float64]:
                    sp.identity(right, format="csr"), format="csr")
 
 
-def _chain_sizes(view: View) -> list[int]:
+def _chain_sizes(factors: Sequence[Factor]) -> list[int]:
     """The sizes |Z_0| .. |Z_G| of one chain: stage g turns factor g's classes into its input classes."""
-    dims = [f.num_classes for f in view.factors]
+    dims = [f.num_classes for f in factors]
     sizes = [math.prod(dims)]
-    for g, f in enumerate(view.factors):
+    for g, f in enumerate(factors):
         dims[g] = f.n + 1
         sizes.append(math.prod(dims))
     return sizes
@@ -129,7 +132,7 @@ def _chain_sizes(view: View) -> list[int]:
 
 def _chain(view: View) -> tuple[list[sp.csr_matrix[np.float64]], list[int]]:
     """The stage operators and the sizes Z_0 .. Z_G of one chain."""
-    sizes = _chain_sizes(view)
+    sizes = _chain_sizes(view.factors)
     ops = []
     for g, f in enumerate(view.factors):  # input classes of the factors before g, classes of those after
         left = math.prod(x.n + 1 for x in view.factors[:g])
@@ -139,7 +142,7 @@ def _chain(view: View) -> tuple[list[sp.csr_matrix[np.float64]], list[int]]:
 
 def lp_size(view: View) -> tuple[int, int]:
     """(variables, input classes) of the worst-case LP of ``view``, without building it."""
-    return (view.num_outputs - 1) * sum(_chain_sizes(view)) + 1, view.num_inputs
+    return (view.num_outputs - 1) * sum(_chain_sizes(view.factors)) + 1, view.num_inputs
 
 
 def lp_cost(views: Sequence[View]) -> CostEstimate:
@@ -147,7 +150,37 @@ def lp_cost(views: Sequence[View]) -> CostEstimate:
     observer), from :data:`LP_SECONDS` and :data:`LP_MEMORY` (calibration in the module docstring).
 
     The alternative named is the average rule, exact at any size (002 eq. (5))."""
-    sizes = [lp_size(v) for v in views if v.num_outputs > 1]
+    return _lp_cost([lp_size(v) for v in views if v.num_outputs > 1])
+
+
+def symmetric_lp_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
+                      observer: int | None = None) -> CostEstimate | None:
+    """:func:`lp_cost` of the symmetric engine's views from the sizes alone: the groups of parties with
+    equal parameters (their likelihoods not built), |Y| and the input classes (the product over groups
+    of n_g + 1), no measure and no gain table (a (k + 1)^2 float64 matrix for ``sum``).
+
+    Args:
+        mechanisms: the k parties' randomized responses. function: f. observer: None or a party index.
+
+    Returns:
+        the estimate, or None for a function that is not symmetric (``count_values(k)`` None).
+
+    Raises:
+        SizeLimitError: a group larger than a likelihood factor holds
+            (:func:`mpdp.protocols.factors.group_parties`).
+    """
+    k = len(mechanisms)
+    if function.count_values(k) is None:
+        return None
+    others = tuple(i for i in range(k) if i != observer)
+    groups = group_parties(tuple(mechanisms), others, grouped=True)
+    outputs = function.output_size(k)
+    size = ((outputs - 1) * sum(_chain_sizes(groups)) + 1, math.prod(f.n + 1 for f in groups))
+    return _lp_cost([size] * (1 if observer is None else 2) if outputs > 1 else [])
+
+
+def _lp_cost(sizes: Sequence[tuple[int, int]]) -> CostEstimate:
+    """The time and memory of LPs of (variables, input classes) ``sizes``."""
     variables = max((v for v, _ in sizes), default=1)
     inputs = max((j for _, j in sizes), default=1)
     return CostEstimate(

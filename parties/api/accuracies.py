@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -18,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.monte_carlo_cost import monte_carlo_cost
+from mpdp.analysis.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
+from mpdp.analysis.sweep_cost import symmetric_rule_cost
 from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
@@ -159,8 +161,10 @@ def accuracy(
             engines do not fit).
         time_limit: seconds allowed (default 60; None: no limit): work estimated to take longer (the
             worst-case LP, the Monte Carlo fallback) is skipped (``rule="both"``) or refused, naming the
-            estimate. samples, seed: the Monte Carlo fallback (:func:`mpdp.estimate`) for a
-            symmetric f too large for the exact engines. progress: called with the transcripts each batch
+            estimate; an exact average rule estimated to take longer
+            (:func:`mpdp.analysis.sweep_cost.symmetric_rule_cost`: ``sum`` at 20,000 parties) goes to the
+            fallbacks as one too large for the exact engines. samples, seed: the Monte Carlo fallback
+            (:func:`mpdp.estimate`) for a symmetric f too large for the exact engines. progress: called with the transcripts each batch
             of that Monte Carlo estimate drew (nothing is called on the exact paths).
 
     Returns:
@@ -176,31 +180,36 @@ def accuracy(
     mechanisms = randomized_responses(epsilon, delta, parties)
     k = len(mechanisms)
     f = function_of(function)
-    w = accuracy_measure(measure, f.output_size(k))
+    accuracy_measure(measure, 1)  # the name checked now; w itself, (|Y|, |Y|), only where it is used
+    w_of = functools.cache(lambda: accuracy_measure(measure, f.output_size(k)))  # sum, k = 20,000: 3.2 GB
     started = time.perf_counter()
     report: dict[str, Any] = {"k": k, "function": f.name, "measure": measure,
                               "observer": "central" if party is None else party}
     time_limit = check_time_limit(time_limit)
     counts = engine == "counts"
-    if counts and not count_threshold_applies(mechanisms, f, w, party):
+    if counts and not count_threshold_applies(mechanisms, f, w_of(), party):
         raise ParameterError("engine", "counts", "a monotone binary symmetric function (majority, and, or, "
                              "threshold:T), the central observer and pure randomized response in 1 group of "
                              f"equal epsilon (at most {COUNT_GROUP_MAX:,} parties) or 2 (the smaller at most "
                              f"{COUNT_PAIR_SMALL_MAX:,}, the larger at most {PURE_GROUP_MAX:,})")
     if rule == "both" and not counts:  # the worst-case LP only where it fits, and say so
-        refusal = worst_case_refusal(mechanisms, f, w, party, engine, time_limit)
+        refusal = worst_case_refusal(mechanisms, f, None if measure == "zero-one" else w_of(), party, engine,
+                                     time_limit)
         if refusal is not None:
             rule = "average"
             report["worst_case_skipped"] = str(refusal)
     try:
         if counts:
             raise SizeLimitError("engine", "counts", "the exact engines", "the count engine (asked for)")
-        result = _optimal_rules_in_time(mechanisms, f, w, party, rule, engine, measure, time_limit, report)
+        exact = None if engine == "general" else symmetric_rule_cost(mechanisms, f, party)
+        if exact is not None and rule != "worst-case":  # the average rule's (k+1) x |Y| tables: sum grows as k^3
+            exact.check(time_limit)
+        result = _optimal_rules_in_time(mechanisms, f, w_of(), party, rule, engine, measure, time_limit, report)
     except SizeLimitError as exc:
         if engine not in ("auto", "counts") or rule == "worst-case":
             raise
-        if count_threshold_applies(mechanisms, f, w, party):
-            threshold = count_threshold_rule(mechanisms, f, w)
+        if f.output_size(k) == 2 and count_threshold_applies(mechanisms, f, w_of(), party):
+            threshold = count_threshold_rule(mechanisms, f, w_of())
             if rule == "both" and not counts:
                 report["worst_case_skipped"] = str(exc)
             report.update(engine=threshold.engine, rules={"average": {
@@ -209,15 +218,15 @@ def accuracy(
         elif f.count_values(k) is None or rule != "average":
             raise
         else:
-            cost = monte_carlo_cost(observer_average_rule(mechanisms, f, w, party), samples,
-                                    "fewer samples (samples / --samples N; the interval widens as 1/sqrt(N)), "
-                                    "fewer distinct (epsilon, delta), or more time (time_limit / --time-limit "
-                                    "SECONDS)")
+            instead = ("fewer samples (samples / --samples N; the interval widens as 1/sqrt(N)), fewer distinct "
+                       "(epsilon, delta), or more time (time_limit / --time-limit SECONDS)")
+            cost = (wide_monte_carlo_cost(mechanisms, f, party, samples, instead)
+                    or monte_carlo_cost(observer_average_rule(mechanisms, f, w_of(), party), samples, instead))
             refused = cost.refusal(time_limit)
             if refused is not None:  # the reason no exact engine runs first, then why the fallback does not
                 raise CostLimitError(cost, refused.limit, f"no exact engine: {exc}; {refused}") from exc
             fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
-                                party, samples, seed, progress=progress)
+                                party, samples, seed, progress=progress, time_limit=time_limit)
             report.update(engine=fallback.document["engine"], rules=fallback.document["rules"])
     else:
         report["engine"] = result.engine

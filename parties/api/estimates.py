@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mpdp.analysis.accuracy import monte_carlo_accuracy
+from mpdp.analysis.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
+from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
 from mpdp.protocols.symmetric import observer_average_rule
 
@@ -106,6 +108,7 @@ def estimate(
     seed: int | np.random.Generator | None = None,
     confidence: float = 0.95,
     progress: Callable[[int], None] | None = None,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
 ) -> Estimate:
     """Estimate the average accuracy of the optimal average-case rule (002 eq. (4)) by Monte Carlo:
     inputs x uniform on {0, 1}^k, one randomized-response transcript each
@@ -120,12 +123,16 @@ def estimate(
         confidence: level of the Hoeffding interval, in (0, 1).
         progress: called with the transcripts each batch drew (they add up to ``samples``), e.g. a progress
             bar's advance; the estimate does not depend on it.
+        time_limit: seconds allowed (default 60; None: no limit): an estimate whose up-front cost
+            (:func:`mpdp.analysis.monte_carlo_cost.monte_carlo_cost`) is longer is refused before any draw.
 
     Returns:
         :class:`Estimate`.
 
     Raises:
-        ParameterError: a bad epsilon, delta, function, measure, party, samples or confidence.
+        ParameterError: a bad epsilon, delta, function, measure, party, samples, confidence or time_limit.
+        CostLimitError: the estimate would take longer than ``time_limit`` (or more memory than the
+            machine has), naming its estimate and what to do instead.
 
     Example:
         >>> estimate(epsilon=[0.5, 1.0, 2.0], function="xor", samples=1000, seed=2).document["k"]
@@ -133,8 +140,18 @@ def estimate(
     """
     mechanisms = randomized_responses(epsilon, delta, parties)
     f = function_of(function)
+    limit = check_time_limit(time_limit)
+    instead = ("fewer samples (the interval widens as 1/sqrt(samples)), fewer distinct (epsilon, delta), or "
+               "more time (time_limit=SECONDS)")
+    accuracy_measure(measure, 1)  # the name checked before any (|Y|, |Y|) table
+    symmetric = f.count_values(len(mechanisms)) is not None
+    wide = wide_monte_carlo_cost(mechanisms, f, party, samples, instead) if symmetric else None
+    if wide is not None:  # sum: checked before its measure and gain tables are built
+        wide.check(limit)
     w = accuracy_measure(measure, f.output_size(len(mechanisms)))
     rule = observer_average_rule(mechanisms, f, w, party)
+    if wide is None:
+        monte_carlo_cost(rule, samples, instead).check(limit)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     est = monte_carlo_accuracy(rule, f, w, samples, rng, confidence, progress)
     assert est.interval is not None  # the Monte Carlo estimate always has its interval

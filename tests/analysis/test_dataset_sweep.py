@@ -180,3 +180,26 @@ def test_a_fixed_input_count_must_fit_its_group() -> None:
     with pytest.raises(ParameterError, match=r"ones=\(4,\)"):
         table.correct_on_input((4,), 1, 10, np.random.default_rng(0))
     assert table.correct_on_input((3,), 1, 0, np.random.default_rng(0)) == 0
+
+
+def test_the_worst_case_lp_is_checked_at_the_rounds_participant_counts(monkeypatch) -> None:
+    """The LP solved per round has the round's participants, not the dataset's k rows: 435 rows of which at
+    most 6 vote fit (at 435 the LP of sum is refused), and the check runs once per distinct count."""
+    import mpdp.analysis.sweep as sweep_module
+
+    bits = np.full((435, 3), -1, dtype=np.int8)
+    bits[:5, 0], bits[:6, 1], bits[:5, 2] = 1, 0, 1
+    checked = []
+    refusal = sweep_module.worst_case_refusal
+
+    def spy(mechanisms, *args):
+        checked.append(len(mechanisms))
+        return refusal(mechanisms, *args)
+
+    monkeypatch.setattr(sweep_module, "worst_case_refusal", spy)
+    plan = plan_dataset_sweep([0.5, 1.0], bits, ["a", "b", "c"], dataset="toy", function="sum", rule="worst-case")
+    assert sorted(checked) == [5, 6]
+    assert plan.plan.inputs["participants"] == [5, 6, 5]
+    result = dataset_sweep([1.0], bits, ["a", "b", "c"], dataset="toy", function="sum", rule="worst-case",
+                           samples=200, seed=3)
+    assert result.points[0].parties == 435 and result.consistent

@@ -84,3 +84,19 @@ def test_the_memory_counts_the_gain_table_of_sum() -> None:
 def test_samples_below_one_are_refused() -> None:
     with pytest.raises(ParameterError, match="samples=0"):
         monte_carlo_cost(_rule([RandomizedResponse(1.0)] * 3, "xor"), 0, "")
+
+
+@pytest.mark.parametrize(("mechanisms", "party"), [
+    ([RandomizedResponse(1.0)] * 300, None),  # one group, central: the count table
+    ([RandomizedResponse(1.0)] * 300, 4),  # a party: two own bits
+    ([RandomizedResponse(0.5 + 0.01 * i) for i in range(40)], None),  # distinct: per-party draws
+    ([RandomizedResponse(1.0, 0.05, four_output=True)] * 30, None),
+])
+def test_the_estimate_of_a_wide_function_needs_no_gain_table(mechanisms, party) -> None:
+    """sum's estimate before its rule is built is the estimate of the built rule (its gain read only
+    through its size); a binary f has none (its parity form needs the gain)."""
+    from mpdp.analysis.monte_carlo_cost import wide_monte_carlo_cost
+
+    built = monte_carlo_cost(_rule(mechanisms, "sum", party), 5000, "fewer")
+    assert wide_monte_carlo_cost(mechanisms, parse_function("sum"), party, 5000, "fewer") == built
+    assert wide_monte_carlo_cost(mechanisms, parse_function("xor"), party, 5000, "fewer") is None

@@ -31,3 +31,19 @@ def test_consistency_against_an_estimated_theory() -> None:
 def test_bad_counts(args) -> None:
     with pytest.raises(ParameterError):
         consistency_test(*args)
+
+
+def test_a_measured_verdict_is_the_interval_at_its_level_and_the_test_at_alpha_over_rounds() -> None:
+    from scipy.stats import binom
+
+    from mpdp.analysis.stats import measured_verdict
+
+    v = measured_verdict(37, 200, 0.25, alpha=0.05, interval_alpha=0.01, rounds=4)
+    assert v.ci_low == pytest.approx(beta.ppf(0.005, 37, 164), abs=1e-10)
+    assert v.ci_high == pytest.approx(beta.ppf(0.995, 38, 163), abs=1e-10)
+    # two-sided exact binomial p-value: every count no more likely than 37 under Bin(200, 0.25)
+    pmf = binom.pmf(range(201), 200, 0.25)
+    assert v.test.p_value == pytest.approx(pmf[pmf <= pmf[37] * (1 + 1e-7)].sum(), rel=1e-9)
+    assert v.test.level == 0.05 / 4 and v.test.consistent == (v.test.p_value >= 0.05 / 4)
+    # a theory a float sum left a hair above 1 is clipped, not refused
+    assert measured_verdict(10, 10, 1.0 + 1e-16, alpha=0.05, interval_alpha=0.05, rounds=1).test.consistent

@@ -209,3 +209,13 @@ def test_the_curator_of_any_binary_function_by_monte_carlo() -> None:
                  samples=10).points[0].curator_accuracy is None
     with pytest.raises(ParameterError, match="binary"):
         sweep([1.0], parties=5, function="sum", protocol="curator")
+
+
+def test_the_curator_is_001s_mechanism_for_a_binary_function_only() -> None:
+    from mpdp.analysis.sweep import binary_curator
+    from mpdp.protocols.majority_mechanism import central_mechanism
+
+    assert binary_curator("sum", 7, 1.0, 0.0) is None
+    curator = binary_curator("majority", 7, 1.0, 0.0)
+    assert curator is not None
+    np.testing.assert_array_equal(curator.truthful, central_mechanism("majority", 7, 1.0, 0.0).truthful)

@@ -208,3 +208,35 @@ def test_a_time_limit_leaves_the_solution_unchanged() -> None:
                                                (12345.6 * 86400, "12,346 days")])
 def test_durations_read_as_people_write_them(seconds: float, text: str) -> None:
     assert format_seconds(seconds) == text  # not "1.7e+02 days" (the Monte Carlo refusal at 100,000 parties)
+
+
+@pytest.mark.parametrize(("function", "mechs", "observer"), [
+    ("sum", [RandomizedResponse(1.0)] * 40, None),
+    ("sum", [RandomizedResponse(1.0)] * 40, 3),
+    ("sum", [RandomizedResponse(0.5)] * 6 + [RandomizedResponse(2.0)] * 9, None),
+    ("majority", [RandomizedResponse(1.0)] * 25, 0),
+    ("threshold:3", _four_output(1) * 8, None),
+])
+def test_the_symmetric_lp_estimate_from_sizes_alone_is_the_built_problems(function, mechs, observer) -> None:
+    from mpdp.protocols.worst_case import symmetric_lp_cost
+
+    f = parse_function(function)
+    problem = build_problem(mechs, f, accuracy_measure("zero-one", f.output_size(len(mechs))), observer,
+                            engine="symmetric")
+    assert symmetric_lp_cost(mechs, f, observer) == lp_cost(problem.views)
+
+
+def test_the_lp_of_sum_at_20000_parties_is_refused_from_its_size_without_building_it() -> None:
+    """A zero-one measure (None) is built only once the sizes fit: sum's (k + 1)^2 = 3.2 GB float64."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        refusal = worst_case_refusal([RandomizedResponse(1.0)] * 20_000, parse_function("sum"), None)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # V = (|Y| - 1) (|Z_0| + |Z_1|) + 1 = 20,000 x (20,001 + 20,001) + 1 over 20,001 input classes
+    assert isinstance(refusal, CostLimitError) and "800,040,001 variables over 20,001" in str(refusal)
+    assert peak < 50e6
+    assert worst_case_refusal([RandomizedResponse(1.0)] * 12, parse_function("sum"), None) is None

@@ -29,7 +29,8 @@ rounds as mpdp simulate --dataset runs it, --samples repetitions a round.
 processes with uniformly random bits, --samples rounds of one privatization each, published over a real
 MQTT broker (one for the whole sweep: our own by default, or --broker URL); the same verdicts, the same
 points for the same --seed. Live points run one after another (no --jobs, no --executor), each a few
-seconds at least: the command prints an estimate before it starts.
+seconds at least. Either way the command prints an estimate of the time and memory before it starts (the
+Monte Carlo sweep's on one core; --jobs N divides it by up to N).
 """
 
 from __future__ import annotations
@@ -264,7 +265,8 @@ def _run(args: argparse.Namespace) -> int:
     else:
         where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
         per = "" if data is None else f" x {data.num_rounds} rounds of {data.name} (k = {data.num_parties})"
-        header = f"mpdp sweep: {_points(len(tasks))}{per} x {samples} samples, {where}"
+        header = (f"mpdp sweep: {_points(len(tasks))}{per} x {samples} samples, {where}; "
+                  f"{plan.estimate().describe()} on one core")
     with (_executor(args.executor, args.jobs) as executor,
           _Progress(console if not args.quiet else None, header, "rounds" if args.live else "points") as progress,
           option_names(**names)):

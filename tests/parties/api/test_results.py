@@ -73,6 +73,46 @@ def test_estimate_covers_the_exact_accuracy() -> None:
     assert {**again.to_dict(), "inputs": None} == {**r.to_dict(), "inputs": None}
 
 
+def test_an_estimate_over_its_time_limit_is_refused_before_any_draw() -> None:
+    """sum at k = 3,000: 10,000 transcripts cost at least 10,000 x 3,000 symbols x 180 ns = 5.4 s by the
+    model of analysis.monte_carlo_cost (it used to run, however long): refused under 2 s, naming it."""
+    from mpdp.analysis.monte_carlo_cost import monte_carlo_cost
+    from mpdp.protocols.errors import CostLimitError
+    from mpdp.protocols.symmetric import observer_average_rule
+
+    with pytest.raises(CostLimitError, match=r"10,000 transcripts of 3,000 parties.*over the 2 s time limit.*"
+                                             r"fewer samples"):
+        mpdp.estimate(epsilon=1.0, parties=3000, function="sum", samples=10_000, progress=pytest.fail,
+                      time_limit=2.0)
+    rule = observer_average_rule([RandomizedResponse(1.0)] * 3000, parse_function("sum"),
+                                 accuracy_measure("zero-one", 3001))
+    assert monte_carlo_cost(rule, 10_000, "").seconds > 10_000 * 3000 * 1.8e-7
+    with pytest.raises(ParameterError, match="time_limit"):
+        mpdp.estimate(epsilon=1.0, parties=3, samples=10, time_limit=0.0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: mpdp.estimate(epsilon=1.0, parties=20_000, function="sum", samples=100_000),
+    lambda: mpdp.accuracy(epsilon=1.0, parties=20_000, function="sum"),
+])
+def test_sum_at_20000_parties_is_refused_before_its_tables_are_built(call) -> None:
+    """The zero-one measure and the posterior rule's gain of sum at k = 20,000 are (k + 1)^2 float64, 3.2 GB
+    each: the refusal (the Monte Carlo's ~47 h; for accuracy first the exact rule's ~33 min) comes from
+    the sizes, before either is built."""
+    import tracemalloc
+
+    from mpdp.protocols.errors import CostLimitError
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(CostLimitError, match=r"100,000 transcripts of 20,000 parties.*over the 60 s time limit"):
+            call()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 200e6
+
+
 @pytest.mark.parametrize("make", [
     lambda: mpdp.compose(epsilon=0.5, delta=0.0, k=3),
     lambda: mpdp.accuracy(epsilon=[1.0, 1.0], function="and"),

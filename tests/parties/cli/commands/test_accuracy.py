@@ -244,3 +244,15 @@ def test_xor_names_its_bound_without_an_lp(capsys) -> None:
     assert main(["accuracy", "--epsilon", "1*5", "--function", "xor"]) == 0
     out = capsys.readouterr().out
     assert f"(upper bound {0.5 * (1 + math.tanh(0.5) ** 5):.12g})" in out and "LP" not in out
+
+
+def test_an_exact_rule_estimated_over_the_time_limit_goes_to_the_fallback_at_once() -> None:
+    """sum's exact average rule multiplies (k + 1) x (k + 1) tables: at k = 3,000 about 7 s by
+    analysis.sweep_cost. Under a 2 s limit it is not started (it used to run, whatever the limit): the
+    Monte Carlo fallback (20 transcripts, ~1 s by its own estimate) answers, and more samples are
+    refused naming both estimates."""
+    doc = mpdp.accuracy(1.0, "sum", parties=3000, rule="average", time_limit=2.0, samples=20, seed=1).to_dict()
+    assert doc["engine"] == "posterior-monte-carlo" and doc["rules"]["average"]["samples"] == 20
+    with pytest.raises(SizeLimitError, match=r"no exact engine: the exact rule \(3,000 parties, 3,001 outputs\) "
+                                             r"would take about .* over the 2 s time limit.*Monte Carlo"):
+        mpdp.accuracy(1.0, "sum", parties=3000, rule="average", time_limit=2.0, samples=10_000)

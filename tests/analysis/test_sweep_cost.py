@@ -1,0 +1,82 @@
+"""A sweep's up-front cost: stated before any point runs, refused for an exact rule too large (sum at
+k = 20,000) without building its (k + 1) x (k + 1) tables, counting a dataset's rounds."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from mpdp.analysis.dataset_sweep import plan_dataset_sweep
+from mpdp.analysis.monte_carlo_cost import MEMORY_BYTES, PURE_DRAW_SECONDS, REPETITION_SECONDS, SETUP_SECONDS
+from mpdp.analysis.sweep import plan_sweep
+from mpdp.analysis.sweep_cost import (
+    DATASET_INPUT_RULES,
+    EXACT_CALL_SECONDS,
+    EXACT_OUTPUT_STEP_SECONDS,
+    EXACT_STEP_SECONDS,
+    sweep_cost,
+    symmetric_rule_cost,
+)
+from mpdp.protocols.errors import CostLimitError
+from mpdp.protocols.functions import parse_function
+from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.worst_case import symmetric_lp_cost
+
+#: 5 members, 3 rounds; member 4 takes no part in round 2 (participant counts 5, 4, 5).
+TOY = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1], [1, 0, 0], [0, -1, 1]], dtype=np.int8)
+
+
+@pytest.mark.parametrize("rule", ["average", "worst-case"])
+def test_sum_at_20000_parties_is_refused_before_its_tables_are_built(rule) -> None:
+    """The exact rule of sum at k = 20,000 (the symmetric engine's limit) multiplies (k + 1)^2 tables:
+    refused with its estimate, having allocated far less than one 3.2 GB float64 (k + 1)^2 matrix."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(CostLimitError,
+                           match=r"exact rule of sum \(20,000 parties, 20,001 outputs\) .* over the 60 s time limit"):
+            plan_sweep([1.0], parties=20_000, function="sum", rule=rule, observer="central")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 50e6  # one (k + 1)^2 float64 matrix is 3.2e9 bytes
+
+
+def _exact(n: int, function: str = "majority", observer: int | None = None) -> float:
+    cost = symmetric_rule_cost([RandomizedResponse(1.0)] * n, parse_function(function), observer)
+    assert cost is not None
+    return cost.seconds
+
+
+def test_the_exact_rule_grows_with_the_outputs_and_a_party_has_two_views() -> None:
+    # one pure group of 20,000: 20,001 classes x 20,001 inputs, times 2 or 20,001 outputs
+    steps = 20_001**2
+    assert _exact(20_000) == pytest.approx(EXACT_CALL_SECONDS
+                                           + steps * (EXACT_STEP_SECONDS + 2 * EXACT_OUTPUT_STEP_SECONDS))
+    assert _exact(20_000) < 60 < _exact(20_000, "sum")  # majority at the engine's limit runs, sum does not
+    assert _exact(101, observer=0) == pytest.approx(2 * _exact(100))  # a party: 100 others, two own bits
+    total = symmetric_rule_cost([RandomizedResponse(1.0)] * 20_000, parse_function("sum"))
+    assert total is not None and total.memory_bytes == pytest.approx(4 * 8 * steps)  # banded: no dense (k+1)^2
+    assert symmetric_rule_cost([RandomizedResponse(1.0)] * 3, parse_function("table:0,1,0,0,0,0,0,1")) is None
+
+
+def test_a_dataset_point_builds_a_rule_per_participant_count_and_measures_every_round() -> None:
+    plan = plan_dataset_sweep([1.0], TOY, ["a", "b", "c"], dataset="toy", rule="average", samples=1000)
+    per_draw = REPETITION_SECONDS + PURE_DRAW_SECONDS
+    # the rule of 5 (once) and its accuracy on rounds a and c, the rule of 4 and its accuracy on round b
+    expected = (SETUP_SECONDS + 3 * 1000 * per_draw + (1 + 2 * DATASET_INPUT_RULES) * _exact(5)
+                + (1 + DATASET_INPUT_RULES) * _exact(4))
+    estimate = plan.estimate()
+    assert estimate.seconds == pytest.approx(expected) and estimate.memory_bytes == MEMORY_BYTES
+    assert estimate.size == "1 point x 3 rounds x 1,000 samples"
+    # the same points measured on uniform inputs of k = 5: one rule, one accuracy, one set of draws
+    uniform = sweep_cost(plan.plan.tasks)
+    assert uniform.seconds == pytest.approx(SETUP_SECONDS + 1000 * per_draw + 2 * _exact(5))
+
+
+def test_a_worst_case_point_adds_its_lp() -> None:
+    average = plan_sweep([1.0], parties=30, function="sum", rule="average", observer="central").estimate()
+    worst = plan_sweep([1.0], parties=30, function="sum", rule="worst-case", observer="central").estimate()
+    lp = symmetric_lp_cost([RandomizedResponse(1.0)] * 30, parse_function("sum"))
+    assert lp is not None and worst.seconds == pytest.approx(average.seconds + lp.seconds)
