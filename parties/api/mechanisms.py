@@ -217,8 +217,7 @@ def _solve_function(request: _Request, name: str) -> tuple[dict[str, Any], Centr
     except ParameterError as exc:
         if exc.name != "red_at_boundary":
             raise
-        raise ParameterError("boundary", request.boundary, f"none for {request.graph}: {name} has no single "
-                             "boundary (its optimum is fixed)") from None
+        raise ParameterError("boundary", request.boundary, exc.allowed, exc.hint) from None
     doc: dict[str, Any] = {"feasible": True, "function": name, "vertices": "count of YES votes",
                            "red": MAJORITY_RED if name == "majority" else f"output 0 ({name} = 0)",
                            "probabilities": {str(c): float(1.0 - p) for c, p in enumerate(central.release_one)}}
