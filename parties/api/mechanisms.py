@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -134,7 +135,7 @@ class Mechanism(Result):
         return figure
 
 
-def mechanism(graph: str, epsilon: float | None = None, delta: float | None = None, boundary: float | None = None,
+def mechanism(graph: str | os.PathLike[str], epsilon: float | None = None, delta: float | None = None, boundary: float | None = None,
               balanced: bool = False) -> Mechanism:
     """The optimal (epsilon, delta)-DP mechanism on ``graph`` (001): Theorem 2 for a graph file's boundary
     values, Theorems 3-5 for one value R on the whole blue boundary (``boundary``), or the balanced
@@ -155,13 +156,18 @@ def mechanism(graph: str, epsilon: float | None = None, delta: float | None = No
         :class:`Mechanism`.
 
     Raises:
-        ParameterError: a bad graph spec, epsilon, delta or boundary, or both boundary and balanced.
+        ParameterError: a bad graph spec (also one that is no str or path), epsilon, delta or boundary, or
+            both boundary and balanced.
         SizeLimitError: a graph too large.
 
     Example:
         >>> mechanism("line:4,3", epsilon=0.2624, delta=0.1, boundary=0.8).document["transition"]
         1
     """
+    if isinstance(graph, os.PathLike):
+        graph = os.fspath(graph)
+    if not isinstance(graph, str):
+        raise ParameterError("graph", graph, f"{_GRAPHS} (a str), or a graph file's path")
     doc, solved = _solve(_Request(graph, epsilon, delta, boundary, balanced))
     inputs = {"graph": graph, "epsilon": epsilon, "delta": delta, "boundary": boundary, "balanced": balanced}
     document = strict_document(doc, "mechanism", inputs)
