@@ -83,8 +83,6 @@ def test_executor_must_be_a_dask_address(capsys, url) -> None:
     (["--round-timeout", "5"], "--round-timeout=5.0"),
     (["--protocol", "curator", "--rule", "average"], "--rule='average' is not allowed: none with protocol curator"),
     (["--protocol", "curator", "--function", "sum"], "--function='sum' is not allowed: a binary function"),
-    (["--protocol", "curator", "--function", "majority,xor", "--live"],
-     "--function='majority,xor' is not allowed: majority with a live curator protocol"),
 ])
 def test_live_and_curator_options_are_checked(capsys, argv, match) -> None:
     assert match in refused(capsys, "sweep", "--epsilon", "1", "--parties", "3", *argv)
