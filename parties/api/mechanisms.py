@@ -135,8 +135,8 @@ class Mechanism(Result):
         return figure
 
 
-def mechanism(graph: str | os.PathLike[str], epsilon: float | None = None, delta: float | None = None, boundary: float | None = None,
-              balanced: bool = False) -> Mechanism:
+def mechanism(graph: str | os.PathLike[str], epsilon: float | None = None, delta: float | None = None,
+              boundary: float | None = None, balanced: bool = False) -> Mechanism:
     """The optimal (epsilon, delta)-DP mechanism on ``graph`` (001): Theorem 2 for a graph file's boundary
     values, Theorems 3-5 for one value R on the whole blue boundary (``boundary``), or the balanced
     mechanism (``balanced=True``, the best worst-case accuracy). An infeasible boundary is an answer
