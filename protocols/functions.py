@@ -219,12 +219,14 @@ def _binary(name: str, rule: Callable[[NDArray[np.int64], int], NDArray[np.bool_
 
 
 def _threshold(spec: str) -> SymmetricFunction:
+    # named "function" (the whole spec), never "threshold": the CLI maps that name to mpc's --threshold
     try:
         t = int(spec)
     except ValueError:
-        raise ParameterError("threshold", spec, "an integer T >= 0, as in threshold:3") from None
+        raise ParameterError("function", f"threshold:{spec}", "threshold:T with an integer T >= 0, as in "
+                             "threshold:3") from None
     if t < 0:
-        raise ParameterError("threshold", t, "an integer T >= 0")
+        raise ParameterError("function", f"threshold:{spec}", "threshold:T with an integer T >= 0")
     return _binary(f"threshold:{t}", lambda s, k: s >= t)
 
 

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 
-__all__ = ["HYPERCUBE_MAX_VOTERS", "ColoredGraph", "line_graph", "majority_hypercube"]
+__all__ = ["HYPERCUBE_MAX_VOTERS", "ColoredGraph", "check_line_shape", "line_graph", "majority_hypercube"]
 
 #: Largest number of voters whose full hypercube (2^k vertices) is built.
 HYPERCUBE_MAX_VOTERS = 20
@@ -197,6 +197,17 @@ class ColoredGraph:
         return [names[i] for i in np.flatnonzero(mask)]
 
 
+def check_line_shape(n_blue: int, n_red: int) -> None:
+    """Check the shape of an (n_B, n_R)-line without building it (O(1)).
+
+    Raises:
+        ParameterError: n_B < 1 or n_R < 1, or either not an integer.
+    """
+    for name, value in (("n_B", n_blue), ("n_R", n_red)):
+        if not isinstance(value, (int, np.integer)) or value < 1:
+            raise ParameterError(name, value, "an integer >= 1")
+
+
 def line_graph(n_blue: int, n_red: int) -> ColoredGraph:
     """The (n_B, n_R)-line of 001 (Figs. 1(c), 2 and 3).
 
@@ -206,9 +217,7 @@ def line_graph(n_blue: int, n_red: int) -> ColoredGraph:
     Raises:
         ParameterError: n_B < 1 or n_R < 1.
     """
-    for name, value in (("n_B", n_blue), ("n_R", n_red)):
-        if not isinstance(value, (int, np.integer)) or value < 1:
-            raise ParameterError(name, value, "an integer >= 1")
+    check_line_shape(n_blue, n_red)
     n = int(n_blue) + int(n_red)
     edges = np.stack([np.arange(n - 1), np.arange(1, n)], axis=1)
     names = tuple(str(j) for j in range(1, n + 1))

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 from mpdp.protocols.coloring_mechanisms import GraphMechanism
 from mpdp.protocols.coloring_steps import ColoringStep
 from mpdp.protocols.errors import ParameterError, SizeLimitError
-from mpdp.protocols.graphs import ColoredGraph, line_graph
+from mpdp.protocols.graphs import ColoredGraph, check_line_shape, line_graph
 from mpdp.protocols.morphisms import boundary_distances
 
 __all__ = [
@@ -138,7 +138,7 @@ def line_mechanism(n_blue: int, n_red: int, red_at_boundary: float, epsilon: flo
         raise SizeLimitError("n_B + n_R", int(n_blue) + int(n_red), MAX_LINE_NODES,
                              "a shorter line, or ColoringStep(epsilon, delta).iterate(t, n): the value n steps "
                              "from the boundary in closed form (001 Theorem 4)")
-    line_graph(n_blue, n_red)  # validates the shape
+    check_line_shape(n_blue, n_red)
     step = ColoringStep(epsilon, delta)
     r = _check_probability("red_at_boundary", red_at_boundary)
     blue = 1.0 - step.iterate(1.0 - r, np.arange(n_blue - 1, -1, -1))  # nodes 1..n_B

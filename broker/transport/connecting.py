@@ -94,6 +94,7 @@ async def enter(client: aiomqtt.Client) -> None:
 
     paho.on_log, paho.on_disconnect = on_log, on_disconnect
     entering = asyncio.ensure_future(client.__aenter__())
+    entering.add_done_callback(_retrieve)
     try:
         await asyncio.wait((entering, gone), return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -108,6 +109,14 @@ async def enter(client: aiomqtt.Client) -> None:
         finally:
             del entering  # that error's traceback holds this frame: no cycle back through the task
     paho.on_log, paho.on_disconnect = None, aiomqtt_on_disconnect
+
+
+def _retrieve(attempt: asyncio.Future[Any]) -> None:
+    """Mark a finished connection attempt's error as retrieved: :func:`enter` cancelled (a timeout, a stop)
+    just as the attempt failed ("Connection refused" while the broker restarts) re-raises the cancellation,
+    and asyncio would log the attempt's error with a traceback ("Task exception was never retrieved")."""
+    if not attempt.cancelled():
+        attempt.exception()
 
 
 def discard(client: aiomqtt.Client) -> None:

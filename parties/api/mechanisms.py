@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -134,8 +135,8 @@ class Mechanism(Result):
         return figure
 
 
-def mechanism(graph: str, epsilon: float | None = None, delta: float | None = None, boundary: float | None = None,
-              balanced: bool = False) -> Mechanism:
+def mechanism(graph: str | os.PathLike[str], epsilon: float | None = None, delta: float | None = None,
+              boundary: float | None = None, balanced: bool = False) -> Mechanism:
     """The optimal (epsilon, delta)-DP mechanism on ``graph`` (001): Theorem 2 for a graph file's boundary
     values, Theorems 3-5 for one value R on the whole blue boundary (``boundary``), or the balanced
     mechanism (``balanced=True``, the best worst-case accuracy). An infeasible boundary is an answer
@@ -155,13 +156,18 @@ def mechanism(graph: str, epsilon: float | None = None, delta: float | None = No
         :class:`Mechanism`.
 
     Raises:
-        ParameterError: a bad graph spec, epsilon, delta or boundary, or both boundary and balanced.
+        ParameterError: a bad graph spec (also one that is no str or path), epsilon, delta or boundary, or
+            both boundary and balanced.
         SizeLimitError: a graph too large.
 
     Example:
         >>> mechanism("line:4,3", epsilon=0.2624, delta=0.1, boundary=0.8).document["transition"]
         1
     """
+    if isinstance(graph, os.PathLike):
+        graph = os.fspath(graph)
+    if not isinstance(graph, str):
+        raise ParameterError("graph", graph, f"{_GRAPHS} (a str), or a graph file's path")
     doc, solved = _solve(_Request(graph, epsilon, delta, boundary, balanced))
     inputs = {"graph": graph, "epsilon": epsilon, "delta": delta, "boundary": boundary, "balanced": balanced}
     document = strict_document(doc, "mechanism", inputs)
@@ -217,8 +223,7 @@ def _solve_function(request: _Request, name: str) -> tuple[dict[str, Any], Centr
     except ParameterError as exc:
         if exc.name != "red_at_boundary":
             raise
-        raise ParameterError("boundary", request.boundary, f"none for {request.graph}: {name} has no single "
-                             "boundary (its optimum is fixed)") from None
+        raise ParameterError("boundary", request.boundary, exc.allowed, exc.hint) from None
     doc: dict[str, Any] = {"feasible": True, "function": name, "vertices": "count of YES votes",
                            "red": MAJORITY_RED if name == "majority" else f"output 0 ({name} = 0)",
                            "probabilities": {str(c): float(1.0 - p) for c, p in enumerate(central.release_one)}}

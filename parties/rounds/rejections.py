@@ -2,7 +2,11 @@
 
 A flood of forged messages must neither go unnoticed nor flood the log: each rejection is counted by
 reason; the first of a reason is logged at WARNING at once, later ones at most once per ``interval``
-seconds per reason, with the number left out since the last line.
+seconds per reason, with the number left out since the last line. One message refused by many receivers of
+a process alike (the parties of a deployed host, each with its own connection, refusing the same stale
+announcement after a broker restart) is logged by the first of them only: a line of the same reason and
+detail written by another receiver of the same logger less than ``interval`` seconds before is not repeated
+(each receiver still counts it).
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ import time
 from collections.abc import Callable
 
 __all__ = ["RejectLog"]
+
+#: (logger name, reason) -> (detail, clock time) of the last line written by any receiver in this process
+_LAST_LINE: dict[tuple[str, str], tuple[str, float]] = {}
 
 
 class RejectLog:
@@ -56,6 +63,10 @@ class RejectLog:
         last = self._logged.get(reason)
         if last is not None and now - last[0] < self._interval:
             return
+        shared = _LAST_LINE.get((self._logger.name, reason))
+        if shared is not None and shared[0] == detail and 0.0 <= now - shared[1] < self._interval:
+            return  # another receiver of this process logged the same message just now
+        _LAST_LINE[(self._logger.name, reason)] = (detail, now)
         skipped = 0 if last is None else self.counts[reason] - last[1] - 1
         more = f" (and {skipped} more since the last report)" if skipped else ""
         self._logger.warning("%s: rejected a message (%s): %s%s", self.who, reason, detail[:200], more)

@@ -51,6 +51,13 @@ def test_bad_function_specs(spec: str) -> None:
         parse_function(spec)
 
 
+@pytest.mark.parametrize("spec", ["threshold:x", "threshold:-1"])
+def test_bad_threshold_names_the_function(spec: str) -> None:
+    """It named ``threshold``, which ``mpdp simulate`` reads as its mpc option: "--threshold=1 is not allowed"."""
+    with pytest.raises(ParameterError, match=f"function='{spec}' is not allowed: threshold:T"):
+        parse_function(spec)
+
+
 def test_table_with_wrong_k() -> None:
     with pytest.raises(ParameterError, match="k=3"):
         TruthTable((0, 1)).truth_table(3)

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpdp.protocols.coloring_mechanisms import optimal_mechanism
+from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.graphs import ColoredGraph, line_graph, majority_hypercube
 from mpdp.protocols.line_mechanisms import (
     balanced_boundary_value,
@@ -117,3 +118,15 @@ def test_hypercube_collapse_without_loss(k) -> None:
     np.testing.assert_allclose(boundary_homogeneous_mechanism(g, r, eps, delta).red_probability, full,
                                atol=1e-12)
     np.testing.assert_allclose(lp_optimal(g, dict.fromkeys(bnd.tolist(), r), eps, delta), full, atol=1e-7)
+
+
+def test_line_mechanism_checks_its_shape_without_building_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The average-optimal boundary search calls line_mechanism ~40 times: building the (n_B, n_R)-line's
+    names each time took 40 of 48 s for and:10^6; the shape is still checked."""
+    import mpdp.protocols.line_mechanisms as lm
+
+    monkeypatch.setattr(lm, "line_graph", lambda *_: pytest.fail("line graph built"))
+    line = lm.line_mechanism(3, 2, 0.5, math.log(2.0), 0.0)
+    assert line.red_probability.tolist() == [0.125, 0.25, 0.5, 0.75, 0.875]  # e^eps = 2: halves away from dB
+    with pytest.raises(ParameterError, match="n_R=0"):
+        lm.line_mechanism(3, 0, 0.5, 1.0, 0.0)

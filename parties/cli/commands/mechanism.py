@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         tau = doc["transition"]
         print("transition parameter tau = " + ("none (no blue step in the initial regime)" if tau is None
                                                else str(tau)))
-    rows = _runs([(v, f"{np.round(p, 12):.12g}") for v, p in doc["probabilities"].items()])
+    rounded = np.round(np.fromiter(doc["probabilities"].values(), np.float64), 12)  # one call: N = 10^6 in 0.1 s
+    rows = _runs([(v, f"{p:.12g}") for v, p in zip(doc["probabilities"], rounded.tolist())])
     width = max(len(v) for v, _ in rows)
     print(f"{doc.get('vertices', 'vertex'):>{width}}  P(output red = {doc['red']})")
     for v, text in rows:

@@ -157,6 +157,7 @@ def test_mechanism_plot_of_a_graph_is_no_line_in_name_order(tmp_path) -> None:
     path = tmp_path / "g.json"
     path.write_text(json.dumps(graph))
     r = mpdp.mechanism(str(path), epsilon=1.0)
+    assert mpdp.mechanism(path, epsilon=1.0).probabilities == r.probabilities  # a Path as well
     figure = r.plot()
     ax = figure.axes[0]
     assert not [line for line in ax.get_lines() if line.get_gid() == "line"]
@@ -168,6 +169,8 @@ def test_mechanism_plot_of_a_graph_is_no_line_in_name_order(tmp_path) -> None:
 
 
 def test_bad_values_are_named() -> None:
+    with pytest.raises(ParameterError, match="graph=5 is not allowed"):  # was an AttributeError
+        mpdp.mechanism(5, epsilon=1.0)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="parties=3"):
         mpdp.estimate(epsilon=[1.0, 2.0], parties=3)
     with pytest.raises(ParameterError, match=r"delta=\[0.1, 0.2\]"):

@@ -123,6 +123,28 @@ def test_rejections_are_counted_and_logged_at_most_once_per_interval(caplog: pyt
     ]
 
 
+def test_one_message_refused_by_many_receivers_is_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    """A deployed host's parties (one connection each) refused the announcement a broker restart delayed
+    past its re-announcement: one WARNING line per party (218 per host of the House). One line now; each
+    party still counts it, and a different message or one after the interval is logged again."""
+    clock = _Clock(0.0)
+    parties = [RejectLog(logging.getLogger("mpdp.test-shared"), f"party {i}", interval=5.0, clock=clock)
+               for i in range(10)]
+    stale = "rounds round 31: sequence 1 <= 2"
+    with caplog.at_level(logging.WARNING, "mpdp.test-shared"):
+        for party in parties:
+            party.reject("replay", stale)
+        parties[3].reject("replay", "rounds round 32: sequence 3 <= 4")
+        clock.now = 5.0
+        parties[4].reject("replay", stale)
+    assert [p.counts["replay"] for p in parties] == [1, 1, 1, 2, 2, 1, 1, 1, 1, 1]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"party 0: rejected a message (replay): {stale}",
+        "party 3: rejected a message (replay): rounds round 32: sequence 3 <= 4",
+        f"party 4: rejected a message (replay): {stale}",
+    ]
+
+
 # --- worker status at the observer ----------------------------------------------------------------------
 
 

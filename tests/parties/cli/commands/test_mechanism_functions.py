@@ -90,7 +90,11 @@ def test_text_and_help(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
-    (["--graph", "xor:4", "--epsilon", "1", "--boundary", "0.3"], "--boundary=0.3"),
+    (["--graph", "xor:4", "--epsilon", "1", "--boundary", "0.3"], "--boundary=0.3 is not allowed: None for xor"),
+    (["--graph", "threshold:0,4", "--epsilon", "1", "--boundary", "0.3"], "no single boundary"),
+    # a one-change function's boundary out of [0, 1] is a bad probability, not "no single boundary"
+    (["--graph", "and:5", "--epsilon", "1", "--boundary", "1.5"], "--boundary=1.5 is not allowed: a probability"),
+    (["--graph", "majority:5", "--epsilon", "1", "--boundary", "nan"], "--boundary=nan is not allowed: a probability"),
     (["--graph", "threshold:2", "--epsilon", "1"], "threshold:T,N"),
     (["--graph", "or:0", "--epsilon", "1"], "--graph='or:0'"),
     (["--graph", "and:2000000", "--epsilon", "1"], "at most 1000000"),

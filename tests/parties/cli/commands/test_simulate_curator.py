@@ -20,6 +20,9 @@ from mpdp.protocols.mechanisms import RandomizedResponse
     (["--function", "sum"], "--function='sum' is not allowed: one of majority (or passed), and, or, xor (or parity), "
                             "threshold:T for the curator protocol"),
     (["--epsilon", "0.5:2"], "one value with --protocol curator"),
+    # a bad T named the function, not mpc's --threshold (it said "--threshold=1 is not allowed")
+    (["--function", "threshold:x"], "--function='threshold:x' is not allowed: threshold:T with an integer T >= 0"),
+    (["--function", "threshold:-1"], "--function='threshold:-1' is not allowed: threshold:T with an integer T >= 0"),
 ])
 def test_curator_refusals_exit_2(capsys: pytest.CaptureFixture[str], extra: list[str], needle: str) -> None:
     argv = ["simulate", "--parties", "5", "--protocol", "curator", "--broker", "mqtt://127.0.0.1:1", *extra]
