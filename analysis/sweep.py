@@ -49,7 +49,7 @@ from mpdp.analysis.accuracy import monte_carlo_accuracy, rule_accuracy
 from mpdp.analysis.documents import versioned
 from mpdp.analysis.plot_style import EPSILON_LABEL, MARKERS, new_axes
 from mpdp.analysis.stats import measured_verdict
-from mpdp.analysis.sweep_cost import check_exact_rules, sweep_cost
+from mpdp.analysis.sweep_cost import check_exact_rules, distinct_problems, sweep_cost
 from mpdp.protocols.cost import CostEstimate
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
@@ -565,22 +565,16 @@ def _check_worst_case(tasks: Sequence[SweepTask], sizes: Sequence[int] | None) -
         SizeLimitError: (a :class:`CostLimitError` naming the estimate) the LP of a worst-case point;
             the alternative named is the average rule.
     """
-    checked: set[tuple[str, int, float, str]] = set()
-    for task in (t for t in tasks if t.rule == "worst-case"):
-        for n in (task.parties,) if sizes is None else sizes:
-            key = (task.function, n, task.delta, task.observer)
-            if key in checked:
-                continue
-            checked.add(key)
-            refusal = worst_case_refusal([RandomizedResponse(task.epsilon, task.delta)] * n,
-                                         parse_function(task.function), None,
-                                         None if task.observer == "central" else 0)
-            if isinstance(refusal, CostLimitError):
-                dataclasses.replace(refusal.estimate, alternative=(
-                    f"the worst-case rule of {task.function} for {n} parties: use --rule average "
-                    "(rule='average'; exact at any size), or fewer parties")).check()
-            if refusal is not None:
-                raise refusal
+    for task, n in distinct_problems((t for t in tasks if t.rule == "worst-case"), sizes):
+        refusal = worst_case_refusal([RandomizedResponse(task.epsilon, task.delta)] * n,
+                                     parse_function(task.function), None,
+                                     None if task.observer == "central" else 0)
+        if isinstance(refusal, CostLimitError):
+            dataclasses.replace(refusal.estimate, alternative=(
+                f"the worst-case rule of {task.function} for {n} parties: use --rule average "
+                "(rule='average'; exact at any size), or fewer parties")).check()
+        if refusal is not None:
+            raise refusal
 
 
 def sweep(

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from mpdp.analysis.monte_carlo_cost import (
@@ -51,7 +51,7 @@ from mpdp.analysis.monte_carlo_cost import (
 )
 from mpdp.protocols.cost import CostEstimate
 from mpdp.protocols.engines import SYMMETRIC_MAX_CLASSES
-from mpdp.protocols.factors import PURE_GROUP_DENSE_MAX, group_parties
+from mpdp.protocols.factors import PURE_GROUP_DENSE_MAX, symmetric_groups
 from mpdp.protocols.functions import BooleanFunction, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.worst_case import symmetric_lp_cost
@@ -60,8 +60,7 @@ if TYPE_CHECKING:
     from mpdp.analysis.sweep import SweepTask
 
 __all__ = ["DATASET_INPUT_RULES", "EXACT_CALL_SECONDS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS",
-           "check_exact_rules",
-           "sweep_cost", "symmetric_rule_cost"]
+           "check_exact_rules", "distinct_problems", "sweep_cost", "symmetric_rule_cost"]
 
 #: Seconds of one exact-engine call besides its tables (the problem, the views, the calls).
 EXACT_CALL_SECONDS = 0.02
@@ -95,10 +94,9 @@ def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: Bool
             (:func:`mpdp.protocols.factors.group_parties`).
     """
     k = len(mechanisms)
-    if function.count_values(k) is None:
+    groups = symmetric_groups(mechanisms, function, observer)
+    if groups is None:
         return None
-    others = tuple(i for i in range(k) if i != observer)
-    groups = group_parties(tuple(mechanisms), others, grouped=True)
     classes = math.prod(g.num_classes for g in groups)
     if classes > SYMMETRIC_MAX_CLASSES:  # the engine refuses it by its size, at once
         return None
@@ -169,14 +167,21 @@ def check_exact_rules(tasks: Sequence[SweepTask], sizes: Sequence[int] | None = 
     Raises:
         CostLimitError: naming the estimate and the alternative.
     """
-    checked: set[tuple[str, int, float, str]] = set()
-    for task in (t for t in tasks if t.rule != "curator"):
+    for task, n in distinct_problems((t for t in tasks if t.rule != "curator"), sizes):
+        cost = symmetric_rule_cost([RandomizedResponse(task.epsilon, task.delta)] * n,
+                                   parse_function(task.function), None if task.observer == "central" else 0)
+        if cost is not None:
+            dataclasses.replace(cost, task=f"the exact rule of {task.function}").check()
+
+
+def distinct_problems(tasks: Iterable[SweepTask], sizes: Sequence[int] | None) -> Iterator[tuple[SweepTask, int]]:
+    """Each ``(task, participants)`` once per (function, participants, delta, observer): the size of an exact
+    problem (rule, LP) depends on these, not on epsilon. ``sizes``: the numbers of participants a point solves
+    (None: its k)."""
+    seen: set[tuple[str, int, float, str]] = set()
+    for task in tasks:
         for n in (task.parties,) if sizes is None else sizes:
             key = (task.function, n, task.delta, task.observer)
-            if key in checked:
-                continue
-            checked.add(key)
-            cost = symmetric_rule_cost([RandomizedResponse(task.epsilon, task.delta)] * n,
-                                       parse_function(task.function), None if task.observer == "central" else 0)
-            if cost is not None:
-                dataclasses.replace(cost, task=f"the exact rule of {task.function}").check()
+            if key not in seen:
+                seen.add(key)
+                yield task, n

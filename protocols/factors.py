@@ -23,6 +23,7 @@ B = F^T. Every row is a proper distribution, so nothing underflows where it matt
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -36,11 +37,12 @@ from scipy.stats import binom
 
 from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.protocols.errors import SizeLimitError
+from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.kron import Matrix
 from mpdp.protocols.mechanisms import RandomizedResponse, truth_and_flip
 
 __all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "banded_count_likelihood",
-           "compositions", "group_parties", "pure_count_likelihood"]
+           "compositions", "group_parties", "pure_count_likelihood", "symmetric_groups"]
 
 _RESTART = 32
 _BAND = 1e-30
@@ -301,3 +303,18 @@ def group_parties(
         groups.setdefault(mechanisms[i], []).append(i)
     return tuple(Factor(tuple(members), mech) for mech, members in groups.items())
 
+
+
+
+def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
+                     observer: int | None = None) -> tuple[Factor, ...] | None:
+    """The symmetric engine's groups of parties with equal parameters (:func:`group_parties`, grouped) other
+    than ``observer``, or None for a function that is not symmetric (``count_values(k)`` None): what its cost
+    estimates start from, nothing else built.
+
+    Raises:
+        SizeLimitError: a group larger than a likelihood factor holds."""
+    k = len(mechanisms)
+    if function.count_values(k) is None:
+        return None
+    return group_parties(tuple(mechanisms), tuple(i for i in range(k) if i != observer), grouped=True)

@@ -56,7 +56,7 @@ from mpdp.protocols.cost import CostEstimate, PowerLaw
 from mpdp.protocols.deadline import call_before
 from mpdp.protocols.engines import View, view_accuracy
 from mpdp.protocols.errors import SolverError
-from mpdp.protocols.factors import Factor, group_parties
+from mpdp.protocols.factors import Factor, symmetric_groups
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.kron import Matrix, kron_matvec
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -169,12 +169,10 @@ def symmetric_lp_cost(mechanisms: Sequence[RandomizedResponse], function: Boolea
         SizeLimitError: a group larger than a likelihood factor holds
             (:func:`mpdp.protocols.factors.group_parties`).
     """
-    k = len(mechanisms)
-    if function.count_values(k) is None:
+    groups = symmetric_groups(mechanisms, function, observer)
+    if groups is None:
         return None
-    others = tuple(i for i in range(k) if i != observer)
-    groups = group_parties(tuple(mechanisms), others, grouped=True)
-    outputs = function.output_size(k)
+    outputs = function.output_size(len(mechanisms))
     size = ((outputs - 1) * sum(_chain_sizes(groups)) + 1, math.prod(f.n + 1 for f in groups))
     return _lp_cost([size] * (1 if observer is None else 2) if outputs > 1 else [])
 
