@@ -23,7 +23,7 @@ from typing import Any
 import aiomqtt
 from paho.mqtt.client import MQTT_LOG_ERR
 
-__all__ = ["CLIENT_LOG", "ClosedBeforeConnack", "discard", "enter"]
+__all__ = ["CLIENT_LOG", "ClosedBeforeConnack", "discard", "enter", "retrieve"]
 
 #: The logger given to every aiomqtt client (and through it to paho): its records are DEBUG records.
 CLIENT_LOG = logging.getLogger("mpdp.transport.client")
@@ -94,7 +94,7 @@ async def enter(client: aiomqtt.Client) -> None:
 
     paho.on_log, paho.on_disconnect = on_log, on_disconnect
     entering = asyncio.ensure_future(client.__aenter__())
-    entering.add_done_callback(_retrieve)
+    entering.add_done_callback(retrieve)
     try:
         await asyncio.wait((entering, gone), return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -111,12 +111,13 @@ async def enter(client: aiomqtt.Client) -> None:
     paho.on_log, paho.on_disconnect = None, aiomqtt_on_disconnect
 
 
-def _retrieve(attempt: asyncio.Future[Any]) -> None:
-    """Mark a finished connection attempt's error as retrieved: :func:`enter` cancelled (a timeout, a stop)
-    just as the attempt failed ("Connection refused" while the broker restarts) re-raises the cancellation,
-    and asyncio would log the attempt's error with a traceback ("Task exception was never retrieved")."""
-    if not attempt.cancelled():
-        attempt.exception()
+def retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a finished aiomqtt future's error as retrieved (a done callback), where nothing else reads it:
+    a connection attempt that failed just as :func:`enter` was cancelled (a timeout, a stop; "Connection
+    refused" while the broker restarts), or a client's unexpected disconnection, which only its message
+    iterator reads. Else asyncio logs it with a traceback ("... exception was never retrieved")."""
+    if not future.cancelled():
+        future.exception()
 
 
 def discard(client: aiomqtt.Client) -> None:

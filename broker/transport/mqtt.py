@@ -39,7 +39,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
 from mpdp.broker.transport.base import Delivery, as_bytes, running
-from mpdp.broker.transport.connecting import CLIENT_LOG, ClosedBeforeConnack, discard, enter
+from mpdp.broker.transport.connecting import CLIENT_LOG, ClosedBeforeConnack, discard, enter, retrieve
 from mpdp.broker.transport.filters import check_filter, check_topic
 from mpdp.protocols.errors import TransportError
 
@@ -158,15 +158,12 @@ def _keep_cancellation(before: int) -> None:
 
 
 async def _close(client: aiomqtt.Client, timeout: float) -> None:
-    """Disconnect ``client`` if it is connected; errors of a connection already gone are moot (aiomqtt
-    keeps an unexpected disconnection in a future that only its message iterator reads: read here, or
-    asyncio logs "Future exception was never retrieved" when the client is collected)."""
+    """Disconnect ``client`` if it is connected; errors of a connection already gone are moot (and its
+    unexpected disconnection is marked retrieved: :func:`mpdp.broker.transport.connecting.retrieve`)."""
     with contextlib.suppress(aiomqtt.MqttError, OSError, TimeoutError):
         async with asyncio.timeout(timeout):
             await client.__aexit__(None, None, None)
-    gone = client._disconnected  # aiomqtt's internals (pinned <3)
-    if gone.done() and not gone.cancelled():
-        gone.exception()
+    client._disconnected.add_done_callback(retrieve)  # aiomqtt's internals (pinned <3)
 
 
 async def _drop(client: aiomqtt.Client, connected: bool, timeout: float) -> None:
