@@ -35,6 +35,7 @@ from mpdp.parties.curator.arguments import check_curator_arguments
 from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section
+from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.session.config import PROTOCOLS, RunConfig
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
 from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
@@ -44,7 +45,6 @@ from mpdp.parties.session.external_broker import party_broker_settings
 from mpdp.parties.session.output_paths import fresh_output_dir, run_files
 from mpdp.parties.session.progress import Progress
 from mpdp.parties.session.runner import run_async
-from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
 from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.errors import ParameterError
