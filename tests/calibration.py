@@ -4,8 +4,9 @@ A wait in a test bounds how long some work may take; on a shared machine (a CI r
 ``under-load``) the same work takes several times as long, and a bound taken from an idle machine's speed
 fails a test that nothing is wrong with. :func:`slowdown` is measured once per test session: the wall time of
 a fixed CPU-bound loop over the CPU time it used (the share of a core this process gets right now), or the
-1-minute load average per core (the demand of the machine's other jobs, which the loop may have missed)
-when that is larger; at least 1. ``MPDP_TEST_SLOWDOWN`` sets it instead (a number >= 1). tests/conftest.py
+1-minute load average per core when that is larger (a test's several processes share what the machine's
+other jobs leave, which one process's loop does not see, e.g. under the kernel's per-session autogroups); at
+least 1. A wait for something that must NOT happen in time (a round that must time out) needs no scaling. ``MPDP_TEST_SLOWDOWN`` sets it instead (a number >= 1). tests/conftest.py
 stretches pytest-timeout's timeouts by it and prints it in the session header.
 """
 
