@@ -80,7 +80,7 @@ class LockedBroker:
         """How ``identity`` connects (its own listener, login and certificate)."""
         endpoint = external_endpoint(BrokerSettings.from_url(None, self.env(identity)))
         assert endpoint is not None
-        return dataclasses.replace(endpoint, timeout=timeout, reconnect_attempts=2)
+        return dataclasses.replace(endpoint, timeout=timeout, reconnect_window=1.0)
 
 
 def locked_ports() -> tuple[int, int]:
