@@ -1,5 +1,5 @@
 """The broker SIGKILLed mid-session and restarted 1.5 s later on the same port (real processes), without and
-with mosquitto persistence (``persistence true`` in a directory that outlives the kill, saved every second:
+with mosquitto persistence (``persistence true`` in a directory that outlives the kill, saved on every change:
 the restarted broker brings back the observer's persistent session and what it had queued): the party
 hosts and the observer reconnect with backoff and resubscribe, every round completes, every (round,
 party) entry is recorded exactly once and no party publishes two different answers."""
@@ -23,35 +23,11 @@ from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.store import TranscriptStore
 from tests.integration.test_deploy import _finish
 from tests.integration.test_party_restart import K, watched_deployment
-from tests.mqtt_fixtures import require_mosquitto
+from tests.mqtt_fixtures import child_mosquitto, require_mosquitto
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
 R = 8
-
-
-def _child_mosquitto(port: int) -> int:
-    """The pid of this process's mosquitto child listening on ``port`` (by /proc: our children only, and
-    the one whose configuration names the port; never by name)."""
-    children: list[str] = []
-    for task in os.listdir(f"/proc/{os.getpid()}/task"):
-        with contextlib.suppress(OSError):
-            children += Path(f"/proc/{os.getpid()}/task/{task}/children").read_text().split()
-    found = []
-    for pid in children:
-        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        if Path(args[0].decode()).name != "mosquitto" or b"-c" not in args:  # e.g. a `python -c` helper
-            continue
-        if f"listener {port} " in Path(args[args.index(b"-c") + 1].decode()).read_text():
-            found.append(int(pid))
-    assert len(found) == 1, found
-    return found[0]
-
-
-def _persistence(directory: Path) -> str:
-    """mosquitto lines that keep sessions and queued messages in ``directory``, saved every second."""
-    directory.mkdir()
-    return f"persistence true\npersistence_location {directory}/\nautosave_interval 1\n"
 
 
 @pytest.mark.parametrize("persistent", [False, True], ids=["no-persistence", "persistence"])
@@ -59,8 +35,8 @@ async def test_broker_killed_and_restarted_mid_session(tmp_path: Path, persisten
     require_mosquitto()
     port = free_loopback_port()
     session = f"brk-{tmp_path.name[-10:].replace('_', '')}"
-    config = _persistence(tmp_path / "mosquitto-db") if persistent else ""
-    broker = functools.partial(run_mosquitto, port=port, extra_config=config, anonymous=True)  # bare URLs
+    broker = functools.partial(run_mosquitto, port=port, anonymous=True,  # bare URLs
+                               persistence=tmp_path / "mosquitto-db" if persistent else None)
     async with contextlib.AsyncExitStack() as stack:
         first: BrokerEndpoint = await stack.enter_async_context(broker())
         async with watched_deployment(first, tmp_path, session, R) as (deployment, seen):
@@ -75,7 +51,7 @@ async def test_broker_killed_and_restarted_mid_session(tmp_path: Path, persisten
                     async for delivery in watch.deliveries():
                         announced = Announcement.model_validate_json(delivery.payload)
                         if announced.kind == "round" and announced.round == 2:
-                            os.kill(_child_mosquitto(port), signal.SIGKILL)
+                            os.kill(child_mosquitto(port), signal.SIGKILL)
                             break
             await stack.aclose()
             await asyncio.sleep(1.5)
