@@ -78,6 +78,7 @@ def test_each_compute_server_reads_only_its_own_jobs_and_writes_only_its_own_rep
     text = acl_text(TOPICS, HOSTS, party_decisions=False, servers=3)
     blocks = {block.splitlines()[0]: set(block.splitlines()[1:]) for block in text.split("\n\n")[1:]}
     assert blocks["user mpc-server-1"] == {f"topic read {TOPICS.mpc_job(1)}", f"topic read {TOPICS.rounds}",
+                                           f"topic read {TOPICS.heartbeat}",
                                            f"topic write {TOPICS.mpc_server(1)}"}
     assert blocks[f"user {OBSERVER}"] >= {f"topic write {TOPICS.all_mpc_jobs}", f"topic read {TOPICS.all_mpc_servers}"}
     assert not any("/mpc/" in line for name in HOSTS for line in blocks[f"user {name}"])
