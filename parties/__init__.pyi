@@ -27,6 +27,7 @@ from .rounds.privacy import (
 )
 from .rounds.ranges import format_ranges, parse_ranges
 from .rounds.roster import Roster
+from .rounds.seeds import SeedTree, decision_generator, round_generator
 from .rounds.store import (
     MessageRows,
     RecordedMessage,
@@ -61,7 +62,6 @@ from .session.host import HostConfig, host_bits, host_parties
 from .session.observe import ObserveConfig, observe, observe_async, wait_for_parties
 from .session.pool import WorkerPool
 from .session.runner import ProgressCallback, SessionProtocol, run, run_async
-from .session.seeds import SeedTree, decision_generator, round_generator
 from .session.worker import WorkerSpec, serve_parties, worker_main
 
 __all__ = [

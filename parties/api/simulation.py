@@ -24,26 +24,27 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mpdp.analysis.accounting import Budget
+from mpdp.analysis.documents import to_json_text
 from mpdp.analysis.evaluation import RoundEvaluation
 from mpdp.analysis.report import RoundResult, plot_rounds, results_document
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.params import function_of
 from mpdp.parties.api.result import Result, strict_document
-from mpdp.parties.cli.args import fresh_output_dir, run_files, to_json_text
-from mpdp.parties.cli.curator_arguments import check_curator_arguments
-from mpdp.parties.cli.display import Progress
-from mpdp.parties.cli.params import parse_mechanisms, warn_if_no_privacy
+from mpdp.parties.curator.arguments import check_curator_arguments
+from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section
-from mpdp.parties.mpc.sharing import check_servers
+from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.session.config import PROTOCOLS, RunConfig
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
+from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
 from mpdp.parties.session.estimate import LARGE_RUN, estimate_run, round_timeout_floor
 from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.external_broker import party_broker_settings
+from mpdp.parties.session.output_paths import fresh_output_dir, run_files
+from mpdp.parties.session.progress import Progress
 from mpdp.parties.session.runner import run_async
-from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
 from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.errors import ParameterError

@@ -17,7 +17,7 @@ Own decisions (a :class:`mpdp.parties.rr.decisions.PartyDecider` given): the par
 session's transcript topic; for each round it answered with symbols, it verifies the transcript the
 observer published (coordinator signature), decides f with its own optimal rule over the round's
 participants and its own bit (002 eqs. (2), (4); randomized draws from
-:func:`mpdp.parties.session.seeds.decision_generator` of its seed, or the CSPRNG in deployment mode) and
+:func:`mpdp.parties.rounds.seeds.decision_generator` of its seed, or the CSPRNG in deployment mode) and
 publishes a signed :class:`mpdp.broker.decision_messages.DecisionMessage`.
 """
 
@@ -45,7 +45,7 @@ from mpdp.parties.rounds.answering import OBSERVER_GRACE, PartyLoop
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, ABSTAIN_POLICY
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.parties.rounds.rejections import RejectLog
-from mpdp.parties.session.seeds import decision_generator, round_generator
+from mpdp.parties.rounds.seeds import decision_generator, round_generator
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 

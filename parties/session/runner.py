@@ -53,6 +53,7 @@ from mpdp.parties.mpc.session import MpcSession
 from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol
 from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
 from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.decisions import PartyDecisionSpec
 from mpdp.parties.rr.party import PartySpec, secure_sampler
@@ -64,7 +65,6 @@ from mpdp.parties.session.config import (
 )
 from mpdp.parties.session.plan import PartyPlan
 from mpdp.parties.session.pool import WorkerPool
-from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.session.validators import open_validated_engine
 from mpdp.parties.session.worker import WorkerSpec
 from mpdp.protocols.errors import MpdpError, WorkerError

@@ -17,7 +17,8 @@ import getpass
 import os
 import sys
 
-from mpdp.parties.cli.args import emit, output_dir, plain_text
+from mpdp.parties.cli.args import emit, plain_text
+from mpdp.parties.session.output_paths import output_dir
 
 __all__ = ["register"]
 

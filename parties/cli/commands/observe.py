@@ -26,20 +26,16 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from mpdp.analysis.documents import versioned
+from mpdp.analysis.documents import to_json_text, versioned
 from mpdp.analysis.observer_posterior import round_posterior
 from mpdp.parties.cli.args import (
     add_deployed_session,
-    add_validators_option,
-    emit,
     add_label_column,
+    add_validators_option,
     broker_options,
     command_inputs,
-    fresh_output_dir,
+    emit,
     option_names,
-    output_dir,
-    run_files,
-    to_json_text,
 )
 from mpdp.parties.cli.display import truth_text
 from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
@@ -58,6 +54,7 @@ from mpdp.parties.session.files import (
     read_roster,
 )
 from mpdp.parties.session.observe import HOSTS_MODE, ObserveConfig, observe
+from mpdp.parties.session.output_paths import fresh_output_dir, output_dir, run_files
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import FUNCTION_NAMES, BooleanFunction, parse_function
 
