@@ -4,6 +4,10 @@ It reports ``ready`` on the status topic once every party has subscribed (the co
 all workers before the first round) or ``failed`` with the first error, signed with each of its
 parties' keys (:func:`status_report`). It exits when the session
 ends, when a party fails (exit code 1), or when its parent process dies (so no worker is orphaned).
+
+Its parties share one :class:`mpdp.parties.rounds.liveness.ObserverClock`, fed by one connection of the
+worker that reads the coordinator's heartbeats: one heartbeat message per worker and second, whatever the
+number of its parties.
 """
 
 from __future__ import annotations
@@ -163,8 +167,14 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                 started.append(spec.start(party_spec, spec.endpoint, topics, spec.coordinator_key,
                                           idle_timeout=spec.idle_timeout, connect_gate=gate, secure=spec.secure,
                                           observer_grace=spec.observer_grace, decider=decider, record=record))
+            clock = started[0].loop.clock  # the process's one clock, fed by one connection
+            for party in started:
+                party.loop.share_clock(clock)
             async with asyncio.TaskGroup() as tg:
                 watcher = tg.create_task(watch_parent(parent), name="watch-parent") if parent else None
+                listener = tg.create_task(clock.listen(
+                    spec.endpoint, f"mpdp-{spec.session}-worker-{spec.index}-clock-{secrets.token_hex(4)}"),
+                    name="observer-clock")
                 async with asyncio.TaskGroup() as parties:
                     parties.create_task(report_ready(), name="report-ready")
                     if spec.shared:
@@ -175,6 +185,7 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                     else:
                         for party, party_spec in zip(started, spec.parties, strict=True):
                             parties.create_task(run_party(party, party_spec.party), name=f"party-{party_spec.party}")
+                listener.cancel()
                 if watcher is not None:
                     watcher.cancel()
     except Exception as exc:

@@ -96,7 +96,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--wait-parties", type=float, default=300.0, metavar="SECONDS",
                    help="how long to wait for every party to be ready (default: 300)")
     p.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="how long a round stays open; the missing are recorded absent (default: 60)")
+                   help="a round closes once no new answer came for this long (a round still receiving answers "
+                        "stays open); the missing are recorded absent (default: 60)")
     p.add_argument("--out", default=".", metavar="DIR",
                    help="write this session's transcripts.sqlite and decisions.json here; the same session "
                         "resumes, another one's files are refused (default: .)")

@@ -141,7 +141,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05,
                    help="family-wise level of the consistency tests over all rounds (default: 0.05)")
     p.add_argument("--round-timeout", type=float, default=None, metavar="SECONDS",
-                   help="how long the observer waits for a round's messages (default: 60, or thrice the "
+                   help="a round closes once no new message came for this long (default: 60, or thrice the "
                         "estimated time of a round's messages when that is longer: minutes at 10^5 parties)")
     p.add_argument("--budget", default=None, metavar="EPS,DELTA",
                    help="each party's privacy budget: it abstains (budget-exhausted) from a round whose "
