@@ -16,6 +16,7 @@ from .mpc.party import MpcParty
 from .mpc.remote import BrokerServers
 from .mpc.session import MpcSession
 from .mpc.store import MpcStore
+from .rounds.config import PROTOCOLS, RunConfig, default_workers
 from .rounds.engine import ClosedRound, Closing, RoundEngine, RoundProtocol, open_engine
 from .rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
 from .rounds.privacy import (
@@ -40,7 +41,6 @@ from .rr.observer import Observer
 from .rr.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, secure_sampler
 from .rr.session import RandomizedResponseSession
 from .session.compare import ProtocolComparison, ProtocolCost, compare_live
-from .session.config import PROTOCOLS, RunConfig, default_workers
 from .session.evaluate import evaluate_run
 from .session.external_broker import deployment_endpoint
 from .session.files import (

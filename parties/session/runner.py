@@ -50,6 +50,11 @@ from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.parties.curator.session import CuratorSession
 from mpdp.parties.mpc.session import MpcSession
+from mpdp.parties.rounds.config import (
+    PROTOCOLS,
+    RunConfig,
+    default_workers,
+)
 from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol
 from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
 from mpdp.parties.rounds.roster import Roster
@@ -58,11 +63,6 @@ from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.decisions import PartyDecisionSpec
 from mpdp.parties.rr.party import PartySpec, secure_sampler
 from mpdp.parties.rr.session import RandomizedResponseSession
-from mpdp.parties.session.config import (
-    PROTOCOLS,
-    RunConfig,
-    default_workers,
-)
 from mpdp.parties.session.plan import PartyPlan
 from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.validators import open_validated_engine

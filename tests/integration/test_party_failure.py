@@ -26,11 +26,11 @@ from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import next_delivery
+from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rr.party import Party, PartySpec, start_party
 from mpdp.parties.session import runner
-from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.plan import PartyPlan
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import WorkerError
