@@ -27,8 +27,8 @@ from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
 from mpdp.parties.session.multiplex import serve_multiplexed
-from mpdp.parties.session.processes import first_leaf, watch_parent
 from mpdp.parties.session.plan import PartyStarter, RunningParty
+from mpdp.parties.session.processes import first_leaf, watch_parent
 
 if TYPE_CHECKING:  # imported by the worker only when its parties decide f (the rules import scipy)
     from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec

@@ -50,8 +50,8 @@ async def test_forged_and_replayed_control_messages_change_nothing(mosquitto: Br
             # the outsider's messages: an unsigned "failed" (what stopped `mpdp observe` in issue 9),
             # a "ready" for both parties under its own key, a host holding party 0's key that claims party 1
             # too (signed by party 0 only), and party 0's genuine "ready" sent twice
-            unsigned = ('{"version":1,"session":"%s","worker":0,"state":"failed","parties":[0,1],'
-                        '"detail":"attacker"}' % session)
+            unsigned = (f'{{"version":1,"session":"{session}","worker":0,"state":"failed","parties":[0,1],'
+                        '"detail":"attacker"}')
             forged = WorkerStatus.signed([stranger] * 2, session=session, worker=0, state="ready", parties=(0, 1))
             claimed = WorkerStatus.signed([keys[0]] * 2, session=session, worker=0, state="ready", parties=(0, 1))
             genuine = WorkerStatus.signed(keys[:1], session=session, worker=0, state="ready", parties=(0,))

@@ -17,8 +17,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from mpdp.analysis.accounting import Budget, RoundCharge
 from mpdp.broker.curator_messages import CuratorAnnouncement, SealedBallot
 from mpdp.broker.messages import Announcement, PartyMessage
-from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.packing import pack_symbols
+from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import (
     PLACEHOLDER_SIGNATURE,
     canonical_bytes,

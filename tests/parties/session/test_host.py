@@ -15,8 +15,8 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
-from mpdp.parties.session.host import HostConfig, _ReadyBeacon, host_bits
 from mpdp.parties.session.files import write_session
+from mpdp.parties.session.host import HostConfig, _ReadyBeacon, host_bits
 from mpdp.protocols import ParameterError, RandomizedResponse
 
 K = 5

@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 import pytest_asyncio
 
@@ -26,9 +25,7 @@ from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
 from mpdp.parties.session.validator import Rejected, Verified, forward
 from mpdp.parties.session.validators import open_validated_engine
-from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.symmetric import observer_average_rule
 from tests.parties.cli.invoke import refused
 from tests.parties.rounds.test_engine import MECHANISMS, REPS, signed_answer
