@@ -29,21 +29,7 @@ from .rounds.privacy import (
 from .rounds.ranges import format_ranges, parse_ranges
 from .rounds.roster import Roster
 from .rounds.seeds import SeedTree, decision_generator, round_generator
-from .rounds.store import (
-    MessageRows,
-    RecordedMessage,
-    RoundRecord,
-    RoundRows,
-    TranscriptStore,
-)
-from .rr.decisions import PartyDecider, PartyDecisionSpec, apply_rule
-from .rr.observer import Observer
-from .rr.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, secure_sampler
-from .rr.session import RandomizedResponseSession
-from .session.compare import ProtocolComparison, ProtocolCost, compare_live
-from .session.evaluate import evaluate_run
-from .session.external_broker import deployment_endpoint
-from .session.files import (
+from .rounds.session_files import (
     KeyFile,
     PartyEntry,
     RosterFile,
@@ -58,6 +44,20 @@ from .session.files import (
     server_key_path,
     write_session,
 )
+from .rounds.store import (
+    MessageRows,
+    RecordedMessage,
+    RoundRecord,
+    RoundRows,
+    TranscriptStore,
+)
+from .rr.decisions import PartyDecider, PartyDecisionSpec, apply_rule
+from .rr.observer import Observer
+from .rr.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, secure_sampler
+from .rr.session import RandomizedResponseSession
+from .session.compare import ProtocolComparison, ProtocolCost, compare_live
+from .session.evaluate import evaluate_run
+from .session.external_broker import deployment_endpoint
 from .session.host import HostConfig, host_bits, host_parties
 from .session.observe import ObserveConfig, observe, observe_async, wait_for_parties
 from .session.pool import WorkerPool

@@ -27,10 +27,6 @@ KNOWN_VIOLATIONS = frozenset({
     "curator/session.py -> session.plan",
     "mpc/session.py -> session.plan",
     "rr/session.py -> session.plan",
-    # The deployed session's files (roster, keys) live in session/ but the mpc servers and parties read them.
-    "mpc/deployed_server.py -> session.files",
-    "mpc/party.py -> session.files",
-    "mpc/remote.py -> session.files",
     # Plug-ins built on each other by subclassing (MpcParty(CuratorParty), MpcSession(CuratorSession),
     # MpcStore(CuratorStore), CuratorParty on rr's party): what two share belongs in a lower room, by composition.
     "curator/party.py -> rr.party",

@@ -46,10 +46,10 @@ from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.rounds.engine import open_engine
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.ranges import format_ranges
+from mpdp.parties.rounds.session_files import SessionRoster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rounds.validator_count import check_validators
 from mpdp.parties.rr.observer import Observer
-from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.session.runner import (
     Engine,
     drive_rounds,

@@ -11,7 +11,7 @@ import pytest
 from mpdp.broker.messages import Announcement
 from mpdp.broker.sealed import open_sealed, seal
 from mpdp.broker.signing import public_key_of, verify_message
-from mpdp.parties.session.files import (
+from mpdp.parties.rounds.session_files import (
     coordinator_key_path,
     party_key_path,
     read_private_key,
