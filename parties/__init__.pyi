@@ -19,6 +19,7 @@ from .mpc.store import MpcStore
 from .rounds.config import PROTOCOLS, RunConfig, default_workers
 from .rounds.engine import ClosedRound, Closing, RoundEngine, RoundProtocol, open_engine
 from .rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
+from .rounds.party_spec import ABSTAIN_DID_NOT_VOTE, PartySpec
 from .rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
@@ -53,7 +54,7 @@ from .rounds.store import (
 )
 from .rr.decisions import PartyDecider, PartyDecisionSpec, apply_rule
 from .rr.observer import Observer
-from .rr.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, secure_sampler
+from .rr.party import Party, secure_sampler
 from .rr.session import RandomizedResponseSession
 from .session.compare import ProtocolComparison, ProtocolCost, compare_live
 from .session.evaluate import evaluate_run

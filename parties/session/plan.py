@@ -15,7 +15,7 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import PartyLoop
-from mpdp.parties.rr.party import PartySpec
+from mpdp.parties.rounds.party_spec import PartySpec
 
 if TYPE_CHECKING:
     from mpdp.parties.rr.decisions import PartyDecider

@@ -25,7 +25,8 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
-from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
+from mpdp.parties.rounds.party_spec import PartySpec
+from mpdp.parties.rr.party import secure_sampler, start_party
 from mpdp.parties.session.multiplex import serve_multiplexed
 from mpdp.parties.session.plan import PartyStarter, RunningParty
 from mpdp.parties.session.processes import first_leaf, watch_parent

@@ -16,10 +16,11 @@ from mpdp.broker.messages import Announcement, PartyMessage, WorkerStatus
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.engine import open_engine
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
-from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.parties.rr.party import Party
 from mpdp.parties.session.observe import wait_for_parties
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function

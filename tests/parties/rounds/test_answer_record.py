@@ -30,7 +30,7 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.curator.party import start_curator_party
 from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
-from mpdp.parties.rr.party import PartySpec
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.mechanisms import RandomizedResponse
