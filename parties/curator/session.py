@@ -23,10 +23,10 @@ from mpdp.parties.curator.party import start_curator_party
 from mpdp.parties.curator.store import CuratorStore
 from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.plan import PartyPlan
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.parties.session.plan import PartyPlan
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.secure import rng_mode

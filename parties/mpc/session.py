@@ -24,10 +24,10 @@ from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.plan import PartyPlan
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.parties.session.plan import PartyPlan
 
 __all__ = ["MpcSession"]
 

@@ -27,7 +27,6 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,13 +41,11 @@ from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE, PartyLoop
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
 from mpdp.parties.rounds.party_spec import ABSTAIN_DID_NOT_VOTE, PartySpec, policy_reason, spec_bit
+from mpdp.parties.rounds.plan import Decider
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rounds.seeds import decision_generator, round_generator
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
-
-if TYPE_CHECKING:  # the decisions' rules import scipy: a worker imports them only when its parties decide
-    from mpdp.parties.rr.decisions import PartyDecider
 
 __all__ = ["Party", "secure_sampler", "start_party"]
 
@@ -109,7 +106,7 @@ class Party:
         idle_timeout: float,
         sampler: Sampler | None = None,
         connect_gate: asyncio.Semaphore | None = None,
-        decider: PartyDecider | None = None,
+        decider: Decider | None = None,
         record: AnswerRecord | None = None,
         observer_grace: float = OBSERVER_GRACE,
     ) -> None:
@@ -222,7 +219,7 @@ class Party:
 
 def start_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                 idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
-                decider: PartyDecider | None, record: AnswerRecord | None = None,
+                decider: Decider | None, record: AnswerRecord | None = None,
                 observer_grace: float = OBSERVER_GRACE) -> Party:
     """A randomized-response party as a worker starts it (:class:`mpdp.parties.session.worker.PartyStarter`):
     the secure sampler in deployment mode, the seeded generator of ``spec`` in simulation."""
