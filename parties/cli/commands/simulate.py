@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mpdp.analysis.report import REPETITIONS_NOTE, RoundResult
-from mpdp.parties.api.simulation import OUT_FILES, simulate
 from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.api.simulation import OUT_FILES, simulate
 from mpdp.parties.cli.args import (
     add_broker_options,
     add_label_column,
@@ -37,8 +37,8 @@ from mpdp.parties.cli.args import (
     option_names,
 )
 from mpdp.parties.cli.display import party_summary, print_results
+from mpdp.parties.rounds.config import CONNECTIONS, PROTOCOLS
 from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
-from mpdp.parties.session.config import CONNECTIONS, PROTOCOLS
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
 from mpdp.parties.session.datasets import DATASET_NAMES
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT
