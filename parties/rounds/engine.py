@@ -17,8 +17,11 @@ message's payload, and says what happens at close (randomized response: decide w
        round          a round that is not open (announced later; before this engine announced anything,
                       an answer is kept instead, see below)
        late           a round already closed
-       duplicate      a second, different message from the same party for the open round (the same
-                      message again is a party re-sending its recorded answer: ignored, not counted)
+       double-release a second, different, validly signed answer of one party to a round (open, or
+                      closed and recorded): kept in the store's ``double_releases`` table, logged at ERROR
+                      naming the party; the round's outcome lists it (``double_released``), the privacy
+                      accounting charges it and the run exits non-zero. The same message again is a party
+                      re-sending its recorded answer: ignored in the open round, ``late`` after it
        repetitions    not the announced number of repetitions
        (the protocol's payload reasons, e.g. ``symbol-range``, ``decrypt``)
 
@@ -454,16 +457,20 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             message: the parsed, verified answer; where: its ``where`` text; topic, payload: as received.
 
         Raises:
-            ProtocolViolation: ``round``, ``late``, ``duplicate``, ``repetitions``, or the protocol's payload reason.
+            ProtocolViolation: ``round``, ``late``, ``double-release``, ``repetitions``, or the protocol's payload
+                reason.
         """
         if message.round != self._open:
             if self._announced < 0 and self._keep_early(message.round, message.party, topic, payload):
                 return
-            raise ProtocolViolation("late" if message.round <= self._announced else "round", where)
+            if message.round <= self._announced:
+                self._check_double(message, where, payload, self._answered(message.round, message.party))
+                raise ProtocolViolation("late", where)
+            raise ProtocolViolation("round", where)
         if message.party in self._received:
             if self._received[message.party].wire == payload:
                 return  # the party re-sent its recorded answer (a re-announced round): nothing new
-            raise ProtocolViolation("duplicate", where)
+            self._check_double(message, where, payload, self._received[message.party].wire)
         if message.repetitions != self.repetitions:
             raise ProtocolViolation("repetitions", f"{where}: {message.repetitions} != {self.repetitions}")
         self._received[message.party] = Received(message, self.protocol.payload(message, where), payload)
@@ -471,6 +478,31 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self.messages_received += 1
         if len(self._received) == self.roster.k:
             self._complete.set()
+
+    def _answered(self, index: int, party: int) -> bytes | None:
+        """The answer of ``party`` accepted for the closed round ``index`` (still in hand while it closes,
+        else as recorded), or None."""
+        if index == self._announced and party in self._received:
+            return self._received[party].wire
+        return self._store.recorded_payload(self.topics.session, index, party)
+
+    def _check_double(self, message: MessageT, where: str, payload: bytes, first: bytes | None) -> None:
+        """A second answer of the party to round ``message.round``: a double release when ``first`` (its
+        accepted answer) is another signed message. It is kept in the store and named at ERROR (once).
+
+        Raises:
+            ProtocolViolation: ``double-release``.
+        """
+        if first is None or first == payload:
+            return
+        released = message.reason is None
+        if self._store.record_double_release(self.topics.session, message.round, message.party, payload,
+                                             released=released):
+            log.error("%s: DOUBLE RELEASE: party %d sent two different validly signed answers to round %d (%s): "
+                      "two hosts serve it, or a host lost its answer record; both are kept in the transcript%s",
+                      self.protocol.role, message.party, message.round, where,
+                      " and the second is charged to its privacy" if released else " (the second abstains)")
+        raise ProtocolViolation("double-release", where)
 
     def _keep_early(self, index: int, party: int, topic: str, payload: bytes) -> bool:
         """Keep a verified answer to round ``index`` (not announced yet) for when it opens; False when
@@ -533,6 +565,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if status == "failed":  # nothing to decide from: no decision, nothing published
             closing = Closing(dataclasses.replace(
                 closing.outcome, decisions=np.full(self.repetitions, NO_DECISION, dtype=np.int64)), closing.rows)
+        closing = dataclasses.replace(closing, outcome=dataclasses.replace(
+            closing.outcome, double_released=self._store.double_releases(self.topics.session, index)))
         self._received = {}  # forget the answers (the curator's bits) once closed
         rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
         self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects))

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from mpdp.analysis.accounting import Spent
 
 __all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_POLICY", "NO_DECISION", "RoundOutcome", "RoundStatus", "RunOutcome",
-           "failed_rounds_text"]
+           "double_release_text", "failed_rounds_text"]
 
 #: How a round closed: every roster party answered; the round timeout passed first; or it passed with no
 #: answer at all (``failed``: nothing to decide from; the round's decisions are -1, never data).
@@ -54,6 +54,9 @@ class RoundOutcome:
             answer at all: every party absent, e.g. the broker or every host was down).
         exhausted: int64, the ids in ``abstained`` whose reason is :data:`ABSTAIN_BUDGET_EXHAUSTED`
             (out of privacy budget; the others did not vote).
+        double_released: int64, one entry per second, different, validly signed answer with symbols a
+            party sent to this round (a double release: each is one more release of its randomized
+            response, charged by :func:`mpdp.parties.rounds.privacy.ledgers_from_rounds`), ascending.
         party_decisions: int64 (n, repetitions): row j = participant j's own decisions of f
             (002 eqs. (2), (4)), -1 where its decision message never arrived; None when the run did
             not ask the parties to decide.
@@ -71,6 +74,22 @@ class RoundOutcome:
     status: RoundStatus = "complete"
     exhausted: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     party_decisions: NDArray[np.int64] | None = None
+    double_released: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+def double_release_text(rounds: Sequence[RoundOutcome]) -> str | None:
+    """One line naming every party that released twice in ``rounds`` (round index and name: party ids), or
+    None if none did."""
+    hit = [r for r in rounds if r.double_released.size]
+    if not hit:
+        return None
+    parties = sorted({int(p) for r in hit for p in r.double_released})
+    where = "; ".join(f"round {r.index} ({r.name}): parties {', '.join(map(str, sorted(set(r.double_released.tolist()))))}"
+                      for r in hit[:10])
+    more = f"; and {len(hit) - 10} more round(s)" if len(hit) > 10 else ""
+    return (f"DOUBLE RELEASE: {len(parties)} part{'y' if len(parties) == 1 else 'ies'} sent two different validly "
+            f"signed answers to one round (two hosts serve them, or a host lost its answer record; charged to "
+            f"their privacy): {where}{more}")
 
 
 def failed_rounds_text(rounds: Sequence[RoundOutcome]) -> str | None:

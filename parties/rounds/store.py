@@ -11,6 +11,10 @@ Tables::
     decisions (session, round, repetition PK; decision)
     party_decisions (session, round, party PK; decisions BLOB int64 little-endian, payload, received)
     rejects   (session, round, reason PK; count, last_detail)   round -1: before any round opened
+    double_releases (session, round, party, payload PK; kind symbols|abstain, received): a party's second,
+               different, validly signed answer to a round (its first is in ``messages``): the proof
+               that the party answered twice (two hosts serve it, or a host lost its answer record);
+               each ``symbols`` row is one more release of the party's randomized response
 
 One transaction per round (:meth:`TranscriptStore.record_round`): the round row, its decisions and the
 reject counts, plus the protocol's own rows (each table's rows with one ``executemany``) (:class:`RoundRows`: :class:`MessageRows` for randomized
@@ -94,6 +98,10 @@ CREATE TABLE IF NOT EXISTS decisions (
 CREATE TABLE IF NOT EXISTS party_decisions (
     session TEXT NOT NULL, round INTEGER NOT NULL, party INTEGER NOT NULL, decisions BLOB NOT NULL,
     payload TEXT NOT NULL, received REAL NOT NULL, PRIMARY KEY (session, round, party)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS double_releases (
+    session TEXT NOT NULL, round INTEGER NOT NULL, party INTEGER NOT NULL, payload BLOB NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('symbols', 'abstain')), received REAL NOT NULL,
+    PRIMARY KEY (session, round, party, payload)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rejects (
     session TEXT NOT NULL, round INTEGER NOT NULL, reason TEXT NOT NULL, count INTEGER NOT NULL,
     last_detail TEXT NOT NULL, PRIMARY KEY (session, round, reason)) WITHOUT ROWID;
@@ -369,6 +377,28 @@ class TranscriptStore:
         with self.transaction() as db:
             return _insert_messages(db, session, round, repetitions, (message,), time.time()) == 1
 
+    def record_double_release(self, session: str, round: int, party: int, payload: bytes, *, released: bool) -> bool:
+        """Keep a party's second, different, validly signed answer to ``round`` (``released``: it carried
+        symbols, one more release) in its own transaction. True if new, False if that message is kept already."""
+        with self.transaction() as db:
+            before = db.total_changes
+            db.execute("INSERT INTO double_releases VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                       (session, round, party, payload, "symbols" if released else "abstain", time.time()))
+            return db.total_changes > before
+
+    def double_releases(self, session: str, round: int) -> NDArray[np.int64]:
+        """int64: the parties with a kept second answer carrying symbols in ``round``, one entry per such
+        answer (a party that released three times appears twice), ascending."""
+        rows = self._db.execute("SELECT party FROM double_releases WHERE session = ? AND round = ? AND kind = "
+                                "'symbols' ORDER BY party", (session, round))
+        return np.array([p for (p,) in rows], dtype=np.int64)
+
+    def recorded_payload(self, session: str, round: int, party: int) -> bytes | None:
+        """The signed answer recorded for ``party`` in a recorded ``round`` (None: none recorded, or absent)."""
+        row = self._db.execute("SELECT payload FROM messages WHERE session = ? AND round = ? AND party = ?",
+                               (session, round, party)).fetchone()
+        return None if row is None or row[0] is None else bytes(row[0])
+
     def record_rejects(self, session: str, rejects: RejectCounts) -> None:
         """Add reject counts (:data:`RejectCounts`) in one transaction."""
         with self.transaction():
@@ -439,6 +469,7 @@ class TranscriptStore:
             messages_received=int(received), messages_rejected=int(rejected), index=int(round),
             abstained=_id_array(abstained), absent=_id_array(absent), status=status,
             exhausted=np.array([p for (p,) in exhausted], dtype=np.int64),
+            double_released=self.double_releases(session, round),
         )
 
     def _symbols(self, session: str, round: int) -> NDArray[np.uint8]:
@@ -506,6 +537,7 @@ class TranscriptStore:
                 "participants": out.participants.tolist(), "abstained": out.abstained.tolist(),
                 "absent": out.absent.tolist(), "exhausted": out.exhausted.tolist(), "messages_received": out.messages_received,
                 "messages_rejected": out.messages_rejected, "decisions": out.decisions.tolist(),
+                "double_released": out.double_released.tolist(),
             })
         document = {
             "session": session, "rounds": rounds, "messages": list(self._exported_messages(session)),

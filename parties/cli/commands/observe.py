@@ -9,7 +9,10 @@ announced again (party hosts still waiting exit) and the recorded decisions are 
 header of :mod:`mpdp.analysis.documents`, schema ``schemas/observe.schema.json``) of this one session: the
 same session again resumes it (recorded rounds are skipped); a directory holding another session's is refused unless
 ``--force``, which replaces them. A round with no answer at all is ``failed`` (no decision; shown in
-the table, ``"status": "failed"`` in ``decisions.json``) and the command exits 1 naming the failed rounds. The ``privacy`` section of ``decisions.json`` is each party's spent
+the table, ``"status": "failed"`` in ``decisions.json``) and the command exits 1 naming the failed rounds.
+A party that sent two different validly signed answers to one round released twice (two hosts serve it, or
+a host lost its answer record): both are kept in the transcript, the round lists it in ``double_released``,
+its privacy is charged for both, and the command exits 1 naming it. The ``privacy`` section of ``decisions.json`` is each party's spent
 (epsilon, delta) as the transcript shows it (exact optimum, 000 Theorem 3.3, at delta_tilde 1e-6, and basic
 composition), the same section as ``mpdp simulate``'s ``results.json``.
 """
@@ -38,7 +41,7 @@ from mpdp.parties.cli.args import (
     option_names,
 )
 from mpdp.parties.cli.display import truth_text
-from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
+from mpdp.parties.rounds.outcome import RoundOutcome, double_release_text, failed_rounds_text
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     ledgers_from_rounds,
@@ -169,6 +172,7 @@ def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFu
         "participants": outcome.participants.tolist(), "abstained": outcome.abstained.tolist(),
         "absent": outcome.absent.tolist(), "messages_received": outcome.messages_received,
         "messages_rejected": outcome.messages_rejected, "decisions": outcome.decisions.tolist(),
+        "double_released": outcome.double_released.tolist(),
     }
     if outcome.symbols is not None:  # randomized response; a failed round (no answer) has no posterior
         posterior = None if outcome.status == "failed" else round_posterior(
@@ -200,7 +204,8 @@ def _print_table(document: dict[str, object]) -> None:
         top = int(values[np.argmax(counts)])
         decision = truth_text(function, top) + ("" if decisions.size == 1 else f" ({counts.max()}/{decisions.size})")
         cells = () if mpc else (f"{np.mean(r['posterior_of_decision']):.4f}", f"{np.mean(r['expected_ones']):.1f}")
-        table.add_row(r["name"], r["status"], str(len(r["participants"])), str(len(r["abstained"])),
+        status = r["status"] + (" [bold red]DOUBLE RELEASE[/]" if r["double_released"] else "")
+        table.add_row(r["name"], status, str(len(r["participants"])), str(len(r["abstained"])),
                       str(len(r["absent"])), decision, *cells)
     console.print(table)
 
@@ -244,9 +249,7 @@ def _run(args: argparse.Namespace) -> int:
     (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
     emit(args, document)
     _print_table(document)
-    failed = failed_rounds_text(outcomes)
-    if failed is not None:
-        print(f"mpdp: error: {failed}; the session is recorded in {config.store_path} (exit code 1)",
-              file=sys.stderr)
-        return 1
-    return 0
+    errors = [text for text in (double_release_text(outcomes), failed_rounds_text(outcomes)) if text is not None]
+    for text in errors:
+        print(f"mpdp: error: {text}; the session is recorded in {config.store_path} (exit code 1)", file=sys.stderr)
+    return 1 if errors else 0
