@@ -33,8 +33,9 @@ message's payload, and says what happens at close (randomized response: decide w
    the engine's connection is up (:class:`mpdp.parties.rounds.liveness.Stopwatch`): an outage of the
    observer's own connection is not the parties' silence. The protocol turns the
    :class:`ClosedRound` into a :class:`Closing`. A round that closes with no answer at all is
-   ``failed``: its decisions are recorded as -1 (:data:`mpdp.parties.rounds.outcome.NO_DECISION`), never
-   decided from nothing, and nothing is published for it;
+   ``failed``, one whose every answer is an abstention is ``no-answers`` (logged at WARNING with the
+   parties' reasons): their decisions are recorded as -1 (:data:`mpdp.parties.rounds.outcome.NO_DECISION`),
+   never decided from nothing, and nothing is published for them;
 4. **store** the round, the protocol's rows and the pending reject counts in one transaction
    (:meth:`mpdp.parties.rounds.store.TranscriptStore.record_round`), then publish what the protocol
    publishes after a round (a transcript, a release).
@@ -111,6 +112,7 @@ from mpdp.parties.rounds.liveness import SAMPLE_INTERVAL, Stopwatch, is_connecte
 from mpdp.parties.rounds.outcome import (
     ABSTAIN_BUDGET_EXHAUSTED,
     NO_DECISION,
+    UNDECIDED,
     RoundOutcome,
     RoundStatus,
 )
@@ -192,7 +194,8 @@ class ClosedRound(Generic[MessageT, PayloadT]):
 
     Attributes:
         session, index, name, repetitions: which round, and the repetitions every answer carries.
-        status: ``"complete"`` (every roster party answered), ``"timeout"``, or ``"failed"`` (no answer).
+        status: ``"complete"`` (every roster party answered), ``"timeout"``, ``"failed"`` (no answer) or
+            ``"no-answers"`` (every party heard from abstained).
         k: the roster size.
         received: party id -> its accepted answer (payload or abstention).
         rejected: messages rejected while the round was open.
@@ -235,7 +238,16 @@ class ClosedRound(Generic[MessageT, PayloadT]):
             decisions=decisions, messages_received=len(self.received), messages_rejected=self.rejected,
             abstained=self.abstained, absent=self.absent, status=self.status,
             exhausted=self._ids(lambda message: message.reason == ABSTAIN_BUDGET_EXHAUSTED),
+            reasons=self.reasons,
         )
+
+    @property
+    def reasons(self) -> dict[str, list[int]]:
+        """Abstention reason -> the ids of the parties that abstained with it, ascending."""
+        reasons: dict[str, list[int]] = {}
+        for party in self.abstained.tolist():
+            reasons.setdefault(str(self.received[party].message.reason), []).append(party)
+        return reasons
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -558,11 +570,13 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if status == "complete":
             self._steady = self._transport.reconnects
         self._open = None
-        closed = self.protocol.close(
-            ClosedRound(self.topics.session, index, name, self.repetitions, status, self.roster.k,
-                        self._received, self._round_rejects), self._signer)
+        if status != "failed" and all(got.message.reason is not None for got in self._received.values()):
+            status = "no-answers"  # every party heard from abstained: no release
+        ending = ClosedRound(self.topics.session, index, name, self.repetitions, status, self.roster.k,
+                             self._received, self._round_rejects)
+        closed = self.protocol.close(ending, self._signer)
         closing = await closed if inspect.isawaitable(closed) else closed
-        if status == "failed":  # nothing to decide from: no decision, nothing published
+        if status in UNDECIDED:  # nothing to decide from: no decision, nothing published
             closing = Closing(dataclasses.replace(
                 closing.outcome, decisions=np.full(self.repetitions, NO_DECISION, dtype=np.int64)), closing.rows)
         closing = dataclasses.replace(closing, outcome=dataclasses.replace(
@@ -573,6 +587,12 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if status == "failed":
             log.error("%s: round %d (%s) FAILED: no party answered for %g s (nothing decided)",
                       self.protocol.role, index, name, self.round_timeout)
+        elif status == "no-answers":
+            log.warning("%s: round %d (%s) NOT DECIDED: no party released, every party heard from abstained (%s)%s",
+                        self.protocol.role, index, name, "; ".join(
+                            f"{reason}: {format_ranges(ids)}" for reason, ids in sorted(ending.reasons.items())),
+                        f"; absent: {format_ranges(closing.outcome.absent.tolist())}" if closing.outcome.absent.size
+                        else "")
         elif status == "timeout":
             log.warning("%s: round %d (%s) timed out; absent: %s", self.protocol.role, index, name,
                         format_ranges(closing.outcome.absent.tolist()))

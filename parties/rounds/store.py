@@ -6,7 +6,7 @@ Tables::
     messages  (session, round, party PK; kind symbols|abstain|absent, reason, repetitions,
                symbols BLOB uint8, payload BLOB = the signed wire message exactly as received: the binary
                party answer of :mod:`mpdp.broker.wire`, or JSON (version 1; NULL when absent), received)
-    rounds    (session, round PK; name, status complete|timeout|failed, participants/abstained/absent JSON,
+    rounds    (session, round PK; name, status complete|timeout|failed|no-answers, participants/abstained/absent JSON,
                messages_received, messages_rejected)
     decisions (session, round, repetition PK; decision)
     party_decisions (session, round, party PK; decisions BLOB int64 little-endian, payload, received)
@@ -66,11 +66,11 @@ PartyDecisions = Mapping[int, tuple[NDArray[np.int64], str]]
 
 _ROUNDS_COLUMNS = """
     session TEXT NOT NULL, round INTEGER NOT NULL, name TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('complete', 'timeout', 'failed')),
+    status TEXT NOT NULL CHECK (status IN ('complete', 'timeout', 'failed', 'no-answers')),
     participants TEXT NOT NULL, abstained TEXT NOT NULL, absent TEXT NOT NULL,
     messages_received INTEGER NOT NULL, messages_rejected INTEGER NOT NULL, decided REAL NOT NULL,
     PRIMARY KEY (session, round)"""
-#: A store written before rounds could be ``failed`` gets the wider CHECK (SQLite cannot alter one).
+#: A store written before rounds could be ``failed`` or ``no-answers`` gets the wider CHECK (SQLite cannot alter one).
 _MIGRATE_ROUNDS = f"""
 BEGIN IMMEDIATE;
 CREATE TABLE rounds_failed_status ({_ROUNDS_COLUMNS}) WITHOUT ROWID;
@@ -260,7 +260,7 @@ class TranscriptStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA + schema)
             rounds_sql = self._db.execute("SELECT sql FROM sqlite_master WHERE name = 'rounds'").fetchone()[0]
-            if "'failed'" not in rounds_sql:
+            if "'no-answers'" not in rounds_sql:
                 self._db.executescript(_MIGRATE_ROUNDS)
             blob_payload(self._db, "messages", _MESSAGES_COLUMNS)
         except (sqlite3.Error, OSError) as exc:
@@ -459,16 +459,17 @@ class TranscriptStore:
                 (session, round))],
             dtype=np.int64,
         )
-        exhausted = self._db.execute(
-            "SELECT party FROM messages WHERE session = ? AND round = ? AND kind = 'abstain' AND reason = ? "
-            "ORDER BY party", (session, round, ABSTAIN_BUDGET_EXHAUSTED),
-        ).fetchall()
+        reasons: dict[str, list[int]] = {}
+        for party, reason in self._db.execute(
+                "SELECT party, reason FROM messages WHERE session = ? AND round = ? AND kind = 'abstain' "
+                "ORDER BY party", (session, round)):
+            reasons.setdefault(str(reason), []).append(int(party))
         return RoundOutcome(
             name=name, participants=_id_array(participants),
             symbols=self._symbols(session, round) if symbols else None, decisions=decisions,
             messages_received=int(received), messages_rejected=int(rejected), index=int(round),
             abstained=_id_array(abstained), absent=_id_array(absent), status=status,
-            exhausted=np.array([p for (p,) in exhausted], dtype=np.int64),
+            exhausted=np.array(reasons.get(ABSTAIN_BUDGET_EXHAUSTED, []), dtype=np.int64), reasons=reasons,
             double_released=self.double_releases(session, round),
         )
 
@@ -537,7 +538,7 @@ class TranscriptStore:
                 "participants": out.participants.tolist(), "abstained": out.abstained.tolist(),
                 "absent": out.absent.tolist(), "exhausted": out.exhausted.tolist(), "messages_received": out.messages_received,
                 "messages_rejected": out.messages_rejected, "decisions": out.decisions.tolist(),
-                "double_released": out.double_released.tolist(),
+                "double_released": out.double_released.tolist(), "reasons": out.reasons,
             })
         document = {
             "session": session, "rounds": rounds, "messages": list(self._exported_messages(session)),

@@ -12,7 +12,9 @@ same session again resumes it (recorded rounds are skipped); a directory holding
 the table, ``"status": "failed"`` in ``decisions.json``) and the command exits 1 naming the failed rounds.
 A party that sent two different validly signed answers to one round released twice (two hosts serve it, or
 a host lost its answer record): both are kept in the transcript, the round lists it in ``double_released``,
-its privacy is charged for both, and the command exits 1 naming it. The ``privacy`` section of ``decisions.json`` is each party's spent
+its privacy is charged for both, and the command exits 1 naming it. A round in which every party heard from
+abstained (e.g. ``policy``: more repetitions than the hosts allow) is ``no-answers``: not decided (-1), the
+abstention reasons in ``decisions.json``, a warning line naming the rounds and reasons, exit 1. The ``privacy`` section of ``decisions.json`` is each party's spent
 (epsilon, delta) as the transcript shows it (exact optimum, 000 Theorem 3.3, at delta_tilde 1e-6, and basic
 composition), the same section as ``mpdp simulate``'s ``results.json``.
 """
@@ -41,7 +43,13 @@ from mpdp.parties.cli.args import (
     option_names,
 )
 from mpdp.parties.cli.display import truth_text
-from mpdp.parties.rounds.outcome import RoundOutcome, double_release_text, failed_rounds_text
+from mpdp.parties.rounds.outcome import (
+    UNDECIDED,
+    RoundOutcome,
+    double_release_text,
+    failed_rounds_text,
+    no_answers_text,
+)
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     ledgers_from_rounds,
@@ -172,10 +180,10 @@ def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFu
         "participants": outcome.participants.tolist(), "abstained": outcome.abstained.tolist(),
         "absent": outcome.absent.tolist(), "messages_received": outcome.messages_received,
         "messages_rejected": outcome.messages_rejected, "decisions": outcome.decisions.tolist(),
-        "double_released": outcome.double_released.tolist(),
+        "double_released": outcome.double_released.tolist(), "reasons": outcome.reasons,
     }
     if outcome.symbols is not None:  # randomized response; a failed round (no answer) has no posterior
-        posterior = None if outcome.status == "failed" else round_posterior(
+        posterior = None if outcome.status in UNDECIDED else round_posterior(
             [facts.roster.mechanisms[p] for p in outcome.participants], function, outcome.symbols)
         document["posterior_of_decision"] = None if posterior is None else posterior.of(outcome.decisions).tolist()
         document["expected_ones"] = None if posterior is None else posterior.expected_ones.tolist()
@@ -198,6 +206,10 @@ def _print_table(document: dict[str, object]) -> None:
         if r["status"] == "failed":
             table.add_row(r["name"], "[bold red]FAILED[/]", "0", "0", str(len(r["absent"])),
                           "[red]none: no answer[/]", "-", "-")
+            continue
+        if r["status"] == "no-answers":
+            table.add_row(r["name"], "[bold yellow]no-answers[/]", "0", str(len(r["abstained"])),
+                          str(len(r["absent"])), "[yellow]none: all abstained[/]", "-", "-")
             continue
         decisions = np.asarray(r["decisions"])
         values, counts = np.unique(decisions, return_counts=True)
@@ -252,4 +264,8 @@ def _run(args: argparse.Namespace) -> int:
     errors = [text for text in (double_release_text(outcomes), failed_rounds_text(outcomes)) if text is not None]
     for text in errors:
         print(f"mpdp: error: {text}; the session is recorded in {config.store_path} (exit code 1)", file=sys.stderr)
-    return 1 if errors else 0
+    empty = no_answers_text(outcomes)
+    if empty is not None:
+        print(f"mpdp: warning: {empty}; a party abstains by its own policy (mpdp party --max-repetitions, --budget) "
+              "(exit code 1)", file=sys.stderr)
+    return 1 if errors or empty is not None else 0
