@@ -57,6 +57,7 @@ __all__ = [
     "RoundRows",
     "TranscriptStore",
     "blob_payload",
+    "check_store_file",
 ]
 
 #: Reject counts not yet written: round index (-1 before any round opened) -> reason -> (count, last detail).
@@ -226,6 +227,25 @@ DROP TABLE {table};
 ALTER TABLE {table}_blob_payload RENAME TO {table};
 COMMIT;
 """)
+
+
+def check_store_file(path: Path | str) -> None:
+    """Check that ``path`` is an intact SQLite database (``PRAGMA quick_check``) before anything reads it, so
+    a damaged transcript gives one line naming the file instead of a traceback or a partial result.
+
+    Raises:
+        ParameterError: the file is not a SQLite database, or damaged (names the file and the first problem).
+    """
+    try:
+        # not read-only: the last connection's close removes the -wal and -shm files a WAL store gets
+        with contextlib.closing(sqlite3.connect(Path(path))) as db:
+            db.text_factory = lambda raw: raw.decode("utf-8", "replace")  # a damaged schema's names too
+            problems = [str(row[0]) for row in db.execute("PRAGMA quick_check(5)")]
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # an error naming damaged bytes is not UTF-8 either
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        raise ParameterError("transcripts", str(path), "an intact SQLite transcript store",
+                             hint=f"damaged: {'; '.join(problems)[:300]}; restore it from a copy")
 
 
 def _insert_party_decisions(db: sqlite3.Connection, session: str, round: int, decisions: PartyDecisions,

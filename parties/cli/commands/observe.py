@@ -61,7 +61,7 @@ from mpdp.parties.rounds.session_files import (
     read_private_key,
     read_roster,
 )
-from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.observe import HOSTS_MODE, ObserveConfig, observe
@@ -133,6 +133,7 @@ def _other_sessions(out: Path, session: str) -> list[str]:
     """The sessions other than ``session`` whose transcript or decisions are in ``out``."""
     found: set[str] = set()
     if (out / "transcripts.sqlite").exists():
+        check_store_file(out / "transcripts.sqlite")  # resumed or refused: never read damaged
         with TranscriptStore(out / "transcripts.sqlite") as store:
             found.update(store.sessions())
     if (out / "decisions.json").exists():
