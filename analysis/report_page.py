@@ -178,7 +178,7 @@ def render_html(page: ReportPage) -> str:
 
 
 #: Characters that Markdown reads as markup (HTML's ``<``, ``>``, ``&`` are escaped as entities first).
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~]|^#)")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|~]|^#|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")  # intraword _ is no markup
 
 
 def _md_text(text: str) -> str:
