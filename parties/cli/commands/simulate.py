@@ -38,7 +38,13 @@ from mpdp.parties.cli.args import (
 )
 from mpdp.parties.cli.display import party_summary, print_results
 from mpdp.parties.rounds.config import CONNECTIONS, PROTOCOLS
-from mpdp.parties.rounds.outcome import UNDECIDED, RoundOutcome, failed_rounds_text, no_answers_text
+from mpdp.parties.rounds.outcome import (
+    UNDECIDED,
+    RoundOutcome,
+    double_release_text,
+    failed_rounds_text,
+    no_answers_text,
+)
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
 from mpdp.parties.session.datasets import DATASET_NAMES
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT
@@ -213,16 +219,17 @@ def _inconsistent(rounds: Sequence[RoundResult], total: int, alpha: float) -> in
 
 def _timeouts(rounds: Sequence[RoundOutcome]) -> int:
     """Warn about rounds that closed at their timeout with parties unheard and rounds in which every party
-    abstained (``no-answers``), name the failed ones (no answer at all); exit code 1 if any."""
-    failed = failed_rounds_text(rounds)
-    if failed is not None:
-        print(f"mpdp: error: {failed}", file=sys.stderr)
+    abstained (``no-answers``), name the failed ones (no answer at all) and the parties that released twice;
+    exit code 1 if any."""
+    errors = [text for text in (failed_rounds_text(rounds), double_release_text(rounds)) if text is not None]
+    for text in errors:
+        print(f"mpdp: error: {text}", file=sys.stderr)
     empty = no_answers_text(rounds)
     if empty is not None:
         print(f"mpdp: warning: {empty} (exit code 1)", file=sys.stderr)
     late = [r for r in rounds if r.status == "timeout" and r.absent.size]
     if not late:
-        return 0 if failed is None and empty is None else 1
+        return 0 if not errors and empty is None else 1
     names = ", ".join(f"{r.name} ({r.absent.size} absent)" for r in late[:5])
     more = f" and {len(late) - 5} more" if len(late) > 5 else ""
     print(f"mpdp: warning: {len(late)} round(s) closed at --round-timeout with parties not heard: "
