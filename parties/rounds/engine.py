@@ -413,7 +413,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         #: every rejected message, counted by reason (and logged, rate-limited)
         self.rejections = RejectLog(log, protocol.role)
         self._ended = False
-        self._early: dict[int, dict[int, tuple[str, bytes]]] = {}  # round -> party -> (topic, payload)
+        # round -> party -> its distinct (topic, payload)s, at most two (a second one is a double release)
+        self._early: dict[int, dict[int, list[tuple[str, bytes]]]] = {}
         self._last_announcement = time.monotonic()  # the engine's start counts as a sign of life
         self.ready_workers: dict[int, WorkerStatus] = {}
         self.failed_workers: dict[int, WorkerStatus] = {}
@@ -521,7 +522,9 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         :data:`EARLY_ROUNDS` other rounds are kept already."""
         if index not in self._early and len(self._early) >= EARLY_ROUNDS:
             return False
-        self._early.setdefault(index, {}).setdefault(party, (topic, payload))
+        kept = self._early.setdefault(index, {}).setdefault(party, [])
+        if len(kept) < 2 and all(payload != other for _, other in kept):
+            kept.append((topic, payload))
         return True
 
     def _status(self, payload: bytes) -> None:
@@ -561,7 +564,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._complete.clear()
         self._round_rejects = 0
         self._open = self._announced = index
-        for topic, payload in self._early.pop(index, {}).values():  # kept from before this round opened
+        for topic, payload in (m for kept in self._early.pop(index, {}).values() for m in kept):  # kept from before
             self.handle(topic, payload)
         self._early = {i: kept for i, kept in self._early.items() if i > index}
         self._open_name = name

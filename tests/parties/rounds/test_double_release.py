@@ -129,3 +129,29 @@ async def test_the_same_answer_re_sent_after_the_round_closed_is_late_not_a_doub
         doubled = store.double_releases("s", 0).tolist()
     assert outcome.status == "complete" and doubled == [0]
     assert rejects == {(0, "late"): 1, (0, "double-release"): 1}
+
+
+async def test_two_different_early_answers_are_a_double_release_when_the_round_opens(tmp_path: Path) -> None:
+    roster, keys = Roster.generate(MECHANISMS)
+    broker = InMemoryBroker()
+
+    def answer(party: int, symbol: int | None) -> bytes:
+        fields: dict[str, object] = dict(session="s", round=0, party=party, repetitions=REPS)
+        fields.update(reason="policy") if symbol is None else fields.update(symbols=np.full(REPS, symbol, np.uint8))
+        return PartyMessage.signed(keys[party], **fields).to_wire()  # type: ignore[arg-type]
+
+    with TranscriptStore(tmp_path / "t.sqlite") as store:
+        store.open_session("s", 2, REPS, ["r0"], mode="simulation (seeded generators)")
+        async with broker.connect("sender") as sender, open_engine(
+                broker, TOPICS, roster, store, COORD_PRIVATE, _observer(roster, store),
+                repetitions=REPS, round_timeout=5.0) as engine:
+            # before any announcement (a restarted observer's persistent session): kept for round 0
+            first = answer(0, 1)
+            for party, payload in ((0, first), (0, first), (0, answer(0, 0)), (0, answer(0, 1)), (1, answer(1, None))):
+                await sender.publish(TOPICS.party(party), payload)
+            await asyncio.sleep(0.1)
+            outcome = await engine.run_round(0, "r0")
+        rejects = store.rejects("s")
+    assert outcome.status == "complete" and outcome.participants.tolist() == [0]
+    assert outcome.double_released.tolist() == [0]  # the first two distinct answers: one double release kept
+    assert rejects == {(0, "double-release"): 1}
