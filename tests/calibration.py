@@ -16,7 +16,7 @@ import functools
 import os
 import time
 
-__all__ = ["slowdown", "scaled"]
+__all__ = ["scaled", "scaled_arg", "slowdown"]
 
 #: Iterations of the measured loop: about 0.17 s of CPU on a core of the project's 2-core machine.
 LOOP = 2_000_000
@@ -52,3 +52,9 @@ def slowdown() -> float:
 def scaled(seconds: float) -> float:
     """``seconds`` (an idle machine's generous bound, in seconds) stretched by :func:`slowdown`."""
     return seconds * slowdown()
+
+
+def scaled_arg(seconds: float) -> str:
+    """:func:`scaled` as a command-line value (``--round-timeout``, ...): rounded to 0.1 s and written as the
+    CLI writes it back in its messages (``{:g}``), so a test can look for the same text."""
+    return f"{round(scaled(seconds), 1):g}"

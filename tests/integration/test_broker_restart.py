@@ -21,6 +21,7 @@ from mpdp.broker.mosquitto import run_mosquitto
 from mpdp.broker.ports import free_loopback_port
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.store import TranscriptStore
+from tests.calibration import scaled, scaled_arg
 from tests.integration.test_deploy import _finish
 from tests.integration.test_party_restart import K, watched_deployment
 from tests.mqtt_fixtures import require_mosquitto
@@ -65,13 +66,13 @@ async def test_broker_killed_and_restarted_mid_session(tmp_path: Path, persisten
         first: BrokerEndpoint = await stack.enter_async_context(broker())
         async with watched_deployment(first, tmp_path, session, R) as (deployment, seen):
             hosts = [await deployment.host(name, 1) for name in ("a", "b")]
-            async with asyncio.timeout(10):  # with persistence: the broker saved its state at least once
+            async with asyncio.timeout(scaled(10)):  # with persistence: the broker saved its state at least once
                 while persistent and not (tmp_path / "mosquitto-db" / "mosquitto.db").exists():
                     await asyncio.sleep(0.05)
             async with first.connect(f"{session}-watch") as watch:
                 await watch.subscribe(Topics(session).rounds)
-                observer = await deployment.observer(1, "--round-timeout", "20")
-                async with asyncio.timeout(30):
+                observer = await deployment.observer(1, "--round-timeout", scaled_arg(20))
+                async with asyncio.timeout(scaled(30)):
                     async for delivery in watch.deliveries():
                         announced = Announcement.model_validate_json(delivery.payload)
                         if announced.kind == "round" and announced.round == 2:
@@ -82,7 +83,7 @@ async def test_broker_killed_and_restarted_mid_session(tmp_path: Path, persisten
             second = await stack.enter_async_context(broker())
             assert second.port == port
             codes = [await _finish(proc, 60) for proc in (observer, *hosts)]
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(scaled(0.3))
     assert codes == [0, 0, 0], deployment.logs()
     with TranscriptStore(tmp_path / "out1" / "transcripts.sqlite") as store:
         assert store.recorded_rounds(session) == list(range(R))
