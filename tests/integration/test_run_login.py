@@ -71,11 +71,11 @@ async def test_the_run_broker_refuses_anonymous_clients_and_the_password_is_neve
         password = secret.read_text()
         assert username.startswith("mpdp-run-") and len(password) == 32
         connect = scaled(3.0)
-        login = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=connect, reconnect_attempts=1, username=username,
+        login = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=connect, reconnect_window=0.0, username=username,
                                password=password)
         await wait_until_accepting(login, scaled(20))  # the run's login works, once the child listens
-        for stranger in (BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=connect, reconnect_attempts=1),
-                         BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=connect, reconnect_attempts=1,
+        for stranger in (BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=connect, reconnect_window=0.0),
+                         BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=connect, reconnect_window=0.0,
                                         username=username, password=password[::-1])):
             with pytest.raises(TransportError, match="(?i)refused client 'test-login-stranger'.*not authori[sz]ed"):
                 async with stranger.connect("test-login-stranger"):

@@ -8,7 +8,6 @@ import json
 import pytest
 
 import mpdp
-
 from mpdp.parties.cli.main import main
 from tests.parties.cli.invoke import ok, refused
 
