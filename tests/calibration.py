@@ -2,11 +2,11 @@
 
 A wait in a test bounds how long some work may take; on a shared machine (a CI runner, a loaded laptop,
 ``under-load``) the same work takes several times as long, and a bound taken from an idle machine's speed
-fails a test that nothing is wrong with. :func:`slowdown` is measured once per test session: the wall time of
-a fixed CPU-bound loop over the CPU time it used (the share of a core this process gets right now), or the
-1-minute load average per core when that is larger (a test's several processes share what the machine's
-other jobs leave, which one process's loop does not see, e.g. under the kernel's per-session autogroups); at
-least 1. A wait for something that must NOT happen in time (a round that must time out) needs no scaling. ``MPDP_TEST_SLOWDOWN`` sets it instead (a number >= 1). tests/conftest.py
+fails a test that nothing is wrong with. :func:`slowdown` is the wall time of a fixed CPU-bound loop over the
+CPU time it used (the share of a core this process got; measured once per test session), or the 1-minute load
+average per core when that is larger (read at each call: the load changes during a long session, and a test's
+several processes share what the machine's other jobs leave, which one process's loop does not see, e.g.
+under the kernel's per-session autogroups); at least 1. A wait for something that must NOT happen in time (a round that must time out) needs no scaling. ``MPDP_TEST_SLOWDOWN`` sets it instead (a number >= 1). tests/conftest.py
 stretches pytest-timeout's timeouts by it and prints it in the session header.
 """
 
@@ -32,21 +32,28 @@ def _loop_ratio() -> float:
 
 
 @functools.cache
+def _forced_or_measured() -> tuple[bool, float]:
+    """(True, ``MPDP_TEST_SLOWDOWN``) when it is set, else (False, :func:`_loop_ratio`), once per session."""
+    forced = os.environ.get("MPDP_TEST_SLOWDOWN", "").strip()
+    if not forced:
+        return False, _loop_ratio()
+    try:
+        value = float(forced)
+    except ValueError:
+        value = float("nan")
+    if not value >= 1.0:
+        raise ValueError(f"MPDP_TEST_SLOWDOWN={forced!r}: expected a number >= 1 (the machine's slowdown)")
+    return True, value
+
+
 def slowdown() -> float:
-    """The factor (>= 1.0) by which this machine is slower than an idle one for this session's tests.
+    """The factor (>= 1.0) by which this machine is slower than an idle one for the tests, now.
 
     Raises ValueError when ``MPDP_TEST_SLOWDOWN`` is set to anything but a number >= 1."""
-    forced = os.environ.get("MPDP_TEST_SLOWDOWN", "").strip()
+    forced, value = _forced_or_measured()
     if forced:
-        try:
-            value = float(forced)
-        except ValueError:
-            value = float("nan")
-        if not value >= 1.0:
-            raise ValueError(f"MPDP_TEST_SLOWDOWN={forced!r}: expected a number >= 1 (the machine's slowdown)")
         return value
-    per_core = os.getloadavg()[0] / (os.cpu_count() or 1)
-    return max(1.0, _loop_ratio(), per_core)
+    return max(1.0, value, os.getloadavg()[0] / (os.cpu_count() or 1))
 
 
 def scaled(seconds: float) -> float:
