@@ -6,8 +6,9 @@ fails a test that nothing is wrong with. :func:`slowdown` is the wall time of a 
 CPU time it used (the share of a core this process got; measured once per test session), or the 1-minute load
 average per core when that is larger (read at each call: the load changes during a long session, and a test's
 several processes share what the machine's other jobs leave, which one process's loop does not see, e.g.
-under the kernel's per-session autogroups); at least 1. A wait for something that must NOT happen in time (a round that must time out) needs no scaling. ``MPDP_TEST_SLOWDOWN`` sets it instead (a number >= 1). tests/conftest.py
-stretches pytest-timeout's timeouts by it and prints it in the session header.
+under the kernel's per-session autogroups); at least 1. ``MPDP_TEST_SLOWDOWN`` sets it instead (a number >= 1).
+tests/conftest.py stretches pytest-timeout's timeouts by it and prints it in the session header. A wait for
+something that must NOT happen in time (a round that must time out) needs no scaling.
 """
 
 from __future__ import annotations
