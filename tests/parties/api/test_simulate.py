@@ -17,6 +17,7 @@ import mpdp
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.parties.api.schemas import validate_document
 from mpdp.protocols.errors import ParameterError
+from tests.calibration import scaled
 from tests.parties.cli.invoke import ok
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -104,7 +105,7 @@ print("done", len(r.rounds))
 def _run_script(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
     script = tmp_path / "script.py"
     script.write_text(text)
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=100, cwd=tmp_path)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=scaled(100), cwd=tmp_path)
 
 
 def test_a_script_without_main_guard_is_refused_before_any_process(tmp_path: Path) -> None:

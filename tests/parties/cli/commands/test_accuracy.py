@@ -18,6 +18,7 @@ from mpdp.protocols.count_threshold import COUNT_GROUP_MAX, COUNT_PAIR_SMALL_MAX
 from mpdp.protocols.errors import SizeLimitError, SolverError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX
 from mpdp.protocols.worst_case import TIME_LIMIT_STATUS
+from tests.calibration import scaled
 from tests.parties.cli.invoke import ok, refused
 
 VECTORS = Path(__file__).parents[3] / "vectors" / "decision_rules.json"
@@ -195,13 +196,13 @@ def test_mpdp_accuracy_shows_a_progress_bar_on_a_terminal(quiet: tuple[str, ...]
     # rich draws on a terminal only: TTY_COMPATIBLE/TTY_INTERACTIVE make the captured stderr count as one
     epsilon = ",".join(f"{e:g}" for e in DISTINCT)
     done = subprocess.run([sys.executable, "-m", "mpdp", "accuracy", "--epsilon", epsilon, "--function", "xor",
-                           "--samples", "3200", "--seed", "5", *quiet], capture_output=True, text=True, timeout=120,
+                           "--samples", "3200", "--seed", "5", *quiet], capture_output=True, text=True, timeout=scaled(120),
                           env={**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"})
     assert done.returncode == 0, done.stderr
     assert ("Monte Carlo transcripts" in done.stderr) == shown
     assert ("3200 samples: an estimate" in done.stdout) == (not quiet)
     exact = subprocess.run([sys.executable, "-m", "mpdp", "accuracy", "--epsilon", "1,1,1", "--function", "majority"],
-                           capture_output=True, text=True, timeout=120,
+                           capture_output=True, text=True, timeout=scaled(120),
                            env={**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"})
     assert exact.returncode == 0 and "Monte Carlo" not in exact.stderr
 
