@@ -187,7 +187,30 @@ async def test_failed_client_raises_and_closed_client_raises() -> None:
         await broker.disconnect("c")
 
 
-@pytest.mark.parametrize(("kwargs", "name"), [({"queue_size": 0}, "queue_size"), ({"timeout": 0}, "timeout")])
+async def test_a_dropped_client_waits_within_its_reconnect_window_and_counts_its_downtime() -> None:
+    broker = InMemoryBroker(timeout=0.05, reconnect_window=0.5)
+    async with broker.connect("pub") as pub, broker.connect("sub") as sub:
+        await sub.subscribe("t")
+        assert pub.connected and pub.downtime == 0.0
+        await broker.disconnect("pub")
+        assert not pub.connected
+        waiting = asyncio.create_task(pub.publish("t", b"x"))
+        await asyncio.sleep(0.2)  # past the ack timeout (0.05 s), within the window (0.5 s): still waiting
+        assert not waiting.done() and pub.downtime >= 0.2
+        await broker.reconnect("pub")
+        await waiting
+        assert pub.connected and pub.reconnects == 1
+        frozen = pub.downtime
+        await asyncio.sleep(0.05)
+        assert pub.downtime == frozen >= 0.2  # online: the clock stands still
+        await broker.disconnect("pub")
+        with pytest.raises(TransportError, match="offline for more than 0.5 s"):
+            await pub.publish("t", b"y")
+    assert not sub.connected  # closed
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [({"queue_size": 0}, "queue_size"), ({"timeout": 0}, "timeout"),
+                                              ({"reconnect_window": -1.0}, "reconnect_window")])
 def test_bad_broker_parameters(kwargs: dict[str, float], name: str) -> None:
     with pytest.raises(ParameterError, match=name):
         InMemoryBroker(**kwargs)  # type: ignore[arg-type]
