@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import pwd
 import re
-import ctypes
 import secrets
 import signal
 import sys

@@ -33,10 +33,10 @@ from mpdp.parties.api.params import function_of
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.curator.arguments import check_curator_arguments
 from mpdp.parties.mpc.sharing import check_servers
+from mpdp.parties.rounds.config import PROTOCOLS, RunConfig
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section
 from mpdp.parties.rounds.seeds import SeedTree
-from mpdp.parties.session.config import PROTOCOLS, RunConfig
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
 from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
 from mpdp.parties.session.estimate import LARGE_RUN, estimate_run, round_timeout_floor

@@ -65,9 +65,11 @@ def test_the_server_certificate_names_loopback_and_every_host_and_chains_to_the_
 def test_each_party_host_writes_only_its_own_parties_topics() -> None:
     text = acl_text(TOPICS, HOSTS, party_decisions=False)
     blocks = {block.splitlines()[0]: set(block.splitlines()[1:]) for block in text.split("\n\n")[1:]}
-    assert blocks["user parties-2"] == {f"topic read {TOPICS.rounds}", f"topic readwrite {TOPICS.status}",
+    assert blocks["user parties-2"] == {f"topic read {TOPICS.rounds}", f"topic read {TOPICS.heartbeat}",
+                                        f"topic readwrite {TOPICS.status}",
                                         f"topic write {TOPICS.party(2)}"}
-    assert blocks[f"user {OBSERVER}"] >= {f"topic read {TOPICS.all_parties}", f"topic write {TOPICS.rounds}"}
+    assert blocks[f"user {OBSERVER}"] >= {f"topic read {TOPICS.all_parties}", f"topic write {TOPICS.rounds}",
+                                         f"topic write {TOPICS.heartbeat}"}
     with_decisions = acl_text(TOPICS, HOSTS, party_decisions=True)
     assert f"topic write {TOPICS.decision(0)}" in with_decisions and f"topic read {TOPICS.transcript}" in with_decisions
 
@@ -76,6 +78,7 @@ def test_each_compute_server_reads_only_its_own_jobs_and_writes_only_its_own_rep
     text = acl_text(TOPICS, HOSTS, party_decisions=False, servers=3)
     blocks = {block.splitlines()[0]: set(block.splitlines()[1:]) for block in text.split("\n\n")[1:]}
     assert blocks["user mpc-server-1"] == {f"topic read {TOPICS.mpc_job(1)}", f"topic read {TOPICS.rounds}",
+                                           f"topic read {TOPICS.heartbeat}",
                                            f"topic write {TOPICS.mpc_server(1)}"}
     assert blocks[f"user {OBSERVER}"] >= {f"topic write {TOPICS.all_mpc_jobs}", f"topic read {TOPICS.all_mpc_servers}"}
     assert not any("/mpc/" in line for name in HOSTS for line in blocks[f"user {name}"])

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mpdp.analysis.report import REPETITIONS_NOTE, RoundResult
-from mpdp.parties.api.simulation import OUT_FILES, simulate
 from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.api.simulation import OUT_FILES, simulate
 from mpdp.parties.cli.args import (
     add_broker_options,
     add_label_column,
@@ -37,8 +37,8 @@ from mpdp.parties.cli.args import (
     option_names,
 )
 from mpdp.parties.cli.display import party_summary, print_results
+from mpdp.parties.rounds.config import CONNECTIONS, PROTOCOLS
 from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
-from mpdp.parties.session.config import CONNECTIONS, PROTOCOLS
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
 from mpdp.parties.session.datasets import DATASET_NAMES
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT
@@ -141,7 +141,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05,
                    help="family-wise level of the consistency tests over all rounds (default: 0.05)")
     p.add_argument("--round-timeout", type=float, default=None, metavar="SECONDS",
-                   help="how long the observer waits for a round's messages (default: 60, or thrice the "
+                   help="a round closes once no new message came for this long (default: 60, or thrice the "
                         "estimated time of a round's messages when that is longer: minutes at 10^5 parties)")
     p.add_argument("--budget", default=None, metavar="EPS,DELTA",
                    help="each party's privacy budget: it abstains (budget-exhausted) from a round whose "

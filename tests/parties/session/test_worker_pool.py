@@ -12,7 +12,7 @@ import pytest
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.signing import generate_key_pair
-from mpdp.parties.rr.party import PartySpec
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.worker import WorkerSpec
 from mpdp.protocols.errors import MpdpError, TransportError, WorkerError

@@ -10,8 +10,8 @@ import pytest
 
 import mpdp
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.cli.main import main
+from mpdp.parties.rounds.store import TranscriptStore
 from tests.parties.cli.invoke import refused
 
 UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
