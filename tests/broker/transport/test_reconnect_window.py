@@ -20,6 +20,7 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mosquitto import run_mosquitto
 from mpdp.broker.ports import free_loopback_port
 from mpdp.broker.transport import MqttTransport
+from mpdp.broker.transport.outage import OUTAGES
 from mpdp.protocols.errors import TransportError
 from tests.calibration import scaled
 from tests.mqtt_fixtures import child_mosquitto, require_mosquitto, take
@@ -116,3 +117,30 @@ async def test_past_the_window_every_wait_raises_one_line(tmp_path: Path) -> Non
         assert not transport.connected
         with pytest.raises(TransportError):
             await transport.publish("lonely/late", b"x")
+
+
+async def test_a_client_cancelled_while_it_reconnects_stops_at_once(tmp_path: Path) -> None:
+    """Ctrl-C or SIGTERM during an outage (a cancellation) does not wait out the window, and the client
+    leaves the process's outage record (a later return line does not count it)."""
+    require_mosquitto()
+    port = free_loopback_port()
+    async with _broker(port, tmp_path / "db", 600.0) as endpoint:
+        connected = asyncio.Event()
+
+        async def hold() -> None:
+            async with endpoint.connect("rw-cancelled") as transport:
+                await transport.subscribe("cancel/#")
+                connected.set()
+                await anext(transport.deliveries())
+
+        task = asyncio.create_task(hold())
+        await asyncio.wait_for(connected.wait(), scaled(10))
+        os.kill(child_mosquitto(port), signal.SIGKILL)
+        await _until(lambda: OUTAGES.ongoing(endpoint.url))
+        await asyncio.sleep(1.0)  # inside the reconnect loop, the broker refusing
+        task.cancel()
+        started = time.monotonic()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, scaled(10))
+        assert time.monotonic() - started < scaled(5)
+        assert not OUTAGES.ongoing(endpoint.url)
