@@ -11,6 +11,7 @@ import contextlib
 import functools
 import os
 import signal
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,10 @@ async def _outage(tmp_path: Path, persistent: bool, seconds: float, round_timeou
             codes = [await _finish(proc, 60 + round_timeout) for proc in (observer, *hosts)]
             await asyncio.sleep(scaled(0.3))
             logs = deployment.logs()
+            published: dict[tuple[int, int], set[str]] = defaultdict(set)  # what the watcher saw (not all:
+            for message in seen:  # it was away during the outage too), but never two answers for one slot
+                published[message.round, message.party].add(message.model_dump_json())
+            assert published and all(len(texts) == 1 for texts in published.values()), "answered twice"
     assert codes == [0, 0, 0], logs
     with TranscriptStore(tmp_path / "out1" / "transcripts.sqlite") as store:
         assert store.recorded_rounds(session) == list(range(R))
