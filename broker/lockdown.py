@@ -145,7 +145,7 @@ def mosquitto_conf(config_path: str, *, party_port: int, observer_port: int, bin
     lines = [
         f"# mosquitto 2.x configuration of mpdp session {session}, written by `mpdp broker config`.",
         "# No anonymous client: every client shows a certificate of this deployment's CA and its password.",
-        *([f"# mosquitto started as root runs as this user; it must read passwd, acl and server.key.",
+        *(["# mosquitto started as root runs as this user; it must read passwd, acl and server.key.",
            f"user {user}"] if user else
           ["# A root-started mosquitto runs as user mosquitto: make passwd, acl and server.key readable by it",
            "# (chown mosquitto passwd acl server.key), or run mosquitto as their owner."]),

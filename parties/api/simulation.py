@@ -33,15 +33,15 @@ from mpdp.parties.api.params import function_of
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.curator.arguments import check_curator_arguments
 from mpdp.parties.mpc.sharing import check_servers
+from mpdp.parties.rounds.config import PROTOCOLS, RunConfig
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section
 from mpdp.parties.rounds.seeds import SeedTree
-from mpdp.parties.session.config import PROTOCOLS, RunConfig
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
 from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
 from mpdp.parties.session.estimate import LARGE_RUN, estimate_run, round_timeout_floor
 from mpdp.parties.session.evaluate import evaluate_run
-from mpdp.parties.session.external_broker import party_broker_settings
+from mpdp.parties.session.external_broker import party_broker_settings, simulation_window
 from mpdp.parties.session.output_paths import fresh_output_dir, run_files
 from mpdp.parties.session.progress import Progress
 from mpdp.parties.session.runner import run_async
@@ -220,6 +220,7 @@ async def simulate_async(
     threshold: int = 1,
     broker: str | BrokerSettings | None = None,
     party_broker: str | BrokerSettings | None = None,
+    reconnect_window: float | None = None,
     out: str | Path | None = None,
     force: bool = False,
     workers: int | None = None,
@@ -262,6 +263,8 @@ async def simulate_async(
         party_broker: None (the parties use ``broker``), or ``mqtt://HOST[:PORT]`` of a running broker the
             parties attach to: an edge broker bridged to ``broker``'s, or another node of its cluster
             (docs/deploy.md).
+        reconnect_window: seconds a client keeps reconnecting to a broker that went away before the run
+            fails (None: the settings' own, else ``max(60, round_timeout)``).
         out: a directory for ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (refused if it
             holds an earlier run's, unless ``force``). workers: worker processes (default: one per core).
         connections: ``"per-party"`` (each party its own MQTT connection, as deployed) or ``"per-worker"``
@@ -321,6 +324,11 @@ async def simulate_async(
                       else party_broker_settings(party_broker, "party_broker"))
     seeds = SeedTree.from_seed(seed)
     data = _dataset(dataset, votes, parties, rounds, label_column, seeds.dataset())
+    round_timeout = round_timeout if round_timeout is not None else max(
+        DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, repetitions, connections))
+    settings = settings.with_window(reconnect_window, simulation_window(round_timeout))
+    if party_settings is not None:
+        party_settings = party_settings.with_window(reconnect_window, simulation_window(round_timeout))
     session_cost(data.num_parties, data.num_rounds, repetitions, connections).check(check_time_limit(time_limit))
     mechanisms = _mechanisms(epsilon, delta, data.num_parties, seeds.epsilons())
     for r in range(data.num_rounds):  # the participants of a round are at most the voters
@@ -336,8 +344,7 @@ async def simulate_async(
                       zero_one_rules(rule, engine="posterior" if rule == "average" else "auto", cache=cache)),
         party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
         store_path=None if out_dir is None else out_dir / "transcripts.sqlite", secure=secure,
-        round_timeout=round_timeout if round_timeout is not None else max(
-            DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, repetitions, connections)),
+        round_timeout=round_timeout,
         budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
         servers=servers, threshold=threshold, party_broker=party_settings, connections=connections,
         validators=validators)

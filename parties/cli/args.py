@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
+from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW
 from mpdp.parties.session.output_paths import output_file
 from mpdp.protocols.cost import DEFAULT_TIME_LIMIT
 from mpdp.protocols.errors import ParameterError
@@ -138,10 +139,13 @@ def add_deployed_session(parser: argparse.ArgumentParser, keys_help: str) -> Non
                                       "broker (default: $MPDP_BROKER_URL)")
 
 
-def add_broker_options(parser: argparse.ArgumentParser, metavar: str, broker_help: str) -> None:
+def add_broker_options(parser: argparse.ArgumentParser, metavar: str, broker_help: str,
+                       window_default: str = f"{DEFAULT_RECONNECT_WINDOW:g} s") -> None:
     """``--broker URL`` (``broker_help``) and how to log in to it: ``--cafile``, ``--cert``, ``--key``,
-    ``--mqtt-version`` (read back by :func:`broker_options`). The user name and password go in the URL
-    or in ``MPDP_BROKER_USERNAME``/``MPDP_BROKER_PASSWORD`` (the environment keeps them out of ``ps``)."""
+    ``--mqtt-version``, and ``--reconnect-window SECONDS`` (its default in words: ``window_default``; the
+    option's value None when not given) (read back by :func:`broker_options`). The user name and password
+    go in the URL or in ``MPDP_BROKER_USERNAME``/``MPDP_BROKER_PASSWORD`` (the environment keeps them out of
+    ``ps``)."""
     group = parser.add_argument_group(
         "broker", "the login may be in the URL (USER:PASSWORD@) or in $MPDP_BROKER_USERNAME and "
                   "$MPDP_BROKER_PASSWORD; the password is never printed")
@@ -155,6 +159,10 @@ def add_broker_options(parser: argparse.ArgumentParser, metavar: str, broker_hel
                        help="this client's TLS private key (default: $MPDP_BROKER_KEY)")
     group.add_argument("--mqtt-version", choices=("3.1.1", "5"), default=None,
                        help="MQTT protocol version (default: the URL's ?protocol=, else 3.1.1)")
+    group.add_argument("--reconnect-window", type=float, default=None, metavar="SECONDS",
+                       help="how long a client keeps reconnecting to a broker that went away (backoff with "
+                            "jitter; what it publishes meanwhile waits) before the command fails; 0: no retry "
+                            f"(default: {window_default})")
 
 
 def add_validators_option(parser: argparse.ArgumentParser) -> None:
@@ -169,7 +177,7 @@ def broker_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of :meth:`mpdp.broker.settings.BrokerSettings.from_url` that the options of
     :func:`add_broker_options` give (``url`` included)."""
     return {"url": args.broker, "cafile": args.cafile, "cert": args.cert, "key": args.key,
-            "protocol": args.mqtt_version}
+            "protocol": args.mqtt_version, "reconnect_window": args.reconnect_window}
 
 
 def value_options(parser: argparse.ArgumentParser) -> frozenset[str]:

@@ -53,7 +53,7 @@ from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.mpc.server import RoundJob, ServerKeys, round_server
 from mpdp.parties.mpc.sharing import field_modulus
 from mpdp.parties.rounds.rejections import RejectLog
-from mpdp.parties.session.files import ServerKeyPair, SessionRoster
+from mpdp.parties.rounds.session_files import ServerKeyPair, SessionRoster
 from mpdp.protocols.errors import ParameterError, ProtocolViolation, TransportError, WorkerError
 
 __all__ = ["DeployedServerConfig", "JobHandler", "mpyc_arguments", "run_server"]

@@ -27,7 +27,7 @@ signed bytes again, never a fresh draw, without waiting for a re-announcement.
 
 A protocol's party plugs in by composition (:class:`PartyProtocol`): the announcement it reads, its
 answer to a round (a signed wire message; the protocol enforces its own privacy policy there, from the
-party's own :class:`mpdp.parties.rr.party.PartySpec`, never from the wire), its privacy ledger, and
+party's own :class:`mpdp.parties.rounds.party_spec.PartySpec`, never from the wire), its privacy ledger, and
 optionally other topics it listens to (randomized response: the published transcript, to decide f).
 
 Each round is answered once: the loop keeps the signed message it published, and a re-announced round

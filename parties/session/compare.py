@@ -28,8 +28,8 @@ from mpdp.analysis.evaluation import RoundEvaluation
 from mpdp.broker.launch import open_broker
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.mpc.store import MpcStore
+from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.seeds import SeedTree
-from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.runner import run_async, surfacing_errors

@@ -59,10 +59,11 @@ from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.mpc.party import start_pinned_mpc_party
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.engine import HEARTBEAT_INTERVAL
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.seeds import SeedTree
-from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
+from mpdp.parties.rounds.session_files import SessionRoster
+from mpdp.parties.rr.party import secure_sampler, start_party
 from mpdp.parties.session.datasets import Dataset
-from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.session.runner import first_mpdp_error
 from mpdp.parties.session.worker import WorkerSpec, serve_parties, status_report
 from mpdp.protocols.errors import ParameterError

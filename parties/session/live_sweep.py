@@ -47,9 +47,9 @@ from mpdp.analysis.sweep import PointTheory, SweepPlan, SweepResult, SweepTask, 
 from mpdp.broker.launch import open_broker
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.curator.session import check_central_function
+from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.seeds import SeedTree
-from mpdp.parties.session.config import RunConfig
 from mpdp.parties.session.datasets import random_dataset
 from mpdp.parties.session.estimate import RunEstimate, estimate_run
 from mpdp.parties.session.runner import ProgressCallback, run_async

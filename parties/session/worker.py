@@ -29,10 +29,11 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
-from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
+from mpdp.parties.rounds.party_spec import PartySpec
+from mpdp.parties.rounds.plan import PartyStarter, RunningParty
+from mpdp.parties.rr.party import secure_sampler, start_party
 from mpdp.parties.session.multiplex import serve_multiplexed
 from mpdp.parties.session.processes import first_leaf, watch_parent
-from mpdp.parties.session.plan import PartyStarter, RunningParty
 
 if TYPE_CHECKING:  # imported by the worker only when its parties decide f (the rules import scipy)
     from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
@@ -59,7 +60,7 @@ class WorkerSpec:
         observer_grace: seconds of coordinator silence (no announcement, no heartbeat) before a party leaves.
         connect_concurrency: parties of this worker connecting at the same time, at most.
         start: builds each party of the protocol the parties speak (a
-            :class:`mpdp.parties.session.plan.PartyStarter`, picklable by name): randomized response by
+            :class:`mpdp.parties.rounds.plan.PartyStarter`, picklable by name): randomized response by
             default, :func:`mpdp.parties.curator.party.start_curator_party` for the curator protocol.
         decisions: the public parameters of the parties' own decisions of f (one rule cache per
             worker process); None = the parties do not decide.

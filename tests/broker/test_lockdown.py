@@ -156,7 +156,7 @@ async def test_a_wrong_password_no_certificate_and_plain_tcp_are_refused(tmp_pat
             "no password": dataclasses.replace(host, username=None, password=None),
             # the broker drops this connection before any CONNACK: the client gives up at its timeout
             "plain TCP to the TLS listener": dataclasses.replace(host, scheme="mqtt", cafile=None, certfile=None,
-                                                                 keyfile=None, timeout=1.0, reconnect_attempts=1),
+                                                                 keyfile=None, timeout=1.0, reconnect_window=0.0),
             "a CA that did not sign the broker": dataclasses.replace(host, cafile=str(other_ca)),
         }
         for what, endpoint in refused.items():
@@ -176,7 +176,7 @@ async def test_a_missing_or_foreign_client_certificate_is_named_at_once(
     (tmp_path / "foreign.key").write_bytes(foreign.key)
     async with locked_mosquitto(tmp_path / "broker", SESSION, HOSTS) as broker:
         bare = dataclasses.replace(broker.endpoint("parties-2"), certfile=None, keyfile=None, timeout=10.0,
-                                   reconnect_attempts=3, protocol=protocol)
+                                   reconnect_window=1.0, protocol=protocol)
         capfd.readouterr()
         started = time.monotonic()
         with pytest.raises(TransportError) as info:
@@ -262,7 +262,7 @@ async def test_queues_and_packets_are_bounded(tmp_path: Path) -> None:
                 await _next(watch, 0.5)
         assert got == [f"{i}".encode() for i in range(5)]
         async with observer.connect(client_id) as watch, \
-                dataclasses.replace(host, reconnect_attempts=1, timeout=1.0).connect("mpdp-test-big") as big:
+                dataclasses.replace(host, reconnect_window=0.0, timeout=1.0).connect("mpdp-test-big") as big:
             await watch.subscribe(TOPICS.all_parties)
             with contextlib.suppress(TransportError, TimeoutError):  # never acknowledged: the broker hung up
                 async with asyncio.timeout(1):

@@ -76,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from mpdp.broker.lockdown import OBSERVER, write_broker_config
     from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
-    from mpdp.parties.session.files import read_roster
+    from mpdp.parties.rounds.session_files import read_roster
     from mpdp.protocols.errors import ParameterError
 
     facts = read_roster(args.roster)

@@ -44,15 +44,15 @@ from mpdp.parties.rounds.privacy import (
     ledgers_from_rounds,
     privacy_section,
 )
-from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
-from mpdp.parties.session.external_broker import deployment_endpoint
-from mpdp.parties.session.files import (
+from mpdp.parties.rounds.session_files import (
     SessionRoster,
     coordinator_key_path,
     read_private_key,
     read_roster,
 )
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
+from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.observe import HOSTS_MODE, ObserveConfig, observe
 from mpdp.parties.session.output_paths import fresh_output_dir, output_dir, run_files
 from mpdp.protocols.errors import ParameterError

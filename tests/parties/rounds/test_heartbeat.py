@@ -17,10 +17,11 @@ from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.rounds.engine import open_engine
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
-from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.parties.rr.party import Party
 from mpdp.protocols.errors import TransportError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse

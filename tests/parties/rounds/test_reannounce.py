@@ -18,18 +18,20 @@ from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import verify_message
 from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.rounds.engine import HEARTBEAT_INTERVAL, open_engine
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
-from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.parties.rr.party import Party
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.symmetric import observer_average_rule
+from tests.calibration import scaled
 from tests.parties.rr.test_party_run import COORD_PRIVATE, COORD_PUBLIC, TOPICS
 
 pytestmark = pytest.mark.timeout(30)
 
-TIMEOUT = 3 * HEARTBEAT_INTERVAL + 0.5  # the round stays open for three heartbeat ticks
+TIMEOUT = 3 * HEARTBEAT_INTERVAL + 0.5  # the round stays open for three heartbeat ticks (or more, if slow: scaled)
 
 
 @pytest.mark.parametrize("restart", [True, False], ids=["engine-reconnected", "no-reconnect"])
@@ -45,7 +47,7 @@ async def test_a_round_lost_in_a_broker_restart_is_announced_again(tmp_path: Pat
                             measure=accuracy_measure("zero-one", 2), rule_factory=observer_average_rule)
         async with broker.connect("watch") as watch, open_engine(
                 broker, TOPICS, roster, store, COORD_PRIVATE, observer, repetitions=1,
-                round_timeout=TIMEOUT) as engine:
+                round_timeout=scaled(TIMEOUT) if restart else TIMEOUT) as engine:
             await watch.subscribe(TOPICS.rounds)
             ready = asyncio.Event()
             serving = asyncio.create_task(party.run(ready.set))

@@ -18,8 +18,9 @@ from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.signing import generate_key_pair, public_key_of, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, MemoryTransport, next_delivery
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.seeds import SeedTree, round_generator
-from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.parties.rr.party import Party
 from mpdp.parties.session.multiplex import serve_multiplexed
 from mpdp.protocols.errors import TransportError
 from mpdp.protocols.mechanisms import RandomizedResponse
