@@ -38,8 +38,8 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.analysis.privacy_loss import PrivacyLossDistribution
+from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.mechanisms import check_delta, check_epsilon
 

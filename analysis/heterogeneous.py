@@ -37,7 +37,6 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.analysis.composition import (
     CompositionResult,
     basic_composition,
@@ -49,6 +48,7 @@ from mpdp.analysis.composition import (
     theorem_3_4_bound,
 )
 from mpdp.analysis.privacy_loss import PrivacyLossDistribution
+from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import check_delta, check_epsilon

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import os
-import sqlite3
 import sys
 import tempfile
 import time

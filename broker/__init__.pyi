@@ -23,8 +23,8 @@ from .messages import (
     decode_answer,
     new_nonce,
 )
-from .mpc_messages import MpcAnnouncement, ServerJob, ServerReport, SharedBallot, SumRelease
 from .mosquitto import CONFIG_TEMPLATE, render_config, run_configured_mosquitto, run_mosquitto
+from .mpc_messages import MpcAnnouncement, ServerJob, ServerReport, SharedBallot, SumRelease
 from .packing import (
     any_symbol_at_least,
     pack_bytes,
@@ -34,9 +34,9 @@ from .packing import (
     unpack_rows,
     unpack_symbols,
 )
+from .passwords import new_password, password_line, verify_password_line
 from .ports import LOOPBACK, free_loopback_port
 from .sealed import generate_x25519_key_pair, open_sealed, seal
-from .passwords import new_password, password_line, verify_password_line
 from .settings import ENV_VAR, BrokerSettings, find_mosquitto, redact_url
 from .signing import (
     canonical_bytes,
@@ -49,8 +49,8 @@ from .signing import (
     verify_bytes,
     verify_message,
 )
-from .wire import WireAnswer, sign_answer
 from .topics import SESSION_PATTERN, Topics, check_session
+from .wire import WireAnswer, sign_answer
 
 __all__ = [
     "CONFIG_TEMPLATE",

@@ -66,7 +66,7 @@ class CertificateAuthority:
     def __init__(self, name: str, days: int = 365) -> None:
         if not isinstance(days, int) or not 1 <= days <= 3650:
             raise ParameterError("--days", days, "an integer number of days in 1..3650")
-        self._now = datetime.datetime.now(datetime.timezone.utc)
+        self._now = datetime.datetime.now(datetime.UTC)
         self._days = days
         self._key = ec.generate_private_key(ec.SECP256R1())
         self._subject = _name(name)

@@ -26,7 +26,7 @@ async def check_connectivity(endpoint: BrokerEndpoint, timeout: float | None = N
             names the URL.
     """
     limit = endpoint.timeout if timeout is None else timeout
-    probe = dataclasses.replace(endpoint, timeout=limit, reconnect_attempts=1)
+    probe = dataclasses.replace(endpoint, timeout=limit, reconnect_window=0.0)
     async with probe.connect(f"mpdp-check-{secrets.token_hex(6)}"):
         pass
 

@@ -37,8 +37,10 @@ __all__ = [
     "stamp",
 ]
 
-#: Seconds a control message stays valid unless its sender says otherwise (status, end, transcript).
-DEFAULT_LIFETIME = 60.0
+#: Seconds a control message stays valid unless its sender says otherwise (announcements, heartbeats,
+#: status, end, transcript): minutes, so that a message delayed by a busy machine is not refused for its
+#: delay; replays are refused by the sequence.
+DEFAULT_LIFETIME = 600.0
 
 Sequence = Annotated[int, Field(ge=1, le=2**63 - 1, strict=True)]
 ExpiresMs = Annotated[int, Field(ge=0, le=2**53, strict=True)]

@@ -21,6 +21,7 @@ from amqtt.errors import BrokerError
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
+from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW
 from mpdp.protocols.errors import TransportError
 
 __all__ = ["NO_PERSISTENCE_NOTICE", "run_embedded"]
@@ -43,12 +44,13 @@ def _config(port: int) -> dict[str, object]:
 
 
 @contextlib.asynccontextmanager
-async def run_embedded(*, timeout: float = 10.0) -> AsyncIterator[BrokerEndpoint]:
+async def run_embedded(*, timeout: float = 10.0, reconnect_window: float = DEFAULT_RECONNECT_WINDOW
+                       ) -> AsyncIterator[BrokerEndpoint]:
     """Start an amqtt broker on a free loopback port in the running loop; shut it down on exit. A
     cancellation (Ctrl-C, SIGTERM, SIGHUP) while it starts or stops is raised once that step is done.
 
     Args:
-        timeout: the clients' timeout (seconds) recorded in the endpoint.
+        timeout, reconnect_window: the clients' timeout and reconnect window (seconds) recorded in the endpoint.
 
     Raises:
         TransportError: the broker could not bind a port after three attempts.
@@ -68,7 +70,8 @@ async def run_embedded(*, timeout: float = 10.0) -> AsyncIterator[BrokerEndpoint
             if cancelled:
                 raise asyncio.CancelledError
             log.warning(NO_PERSISTENCE_NOTICE)
-            yield BrokerEndpoint("embedded", LOOPBACK, port, protocol="3.1.1", timeout=timeout)
+            yield BrokerEndpoint("embedded", LOOPBACK, port, protocol="3.1.1", timeout=timeout,
+                                 reconnect_window=reconnect_window)
         finally:
             if await _to_the_end(_shut_down(broker)):
                 raise asyncio.CancelledError

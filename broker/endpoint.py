@@ -8,7 +8,7 @@ from typing import Literal
 
 import aiomqtt
 
-from mpdp.broker.settings import PASSWORD_ENV, BrokerSettings, Scheme, url_host
+from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW, PASSWORD_ENV, BrokerSettings, Scheme, url_host
 from mpdp.broker.transport.mqtt import (
     SESSION_EXPIRY,
     MqttTransport,
@@ -31,7 +31,9 @@ class BrokerEndpoint:
         scheme: ``mqtt`` (TCP), ``mqtts`` (TLS), ``ws`` (WebSocket) or ``wss`` (WebSocket over TLS).
         timeout: seconds for one connection attempt and for every acknowledgement from the broker.
         queue_size: incoming messages a client holds before it stops acknowledging (backpressure).
-        reconnect_attempts: connection attempts (with exponential backoff) before a client gives up.
+        reconnect_window: seconds a client keeps trying to connect (backoff with jitter) when its
+            connection is lost (and when it first connects) before it gives up; its publishes and
+            subscribes wait for the new connection meanwhile. 0: one attempt, no retry.
         username, password: the login (None: anonymous).
         cafile: the CA's PEM file that verifies the broker's certificate (None: the system's CAs).
         certfile, keyfile: the client's certificate and key (PEM) for TLS client authentication.
@@ -44,7 +46,7 @@ class BrokerEndpoint:
     protocol: Literal["3.1.1", "5"] = "3.1.1"
     timeout: float = 10.0
     queue_size: int = 1000
-    reconnect_attempts: int = 8
+    reconnect_window: float = DEFAULT_RECONNECT_WINDOW
     scheme: Scheme = "mqtt"
     username: str | None = None
     password: str | None = field(default=None, repr=False)
@@ -66,9 +68,10 @@ class BrokerEndpoint:
 
     def reached(self) -> BrokerSettings:
         """Settings by which another run reaches this running broker as an external one, with its login
-        (a child broker's random one: it is in no URL). TLS files are not carried (our children listen in
-        plain MQTT on loopback)."""
-        return BrokerSettings.from_url(self.url, environ={} if self.password is None else {PASSWORD_ENV: self.password})
+        (a child broker's random one: it is in no URL), timeout and reconnect window. TLS files are not
+        carried (our children listen in plain MQTT on loopback)."""
+        settings = BrokerSettings.from_url(self.url, environ={} if self.password is None else {PASSWORD_ENV: self.password})
+        return settings.model_copy(update={"timeout": self.timeout, "reconnect_window": self.reconnect_window})
 
     def connect(self, client_id: str, *, persistent: bool = False) -> AbstractAsyncContextManager[MqttTransport]:
         """A connected :class:`mpdp.broker.transport.mqtt.MqttTransport` as ``async with``.

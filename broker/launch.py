@@ -16,13 +16,15 @@ __all__ = ["external_endpoint", "open_broker"]
 
 
 def external_endpoint(settings: BrokerSettings) -> BrokerEndpoint | None:
-    """The endpoint of an external broker, or None when the run starts its own."""
+    """The endpoint of an external broker (its reconnect window :data:`mpdp.broker.settings.DEFAULT_RECONNECT_WINDOW`
+    unless the settings give one), or None when the run starts its own."""
     if settings.kind != "external":
         return None
     assert settings.host is not None and settings.port is not None  # guaranteed by from_url
     password = None if settings.password is None else settings.password.get_secret_value()
     return BrokerEndpoint(
-        "external", settings.host, settings.port, settings.protocol, settings.timeout, scheme=settings.scheme,
+        "external", settings.host, settings.port, settings.protocol, settings.timeout,
+        reconnect_window=settings.window(), scheme=settings.scheme,
         username=settings.username, password=password, websocket_path=settings.path,
         cafile=_path(settings.cafile), certfile=_path(settings.certfile), keyfile=_path(settings.keyfile),
     )
@@ -49,5 +51,5 @@ async def open_broker(settings: BrokerSettings) -> AsyncIterator[BrokerEndpoint]
         return
     use_mosquitto = settings.kind == "mosquitto" or (settings.kind == "auto" and find_mosquitto())
     runner = run_mosquitto if use_mosquitto else run_embedded
-    async with runner(timeout=settings.timeout) as endpoint:
+    async with runner(timeout=settings.timeout, reconnect_window=settings.window()) as endpoint:
         yield endpoint

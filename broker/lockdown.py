@@ -15,14 +15,14 @@
 Who may do what (topics of :class:`mpdp.broker.topics.Topics`):
 
 * a party host (user ``parties-RANGES``) publishes only its own parties' topics ``party/{i}`` (and
-  ``decision/{i}`` with party decisions) and ``status``; it reads only ``rounds`` and ``status`` (its
+  ``decision/{i}`` with party decisions) and ``status``; it reads only ``rounds``, ``heartbeat`` and ``status`` (its
   ready beacon reads its own report back), and ``transcript`` with party decisions. It cannot read any
   party's answer.
-* the observer (user ``observer``) publishes ``rounds``, ``transcript`` and ``curator/release``; it
+* the observer (user ``observer``) publishes ``rounds``, ``heartbeat``, ``transcript`` and ``curator/release``; it
   reads ``party/+``, ``status`` and ``decision/+``. With compute servers (``--protocol mpc``) it also
   publishes the servers' jobs ``mpc/job/+`` and reads their reports ``mpc/server/+``.
 * compute server i (user ``mpc-server-{i}``, on the party hosts' listener) reads only its own jobs
-  ``mpc/job/{i}`` and ``rounds`` (the end), and publishes only its own reports ``mpc/server/{i}``. No
+  ``mpc/job/{i}``, ``rounds`` (the end) and ``heartbeat``, and publishes only its own reports ``mpc/server/{i}``. No
   party host may publish to or read a server topic, and no server another server's.
 * nobody else may use the observer's client id: the observer connects on its own listener, where
   ``use_username_as_clientid`` makes the client id the user name ``observer`` (so only the holder of the
@@ -114,16 +114,18 @@ def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions
     servers (0: none)."""
     lines = [f"# mpdp session {topics.session}: what each user may publish (write) and subscribe to (read).",
              "# Anything not listed is denied (including $SYS).", "", f"user {OBSERVER}",
-             f"topic write {topics.rounds}", f"topic write {topics.transcript}", f"topic write {topics.release}",
+             f"topic write {topics.rounds}", f"topic write {topics.heartbeat}", f"topic write {topics.transcript}",
+             f"topic write {topics.release}",
              f"topic read {topics.all_parties}", f"topic read {topics.status}", f"topic read {topics.all_decisions}"]
     if servers:
         lines += [f"topic write {topics.all_mpc_jobs}", f"topic read {topics.all_mpc_servers}"]
     for server in range(servers):
         lines += ["", f"user {server_user(server)}", f"topic read {topics.mpc_job(server)}",
-                  f"topic read {topics.rounds}", f"topic write {topics.mpc_server(server)}"]
+                  f"topic read {topics.rounds}", f"topic read {topics.heartbeat}", f"topic write {topics.mpc_server(server)}"]
     for name, parties in hosts.items():
         # status: read too, the host's ready beacon repeats the "ready" it reads back (parties/session/host.py)
-        lines += ["", f"user {name}", f"topic read {topics.rounds}", f"topic readwrite {topics.status}"]
+        lines += ["", f"user {name}", f"topic read {topics.rounds}", f"topic read {topics.heartbeat}",
+                  f"topic readwrite {topics.status}"]
         if party_decisions:
             lines.append(f"topic read {topics.transcript}")
         for party in parties:
@@ -143,7 +145,7 @@ def mosquitto_conf(config_path: str, *, party_port: int, observer_port: int, bin
     lines = [
         f"# mosquitto 2.x configuration of mpdp session {session}, written by `mpdp broker config`.",
         "# No anonymous client: every client shows a certificate of this deployment's CA and its password.",
-        *([f"# mosquitto started as root runs as this user; it must read passwd, acl and server.key.",
+        *(["# mosquitto started as root runs as this user; it must read passwd, acl and server.key.",
            f"user {user}"] if user else
           ["# A root-started mosquitto runs as user mosquitto: make passwd, acl and server.key readable by it",
            "# (chown mosquitto passwd acl server.key), or run mosquitto as their owner."]),

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import pwd
 import re
-import ctypes
 import secrets
 import signal
 import sys
@@ -37,11 +37,11 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.passwords import new_password, password_line
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.scratch import owned_temporary_directory
-from mpdp.broker.settings import find_mosquitto
+from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW, find_mosquitto
 from mpdp.protocols.errors import TransportError
 
-__all__ = ["CONFIG_TEMPLATE", "PORT_ATTEMPTS", "SCRATCH_PREFIX", "render_config", "run_configured_mosquitto",
-           "run_mosquitto"]
+__all__ = ["CONFIG_TEMPLATE", "PORT_ATTEMPTS", "SCRATCH_PREFIX", "persistence_config", "render_config",
+           "run_configured_mosquitto", "run_mosquitto"]
 
 #: The configuration shipped in broker/.
 CONFIG_TEMPLATE = Path(__file__).with_name("mosquitto.conf")
@@ -66,6 +66,13 @@ def render_config(template: str, port: int, host: str = LOOPBACK) -> str:
     return "\n".join(lines) + "\n"
 
 
+def persistence_config(directory: Path) -> str:
+    """mosquitto lines that keep the persistent sessions and their queued QoS 1 messages in ``directory``
+    (which must exist), saved on every change: a broker restarted with the same lines after a SIGKILL
+    brings back what it had acknowledged, and its clients' sessions."""
+    return f"persistence true\npersistence_location {directory}/\nautosave_on_changes true\nautosave_interval 1\n"
+
+
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
@@ -75,7 +82,8 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 @contextlib.asynccontextmanager
 async def run_mosquitto(
     binary: Path | None = None, *, timeout: float = 10.0, start_timeout: float = 10.0, port: int | None = None,
-    extra_config: str = "", anonymous: bool = False,
+    extra_config: str = "", anonymous: bool = False, reconnect_window: float = DEFAULT_RECONNECT_WINDOW,
+    persistence: Path | None = None,
 ) -> AsyncIterator[BrokerEndpoint]:
     """Start mosquitto on a loopback port; yield its endpoint; stop it on exit.
 
@@ -89,11 +97,15 @@ async def run_mosquitto(
         binary: the mosquitto executable; found on PATH or /usr/sbin when None.
         port: the port to listen on; a free one when None (a given port lets a test restart a
             broker where its clients reconnect; it is not retried).
-        timeout: the clients' timeout (seconds) recorded in the endpoint.
+        timeout, reconnect_window: the clients' timeout and reconnect window (seconds) recorded in the endpoint.
         start_timeout: seconds to wait until the broker accepts MQTT connections.
         extra_config: lines appended to the configuration, e.g. a bridge to another broker
             (``connection NAME`` / ``address HOST:PORT`` / ``topic mpdp/# both 1``; docs/deploy.md).
         anonymous: accept clients without a login (default: a fresh random login, module docstring).
+        persistence: a folder (created if missing) where the broker keeps its sessions and queued messages,
+            saved on every change (:func:`persistence_config`); a broker started again on the same port with
+            the same folder resumes them (its clients log in again only with ``anonymous=True``: each start
+            draws a fresh login). None: nothing on disk (the configuration's ``persistence false``).
 
     Raises:
         TransportError: no binary, the child exited early (its log is quoted; for a given port in use,
@@ -102,6 +114,9 @@ async def run_mosquitto(
     exe = binary or find_mosquitto()
     if exe is None:
         raise TransportError("mosquitto binary not found on PATH or in /usr/sbin; use --broker embedded")
+    if persistence is not None:
+        persistence.mkdir(parents=True, exist_ok=True)
+        extra_config = persistence_config(persistence) + extra_config
     with owned_temporary_directory(SCRATCH_PREFIX) as tmp:
         username, password = (None, None) if anonymous else (f"mpdp-run-{secrets.token_hex(4)}", new_password())
         login = "" if username is None or password is None else _login(Path(tmp), username, password)
@@ -111,7 +126,7 @@ async def run_mosquitto(
             log_path = Path(tmp, f"mosquitto-{attempt}.log")
             proc = await _spawn(exe, Path(tmp, "mosquitto.conf"), chosen, log_path, login + extra_config)
             endpoint = BrokerEndpoint("mosquitto", LOOPBACK, chosen, timeout=timeout, username=username,
-                                      password=password)
+                                      password=password, reconnect_window=reconnect_window)
             try:
                 if await _bound(proc, log_path, deadline):
                     await _accepting(exe, proc, endpoint, log_path, deadline)

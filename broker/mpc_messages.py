@@ -34,8 +34,8 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
-from mpdp.broker.curator_messages import Base64, decode_key, encode_key
 from mpdp.broker.control import DEFAULT_LIFETIME, stamp
+from mpdp.broker.curator_messages import Base64, decode_key, encode_key
 from mpdp.broker.messages import (
     MAX_REPETITIONS,
     Answer,

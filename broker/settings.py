@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["DEFAULT_PORTS", "ENV_VAR", "PASSWORD_ENV", "PASSWORD_FILE_ENV", "TLS_ENV", "USERNAME_ENV", "BrokerSettings", "find_mosquitto",
+__all__ = ["DEFAULT_PORTS", "DEFAULT_RECONNECT_WINDOW", "ENV_VAR", "PASSWORD_ENV", "PASSWORD_FILE_ENV", "TLS_ENV", "USERNAME_ENV", "BrokerSettings", "find_mosquitto",
            "redact_url", "url_host"]
 
 #: Environment variable read when no ``--broker`` is given.
@@ -45,6 +45,11 @@ PASSWORD_FILE_ENV = "MPDP_BROKER_PASSWORD_FILE"
 TLS_ENV = {"cafile": "MPDP_BROKER_CAFILE", "cert": "MPDP_BROKER_CERT", "key": "MPDP_BROKER_KEY"}
 #: The port of each URL scheme when the URL names none.
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883, "ws": 80, "wss": 443}
+#: Seconds a client keeps reconnecting to a broker that went away, unless told otherwise: a deployed role
+#: (``mpdp party``, ``mpdp observe``) rides out a broker restart or a network outage of minutes.
+DEFAULT_RECONNECT_WINDOW = 600.0
+#: The longest reconnect window accepted (seconds): a week.
+MAX_RECONNECT_WINDOW = 7 * 86400.0
 Scheme = Literal["mqtt", "mqtts", "ws", "wss"]
 _KEYWORDS = ("auto", "mosquitto", "embedded")
 _ALLOWED = ("'auto', 'mosquitto', 'embedded' or mqtt|mqtts|ws|wss://[USER[:PASSWORD]@]HOST[:PORT][/PATH]"
@@ -77,6 +82,9 @@ class BrokerSettings(BaseModel):
         path: the WebSocket path (ws/wss only; None: paho's ``/mqtt``).
         protocol: the MQTT version clients speak; the embedded amqtt broker supports ``3.1.1`` only.
         timeout: seconds for connecting and for every acknowledgement from the broker.
+        reconnect_window: seconds a client keeps reconnecting (backoff with jitter) after losing its
+            connection, its publishes waiting meanwhile, before it gives up (0: no retry); None: the
+            command's default (:data:`DEFAULT_RECONNECT_WINDOW`; ``mpdp simulate`` sizes it to the run).
         username, password: the login (the password never shown: ``SecretStr``).
         cafile: PEM file of the CA that signed the broker's certificate (TLS; None: the system's CAs).
         certfile, keyfile: the client's certificate and private key (PEM) for TLS client authentication.
@@ -91,6 +99,7 @@ class BrokerSettings(BaseModel):
     path: str | None = None
     protocol: Literal["3.1.1", "5"] = "3.1.1"
     timeout: float = Field(default=10.0, gt=0, le=3600)
+    reconnect_window: float | None = Field(default=None, ge=0, le=MAX_RECONNECT_WINDOW)
     username: str | None = Field(default=None, min_length=1)
     password: SecretStr | None = None
     cafile: Path | None = None
@@ -102,15 +111,34 @@ class BrokerSettings(BaseModel):
         """True for ``mqtts`` and ``wss``."""
         return self.scheme in ("mqtts", "wss")
 
+    def window(self, default: float = DEFAULT_RECONNECT_WINDOW) -> float:
+        """The reconnect window in seconds: :attr:`reconnect_window`, or ``default`` when it is left to the
+        command (None)."""
+        return default if self.reconnect_window is None else self.reconnect_window
+
+    def with_window(self, given: float | None, default: float, name: str = "reconnect_window") -> BrokerSettings:
+        """These settings with :attr:`reconnect_window` set (seconds): ``given`` if not None, else their own,
+        else ``default``.
+
+        Raises:
+            ParameterError: (named ``name``) ``given`` out of range (0 to :data:`MAX_RECONNECT_WINDOW`).
+        """
+        if given is not None:
+            _check_window(given, name)
+        window = given if given is not None else self.window(default)
+        return self.model_copy(update={"reconnect_window": float(window)})
+
     @classmethod
     def from_url(cls, url: str | None = None, environ: Mapping[str, str] | None = None, *,
                  cafile: str | os.PathLike[str] | None = None, cert: str | os.PathLike[str] | None = None,
-                 key: str | os.PathLike[str] | None = None, protocol: str | None = None) -> BrokerSettings:
+                 key: str | os.PathLike[str] | None = None, protocol: str | None = None,
+                 reconnect_window: float | None = None) -> BrokerSettings:
         """Parse ``--broker URL`` (if None, ``MPDP_BROKER_URL``; if unset, ``auto``) and the login and
         TLS options (each, if None, from its ``MPDP_BROKER_*`` variable).
 
         Args:
             protocol: ``--mqtt-version`` (``3.1.1`` or ``5``); wins over the URL's ``?protocol=``.
+            reconnect_window: ``--reconnect-window`` (seconds; None: the command's default).
 
         Raises:
             ParameterError: an unknown keyword or scheme, a bad port, path or query key; TLS files without
@@ -128,6 +156,9 @@ class BrokerSettings(BaseModel):
             fields = _parse_url(name, text, shown)
         if protocol is not None:
             fields["protocol"] = protocol
+        if reconnect_window is not None:
+            _check_window(reconnect_window)
+            fields["reconnect_window"] = reconnect_window
         if fields.get("username") is None and env.get(USERNAME_ENV):
             fields["username"] = env[USERNAME_ENV]
         if fields.get("password") is None and env.get(PASSWORD_ENV):
@@ -203,6 +234,13 @@ def _parse_url(name: str, text: str, shown: str) -> dict[str, object]:
     if parts.password is not None:
         fields["password"] = unquote(parts.password)
     return fields
+
+
+def _check_window(seconds: float, name: str = "--reconnect-window") -> None:
+    """Refuse a reconnect window out of range, naming the option ``name`` (not pydantic's field)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds <= MAX_RECONNECT_WINDOW:
+        raise ParameterError(name, seconds,
+                             f"seconds from 0 (no retry) to {MAX_RECONNECT_WINDOW:g} (a week)")
 
 
 def _read_password(path: str) -> str:

@@ -1,6 +1,7 @@
 """MQTT topics of one session, all under ``mpdp/{session}/``::
 
     mpdp/{session}/rounds          round announcements (coordinator -> parties), then the end
+    mpdp/{session}/heartbeat       the coordinator's heartbeats (read once per party process, not per party)
     mpdp/{session}/party/{id}      party ``id``'s broadcast (one message per round)
     mpdp/{session}/status          worker status (ready / failed), control plane only
     mpdp/{session}/curator/release the curator's released outputs (curator protocol only)
@@ -60,6 +61,11 @@ class Topics:
     def rounds(self) -> str:
         """Round announcements and the end-of-session message."""
         return f"{self.prefix}/rounds"
+
+    @property
+    def heartbeat(self) -> str:
+        """The coordinator's heartbeats (its sign of life between announcements)."""
+        return f"{self.prefix}/heartbeat"
 
     @property
     def status(self) -> str:

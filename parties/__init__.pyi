@@ -16,8 +16,10 @@ from .mpc.party import MpcParty
 from .mpc.remote import BrokerServers
 from .mpc.session import MpcSession
 from .mpc.store import MpcStore
+from .rounds.config import PROTOCOLS, RunConfig, default_workers
 from .rounds.engine import ClosedRound, Closing, RoundEngine, RoundProtocol, open_engine
 from .rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome, RunOutcome
+from .rounds.party_spec import ABSTAIN_DID_NOT_VOTE, PartySpec
 from .rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     check_privacy_options,
@@ -27,22 +29,8 @@ from .rounds.privacy import (
 )
 from .rounds.ranges import format_ranges, parse_ranges
 from .rounds.roster import Roster
-from .rounds.store import (
-    MessageRows,
-    RecordedMessage,
-    RoundRecord,
-    RoundRows,
-    TranscriptStore,
-)
-from .rr.decisions import PartyDecider, PartyDecisionSpec, apply_rule
-from .rr.observer import Observer
-from .rr.party import ABSTAIN_DID_NOT_VOTE, Party, PartySpec, secure_sampler
-from .rr.session import RandomizedResponseSession
-from .session.compare import ProtocolComparison, ProtocolCost, compare_live
-from .session.config import PROTOCOLS, RunConfig, default_workers
-from .session.evaluate import evaluate_run
-from .session.external_broker import deployment_endpoint
-from .session.files import (
+from .rounds.seeds import SeedTree, decision_generator, round_generator
+from .rounds.session_files import (
     KeyFile,
     PartyEntry,
     RosterFile,
@@ -57,11 +45,24 @@ from .session.files import (
     server_key_path,
     write_session,
 )
+from .rounds.store import (
+    MessageRows,
+    RecordedMessage,
+    RoundRecord,
+    RoundRows,
+    TranscriptStore,
+)
+from .rr.decisions import PartyDecider, PartyDecisionSpec, apply_rule
+from .rr.observer import Observer
+from .rr.party import Party, secure_sampler
+from .rr.session import RandomizedResponseSession
+from .session.compare import ProtocolComparison, ProtocolCost, compare_live
+from .session.evaluate import evaluate_run
+from .session.external_broker import deployment_endpoint
 from .session.host import HostConfig, host_bits, host_parties
 from .session.observe import ObserveConfig, observe, observe_async, wait_for_parties
 from .session.pool import WorkerPool
 from .session.runner import ProgressCallback, SessionProtocol, run, run_async
-from .session.seeds import SeedTree, decision_generator, round_generator
 from .session.worker import WorkerSpec, serve_parties, worker_main
 
 __all__ = [

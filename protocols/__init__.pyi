@@ -15,10 +15,10 @@ from .coloring_mechanisms import (
     privacy_violations,
 )
 from .coloring_steps import ColoringStep
-from .domination import COMPARISONS, compare_mechanisms, truth_probability
-from .count_threshold import CountThresholdRule, count_threshold_rule
-from .engines import DecisionProblem, build_problem
 from .cost import DEFAULT_TIME_LIMIT, CostEstimate
+from .count_threshold import CountThresholdRule, count_threshold_rule
+from .domination import COMPARISONS, compare_mechanisms, truth_probability
+from .engines import DecisionProblem, build_problem
 from .errors import (
     CertificateError,
     CostLimitError,

@@ -232,7 +232,7 @@ class SymmetricAverageRule:
             "gain": self.gain.tolist()}, allow_nan=False)
 
     @classmethod
-    def from_json(cls, text: str | dict[str, Any]) -> "SymmetricAverageRule":
+    def from_json(cls, text: str | dict[str, Any]) -> SymmetricAverageRule:
         """Rebuild from :meth:`to_json`. Raises ParameterError on another document."""
         data = json.loads(text) if isinstance(text, str) else text
         if not isinstance(data, dict) or data.get("format") != "mpdp.posterior-rule":

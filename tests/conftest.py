@@ -5,6 +5,9 @@ is judged on the same examples every run (and a new counterexample shows up loca
 example database keeps it, rather than as a flaky CI failure). No profile has a per-example deadline:
 the laws are about values, and a shared 2-core machine can make one example slow without anything being wrong.
 The fuzz tests take their example count from the ``fuzz`` profile (``MPDP_FUZZ=1``: 10^4 inputs per target).
+
+Timeouts: every pytest-timeout timeout (``--timeout`` and the ``timeout`` markers) is stretched by the
+machine's measured slowdown (tests/calibration.py), which the session header prints.
 """
 
 import json
@@ -14,7 +17,10 @@ import tempfile
 from collections.abc import Iterator
 
 import pytest
+import pytest_timeout
 from hypothesis import settings
+
+from tests.calibration import slowdown
 
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", derandomize=True, database=None, deadline=None)
@@ -46,3 +52,13 @@ def _temporary_files_under_basetemp(tmp_path_factory: pytest.TempPathFactory) ->
 def graph_vectors() -> list[dict]:
     with open(VECTORS / "graph_colorings.json") as fh:
         return json.load(fh)["cases"]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"slowdown: {slowdown():.2f} (timeouts and waits stretched by it: tests/calibration.py)"
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: pytest_timeout.Settings) -> bool:
+    """pytest-timeout's own timer, for the test's timeout stretched by the measured slowdown."""
+    return bool(pytest_timeout.pytest_timeout_set_timer(item, settings._replace(timeout=settings.timeout * slowdown())))

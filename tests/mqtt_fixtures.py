@@ -60,6 +60,25 @@ async def mosquitto() -> AsyncIterator[BrokerEndpoint]:
         yield endpoint
 
 
+def child_mosquitto(port: int) -> int:
+    """The pid of this process's mosquitto child listening on ``port`` (by /proc: our children only, and
+    the one whose configuration names the port; never by name)."""
+    children: list[str] = []
+    for task in os.listdir(f"/proc/{os.getpid()}/task"):
+        with contextlib.suppress(OSError):
+            children += Path(f"/proc/{os.getpid()}/task/{task}/children").read_text().split()
+    found = []
+    for pid in children:
+        with contextlib.suppress(OSError):  # a child that exited meanwhile
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if Path(args[0].decode()).name != "mosquitto" or b"-c" not in args:  # e.g. a `python -c` helper
+                continue
+            if f"listener {port} " in Path(args[args.index(b"-c") + 1].decode()).read_text():
+                found.append(int(pid))
+    assert len(found) == 1, found
+    return found[0]
+
+
 def read_env_file(path: Path) -> dict[str, str]:
     """The ``KEY=value`` lines (shell-quoted values) of a ``broker.env`` as a dict."""
     return {key: value for line in path.read_text().splitlines() if line.strip()
@@ -80,7 +99,7 @@ class LockedBroker:
         """How ``identity`` connects (its own listener, login and certificate)."""
         endpoint = external_endpoint(BrokerSettings.from_url(None, self.env(identity)))
         assert endpoint is not None
-        return dataclasses.replace(endpoint, timeout=timeout, reconnect_attempts=2)
+        return dataclasses.replace(endpoint, timeout=timeout, reconnect_window=1.0)
 
 
 def locked_ports() -> tuple[int, int]:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mpdp.parties.cli.main import COMMANDS, build_parser
-from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.rounds.ranges import parse_ranges
+from mpdp.parties.session.datasets import load_dataset
 
 yaml = pytest.importorskip("yaml")
 COMPOSE = yaml.safe_load((Path(__file__).resolve().parents[1] / "docker-compose.yml").read_text())

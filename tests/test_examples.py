@@ -46,6 +46,8 @@ def test_the_researchers_notebook(tmp_path: Path) -> None:
     assert "every point consistent with theory: True" in text
     assert "(20 points)" in text  # 5 epsilons x 2 rules x 2 observers, one row each on the report page
     assert f"optimal (exact): epsilon {_thirty_fold_epsilon():.4f}" in text and "basic: epsilon 3.0000" in text
+    _figures(tmp_path, "researcher-sweep.png", "researcher-composition.png", "researcher-central-vs-distributed.png",
+             "researcher-sweep/report-sweep.png")
 
 
 def _thirty_fold_epsilon() -> float:
@@ -59,5 +61,3 @@ def _thirty_fold_epsilon() -> float:
                    for j in range(k + 1))
 
     return float(brentq(lambda t: delta(t) - 1e-5, 0.0, 3.0, xtol=1e-12))
-    _figures(tmp_path, "researcher-sweep.png", "researcher-composition.png", "researcher-central-vs-distributed.png",
-             "researcher-sweep/report-sweep.png")

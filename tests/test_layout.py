@@ -1,4 +1,5 @@
-"""The import graph points one way: protocols <- analysis <- parties -> broker (DESIGN.md)."""
+"""The import graph points one way: protocols <- analysis <- parties -> broker (../shared/DESIGN.md, "Layout and
+dependencies"; README, "Architecture"). The floors inside parties/ are tests/test_rooms.py's."""
 
 import ast
 import pathlib

@@ -37,6 +37,20 @@ class Transport(Protocol):
     #: network failed; a broker that kept no session may have lost messages in flight then)
     reconnects: int
 
+    @property
+    def connected(self) -> bool:
+        """True while the client holds its connection to the broker; False while it reconnects (the broker
+        is away: a clock that measures the broker's or the other clients' silence should pause) and once
+        it gave up or closed."""
+        ...
+
+    @property
+    def downtime(self) -> float:
+        """Seconds the client has spent without its connection since it first connected (ended outages and
+        the current one); a deadline that pauses while the broker is away adds the downtime gained since
+        the deadline was set."""
+        ...
+
     async def subscribe(self, *filters: str) -> None:
         """Subscribe to ``filters`` with QoS 1; they are remembered and renewed after a reconnect.
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -64,20 +65,25 @@ class InMemoryBroker:
 
     Args:
         queue_size: messages a connected client's queue holds before publishers wait (>= 1).
-        timeout: seconds a publish or subscribe may wait (full queue, offline client) before
-            :class:`TransportError`, as the MQTT transport's acknowledgement timeout.
+        timeout: seconds a publish may wait for a full queue before :class:`TransportError`, as the MQTT
+            transport's acknowledgement timeout.
+        reconnect_window: seconds a publish or subscribe of a dropped client waits for its reconnect before
+            :class:`TransportError`, as the MQTT transport's reconnect window (None: ``timeout``).
 
     Raises:
-        ParameterError: ``queue_size`` < 1 or ``timeout`` <= 0.
+        ParameterError: ``queue_size`` < 1, ``timeout`` <= 0 or ``reconnect_window`` < 0.
     """
 
-    def __init__(self, *, queue_size: int = 64, timeout: float = 5.0) -> None:
+    def __init__(self, *, queue_size: int = 64, timeout: float = 5.0, reconnect_window: float | None = None) -> None:
         if isinstance(queue_size, bool) or not isinstance(queue_size, int) or queue_size < 1:
             raise ParameterError("queue_size", queue_size, "an integer >= 1")
         if not timeout > 0:
             raise ParameterError("timeout", timeout, "seconds > 0")
+        if reconnect_window is not None and not reconnect_window >= 0:
+            raise ParameterError("reconnect_window", reconnect_window, "seconds >= 0, or None")
         self.queue_size = queue_size
         self.timeout = float(timeout)
+        self.reconnect_window = self.timeout if reconnect_window is None else float(reconnect_window)
         self._sessions: dict[str, _Session] = {}
 
     @contextlib.asynccontextmanager
@@ -128,6 +134,8 @@ class InMemoryBroker:
         """
         session = self._owned(client_id)
         session.online = False
+        assert session.owner is not None
+        session.owner._dropped(online=False)
         if not session.persistent:
             session.filters.clear()
             session.items.clear()
@@ -143,6 +151,7 @@ class InMemoryBroker:
         assert session.owner is not None
         session.filters.update(session.owner.filters)
         session.owner.reconnects += 1
+        session.owner._dropped(online=True)
         session.online = True
         await session.notify()
 
@@ -187,16 +196,39 @@ class MemoryTransport:
         self.reconnects = 0
         self._broker = broker
         self._session = session
+        self._lost_at: float | None = None  # monotonic time of the current drop, None while online
+        self._downtime = 0.0
+
+    @property
+    def connected(self) -> bool:
+        """True while online (dropped by :meth:`InMemoryBroker.disconnect`: False until its reconnect; False
+        once it gave up, was taken over or closed)."""
+        return self.failure is None and self._session.owner is self and self._session.online
+
+    @property
+    def downtime(self) -> float:
+        """Seconds this client spent dropped (:meth:`InMemoryBroker.disconnect` until its reconnect)."""
+        current = 0.0 if self._lost_at is None else time.monotonic() - self._lost_at
+        return self._downtime + current
+
+    def _dropped(self, online: bool) -> None:
+        """Start (``online`` False) or end (True) the downtime clock of a drop."""
+        now = time.monotonic()
+        if online and self._lost_at is not None:
+            self._downtime += now - self._lost_at
+            self._lost_at = None
+        elif not online and self._lost_at is None:
+            self._lost_at = now
 
     async def _online(self) -> None:
-        """Wait until this client is online; raise if it gave up or the wait exceeds the timeout."""
+        """Wait until this client is online; raise if it gave up or the wait exceeds the reconnect window."""
         session = self._session
         try:
-            async with asyncio.timeout(self._broker.timeout), session.changed:
+            async with asyncio.timeout(self._broker.reconnect_window), session.changed:
                 await session.changed.wait_for(lambda: self.failure is not None or session.online)
         except TimeoutError:
             raise TransportError(
-                f"client {self.client_id!r}: offline for more than {self._broker.timeout:g} s") from None
+                f"client {self.client_id!r}: offline for more than {self._broker.reconnect_window:g} s") from None
         if self.failure is not None:
             raise TransportError(self.failure)
 
@@ -205,7 +237,7 @@ class MemoryTransport:
 
         Raises:
             ParameterError: a malformed filter.
-            TransportError: this client gave up, or stayed offline longer than the timeout.
+            TransportError: this client gave up, or stayed offline longer than the reconnect window.
         """
         for topic_filter in filters:
             check_filter(topic_filter)
@@ -219,7 +251,8 @@ class MemoryTransport:
 
         Raises:
             ParameterError: a malformed topic.
-            TransportError: this client gave up, or the publish waited longer than the timeout.
+            TransportError: this client gave up, stayed offline longer than the reconnect window, or the
+                publish waited longer than the timeout for a full queue.
         """
         delivery = Delivery(check_topic(topic), as_bytes(payload))
         await self._online()

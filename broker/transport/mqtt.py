@@ -1,11 +1,15 @@
 """The MQTT transport: one aiomqtt client that reconnects, resubscribes, times out and applies backpressure.
 
-* Connect (and reconnect after a lost connection) with exponential backoff: up to
-  ``endpoint.reconnect_attempts`` attempts, 0.1 s after the first failure, doubling up to 2 s, each
-  attempt bounded by ``endpoint.timeout``; then every wait raises one-line :class:`TransportError`. An
-  attempt fails as soon as the connection closes before the CONNACK (a TLS alert: a broker that requires
-  a client certificate says so at once), quietly (:mod:`mpdp.broker.transport.connecting`); a refused
-  login or certificate is not retried.
+* Connect (and reconnect after a lost connection) for up to ``endpoint.reconnect_window`` seconds: attempts
+  spaced by exponential backoff with full jitter (:class:`mpdp.broker.transport.backoff.Backoff`: 0.1 s
+  doubling to 5 s, a random share of it, from the transport's own random source), each attempt bounded
+  by ``endpoint.timeout``; then every wait raises one-line :class:`TransportError`. An attempt fails as
+  soon as the connection closes before the CONNACK (a TLS alert: a broker that requires a client
+  certificate says so at once), quietly (:mod:`mpdp.broker.transport.connecting`); a refused login or
+  certificate is not retried. A broker down for minutes is waited for: publishes and subscribes made
+  meanwhile wait for the new connection. The process logs one line when it loses its connection(s) and
+  one when they are back (:mod:`mpdp.broker.transport.outage`); :attr:`MqttTransport.connected` and
+  :attr:`MqttTransport.downtime` let callers pause their clocks while the broker is away.
 * The filters given to :meth:`MqttTransport.subscribe` are renewed on every new connection.
 * Every network wait (connect, SUBACK, PUBACK) runs inside :func:`asyncio.timeout`; a publish or
   subscribe made while reconnecting waits for the new connection.
@@ -20,7 +24,8 @@
   the transport re-raises a cancellation of the calling task that arrived during the wait
   (:func:`_keep_cancellation`), so a TaskGroup that cancels a party on an error never waits for it forever.
 * ``persistent=True``: clean_session False (MQTT 3.1.1) / clean_start False with a session expiry
-  (MQTT 5), so QoS 1 messages that arrive while disconnected are delivered on reconnect.
+  (MQTT 5), so QoS 1 messages that arrive while disconnected are delivered on reconnect (a broker that
+  restarts keeps them only with ``persistence true``: :func:`mpdp.broker.mosquitto.run_mosquitto`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,10 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
+import random
 import ssl
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -38,9 +46,11 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
+from mpdp.broker.transport.backoff import FIRST_DELAY, Backoff
 from mpdp.broker.transport.base import Delivery, as_bytes, running
 from mpdp.broker.transport.connecting import CLIENT_LOG, ClosedBeforeConnack, discard, enter, retrieve
 from mpdp.broker.transport.filters import check_filter, check_topic
+from mpdp.broker.transport.outage import OUTAGES
 from mpdp.protocols.errors import TransportError
 
 if TYPE_CHECKING:
@@ -50,9 +60,9 @@ __all__ = ["SESSION_EXPIRY", "MqttTransport", "aiomqtt_client", "open_transport"
 
 log = logging.getLogger("mpdp.transport")
 
-#: Seconds a persistent MQTT v5 session outlives its connection (v3.1.1 sessions never expire).
+#: Seconds a persistent MQTT v5 session outlives its connection at least (longer with a longer reconnect
+#: window; v3.1.1 sessions never expire).
 SESSION_EXPIRY = 3600
-_FIRST_DELAY, _MAX_DELAY = 0.1, 2.0
 _PENDING_PUBLISHES = 100_000
 _FAILED = None  # the queue item that wakes consumers once the transport gave up
 _Io = Callable[[aiomqtt.Client], Awaitable[None]]  # one network action on a connected client
@@ -81,7 +91,7 @@ def aiomqtt_client(endpoint: BrokerEndpoint, client_id: str, *, persistent: bool
         properties = Properties(PacketTypes.CONNECT)
         properties.ReceiveMaximum = endpoint.queue_size
         if persistent:
-            properties.SessionExpiryInterval = SESSION_EXPIRY
+            properties.SessionExpiryInterval = max(SESSION_EXPIRY, math.ceil(endpoint.reconnect_window))
         client = aiomqtt.Client(endpoint.host, endpoint.port, protocol=aiomqtt.ProtocolVersion.V5,
                                 clean_start=not persistent, properties=properties, **options)
     else:
@@ -177,33 +187,54 @@ async def _drop(client: aiomqtt.Client, connected: bool, timeout: float) -> None
 class MqttTransport:
     """One MQTT client (a :class:`mpdp.broker.transport.base.Transport`); made by :func:`open_transport`.
 
+    Args:
+        rng: the random source of the reconnect backoff's jitter (None: a new :class:`random.Random`
+            seeded by the operating system).
+
     Attributes:
         client_id: the MQTT client id.
         persistent: whether the broker keeps the session across reconnects.
         reconnects: connections made after the first.
     """
 
-    def __init__(self, endpoint: BrokerEndpoint, client_id: str, *, persistent: bool = False) -> None:
+    def __init__(self, endpoint: BrokerEndpoint, client_id: str, *, persistent: bool = False,
+                 rng: random.Random | None = None) -> None:
         self.client_id = client_id
         self.persistent = persistent
         self.reconnects = 0
         self._endpoint = endpoint
+        self._rng = random.Random() if rng is None else rng
         self._filters: dict[str, None] = {}  # an ordered set, renewed on every connection
         self._queue: asyncio.Queue[Delivery | None] = asyncio.Queue(maxsize=endpoint.queue_size)
         self._client: aiomqtt.Client | None = None
         self._state = asyncio.Condition()  # notified when _client or _failure changes
         self._failure: str | None = None
+        self._lost_at: float | None = None  # monotonic time the current outage began, None while connected
+        self._downtime = 0.0  # seconds of the outages that ended
 
     def _name(self) -> str:
         return f"MQTT client {self.client_id!r} at {self._endpoint.url}"
 
+    @property
+    def connected(self) -> bool:
+        """True while the client holds a connection (False while it reconnects, and once it gave up or closed)."""
+        return self._client is not None and self._failure is None
+
+    @property
+    def downtime(self) -> float:
+        """Seconds this client has been without its connection since it first connected (ended outages
+        and the current one): a clock that pauses while the broker is away subtracts it."""
+        current = 0.0 if self._lost_at is None else time.monotonic() - self._lost_at
+        return self._downtime + current
+
     async def connect(self) -> None:
-        """Connect (with retries) and start the reader task.
+        """Connect (retrying for up to ``endpoint.reconnect_window`` seconds) and start the reader task.
 
         Raises:
-            TransportError: no connection after ``endpoint.reconnect_attempts`` attempts.
+            TransportError: no connection within the window, or the login or certificate was refused.
         """
-        await self._set_client(await self._open())
+        client, _ = await self._open(Backoff(self._endpoint.reconnect_window, self._rng))
+        await self._set_client(client)
 
     async def _set_client(self, client: aiomqtt.Client | None) -> None:
         async with self._state:
@@ -216,13 +247,12 @@ class MqttTransport:
             self._state.notify_all()
         await self._queue.put(_FAILED)
 
-    async def _open(self) -> aiomqtt.Client:
-        """A connected client with every remembered filter subscribed, after up to N attempts."""
-        endpoint, delay, last = self._endpoint, _FIRST_DELAY, "no attempt"
-        for attempt in range(endpoint.reconnect_attempts):
-            if attempt:
-                await asyncio.sleep(delay)
-                delay = min(2 * delay, _MAX_DELAY)
+    async def _open(self, backoff: Backoff) -> tuple[aiomqtt.Client, int]:
+        """A connected client with every remembered filter subscribed, and the attempts it took, trying
+        until ``backoff``'s window is over."""
+        endpoint, last = self._endpoint, "no attempt"
+        while True:
+            backoff.attempted()
             client = aiomqtt_client(endpoint, self.client_id, persistent=self.persistent)
             connected = False
             before = _cancel_requests()
@@ -233,7 +263,7 @@ class MqttTransport:
                     _keep_cancellation(before)
                     if self._filters:
                         await self._subscribe_on(client, list(self._filters))
-                return client
+                return client, backoff.attempts
             except TimeoutError:  # before OSError, its base class
                 last = f"no answer within {endpoint.timeout:g} s"
             except (aiomqtt.MqttError, OSError) as exc:
@@ -246,9 +276,14 @@ class MqttTransport:
                 discard(client)  # aiomqtt future of its later disconnection would be logged, never retrieved)
                 raise
             await _drop(client, connected, endpoint.timeout)
-        attempts = endpoint.reconnect_attempts
-        raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r} "
-                             f"({attempts} attempt{'s' * (attempts > 1)}): {last}")
+            delay = backoff.delay()
+            if delay is None:
+                break
+            await asyncio.sleep(delay)
+        attempts = backoff.attempts
+        within = f" within {backoff.window:g} s" if backoff.window > 0 else ""
+        raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r}"
+                             f"{within} ({attempts} attempt{'s' * (attempts > 1)}): {last}")
 
     async def _subscribe_on(self, client: aiomqtt.Client, filters: list[str]) -> None:
         granted = await client.subscribe([(f, 1) for f in filters], timeout=self._endpoint.timeout)
@@ -266,21 +301,31 @@ class MqttTransport:
             await self._fail(f"{self._name()}: {type(exc).__name__}: {exc}")
 
     async def _serve(self) -> None:
+        url = self._endpoint.url
         while True:
             client = self._client
             assert client is not None
+            reason = "the broker closed the connection"
             try:
                 await self._read(client)
             except aiomqtt.MqttError as exc:
-                log.warning("%s: connection lost (%s); reconnecting", self._name(), exc)
+                reason = str(exc) or type(exc).__name__
+            backoff = Backoff(self._endpoint.reconnect_window, self._rng)
+            self._lost_at = backoff.started
+            OUTAGES.lost(url, self.client_id, reason, backoff.window)
             await self._set_client(None)
             await _close(client, self._endpoint.timeout)
             try:
-                await self._set_client(await self._open())
+                client, attempts = await self._open(backoff)
             except TransportError as exc:
+                OUTAGES.abandoned(url, self.client_id)
                 await self._fail(f"{exc} after the connection was lost")
                 return
+            self._downtime += time.monotonic() - backoff.started
+            self._lost_at = None
             self.reconnects += 1
+            await self._set_client(client)
+            OUTAGES.restored(url, self.client_id, attempts)
 
     async def _read(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:
@@ -299,10 +344,11 @@ class MqttTransport:
             return self._client
 
     async def _with_connection(self, what: str, action: str, attempt_io: _Io) -> None:
-        """Run ``attempt_io(client)`` on the current connection; after a lost connection, again on
-        the next one; all within the reconnect window plus one timeout."""
+        """Run ``attempt_io(client)`` on the current connection; after a lost connection, again on the next
+        one; all within the reconnect window plus one timeout (the reader gives up on reconnecting
+        within the window, which ends the wait for a connection sooner)."""
         endpoint = self._endpoint
-        window = endpoint.timeout * (endpoint.reconnect_attempts + 1) + _MAX_DELAY * endpoint.reconnect_attempts
+        window = endpoint.reconnect_window + endpoint.timeout
         last = ""
         try:
             async with asyncio.timeout(window):
@@ -315,8 +361,8 @@ class MqttTransport:
                         return
                     except aiomqtt.MqttError as exc:
                         last = f": {exc}"
-                        log.warning("%s: %s %s failed (%s); retrying", self._name(), action, what, exc)
-                        await asyncio.sleep(_FIRST_DELAY)
+                        log.debug("%s: %s %s failed (%s); retrying", self._name(), action, what, exc)
+                        await asyncio.sleep(FIRST_DELAY)
         except TimeoutError:
             raise TransportError(f"{self._name()}: {action} {what} not acknowledged within {window:g} s{last}"
                                  ) from None
@@ -367,6 +413,7 @@ class MqttTransport:
 
     async def close(self) -> None:
         """Disconnect (the reader task must be stopped first)."""
+        OUTAGES.abandoned(self._endpoint.url, self.client_id)
         client, self._client = self._client, None
         self._failure = self._failure or f"{self._name()}: closed"
         if client is not None:
@@ -374,14 +421,16 @@ class MqttTransport:
 
 
 @contextlib.asynccontextmanager
-async def open_transport(endpoint: BrokerEndpoint, client_id: str, *, persistent: bool = False
-                         ) -> AsyncIterator[MqttTransport]:
-    """Connect an :class:`MqttTransport`; stop its reader and disconnect on exit.
+async def open_transport(endpoint: BrokerEndpoint, client_id: str, *, persistent: bool = False,
+                         rng: random.Random | None = None) -> AsyncIterator[MqttTransport]:
+    """Connect an :class:`MqttTransport` (``rng``: its backoff's random source, None: its own); stop its
+    reader and disconnect on exit.
 
     Raises:
-        TransportError: the broker cannot be reached (one line naming the URL and the client id).
+        TransportError: the broker cannot be reached within ``endpoint.reconnect_window`` seconds (one
+            line naming the URL and the client id).
     """
-    transport = MqttTransport(endpoint, client_id, persistent=persistent)
+    transport = MqttTransport(endpoint, client_id, persistent=persistent, rng=rng)
     await transport.connect()
     try:
         async with running(transport.run(), f"mqtt-reader-{client_id}"):

@@ -10,7 +10,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass

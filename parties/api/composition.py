@@ -9,11 +9,10 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-import math
 
 import numpy as np
 from numpy.typing import NDArray

@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mpdp.parties.api.graph_file import load_graph_file
 from mpdp.parties.api.result import Result, strict_document
-from mpdp.parties.cli.graph_file import load_graph_file
 from mpdp.protocols.coloring_mechanisms import GraphMechanism, optimal_mechanism
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.line_mechanisms import (

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse

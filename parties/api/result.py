@@ -15,8 +15,6 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 if TYPE_CHECKING:
     import pandas
     from matplotlib.axes import Axes
@@ -36,7 +34,7 @@ def strict_document(document: Mapping[str, Any], kind: str | None = None,
     (``schema_version``, ``mpdp_version``, ``kind``, ``inputs``: :func:`mpdp.analysis.documents.versioned`).
 
     Raises:
-        ParameterError: a NaN anywhere (:func:`mpdp.parties.cli.args.to_json_text`).
+        ParameterError: a NaN anywhere (:func:`mpdp.analysis.documents.to_json_text`).
 
     Example:
         >>> strict_document({"epsilon": float("inf"), "k": np.int64(3)})
@@ -44,7 +42,7 @@ def strict_document(document: Mapping[str, Any], kind: str | None = None,
     """
     import json
 
-    from mpdp.parties.cli.args import to_json_text
+    from mpdp.analysis.documents import to_json_text
 
     if kind is not None:
         from mpdp.analysis.documents import versioned

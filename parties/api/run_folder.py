@@ -24,7 +24,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.parties.cli.args import fresh_output_dir, output_dir, to_json_text
+from mpdp.analysis.documents import to_json_text
+from mpdp.parties.session.output_paths import fresh_output_dir, output_dir
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.errors import ParameterError

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mpdp.analysis.accounting import Budget
+from mpdp.analysis.documents import to_json_text
 from mpdp.analysis.evaluation import RoundEvaluation
 from mpdp.analysis.report import RoundResult, plot_rounds, results_document
 from mpdp.broker.settings import BrokerSettings
@@ -34,20 +35,20 @@ from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.params import function_of
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.api.run_folder import PreviousRun, RunFolder, RunStatus, data_digest
-from mpdp.parties.cli.args import run_files, to_json_text
-from mpdp.parties.cli.curator_arguments import check_curator_arguments
-from mpdp.parties.cli.display import Progress
-from mpdp.parties.cli.params import parse_mechanisms, warn_if_no_privacy
+from mpdp.parties.curator.arguments import check_curator_arguments
+from mpdp.parties.mpc.sharing import check_servers
+from mpdp.parties.rounds.config import PROTOCOLS, RunConfig
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section
-from mpdp.parties.mpc.sharing import check_servers
-from mpdp.parties.session.config import PROTOCOLS, RunConfig
+from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
+from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
 from mpdp.parties.session.estimate import LARGE_RUN, estimate_run, round_timeout_floor
 from mpdp.parties.session.evaluate import evaluate_run
-from mpdp.parties.session.external_broker import party_broker_settings
+from mpdp.parties.session.external_broker import party_broker_settings, simulation_window
+from mpdp.parties.session.output_paths import run_files
+from mpdp.parties.session.progress import Progress
 from mpdp.parties.session.runner import run_async
-from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
 from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.errors import MpdpError, ParameterError
@@ -225,6 +226,7 @@ async def simulate_async(
     threshold: int = 1,
     broker: str | BrokerSettings | None = None,
     party_broker: str | BrokerSettings | None = None,
+    reconnect_window: float | None = None,
     out: str | Path | None = None,
     force: bool = False,
     resume: bool = False,
@@ -268,6 +270,8 @@ async def simulate_async(
         party_broker: None (the parties use ``broker``), or ``mqtt://HOST[:PORT]`` of a running broker the
             parties attach to: an edge broker bridged to ``broker``'s, or another node of its cluster
             (docs/deploy.md).
+        reconnect_window: seconds a client keeps reconnecting to a broker that went away before the run
+            fails (None: the settings' own, else ``max(60, round_timeout)``).
         out: the run's folder for ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (refused if
             it holds an earlier run's, unless ``force``); None: a new ``mpdp-run-XXXX`` under the temporary
             directory, named on standard error (with ``progress``) and kept. Each round is in the transcript
@@ -335,6 +339,11 @@ async def simulate_async(
                       else party_broker_settings(party_broker, "party_broker"))
     seeds = SeedTree.from_seed(seed if previous is None else previous.seed)
     data = _dataset(dataset, votes, parties, rounds, label_column, seeds.dataset())
+    round_timeout = round_timeout if round_timeout is not None else max(
+        DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, repetitions, connections))
+    settings = settings.with_window(reconnect_window, simulation_window(round_timeout))
+    if party_settings is not None:
+        party_settings = party_settings.with_window(reconnect_window, simulation_window(round_timeout))
     session_cost(data.num_parties, data.num_rounds, repetitions, connections).check(check_time_limit(time_limit))
     mechanisms = _mechanisms(epsilon, delta, data.num_parties, seeds.epsilons())
     for r in range(data.num_rounds):  # the participants of a round are at most the voters
@@ -362,8 +371,7 @@ async def simulate_async(
                       zero_one_rules(rule, engine="posterior" if rule == "average" else "auto", cache=cache)),
         party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
         store_path=None, secure=secure,
-        round_timeout=round_timeout if round_timeout is not None else max(
-            DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, repetitions, connections)),
+        round_timeout=round_timeout,
         budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
         servers=servers, threshold=threshold, party_broker=party_settings, connections=connections,
         validators=validators)

@@ -22,7 +22,7 @@ On the House votes (each bill's real votes, its voting members only; the central
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Unpack

@@ -4,10 +4,6 @@ Every sub-command validates its arguments with these before it does any work, so
 one line (``mpdp: error: ...``, exit 2) naming the value and what is allowed, never a traceback:
 
 * :func:`parse_number_list` -- ``--voters 1,3,5``, ``--epsilon 0.1,0.5``: an empty item is an error.
-* :func:`output_file` / :func:`plot_file` -- a file the command will write (checked before the work;
-  the command then writes exactly that path); :func:`output_dir` -- a directory it will write into.
-* :func:`to_json_text` -- strict JSON (RFC 8259): infinities become the string ``"inf"``/``"-inf"``,
-  NaN is refused; numpy scalars and arrays become numbers and lists.
 * :data:`PAPER_CODES` / :func:`papers_epilog` -- what the paper codes 000, 001, 002 of the docs mean.
 * :func:`add_time_limit` -- ``--time-limit SECONDS`` of a long computation (default
   :data:`mpdp.protocols.cost.DEFAULT_TIME_LIMIT`): work estimated to take longer is refused up front.
@@ -16,20 +12,23 @@ one line (``mpdp: error: ...``, exit 2) naming the value and what is allowed, ne
 * :func:`add_common_options` / :func:`command_output` / :func:`emit` -- ``--json [FILE]``, ``--quiet``
   and ``--config TOML`` of every command (:func:`apply_config` feeds the TOML to argparse as defaults);
   :func:`add_logging_options` / :func:`configure_logging` -- ``mpdp -v``/``--log-level``.
+
+The paths a command writes are checked by :mod:`mpdp.parties.session.output_paths`, its JSON written by
+:func:`mpdp.analysis.documents.to_json_text` (the Python API uses both too).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
+from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW
+from mpdp.parties.session.output_paths import output_file
 from mpdp.protocols.cost import DEFAULT_TIME_LIMIT
 from mpdp.protocols.errors import ParameterError
 
@@ -37,19 +36,12 @@ __all__ = [
     "PAPER_CODES",
     "add_label_column",
     "add_time_limit",
-    "fresh_output_dir",
     "join_negative_values",
     "option_names",
-    "output_dir",
-    "output_file",
     "papers_epilog",
     "parse_number_list",
     "plain_text",
-    "plot_file",
-    "plot_suffixes",
-    "run_files",
     "seed_value",
-    "to_json_text",
     "value_options",
 ]
 
@@ -110,86 +102,6 @@ def parse_number_list(text: str, name: str, convert: Callable[[str], Any] = floa
     return values
 
 
-def plot_suffixes() -> tuple[str, ...]:
-    """The file suffixes matplotlib can write (``"png"``, ``"pdf"``, ``"svg"``, ...), sorted, no dot."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    return tuple(sorted(FigureCanvasBase.get_supported_filetypes()))
-
-
-def _writable_dir(directory: Path) -> bool:
-    return directory.is_dir() and os.access(directory, os.W_OK | os.X_OK)
-
-
-def output_file(path: str | os.PathLike[str], name: str, suffixes: Iterable[str] | None = None) -> Path:
-    """Check, before any work, that the command can write the file ``path``; return it as a Path.
-
-    The command must then write exactly this path (no suffix added) and print it. Pass the option's
-    text as given (argparse ``type=str``): ``Path("")`` is ``"."``, so an empty path would not be seen.
-
-    Args:
-        path: the file to write (created or overwritten).
-        name: the option (``"--plot"``), for the error message.
-        suffixes: the allowed suffixes without the dot, case-insensitive (None: any).
-
-    Raises:
-        ParameterError: an empty path, a directory, a suffix not in ``suffixes`` (or none), a missing
-            parent directory, or one the process cannot write in (also a file it cannot overwrite).
-    """
-    text = os.fspath(path)
-    if not text.strip():
-        raise ParameterError(name, text, "a file path (not empty)")
-    target = Path(text)
-    if target.is_dir():
-        raise ParameterError(name, text, "a file path, not a directory")
-    if suffixes is not None:
-        allowed = tuple(suffixes)
-        if target.suffix[1:].lower() not in allowed:
-            raise ParameterError(name, text, "a file name ending in one of ." + ", .".join(allowed))
-    parent = target.parent
-    if not parent.is_dir():
-        raise ParameterError(name, text, f"a file in an existing directory ({parent} does not exist)")
-    if not _writable_dir(parent) or (target.exists() and not os.access(target, os.W_OK)):
-        raise ParameterError(name, text, "a path this process may write")
-    if not target.exists():  # permissions can lie (root, read-only or virtual file systems): try it
-        try:
-            target.touch()
-            target.unlink()
-        except OSError as exc:
-            raise ParameterError(name, text, f"a path this process may write ({exc.strerror})") from None
-    return target
-
-
-def plot_file(path: str | os.PathLike[str], name: str = "--plot") -> Path:
-    """:func:`output_file` for a matplotlib figure: the suffix must be one of :func:`plot_suffixes`."""
-    return output_file(path, name, plot_suffixes())
-
-
-def output_dir(path: str | os.PathLike[str], name: str) -> Path:
-    """Check that the directory ``path`` exists or can be created, and is writable; create it.
-
-    Pass the option's text as given (argparse ``type=str``): ``Path("")`` is ``"."``, so the empty
-    string would no longer be seen.
-
-    Raises:
-        ParameterError: an empty path, an existing non-directory, or a directory that cannot be
-            created or written in (names the path and the operating system's reason).
-    """
-    text = os.fspath(path)
-    if not text.strip():
-        raise ParameterError(name, text, "a directory path (not empty)")
-    directory = Path(text)
-    if directory.exists() and not directory.is_dir():
-        raise ParameterError(name, text, "a directory (it is created if missing), not a file")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ParameterError(name, text, f"a directory this process may create ({exc.strerror})") from None
-    if not _writable_dir(directory):
-        raise ParameterError(name, text, "a directory this process may write in")
-    return directory
-
-
 def plain_text(doc: str) -> str:
     """A module docstring as terminal text for ``--help``: reST inline literals (double backticks) and
     cross-references (``:mod:`x```) lose their markup."""
@@ -227,10 +139,13 @@ def add_deployed_session(parser: argparse.ArgumentParser, keys_help: str) -> Non
                                       "broker (default: $MPDP_BROKER_URL)")
 
 
-def add_broker_options(parser: argparse.ArgumentParser, metavar: str, broker_help: str) -> None:
+def add_broker_options(parser: argparse.ArgumentParser, metavar: str, broker_help: str,
+                       window_default: str = f"{DEFAULT_RECONNECT_WINDOW:g} s") -> None:
     """``--broker URL`` (``broker_help``) and how to log in to it: ``--cafile``, ``--cert``, ``--key``,
-    ``--mqtt-version`` (read back by :func:`broker_options`). The user name and password go in the URL
-    or in ``MPDP_BROKER_USERNAME``/``MPDP_BROKER_PASSWORD`` (the environment keeps them out of ``ps``)."""
+    ``--mqtt-version``, and ``--reconnect-window SECONDS`` (its default in words: ``window_default``; the
+    option's value None when not given) (read back by :func:`broker_options`). The user name and password
+    go in the URL or in ``MPDP_BROKER_USERNAME``/``MPDP_BROKER_PASSWORD`` (the environment keeps them out of
+    ``ps``)."""
     group = parser.add_argument_group(
         "broker", "the login may be in the URL (USER:PASSWORD@) or in $MPDP_BROKER_USERNAME and "
                   "$MPDP_BROKER_PASSWORD; the password is never printed")
@@ -244,6 +159,10 @@ def add_broker_options(parser: argparse.ArgumentParser, metavar: str, broker_hel
                        help="this client's TLS private key (default: $MPDP_BROKER_KEY)")
     group.add_argument("--mqtt-version", choices=("3.1.1", "5"), default=None,
                        help="MQTT protocol version (default: the URL's ?protocol=, else 3.1.1)")
+    group.add_argument("--reconnect-window", type=float, default=None, metavar="SECONDS",
+                       help="how long a client keeps reconnecting to a broker that went away (backoff with "
+                            "jitter; what it publishes meanwhile waits) before the command fails; 0: no retry "
+                            f"(default: {window_default})")
 
 
 def add_validators_option(parser: argparse.ArgumentParser) -> None:
@@ -258,64 +177,7 @@ def broker_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of :meth:`mpdp.broker.settings.BrokerSettings.from_url` that the options of
     :func:`add_broker_options` give (``url`` included)."""
     return {"url": args.broker, "cafile": args.cafile, "cert": args.cert, "key": args.key,
-            "protocol": args.mqtt_version}
-
-
-def run_files(*names: str) -> tuple[str, ...]:
-    """The files a run writes under ``names``, with SQLite's ``-wal`` and ``-shm`` beside each ``.sqlite``."""
-    return tuple(f"{n}{tail}" for n in names for tail in (("", "-wal", "-shm") if n.endswith(".sqlite") else ("",)))
-
-
-def fresh_output_dir(path: str | os.PathLike[str], name: str, files: Sequence[str], force: bool) -> Path:
-    """:func:`output_dir` for one run: a directory that holds none of ``files`` from an earlier run.
-
-    One ``--out`` holds one run, so that its ``results.json``, plot and transcript describe the same
-    session. With ``force`` the earlier run's ``files`` are deleted (other files are left alone).
-
-    Raises:
-        ParameterError: as :func:`output_dir`; or ``files`` already there and no ``force`` (names them).
-    """
-    directory = output_dir(path, name)
-    found = [f for f in files if (directory / f).exists()]
-    if found and not force:
-        raise ParameterError(name, os.fspath(path), f"a directory without an earlier run (it holds {', '.join(found)})",
-                             hint="give a new directory, or --force to replace that run's files")
-    for f in found:
-        (directory / f).unlink()
-    return directory
-
-
-def _strict(value: Any, where: str) -> Any:
-    import numpy as np  # here, not at the top: ``mpdp --help`` imports this module but never numpy
-
-    if isinstance(value, dict):
-        return {str(k): _strict(v, f"{where}.{k}") for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [_strict(v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        if math.isnan(value):
-            raise ParameterError(f"JSON value {where or '(document)'}", value, "a number or +-inf, not NaN")
-        return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
-    return value
-
-
-def to_json_text(document: Any, indent: int | None = None) -> str:
-    """``document`` as strict JSON text: float infinities as the strings ``"inf"``/``"-inf"``.
-
-    numpy scalars and arrays become JSON numbers and lists; tuples become lists.
-
-    Raises:
-        ParameterError: a NaN anywhere (names where, e.g. ``JSON value .rows[2].accuracy``).
-        TypeError: a value JSON cannot hold (a bug of the caller).
-    """
-    return json.dumps(_strict(document, ""), indent=indent, allow_nan=False)
+            "protocol": args.mqtt_version, "reconnect_window": args.reconnect_window}
 
 
 def value_options(parser: argparse.ArgumentParser) -> frozenset[str]:
@@ -480,11 +342,11 @@ class CommandOutput:
         of :func:`mpdp.analysis.documents.versioned` gets it, with the command's parsed options as ``inputs``.
 
         Raises:
-            ParameterError: a NaN in the document (:func:`to_json_text`).
+            ParameterError: a NaN in the document (:func:`mpdp.analysis.documents.to_json_text`).
         """
         if not self.wanted:
             return
-        from mpdp.analysis.documents import versioned
+        from mpdp.analysis.documents import to_json_text, versioned
 
         full = document if "schema_version" in document else versioned(self._kind, document, self._inputs)
         text = to_json_text(full, indent=indent) + "\n"

@@ -27,7 +27,6 @@ from collections.abc import Sequence
 
 import mpdp
 from mpdp.parties.cli import signals
-from mpdp.parties.cli.errors import error_line, first_cause
 from mpdp.parties.cli.args import (
     PAPER_CODES,
     add_common_options,
@@ -39,6 +38,7 @@ from mpdp.parties.cli.args import (
     papers_epilog,
     value_options,
 )
+from mpdp.parties.cli.errors import error_line, first_cause
 from mpdp.protocols.errors import MpdpError
 
 __all__ = ["COMMANDS", "build_parser", "main"]

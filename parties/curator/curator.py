@@ -41,14 +41,14 @@ from mpdp.broker.curator_messages import (
     SealedBallot,
 )
 from mpdp.broker.sealed import generate_x25519_key_pair
-from mpdp.broker.topics import Topics
 from mpdp.broker.signing import PrivateKey
+from mpdp.broker.topics import Topics
 from mpdp.parties.curator.store import BallotRows, RecordedBallot
 from mpdp.parties.rounds.engine import ClosedRound, Closing
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.seeds import round_generator
 from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.parties.session.seeds import round_generator
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.secure import secure_bernoulli
 

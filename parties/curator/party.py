@@ -25,12 +25,7 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE, PartyLoop
-from mpdp.parties.rr.party import (
-    ABSTAIN_DID_NOT_VOTE,
-    PartySpec,
-    policy_reason,
-    spec_bit,
-)
+from mpdp.parties.rounds.party_spec import ABSTAIN_DID_NOT_VOTE, PartySpec, policy_reason, spec_bit
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["CuratorParty", "start_curator_party"]

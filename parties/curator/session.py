@@ -1,7 +1,7 @@
 """The curator protocol in the runner (:mod:`mpdp.parties.session.runner`; the central model, to compare
 with randomized response).
 
-It takes the same :class:`mpdp.parties.session.config.RunConfig` as randomized response, with
+It takes the same :class:`mpdp.parties.rounds.config.RunConfig` as randomized response, with
 ``protocol="curator"``: ``mechanisms`` give each party's privacy level (one (epsilon, delta) for all: the
 curator's mechanism is (epsilon, delta)-DP for every vote), ``function`` is a binary symmetric function
 (:data:`CENTRAL_FUNCTIONS`, released by :func:`mpdp.protocols.majority_mechanism.central_mechanism`),
@@ -21,12 +21,12 @@ from mpdp.broker.topics import Topics
 from mpdp.parties.curator.curator import Curator
 from mpdp.parties.curator.party import start_curator_party
 from mpdp.parties.curator.store import CuratorStore
+from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.plan import PartyPlan
 from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.parties.session.config import RunConfig
-from mpdp.parties.session.plan import PartyPlan
-from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.secure import rng_mode

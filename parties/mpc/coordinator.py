@@ -34,8 +34,8 @@ import numpy as np
 
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot, SumRelease
-from mpdp.broker.topics import Topics
 from mpdp.broker.signing import PrivateKey
+from mpdp.broker.topics import Topics
 from mpdp.parties.curator.curator import recorded_ballots
 from mpdp.parties.mpc.cluster import ServerCluster, round_jobs
 from mpdp.parties.mpc.remote import BrokerServers

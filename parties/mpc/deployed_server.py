@@ -4,7 +4,8 @@ addresses, its jobs from the broker, its signed releases back over the broker.
 ::
 
     MPyC start                 connect to the m - 1 other servers at the roster's host:port addresses
-    MQTT connect               subscribe to its own job topic (mpc/job/{i}) and the round announcements
+    MQTT connect               subscribe to its own job topic (mpc/job/{i}), the round announcements and the
+                               coordinator's heartbeats (a sign of life: the idle timeout starts again)
     "ready" (signed)           repeated, freshly stamped, until its first job (the coordinator waits for
                                every server's), on its own report topic mpc/server/{i}
     per ServerJob              signed by the coordinator's key pinned in the roster, for this session and
@@ -52,7 +53,7 @@ from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.mpc.server import RoundJob, ServerKeys, round_server
 from mpdp.parties.mpc.sharing import field_modulus
 from mpdp.parties.rounds.rejections import RejectLog
-from mpdp.parties.session.files import ServerKeyPair, SessionRoster
+from mpdp.parties.rounds.session_files import ServerKeyPair, SessionRoster
 from mpdp.protocols.errors import ParameterError, ProtocolViolation, TransportError, WorkerError
 
 __all__ = ["DeployedServerConfig", "JobHandler", "mpyc_arguments", "run_server"]
@@ -175,7 +176,7 @@ class JobHandler:
         """
         client_id = f"mpdp-{self._topics.session}-mpc-server-{self._index}-{secrets.token_hex(4)}"
         async with self._config.endpoint.connect(client_id) as transport:
-            await transport.subscribe(self._topics.mpc_job(self._index), self._topics.rounds)
+            await transport.subscribe(self._topics.mpc_job(self._index), self._topics.rounds, self._topics.heartbeat)
             return await self._serve(transport)
 
     async def _serve(self, transport: Transport) -> int:
@@ -196,7 +197,7 @@ class JobHandler:
             if delivery.topic == self._topics.rounds:
                 if self.is_end(delivery.payload):
                     return len(self._released)
-            else:
+            elif delivery.topic != self._topics.heartbeat:
                 report = await self.job(delivery.payload)
                 if report is not None:
                     await transport.publish(reports, report)

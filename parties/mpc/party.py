@@ -25,11 +25,11 @@ from mpdp.broker.transport import Connector
 from mpdp.parties.curator.party import CuratorParty
 from mpdp.parties.mpc.sealed_shares import seal_shares
 from mpdp.parties.mpc.sharing import share_bits
-from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.answer_record import AnswerRecord
-from mpdp.parties.session.files import ServerRoster
+from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
-from mpdp.parties.rr.party import ABSTAIN_DID_NOT_VOTE, PartySpec, policy_reason, spec_bit
+from mpdp.parties.rounds.party_spec import ABSTAIN_DID_NOT_VOTE, PartySpec, policy_reason, spec_bit
+from mpdp.parties.rounds.session_files import ServerRoster
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["MpcParty", "start_mpc_party", "start_pinned_mpc_party"]

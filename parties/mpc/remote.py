@@ -38,7 +38,7 @@ from mpdp.broker.topics import Topics
 from mpdp.parties.mpc.cluster import DEFAULT_DEADLINE, ServerCost, agreed_release
 from mpdp.parties.mpc.server import RoundJob
 from mpdp.parties.rounds.engine import CLOCK_MARGIN
-from mpdp.parties.session.files import ServerRoster
+from mpdp.parties.rounds.session_files import ServerRoster
 from mpdp.protocols.errors import ParameterError, ProtocolViolation, WorkerError
 
 __all__ = ["BrokerServers", "Publish"]

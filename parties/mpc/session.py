@@ -1,7 +1,7 @@
 """The mpc protocol in the runner (:mod:`mpdp.parties.session.runner`): secure computation of the
 curator's release, with no one trusted with a vote.
 
-It takes the :class:`mpdp.parties.session.config.RunConfig` of the curator protocol (one (epsilon, delta)
+It takes the :class:`mpdp.parties.rounds.config.RunConfig` of the curator protocol (one (epsilon, delta)
 for all, ``function`` the majority, no rule factory; or ``function`` the sum, released with 000's geometric
 mechanism at epsilon) with ``protocol="mpc"``, plus ``servers`` (m) and
 ``threshold`` (T < m/2). The run's :class:`mpdp.parties.mpc.cluster.ServerCluster` (m MPyC processes, one
@@ -22,12 +22,12 @@ from mpdp.parties.mpc.coordinator import MpcCoordinator
 from mpdp.parties.mpc.party import start_mpc_party
 from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.mpc.store import MpcStore
+from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.plan import PartyPlan
 from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.parties.session.config import RunConfig
-from mpdp.parties.session.plan import PartyPlan
-from mpdp.parties.session.seeds import SeedTree
 
 __all__ = ["MpcSession"]
 

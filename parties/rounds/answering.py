@@ -9,23 +9,25 @@ every round the party answered (``out-of-order`` otherwise: a round it missed st
 recorded answer again if the party answered it. Everything refused is counted and logged, rate-limited
 (:attr:`PartyLoop.rejections`), and changes nothing.
 
-A dead observer is noticed: the coordinator announces a heartbeat every few seconds
-(:meth:`mpdp.parties.rounds.engine.RoundEngine.heartbeat`, its own sequence). Before the first accepted
-announcement a party waits up to ``idle_timeout`` (the observer may start later); after it, a silence of
-``observer_grace`` seconds (default :data:`OBSERVER_GRACE`) ends the party with a TransportError saying
-the observer is gone (its answers stay in the record; a restarted host rejoins).
+A dead observer is noticed, a slow one is not taken for dead: the coordinator publishes a heartbeat on
+its own topic whenever it announced nothing for a second (:meth:`mpdp.parties.rounds.engine.RoundEngine.heartbeat`).
+A party reads its coordinator's signs of life from an :class:`mpdp.parties.rounds.liveness.ObserverClock`:
+its own (it subscribes to the heartbeat topic itself), or one clock per process shared by all of its
+parties (:meth:`PartyLoop.share_clock`; the process reads the heartbeats once, on a connection of its own,
+:meth:`ObserverClock.listen`: a worker and a party host do so). An announcement the party accepts is a
+sign of life on that clock too. Before the first sign of life a party waits up to ``idle_timeout`` (the
+observer may start later); after it, ``observer_grace`` seconds (default :data:`OBSERVER_GRACE`: minutes)
+of silence counted while the clock's connection is up end the party with a TransportError saying the
+observer is gone (its answers stay in the record; a restarted host rejoins).
 
 A heartbeat names the round open (or next): a party that holds a recorded answer for that round and has
 not published it in this process (a host restarted mid-round, after it answered: the round's announcement
 went out before it reconnected) re-sends the recorded message then, once, so the observer gets the same
-signed bytes again, never a fresh draw, without waiting for a re-announcement. (A simulation worker
-that multiplexes its parties hands heartbeats to its lead party only,
-:mod:`mpdp.parties.session.multiplex`; simulation workers are not restarted, party hosts are, and keep
-one connection per party.)
+signed bytes again, never a fresh draw, without waiting for a re-announcement.
 
 A protocol's party plugs in by composition (:class:`PartyProtocol`): the announcement it reads, its
 answer to a round (a signed wire message; the protocol enforces its own privacy policy there, from the
-party's own :class:`mpdp.parties.rr.party.PartySpec`, never from the wire), its privacy ledger, and
+party's own :class:`mpdp.parties.rounds.party_spec.PartySpec`, never from the wire), its privacy ledger, and
 optionally other topics it listens to (randomized response: the published transcript, to decide f).
 
 Each round is answered once: the loop keeps the signed message it published, and a re-announced round
@@ -39,36 +41,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import secrets
 import time
 from collections.abc import Callable
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from mpdp.analysis.accounting import PrivacyLedger
 from mpdp.broker.control import FreshnessGuard
-from mpdp.broker.messages import RoundAnnouncement
-from mpdp.broker.signing import load_public_key, verify_message
+from mpdp.broker.signing import load_public_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Delivery, Transport, next_delivery
+from mpdp.broker.transport.base import running
 from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
+from mpdp.parties.rounds.liveness import AnnouncementT, ObserverClock, checked_announcement, is_connected
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.protocols.errors import ProtocolViolation, TransportError
 
-__all__ = ["OBSERVER_GRACE", "AnnouncementT", "PartyLoop", "PartyProtocol", "Publishable", "checked_announcement"]
+__all__ = ["OBSERVER_GRACE", "PartyLoop", "PartyProtocol", "Publishable"]
 
 log = logging.getLogger("mpdp.party")
 _COORDINATOR = "coordinator"
-_HEARTBEAT = "coordinator-heartbeat"  # its own sequence: a heartbeat never makes a round look replayed
 
-#: Seconds of coordinator silence (no announcement, no heartbeat) after which a party leaves.
-OBSERVER_GRACE = 60.0
-
-
-AnnouncementT = TypeVar("AnnouncementT", bound=RoundAnnouncement)
+#: Seconds of coordinator silence (no announcement, no heartbeat, counted while connected) after which a
+#: party leaves: minutes, a slow observer (a busy machine, a long round) is not a gone one.
+OBSERVER_GRACE = 600.0
 
 
 class Publishable(Protocol):
@@ -133,7 +132,9 @@ class PartyLoop(Generic[AnnouncementT]):
         self._coordinator_key = bytes(coordinator_key)
         self._idle_timeout = idle_timeout
         self._grace = observer_grace
-        self._heard: float | None = None  # monotonic time of the last accepted announcement or heartbeat
+        self._clock: ObserverClock[AnnouncementT] = ObserverClock(protocol.announcement_class, topics,
+                                                                  coordinator_key)
+        self._own_clock = True  # fed by this loop's own connection (until share_clock)
         self._started = time.monotonic()
         self._gate = connect_gate or asyncio.Semaphore(1)
         self._record = record
@@ -143,8 +144,19 @@ class PartyLoop(Generic[AnnouncementT]):
         self._client_id = f"mpdp-{topics.session}-party-{party}-{secrets.token_hex(8)}"
         last = 0 if record is None else record.last_sequence(topics.session, party)
         self._fresh = FreshnessGuard(last={_COORDINATOR: last})
-        #: every announcement refused, counted by reason (and logged, rate-limited)
+        #: every announcement (and heartbeat on its own clock) refused, counted by reason (and logged, rate-limited)
         self.rejections = RejectLog(log, f"party {party}")
+
+    @property
+    def clock(self) -> ObserverClock[AnnouncementT]:
+        """The coordinator's signs of life as this party sees them (module docstring)."""
+        return self._clock
+
+    def share_clock(self, clock: ObserverClock[AnnouncementT]) -> None:
+        """Read the coordinator's liveness from ``clock``, the process's one clock (fed by
+        :meth:`ObserverClock.listen`), instead of subscribing to the heartbeats on this party's connection.
+        Call before :meth:`run`."""
+        self._clock, self._own_clock = clock, False
 
     @property
     def client_id(self) -> str:
@@ -154,14 +166,13 @@ class PartyLoop(Generic[AnnouncementT]):
 
     @property
     def filters(self) -> tuple[str, ...]:
-        """The topics this party subscribes to: the announcements, then its protocol's others."""
-        return (self._topics.rounds, *self._protocol.filters)
+        """The topics this party subscribes to: the announcements, the heartbeats when its clock is its
+        own, then its protocol's others."""
+        return (self._topics.rounds, *(self._topics.heartbeat,) * self._own_clock, *self._protocol.filters)
 
     def is_heartbeat(self, delivery: Delivery) -> bool:
-        """True iff ``delivery`` is a coordinator heartbeat of this session on the announcement topic, signed
-        by the coordinator (the check is cached per process); its freshness is :meth:`handle`'s to check."""
-        announcement = self._signed(delivery)
-        return announcement is not None and announcement.kind == "heartbeat"
+        """True iff ``delivery`` came on the heartbeat topic (:meth:`handle` checks it)."""
+        return delivery.topic == self._topics.heartbeat
 
     def is_end(self, delivery: Delivery) -> bool:
         """True iff ``delivery`` is the coordinator's signed, unexpired end of this session (as
@@ -194,7 +205,9 @@ class PartyLoop(Generic[AnnouncementT]):
         if announcement is None:
             raise ProtocolViolation(reason, f"{self._topics.rounds}: {detail}")
         where = f"{self._topics.rounds} {announcement.kind} {announcement.round}"
-        self._fresh.check(announcement, _HEARTBEAT if announcement.kind == "heartbeat" else _COORDINATOR, where)
+        if announcement.kind == "heartbeat":
+            raise ProtocolViolation("topic", f"{where}: heartbeats come on {self._topics.heartbeat}")
+        self._fresh.check(announcement, _COORDINATOR, where)
         if announcement.kind == "round" and announcement.round not in self.sent and self.sent \
                 and announcement.round < max(self.sent):
             raise ProtocolViolation("out-of-order", f"{where}: round {max(self.sent)} is answered already")
@@ -218,13 +231,13 @@ class PartyLoop(Generic[AnnouncementT]):
 
     def _wait_left(self) -> float:
         """Seconds left before the coordinator's silence is too long (the idle timeout before the first
-        accepted announcement, then the observer grace after the last one or the last heartbeat)."""
-        if self._heard is None:
+        sign of life, then the observer grace counted on the clock)."""
+        if not self._clock.heard:
             return self._idle_timeout - (time.monotonic() - self._started)
-        return self._grace - (time.monotonic() - self._heard)
+        return self._grace - self._clock.silence()
 
     def _silence(self) -> TransportError:
-        if self._heard is None:
+        if not self._clock.heard:
             return TransportError(f"party {self.party}: no announcement for {self._idle_timeout:g} s")
         return TransportError(
             f"party {self.party}: the observer has sent no round and no heartbeat for {self._grace:g} s "
@@ -236,22 +249,37 @@ class PartyLoop(Generic[AnnouncementT]):
 
     async def receive(self, transport: Transport) -> Delivery:
         """The next message on ``transport``, waiting no longer than the coordinator may stay silent (the idle
-        timeout before the first accepted announcement, then the observer grace after the last one or the
-        last heartbeat; the clock starts at :meth:`start_clock`).
+        timeout before the first sign of life, then the observer grace on the clock; the idle timeout starts
+        at :meth:`start_clock`). The party wakes when its wait runs out and waits on if the clock heard the
+        coordinator meanwhile: no wake-up per heartbeat.
 
         Raises:
             TransportError: the silence was too long (the observer is gone), or the connection is lost for good.
         """
-        wait = self._wait_left()
-        delivery = None if wait <= 0 else await next_delivery(transport, wait)
-        if delivery is None:
-            raise self._silence()
-        return delivery
+        while (wait := self._wait_left()) > 0:
+            delivery = await next_delivery(transport, wait)
+            if delivery is not None:
+                return delivery
+        raise self._silence()
 
     async def _serve(self, transport: Transport) -> None:
         self.start_clock()
-        while True:
-            if await self.handle(transport, await self.receive(transport)):
+        if self._own_clock:
+            self._clock.follow(is_connected(transport))
+        async with running(self._resend_recorded(transport), f"party-{self.party}-resend"):
+            while not await self.handle(transport, await self.receive(transport)):
+                pass
+
+    async def _resend_recorded(self, transport: Transport) -> None:
+        """Re-send a recorded answer this process has not published when a heartbeat names its round (module
+        docstring); done once the heartbeats name a round past every recorded one (nothing to wait for
+        without a record)."""
+        while self.sent and set(self.sent) - self._published:
+            index = await self._clock.next_beat()
+            if index in self.sent and index not in self._published:
+                async with self._gate:
+                    await self._publish(transport, index)
+            if index >= max(self.sent):
                 return
 
     async def handle(self, transport: Transport, delivery: Delivery) -> bool:
@@ -261,6 +289,12 @@ class PartyLoop(Generic[AnnouncementT]):
 
         A worker that serves many parties on one connection
         (:func:`mpdp.parties.session.multiplex.serve_multiplexed`) calls this for each of its parties."""
+        if self.is_heartbeat(delivery):
+            try:
+                self._clock.offer(delivery.payload)
+            except ProtocolViolation as exc:
+                self.rejections.reject(exc.reason, exc.detail)
+            return False
         if delivery.topic != self._topics.rounds:
             reply = self._protocol.receive(delivery.topic, delivery.payload)
             if reply is not None:
@@ -269,12 +303,7 @@ class PartyLoop(Generic[AnnouncementT]):
         announcement = self.announcement(delivery.payload)
         if announcement is None:
             return False
-        self._heard = time.monotonic()
-        if announcement.kind == "heartbeat":  # a party that holds a recorded answer for the round in flight
-            if announcement.round in self.sent and announcement.round not in self._published:
-                async with self._gate:  # recorded before a restart: the same message again
-                    await self._publish(transport, announcement.round)
-            return False
+        self._clock.note()
         if announcement.kind == "end":
             if self._record is not None:
                 await self._record.save_end(self._topics.session, self.party, announcement.sequence)
@@ -305,23 +334,3 @@ class PartyLoop(Generic[AnnouncementT]):
                                                    charge, announcement.sequence))
         return payload
 
-
-@functools.lru_cache(maxsize=256)
-def checked_announcement(kind: type[AnnouncementT], payload: bytes, session: str, coordinator_key: bytes
-                         ) -> tuple[AnnouncementT | None, str, str]:
-    """``payload`` parsed as ``kind`` and its Ed25519 signature checked against ``coordinator_key`` (raw
-    public key) and ``session``: ``(announcement, "", "")``, or ``(None, reason, detail)`` with reason
-    ``schema`` (malformed), ``session`` (another session's) or ``signature`` (not the coordinator's). A pure
-    function of its arguments, so its results are cached (bounded, per process): the many parties of a
-    worker receive the same bytes of each announcement, and each one's check is the same; the announcement
-    is frozen (pydantic ``frozen=True``). Freshness (sequence, expiry) is each party's own check."""
-    try:
-        announcement = kind.model_validate_json(payload)
-    except ValidationError as exc:
-        return None, "schema", str(exc.errors()[0]["msg"])
-    where = f"{announcement.kind} {announcement.round}"
-    if announcement.session != session:
-        return None, "session", f"{where}: session {announcement.session!r}"
-    if not verify_message(announcement, coordinator_key):
-        return None, "signature", f"{where}: not signed by the coordinator"
-    return announcement, "", ""

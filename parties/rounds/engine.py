@@ -22,8 +22,13 @@ message's payload, and says what happens at close (randomized response: decide w
        repetitions    not the announced number of repetitions
        (the protocol's payload reasons, e.g. ``symbol-range``, ``decrypt``)
 
-3. **close** when every roster party has answered (with its payload or an abstention) or after
-   ``round_timeout`` seconds (the missing are ``absent``); the protocol turns the
+3. **close** when every roster party has answered (with its payload or an abstention), or once no new
+   answer came for ``round_timeout`` seconds (the missing are ``absent``): a round deadline by progress,
+   so a round that is still receiving answers on a busy machine is not cut off, and a round whose
+   remaining parties are gone closes ``round_timeout`` after the last answer (a round is open at most
+   ``k x round_timeout``: each new answer is a different party's). The quiet time is counted only while
+   the engine's connection is up (:class:`mpdp.parties.rounds.liveness.Stopwatch`): an outage of the
+   observer's own connection is not the parties' silence. The protocol turns the
    :class:`ClosedRound` into a :class:`Closing`. A round that closes with no answer at all is
    ``failed``: its decisions are recorded as -1 (:data:`mpdp.parties.rounds.outcome.NO_DECISION`), never
    decided from nothing, and nothing is published for it;
@@ -50,13 +55,25 @@ Every rejection is counted and logged at WARNING, rate-limited per reason
 (:class:`mpdp.parties.rounds.rejections.RejectLog`). Messages on
 the protocol's further subscriptions (:attr:`RoundProtocol.filters`) go to :meth:`RoundProtocol.receive`.
 
+Rounds are run one after the other (:meth:`RoundEngine.run_round` returns once the round is decided and
+recorded): the next round is never announced before the last is decided (backpressure).
+
+Liveness (:meth:`RoundEngine.heartbeat`): whenever the engine announced nothing for a second it publishes a
+signed heartbeat on ``mpdp/{session}/heartbeat``, a topic of its own that each party process reads once
+(:class:`mpdp.parties.rounds.liveness.ObserverClock`), so its cost does not grow with the parties.
+Announcements and heartbeats are valid for minutes (:data:`mpdp.broker.control.DEFAULT_LIFETIME`): a
+message delayed by a busy machine is not refused for its delay; a replay is refused by its sequence, and
+a party answers each round once (a re-announced round gets its recorded answer again, never a fresh draw).
+
 The engine's client is persistent (same client id ``mpdp-{session}-{role}``; the transport reconnects
 and the broker delivers what was queued); :func:`open_engine` ends that session on exit. A broker that
 restarts without persistence forgets every session and what was in flight: an announcement it
 acknowledged but had not delivered, an answer to the engine. So once the engine's connection was
-re-established, and until a round completes, the open round is announced again every heartbeat interval
-(:meth:`RoundEngine.heartbeat`; a fresh signature and sequence, the round's own deadline): a party that
-missed it answers, a party that answered re-sends its recorded answer (ignored when it arrived before).
+re-established, and until a round completes, the open round is announced again (:meth:`RoundEngine.heartbeat`;
+a fresh signature and sequence), after one heartbeat interval, then at doubling intervals up to
+:data:`REANNOUNCE_MAX` seconds: a party that missed it answers, a party that answered re-sends its recorded
+answer (ignored when it arrived before); doubling keeps a round that never completes (a party gone) from
+costing every party a message each second.
 """
 
 from __future__ import annotations
@@ -76,7 +93,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
-from mpdp.broker.control import FreshnessGuard
+from mpdp.broker.control import DEFAULT_LIFETIME, FreshnessGuard
 from mpdp.broker.messages import RoundSigned, WorkerStatus
 from mpdp.broker.signing import (
     PrivateKey,
@@ -87,6 +104,7 @@ from mpdp.broker.signing import (
 )
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport
+from mpdp.parties.rounds.liveness import SAMPLE_INTERVAL, Stopwatch, is_connected
 from mpdp.parties.rounds.outcome import (
     ABSTAIN_BUDGET_EXHAUSTED,
     NO_DECISION,
@@ -117,12 +135,14 @@ __all__ = [
 ]
 
 log = logging.getLogger("mpdp.rounds")
-#: Seconds a round's announcement outlives the round: the hosts' clocks may disagree by this much.
+#: Seconds an announcement outlives the longest quiet time of its round: the hosts' clocks may disagree by this much.
 CLOCK_MARGIN = 10.0
 #: Rounds ahead of the last announced one whose early answers are kept (module docstring).
 EARLY_ROUNDS = 2
-#: Seconds between the coordinator's heartbeats on the announcement topic.
+#: Seconds between the coordinator's heartbeats on the heartbeat topic.
 HEARTBEAT_INTERVAL = 1.0
+#: The longest interval (seconds) between two re-announcements of a round after a reconnect (module docstring).
+REANNOUNCE_MAX = 30.0
 
 
 
@@ -363,8 +383,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self.round_timeout = round_timeout
         self._reader = SignedReader(topics.session, roster)
         self._open: int | None = None
-        self._opened: tuple[str, float] = ("", 0.0)  # the open round's name and monotonic deadline
+        self._open_name = ""
+        self._quiet = Stopwatch(is_connected(transport))  # since the open round's last new answer, while connected
         self._steady = transport.reconnects  # the connection count when a round last completed
+        self._reannounce = (transport.reconnects, 0.0, HEARTBEAT_INTERVAL)  # reconnects seen, when next, then gap
         self._announced = -1
         self._received: dict[int, Received[MessageT, PayloadT]] = {}
         self._complete = asyncio.Event()
@@ -450,6 +472,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if message.repetitions != self.repetitions:
             raise ProtocolViolation("repetitions", f"{where}: {message.repetitions} != {self.repetitions}")
         self._received[message.party] = Received(message, self.protocol.payload(message, where), payload)
+        self._quiet.restart()
         self.messages_received += 1
         if len(self._received) == self.roster.k:
             self._complete.set()
@@ -486,7 +509,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self.status_changed.set()
 
     async def run_round(self, index: int, name: str) -> RoundOutcome:
-        """Announce round ``index``, collect until complete or ``round_timeout``, close, record, publish.
+        """Announce round ``index``, collect until complete or ``round_timeout`` seconds without a new
+        answer (module docstring), close, record, publish.
 
         Returns:
             The round's outcome (also written to the store in one transaction).
@@ -501,16 +525,9 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         for topic, payload in self._early.pop(index, {}).values():  # kept from before this round opened
             self.handle(topic, payload)
         self._early = {i: kept for i, kept in self._early.items() if i > index}
-        self._opened = (name, time.monotonic() + self.round_timeout)
+        self._open_name = name
         await self._announce(self._round_announcement(index))
-        status: RoundStatus = "complete"
-        try:
-            async with asyncio.timeout(self.round_timeout):
-                await self._complete.wait()
-        except TimeoutError:
-            status = "timeout" if self._received else "failed"
-        if len(self._received) == self.roster.k:  # the last answer came as the time ran out
-            status = "complete"
+        status = await self._collect()
         if status == "complete":
             self._steady = self._transport.reconnects
         self._open = None
@@ -525,7 +542,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
         self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects))
         if status == "failed":
-            log.error("%s: round %d (%s) FAILED: no party answered within %g s (nothing decided)",
+            log.error("%s: round %d (%s) FAILED: no party answered for %g s (nothing decided)",
                       self.protocol.role, index, name, self.round_timeout)
         elif status == "timeout":
             log.warning("%s: round %d (%s) timed out; absent: %s", self.protocol.role, index, name,
@@ -533,6 +550,19 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         for topic, text in closing.publish:
             await self._transport.publish(topic, text)
         return closing.outcome
+
+    async def _collect(self) -> RoundStatus:
+        """Wait until every party answered (``complete``) or no new answer came for ``round_timeout``
+        seconds counted while connected (``timeout``, or ``failed`` without any answer)."""
+        self._quiet.restart()
+        while not self._complete.is_set():
+            left = self.round_timeout - self._quiet.elapsed()
+            if left <= 0:
+                return "timeout" if self._received else "failed"
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(left, SAMPLE_INTERVAL)):  # looks at the connection each second
+                    await self._complete.wait()
+        return "complete"
 
     def _take_rejects(self) -> RejectCounts:
         return dict(self._pending_rejects)
@@ -550,9 +580,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         until the end (run as a task; the party hosts leave when it falls silent for their grace period).
 
         After the engine's connection was re-established (the broker restarted, the network failed) and
-        until a round completes, a round left open is announced again instead of a heartbeat: a broker
-        that kept no session lost the announcements and answers in flight, and the parties that missed
-        the round answer it now, those that answered re-send the same signed bytes (module docstring).
+        until a round completes, a round left open is announced again instead of a heartbeat, after
+        ``interval`` and then at doubling intervals up to :data:`REANNOUNCE_MAX`: a broker that kept no
+        session lost the announcements and answers in flight, and the parties that missed the round answer
+        it now, those that answered re-send the same signed bytes (module docstring).
 
         Raises:
             TransportError: the broker is gone for good.
@@ -561,19 +592,30 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             await asyncio.sleep(max(0.0, self._last_announcement + interval - time.monotonic()))
             if self._ended or time.monotonic() - self._last_announcement < interval:
                 continue
-            if self._open is not None and self._transport.reconnects != self._steady:
+            if self._open is not None and self._transport.reconnects != self._steady and self._reannounce_due(interval):
                 await self._announce(self._round_announcement(self._open))  # messages may have been lost
                 continue
             index = self._announced + 1 if self._open is None else self._open
             beat = self.protocol.signal(self._signer, self.topics.session, "heartbeat", max(index, 0),
                                         self.repetitions)
-            await self._announce(beat)
+            await self._announce(beat, self.topics.heartbeat)
+
+    def _reannounce_due(self, interval: float) -> bool:
+        """Whether the open round is due to be announced again (the first time after each new reconnect,
+        then after doubling intervals); if so, the next one is scheduled."""
+        now, (seen, due, gap) = time.monotonic(), self._reannounce
+        if seen != self._transport.reconnects:  # a new reconnect: announce now, then again after interval
+            seen, due, gap = self._transport.reconnects, now, interval
+        if now < due:
+            return False
+        self._reannounce = (seen, now + gap, min(2 * gap, REANNOUNCE_MAX))
+        return True
 
     def _round_announcement(self, index: int) -> RoundSigned:
-        """The signed announcement of the open round ``index``, valid until its deadline (plus the clock margin)."""
-        name, deadline = self._opened
-        return self.protocol.announcement(self._signer, self.topics.session, index, name, self.repetitions,
-                                          max(0.0, deadline - time.monotonic()) + CLOCK_MARGIN)
+        """The signed announcement of the open round ``index``, valid for minutes (at least the round's longest
+        quiet time, plus the clock margin): a delayed announcement is not refused for its delay."""
+        return self.protocol.announcement(self._signer, self.topics.session, index, self._open_name, self.repetitions,
+                                          max(DEFAULT_LIFETIME, self.round_timeout) + CLOCK_MARGIN)
 
     async def publish(self, topic: str, payload: str) -> None:
         """Publish on the engine's connection (what a protocol sends besides announcements and round
@@ -584,9 +626,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         """
         await self._transport.publish(topic, payload)
 
-    async def _announce(self, announcement: RoundSigned) -> None:
+    async def _announce(self, announcement: RoundSigned, topic: str | None = None) -> None:
+        """Publish ``announcement`` on ``topic`` (default: the rounds topic); it counts as a sign of life."""
         self._last_announcement = time.monotonic()
-        await self._transport.publish(self.topics.rounds, announcement.model_dump_json())
+        await self._transport.publish(topic or self.topics.rounds, announcement.model_dump_json())
 
     def flush_rejects(self) -> None:
         """Write reject counts not yet in the store (those after the last round closed)."""

@@ -43,9 +43,10 @@ from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker
 from mpdp.parties.rounds.engine import SignedReader
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rr.observer import mechanism_symbols
-from mpdp.parties.rr.party import Party, PartySpec, Sampler, secure_sampler
+from mpdp.parties.rr.party import Party, Sampler, secure_sampler
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 

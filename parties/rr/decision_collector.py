@@ -19,8 +19,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.broker.decision_messages import TRANSCRIPT_PART_SYMBOLS, DecisionMessage, TranscriptMessage
-from mpdp.broker.topics import Topics
 from mpdp.broker.signing import PrivateKey
+from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.engine import SignedReader
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.store import PartyDecisions, TranscriptStore

@@ -14,7 +14,7 @@ missing) are recorded in the round's transaction.
 
 Party decisions (``party_decisions=True``): see :mod:`mpdp.parties.rr.decision_collector`.
 
-Randomized (worst-case) rules draw with :func:`mpdp.parties.session.seeds.decision_generator` of
+Randomized (worst-case) rules draw with :func:`mpdp.parties.rounds.seeds.decision_generator` of
 ``decision_seed`` in simulation, from the OS CSPRNG with ``secure``.
 """
 
@@ -28,16 +28,16 @@ from numpy.typing import NDArray
 
 from mpdp.broker.messages import Announcement, decode_answer
 from mpdp.broker.packing import any_symbol_at_least, unpack_rows
+from mpdp.broker.signing import PrivateKey
 from mpdp.broker.topics import Topics
 from mpdp.broker.wire import WireAnswer
-from mpdp.broker.signing import PrivateKey
 from mpdp.parties.rounds.engine import ClosedRound, Closing, SignedReader
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.seeds import decision_generator
 from mpdp.parties.rounds.store import MessageRows, RecordedMessage, TranscriptStore
 from mpdp.parties.rr.decision_collector import DecisionCollector
 from mpdp.parties.rr.decisions import apply_rule
-from mpdp.parties.session.seeds import decision_generator
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse

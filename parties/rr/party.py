@@ -6,7 +6,7 @@ Simulation mode: round r of party i draws from ``default_rng(SeedSequence(seed).
 Deployment mode (``secure=True``): :func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS
 CSPRNG). The raw bit stays in this process: it is in no message, log line or repr.
 
-Privacy policy (the party's own, from its :class:`PartySpec`, never from the wire): a round announcing more
+Privacy policy (the party's own, from its :class:`mpdp.parties.rounds.party_spec.PartySpec`, never from the wire): a round announcing more
 repetitions than ``max_repetitions`` gets an abstention with reason ``policy``. Privacy accounting: the
 party keeps an :class:`mpdp.analysis.PrivacyLedger` of the rounds it answered (each repetition one release).
 With a budget, before it answers a round it asks whether the answer would take it past the budget by the
@@ -17,7 +17,7 @@ Own decisions (a :class:`mpdp.parties.rr.decisions.PartyDecider` given): the par
 session's transcript topic; for each round it answered with symbols, it verifies the transcript the
 observer published (coordinator signature), decides f with its own optimal rule over the round's
 participants and its own bit (002 eqs. (2), (4); randomized draws from
-:func:`mpdp.parties.session.seeds.decision_generator` of its seed, or the CSPRNG in deployment mode) and
+:func:`mpdp.parties.rounds.seeds.decision_generator` of its seed, or the CSPRNG in deployment mode) and
 publishes a signed :class:`mpdp.broker.decision_messages.DecisionMessage`.
 """
 
@@ -27,13 +27,10 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.accounting import Budget, PrivacyLedger
 from mpdp.broker.decision_messages import DecisionMessage
 from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import load_private_key
@@ -42,23 +39,16 @@ from mpdp.broker.transport import Connector
 from mpdp.broker.wire import WireAnswer, sign_answer
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE, PartyLoop
-from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, ABSTAIN_POLICY
-from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
+from mpdp.parties.rounds.party_spec import ABSTAIN_DID_NOT_VOTE, PartySpec, policy_reason, spec_bit
+from mpdp.parties.rounds.plan import Decider
 from mpdp.parties.rounds.rejections import RejectLog
-from mpdp.parties.session.seeds import decision_generator, round_generator
+from mpdp.parties.rounds.seeds import decision_generator, round_generator
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 
-if TYPE_CHECKING:  # the decisions' rules import scipy: a worker imports them only when its parties decide
-    from mpdp.parties.rr.decisions import PartyDecider
+__all__ = ["Party", "secure_sampler", "start_party"]
 
-__all__ = [
-    "ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_DID_NOT_VOTE", "ABSTAIN_POLICY", "Party", "PartySpec", "policy_reason",
-    "secure_sampler", "spec_bit", "start_party",
-]
-
-#: The abstention reason of a party that takes no part in a round (bit -1).
-ABSTAIN_DID_NOT_VOTE = "did-not-vote"
 log = logging.getLogger("mpdp.party")
 
 Sampler = Callable[[RandomizedResponse, int, int], NDArray[np.uint8]]
@@ -79,43 +69,6 @@ def secure_sampler() -> Sampler:
             "secure", True, "simulation mode (secure=False): protocols.secure is not available", hint=str(exc)
         ) from exc
     return sample_secure
-
-
-@dataclass(frozen=True, slots=True)
-class PartySpec:
-    """What one party's process holds.
-
-    Attributes:
-        party: the party id (index in the roster).
-        bits: int8 (R,), the private bit of each round (0, 1, or -1 = takes no part). Never leaves
-            the process; not in the repr.
-        mechanism: the party's randomized response.
-        private_key: the raw 32-byte Ed25519 private key (not in the repr).
-        seed: the party's seed sequence (simulation mode); None in deployment mode.
-        budget: the party's privacy budget; None = answer every round (still accounted).
-        ledger: the rounds answered before this process started (a resumed session); its
-            delta_slack is the delta_tilde of the accounting.
-        max_repetitions: the most repetitions (releases of the bit) the party sends for one round;
-            None = no cap (tests). ``mpdp party`` defaults to 1, ``mpdp simulate`` passes its
-            ``--repetitions``.
-
-    Raises:
-        ParameterError: ``max_repetitions`` not an integer >= 1 (or None).
-    """
-
-    party: int
-    bits: NDArray[np.int8] = field(repr=False)
-    mechanism: RandomizedResponse
-    private_key: bytes = field(repr=False)
-    seed: np.random.SeedSequence | None = field(default=None, repr=False)
-    budget: Budget | None = None
-    ledger: PrivacyLedger = PrivacyLedger(DEFAULT_DELTA_SLACK)
-    max_repetitions: int | None = None
-
-    def __post_init__(self) -> None:
-        cap = self.max_repetitions
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-            raise ParameterError("max_repetitions", cap, "an integer >= 1 (or None: no cap)")
 
 
 class Party:
@@ -153,7 +106,7 @@ class Party:
         idle_timeout: float,
         sampler: Sampler | None = None,
         connect_gate: asyncio.Semaphore | None = None,
-        decider: PartyDecider | None = None,
+        decider: Decider | None = None,
         record: AnswerRecord | None = None,
         observer_grace: float = OBSERVER_GRACE,
     ) -> None:
@@ -264,26 +217,9 @@ class Party:
         return await self._loop.run(on_ready)
 
 
-def policy_reason(spec: PartySpec, repetitions: int) -> str | None:
-    """:data:`ABSTAIN_POLICY` when a round of ``repetitions`` releases exceeds ``spec.max_repetitions``, else None."""
-    cap = spec.max_repetitions
-    return ABSTAIN_POLICY if cap is not None and repetitions > cap else None
-
-
-def spec_bit(spec: PartySpec, index: int) -> int:
-    """``spec``'s private bit in round ``index``: 0, 1, or -1 (takes no part).
-
-    Raises:
-        ParameterError: the round index is beyond the party's bits.
-    """
-    if index >= len(spec.bits):
-        raise ParameterError("round", index, f"0..{len(spec.bits) - 1} (party {spec.party})")
-    return int(spec.bits[index])
-
-
 def start_party(spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                 idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
-                decider: PartyDecider | None, record: AnswerRecord | None = None,
+                decider: Decider | None, record: AnswerRecord | None = None,
                 observer_grace: float = OBSERVER_GRACE) -> Party:
     """A randomized-response party as a worker starts it (:class:`mpdp.parties.session.worker.PartyStarter`):
     the secure sampler in deployment mode, the seeded generator of ``spec`` in simulation."""

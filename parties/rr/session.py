@@ -14,15 +14,15 @@ import numpy as np
 
 from mpdp.analysis.accounting import Spent
 from mpdp.broker.topics import Topics
+from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RoundOutcome
+from mpdp.parties.rounds.plan import PartyPlan
 from mpdp.parties.rounds.privacy import ledgers_from_rounds
 from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
 from mpdp.parties.rr.party import start_party
-from mpdp.parties.session.config import RunConfig
-from mpdp.parties.session.plan import PartyPlan
-from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.rule_factory import decision_rule
 from mpdp.protocols.secure import rng_mode
 

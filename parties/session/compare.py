@@ -28,11 +28,11 @@ from mpdp.analysis.evaluation import RoundEvaluation
 from mpdp.broker.launch import open_broker
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.mpc.store import MpcStore
-from mpdp.parties.session.config import RunConfig
+from mpdp.parties.rounds.config import RunConfig
+from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.runner import run_async, surfacing_errors
-from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.rule_factory import RuleCache, zero_one_rules

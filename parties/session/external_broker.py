@@ -16,15 +16,20 @@ from mpdp.broker.launch import external_endpoint
 from mpdp.broker.settings import ENV_VAR, BrokerSettings
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["deployment_endpoint", "party_broker_settings"]
+__all__ = ["SIMULATION_MIN_WINDOW", "deployment_endpoint", "party_broker_settings", "simulation_window"]
+
+#: Seconds: the least reconnect window of a simulation's clients (:func:`simulation_window`).
+SIMULATION_MIN_WINDOW = 60.0
 
 
 def deployment_endpoint(url: str | None, environ: Mapping[str, str] | None = None, **login: Any) -> BrokerEndpoint:
     """The endpoint of ``--broker URL`` (or ``MPDP_BROKER_URL``), which must name a running broker.
 
     Args:
-        login: ``cafile``, ``cert``, ``key``, ``protocol`` of
-            :meth:`mpdp.broker.settings.BrokerSettings.from_url` (None: from the environment).
+        login: ``cafile``, ``cert``, ``key``, ``protocol``, ``reconnect_window`` of
+            :meth:`mpdp.broker.settings.BrokerSettings.from_url` (None: from the environment; the window's
+            default :data:`mpdp.broker.settings.DEFAULT_RECONNECT_WINDOW`, minutes: a deployed role rides
+            out a broker restart).
 
     Raises:
         ParameterError: a malformed URL or login, or none / ``auto`` / ``embedded`` / ``mosquitto`` (a
@@ -60,3 +65,10 @@ def party_broker_settings(url: str, option: str = "--party-broker") -> BrokerSet
         raise ParameterError(option, url, "mqtt://HOST[:PORT] of a running broker the parties attach to "
                              "(an edge broker bridged to --broker's, or another node of its cluster)")
     return settings
+
+
+def simulation_window(round_timeout: float) -> float:
+    """The reconnect window (seconds) of a simulation's clients when none is given: sized to the run,
+    ``max(60 s, round_timeout)``, so that a broker back within a round's time loses the run nothing,
+    and one gone for good ends it in about a round's time rather than the deployed roles' minutes."""
+    return max(SIMULATION_MIN_WINDOW, round_timeout)

@@ -29,7 +29,7 @@ with the same policy (repetition cap, budget at the roster's epsilon, answer rec
 
 Modes: deployment (``seed=None``, the default of ``mpdp party``) privatizes with
 :func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS CSPRNG); simulation (a seed)
-gives party i the stream :meth:`mpdp.parties.session.seeds.SeedTree.party` of ``mpdp simulate --seed``.
+gives party i the stream :meth:`mpdp.parties.rounds.seeds.SeedTree.party` of ``mpdp simulate --seed``.
 """
 
 from __future__ import annotations
@@ -59,11 +59,12 @@ from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.mpc.party import start_pinned_mpc_party
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.engine import HEARTBEAT_INTERVAL
-from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
+from mpdp.parties.rounds.party_spec import PartySpec
+from mpdp.parties.rounds.seeds import SeedTree
+from mpdp.parties.rounds.session_files import SessionRoster
+from mpdp.parties.rr.party import secure_sampler, start_party
 from mpdp.parties.session.datasets import Dataset
-from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.session.runner import first_mpdp_error
-from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.session.worker import WorkerSpec, serve_parties, status_report
 from mpdp.protocols.errors import ParameterError
 

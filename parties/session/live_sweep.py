@@ -27,7 +27,7 @@ Binomial(samples, that round's exact theory), tested per round as the Monte Carl
 (:meth:`DatasetSweepPlan.result`).
 
 Seeds: point i's ``SeedSequence`` (:attr:`mpdp.analysis.sweep.SweepPlan.seeds`) gives a 63-bit root seed of
-its session (:func:`session_seed`), whose :class:`mpdp.parties.session.seeds.SeedTree` draws the bits
+its session (:func:`session_seed`), whose :class:`mpdp.parties.rounds.seeds.SeedTree` draws the bits
 (:meth:`SeedTree.dataset`), the privatizations, the randomized decisions and the curator's releases: the
 same sweep seed gives the same points. One broker serves every point (started once, or the running one
 at ``broker``); each point's worker processes start and stop with its session.
@@ -47,12 +47,12 @@ from mpdp.analysis.sweep import PointTheory, SweepPlan, SweepResult, SweepTask, 
 from mpdp.broker.launch import open_broker
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.curator.session import check_central_function
+from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RunOutcome
-from mpdp.parties.session.config import RunConfig
+from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.session.datasets import random_dataset
 from mpdp.parties.session.estimate import RunEstimate, estimate_run
 from mpdp.parties.session.runner import ProgressCallback, run_async
-from mpdp.parties.session.seeds import SeedTree
 from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse

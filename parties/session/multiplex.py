@@ -9,12 +9,14 @@ incoming message, and no task, queue or timeout per party (at 10^5 parties those
   is handed to every party's :meth:`PartyLoop.handle`, at most ``concurrency`` at a time: each answer is
   drawn, signed and published with its PUBACK awaited, and the bound keeps the event loop reading PUBACKs in
   between (as the per-party answer gate does).
-* A heartbeat (one a second from the coordinator) goes to the worker's first party only, the *lead*, whose
-  silence clock (idle timeout, observer grace) stands for the worker's: handing each heartbeat to 50,000
-  parties would cost a worker more CPU than their answers. One task reads the connection and hands the
-  heartbeats to the lead at once; another hands the rest to the parties, so the clock keeps running while
-  50,000 parties answer a round for minutes. The reading stops at the coordinator's signed end (no
-  heartbeat follows it): the parties still busy with earlier messages finish them, then take the end.
+* The parties share one :class:`mpdp.parties.rounds.liveness.ObserverClock` (the lead's, the worker's
+  first party, unless the worker gave them its own: :meth:`PartyLoop.share_clock`), and the lead's
+  silence limit (idle timeout, observer grace) stands for the worker's: no heartbeat is handed to 50,000
+  parties. The worker feeds the clock on a connection of its own; a clock that is the lead's own is fed
+  here: the lead subscribed to the heartbeats, and one task reads the connection and hands them to the
+  lead at once, another hands the rest to the parties, so the clock keeps running while 50,000 parties
+  answer a round for minutes. The reading stops at the coordinator's signed end: the parties still busy
+  with earlier messages finish them, then take the end.
 * A message on the protocol's other topics (the transcript, when parties decide f) goes to every party.
 
 A message the parties refuse (a forgery, a replay: :attr:`PartyLoop.rejections`) is counted by each, and
@@ -68,13 +70,15 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
     if not loops:
         return
     lead = loops[0]
+    for loop in loops[1:]:
+        loop.share_clock(lead.clock)
     work: asyncio.Queue[Delivery] = asyncio.Queue()  # what every party handles, in arrival order
     refusals = _Refusals(loops)
 
     async def read(transport: Transport) -> None:
-        """Read the connection: a heartbeat to the lead at once (its silence clock runs while the others
-        answer a round for minutes), the rest to :func:`answer`, up to the coordinator's signed end: the
-        coordinator falls silent then, while the parties may still be busy with what came before it."""
+        """Read the connection: a heartbeat to the lead at once (the clock runs while the others answer a
+        round for minutes), the rest to :func:`answer`, up to the coordinator's signed end: the coordinator
+        falls silent then, while the parties may still be busy with what came before it."""
         lead.start_clock()
         while True:
             delivery = await lead.receive(transport)

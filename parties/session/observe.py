@@ -46,16 +46,17 @@ from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.rounds.engine import open_engine
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.ranges import format_ranges
+from mpdp.parties.rounds.session_files import SessionRoster
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rounds.validator_count import check_validators
 from mpdp.parties.rr.observer import Observer
-from mpdp.parties.session.files import SessionRoster
 from mpdp.parties.session.runner import (
     Engine,
     drive_rounds,
     surfacing_errors,
     wait_for_status,
 )
-from mpdp.parties.session.validators import check_validators, open_validated_engine
+from mpdp.parties.session.validators import open_validated_engine
 from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.rule_factory import zero_one_rules

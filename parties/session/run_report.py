@@ -286,7 +286,7 @@ def write_report(run_dir: str | Path, out: str | Path | None = None) -> ReportFi
     Raises:
         ParameterError: as :func:`build_page`; ``out`` not a writable directory.
     """
-    from mpdp.parties.cli.args import output_dir
+    from mpdp.parties.session.output_paths import output_dir
 
     page, kind, rows = build_page(run_dir)
     target = output_dir(out if out is not None else run_dir, "--out")

@@ -50,21 +50,22 @@ from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.parties.curator.session import CuratorSession
 from mpdp.parties.mpc.session import MpcSession
-from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol
-from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
-from mpdp.parties.rounds.roster import Roster
-from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.parties.rr.decisions import PartyDecisionSpec
-from mpdp.parties.rr.party import PartySpec, secure_sampler
-from mpdp.parties.rr.session import RandomizedResponseSession
-from mpdp.parties.session.config import (
+from mpdp.parties.rounds.config import (
     PROTOCOLS,
     RunConfig,
     default_workers,
 )
-from mpdp.parties.session.plan import PartyPlan
+from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol
+from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
+from mpdp.parties.rounds.party_spec import PartySpec
+from mpdp.parties.rounds.plan import PartyPlan
+from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.seeds import SeedTree
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rr.decisions import PartyDecisionSpec
+from mpdp.parties.rr.party import secure_sampler
+from mpdp.parties.rr.session import RandomizedResponseSession
 from mpdp.parties.session.pool import WorkerPool
-from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.session.validators import open_validated_engine
 from mpdp.parties.session.worker import WorkerSpec
 from mpdp.protocols.errors import MpdpError, WorkerError

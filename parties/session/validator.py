@@ -29,9 +29,9 @@ from multiprocessing.connection import Connection
 from typing import Literal
 
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import decode_answer
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Delivery, Transport
-from mpdp.broker.messages import decode_answer
 from mpdp.broker.wire import WireAnswer
 from mpdp.parties.rounds.engine import SignedReader
 from mpdp.parties.rounds.roster import Roster

@@ -33,7 +33,7 @@ Validators use clean MQTT sessions: messages published while no validator is sub
 for the group (parties publish only after an announcement, which comes once every validator is
 subscribed; a resumed observer re-announces its round, and the parties re-send their recorded answers).
 The broker must support MQTT 5 shared subscriptions (mosquitto >= 1.6, EMQX, VerneMQ, HiveMQ; not NATS's
-MQTT gateway); :func:`check_validators` refuses the embedded amqtt broker and the observer login of
+MQTT gateway); :func:`mpdp.parties.rounds.validator_count.check_validators` refuses the embedded amqtt broker and the observer login of
 ``mpdp broker config`` (whose listener gives every observer connection one client id).
 """
 
@@ -51,7 +51,6 @@ from types import TracebackType
 from typing import Any, Self
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.broker.lockdown import OBSERVER
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol, open_engine
@@ -61,36 +60,10 @@ from mpdp.parties.session.processes import spawn, stop_processes
 from mpdp.parties.session.validator import Rejected, Report, ValidatorSpec, Verified, validator_main
 from mpdp.protocols.errors import ParameterError, ProtocolViolation, WorkerError
 
-__all__ = ["MAX_VALIDATORS", "ValidatorPool", "check_validators", "merge", "open_validated_engine"]
+__all__ = ["ValidatorPool", "merge", "open_validated_engine"]
 
 log = logging.getLogger("mpdp.validators")
-#: Validator processes at most.
-MAX_VALIDATORS = 64
 _EXIT_WAIT = 2.0  # seconds to wait for a dead validator's exit code
-
-
-def check_validators(validators: object, broker_kind: str, protocol: str, username: str | None = None) -> None:
-    """Refuse a validator count the run cannot use.
-
-    Args:
-        broker_kind: the broker's kind (``mosquitto``, ``embedded``, ``external``); username: the observer's login.
-
-    Raises:
-        ParameterError: not an integer in [0, :data:`MAX_VALIDATORS`]; validators with the embedded
-            broker (amqtt has no shared subscriptions), with a protocol other than ``rr``, or with the
-            observer login of ``mpdp broker config`` (its listener gives every observer connection the one
-            client id ``observer``: a validator would take the observer's session over).
-    """
-    if isinstance(validators, bool) or not isinstance(validators, int) or not 0 <= validators <= MAX_VALIDATORS:
-        raise ParameterError("validators", validators, f"an integer in [0, {MAX_VALIDATORS}]")
-    if validators and protocol != "rr":
-        raise ParameterError("validators", validators, f"0 with protocol {protocol} (validators serve the rr observer)")
-    if validators and username == OBSERVER:
-        raise ParameterError("validators", validators, "0 with the observer login of `mpdp broker config` (its "
-                             "listener gives every observer connection the client id 'observer'; see docs/deploy.md)")
-    if validators and broker_kind == "embedded":
-        raise ParameterError("validators", validators, "0 with the embedded broker (no MQTT 5 shared "
-                             "subscriptions): use --broker mosquitto or an external broker URL")
 
 
 def merge(engine: RoundEngine[Any, Any], records: Sequence[Verified | Rejected]) -> None:

@@ -4,6 +4,10 @@ It reports ``ready`` on the status topic once every party has subscribed (the co
 all workers before the first round) or ``failed`` with the first error, signed with each of its
 parties' keys (:func:`status_report`). It exits when the session
 ends, when a party fails (exit code 1), or when its parent process dies (so no worker is orphaned).
+
+Its parties share one :class:`mpdp.parties.rounds.liveness.ObserverClock`, fed by one connection of the
+worker that reads the coordinator's heartbeats: one heartbeat message per worker and second, whatever the
+number of its parties.
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
-from mpdp.parties.rr.party import PartySpec, secure_sampler, start_party
+from mpdp.parties.rounds.party_spec import PartySpec
+from mpdp.parties.rounds.plan import PartyStarter, RunningParty
+from mpdp.parties.rr.party import secure_sampler, start_party
 from mpdp.parties.session.multiplex import serve_multiplexed
 from mpdp.parties.session.processes import first_leaf, watch_parent
-from mpdp.parties.session.plan import PartyStarter, RunningParty
 
 if TYPE_CHECKING:  # imported by the worker only when its parties decide f (the rules import scipy)
     from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
@@ -55,7 +60,7 @@ class WorkerSpec:
         observer_grace: seconds of coordinator silence (no announcement, no heartbeat) before a party leaves.
         connect_concurrency: parties of this worker connecting at the same time, at most.
         start: builds each party of the protocol the parties speak (a
-            :class:`mpdp.parties.session.plan.PartyStarter`, picklable by name): randomized response by
+            :class:`mpdp.parties.rounds.plan.PartyStarter`, picklable by name): randomized response by
             default, :func:`mpdp.parties.curator.party.start_curator_party` for the curator protocol.
         decisions: the public parameters of the parties' own decisions of f (one rule cache per
             worker process); None = the parties do not decide.
@@ -163,8 +168,14 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                 started.append(spec.start(party_spec, spec.endpoint, topics, spec.coordinator_key,
                                           idle_timeout=spec.idle_timeout, connect_gate=gate, secure=spec.secure,
                                           observer_grace=spec.observer_grace, decider=decider, record=record))
+            clock = started[0].loop.clock  # the process's one clock, fed by one connection
+            for party in started:
+                party.loop.share_clock(clock)
             async with asyncio.TaskGroup() as tg:
                 watcher = tg.create_task(watch_parent(parent), name="watch-parent") if parent else None
+                listener = tg.create_task(clock.listen(
+                    spec.endpoint, f"mpdp-{spec.session}-worker-{spec.index}-clock-{secrets.token_hex(4)}"),
+                    name="observer-clock")
                 async with asyncio.TaskGroup() as parties:
                     parties.create_task(report_ready(), name="report-ready")
                     if spec.shared:
@@ -175,6 +186,7 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                     else:
                         for party, party_spec in zip(started, spec.parties, strict=True):
                             parties.create_task(run_party(party, party_spec.party), name=f"party-{party_spec.party}")
+                listener.cancel()
                 if watcher is not None:
                     watcher.cancel()
     except Exception as exc:

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.analysis.composition import (
     compose_homogeneous,
     optimal_delta_slack,
@@ -20,6 +19,7 @@ from mpdp.analysis.composition import (
     theorem_3_4_bound,
 )
 from mpdp.analysis.heterogeneous import compose_heterogeneous
+from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.protocols.errors import ParameterError
 
 VECTORS = json.loads((pathlib.Path(__file__).parents[1] / "vectors" / "composition.json").read_text())["cases"]

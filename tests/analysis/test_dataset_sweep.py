@@ -4,8 +4,8 @@ every transcript, Monte Carlo verdicts, errors."""
 from __future__ import annotations
 
 import itertools
-from concurrent.futures import ThreadPoolExecutor
 import math
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from types import SimpleNamespace
 

@@ -12,8 +12,8 @@ from matplotlib.figure import Figure
 from scipy.optimize import linprog
 from scipy.stats import binom
 
+from mpdp.analysis.documents import to_json_text
 from mpdp.analysis.sweep import SweepResult, epsilon_grid, sweep
-from mpdp.parties.cli.args import to_json_text
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.mechanisms import truth_and_flip

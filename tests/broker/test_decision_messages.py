@@ -7,8 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from mpdp.broker.decision_messages import (
-    DecisionMessage,
     TRANSCRIPT_PART_SYMBOLS,
+    DecisionMessage,
     TranscriptMessage,
     pack_decisions,
     part_rows,

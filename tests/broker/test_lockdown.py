@@ -65,9 +65,11 @@ def test_the_server_certificate_names_loopback_and_every_host_and_chains_to_the_
 def test_each_party_host_writes_only_its_own_parties_topics() -> None:
     text = acl_text(TOPICS, HOSTS, party_decisions=False)
     blocks = {block.splitlines()[0]: set(block.splitlines()[1:]) for block in text.split("\n\n")[1:]}
-    assert blocks["user parties-2"] == {f"topic read {TOPICS.rounds}", f"topic readwrite {TOPICS.status}",
+    assert blocks["user parties-2"] == {f"topic read {TOPICS.rounds}", f"topic read {TOPICS.heartbeat}",
+                                        f"topic readwrite {TOPICS.status}",
                                         f"topic write {TOPICS.party(2)}"}
-    assert blocks[f"user {OBSERVER}"] >= {f"topic read {TOPICS.all_parties}", f"topic write {TOPICS.rounds}"}
+    assert blocks[f"user {OBSERVER}"] >= {f"topic read {TOPICS.all_parties}", f"topic write {TOPICS.rounds}",
+                                         f"topic write {TOPICS.heartbeat}"}
     with_decisions = acl_text(TOPICS, HOSTS, party_decisions=True)
     assert f"topic write {TOPICS.decision(0)}" in with_decisions and f"topic read {TOPICS.transcript}" in with_decisions
 
@@ -76,6 +78,7 @@ def test_each_compute_server_reads_only_its_own_jobs_and_writes_only_its_own_rep
     text = acl_text(TOPICS, HOSTS, party_decisions=False, servers=3)
     blocks = {block.splitlines()[0]: set(block.splitlines()[1:]) for block in text.split("\n\n")[1:]}
     assert blocks["user mpc-server-1"] == {f"topic read {TOPICS.mpc_job(1)}", f"topic read {TOPICS.rounds}",
+                                           f"topic read {TOPICS.heartbeat}",
                                            f"topic write {TOPICS.mpc_server(1)}"}
     assert blocks[f"user {OBSERVER}"] >= {f"topic write {TOPICS.all_mpc_jobs}", f"topic read {TOPICS.all_mpc_servers}"}
     assert not any("/mpc/" in line for name in HOSTS for line in blocks[f"user {name}"])
@@ -153,7 +156,7 @@ async def test_a_wrong_password_no_certificate_and_plain_tcp_are_refused(tmp_pat
             "no password": dataclasses.replace(host, username=None, password=None),
             # the broker drops this connection before any CONNACK: the client gives up at its timeout
             "plain TCP to the TLS listener": dataclasses.replace(host, scheme="mqtt", cafile=None, certfile=None,
-                                                                 keyfile=None, timeout=1.0, reconnect_attempts=1),
+                                                                 keyfile=None, timeout=1.0, reconnect_window=0.0),
             "a CA that did not sign the broker": dataclasses.replace(host, cafile=str(other_ca)),
         }
         for what, endpoint in refused.items():
@@ -173,7 +176,7 @@ async def test_a_missing_or_foreign_client_certificate_is_named_at_once(
     (tmp_path / "foreign.key").write_bytes(foreign.key)
     async with locked_mosquitto(tmp_path / "broker", SESSION, HOSTS) as broker:
         bare = dataclasses.replace(broker.endpoint("parties-2"), certfile=None, keyfile=None, timeout=10.0,
-                                   reconnect_attempts=3, protocol=protocol)
+                                   reconnect_window=1.0, protocol=protocol)
         capfd.readouterr()
         started = time.monotonic()
         with pytest.raises(TransportError) as info:
@@ -259,7 +262,7 @@ async def test_queues_and_packets_are_bounded(tmp_path: Path) -> None:
                 await _next(watch, 0.5)
         assert got == [f"{i}".encode() for i in range(5)]
         async with observer.connect(client_id) as watch, \
-                dataclasses.replace(host, reconnect_attempts=1, timeout=1.0).connect("mpdp-test-big") as big:
+                dataclasses.replace(host, reconnect_window=0.0, timeout=1.0).connect("mpdp-test-big") as big:
             await watch.subscribe(TOPICS.all_parties)
             with contextlib.suppress(TransportError, TimeoutError):  # never acknowledged: the broker hung up
                 async with asyncio.timeout(1):

@@ -154,3 +154,29 @@ def test_tls_files_and_the_mqtt_version_from_options_win_over_the_environment(tm
 def test_the_redacted_url_hides_only_the_password() -> None:
     assert redact_url("mqtts://u:p@h:1/x") == "mqtts://u:***@h:1/x"
     assert redact_url("mqtt://u@h") == "mqtt://u@h" and redact_url("embedded") == "embedded"
+
+
+def test_the_reconnect_window_is_left_to_the_command_unless_given() -> None:
+    """Deployed roles: 10 min by default; a simulation sizes it to its round timeout (max(60 s, timeout))."""
+    from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW
+    from mpdp.parties.session.external_broker import deployment_endpoint, simulation_window
+
+    left = BrokerSettings.from_url("mqtt://h", environ={})
+    assert left.reconnect_window is None and left.window() == DEFAULT_RECONNECT_WINDOW == 600.0
+    assert deployment_endpoint("mqtt://h", {}).reconnect_window == 600.0
+    assert deployment_endpoint("mqtt://h", {}, reconnect_window=45).reconnect_window == 45.0
+    assert (simulation_window(20.0), simulation_window(90.0)) == (60.0, 90.0)
+    assert left.with_window(None, simulation_window(90.0)).reconnect_window == 90.0
+    given = BrokerSettings.from_url("mqtt://h", environ={}, reconnect_window=0)
+    assert given.with_window(None, 90.0).reconnect_window == 0.0  # given (0: no retry) stays
+    assert given.with_window(30.0, 90.0).reconnect_window == 30.0  # the keyword wins
+    reached = BrokerEndpoint("mosquitto", "127.0.0.1", 1, timeout=3.0, reconnect_window=75.0).reached()
+    assert (reached.timeout, reached.reconnect_window) == (3.0, 75.0)
+
+
+@pytest.mark.parametrize("window", [-1.0, float("nan"), 8 * 86400.0])
+def test_a_bad_reconnect_window_is_named(window: float) -> None:
+    with pytest.raises(ParameterError, match="--reconnect-window"):
+        BrokerSettings.from_url("mqtt://h", environ={}, reconnect_window=window)
+    with pytest.raises(ParameterError, match="reconnect_window"):
+        BrokerSettings.from_url("mqtt://h", environ={}).with_window(window, 60.0)

@@ -1,5 +1,5 @@
-"""The broker SIGKILLed mid-session and restarted 1.5 s later on the same port (real processes), without and
-with mosquitto persistence (``persistence true`` in a directory that outlives the kill, saved every second:
+"""The broker SIGKILLed mid-session and restarted 1.5 s (and 20 s) later on the same port (real processes), without and
+with mosquitto persistence (``persistence true`` in a directory that outlives the kill, saved on every change:
 the restarted broker brings back the observer's persistent session and what it had queued): the party
 hosts and the observer reconnect with backoff and resubscribe, every round completes, every (round,
 party) entry is recorded exactly once and no party publishes two different answers."""
@@ -23,44 +23,22 @@ from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.store import TranscriptStore
 from tests.integration.test_deploy import _finish
 from tests.integration.test_party_restart import K, watched_deployment
-from tests.mqtt_fixtures import require_mosquitto
+from tests.mqtt_fixtures import child_mosquitto, require_mosquitto
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
 R = 8
 
 
-def _child_mosquitto(port: int) -> int:
-    """The pid of this process's mosquitto child listening on ``port`` (by /proc: our children only, and
-    the one whose configuration names the port; never by name)."""
-    children: list[str] = []
-    for task in os.listdir(f"/proc/{os.getpid()}/task"):
-        with contextlib.suppress(OSError):
-            children += Path(f"/proc/{os.getpid()}/task/{task}/children").read_text().split()
-    found = []
-    for pid in children:
-        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        if Path(args[0].decode()).name != "mosquitto" or b"-c" not in args:  # e.g. a `python -c` helper
-            continue
-        if f"listener {port} " in Path(args[args.index(b"-c") + 1].decode()).read_text():
-            found.append(int(pid))
-    assert len(found) == 1, found
-    return found[0]
-
-
-def _persistence(directory: Path) -> str:
-    """mosquitto lines that keep sessions and queued messages in ``directory``, saved every second."""
-    directory.mkdir()
-    return f"persistence true\npersistence_location {directory}/\nautosave_interval 1\n"
-
-
-@pytest.mark.parametrize("persistent", [False, True], ids=["no-persistence", "persistence"])
-async def test_broker_killed_and_restarted_mid_session(tmp_path: Path, persistent: bool) -> None:
+async def _outage(tmp_path: Path, persistent: bool, seconds: float, round_timeout: float
+                  ) -> tuple[list[int], dict[str, str]]:
+    """Run the deployment (observer and two hosts) over a mosquitto SIGKILLed when round 2 is announced and
+    started again on the same port ``seconds`` later; the processes' exit codes and logs."""
     require_mosquitto()
     port = free_loopback_port()
     session = f"brk-{tmp_path.name[-10:].replace('_', '')}"
-    config = _persistence(tmp_path / "mosquitto-db") if persistent else ""
-    broker = functools.partial(run_mosquitto, port=port, extra_config=config, anonymous=True)  # bare URLs
+    broker = functools.partial(run_mosquitto, port=port, anonymous=True,  # bare URLs
+                               persistence=tmp_path / "mosquitto-db" if persistent else None)
     async with contextlib.AsyncExitStack() as stack:
         first: BrokerEndpoint = await stack.enter_async_context(broker())
         async with watched_deployment(first, tmp_path, session, R) as (deployment, seen):
@@ -70,22 +48,43 @@ async def test_broker_killed_and_restarted_mid_session(tmp_path: Path, persisten
                     await asyncio.sleep(0.05)
             async with first.connect(f"{session}-watch") as watch:
                 await watch.subscribe(Topics(session).rounds)
-                observer = await deployment.observer(1, "--round-timeout", "20")
+                observer = await deployment.observer(1, "--round-timeout", f"{round_timeout:g}")
                 async with asyncio.timeout(30):
                     async for delivery in watch.deliveries():
                         announced = Announcement.model_validate_json(delivery.payload)
                         if announced.kind == "round" and announced.round == 2:
-                            os.kill(_child_mosquitto(port), signal.SIGKILL)
+                            os.kill(child_mosquitto(port), signal.SIGKILL)
                             break
             await stack.aclose()
-            await asyncio.sleep(1.5)
+            await asyncio.sleep(seconds)
             second = await stack.enter_async_context(broker())
             assert second.port == port
-            codes = [await _finish(proc, 60) for proc in (observer, *hosts)]
+            codes = [await _finish(proc, 60 + round_timeout) for proc in (observer, *hosts)]
             await asyncio.sleep(0.3)
-    assert codes == [0, 0, 0], deployment.logs()
+            logs = deployment.logs()
+    assert codes == [0, 0, 0], logs
     with TranscriptStore(tmp_path / "out1" / "transcripts.sqlite") as store:
         assert store.recorded_rounds(session) == list(range(R))
         assert sorted((m["round"], m["party"]) for m in store.messages(session)) == [
             (r, p) for r in range(R) for p in range(K)]
         assert [store.load_round(session, r).status for r in range(R)] == ["complete"] * R
+    return codes, logs
+
+
+@pytest.mark.parametrize("persistent", [False, True], ids=["no-persistence", "persistence"])
+async def test_broker_killed_and_restarted_mid_session(tmp_path: Path, persistent: bool) -> None:
+    await _outage(tmp_path, persistent, 1.5, 20.0)
+
+
+@pytest.mark.timeout(240)
+async def test_a_deployment_rides_out_a_broker_down_for_20_s(tmp_path: Path) -> None:
+    """Longer than the attempts of old (8, about 9 s for the observer): every process waits within its
+    reconnect window (10 min by default) and says so in one line when it loses the broker and one when it
+    has it back, however many connections it holds (a host: one per party)."""
+    _, logs = await _outage(tmp_path, False, 20.0, 60.0)
+    for name in ("observe1.log", "a1.log", "b1.log"):
+        lost = [line for line in logs[name].splitlines() if "lost the connection to the MQTT broker" in line]
+        back = [line for line in logs[name].splitlines() if "reconnected to the MQTT broker" in line]
+        assert len(lost) == 1 and "reconnecting for up to 10 min" in lost[0], (name, logs[name])
+        assert len(back) == 1, (name, logs[name])
+        assert 20.0 <= float(back[0].split(" after ")[1].split(" s ")[0]) <= 20.0 + 30.0, back

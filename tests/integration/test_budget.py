@@ -20,13 +20,14 @@ from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.engine import open_engine
-from mpdp.parties.rr.observer import Observer
 from mpdp.parties.rounds.outcome import RoundOutcome
-from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.privacy import ledgers_from_rounds
 from mpdp.parties.rounds.roster import Roster
-from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rr.observer import Observer
+from mpdp.parties.rr.party import Party
+from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.symmetric import observer_average_rule

@@ -1,6 +1,7 @@
 """Backpressure, not drops: 20 parties x 500 QoS 1 messages published into a receiver (mpdp's persistent
 transport, as the observer's) that is paused with SIGSTOP for 5 s and then resumed: every one of the
-10,000 messages arrives (the broker queues what the paused client cannot take)."""
+10,000 messages arrives (the broker queues what the paused client cannot take). The pause lasts as long as
+the burst takes to publish, at least 5 s."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.topics import Topics
+from tests.calibration import scaled
 from tests.integration.test_deploy import ROOT, _kill_all
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
@@ -31,10 +33,10 @@ async def test_a_paused_receiver_loses_nothing_of_a_burst(mosquitto: BrokerEndpo
     topics = Topics(f"burst-{tmp_path.name[-8:].replace('_', '')}")
     receiver = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.integration.burst_receiver", str(mosquitto.port), topics.session,
-        str(PARTIES * MESSAGES), "20", cwd=ROOT, stdout=asyncio.subprocess.PIPE)
+        str(PARTIES * MESSAGES), str(scaled(20)), cwd=ROOT, stdout=asyncio.subprocess.PIPE)
     try:
         assert receiver.stdout is not None
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(scaled(30)):
             assert (await receiver.stdout.readline()).strip() == b"ready"
         receiver.send_signal(signal.SIGSTOP)
         paused = time.monotonic()
@@ -43,7 +45,7 @@ async def test_a_paused_receiver_loses_nothing_of_a_burst(mosquitto: BrokerEndpo
                 tg.create_task(_burst(mosquitto, topics, party))
         await asyncio.sleep(max(0.0, PAUSE - (time.monotonic() - paused)))
         receiver.send_signal(signal.SIGCONT)
-        async with asyncio.timeout(60):
+        async with asyncio.timeout(scaled(60)):
             received = int((await receiver.stdout.readline()).strip())
             code = await receiver.wait()
     finally:

@@ -16,10 +16,11 @@ from mpdp.broker.messages import Announcement, PartyMessage, WorkerStatus
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.engine import open_engine
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
-from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.parties.rr.party import Party
 from mpdp.parties.session.observe import wait_for_parties
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
@@ -50,8 +51,8 @@ async def test_forged_and_replayed_control_messages_change_nothing(mosquitto: Br
             # the outsider's messages: an unsigned "failed" (what stopped `mpdp observe` in issue 9),
             # a "ready" for both parties under its own key, a host holding party 0's key that claims party 1
             # too (signed by party 0 only), and party 0's genuine "ready" sent twice
-            unsigned = ('{"version":1,"session":"%s","worker":0,"state":"failed","parties":[0,1],'
-                        '"detail":"attacker"}' % session)
+            unsigned = (f'{{"version":1,"session":"{session}","worker":0,"state":"failed","parties":[0,1],'
+                        '"detail":"attacker"}')
             forged = WorkerStatus.signed([stranger] * 2, session=session, worker=0, state="ready", parties=(0, 1))
             claimed = WorkerStatus.signed([keys[0]] * 2, session=session, worker=0, state="ready", parties=(0, 1))
             genuine = WorkerStatus.signed(keys[:1], session=session, worker=0, state="ready", parties=(0,))

@@ -20,7 +20,7 @@ from mpdp.broker.curator_messages import SealedBallot
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.curator.store import CuratorStore
-from mpdp.parties.session.seeds import round_generator
+from mpdp.parties.rounds.seeds import round_generator
 from mpdp.parties.session.runner import RunConfig, RunOutcome, run_async
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function

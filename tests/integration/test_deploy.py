@@ -21,10 +21,10 @@ from mpdp.broker.messages import PartyMessage, WorkerStatus
 from mpdp.broker.signing import verify_message
 from mpdp.broker.topics import Topics
 from mpdp.parties.api.schemas import validate_document
-from mpdp.parties.session.datasets import load_dataset
-from mpdp.parties.session.files import SessionRoster, read_roster
-from mpdp.parties.session.observe import HOSTS_MODE
+from mpdp.parties.rounds.session_files import SessionRoster, read_roster
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.session.datasets import load_dataset
+from mpdp.parties.session.observe import HOSTS_MODE
 from mpdp.protocols.errors import ParameterError
 from tests.mqtt_fixtures import broker_user, locked_ports, serve_locked
 

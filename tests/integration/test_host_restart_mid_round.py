@@ -20,8 +20,8 @@ import pytest
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, PartyMessage, WorkerStatus
 from mpdp.broker.topics import Topics
+from mpdp.parties.rounds.session_files import party_key_path, read_private_key, read_roster
 from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.parties.session.files import party_key_path, read_private_key, read_roster
 from tests.integration.test_deploy import _finish
 from tests.integration.test_party_restart import HOSTS, K, watched_deployment
 

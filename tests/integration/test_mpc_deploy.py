@@ -23,8 +23,8 @@ from mpdp.broker.signing import verify_message
 from mpdp.parties.mpc.sealed_shares import open_share
 from mpdp.parties.mpc.sharing import recombine
 from mpdp.parties.mpc.store import MpcStore
+from mpdp.parties.rounds.session_files import read_roster, read_server_keys, server_key_path
 from mpdp.parties.session.datasets import load_dataset
-from mpdp.parties.session.files import read_roster, read_server_keys, server_key_path
 from tests.integration.test_deploy import VOTES, _finish, _kill_all, _start, broker_config
 from tests.mqtt_fixtures import serve_locked
 

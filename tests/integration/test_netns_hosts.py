@@ -23,7 +23,7 @@ import pytest
 from mpdp.broker.mosquitto import CONFIG_TEMPLATE, render_config
 from mpdp.broker.settings import find_mosquitto
 from mpdp.parties.rounds.store import TranscriptStore
-from tests.integration.test_deploy import K, R, ROOT, VOTES, _finish, _kill_all
+from tests.integration.test_deploy import ROOT, VOTES, K, R, _finish, _kill_all
 from tests.mqtt_fixtures import require_mosquitto
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]

@@ -15,8 +15,8 @@ import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.rounds.seeds import decision_generator
 from mpdp.parties.session.runner import RunConfig, run_async
-from mpdp.parties.session.seeds import decision_generator
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.optimal import optimal_rules

@@ -22,16 +22,17 @@ import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, RoundAnnouncement, WorkerStatus
+from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import next_delivery
-from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RoundOutcome
-from mpdp.parties.rr.party import Party, PartySpec, start_party
+from mpdp.parties.rounds.party_spec import PartySpec
+from mpdp.parties.rounds.plan import PartyPlan
+from mpdp.parties.rounds.seeds import SeedTree
+from mpdp.parties.rr.party import Party, start_party
 from mpdp.parties.session import runner
-from mpdp.parties.session.config import RunConfig
-from mpdp.parties.session.plan import PartyPlan
-from mpdp.parties.session.seeds import SeedTree
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function

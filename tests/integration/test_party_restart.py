@@ -140,7 +140,7 @@ async def test_hosts_and_observer_restarted_mid_session_never_answer_twice(
         stored = {(m["round"], m["party"]): m["payload"] for m in store.messages(session)}
         assert all(store.load_round(session, r).status == "complete" for r in range(R))
     assert {key: PartyMessage.from_wire(text) for key, text in stored.items()} == answers
-    for name, (first, parties) in HOSTS.items():
+    for name, (first, _parties) in HOSTS.items():
         hosted = range(first, first + (5 if name == "a" else 4))
         with deployment.record(name) as record:
             for party in hosted:

@@ -20,10 +20,10 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.ports import free_loopback_port
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.rounds.outcome import RunOutcome
-from mpdp.parties.session.seeds import round_generator
+from mpdp.parties.rounds.seeds import round_generator
+from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.session import runner
 from mpdp.parties.session.runner import RunConfig, run, run_async
-from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.errors import ParameterError, TransportError, WorkerError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse

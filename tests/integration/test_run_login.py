@@ -69,11 +69,11 @@ async def test_the_run_broker_refuses_anonymous_clients_and_the_password_is_neve
         port, username = found
         password = secret.read_text()
         assert username.startswith("mpdp-run-") and len(password) == 32
-        login = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=3.0, reconnect_attempts=1, username=username,
+        login = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=3.0, reconnect_window=0.0, username=username,
                                password=password)
         await wait_until_accepting(login, 20)  # the run's login works, once the child listens
-        for stranger in (BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=3.0, reconnect_attempts=1),
-                         BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=3.0, reconnect_attempts=1,
+        for stranger in (BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=3.0, reconnect_window=0.0),
+                         BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=3.0, reconnect_window=0.0,
                                         username=username, password=password[::-1])):
             with pytest.raises(TransportError, match="(?i)refused client 'test-login-stranger'.*not authori[sz]ed"):
                 async with stranger.connect("test-login-stranger"):

@@ -21,6 +21,7 @@ import pytest
 from mpdp.broker.endpoint import BrokerEndpoint
 from tests.integration.test_deploy import _ready_seen
 from tests.mqtt_fixtures import require_mosquitto
+from tests.signal_dispositions import foreground_child
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -28,21 +29,24 @@ ROOT = Path(__file__).resolve().parents[2]
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 
 
-def _ignore_sigint() -> None:
+def _background_child() -> None:
+    """``preexec_fn``: a shell's ``cmd &`` job, which ignores SIGINT (and not SIGHUP, unlike ``nohup``)."""
+    foreground_child()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _start(args: list[str], tmp_path: Path,
            background: bool = False) -> tuple[subprocess.Popen[bytes], Path, Path]:
-    """Start ``python -m mpdp ARGS`` with its own empty temporary directory (``background``: ignoring
-    SIGINT, as a shell's ``cmd &`` starts it); return it, that directory and its log."""
+    """Start ``python -m mpdp ARGS`` with its own empty temporary directory, as a terminal starts it in the
+    foreground (``background``: ignoring SIGINT, as a shell's ``cmd &`` starts it), whatever this test run
+    inherited; return it, that directory and its log."""
     scratch, log = tmp_path / "scratch", tmp_path / "run.log"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch), "MPDP_BROKER_URL": ""}
     with log.open("wb") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "mpdp", *args], cwd=ROOT, env=env,
                                 stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
-                                preexec_fn=_ignore_sigint if background else None)
+                                preexec_fn=_background_child if background else foreground_child)
     return proc, scratch, log
 
 

@@ -15,7 +15,7 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import next_delivery
-from mpdp.parties.session.files import party_key_path, read_private_key, read_roster
+from mpdp.parties.rounds.session_files import party_key_path, read_private_key, read_roster
 from tests.integration.test_deploy import _finish, _ready_seen
 from tests.integration.test_party_restart import watched_deployment
 

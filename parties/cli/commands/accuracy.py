@@ -32,8 +32,8 @@ from mpdp.parties.cli.args import (
     plain_text,
     seed_value,
 )
-from mpdp.parties.cli.display import step_progress
-from mpdp.parties.cli.params import warn_if_no_privacy
+from mpdp.parties.session.epsilons import warn_if_no_privacy
+from mpdp.parties.session.progress import step_progress
 from mpdp.protocols.engines import ENGINES
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import MEASURE_NAMES, parse_function

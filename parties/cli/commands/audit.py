@@ -25,16 +25,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.api.audit import Audit, audit
-from mpdp.parties.cli.args import (
-    count_value,
-    emit,
-    option_names,
-    papers_epilog,
-    plain_text,
-    plot_file,
-    seed_value,
-)
+from mpdp.parties.cli.args import count_value, emit, option_names, papers_epilog, plain_text, seed_value
 from mpdp.parties.rr.audit import FAULTS, PARTY_PATHS, parse_fault
+from mpdp.parties.session.output_paths import plot_file
 
 __all__ = ["register", "run"]
 

@@ -17,7 +17,8 @@ import getpass
 import os
 import sys
 
-from mpdp.parties.cli.args import emit, output_dir, plain_text
+from mpdp.parties.cli.args import emit, plain_text
+from mpdp.parties.session.output_paths import output_dir
 
 __all__ = ["register"]
 
@@ -75,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from mpdp.broker.lockdown import OBSERVER, write_broker_config
     from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
-    from mpdp.parties.session.files import read_roster
+    from mpdp.parties.rounds.session_files import read_roster
     from mpdp.protocols.errors import ParameterError
 
     facts = read_roster(args.roster)

@@ -16,14 +16,9 @@ from mpdp.analysis.central_vs_distributed import (
     plot_comparison,
 )
 from mpdp.analysis.plot_style import save_figure
-from mpdp.parties.cli.args import (
-    add_time_limit,
-    emit,
-    papers_epilog,
-    parse_number_list,
-    plot_file,
-)
-from mpdp.parties.cli.display import step_progress
+from mpdp.parties.cli.args import add_time_limit, emit, papers_epilog, parse_number_list
+from mpdp.parties.session.output_paths import plot_file
+from mpdp.parties.session.progress import step_progress
 from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.mechanisms import check_delta, check_epsilon
 

@@ -21,16 +21,9 @@ from mpdp.analysis.composition import BOUND_NAMES, CompositionResult
 from mpdp.analysis.heterogeneous import DEFAULT_REL_WIDTH
 from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.api.composition import compose
-from mpdp.parties.cli.args import (
-    add_time_limit,
-    emit,
-    option_names,
-    papers_epilog,
-    parse_number_list,
-    plain_text,
-    plot_file,
-)
+from mpdp.parties.cli.args import add_time_limit, emit, option_names, papers_epilog, parse_number_list, plain_text
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.parties.session.output_paths import plot_file
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["register", "run"]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-from mpdp.parties.cli.args import emit, option_names, output_file, plain_text
+from mpdp.parties.cli.args import emit, option_names, plain_text
+from mpdp.parties.session.output_paths import output_file
 
 __all__ = ["register"]
 

@@ -12,7 +12,8 @@ import argparse
 
 from mpdp.analysis.paper_figures import PAPER_FIGURES
 from mpdp.analysis.plot_style import save_figure
-from mpdp.parties.cli.args import emit, output_dir, papers_epilog
+from mpdp.parties.cli.args import emit, papers_epilog
+from mpdp.parties.session.output_paths import output_dir
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["register", "run"]

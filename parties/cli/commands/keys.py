@@ -17,12 +17,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from mpdp.broker.ports import LOOPBACK
-from mpdp.parties.cli.args import emit, output_dir, seed_value
-from mpdp.parties.cli.params import parse_mechanisms
+from mpdp.parties.cli.args import emit, seed_value
 from mpdp.parties.mpc.cluster import free_port_block
 from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
-from mpdp.parties.session.files import write_session
+from mpdp.parties.rounds.session_files import write_session
+from mpdp.parties.session.epsilons import parse_mechanisms
+from mpdp.parties.session.output_paths import output_dir
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.api.mechanisms import MAJORITY_RED, mechanism
-from mpdp.parties.cli.args import emit, option_names, papers_epilog, plot_file
+from mpdp.parties.cli.args import emit, option_names, papers_epilog
+from mpdp.parties.session.output_paths import plot_file
 
 __all__ = ["MAJORITY_RED", "register"]
 

@@ -14,8 +14,8 @@ import argparse
 
 from mpdp.parties.cli.args import add_deployed_session, broker_options
 from mpdp.parties.mpc.deployed_server import DeployedServerConfig, run_server
+from mpdp.parties.rounds.session_files import read_roster, read_server_keys
 from mpdp.parties.session.external_broker import deployment_endpoint
-from mpdp.parties.session.files import read_roster, read_server_keys
 
 __all__ = ["register"]
 

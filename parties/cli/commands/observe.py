@@ -26,20 +26,16 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from mpdp.analysis.documents import versioned
+from mpdp.analysis.documents import to_json_text, versioned
 from mpdp.analysis.observer_posterior import round_posterior
 from mpdp.parties.cli.args import (
     add_deployed_session,
-    add_validators_option,
-    emit,
     add_label_column,
+    add_validators_option,
     broker_options,
     command_inputs,
-    fresh_output_dir,
+    emit,
     option_names,
-    output_dir,
-    run_files,
-    to_json_text,
 )
 from mpdp.parties.cli.display import truth_text
 from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
@@ -48,16 +44,17 @@ from mpdp.parties.rounds.privacy import (
     ledgers_from_rounds,
     privacy_section,
 )
-from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
-from mpdp.parties.session.external_broker import deployment_endpoint
-from mpdp.parties.session.files import (
+from mpdp.parties.rounds.session_files import (
     SessionRoster,
     coordinator_key_path,
     read_private_key,
     read_roster,
 )
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
+from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.observe import HOSTS_MODE, ObserveConfig, observe
+from mpdp.parties.session.output_paths import fresh_output_dir, output_dir, run_files
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import FUNCTION_NAMES, BooleanFunction, parse_function
 
@@ -99,7 +96,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--wait-parties", type=float, default=300.0, metavar="SECONDS",
                    help="how long to wait for every party to be ready (default: 300)")
     p.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="how long a round stays open; the missing are recorded absent (default: 60)")
+                   help="a round closes once no new answer came for this long (a round still receiving answers "
+                        "stays open); the missing are recorded absent (default: 60)")
     p.add_argument("--out", default=".", metavar="DIR",
                    help="write this session's transcripts.sqlite and decisions.json here; the same session "
                         "resumes, another one's files are refused (default: .)")

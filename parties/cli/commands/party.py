@@ -21,9 +21,9 @@ from mpdp.parties.cli.args import add_deployed_session, add_label_column, broker
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options
 from mpdp.parties.rounds.ranges import format_ranges, parse_ranges
+from mpdp.parties.rounds.session_files import party_key_path, read_private_key, read_roster
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
-from mpdp.parties.session.files import party_key_path, read_private_key, read_roster
 from mpdp.parties.session.host import MIN_OBSERVER_GRACE, HostConfig, host_bits, host_parties
 
 __all__ = ["register"]

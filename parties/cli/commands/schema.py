@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from mpdp.parties.cli.args import emit, output_dir, plain_text
+from mpdp.parties.cli.args import emit, plain_text
+from mpdp.parties.session.output_paths import output_dir
 
 __all__ = ["register", "run"]
 

@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mpdp.analysis.report import REPETITIONS_NOTE, RoundResult
-from mpdp.parties.api.simulation import OUT_FILES, simulate
 from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.api.simulation import OUT_FILES, simulate
 from mpdp.parties.cli.args import (
     add_broker_options,
     add_label_column,
@@ -40,8 +40,8 @@ from mpdp.parties.cli.args import (
     option_names,
 )
 from mpdp.parties.cli.display import party_summary, print_results
+from mpdp.parties.rounds.config import CONNECTIONS, PROTOCOLS
 from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
-from mpdp.parties.session.config import CONNECTIONS, PROTOCOLS
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
 from mpdp.parties.session.datasets import DATASET_NAMES
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT
@@ -120,7 +120,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="independent privatizations of each round (default: 200)")
     p.add_argument("--seed", type=int, default=None, help="make the run reproducible (default: OS entropy)")
     add_broker_options(p, "URL|embedded|mosquitto", "where to publish (default: $MPDP_BROKER_URL, else start "
-                                                    "our own)")
+                                                    "our own)", window_default="max(60 s, --round-timeout)")
     p.add_argument("--party-broker", default=None, metavar="URL",
                    help="mqtt://HOST[:PORT] of a running broker the parties attach to, when not --broker's: an "
                         "edge broker bridged to it or another node of its cluster (see docs/deploy.md)")
@@ -145,7 +145,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05,
                    help="family-wise level of the consistency tests over all rounds (default: 0.05)")
     p.add_argument("--round-timeout", type=float, default=None, metavar="SECONDS",
-                   help="how long the observer waits for a round's messages (default: 60, or thrice the "
+                   help="a round closes once no new message came for this long (default: 60, or thrice the "
                         "estimated time of a round's messages when that is longer: minutes at 10^5 parties)")
     p.add_argument("--budget", default=None, metavar="EPS,DELTA",
                    help="each party's privacy budget: it abstains (budget-exhausted) from a round whose "
@@ -177,7 +177,8 @@ def _run(args: argparse.Namespace) -> int:
     options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
         "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
         "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "connections", "validators",
-        "party_decisions", "alpha", "round_timeout", "budget", "delta_slack", "time_limit", "resume")}
+        "party_decisions", "alpha", "round_timeout", "budget", "delta_slack", "time_limit", "reconnect_window",
+        "resume")}
     options["secure"] = ("--secure", args.secure)
     options["budget"] = "--budget"
     options["input"] = ("input", args.dataset or args.parties)
@@ -186,8 +187,10 @@ def _run(args: argparse.Namespace) -> int:
             args.dataset, parties=args.parties, rounds=args.rounds, label_column=args.label_column,
             epsilon=args.epsilon, delta=args.delta, repetitions=args.repetitions, function=args.function,
             rule=args.rule, seed=args.seed, protocol=args.protocol, servers=args.servers, threshold=args.threshold,
-            broker=BrokerSettings.from_url(**broker_options(args)), party_broker=args.party_broker, out=args.out,
-            force=args.force, resume=args.resume, workers=args.workers, connections=args.connections, validators=args.validators, secure=args.secure, party_decisions=args.party_decisions,
+            broker=BrokerSettings.from_url(**broker_options(args)), party_broker=args.party_broker,
+            reconnect_window=args.reconnect_window, out=args.out, force=args.force, resume=args.resume,
+            workers=args.workers, connections=args.connections, validators=args.validators, secure=args.secure,
+            party_decisions=args.party_decisions,
             alpha=args.alpha, round_timeout=args.round_timeout, budget=args.budget, delta_slack=args.delta_slack,
             time_limit=args.time_limit,
             progress=not args.quiet)

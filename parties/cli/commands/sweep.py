@@ -52,6 +52,7 @@ from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from mpdp.analysis.dataset_sweep import plan_dataset_sweep
+from mpdp.analysis.documents import to_json_text
 from mpdp.analysis.plot_style import save_figure
 from mpdp.analysis.sweep import PROTOCOLS, SCALES, SweepPlan, SweepResult, grid_of, plan_sweep
 from mpdp.broker.settings import BrokerSettings
@@ -63,15 +64,14 @@ from mpdp.parties.cli.args import (
     count_value,
     emit,
     option_names,
-    output_dir,
     papers_epilog,
     parse_number_list,
     plain_text,
     seed_value,
-    to_json_text,
 )
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.live_sweep import check_live_plan, estimate_live_sweep
+from mpdp.parties.session.output_paths import output_dir
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["register"]

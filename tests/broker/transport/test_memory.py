@@ -17,7 +17,6 @@ from mpdp.protocols.errors import ParameterError, TransportError
 from tests.mqtt_fixtures import take
 
 
-
 async def _nothing_within(transport: MemoryTransport, seconds: float = 0.05) -> bool:
     try:
         async with asyncio.timeout(seconds):

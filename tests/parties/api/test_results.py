@@ -4,8 +4,8 @@ right data, shown in a notebook, tabulated with pandas (or a clear error naming 
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 import json
+import subprocess
 import sys
 
 import numpy as np

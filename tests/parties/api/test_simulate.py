@@ -16,8 +16,8 @@ import pytest
 from matplotlib.figure import Figure
 
 import mpdp
-from mpdp.parties.api.schemas import validate_document
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.parties.api.schemas import validate_document
 from mpdp.protocols.errors import ParameterError
 from tests.parties.cli.invoke import ok
 

@@ -1,25 +1,11 @@
-"""parties.cli.args: list parsing, output paths, strict JSON, negative option values (unit and through mpdp)."""
+"""parties.cli.args: list parsing, negative option values, strict JSON output (unit and through mpdp)."""
 
-import json
 import math
-import os
 
-import numpy as np
 import pytest
 
+from mpdp.parties.cli.args import join_negative_values, parse_number_list, value_options
 from mpdp.parties.cli.main import COMMANDS, build_parser
-from mpdp.parties.cli.args import (
-    fresh_output_dir,
-    run_files,
-    join_negative_values,
-    output_dir,
-    output_file,
-    parse_number_list,
-    plot_file,
-    plot_suffixes,
-    to_json_text,
-    value_options,
-)
 from mpdp.protocols.errors import ParameterError
 from tests.parties.cli.invoke import ok, refused
 
@@ -44,58 +30,6 @@ def test_parse_number_list_refuses_bad_items(text: str, convert) -> None:
         parse_number_list(text, "--voters", convert)
 
 
-def test_output_file_accepts_a_writable_path(tmp_path) -> None:
-    target = tmp_path / "a.png"
-    assert plot_file(str(target)) == target
-    assert not target.exists()  # checked, not left behind
-    assert output_file(tmp_path / "table.txt", "--out") == tmp_path / "table.txt"
-
-
-def test_plot_suffixes_are_matplotlibs() -> None:
-    assert {"png", "pdf", "svg"} <= set(plot_suffixes())
-    assert "xyz" not in plot_suffixes()
-
-
-@pytest.mark.parametrize("make, why", [
-    (lambda d: "", "not empty"),
-    (lambda d: str(d), "not a directory"),
-    (lambda d: str(d / "nodir" / "a.png"), "does not exist"),
-    (lambda d: str(d / "x.xyz"), ".png"),
-    (lambda d: str(d / "nc1"), ".png"),  # no suffix: refused, never silently written as nc1.png
-    (lambda d: "/proc/x.png", "may write"),
-])
-def test_plot_file_refuses_bad_paths(tmp_path, make, why: str) -> None:
-    path = make(tmp_path)
-    with pytest.raises(ParameterError) as info:
-        plot_file(path)
-    assert why in str(info.value) and "--plot" in str(info.value) and len(str(info.value).splitlines()) == 1
-
-
-def test_output_file_refuses_a_file_as_parent(tmp_path) -> None:
-    (tmp_path / "f").write_text("")
-    with pytest.raises(ParameterError, match="does not exist"):
-        output_file(tmp_path / "f" / "a.png", "--plot")
-
-
-def test_output_dir(tmp_path) -> None:
-    target = tmp_path / "a" / "b"
-    assert output_dir(str(target), "--out") == target and target.is_dir()
-    (tmp_path / "file").write_text("")
-    for bad in ("", str(tmp_path / "file"), "/proc/foo"):
-        with pytest.raises(ParameterError, match="--out"):
-            output_dir(bad, "--out")
-
-
-def test_to_json_text_is_strict() -> None:
-    document = {"a": math.inf, "b": [-math.inf, 1.5, np.float64(2.0), np.int64(3)], "c": np.array([0.5]),
-                "d": (True, None, "x")}
-    text = to_json_text(document)
-    assert json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict token {c}")) == {
-        "a": "inf", "b": ["-inf", 1.5, 2.0, 3], "c": [0.5], "d": [True, None, "x"]}
-    with pytest.raises(ParameterError, match=r"\.rows\[1\]"):
-        to_json_text({"rows": [1.0, math.nan]})
-
-
 def test_join_negative_values() -> None:
     options = {"--epsilon", "--budget", "-k"}
     assert join_negative_values(["x", "--epsilon", "-1:2", "--budget", "-1,0", "-k", "-3"], options) == [
@@ -111,16 +45,6 @@ def test_value_options_of_the_mpdp_parser() -> None:
     options = value_options(build_parser(*COMMANDS))
     assert {"--epsilon", "--delta-slack", "-k", "--voters", "--graph", "--out"} <= options
     assert not {"--balanced", "--force", "-h"} & options
-
-
-def test_output_file_refuses_read_only_file(tmp_path) -> None:
-    target = tmp_path / "ro.png"
-    target.write_text("")
-    target.chmod(0o444)
-    if os.access(target, os.W_OK):  # root may write anyway: nothing to refuse
-        pytest.skip("this user can write read-only files")
-    with pytest.raises(ParameterError):
-        plot_file(target)
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -192,14 +116,3 @@ def test_json_is_strict_with_infinite_epsilon(capsys) -> None:
     assert doc["red"] == "color R"
 
 
-def test_one_run_per_output_directory(tmp_path) -> None:
-    files = run_files("t.sqlite", "results.json")
-    assert files == ("t.sqlite", "t.sqlite-wal", "t.sqlite-shm", "results.json")
-    assert fresh_output_dir(tmp_path / "new", "--out", files, force=False) == tmp_path / "new"
-    for name in ("t.sqlite", "t.sqlite-wal", "results.json", "notes.txt"):
-        (tmp_path / name).write_text("earlier")
-    with pytest.raises(ParameterError, match=r"it holds t.sqlite, t.sqlite-wal, results.json.*--force"):
-        fresh_output_dir(tmp_path, "--out", files, force=False)
-    assert (tmp_path / "t.sqlite").exists()  # refused: nothing deleted
-    fresh_output_dir(tmp_path, "--out", files, force=True)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "notes.txt"]  # only the run's files go

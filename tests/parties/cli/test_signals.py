@@ -1,5 +1,6 @@
 """SIGTERM and SIGHUP take Ctrl-C's path inside ``stop_like_interrupt`` (the real processes are in
-tests/integration/test_signals.py)."""
+tests/integration/test_signals.py). Each test starts from a foreground run's dispositions, whatever the test
+run inherited (``nohup pytest &`` ignores SIGHUP and SIGINT), and sets the ignored ones it is about."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ import pytest
 
 from mpdp.parties.cli import signals
 from mpdp.parties.session.processes import spawn
+from tests.signal_dispositions import foreground_signals
+
+pytestmark = pytest.mark.usefixtures(foreground_signals.__name__)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)

@@ -26,7 +26,7 @@ from mpdp.parties.curator.curator import Curator
 from mpdp.parties.curator.party import CuratorParty
 from mpdp.parties.curator.store import CuratorStore
 from mpdp.parties.rounds.engine import open_engine
-from mpdp.parties.rr.party import PartySpec
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.roster import Roster
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.mechanisms import RandomizedResponse

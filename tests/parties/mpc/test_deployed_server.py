@@ -21,7 +21,7 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, InMemoryBroker, Transport
 from mpdp.parties.mpc.deployed_server import DeployedServerConfig, JobHandler, mpyc_arguments
 from mpdp.parties.mpc.server import RoundJob
-from mpdp.parties.session.files import (
+from mpdp.parties.rounds.session_files import (
     coordinator_key_path,
     read_private_key,
     read_server_keys,

@@ -22,8 +22,8 @@ from mpdp.broker.transport import InMemoryBroker
 from mpdp.parties.mpc.party import MpcParty
 from mpdp.parties.mpc.sealed_shares import open_share
 from mpdp.parties.mpc.sharing import field_modulus, recombine
-from mpdp.parties.rr.party import PartySpec
-from mpdp.parties.session.files import ServerRoster
+from mpdp.parties.rounds.party_spec import PartySpec
+from mpdp.parties.rounds.session_files import ServerRoster
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.mechanisms import RandomizedResponse
 

@@ -25,7 +25,7 @@ from mpdp.broker.transport import Transport
 from mpdp.parties.mpc.cluster import agreed_release
 from mpdp.parties.mpc.remote import BrokerServers
 from mpdp.parties.mpc.server import RoundJob
-from mpdp.parties.session.files import (
+from mpdp.parties.rounds.session_files import (
     SessionRoster,
     coordinator_key_path,
     read_private_key,

@@ -17,8 +17,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from mpdp.analysis.accounting import Budget, RoundCharge
 from mpdp.broker.curator_messages import CuratorAnnouncement, SealedBallot
 from mpdp.broker.messages import Announcement, PartyMessage
-from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.packing import pack_symbols
+from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import (
     PLACEHOLDER_SIGNATURE,
     canonical_bytes,
@@ -30,7 +30,7 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.curator.party import start_curator_party
 from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
-from mpdp.parties.rr.party import PartySpec
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.mechanisms import RandomizedResponse

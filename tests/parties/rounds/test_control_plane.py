@@ -24,12 +24,13 @@ from mpdp.broker.signing import generate_key_pair, sign_message, signature_text
 from mpdp.broker.transport import InMemoryBroker
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.engine import open_engine
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.observer import Observer
-from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.parties.rr.party import Party
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse

@@ -37,10 +37,16 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker
 from mpdp.parties.rounds.engine import SignedReader, open_engine
 from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.session_files import (
+    coordinator_key_path,
+    party_key_path,
+    read_private_key,
+    read_roster,
+    write_session,
+)
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer, mechanism_symbols
 from mpdp.parties.session.datasets import parse_csv
-from mpdp.parties.session.files import coordinator_key_path, party_key_path, read_private_key, read_roster, write_session
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse

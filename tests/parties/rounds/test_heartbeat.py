@@ -1,7 +1,7 @@
-"""A dead observer is noticed: the engine announces a signed heartbeat whenever it announced nothing for
-an interval; a party that has heard the coordinator leaves after ``observer_grace`` seconds of silence
-with an error that says so. Heartbeats keep it, forged or replayed ones do not, and a heartbeat (its own
-sequence) never makes a round announcement look replayed."""
+"""A dead observer is noticed: the engine publishes a signed heartbeat on the heartbeat topic whenever it
+announced nothing for an interval; a party that has heard the coordinator leaves after ``observer_grace``
+seconds of silence with an error that says so. Heartbeats keep it, forged or replayed ones do not, and a
+heartbeat (its own topic and sequence) never makes a round announcement look replayed."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.rounds.engine import open_engine
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
-from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.parties.rr.party import Party
 from mpdp.protocols.errors import TransportError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -53,14 +54,14 @@ async def test_a_party_leaves_after_its_grace_once_the_observer_falls_silent() -
         await ready.wait()
         await asyncio.sleep(2 * GRACE)  # before the first announcement the idle timeout (5 s) applies
         assert not task.done()
-        await coordinator.publish(TOPICS.rounds, beat := _beat())
+        await coordinator.publish(TOPICS.heartbeat, beat := _beat())
         for _ in range(4):  # heartbeats keep it: 4 x 0.6 GRACE > GRACE
             await asyncio.sleep(0.6 * GRACE)
-            await coordinator.publish(TOPICS.rounds, _beat())
+            await coordinator.publish(TOPICS.heartbeat, _beat())
         await coordinator.publish(TOPICS.rounds, _round(0))  # newer heartbeats do not shadow the round
         await asyncio.sleep(0.6 * GRACE)
-        await coordinator.publish(TOPICS.rounds, _beat(0, stranger))  # forged: no sign of life
-        await coordinator.publish(TOPICS.rounds, beat)  # replayed: no sign of life
+        await coordinator.publish(TOPICS.heartbeat, _beat(0, stranger))  # forged: no sign of life
+        await coordinator.publish(TOPICS.heartbeat, beat)  # replayed: no sign of life
         silent = time.monotonic()
         with pytest.raises(TransportError, match=rf"party 1: the observer has sent no round and no heartbeat for "
                                                  rf"{GRACE:g} s \(--observer-grace\): it is gone"):
@@ -80,19 +81,24 @@ async def test_the_engine_beats_only_when_it_announced_nothing_for_an_interval(t
                             measure=accuracy_measure("zero-one", 2), rule_factory=observer_average_rule)
         async with broker.connect("watch") as watch, open_engine(
                 broker, TOPICS, roster, store, COORD_PRIVATE, observer, repetitions=1, round_timeout=0.5) as engine:
-            await watch.subscribe(TOPICS.rounds)
+            await watch.subscribe(TOPICS.rounds, TOPICS.heartbeat)
             beats = asyncio.create_task(engine.heartbeat(0.1))
-            seen = []
+            seen, where = [], []
             while (delivery := await next_delivery(watch, 0.35)) is not None and len(seen) < 3:
                 seen.append(Announcement.model_validate_json(delivery.payload))
+                where.append(delivery.topic)
             await engine.run_round(0, "r0")  # 0.5 s: a heartbeat every 0.1 s of it, after its announcement
             await engine.finish(1)
             await asyncio.sleep(0.3)
             while (delivery := await next_delivery(watch, 0.05)) is not None:
                 seen.append(Announcement.model_validate_json(delivery.payload))
+                where.append(delivery.topic)
             assert beats.done()  # the end stops the heartbeat
     kinds = [a.kind for a in seen]
     assert kinds[:3] == ["heartbeat"] * 3 and kinds[-1] == "end" and kinds.count("round") == 1
     assert 3 <= kinds[kinds.index("round"):].count("heartbeat") <= 6
     assert all(verify_message(a, COORD_PUBLIC) for a in seen)
     assert all(a.round == 0 for a in seen if a.kind == "heartbeat")
+    # heartbeats on their own topic (read once per party process), rounds and the end on the rounds topic
+    assert [t for a, t in zip(seen, where, strict=True) if a.kind == "heartbeat"] == [TOPICS.heartbeat] * kinds.count("heartbeat")
+    assert [t for a, t in zip(seen, where, strict=True) if a.kind != "heartbeat"] == [TOPICS.rounds] * 2

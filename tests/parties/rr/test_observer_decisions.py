@@ -16,12 +16,12 @@ from mpdp.broker.messages import PartyMessage
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.engine import open_engine
-from mpdp.parties.rr.observer import Observer
-from mpdp.protocols.rule_factory import zero_one_rules
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rr.observer import Observer
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.rule_factory import zero_one_rules
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), pytest.mark.asyncio(loop_scope="session")]
 REPS = 4

@@ -15,8 +15,9 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.parties.rr.party import Party, PartySpec, secure_sampler
-from mpdp.parties.session.seeds import round_generator
+from mpdp.parties.rounds.party_spec import PartySpec
+from mpdp.parties.rounds.seeds import round_generator
+from mpdp.parties.rr.party import Party, secure_sampler
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.secure import sample_secure

@@ -17,7 +17,8 @@ from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, MemoryTransport, next_delivery
 from mpdp.parties.curator.party import CuratorParty
-from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.parties.rounds.party_spec import PartySpec
+from mpdp.parties.rr.party import Party
 from mpdp.protocols.errors import TransportError
 from mpdp.protocols.mechanisms import RandomizedResponse
 

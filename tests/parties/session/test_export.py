@@ -4,7 +4,6 @@ Parquet, from a real SQLite transcript store; the rows are the stored symbols, n
 from __future__ import annotations
 
 import csv
-import json
 import sys
 from pathlib import Path
 

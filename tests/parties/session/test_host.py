@@ -13,10 +13,10 @@ from mpdp.broker.messages import Announcement, WorkerStatus
 from mpdp.broker.signing import generate_key_pair, public_key_of
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
+from mpdp.parties.rounds.session_files import write_session
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.host import HostConfig, _ReadyBeacon, host_bits
-from mpdp.parties.session.files import write_session
 from mpdp.protocols import ParameterError, RandomizedResponse
 
 K = 5

@@ -1,6 +1,7 @@
 """A worker's parties on one connection in one task (parties/session/multiplex.py): one connection and
-subscription, each party answers with its own seeded draw, key and topic, heartbeats reach only the lead
-party, a party's error is reported with its id, and the lead's silence ends the worker."""
+subscription, each party answers with its own seeded draw, key and topic, heartbeats (on their own topic)
+reach only the lead party, whose clock the others share, a party's error is reported with its id, and the
+lead's silence ends the worker."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.signing import generate_key_pair, public_key_of, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, MemoryTransport, next_delivery
-from mpdp.parties.rr.party import Party, PartySpec
+from mpdp.parties.rounds.party_spec import PartySpec
+from mpdp.parties.rounds.seeds import SeedTree, round_generator
+from mpdp.parties.rr.party import Party
 from mpdp.parties.session.multiplex import serve_multiplexed
-from mpdp.parties.session.seeds import SeedTree, round_generator
 from mpdp.protocols.errors import TransportError
 from mpdp.protocols.mechanisms import RandomizedResponse
 
@@ -75,8 +77,9 @@ async def test_one_connection_each_party_answers_with_its_own_draw_key_and_topic
         while len(ready) < K:
             await asyncio.sleep(0.01)
         heartbeat = _announce("heartbeat", 0)
-        for payload in (heartbeat, heartbeat, _announce("round", 0)):  # the second heartbeat is a replay
-            await observer.publish(TOPICS.rounds, payload)
+        for payload in (heartbeat, heartbeat):  # the second heartbeat is a replay
+            await observer.publish(TOPICS.heartbeat, payload)
+        await observer.publish(TOPICS.rounds, _announce("round", 0))
         answers = [await next_delivery(observer, 2.0) for _ in range(K)]
         await observer.publish(TOPICS.rounds, _announce("end", 1))
         await asyncio.wait_for(worker, 5.0)
@@ -97,6 +100,7 @@ async def test_one_connection_each_party_answers_with_its_own_draw_key_and_topic
     # heartbeats reach the lead party only: it refused the replayed one, the others saw none
     assert parties[0].rejections.counts == {"replay": 1}
     assert all(not p.rejections.counts for p in parties[1:])
+    assert all(p.loop.clock is parties[0].loop.clock for p in parties) and parties[0].loop.clock.round == 0
 
 
 async def test_a_refused_message_is_logged_once_per_worker_with_its_count_of_parties(
@@ -114,8 +118,10 @@ async def test_a_refused_message_is_logged_once_per_worker_with_its_count_of_par
                                                            on_ready=lambda: ready.append(1), on_error=_no_error))
             while len(ready) < K:
                 await asyncio.sleep(0.01)
-            for payload in (forged.model_dump_json(), "junk", other.model_dump_json(), heartbeat, heartbeat):
-                await observer.publish(TOPICS.rounds, payload)  # the second heartbeat is a replay (the lead's)
+            for payload in (forged.model_dump_json(), "junk", other.model_dump_json()):
+                await observer.publish(TOPICS.rounds, payload)
+            for payload in (heartbeat, heartbeat):
+                await observer.publish(TOPICS.heartbeat, payload)  # the second heartbeat is a replay (the lead's)
             await observer.publish(TOPICS.rounds, _announce("end", 1))
             await asyncio.wait_for(worker, 5.0)
     assert sorted(r.getMessage() for r in caplog.records) == sorted([
@@ -125,7 +131,7 @@ async def test_a_refused_message_is_logged_once_per_worker_with_its_count_of_par
         f"column 1 (refused by {K} of {K} parties)",
         f"parties 0-{K - 1}: rejected a message (session): {TOPICS.rounds}: round 0: session 'other' "
         f"(refused by {K} of {K} parties)",
-        f"parties 0-{K - 1}: rejected a message (replay): {TOPICS.rounds} heartbeat 0: sequence "
+        f"parties 0-{K - 1}: rejected a message (replay): {TOPICS.heartbeat} heartbeat 0: sequence "
         f"{Announcement.model_validate_json(heartbeat).sequence} <= "
         f"{Announcement.model_validate_json(heartbeat).sequence} (refused by 1 of 1 parties)",  # the lead's, at once
     ])
@@ -227,7 +233,7 @@ async def test_heartbeats_keep_the_worker_alive_through_a_round_longer_than_the_
 
         async def beat() -> None:
             for index in range(10**6):
-                await observer.publish(TOPICS.rounds, _announce("heartbeat", index))
+                await observer.publish(TOPICS.heartbeat, _announce("heartbeat", index))
                 await asyncio.sleep(0.05)
 
         beating = asyncio.create_task(beat())
@@ -249,7 +255,7 @@ async def test_the_end_arriving_while_the_parties_are_busy_ends_the_worker_clean
     sent (the lead's silence clock stopped at the end), not with "the observer ... is gone"."""
     grace, k = 0.5, 400
     async with _slow_worker("worker-4", k, grace) as (observer, worker):
-        await observer.publish(TOPICS.rounds, _announce("heartbeat", 0))  # the lead hears: its grace applies
+        await observer.publish(TOPICS.heartbeat, _announce("heartbeat", 0))  # the lead hears: its grace applies
         await asyncio.sleep(0.1)
         start = asyncio.get_running_loop().time()
         await observer.publish(TOPICS.rounds, _announce("round", 0))

@@ -1,6 +1,6 @@
 """Validator processes on a real mosquitto (MQTT 5 shared subscription) feeding the round engine: every
 reject reason is counted in the merger (the validators' as well as the merger's own), the valid answers
-are recorded once; the refusals of a validator count the run cannot use."""
+are recorded once."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 import pytest_asyncio
 
@@ -25,14 +24,11 @@ from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
 from mpdp.parties.session.validator import Rejected, Verified, forward
-from mpdp.parties.session.validators import check_validators, open_validated_engine
-from mpdp.protocols.errors import ParameterError
+from mpdp.parties.session.validators import open_validated_engine
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.symmetric import observer_average_rule
 from tests.parties.cli.invoke import refused
 from tests.parties.rounds.test_engine import MECHANISMS, REPS, signed_answer
-
 
 
 @dataclass
@@ -145,27 +141,6 @@ async def test_forward_sends_full_batches_then_the_rest_once_idle() -> None:
     task.cancel()
     assert [len(batch) for batch in sent] == [3, 3, 1]
     assert [r.detail for batch in sent for r in batch if isinstance(r, Rejected)] == [d.topic for d in deliveries]
-
-
-@pytest.mark.parametrize("count, kind, protocol, allowed", [
-    (-1, "mosquitto", "rr", "an integer in [0, 64]"),
-    (65, "external", "rr", "an integer in [0, 64]"),
-    (True, "mosquitto", "rr", "an integer in [0, 64]"),
-    (2, "embedded", "rr", "0 with the embedded broker"),
-    (1, "mosquitto", "curator", "0 with protocol curator"),
-    (1, "external", "rr", "0 with the observer login of `mpdp broker config`"),
-])
-def test_check_validators_refuses_what_a_run_cannot_use(count: object, kind: str, protocol: str,
-                                                        allowed: str) -> None:
-    with pytest.raises(ParameterError, match="validators") as info:
-        check_validators(count, kind, protocol, "observer" if "login" in allowed else "alice")
-    assert allowed in str(info.value)
-
-
-def test_check_validators_takes_zero_anywhere_and_n_on_mosquitto() -> None:
-    for kind in ("embedded", "mosquitto", "external"):
-        check_validators(0, kind, "curator")
-    check_validators(64, "external", "rr")
 
 
 @pytest.mark.parametrize("argv, shown", [

@@ -18,7 +18,7 @@ from mpdp.broker.messages import Announcement, PartyMessage, WorkerStatus
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
-from mpdp.parties.rr.party import PartySpec
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import TransportError
 from mpdp.protocols.mechanisms import RandomizedResponse

@@ -12,7 +12,7 @@ import pytest
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.signing import generate_key_pair
-from mpdp.parties.rr.party import PartySpec
+from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.worker import WorkerSpec
 from mpdp.protocols.errors import MpdpError, TransportError, WorkerError
@@ -41,7 +41,7 @@ async def test_a_dead_worker_is_named_with_its_exit_code_and_its_reported_cause(
     """Two real worker processes that cannot reach their broker (port 1) exit with code 1: one reported
     its cause (a signed "failed" status), one did not; each line names the worker, its parties and its
     exit code, and the cause when reported. Each process's end wakes the event loop once (its sentinel)."""
-    unreachable = BrokerEndpoint("mosquitto", "127.0.0.1", 1, timeout=1.0, reconnect_attempts=1)
+    unreachable = BrokerEndpoint("mosquitto", "127.0.0.1", 1, timeout=1.0, reconnect_window=0.0)
     specs = [dataclasses.replace(_spec(w, range(2 * w, 2 * w + 2)), endpoint=unreachable) for w in (0, 1)]
     async with WorkerPool(specs, grace=0.0) as pool:
         ended: list[list[int]] = []

@@ -13,12 +13,11 @@ import pytest
 
 import mpdp
 from mpdp.analysis.accuracy import PROGRESS_STEPS
+from mpdp.parties.cli.main import main
 from mpdp.protocols.count_threshold import COUNT_GROUP_MAX, COUNT_PAIR_SMALL_MAX
 from mpdp.protocols.errors import SizeLimitError, SolverError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX
 from mpdp.protocols.worst_case import TIME_LIMIT_STATUS
-
-from mpdp.parties.cli.main import main
 from tests.parties.cli.invoke import ok, refused
 
 VECTORS = Path(__file__).parents[3] / "vectors" / "decision_rules.json"

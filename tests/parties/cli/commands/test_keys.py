@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from mpdp.parties.cli.main import main
-from mpdp.parties.session.files import read_roster
+from mpdp.parties.rounds.session_files import read_roster
 from tests.parties.cli.invoke import refused
 
 

@@ -16,6 +16,8 @@ def test_observe_checks_its_arguments(keys_folder: Path, capsys: pytest.CaptureF
     observe = ["observe", "--roster", roster, "--keys", str(keys_folder / "coordinator"), "--broker", BROKER]
     assert "exactly one of" in refused(capsys, *observe, "--rounds", "2", "--dataset-rounds", "house-votes-84")
     assert "symmetric" in refused(capsys, *observe, "--rounds", "2", "--function", "table:0,1")
+    assert "--reconnect-window=700000.0 is not allowed" in refused(
+        capsys, *observe, "--rounds", "2", "--reconnect-window", "700000")
     assert "readable key file of the coordinator" in refused(
         capsys, "observe", "--roster", roster, "--keys", str(keys_folder / "parties"), "--rounds", "1",
         "--broker", BROKER)

@@ -17,6 +17,8 @@ def test_party_checks_its_arguments(keys_folder: Path, capsys: pytest.CaptureFix
     assert "3 rows" in refused(capsys, *party, "--parties", "0-2", "--broker", BROKER)
     wrong_keys = ["party", "--roster", roster, "--keys", str(keys_folder / "coordinator"), "--dataset", "x.csv"]
     assert "readable key file of party 0" in refused(capsys, *wrong_keys, "--parties", "0", "--broker", BROKER)
+    assert "--reconnect-window=-5.0 is not allowed: seconds from 0 (no retry) to 604800" in refused(
+        capsys, *party, "--parties", "0-2", "--broker", BROKER, "--reconnect-window", "-5")
 
 
 def test_party_checks_its_privacy_policy(keys_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

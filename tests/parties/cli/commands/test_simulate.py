@@ -12,8 +12,9 @@ import pytest
 
 import mpdp
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.cli.main import main
+from mpdp.parties.rounds.store import TranscriptStore
+from tests.parties.cli.invoke import refused
 
 UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
 
@@ -161,6 +162,11 @@ def test_a_round_closed_by_its_timeout_is_reported(
     err = capsys.readouterr().err
     # nobody can answer within 1 ms: the round failed (no answer at all), it is not decided from nothing
     assert code == 1 and "1 of 1 round(s) failed with no answer at all" in err and "0 (round-1)" in err
+
+
+def test_a_bad_reconnect_window_is_refused_naming_the_option(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "--reconnect-window=-1.0 is not allowed" in refused(
+        capsys, "simulate", *UNREACHABLE, "--parties", "3", "--reconnect-window", "-1")
 
 
 @pytest.mark.parametrize(("flag", "needle"), [([], "column 1='2 (line 3)'"), (["--no-label-column"], "line 3, column 1='2'")])

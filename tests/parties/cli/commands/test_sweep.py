@@ -8,7 +8,6 @@ import json
 import pytest
 
 import mpdp
-
 from mpdp.parties.cli.main import main
 from tests.parties.cli.invoke import ok, refused
 
@@ -63,8 +62,10 @@ def test_dask_scheduler_gives_the_same_points(capsys) -> None:
     argv = ["sweep", "--epsilon", "0.5:1.5:2", "--parties", "7", "--observer", "party", "--samples", "2000",
             "--seed", "9", "--json"]
     here = ok(capsys, *argv)
+    # the scheduler's HTTP server always listens (dashboard_address=None means Dask's fixed port 8787, which
+    # another job on the machine may hold): a free loopback port
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp",
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
+                                  host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster:
         address = cluster.scheduler_address.removeprefix("tcp://")
         there = ok(capsys, *argv, "--executor", f"dask://{address}")
     assert there["points"] == here["points"] and len(here["points"]) == 4

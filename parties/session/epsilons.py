@@ -1,4 +1,5 @@
-"""Per-party privacy parameters from the command line: ``--epsilon E|LO:HI|FILE`` and ``--delta D``.
+"""Per-party privacy parameters as the command line and the Python API give them: ``--epsilon E|LO:HI|FILE``
+and ``--delta D``.
 
 * ``E``: every party uses epsilon = E (``inf`` allowed).
 * ``LO:HI``: each party draws its own epsilon uniformly from [LO, HI] (heterogeneous), from the run's

@@ -1,11 +1,11 @@
-"""--epsilon E|LO:HI|FILE and --delta."""
+"""parties.session.epsilons: --epsilon E|LO:HI|FILE and --delta."""
 
 import math
 
 import numpy as np
 import pytest
 
-from mpdp.parties.cli.params import parse_mechanisms
+from mpdp.parties.session.epsilons import parse_mechanisms
 from mpdp.protocols import ParameterError, RandomizedResponse
 from tests.parties.cli.invoke import refused
 

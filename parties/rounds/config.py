@@ -15,12 +15,11 @@ from mpdp.broker.messages import MAX_REPETITIONS
 from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.topics import check_session
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options
-from mpdp.parties.rr.observer import RuleFactory
-from mpdp.parties.session.validators import check_validators
+from mpdp.parties.rounds.validator_count import check_validators
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rules import RULE_KINDS
+from mpdp.protocols.rules import RULE_KINDS, RuleFactory
 
 __all__ = ["CONNECTIONS", "PROTOCOLS", "RunConfig", "default_workers"]
 

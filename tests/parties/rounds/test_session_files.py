@@ -11,7 +11,7 @@ import pytest
 from mpdp.broker.messages import Announcement
 from mpdp.broker.sealed import open_sealed, seal
 from mpdp.broker.signing import public_key_of, verify_message
-from mpdp.parties.session.files import (
+from mpdp.parties.rounds.session_files import (
     coordinator_key_path,
     party_key_path,
     read_private_key,
@@ -40,7 +40,7 @@ def test_roster_round_trips_and_keys_are_private(tmp_path: Path) -> None:
     assert document["parties"][0]["epsilon"] == "inf"  # as every other file mpdp writes
     folders = {"coordinator": None, "parties-0-1": (0, 1), "parties-2-3": (2, 3)}
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*folders, "roster.json"])
-    for folder, parties in folders.items():
+    for folder in folders:
         assert _mode(tmp_path / folder) == 0o700
         for path in (tmp_path / folder).iterdir():
             assert _mode(path) == 0o600

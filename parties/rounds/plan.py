@@ -1,26 +1,41 @@
-"""What a protocol tells the runner about its parties' processes (:class:`PartyPlan`), and how a worker
-starts one party of any protocol (:class:`PartyStarter`)."""
+"""What a protocol tells the runner about its parties' processes (:class:`PartyPlan`), how a worker starts one
+party of any protocol (:class:`PartyStarter`), and what a party that decides f itself is handed (:class:`Decider`)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.broker.decision_messages import TranscriptMessage
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import PartyLoop
-from mpdp.parties.rr.party import PartySpec
+from mpdp.parties.rounds.party_spec import PartySpec
 
-if TYPE_CHECKING:
-    from mpdp.parties.rr.decisions import PartyDecider
+__all__ = ["Decider", "PartyPlan", "PartyStarter", "RunningParty"]
 
-__all__ = ["PartyPlan", "PartyStarter", "RunningParty"]
+
+class Decider(Protocol):
+    """A worker's shared machinery for its parties' own decisions of f from the published transcript
+    (:class:`mpdp.parties.rr.decisions.PartyDecider`; the central protocols' parties decide nothing)."""
+
+    def transcript(self, payload: bytes) -> tuple[TranscriptMessage, NDArray[np.uint8]] | None:
+        """The verified transcript of a round and its symbols, uint8 (repetitions, n), once every part of it has
+        arrived, else None (a part missing, or a payload refused)."""
+        ...
+
+    def decide(self, message: TranscriptMessage, symbols: NDArray[np.uint8], party: int, bit: int,
+               rng: np.random.Generator | None) -> NDArray[np.int64]:
+        """Party ``party``'s decision for each repetition of the transcript: int64 (repetitions,); ``rng`` None:
+        the OS CSPRNG (deployment mode)."""
+        ...
 
 
 class RunningParty(Protocol):
@@ -47,7 +62,7 @@ class PartyStarter(Protocol):
 
     def __call__(self, spec: PartySpec, connector: Connector, topics: Topics, coordinator_key: bytes, *,
                  idle_timeout: float, connect_gate: asyncio.Semaphore, secure: bool,
-                 decider: PartyDecider | None, record: AnswerRecord | None = ...,
+                 decider: Decider | None, record: AnswerRecord | None = ...,
                  observer_grace: float = ...) -> RunningParty: ...
 
 

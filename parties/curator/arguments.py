@@ -1,5 +1,5 @@
 """``mpdp simulate --protocol curator``: the command-line arguments the curator protocol refuses, checked
-before anything starts (the run itself checks its :class:`mpdp.parties.session.config.RunConfig`)."""
+before anything starts (the run itself checks its :class:`mpdp.parties.rounds.config.RunConfig`)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpdp.parties.session.seeds import SeedTree, decision_generator, round_generator
+from mpdp.parties.rounds.seeds import SeedTree, decision_generator, round_generator
 from mpdp.protocols.errors import ParameterError
 
 SEED = 1984

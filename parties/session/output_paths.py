@@ -1,0 +1,124 @@
+"""Where a run or a command writes, checked before any work so a bad path is one line naming it, never a traceback.
+
+* :func:`output_file` / :func:`plot_file` -- a file to write (the caller then writes exactly that path);
+  :func:`plot_suffixes` -- the suffixes matplotlib can write.
+* :func:`output_dir` -- a directory to write into (created if missing).
+* :func:`run_files` / :func:`fresh_output_dir` -- one run per directory: an earlier run's files are refused
+  (or, with ``force``, deleted).
+
+The ``name`` of each is the option or keyword the user gave the path with (``"--out"``, ``"out"``), for the error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from mpdp.protocols.errors import ParameterError
+
+__all__ = ["fresh_output_dir", "output_dir", "output_file", "plot_file", "plot_suffixes", "run_files"]
+
+
+def plot_suffixes() -> tuple[str, ...]:
+    """The file suffixes matplotlib can write (``"png"``, ``"pdf"``, ``"svg"``, ...), sorted, no dot."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return tuple(sorted(FigureCanvasBase.get_supported_filetypes()))
+
+
+def _writable_dir(directory: Path) -> bool:
+    return directory.is_dir() and os.access(directory, os.W_OK | os.X_OK)
+
+
+def output_file(path: str | os.PathLike[str], name: str, suffixes: Iterable[str] | None = None) -> Path:
+    """Check, before any work, that the command can write the file ``path``; return it as a Path.
+
+    The command must then write exactly this path (no suffix added) and print it. Pass the option's
+    text as given (argparse ``type=str``): ``Path("")`` is ``"."``, so an empty path would not be seen.
+
+    Args:
+        path: the file to write (created or overwritten).
+        name: the option (``"--plot"``), for the error message.
+        suffixes: the allowed suffixes without the dot, case-insensitive (None: any).
+
+    Raises:
+        ParameterError: an empty path, a directory, a suffix not in ``suffixes`` (or none), a missing
+            parent directory, or one the process cannot write in (also a file it cannot overwrite).
+    """
+    text = os.fspath(path)
+    if not text.strip():
+        raise ParameterError(name, text, "a file path (not empty)")
+    target = Path(text)
+    if target.is_dir():
+        raise ParameterError(name, text, "a file path, not a directory")
+    if suffixes is not None:
+        allowed = tuple(suffixes)
+        if target.suffix[1:].lower() not in allowed:
+            raise ParameterError(name, text, "a file name ending in one of ." + ", .".join(allowed))
+    parent = target.parent
+    if not parent.is_dir():
+        raise ParameterError(name, text, f"a file in an existing directory ({parent} does not exist)")
+    if not _writable_dir(parent) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ParameterError(name, text, "a path this process may write")
+    if not target.exists():  # permissions can lie (root, read-only or virtual file systems): try it
+        try:
+            target.touch()
+            target.unlink()
+        except OSError as exc:
+            raise ParameterError(name, text, f"a path this process may write ({exc.strerror})") from None
+    return target
+
+
+def plot_file(path: str | os.PathLike[str], name: str = "--plot") -> Path:
+    """:func:`output_file` for a matplotlib figure: the suffix must be one of :func:`plot_suffixes`."""
+    return output_file(path, name, plot_suffixes())
+
+
+def output_dir(path: str | os.PathLike[str], name: str) -> Path:
+    """Check that the directory ``path`` exists or can be created, and is writable; create it.
+
+    Pass the option's text as given (argparse ``type=str``): ``Path("")`` is ``"."``, so the empty
+    string would no longer be seen.
+
+    Raises:
+        ParameterError: an empty path, an existing non-directory, or a directory that cannot be
+            created or written in (names the path and the operating system's reason).
+    """
+    text = os.fspath(path)
+    if not text.strip():
+        raise ParameterError(name, text, "a directory path (not empty)")
+    directory = Path(text)
+    if directory.exists() and not directory.is_dir():
+        raise ParameterError(name, text, "a directory (it is created if missing), not a file")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ParameterError(name, text, f"a directory this process may create ({exc.strerror})") from None
+    if not _writable_dir(directory):
+        raise ParameterError(name, text, "a directory this process may write in")
+    return directory
+
+
+def run_files(*names: str) -> tuple[str, ...]:
+    """The files a run writes under ``names``, with SQLite's ``-wal`` and ``-shm`` beside each ``.sqlite``."""
+    return tuple(f"{n}{tail}" for n in names for tail in (("", "-wal", "-shm") if n.endswith(".sqlite") else ("",)))
+
+
+def fresh_output_dir(path: str | os.PathLike[str], name: str, files: Sequence[str], force: bool) -> Path:
+    """:func:`output_dir` for one run: a directory that holds none of ``files`` from an earlier run.
+
+    One ``--out`` holds one run, so that its ``results.json``, plot and transcript describe the same
+    session. With ``force`` the earlier run's ``files`` are deleted (other files are left alone).
+
+    Raises:
+        ParameterError: as :func:`output_dir`; or ``files`` already there and no ``force`` (names them).
+    """
+    directory = output_dir(path, name)
+    found = [f for f in files if (directory / f).exists()]
+    if found and not force:
+        raise ParameterError(name, os.fspath(path), f"a directory without an earlier run (it holds {', '.join(found)})",
+                             hint="give a new directory, or --force to replace that run's files")
+    for f in found:
+        (directory / f).unlink()
+    return directory

@@ -1,0 +1,67 @@
+"""Progress bars on standard error: :class:`Progress` over the messages of a run, and :func:`step_progress` over
+the steps of any other long computation. Both print nothing when disabled or when standard error is no terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
+
+from mpdp.parties.session.datasets import Dataset
+
+__all__ = ["Progress", "step_progress"]
+
+
+class Progress:
+    """A rich progress bar over the messages a run expects (one per party and round).
+
+    ``update(rounds_done, messages_received)`` is the runner's progress callback. Disabled (or not a
+    terminal) it prints nothing."""
+
+    def __init__(self, dataset: Dataset, enabled: bool = True) -> None:
+        self._total = dataset.num_parties * dataset.num_rounds
+        self._rounds = dataset.num_rounds
+        self._bar = RichProgress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("messages"), TimeElapsedColumn(),
+            console=Console(stderr=True), disable=not enabled, transient=False,
+        )
+        self._task = self._bar.add_task(f"round 0/{self._rounds}", total=self._total)
+
+    def __enter__(self) -> Progress:
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._bar.__exit__(exc_type, exc, tb)
+
+    def update(self, rounds_done: int, messages_received: int) -> None:
+        """Show ``rounds_done`` of the rounds and ``messages_received`` of the messages."""
+        self._bar.update(self._task, completed=messages_received,
+                         description=f"round {rounds_done}/{self._rounds}")
+
+
+@contextmanager
+def step_progress(description: str, total: int, estimate: str = "", enabled: bool = True, *,
+                  hidden_until_started: bool = False) -> Iterator[Callable[[int], None]]:
+    """A rich progress bar on stderr over ``total`` steps; yields ``advance(steps)`` (that many steps done).
+
+    Args:
+        description: what runs (``"k=401, epsilon=1"``-style text is set per step by the caller's label).
+        estimate: the up-front estimate, shown beside the bar (``"about 30 s"``).
+        enabled: False (``--json``, ``--quiet``) prints nothing; so does a stderr that is not a terminal.
+        hidden_until_started: show the bar only once a step is done (work that may not happen at all,
+            e.g. the Monte Carlo fallback of ``mpdp accuracy``).
+    """
+    console = Console(stderr=True)
+    bar = RichProgress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TextColumn(estimate), TimeElapsedColumn(), console=console,
+                       disable=not (enabled and console.is_terminal), transient=True)
+    with bar:
+        task = bar.add_task(description, total=total, visible=not hidden_until_started)
+        yield lambda steps: bar.update(task, advance=steps, visible=True)
