@@ -72,12 +72,12 @@ class PreviousRun:
                 simulation.
         """
         if out is None or force:
-            raise ParameterError("resume", True, "with out=DIR, the folder of the run to continue, and no force",
-                                 hint="the folder is named when the run starts")
-        path = output_dir(out, "out") / RESULTS
-        if not path.is_file():
+            raise ParameterError("resume", True, "with the folder of the run to continue (out=DIR, --out DIR) and "
+                                 "without force", hint="the folder is named when the run starts")
+        if not (Path(out) / RESULTS).is_file():  # nothing is created for a folder that holds no run
             raise ParameterError("out", os.fspath(out), f"a run's folder holding its {RESULTS} (to resume)",
                                  hint="nothing to resume there")
+        path = output_dir(out, "out") / RESULTS
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
             return cls(path.parent, str(document["session"]), int(document["seed"]), dict(document["inputs"]),

@@ -50,12 +50,15 @@ def test_results_json_is_replaced_whole_and_the_run_section_reads_the_store(tmp_
 
 
 def test_resume_needs_a_folder_with_a_results_json(tmp_path: Path) -> None:
-    with pytest.raises(ParameterError, match=r"resume=True is not allowed: with out=DIR"):
+    with pytest.raises(ParameterError, match=r"resume=True is not allowed: with the folder of the run to continue"):
         PreviousRun.read(None, False)
-    with pytest.raises(ParameterError, match=r"resume=True is not allowed: with out=DIR.*and no force"):
+    with pytest.raises(ParameterError, match=r"resume=True is not allowed: with the folder .* and without force"):
         PreviousRun.read(tmp_path, True)
     with pytest.raises(ParameterError, match=r"holding its results.json \(to resume\).*nothing to resume there"):
         PreviousRun.read(tmp_path, False)
+    with pytest.raises(ParameterError, match=r"nothing to resume there"):
+        PreviousRun.read(tmp_path / "missing", False)
+    assert not (tmp_path / "missing").exists()  # a folder without a run is not created
     (tmp_path / "results.json").write_text("{}")
     with pytest.raises(ParameterError, match=r"the results.json of an mpdp simulate run.*unreadable: 'session'"):
         PreviousRun.read(tmp_path, False)
