@@ -2,11 +2,11 @@
 
 ::
 
+    a session in progress in store_path      without resume: refused at once, naming --resume
     check the broker                         one MQTT connect, else a one-line TransportError
     TranscriptStore(store_path)              SQLite; rounds recorded by an earlier run are skipped
      └─ open_engine(Observer(...))           subscribed to every party topic and the status topic
                                              (with validators N: N processes read the party topics)
-          a session in progress (some rounds recorded) without resume: refused at once, naming --resume
           wait until the hosts that reported "ready" cover every party of the roster
           (a host's "failed" report, or wait_parties seconds, stops here with the missing ids)
           for each round not yet recorded: announce (signed), collect until every party answered
@@ -197,14 +197,19 @@ class _Hosts:
                       format_ranges(engine.ready_workers[index].parties), first)
 
 
-def _check_restart(config: ObserveConfig, recorded: frozenset[int]) -> None:
-    """Refuse at once to start over a session in progress without ``resume``: its hosts reported ready to
-    the observer that stopped and will not again, so waiting for them would only time out.
+def _check_restart(config: ObserveConfig) -> None:
+    """Refuse at once (before the broker is tried: it may be down for minutes) to start over a session in
+    progress without ``resume``: its hosts reported ready to the observer that stopped and will not again,
+    so waiting for them would only time out.
 
     Raises:
         MpdpError: the store holds some, not all, of the session's rounds and ``config.resume`` is off.
     """
-    if recorded and len(recorded) < len(config.round_names) and not config.resume:
+    if config.resume or not config.store_path.exists():
+        return
+    with TranscriptStore(config.store_path) as store:
+        recorded = store.recorded_rounds(config.facts.session)
+    if recorded and len(recorded) < len(config.round_names):
         raise MpdpError(f"store {config.store_path} holds rounds {format_ranges(recorded)} of session "
                         f"{config.facts.session} in progress; --resume continues it")
 
@@ -231,6 +236,7 @@ async def observe_async(
 
 
 async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], None]) -> tuple[RoundOutcome, ...]:
+    _check_restart(config)
     await check_connectivity(config.endpoint)
     roster, session = config.facts.roster, config.facts.session
     topics = Topics(session)
@@ -238,7 +244,6 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
         return await _coordinate_mpc(config, on_round)
     with TranscriptStore(config.store_path) as store:
         recorded = store.open_session(session, roster.k, config.repetitions, config.round_names, mode=HOSTS_MODE)
-        _check_restart(config, recorded)
         observer = Observer(topics, roster, store, function=config.function, measure=np.eye(2),
                             rule_factory=zero_one_rules(engine="posterior"))
         async with open_validated_engine(config.endpoint, topics, roster, store, config.coordinator_key, observer,
@@ -264,7 +269,6 @@ async def _coordinate_mpc(config: ObserveConfig,
     with MpcStore(config.store_path) as store:
         recorded = store.open_curator_session(session, roster.k, config.repetitions, config.round_names,
                                               epsilon, delta, mode=HOSTS_MODE, function=config.function.name)
-        _check_restart(config, recorded)
         coordinator = MpcCoordinator(topics, cluster, epsilon, delta, function=config.function.name)
         async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, coordinator,
                                repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
