@@ -25,9 +25,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.analysis.documents import to_json_text
-from mpdp.parties.session.output_paths import fresh_output_dir, output_dir
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.session.output_paths import fresh_output_dir, output_dir
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["RESULTS", "STORE", "PreviousRun", "RunFolder", "RunStatus", "data_digest"]

@@ -21,7 +21,6 @@ __all__ = ["WorkerPool"]
 _REAP_POLL = 0.005  # seconds between looks at the exit code of a process whose sentinel closed
 
 
-
 def _span(parties: Sequence[int]) -> str:
     if not parties:
         return "no parties"
