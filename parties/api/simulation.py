@@ -53,9 +53,9 @@ from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
 from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.errors import MpdpError, ParameterError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.secure import rng_mode
 from mpdp.protocols.mechanisms import RandomizedResponse, check_delta
 from mpdp.protocols.rule_factory import RuleCache, check_rule_size, zero_one_rules
+from mpdp.protocols.secure import rng_mode
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
