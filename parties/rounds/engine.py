@@ -409,6 +409,11 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         """The index of the round being collected, or None between rounds."""
         return self._open
 
+    @property
+    def answered(self) -> frozenset[int]:
+        """The parties heard in the open round (empty between rounds)."""
+        return frozenset(self._received)
+
     async def receive_all(self) -> None:
         """Handle every delivery until cancelled.
 

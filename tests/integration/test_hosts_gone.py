@@ -93,18 +93,29 @@ async def test_party_hosts_leave_a_dead_observer_after_their_grace(mosquitto: Br
         assert f"the observer has sent no round and no heartbeat for {grace} s (--observer-grace): it is gone" in logs[name]
 
 
+@pytest.mark.timeout(120)
 async def test_a_killed_observer_resumes_and_every_answer_is_recorded_once(
         mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     """Issue 9: a restarted `mpdp observe` into the same output exited 2 (it waited for "ready" reports the
     serving hosts no longer send). With --resume it reloads the session from SQLite, re-announces the open
     round, the hosts re-send their recorded answers: every round recorded, every (round, party) once, no
-    party ever published two different answers, everyone exits 0."""
+    party ever published two different answers, everyone exits 0. Restarted without --resume it says at once
+    that --resume is needed (issue 20: it waited 300 s for ready reports)."""
     rounds = 12
     session = f"back-{tmp_path.name[-10:].replace('_', '')}"
     async with watched_deployment(mosquitto, tmp_path, session, rounds) as (deployment, seen):
         hosts = [await deployment.host(name, 1) for name in ("a", "b")]
         first = await _observer_killing(mosquitto, deployment, {4: None}, "--out", str(tmp_path / "out"))
         assert await _finish(first, 10) != 0
+        # restarted without --resume: refused at once (not after --wait-parties), naming --resume
+        started = asyncio.get_running_loop().time()
+        refused = await deployment.observer(3, "--out", str(tmp_path / "out"), "--wait-parties", "300")
+        assert await _finish(refused, 30) == 2
+        waited = asyncio.get_running_loop().time() - started
+        assert deployment.logs()["observe3.log"] == (
+            f"mpdp: error: store {tmp_path / 'out' / 'transcripts.sqlite'} holds rounds 0-3 of session {session} "
+            "in progress; --resume continues it\n"), waited
+        print(f"observer restarted without --resume: refused after {waited:.2f} s")
         second = await deployment.observer(2, "--out", str(tmp_path / "out"), "--resume")
         codes = [await _finish(proc, 40) for proc in (second, *hosts)]
         await asyncio.sleep(scaled(0.3))  # the last messages reach the watcher

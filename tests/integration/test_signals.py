@@ -6,6 +6,7 @@ found by PID while it runs and checked by PID after it exits."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -114,6 +115,12 @@ def test_simulate_stops_cleanly(sig: signal.Signals, tmp_path: Path) -> None:
     children = [c.pid for c in parent.children(recursive=True)]
     _stop_and_check(proc, sig, children, log, [out / "transcripts.sqlite-wal", out / "transcripts.sqlite-shm"])
     assert list(scratch.iterdir()) == []  # no mpdp-* or mpdp-mosquitto-* folder left
+    # the run's results.json says it was interrupted, which rounds are decided, and how to continue
+    run = json.loads((out / "results.json").read_text())["run"]
+    decided = [r["round"] for r in run["rounds"] if r["status"] != "not run"]
+    assert run["status"] == "interrupted" and decided == list(range(run["rounds_decided"])), run
+    assert run["rounds_decided"] < len(run["rounds"]) == 16 and f"--out {out} --resume" in run["resume"], run
+    assert sorted(p.name for p in out.iterdir()) == ["results.json", "transcripts.sqlite"]
 
 
 @pytest.mark.parametrize(("sig", "broker"), [*((s, "embedded") for s in SIGNALS), (signal.SIGTERM, "auto"),

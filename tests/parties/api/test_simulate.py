@@ -4,8 +4,10 @@ with one line and no process started, from a script's top level without a ``__ma
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -28,7 +30,8 @@ VOLATILE = ("session", "wall_time_s", "broker")
 
 
 def _stable(document: dict) -> dict:
-    return {k: v for k, v in document.items() if k not in VOLATILE}
+    stable = {k: v for k, v in document.items() if k not in VOLATILE}
+    return stable | {"run": {k: v for k, v in document["run"].items() if k != "folder"}}
 
 
 def _csv(tmp_path: Path) -> Path:
@@ -54,6 +57,15 @@ def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys
     assert _stable(r.to_dict()) == _stable(cli)
     assert validate_document(cli).kind == "simulate" and cli["inputs"]["repetitions"] == 30
     assert {p.name for p in (tmp_path / "run").iterdir()} == {"transcripts.sqlite", "results.json", "accuracy.png"}
+    assert r.out == tmp_path / "run" and json.loads((r.out / "results.json").read_text()) == r.to_dict()
+    assert r.to_dict()["run"] == {
+        "status": "complete", "folder": str(tmp_path / "run"), "error": None, "rounds_decided": 3,
+        "rounds": [{"round": i, "name": f"round-{i + 1}", "status": "complete"} for i in range(3)],
+        "resume": None, "data": r.to_dict()["run"]["data"]}
+    # without --out: a new run folder under the temporary directory, named on stderr, kept
+    cli_folder = Path(cli["run"]["folder"])
+    assert cli_folder.parent == Path(tempfile.gettempdir()) and cli_folder.name.startswith("mpdp-run-")
+    assert json.loads((cli_folder / "results.json").read_text()) == cli
     figure = r.plot()
     assert isinstance(figure, Figure)
     (measured,) = [line for line in figure.axes[0].get_lines() if line.get_gid() == "measured"
