@@ -87,7 +87,8 @@ class RoundEvaluation:
 
     Attributes:
         result: measured against theory (:class:`mpdp.analysis.report.RoundResult`).
-        status: ``"complete"`` or ``"timeout"``; absent: parties not heard.
+        status: ``"complete"``, ``"timeout"``, ``"failed"`` (no answer) or ``"no-answers"`` (every party heard
+            from abstained; the last two were not decided); absent: parties not heard.
         rr_theoretical_accuracy: curator rounds: randomized response's exact accuracy on the same votes.
         parties: randomized response with party decisions: :class:`PartyEvaluation`.
         debiased: randomized response computing ``sum``: the debiased count of the round's transcripts

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from string import Template
@@ -176,8 +177,18 @@ def render_html(page: ReportPage) -> str:
     return _PAGE.substitute(title=html.escape(page.title), subtitle=html.escape(page.subtitle), body="\n".join(parts))
 
 
+#: Characters that Markdown reads as markup (HTML's ``<``, ``>``, ``&`` are escaped as entities first).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|~]|^#|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")  # intraword _ is no markup
+
+
+def _md_text(text: str) -> str:
+    """``text`` (user text too: round names, sessions) as literal Markdown: no emphasis, code, link, table cell
+    or heading markup, no raw HTML."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return _md_text(text).replace("\n", " ")
 
 
 def _md_table(table: Table) -> list[str]:
@@ -193,12 +204,12 @@ def render_markdown(page: ReportPage, figure_files: Mapping[str, str]) -> str:
     Args:
         figure_files: figure name -> the relative path of its PNG (a figure without one is left out).
     """
-    lines = [f"# {page.title}", "", page.subtitle, "", "## Configuration", "",
+    lines = [f"# {_md_text(page.title)}", "", _md_text(page.subtitle), "", "## Configuration", "",
              *_md_table(Table("what was run", ("setting", "value"), page.configuration))]
     for section in page.sections:
         lines += [f"## {section.heading}", ""]
         for p in section.paragraphs:
-            lines += [p, ""]
+            lines += [_md_text(p), ""]
         lines += [f"![{_md_cell(f.caption)}]({figure_files[f.name]})\n" for f in section.figures
                   if f.name in figure_files]
         for t in section.tables:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW
+from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.parties.session.output_paths import output_file
 from mpdp.protocols.cost import DEFAULT_TIME_LIMIT
 from mpdp.protocols.errors import ParameterError
@@ -410,11 +411,9 @@ def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
         return
     import tomllib
 
+    text = read_text_file(path, "--config", "TOML file")
     try:
-        with open(path, "rb") as handle:
-            table = tomllib.load(handle)
-    except OSError as exc:
-        raise ParameterError("--config", path, f"a readable TOML file ({exc.strerror})") from None
+        table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ParameterError("--config", path, f"a TOML file ({exc})") from None
     actions = {option.lstrip("-").replace("-", "_"): a for a in parser._actions for option in a.option_strings

@@ -7,7 +7,7 @@ Per round:
 1. a fresh X25519 key pair; the public key goes out in a :class:`CuratorAnnouncement` signed with
    the curator's Ed25519 key (the parties hold its public key);
 2. each party's :class:`SealedBallot` is validated like a randomized-response message by the
-   observer (topic, schema, session, unknown-party, signature, round, late, duplicate,
+   observer (topic, schema, session, unknown-party, signature, round, late, double-release,
    repetitions) and then opened: ``curator-key`` (sealed to another key), ``decrypt``
    (authentication failed: tampered ciphertext, header or ephemeral key, or sealed to another key)
    and ``plaintext`` (not a bit) are further reject reasons; a rejected ballot is counted, never

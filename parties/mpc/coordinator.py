@@ -6,7 +6,7 @@ Per round:
    (:class:`mpdp.broker.mpc_messages.MpcAnnouncement`, signed with the coordinator's Ed25519 key; the
    first announcement also starts the servers, which connect to each other while the parties answer);
 2. each party's :class:`mpdp.broker.mpc_messages.SharedBallot` is validated by the round engine like any
-   answer (topic, schema, session, unknown-party, signature, round, late, duplicate, repetitions), then
+   answer (topic, schema, session, unknown-party, signature, round, late, double-release, repetitions), then
    ``shares`` (not one sealed share per server) is a further reject reason. The coordinator cannot open
    a share: it only relays each server's ciphertexts;
 3. at close, with n participants, it hands server i the participants' shares sealed to it and the public

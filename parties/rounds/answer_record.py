@@ -8,6 +8,8 @@ Tables::
              sequence = the announcement's sequence, so a restarted party refuses older announcements)
     ends    (session, party PK; sequence of the end announcement the party left at: a replayed end
              after a restart is refused too)
+    meta    (key PK, value): ``identity``, random hex written when the file is created: a record deleted
+             and created again at the same path is another record (:attr:`AnswerRecord.identity`)
 
 :meth:`AnswerRecord.save` returns once the answer is committed (and so fsynced): the party publishes only
 then. After any restart the party re-sends the recorded message for a re-announced round instead of
@@ -25,6 +27,7 @@ serving). Measured here: 435 answers saved one commit each take 2.4 s, saved con
 from __future__ import annotations
 
 import asyncio
+import secrets
 import sqlite3
 import threading
 import time
@@ -49,6 +52,7 @@ CREATE TABLE IF NOT EXISTS answers ({_ANSWERS_COLUMNS}) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ends (
     session TEXT NOT NULL, party INTEGER NOT NULL, sequence INTEGER NOT NULL,
     PRIMARY KEY (session, party)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
 #: A record written before the ``sequence`` column existed gains it (0: no announcement refused for it).
 _MIGRATE = "ALTER TABLE answers ADD COLUMN sequence INTEGER NOT NULL DEFAULT 0"
@@ -97,6 +101,9 @@ class AnswerRecord:
             if "sequence" not in columns:
                 self._db.execute(_MIGRATE)
             blob_payload(self._db, "answers", _ANSWERS_COLUMNS)
+            self._db.execute("INSERT INTO meta VALUES ('identity', ?) ON CONFLICT DO NOTHING", (secrets.token_hex(16),))
+            #: random hex of this file, written when it was created (module docstring)
+            self.identity = str(self._db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()[0])
         except (OSError, sqlite3.DatabaseError) as exc:
             raise ParameterError("record", str(path), "a writable SQLite file (the party host's answer record)",
                                  hint=str(exc)) from None

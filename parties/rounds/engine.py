@@ -17,8 +17,11 @@ message's payload, and says what happens at close (randomized response: decide w
        round          a round that is not open (announced later; before this engine announced anything,
                       an answer is kept instead, see below)
        late           a round already closed
-       duplicate      a second, different message from the same party for the open round (the same
-                      message again is a party re-sending its recorded answer: ignored, not counted)
+       double-release a second, different, validly signed answer of one party to a round (open, or
+                      closed and recorded): kept in the store's ``double_releases`` table, logged at ERROR
+                      naming the party; the round's outcome lists it (``double_released``), the privacy
+                      accounting charges it and the run exits non-zero. The same message again is a party
+                      re-sending its recorded answer: ignored in the open round, ``late`` after it
        repetitions    not the announced number of repetitions
        (the protocol's payload reasons, e.g. ``symbol-range``, ``decrypt``)
 
@@ -30,8 +33,9 @@ message's payload, and says what happens at close (randomized response: decide w
    the engine's connection is up (:class:`mpdp.parties.rounds.liveness.Stopwatch`): an outage of the
    observer's own connection is not the parties' silence. The protocol turns the
    :class:`ClosedRound` into a :class:`Closing`. A round that closes with no answer at all is
-   ``failed``: its decisions are recorded as -1 (:data:`mpdp.parties.rounds.outcome.NO_DECISION`), never
-   decided from nothing, and nothing is published for it;
+   ``failed``, one whose every answer is an abstention is ``no-answers`` (logged at WARNING with the
+   parties' reasons): their decisions are recorded as -1 (:data:`mpdp.parties.rounds.outcome.NO_DECISION`),
+   never decided from nothing, and nothing is published for them;
 4. **store** the round, the protocol's rows and the pending reject counts in one transaction
    (:meth:`mpdp.parties.rounds.store.TranscriptStore.record_round`), then publish what the protocol
    publishes after a round (a transcript, a release).
@@ -108,6 +112,7 @@ from mpdp.parties.rounds.liveness import Stopwatch
 from mpdp.parties.rounds.outcome import (
     ABSTAIN_BUDGET_EXHAUSTED,
     NO_DECISION,
+    UNDECIDED,
     RoundOutcome,
     RoundStatus,
 )
@@ -189,7 +194,8 @@ class ClosedRound(Generic[MessageT, PayloadT]):
 
     Attributes:
         session, index, name, repetitions: which round, and the repetitions every answer carries.
-        status: ``"complete"`` (every roster party answered), ``"timeout"``, or ``"failed"`` (no answer).
+        status: ``"complete"`` (every roster party answered), ``"timeout"``, ``"failed"`` (no answer) or
+            ``"no-answers"`` (every party heard from abstained).
         k: the roster size.
         received: party id -> its accepted answer (payload or abstention).
         rejected: messages rejected while the round was open.
@@ -232,7 +238,16 @@ class ClosedRound(Generic[MessageT, PayloadT]):
             decisions=decisions, messages_received=len(self.received), messages_rejected=self.rejected,
             abstained=self.abstained, absent=self.absent, status=self.status,
             exhausted=self._ids(lambda message: message.reason == ABSTAIN_BUDGET_EXHAUSTED),
+            reasons=self.reasons,
         )
+
+    @property
+    def reasons(self) -> dict[str, list[int]]:
+        """Abstention reason -> the ids of the parties that abstained with it, ascending."""
+        reasons: dict[str, list[int]] = {}
+        for party in self.abstained.tolist():
+            reasons.setdefault(str(self.received[party].message.reason), []).append(party)
+        return reasons
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -398,7 +413,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         #: every rejected message, counted by reason (and logged, rate-limited)
         self.rejections = RejectLog(log, protocol.role)
         self._ended = False
-        self._early: dict[int, dict[int, tuple[str, bytes]]] = {}  # round -> party -> (topic, payload)
+        # round -> party -> its distinct (topic, payload)s, at most two (a second one is a double release)
+        self._early: dict[int, dict[int, list[tuple[str, bytes]]]] = {}
         self._last_announcement = time.monotonic()  # the engine's start counts as a sign of life
         self.ready_workers: dict[int, WorkerStatus] = {}
         self.failed_workers: dict[int, WorkerStatus] = {}
@@ -459,16 +475,20 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             message: the parsed, verified answer; where: its ``where`` text; topic, payload: as received.
 
         Raises:
-            ProtocolViolation: ``round``, ``late``, ``duplicate``, ``repetitions``, or the protocol's payload reason.
+            ProtocolViolation: ``round``, ``late``, ``double-release``, ``repetitions``, or the protocol's payload
+                reason.
         """
         if message.round != self._open:
             if self._announced < 0 and self._keep_early(message.round, message.party, topic, payload):
                 return
-            raise ProtocolViolation("late" if message.round <= self._announced else "round", where)
+            if message.round <= self._announced:
+                self._check_double(message, where, payload, self._answered(message.round, message.party))
+                raise ProtocolViolation("late", where)
+            raise ProtocolViolation("round", where)
         if message.party in self._received:
             if self._received[message.party].wire == payload:
                 return  # the party re-sent its recorded answer (a re-announced round): nothing new
-            raise ProtocolViolation("duplicate", where)
+            self._check_double(message, where, payload, self._received[message.party].wire)
         if message.repetitions != self.repetitions:
             raise ProtocolViolation("repetitions", f"{where}: {message.repetitions} != {self.repetitions}")
         self._received[message.party] = Received(message, self.protocol.payload(message, where), payload)
@@ -477,12 +497,39 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if len(self._received) == self.roster.k:
             self._complete.set()
 
+    def _answered(self, index: int, party: int) -> bytes | None:
+        """The answer of ``party`` accepted for the closed round ``index`` (still in hand while it closes,
+        else as recorded), or None."""
+        if index == self._announced and party in self._received:
+            return self._received[party].wire
+        return self._store.recorded_payload(self.topics.session, index, party)
+
+    def _check_double(self, message: MessageT, where: str, payload: bytes, first: bytes | None) -> None:
+        """A second answer of the party to round ``message.round``: a double release when ``first`` (its
+        accepted answer) is another signed message. It is kept in the store and named at ERROR (once).
+
+        Raises:
+            ProtocolViolation: ``double-release``.
+        """
+        if first is None or first == payload:
+            return
+        released = message.reason is None
+        if self._store.record_double_release(self.topics.session, message.round, message.party, payload,
+                                             released=released):
+            log.error("%s: DOUBLE RELEASE: party %d sent two different validly signed answers to round %d (%s): "
+                      "two hosts serve it, or a host lost its answer record; both are kept in the transcript%s",
+                      self.protocol.role, message.party, message.round, where,
+                      " and the second is charged to its privacy" if released else " (the second abstains)")
+        raise ProtocolViolation("double-release", where)
+
     def _keep_early(self, index: int, party: int, topic: str, payload: bytes) -> bool:
         """Keep a verified answer to round ``index`` (not announced yet) for when it opens; False when
         :data:`EARLY_ROUNDS` other rounds are kept already."""
         if index not in self._early and len(self._early) >= EARLY_ROUNDS:
             return False
-        self._early.setdefault(index, {}).setdefault(party, (topic, payload))
+        kept = self._early.setdefault(index, {}).setdefault(party, [])
+        if len(kept) < 2 and all(payload != other for _, other in kept):
+            kept.append((topic, payload))
         return True
 
     def _status(self, payload: bytes) -> None:
@@ -522,7 +569,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._complete.clear()
         self._round_rejects = 0
         self._open = self._announced = index
-        for topic, payload in self._early.pop(index, {}).values():  # kept from before this round opened
+        for topic, payload in (m for kept in self._early.pop(index, {}).values() for m in kept):  # kept from before
             self.handle(topic, payload)
         self._early = {i: kept for i, kept in self._early.items() if i > index}
         self._open_name = name
@@ -531,19 +578,29 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if status == "complete":
             self._steady = self._transport.reconnects
         self._open = None
-        closed = self.protocol.close(
-            ClosedRound(self.topics.session, index, name, self.repetitions, status, self.roster.k,
-                        self._received, self._round_rejects), self._signer)
+        if status != "failed" and all(got.message.reason is not None for got in self._received.values()):
+            status = "no-answers"  # every party heard from abstained: no release
+        ending = ClosedRound(self.topics.session, index, name, self.repetitions, status, self.roster.k,
+                             self._received, self._round_rejects)
+        closed = self.protocol.close(ending, self._signer)
         closing = await closed if inspect.isawaitable(closed) else closed
-        if status == "failed":  # nothing to decide from: no decision, nothing published
+        if status in UNDECIDED:  # nothing to decide from: no decision, nothing published
             closing = Closing(dataclasses.replace(
                 closing.outcome, decisions=np.full(self.repetitions, NO_DECISION, dtype=np.int64)), closing.rows)
+        closing = dataclasses.replace(closing, outcome=dataclasses.replace(
+            closing.outcome, double_released=self._store.double_releases(self.topics.session, index)))
         self._received = {}  # forget the answers (the curator's bits) once closed
         rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
         self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects))
         if status == "failed":
             log.error("%s: round %d (%s) FAILED: no party answered for %g s (nothing decided)",
                       self.protocol.role, index, name, self.round_timeout)
+        elif status == "no-answers":
+            log.warning("%s: round %d (%s) NOT DECIDED: no party released, every party heard from abstained (%s)%s",
+                        self.protocol.role, index, name, "; ".join(
+                            f"{reason}: {format_ranges(ids)}" for reason, ids in sorted(ending.reasons.items())),
+                        f"; absent: {format_ranges(closing.outcome.absent.tolist())}" if closing.outcome.absent.size
+                        else "")
         elif status == "timeout":
             log.warning("%s: round %d (%s) timed out; absent: %s", self.protocol.role, index, name,
                         format_ranges(closing.outcome.absent.tolist()))

@@ -15,15 +15,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.analysis.accounting import Spent
+from mpdp.parties.rounds.ranges import format_ranges
 
 __all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_POLICY", "NO_DECISION", "RoundOutcome", "RoundStatus", "RunOutcome",
-           "failed_rounds_text"]
+           "UNDECIDED", "double_release_text", "failed_rounds_text", "no_answers_text"]
 
-#: How a round closed: every roster party answered; the round timeout passed first; or it passed with no
-#: answer at all (``failed``: nothing to decide from; the round's decisions are -1, never data).
-RoundStatus = Literal["complete", "timeout", "failed"]
+#: How a round closed: every roster party answered; the round timeout passed first; it passed with no
+#: answer at all (``failed``); or every party heard from abstained (``no-answers``: no party released).
+#: The last two have nothing to decide from: their decisions are -1, never data.
+RoundStatus = Literal["complete", "timeout", "failed", "no-answers"]
+#: The statuses of rounds that were not decided (nothing to decide from).
+UNDECIDED: tuple[RoundStatus, ...] = ("failed", "no-answers")
 
-#: The decision recorded for each repetition of a failed round (no answer at all: nothing was decided).
+#: The decision recorded for each repetition of an undecided round (:data:`UNDECIDED`: nothing was decided).
 NO_DECISION = -1
 
 #: The abstention reason of a party whose answer would take it beyond its privacy budget.
@@ -50,10 +54,15 @@ class RoundOutcome:
         index: the round index (0-based).
         abstained: int64, ids of parties that abstained (said so on the wire).
         absent: int64, ids of parties the observer did not hear from before the round timeout.
-        status: ``"complete"`` (every party answered), ``"timeout"`` (some absent) or ``"failed"`` (no
-            answer at all: every party absent, e.g. the broker or every host was down).
+        status: ``"complete"`` (every party answered), ``"timeout"`` (some absent), ``"failed"`` (no
+            answer at all: every party absent, e.g. the broker or every host was down) or ``"no-answers"``
+            (every party heard from abstained: no release to decide from; ``reasons`` says why).
         exhausted: int64, the ids in ``abstained`` whose reason is :data:`ABSTAIN_BUDGET_EXHAUSTED`
             (out of privacy budget; the others did not vote).
+        reasons: abstention reason -> the ids of the parties that abstained with it, ascending.
+        double_released: int64, one entry per second, different, validly signed answer with symbols a
+            party sent to this round (a double release: each is one more release of its randomized
+            response, charged by :func:`mpdp.parties.rounds.privacy.ledgers_from_rounds`), ascending.
         party_decisions: int64 (n, repetitions): row j = participant j's own decisions of f
             (002 eqs. (2), (4)), -1 where its decision message never arrived; None when the run did
             not ask the parties to decide.
@@ -71,6 +80,23 @@ class RoundOutcome:
     status: RoundStatus = "complete"
     exhausted: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     party_decisions: NDArray[np.int64] | None = None
+    double_released: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    reasons: dict[str, list[int]] = field(default_factory=dict)
+
+
+def double_release_text(rounds: Sequence[RoundOutcome]) -> str | None:
+    """One line naming every party that released twice in ``rounds`` (round index and name: party ids), or
+    None if none did."""
+    hit = [r for r in rounds if r.double_released.size]
+    if not hit:
+        return None
+    parties = sorted({int(p) for r in hit for p in r.double_released})
+    where = "; ".join(f"round {r.index} ({r.name}): parties {', '.join(map(str, sorted(set(r.double_released.tolist()))))}"
+                      for r in hit[:10])
+    more = f"; and {len(hit) - 10} more round(s)" if len(hit) > 10 else ""
+    return (f"DOUBLE RELEASE: {len(parties)} part{'y' if len(parties) == 1 else 'ies'} sent two different validly "
+            f"signed answers to one round (two hosts serve them, or a host lost its answer record; charged to "
+            f"their privacy): {where}{more}")
 
 
 def failed_rounds_text(rounds: Sequence[RoundOutcome]) -> str | None:
@@ -82,6 +108,20 @@ def failed_rounds_text(rounds: Sequence[RoundOutcome]) -> str | None:
     more = f" and {len(failed) - 10} more" if len(failed) > 10 else ""
     return (f"{len(failed)} of {len(rounds)} round(s) failed with no answer at all (nothing was decided, their "
             f"decisions are recorded as -1): {names}{more}")
+
+
+def no_answers_text(rounds: Sequence[RoundOutcome]) -> str | None:
+    """One line naming the ``no-answers`` rounds among ``rounds`` (index, name, the parties' abstention
+    reasons), or None if there are none."""
+    empty = [r for r in rounds if r.status == "no-answers"]
+    if not empty:
+        return None
+    names = ", ".join(f"{r.index} ({r.name}: " + "; ".join(f"{reason} {format_ranges(ids)}"
+                                                          for reason, ids in sorted(r.reasons.items())) + ")"
+                      for r in empty[:10])
+    more = f" and {len(empty) - 10} more" if len(empty) > 10 else ""
+    return (f"{len(empty)} of {len(rounds)} round(s) had no answer to decide from: every party heard from abstained "
+            f"(nothing was decided, their decisions are recorded as -1; abstention reason and parties): {names}{more}")
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -12,6 +12,7 @@ Spent privacy is the composed guarantee at delta_tilde = ``delta_slack`` by the 
 
 from __future__ import annotations
 
+import collections
 import math
 from collections.abc import Sequence
 
@@ -62,7 +63,9 @@ def ledgers_from_rounds(
     rounds: Sequence[RoundOutcome], mechanisms: Sequence[RandomizedResponse], repetitions: int,
     delta_slack: float,
 ) -> list[PrivacyLedger]:
-    """Each party's ledger as the transcript shows it: one charge per round it sent symbols in.
+    """Each party's ledger as the transcript shows it: one charge per round it sent symbols in, of
+    ``repetitions`` releases per answer with symbols (a double release, :attr:`RoundOutcome.double_released`,
+    is charged as the further releases it is).
 
     Args:
         rounds: recorded rounds (any order; a party's charges follow it).
@@ -78,11 +81,12 @@ def ledgers_from_rounds(
     """
     charges: list[list[RoundCharge]] = [[] for _ in mechanisms]
     for outcome in sorted(rounds, key=lambda r: r.index):
-        for party in outcome.participants.tolist():
+        answers = collections.Counter(outcome.participants.tolist() + outcome.double_released.tolist())
+        for party, count in sorted(answers.items()):
             if not 0 <= party < len(mechanisms):
                 raise ParameterError("participants", party, f"a party id in 0..{len(mechanisms) - 1}")
             m = mechanisms[party]
-            charges[party].append(RoundCharge(outcome.index, m.epsilon, m.delta, repetitions))
+            charges[party].append(RoundCharge(outcome.index, m.epsilon, m.delta, repetitions * count))
     return [PrivacyLedger(delta_slack, tuple(c)) for c in charges]
 
 
@@ -98,18 +102,24 @@ def privacy_section(
 
     Per party: ``id, rounds_answered, releases`` (= rounds_answered x repetitions), ``epsilon_optimal``
     (exact optimum at delta_slack), ``epsilon_basic``, ``delta`` (composed, exact optimum),
-    ``delta_basic``, ``rounds_refused`` (abstained for budget) and ``first_refused`` (round index or
-    None). inf is written as the string ``"inf"``.
+    ``delta_basic``, ``rounds_refused`` (abstained for budget), ``first_refused`` (round index or
+    None) and ``rounds_double_released`` (the rounds it answered twice with symbols, charged in the
+    releases; the summary's ``parties_double_released`` lists those parties). inf is written as the string
+    ``"inf"``.
     """
     refused: list[list[int]] = [[] for _ in spent]
+    doubled: list[list[int]] = [[] for _ in spent]
     for outcome in sorted(rounds, key=lambda r: r.index):
         for party in outcome.exhausted.tolist():
             refused[party].append(outcome.index)
+        for party in sorted(set(outcome.double_released.tolist())):
+            doubled[party].append(outcome.index)
     parties = [
         {"id": i, "rounds_answered": s.rounds, "releases": s.mechanisms,
          "epsilon_optimal": _number(s.epsilon), "epsilon_basic": _number(s.epsilon_basic),
          "delta": s.delta, "delta_basic": s.delta_basic, "method": s.method,
-         "rounds_refused": len(refused[i]), "first_refused": refused[i][0] if refused[i] else None}
+         "rounds_refused": len(refused[i]), "first_refused": refused[i][0] if refused[i] else None,
+         "rounds_double_released": doubled[i]}
         for i, s in enumerate(spent)
     ]
     optimal = np.array([s.epsilon for s in spent])
@@ -127,6 +137,7 @@ def privacy_section(
             "epsilon_basic": {"median": _number(float(np.median(basic))), "max": _number(float(basic.max()))},
             "delta_max": max(s.delta for s in spent),
             "parties_out_of_budget": len(stopped),
+            "parties_double_released": [i for i, d in enumerate(doubled) if d],
             "median_rounds_answered_by_those": (
                 float(np.median([spent[i].rounds for i in stopped])) if stopped else None
             ),
@@ -150,6 +161,10 @@ def privacy_summary(section: dict[str, object]) -> str:
         f"{fmt(opt['median'])}, max {fmt(opt['max'])} (basic composition: median {fmt(basic['median'])}, "
         f"max {fmt(basic['max'])}); delta <= {summary['delta_max']:.3g}"
     )
+    doubled = summary["parties_double_released"]
+    assert isinstance(doubled, list)
+    if doubled:
+        line += f"; {len(doubled)} part{'y' if len(doubled) == 1 else 'ies'} released twice (charged)"
     budget = section["budget"]
     if budget is None:
         return line + "; no budget (nobody stopped)."

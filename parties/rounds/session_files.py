@@ -39,6 +39,7 @@ from mpdp.broker.signing import generate_key_pair, public_key_of
 from mpdp.broker.topics import SESSION_PATTERN, check_session
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse
 
@@ -321,12 +322,9 @@ def read_roster(path: Path | str) -> SessionRoster:
             problem is named; also fields valid alone but not together, e.g. four_output false with delta > 0).
     """
     file = Path(path)
+    text = read_text_file(file, "--roster", "roster.json written by `mpdp keys`")
     try:
-        text = file.read_text(encoding="utf-8")
         parsed = RosterFile.model_validate_json(text)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ParameterError("--roster", str(file), "a readable roster.json written by `mpdp keys`",
-                             hint=str(exc)) from exc
     except ValidationError as exc:
         raise ParameterError("--roster", str(file), "a roster.json written by `mpdp keys`",
                              hint=_first_error(exc)) from None

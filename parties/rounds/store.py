@@ -6,11 +6,15 @@ Tables::
     messages  (session, round, party PK; kind symbols|abstain|absent, reason, repetitions,
                symbols BLOB uint8, payload BLOB = the signed wire message exactly as received: the binary
                party answer of :mod:`mpdp.broker.wire`, or JSON (version 1; NULL when absent), received)
-    rounds    (session, round PK; name, status complete|timeout|failed, participants/abstained/absent JSON,
+    rounds    (session, round PK; name, status complete|timeout|failed|no-answers, participants/abstained/absent JSON,
                messages_received, messages_rejected)
     decisions (session, round, repetition PK; decision)
     party_decisions (session, round, party PK; decisions BLOB int64 little-endian, payload, received)
     rejects   (session, round, reason PK; count, last_detail)   round -1: before any round opened
+    double_releases (session, round, party, payload PK; kind symbols|abstain, received): a party's second,
+               different, validly signed answer to a round (its first is in ``messages``): the proof
+               that the party answered twice (two hosts serve it, or a host lost its answer record);
+               each ``symbols`` row is one more release of the party's randomized response
 
 One transaction per round (:meth:`TranscriptStore.record_round`): the round row, its decisions and the
 reject counts, plus the protocol's own rows (each table's rows with one ``executemany``) (:class:`RoundRows`: :class:`MessageRows` for randomized
@@ -53,6 +57,7 @@ __all__ = [
     "RoundRows",
     "TranscriptStore",
     "blob_payload",
+    "check_store_file",
 ]
 
 #: Reject counts not yet written: round index (-1 before any round opened) -> reason -> (count, last detail).
@@ -62,11 +67,11 @@ PartyDecisions = Mapping[int, tuple[NDArray[np.int64], str]]
 
 _ROUNDS_COLUMNS = """
     session TEXT NOT NULL, round INTEGER NOT NULL, name TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('complete', 'timeout', 'failed')),
+    status TEXT NOT NULL CHECK (status IN ('complete', 'timeout', 'failed', 'no-answers')),
     participants TEXT NOT NULL, abstained TEXT NOT NULL, absent TEXT NOT NULL,
     messages_received INTEGER NOT NULL, messages_rejected INTEGER NOT NULL, decided REAL NOT NULL,
     PRIMARY KEY (session, round)"""
-#: A store written before rounds could be ``failed`` gets the wider CHECK (SQLite cannot alter one).
+#: A store written before rounds could be ``failed`` or ``no-answers`` gets the wider CHECK (SQLite cannot alter one).
 _MIGRATE_ROUNDS = f"""
 BEGIN IMMEDIATE;
 CREATE TABLE rounds_failed_status ({_ROUNDS_COLUMNS}) WITHOUT ROWID;
@@ -94,6 +99,10 @@ CREATE TABLE IF NOT EXISTS decisions (
 CREATE TABLE IF NOT EXISTS party_decisions (
     session TEXT NOT NULL, round INTEGER NOT NULL, party INTEGER NOT NULL, decisions BLOB NOT NULL,
     payload TEXT NOT NULL, received REAL NOT NULL, PRIMARY KEY (session, round, party)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS double_releases (
+    session TEXT NOT NULL, round INTEGER NOT NULL, party INTEGER NOT NULL, payload BLOB NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('symbols', 'abstain')), received REAL NOT NULL,
+    PRIMARY KEY (session, round, party, payload)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rejects (
     session TEXT NOT NULL, round INTEGER NOT NULL, reason TEXT NOT NULL, count INTEGER NOT NULL,
     last_detail TEXT NOT NULL, PRIMARY KEY (session, round, reason)) WITHOUT ROWID;
@@ -220,6 +229,25 @@ COMMIT;
 """)
 
 
+def check_store_file(path: Path | str) -> None:
+    """Check that ``path`` is an intact SQLite database (``PRAGMA quick_check``) before anything reads it, so
+    a damaged transcript gives one line naming the file instead of a traceback or a partial result.
+
+    Raises:
+        ParameterError: the file is not a SQLite database, or damaged (names the file and the first problem).
+    """
+    try:
+        # not read-only: the last connection's close removes the -wal and -shm files a WAL store gets
+        with contextlib.closing(sqlite3.connect(Path(path))) as db:
+            db.text_factory = lambda raw: raw.decode("utf-8", "replace")  # a damaged schema's names too
+            problems = [str(row[0]) for row in db.execute("PRAGMA quick_check(5)")]
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # an error naming damaged bytes is not UTF-8 either
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        raise ParameterError("transcripts", str(path), "an intact SQLite transcript store",
+                             hint=f"damaged: {'; '.join(problems)[:300]}; restore it from a copy")
+
+
 def _insert_party_decisions(db: sqlite3.Connection, session: str, round: int, decisions: PartyDecisions,
                             now: float) -> int:
     rows = [(session, round, int(party), np.asarray(d, dtype="<i8").tobytes(), payload, now)
@@ -252,7 +280,7 @@ class TranscriptStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA + schema)
             rounds_sql = self._db.execute("SELECT sql FROM sqlite_master WHERE name = 'rounds'").fetchone()[0]
-            if "'failed'" not in rounds_sql:
+            if "'no-answers'" not in rounds_sql:
                 self._db.executescript(_MIGRATE_ROUNDS)
             blob_payload(self._db, "messages", _MESSAGES_COLUMNS)
         except (sqlite3.Error, OSError) as exc:
@@ -369,6 +397,28 @@ class TranscriptStore:
         with self.transaction() as db:
             return _insert_messages(db, session, round, repetitions, (message,), time.time()) == 1
 
+    def record_double_release(self, session: str, round: int, party: int, payload: bytes, *, released: bool) -> bool:
+        """Keep a party's second, different, validly signed answer to ``round`` (``released``: it carried
+        symbols, one more release) in its own transaction. True if new, False if that message is kept already."""
+        with self.transaction() as db:
+            before = db.total_changes
+            db.execute("INSERT INTO double_releases VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                       (session, round, party, payload, "symbols" if released else "abstain", time.time()))
+            return db.total_changes > before
+
+    def double_releases(self, session: str, round: int) -> NDArray[np.int64]:
+        """int64: the parties with a kept second answer carrying symbols in ``round``, one entry per such
+        answer (a party that released three times appears twice), ascending."""
+        rows = self._db.execute("SELECT party FROM double_releases WHERE session = ? AND round = ? AND kind = "
+                                "'symbols' ORDER BY party", (session, round))
+        return np.array([p for (p,) in rows], dtype=np.int64)
+
+    def recorded_payload(self, session: str, round: int, party: int) -> bytes | None:
+        """The signed answer recorded for ``party`` in a recorded ``round`` (None: none recorded, or absent)."""
+        row = self._db.execute("SELECT payload FROM messages WHERE session = ? AND round = ? AND party = ?",
+                               (session, round, party)).fetchone()
+        return None if row is None or row[0] is None else bytes(row[0])
+
     def record_rejects(self, session: str, rejects: RejectCounts) -> None:
         """Add reject counts (:data:`RejectCounts`) in one transaction."""
         with self.transaction():
@@ -429,16 +479,18 @@ class TranscriptStore:
                 (session, round))],
             dtype=np.int64,
         )
-        exhausted = self._db.execute(
-            "SELECT party FROM messages WHERE session = ? AND round = ? AND kind = 'abstain' AND reason = ? "
-            "ORDER BY party", (session, round, ABSTAIN_BUDGET_EXHAUSTED),
-        ).fetchall()
+        reasons: dict[str, list[int]] = {}
+        for party, reason in self._db.execute(
+                "SELECT party, reason FROM messages WHERE session = ? AND round = ? AND kind = 'abstain' "
+                "ORDER BY party", (session, round)):
+            reasons.setdefault(str(reason), []).append(int(party))
         return RoundOutcome(
             name=name, participants=_id_array(participants),
             symbols=self._symbols(session, round) if symbols else None, decisions=decisions,
             messages_received=int(received), messages_rejected=int(rejected), index=int(round),
             abstained=_id_array(abstained), absent=_id_array(absent), status=status,
-            exhausted=np.array([p for (p,) in exhausted], dtype=np.int64),
+            exhausted=np.array(reasons.get(ABSTAIN_BUDGET_EXHAUSTED, []), dtype=np.int64), reasons=reasons,
+            double_released=self.double_releases(session, round),
         )
 
     def _symbols(self, session: str, round: int) -> NDArray[np.uint8]:
@@ -506,6 +558,7 @@ class TranscriptStore:
                 "participants": out.participants.tolist(), "abstained": out.abstained.tolist(),
                 "absent": out.absent.tolist(), "exhausted": out.exhausted.tolist(), "messages_received": out.messages_received,
                 "messages_rejected": out.messages_rejected, "decisions": out.decisions.tolist(),
+                "double_released": out.double_released.tolist(), "reasons": out.reasons,
             })
         document = {
             "session": session, "rounds": rounds, "messages": list(self._exported_messages(session)),

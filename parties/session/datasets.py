@@ -8,12 +8,14 @@
   row of names (no vote in it) is the header and names the rounds; a first row mixing names and votes
   is refused. Column 1 is kept as party labels when every cell of it is text (e.g. ``democrat``), or
   as ``--label-column`` says; a column 1 mixing votes and text is refused (a typo there must not
-  silently turn a column of votes into labels).
+  silently turn a column of votes into labels). Round names repeated in the header are refused (naming
+  one), and so is a file separated by ``;``, tabs or ``|`` (naming the separator found).
 * random bits: ``random_dataset(parties, rounds, rng)``.
 """
 
 from __future__ import annotations
 
+import collections
 import csv
 import io
 import os
@@ -24,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.protocols.errors import DatasetError, ParameterError
 
 __all__ = ["ABSENT", "DATASET_NAMES", "Dataset", "load_dataset", "random_dataset"]
@@ -131,6 +134,7 @@ def parse_csv(text: str, name: str, label_column: bool | None = None) -> Dataset
         raise DatasetError("dataset", name, "a CSV of 1/0, y/n or ? cells", hint=str(exc)) from None
     if not rows:
         raise DatasetError("dataset", name, "at least one row of 0/1 or y/n/? values")
+    _check_separator(rows, name)
     header = _header(rows, name)
     body = rows[1:] if header is not None else rows
     if not body:
@@ -161,8 +165,33 @@ def parse_csv(text: str, name: str, label_column: bool | None = None) -> Dataset
         tuple(h.strip() for h in header[first:]) if header
         else tuple(f"round-{j + 1}" for j in range(bits.shape[1]))
     )
+    repeated = [n for n, count in collections.Counter(names).items() if count > 1]
+    if repeated:
+        raise DatasetError(f"{name}: line 1", repeated[0], "a header whose round names are all different",
+                           message=f"{name}: the header names round {repeated[0]!r} more than once "
+                                   f"({len(repeated)} repeated name(s)): rename one, each round needs its own name")
     labels = tuple(row[0].strip() for row in body) if has_labels else ("",) * len(body)
     return Dataset(name, names, bits, labels)
+
+
+#: Separators other than the comma that spreadsheet programs write (named in the error when found).
+_OTHER_SEPARATORS = {";": "semicolon ';'", "\t": "tab", "|": "vertical bar '|'"}
+
+
+def _check_separator(rows: list[list[str]], name: str) -> None:
+    """Refuse a file whose every line is one comma-free cell holding another separator (a ``;``- or
+    tab-separated export), naming the separator found.
+
+    Raises:
+        DatasetError: the separator found, and that mpdp reads commas.
+    """
+    if any(len(row) != 1 for row in rows):
+        return
+    for separator, label in _OTHER_SEPARATORS.items():
+        if all(separator in row[0] for row in rows[:50]):
+            raise DatasetError("dataset", name, "a CSV with comma-separated cells",
+                               message=f"{name}: the cells are separated by a {label}, not commas (line 1: "
+                                       f"{rows[0][0][:60]!r}): save it as CSV with commas")
 
 
 def load_dataset(spec: str, label_column: bool | None = None) -> Dataset:
@@ -185,11 +214,7 @@ def load_dataset(spec: str, label_column: bool | None = None) -> Dataset:
         found = "a folder" if path.is_dir() else "no such file"
         raise DatasetError("--dataset", spec, f"one of {', '.join(DATASET_NAMES)} or a CSV file path "
                            f"({found}: {path.resolve()})")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError("--dataset", spec, f"a readable UTF-8 CSV file ({exc})") from exc
-    return parse_csv(text, str(path), label_column)
+    return parse_csv(read_text_file(path, "--dataset", "CSV file", DatasetError), str(path), label_column)
 
 
 def random_dataset(parties: int, rounds: int, rng: np.random.Generator) -> Dataset:

@@ -4,7 +4,8 @@ and ``--delta D``.
 * ``E``: every party uses epsilon = E (``inf`` allowed).
 * ``LO:HI``: each party draws its own epsilon uniformly from [LO, HI] (heterogeneous), from the run's
   seed, so ``--seed`` reproduces them.
-* ``FILE``: one line per party, ``epsilon`` or ``epsilon,delta`` (``#`` starts a comment).
+* ``FILE``: one line per party, ``epsilon`` or ``epsilon,delta`` (``#`` starts a comment); UTF-8, a byte
+  order mark skipped (:func:`mpdp.parties.rounds.text_files.read_text_file`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.mechanisms import RandomizedResponse, check_delta, check_epsilon
 
@@ -23,10 +25,7 @@ __all__ = ["parse_mechanisms", "warn_if_no_privacy"]
 
 
 def _from_file(path: Path, parties: int, delta: float) -> list[RandomizedResponse]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ParameterError("--epsilon", str(path), "a readable UTF-8 text file", hint=str(exc)) from None
+    text = read_text_file(path, "--epsilon", "text file of per-party epsilons")
     lines = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
     rows = [ln for ln in lines if ln]
     if len(rows) != parties:

@@ -10,12 +10,14 @@ optional extra ``mpdp[parquet]``).
 from __future__ import annotations
 
 import csv
+import os
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["COLUMNS", "EXPORT_FORMATS", "PARQUET_EXTRA", "Export", "export_transcripts"]
@@ -50,6 +52,7 @@ def export_transcripts(run_dir: str | Path, fmt: str = "csv", out: str | Path | 
 
     Raises:
         ParameterError: no ``transcripts.sqlite`` in ``run_dir`` (a run without ``--out`` keeps none), a
+            damaged one (:func:`mpdp.parties.rounds.store.check_store_file`; nothing is written then), a
             format not in :data:`EXPORT_FORMATS`, or ``"parquet"`` without pyarrow (names the extra).
     """
     if fmt not in EXPORT_FORMATS:
@@ -66,23 +69,33 @@ def export_transcripts(run_dir: str | Path, fmt: str = "csv", out: str | Path | 
             raise ParameterError("format", fmt, f"csv, or parquet with pyarrow installed (pip install "
                                                 f"'mpdp[{PARQUET_EXTRA}]')") from None
     target = Path(out) if out is not None else Path(run_dir) / f"transcripts.{fmt}"
-    with TranscriptStore(store_path) as store:
-        sessions = tuple(store.sessions())
-        parts = [(s, store.symbol_columns(s)) for s in sessions]
+    check_store_file(store_path)
+    try:
+        with TranscriptStore(store_path) as store:
+            sessions = tuple(store.sessions())
+            parts = [(s, store.symbol_columns(s)) for s in sessions]
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # damage quick_check did not see: still one line, no file
+        raise ParameterError("transcripts", str(store_path), "an intact SQLite transcript store",
+                             hint=f"damaged: {exc}; restore it from a copy") from None
     rows = sum(len(columns["symbol"]) for _, columns in parts)
-    if fmt == "csv":
-        with target.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(COLUMNS)
-            for session, c in parts:
-                writer.writerows(zip([session] * len(c["symbol"]), c["round"].tolist(), c["party"].tolist(),
-                                     c["repetition"].tolist(), c["symbol"].tolist(), strict=True))
-    else:
-        table = pyarrow.table({
-            "session": pyarrow.array([s for s, c in parts for _ in range(len(c["symbol"]))], pyarrow.string()),
-            **{name: pyarrow.array(np.concatenate([c[name] for _, c in parts]) if parts else
-                                   np.zeros(0, dtype=np.uint8 if name == "symbol" else np.int64))
-               for name in COLUMNS[1:]},
-        })
-        pyarrow.parquet.write_table(table, target)
+    partial = target.with_name(f".{target.name}.partial")  # renamed once complete: never a partial export
+    try:
+        if fmt == "csv":
+            with partial.open("w", newline="", encoding="utf-8") as handle:
+                writer = csv.writer(handle, lineterminator="\n")
+                writer.writerow(COLUMNS)
+                for session, c in parts:
+                    writer.writerows(zip([session] * len(c["symbol"]), c["round"].tolist(), c["party"].tolist(),
+                                         c["repetition"].tolist(), c["symbol"].tolist(), strict=True))
+        else:
+            table = pyarrow.table({
+                "session": pyarrow.array([s for s, c in parts for _ in range(len(c["symbol"]))], pyarrow.string()),
+                **{name: pyarrow.array(np.concatenate([c[name] for _, c in parts]) if parts else
+                                       np.zeros(0, dtype=np.uint8 if name == "symbol" else np.int64))
+                   for name in COLUMNS[1:]},
+            })
+            pyarrow.parquet.write_table(table, partial)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
     return Export(target, rows, sessions)

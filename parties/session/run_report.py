@@ -29,7 +29,7 @@ from mpdp.analysis.plot_style import save_figure
 from mpdp.analysis.report import RoundResult, plot_decisions, plot_privacy_spent, plot_rounds
 from mpdp.analysis.report_page import ReportFigure, ReportPage, Section, Table, cells, render_html, render_markdown
 from mpdp.analysis.sweep import SweepPoint, SweepResult
-from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["RUN_FILES", "ReportFiles", "build_page", "write_report"]
@@ -112,6 +112,7 @@ def _store_sections(run_dir: Path, session: str) -> list[Section]:
     path = run_dir / _STORE
     if not path.exists():
         return [Section("Rejected messages", (f"no {_STORE} in this directory: not recorded.",))]
+    check_store_file(path)  # a damaged store: one line, and no report file is written
     with TranscriptStore(path) as store:
         rejects = store.rejects(session)
         created = store.sessions().get(session, {}).get("created")
@@ -220,7 +221,7 @@ def _sweep_page(doc: dict[str, Any]) -> tuple[ReportPage, int]:
 def _deployment_page(run_dir: Path, doc: dict[str, Any]) -> tuple[ReportPage, int]:
     rounds = doc["rounds"]
 
-    def mean(values: list[float]) -> float:
+    def mean(values: list[float] | None) -> float:  # None: an undecided round has no posterior
         return sum(values) / len(values) if values else math.nan
 
     config = (("session", doc["session"]), ("function", str(doc["function"])), ("repetitions", str(doc["repetitions"])),

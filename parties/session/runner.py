@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -254,7 +255,9 @@ async def drive_rounds(
         outcomes.append(outcome)
         on_round(outcome)
     await engine.finish(len(round_names))
-    return outcomes
+    # a double release caught after its round was recorded (a late second answer) is in the store only
+    return [dataclasses.replace(o, double_released=store.double_releases(engine.topics.session, o.index))
+            for o in outcomes]
 
 
 def worker_specs(

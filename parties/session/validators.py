@@ -6,7 +6,7 @@
                                                                   │ parse + Ed25519 check (SignedReader.read)
                                                                   │ batches of per-message records (pipes)
     broker ── mpdp/{session}/status, the protocol's topics ────> merger = the round engine (this process):
-                                                                  round, late, duplicate, repetitions,
+                                                                  round, late, double-release, repetitions,
                                                                   payload; close, decide, store, publish
 
 Parsing and the signature check (the observer's cost per message) run in the validators, on other cores
@@ -20,7 +20,7 @@ party ids and the signed bytes. Rejections found by validators (:class:`Rejected
 in the engine's reject log and store, as its own.
 
 Order is kept per validator, not across validators: of two different answers of one party to a round
-the first merged is recorded and the other counted ``duplicate``, as a single observer does with
+the first merged is recorded and the other kept as a double release, as a single observer does with
 whichever the broker delivered first. Answers kept from before the first announcement (a resumed
 observer) are checked once more by the merger when their round opens (:meth:`RoundEngine.accept`).
 

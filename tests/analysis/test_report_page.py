@@ -46,9 +46,9 @@ def test_html_escapes_text_and_embeds_every_figure_as_png() -> None:
 
 def test_markdown_has_the_tables_and_links_the_figure_files() -> None:
     text = render_markdown(_page(), {"accuracy": "report-accuracy.png"})
-    assert text.startswith("# run <1>\n")
-    assert "| dataset | a\\|b |" in text and "| r2 | 2 |" in text
-    assert "![the <figure>](report-accuracy.png)" in text
+    assert text.startswith("# run &lt;1&gt;\n\nwhat &amp; how\n")  # user text: no raw HTML, no markup
+    assert "| dataset | a\\|b |" in text and "| r2 | 2 |" in text and "x &lt; y" in text
+    assert "![the &lt;figure&gt;](report-accuracy.png)" in text
     assert "**long**" not in text  # folded tables stay in the HTML page
 
 

@@ -2,7 +2,8 @@
 mosquitto): every host and the observer are SIGKILLed mid-session and restarted; the new observer re-announces
 every round, and the hosts answer from their SQLite records. No party ever publishes two different answers
 for one round, and each party's recorded ledger is exactly its distinct answers with symbols. Default
-parties (--max-repetitions 1) answer `mpdp observe --repetitions 500` with `policy` abstentions only."""
+parties (--max-repetitions 1) answer `mpdp observe --repetitions 500` with `policy` abstentions only: no round
+is decided from nothing (``no-answers``) and the observer exits 1."""
 
 from __future__ import annotations
 
@@ -171,7 +172,9 @@ async def test_default_parties_refuse_500_repetitions_with_policy_abstentions(
         codes = [await _finish(proc, 40) for proc in procs]
     finally:
         await _kill_all(deployment.procs)
-    assert codes == [0, 0, 0], deployment.logs()
+    assert codes == [0, 0, 1], deployment.logs()  # the observer: no round decided from nothing
+    assert ("mpdp: warning: 2 of 2 round(s) had no answer to decide from: every party heard from abstained"
+            in (tmp_path / "observe1.log").read_text()), deployment.logs()
     with TranscriptStore(tmp_path / "out1" / "transcripts.sqlite") as store:
         messages = list(store.messages(session))
         assert len(messages) == 2 * K
@@ -179,7 +182,10 @@ async def test_default_parties_refuse_500_repetitions_with_policy_abstentions(
         for r in range(2):
             got = store.load_round(session, r)
             assert got.participants.size == 0 and got.abstained.tolist() == list(range(K))
-    privacy = json.loads((tmp_path / "out1" / "decisions.json").read_text())["privacy"]
+            assert got.status == "no-answers" and got.decisions.tolist() == [-1] * 500
+    document = json.loads((tmp_path / "out1" / "decisions.json").read_text())
+    assert [(r["status"], r["reasons"]) for r in document["rounds"]] == [("no-answers", {"policy": list(range(K))})] * 2
+    privacy = document["privacy"]
     assert {(e["rounds_answered"], e["epsilon_optimal"], e["epsilon_basic"]) for e in privacy["parties"]} == {(0, 0.0, 0.0)}
     for name in HOSTS:
         with deployment.record(name) as record:

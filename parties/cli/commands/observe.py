@@ -10,7 +10,12 @@ header of :mod:`mpdp.analysis.documents`, schema ``schemas/observe.schema.json``
 same session again: a complete one runs nothing, one in progress needs ``--resume`` (said at once; recorded
 rounds are skipped); a directory holding another session's is refused unless
 ``--force``, which replaces them. A round with no answer at all is ``failed`` (no decision; shown in
-the table, ``"status": "failed"`` in ``decisions.json``) and the command exits 1 naming the failed rounds. The ``privacy`` section of ``decisions.json`` is each party's spent
+the table, ``"status": "failed"`` in ``decisions.json``) and the command exits 1 naming the failed rounds.
+A party that sent two different validly signed answers to one round released twice (two hosts serve it, or
+a host lost its answer record): both are kept in the transcript, the round lists it in ``double_released``,
+its privacy is charged for both, and the command exits 1 naming it. A round in which every party heard from
+abstained (e.g. ``policy``: more repetitions than the hosts allow) is ``no-answers``: not decided (-1), the
+abstention reasons in ``decisions.json``, a warning line naming the rounds and reasons, exit 1. The ``privacy`` section of ``decisions.json`` is each party's spent
 (epsilon, delta) as the transcript shows it (exact optimum, 000 Theorem 3.3, at delta_tilde 1e-6, and basic
 composition), the same section as ``mpdp simulate``'s ``results.json``.
 """
@@ -39,7 +44,13 @@ from mpdp.parties.cli.args import (
     option_names,
 )
 from mpdp.parties.cli.display import truth_text
-from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
+from mpdp.parties.rounds.outcome import (
+    UNDECIDED,
+    RoundOutcome,
+    double_release_text,
+    failed_rounds_text,
+    no_answers_text,
+)
 from mpdp.parties.rounds.privacy import (
     DEFAULT_DELTA_SLACK,
     ledgers_from_rounds,
@@ -51,7 +62,7 @@ from mpdp.parties.rounds.session_files import (
     read_private_key,
     read_roster,
 )
-from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.observe import HOSTS_MODE, ObserveConfig, observe
@@ -123,6 +134,7 @@ def _other_sessions(out: Path, session: str) -> list[str]:
     """The sessions other than ``session`` whose transcript or decisions are in ``out``."""
     found: set[str] = set()
     if (out / "transcripts.sqlite").exists():
+        check_store_file(out / "transcripts.sqlite")  # resumed or refused: never read damaged
         with TranscriptStore(out / "transcripts.sqlite") as store:
             found.update(store.sessions())
     if (out / "decisions.json").exists():
@@ -170,9 +182,10 @@ def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFu
         "participants": outcome.participants.tolist(), "abstained": outcome.abstained.tolist(),
         "absent": outcome.absent.tolist(), "messages_received": outcome.messages_received,
         "messages_rejected": outcome.messages_rejected, "decisions": outcome.decisions.tolist(),
+        "double_released": outcome.double_released.tolist(), "reasons": outcome.reasons,
     }
     if outcome.symbols is not None:  # randomized response; a failed round (no answer) has no posterior
-        posterior = None if outcome.status == "failed" else round_posterior(
+        posterior = None if outcome.status in UNDECIDED else round_posterior(
             [facts.roster.mechanisms[p] for p in outcome.participants], function, outcome.symbols)
         document["posterior_of_decision"] = None if posterior is None else posterior.of(outcome.decisions).tolist()
         document["expected_ones"] = None if posterior is None else posterior.expected_ones.tolist()
@@ -196,12 +209,17 @@ def _print_table(document: dict[str, object]) -> None:
             table.add_row(r["name"], "[bold red]FAILED[/]", "0", "0", str(len(r["absent"])),
                           "[red]none: no answer[/]", "-", "-")
             continue
+        if r["status"] == "no-answers":
+            table.add_row(r["name"], "[bold yellow]no-answers[/]", "0", str(len(r["abstained"])),
+                          str(len(r["absent"])), "[yellow]none: all abstained[/]", "-", "-")
+            continue
         decisions = np.asarray(r["decisions"])
         values, counts = np.unique(decisions, return_counts=True)
         top = int(values[np.argmax(counts)])
         decision = truth_text(function, top) + ("" if decisions.size == 1 else f" ({counts.max()}/{decisions.size})")
         cells = () if mpc else (f"{np.mean(r['posterior_of_decision']):.4f}", f"{np.mean(r['expected_ones']):.1f}")
-        table.add_row(r["name"], r["status"], str(len(r["participants"])), str(len(r["abstained"])),
+        status = r["status"] + (" [bold red]DOUBLE RELEASE[/]" if r["double_released"] else "")
+        table.add_row(r["name"], status, str(len(r["participants"])), str(len(r["abstained"])),
                       str(len(r["absent"])), decision, *cells)
     console.print(table)
 
@@ -245,9 +263,11 @@ def _run(args: argparse.Namespace) -> int:
     (out / "decisions.json").write_text(to_json_text(document, indent=1) + "\n")
     emit(args, document)
     _print_table(document)
-    failed = failed_rounds_text(outcomes)
-    if failed is not None:
-        print(f"mpdp: error: {failed}; the session is recorded in {config.store_path} (exit code 1)",
-              file=sys.stderr)
-        return 1
-    return 0
+    errors = [text for text in (double_release_text(outcomes), failed_rounds_text(outcomes)) if text is not None]
+    for text in errors:
+        print(f"mpdp: error: {text}; the session is recorded in {config.store_path} (exit code 1)", file=sys.stderr)
+    empty = no_answers_text(outcomes)
+    if empty is not None:
+        print(f"mpdp: warning: {empty}; a party abstains by its own policy (mpdp party --max-repetitions, --budget) "
+              "(exit code 1)", file=sys.stderr)
+    return 1 if errors or empty is not None else 0

@@ -7,7 +7,8 @@ Deployment mode by default (the OS CSPRNG); ``--seed`` makes it a reproducible s
 The privacy policy is the host's own: ``--max-repetitions N`` (default 1) and ``--budget EPS,DELTA``; a round
 asking for more gets a signed abstention ``policy`` / ``budget-exhausted`` and no release. Every answer is
 committed to ``--record FILE`` (SQLite) before it is published; a re-announced round (after any restart)
-gets the same signed message again, never a fresh draw.
+gets the same signed message again, never a fresh draw. A host is refused when the keys folder notes
+another record for its parties in this session (:mod:`mpdp.parties.session.host_records`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from mpdp.parties.rounds.session_files import party_key_path, read_private_key, 
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.host import MIN_OBSERVER_GRACE, HostConfig, host_bits, host_parties
+from mpdp.parties.session.host_records import claim_record
 
 __all__ = ["register"]
 
@@ -43,7 +45,9 @@ mode: deployment by default (each party privatizes with the OS CSPRNG, exact Ber
 policy: a round announcing more than --max-repetitions releases, or one whose releases would take a party
   past --budget (exact optimal composition, 000 Theorem 3.3, at delta_tilde 1e-6), gets a signed abstention
   (policy, budget-exhausted). Answers and ledgers are kept in --record (default KEYS/answers-FIRST.sqlite);
-  keep that file: after a restart the host re-sends its recorded answers and never draws twice.
+  keep that file: after a restart the host re-sends its recorded answers and never draws twice. The keys
+  folder notes which record its parties answered each session with (answer-records.json): a host started
+  with another record, a missing one or one created again is refused (--new-record overrides, after a check).
 """
 
 
@@ -74,6 +78,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--record", type=Path, default=None, metavar="FILE",
                    help="the host's answer record, SQLite (default: KEYS/answers-FIRST.sqlite, FIRST = the "
                         "smallest hosted party id)")
+    p.add_argument("--new-record", action="store_true",
+                   help="start although the keys folder notes another answer record for these parties in this "
+                        "session (lost, moved, created again): only after checking that no round it answered "
+                        "can be announced again, else every bit is released twice")
     p.add_argument("--protocol", choices=("rr", "mpc"), default=None,
                    help="rr: randomized response; mpc: Shamir shares sealed to the compute servers pinned in the "
                         "roster (default: mpc if the roster lists compute servers, else rr)")
@@ -89,6 +97,7 @@ def _run(args: argparse.Namespace) -> int:
     budget = None if args.budget is None else Budget.parse(args.budget)
     check_privacy_options(budget, DEFAULT_DELTA_SLACK, budget_name="--budget")
     record = args.record if args.record is not None else args.keys / f"answers-{parties[0]}.sqlite"
+    claim_record(args.keys, facts.session, parties, record, new_record=args.new_record)
     config = HostConfig(facts=facts, parties=parties, bits=bits, private_keys=keys, endpoint=endpoint,
                         seed=args.seed, idle_timeout=args.idle_timeout, observer_grace=args.observer_grace,
                         max_repetitions=args.max_repetitions, budget=budget, record=record,

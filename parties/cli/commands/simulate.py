@@ -41,7 +41,13 @@ from mpdp.parties.cli.args import (
 )
 from mpdp.parties.cli.display import party_summary, print_results
 from mpdp.parties.rounds.config import CONNECTIONS, PROTOCOLS
-from mpdp.parties.rounds.outcome import RoundOutcome, failed_rounds_text
+from mpdp.parties.rounds.outcome import (
+    UNDECIDED,
+    RoundOutcome,
+    double_release_text,
+    failed_rounds_text,
+    no_answers_text,
+)
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
 from mpdp.parties.session.datasets import DATASET_NAMES
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT
@@ -203,31 +209,37 @@ def _run(args: argparse.Namespace) -> int:
             print(party_summary([r.parties for r in result.evaluations if r.parties is not None], args.rule))
         print(privacy_summary(document["privacy"]))
     emit(args, document, indent=2)
-    return max(_timeouts(result.outcome.rounds), _inconsistent(result.rounds, args.alpha))
+    decided = [r for r, o in zip(result.rounds, result.outcome.rounds, strict=True) if o.status not in UNDECIDED]
+    return max(_timeouts(result.outcome.rounds), _inconsistent(decided, len(result.rounds), args.alpha))
 
 
-def _inconsistent(rounds: Sequence[RoundResult], alpha: float) -> int:
-    """Name the rounds whose measured accuracy is inconsistent with the exact theory; exit code 1 if any
-    (as ``mpdp sweep``: a script can trust a run that exits 0)."""
+def _inconsistent(rounds: Sequence[RoundResult], total: int, alpha: float) -> int:
+    """Name the decided ``rounds`` (of ``total``) whose measured accuracy is inconsistent with the exact theory
+    (an undecided round has no accuracy to test: it is named by :func:`_timeouts`); exit code 1 if any (as
+    ``mpdp sweep``: a script can trust a run that exits 0)."""
     bad = [r.round for r in rounds if not r.consistent]
     if not bad:
         return 0
     names = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
-    print(f"mpdp: error: {len(bad)} of {len(rounds)} round(s) inconsistent with theory at family-wise alpha "
+    print(f"mpdp: error: {len(bad)} of {total} round(s) inconsistent with theory at family-wise alpha "
           f"{alpha:g}: {names} (a correct run fails this check with probability at most alpha; exit code 1)",
           file=sys.stderr)
     return 1
 
 
 def _timeouts(rounds: Sequence[RoundOutcome]) -> int:
-    """Warn about rounds that closed at their timeout with parties unheard, name the failed ones (no
-    answer at all); exit code 1 if any."""
-    failed = failed_rounds_text(rounds)
-    if failed is not None:
-        print(f"mpdp: error: {failed}", file=sys.stderr)
+    """Warn about rounds that closed at their timeout with parties unheard and rounds in which every party
+    abstained (``no-answers``), name the failed ones (no answer at all) and the parties that released twice;
+    exit code 1 if any."""
+    errors = [text for text in (failed_rounds_text(rounds), double_release_text(rounds)) if text is not None]
+    for text in errors:
+        print(f"mpdp: error: {text}", file=sys.stderr)
+    empty = no_answers_text(rounds)
+    if empty is not None:
+        print(f"mpdp: warning: {empty} (exit code 1)", file=sys.stderr)
     late = [r for r in rounds if r.status == "timeout" and r.absent.size]
     if not late:
-        return 0 if failed is None else 1
+        return 0 if not errors and empty is None else 1
     names = ", ".join(f"{r.name} ({r.absent.size} absent)" for r in late[:5])
     more = f" and {len(late) - 5} more" if len(late) > 5 else ""
     print(f"mpdp: warning: {len(late)} round(s) closed at --round-timeout with parties not heard: "

@@ -146,3 +146,13 @@ def test_inputs_never_show_a_broker_password() -> None:
     args = argparse.Namespace(broker="mqtts://alice:s3cret@broker.example:8883", out=Path("run"), json="-",
                               run=print, seed=3)
     assert command_inputs(args) == {"broker": "mqtts://alice:***@broker.example:8883", "out": "run", "seed": 3}
+
+
+def test_a_config_that_is_not_utf8_is_one_line_and_a_bom_is_skipped(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "run.toml"
+    config.write_bytes(b"epsilon = 0.5\n# caf\xe9\n")  # Latin-1
+    line = refused(capsys, *COMPOSE, "--config", str(config))
+    assert "--config=" in line and "TOML file in UTF-8" in line and "byte 19 is 0xe9" in line
+    config.write_bytes(b"\xef\xbb\xbfepsilon = [0.5\n")  # a BOM is skipped: the TOML error is the bracket
+    assert "a TOML file" in refused(capsys, *COMPOSE, "--config", str(config))

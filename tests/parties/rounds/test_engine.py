@@ -114,7 +114,7 @@ async def test_every_reject_reason_is_counted_and_only_valid_answers_recorded(wo
         (TOPICS.party(1), world.answer(1, key=stranger)),                                  # signature
         (TOPICS.party(7), world.answer(7, [0, 0, 0, 0], key=stranger)),                    # unknown-party
         (TOPICS.party(0), first),                                       # the same again: a re-send, ignored
-        (TOPICS.party(0), world.answer(0, [0, 0, 0, 0])),                                  # duplicate (new)
+        (TOPICS.party(0), world.answer(0, [0, 0, 0, 0])),                             # double-release (new)
         (TOPICS.party(2), world.answer(2, [3, 2, 1, 0]).replace(SESSION, "other", 1)),     # session
         (TOPICS.party(2), "{not json"),                                                    # schema
         (TOPICS.party(2), world.answer(1)),                                                # topic
@@ -129,7 +129,7 @@ async def test_every_reject_reason_is_counted_and_only_valid_answers_recorded(wo
                            repetitions=REPS, round_timeout=5.0) as engine:
         outcome = await _round(engine, world, sends)
         assert engine.messages_received == 3 and engine.messages_rejected == 10
-    expected = {"signature": 1, "unknown-party": 1, "duplicate": 1, "session": 1, "schema": 1, "topic": 2,
+    expected = {"signature": 1, "unknown-party": 1, "double-release": 1, "session": 1, "schema": 1, "topic": 2,
                 "round": 1, "repetitions": 1, "symbol-range": 1}
     assert world.store.rejects(SESSION) == {(0, reason): n for reason, n in expected.items()}
     assert outcome.status == "complete" and outcome.messages_rejected == sum(expected.values())

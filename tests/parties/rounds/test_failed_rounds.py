@@ -5,6 +5,7 @@ before ``failed`` existed is migrated and keeps its rounds."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.rounds.engine import open_engine
-from mpdp.parties.rounds.outcome import NO_DECISION, RoundOutcome, failed_rounds_text
+from mpdp.parties.rounds.outcome import NO_DECISION, RoundOutcome, failed_rounds_text, no_answers_text
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import MessageRows, RecordedMessage, RoundRecord, TranscriptStore
 from mpdp.parties.rr.observer import Observer
@@ -88,3 +89,41 @@ def test_a_store_from_before_failed_rounds_is_migrated(tmp_path: Path) -> None:
         store.record_round(RoundRecord(SESSION, failed, MessageRows(1, (RecordedMessage(
             0, "absent", None, np.zeros(0, np.uint8), None),)), {}))
         assert store.recorded_rounds(SESSION) == [0, 1] and store.load_round(SESSION, 1).status == "failed"
+
+
+async def test_a_round_in_which_every_party_abstained_is_not_decided(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    broker = InMemoryBroker()
+    roster, keys = Roster.generate((RandomizedResponse(1.0),) * 3)
+    coordinator, _ = generate_key_pair()
+    path = tmp_path / "t.sqlite"
+    with TranscriptStore(path) as store:
+        store.open_session(SESSION, 3, REPS, ["r0"], mode="simulation (seeded generators)")
+        observer = Observer(TOPICS, roster, store, function=parse_function("majority"),
+                            measure=accuracy_measure("zero-one", 2), rule_factory=observer_average_rule,
+                            party_decisions=True)
+        async with open_engine(broker, TOPICS, roster, store, coordinator, observer, repetitions=REPS,
+                               round_timeout=0.5) as engine, broker.connect("watch") as watch:
+            await watch.subscribe(TOPICS.rounds, TOPICS.transcript)
+            with caplog.at_level(logging.WARNING, "mpdp.rounds"):
+                running = asyncio.create_task(engine.run_round(0, "r0"))
+                assert (await next_delivery(watch, 1.0)) is not None  # the announcement
+                for party, reason in ((0, "policy"), (2, "policy"), (1, "budget-exhausted")):
+                    abstention = PartyMessage.signed(keys[party], session=SESSION, round=0, party=party,
+                                                     repetitions=REPS, reason=reason)
+                    await watch.publish(TOPICS.party(party), abstention.model_dump_json())
+                empty = await running
+            assert await next_delivery(watch, 0.3) is None  # nothing published for it (no transcript)
+    assert (empty.status, empty.decisions.tolist(), empty.participants.size) == ("no-answers", [NO_DECISION] * REPS, 0)
+    assert empty.reasons == {"policy": [0, 2], "budget-exhausted": [1]} and empty.abstained.tolist() == [0, 1, 2]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "NOT DECIDED" in r.message]
+    assert warnings == ["observer: round 0 (r0) NOT DECIDED: no party released, every party heard from abstained "
+                        "(budget-exhausted: 1; policy: 0,2)"]
+    with TranscriptStore(path) as store:  # recorded so, with the reasons
+        stored = store.load_round(SESSION, 0)
+    assert (stored.status, stored.reasons, stored.exhausted.tolist()) == (
+        "no-answers", {"budget-exhausted": [1], "policy": [0, 2]}, [1])
+    assert no_answers_text([stored]) == (
+        "1 of 1 round(s) had no answer to decide from: every party heard from abstained (nothing was decided, their "
+        "decisions are recorded as -1; abstention reason and parties): 0 (r0: budget-exhausted 1; policy 0,2)")
+    assert failed_rounds_text([stored]) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -43,6 +44,18 @@ def test_ledgers_are_one_charge_per_round_answered_in_round_order() -> None:
         ledgers_from_rounds([_round(0, [3])], MECHANISMS, 2, 1e-6)
 
 
+def test_a_double_release_is_charged_as_the_further_releases_it_is() -> None:
+    doubled = dataclasses.replace(_round(0, [0, 1]), double_released=np.array([0, 0, 2], np.int64))
+    ledgers = ledgers_from_rounds([doubled], MECHANISMS, 2, 1e-6)
+    # party 0: its answer and two more (6 releases); party 2 abstained first, then released (2 releases)
+    assert [ledger.charges for ledger in ledgers] == [
+        (RoundCharge(0, 0.5, 0.0, 6),), (RoundCharge(0, 1.0, 1e-7, 2),), (RoundCharge(0, math.inf, 0.0, 2),)]
+    section = privacy_section([ledger.spent() for ledger in ledgers], [doubled], None, 1e-6, 2)
+    assert [p["rounds_double_released"] for p in section["parties"]] == [[0], [], [0]]  # type: ignore[attr-defined]
+    assert section["summary"]["parties_double_released"] == [0, 2]  # type: ignore[index]
+    assert "2 parties released twice (charged)" in privacy_summary(section)
+
+
 def test_privacy_section_and_summary_line() -> None:
     spent = [ledger.spent() for ledger in ledgers_from_rounds(ROUNDS, MECHANISMS, 2, 1e-6)]
     section = privacy_section(spent, ROUNDS, Budget(5.0, 1e-5), 1e-6, 2)
@@ -51,7 +64,7 @@ def test_privacy_section_and_summary_line() -> None:
     assert first == {"id": 0, "rounds_answered": 2, "releases": 4,
                      "epsilon_optimal": pytest.approx(optimal_epsilon(0.5, 4, 1e-6), rel=1e-12),
                      "epsilon_basic": 2.0, "delta": pytest.approx(1e-6), "delta_basic": 0.0, "method": "exact",
-                     "rounds_refused": 0, "first_refused": None}
+                     "rounds_refused": 0, "first_refused": None, "rounds_double_released": []}
     assert (second["rounds_refused"], second["first_refused"], second["releases"]) == (1, 2, 4)
     assert (third["epsilon_optimal"], third["epsilon_basic"], third["first_refused"]) == ("inf", "inf", 2)
     summary = section["summary"]

@@ -68,14 +68,14 @@ async def test_invalid_messages_are_rejected_counted_and_not_recorded(mosquitto:
         (topics.party(1), message(1, stranger).model_dump_json()),                     # signature
         (topics.party(7), message(7, stranger).model_dump_json()),                     # unknown-party
         (topics.party(0), good0.model_dump_json()),                    # the same again: a re-send, ignored
-        (topics.party(0), message(0, keys[0]).model_dump_json()),                      # duplicate (new nonce)
+        (topics.party(0), message(0, keys[0]).model_dump_json()),                      # double-release (new nonce)
         (topics.party(2), message(2, keys[2]).model_dump_json().replace(session, "other", 1)),  # session
         (topics.party(2), "{not json"),                                                # schema
         (topics.party(2), message(1, keys[1]).model_dump_json()),                      # topic
         (topics.party(2), message(2, keys[2], round=1).model_dump_json()),             # round
         (topics.party(2), message(2, keys[2], repetitions=REPS + 1,
                                   symbols=np.zeros(REPS + 1, np.uint8)).model_dump_json()),  # repetitions
-        (topics.party(0), message(0, keys[0]).model_dump_json()),                      # duplicate
+        (topics.party(0), message(0, keys[0]).model_dump_json()),                      # double-release
         (topics.party(1), message(1, keys[1]).model_dump_json()),                      # valid abstention
         (topics.party(2), message(2, keys[2]).model_dump_json()),                      # valid, completes
     ]
@@ -97,15 +97,17 @@ async def test_invalid_messages_are_rejected_counted_and_not_recorded(mosquitto:
     assert np.array_equal(outcome.symbols, np.stack([symbols[0], symbols[2]], axis=1))
     decisions, clear = brute_force_majority([mechanisms[0], mechanisms[2]], outcome.symbols)
     assert clear.all() and outcome.decisions.tolist() == decisions.tolist()
-    expected = {"signature": 1, "unknown-party": 1, "duplicate": 2, "session": 1, "schema": 1, "topic": 1,
+    expected = {"signature": 1, "unknown-party": 1, "double-release": 2, "session": 1, "schema": 1, "topic": 1,
                 "round": 1, "repetitions": 1}
-    # the symbol-range message (party 0, symbol 2 from a pure party) arrives after party 0's valid one: a duplicate
+    # the symbol-range message (party 0, symbol 2 from a pure party) arrives after party 0's valid one: validly
+    # signed by party 0, so a double release too
     assert outcome.messages_rejected == sum(expected.values()) + 1
-    assert store.rejects(session) == {(0, r): n + (r == "duplicate") for r, n in expected.items()}
+    assert store.rejects(session) == {(0, r): n + (r == "double-release") for r, n in expected.items()}
     stored = store.load_round(session, 0)
     assert np.array_equal(stored.symbols, outcome.symbols) and stored.decisions.tolist() == outcome.decisions.tolist()
     payloads = [row["payload"] for row in store.messages(session)]
     assert json.loads(payloads[0])["nonce"] == good0.nonce and len(payloads) == 3
+    assert stored.double_released.tolist() == [0, 0, 0]  # three more answers of party 0, each kept
     store.close()
 
 

@@ -1,5 +1,7 @@
 """Dataset loading: the shipped House votes, generic CSVs, random bits."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -108,3 +110,26 @@ def test_every_bit_matrix_reads_back(bits: np.ndarray, header: bool, labels: boo
     assert data.bits.tolist() == bits.tolist()
     assert data.labels == (tuple(f"party {i}" for i in range(k)) if labels else ("",) * k)
     assert data.round_names == tuple(f"bill {j}" if header else f"round-{j + 1}" for j in range(r))
+
+
+def test_repeated_round_names_and_other_separators_are_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "votes.csv"
+    path.write_text("party,billA,billB,billA\np0,1,0,1\np1,0,0,1\n")
+    with pytest.raises(DatasetError, match=r"the header names round 'billA' more than once"):
+        load_dataset(str(path))
+    for separator, named in ((";", "semicolon ';'"), ("\t", "tab")):
+        path.write_text(separator.join(["party", "a", "b"]) + "\n" + separator.join(["p0", "1", "0"]) + "\n")
+        with pytest.raises(DatasetError, match=f"separated by a {named}, not commas"):
+            load_dataset(str(path))
+    path.write_text("1;0\n")  # one line too, no header
+    with pytest.raises(DatasetError, match="semicolon"):
+        load_dataset(str(path))
+
+
+def test_a_file_that_is_not_utf8_is_one_error_and_a_bom_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "votes.csv"
+    path.write_bytes("party,bill\np0,1\n".encode("utf-16"))
+    with pytest.raises(DatasetError, match=r"--dataset=.* in UTF-8 \(byte 0 is 0xff"):
+        load_dataset(str(path))
+    path.write_bytes(b"\xef\xbb\xbfparty,bill\np0,1\n")
+    assert load_dataset(str(path)).round_names == ("bill",)

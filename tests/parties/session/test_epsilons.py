@@ -44,3 +44,10 @@ def test_a_binary_epsilon_file_is_a_one_line_error(tmp_path, capsys) -> None:
     binary.write_bytes(bytes(range(256)) * 4)
     line = refused(capsys, "simulate", "--broker", "mqtt://127.0.0.1:9", "--parties", "5", "--epsilon", str(binary))
     assert "UTF-8" in line
+
+
+def test_an_epsilon_file_with_a_byte_order_mark_is_read(tmp_path) -> None:
+    path = tmp_path / "eps.txt"
+    path.write_bytes(b"\xef\xbb\xbf0.5\n1.0,0.001\n")  # as a spreadsheet program saves "UTF-8 with BOM"
+    mechs = parse_mechanisms(str(path), 0.0, 2, np.random.default_rng(0))
+    assert mechs == [RandomizedResponse(0.5), RandomizedResponse(1.0, 0.001)]

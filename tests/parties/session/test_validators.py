@@ -95,12 +95,12 @@ async def test_two_validators_count_every_reject_reason_and_record_each_answer_o
         await _until(lambda: engine.messages_received == 1)
         for topic, text in [*bad, (topics.party(0), first), (topics.party(0), world.answer(0, [0, 0, 0, 0]))]:
             await world.sender.publish(topic, text)
-        await _until(lambda: engine.rejections.total == len(bad) + 1)  # + the duplicate; the re-send is no reject
+        await _until(lambda: engine.rejections.total == len(bad) + 1)  # + the double release; the re-send is no reject
         await world.sender.publish(topics.party(1), world.answer(1))
         await world.sender.publish(topics.party(2), world.answer(2, [3, 2, 1, 0]))
         outcome = await running
     expected = {"signature": 1, "unknown-party": 1, "session": 1, "schema": 1, "topic": 2, "round": 1,
-                "repetitions": 1, "symbol-range": 1, "duplicate": 1}
+                "repetitions": 1, "symbol-range": 1, "double-release": 1}
     assert dict(engine.rejections.counts) == expected
     assert {reason: n for (_, reason), n in world.store.rejects(topics.session).items()} == expected
     assert (outcome.status, outcome.messages_received, outcome.messages_rejected) == ("complete", 3, len(bad) + 1)

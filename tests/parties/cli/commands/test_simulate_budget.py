@@ -37,8 +37,10 @@ def test_simulate_reports_spent_budget(mosquitto: BrokerEndpoint, tmp_path: Path
     code = main(["simulate", "--parties", "4", "--rounds", "3", "--epsilon", "1", "--repetitions", "5",
                  "--budget", "12,1e-5", "--seed", "5", "--workers", "1", "--json", str(out),
                  "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"])
-    assert code == 0
-    privacy = json.loads(out.read_text())["privacy"]
+    assert code == 1  # round 3: every party abstained (budget-exhausted), not decided
+    document = json.loads(out.read_text())
+    assert [r["status"] for r in document["rounds"]] == ["complete", "complete", "no-answers"]
+    privacy = document["privacy"]
     assert privacy["budget"] == {"epsilon": 12.0, "delta": 1e-5} and privacy["delta_slack"] == 1e-6
     assert optimal_epsilon(1.0, 10, 1e-6) <= 12 < optimal_epsilon(1.0, 15, 1e-6)
     for party in privacy["parties"]:
@@ -46,5 +48,10 @@ def test_simulate_reports_spent_budget(mosquitto: BrokerEndpoint, tmp_path: Path
         assert party["epsilon_optimal"] == pytest.approx(optimal_epsilon(1.0, 10, 1e-6), rel=1e-12)
         assert party["epsilon_basic"] == pytest.approx(10.0)
     assert privacy["summary"]["parties_out_of_budget"] == 4
-    last = capsys.readouterr().out.strip().splitlines()[-1]
+    captured = capsys.readouterr()
+    last = captured.out.strip().splitlines()[-1]
     assert last.startswith("privacy spent per party") and "4/4 parties ran out" in last
+    errors = [line for line in captured.err.splitlines() if line.startswith("mpdp:")]
+    assert errors == ["mpdp: warning: 1 of 3 round(s) had no answer to decide from: every party heard from abstained "
+                      "(nothing was decided, their decisions are recorded as -1; abstention reason and parties): "
+                      "2 (round-3: budget-exhausted 0-3) (exit code 1)"]
