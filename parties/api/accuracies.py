@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["Accuracy", "accuracy"]
+__all__ = ["Accuracy", "accuracy", "compact_values"]
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -114,6 +115,31 @@ class Accuracy(Result):
         ax.set_title(rules_title(self.document, "optimal rules"), fontsize=9)
         ax.legend(fontsize=8)
         return figure
+
+
+def compact_values(values: float | Sequence[float]) -> float | str:
+    """How the inputs echo one value per party: a number as given, a list in the compact form
+    ``mpdp accuracy --epsilon`` reads (runs of equal values as ``VALUE*COUNT``, comma-separated), so that
+    10^6 identical parties echo as ``"1*1000000"``, not 10^6 numbers.
+
+    Args:
+        values: a number, or a sequence of numbers (floats; ``inf`` allowed).
+
+    Returns:
+        the number, or a str such as ``"0.5,1*3"``.
+
+    Example:
+        >>> compact_values([0.5, 1.0, 1.0, 1.0]), compact_values(2.0)
+        ('0.5,1*3', 2.0)
+    """
+    if isinstance(values, (int, float)):
+        return values
+    pieces = []
+    for value, run in itertools.groupby(float(v) for v in values):
+        text = repr(value).removesuffix(".0")
+        count = sum(1 for _ in run)
+        pieces.append(text if count == 1 else f"{text}*{count}")
+    return ",".join(pieces)
 
 
 def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanFunction, w: NDArray[np.float64],
@@ -239,7 +265,7 @@ def accuracy(
                 rules[key]["worst_case_upper_bound"] = rep.upper_bound
         report["rules"] = rules
     report["seconds"] = round(time.perf_counter() - started, 4)
-    inputs = {"epsilon": epsilon, "function": function if isinstance(function, str) else function.name,
-              "delta": delta, "parties": parties, "measure": measure, "party": party, "rule": rule, "engine": engine,
+    inputs = {"epsilon": compact_values(epsilon), "function": function if isinstance(function, str) else function.name,
+              "delta": compact_values(delta), "parties": parties, "measure": measure, "party": party, "rule": rule, "engine": engine,
               "samples": samples, "seed": seed}
     return Accuracy(strict_document(report, "accuracy", inputs))

@@ -10,9 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import mpdp
 from mpdp.analysis.accuracy import PROGRESS_STEPS
+from mpdp.parties.api.accuracies import compact_values
+from mpdp.parties.cli.commands.accuracy import parse_list
 from mpdp.parties.cli.main import main
 from mpdp.protocols.count_threshold import COUNT_GROUP_MAX, COUNT_PAIR_SMALL_MAX
 from mpdp.protocols.errors import SizeLimitError, SolverError
@@ -255,3 +259,18 @@ def test_an_exact_rule_estimated_over_the_time_limit_goes_to_the_fallback_at_onc
     with pytest.raises(SizeLimitError, match=r"no exact engine: the exact rule \(3,000 parties, 3,001 outputs\) "
                                              r"would take about .* over the 2 s time limit.*Monte Carlo"):
         mpdp.accuracy(1.0, "sum", parties=3000, rule="average", time_limit=2.0, samples=10_000)
+
+
+def test_inputs_echo_the_compact_form(capsys):
+    out = _json(capsys, "--epsilon", "1*3000", "--function", "majority", "--rule", "average")
+    assert out["inputs"]["epsilon"] == "1*3000" and out["k"] == 3000
+    assert out["inputs"]["delta"] == 0.0
+    mixed = _json(capsys, "--epsilon", "0.5,1,1,2.5", "--delta", "0.1*4", "--function", "or", "--rule", "average")
+    assert mixed["inputs"]["epsilon"] == "0.5,1*2,2.5" and mixed["inputs"]["delta"] == "0.1*4"
+
+
+@given(st.lists(st.sampled_from([0.0, 0.1, 0.30000000000000004, 1.0, 7e22, 1e-300, math.inf]), min_size=1, max_size=30))
+def test_the_compact_form_reads_back_as_the_same_values(values):
+    text = compact_values(values)
+    assert parse_list(text, "--epsilon") == values
+    assert len(text) <= len(",".join(map(repr, values)))
