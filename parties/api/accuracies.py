@@ -26,9 +26,9 @@ from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.count_threshold import (
-    COUNT_GROUP_MAX,
     COUNT_PAIR_SMALL_MAX,
     count_threshold_applies,
+    count_threshold_cost,
     count_threshold_rule,
 )
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError, SolverError
@@ -215,7 +215,7 @@ def accuracy(
     if counts and not count_threshold_applies(mechanisms, f, w_of(), party):
         raise ParameterError("engine", "counts", "a monotone binary symmetric function (majority, and, or, "
                              "threshold:T), the central observer and pure randomized response in 1 group of "
-                             f"equal epsilon (at most {COUNT_GROUP_MAX:,} parties) or 2 (the smaller at most "
+                             f"equal epsilon (as many parties as its cost estimate allows) or 2 (the smaller at most "
                              f"{COUNT_PAIR_SMALL_MAX:,}, the larger at most {PURE_GROUP_MAX:,})")
     if rule == "both" and not counts:  # the worst-case LP only where it fits, and say so
         refusal = worst_case_refusal(mechanisms, f, None if measure == "zero-one" else w_of(), party, engine,
@@ -234,6 +234,8 @@ def accuracy(
         if engine not in ("auto", "counts") or rule == "worst-case":
             raise
         if f.output_size(k) == 2 and count_threshold_applies(mechanisms, f, w_of(), party):
+            if len({m.epsilon for m in mechanisms}) == 1:  # one group: its size is bounded by its cost only
+                count_threshold_cost(k).check(time_limit)
             threshold = count_threshold_rule(mechanisms, f, w_of())
             if rule == "both" and not counts:
                 report["worst_case_skipped"] = str(exc)

@@ -18,7 +18,7 @@ from mpdp.analysis.accuracy import PROGRESS_STEPS
 from mpdp.parties.api.accuracies import compact_values
 from mpdp.parties.cli.commands.accuracy import parse_list
 from mpdp.parties.cli.main import main
-from mpdp.protocols.count_threshold import COUNT_GROUP_MAX, COUNT_PAIR_SMALL_MAX
+from mpdp.protocols.count_threshold import COUNT_PAIR_SMALL_MAX
 from mpdp.protocols.errors import SizeLimitError, SolverError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX
 from mpdp.protocols.worst_case import TIME_LIMIT_STATUS
@@ -212,7 +212,7 @@ def test_mpdp_accuracy_shows_a_progress_bar_on_a_terminal(quiet: tuple[str, ...]
 
 def test_the_count_engine_refusal_names_its_group_limits(capsys) -> None:
     line = refused(capsys, "accuracy", "--engine", "counts", "--epsilon", "1*7000,2*7000", "--function", "majority")
-    assert f"the smaller at most {COUNT_PAIR_SMALL_MAX:,}" in line and f"at most {COUNT_GROUP_MAX:,} parties" in line
+    assert f"the smaller at most {COUNT_PAIR_SMALL_MAX:,}" in line and "as many parties as its cost estimate allows" in line
 
 
 def test_an_lp_stopped_at_the_time_limit_leaves_the_average_rule(capsys, monkeypatch) -> None:
