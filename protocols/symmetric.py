@@ -171,8 +171,11 @@ class SymmetricAverageRule:
         time, so that the int64 copy stays ~32 MB at any number of repetitions."""
         rows = np.asarray(symbols)
         step = max(1, _CHECK_BLOCK // max(1, self.k))
-        blocks = [check_symbols(rows[i: i + step], self.mechanisms).sum(axis=1) for i in range(0, len(rows), step)]
-        ones: NDArray[np.int64] = np.concatenate(blocks) if blocks else check_symbols(rows, self.mechanisms).sum(axis=1)
+        if rows.ndim != 2 or rows.shape[0] <= step:  # one block (check_symbols names a bad shape)
+            whole: NDArray[np.int64] = check_symbols(rows, self.mechanisms).sum(axis=1)
+            return whole
+        ones: NDArray[np.int64] = np.concatenate([check_symbols(rows[i: i + step], self.mechanisms).sum(axis=1)
+                                                  for i in range(0, rows.shape[0], step)])
         return ones
 
     @property

@@ -95,3 +95,11 @@ def test_large_round_cost_does_not_grow_with_repetitions() -> None:
     # the count engine's threshold (found by bisection on point values, no tie rule) decides the same
     np.testing.assert_array_equal(got, count_threshold_rule(mechs, f, np.eye(2)).decide(symbols))
     assert 0 < got.sum() < reps
+
+
+def test_bad_symbols_are_refused_by_name() -> None:
+    rule = observer_average_rule([RandomizedResponse(1.0)] * 3, parse_function("majority"), np.eye(2))
+    with pytest.raises(ParameterError, match="shape"):
+        rule.decide(np.array([1, 0, 1], dtype=np.uint8))
+    with pytest.raises(ParameterError, match="symbol of party 2"):
+        rule.decide(np.array([[1, 0, 1], [0, 0, 2]], dtype=np.uint8))
