@@ -17,7 +17,9 @@ of a product), or one Poisson-binomial posterior of the unknown parties, k(k+1)/
 :data:`POSTERIOR_STEP_SECONDS` (:func:`mpdp.protocols.symmetric.count_posterior`). With every party on one
 mechanism the central observer computes one posterior per distinct symbol count vector of a batch, not per
 transcript; their expected number is drawn here from the symbols' multinomial law under the uniform input
-of 002 eq. (1) (a fixed seed: the estimate is reproducible and costs milliseconds).
+of 002 eq. (1) (a fixed seed: the estimate is reproducible and costs milliseconds). Where the rule decides
+from reported-one counts (``by_reported_ones``: one pure mechanism, a gain of few steps) a batch costs one
+recurrence per step, bounded by the count engine's :data:`mpdp.protocols.count_threshold.COUNT_SECONDS`.
 
 Calibration (the project's 2-core machine shared with ~6 jobs, 2026-12-01;
 ``benchmarks/bench_monte_carlo_cost.py`` prints each estimate next to its measurement): count_posterior
@@ -40,6 +42,8 @@ import numpy as np
 from mpdp.analysis.accuracy import per_party_batch
 from mpdp.analysis.monte_carlo import table_plan
 from mpdp.protocols.cost import CostEstimate
+from mpdp.protocols.count_gain import gain_steps
+from mpdp.protocols.count_threshold import COUNT_SECONDS
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse
@@ -123,12 +127,15 @@ def monte_carlo_cost(rule: SymmetricAverageRule, samples: int, alternative: str,
         size += f" (a table of {classes:,} count classes)"
     else:  # every transcript drawn and decided, in batches
         batch = per_party_batch(samples, k)
-        if rule.by_counts and rule.parity_alpha is None:
+        if rule.by_reported_ones and rule.parity_alpha is None:  # one recurrence per step and batch
+            seconds_of_decisions = -(-samples // batch) * gain_steps(rule.gain).size * COUNT_SECONDS(k)
+        elif rule.by_counts and rule.parity_alpha is None:
             decisions = (samples // batch * expected_distinct_counts(rule, batch)
                          + expected_distinct_counts(rule, samples % batch))
+            seconds_of_decisions = decisions * _posterior_seconds(rule)
         else:
-            decisions = float(samples)
-        seconds = samples * k * SYMBOL_SECONDS + decisions * _posterior_seconds(rule)
+            seconds_of_decisions = samples * _posterior_seconds(rule)
+        seconds = samples * k * SYMBOL_SECONDS + seconds_of_decisions
     # the gain table G[s, y] twice (the estimate builds its rule and w again): (k + 1)^2 float64 for sum
     return CostEstimate(task, size, SETUP_SECONDS + seconds, MEMORY_BYTES + 2 * rule.gain.nbytes, alternative)
 

@@ -7,7 +7,7 @@ complete of R, parties absent, rounds inconsistent with theory, messages receive
 
 * ``idle``: nothing beside it (the machine's other load is printed: a shared machine is never quite idle);
 * ``burners``: ``--burners N`` CPU burners (``python3 -c 'while True: pass'``) on all cores;
-* ``one-core``: the simulation, its broker and ``--burners N`` burners pinned to CPU 0 (``taskset -c 0``).
+* ``one-core``: the simulation and ``--burners N`` burners pinned to CPU 0 (``taskset -c 0``; the broker is not).
 
 Run: python benchmarks/bench_contention.py [--parties K] [--rounds R] [--burners N]
 [--conditions idle,burners,one-core] (default 1,000 parties, 20 rounds, 16 burners, idle and burners)
@@ -68,10 +68,10 @@ def _burners(count: int, one_core: bool, limit: float) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _stock_mosquitto(one_core: bool) -> Iterator[int]:
+def _stock_mosquitto() -> Iterator[int]:
     """A mosquitto in its default configuration on a free loopback port; the port."""
     port = free_loopback_port()
-    proc = subprocess.Popen([*_pin(one_core), "mosquitto", "-p", str(port)], stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(["mosquitto", "-p", str(port)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
@@ -94,7 +94,7 @@ def _children_cpu() -> float:
 def run_condition(condition: str, parties: int, rounds: int, burners: int, limit: float) -> Outcome:
     """Run the simulation under ``condition`` (module docstring); its outcome."""
     one_core = condition == "one-core"
-    with tempfile.TemporaryDirectory(prefix="mpdp-contention-") as tmp, _stock_mosquitto(one_core) as port, \
+    with tempfile.TemporaryDirectory(prefix="mpdp-contention-") as tmp, _stock_mosquitto() as port, \
             _burners(0 if condition == "idle" else burners, one_core, limit):
         result = Path(tmp) / "result.json"
         command = [*_pin(one_core), shutil.which("mpdp") or "mpdp", "simulate", "--parties", str(parties), "--rounds",

@@ -136,9 +136,11 @@ def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions
 
 
 def mosquitto_conf(config_path: str, *, party_port: int, observer_port: int, bind: str | None, limits: Limits,
-                   max_connections: int, session: str, user: str | None = None) -> str:
+                   max_connections: int, session: str, user: str | None = None, persistence: str | None = None) -> str:
     """The mosquitto.conf text (files read from ``config_path``, the directory as the broker sees it;
-    ``user``: the account a root-started mosquitto switches to, None: mosquitto's default ``mosquitto``)."""
+    ``user``: the account a root-started mosquitto switches to, None: mosquitto's default ``mosquitto``;
+    ``persistence``: a directory, as the broker sees it, where it keeps sessions and queued messages, saved
+    every second; None: nothing on disk)."""
     address = f" {bind}" if bind else ""
     tls = [f"cafile {config_path}/ca.crt", f"certfile {config_path}/server.crt",
            f"keyfile {config_path}/server.key", "require_certificate true", "tls_version tlsv1.2"]
@@ -156,8 +158,10 @@ def mosquitto_conf(config_path: str, *, party_port: int, observer_port: int, bin
         "# Every mpdp client id starts with mpdp-; the observer's listener replaces the id by the user name",
         f"# '{OBSERVER}', which therefore no other client can take over.",
         "clientid_prefixes mpdp-",
-        "# Transcripts live in the observer's SQLite store; the broker keeps nothing on disk.",
-        "persistence false",
+        *(["# Transcripts live in the observer's SQLite store; the broker keeps nothing on disk.",
+           "persistence false"] if persistence is None else
+          ["# Sessions and queued QoS 1 messages survive a broker restart (saved every second while they change).",
+           "persistence true", f"persistence_location {persistence.rstrip('/')}/", "autosave_interval 1"]),
         "# Bounded: one client cannot make the broker queue without limit.",
         f"max_inflight_messages {limits.max_inflight_messages}",
         f"max_queued_messages {limits.max_queued_messages}",
@@ -186,6 +190,7 @@ def write_broker_config(
     party_port: int = 8883, observer_port: int = 8884, bind: str | None = None, party_decisions: bool = False,
     url_host_name: str | None = None, config_path: str | None = None, client_path: str | None = None,
     days: int = 365, limits: Limits = Limits(), user: str | None = None, servers: int = 0, force: bool = False,
+    persistence: str | None = None,
 ) -> BrokerConfig:
     """Write a locked-down mosquitto configuration for ``session`` into ``out`` (module docstring).
 
@@ -200,6 +205,9 @@ def write_broker_config(
             (default: its absolute path).
         days: certificate validity.
         user: the account a root-started mosquitto switches to (``user`` of mosquitto.conf(5)).
+        persistence: a directory (as the broker sees it, writable by its user, e.g. ``/mosquitto/data`` in a
+            container) where the broker keeps its sessions and queued messages across a restart; None: it
+            keeps nothing (a restart loses what it had queued; the observer re-announces the open round).
         servers: m, the session's compute servers (``--protocol mpc``; 0: none): a login per server
             (:func:`server_user`) on the party hosts' listener and their ACL entries.
 
@@ -248,7 +256,8 @@ def write_broker_config(
     max_connections = len(seen) + 4 * len(hosts) + servers + 16  # per party, a beacon per host, servers, slack
     _write(broker / "mosquitto.conf", mosquitto_conf(
         config_path or str(broker.resolve()), party_port=party_port, observer_port=observer_port, bind=bind,
-        limits=limits, max_connections=max_connections, session=session, user=user), private=False)
+        limits=limits, max_connections=max_connections, session=session, user=user, persistence=persistence),
+        private=False)
     host_name = url_host(url_host_name or (names[0] if names else "127.0.0.1"))
     lines, clients = [], {}
     for name in (OBSERVER, *hosts, *server_names):

@@ -52,17 +52,23 @@ from scipy.special import expit
 from scipy.stats import binom
 
 from mpdp.protocols.binomial import log_binomial_pmf
+from mpdp.protocols.cost import CostEstimate, PowerLaw
 from mpdp.protocols.errors import CertificateError, ParameterError, SizeLimitError
 from mpdp.protocols.factors import PURE_GROUP_MAX, banded_count_likelihood
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse, truth_and_flip
 from mpdp.protocols.rules import check_symbols
 
-__all__ = ["COUNT_GROUP_MAX", "COUNT_PAIR_SMALL_MAX", "CountThresholdRule", "count_threshold_rule", "count_threshold_applies",
+__all__ = ["COUNT_BYTES", "COUNT_PAIR_SMALL_MAX", "COUNT_SECONDS", "CountThresholdRule", "count_threshold_applies",
+           "count_threshold_cost", "count_threshold_rule",
            "threshold_tail", "threshold_tails"]
 
-#: Largest group the recurrence takes (time grows about as n^2.4: ~1.2 s per tail at 10^5).
-COUNT_GROUP_MAX = 200_000
+#: CPU seconds of the one-group engine per party: measured (2-core machine, load ~20, epsilon 0.05..3)
+#: 0.03 s at 10^4, 0.84 s at 10^5, 4.7 s at 3 x 10^5, 6.5-15 s at 10^6 (the smaller epsilon the slower).
+COUNT_SECONDS = PowerLaw(1.5e-5, (1.0,))
+#: Peak bytes of the one-group engine besides the interpreter (~100 MB): 242 MB measured at 10^6.
+COUNT_BYTES = PowerLaw(150.0, (1.0,))
+_BASE_BYTES = 1.0e8
 #: Largest smaller group of a two-group problem (its W2 table: ~40 sqrt(n) x n floats).
 COUNT_PAIR_SMALL_MAX = 6000
 _CERTIFY = 1e-12
@@ -226,7 +232,8 @@ def count_threshold_applies(mechanisms: Sequence[RandomizedResponse], function: 
     """True when :func:`count_threshold_rule` serves this problem: the central observer, a non-constant
     monotone binary symmetric f, a measure rewarding the right answer, pure randomized response in one
     or two groups of equal epsilon (the smaller at most ``COUNT_PAIR_SMALL_MAX``, the larger at most
-    ``PURE_GROUP_MAX`` when there are two)."""
+    ``PURE_GROUP_MAX`` when there are two). One group of any size: :func:`count_threshold_cost` says
+    what it costs."""
     k = len(mechanisms)
     if observer is not None or k < 1 or _orientation(function, measure, k) is None:
         return False
@@ -234,7 +241,7 @@ def count_threshold_applies(mechanisms: Sequence[RandomizedResponse], function: 
     if groups is None:
         return False
     if len(groups) == 1:
-        return k <= COUNT_GROUP_MAX
+        return True  # any size: its time and memory are count_threshold_cost's
     return (len(groups[1][0]) <= COUNT_PAIR_SMALL_MAX and len(groups[0][0]) <= PURE_GROUP_MAX)
 
 
@@ -409,6 +416,19 @@ def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArr
     return boundary, average, worst
 
 
+def count_threshold_cost(k: int) -> CostEstimate:
+    """The estimated CPU time and memory of :func:`count_threshold_rule` for one group of k equal pure
+    parties (:data:`COUNT_SECONDS`, :data:`COUNT_BYTES`: 15 s and 250 MB at 10^6).
+
+    Raises:
+        ParameterError: k < 1.
+    """
+    if k < 1:
+        raise ParameterError("parties", k, "at least 1")
+    return CostEstimate("the count engine", f"{k:,} parties in one parameter group", COUNT_SECONDS(k),
+                        _BASE_BYTES + COUNT_BYTES(k), "fewer parties, or allow more time (--time-limit SECONDS)")
+
+
 def count_threshold_rule(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
                          measure: NDArray[np.float64]) -> CountThresholdRule:
     """The central observer's optimal average-case rule on counts, with its exact average (002 eq. (1))
@@ -420,12 +440,13 @@ def count_threshold_rule(mechanisms: Sequence[RandomizedResponse], function: Boo
         measure: w, float64 (2, 2), w[true, guess], with w[y, y] >= w[y, 1 - y].
 
     Returns:
-        a :class:`CountThresholdRule`. Cost at k = 10^5 (one group): ~0.2 s; k = 10^4 in two groups: ~2 s
-        (benchmarks/bench_symmetric.py).
+        a :class:`CountThresholdRule`. Cost at k = 10^5 (one group): ~0.2-0.8 s, 10^6: 6-15 s
+        (:func:`count_threshold_cost`); k = 10^4 in two groups: ~2 s (benchmarks/bench_symmetric.py).
 
     Raises:
         ParameterError: the problem is not one this engine serves (:func:`count_threshold_applies`).
-        SizeLimitError: two groups with the smaller above ``COUNT_PAIR_SMALL_MAX``.
+        SizeLimitError: two groups with the smaller above ``COUNT_PAIR_SMALL_MAX`` (one group: no limit
+            here; see :func:`count_threshold_cost`).
         CertificateError: a certificate failed (module docstring).
     """
     mechs = tuple(mechanisms)
@@ -438,9 +459,6 @@ def count_threshold_rule(mechanisms: Sequence[RandomizedResponse], function: Boo
                              "groups of equal epsilon (the count engine)")
     sigma, flipped, w = oriented
     if len(groups) == 1:
-        if k > COUNT_GROUP_MAX:
-            raise SizeLimitError("parties in one parameter group", k, COUNT_GROUP_MAX,
-                                 "the posterior rule with Monte Carlo accuracy")
         boundary, average, worst = _single_group(k, groups[0][1], sigma, w)
         members: tuple[tuple[int, ...], tuple[int, ...]] = ((), groups[0][0])
     else:

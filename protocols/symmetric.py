@@ -13,7 +13,9 @@ So the optimal rule is ``argmax_y (pi_tau @ G)[y]`` with ``G[s, y] = w(g(s), y)`
 pi_tau is computed by the forward recursion pi <- (1 - p_i) pi + p_i shift(pi): every step is a convex
 combination of non-negative numbers, so there is no cancellation, the result sums to one, and p_i in
 {0, 1} (epsilon = inf, or a four-output symbol that reveals the bit) is handled exactly. Cost O(k^2)
-per transcript, vectorized over transcripts.
+per transcript, vectorized over transcripts. Identical pure parties and a gain with few steps over the
+count (majority, AND, OR, threshold) are decided from the reported-one counts instead
+(:mod:`mpdp.protocols.count_gain`: one recurrence per round, ~linear in k, whatever the repetitions).
 
 The same rule serves party i (002 eq. (2)): it knows x_i, so the posterior runs over the other parties'
 count s' and the gain is read at s' + x_i. It is a :class:`mpdp.protocols.rules.DecisionRule`
@@ -32,6 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.protocols.count_gain import COUNT_STEPS_MAX, count_gains, gain_steps
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.mechanisms import RandomizedResponse, posterior_table
@@ -43,6 +46,7 @@ __all__ = ["SymmetricAverageRule", "argmax_decision", "count_posterior", "observ
 #: Expected gains within this relative distance of the best count as tied (000 §5: any maximizer is
 #: optimal); ties go to the smallest y, so two exact computations of the same rule agree.
 TIE_TOLERANCE = 1e-9
+_CHECK_BLOCK = 1 << 22  # symbols checked at a time by the count path (int64: 32 MB)
 
 
 def argmax_decision(expected_gain: NDArray[np.float64]) -> NDArray[np.int64]:
@@ -119,12 +123,16 @@ class SymmetricAverageRule:
     observer: int | None = None
     _posterior: NDArray[np.float64] = field(init=False, repr=False)
     _identical: bool = field(init=False, repr=False)
+    _count_epsilon: float | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         table = posterior_table(self.mechanisms)
         object.__setattr__(self, "_posterior", table)
         same = np.array_equal(table, np.broadcast_to(table[:1], table.shape), equal_nan=True)  # NaN: no such symbol
         object.__setattr__(self, "_identical", bool(same))
+        by_count = (same and self.observer is None and self.k > 0 and not self.mechanisms[0].four_output
+                    and gain_steps(self.gain).size <= COUNT_STEPS_MAX)
+        object.__setattr__(self, "_count_epsilon", self.mechanisms[0].epsilon if by_count else None)
         if self.observer is not None and not 0 <= self.observer < len(self.mechanisms):
             raise ParameterError("observer", self.observer, f"a party index 0..{len(self.mechanisms) - 1}")
 
@@ -146,6 +154,8 @@ class SymmetricAverageRule:
         Raises:
             ParameterError: a shape mismatch, a symbol outside a party's alphabet, missing own bits.
         """
+        if self._count_epsilon is not None:  # identical pure parties: from the reported-one counts
+            return count_gains(self._count_epsilon, self.gain, self._reported_ones(symbols))
         s = check_symbols(symbols, self.mechanisms)
         if self.by_counts and s.shape[0] > 1:
             return self._gain_by_counts(s)
@@ -155,6 +165,26 @@ class SymmetricAverageRule:
         bits = self._own_bits(s.shape[0], own_bits)
         pi = count_posterior(np.delete(p, self.observer, axis=1))  # (n, k): others' count 0..k-1
         return np.where(bits[:, None] == 1, pi @ self.gain[1:], pi @ self.gain[:-1])
+
+    def _reported_ones(self, symbols: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
+        """int64 (n,): the ones in each transcript, checked (:func:`check_symbols`) a block of rows at a
+        time, so that the int64 copy stays ~32 MB at any number of repetitions."""
+        rows = np.asarray(symbols)
+        step = max(1, _CHECK_BLOCK // max(1, self.k))
+        if rows.ndim != 2 or rows.shape[0] <= step:  # one block (check_symbols names a bad shape)
+            whole: NDArray[np.int64] = check_symbols(rows, self.mechanisms).sum(axis=1)
+            return whole
+        ones: NDArray[np.int64] = np.concatenate([check_symbols(rows[i: i + step], self.mechanisms).sum(axis=1)
+                                                  for i in range(0, rows.shape[0], step)])
+        return ones
+
+    @property
+    def by_reported_ones(self) -> bool:
+        """True when :meth:`expected_gain` works from each transcript's number of reported ones: the central
+        observer, every party on the same pure mechanism, a gain with at most ``COUNT_STEPS_MAX`` steps over
+        the count (majority, AND, OR, threshold; :mod:`mpdp.protocols.count_gain`): one recurrence per step
+        and call, ~linear in k, whatever the number of transcripts."""
+        return self._count_epsilon is not None
 
     @property
     def by_counts(self) -> bool:

@@ -34,7 +34,8 @@ against 4.8-30 s loaded; k = 12 majority 12.8 s), so the time model uses half th
 2.75e-6: it refuses at the default 60 s what would take minutes, and an LP it underestimates is still
 stopped at the time limit: under a limit HiGHS runs in a worker process killed at the deadline
 (:mod:`mpdp.protocols.deadline`; HiGHS's own ``time_limit`` is passed too, but HiGHS 1.12 ignores it
-while building IPX's starting basis). E.g. 6 distinct four-output parties: V = 8,129, J = 64, model
+while building IPX's starting basis), unless the estimate says the LP is far inside the limit and a
+second (:func:`solves_in_process`): small queries do not pay the worker's 1-2 s start. E.g. 6 distinct four-output parties: V = 8,129, J = 64, model
 0.4 s (measured 0.13-0.99 s); 12 distinct pure parties: V = 53,249, J = 4,096, model 33 s (measured
 12.8 s idle, 19 s loaded majority; 189 s loaded XOR).
 ``benchmarks/bench_decision_rules.py`` prints the model next to each measured solve.
@@ -62,7 +63,7 @@ from mpdp.protocols.kron import Matrix, kron_matvec
 from mpdp.protocols.mechanisms import RandomizedResponse
 
 __all__ = ["LP_MEMORY", "LP_SECONDS", "TIME_LIMIT_STATUS", "WorstCaseSolution", "bayes_upper_bound", "lp_cost", "lp_size",
-           "solve_worst_case", "symmetric_lp_cost"]
+           "solve_worst_case", "solves_in_process", "symmetric_lp_cost"]
 
 _TIE = 1e-7  # decisions within this relative margin of a class's best score count as tied
 _SNAP = 1e-6
@@ -77,6 +78,12 @@ TIME_LIMIT_STATUS = 1
 LP_SECONDS = PowerLaw(2.75e-6, (1.04, 0.60))
 #: Peak bytes of one LP from (variables, input classes).
 LP_MEMORY = PowerLaw(3.3e3, (0.79, 0.36))
+#: How far an LP may outrun :data:`LP_SECONDS` (measured / model up to 4.5 under load, against the idle
+#: machine's coefficient): the factor :func:`solves_in_process` allows for.
+LP_SPREAD = 20.0
+#: Longest an LP solved in this process may take at ``LP_SPREAD`` times its estimate: the caller waits for
+#: it anyway, and a signal is handled once HiGHS returns (within about a second).
+IN_PROCESS_SECONDS = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +152,16 @@ def lp_size(view: View) -> tuple[int, int]:
     return (view.num_outputs - 1) * sum(_chain_sizes(view.factors)) + 1, view.num_inputs
 
 
+def solves_in_process(size: tuple[int, int], time_limit: float | None) -> bool:
+    """Whether the LP of ``size`` (:func:`lp_size`) is solved in this process rather than in the deadline
+    worker (:mod:`mpdp.protocols.deadline`, ~1-2 s to start): with no time limit, or when ``LP_SPREAD``
+    times its estimated seconds fits both ``time_limit`` and ``IN_PROCESS_SECONDS`` (a three-party LP:
+    ~1e-4 s estimated, 1.4 ms measured). Larger LPs may meet the HiGHS 1.12 bug that ignores its limit."""
+    if time_limit is None:
+        return True
+    return LP_SPREAD * LP_SECONDS(*size) <= min(time_limit, IN_PROCESS_SECONDS)
+
+
 def lp_cost(views: Sequence[View]) -> CostEstimate:
     """The estimated time and memory of the worst-case LPs of ``views`` (one per own bit of a party
     observer), from :data:`LP_SECONDS` and :data:`LP_MEMORY` (calibration in the module docstring).
@@ -201,7 +218,8 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
         view: from :func:`mpdp.protocols.engines.build_problem`.
         time_limit: seconds for HiGHS in all (its fallback method gets what is left), or None. Under a
             limit HiGHS runs in a worker process killed at the deadline (:mod:`mpdp.protocols.deadline`),
-            the solution otherwise identical.
+            the solution otherwise identical, unless the LP is small enough to solve in this process
+            (:func:`solves_in_process`).
 
     Returns:
         the rule and its certificate (:class:`WorstCaseSolution`).
@@ -257,8 +275,8 @@ def solve_worst_case(view: View, time_limit: float | None = None) -> WorstCaseSo
     cost = np.zeros(n_var)
     cost[-1] = -1.0
     lp = (cost, sp.vstack(ub_rows, format="csr"), np.concatenate(b_ub), a_eq, b_eq, bounds)
-    if time_limit is None:
-        status, message, x, marginals = _highs(*lp, None)
+    if time_limit is None or solves_in_process(lp_size(view), time_limit):
+        status, message, x, marginals = _highs(*lp, time_limit)
     else:  # HiGHS 1.12 does not always stop at its limit (mpdp.protocols.deadline): a worker process does
         try:
             status, message, x, marginals = call_before(_highs, (*lp, float(time_limit)), float(time_limit))

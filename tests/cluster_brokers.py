@@ -28,6 +28,7 @@ from mpdp.broker.mosquitto import run_mosquitto
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.settings import find_mosquitto
 from mpdp.broker.transport import Transport, next_delivery
+from tests.calibration import scaled
 from tests.mqtt_fixtures import require
 
 __all__ = ["bridge_config", "bridged_mosquitto", "find_nats_server", "nats_cluster", "wait_connected"]
@@ -47,14 +48,14 @@ def bridge_config(name: str, center: BrokerEndpoint) -> str:
     ])
 
 
-async def wait_connected(a: BrokerEndpoint, b: BrokerEndpoint, timeout: float = 20.0) -> None:
+async def wait_connected(a: BrokerEndpoint, b: BrokerEndpoint, timeout: float | None = None) -> None:
     """Return once a QoS 1 message published on ``a`` reaches a subscriber on ``b`` and one on ``b``
     reaches ``a`` (a bridge or cluster route is up both ways).
 
     Raises:
-        TimeoutError: not within ``timeout`` seconds.
+        TimeoutError: not within ``timeout`` seconds (default 20 s, scaled).
     """
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(scaled(20.0) if timeout is None else timeout):
         for source, sink in ((a, b), (b, a)):
             topic = f"mpdp/probe-{secrets.token_hex(4)}/x"
             async with sink.connect(f"probe-rx-{secrets.token_hex(4)}") as rx, \
@@ -76,10 +77,11 @@ async def bridged_mosquitto(edges: int = 1) -> AsyncIterator[tuple[BrokerEndpoin
     require(find_mosquitto() is not None,
             "mosquitto binary not installed (apt-get install mosquitto: on PATH or in /usr/sbin)")
     async with contextlib.AsyncExitStack() as stack:
-        center = await stack.enter_async_context(run_mosquitto(timeout=5.0, anonymous=True))
+        center = await stack.enter_async_context(run_mosquitto(timeout=scaled(5.0), start_timeout=scaled(10.0),
+                                                               anonymous=True))
         tag = secrets.token_hex(3)
         edge_endpoints = [
-            await stack.enter_async_context(run_mosquitto(timeout=5.0, extra_config=bridge_config(f"edge{i}-{tag}", center),
+            await stack.enter_async_context(run_mosquitto(timeout=scaled(5.0), start_timeout=scaled(10.0), extra_config=bridge_config(f"edge{i}-{tag}", center),
                                                               anonymous=True))
             for i in range(edges)
         ]
@@ -118,7 +120,8 @@ cluster {{
 @contextlib.asynccontextmanager
 async def nats_cluster(nodes: int = 3, start_timeout: float = 40.0) -> AsyncIterator[list[BrokerEndpoint]]:
     """``nodes`` nats-server processes in one cluster (JetStream, MQTT listener each); yields one
-    MQTT endpoint (3.1.1) per node, once a message crosses between node 0 and every other node.
+    MQTT endpoint (3.1.1) per node, once a message crosses between node 0 and every other node (within
+    ``start_timeout`` seconds, an idle machine's bound, scaled).
 
     Ports are picked free and then bound by nats-server: a node that loses one to another process exits
     and the whole cluster is started again on new ports (three attempts)."""
@@ -136,8 +139,8 @@ async def nats_cluster(nodes: int = 3, start_timeout: float = 40.0) -> AsyncIter
                     with Path(tmp, f"n{i}.log").open("wb") as log:
                         procs.append(await asyncio.create_subprocess_exec(
                             str(exe), "-c", str(config), stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log))
-                endpoints = [BrokerEndpoint("external", LOOPBACK, p[1], timeout=10.0) for p in ports]
-                deadline = time.monotonic() + start_timeout
+                endpoints = [BrokerEndpoint("external", LOOPBACK, p[1], timeout=scaled(10.0)) for p in ports]
+                deadline = time.monotonic() + scaled(start_timeout)
                 try:
                     for endpoint, proc in zip(endpoints, procs, strict=True):
                         await wait_until_accepting(endpoint, max(1.0, deadline - time.monotonic()),

@@ -13,6 +13,8 @@ machine's measured slowdown (tests/calibration.py), which the session header pri
 import json
 import os
 import pathlib
+import tempfile
+from collections.abc import Iterator
 
 import pytest
 import pytest_timeout
@@ -29,6 +31,21 @@ settings.register_profile("fuzz", settings(
     max_examples=10_000 if os.environ.get("MPDP_FUZZ") == "1" else int(os.environ.get("MPDP_FUZZ_EXAMPLES", "300"))))
 
 VECTORS = pathlib.Path(__file__).parent / "vectors"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _temporary_files_under_basetemp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """``tempfile`` makes its files and folders (a simulation's ``mpdp-run-XXXX`` folder, a broker's) under
+    pytest's base temporary directory, which pytest prunes, not in the system's ``/tmp``; so do the
+    processes the tests start (``TMPDIR``)."""
+    previous, environ = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = os.environ["TMPDIR"] = str(tmp_path_factory.mktemp("tempfile"))
+    yield
+    tempfile.tempdir = previous
+    if environ is None:
+        del os.environ["TMPDIR"]
+    else:
+        os.environ["TMPDIR"] = environ
 
 
 @pytest.fixture(scope="session")

@@ -30,6 +30,7 @@ from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.settings import BrokerSettings, find_mosquitto
 from mpdp.broker.transport import Delivery, Transport
 from mpdp.protocols.mechanisms import RandomizedResponse
+from tests.calibration import scaled
 
 
 def on_ci() -> bool:
@@ -56,7 +57,8 @@ def require_mosquitto() -> None:
 async def mosquitto() -> AsyncIterator[BrokerEndpoint]:
     """A mosquitto child for the whole test session (skipped without the binary, failed under CI)."""
     require_mosquitto()
-    async with run_mosquitto(timeout=5.0, anonymous=True) as endpoint:  # its tests pass bare mqtt:// URLs
+    # its tests pass bare mqtt:// URLs
+    async with run_mosquitto(timeout=scaled(5.0), start_timeout=scaled(10.0), anonymous=True) as endpoint:
         yield endpoint
 
 
@@ -95,11 +97,11 @@ class LockedBroker:
         """``identity``'s broker.env (URL, login, TLS files)."""
         return read_env_file(self.directory / "clients" / identity / "broker.env")
 
-    def endpoint(self, identity: str, timeout: float = 5.0) -> BrokerEndpoint:
-        """How ``identity`` connects (its own listener, login and certificate)."""
+    def endpoint(self, identity: str, timeout: float | None = None) -> BrokerEndpoint:
+        """How ``identity`` connects (its own listener, login and certificate; ``timeout``: 5 s, scaled)."""
         endpoint = external_endpoint(BrokerSettings.from_url(None, self.env(identity)))
         assert endpoint is not None
-        return dataclasses.replace(endpoint, timeout=timeout, reconnect_window=1.0)
+        return dataclasses.replace(endpoint, timeout=scaled(5.0) if timeout is None else timeout, reconnect_window=1.0)
 
 
 def locked_ports() -> tuple[int, int]:
@@ -119,21 +121,23 @@ async def serve_locked(directory: Path, probe: str) -> AsyncIterator[LockedBroke
     """Run mosquitto with ``directory/broker/mosquitto.conf`` until exit; ready once identity ``probe`` connects."""
     require_mosquitto()
     broker = LockedBroker(directory)
-    async with run_configured_mosquitto(directory / "broker" / "mosquitto.conf", broker.endpoint(probe)):
+    async with run_configured_mosquitto(directory / "broker" / "mosquitto.conf", broker.endpoint(probe),
+                                        start_timeout=scaled(10.0)):
         yield broker
 
 
 @contextlib.asynccontextmanager
 async def locked_mosquitto(directory: Path, session: str, hosts: Mapping[str, Sequence[int]], *,
                            party_decisions: bool = False, limits: Limits = Limits(),
-                           servers: int = 0) -> AsyncIterator[LockedBroker]:
+                           servers: int = 0, persistence: Path | None = None) -> AsyncIterator[LockedBroker]:
     """A real mosquitto from a fresh :func:`mpdp.broker.lockdown.write_broker_config` on two free loopback
-    ports (``servers``: logins for that many mpc compute servers; skipped without the binary, failed under CI)."""
+    ports (``servers``: logins for that many mpc compute servers; ``persistence``: an existing directory where
+    it keeps its sessions; skipped without the binary, failed under CI)."""
     require_mosquitto()
     party_port, observer_port = locked_ports()
     write_broker_config(directory, session, hosts, party_port=party_port, observer_port=observer_port,
                         bind=LOOPBACK, party_decisions=party_decisions, user=broker_user(), limits=limits,
-                        servers=servers)
+                        servers=servers, persistence=None if persistence is None else str(persistence))
     async with serve_locked(directory, next(iter(hosts))) as broker:
         yield broker
 
@@ -154,10 +158,10 @@ def brute_force_majority(mechanisms: Sequence[RandomizedResponse], symbols: np.n
     return (one > zero).astype(np.int64), np.abs(one - zero) > 1e-9 * (one + zero)
 
 
-async def take(transport: Transport, n: int, timeout: float = 5.0) -> list[Delivery]:
-    """The next ``n`` deliveries of ``transport`` (TimeoutError after ``timeout`` seconds)."""
+async def take(transport: Transport, n: int, timeout: float | None = None) -> list[Delivery]:
+    """The next ``n`` deliveries of ``transport`` (TimeoutError after ``timeout`` seconds; default 5 s, scaled)."""
     out: list[Delivery] = []
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(scaled(5.0) if timeout is None else timeout):
         async for delivery in transport.deliveries():
             out.append(delivery)
             if len(out) == n:

@@ -87,8 +87,11 @@ def test_the_broker_is_locked_down_and_each_role_has_only_its_own_login(prefix: 
     # it writes every login volume of its session (and reads the roster)
     assert set(written.values()) == {f"{prefix}keys-public", *(v for v in VOLUMES if v.startswith(f"{prefix}broker-"))}
     broker = SERVICES[f"{prefix}mosquitto"]
-    # only the generated configuration (no anonymous listener: its own mosquitto.conf is never used)
-    assert broker["volumes"] == [f"{written[f'{config.out}/broker']}:{config.config_path}:ro"]
+    # only the generated configuration (no anonymous listener: its own mosquitto.conf is never used), and a
+    # volume of its own where it keeps its sessions across a restart
+    assert config.persistence == "/mosquitto/data"
+    assert broker["volumes"] == [f"{written[f'{config.out}/broker']}:{config.config_path}:ro",
+                                 f"{prefix}mosquitto-data:{config.persistence}"]
     assert "ports" not in broker and all("mosquitto.conf" not in v for v in broker["volumes"])
     roles = [f"{prefix}observer", f"{prefix}parties-a", f"{prefix}parties-b",
              *(f"mpc-server-{i}" for i in range(3) if prefix)]

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from scipy.optimize import brentq
 
+from tests.calibration import scaled
+
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -22,7 +24,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def _run(name: str, out: Path) -> str:
     env = os.environ | {"MPLBACKEND": "Agg", "MPDP_EXAMPLES_QUICK": "1", "MPDP_EXAMPLES_OUT": str(out)}
     done = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, env=env,
-                          cwd=out, timeout=150, check=False)
+                          cwd=out, timeout=scaled(150), check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 

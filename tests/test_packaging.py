@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.calibration import scaled
+
 ROOT = Path(__file__).resolve().parents[1]
 ROOMS = ("analysis", "broker", "protocols", "parties")
 
@@ -27,7 +29,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(
         ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "tests", "benchmarks"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(work), str(source)],
-                   check=True, capture_output=True, timeout=150)
+                   check=True, capture_output=True, timeout=scaled(150))
     (built,) = work.glob("mpdp-*.whl")
     return built
 
@@ -45,13 +47,13 @@ def _python(code_or_module: list[str], cwd: Path, target: Path) -> subprocess.Co
     env = {**os.environ, "PYTHONPATH": str(target)}
     env.pop("PYTHONSAFEPATH", None)  # keep the working directory first on sys.path, where the decoys are
     return subprocess.run([sys.executable, *code_or_module], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=scaled(120))
 
 
 def test_installed_mpdp_ignores_folders_named_like_its_rooms(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), str(wheel)],
-                   check=True, capture_output=True, timeout=120)
+                   check=True, capture_output=True, timeout=scaled(120))
     decoys = tmp_path / "project"
     for room in ROOMS:
         (decoys / room).mkdir(parents=True)

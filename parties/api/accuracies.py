@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,9 +26,9 @@ from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.count_threshold import (
-    COUNT_GROUP_MAX,
     COUNT_PAIR_SMALL_MAX,
     count_threshold_applies,
+    count_threshold_cost,
     count_threshold_rule,
 )
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError, SolverError
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["Accuracy", "accuracy"]
+__all__ = ["Accuracy", "accuracy", "compact_values"]
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -114,6 +115,31 @@ class Accuracy(Result):
         ax.set_title(rules_title(self.document, "optimal rules"), fontsize=9)
         ax.legend(fontsize=8)
         return figure
+
+
+def compact_values(values: float | Sequence[float]) -> float | str:
+    """How the inputs echo one value per party: a number as given, a list in the compact form
+    ``mpdp accuracy --epsilon`` reads (runs of equal values as ``VALUE*COUNT``, comma-separated), so that
+    10^6 identical parties echo as ``"1*1000000"``, not 10^6 numbers.
+
+    Args:
+        values: a number, or a sequence of numbers (floats; ``inf`` allowed).
+
+    Returns:
+        the number, or a str such as ``"0.5,1*3"``.
+
+    Example:
+        >>> compact_values([0.5, 1.0, 1.0, 1.0]), compact_values(2.0)
+        ('0.5,1*3', 2.0)
+    """
+    if isinstance(values, (int, float)):
+        return values
+    pieces = []
+    for value, run in itertools.groupby(float(v) for v in values):
+        text = repr(value).removesuffix(".0")
+        count = sum(1 for _ in run)
+        pieces.append(text if count == 1 else f"{text}*{count}")
+    return ",".join(pieces)
 
 
 def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanFunction, w: NDArray[np.float64],
@@ -189,7 +215,7 @@ def accuracy(
     if counts and not count_threshold_applies(mechanisms, f, w_of(), party):
         raise ParameterError("engine", "counts", "a monotone binary symmetric function (majority, and, or, "
                              "threshold:T), the central observer and pure randomized response in 1 group of "
-                             f"equal epsilon (at most {COUNT_GROUP_MAX:,} parties) or 2 (the smaller at most "
+                             f"equal epsilon (as many parties as its cost estimate allows) or 2 (the smaller at most "
                              f"{COUNT_PAIR_SMALL_MAX:,}, the larger at most {PURE_GROUP_MAX:,})")
     if rule == "both" and not counts:  # the worst-case LP only where it fits, and say so
         refusal = worst_case_refusal(mechanisms, f, None if measure == "zero-one" else w_of(), party, engine,
@@ -208,6 +234,8 @@ def accuracy(
         if engine not in ("auto", "counts") or rule == "worst-case":
             raise
         if f.output_size(k) == 2 and count_threshold_applies(mechanisms, f, w_of(), party):
+            if len({m.epsilon for m in mechanisms}) == 1:  # one group: its size is bounded by its cost only
+                count_threshold_cost(k).check(time_limit)
             threshold = count_threshold_rule(mechanisms, f, w_of())
             if rule == "both" and not counts:
                 report["worst_case_skipped"] = str(exc)
@@ -239,7 +267,7 @@ def accuracy(
                 rules[key]["worst_case_upper_bound"] = rep.upper_bound
         report["rules"] = rules
     report["seconds"] = round(time.perf_counter() - started, 4)
-    inputs = {"epsilon": epsilon, "function": function if isinstance(function, str) else function.name,
-              "delta": delta, "parties": parties, "measure": measure, "party": party, "rule": rule, "engine": engine,
+    inputs = {"epsilon": compact_values(epsilon), "function": function if isinstance(function, str) else function.name,
+              "delta": compact_values(delta), "parties": parties, "measure": measure, "party": party, "rule": rule, "engine": engine,
               "samples": samples, "seed": seed}
     return Accuracy(strict_document(report, "accuracy", inputs))

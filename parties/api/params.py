@@ -42,7 +42,9 @@ def randomized_responses(epsilon: float | Sequence[float], delta: float | Sequen
     if len(deltas) != len(epsilons):
         raise ParameterError("delta", f"{len(deltas)} values", f"1 or {len(epsilons)} (one per party)")
     four = any(float(d) > 0 for d in deltas)
-    return [RandomizedResponse(float(e), float(d), four_output=four) for e, d in zip(epsilons, deltas, strict=True)]
+    shared: dict[tuple[float, float], RandomizedResponse] = {}  # one (frozen) object per distinct pair: 10^6 parties
+    return [shared.get((e, d)) or shared.setdefault((e, d), RandomizedResponse(e, d, four_output=four))
+            for e, d in zip(map(float, epsilons), map(float, deltas), strict=True)]
 
 
 def function_of(function: str | BooleanFunction) -> BooleanFunction:

@@ -55,12 +55,38 @@ class EstimateDocument(Document):
     """``mpdp.estimate(...).to_dict()`` (the Monte Carlo engine)."""
 
 
+class RunRound(BaseModel):
+    """One round's status in a run's ``run`` section: decided (its status in the transcript) or not run."""
+
+    round: int
+    name: str
+    status: Literal["complete", "timeout", "failed", "not run"]
+
+
+class RunSection(BaseModel):
+    """The ``run`` section of ``results.json`` (:mod:`mpdp.parties.api.run_folder`): ``running`` while the
+    run goes on, then ``complete``, ``failed`` or ``interrupted``; the run's folder, the error, each
+    round's status, how to continue (``resume``, None once complete) and the SHA-256 of the votes and
+    the parties' levels that a resumed run checks (``data``)."""
+
+    status: Literal["running", "complete", "failed", "interrupted"]
+    folder: str
+    error: str | None
+    rounds_decided: int
+    rounds: list[RunRound]
+    resume: str | None
+    data: str
+
+
 class SimulateDocument(Document):
-    """``mpdp simulate --json`` / ``results.json`` / ``mpdp.simulate(...).to_dict()``."""
+    """``mpdp simulate --json`` / ``results.json`` / ``mpdp.simulate(...).to_dict()``. ``rounds`` holds each
+    round's results once the run is complete (empty while ``run.status`` is ``running``, ``failed`` or
+    ``interrupted``: ``run.rounds`` has each round's status then)."""
 
     session: str
     protocol: str
     rounds: list[dict[str, Any]]
+    run: RunSection
 
 
 class SweepPointEntry(BaseModel):

@@ -12,7 +12,10 @@ the result. ``await mpdp.simulate_async(...)`` is the same run for code that is 
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import functools
+import json
 import sys
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -31,6 +34,7 @@ from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.params import function_of
 from mpdp.parties.api.result import Result, strict_document
+from mpdp.parties.api.run_folder import PreviousRun, RunFolder, RunStatus, data_digest
 from mpdp.parties.curator.arguments import check_curator_arguments
 from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.rounds.config import PROTOCOLS, RunConfig
@@ -42,15 +46,16 @@ from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
 from mpdp.parties.session.estimate import LARGE_RUN, estimate_run, round_timeout_floor
 from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.external_broker import party_broker_settings, simulation_window
-from mpdp.parties.session.output_paths import fresh_output_dir, run_files
+from mpdp.parties.session.output_paths import run_files
 from mpdp.parties.session.progress import Progress
 from mpdp.parties.session.runner import run_async
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
 from mpdp.protocols.cost import check_time_limit
-from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.errors import MpdpError, ParameterError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
 from mpdp.protocols.mechanisms import RandomizedResponse, check_delta
 from mpdp.protocols.rule_factory import RuleCache, check_rule_size, zero_one_rules
+from mpdp.protocols.secure import rng_mode
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -76,14 +81,15 @@ class Simulation(Result):
             :class:`mpdp.analysis.debiased.DebiasedRound`; the ``debiased`` object of each round).
         outcome: the run as the runner returned it (rounds, broker, wall time, what each party spent).
         title: what was run, in words (the plot's title).
-        out: the directory holding ``transcripts.sqlite``, ``results.json`` and ``accuracy.png``, or None.
+        out: the run's folder, holding ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (``out``,
+            or a new ``mpdp-run-XXXX`` under the temporary directory: :mod:`mpdp.parties.api.run_folder`).
     """
 
     document: dict[str, Any]
     evaluations: tuple[RoundEvaluation, ...]
     outcome: RunOutcome
     title: str
-    out: Path | None
+    out: Path
 
     @property
     def rounds(self) -> tuple[RoundResult, ...]:
@@ -223,6 +229,7 @@ async def simulate_async(
     reconnect_window: float | None = None,
     out: str | Path | None = None,
     force: bool = False,
+    resume: bool = False,
     workers: int | None = None,
     connections: str = "per-party",
     validators: int = 0,
@@ -265,8 +272,15 @@ async def simulate_async(
             (docs/deploy.md).
         reconnect_window: seconds a client keeps reconnecting to a broker that went away before the run
             fails (None: the settings' own, else ``max(60, round_timeout)``).
-        out: a directory for ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (refused if it
-            holds an earlier run's, unless ``force``). workers: worker processes (default: one per core).
+        out: the run's folder for ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (refused if
+            it holds an earlier run's, unless ``force``); None: a new ``mpdp-run-XXXX`` under the temporary
+            directory, named on standard error (with ``progress``) and kept. Each round is in the transcript
+            once decided; ``results.json`` is written at the start and at the end, also when the run fails
+            or is interrupted (its ``run`` section: status, each round's status, how to continue; a line on
+            standard error names the folder then).
+        resume: continue the run in folder ``out`` (its session and seed; rounds recorded there are not run
+            again) with the same inputs (only ``round_timeout`` may change; what changed is named).
+        workers: worker processes (default: one per core).
         connections: ``"per-party"`` (each party its own MQTT connection, as deployed) or ``"per-worker"``
             (each worker multiplexes its parties over one connection; every party still signs and
             publishes on its own topic): fewer sockets and less memory for thousands of parties.
@@ -287,9 +301,10 @@ async def simulate_async(
         :class:`Simulation` (``to_dict()`` is ``mpdp simulate --json``).
 
     Raises:
-        ParameterError: a bad value (named), before any process starts.
+        ParameterError: a bad value (named), before any process starts; with ``resume``, inputs other than
+            the folder's run's.
         UnguardedMainError: called from a script's top level without ``if __name__ == "__main__":``.
-        TransportError, WorkerError: the broker or a worker process failed.
+        TransportError, WorkerError: the broker or a worker process failed (``results.json`` says so).
 
     Example (a live run; not run as a doctest)::
 
@@ -306,7 +321,7 @@ async def simulate_async(
     parsed_budget = (None if budget is None else Budget.parse(budget) if isinstance(budget, str)
                      else Budget(*budget))
     delta_slack = check_privacy_options(parsed_budget, delta_slack)
-    out_dir = None if out is None else fresh_output_dir(out, "out", OUT_FILES, force)
+    previous = PreviousRun.read(out, force) if resume else None
     f = function_of(function)
     if f.count_values(1) is None:
         raise ParameterError("function", f.name, "a symmetric function for the live run (majority, sum, xor, "
@@ -322,7 +337,7 @@ async def simulate_async(
     settings = broker if isinstance(broker, BrokerSettings) else BrokerSettings.from_url(broker)
     party_settings = (party_broker if party_broker is None or isinstance(party_broker, BrokerSettings)
                       else party_broker_settings(party_broker, "party_broker"))
-    seeds = SeedTree.from_seed(seed)
+    seeds = SeedTree.from_seed(seed if previous is None else previous.seed)
     data = _dataset(dataset, votes, parties, rounds, label_column, seeds.dataset())
     round_timeout = round_timeout if round_timeout is not None else max(
         DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, repetitions, connections))
@@ -335,48 +350,75 @@ async def simulate_async(
         ids = np.flatnonzero(data.bits[:, r] >= 0)
         if ids.size:
             check_rule_size([mechanisms[i] for i in ids], f, rule)
+    function_name = f.name if not isinstance(function, str) else function
+    inputs = {"dataset": data.name, "epsilon": epsilon_text or "per party (see parties)",
+              "delta": delta, "repetitions": repetitions, "function": function_name, "rule": rule,
+              "seed": seed, "protocol": protocol, "servers": servers, "threshold": threshold, "secure": secure,
+              "party_decisions": party_decisions, "alpha": alpha, "round_timeout": round_timeout, "budget": budget,
+              "delta_slack": delta_slack}
+    kind = rule if protocol == "rr" else "geometric" if protocol == "mpc" and f.name == "sum" else "curator"
+    parties_section = [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)]
+    digest = data_digest(data.bits, json.loads(to_json_text(parties_section)))
+    if previous is not None:
+        previous.check(inputs, digest)
     cache = RuleCache()
     config = RunConfig(
-        session=f"sim-{uuid.uuid4().hex[:12]}", round_names=data.round_names, bits=data.bits,
+        session=f"sim-{uuid.uuid4().hex[:12]}" if previous is None else previous.session,
+        round_names=data.round_names, bits=data.bits,
         mechanisms=tuple(mechanisms), repetitions=repetitions, seed=seeds.seed, function=f,
         measure=accuracy_measure("zero-one", 2),
         rule_factory=(None if protocol != "rr" else
                       zero_one_rules(rule, engine="posterior" if rule == "average" else "auto", cache=cache)),
         party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
-        store_path=None if out_dir is None else out_dir / "transcripts.sqlite", secure=secure,
+        store_path=None, secure=secure,
         round_timeout=round_timeout,
         budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
         servers=servers, threshold=threshold, party_broker=party_settings, connections=connections,
         validators=validators)
+    folder = RunFolder.open(out, force, resume, OUT_FILES, announce=progress)  # the inputs are all checked
+    config = dataclasses.replace(config, store_path=folder.store)
+    started = strict_document({
+        "session": config.session, "protocol": protocol, "dataset": data.name, "function": function_name,
+        "repetitions": repetitions, "seed": seeds.seed, "seed_given": seed is not None, "mode": rng_mode(secure),
+        "alpha": alpha, "rule": kind, "party_decisions": party_decisions and protocol == "rr",
+        "parties": parties_section, "rounds": []}, "simulate", inputs)
+
+    def run_section(status: RunStatus, error: str | None = None) -> dict[str, Any]:
+        return folder.run_section(status, config.session, config.round_names, digest, error)
+
+    folder.write(started | {"run": run_section("running")})
     if progress and config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
         print(estimate_run(config.k, data.num_rounds, repetitions, connections).describe(), file=sys.stderr)
-    with Progress(data, enabled=progress) as bar:
-        outcome = await run_async(config, progress=bar.update)
-    kind = rule if protocol == "rr" else "geometric" if protocol == "mpc" and f.name == "sum" else "curator"
+    try:
+        with Progress(data, enabled=progress) as bar:
+            outcome = await run_async(config, progress=bar.update)
+    except (MpdpError, asyncio.CancelledError, KeyboardInterrupt) as exc:
+        failed = isinstance(exc, MpdpError)
+        section = run_section("failed" if failed else "interrupted",
+                              str(exc) if failed else "stopped by a signal (Ctrl-C, SIGTERM or SIGHUP)")
+        folder.write(started | {"run": section})
+        print(folder.stopped(section), file=sys.stderr)
+        raise
     evaluations = evaluate_run(outcome, data.bits, mechanisms, f, rule=kind, alpha=alpha, rng=seeds.theory(),
                                rules=cache)
     privacy = None
     if outcome.protocol == "rr":  # the curator protocol releases no per-party answers
         privacy = privacy_section(outcome.spent, outcome.rounds, parsed_budget, outcome.delta_slack, repetitions)
     document = results_document(
-        session=outcome.session, protocol=protocol, dataset=data.name, function=f.name if not isinstance(
-            function, str) else function, repetitions=repetitions, seed=seeds.seed, seed_given=seed is not None,
+        session=outcome.session, protocol=protocol, dataset=data.name, function=function_name,
+        repetitions=repetitions, seed=seeds.seed, seed_given=seed is not None,
         secure=secure, broker_kind=outcome.broker_kind, broker_url=outcome.broker_url, alpha=alpha, rule=kind,
         party_decisions=party_decisions and protocol == "rr", wall_time=outcome.wall_time, mechanisms=mechanisms,
         rounds=evaluations, privacy=privacy)
+    document["run"] = run_section("complete")
     title = (f"{data.name}: {'' if protocol == 'rr' else protocol + ', '}{document['function']}, epsilon "
              f"{epsilon_text or 'per party'}, {repetitions} repetitions")
-    inputs = {"dataset": data.name, "epsilon": epsilon_text or "per party (see parties)",
-              "delta": delta, "repetitions": repetitions, "function": document["function"], "rule": rule,
-              "seed": seed, "protocol": protocol, "servers": servers, "threshold": threshold, "secure": secure,
-              "party_decisions": party_decisions, "alpha": alpha, "round_timeout": round_timeout, "budget": budget,
-              "delta_slack": delta_slack}
-    result = Simulation(strict_document(document, "simulate", inputs), tuple(evaluations), outcome, title, out_dir)
-    if out_dir is not None:
-        (out_dir / "results.json").write_text(to_json_text(result.document, indent=2) + "\n")
-        from mpdp.analysis.plot_style import save_figure
+    result = Simulation(strict_document(document, "simulate", inputs), tuple(evaluations), outcome, title,
+                        folder.path)
+    from mpdp.analysis.plot_style import save_figure
 
-        save_figure(result.plot(), out_dir / "accuracy.png")
+    save_figure(result.plot(), folder.path / "accuracy.png")
+    folder.write(result.document)
     return result
 
 

@@ -56,7 +56,7 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Delivery, Transport, next_delivery
 from mpdp.broker.transport.base import running
 from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
-from mpdp.parties.rounds.liveness import AnnouncementT, ObserverClock, checked_announcement, is_connected
+from mpdp.parties.rounds.liveness import AnnouncementT, ObserverClock, checked_announcement
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.protocols.errors import ProtocolViolation, TransportError
 
@@ -265,7 +265,7 @@ class PartyLoop(Generic[AnnouncementT]):
     async def _serve(self, transport: Transport) -> None:
         self.start_clock()
         if self._own_clock:
-            self._clock.follow(is_connected(transport))
+            self._clock.follow(transport)
         async with running(self._resend_recorded(transport), f"party-{self.party}-resend"):
             while not await self.handle(transport, await self.receive(transport)):
                 pass

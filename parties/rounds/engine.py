@@ -108,7 +108,7 @@ from mpdp.broker.signing import (
 )
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport
-from mpdp.parties.rounds.liveness import SAMPLE_INTERVAL, Stopwatch, is_connected
+from mpdp.parties.rounds.liveness import Stopwatch
 from mpdp.parties.rounds.outcome import (
     ABSTAIN_BUDGET_EXHAUSTED,
     NO_DECISION,
@@ -399,7 +399,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._reader = SignedReader(topics.session, roster)
         self._open: int | None = None
         self._open_name = ""
-        self._quiet = Stopwatch(is_connected(transport))  # since the open round's last new answer, while connected
+        self._quiet = Stopwatch(lambda: transport.downtime)  # since the open round's last new answer, while connected
         self._steady = transport.reconnects  # the connection count when a round last completed
         self._reannounce = (transport.reconnects, 0.0, HEARTBEAT_INTERVAL)  # reconnects seen, when next, then gap
         self._announced = -1
@@ -424,6 +424,11 @@ class RoundEngine(Generic[MessageT, PayloadT]):
     def open_round(self) -> int | None:
         """The index of the round being collected, or None between rounds."""
         return self._open
+
+    @property
+    def answered(self) -> frozenset[int]:
+        """The parties heard in the open round (empty between rounds)."""
+        return frozenset(self._received)
 
     async def receive_all(self) -> None:
         """Handle every delivery until cancelled.
@@ -610,9 +615,12 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         while not self._complete.is_set():
             left = self.round_timeout - self._quiet.elapsed()
             if left <= 0:
+                await asyncio.sleep(0)  # on a starved event loop, answers read but not yet handled come first
+                if self._complete.is_set() or self.round_timeout - self._quiet.elapsed() > 0:
+                    continue
                 return "timeout" if self._received else "failed"
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(min(left, SAMPLE_INTERVAL)):  # looks at the connection each second
+                async with asyncio.timeout(left):  # then again: an answer or an outage since moves the end
                     await self._complete.wait()
         return "complete"
 

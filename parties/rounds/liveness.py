@@ -8,8 +8,9 @@ fanned out to 1,000 party connections each second was itself most of a busy mach
 parties' own connections carry only what they act on (round announcements, the end); an announcement a
 party accepts is a sign of life on the same clock (:meth:`ObserverClock.note`).
 
-Silence is measured while the process's own connection is up (:class:`Stopwatch`): a process that cannot
-reach the broker does not conclude that the observer is gone, it waits for its connection. A heartbeat
+Silence is measured while the process's own connection is up (:class:`Stopwatch`: wall time minus the
+connection's :attr:`mpdp.broker.transport.Transport.downtime`): a process that cannot reach the broker
+does not conclude that the observer is gone, it waits for its connection. A heartbeat
 is accepted when it is signed by the coordinator, of the session, and newer than the last one
 (sequence, :class:`mpdp.broker.control.FreshnessGuard`); its lifetime is minutes, so a heartbeat that
 waited in a busy machine's queues still counts: the delay is the reader's, not the observer's.
@@ -30,60 +31,49 @@ from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.messages import RoundAnnouncement
 from mpdp.broker.signing import verify_message
 from mpdp.broker.topics import Topics
-from mpdp.broker.transport import Connector, Transport, next_delivery
+from mpdp.broker.transport import Connector, Transport
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.protocols.errors import ProtocolViolation
 
-__all__ = ["SAMPLE_INTERVAL", "AnnouncementT", "ObserverClock", "Stopwatch", "checked_announcement", "is_connected"]
+__all__ = ["AnnouncementT", "ObserverClock", "Stopwatch", "checked_announcement"]
 
 log = logging.getLogger("mpdp.party")
-
-#: Seconds between two looks at a connection's state (a paused clock resumes within this).
-SAMPLE_INTERVAL = 1.0
 
 AnnouncementT = TypeVar("AnnouncementT", bound=RoundAnnouncement)
 
 
-def is_connected(transport: Transport) -> Callable[[], bool]:
-    """Whether ``transport`` is connected now, as a callable (a transport without a ``connected``
-    attribute counts as always connected)."""
-    return lambda: bool(getattr(transport, "connected", True))
+def _never_down() -> float:
+    return 0.0
 
 
 class Stopwatch:
-    """Seconds since :meth:`restart` during which a connection was up.
-
-    The state is sampled (:meth:`sample`, and at every :meth:`elapsed`); a span between two samples counts
-    only when the connection was up at both: time that may have been spent disconnected is not counted
-    (a clock that errs towards patience).
+    """Seconds since :meth:`restart` during which a connection was up: the monotonic time passed minus the
+    downtime the connection gained meanwhile.
 
     Args:
-        up: whether the connection is up now (default: always).
+        downtime: the connection's seconds without its broker so far (e.g. ``lambda: transport.downtime``;
+            default: never down).
         clock: monotonic seconds (tests pass their own).
     """
 
-    def __init__(self, up: Callable[[], bool] = lambda: True, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, downtime: Callable[[], float] = _never_down, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self.up = up
+        self._downtime = downtime
+        self._start, self._down = 0.0, 0.0
         self.restart()
+
+    def follow(self, downtime: Callable[[], float]) -> None:
+        """Count the downtime of another connection from now on (what was counted so far stays)."""
+        self._start += self._downtime() - self._down  # the pause gained so far, kept
+        self._downtime, self._down = downtime, downtime()
 
     def restart(self) -> None:
         """Start counting from zero now."""
-        self._start = self._sampled = self._clock()
-        self._paused = 0.0
-        self._was_up = self.up()
-
-    def sample(self) -> None:
-        """Look at the connection now (the span since the last look counts if it was up at both)."""
-        now, up = self._clock(), self.up()
-        if not (up and self._was_up):
-            self._paused += now - self._sampled
-        self._sampled, self._was_up = now, up
+        self._start, self._down = self._clock(), self._downtime()
 
     def elapsed(self) -> float:
-        """Seconds counted since :meth:`restart` (sampled now), >= 0."""
-        self.sample()
-        return max(0.0, self._sampled - self._start - self._paused)
+        """Seconds counted since :meth:`restart`, >= 0."""
+        return max(0.0, self._clock() - self._start - (self._downtime() - self._down))
 
 
 class ObserverClock(Generic[AnnouncementT]):
@@ -110,10 +100,9 @@ class ObserverClock(Generic[AnnouncementT]):
         #: heartbeats refused, counted by reason (and logged, rate-limited)
         self.rejections = RejectLog(log, "heartbeats")
 
-    def follow(self, up: Callable[[], bool]) -> None:
-        """Count silence only while ``up()`` (the connection the signs of life come on) is True."""
-        self._watch.up = up
-        self._watch.sample()
+    def follow(self, transport: Transport) -> None:
+        """Count silence only while ``transport`` (the connection the signs of life come on) is connected."""
+        self._watch.follow(lambda: transport.downtime)
 
     def note(self) -> None:
         """A sign of life now (an announcement a party accepted, a heartbeat)."""
@@ -123,10 +112,6 @@ class ObserverClock(Generic[AnnouncementT]):
     def silence(self) -> float:
         """Seconds without a sign of life while connected (since this clock was made, before any)."""
         return self._watch.elapsed()
-
-    def sample(self) -> None:
-        """Look at the connection's state now (:class:`Stopwatch`)."""
-        self._watch.sample()
 
     def offer(self, payload: bytes) -> None:
         """Take a message of the heartbeat topic: a sign of life if it is the coordinator's fresh heartbeat
@@ -154,24 +139,21 @@ class ObserverClock(Generic[AnnouncementT]):
         assert self.round is not None
         return self.round
 
-    async def listen(self, connector: Connector, client_id: str, sample: float = SAMPLE_INTERVAL) -> None:
-        """Read the heartbeat topic on a connection of its own (as ``client_id``) until cancelled, looking
-        at that connection's state every ``sample`` seconds.
+    async def listen(self, connector: Connector, client_id: str) -> None:
+        """Read the heartbeat topic on a connection of its own (as ``client_id``) until cancelled; silence
+        counts only while that connection is up.
 
         Raises:
             TransportError: the broker is gone for good.
         """
         async with connector.connect(client_id) as transport:
+            self.follow(transport)
             await transport.subscribe(self.topics.heartbeat)
-            self.follow(is_connected(transport))
-            while True:
-                delivery = await next_delivery(transport, sample)
-                self.sample()
-                if delivery is not None:
-                    try:
-                        self.offer(delivery.payload)
-                    except ProtocolViolation as exc:
-                        self.rejections.reject(exc.reason, exc.detail)
+            async for delivery in transport.deliveries():
+                try:
+                    self.offer(delivery.payload)
+                except ProtocolViolation as exc:
+                    self.rejections.reject(exc.reason, exc.detail)
 
 
 @functools.lru_cache(maxsize=256)

@@ -2,6 +2,7 @@
 
 ::
 
+    a session in progress in store_path      without resume: refused at once, naming --resume
     check the broker                         one MQTT connect, else a one-line TransportError
     TranscriptStore(store_path)              SQLite; rounds recorded by an earlier run are skipped
      └─ open_engine(Observer(...))           subscribed to every party topic and the status topic
@@ -57,7 +58,7 @@ from mpdp.parties.session.runner import (
     wait_for_status,
 )
 from mpdp.parties.session.validators import open_validated_engine
-from mpdp.protocols.errors import ParameterError, WorkerError
+from mpdp.protocols.errors import MpdpError, ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.rule_factory import zero_one_rules
 
@@ -196,6 +197,23 @@ class _Hosts:
                       format_ranges(engine.ready_workers[index].parties), first)
 
 
+def _check_restart(config: ObserveConfig) -> None:
+    """Refuse at once (before the broker is tried: it may be down for minutes) to start over a session in
+    progress without ``resume``: its hosts reported ready to the observer that stopped and will not again,
+    so waiting for them would only time out.
+
+    Raises:
+        MpdpError: the store holds some, not all, of the session's rounds and ``config.resume`` is off.
+    """
+    if config.resume or not config.store_path.exists():
+        return
+    with TranscriptStore(config.store_path) as store:
+        recorded = store.recorded_rounds(config.facts.session)
+    if recorded and len(recorded) < len(config.round_names):
+        raise MpdpError(f"store {config.store_path} holds rounds {format_ranges(recorded)} of session "
+                        f"{config.facts.session} in progress; --resume continues it")
+
+
 async def observe_async(
     config: ObserveConfig, on_round: Callable[[RoundOutcome], None] | None = None
 ) -> tuple[RoundOutcome, ...]:
@@ -211,11 +229,14 @@ async def observe_async(
         TransportError: the broker is unreachable or went away.
         WorkerError: a party host failed, or parties not ready in time.
         ParameterError: a store holding this session with other parameters, an unwritable store.
+        MpdpError: the store holds this session in progress (some rounds, not all) and ``config.resume`` is
+            off (one line naming the rounds and ``--resume``, before any wait).
     """
     return await surfacing_errors(_observe(config, on_round or (lambda outcome: None)))
 
 
 async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], None]) -> tuple[RoundOutcome, ...]:
+    _check_restart(config)
     await check_connectivity(config.endpoint)
     roster, session = config.facts.roster, config.facts.session
     topics = Topics(session)

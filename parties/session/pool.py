@@ -1,19 +1,24 @@
 """Worker OS processes (multiprocessing, spawn) as an async context manager that leaves no orphan:
-on exit every worker is given a grace period, then terminated, then killed."""
+on exit every worker is given a grace period, then terminated, then killed. While they run, the event
+loop watches each process's sentinel (a descriptor readable once the process has ended), so a worker that
+dies, even by SIGKILL, is known at once (:meth:`WorkerPool.on_exit`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
 from multiprocessing.process import BaseProcess
 from types import TracebackType
 from typing import Self
 
 from mpdp.broker.messages import WorkerStatus
-from mpdp.parties.session.processes import spawn, stop_processes
+from mpdp.parties.session.processes import exit_text, spawn, stop_processes
 from mpdp.parties.session.worker import WorkerSpec, worker_main
 from mpdp.protocols.errors import WorkerError
 
 __all__ = ["WorkerPool"]
+
+_REAP_POLL = 0.005  # seconds between looks at the exit code of a process whose sentinel closed
 
 
 def _span(parties: Sequence[int]) -> str:
@@ -38,6 +43,7 @@ class WorkerPool:
         self._grace = grace
         self._procs: list[BaseProcess] = []
         self._stopping = False
+        self._watched: list[int] = []  # the sentinels the event loop watches
 
     async def __aenter__(self) -> Self:
         for spec in self._specs:
@@ -49,6 +55,32 @@ class WorkerPool:
     ) -> None:
         await self.stop(self._grace if exc_type is None else 0.0)
 
+    def on_exit(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` in the running event loop as soon as a worker process has ended and its exit
+        code is known (once per process, until :meth:`stop`): the loop watches each process's sentinel, no
+        polling (the sentinel closes as the process exits, a moment before its exit code can be read)."""
+        loop = asyncio.get_running_loop()
+
+        def reaped(proc: BaseProcess) -> None:
+            if self._stopping:
+                return
+            if proc.exitcode is None:
+                loop.call_later(_REAP_POLL, reaped, proc)
+            else:
+                callback()
+
+        def ended(proc: BaseProcess) -> None:
+            self._unwatch(loop, proc.sentinel)
+            reaped(proc)
+
+        for proc in self._procs:
+            self._watched.append(proc.sentinel)
+            loop.add_reader(proc.sentinel, ended, proc)
+
+    def _unwatch(self, loop: asyncio.AbstractEventLoop, sentinel: int) -> None:
+        loop.remove_reader(sentinel)
+        self._watched.remove(sentinel)
+
     @property
     def pids(self) -> list[int | None]:
         """The workers' process ids (for tests and logs)."""
@@ -57,6 +89,12 @@ class WorkerPool:
     def parties_of(self, index: int) -> tuple[int, ...]:
         """The party ids run by worker ``index``."""
         return tuple(p.party for p in self._specs[index].parties)
+
+    def exited(self) -> list[int]:
+        """The indices of the workers whose process has ended (before :meth:`stop`)."""
+        if self._stopping:
+            return []
+        return [spec.index for spec, proc in zip(self._specs, self._procs, strict=False) if proc.exitcode is not None]
 
     def problems(self, failed: Mapping[int, WorkerStatus] | None = None, processes: bool = True) -> list[str]:
         """One line per worker that reported failure (``failed``, by worker index: its cause, and its exit code
@@ -70,10 +108,10 @@ class WorkerPool:
             if status is not None:
                 where = f"worker {spec.index} ({_span(status.parties)})"
                 lines.append(f"{where} failed: {status.detail}" if code is None
-                             else f"{where} failed: {status.detail}; its process exited with code {code}")
+                             else f"{where} failed: {status.detail}; its process exited with {exit_text(code)}")
             elif code is not None and processes:
-                lines.append(f"worker process {spec.index} ({_span(self.parties_of(spec.index))}) exited with code "
-                             f"{code} without reporting a cause")
+                lines.append(f"worker process {spec.index} ({_span(self.parties_of(spec.index))}) exited with "
+                             f"{exit_text(code)} without reporting a cause")
         return lines
 
     def check(self, failed: Mapping[int, WorkerStatus] | None = None, when: str = "", processes: bool = True) -> None:
@@ -89,4 +127,7 @@ class WorkerPool:
     async def stop(self, grace: float) -> None:
         """Wait up to ``grace`` s for the workers to exit, then terminate, then kill (no orphans)."""
         self._stopping = True
+        loop = asyncio.get_running_loop()
+        for sentinel in list(self._watched):
+            self._unwatch(loop, sentinel)
         await stop_processes(self._procs, grace)

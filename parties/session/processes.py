@@ -14,7 +14,7 @@ from multiprocessing.process import BaseProcess
 
 from mpdp.protocols.errors import WorkerError
 
-__all__ = ["first_leaf", "spawn", "stop_processes", "watch_parent"]
+__all__ = ["exit_text", "first_leaf", "spawn", "stop_processes", "watch_parent"]
 
 _POLL = 0.05
 _PARENT_POLL = 0.5
@@ -43,6 +43,16 @@ def spawn(target: Callable[..., object], args: tuple[object, ...], name: str, st
         if handler is not None:
             signal.signal(signal.SIGINT, handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def exit_text(code: int) -> str:
+    """A process's exit code in words: ``code 1``, ``code -9 (killed by SIGKILL)``."""
+    if code >= 0:
+        return f"code {code}"
+    try:
+        return f"code {code} (killed by {signal.Signals(-code).name})"
+    except ValueError:
+        return f"code {code} (killed by signal {-code})"
 
 
 async def stop_processes(procs: Sequence[BaseProcess], grace: float) -> None:

@@ -141,7 +141,26 @@ def _store_sections(run_dir: Path, session: str) -> list[Section]:
     return sections
 
 
+def _unfinished_page(run_dir: Path, doc: dict[str, Any]) -> tuple[ReportPage, int]:
+    """A simulation that has not completed (``run.status`` running, failed or interrupted): each round's
+    status, the error and how to continue, then what its transcript store holds."""
+    run = doc["run"]
+    config = (("session", doc["session"]), ("protocol", doc["protocol"]), ("dataset", doc["dataset"]),
+              ("function", doc["function"]), ("parties", str(len(doc["parties"]))),
+              ("repetitions", str(doc["repetitions"])), ("status", run["status"]), ("mpdp version", doc["mpdp_version"]))
+    table = Table("each round's status", ("round", "name", "status"),
+                  tuple(cells([r["round"] + 1, r["name"], r["status"]]) for r in run["rounds"]), "rounds")
+    paragraphs = (f"The run {run['status']}: {run['rounds_decided']} of {len(run['rounds'])} rounds decided, "
+                  "kept in its transcript store; no accuracy is reported before the run is complete.",
+                  f"Error: {run['error']}" if run["error"] else "", f"To continue: {run['resume']}")
+    sections = [Section("Rounds", tuple(p for p in paragraphs if p), (table,)), *_store_sections(run_dir, doc["session"])]
+    return (ReportPage(f"mpdp simulate: {doc['session']} ({run['status']})", f"{doc['dataset']}: {run['status']}",
+                       config, tuple(sections)), len(run["rounds"]))
+
+
 def _simulate_page(run_dir: Path, doc: dict[str, Any]) -> tuple[ReportPage, int]:
+    if doc.get("run", {}).get("status", "complete") != "complete":
+        return _unfinished_page(run_dir, doc)
     rounds = [RoundResult.from_json(r) for r in doc["rounds"]]
     eps = sorted({p["epsilon"] for p in doc["parties"]})
     eps_text = f"{eps[0]:g}" if len(eps) == 1 else f"{eps[0]:g} to {eps[-1]:g} (per party)"

@@ -22,13 +22,13 @@ The protocol is ``config.protocol``: a :class:`SessionProtocol` in :data:`SESSIO
 Keys: the runner makes each party's Ed25519 key pair and hands the private key only to that party's
 worker; the engine gets the roster of public keys. A coordinator key signs the announcements.
 Errors surface as one :class:`mpdp.protocols.errors.MpdpError` (never an ExceptionGroup). A worker that
-reports "failed" (a party raised: the worker reports the cause at once) stops the run within a second,
-mid-round too (:meth:`_Workers.watch` in the run's TaskGroup cancels the rounds; the pool terminates, then
-kills, every worker), with a :class:`WorkerError` naming the worker, its parties, the cause and the
-round. A worker that dies without a word makes its parties absent from the round in progress, which
-closes at its timeout, then the run stops with a :class:`WorkerError` naming the worker, its parties, its
-exit code and the round. A worker lost after every party answered the session's last round (and no party
-decisions are to follow) cannot change the transcript: a warning names it, and the run succeeds.
+reports "failed" (a party raised: the worker reports the cause at once), or whose process ends without a
+word (killed: the event loop watches each process's sentinel), stops the run within a second, mid-round
+too (:meth:`_Workers.watch` in the run's TaskGroup cancels the rounds; the pool terminates, then kills,
+every worker), with a :class:`WorkerError` naming the worker, its parties, the cause or its exit code
+(and the signal that killed it), and the round. A worker lost after its parties all answered the
+session's last round (and no party decisions are to follow) cannot change the transcript: a warning
+names it, and the run succeeds if the round completes.
 """
 
 from __future__ import annotations
@@ -165,13 +165,14 @@ class _Workers:
     """The run's own worker processes (:class:`mpdp.parties.session.pool.WorkerPool`).
 
     Args:
-        last: the index of the session's last round; ``decisions``: the parties decide f after each round
+        round_names: the session's rounds; ``decisions``: the parties decide f after each round
             (their decisions come after the round closes, so a worker lost then loses some).
     """
 
-    def __init__(self, pool: WorkerPool, workers: int, timeout: float, last: int, decisions: bool) -> None:
+    def __init__(self, pool: WorkerPool, workers: int, timeout: float, round_names: Sequence[str],
+                 decisions: bool) -> None:
         self._pool, self._workers, self._timeout = pool, workers, timeout
-        self._last, self._decisions = last, decisions
+        self._names, self._decisions = tuple(round_names), decisions
         self._rounds_started = False
 
     async def ready(self, engine: Engine) -> None:
@@ -184,6 +185,14 @@ class _Workers:
             raise WorkerError(f"worker(s) {missing} did not report ready within {self._timeout:g} s")
         self._rounds_started = True
 
+    def _done_with(self, index: int, engine: Engine) -> bool:
+        """Whether a worker lost during the last round ``index`` (and no party decisions are to follow)
+        cannot change the transcript: each worker whose process ended has had all its parties heard."""
+        if index != len(self._names) - 1 or self._decisions:
+            return False
+        heard = engine.answered
+        return all(set(self._pool.parties_of(w)) <= heard for w in self._pool.exited())
+
     def check(self, engine: Engine, outcome: RoundOutcome, when: str) -> None:
         """Raise WorkerError if a worker failed or its process exited (naming each, its exit code and cause),
         unless the round was the session's last and had every party's answer (and no party decisions are to
@@ -191,21 +200,26 @@ class _Workers:
         lines = self._pool.problems(engine.failed_workers)
         if not lines:
             return
-        if outcome.index == self._last and outcome.absent.size == 0 and not self._decisions:
+        if outcome.index == len(self._names) - 1 and outcome.absent.size == 0 and not self._decisions:
             log.warning("%s after every party answered the last round (%d): the transcript is complete",
                         "; ".join(lines), outcome.index)
             return
         raise WorkerError("; ".join(lines) + f" {when}")
 
     async def watch(self, engine: Engine) -> None:
-        """Raise WorkerError as soon as a worker reports failure (signed, with its cause) before the first
-        round or while a round is open (run next to the rounds in a TaskGroup, which then cancels them: the
-        run fails within a second). A failure while a round closes, or a worker process that dies without a
-        report, is found after the round (:meth:`check`)."""
+        """Raise WorkerError as soon as a worker reports failure (signed, with its cause) or its process ends
+        (its sentinel wakes this loop: :meth:`WorkerPool.on_exit`) before the first round or while a round
+        is open (run next to the rounds in a TaskGroup, which then cancels them: the run fails within a
+        second). A failure while a round closes is found when the next round opens, or after the last
+        (:meth:`check`)."""
+        self._pool.on_exit(engine.status_changed.set)
         while True:
-            if not self._rounds_started or engine.open_round is not None:
-                where = "before the first round" if engine.open_round is None else f"during round {engine.open_round}"
-                self._pool.check(engine.failed_workers, f"({where}; the run stopped)", processes=False)
+            index = engine.open_round
+            if not self._rounds_started or index is not None:
+                where = ("before the first round" if index is None
+                         else f"during round {index} ({self._names[index]!r})")
+                self._pool.check(engine.failed_workers, f"({where}; the run stopped)",
+                                 processes=index is None or not self._done_with(index, engine))
             engine.status_changed.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(_TICK):
@@ -331,7 +345,7 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
                         plan = plug.party_plan(config, seeds, earlier)
                         specs = worker_specs(config, party_endpoint, private_keys, coordinator_public, plan)
                         async with WorkerPool(specs) as pool:
-                            workers = _Workers(pool, len(specs), config.ready_timeout, len(config.round_names) - 1,
+                            workers = _Workers(pool, len(specs), config.ready_timeout, config.round_names,
                                                config.party_rule is not None)
                             watchdog = tg.create_task(workers.watch(engine), name="watch-workers")
                             outcomes = await drive_rounds(engine, store, config.round_names, recorded, workers,

@@ -9,7 +9,9 @@ import dataclasses
 import gc
 import ipaddress
 import logging
+import os
 import shutil
+import signal
 import stat
 import subprocess
 import time
@@ -25,7 +27,8 @@ from mpdp.broker.passwords import password_line, verify_password_line
 from mpdp.broker.settings import PASSWORD_FILE_ENV, BrokerSettings
 from mpdp.broker.topics import Topics
 from mpdp.protocols.errors import ParameterError, TransportError
-from tests.mqtt_fixtures import locked_mosquitto, read_env_file
+from tests.calibration import scaled
+from tests.mqtt_fixtures import child_mosquitto, locked_mosquitto, read_env_file, serve_locked
 
 SESSION = "lock-1"
 HOSTS = {"parties-0-1": [0, 1], "parties-2": [2]}
@@ -236,12 +239,35 @@ async def test_nobody_else_can_use_the_observer_client_id(tmp_path: Path, caplog
                 for transport in (intruder, other):
                     await transport.publish(TOPICS.party(1), client_id.encode())
                     assert await _next(watch) == (TOPICS.party(1), client_id.encode())
-        assert not [r for r in caplog.records if "connection lost" in r.getMessage()]
+        assert not [r for r in caplog.records if "lost the connection" in r.getMessage()]
         # the observer offline: its persistent session outlives the intruders and keeps what arrives meanwhile
         async with on_observer_listener.connect(client_id, persistent=True), host_a.connect(client_id) as other:
             await other.publish(TOPICS.party(0), b"while the observer was away")
         async with observer.connect(f"mpdp-{SESSION}-observer", persistent=True) as watch:
             assert await _next(watch) == (TOPICS.party(0), b"while the observer was away")
+
+
+async def test_with_persistence_the_observers_queue_survives_a_broker_killed_and_restarted(tmp_path: Path) -> None:
+    """``mpdp broker config --persistence DIR``: an answer the broker acknowledged while the observer was away
+    is delivered to it by the broker restarted after a SIGKILL (saved every second; without persistence it is
+    lost and the observer re-announces the round)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    async with locked_mosquitto(tmp_path / "config", SESSION, HOSTS, persistence=data) as broker:
+        observer, host = broker.endpoint(OBSERVER), broker.endpoint("parties-0-1")
+        assert f"persistence_location {data}/" in (tmp_path / "config" / "broker" / "mosquitto.conf").read_text()
+        async with observer.connect(f"mpdp-{SESSION}-observer", persistent=True) as away:
+            await away.subscribe(TOPICS.all_parties)
+        async with host.connect(f"mpdp-{SESSION}-host") as publisher:
+            await publisher.publish(TOPICS.party(0), b"answered before the outage")
+        published = time.time()
+        async with asyncio.timeout(scaled(10)):  # saved at the next second's autosave
+            while not (data / "mosquitto.db").exists() or (data / "mosquitto.db").stat().st_mtime <= published:
+                await asyncio.sleep(0.05)
+        os.kill(child_mosquitto(host.port), signal.SIGKILL)
+    async with serve_locked(tmp_path / "config", "parties-0-1") as again:
+        async with again.endpoint(OBSERVER).connect(f"mpdp-{SESSION}-observer", persistent=True) as back:
+            assert await _next(back, scaled(5)) == (TOPICS.party(0), b"answered before the outage")
 
 
 async def test_queues_and_packets_are_bounded(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import contextlib
 import functools
 import os
 import signal
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from mpdp.broker.mosquitto import run_mosquitto
 from mpdp.broker.ports import free_loopback_port
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.store import TranscriptStore
+from tests.calibration import scaled, scaled_arg
 from tests.integration.test_deploy import _finish
 from tests.integration.test_party_restart import K, watched_deployment
 from tests.mqtt_fixtures import child_mosquitto, require_mosquitto
@@ -43,13 +45,13 @@ async def _outage(tmp_path: Path, persistent: bool, seconds: float, round_timeou
         first: BrokerEndpoint = await stack.enter_async_context(broker())
         async with watched_deployment(first, tmp_path, session, R) as (deployment, seen):
             hosts = [await deployment.host(name, 1) for name in ("a", "b")]
-            async with asyncio.timeout(10):  # with persistence: the broker saved its state at least once
+            async with asyncio.timeout(scaled(10)):  # with persistence: the broker saved its state at least once
                 while persistent and not (tmp_path / "mosquitto-db" / "mosquitto.db").exists():
                     await asyncio.sleep(0.05)
             async with first.connect(f"{session}-watch") as watch:
                 await watch.subscribe(Topics(session).rounds)
-                observer = await deployment.observer(1, "--round-timeout", f"{round_timeout:g}")
-                async with asyncio.timeout(30):
+                observer = await deployment.observer(1, "--round-timeout", scaled_arg(round_timeout))
+                async with asyncio.timeout(scaled(30)):
                     async for delivery in watch.deliveries():
                         announced = Announcement.model_validate_json(delivery.payload)
                         if announced.kind == "round" and announced.round == 2:
@@ -60,8 +62,12 @@ async def _outage(tmp_path: Path, persistent: bool, seconds: float, round_timeou
             second = await stack.enter_async_context(broker())
             assert second.port == port
             codes = [await _finish(proc, 60 + round_timeout) for proc in (observer, *hosts)]
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(scaled(0.3))
             logs = deployment.logs()
+            published: dict[tuple[int, int], set[str]] = defaultdict(set)  # what the watcher saw (not all:
+            for message in seen:  # it was away during the outage too), but never two answers for one slot
+                published[message.round, message.party].add(message.model_dump_json())
+            assert published and all(len(texts) == 1 for texts in published.values()), "answered twice"
     assert codes == [0, 0, 0], logs
     with TranscriptStore(tmp_path / "out1" / "transcripts.sqlite") as store:
         assert store.recorded_rounds(session) == list(range(R))
@@ -87,4 +93,4 @@ async def test_a_deployment_rides_out_a_broker_down_for_20_s(tmp_path: Path) -> 
         back = [line for line in logs[name].splitlines() if "reconnected to the MQTT broker" in line]
         assert len(lost) == 1 and "reconnecting for up to 10 min" in lost[0], (name, logs[name])
         assert len(back) == 1, (name, logs[name])
-        assert 20.0 <= float(back[0].split(" after ")[1].split(" s ")[0]) <= 20.0 + 30.0, back
+        assert 20.0 <= float(back[0].split(" after ")[1].split(" s ")[0]) <= 20.0 + scaled(30.0), back

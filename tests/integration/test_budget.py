@@ -31,6 +31,7 @@ from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.symmetric import observer_average_rule
+from tests.calibration import scaled
 from tests.mqtt_fixtures import brute_force_majority
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
@@ -95,7 +96,7 @@ async def test_parties_stop_when_the_next_answer_would_exceed(mosquitto: BrokerE
     seeds = np.random.SeedSequence(SEED).spawn(K)
     parties = [
         Party(PartySpec(i, BITS[i], MECHANISMS[i], keys[i], seeds[i], BUDGET, PrivacyLedger(SLACK)),
-              mosquitto, topics, coord_public, idle_timeout=20.0)
+              mosquitto, topics, coord_public, idle_timeout=scaled(20.0))
         for i in range(K)
     ]
     ready = asyncio.Semaphore(0)
@@ -105,10 +106,10 @@ async def test_parties_stop_when_the_next_answer_would_exceed(mosquitto: BrokerE
             mosquitto, topics, roster, store, coord_private,
             Observer(topics, roster, store, function=parse_function("majority"), measure=accuracy_measure("zero-one", 2),
                      rule_factory=observer_average_rule),
-            repetitions=REPS, round_timeout=10.0,
+            repetitions=REPS, round_timeout=scaled(10.0),
         ) as observer, asyncio.TaskGroup() as tg:
             tasks = [tg.create_task(p.run(ready.release)) for p in parties]
-            async with asyncio.timeout(10):
+            async with asyncio.timeout(scaled(10)):
                 for _ in parties:
                     await ready.acquire()
             outcomes = [await observer.run_round(r, name) for r, name in enumerate(NAMES)]
@@ -135,7 +136,7 @@ async def test_run_reports_spent_budgets_and_a_resumed_run_keeps_the_ledger(
         mechanisms=MECHANISMS, repetitions=REPS, seed=SEED, function=parse_function("majority"),
         measure=accuracy_measure("zero-one", 2),
         broker=BrokerSettings.from_url(f"mqtt://127.0.0.1:{mosquitto.port}", environ={}), workers=2,
-        store_path=tmp_path / "t.sqlite", round_timeout=15.0, budget=BUDGET, delta_slack=SLACK,
+        store_path=tmp_path / "t.sqlite", round_timeout=scaled(15.0), budget=BUDGET, delta_slack=SLACK,
     )
     outcome = await run_async(config)
     _check_rounds(outcome.rounds)

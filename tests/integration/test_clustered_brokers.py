@@ -14,6 +14,7 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.session.runner import RunConfig, run_async
+from tests.calibration import scaled
 from tests.cluster_brokers import bridged_mosquitto, nats_cluster
 from tests.integration.test_run import K, R, _check, _config
 
@@ -21,7 +22,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 
 def _settings(endpoint: BrokerEndpoint) -> BrokerSettings:
-    return BrokerSettings.from_url(f"mqtt://{endpoint.host}:{endpoint.port}?timeout=10", environ={})
+    return BrokerSettings.from_url(f"mqtt://{endpoint.host}:{endpoint.port}?timeout={scaled(10):.1f}", environ={})
 
 
 async def _run_across(observer: BrokerEndpoint, parties: BrokerEndpoint, tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.symmetric import observer_average_rule
+from tests.calibration import scaled
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), pytest.mark.asyncio(loop_scope="session")]
 
@@ -39,13 +40,13 @@ async def test_forged_and_replayed_control_messages_change_nothing(mosquitto: Br
     stranger, _ = generate_key_pair()
     spec = PartySpec(0, np.array([1, 0], np.int8), mechanisms[0], keys[0], np.random.SeedSequence(1), None,
                      PrivacyLedger(1e-6))
-    party = Party(spec, mosquitto, topics, coord_public, idle_timeout=10.0)
+    party = Party(spec, mosquitto, topics, coord_public, idle_timeout=scaled(10.0))
     with TranscriptStore(tmp_path / "t.sqlite") as store:
         store.open_session(session, 2, 1, ["r0", "r1"], mode="simulation (seeded generators)")
         observer = Observer(topics, roster, store, function=parse_function("majority"),
                             measure=accuracy_measure("zero-one", 2), rule_factory=observer_average_rule)
         async with open_engine(mosquitto, topics, roster, store, coord_private, observer, repetitions=1,
-                               round_timeout=2.0) as engine, mosquitto.client(f"{session}-outsider") as outsider:
+                               round_timeout=scaled(2.0)) as engine, mosquitto.client(f"{session}-outsider") as outsider:
             await outsider.subscribe(topics.rounds, qos=1)
             await outsider.subscribe(topics.party(0), qos=1)
             # the outsider's messages: an unsigned "failed" (what stopped `mpdp observe` in issue 9),
@@ -60,22 +61,24 @@ async def test_forged_and_replayed_control_messages_change_nothing(mosquitto: Br
                 await outsider.publish(topics.status, message if isinstance(message, str)
                                        else message.model_dump_json(), qos=1)
             with pytest.raises(WorkerError, match=r"parties 1 did not report ready"):
-                await wait_for_parties(engine, 2, 1.5)
+                await wait_for_parties(engine, 2, scaled(1.5))  # and the five are handled
             assert engine.failed_workers == {} and list(engine.ready_workers) == [0]
             assert engine.ready_workers[0].parties == (0,)
             assert dict(engine.rejections.counts) == {"schema": 1, "signature": 2, "replay": 1}
 
             running = asyncio.create_task(party.run())
-            await asyncio.sleep(0.5)  # subscribed
+            await asyncio.sleep(scaled(0.5))  # subscribed
             round_0 = asyncio.create_task(engine.run_round(0, "r0"))
-            announcement = answer = None  # round 0's (heartbeats may come between)
-            async for m in _messages(outsider, 20):
-                if m.topic.value == topics.rounds and Announcement.model_validate_json(m.payload).kind == "round":
-                    announcement = m.payload
-                elif m.topic.value == topics.party(0):
-                    answer = m.payload
-                if announcement is not None and answer is not None:
-                    break
+            # round 0's announcement and answer; heartbeats come between, one a second (many after the scaled waits)
+            announcement = answer = None
+            async with asyncio.timeout(scaled(20)):
+                async for m in _messages(outsider, 10_000):
+                    if m.topic.value == topics.rounds and Announcement.model_validate_json(m.payload).kind == "round":
+                        announcement = m.payload
+                    elif m.topic.value == topics.party(0):
+                        answer = m.payload
+                    if announcement is not None and answer is not None:
+                        break
             assert announcement is not None and answer is not None
             for _ in range(3):  # replayed while the round is open: unexpired, but not new -> nothing
                 await outsider.publish(topics.rounds, announcement, qos=1)
@@ -83,18 +86,19 @@ async def test_forged_and_replayed_control_messages_change_nothing(mosquitto: Br
             assert outcome.participants.tolist() == [0] and outcome.absent.tolist() == [1]
             end = Announcement.signed(coord_private, session=session, kind="end", round=1, repetitions=1)
             await outsider.publish(topics.rounds, end.model_dump_json(), qos=1)
-            assert await asyncio.wait_for(running, 5.0) == 1
+            assert await asyncio.wait_for(running, scaled(5.0)) == 1
             assert dict(party.rejections.counts) == {"replay": 3}
             seen = [m async for m in _messages(outsider, 10, timeout=0.5)]
             assert [m.payload for m in seen if m.topic.value == topics.party(0)] == []
             assert PartyMessage.from_wire(answer).round == 0
 
 
-async def _messages(client, count: int, timeout: float = 5.0):  # type: ignore[no-untyped-def]
-    """Up to ``count`` messages the raw aiomqtt ``client`` receives within ``timeout`` seconds each."""
+async def _messages(client, count: int, timeout: float | None = None):  # type: ignore[no-untyped-def]
+    """Up to ``count`` messages the raw aiomqtt ``client`` receives within ``timeout`` seconds each (default:
+    5 s, scaled)."""
     iterator = aiter(client.messages)
     for _ in range(count):
         try:
-            yield await asyncio.wait_for(anext(iterator), timeout)
+            yield await asyncio.wait_for(anext(iterator), scaled(5.0) if timeout is None else timeout)
         except TimeoutError:
             return

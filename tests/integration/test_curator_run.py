@@ -25,6 +25,7 @@ from mpdp.parties.session.runner import RunConfig, RunOutcome, run_async
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
+from tests.calibration import scaled
 from tests.frequencies import assert_proportion_fits
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
@@ -41,7 +42,7 @@ def _config(tmp_path: Path, endpoint: BrokerEndpoint, epsilon: float, repetition
         mechanisms=(RandomizedResponse(epsilon),) * K, repetitions=repetitions, seed=SEED,
         function=parse_function("passed"), measure=accuracy_measure("zero-one", 2),
         broker=BrokerSettings.from_url(f"mqtt://127.0.0.1:{endpoint.port}", environ={}), workers=2,
-        store_path=tmp_path / "c.sqlite", round_timeout=15.0, protocol="curator",
+        store_path=tmp_path / "c.sqlite", round_timeout=scaled(15.0), protocol="curator",
     )
     fields.update(changes)
     return RunConfig(**fields)  # type: ignore[arg-type]

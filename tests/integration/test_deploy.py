@@ -26,6 +26,7 @@ from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.session.observe import HOSTS_MODE
 from mpdp.protocols.errors import ParameterError
+from tests.calibration import scaled, scaled_arg
 from tests.mqtt_fixtures import broker_user, locked_ports, serve_locked
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
@@ -55,7 +56,8 @@ async def _start(*args: str, log: Path, env: dict[str, str] | None = None) -> as
 
 
 async def _finish(proc: asyncio.subprocess.Process, seconds: float) -> int:
-    async with asyncio.timeout(seconds):
+    """``proc``'s exit code once it ends; TimeoutError after ``seconds`` (an idle machine's bound, scaled)."""
+    async with asyncio.timeout(scaled(seconds)):
         return await proc.wait()
 
 
@@ -68,9 +70,10 @@ async def _kill_all(procs: list[asyncio.subprocess.Process]) -> None:
 
 
 async def _ready_seen(endpoint: BrokerEndpoint, session: str, worker: int, seconds: float) -> None:
-    """Wait until host ``worker`` has reported ready on the status topic."""
+    """Wait until host ``worker`` has reported ready on the status topic (TimeoutError after ``seconds``, an
+    idle machine's bound, scaled)."""
     topics = Topics(session)
-    async with asyncio.timeout(seconds), endpoint.connect(f"mpdp-test-{session}-watch") as transport:
+    async with asyncio.timeout(scaled(seconds)), endpoint.connect(f"mpdp-test-{session}-watch") as transport:
         await transport.subscribe(topics.status)
         async for delivery in transport.deliveries():
             status = WorkerStatus.model_validate_json(delivery.payload)
@@ -112,8 +115,8 @@ async def _house(tmp_path: Path, session: str, keys: Path, watcher: BrokerEndpoi
         options, env = broker("observer")
         procs.append(await _start("observe", "--roster", str(keys / "roster.json"), "--keys",
                                   str(keys / "coordinator"), "--dataset-rounds", str(votes), "--function",
-                                  "passed", *options, "--out", str(out), "--wait-parties", "15",
-                                  "--round-timeout", "10", log=tmp_path / "observe.log", env=env))
+                                  "passed", *options, "--out", str(out), "--wait-parties", scaled_arg(15),
+                                  "--round-timeout", scaled_arg(10), log=tmp_path / "observe.log", env=env))
         # host B (simulation mode) starts after the observer
         options, env = broker("parties-5-8")
         procs.append(await _start(*host, *options, "--keys", str(keys / "parties-5-8"), "--parties", "5-8",

@@ -22,6 +22,7 @@ from mpdp.broker.messages import Announcement, PartyMessage, WorkerStatus
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.session_files import party_key_path, read_private_key, read_roster
 from mpdp.parties.rounds.store import TranscriptStore
+from tests.calibration import scaled, scaled_arg
 from tests.integration.test_deploy import _finish
 from tests.integration.test_party_restart import HOSTS, K, watched_deployment
 
@@ -31,8 +32,9 @@ HELD = range(5, 9)  # host b's parties: the test speaks for them
 
 
 async def _poll(condition: Callable[[], bool], seconds: float) -> None:
-    """Return once ``condition()`` is true (polled every 10 ms); TimeoutError after ``seconds``."""
-    async with asyncio.timeout(seconds):
+    """Return once ``condition()`` is true (polled every 10 ms); TimeoutError after ``seconds`` (an idle
+    machine's bound, scaled)."""
+    async with asyncio.timeout(scaled(seconds)):
         while not condition():
             await asyncio.sleep(0.01)
 
@@ -72,7 +74,7 @@ async def test_host_killed_mid_round_resends_its_recorded_answer(mosquitto: Brok
         hosted = range(HOSTS["a"][0], 5)
         first = await deployment.host("a", 1)
         async with _held_back_host(mosquitto, session, keys):
-            observer = await deployment.observer(1, "--round-timeout", "60")
+            observer = await deployment.observer(1, "--round-timeout", scaled_arg(60))
 
             def answered(copies: int) -> bool:
                 counts = Counter(m.party for m in seen if m.round == 0)

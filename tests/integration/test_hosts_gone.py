@@ -17,6 +17,7 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.store import TranscriptStore
+from tests.calibration import scaled, scaled_arg
 from tests.integration.test_deploy import _finish, _kill_all
 from tests.integration.test_party_restart import K, _Deployment, published_once, watched_deployment
 
@@ -34,7 +35,7 @@ async def _observer_killing(mosquitto: BrokerEndpoint, deployment: _Deployment,
     async with mosquitto.connect(f"{deployment.session}-watch") as watch:
         await watch.subscribe(Topics(deployment.session).rounds)
         observer = await deployment.observer(1, *extra)
-        async with asyncio.timeout(40):
+        async with asyncio.timeout(scaled(40)):
             async for delivery in watch.deliveries():
                 announced = Announcement.model_validate_json(delivery.payload)
                 if announced.kind == "round" and announced.round in pending:
@@ -51,7 +52,7 @@ async def test_killed_hosts_are_named_and_rounds_without_answers_fail(mosquitto:
         await deployment.keys_made()
         a, b = await deployment.host("a", 1), await deployment.host("b", 1)
         # host B killed at round 1, host A at round 3 (the later --round-timeout wins)
-        observer = await _observer_killing(mosquitto, deployment, {1: b, 3: a}, "--round-timeout", "1.5")
+        observer = await _observer_killing(mosquitto, deployment, {1: b, 3: a}, "--round-timeout", scaled_arg(1.5))
         code = await _finish(observer, 30)
     finally:
         await _kill_all(deployment.procs)
@@ -72,12 +73,13 @@ async def test_killed_hosts_are_named_and_rounds_without_answers_fail(mosquitto:
 
 async def test_party_hosts_leave_a_dead_observer_after_their_grace(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     """Issue 9: with the observer killed the hosts sat idle for an hour. The observer's heartbeats stop;
-    each host leaves after its --observer-grace (3 s here) with exit code 2 and a message that says why."""
+    each host leaves after its --observer-grace (3 s here, scaled) with exit code 2 and a message that says why."""
     session = f"deaf-{tmp_path.name[-10:].replace('_', '')}"
     deployment = _Deployment(f"mqtt://127.0.0.1:{mosquitto.port}", tmp_path, session, 40)
     try:
         await deployment.keys_made()
-        hosts = [await deployment.host(name, 1, "--observer-grace", "3") for name in ("a", "b")]
+        grace = scaled_arg(3)
+        hosts = [await deployment.host(name, 1, "--observer-grace", grace) for name in ("a", "b")]
         await _observer_killing(mosquitto, deployment, {2: None})
         killed = asyncio.get_running_loop().time()
         codes = [await _finish(host, 20) for host in hosts]
@@ -86,26 +88,37 @@ async def test_party_hosts_leave_a_dead_observer_after_their_grace(mosquitto: Br
         await _kill_all(deployment.procs)
     logs = deployment.logs()
     assert codes == [2, 2], logs
-    assert 2.0 <= waited <= 12.0, waited
+    assert float(grace) - 1.0 <= waited <= float(grace) + scaled(9.0), waited
     for name in ("a1.log", "b1.log"):
-        assert "the observer has sent no round and no heartbeat for 3 s (--observer-grace): it is gone" in logs[name]
+        assert f"the observer has sent no round and no heartbeat for {grace} s (--observer-grace): it is gone" in logs[name]
 
 
+@pytest.mark.timeout(120)
 async def test_a_killed_observer_resumes_and_every_answer_is_recorded_once(
         mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     """Issue 9: a restarted `mpdp observe` into the same output exited 2 (it waited for "ready" reports the
     serving hosts no longer send). With --resume it reloads the session from SQLite, re-announces the open
     round, the hosts re-send their recorded answers: every round recorded, every (round, party) once, no
-    party ever published two different answers, everyone exits 0."""
+    party ever published two different answers, everyone exits 0. Restarted without --resume it says at once
+    that --resume is needed (issue 20: it waited 300 s for ready reports)."""
     rounds = 12
     session = f"back-{tmp_path.name[-10:].replace('_', '')}"
     async with watched_deployment(mosquitto, tmp_path, session, rounds) as (deployment, seen):
         hosts = [await deployment.host(name, 1) for name in ("a", "b")]
         first = await _observer_killing(mosquitto, deployment, {4: None}, "--out", str(tmp_path / "out"))
         assert await _finish(first, 10) != 0
+        # restarted without --resume: refused at once (not after --wait-parties), naming --resume
+        started = asyncio.get_running_loop().time()
+        refused = await deployment.observer(3, "--out", str(tmp_path / "out"), "--wait-parties", "300")
+        assert await _finish(refused, 30) == 2
+        waited = asyncio.get_running_loop().time() - started
+        assert deployment.logs()["observe3.log"] == (
+            f"mpdp: error: store {tmp_path / 'out' / 'transcripts.sqlite'} holds rounds 0-3 of session {session} "
+            "in progress; --resume continues it\n"), waited
+        print(f"observer restarted without --resume: refused after {waited:.2f} s")
         second = await deployment.observer(2, "--out", str(tmp_path / "out"), "--resume")
         codes = [await _finish(proc, 40) for proc in (second, *hosts)]
-        await asyncio.sleep(0.3)  # the last messages reach the watcher
+        await asyncio.sleep(scaled(0.3))  # the last messages reach the watcher
     assert codes == [0, 0, 0], deployment.logs()
     published = published_once(seen, rounds)
     with TranscriptStore(tmp_path / "out" / "transcripts.sqlite") as store:
@@ -126,11 +139,11 @@ async def test_a_killed_party_host_restarted_rejoins_at_the_next_round(
     session = f"rejoin-{tmp_path.name[-10:].replace('_', '')}"
     async with watched_deployment(mosquitto, tmp_path, session, rounds) as (deployment, seen):
         a, b = await deployment.host("a", 1), await deployment.host("b", 1)
-        observer = await _observer_killing(mosquitto, deployment, {1: b}, "--round-timeout", "2")
+        observer = await _observer_killing(mosquitto, deployment, {1: b}, "--round-timeout", scaled_arg(2))
         await b.wait()
         b2 = await deployment.host("b", 2)
         codes = [await _finish(proc, 60) for proc in (observer, a, b2)]
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(scaled(0.3))
     assert codes == [0, 0, 0], deployment.logs()
     assert "party host 5 (parties 5-8) sent nothing in round" in deployment.logs()["observe1.log"]
     assert "party host 5 (parties 5-8) is back at round" in deployment.logs()["observe1.log"]

@@ -25,6 +25,7 @@ from mpdp.parties.mpc.sharing import recombine
 from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.rounds.session_files import read_roster, read_server_keys, server_key_path
 from mpdp.parties.session.datasets import load_dataset
+from tests.calibration import scaled_arg
 from tests.integration.test_deploy import VOTES, _finish, _kill_all, _start, broker_config
 from tests.mqtt_fixtures import serve_locked
 
@@ -90,7 +91,7 @@ async def _deployment(tmp_path: Path, session: str, keys: Path, login: Login) ->
         for i in range(M):
             options, env = login(f"mpc-server-{i}")
             procs.append(await _start("mpc-server", *roster, "--keys", str(server_key_path(keys, i)), *options,
-                                      "--idle-timeout", "40", log=tmp_path / f"server{i}.log", env=env))
+                                      "--idle-timeout", scaled_arg(40), log=tmp_path / f"server{i}.log", env=env))
         host = ("party", *roster, "--dataset", str(votes))
         options, env = login("parties-0-4")
         procs.append(await _start(*host, *options, "--keys", str(keys / "parties-0-4"), "--parties", "0-4",
@@ -99,7 +100,7 @@ async def _deployment(tmp_path: Path, session: str, keys: Path, login: Login) ->
         options, env = login("observer")
         procs.append(await _start("observe", *roster, "--keys", str(keys / "coordinator"), "--dataset-rounds",
                                   str(votes), "--function", "passed", *options, "--out", str(out), "--wait-parties",
-                                  "30", "--round-timeout", "20", log=tmp_path / "observe.log", env=env))
+                                  scaled_arg(30), "--round-timeout", scaled_arg(20), log=tmp_path / "observe.log", env=env))
         # host B takes the protocol from the roster
         options, env = login("parties-5-8")
         procs.append(await _start(*host, *options, "--keys", str(keys / "parties-5-8"), "--parties", "5-8",

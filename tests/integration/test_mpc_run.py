@@ -26,6 +26,7 @@ from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
+from tests.calibration import scaled
 from tests.integration.test_curator_run import assert_exact_majority
 from tests.integration.test_mpc_cluster import _children
 
@@ -42,7 +43,7 @@ def _config(tmp_path: Path, endpoint: BrokerEndpoint, **changes: object) -> RunC
         bits=bits, mechanisms=(RandomizedResponse(math.inf),) * K, repetitions=REPS, seed=5,
         function=parse_function("passed"), measure=accuracy_measure("zero-one", 2),
         broker=BrokerSettings.from_url(f"mqtt://127.0.0.1:{endpoint.port}", environ={}), workers=2,
-        store_path=tmp_path / "m.sqlite", round_timeout=40.0, protocol="mpc",
+        store_path=tmp_path / "m.sqlite", round_timeout=scaled(40.0), protocol="mpc",
     )
     fields.update(changes)
     return RunConfig(**fields)  # type: ignore[arg-type]
@@ -64,7 +65,7 @@ async def test_the_servers_release_the_exact_majority_and_the_broker_sees_only_c
 
         spying = asyncio.create_task(collect())
         outcome = await run_async(config)
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(scaled(0.3))  # the last messages reach the spy
         spying.cancel()
     assert outcome.protocol == "mpc"
     assert_exact_majority(config, outcome)

@@ -23,6 +23,7 @@ import pytest
 from mpdp.broker.mosquitto import CONFIG_TEMPLATE, render_config
 from mpdp.broker.settings import find_mosquitto
 from mpdp.parties.rounds.store import TranscriptStore
+from tests.calibration import scaled, scaled_arg
 from tests.integration.test_deploy import ROOT, VOTES, K, R, _finish, _kill_all
 from tests.mqtt_fixtures import require_mosquitto
 
@@ -82,7 +83,8 @@ async def _start_in(ns: str, *args: str, log: Path) -> asyncio.subprocess.Proces
 
 
 async def _running(log: Path, proc: asyncio.subprocess.Process, seconds: float) -> None:
-    async with asyncio.timeout(seconds):
+    """Wait until ``log`` says ``running`` (TimeoutError after ``seconds``, an idle machine's bound, scaled)."""
+    async with asyncio.timeout(scaled(seconds)):
         while "running" not in log.read_text(errors="replace"):
             assert proc.returncode is None, log.read_text()
             await asyncio.sleep(0.05)
@@ -111,7 +113,7 @@ async def test_broker_and_observer_in_one_namespace_party_hosts_in_two_others(tm
             procs.append(await _start_in(
                 ns["broker"], *mpdp, "observe", "--roster", str(keys / "roster.json"), "--keys",
                 str(keys / "coordinator"), "--dataset-rounds", str(votes), "--function", "passed", "--broker",
-                "mqtt://127.0.0.1:1883", "--out", str(out), "--wait-parties", "30", "--round-timeout", "15",
+                "mqtt://127.0.0.1:1883", "--out", str(out), "--wait-parties", scaled_arg(30), "--round-timeout", scaled_arg(15),
                 log=tmp_path / "observe.log"))
             for n, (parties, split) in enumerate((("0-4", "parties-0-4"), ("5-8", "parties-5-8")), start=1):
                 procs.append(await _start_in(

@@ -21,6 +21,7 @@ from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.optimal import optimal_rules
 from mpdp.protocols.rule_factory import zero_one_rules
+from tests.calibration import scaled
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90), pytest.mark.asyncio(loop_scope="session")]
 REPS, SEED = 30, 11
@@ -33,7 +34,7 @@ def _config(tmp_path: Path, mosquitto: BrokerEndpoint, mechanisms: tuple[Randomi
         session=f"pd-{tmp_path.name[-10:].replace('_', '')}", round_names=tuple(f"r{j}" for j in range(bits.shape[1])),
         bits=bits, mechanisms=mechanisms, repetitions=REPS, seed=SEED, function=MAJORITY,
         measure=accuracy_measure("zero-one", 2), broker=BrokerSettings.from_url(f"mqtt://127.0.0.1:{mosquitto.port}", environ={}), workers=2,
-        store_path=tmp_path / "t.sqlite", round_timeout=15.0)
+        store_path=tmp_path / "t.sqlite", round_timeout=scaled(15.0))
     fields.update(changes)
     return RunConfig(**fields)  # type: ignore[arg-type]
 

@@ -37,11 +37,12 @@ from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
+from tests.calibration import scaled
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")]
 
 K, WORKER_K, FAULTY, TRIALS, RUN_TRIALS = 40, 16, 13, 20, 3
-ROUND_TIMEOUT = 60.0  # a run that waited for the round to time out would take a minute
+ROUND_TIMEOUT = scaled(60.0)  # a run that waited for the round to time out would take a minute (if idle)
 
 
 def start_faulty_party(spec: Any, *args: Any, **kwargs: Any) -> Party:
@@ -110,7 +111,7 @@ async def test_a_party_that_raises_stops_a_spawned_run_within_seconds(
         for pid in pids:  # gone, not merely detached
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
-    assert len(stopped) == RUN_TRIALS and max(stopped) < 10.0, stopped
+    assert len(stopped) == RUN_TRIALS and max(stopped) < scaled(10.0), stopped
 
 
 @pytest.mark.timeout(120)
@@ -124,25 +125,25 @@ async def test_a_party_that_raises_stops_its_worker_within_seconds_in_20_of_20_t
         parties = tuple(PartySpec(p, np.ones(3, np.int8), RandomizedResponse(1.0), generate_key_pair()[0],
                                   np.random.SeedSequence([trial, p])) for p in range(WORKER_K))
         spec = WorkerSpec(index=0, endpoint=mosquitto, session=session, coordinator_key=coordinator_public,
-                          parties=parties, idle_timeout=60.0, start=start_faulty_party)
+                          parties=parties, idle_timeout=scaled(60.0), start=start_faulty_party)
         async with mosquitto.connect(f"{session}-coordinator") as coordinator:
             await coordinator.subscribe(topics.status, topics.all_parties)
             worker = asyncio.create_task(serve_parties(spec))
-            ready = await next_delivery(coordinator, 30.0)
+            ready = await next_delivery(coordinator, scaled(30.0))
             assert ready is not None and WorkerStatus.model_validate_json(ready.payload).state == "ready"
             for index in (0, 1):
                 await coordinator.publish(topics.rounds, Announcement.signed(
                     coordinator_private, session=session, kind="round", round=index, repetitions=1).model_dump_json())
             fault = time.monotonic()
             with pytest.raises(ExceptionGroup) as group:
-                async with asyncio.timeout(10.0):
+                async with asyncio.timeout(scaled(10.0)):
                     await worker
             stopped.append(time.monotonic() - fault)
             assert group.group_contains(RuntimeError, match="planted fault")
             statuses = []
-            while (delivery := await next_delivery(coordinator, 1.0)) is not None:
+            while (delivery := await next_delivery(coordinator, scaled(1.0))) is not None:
                 if delivery.topic == topics.status:
                     statuses.append(WorkerStatus.model_validate_json(delivery.payload))
             assert [(s.state, s.detail) for s in statuses] == [
                 ("failed", f"RuntimeError: planted fault (party {FAULTY})")]
-    assert len(stopped) == TRIALS and max(stopped) < 5.0, stopped
+    assert len(stopped) == TRIALS and max(stopped) < scaled(5.0), stopped

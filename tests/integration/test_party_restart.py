@@ -22,6 +22,7 @@ from mpdp.broker.messages import PartyMessage
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.store import TranscriptStore
+from tests.calibration import scaled, scaled_arg
 from tests.integration.test_deploy import _finish, _kill_all, _start
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -37,11 +38,12 @@ def _votes(path: Path, rounds: int) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-async def _watch(endpoint: BrokerEndpoint, session: str, seen: list[PartyMessage]) -> None:
-    """Every message published on the session's party topics, in order."""
+async def _watch(endpoint: BrokerEndpoint, session: str, seen: list[PartyMessage], subscribed: asyncio.Event) -> None:
+    """Every message published on the session's party topics, in order (``subscribed`` set once subscribed)."""
     topics = Topics(session)
     async with endpoint.connect(f"test-{session}-wire") as transport:
         await transport.subscribe(topics.all_parties)
+        subscribed.set()
         async for delivery in transport.deliveries():
             seen.append(PartyMessage.from_wire(delivery.payload))
 
@@ -82,7 +84,7 @@ class _Deployment:
         proc = await _start("observe", "--roster", str(self.keys / "roster.json"), "--keys",
                             str(self.keys / "coordinator"), "--dataset-rounds", str(self.votes), "--function",
                             "passed", "--broker", self.broker, "--out", str(self.tmp / f"out{run}"),
-                            "--wait-parties", "20", "--round-timeout", "10", *extra,
+                            "--wait-parties", scaled_arg(20), "--round-timeout", scaled_arg(10), *extra,
                             log=self.tmp / f"observe{run}.log")
         self.procs.append(proc)
         return proc
@@ -102,10 +104,12 @@ async def watched_deployment(mosquitto: BrokerEndpoint, tmp_path: Path, session:
     the watcher stops and every process is killed."""
     deployment = _Deployment(f"mqtt://127.0.0.1:{mosquitto.port}", tmp_path, session, rounds)
     seen: list[PartyMessage] = []
-    watcher = asyncio.create_task(_watch(mosquitto, session, seen))
+    subscribed = asyncio.Event()
+    watcher = asyncio.create_task(_watch(mosquitto, session, seen, subscribed))
     try:
         await deployment.keys_made()
-        await asyncio.sleep(0.3)  # the watcher is subscribed
+        async with asyncio.timeout(scaled(10)):
+            await subscribed.wait()
         yield deployment, seen
     finally:
         watcher.cancel()
@@ -119,7 +123,7 @@ async def test_hosts_and_observer_restarted_mid_session_never_answer_twice(
     session = f"rst-{tmp_path.name[-10:].replace('_', '')}"
     async with watched_deployment(mosquitto, tmp_path, session, R) as (deployment, seen):
         first_run = [await deployment.host("a", 1), await deployment.host("b", 1), await deployment.observer(1)]
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(scaled(30)):
             while len(seen) < 3 * K:  # at least three rounds answered
                 await asyncio.sleep(0.01)
         for proc in first_run:  # SIGKILL mid-session: hosts and observer
@@ -129,7 +133,7 @@ async def test_hosts_and_observer_restarted_mid_session_never_answer_twice(
         assert first_run[2].returncode != 0 and killed_at < K * R, "the session ended before the kill"
         second_run = [await deployment.host("a", 2), await deployment.host("b", 2), await deployment.observer(2)]
         codes = [await _finish(proc, 60) for proc in second_run]
-        await asyncio.sleep(0.3)  # the last re-sends reach the watcher
+        await asyncio.sleep(scaled(0.3))  # the last re-sends reach the watcher
     assert codes == [0, 0, 0], deployment.logs()
 
     published = published_once(seen, R)

@@ -18,6 +18,7 @@ import pytest
 import mpdp
 from mpdp.parties.cli.main import main
 from mpdp.parties.rounds.store import TranscriptStore
+from tests.calibration import scaled
 from tests.mqtt_fixtures import on_ci
 from tests.parties.cli.invoke import ok
 
@@ -74,7 +75,7 @@ def rendered(page: Path) -> _Dom:
         done = subprocess.run(
             [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
-            capture_output=True, text=True, timeout=120, check=False)
+            capture_output=True, text=True, timeout=scaled(120), check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     dom = _Dom()
     dom.feed(done.stdout)

@@ -17,6 +17,7 @@ from mpdp.broker.connectivity import wait_until_accepting
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.ports import LOOPBACK
 from mpdp.protocols.errors import TransportError
+from tests.calibration import scaled
 from tests.integration.test_deploy import ROOT, _finish, _kill_all
 from tests.mqtt_fixtures import require_mosquitto
 
@@ -63,17 +64,18 @@ async def test_the_run_broker_refuses_anonymous_clients_and_the_password_is_neve
                                                    stdin=asyncio.subprocess.DEVNULL, stdout=fh,
                                                    stderr=asyncio.subprocess.STDOUT)
     try:
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(scaled(30)):
             while (found := _child_broker(run.pid)) is None or not secret.exists():
                 await asyncio.sleep(0.01)
         port, username = found
         password = secret.read_text()
         assert username.startswith("mpdp-run-") and len(password) == 32
-        login = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=3.0, reconnect_window=0.0, username=username,
+        connect = scaled(3.0)
+        login = BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=connect, reconnect_window=0.0, username=username,
                                password=password)
-        await wait_until_accepting(login, 20)  # the run's login works, once the child listens
-        for stranger in (BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=3.0, reconnect_window=0.0),
-                         BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=3.0, reconnect_window=0.0,
+        await wait_until_accepting(login, scaled(20))  # the run's login works, once the child listens
+        for stranger in (BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=connect, reconnect_window=0.0),
+                         BrokerEndpoint("mosquitto", LOOPBACK, port, timeout=connect, reconnect_window=0.0,
                                         username=username, password=password[::-1])):
             with pytest.raises(TransportError, match="(?i)refused client 'test-login-stranger'.*not authori[sz]ed"):
                 async with stranger.connect("test-login-stranger"):

@@ -6,6 +6,7 @@ found by PID while it runs and checked by PID after it exits."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ import psutil
 import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
+from tests.calibration import scaled, scaled_arg
 from tests.integration.test_deploy import _ready_seen
 from tests.mqtt_fixtures import require_mosquitto
 from tests.signal_dispositions import foreground_child
@@ -51,20 +53,22 @@ def _start(args: list[str], tmp_path: Path,
 
 def _wait_for(proc: subprocess.Popen[bytes], condition: Callable[[], bool], seconds: float, what: str,
               log: Path) -> None:
-    """Wait until ``condition()``; kill ``proc`` and fail if it ends first or after ``seconds``."""
+    """Wait until ``condition()``; kill ``proc`` and fail if it ends first or after ``seconds`` (an idle
+    machine's bound, scaled)."""
+    seconds = scaled(seconds)
     deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline or proc.poll() is not None:
             proc.kill()
             proc.wait()
-            raise AssertionError(f"{what} not seen in {seconds} s: {log.read_text()}")
+            raise AssertionError(f"{what} not seen in {seconds:.1f} s: {log.read_text()}")
         time.sleep(0.1)
 
 
 def _make_keys(keys: Path) -> None:
     """``mpdp keys`` for three parties of session ``sig`` into ``keys``."""
     subprocess.run([sys.executable, "-m", "mpdp", "keys", "--parties", "3", "--session", "sig", "--out", str(keys)],
-                   cwd=ROOT, capture_output=True, timeout=30, check=True)
+                   cwd=ROOT, capture_output=True, timeout=scaled(30), check=True)
 
 
 def _alive(pid: int) -> bool:
@@ -79,7 +83,7 @@ def _stop_and_check(proc: subprocess.Popen[bytes], sig: signal.Signals, children
                     log: Path, leftovers: list[Path]) -> None:
     proc.send_signal(sig)
     try:
-        code = proc.wait(timeout=30)
+        code = proc.wait(timeout=scaled(30))
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -87,7 +91,7 @@ def _stop_and_check(proc: subprocess.Popen[bytes], sig: signal.Signals, children
     assert code == 128 + sig, text
     assert "Traceback" not in text, text
     # the multiprocessing resource tracker ends when it reads the end of its pipe, just after us
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + scaled(5)
     while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert [(pid, psutil.Process(pid).cmdline()) for pid in children if _alive(pid)] == [], text
@@ -111,6 +115,12 @@ def test_simulate_stops_cleanly(sig: signal.Signals, tmp_path: Path) -> None:
     children = [c.pid for c in parent.children(recursive=True)]
     _stop_and_check(proc, sig, children, log, [out / "transcripts.sqlite-wal", out / "transcripts.sqlite-shm"])
     assert list(scratch.iterdir()) == []  # no mpdp-* or mpdp-mosquitto-* folder left
+    # the run's results.json says it was interrupted, which rounds are decided, and how to continue
+    run = json.loads((out / "results.json").read_text())["run"]
+    decided = [r["round"] for r in run["rounds"] if r["status"] != "not run"]
+    assert run["status"] == "interrupted" and decided == list(range(run["rounds_decided"])), run
+    assert run["rounds_decided"] < len(run["rounds"]) == 16 and f"--out {out} --resume" in run["resume"], run
+    assert sorted(p.name for p in out.iterdir()) == ["results.json", "transcripts.sqlite"]
 
 
 @pytest.mark.parametrize(("sig", "broker"), [*((s, "embedded") for s in SIGNALS), (signal.SIGTERM, "auto"),
@@ -148,7 +158,7 @@ def test_observe_stops_cleanly(sig: signal.Signals, mosquitto: BrokerEndpoint, t
     # the observer waits for party hosts that never come: it is mid-run, holding the transcript open
     proc, _, log = _start(["observe", "--roster", str(keys / "roster.json"), "--keys", str(keys / "coordinator"),
                            "--rounds", "2", "--broker", f"mqtt://127.0.0.1:{mosquitto.port}", "--out", str(out),
-                           "--wait-parties", "60"], tmp_path)
+                           "--wait-parties", scaled_arg(60)], tmp_path)
     _wait_for(proc, lambda: (out / "transcripts.sqlite-wal").exists(), 30, "the observer's transcript", log)
     _stop_and_check(proc, sig, [], log, [out / "transcripts.sqlite-wal", out / "transcripts.sqlite-shm"])
 
@@ -187,5 +197,5 @@ def test_a_sweep_over_a_process_pool_stops_without_waiting_for_its_points(tmp_pa
     children = [c.pid for c in parent.children(recursive=True)]
     started = time.monotonic()
     _stop_and_check(proc, signal.SIGTERM, children, log, [])
-    assert time.monotonic() - started < 5.0, log.read_text()
+    assert time.monotonic() - started < scaled(5.0), log.read_text()
     assert log.read_text().strip().splitlines()[-1] == "mpdp: interrupted"

@@ -16,6 +16,7 @@ from mpdp.broker.messages import Announcement, WorkerStatus
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import next_delivery
 from mpdp.parties.rounds.session_files import party_key_path, read_private_key, read_roster
+from tests.calibration import scaled_arg
 from tests.integration.test_deploy import _finish, _ready_seen
 from tests.integration.test_party_restart import watched_deployment
 
@@ -33,7 +34,7 @@ async def test_a_host_cannot_claim_parties_it_does_not_hold(mosquitto: BrokerEnd
         await _ready_seen(mosquitto, session, 0, 20)
         async with mosquitto.connect(f"test-{session}-claims") as claimant:
             await claimant.subscribe(topics.rounds)
-            observer = await deployment.observer(1, "--wait-parties", "4")
+            observer = await deployment.observer(1, "--wait-parties", scaled_arg(4))
             while observer.returncode is None:  # the claims, freshly signed, until the observer gives up
                 for keys in signers:
                     claim = WorkerStatus.signed(keys, session=session, worker=5, state="ready", parties=(5, 6, 7, 8))

@@ -26,13 +26,14 @@ from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
+from tests.calibration import scaled
 from tests.integration.test_deploy import _finish
 from tests.integration.test_party_restart import published_once, watched_deployment
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(240)]
 K, R, REPS, SEED = 40, 5, 3, 77
 DEPLOYED_ROUNDS = 4
-ROUND_TIMEOUT = 60.0  # a run that waited for a round to time out would take a minute
+ROUND_TIMEOUT = scaled(60.0)  # a run that waited for a round to time out would take a minute (if idle)
 
 
 def _config(tmp_path: Path, mosquitto: BrokerEndpoint, name: str, validators: int) -> RunConfig:
@@ -52,13 +53,13 @@ async def test_two_validators_record_each_answer_once_and_decide_as_one_observer
     caplog.set_level(logging.INFO, logger="mpdp.validators")
     single = await run_async(_config(tmp_path, mosquitto, "single", 0))
     config = _config(tmp_path, mosquitto, "pair", 2)
-    scaled = await run_async(config)
-    assert len(scaled.rounds) == len(single.rounds) == R
-    for one, two in zip(single.rounds, scaled.rounds, strict=True):
+    pair = await run_async(config)
+    assert len(pair.rounds) == len(single.rounds) == R
+    for one, two in zip(single.rounds, pair.rounds, strict=True):
         assert (two.status, two.messages_received, two.messages_rejected) == ("complete", K, 0)
         for field in ("participants", "abstained", "absent", "symbols", "decisions"):
             assert np.array_equal(getattr(one, field), getattr(two, field)), (one.index, field)
-    assert scaled.rounds[2].abstained.tolist() == [5]
+    assert pair.rounds[2].abstained.tolist() == [5]
     with TranscriptStore(config.store_path) as store:
         recorded = [(m["round"], m["party"]) for m in store.messages(config.session)]
         assert store.rejects(config.session) == {}
@@ -86,7 +87,7 @@ async def test_a_killed_validator_stops_the_run_naming_it_without_orphans(
     message = str(info.value)
     assert f"validator 1 (pid {pids['mpdp-validator-1']}) exited with code -9" in message, message
     assert "the run stopped" in message, message
-    assert time.monotonic() - killed[0] < 15.0  # not the round's 60 s timeout
+    assert time.monotonic() - killed[0] < scaled(15.0)  # not the round's 60 s timeout
     assert sorted(pids) == ["mpdp-validator-0", "mpdp-validator-1", "mpdp-worker-0", "mpdp-worker-1"]
     assert multiprocessing.active_children() == []
     for pid in pids.values():  # gone, not merely detached
@@ -103,7 +104,7 @@ async def test_mpdp_observe_with_two_validators_records_the_deployed_session(
         procs = [await deployment.host("a", 1), await deployment.host("b", 1),
                  await deployment.observer(1, "--validators", "2")]
         codes = [await _finish(proc, 90) for proc in procs]
-        await asyncio.sleep(0.3)  # the last messages reach the watcher
+        await asyncio.sleep(scaled(0.3))  # the last messages reach the watcher
     assert codes == [0, 0, 0], deployment.logs()
     published = published_once(seen, DEPLOYED_ROUNDS)
     with TranscriptStore(tmp_path / "out1" / "transcripts.sqlite") as store:

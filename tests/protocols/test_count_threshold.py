@@ -132,3 +132,21 @@ def test_cli_serves_large_k_exactly_with_the_count_engine(capsys):
                "--json")
     exact = optimal_rules([RandomizedResponse(0.5)] * 9, parse_function("majority"), W, rule="average").average
     assert small["rules"]["average"]["average_accuracy"] == pytest.approx(exact.average_accuracy, abs=1e-12)
+
+
+def test_one_group_is_bounded_by_its_cost_estimate_not_a_cap() -> None:
+    """k = 250,001 identical parties (above the former 200,000 cap): the count engine answers, and its
+    average accuracy is the large-k limit 1/2 + arcsin(tanh(eps / 2)) / pi (the correlation of the true
+    and the reported sums) to 1e-5; the estimate refuses only what would outlive the time limit."""
+    from mpdp import accuracy
+    from mpdp.protocols.count_threshold import count_threshold_cost
+    from mpdp.protocols.errors import CostLimitError
+
+    k, eps = 250_001, 0.5
+    got = accuracy(epsilon=eps, parties=k, function="majority", rule="average")
+    assert got.engine == "counts"
+    assert got.average_accuracy("average") == pytest.approx(0.5 + math.asin(math.tanh(eps / 2)) / math.pi, abs=1e-5)
+    estimate = count_threshold_cost(10**6)
+    assert 5.0 < estimate.seconds < 60.0 and estimate.memory_bytes < 1e9  # measured 6.5-15 s, 242 MB
+    with pytest.raises(CostLimitError, match=r"the count engine \(250,001 parties in one parameter group\)"):
+        accuracy(epsilon=eps, parties=k, function="majority", rule="average", time_limit=0.5)

@@ -69,6 +69,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--client-path", default=None, metavar="DIR",
                    help="where each host will see its own client directory, e.g. /broker in a container "
                         "(default: its path under DIR)")
+    p.add_argument("--persistence", default=None, metavar="DIR",
+                   help="a directory (as the broker sees it, writable by it, e.g. /mosquitto/data in a container) "
+                        "where the broker keeps its sessions and queued messages across a restart (default: "
+                        "none; a restarted broker has lost them and the observer re-announces the open round)")
     p.add_argument("--force", action="store_true", help="replace an earlier configuration in DIR")
     p.set_defaults(run=_run)
 
@@ -92,6 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         observer_port=args.observer_port, bind=args.bind, party_decisions=args.party_decisions,
         config_path=args.config_path, client_path=args.client_path, days=args.days, user=user,
         servers=0 if facts.servers is None else facts.servers.servers, force=args.force,
+        persistence=args.persistence,
     )
     emit(args, {"session": facts.session, "config": str(config.config), "party_port": config.party_port,
                 "observer_port": config.observer_port, "clients": {n: str(f) for n, f in config.clients.items()}})

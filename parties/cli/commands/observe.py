@@ -7,7 +7,8 @@ A session whose every round is recorded in ``--out`` runs nothing: one line says
 announced again (party hosts still waiting exit) and the recorded decisions are printed and written.
 ``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json`` (the ``observe`` document: the versioned
 header of :mod:`mpdp.analysis.documents`, schema ``schemas/observe.schema.json``) of this one session: the
-same session again resumes it (recorded rounds are skipped); a directory holding another session's is refused unless
+same session again: a complete one runs nothing, one in progress needs ``--resume`` (said at once; recorded
+rounds are skipped); a directory holding another session's is refused unless
 ``--force``, which replaces them. A round with no answer at all is ``failed`` (no decision; shown in
 the table, ``"status": "failed"`` in ``decisions.json``) and the command exits 1 naming the failed rounds.
 A party that sent two different validly signed answers to one round released twice (two hosts serve it, or
@@ -111,7 +112,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "stays open); the missing are recorded absent (default: 60)")
     p.add_argument("--out", default=".", metavar="DIR",
                    help="write this session's transcripts.sqlite and decisions.json here; the same session "
-                        "resumes, another one's files are refused (default: .)")
+                        "in progress needs --resume, another one's files are refused (default: .)")
     p.add_argument("--force", action="store_true", help="replace another session's files in --out")
     p.add_argument("--resume", action="store_true",
                    help="replace an observer of this session that stopped mid-session (same --out): do not wait "

@@ -5,7 +5,10 @@ delta, repetitions, broker URL). Then the runner starts the broker, the observer
 processes; a progress bar follows the messages; the table compares each round's measured accuracy
 with the exact theory. ``--out DIR`` keeps ``transcripts.sqlite``, ``results.json`` and
 ``accuracy.png`` of this one run (a directory that holds another run's is refused unless ``--force``;
-without ``--out`` the transcript stays in memory); ``--json FILE`` writes the JSON alone. ``--budget EPS,DELTA`` stops each party
+without ``--out`` they go to a new ``mpdp-run-XXXX`` folder under the temporary directory, named at the
+start and kept); each round is in the transcript once decided, and ``results.json`` is written at the
+start and at the end, also when the run fails or is interrupted (its ``run`` section says how; ``--resume
+--out DIR`` continues it); ``--json FILE`` writes the JSON alone. ``--budget EPS,DELTA`` stops each party
 before an answer would take it past its budget; every party's spent privacy (exact optimum at
 ``--delta-slack`` next to basic composition) is in the ``privacy`` section and the last line.
 
@@ -57,6 +60,7 @@ EPILOG = f"""\
 examples:
   mpdp simulate --dataset house-votes-84 --repetitions 200
   mpdp simulate --dataset house-votes-84 --epsilon 0.5:2 --delta 0.01 --out results/
+  mpdp simulate --dataset house-votes-84 --epsilon 0.5:2 --delta 0.01 --out results/ --resume
   mpdp simulate --parties 50 --rounds 5 --function sum --seed 7 --broker mqtt://127.0.0.1:1883
   mpdp simulate --parties 100 --broker mqtt://center:1883 --party-broker mqtt://edge:1883
   mpdp simulate --dataset house-votes-84 --epsilon 0.5 --repetitions 20 --budget 50,1e-5
@@ -157,9 +161,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"delta_tilde of the exact optimal composition, in [0, 1) (default: {DEFAULT_DELTA_SLACK:g})")
     p.add_argument("--out", metavar="DIR",
                    help="write this run's transcripts.sqlite, results.json and accuracy.png here (refused "
-                        "if DIR holds an earlier run's; default: the transcript is not kept)")
+                        "if DIR holds an earlier run's; default: a new mpdp-run-XXXX folder under the "
+                        "temporary directory, named at the start)")
     p.add_argument("--force", action="store_true",
                    help="with --out: replace an earlier run's files in DIR")
+    p.add_argument("--resume", action="store_true",
+                   help="with --out DIR: continue the run there (failed or interrupted) with the same inputs; "
+                        "rounds already decided are kept (only --round-timeout may change)")
     add_time_limit(p, "the session (estimated from parties and rounds before any process starts)",
                    SESSION_TIME_LIMIT)
     p.set_defaults(run=_run)
@@ -175,7 +183,8 @@ def _run(args: argparse.Namespace) -> int:
     options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
         "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
         "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "connections", "validators",
-        "party_decisions", "alpha", "round_timeout", "budget", "delta_slack", "time_limit", "reconnect_window")}
+        "party_decisions", "alpha", "round_timeout", "budget", "delta_slack", "time_limit", "reconnect_window",
+        "resume")}
     options["secure"] = ("--secure", args.secure)
     options["budget"] = "--budget"
     options["input"] = ("input", args.dataset or args.parties)
@@ -185,8 +194,9 @@ def _run(args: argparse.Namespace) -> int:
             epsilon=args.epsilon, delta=args.delta, repetitions=args.repetitions, function=args.function,
             rule=args.rule, seed=args.seed, protocol=args.protocol, servers=args.servers, threshold=args.threshold,
             broker=BrokerSettings.from_url(**broker_options(args)), party_broker=args.party_broker,
-            reconnect_window=args.reconnect_window, out=args.out,
-            force=args.force, workers=args.workers, connections=args.connections, validators=args.validators, secure=args.secure, party_decisions=args.party_decisions,
+            reconnect_window=args.reconnect_window, out=args.out, force=args.force, resume=args.resume,
+            workers=args.workers, connections=args.connections, validators=args.validators, secure=args.secure,
+            party_decisions=args.party_decisions,
             alpha=args.alpha, round_timeout=args.round_timeout, budget=args.budget, delta_slack=args.delta_slack,
             time_limit=args.time_limit,
             progress=not args.quiet)

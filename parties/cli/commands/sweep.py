@@ -141,7 +141,7 @@ def _check_live(args: argparse.Namespace) -> None:
                              hint="each live session already runs its parties on every core (--workers)")
     if not args.live:
         for name, default in (("workers", None), ("round_timeout", 60.0), ("broker", None), ("cafile", None),
-                              ("cert", None), ("key", None), ("mqtt_version", None)):
+                              ("cert", None), ("key", None), ("mqtt_version", None), ("reconnect_window", None)):
             if getattr(args, name) != default:
                 raise ParameterError(f"--{name.replace('_', '-')}", getattr(args, name), "only with --live")
 

@@ -14,6 +14,7 @@ from mpdp.broker.transport import (
     next_delivery,
 )
 from mpdp.protocols.errors import ParameterError, TransportError
+from tests.calibration import scaled
 from tests.mqtt_fixtures import take
 
 
@@ -186,7 +187,27 @@ async def test_failed_client_raises_and_closed_client_raises() -> None:
         await broker.disconnect("c")
 
 
-@pytest.mark.parametrize(("kwargs", "name"), [({"queue_size": 0}, "queue_size"), ({"timeout": 0}, "timeout")])
+async def test_a_dropped_client_waits_within_its_reconnect_window_and_counts_its_downtime() -> None:
+    broker = InMemoryBroker(timeout=0.05, reconnect_window=scaled(5.0))
+    async with broker.connect("pub") as pub, broker.connect("sub") as sub:
+        await sub.subscribe("t")
+        assert pub.connected and pub.downtime == 0.0
+        await broker.disconnect("pub")
+        assert not pub.connected
+        waiting = asyncio.create_task(pub.publish("t", b"x"))
+        await asyncio.sleep(0.2)  # past the ack timeout (0.05 s), within the window: still waiting
+        assert not waiting.done() and pub.downtime >= 0.2
+        await broker.reconnect("pub")
+        await waiting
+        assert pub.connected and pub.reconnects == 1
+        frozen = pub.downtime
+        await asyncio.sleep(0.05)
+        assert pub.downtime == frozen >= 0.2  # online: the clock stands still
+    assert not sub.connected  # closed
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [({"queue_size": 0}, "queue_size"), ({"timeout": 0}, "timeout"),
+                                              ({"reconnect_window": -1.0}, "reconnect_window")])
 def test_bad_broker_parameters(kwargs: dict[str, float], name: str) -> None:
     with pytest.raises(ParameterError, match=name):
         InMemoryBroker(**kwargs)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.mechanisms import RandomizedResponse
 from mpdp.protocols.optimal import optimal_rules
+from tests.calibration import scaled
 from tests.parties.cli.invoke import ok
 from tests.parties.cli.test_main import HEAVY
 
@@ -180,5 +181,5 @@ def test_bad_values_are_named() -> None:
 def test_import_mpdp_and_listing_the_api_stays_light() -> None:
     code = ("import sys, mpdp\nassert 'simulate' in dir(mpdp) and 'compose' in mpdp.__all__\n"
             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=scaled(60))
     assert result.stdout.strip().splitlines()[-1] == "[]"

@@ -4,8 +4,10 @@ with one line and no process started, from a script's top level without a ``__ma
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import mpdp
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.parties.api.schemas import validate_document
 from mpdp.protocols.errors import ParameterError
+from tests.calibration import scaled
 from tests.parties.cli.invoke import ok
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -27,7 +30,8 @@ VOLATILE = ("session", "wall_time_s", "broker")
 
 
 def _stable(document: dict) -> dict:
-    return {k: v for k, v in document.items() if k not in VOLATILE}
+    stable = {k: v for k, v in document.items() if k not in VOLATILE}
+    return stable | {"run": {k: v for k, v in document["run"].items() if k != "folder"}}
 
 
 def _csv(tmp_path: Path) -> Path:
@@ -53,6 +57,15 @@ def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys
     assert _stable(r.to_dict()) == _stable(cli)
     assert validate_document(cli).kind == "simulate" and cli["inputs"]["repetitions"] == 30
     assert {p.name for p in (tmp_path / "run").iterdir()} == {"transcripts.sqlite", "results.json", "accuracy.png"}
+    assert r.out == tmp_path / "run" and json.loads((r.out / "results.json").read_text()) == r.to_dict()
+    assert r.to_dict()["run"] == {
+        "status": "complete", "folder": str(tmp_path / "run"), "error": None, "rounds_decided": 3,
+        "rounds": [{"round": i, "name": f"round-{i + 1}", "status": "complete"} for i in range(3)],
+        "resume": None, "data": r.to_dict()["run"]["data"]}
+    # without --out: a new run folder under the temporary directory, named on stderr, kept
+    cli_folder = Path(cli["run"]["folder"])
+    assert cli_folder.parent == Path(tempfile.gettempdir()) and cli_folder.name.startswith("mpdp-run-")
+    assert json.loads((cli_folder / "results.json").read_text()) == cli
     figure = r.plot()
     assert isinstance(figure, Figure)
     (measured,) = [line for line in figure.axes[0].get_lines() if line.get_gid() == "measured"
@@ -104,7 +117,7 @@ print("done", len(r.rounds))
 def _run_script(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
     script = tmp_path / "script.py"
     script.write_text(text)
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=100, cwd=tmp_path)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=scaled(100), cwd=tmp_path)
 
 
 def test_a_script_without_main_guard_is_refused_before_any_process(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from mpdp.parties.cli import commands
 from mpdp.parties.cli.main import COMMANDS, build_parser, main
+from tests.calibration import scaled
 
 
 @pytest.mark.parametrize("command", [[], ["compose"], ["mechanism"], ["compare-central"], ["accuracy"]])
@@ -56,7 +57,7 @@ def test_help_and_version_import_no_heavy_module(argv: list[str]) -> None:
             "try:\n    runpy.run_module('mpdp', run_name='__main__')\n"
             "except SystemExit as done:\n    assert done.code == 0, done.code\n"
             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=scaled(60))
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
@@ -64,7 +65,7 @@ def test_a_chosen_command_imports_its_module_only() -> None:
     code = ("import sys\nfrom mpdp.parties.cli.main import main\n"
             "assert main(['compose', '--epsilon', '1', '--delta', '0', '-k', '2']) == 0\n"
             "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('mpdp.parties.cli.commands.')))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=scaled(60))
     assert result.stdout.strip().splitlines()[-1] == "['compose']"
 
 
@@ -85,7 +86,7 @@ def test_json_into_a_closed_pipe_is_quiet() -> None:
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
     err = proc.stderr.read().decode()
-    assert proc.wait(timeout=60) == 141 and err == "", err
+    assert proc.wait(timeout=scaled(60)) == 141 and err == "", err
     proc.stderr.close()
 
 

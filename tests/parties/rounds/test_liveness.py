@@ -42,18 +42,18 @@ def _beat(index: int = 0, lifetime: float = DEFAULT_LIFETIME) -> bytes:
 
 
 def test_the_stopwatch_counts_only_time_while_the_connection_is_up() -> None:
-    now, up = FakeTime(), [True]
-    watch = Stopwatch(lambda: up[0], now)
+    now, down = FakeTime(), [0.0]
+    watch = Stopwatch(lambda: down[0], now)
     now.now += 3.0
     assert watch.elapsed() == 3.0
-    up[0] = False  # seen down at this sample: the 4 s since the last sample (up then) may have been down
-    now.now += 4.0
-    watch.sample()
-    now.now += 10.0  # down all along
-    up[0] = True
-    assert watch.elapsed() == 3.0  # nothing counted from the last sample that saw it up to the one that saw it back
+    now.now += 14.0
+    down[0] += 10.0  # 10 of those 14 s without the broker
+    assert watch.elapsed() == 7.0
+    other = [50.0]
+    watch.follow(lambda: other[0])  # another connection from now on: what was counted stays
     now.now += 2.0
-    assert watch.elapsed() == 5.0
+    other[0] += 1.0
+    assert watch.elapsed() == 8.0
     watch.restart()
     assert watch.elapsed() == 0.0
 
@@ -86,33 +86,38 @@ def test_a_heartbeat_delayed_by_a_busy_machine_still_counts_a_replay_does_not() 
 
 
 async def test_a_party_does_not_take_its_own_outage_for_the_observer_s_silence() -> None:
-    """A party on a shared clock whose connection is down (the heartbeats cannot come) waits through 4
-    graces; once the connection is up again, a grace of silence ends it with the observer-gone error."""
+    """A party on its worker's shared clock: while the clock's connection is down (the heartbeats cannot
+    come) it waits through 4 graces; once the connection is back, a grace of silence ends it with the
+    observer-gone error."""
     grace = 0.4
     spec = PartySpec(1, np.array([1, 0], np.int8), RandomizedResponse(1.0), PARTY_PRIVATE,
                      np.random.SeedSequence(1), None, PrivacyLedger(1e-6))
-    broker = InMemoryBroker()
+    broker = InMemoryBroker(timeout=30.0)
     party = Party(spec, broker, TOPICS, COORD_PUBLIC, idle_timeout=5.0, observer_grace=grace)
     clock = ObserverClock(Announcement, TOPICS, COORD_PUBLIC)
     party.loop.share_clock(clock)
     assert TOPICS.heartbeat not in party.loop.filters  # the process reads the heartbeats, not the party
-    up = [True]
-    clock.follow(lambda: up[0])
-    clock.offer(_beat())
-    ready = asyncio.Event()
-    task = asyncio.create_task(party.run(ready.set))
-    await ready.wait()
-    up[0] = False
-    for _ in range(8):  # the clock's reader samples the connection (here: the test, every grace / 2)
-        await asyncio.sleep(grace / 2)
-        clock.sample()
-    assert not task.done()
-    up[0] = True
-    clock.sample()
-    back = time.monotonic()
-    with pytest.raises(TransportError, match=rf"party 1: the observer has sent no round and no heartbeat for {grace:g} s"):
-        await task
-    assert time.monotonic() - back >= 0.9 * grace
+    listening = asyncio.create_task(clock.listen(broker, "worker-clock"))
+    async with broker.connect("coordinator") as coordinator:
+        while not broker.connected("worker-clock"):
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # subscribed
+        await coordinator.publish(TOPICS.heartbeat, _beat())
+        while not clock.heard:
+            await asyncio.sleep(0.01)
+        ready = asyncio.Event()
+        task = asyncio.create_task(party.run(ready.set))
+        await ready.wait()
+        await broker.disconnect("worker-clock")
+        await asyncio.sleep(4 * grace)
+        assert not task.done()
+        await broker.reconnect("worker-clock")
+        back = time.monotonic()
+        with pytest.raises(TransportError, match=rf"party 1: the observer has sent no round and no heartbeat for "
+                                                 rf"{grace:g} s"):
+            await task
+        assert time.monotonic() - back >= 0.5 * grace  # at most the grace's start before the outage counts
+    listening.cancel()
 
 
 async def test_a_worker_reads_each_heartbeat_once_for_all_its_parties() -> None:

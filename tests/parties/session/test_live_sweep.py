@@ -20,6 +20,7 @@ from mpdp.parties.session.estimate import estimate_run
 from mpdp.parties.session.live_sweep import estimate_live_sweep, session_seed
 from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.majority_mechanism import central_mechanism
+from tests.calibration import scaled
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -109,7 +110,7 @@ def test_a_live_sweep_at_a_script_top_level_is_refused_before_anything_starts(tm
     script = tmp_path / "script.py"
     script.write_text("import mpdp\nmpdp.sweep([1.0], parties=3, samples=2, live=True, broker='mqtt://127.0.0.1:9')\n"
                       "print('done')\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=100, cwd=tmp_path)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=scaled(100), cwd=tmp_path)
     last = done.stderr.strip().splitlines()[-1]
     assert done.returncode == 1 and "done" not in done.stdout
     assert "UnguardedMainError: mpdp.sweep starts worker processes" in last and "line 2" in last

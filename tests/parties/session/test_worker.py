@@ -22,6 +22,7 @@ from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import TransportError
 from mpdp.protocols.mechanisms import RandomizedResponse
+from tests.calibration import scaled
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -80,6 +81,6 @@ def test_a_spawned_worker_imports_neither_scipy_nor_matplotlib() -> None:
     code = ("import pickle, sys; import mpdp.parties.cli.main; spec = pickle.loads(sys.stdin.buffer.read()); "
             "import mpdp.parties.session.worker; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'matplotlib', 'numpy', 'aiomqtt'}))")
-    run = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(spec), capture_output=True, timeout=120,
+    run = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(spec), capture_output=True, timeout=scaled(120),
                          check=True)
     assert run.stdout.decode().strip() == "['aiomqtt', 'numpy']", run.stderr.decode()

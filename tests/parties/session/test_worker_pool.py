@@ -40,13 +40,17 @@ def test_a_failed_worker_is_a_worker_error_naming_it_its_parties_and_when() -> N
 async def test_a_dead_worker_is_named_with_its_exit_code_and_its_reported_cause() -> None:
     """Two real worker processes that cannot reach their broker (port 1) exit with code 1: one reported
     its cause (a signed "failed" status), one did not; each line names the worker, its parties and its
-    exit code, and the cause when reported."""
+    exit code, and the cause when reported. Each process's end wakes the event loop once (its sentinel)."""
     unreachable = BrokerEndpoint("mosquitto", "127.0.0.1", 1, timeout=1.0, reconnect_window=0.0)
     specs = [dataclasses.replace(_spec(w, range(2 * w, 2 * w + 2)), endpoint=unreachable) for w in (0, 1)]
     async with WorkerPool(specs, grace=0.0) as pool:
+        ended: list[list[int]] = []
+        pool.on_exit(lambda: ended.append(pool.exited()))
         deadline = time.monotonic() + 60
         while len(pool.problems()) < 2 and time.monotonic() < deadline:  # both processes exited
             await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
+        assert len(ended) == 2 and ended[-1] == [0, 1], ended
         failed = {0: WorkerStatus.signed([generate_key_pair()[0]] * 2, session="s", worker=0, state="failed",
                                          parties=(0, 1), detail="TransportError: cannot reach the broker")}
         assert pool.problems(failed) == [

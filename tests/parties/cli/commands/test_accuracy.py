@@ -10,14 +10,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import mpdp
 from mpdp.analysis.accuracy import PROGRESS_STEPS
+from mpdp.parties.api.accuracies import compact_values
+from mpdp.parties.cli.commands.accuracy import parse_list
 from mpdp.parties.cli.main import main
-from mpdp.protocols.count_threshold import COUNT_GROUP_MAX, COUNT_PAIR_SMALL_MAX
+from mpdp.protocols.count_threshold import COUNT_PAIR_SMALL_MAX
 from mpdp.protocols.errors import SizeLimitError, SolverError
 from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX
 from mpdp.protocols.worst_case import TIME_LIMIT_STATUS
+from tests.calibration import scaled
 from tests.parties.cli.invoke import ok, refused
 
 VECTORS = Path(__file__).parents[3] / "vectors" / "decision_rules.json"
@@ -195,20 +200,20 @@ def test_mpdp_accuracy_shows_a_progress_bar_on_a_terminal(quiet: tuple[str, ...]
     # rich draws on a terminal only: TTY_COMPATIBLE/TTY_INTERACTIVE make the captured stderr count as one
     epsilon = ",".join(f"{e:g}" for e in DISTINCT)
     done = subprocess.run([sys.executable, "-m", "mpdp", "accuracy", "--epsilon", epsilon, "--function", "xor",
-                           "--samples", "3200", "--seed", "5", *quiet], capture_output=True, text=True, timeout=120,
+                           "--samples", "3200", "--seed", "5", *quiet], capture_output=True, text=True, timeout=scaled(120),
                           env={**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"})
     assert done.returncode == 0, done.stderr
     assert ("Monte Carlo transcripts" in done.stderr) == shown
     assert ("3200 samples: an estimate" in done.stdout) == (not quiet)
     exact = subprocess.run([sys.executable, "-m", "mpdp", "accuracy", "--epsilon", "1,1,1", "--function", "majority"],
-                           capture_output=True, text=True, timeout=120,
+                           capture_output=True, text=True, timeout=scaled(120),
                            env={**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"})
     assert exact.returncode == 0 and "Monte Carlo" not in exact.stderr
 
 
 def test_the_count_engine_refusal_names_its_group_limits(capsys) -> None:
     line = refused(capsys, "accuracy", "--engine", "counts", "--epsilon", "1*7000,2*7000", "--function", "majority")
-    assert f"the smaller at most {COUNT_PAIR_SMALL_MAX:,}" in line and f"at most {COUNT_GROUP_MAX:,} parties" in line
+    assert f"the smaller at most {COUNT_PAIR_SMALL_MAX:,}" in line and "as many parties as its cost estimate allows" in line
 
 
 def test_an_lp_stopped_at_the_time_limit_leaves_the_average_rule(capsys, monkeypatch) -> None:
@@ -255,3 +260,18 @@ def test_an_exact_rule_estimated_over_the_time_limit_goes_to_the_fallback_at_onc
     with pytest.raises(SizeLimitError, match=r"no exact engine: the exact rule \(3,000 parties, 3,001 outputs\) "
                                              r"would take about .* over the 2 s time limit.*Monte Carlo"):
         mpdp.accuracy(1.0, "sum", parties=3000, rule="average", time_limit=2.0, samples=10_000)
+
+
+def test_inputs_echo_the_compact_form(capsys):
+    out = _json(capsys, "--epsilon", "1*3000", "--function", "majority", "--rule", "average")
+    assert out["inputs"]["epsilon"] == "1*3000" and out["k"] == 3000
+    assert out["inputs"]["delta"] == 0.0
+    mixed = _json(capsys, "--epsilon", "0.5,1,1,2.5", "--delta", "0.1*4", "--function", "or", "--rule", "average")
+    assert mixed["inputs"]["epsilon"] == "0.5,1*2,2.5" and mixed["inputs"]["delta"] == "0.1*4"
+
+
+@given(st.lists(st.sampled_from([0.0, 0.1, 0.30000000000000004, 1.0, 7e22, 1e-300, math.inf]), min_size=1, max_size=30))
+def test_the_compact_form_reads_back_as_the_same_values(values):
+    text = compact_values(values)
+    assert parse_list(text, "--epsilon") == values
+    assert len(text) <= len(",".join(map(repr, values)))

@@ -1,5 +1,8 @@
 """``mpdp observe``: what it checks before touching the network."""
 
+import json
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -35,3 +38,23 @@ def test_observe_refuses_another_sessions_out_unless_forced(keys_folder: Path, t
     # --force replaces it: the run then gets as far as the (absent) broker
     assert "127.0.0.1:1" in refused(capsys, *observe, "--force")
     assert not (out / "transcripts.sqlite").exists()
+
+
+def test_observe_over_its_session_in_progress_without_resume_says_so_before_touching_the_broker(
+        keys_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 20: restarted without --resume it waited --wait-parties (300 s) for ready reports; now one line
+    names the recorded rounds and --resume, before the (here absent) broker is tried."""
+    session = json.loads((keys_folder / "roster.json").read_text())["session"]
+    out = tmp_path / "out"
+    with TranscriptStore(out / "transcripts.sqlite") as store:  # rounds 0-1 of 4 recorded by the stopped observer
+        store.open_session(session, 3, 1, [f"round-{j + 1}" for j in range(4)], mode=HOSTS_MODE)
+    with sqlite3.connect(out / "transcripts.sqlite") as db:
+        db.executemany("INSERT INTO rounds VALUES (?, ?, ?, 'complete', '[0,1,2]', '[]', '[]', 3, 0, 0.0)",
+                       [(session, j, f"round-{j + 1}") for j in (0, 1)])
+    observe = ["observe", "--roster", str(keys_folder / "roster.json"), "--keys", str(keys_folder / "coordinator"),
+               "--rounds", "4", "--broker", BROKER, "--out", str(out), "--wait-parties", "300"]
+    started = time.monotonic()
+    assert refused(capsys, *observe) == (f"mpdp: error: store {out / 'transcripts.sqlite'} holds rounds 0-1 of "
+                                         f"session {session} in progress; --resume continues it")
+    assert time.monotonic() - started < 60  # not --wait-parties, not the broker's reconnect window
+    assert "127.0.0.1:1" in refused(capsys, *observe, "--resume")  # --resume gets as far as the broker

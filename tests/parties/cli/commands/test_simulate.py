@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -40,10 +42,12 @@ UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
 def test_bad_input_is_one_line_exit_2_and_starts_nothing(
     argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    folders = set(Path(tempfile.gettempdir()).glob("mpdp-run-*"))
     code = main(["simulate", *UNREACHABLE, *argv])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and err.startswith("mpdp: error: ") and needle in err, err
     assert multiprocessing.active_children() == []
+    assert set(Path(tempfile.gettempdir()).glob("mpdp-run-*")) == folders  # no run folder either
 
 
 def test_a_csv_with_other_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -53,21 +57,36 @@ def test_a_csv_with_other_values(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "'maybe'" in capsys.readouterr().err
 
 
+def _failed_run(err: str, needle: str) -> dict:
+    """A run that failed: one line naming its kept folder and how to continue, then its error line (naming
+    ``needle``); that folder's results.json says "failed", with the error and no round decided."""
+    stopped, error = err.splitlines()
+    assert error.startswith("mpdp: error: ") and needle in error, err
+    found = re.fullmatch(r"mpdp: the run failed: no round is in (.+)/transcripts.sqlite \(results.json: failed\); "
+                         r"to continue: the same inputs and --out (.+) --resume \(mpdp simulate\), or out='(.+)', "
+                         r"resume=True \(mpdp.simulate\)", stopped)
+    assert found is not None and len(set(found.groups())) == 1, err
+    folder = Path(found[1])
+    assert folder.parent == Path(tempfile.gettempdir()) and folder.name.startswith("mpdp-run-"), folder
+    doc = json.loads((folder / "results.json").read_text())
+    assert doc["run"]["status"] == "failed" and needle in doc["run"]["error"] and doc["run"]["rounds_decided"] == 0
+    assert [r["status"] for r in doc["run"]["rounds"]] == ["not run"] and doc["rounds"] == []
+    return doc
+
+
 @pytest.mark.integration
-def test_unreachable_broker_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreachable_broker_is_one_error_line_and_a_kept_failed_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "--parties", "3", "--quiet", "--broker", "mqtt://127.0.0.1:9?timeout=2"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "127.0.0.1:9" in err
+    _failed_run(capsys.readouterr().err, "127.0.0.1:9")
     assert multiprocessing.active_children() == []
 
 
 @pytest.mark.integration
-def test_unreachable_party_broker_is_one_line_naming_it(mosquitto: BrokerEndpoint,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreachable_party_broker_is_one_error_line_naming_it(mosquitto: BrokerEndpoint,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "--parties", "3", "--quiet", "--broker", f"mqtt://127.0.0.1:{mosquitto.port}",
                  "--party-broker", "mqtt://127.0.0.1:9?timeout=2"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "mqtt://127.0.0.1:9" in err
+    _failed_run(capsys.readouterr().err, "mqtt://127.0.0.1:9")
     assert multiprocessing.active_children() == []
 
 

@@ -82,6 +82,7 @@ def test_executor_must_be_a_dask_address(capsys, url) -> None:
     (["--workers", "2"], "--workers=2 is not allowed: only with --live"),
     (["--broker", "embedded"], "--broker='embedded' is not allowed: only with --live"),
     (["--round-timeout", "5"], "--round-timeout=5.0"),
+    (["--reconnect-window", "30"], "--reconnect-window=30.0 is not allowed: only with --live"),
     (["--protocol", "curator", "--rule", "average"], "--rule='average' is not allowed: none with protocol curator"),
     (["--protocol", "curator", "--function", "sum"], "--function='sum' is not allowed: a binary function"),
     (["--protocol", "curator", "--function", "sum", "--live", "--parties", "1"],  # binary for one voter

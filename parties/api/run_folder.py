@@ -1,0 +1,179 @@
+"""The folder of one live run (``mpdp simulate``): nothing is kept in memory only.
+
+Every run has a folder: ``out`` when given (one run per folder, :func:`mpdp.parties.cli.args.fresh_output_dir`),
+else a new ``mpdp-run-XXXX`` under the temporary directory (:func:`tempfile.mkdtemp`; named on standard error
+at the start unless quiet, never deleted). The transcript store there (``transcripts.sqlite``) holds each round once it
+is decided; ``results.json`` is written at the start (``run.status`` ``running``) and again at the end:
+``complete`` with every round's results, or ``failed`` / ``interrupted`` with the error and each round's
+status. ``resume=True`` (``mpdp simulate --resume --out DIR``) continues the session of a folder's
+``results.json`` when the inputs are the same (:meth:`RunFolder.previous`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mpdp.analysis.documents import to_json_text
+from mpdp.parties.rounds.ranges import format_ranges
+from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.session.output_paths import fresh_output_dir, output_dir
+from mpdp.protocols.errors import ParameterError
+
+__all__ = ["RESULTS", "STORE", "PreviousRun", "RunFolder", "RunStatus", "data_digest"]
+
+RESULTS = "results.json"
+STORE = "transcripts.sqlite"
+#: ``run.status`` of ``results.json``.
+RunStatus = Literal["running", "complete", "failed", "interrupted"]
+#: The one input a resumed run may change.
+_MAY_CHANGE = frozenset({"round_timeout"})
+
+
+def data_digest(bits: NDArray[np.int8], parties: Sequence[Mapping[str, Any]]) -> str:
+    """SHA-256 (hex) of a run's votes (int8 (k, R)) and its parties' (epsilon, delta): what a resumed run
+    must find unchanged besides its inputs (a CSV or epsilon file edited in between)."""
+    digest = hashlib.sha256(np.ascontiguousarray(bits, dtype=np.int8).tobytes())
+    digest.update(json.dumps([[p["epsilon"], p["delta"]] for p in parties]).encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousRun:
+    """What a folder's ``results.json`` says of the run to resume.
+
+    Attributes:
+        path: the folder. session: its session id. seed: its root seed. inputs: its inputs. digest:
+        :func:`data_digest` of its votes and parties.
+    """
+
+    path: Path
+    session: str
+    seed: int
+    inputs: dict[str, Any]
+    digest: str
+
+    @classmethod
+    def read(cls, out: str | Path | None, force: bool) -> PreviousRun:
+        """The run in folder ``out`` (``resume=True``).
+
+        Raises:
+            ParameterError: no ``out``, or ``force`` too; ``out`` without a readable ``results.json`` of a
+                simulation.
+        """
+        if out is None or force:
+            raise ParameterError("resume", True, "with the folder of the run to continue (out=DIR, --out DIR) and "
+                                 "without force", hint="the folder is named when the run starts")
+        if not (Path(out) / RESULTS).is_file():  # nothing is created for a folder that holds no run
+            raise ParameterError("out", os.fspath(out), f"a run's folder holding its {RESULTS} (to resume)",
+                                 hint="nothing to resume there")
+        path = output_dir(out, "out") / RESULTS
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            return cls(path.parent, str(document["session"]), int(document["seed"]), dict(document["inputs"]),
+                       str(document["run"]["data"]))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ParameterError("out", str(path), f"the {RESULTS} of an mpdp simulate run",
+                                 hint=f"unreadable: {str(exc)[:200]}") from None
+
+    def check(self, inputs: Mapping[str, Any], digest: str) -> None:
+        """Refuse to continue with other inputs (all but ``round_timeout``) or another :func:`data_digest`.
+
+        Raises:
+            ParameterError: names each input that changed, with its recorded and its new value.
+        """
+        given = json.loads(to_json_text(dict(inputs)))
+        changed = [f"{key}: {self.inputs.get(key)!r} -> {given.get(key)!r}"
+                   for key in sorted(set(self.inputs) | set(given))
+                   if key not in _MAY_CHANGE and self.inputs.get(key) != given.get(key)]
+        if self.digest != digest:
+            changed.append("the votes or the parties' epsilon/delta (their SHA-256 differs)")
+        if changed:
+            raise ParameterError("resume", True, f"the inputs of the run in {self.path} (only round_timeout may "
+                                 "change)", hint="changed: " + "; ".join(changed))
+
+
+@dataclass(frozen=True, slots=True)
+class RunFolder:
+    """One run's folder.
+
+    Attributes:
+        path: the folder. temporary: made under the temporary directory (no ``out`` given).
+    """
+
+    path: Path
+    temporary: bool
+
+    @classmethod
+    def open(cls, out: str | Path | None, force: bool, resume: bool, files: Sequence[str],
+             announce: bool = True) -> RunFolder:
+        """``out`` checked as one run's folder (``files``: a run's files, refused there unless ``force``, or
+        kept with ``resume``), or with ``out`` None a new temporary one, named on standard error
+        (``announce``; the result and ``results.json`` name it always).
+
+        Raises:
+            ParameterError: ``out`` not a writable directory, or holding another run's ``files`` (neither
+                ``force`` nor ``resume``).
+        """
+        if out is not None:
+            return cls(output_dir(out, "out") if resume else fresh_output_dir(out, "out", files, force), False)
+        path = Path(tempfile.mkdtemp(prefix="mpdp-run-"))
+        if announce:
+            print(f"mpdp: this run's files (transcript, {RESULTS}) are in {path}", file=sys.stderr)
+        return cls(path, True)
+
+    @property
+    def store(self) -> Path:
+        """The run's SQLite transcript store."""
+        return self.path / STORE
+
+    @property
+    def resume_hint(self) -> str:
+        """How to continue this folder's run."""
+        return (f"the same inputs and --out {self.path} --resume (mpdp simulate), or out={str(self.path)!r}, "
+                "resume=True (mpdp.simulate)")
+
+    def round_statuses(self, session: str, round_names: Sequence[str]) -> list[dict[str, Any]]:
+        """Each round's status as the store has it: ``complete``, ``timeout``, ``failed``, or ``not run``."""
+        statuses: dict[int, str] = {}
+        if self.store.exists():
+            with TranscriptStore(self.store) as store:
+                statuses = {int(r): str(s) for r, s in store.query(
+                    "SELECT round, status FROM rounds WHERE session = ?", (session,))}
+        return [{"round": i, "name": name, "status": statuses.get(i, "not run")} for i, name in enumerate(round_names)]
+
+    def run_section(self, status: RunStatus, session: str, round_names: Sequence[str], digest: str,
+                    error: str | None = None) -> dict[str, Any]:
+        """The ``run`` object of ``results.json``: status, folder, each round's status, the error, how to
+        continue (when not complete), and the data digest a resumed run checks."""
+        rounds = self.round_statuses(session, round_names)
+        decided = [r["round"] for r in rounds if r["status"] != "not run"]
+        return {"status": status, "folder": str(self.path), "error": error,
+                "rounds_decided": len(decided), "rounds": rounds,
+                "resume": None if status == "complete" else self.resume_hint, "data": digest}
+
+    def write(self, document: Mapping[str, Any]) -> Path:
+        """Write ``results.json`` whole or not at all (a temporary file renamed over it)."""
+        path = self.path / RESULTS
+        partial = path.with_name(f".{RESULTS}.partial")
+        partial.write_text(to_json_text(dict(document), indent=2) + "\n", encoding="utf-8")
+        os.replace(partial, path)
+        return path
+
+    def stopped(self, section: Mapping[str, Any]) -> str:
+        """One line for a run that stopped (``section``: its :meth:`run_section`): where its rounds are
+        and how to continue."""
+        decided = [r["round"] for r in section["rounds"] if r["status"] != "not run"]
+        held = f"rounds {format_ranges(decided)} of {len(section['rounds'])} are" if decided else "no round is"
+        return (f"mpdp: the run {section['status']}: {held} in {self.store} ({RESULTS}: {section['status']}); "
+                f"to continue: {self.resume_hint}")
