@@ -21,7 +21,7 @@ from amqtt.errors import BrokerError
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
-from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW
+from mpdp.broker.reconnect_window import DEFAULT_RECONNECT_WINDOW
 from mpdp.protocols.errors import TransportError
 
 __all__ = ["NO_PERSISTENCE_NOTICE", "run_embedded"]

@@ -8,7 +8,8 @@ from typing import Literal
 
 import aiomqtt
 
-from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW, PASSWORD_ENV, BrokerSettings, Scheme, url_host
+from mpdp.broker.reconnect_window import DEFAULT_RECONNECT_WINDOW
+from mpdp.broker.settings import PASSWORD_ENV, BrokerSettings, Scheme, url_host
 from mpdp.broker.transport.mqtt import (
     SESSION_EXPIRY,
     MqttTransport,

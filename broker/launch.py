@@ -16,7 +16,7 @@ __all__ = ["external_endpoint", "open_broker"]
 
 
 def external_endpoint(settings: BrokerSettings) -> BrokerEndpoint | None:
-    """The endpoint of an external broker (its reconnect window :data:`mpdp.broker.settings.DEFAULT_RECONNECT_WINDOW`
+    """The endpoint of an external broker (its reconnect window :data:`mpdp.broker.reconnect_window.DEFAULT_RECONNECT_WINDOW`
     unless the settings give one), or None when the run starts its own."""
     if settings.kind != "external":
         return None

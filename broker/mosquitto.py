@@ -36,8 +36,9 @@ from mpdp.broker.connectivity import wait_until_accepting
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.passwords import new_password, password_line
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
+from mpdp.broker.reconnect_window import DEFAULT_RECONNECT_WINDOW
 from mpdp.broker.scratch import owned_temporary_directory
-from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW, find_mosquitto
+from mpdp.broker.settings import find_mosquitto
 from mpdp.protocols.errors import TransportError
 
 __all__ = ["CONFIG_TEMPLATE", "PORT_ATTEMPTS", "SCRATCH_PREFIX", "persistence_config", "render_config",

@@ -30,9 +30,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from mpdp.broker.reconnect_window import DEFAULT_RECONNECT_WINDOW, MAX_RECONNECT_WINDOW
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["DEFAULT_PORTS", "DEFAULT_RECONNECT_WINDOW", "ENV_VAR", "PASSWORD_ENV", "PASSWORD_FILE_ENV", "TLS_ENV", "USERNAME_ENV", "BrokerSettings", "find_mosquitto",
+__all__ = ["DEFAULT_PORTS", "ENV_VAR", "PASSWORD_ENV", "PASSWORD_FILE_ENV", "TLS_ENV", "USERNAME_ENV", "BrokerSettings", "find_mosquitto",
            "redact_url", "url_host"]
 
 #: Environment variable read when no ``--broker`` is given.
@@ -45,11 +46,6 @@ PASSWORD_FILE_ENV = "MPDP_BROKER_PASSWORD_FILE"
 TLS_ENV = {"cafile": "MPDP_BROKER_CAFILE", "cert": "MPDP_BROKER_CERT", "key": "MPDP_BROKER_KEY"}
 #: The port of each URL scheme when the URL names none.
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883, "ws": 80, "wss": 443}
-#: Seconds a client keeps reconnecting to a broker that went away, unless told otherwise: a deployed role
-#: (``mpdp party``, ``mpdp observe``) rides out a broker restart or a network outage of minutes.
-DEFAULT_RECONNECT_WINDOW = 600.0
-#: The longest reconnect window accepted (seconds): a week.
-MAX_RECONNECT_WINDOW = 7 * 86400.0
 Scheme = Literal["mqtt", "mqtts", "ws", "wss"]
 _KEYWORDS = ("auto", "mosquitto", "embedded")
 _ALLOWED = ("'auto', 'mosquitto', 'embedded' or mqtt|mqtts|ws|wss://[USER[:PASSWORD]@]HOST[:PORT][/PATH]"

@@ -54,6 +54,7 @@ def function_of(function: str | BooleanFunction) -> BooleanFunction:
         ParameterError: an unknown function name.
 
     Example:
+        >>> import numpy as np
         >>> function_of("threshold:2")(np.array([1, 1, 0]))
         1
     """

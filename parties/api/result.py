@@ -37,6 +37,7 @@ def strict_document(document: Mapping[str, Any], kind: str | None = None,
         ParameterError: a NaN anywhere (:func:`mpdp.analysis.documents.to_json_text`).
 
     Example:
+        >>> import numpy as np
         >>> strict_document({"epsilon": float("inf"), "k": np.int64(3)})
         {'epsilon': 'inf', 'k': 3}
     """

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW
+from mpdp.broker.reconnect_window import DEFAULT_RECONNECT_WINDOW
 from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.parties.session.output_paths import output_file
 from mpdp.protocols.cost import DEFAULT_TIME_LIMIT

@@ -28,7 +28,7 @@ def deployment_endpoint(url: str | None, environ: Mapping[str, str] | None = Non
     Args:
         login: ``cafile``, ``cert``, ``key``, ``protocol``, ``reconnect_window`` of
             :meth:`mpdp.broker.settings.BrokerSettings.from_url` (None: from the environment; the window's
-            default :data:`mpdp.broker.settings.DEFAULT_RECONNECT_WINDOW`, minutes: a deployed role rides
+            default :data:`mpdp.broker.reconnect_window.DEFAULT_RECONNECT_WINDOW`, minutes: a deployed role rides
             out a broker restart).
 
     Raises:

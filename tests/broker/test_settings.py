@@ -158,7 +158,7 @@ def test_the_redacted_url_hides_only_the_password() -> None:
 
 def test_the_reconnect_window_is_left_to_the_command_unless_given() -> None:
     """Deployed roles: 10 min by default; a simulation sizes it to its round timeout (max(60 s, timeout))."""
-    from mpdp.broker.settings import DEFAULT_RECONNECT_WINDOW
+    from mpdp.broker.reconnect_window import DEFAULT_RECONNECT_WINDOW
     from mpdp.parties.session.external_broker import deployment_endpoint, simulation_window
 
     left = BrokerSettings.from_url("mqtt://h", environ={})
