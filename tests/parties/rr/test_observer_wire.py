@@ -69,6 +69,8 @@ async def test_binary_answers_are_checked_packed_decided_and_stored_as_received(
     assert decided.decisions.tolist() == expected.tolist()
     assert np.array_equal(recorded.symbols, decided.symbols)
     assert stored == {0: first[1][1], 1: first[2][1], 2: first[3][1]}  # the bytes as received
-    assert (abstained.status, abstained.participants.tolist(), abstained.abstained.tolist()) == ("complete", [],
+    # every party abstained: not decided from nothing (decisions -1), the reason recorded
+    assert (abstained.status, abstained.participants.tolist(), abstained.abstained.tolist()) == ("no-answers", [],
                                                                                                    [0, 1, 2])
+    assert abstained.decisions.tolist() == [-1] * REPS and abstained.reasons == {"did-not-vote": [0, 1, 2]}
     assert abstained.symbols is not None and abstained.symbols.shape == (REPS, 0)

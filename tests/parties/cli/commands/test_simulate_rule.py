@@ -63,6 +63,7 @@ def test_worst_case_rule_with_a_round_nobody_takes_part_in(mosquitto: BrokerEndp
     out = tmp_path / "r.json"
     assert main(["simulate", "--dataset", str(votes), "--worst-case", "--repetitions", "5", "--seed", "2",
                  "--quiet", "--workers", "1", "--json", str(out),
-                 "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]) == 0
+                 "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]) == 1  # round b: nothing to decide from
     first, empty = json.loads(out.read_text())["rounds"]
-    assert empty["n_parties"] == 0 and empty["empirical_accuracy"] == 1.0 and first["n_parties"] == 3
+    assert empty["n_parties"] == 0 and empty["status"] == "no-answers" and first["n_parties"] == 3
+    assert first["status"] == "complete"
