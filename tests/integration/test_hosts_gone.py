@@ -132,9 +132,9 @@ async def test_a_killed_observer_resumes_and_every_answer_is_recorded_once(
 
 async def test_a_killed_party_host_restarted_rejoins_at_the_next_round(
         mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
-    """Host B SIGKILLed at round 1 and restarted at once (same keys, same answer record): the rounds it
-    missed are recorded absent (and it is named), it answers again from a later round on, never two
-    different answers for one round, and the session completes with exit code 0 everywhere."""
+    """Host B SIGKILLed at round 1 and restarted at once (same keys, same answer record): the answers it
+    missed are recorded absent (and it is named where it missed a whole round), it answers again from a
+    later round on, never two different answers for one round, and the session completes with exit code 0 everywhere."""
     rounds = 14
     session = f"rejoin-{tmp_path.name[-10:].replace('_', '')}"
     async with watched_deployment(mosquitto, tmp_path, session, rounds) as (deployment, seen):
@@ -145,15 +145,22 @@ async def test_a_killed_party_host_restarted_rejoins_at_the_next_round(
         codes = [await _finish(proc, 60) for proc in (observer, a, b2)]
         await asyncio.sleep(scaled(0.3))
     assert codes == [0, 0, 0], deployment.logs()
-    assert "party host 5 (parties 5-8) sent nothing in round" in deployment.logs()["observe1.log"]
-    assert "party host 5 (parties 5-8) is back at round" in deployment.logs()["observe1.log"]
+    log = deployment.logs()["observe1.log"]
     texts: dict[tuple[int, int], set[str]] = {}
     for message in seen:
         texts.setdefault((message.round, message.party), set()).add(message.model_dump_json())
     assert all(len(t) == 1 for t in texts.values()), "a party published two different answers"
     with TranscriptStore(tmp_path / "out1" / "transcripts.sqlite") as store:
         outcomes = [store.load_round(session, r) for r in range(rounds)]
-    missed = [r for r, o in enumerate(outcomes) if o.absent.tolist() == [5, 6, 7, 8]]
+    host_b = [5, 6, 7, 8]
+    assert all(set(o.absent.tolist()) <= set(host_b) for o in outcomes), outcomes  # only B's parties miss rounds
+    assert outcomes[0].status == "complete" and outcomes[-1].status == "complete", outcomes  # B back by the end
+    # The SIGKILL races B's answers to round 1 (some may be out before it lands), and the restarted B may be
+    # back for round 2 already (a round waits round_timeout after its last answer): a round without any of B's
+    # answers is not certain, but where there is one, the observer names B, then names it back.
+    missed = [r for r, o in enumerate(outcomes) if o.absent.tolist() == host_b]
     back = [r for r, o in enumerate(outcomes) if o.status == "complete"]
-    assert missed and back and max(missed) < min(r for r in back if r > 1), outcomes
-    assert back[-1] == rounds - 1 and all(o.absent.size in (0, 4) for o in outcomes)
+    if missed:
+        assert "party host 5 (parties 5-8) sent nothing in round" in log, log
+        assert "party host 5 (parties 5-8) is back at round" in log, log
+        assert max(missed) < min(r for r in back if r > 1), outcomes

@@ -193,7 +193,7 @@ async def test_silent_server_times_out() -> None:
             writer.close()
 
 
-def test_a_failed_connect_prints_exactly_one_line() -> None:
+def test_a_failed_connect_prints_one_error_line_after_naming_the_kept_run() -> None:
     # a listener that never answers MQTT: the connect times out; aiomqtt used to add "Could not gracefully
     # disconnect: 4. Forcing disconnection." and an asyncio traceback from a callback on its cancelled future
     with socket.create_server((LOOPBACK, 0)) as silent:
@@ -201,6 +201,7 @@ def test_a_failed_connect_prints_exactly_one_line() -> None:
         done = subprocess.run([sys.executable, "-m", "mpdp", "simulate", "--parties", "3", "--quiet", "--broker", url],
                               capture_output=True, text=True, timeout=scaled(60), cwd=ROOT)
     assert (done.returncode, done.stdout) == (2, "")
-    [line] = done.stderr.splitlines()
+    kept, line = done.stderr.splitlines()  # the run folder that holds the failed run's results.json, then the cause
+    assert kept.startswith("mpdp: the run failed: no round is in ") and "--resume" in kept, kept
     assert re.fullmatch(rf"mpdp: error: cannot reach the MQTT broker at {re.escape(url.split('?')[0])} as client "
                         r"'[\w-]+' \(1 attempt\): no answer within 1 s", line), line

@@ -35,7 +35,7 @@ def test_simulate_reports_spent_budget(mosquitto: BrokerEndpoint, tmp_path: Path
     # 4 parties, epsilon 1, 5 repetitions: 5 releases per round; budget 12 allows two rounds of three
     out = tmp_path / "r.json"
     code = main(["simulate", "--parties", "4", "--rounds", "3", "--epsilon", "1", "--repetitions", "5",
-                 "--budget", "12,1e-5", "--seed", "5", "--workers", "1", "--json", str(out),
+                 "--budget", "12,1e-5", "--seed", "5", "--workers", "1", "--json", str(out), "--out", str(tmp_path / "run"),
                  "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"])
     assert code == 1  # round 3: every party abstained (budget-exhausted), not decided
     document = json.loads(out.read_text())
