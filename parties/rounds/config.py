@@ -50,7 +50,8 @@ class RunConfig:
         workers: worker processes (at most k are used); None = :func:`default_workers`, one per core.
         store_path: the SQLite transcript store; None keeps the transcript in memory only.
         secure: deployment mode (parties sample with :mod:`mpdp.protocols.secure`).
-        round_timeout: seconds a round stays open before the missing parties are recorded absent.
+        round_timeout: seconds without a new answer after which a round closes and the missing parties are
+            recorded absent (the quiet time pauses while the observer cannot reach the broker).
         ready_timeout: seconds to wait for every worker to have its parties subscribed.
         connect_concurrency: parties of one worker connecting at the same time, at most.
         connections: one of :data:`CONNECTIONS`: ``"per-party"`` (each party its own MQTT connection, as

@@ -10,7 +10,7 @@
           wait until the hosts that reported "ready" cover every party of the roster
           (a host's "failed" report, or wait_parties seconds, stops here with the missing ids)
           for each round not yet recorded: announce (signed), collect until every party answered
-          or round_timeout, decide with the optimal rule, record in one transaction
+          or no new answer for round_timeout, decide with the optimal rule, record in one transaction
           announce the end: the parties leave, their hosts exit
 
 ``protocol="mpc"``: the coordinator of the secure computation instead of the observer
@@ -83,7 +83,8 @@ class ObserveConfig:
         function: a symmetric f the observer computes over each round's participants.
         store_path: the SQLite transcript store.
         repetitions: releases each party sends per round (1 in a deployment: each spends privacy).
-        round_timeout: seconds a round stays open before the missing parties are recorded absent.
+        round_timeout: seconds without a new answer after which a round closes and the missing parties are
+            recorded absent (the quiet time pauses while the observer cannot reach the broker).
         wait_parties: seconds to wait for every party to be ready before the first round (and, for mpc, for
             every compute server).
         resume: the session is in progress and this observer replaces one that stopped (killed,

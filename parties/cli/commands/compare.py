@@ -60,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                     "our own)")
     p.add_argument("--workers", type=int, default=None, metavar="W", help="worker processes per run")
     p.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="how long a round may take (default: 60)")
+                   help="a live round closes once no new answer came for this long (default: 60)")
     p.add_argument("--alpha", type=float, default=0.05,
                    help="family-wise level of each protocol's consistency tests (default: 0.05)")
     p.add_argument("--plot", metavar="FILE", help="draw theory and measured accuracy per round (.png/.pdf/.svg)")

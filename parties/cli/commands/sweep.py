@@ -336,7 +336,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     live.add_argument("--workers", type=count_value, default=None, metavar="W",
                       help="--live: worker processes hosting each session's parties (default: one per core)")
     live.add_argument("--round-timeout", type=float, default=60.0, metavar="SECONDS",
-                      help="--live: how long a round may stay open (default: 60); a round closed with parties "
+                      help="--live: a round closes once no new answer came for this long (default: 60); a round closed with parties "
                            "unheard stops the sweep")
     add_broker_options(p, "URL|embedded|mosquitto", "--live: where the sessions publish (default: "
                                                     "$MPDP_BROKER_URL, else one broker of our own for the sweep)")
