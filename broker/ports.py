@@ -6,6 +6,7 @@ import socket
 
 __all__ = ["LOOPBACK", "free_loopback_port"]
 
+#: The IPv4 loopback address that the embedded brokers and ``free_loopback_port`` bind.
 LOOPBACK = "127.0.0.1"
 
 

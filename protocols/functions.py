@@ -283,6 +283,7 @@ _MEASURES: dict[str, Callable[[NDArray[np.int64]], NDArray[np.float64]]] = {
 _MEASURE_ALIASES = {"zero_one": "zero-one", "neg_abs": "absolute-error",
                     "neg_sq": "squared-error", "absolute": "absolute-error",
                     "squared": "squared-error"}
+#: The canonical names ``accuracy_measure`` accepts (it also takes the aliases ``zero_one``, ``neg_abs``, ``neg_sq``, ...).
 MEASURE_NAMES = tuple(_MEASURES)
 
 
