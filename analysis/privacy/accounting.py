@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from mpdp.analysis.privacy.composition import check_delta_slack, composed_delta,
 from mpdp.analysis.privacy.heterogeneous import compose_heterogeneous
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.randomization.mechanisms import check_delta, check_epsilon
+
+if TYPE_CHECKING:
+    from dp_accounting import DpEvent
 
 __all__ = ["BUDGET_RELATIVE_TOLERANCE", "Budget", "PrivacyLedger", "RoundCharge", "Spent"]
 
@@ -171,6 +175,18 @@ class PrivacyLedger:
     def would_exceed(self, budget: Budget, epsilon: float, delta: float, repetitions: int = 1) -> bool:
         """Whether answering one more round would take the party beyond ``budget``."""
         return self.spent_if(epsilon, delta, repetitions).exceeds(budget)
+
+    def to_dp_event(self) -> DpEvent:
+        """The recorded releases as a dp_accounting ``DpEvent`` (:func:`mpdp.analysis.privacy.dp_events.dp_event`),
+        for its PLD or RDP accountant (``NeighboringRelation.REPLACE_ONE``): compare with :meth:`spent`.
+
+        Raises:
+            ParameterError: no round recorded, or a round with delta > 0.
+            ImportError: dp_accounting is not installed (``pip install 'mpdp[interop]'``).
+        """
+        from mpdp.analysis.privacy.dp_events import dp_event
+
+        return dp_event((c.epsilon, c.delta, c.repetitions) for c in self.charges)
 
 
 def _spent(charges: tuple[RoundCharge, ...], delta_slack: float) -> Spent:

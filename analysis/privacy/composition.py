@@ -34,6 +34,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,6 +43,9 @@ from mpdp.analysis.privacy.privacy_loss import PrivacyLossDistribution
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.numerics.binomial import log_binomial_pmf
 from mpdp.protocols.randomization.mechanisms import check_delta, check_epsilon
+
+if TYPE_CHECKING:
+    from dp_accounting import DpEvent
 
 __all__ = [
     "BOUND_NAMES",
@@ -337,6 +341,8 @@ class CompositionResult:
             drv10 holds at ``delta_total = k delta + delta_tilde``, basic at ``sum delta_l``.
         lower, upper: for method ``bounds``, certified ``lower <= optimum <= upper``; else None.
         detail: a human note on how the result was obtained.
+        releases: the composed mechanisms as ``(epsilon, delta, count)`` triples (equal levels merged), what
+            :meth:`to_dp_event` hands to dp_accounting.
     """
 
     k: int
@@ -348,6 +354,7 @@ class CompositionResult:
     lower: float | None = None
     upper: float | None = None
     detail: str = ""
+    releases: tuple[tuple[float, float, int], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.epsilon_tilde >= 0.0:  # also NaN
@@ -360,6 +367,18 @@ class CompositionResult:
     def gap(self) -> float | None:
         """``upper - lower`` for the bounds method, else None."""
         return None if self.lower is None or self.upper is None else self.upper - self.lower
+
+    def to_dp_event(self) -> DpEvent:
+        """The composed mechanisms as a dp_accounting ``DpEvent`` (:func:`mpdp.analysis.privacy.dp_events.dp_event`):
+        run its PLD accountant (``NeighboringRelation.REPLACE_ONE``) on exactly what was composed here.
+
+        Raises:
+            ParameterError: a mechanism with delta > 0, or a result built without its releases.
+            ImportError: dp_accounting is not installed (``pip install 'mpdp[interop]'``).
+        """
+        from mpdp.analysis.privacy.dp_events import dp_event
+
+        return dp_event(self.releases)
 
     def as_dict(self) -> dict[str, object]:
         """A JSON-ready dict (the schema of ``mpdp compose --json``); inf as the string "inf"."""
@@ -407,4 +426,5 @@ def compose_homogeneous(epsilon: float, delta: float, k: int, delta_slack: float
         method="exact",
         bounds=bounds,
         detail="Theorem 3.3, exact between the corner points (binomial privacy loss, log space)",
+        releases=((epsilon, delta, k),),
     )

@@ -228,8 +228,10 @@ def compose_heterogeneous(
         "drv10": drv10_bound(float(eps[0]), k, delta_slack) if homogeneous else None,
         "basic": basic,
     }
+    levels, level_counts = np.unique(np.stack([eps, dels], axis=1), axis=0, return_counts=True)
+    releases = tuple((float(e), float(d), int(c)) for (e, d), c in zip(levels, level_counts, strict=True))
     result = partial(CompositionResult, k=k, delta_total=composed_delta(dels, delta_slack),
-                     delta_slack=delta_slack, bounds=bounds)
+                     delta_slack=delta_slack, bounds=bounds, releases=releases)
     positive = eps[eps > 0]
     if positive.size == 0 or delta_slack >= 1.0:
         return result(epsilon_tilde=0.0, method="exact", detail="no privacy loss")

@@ -31,6 +31,7 @@ from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.numerics.cost import check_time_limit
 
 if TYPE_CHECKING:
+    from dp_accounting import DpEvent
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -66,6 +67,16 @@ class Composition(Result):
     def method(self) -> str:
         """``"exact"`` or ``"bounds"``."""
         return self.result.method
+
+    def to_dp_event(self) -> DpEvent:
+        """The composed mechanisms as a dp_accounting ``DpEvent``, for its PLD or RDP accountant
+        (``NeighboringRelation.REPLACE_ONE``); see :meth:`mpdp.analysis.privacy.composition.CompositionResult.to_dp_event`.
+
+        Raises:
+            ParameterError: a mechanism with delta > 0 (dp_accounting has no event for it).
+            ImportError: dp_accounting is not installed (``pip install 'mpdp[interop]'``).
+        """
+        return self.result.to_dp_event()
 
     def rows(self) -> Sequence[Mapping[str, Any]]:
         """One row per guarantee: the optimum (``optimal``) and each bound of :data:`BOUND_NAMES`."""
