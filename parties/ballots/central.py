@@ -15,21 +15,21 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from mpdp.analysis.accounting import Spent
+from mpdp.analysis.privacy.accounting import Spent
 from mpdp.parties.ballots.store import BallotStore
 from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.secure import rng_mode
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.secure import rng_mode
 
 __all__ = ["CENTRAL_FUNCTIONS", "CentralSession", "central_privacy_level", "check_central_function",
            "curator_privacy_level"]
 
 
 #: What each central protocol releases: the curator every binary symmetric function by 001's optimal
-#: central mechanism (:func:`mpdp.protocols.majority_mechanism.central_mechanism`; ``threshold:T`` for any
+#: central mechanism (:func:`mpdp.protocols.colorings.majority_mechanism.central_mechanism`; ``threshold:T`` for any
 #: T), the secure computation the majority and the sum (000's geometric mechanism, §4.2). Aliases
 #: (:func:`mpdp.protocols.functions.parse_function`): passed = majority, parity = xor.
 CENTRAL_FUNCTIONS: Mapping[str, tuple[str, ...]] = {"curator": ("majority", "and", "or", "xor", "threshold:T"),

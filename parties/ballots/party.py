@@ -17,7 +17,7 @@ from typing import Any, Generic, Protocol
 
 from pydantic import BaseModel
 
-from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.signing import PrivateKey, load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector

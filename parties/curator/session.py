@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
-from mpdp.analysis.accounting import Spent
+from mpdp.analysis.privacy.accounting import Spent
 from mpdp.broker.topics import Topics
 from mpdp.parties.ballots.central import CentralSession
 from mpdp.parties.ballots.store import BallotStore

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 
-from mpdp.analysis.accounting import Spent
+from mpdp.analysis.privacy.accounting import Spent
 from mpdp.broker.topics import Topics
 from mpdp.parties.ballots.central import CentralSession
 from mpdp.parties.mpc.cluster import ServerCluster

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from mpdp.protocols.errors import ParameterError
 
 if TYPE_CHECKING:
-    from mpdp.analysis.accounting import Spent
+    from mpdp.analysis.privacy.accounting import Spent
     from mpdp.broker.topics import Topics
     from mpdp.parties.rounds.config import RunConfig
     from mpdp.parties.rounds.engine import RoundProtocol
