@@ -125,7 +125,7 @@ class SimulationConfig(BaseModel):
         try:
             return cls.model_validate(given)
         except ValidationError as exc:
-            raise _parameter_error(exc) from None
+            raise _parameter_error(exc, given) from None
 
     def replace(self, **options: Any) -> SimulationConfig:
         """A copy with ``options`` changed, validated (:meth:`of`)."""
@@ -138,10 +138,13 @@ class SimulationConfig(BaseModel):
                 if name not in self.NOT_RECORDED}
 
 
-def _parameter_error(exc: ValidationError) -> ParameterError:
-    """pydantic's first error as one :class:`ParameterError` line: the option, its value, the type allowed."""
-    error = exc.errors(include_url=False)[0]
-    name = ".".join(str(part) for part in error["loc"][:1]) or "options"
-    allowed = {str(e["msg"]).removeprefix("Input should be ").removeprefix("Value error, ")
-               for e in exc.errors(include_url=False) if e["loc"][:1] == error["loc"][:1]}
-    return ParameterError(name, error.get("input"), " or ".join(sorted(allowed)))
+def _parameter_error(exc: ValidationError, given: Mapping[str, Any]) -> ParameterError:
+    """pydantic's first error as one :class:`ParameterError` line: the option, its value as ``given``, what is
+    allowed (the type pydantic wanted, or, for an option of several forms, the field's description of them)."""
+    errors = exc.errors(include_url=False)
+    name = str(errors[0]["loc"][0]) if errors[0]["loc"] else "options"
+    wanted = sorted({str(e["msg"]).removeprefix("Input should be ").removeprefix("Value error, ")
+                     for e in errors if e["loc"][:1] == errors[0]["loc"][:1]})
+    field = SimulationConfig.model_fields.get(name)
+    allowed = wanted[0] if len(wanted) == 1 or field is None or not field.description else field.description
+    return ParameterError(name, given.get(name), allowed)

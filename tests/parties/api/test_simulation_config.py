@@ -82,6 +82,8 @@ def test_a_config_and_keywords_combine_and_the_model_is_frozen() -> None:
     ({"repetitions": "many"}, "repetitions='many' is not allowed: a valid integer, unable to parse string"),
     ({"parties": 2.5}, "parties=2.5 is not allowed: a valid integer, got a number with a fractional part"),
     ({"secure": "maybe"}, "secure='maybe' is not allowed: a valid boolean"),
+    ({"epsilon": [1.0, "a"]}, "epsilon=[1.0, 'a'] is not allowed: each party's epsilon (nats): one value, \"LO:HI\""),
+    ({"budget": (1.0,)}, "budget=(1.0,) is not allowed: each party's (epsilon, delta) budget, or \"EPS,DELTA\""),
 ])
 def test_a_bad_option_is_one_line_naming_it_and_what_is_allowed(options: dict[str, object], line: str) -> None:
     with pytest.raises(ParameterError) as caught:
