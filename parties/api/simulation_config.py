@@ -20,6 +20,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
@@ -127,6 +128,34 @@ class SimulationConfig(BaseModel):
         except ValidationError as exc:
             raise _parameter_error(exc, given) from None
 
+    @classmethod
+    def from_toml(cls, path: Path | str, **options: Any) -> SimulationConfig:
+        """The run of a TOML file as ``mpdp simulate --config FILE`` reads it, with ``options`` over it.
+
+        Keys are the options' names with dashes or underscores (``delta-slack``); ``cafile``, ``cert``, ``key``
+        and ``mqtt-version`` are ``broker``'s TLS settings
+        (:meth:`mpdp.broker.settings.BrokerSettings.from_url`); ``json`` and ``quiet``, where the command
+        line prints, are not the run's and are skipped.
+
+        Raises:
+            ParameterError: the file missing or not TOML (named, with the reason), an unknown key (the known
+                ones listed), a value of the wrong type, bad broker settings.
+        """
+        import tomllib
+
+        text = read_text_file(path, "config", "TOML file")
+        try:
+            table = {key.replace("-", "_"): value for key, value in tomllib.loads(text).items()}
+        except tomllib.TOMLDecodeError as exc:
+            raise ParameterError("config", str(path), f"a TOML file ({exc})") from None
+        tls = {name: table.pop(key) for key, name in _TLS_KEYS.items() if key in table}
+        for key in _COMMAND_LINE_KEYS:
+            table.pop(key, None)
+        given = table | options
+        if tls and not isinstance(given.get("broker"), BrokerSettings):
+            given["broker"] = BrokerSettings.from_url(given.get("broker"), **tls)
+        return cls.of(None, given, f"a --config TOML ({path})")
+
     def replace(self, **options: Any) -> SimulationConfig:
         """A copy with ``options`` changed, validated (:meth:`of`)."""
         return SimulationConfig.of(self, options)
@@ -136,6 +165,12 @@ class SimulationConfig(BaseModel):
         ``resolved`` values (e.g. the dataset's name, the round timeout the run chose), in field order."""
         return {name: resolved.get(name, getattr(self, name)) for name in type(self).model_fields
                 if name not in self.NOT_RECORDED}
+
+
+#: TOML keys of ``mpdp simulate --config`` that are ``broker``'s TLS settings (key -> keyword of from_url).
+_TLS_KEYS = {"cafile": "cafile", "cert": "cert", "key": "key", "mqtt_version": "protocol"}
+#: TOML keys of ``mpdp simulate --config`` about the command line's output, not the run.
+_COMMAND_LINE_KEYS = ("json", "quiet")
 
 
 def _parameter_error(exc: ValidationError, given: Mapping[str, Any]) -> ParameterError:

@@ -57,6 +57,21 @@ def test_a_config_toml_reaches_the_model_through_the_flags(tmp_path: Path) -> No
         4, "0.5:2", 30, 4, True)
 
 
+def test_the_readme_run_toml_is_a_config_for_python_too(tmp_path: Path) -> None:
+    """The README's ``mpdp simulate --config`` file, read by Python: the same options (json is the command
+    line's, skipped), keywords over the file's."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "run.toml"
+    path.write_text("\n".join(line.strip() for line in block.splitlines()) + "\n")
+    model = SimulationConfig.from_toml(path, seed=4)
+    assert (model.dataset, float(model.epsilon), model.repetitions, model.rule, model.seed, model.out) == (
+        "house-votes-84", 1.0, 200, "average", 4, "runs/house")
+    path.write_text('parties = 3\nepsilom = 1\n')
+    with pytest.raises(ParameterError, match=r"^epsilom=1 is not allowed: an option of a --config TOML"):
+        SimulationConfig.from_toml(path)
+
+
 def test_inputs_are_the_recorded_fields_in_order_with_the_resolved_values() -> None:
     model = SimulationConfig(parties=3, epsilon=0.5, budget=[2.0, 1e-5], workers=2)
     inputs = model.inputs(dataset="random", round_timeout=60.0)
