@@ -40,7 +40,7 @@ from mpdp.parties.curator.arguments import check_curator_arguments
 from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.rounds.config import PROTOCOLS, RunConfig
 from mpdp.parties.rounds.outcome import RunOutcome
-from mpdp.parties.rounds.privacy import check_privacy_options, privacy_section
+from mpdp.parties.rounds.privacy import check_privacy_options, ledgers_from_rounds, privacy_section
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
 from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
@@ -59,6 +59,7 @@ from mpdp.protocols.randomization.secure import rng_mode
 from mpdp.protocols.rules.rule_factory import RuleCache, check_rule_size, zero_one_rules
 
 if TYPE_CHECKING:
+    from dp_accounting import DpEvent
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -101,6 +102,26 @@ class Simulation(Result):
     def consistent(self) -> bool:
         """Every round's measured accuracy is consistent with its theory (Bonferroni at ``alpha``)."""
         return all(r.consistent for r in self.rounds)
+
+    def to_dp_event(self, party: int) -> DpEvent:
+        """Party ``party``'s privacy ledger of this run (the rounds the transcript shows it answered,
+        :func:`mpdp.parties.rounds.privacy.ledgers_from_rounds`) as a dp_accounting ``DpEvent``, for its PLD or RDP
+        accountant (``NeighboringRelation.REPLACE_ONE``): :meth:`mpdp.analysis.privacy.accounting.PrivacyLedger.to_dp_event`.
+
+        Raises:
+            ParameterError: a party id outside ``0..k-1``, a protocol other than ``rr`` (its parties release no
+                randomized response), a party that answered no round, or one with delta > 0.
+            ImportError: dp_accounting is not installed (``pip install 'mpdp[interop]'``).
+        """
+        parties = self.document["parties"]
+        if self.outcome.protocol != "rr":
+            raise ParameterError("protocol", self.outcome.protocol, "rr: only its parties release randomized response")
+        if isinstance(party, bool) or not isinstance(party, int | np.integer) or not 0 <= party < len(parties):
+            raise ParameterError("party", party, f"a party id in 0..{len(parties) - 1}")
+        mechanisms = [RandomizedResponse(p["epsilon"], p["delta"]) for p in parties]
+        ledgers = ledgers_from_rounds(self.outcome.rounds, mechanisms, int(self.document["repetitions"]),
+                                      self.outcome.delta_slack)
+        return ledgers[party].to_dp_event()
 
     def rows(self) -> Sequence[Mapping[str, Any]]:
         """The ``rounds`` entries of the document, one per round; a nested object becomes dotted columns

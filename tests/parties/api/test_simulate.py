@@ -84,6 +84,18 @@ def test_simulate_over_mosquitto_with_a_votes_array(mosquitto: BrokerEndpoint) -
     r = mpdp.simulate(votes=VOTES, broker=mosquitto.url, **RUN)
     _check_rounds(r)
     assert r.to_dict()["broker"] == {"kind": "external", "url": mosquitto.url}
+    # party 2 (votes 0, -, 1) answered rounds 0 and 2: 60 releases of epsilon 1, as dp_accounting's DpEvent
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from mpdp.analysis.privacy.composition import optimal_epsilon
+
+    rr = dp_accounting.RandomizedResponseDpEvent(noise_parameter=2 / (1 + np.e), num_buckets=2)
+    event = r.to_dp_event(2)
+    assert event.events == [rr] * 60
+    pld = dp_accounting.pld.PLDAccountant(dp_accounting.NeighboringRelation.REPLACE_ONE).compose(event)
+    exact = optimal_epsilon(1.0, 60, r.outcome.delta_slack)
+    assert exact * (1 - 1e-12) <= pld.get_epsilon(r.outcome.delta_slack) <= 1.01 * exact
+    with pytest.raises(ParameterError, match="party.*0..4"):
+        r.to_dp_event(5)
 
 
 def test_a_large_run_prints_its_estimate_first_and_per_worker_gives_the_same_document(
