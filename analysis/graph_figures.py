@@ -19,7 +19,7 @@ import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.plot_style import new_axes
+from mpdp.analysis.plot_style import new_axes, new_figure
 from mpdp.protocols.coloring_mechanisms import GraphMechanism, optimal_mechanism
 from mpdp.protocols.graphs import ColoredGraph, line_graph, majority_hypercube
 from mpdp.protocols.line_mechanisms import balanced_mechanism, line_mechanism
@@ -119,9 +119,7 @@ def figure_1_majority(epsilon: float = math.log(2.0), delta: float = 0.1) -> Fig
     """001 Fig. 1: the majority of three voters (a) and its (2, 2)-line (c), with the optimal balanced
     mechanism (the paper's example at (log 2, 0.1): R_111 = 0.1, R_112 = 0.3, R_122 = 0.7, R_222 = 0.9;
     vertex names here: 1 = YES)."""
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(12, 5))
+    figure = new_figure((12, 5), layout=None)
     left, right = figure.subplots(1, 2, width_ratios=[1.3, 1])
     cube = majority_hypercube(3)
     yes = np.array([name.count("1") for name in cube.vertex_names], dtype=np.int64)
@@ -138,15 +136,13 @@ def figure_2_pullback(epsilon: float = math.log(1.3), delta: float = 0.1, red_at
     """001 Fig. 2 and Theorem 3: the graph, its boundary graph (the (3, 4)-line) with the boundary morphism,
     and the optimal boundary-homogeneous mechanism pulled back (the paper's R_h = R_l = 1/13 example at
     (log 1.3, 0.1): R_i = 0.2, R_d = 0.36, R_j = 0.568, R_e = 0.7447)."""
-    from matplotlib.figure import Figure
-
     graph = fig2_graph()
     morphism = boundary_morphism(graph)
     line = morphism.codomain
     line_values = line_mechanism(int((~line.red).sum()), int(line.red.sum()), red_at_boundary, epsilon,
                                  delta).red_probability
     pulled = morphism.pullback(line_values)
-    figure = Figure(figsize=(13, 5.5))
+    figure = new_figure((13, 5.5), layout=None)
     left, right = figure.subplots(1, 2, width_ratios=[1.2, 1])
     notes = {v: f"-> {line.vertex_names[int(t)]}" for v, t in enumerate(morphism.mapping)}
     draw_colored_graph(graph, pulled, ax=left, notes=notes,

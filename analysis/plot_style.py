@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["COLORS", "DPI", "EPSILON_LABEL", "LINE_STYLES", "MARKERS", "figure_of", "new_axes", "save_figure",
+__all__ = ["COLORS", "DPI", "EPSILON_LABEL", "LINE_STYLES", "MARKERS", "figure_of", "new_axes", "new_figure", "save_figure",
            "series_style"]
 
 #: Resolution of raster files (PNG).
@@ -38,13 +38,20 @@ EPSILON_LABEL = "epsilon per party (nats)"
 
 
 def new_axes(ax: Axes | None, size: tuple[float, float] = (6.0, 4.0)) -> tuple[Figure, Axes]:
-    """``(figure, ax)``: the given axes and its Figure, or a new Figure of ``size`` inches (no pyplot)."""
-    from matplotlib.figure import Figure
-
+    """``(figure, ax)``: the given axes and its Figure, or a new Figure of ``size`` inches (no pyplot; a
+    :class:`~mpdp.analysis.notebook_figure.NotebookFigure`, which a notebook shows as an image)."""
     if ax is None:
-        figure = Figure(figsize=size, layout="constrained")
+        figure = new_figure(size)
         return figure, figure.add_subplot()
     return figure_of(ax), ax
+
+
+def new_figure(size: tuple[float, float], layout: Literal["constrained", "tight"] | None = "constrained") -> Figure:
+    """A new, empty Figure of ``size`` inches (width, height), made without pyplot: a
+    :class:`~mpdp.analysis.notebook_figure.NotebookFigure`, shown as an image by a plain Jupyter kernel."""
+    from mpdp.analysis.notebook_figure import NotebookFigure
+
+    return NotebookFigure(figsize=size, layout=layout)
 
 
 def figure_of(ax: Axes) -> Figure:
