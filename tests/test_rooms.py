@@ -2,7 +2,7 @@
 
     rounds  <-  rr, curator, mpc (independent of each other)  <-  session  <-  api  <-  cli
 
-(../shared/DESIGN.md, "Layout and dependencies"; README, "Architecture"). Every import counts: at the top of a
+(../shared/DESIGN.md, "Layout and dependencies"; docs/architecture.md). Every import counts: at the top of a
 module, inside a function, under ``TYPE_CHECKING``. The top-level arrows (protocols <- analysis <- parties ->
 broker) are tests/test_layout.py's.
 """
