@@ -73,7 +73,7 @@ def test_a_result_and_its_figure_show_as_images_in_a_plain_kernel(tmp_path: Path
 
 def test_the_lp_deadline_worker_ends_quietly_at_kernel_shutdown(tmp_path: Path) -> None:
     """Jupyter's shutdown interrupts the kernel's whole process group (SIGINT) before asking it to quit: the
-    worker of :func:`mpdp.protocols.deadline.call_before`, started by the kernel, must end without a
+    worker of :func:`mpdp.protocols.numerics.deadline.call_before`, started by the kernel, must end without a
     ``KeyboardInterrupt`` traceback and must not outlive the kernel."""
     log = tmp_path / "kernel-stderr.txt"
     manager = KernelManager(kernel_name="python3")
@@ -85,7 +85,7 @@ def test_the_lp_deadline_worker_ends_quietly_at_kernel_shutdown(tmp_path: Path) 
         client.start_channels()
         client.wait_for_ready(timeout=scaled(60))
         reply = client.execute_interactive(
-            "import math, os\nfrom mpdp.protocols import deadline\n"
+            "import math, os\nfrom mpdp.protocols.numerics import deadline\n"
             "print(deadline.call_before(math.sqrt, (16.0,), 60.0), os.getpid())",
             timeout=scaled(120), output_hook=outputs.append)
         assert reply["content"]["status"] == "ok"
