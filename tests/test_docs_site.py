@@ -106,3 +106,22 @@ def test_the_readme_is_a_short_front_page() -> None:
         assert (ROOT / link).is_file(), link
     block = readme.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
     assert len(block) == 2 and "mpdp simulate" in block[0] and "pytest" in block[1]  # what .ci/run runs
+
+
+def test_the_mathematics_page_names_functions_and_tests_that_exist() -> None:
+    """Each result of the papers names the function that computes it (importable under that name) and the
+    tests that check it (files of tests/, given by path or by name)."""
+    import importlib
+
+    page = (ROOT / "docs" / "mathematics.md").read_text(encoding="utf-8")
+    rows = [line.split(" | ") for line in page.splitlines() if line.startswith("| 00")]
+    assert len(rows) >= 20
+    test_files = {p.name for p in (ROOT / "tests").rglob("test_*.py")}
+    for result, computed, _shown, checked in (row[:4] for row in rows):
+        names = re.findall(r"`(mpdp\.[\w.]+)`", computed)
+        assert names, result
+        for name in names:
+            module, _, attribute = name.rpartition(".")
+            assert getattr(importlib.import_module(module), attribute) is not None, name
+        for test in re.findall(r"`((?:tests/)?[\w/]*test_\w+\.py)", checked):
+            assert (ROOT / test).is_file() if "/" in test else test in test_files, (result, test)
