@@ -49,6 +49,8 @@ def test_the_python_api_reference_is_generated_from_the_docstrings(site: Path) -
     assert "001" in protocols  # the docstrings' sources, carried over
     analysis = _text(site, "reference/api/analysis")
     assert 'id="mpdp.analysis.' in analysis
+    for page in (api, protocols, analysis):  # the docstrings' Sphinx roles shown as the code they name
+        assert not re.search(r":(mod|func|class|meth):<code>", page)
 
 
 def test_the_cli_reference_is_the_parsers_help(site: Path) -> None:

@@ -3,7 +3,10 @@
 - ``reference/cli.md``: every ``mpdp`` command's ``--help``, from the argument parser itself
   (:func:`mpdp.parties.cli.main.build_parser` with every command registered);
 - ``tutorials/teacher.md``, ``tutorials/researcher.md``: the two notebooks of ``examples/`` (jupytext
-  percent format): markdown cells as text, code cells as Python blocks.
+  percent format): markdown cells as text, code cells as Python blocks;
+
+and, on the API reference pages, the Sphinx roles of the docstrings (``:func:`x```, written for ``help()`` and
+Sphinx alike) shown as the code they name (:func:`on_page_content`).
 
 ``mkdocs.yml`` names this file under ``hooks:``; ``tests/test_docs_site.py`` builds the site with ``--strict``.
 """
@@ -12,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 HELP_COLUMNS = "100"  # argparse wraps --help at $COLUMNS: one width, whatever terminal builds the site
+#: A Sphinx role before the code it marks, as mkdocstrings renders it: ``:func:<code>x</code>``.
+SPHINX_ROLE = re.compile(r":(?:mod|func|class|meth|data|attr|exc|obj):(?=<code>)")
 NOTEBOOKS = {"tutorials/teacher.md": "teacher.py", "tutorials/researcher.md": "researcher.py"}
 
 
@@ -86,3 +92,10 @@ def on_files(files: Any, config: Any) -> Any:
     for page, script in NOTEBOOKS.items():
         files.append(File.generated(config, page, content=notebook_page(ROOT / "examples" / script)))
     return files
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    """Drop the Sphinx roles before inline code on the API reference pages (mkdocs hook)."""
+    if not page.file.src_uri.startswith("reference/api/"):
+        return html
+    return SPHINX_ROLE.sub("", html.replace("::</p>", ":</p>"))
