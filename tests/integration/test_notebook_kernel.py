@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import matplotlib.font_manager  # noqa: F401 - a first use builds the font cache (a line on stderr): here, not in the kernel
 import nbformat
 import psutil
 import pytest
