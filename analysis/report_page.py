@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from string import Template
 from typing import TYPE_CHECKING
 
-from mpdp.analysis.plot_style import DPI
+from mpdp.analysis.plot_style import PAGE_DPI
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -99,9 +99,9 @@ class ReportPage:
 
 
 def figure_png(figure: Figure) -> bytes:
-    """``figure`` as PNG bytes at the project's :data:`~mpdp.analysis.plot_style.DPI`."""
+    """``figure`` as PNG bytes at :data:`~mpdp.analysis.plot_style.PAGE_DPI` (a page's inline image)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+    figure.savefig(buffer, format="png", dpi=PAGE_DPI, bbox_inches="tight")
     return buffer.getvalue()
 
 

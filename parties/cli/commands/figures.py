@@ -1,6 +1,6 @@
-"""``mpdp figures``: every figure of the three papers, redrawn from computation, as PNG and SVG.
+"""``mpdp figures``: every figure of the three papers, redrawn from computation, as PNG (300 dpi), SVG and PDF.
 
-Writes DIR/<name>.png and DIR/<name>.svg for each figure (000 Figures 1-3; 001 Figs. 1-3, the Theorem 2
+Writes DIR/<name>.png, .svg and .pdf for each figure (000 Figures 1-3; 001 Figs. 1-3, the Theorem 2
 example and the infeasible (log 1.1, 0) example with its violated edge; 002's XOR accuracy against k with
 the collaborative curve; the optimal rule for sum against the debiased count local-DP tools report, in
 expected absolute error against epsilon); the parameters are in each title. ``--only NAME,...`` draws a subset.
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Draw the figures and write each as PNG and SVG; print the paths. Returns 0."""
+    """Draw the figures and write each as PNG, SVG and PDF; print the paths. Returns 0."""
     names = list(PAPER_FIGURES) if args.only is None else [n.strip() for n in args.only.split(",")]
     unknown = [n for n in names if n not in PAPER_FIGURES]
     if unknown:
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     written: dict[str, list[str]] = {}
     for name in names:
         figure = PAPER_FIGURES[name]()
-        paths = [out / f"{name}.{suffix}" for suffix in ("png", "svg")]
+        paths = [out / f"{name}.{suffix}" for suffix in ("png", "svg", "pdf")]
         for path in paths:
             save_figure(figure, path)
         written[name] = [str(p) for p in paths]
