@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 from matplotlib.text import Text
 
-from mpdp.analysis.paper_figures import PAPER_FIGURES
+from mpdp.analysis.figures.paper_figures import PAPER_FIGURES
 from mpdp.analysis.plot_style import DPI, eps_delta, save_figure
 
 GRAPH_FIGURES = ("001-fig1-majority", "001-fig2-pullback", "001-thm2-example", "001-fig3-line")
