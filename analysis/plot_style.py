@@ -91,6 +91,12 @@ def save_figure(figure: Figure, path: str | os.PathLike[str]) -> Path:
     Raises:
         ValueError: an extension matplotlib cannot write (from matplotlib, naming the supported ones).
     """
+    import matplotlib
+
     path = Path(path)
-    figure.savefig(path, dpi=DPI, bbox_inches="tight")
+    suffix = path.suffix.lower()
+    # reproducible files: no creation date, SVG ids from a fixed salt (the same figure, the same bytes)
+    metadata = {"Date": None} if suffix == ".svg" else {"CreationDate": None} if suffix == ".pdf" else None
+    with matplotlib.rc_context({"svg.hashsalt": "mpdp"}):
+        figure.savefig(path, dpi=DPI, bbox_inches="tight", metadata=metadata)
     return path

@@ -119,3 +119,13 @@ def test_eps_delta_writes_the_papers_logarithms() -> None:
     assert eps_delta(np.log(1.3), 0.1) == r"$(\varepsilon, \delta) = (\log 1.3, 0.1)$"
     assert eps_delta(0.4, 0.01) == r"$(\varepsilon, \delta) = (0.4, 0.01)$"
     assert eps_delta(1.0) == r"$\varepsilon = 1$" and eps_delta(0.0) == r"$\varepsilon = 0$"
+
+
+def test_the_gallery_shows_every_figure_beside_the_papers_description() -> None:
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    page = (docs / "gallery.md").read_text(encoding="utf-8")
+    shown = re.findall(r"!\[[^\]]*\]\((gallery/[^)]+\.svg)\)", page)
+    assert [Path(s).stem for s in shown] == list(PAPER_FIGURES)  # each once, in the CLI's order
+    for src in shown:
+        assert (docs / src).read_text(encoding="utf-8").lstrip().startswith("<?xml")
+    assert page.count("**In the paper.**") == len(PAPER_FIGURES) and page.count("**Here.**") == len(PAPER_FIGURES)

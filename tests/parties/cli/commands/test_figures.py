@@ -23,3 +23,7 @@ def test_only_and_refused(capsys: pytest.CaptureFixture[str], tmp_path: pathlib.
     text = ok(capsys, "figures", "--out", str(tmp_path), "--only", "002-xor")
     assert "002-xor" in text and sorted(p.name for p in tmp_path.iterdir()) == ["002-xor.pdf", "002-xor.png", "002-xor.svg"]
     assert "--only" in refused(capsys, "figures", "--out", str(tmp_path), "--only", "003-nope")
+    assert "--formats" in refused(capsys, "figures", "--out", str(tmp_path), "--formats", "svg,gif")
+    svg_only = tmp_path / "svg"
+    ok(capsys, "figures", "--out", str(svg_only), "--only", "002-xor", "--formats", "svg")
+    assert [p.name for p in svg_only.iterdir()] == ["002-xor.svg"]
