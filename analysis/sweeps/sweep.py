@@ -352,7 +352,7 @@ class SweepResult:
         for index, ((fname, k, delta, rule, observer), pts) in enumerate(series.items()):
             pts = sorted(pts, key=lambda p: p.epsilon)
             eps = np.array([p.epsilon for p in pts])
-            label = f"{fname}, k={k}" + (f", delta={delta:g}" if delta else "") + (
+            label = f"{fname}, $k$={k}" + (f", $\\delta$={delta:g}" if delta else "") + (
                 f", {CURATOR_LABEL}" if rule == "curator" else f", {rule} rule, {observer}")
             # a hollow marker of its own on each theory curve, staggered along the grid: curves that coincide
             # (and/or by symmetry, the rules at small epsilon) stay distinguishable
@@ -377,17 +377,17 @@ class SweepResult:
                 curator_drawn.add(key)
                 marker = _CURATOR_MARKERS[(len(curator_drawn) - 1) % len(_CURATOR_MARKERS)]  # one per curve
                 ax.plot(eps, curator, "-.", color="black", linewidth=1, marker=marker, markersize=4,
-                        label=f"{CURATOR_LABEL}: {fname}, k={k}")
+                        label=f"{CURATOR_LABEL}: {fname}, $k$={k}")
         if self.inputs.get("scale") == "log":
             ax.set_xscale("log")
         ax.set_xlabel(EPSILON_LABEL)
         dataset = self.inputs.get("dataset")
-        ax.set_ylabel("accuracy: P(decision = f(x)), x uniform" if dataset is None else
-                      f"accuracy: P(decision = f(x)), mean over the rounds of {dataset}")
+        ax.set_ylabel("accuracy: P(decision = $f(x)$), $x$ uniform" if dataset is None else
+                      f"accuracy: P(decision = $f(x)$), mean over the rounds of {dataset}")
         samples = self.inputs.get("samples")
         how = "live runs over a broker" if self.source == "live" else "Monte Carlo"
         on, worst, per = ("", "worst case", "point") if dataset is None else (f" on {dataset}", "worst round", "round")
-        ax.set_title(f"Accuracy against epsilon{on}: exact theory (lines; dotted = {worst}) and {how}\n"
+        ax.set_title(f"Accuracy against $\\varepsilon${on}: exact theory (lines; dotted = {worst}) and {how}\n"
                      f"({samples} samples per {per}, {100 * (1 - self.alpha):g}% Clopper-Pearson intervals; "
                      f"{sum(not p.consistent for p in self.points)} of {len(self.points)} points inconsistent)",
                      fontsize=9)

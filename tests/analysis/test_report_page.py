@@ -74,3 +74,12 @@ def test_privacy_plot_is_the_distribution_over_parties_and_skips_infinite_epsilo
     assert "1 with $\\varepsilon = \\infty$ not drawn" in legend
     with pytest.raises(ValueError, match="2 optimal against 1 basic"):
         plot_privacy_spent([1.0, 2.0], [1.0])
+
+
+def test_links_to_the_data_files_in_html_and_markdown() -> None:
+    page = ReportPage("t", "s", (("k", "3"),), links=(("sweep.csv", "../run dir/sweep.csv"), ("sweep.json", "sweep.json")))
+    text = render_html(page)
+    assert '<p class="files">Data beside this page: <a href="../run dir/sweep.csv">sweep.csv</a> ' in text
+    assert '<a href="sweep.json">sweep.json</a></p>' in text
+    assert "Data beside this page: [sweep.csv](<../run dir/sweep.csv>) [sweep.json](<sweep.json>)" in render_markdown(page, {})
+    assert "Data beside this page" not in render_html(ReportPage("t", "s", ()))

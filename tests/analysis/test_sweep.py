@@ -93,7 +93,7 @@ def test_document_csv_and_plot(tmp_path) -> None:
     by_label = {str(line.get_label()): line for line in worst}
     central_average = sorted((p for p in result.points if (p.rule, p.observer) == ("average", "central")),
                              key=lambda p: p.epsilon)
-    assert list(by_label["theory, worst case: majority, k=15, average rule, central"].get_ydata()) == [
+    assert list(by_label["theory, worst case: majority, $k$=15, average rule, central"].get_ydata()) == [
         p.theoretical_worst_case for p in central_average]
     assert sum(label.startswith("measured (95% CI): ") for label in legend) == 4
     fig.savefig(tmp_path / "s.png")
