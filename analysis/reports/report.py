@@ -279,7 +279,7 @@ def plot_privacy_spent(epsilon_optimal: Sequence[float], epsilon_basic: Sequence
         raise ValueError(f"{optimal.size} optimal against {basic.size} basic epsilons: one each per party")
     figure, ax = new_axes(ax, (8.0, 4.2))
     n = optimal.size
-    for j, (values, gid, label) in enumerate(((basic, "basic", "basic composition (sum of epsilons)"),
+    for j, (values, gid, label) in enumerate(((basic, "basic", "basic composition (the sum of the $\\varepsilon$s)"),
                                               (optimal, "optimal", "optimal composition (000 Theorem 3.3, exact)"))):
         finite = np.sort(values[np.isfinite(values)])
         if finite.size == 0:

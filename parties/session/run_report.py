@@ -111,9 +111,11 @@ def _privacy_section(privacy: dict[str, Any] | None) -> Section | None:
     text = (f"delta_tilde = {privacy['delta_slack']:g}; {privacy['releases_per_answer']} release(s) per answered "
             f"round; budget: {budget_text}; "
             f"{summary['parties_out_of_budget']} of {summary['parties']} parties ran out of budget.")
-    figure = plot_privacy_spent(optimal, basic, title="privacy spent per party: optimal vs basic composition")
+    figure = plot_privacy_spent(optimal, basic, title="privacy spent: its distribution over the parties, "
+                                                      "optimal against basic composition")
     return Section("Privacy spent", (_PRIVACY_NOTE, text), (summary_table, per_party),
-                   (ReportFigure("privacy", "epsilon spent per party, optimal vs basic composition", figure),))
+                   (ReportFigure("privacy", "the distribution of the epsilon spent by the parties (empirical CDF), "
+                                                "optimal against basic composition", figure),))
 
 
 def _store_sections(run_dir: Path, session: str) -> list[Section]:
