@@ -123,8 +123,8 @@ body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; pa
 h1 { margin-bottom: 0.2em; } .subtitle { color: #555; margin-top: 0; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.2em 0.5em; text-align: right; overflow-wrap: break-word; }
-th { vertical-align: bottom; } td { font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.2em 0.4em; text-align: right; overflow-wrap: break-word; }
+th { vertical-align: bottom; } td.nowrap { white-space: nowrap; } td { font-variant-numeric: tabular-nums; }
 .files { font-size: 0.9em; } .files a { margin-right: 0.8em; }
 th { background: #f3f3f3; } td:first-child, th:first-child, #configuration td, #configuration th { text-align: left; }
 #configuration td { white-space: normal; }
@@ -159,9 +159,17 @@ window.addEventListener("load", function () {
 """)
 
 
+#: A cell that is a short interval, such as ``[0.444, 0.975]``: kept on one line (other cells wrap).
+_INTERVAL = re.compile(r"^\[[^\]\s]{1,12}, [^\]\s]{1,12}\]$")
+
+
+def _html_cell(text: str) -> str:
+    return f'<td class="nowrap">{html.escape(text)}</td>' if _INTERVAL.match(text) else f"<td>{html.escape(text)}</td>"
+
+
 def _html_table(table: Table) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
-    body = "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
+    body = "\n".join("<tr>" + "".join(_html_cell(c) for c in row) + "</tr>" for row in table.rows)
     ident = f' id="{html.escape(table.table_id)}"' if table.table_id else ""
     text = (f'<div class="scroll"><table{ident}><caption>{html.escape(table.caption)}</caption>\n'
             f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>")

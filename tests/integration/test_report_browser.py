@@ -154,7 +154,8 @@ def test_a_wide_per_round_table_fits_1280_px(tmp_path: Path) -> None:
                "consistent", "status", "absent", "received", "rejected")
     names = ["export-administration-act-south-africa", "adoption-of-the-budget-resolution",
              "synfuels-corporation-cutback"] * 10
-    rows = tuple((name, "435", "187", "1", "1000", "0.8123", "[0.44412, 0.97521]", "0.892812", "0.0239812", "yes",
+    # the cells as the report writes them: 4 significant digits, intervals to 3 decimals (kept on one line)
+    rows = tuple((name, "435", "187", "1", "1000", "0.8123", "[0.444, 0.975]", "0.8928", "0.02398", "yes",
                   "complete", "12", "100000", "100000") for name in names)
     page = ReportPage("wide", "a wide table", (("k", "435"),), (Section("Rounds", tables=(
         Table("per round", columns, rows, "rounds"),)),))
