@@ -1,5 +1,6 @@
 """The module map of docs/architecture.md, drawn from the code: the rooms, their sub-packages in dependency order
-(imported before importing), the arrows each one's imports draw, and its modules.
+(imported before importing), the arrows each one's imports draw, and every module with the first sentence of its
+docstring.
 
     python docs/module_map.py           # print the section
     python docs/module_map.py --write   # replace it in docs/architecture.md
@@ -13,6 +14,7 @@ from __future__ import annotations
 import ast
 import graphlib
 import pathlib
+import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -33,6 +35,13 @@ def _modules_imported(path: pathlib.Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.add(node.module)
     return found
+
+
+def _summary(path: pathlib.Path) -> str:
+    """The first sentence of a module's docstring (its first paragraph up to a period before a capital)."""
+    doc = ast.get_docstring(ast.parse(path.read_text(), filename=str(path))) or ""
+    paragraph = " ".join(doc.strip().split("\n\n")[0].split())
+    return re.split(r"\.\s+(?=[A-Z`:])", paragraph)[0].rstrip(".").replace("|", "/")
 
 
 def _sub_packages(room: str) -> list[str]:
@@ -101,14 +110,17 @@ def module_map() -> str:
         lines.append(f"- `{room}` imports {', '.join(f'`{t}`' for t in sorted(targets)) or 'no other room'}")
     for room in ROOMS:
         arrows = sub_package_arrows(room)
-        lines += ["", f"### {room}/", "", "| sub-package | imports | modules |", "|---|---|---|"]
-        for name in _dependency_order(arrows):
+        order = _dependency_order(arrows)
+        lines += ["", f"### {room}/", "", "| sub-package | imports |", "|---|---|"]
+        lines += [f"| `{name}` | {', '.join(f'`{t}`' for t in sorted(arrows[name])) or '-'} |" for name in order]
+        lines += ["", "| module | what it holds |", "|---|---|"]
+        for name in order:
             folder = ROOT / room if name == ROOT_ROOM else ROOT / room / name
-            files = sorted(str(p.relative_to(folder).with_suffix("")).replace("/", ".") for p in folder.rglob("*.py")
+            files = sorted(p for p in folder.rglob("*.py")
                            if p.name != "__init__.py" and (name != ROOT_ROOM or p.parent == folder))
-            imports = ", ".join(f"`{t}`" for t in sorted(arrows[name])) or "-"
-            if files:
-                lines.append(f"| `{name}` | {imports} | {', '.join(files)} |")
+            lines += [f"| `{path.relative_to(ROOT)}` | {_summary(path)} |" for path in files]
+    lines += ["", "### mpdp/", "", "| module | what it holds |", "|---|---|"]
+    lines += [f"| `mpdp/{name}` | {_summary(ROOT / 'mpdp' / name)} |" for name in ("__init__.py", "__main__.py")]
     return "\n".join([*lines, "", END])
 
 
