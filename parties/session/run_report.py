@@ -38,12 +38,11 @@ from mpdp.analysis.reports.report_page import (
 )
 from mpdp.analysis.sweeps.sweep import SweepPoint, SweepResult
 from mpdp.parties.rounds.store import TranscriptStore, check_store_file
+from mpdp.parties.session.output_paths import RUN_RESULTS
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["RUN_FILES", "ReportFiles", "build_page", "write_report"]
+__all__ = ["ReportFiles", "build_page", "write_report"]
 
-#: The file that identifies each kind of run directory, in the order they are looked for.
-RUN_FILES = {"results.json": "simulate", "sweep.json": "sweep", "decisions.json": "deployment"}
 _STORE = "transcripts.sqlite"
 _PRIVACY_NOTE = ("Each party's privacy spent over the rounds it answered: the exact optimal composition "
                  "(000 Theorem 3.3, at the run's delta_tilde) against basic composition (the sum of the "
@@ -257,13 +256,18 @@ def build_page(run_dir: str | Path) -> tuple[ReportPage, str, int]:
     """The report page of ``run_dir``, its kind and the rows of its per-round (per-point) table.
 
     Raises:
-        ParameterError: ``run_dir`` is not a directory, or holds none of :data:`RUN_FILES`, or a file
+        ParameterError: ``run_dir`` is not a directory, or holds none of :data:`mpdp.parties.session.output_paths.RUN_RESULTS`, or a file
             there is not the JSON mpdp writes.
     """
     directory = Path(run_dir)
     if not directory.is_dir():
         raise ParameterError("RUN_DIR", str(run_dir), "an existing directory written by mpdp simulate/sweep/observe --out")
-    for name, kind in RUN_FILES.items():
+    present = [name for name in RUN_RESULTS if (directory / name).exists()]
+    if len(present) > 1:
+        raise ParameterError("RUN_DIR", str(run_dir), "the folder of one run (one of " + ", ".join(RUN_RESULTS) + ")",
+                             hint=f"it holds {' and '.join(present)}, the results of "
+                                  f"{' and '.join(RUN_RESULTS[n] for n in present)} runs: move one to its own folder")
+    for name, kind in RUN_RESULTS.items():
         path = directory / name
         if path.exists():
             doc = _load(path)
@@ -279,14 +283,14 @@ def build_page(run_dir: str | Path) -> tuple[ReportPage, str, int]:
                                      "writes", hint=f"missing or malformed: {exc}") from None
             return page, kind, rows
     raise ParameterError("RUN_DIR", str(run_dir), "a directory holding " + ", ".join(
-        f"{n} (mpdp {'observe' if k == 'deployment' else k} --out)" for n, k in RUN_FILES.items()))
+        f"{n} (mpdp {'observe' if k == 'deployment' else k} --out)" for n, k in RUN_RESULTS.items()))
 
 
 def write_report(run_dir: str | Path, out: str | Path | None = None) -> ReportFiles:
     """Write ``report.html`` (self-contained), ``report.md`` and ``report-<figure>.png`` for ``run_dir``.
 
     Args:
-        run_dir: a finished run's directory (:data:`RUN_FILES`). out: where to write (default: ``run_dir``;
+        run_dir: a finished run's directory (:data:`mpdp.parties.session.output_paths.RUN_RESULTS`). out: where to write (default: ``run_dir``;
             created if missing). Earlier report files there are replaced.
 
     Returns:
