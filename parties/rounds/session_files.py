@@ -131,9 +131,9 @@ class RosterFile(_File):
             if party != position:
                 raise ValueError(f"entry {position} has party id {party}; party ids must be 0..{len(ids) - 1} in order")
         keys: dict[str, int] = {}
-        for party in self.parties:
-            if keys.setdefault(party.public_key, party.id) != party.id:
-                raise ValueError(f"parties {keys[party.public_key]} and {party.id} have the same public key (each "
+        for entry in self.parties:
+            if keys.setdefault(entry.public_key, entry.id) != entry.id:
+                raise ValueError(f"parties {keys[entry.public_key]} and {entry.id} have the same public key (each "
                                  "party needs its own: a holder of one would speak for both)")
         return self
 
