@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from mpdp.analysis.reports.documents import to_json_text
 from mpdp.parties.rounds.ranges import format_ranges
-from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.parties.session.output_paths import fresh_output_dir, output_dir
 from mpdp.protocols.errors import ParameterError
 
@@ -69,7 +69,7 @@ class PreviousRun:
 
         Raises:
             ParameterError: no ``out``, or ``force`` too; ``out`` without a readable ``results.json`` of a
-                simulation.
+                simulation; its transcript store damaged (``PRAGMA quick_check``).
         """
         if out is None or force:
             raise ParameterError("resume", True, "with the folder of the run to continue (out=DIR, --out DIR) and "
@@ -77,6 +77,8 @@ class PreviousRun:
         if not (Path(out) / RESULTS).is_file():  # nothing is created for a folder that holds no run
             raise ParameterError("out", os.fspath(out), f"a run's folder holding its {RESULTS} (to resume)",
                                  hint="nothing to resume there")
+        if (Path(out) / STORE).exists():
+            check_store_file(Path(out) / STORE)  # a damaged transcript: one line, and nothing is written
         path = output_dir(out, "out") / RESULTS
         try:
             document = json.loads(path.read_text(encoding="utf-8"))

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 
 from mpdp.analysis.privacy.accounting import Budget
 from mpdp.analysis.reports.documents import to_json_text
-from mpdp.analysis.reports.evaluation import RoundEvaluation
+from mpdp.analysis.reports.evaluation import UNDECIDED, RoundEvaluation
 from mpdp.analysis.reports.report import RoundResult, plot_rounds, results_document
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking
@@ -99,8 +99,9 @@ class Simulation(Result):
 
     @property
     def consistent(self) -> bool:
-        """Every round's measured accuracy is consistent with its theory (Bonferroni at ``alpha``)."""
-        return all(r.consistent for r in self.rounds)
+        """Every decided round's measured accuracy is consistent with its theory (Bonferroni at ``alpha``; a round
+        not decided, :data:`mpdp.analysis.reports.evaluation.UNDECIDED`, measured nothing)."""
+        return all(e.result.consistent for e in self.evaluations if e.status not in UNDECIDED)
 
     def rows(self) -> Sequence[Mapping[str, Any]]:
         """The ``rounds`` entries of the document, one per round; a nested object becomes dotted columns
@@ -108,8 +109,10 @@ class Simulation(Result):
         return [_flat(entry) for entry in self.document["rounds"]]
 
     def summary(self) -> str:
-        consistent = sum(r.consistent for r in self.rounds)
-        return (f"{self.title}: {len(self.rounds)} rounds, {consistent} consistent with theory, "
+        decided = [e.result for e in self.evaluations if e.status not in UNDECIDED]
+        undecided = f" ({len(self.rounds) - len(decided)} not decided)" if len(decided) < len(self.rounds) else ""
+        return (f"{self.title}: {len(self.rounds)} rounds{undecided}, {sum(r.consistent for r in decided)} consistent "
+                "with theory, "
                 f"{self.outcome.wall_time:.1f} s on {self.outcome.broker_kind}")
 
     def draw(self, ax: Axes | None) -> Figure:
