@@ -16,12 +16,14 @@ import time
 import uuid
 from pathlib import Path
 
+import paho.mqtt.client as paho_client
+import paho.mqtt.publish as paho_publish
 import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mosquitto import run_mosquitto
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
-from mpdp.broker.transport import Delivery, MqttTransport
+from mpdp.broker.transport import Delivery, MqttTransport, next_delivery
 from mpdp.protocols.errors import TransportError
 from tests.calibration import scaled
 from tests.mqtt_fixtures import require_mosquitto, take
@@ -205,3 +207,22 @@ def test_a_failed_connect_prints_one_error_line_after_naming_the_kept_run() -> N
     assert kept.startswith("mpdp: the run failed: no round is in ") and "--resume" in kept, kept
     assert re.fullmatch(rf"mpdp: error: cannot reach the MQTT broker at {re.escape(url.split('?')[0])} as client "
                         r"'[\w-]+' \(1 attempt\): no answer within 1 s", line), line
+
+
+
+async def test_a_starved_loop_still_hands_over_the_message_that_came_in_time(mosquitto: BrokerEndpoint) -> None:
+    """A busy machine starves the event loop past a wait's deadline while a message that came in time sits in
+    the socket: :func:`next_delivery` hands it over (it answered None: a silence that was not there)."""
+    wait = scaled(2.0)
+    async with mosquitto.connect(_id("rx")) as rx:
+        await rx.subscribe("t/starved")
+        waiting = asyncio.create_task(next_delivery(rx, wait))
+        await asyncio.sleep(0)  # the wait has begun
+        began = time.monotonic()
+        # the loop starves past the deadline (it reads no socket) while another client's message comes in time
+        paho_publish.single("t/starved", b"in time", qos=1, hostname=LOOPBACK, port=mosquitto.port,
+                            protocol=paho_client.MQTTv311)
+        assert time.monotonic() - began < wait, "published after the deadline: the test proves nothing"
+        time.sleep(wait + 0.5 - (time.monotonic() - began))
+        assert await waiting == Delivery("t/starved", b"in time")
+        assert await next_delivery(rx, 0.1) is None  # and a real silence is still one
