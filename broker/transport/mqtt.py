@@ -271,7 +271,7 @@ class MqttTransport:
                 if _refused_for_good(exc):  # a wrong login or certificate does not get better by retrying
                     await _drop(client, connected, endpoint.timeout)
                     raise TransportError(f"the MQTT broker at {endpoint.url} refused client {self.client_id!r}: "
-                                         f"{last}") from None
+                                         f"{last}", reason=last, final=True) from None
             except asyncio.CancelledError:  # Ctrl-C, SIGTERM: close the half-made client's socket, quietly (an
                 discard(client)  # aiomqtt future of its later disconnection would be logged, never retrieved)
                 raise
@@ -283,7 +283,7 @@ class MqttTransport:
         attempts = backoff.attempts
         within = f" within {backoff.window:g} s" if backoff.window > 0 else ""
         raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r}"
-                             f"{within} ({attempts} attempt{'s' * (attempts > 1)}): {last}")
+                             f"{within} ({attempts} attempt{'s' * (attempts > 1)}): {last}", reason=last)
 
     async def _subscribe_on(self, client: aiomqtt.Client, filters: list[str]) -> None:
         granted = await client.subscribe([(f, 1) for f in filters], timeout=self._endpoint.timeout)

@@ -339,7 +339,14 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
     def run_section(status: RunStatus, error: str | None = None) -> dict[str, Any]:
         return folder.run_section(status, run_config.session, run_config.round_names, digest, error)
 
-    folder.write(started | {"run": run_section("running")})
+    begun = run_section("running")
+    if previous is not None and progress:
+        done = begun["rounds_decided"]
+        total = len(begun["rounds"])
+        print(f"mpdp: resuming the run in {folder.path} at round {done + 1} of {total}" if done < total else
+              f"mpdp: the run in {folder.path} is complete ({total} of {total} rounds): nothing to run",
+              file=sys.stderr)
+    folder.write(started | {"run": begun})
     if progress and run_config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
         print(estimate_run(run_config.k, data.num_rounds, repetitions, connections).describe(), file=sys.stderr)
     try:
@@ -349,7 +356,8 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
         failed = isinstance(exc, MpdpError)
         section = run_section("failed" if failed else "interrupted",
                               str(exc) if failed else "stopped by a signal (Ctrl-C, SIGTERM or SIGHUP)")
-        folder.write(started | {"run": section})
+        if not folder.discard_if_empty(section):
+            folder.write(started | {"run": section})
         print(folder.stopped(section), file=sys.stderr)
         raise
     evaluations = evaluate_run(outcome, data.bits, mechanisms, f, rule=kind, alpha=alpha, rng=seeds.theory(),

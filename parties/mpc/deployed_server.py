@@ -45,7 +45,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.connectivity import wait_for_broker
 from mpdp.broker.control import DEFAULT_LIFETIME, FreshnessGuard, stamp
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.endpoint import BrokerEndpoint
@@ -133,7 +133,7 @@ def run_server(config: DeployedServerConfig) -> int:
     async def main() -> int:
         asyncio.get_running_loop().set_exception_handler(_quiet_lost_links)
         if isinstance(config.endpoint, BrokerEndpoint):
-            await check_connectivity(config.endpoint)  # a wrong --broker fails at once, before MPyC waits
+            await wait_for_broker(config.endpoint)  # a refusing --broker fails at once, before MPyC waits
         try:
             await asyncio.wait_for(mpc.start(), config.idle_timeout)
         except TimeoutError:

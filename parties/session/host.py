@@ -51,7 +51,7 @@ from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from mpdp.analysis.privacy.accounting import Budget
-from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.connectivity import wait_for_broker
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
 from mpdp.broker.mpc_messages import MpcAnnouncement
@@ -273,7 +273,7 @@ async def host_parties(config: HostConfig) -> None:
     spec = config.worker_spec()
     if spec.secure:
         secure_sampler()  # fail before connecting when protocols.randomization.secure is not in this build
-    await check_connectivity(config.endpoint)
+    await wait_for_broker(config.endpoint)
     beacon = _ReadyBeacon(config, config.endpoint)
     presence = Presence(config.facts.session, config.parties, beacon.keys, config.facts.roster.public_keys,
                         config.endpoint, config.presence_interval)

@@ -208,9 +208,9 @@ async def drive_rounds(
         else:
             outcome = await engine.run_round(index, name)
             if parties is not None:
-                parties.check(engine, outcome, f"during round {index} ({name!r}), recorded with {outcome.absent.size} "
-                                      f"absent part{'y' if outcome.absent.size == 1 else 'ies'}; rounds 0-{index} "
-                                      f"are in {store.where}")
+                parties.check(engine, outcome, f"during round {index + 1} ({name!r}), recorded with "
+                                      f"{outcome.absent.size} absent part{'y' if outcome.absent.size == 1 else 'ies'}"
+                                      f"; rounds 1-{index + 1} are in {store.where}")
         outcomes.append(outcome)
         on_round(outcome)
     await engine.finish(len(round_names))
