@@ -233,6 +233,7 @@ async def simulate_async(
     workers: int | None = None,
     connections: str = "per-party",
     validators: int = 0,
+    executor: str | None = None,
     secure: bool = False,
     party_decisions: bool = False,
     alpha: float = 0.05,
@@ -287,6 +288,9 @@ async def simulate_async(
         validators: observer scale-out: processes that verify the parties' messages on an MQTT 5 shared
             subscription and forward them to the observer (0: the observer reads them itself); needs
             mosquitto or an external MQTT 5 broker, ``protocol="rr"``.
+        executor: None (the parties' workers are processes here) or ``dask://HOST:PORT``: they run as tasks on
+            that Dask cluster (:mod:`mpdp.parties.session.dask_pool`), reaching ``broker`` (or
+            ``party_broker``) by its URL, which must be a running broker's; the observer stays here.
         secure: deployment mode (the OS CSPRNG; no seed). party_decisions: parties decide f too.
         alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round; None:
             60, or thrice the time a round's messages are estimated to take when that is longer
@@ -374,7 +378,7 @@ async def simulate_async(
         round_timeout=round_timeout,
         budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
         servers=servers, threshold=threshold, party_broker=party_settings, connections=connections,
-        validators=validators)
+        validators=validators, executor=executor)
     folder = RunFolder.open(out, force, resume, OUT_FILES, announce=progress)  # the inputs are all checked
     config = dataclasses.replace(config, store_path=folder.store)
     started = strict_document({

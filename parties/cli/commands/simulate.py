@@ -63,6 +63,7 @@ examples:
   mpdp simulate --dataset house-votes-84 --epsilon 0.5:2 --delta 0.01 --out results/ --resume
   mpdp simulate --parties 50 --rounds 5 --function sum --seed 7 --broker mqtt://127.0.0.1:1883
   mpdp simulate --parties 100 --broker mqtt://center:1883 --party-broker mqtt://edge:1883
+  mpdp simulate --parties 1000 --seed 7 --broker mqtt://center:1883 --executor dask://scheduler:8786
   mpdp simulate --dataset house-votes-84 --epsilon 0.5 --repetitions 20 --budget 50,1e-5
   mpdp simulate --dataset house-votes-84 --protocol curator --epsilon 1 --repetitions 200
   mpdp simulate --dataset house-votes-84 --protocol mpc --epsilon 1 --repetitions 50
@@ -138,6 +139,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "and publishes on its own topic): fewer sockets and less memory for thousands of "
                         "parties")
     add_validators_option(p)
+    p.add_argument("--executor", metavar="dask://HOST:PORT", default=None,
+                   help="run the parties' workers as tasks on this Dask scheduler's cluster (pip install "
+                        "'mpdp[dask]'); they reach --broker (or --party-broker) by its URL, the observer stays "
+                        "here; same results as a local run for the same --seed")
     p.add_argument("--secure", action="store_true",
                    help="deployment mode: parties privatize with the OS CSPRNG")
     p.add_argument("--rule", choices=("average", "worst-case"), default="average",
@@ -182,7 +187,7 @@ def _run(args: argparse.Namespace) -> int:
         raise ParameterError("--force", True, "only with --out DIR (it replaces an earlier run's files there)")
     options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
         "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
-        "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "connections", "validators",
+        "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "connections", "validators", "executor",
         "party_decisions", "alpha", "round_timeout", "budget", "delta_slack", "time_limit", "reconnect_window",
         "resume")}
     options["secure"] = ("--secure", args.secure)
@@ -195,7 +200,8 @@ def _run(args: argparse.Namespace) -> int:
             rule=args.rule, seed=args.seed, protocol=args.protocol, servers=args.servers, threshold=args.threshold,
             broker=BrokerSettings.from_url(**broker_options(args)), party_broker=args.party_broker,
             reconnect_window=args.reconnect_window, out=args.out, force=args.force, resume=args.resume,
-            workers=args.workers, connections=args.connections, validators=args.validators, secure=args.secure,
+            workers=args.workers, connections=args.connections, validators=args.validators, executor=args.executor,
+            secure=args.secure,
             party_decisions=args.party_decisions,
             alpha=args.alpha, round_timeout=args.round_timeout, budget=args.budget, delta_slack=args.delta_slack,
             time_limit=args.time_limit,
