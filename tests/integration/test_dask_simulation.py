@@ -17,9 +17,7 @@ from mpdp.parties.rounds.seeds import round_generator
 from mpdp.parties.session import runner
 from mpdp.parties.session.dask_pool import DaskWorkerPool
 from mpdp.parties.session.runner import RunConfig, run_async
-from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols import ParameterError, RandomizedResponse, accuracy_measure, parse_function
 from tests.calibration import scaled
 
 distributed = pytest.importorskip("distributed")
