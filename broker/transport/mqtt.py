@@ -338,6 +338,9 @@ class MqttTransport:
                 client._client.ack(message.mid, message.qos)  # paho manual acknowledgement
 
     async def _connected(self) -> aiomqtt.Client:
+        client = self._client
+        if client is not None and self._failure is None:  # connected: no lock per publish
+            return client
         async with self._state:
             await self._state.wait_for(lambda: self._client is not None or self._failure is not None)
             if self._failure is not None:
