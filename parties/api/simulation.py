@@ -232,7 +232,8 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
             and ``threshold`` T < M/2); ``broker``, ``party_broker``, ``reconnect_window``; ``out`` (the run's
             folder, refused if it holds an earlier run's unless ``force``; ``resume`` continues the run there
             with the same inputs, only ``round_timeout`` may change); ``workers``, ``connections``
-            (``per-party``, ``per-worker``), ``validators``; ``secure`` (deployment mode: the OS CSPRNG, no
+            (``per-party``, ``per-worker``), ``validators``, ``executor`` (``dask://HOST:PORT``: the workers as tasks
+            on that Dask cluster, the broker by URL); ``secure`` (deployment mode: the OS CSPRNG, no
             seed), ``party_decisions``, ``alpha`` (family-wise level of the consistency tests),
             ``round_timeout`` (seconds of quiet after the last answer; None: 60, or thrice a large round's
             estimated time, :func:`mpdp.parties.session.estimate.round_timeout_floor`), ``budget`` ((epsilon,
@@ -268,6 +269,7 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
     broker, party_broker, reconnect_window = run.broker, run.party_broker, run.reconnect_window
     out, force, resume, workers, connections, validators = (run.out, run.force, run.resume, run.workers,
                                                             run.connections, run.validators)
+    executor = run.executor
     secure, party_decisions, alpha, round_timeout = run.secure, run.party_decisions, run.alpha, run.round_timeout
     budget, delta_slack, time_limit = run.budget, run.delta_slack, run.time_limit
     if dataset is None and votes is None and parties is None:
@@ -327,7 +329,7 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
         round_timeout=round_timeout,
         budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
         servers=servers, threshold=threshold, party_broker=party_settings, connections=connections,
-        validators=validators)
+        validators=validators, executor=executor)
     folder = RunFolder.open(out, force, resume, OUT_FILES, announce=progress)  # the inputs are all checked
     run_config = dataclasses.replace(run_config, store_path=folder.store)
     started = strict_document({

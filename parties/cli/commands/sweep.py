@@ -69,6 +69,7 @@ from mpdp.parties.cli.args import (
     plain_text,
     seed_value,
 )
+from mpdp.parties.rounds.executor import dask_address, dask_client
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.live_sweep import check_live_plan, estimate_live_sweep
 from mpdp.parties.session.output_paths import fresh_output_dir
@@ -198,20 +199,10 @@ def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
             raise
         pool.shutdown()
         return
-    scheme, sep, address = url.partition("://")
-    host, colon, port = address.rpartition(":")
-    if scheme != "dask" or not sep or not colon or not host or not port.isdigit():
-        raise ParameterError("--executor", url, "dask://HOST:PORT, the address of a running Dask scheduler")
+    dask_address(url)
     if jobs != 1:
         raise ParameterError("--jobs", jobs, "1 with --executor (the Dask workers set the parallelism)")
-    try:
-        from distributed import Client
-    except ImportError:
-        raise ParameterError("--executor", url, "the Dask extra installed (pip install 'mpdp[dask]')") from None
-    try:
-        client = Client(f"tcp://{address}", timeout=10)
-    except OSError as exc:
-        raise ParameterError("--executor", url, "a running Dask scheduler", hint=str(exc)[:200]) from None
+    client = dask_client(url)
     with client:
         yield client.get_executor()
 
