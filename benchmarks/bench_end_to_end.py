@@ -1,7 +1,8 @@
 """mpdp end to end against the raw broker ceiling measured in the same run.
 
-One mosquitto child: mosquitto_pub -> mosquitto_sub at QoS 1 and QoS 0 with payloads as long as mpdp's
-messages; then mpdp sessions (their own mosquitto child, same configuration), k parties over 2 workers,
+Before and after each session, one mosquitto child: ``mosquitto_pub -l`` -> ``mosquitto_sub`` at QoS 1 and
+QoS 0 with payloads as long as the session's messages on a party's answer topic (their mean is the
+ceiling: the machine's load moves during a run); the sessions: mpdp sessions (their own mosquitto child, same configuration), k parties over 2 workers,
 signatures on, majority with the optimal average rule, SQLite store: unbatched (1 repetition per message)
 and batched (1,000 repetitions per message). Printed: steady-state messages/s (rounds after the first),
 privatized bits/s (party-repetitions/s), mpdp's messages/s as a ratio of the QoS 1 ceiling, and the CPU per
@@ -11,46 +12,63 @@ With ``--validators 0,1,2`` each kind runs once per count of the observer's vali
 shared subscription, :mod:`mpdp.parties.session.validators`; 0 = the observer verifies every message alone).
 
 Run: python benchmarks/bench_end_to_end.py [K] [ROUNDS] [--validators N,N,...] [--kinds unbatched,batched]
-(default 1,000 parties, 6 rounds, 0 validators, both kinds)
+[--batch REPETITIONS] [--connections per-party|per-worker]
+(default 1,000 parties, 6 rounds, 0 validators, both kinds, 1,000 repetitions batched, one connection per party).
+Issue 23's target: ``bench_end_to_end.py 1000 20 --kinds unbatched`` at >= 0.25 of QoS 1, and
+``--kinds batched --batch 10000`` at 2.5e6 bits/s.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
+from collections.abc import Callable
 
 from broker_ceiling import Ceiling, measure_ceiling, party_message_bytes
-from session_timing import timed_session
+from session_timing import SessionTiming, timed_session
 
 from mpdp.broker.mosquitto import run_mosquitto
 
 
-async def ceilings(messages: int) -> dict[tuple[int, int], Ceiling]:
+async def ceilings(messages: int, repetitions: int) -> dict[int, Ceiling]:
+    """The QoS 1 and QoS 0 ceilings (``mosquitto_pub -l``) for answers of ``repetitions`` symbols."""
     found = {}
     async with run_mosquitto(anonymous=True) as endpoint:  # the C clients connect without a login
-        for repetitions in (1, 1000):
-            for qos in (1, 0):
-                found[repetitions, qos] = await measure_ceiling(endpoint, qos, messages,
-                                                                party_message_bytes(repetitions))
+        for qos in (1, 0):
+            found[qos] = await measure_ceiling(endpoint, qos, messages, party_message_bytes(repetitions))
     return found
 
 
-def main(parties: int, rounds: int, validators: list[int], kinds: list[str]) -> None:
-    print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared machine)")
-    raw = asyncio.run(ceilings(20_000))
+def bracketed(messages: int, repetitions: int, session: Callable[[], SessionTiming]
+              ) -> tuple[SessionTiming, dict[int, Ceiling]]:
+    """Run ``session`` between two ceiling measurements; the ceilings' mean rate (the load moves)."""
+    before = asyncio.run(ceilings(messages, repetitions))
+    timing = session()
+    after = asyncio.run(ceilings(messages, repetitions))
+    mean = {qos: Ceiling(qos, 2 * messages, before[qos].payload_bytes, before[qos].seconds + after[qos].seconds)
+            for qos in (1, 0)}
+    return timing, mean
+
+
+def main(parties: int, rounds: int, validators: list[int], kinds: list[str], batch: int, connections: str) -> None:
+    print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared machine); "
+          f"{parties} parties x {rounds} rounds, connections {connections}; ceilings: mosquitto_pub -l, "
+          f"20,000 messages before and after each session (mean)")
     print(f"{'kind':<10} {'reps':>5} {'valid.':>6} {'msg B':>6} {'QoS1 raw/s':>10} {'QoS0 raw/s':>10} "
           f"{'mpdp msg/s':>10} {'bits/s':>10} {'/QoS1':>6} {'/QoS0':>6} {'peak MB':>8} "
-          f"{'CPU us/msg: obs.':>16} {'workers':>7} {'broker':>6}")
-    for kind, repetitions in (("unbatched", 1), ("batched", 1000)):
+          f"{'CPU us/msg: obs.':>16} {'workers':>7} {'broker':>6} {'load':>5}")
+    for kind, repetitions in (("unbatched", 1), ("batched", batch)):
         for count in validators if kind in kinds else ():
-            timing = timed_session(parties, rounds, repetitions, validators=count)
-            q1, q0 = raw[repetitions, 1], raw[repetitions, 0]
+            timing, raw = bracketed(20_000, repetitions, functools.partial(
+                timed_session, parties, rounds, repetitions, validators=count, connections=connections))
+            q1, q0 = raw[1], raw[0]
             print(f"{kind:<10} {repetitions:>5} {count:>6} {q1.payload_bytes:>6} {q1.rate:>10.0f} {q0.rate:>10.0f} "
                   f"{timing.messages_per_s:>10.0f} {timing.bits_per_s:>10.3g} {timing.messages_per_s / q1.rate:>6.3f} "
                   f"{timing.messages_per_s / q0.rate:>6.3f} {timing.peak_bytes / 2**20:>8.0f} "
                   f"{timing.cpu_us_per_message('observer'):>16.0f} {timing.cpu_us_per_message('workers'):>7.0f} "
-                  f"{timing.cpu_us_per_message('broker'):>6.0f}", flush=True)
+                  f"{timing.cpu_us_per_message('broker'):>6.0f} {os.getloadavg()[0]:>5.1f}", flush=True)
     print(f"load average at end {os.getloadavg()[0]:.1f}")
 
 
@@ -60,5 +78,9 @@ if __name__ == "__main__":
     parser.add_argument("rounds", type=int, nargs="?", default=6)
     parser.add_argument("--validators", default="0", help="comma-separated validator counts (default: 0)")
     parser.add_argument("--kinds", default="unbatched,batched", help="which sessions (default: unbatched,batched)")
+    parser.add_argument("--batch", type=int, default=1000, help="repetitions per batched message (default: 1,000)")
+    parser.add_argument("--connections", default="per-party", choices=("per-party", "per-worker"),
+                        help="the parties' MQTT connections (default: per-party, as deployed)")
     args = parser.parse_args()
-    main(args.parties, args.rounds, [int(n) for n in args.validators.split(",")], args.kinds.split(","))
+    main(args.parties, args.rounds, [int(n) for n in args.validators.split(",")], args.kinds.split(","),
+         args.batch, args.connections)

@@ -1,9 +1,16 @@
-"""The raw broker ceiling: mosquitto's own C clients (``mosquitto_pub`` / ``mosquitto_sub``) on the broker
+"""The raw broker ceiling: mosquitto's own C clients (``mosquitto_pub -l`` / ``mosquitto_sub``) on the broker
 mpdp starts for a run (``broker/mosquitto.conf`` via :func:`mpdp.broker.mosquitto.run_mosquitto`).
 
 Shared by the throughput benchmarks so that every mpdp figure is printed as a ratio of a ceiling measured
 in the same run, on the same machine and load. The clients come from the Debian package
 ``mosquitto-clients``.
+
+The publisher is one ``mosquitto_pub -l`` reading one message per line from a file (issue 23 item 2): it
+sends as fast as the broker acknowledges (QoS 1: its window of in-flight messages), like mpdp's parties do.
+``mosquitto_pub --repeat`` publishes one message per network-loop iteration and read 3.8-5.2x lower under
+load, which made the ratios against it look 4-5x better than they are. The lines are as long as one party
+answer and the topic is a party's answer topic (``mpdp/<session>/party/<id>``, the subscriber on
+``mpdp/<session>/party/+``, as the observer).
 """
 
 from __future__ import annotations
@@ -11,14 +18,20 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import PartyMessage
 from mpdp.broker.signing import generate_key_pair
+from mpdp.broker.topics import Topics
 
 __all__ = ["Ceiling", "measure_ceiling", "party_message_bytes"]
+
+#: The session id of the ceiling's topics: as long as the benchmarks' own (``bench-`` + 8 hex digits).
+_SESSION = "bench-ce111111"
 
 
 @dataclass(frozen=True)
@@ -54,27 +67,41 @@ def _clients() -> tuple[str, str]:
     return pub, sub
 
 
+def _lines(messages: int, payload_bytes: int) -> bytes:
+    """``messages`` lines of ``payload_bytes`` printable bytes each (``-l`` strips the newline), no two alike."""
+    lines = bytearray()
+    for i in range(messages):
+        stamp = f"{i:x}".encode()
+        lines += stamp + b"x" * max(0, payload_bytes - len(stamp)) + b"\n"
+    return bytes(lines)
+
+
 async def measure_ceiling(endpoint: BrokerEndpoint, qos: int, messages: int, payload_bytes: int) -> Ceiling:
-    """Time ``messages`` publications of ``payload_bytes`` each from one ``mosquitto_pub`` to one
-    ``mosquitto_sub`` (both at ``qos``), from the publisher's start to the subscriber's last message.
+    """Time ``messages`` publications of ``payload_bytes`` each from one ``mosquitto_pub -l`` (one message
+    per line of a file on its stdin) to one ``mosquitto_sub`` (both at ``qos``), on a party's answer topic,
+    from the publisher's start to the subscriber's last message.
 
     Raises:
         RuntimeError: a client failed or the subscriber did not get every message within 120 s.
     """
     pub, sub = _clients()
     address = ["-h", endpoint.host, "-p", str(endpoint.port)]
-    topic = f"bench/ceiling/{qos}"
+    topics = Topics(_SESSION)
     receiver = await asyncio.create_subprocess_exec(
-        sub, *address, "-t", topic, "-q", str(qos), "-C", str(messages), "-W", "120",
+        sub, *address, "-t", topics.all_parties, "-q", str(qos), "-C", str(messages), "-W", "120",
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    await asyncio.sleep(0.5)  # subscribed before the first publication
-    start = time.perf_counter()
-    sender = await asyncio.create_subprocess_exec(
-        pub, *address, "-t", topic, "-q", str(qos), "-m", "x" * payload_bytes, "--repeat", str(messages),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, pub_err = await sender.communicate()
-    _, sub_err = await receiver.communicate()
-    seconds = time.perf_counter() - start
+    with tempfile.TemporaryDirectory(prefix="mpdp-ceiling-") as folder:
+        source = Path(folder, "messages")
+        source.write_bytes(_lines(messages, payload_bytes))
+        await asyncio.sleep(0.5)  # subscribed before the first publication
+        with source.open("rb") as stdin:
+            start = time.perf_counter()
+            sender = await asyncio.create_subprocess_exec(
+                pub, *address, "-t", topics.party(499), "-q", str(qos), "-l",
+                stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            _, pub_err = await sender.communicate()
+            _, sub_err = await receiver.communicate()
+            seconds = time.perf_counter() - start
     if sender.returncode or receiver.returncode:
         raise RuntimeError(f"mosquitto clients failed: pub {sender.returncode} {pub_err.decode()!r}, "
                            f"sub {receiver.returncode} {sub_err.decode()!r}")

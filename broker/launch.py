@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.connectivity import wait_for_broker
 from mpdp.broker.embedded import run_embedded
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mosquitto import run_mosquitto
@@ -39,14 +39,16 @@ async def open_broker(settings: BrokerSettings) -> AsyncIterator[BrokerEndpoint]
     """Yield a broker endpoint that accepts connections; stop the broker on exit if we started it.
 
     ``auto`` starts mosquitto when its binary is found (PATH or /usr/sbin), else the embedded amqtt
-    broker. An external broker is checked with one MQTT connection first.
+    broker. An external broker is waited for within its reconnect window when it does not answer yet
+    (:func:`mpdp.broker.connectivity.wait_for_broker`).
 
     Raises:
-        TransportError: an unreachable external broker (names the URL) or a broker that won't start.
+        TransportError: an external broker that refused us or did not answer within its reconnect window
+            (names the URL), or a broker that won't start.
     """
     external = external_endpoint(settings)
     if external is not None:
-        await check_connectivity(external)
+        await wait_for_broker(external)
         yield external
         return
     use_mosquitto = settings.kind == "mosquitto" or (settings.kind == "auto" and find_mosquitto())

@@ -15,9 +15,9 @@
 Who may do what (topics of :class:`mpdp.broker.topics.Topics`):
 
 * a party host (user ``parties-RANGES``) publishes only its own parties' topics ``party/{i}`` (and
-  ``decision/{i}`` with party decisions) and ``status``; it reads only ``rounds``, ``heartbeat`` and ``status`` (its
-  ready beacon reads its own report back), and ``transcript`` with party decisions. It cannot read any
-  party's answer.
+  ``decision/{i}`` with party decisions), ``status`` and ``presence``; it reads only ``rounds``, ``heartbeat``,
+  ``status`` (its ready beacon reads its own report back), ``presence`` (the other hosts' claims: one live
+  host per party), and ``transcript`` with party decisions. It cannot read any party's answer.
 * the observer (user ``observer``) publishes ``rounds``, ``heartbeat``, ``transcript`` and ``curator/release``; it
   reads ``party/+``, ``status`` and ``decision/+``. With compute servers (``--protocol mpc``) it also
   publishes the servers' jobs ``mpc/job/+`` and reads their reports ``mpc/server/+``.
@@ -125,7 +125,7 @@ def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions
     for name, parties in hosts.items():
         # status: read too, the host's ready beacon repeats the "ready" it reads back (parties/session/host.py)
         lines += ["", f"user {name}", f"topic read {topics.rounds}", f"topic read {topics.heartbeat}",
-                  f"topic readwrite {topics.status}"]
+                  f"topic readwrite {topics.status}", f"topic readwrite {topics.presence}"]
         if party_decisions:
             lines.append(f"topic read {topics.transcript}")
         for party in parties:

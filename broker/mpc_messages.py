@@ -210,10 +210,12 @@ class ServerJob(RoundSigned, Fresh):
 
 class ServerReport(RoundSigned, Fresh):
     """A deployed compute server's report: ``ready`` (its MPyC links to every other server are up; round 0,
-    one repetition) or ``release`` (its signed release of round ``round``).
+    one repetition), ``release`` (its signed release of round ``round``) or ``failed`` (its MPyC links to the
+    servers ``gone`` closed: it stops, MPyC has no dropout tolerance).
 
     Fields:
-        server: i; kind: ``"ready"`` or ``"release"``.
+        server: i; kind: ``"ready"``, ``"release"`` or ``"failed"``.
+        gone: ``failed``: the servers whose links closed, ascending, at least one; otherwise empty.
         release: the release message's JSON (:class:`mpdp.broker.curator_messages.CuratorRelease` or
             :class:`SumRelease`, itself signed by the server); empty when ready.
         sent: bytes the server sent to the other servers over MPyC's links in the round.
@@ -225,23 +227,27 @@ class ServerReport(RoundSigned, Fresh):
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/mpc-server-report/v1"
 
     server: Annotated[int, Field(ge=0, lt=MAX_SERVERS, strict=True)]
-    kind: Literal["ready", "release"]
+    kind: Literal["ready", "release", "failed"]
     release: Annotated[str, Field(max_length=MAX_JOB_CHARS)] = ""
+    gone: Annotated[tuple[Annotated[int, Field(ge=0, lt=MAX_SERVERS, strict=True)], ...], Field(max_length=MAX_SERVERS)] = ()
     sent: Annotated[int, Field(ge=0, strict=True)] = 0
     cpu: Annotated[float, Field(ge=0)] = 0.0
 
     @model_validator(mode="after")
     def _release_matches_kind(self) -> Self:
         if (self.kind == "release") != bool(self.release):
-            raise ValueError("a release report carries the release; a ready report none")
+            raise ValueError("a release report carries the release; a ready or failed report none")
+        if (self.kind == "failed") != bool(self.gone) or list(self.gone) != sorted(set(self.gone)):
+            raise ValueError("a failed report names the servers gone (ascending, distinct); the others none")
         return self
 
     @classmethod
     def signed(cls, private_key: bytes | PrivateKey, *, session: str, server: int,
-               kind: Literal["ready", "release"], round: int = 0, repetitions: int = 1, release: str = "",
-               sent: int = 0, cpu: float = 0.0, lifetime: float = DEFAULT_LIFETIME) -> ServerReport:
+               kind: Literal["ready", "release", "failed"], round: int = 0, repetitions: int = 1, release: str = "",
+               sent: int = 0, cpu: float = 0.0, gone: tuple[int, ...] = (),
+               lifetime: float = DEFAULT_LIFETIME) -> ServerReport:
         """Build and sign a report of server ``server``, valid for ``lifetime`` seconds."""
         draft = cls(session=session, round=int(round), repetitions=int(repetitions), server=int(server), kind=kind,
-                    release=release, sent=int(sent), cpu=float(cpu), nonce=new_nonce(),
+                    release=release, sent=int(sent), cpu=float(cpu), gone=tuple(int(g) for g in gone), nonce=new_nonce(),
                     signature=PLACEHOLDER_SIGNATURE, **stamp(lifetime))
         return sign_message(draft, private_key)

@@ -4,6 +4,7 @@
     mpdp/{session}/heartbeat       the coordinator's heartbeats (read once per party process, not per party)
     mpdp/{session}/party/{id}      party ``id``'s broadcast (one message per round)
     mpdp/{session}/status          worker status (ready / failed), control plane only
+    mpdp/{session}/presence        party hosts' signed presence claims (host <-> host: one live host per party)
     mpdp/{session}/curator/release the curator's released outputs (curator protocol only)
     mpdp/{session}/mpc/job/{i}     a deployed mpc round's job for compute server i (coordinator -> server)
     mpdp/{session}/mpc/server/{i}  compute server i's signed reports (ready, releases; server -> coordinator)
@@ -71,6 +72,11 @@ class Topics:
     def status(self) -> str:
         """Worker status messages."""
         return f"{self.prefix}/status"
+
+    @property
+    def presence(self) -> str:
+        """Party hosts' signed presence claims (:mod:`mpdp.broker.presence`)."""
+        return f"{self.prefix}/presence"
 
     @property
     def release(self) -> str:

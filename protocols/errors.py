@@ -48,16 +48,21 @@ class ParameterError(MpdpError, ValueError):
         name: the parameter's name as the user wrote it (e.g. ``"epsilon"``, ``"--delta"``).
         value: the offending value.
         allowed: a human description of the allowed values.
+
+    ``message``, when given, replaces the ``name=value is not allowed: allowed (hint)`` text, for a refusal
+    that reads better as a sentence saying what is wrong and what to do.
     """
 
-    def __init__(self, name: str, value: Any, allowed: str, hint: str | None = None) -> None:
+    def __init__(self, name: str, value: Any, allowed: str, hint: str | None = None, *,
+                 message: str | None = None) -> None:
         self.name = name
         self.value = value
         self.allowed = allowed
         self.hint = hint
-        message = f"{name}={value!r} is not allowed: {allowed}"
-        if hint:
-            message += f" ({hint})"
+        if message is None:
+            message = f"{name}={value!r} is not allowed: {allowed}"
+            if hint:
+                message += f" ({hint})"
         super().__init__(message)
 
 
@@ -67,12 +72,6 @@ class DatasetError(ParameterError):
     ``message``, when given, replaces the ``name=value is not allowed: ...`` text (for errors that read
     better as a sentence, e.g. ``votes.csv: line 2 has 3 cells, the first row has 2``).
     """
-
-    def __init__(self, name: str, value: Any, allowed: str, hint: str | None = None, *,
-                 message: str | None = None) -> None:
-        super().__init__(name, value, allowed, hint)
-        if message is not None:
-            self.args = (message,)
 
 
 class SizeLimitError(ParameterError):
@@ -125,7 +124,18 @@ class CertificateError(MpdpError):
 
 
 class TransportError(MpdpError):
-    """The broker cannot be reached, refused us, or the connection was lost."""
+    """The broker cannot be reached, refused us, or the connection was lost.
+
+    Attributes:
+        reason: the last cause in a few words (``[Errno 111] Connection refused``), when there is one.
+        final: True when trying again cannot help (the broker refused the login, the client id or the
+            certificate); False for what a broker that comes up later may cure (refused, timed out).
+    """
+
+    def __init__(self, message: str, *, reason: str | None = None, final: bool = False) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.final = final
 
 
 class WorkerError(MpdpError):

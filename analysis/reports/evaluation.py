@@ -48,7 +48,8 @@ from mpdp.protocols.randomization.threshold_release import geometric_table
 from mpdp.protocols.rules.rule_factory import RuleCache, zero_one_measure
 from mpdp.protocols.rules.rules import RULE_KINDS
 
-__all__ = ["EVALUATED_RULES", "PartyEvaluation", "RoundEvaluation", "evaluate_round", "geometric_accuracy_on_input"]
+__all__ = ["EVALUATED_RULES", "MEASURED", "UNDECIDED", "PartyEvaluation", "RoundEvaluation", "evaluate_round",
+           "geometric_accuracy_on_input"]
 
 #: What decided a round: the observer's rule of a kind (randomized response), the curator's (or mpc's)
 #: central mechanism for the majority, or mpc's geometric mechanism for the sum.
@@ -81,6 +82,12 @@ class PartyEvaluation:
                 "party_decisions_missing": self.decisions_missing, "party_law_holds": self.law_holds}
 
 
+#: The statuses of a round that was not decided: no answer at all, or every party heard from abstained.
+UNDECIDED = ("failed", "no-answers")
+#: The figures of ``results.json`` measured from a round's decisions (null for an undecided round).
+MEASURED = ("correct", "empirical_accuracy", "ci_low", "ci_high", "p_value", "consistent")
+
+
 @dataclass(frozen=True, slots=True)
 class RoundEvaluation:
     """One evaluated round: the figures, how it closed and the protocol's extra columns.
@@ -103,8 +110,12 @@ class RoundEvaluation:
     debiased: DebiasedRound | None = None
 
     def to_json(self) -> dict[str, object]:
-        """The round's entry of ``results.json``: the result's fields, status, absent, then the extras."""
+        """The round's entry of ``results.json``: the result's fields, status, absent, then the extras. A round
+        not decided (:data:`UNDECIDED`) has null measured figures (``correct``, ``empirical_accuracy``, its
+        interval, ``p_value``, ``consistent``): nothing was measured."""
         entry = self.result.to_json() | {"status": self.status, "absent": self.absent}
+        if self.status in UNDECIDED:
+            entry |= dict.fromkeys(MEASURED)
         if self.rr_theoretical_accuracy is not None:
             entry["rr_theoretical_accuracy"] = self.rr_theoretical_accuracy
         if self.parties is not None:

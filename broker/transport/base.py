@@ -106,11 +106,20 @@ def as_bytes(payload: bytes | str) -> bytes:
     raise TypeError(f"payload of type {type(payload).__name__}: need bytes or str")
 
 
+#: Loop turns a timed-out :func:`next_delivery` still gives what reached the process by its deadline: a
+#: message read from the socket takes a few turns to reach the transport's queue (aiomqtt's reader, ours).
+_SETTLE_TURNS = 8
+
+
 async def next_delivery(transport: Transport, timeout: float) -> Delivery | None:
     """The next incoming message, or None when none arrives within ``timeout`` seconds.
 
     Each call takes a fresh :meth:`Transport.deliveries` iterator (a timeout cancels the one it
-    interrupts; no message is lost: both transports keep their queue outside the iterator).
+    interrupts; no message is lost: both transports keep their queue outside the iterator). When the
+    timeout fires, the event loop gets a few more turns (:data:`_SETTLE_TURNS`, no more time) to hand over
+    a message that is already here: on a starved loop (a busy machine, a long callback) the deadline passes
+    while a message that arrived in time still sits in the socket or between the reader tasks, and a
+    wait that ended then reported a silence that was not there (issue 20).
 
     Raises:
         TransportError: the connection is lost for good.
@@ -119,7 +128,15 @@ async def next_delivery(transport: Transport, timeout: float) -> Delivery | None
         async with asyncio.timeout(timeout):
             return await anext(transport.deliveries())
     except TimeoutError:
-        return None
+        pass
+    late = asyncio.ensure_future(anext(transport.deliveries()))
+    for _ in range(_SETTLE_TURNS):
+        if late.done():
+            break
+        await asyncio.sleep(0)
+    late.cancel()
+    await asyncio.wait({late})  # a cancellation of this task still raises here
+    return None if late.cancelled() else late.result()
 
 
 @contextlib.asynccontextmanager

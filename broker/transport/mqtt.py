@@ -48,6 +48,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from mpdp.broker.transport.backoff import FIRST_DELAY, Backoff
 from mpdp.broker.transport.base import Delivery, as_bytes, running
+from mpdp.broker.transport.coalesce import coalesce_writes
 from mpdp.broker.transport.connecting import CLIENT_LOG, ClosedBeforeConnack, discard, enter, retrieve
 from mpdp.broker.transport.filters import check_filter, check_topic
 from mpdp.broker.transport.outage import OUTAGES
@@ -98,6 +99,7 @@ def aiomqtt_client(endpoint: BrokerEndpoint, client_id: str, *, persistent: bool
         client = aiomqtt.Client(endpoint.host, endpoint.port, protocol=aiomqtt.ProtocolVersion.V311,
                                 clean_session=not persistent, **options)
     client._client.manual_ack_set(manual_ack)  # paho's public API under aiomqtt (pinned <3)
+    coalesce_writes(client._client)  # one send for the PUBACKs and publishes queued at once
     # aiomqtt warns once more than 10 publishes await their PUBACK; a worker's shared connection
     # (mpdp.parties.session.multiplex) carries dozens of its parties' publishes at once.
     client.pending_calls_threshold = _PENDING_PUBLISHES
@@ -271,7 +273,7 @@ class MqttTransport:
                 if _refused_for_good(exc):  # a wrong login or certificate does not get better by retrying
                     await _drop(client, connected, endpoint.timeout)
                     raise TransportError(f"the MQTT broker at {endpoint.url} refused client {self.client_id!r}: "
-                                         f"{last}") from None
+                                         f"{last}", reason=last, final=True) from None
             except asyncio.CancelledError:  # Ctrl-C, SIGTERM: close the half-made client's socket, quietly (an
                 discard(client)  # aiomqtt future of its later disconnection would be logged, never retrieved)
                 raise
@@ -283,7 +285,7 @@ class MqttTransport:
         attempts = backoff.attempts
         within = f" within {backoff.window:g} s" if backoff.window > 0 else ""
         raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r}"
-                             f"{within} ({attempts} attempt{'s' * (attempts > 1)}): {last}")
+                             f"{within} ({attempts} attempt{'s' * (attempts > 1)}): {last}", reason=last)
 
     async def _subscribe_on(self, client: aiomqtt.Client, filters: list[str]) -> None:
         granted = await client.subscribe([(f, 1) for f in filters], timeout=self._endpoint.timeout)
@@ -336,6 +338,9 @@ class MqttTransport:
                 client._client.ack(message.mid, message.qos)  # paho manual acknowledgement
 
     async def _connected(self) -> aiomqtt.Client:
+        client = self._client
+        if client is not None and self._failure is None:  # connected: no lock per publish
+            return client
         async with self._state:
             await self._state.wait_for(lambda: self._client is not None or self._failure is not None)
             if self._failure is not None:

@@ -16,7 +16,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-__all__ = ["OUTAGES", "Outages"]
+__all__ = ["OUTAGES", "Outages", "duration"]
 
 log = logging.getLogger("mpdp.transport")
 
@@ -44,7 +44,7 @@ class Outages:
         if outage is None:
             outage = self._outages[url] = _Outage(time.monotonic())
             log.warning("lost the connection to the MQTT broker at %s (%s); reconnecting for up to %s",
-                        url, reason, _duration(window))
+                        url, reason, duration(window))
         outage.lost.add(client_id)
         log.debug("client %r lost its connection to %s (%s)", client_id, url, reason)
 
@@ -81,7 +81,7 @@ class Outages:
         return url in self._outages
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     """``seconds`` in words: ``45 s``, ``10 min``, ``1.5 h``."""
     if seconds < 120:
         return f"{seconds:g} s"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -26,7 +27,7 @@ from numpy.typing import NDArray
 
 from mpdp.analysis.reports.documents import to_json_text
 from mpdp.parties.rounds.ranges import format_ranges
-from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.parties.session.output_paths import fresh_output_dir, output_dir
 from mpdp.protocols.errors import ParameterError
 
@@ -69,14 +70,21 @@ class PreviousRun:
 
         Raises:
             ParameterError: no ``out``, or ``force`` too; ``out`` without a readable ``results.json`` of a
-                simulation.
+                simulation; its transcript store damaged (``PRAGMA quick_check``).
         """
         if out is None or force:
+            message = ("--resume needs the folder of the run to continue: add --out DIR (out=DIR), the folder named "
+                       "when the run started" if out is None else
+                       "--resume and --force contradict each other (--force starts the run afresh): drop one")
             raise ParameterError("resume", True, "with the folder of the run to continue (out=DIR, --out DIR) and "
-                                 "without force", hint="the folder is named when the run starts")
+                                 "without force", hint="the folder is named when the run starts", message=message)
         if not (Path(out) / RESULTS).is_file():  # nothing is created for a folder that holds no run
             raise ParameterError("out", os.fspath(out), f"a run's folder holding its {RESULTS} (to resume)",
-                                 hint="nothing to resume there")
+                                 hint="nothing to resume there", message=(
+                                     f"there is no run to resume in {os.fspath(out)} (no {RESULTS}: nothing to "
+                                     "resume there); give the folder named when the run started, or drop --resume"))
+        if (Path(out) / STORE).exists():
+            check_store_file(Path(out) / STORE)  # a damaged transcript: one line, and nothing is written
         path = output_dir(out, "out") / RESULTS
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
@@ -93,14 +101,22 @@ class PreviousRun:
             ParameterError: names each input that changed, with its recorded and its new value.
         """
         given = json.loads(to_json_text(dict(inputs)))
-        changed = [f"{key}: {self.inputs.get(key)!r} -> {given.get(key)!r}"
+        changed = [f"{key}: {_shown(self.inputs.get(key))} -> {_shown(given.get(key))}"
                    for key in sorted(set(self.inputs) | set(given))
                    if key not in _MAY_CHANGE and self.inputs.get(key) != given.get(key)]
         if self.digest != digest:
             changed.append("the votes or the parties' epsilon/delta (their SHA-256 differs)")
         if changed:
             raise ParameterError("resume", True, f"the inputs of the run in {self.path} (only round_timeout may "
-                                 "change)", hint="changed: " + "; ".join(changed))
+                                 "change)", hint="changed: " + "; ".join(changed), message=(
+                                     f"cannot resume the run in {self.path}: its inputs changed (only round_timeout "
+                                     f"may change): {'; '.join(changed)}; resume with the recorded inputs, or start "
+                                     "a new run in another folder"))
+
+
+def _shown(value: Any) -> str:
+    """An input's value as a user wrote it: text bare (``1.0``, ``house-votes-84``), the rest as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +189,16 @@ class RunFolder:
     def stopped(self, section: Mapping[str, Any]) -> str:
         """One line for a run that stopped (``section``: its :meth:`run_section`): where its rounds are
         and how to continue."""
-        decided = [r["round"] for r in section["rounds"] if r["status"] != "not run"]
-        held = f"rounds {format_ranges(decided)} of {len(section['rounds'])} are" if decided else "no round is"
-        return (f"mpdp: the run {section['status']}: {held} in {self.store} ({RESULTS}: {section['status']}); "
-                f"to continue: {self.resume_hint}")
+        decided = [r["round"] + 1 for r in section["rounds"] if r["status"] != "not run"]  # 1-based, as the
+        if not decided:  # progress and the tables count
+            return f"mpdp: the run {section['status']} before its first round was decided: nothing to resume"
+        return (f"mpdp: the run {section['status']}: rounds {format_ranges(decided)} of {len(section['rounds'])} "
+                f"are in {self.store} ({RESULTS}: {section['status']}); to continue: {self.resume_hint}")
+
+    def discard_if_empty(self, section: Mapping[str, Any]) -> bool:
+        """Remove a temporary folder whose run decided no round (``section``: its :meth:`run_section`): it
+        holds nothing to resume or read. Returns True when it was removed; a folder given as ``out`` stays."""
+        if not self.temporary or any(r["status"] != "not run" for r in section["rounds"]):
+            return False
+        shutil.rmtree(self.path, ignore_errors=True)
+        return True

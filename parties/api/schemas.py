@@ -60,7 +60,7 @@ class RunRound(BaseModel):
 
     round: int
     name: str
-    status: Literal["complete", "timeout", "failed", "not run"]
+    status: Literal["complete", "timeout", "failed", "no-answers", "not run"]
 
 
 class RunSection(BaseModel):

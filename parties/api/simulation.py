@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 
 from mpdp.analysis.privacy.accounting import Budget
 from mpdp.analysis.reports.documents import to_json_text
-from mpdp.analysis.reports.evaluation import RoundEvaluation
+from mpdp.analysis.reports.evaluation import UNDECIDED, RoundEvaluation
 from mpdp.analysis.reports.report import RoundResult, plot_rounds, results_document
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking
@@ -100,8 +100,9 @@ class Simulation(Result):
 
     @property
     def consistent(self) -> bool:
-        """Every round's measured accuracy is consistent with its theory (Bonferroni at ``alpha``)."""
-        return all(r.consistent for r in self.rounds)
+        """Every decided round's measured accuracy is consistent with its theory (Bonferroni at ``alpha``; a round
+        not decided, :data:`mpdp.analysis.reports.evaluation.UNDECIDED`, measured nothing)."""
+        return all(e.result.consistent for e in self.evaluations if e.status not in UNDECIDED)
 
     def to_dp_event(self, party: int) -> DpEvent:
         """Party ``party``'s privacy ledger of this run (the rounds the transcript shows it answered,
@@ -129,8 +130,10 @@ class Simulation(Result):
         return [_flat(entry) for entry in self.document["rounds"]]
 
     def summary(self) -> str:
-        consistent = sum(r.consistent for r in self.rounds)
-        return (f"{self.title}: {len(self.rounds)} rounds, {consistent} consistent with theory, "
+        decided = [e.result for e in self.evaluations if e.status not in UNDECIDED]
+        undecided = f" ({len(self.rounds) - len(decided)} not decided)" if len(decided) < len(self.rounds) else ""
+        return (f"{self.title}: {len(self.rounds)} rounds{undecided}, {sum(r.consistent for r in decided)} consistent "
+                "with theory, "
                 f"{self.outcome.wall_time:.1f} s on {self.outcome.broker_kind}")
 
     def draw(self, ax: Axes | None) -> Figure:
@@ -250,7 +253,8 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
             and ``threshold`` T < M/2); ``broker``, ``party_broker``, ``reconnect_window``; ``out`` (the run's
             folder, refused if it holds an earlier run's unless ``force``; ``resume`` continues the run there
             with the same inputs, only ``round_timeout`` may change); ``workers``, ``connections``
-            (``per-party``, ``per-worker``), ``validators``; ``secure`` (deployment mode: the OS CSPRNG, no
+            (``per-party``, ``per-worker``), ``validators``, ``executor`` (``dask://HOST:PORT``: the workers as tasks
+            on that Dask cluster, the broker by URL); ``secure`` (deployment mode: the OS CSPRNG, no
             seed), ``party_decisions``, ``alpha`` (family-wise level of the consistency tests),
             ``round_timeout`` (seconds of quiet after the last answer; None: 60, or thrice a large round's
             estimated time, :func:`mpdp.parties.session.estimate.round_timeout_floor`), ``budget`` ((epsilon,
@@ -286,6 +290,7 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
     broker, party_broker, reconnect_window = run.broker, run.party_broker, run.reconnect_window
     out, force, resume, workers, connections, validators = (run.out, run.force, run.resume, run.workers,
                                                             run.connections, run.validators)
+    executor = run.executor
     secure, party_decisions, alpha, round_timeout = run.secure, run.party_decisions, run.alpha, run.round_timeout
     budget, delta_slack, time_limit = run.budget, run.delta_slack, run.time_limit
     if dataset is None and votes is None and parties is None:
@@ -345,7 +350,7 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
         round_timeout=round_timeout,
         budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
         servers=servers, threshold=threshold, party_broker=party_settings, connections=connections,
-        validators=validators)
+        validators=validators, executor=executor)
     folder = RunFolder.open(out, force, resume, OUT_FILES, announce=progress)  # the inputs are all checked
     run_config = dataclasses.replace(run_config, store_path=folder.store)
     started = strict_document({
@@ -357,7 +362,14 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
     def run_section(status: RunStatus, error: str | None = None) -> dict[str, Any]:
         return folder.run_section(status, run_config.session, run_config.round_names, digest, error)
 
-    folder.write(started | {"run": run_section("running")})
+    begun = run_section("running")
+    if previous is not None and progress:
+        done = begun["rounds_decided"]
+        total = len(begun["rounds"])
+        print(f"mpdp: resuming the run in {folder.path} at round {done + 1} of {total}" if done < total else
+              f"mpdp: the run in {folder.path} is complete ({total} of {total} rounds): nothing to run",
+              file=sys.stderr)
+    folder.write(started | {"run": begun})
     if progress and run_config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
         print(estimate_run(run_config.k, data.num_rounds, repetitions, connections).describe(), file=sys.stderr)
     try:
@@ -367,7 +379,8 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
         failed = isinstance(exc, MpdpError)
         section = run_section("failed" if failed else "interrupted",
                               str(exc) if failed else "stopped by a signal (Ctrl-C, SIGTERM or SIGHUP)")
-        folder.write(started | {"run": section})
+        if not folder.discard_if_empty(section):
+            folder.write(started | {"run": section})
         print(folder.stopped(section), file=sys.stderr)
         raise
     evaluations = evaluate_run(outcome, data.bits, mechanisms, f, rule=kind, alpha=alpha, rng=seeds.theory(),

@@ -57,7 +57,7 @@ class SimulationConfig(BaseModel):
     #: resumed run may not change the others; the input data are compared by their digest instead).
     NOT_RECORDED: ClassVar[frozenset[str]] = frozenset({
         "votes", "parties", "rounds", "label_column", "broker", "party_broker", "reconnect_window", "out", "force",
-        "resume", "workers", "connections", "validators", "time_limit"})
+        "resume", "workers", "connections", "validators", "executor", "time_limit"})
 
     dataset: str | None = Field(None, description=(
         '"house-votes-84" (the default when no input is given) or a CSV path of 1/0 (y/n, ? = takes no part), '
@@ -99,6 +99,9 @@ class SimulationConfig(BaseModel):
         "per-party (each party its own MQTT connection, as deployed) or per-worker (one per worker process)"))
     validators: Integer = Field(0, description=(
         "processes that verify the parties' messages for the observer (0: the observer itself)"))
+    executor: str | None = Field(None, description=(
+        "None (the parties' workers are processes here) or dask://HOST:PORT: tasks on that Dask cluster, reaching "
+        "broker (or party_broker) by its URL; the observer stays here"))
     secure: bool = Field(False, description="deployment mode (the OS CSPRNG; no seed)")
     party_decisions: bool = Field(False, description="the parties decide f too")
     alpha: float = Field(0.05, description="family-wise level of the per-round consistency tests")

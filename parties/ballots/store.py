@@ -131,6 +131,14 @@ class BallotStore(TranscriptStore):
         for rnd, party, kind, reason, payload in rows:
             yield {"round": rnd, "party": party, "kind": kind, "reason": reason, "payload": payload}
 
+    def recorded_payload(self, session: str, round: int, party: int) -> bytes | None:
+        """The signed ballot recorded for ``party`` in a recorded ``round``, as received (None: none recorded,
+        or absent): what the round engine compares a second ballot with (a different, validly signed one
+        is a double release, as for randomized response)."""
+        row = self._db.execute("SELECT payload FROM ballots WHERE session = ? AND round = ? AND party = ?",
+                               (session, round, party)).fetchone()
+        return None if row is None or row[0] is None else str(row[0]).encode("utf-8")
+
     def release_payloads(self, session: str) -> list[str]:
         """The signed releases as published, in round order."""
         rows = self.query("SELECT payload FROM releases WHERE session = ? ORDER BY round", (session,))

@@ -141,6 +141,8 @@ class Curator:
         self._round_private = None  # forget the round key (the engine forgets the bits)
         release = CuratorRelease.signed(signer, session=closed.session, round=closed.index, voters=voters,
                                         outputs=outputs).model_dump_json()
+        if closed.undecided:  # nothing released: no decision, nothing published
+            return Closing(closed.outcome(closed.no_decisions(), None), BallotRows(ballots, voters, release))
         return Closing(closed.outcome(outputs, None), BallotRows(ballots, voters, release),
                        ((self._topics.release, release),))
 

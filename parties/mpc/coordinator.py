@@ -142,6 +142,8 @@ class MpcCoordinator:
             releases = [message.signed(signer, session=closed.session, round=closed.index, voters=0,
                                        outputs=outputs).model_dump_json()]
         rows = MpcRows(BallotRows(recorded_ballots(closed), len(parties), json.dumps(releases)), costs)
+        if closed.undecided:  # no ballot (nobody answered, or every party abstained): nothing published
+            return Closing(closed.outcome(closed.no_decisions(), None), rows)
         return Closing(closed.outcome(outputs.astype(np.int64), None), rows,
                        tuple((self._topics.release, text) for text in releases))
 

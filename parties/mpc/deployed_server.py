@@ -24,13 +24,17 @@ opened release. A round's job that comes again, freshly signed (a coordinator th
 same release again (the recorded outputs, re-signed with a fresh stamp), never a second draw; another job
 for a round already released is refused, so a coordinator cannot buy a second release of the same votes
 from this server in one process' life. MPyC has no dropout tolerance: a peer that is down makes the start,
-or the round, wait; the coordinator fails the round at its deadline, and this process gives up after
-``idle_timeout`` seconds without a message.
+or the round, wait. A peer that goes away once started (its MPyC link closes: killed, crashed, its machine
+gone) stops this server within ``PEER_CHECK`` seconds, in a round or between rounds: it publishes a signed
+``failed`` report naming the servers gone (the coordinator names them and stops the session) and exits
+with one line naming them, without MPyC's traceback of the lost link. A server that gets nothing gives up
+after ``idle_timeout`` seconds without a message.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import secrets
@@ -41,7 +45,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.connectivity import wait_for_broker
 from mpdp.broker.control import DEFAULT_LIFETIME, FreshnessGuard, stamp
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.endpoint import BrokerEndpoint
@@ -56,9 +60,11 @@ from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rounds.session_files import ServerKeyPair, SessionRoster
 from mpdp.protocols.errors import ParameterError, ProtocolViolation, TransportError, WorkerError
 
-__all__ = ["DeployedServerConfig", "JobHandler", "mpyc_arguments", "run_server"]
+__all__ = ["PEER_CHECK", "DeployedServerConfig", "JobHandler", "mpyc_arguments", "run_server"]
 
 log = logging.getLogger("mpdp.mpc.server")
+#: Seconds between a server's checks of its MPyC links to the other servers.
+PEER_CHECK = 0.2
 
 #: The sender key of the coordinator's messages (jobs and the end) in a server's freshness guard.
 _COORDINATOR = "coordinator"
@@ -122,11 +128,12 @@ def run_server(config: DeployedServerConfig) -> int:
     assert servers is not None
     keys = ServerKeys(field_modulus(), config.facts.session, config.keys.server, config.keys.sealing.hex(),
                       config.keys.signing.hex())
-    server = JobHandler(config, round_server(mpc, keys))
+    server = JobHandler(config, round_server(mpc, keys), peers_gone=lambda: _peers_gone(mpc))
 
     async def main() -> int:
+        asyncio.get_running_loop().set_exception_handler(_quiet_lost_links)
         if isinstance(config.endpoint, BrokerEndpoint):
-            await check_connectivity(config.endpoint)  # a wrong --broker fails at once, before MPyC waits
+            await wait_for_broker(config.endpoint)  # a refusing --broker fails at once, before MPyC waits
         try:
             await asyncio.wait_for(mpc.start(), config.idle_timeout)
         except TimeoutError:
@@ -141,21 +148,40 @@ def run_server(config: DeployedServerConfig) -> int:
     return released
 
 
+def _peers_gone(mpc: Any) -> list[int]:
+    """The other servers whose MPyC link is closed or closing (MPyC's runtime ``mpc``, started)."""
+    return [party.pid for party in mpc.parties if party.pid != mpc.pid
+            and (party.protocol is None or party.protocol.transport is None or party.protocol.transport.is_closing())]
+
+
+def _quiet_lost_links(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The event loop's exception handler: MPyC re-raises a peer's lost link (``ConnectionResetError``,
+    ``BrokenPipeError``) inside its transport callback; the peer watch names that server instead."""
+    if isinstance(context.get("exception"), ConnectionError):
+        log.debug("an MPyC link closed: %s", context.get("exception"))
+        return
+    loop.default_exception_handler(context)
+
+
 class JobHandler:
     """The broker side of one server: jobs in, signed reports out (see the module docstring).
 
     Args:
         config: the server's configuration.
         serve_job: its MPyC round computation (:func:`mpdp.parties.mpc.server.round_server`).
+        peers_gone: the other servers whose MPyC links closed (checked every :data:`PEER_CHECK` seconds);
+            None: not checked (a single server, tests).
 
     Attributes:
         rejections: every refused job or end, counted by reason (and logged, rate-limited).
     """
 
     def __init__(self, config: DeployedServerConfig,
-                 serve_job: Callable[[RoundJob], Awaitable[dict[str, Any]]]) -> None:
+                 serve_job: Callable[[RoundJob], Awaitable[dict[str, Any]]],
+                 peers_gone: Callable[[], list[int]] | None = None) -> None:
         self._config = config
         self._serve_job = serve_job
+        self._peers_gone = peers_gone
         self._topics = Topics(config.facts.session)
         self._index = config.keys.server
         self._fresh = FreshnessGuard()
@@ -173,11 +199,31 @@ class JobHandler:
 
         Raises:
             TransportError: the broker is unreachable or gone, or ``idle_timeout`` passed.
+            WorkerError: another server's MPyC link closed (names it; a signed ``failed`` report went out first).
         """
         client_id = f"mpdp-{self._topics.session}-mpc-server-{self._index}-{secrets.token_hex(4)}"
         async with self._config.endpoint.connect(client_id) as transport:
             await transport.subscribe(self._topics.mpc_job(self._index), self._topics.rounds, self._topics.heartbeat)
-            return await self._serve(transport)
+            serving = asyncio.create_task(self._serve(transport), name=f"mpc-server-{self._index}")
+            try:
+                while not serving.done():
+                    await asyncio.wait([serving], timeout=PEER_CHECK)
+                    failed = serving.done() and (serving.cancelled() or serving.exception() is not None)
+                    check = self._peers_gone is not None and (failed or not serving.done())
+                    gone = self._peers_gone() if check and self._peers_gone is not None else []
+                    if gone:  # in a round MPyC may fail first, on the lost link: the lost peer is the cause
+                        serving.cancel()
+                        await transport.publish(self._topics.mpc_server(self._index),
+                                                self._report(kind="failed", gone=tuple(gone)))
+                        raise WorkerError(
+                            f"mpc server {self._index}: mpc server{'s' if len(gone) > 1 else ''} "
+                            f"{', '.join(map(str, gone))} went away (the MPyC link closed); stopping, MPyC has no "
+                            "dropout tolerance: restart every server and the observer")
+                return serving.result()
+            finally:
+                serving.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await serving
 
     async def _serve(self, transport: Transport) -> int:
         reports = self._topics.mpc_server(self._index)

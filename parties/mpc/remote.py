@@ -18,7 +18,9 @@ fresh, and all agree. A report counts only from server i's own topic (``mpc/serv
 roster key, of this session, unexpired and newer than server i's last report
 (:class:`mpdp.broker.control.FreshnessGuard`); anything else is refused with its reason (the engine counts
 and logs it with the round's rejects). A server that is missing or stuck fails the round loudly at the
-deadline (MPyC has no dropout tolerance).
+deadline (MPyC has no dropout tolerance); a server that went away once started is named at once by the
+others' signed ``failed`` reports (each stops when its MPyC link to it closes), and the wait for readiness
+or a round ends with a :class:`WorkerError` naming it.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class BrokerServers:
         self._publish: Publish | None = None
         self._ready: set[int] = set()
         self._reports: dict[tuple[int, int], ServerReport] = {}
+        self._failed: dict[int, tuple[int, ...]] = {}  # reporting server -> the servers it lost
         self._changed = asyncio.Event()
         self._fresh_reports, self._fresh_releases = FreshnessGuard(), FreshnessGuard()
         #: Per server, what the last round cost it (empty before the first round).
@@ -119,19 +122,35 @@ class BrokerServers:
         self._fresh_reports.check(report, server, where)
         if report.kind == "ready":
             self._ready.add(server)
+        elif report.kind == "failed":
+            self._failed[server] = report.gone
         else:
             self._reports[(report.round, server)] = report
         self._changed.set()
 
     async def _until(self, done: Callable[[], bool], seconds: float, failure: Callable[[], str]) -> None:
-        """Wait until ``done()`` (re-checked on every kept report); WorkerError ``failure()`` after ``seconds``."""
+        """Wait until ``done()`` (re-checked on every kept report); WorkerError ``failure()`` after ``seconds``,
+        or naming the servers gone as soon as a server reports it lost them."""
         try:
             async with asyncio.timeout(seconds):
                 while not done():
+                    self._raise_if_failed()
                     self._changed.clear()
                     await self._changed.wait()
         except TimeoutError:
             raise WorkerError(f"{failure()} (a server missing or stuck: MPyC has no dropout tolerance)") from None
+
+    def _raise_if_failed(self) -> None:
+        """WorkerError naming the servers gone, once a server reported ``failed`` (those named by a report that
+        did not report themselves: a server that stops closes its links too)."""
+        if not self._failed:
+            return
+        reporters = sorted(self._failed)
+        gone = sorted({g for lost in self._failed.values() for g in lost} - set(reporters)) or sorted(
+            {g for lost in self._failed.values() for g in lost})
+        raise WorkerError(f"mpc server{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))} went away: "
+                          f"server{'s' if len(reporters) > 1 else ''} {', '.join(map(str, reporters))} lost "
+                          "the MPyC link and stopped (MPyC has no dropout tolerance; restart every server)")
 
     async def wait_ready(self) -> None:
         """Wait for every server's signed "ready".

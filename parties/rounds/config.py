@@ -14,6 +14,7 @@ from mpdp.analysis.privacy.accounting import Budget
 from mpdp.broker.messages import MAX_REPETITIONS
 from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.topics import check_session
+from mpdp.parties.rounds.executor import check_executor
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options
 from mpdp.parties.rounds.registry import PROTOCOLS
 from mpdp.parties.rounds.validator_count import check_validators
@@ -71,6 +72,9 @@ class RunConfig:
             ``"mpc"`` (as the curator, but the bits are secret-shared among compute servers that release
             in MPyC: :mod:`mpdp.parties.mpc.session`).
         servers, threshold: mpc only: m compute servers, T < m/2 of them may collude.
+        executor: None (the parties' workers are processes of this machine) or ``dask://HOST:PORT``: they run
+            as tasks on that Dask cluster (:mod:`mpdp.parties.session.dask_pool`), reaching the broker by URL
+            (``broker``, or ``party_broker``, must be external).
         validators: observer scale-out: validator processes that verify the parties' messages on an MQTT 5
             shared subscription and forward them to the observer (:mod:`mpdp.parties.session.validators`);
             0 = the observer reads them itself. Not with the embedded broker; rr only.
@@ -104,6 +108,7 @@ class RunConfig:
     threshold: int = 1
     party_broker: BrokerSettings | None = None
     validators: int = 0
+    executor: str | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -151,6 +156,7 @@ class RunConfig:
         ):
             raise ParameterError("party_broker", self.party_broker,
                                  "None or the BrokerSettings of a running (external) broker")
+        check_executor(self.executor, self.broker, self.party_broker)
         object.__setattr__(self, "round_names", names)
         object.__setattr__(self, "bits", bits)
         object.__setattr__(self, "mechanisms", tuple(self.mechanisms))

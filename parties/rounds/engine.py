@@ -242,6 +242,17 @@ class ClosedRound(Generic[MessageT, PayloadT]):
         )
 
     @property
+    def undecided(self) -> bool:
+        """True for a round with nothing to decide from (:data:`UNDECIDED`: no party answered, or every party
+        heard from abstained): its protocol records it with :meth:`no_decisions`, runs no decision rule or
+        release, and publishes nothing."""
+        return self.status in UNDECIDED
+
+    def no_decisions(self) -> NDArray[np.int64]:
+        """int64 (repetitions,): :data:`NO_DECISION` for every repetition (an undecided round's decisions)."""
+        return np.full(self.repetitions, NO_DECISION, dtype=np.int64)
+
+    @property
     def reasons(self) -> dict[str, list[int]]:
         """Abstention reason -> the ids of the parties that abstained with it, ascending."""
         reasons: dict[str, list[int]] = {}
@@ -419,6 +430,9 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self.ready_workers: dict[int, WorkerStatus] = {}
         self.failed_workers: dict[int, WorkerStatus] = {}
         self.status_changed = asyncio.Event()
+        # round -> the parties of its kept second answers carrying symbols (the store's double_releases table,
+        # read once here, then counted as they are kept: no query at every round's close)
+        self._double_releases: dict[int, list[int]] = store.double_releases_by_round(topics.session)
 
     @property
     def open_round(self) -> int | None:
@@ -516,6 +530,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         released = message.reason is None
         if self._store.record_double_release(self.topics.session, message.round, message.party, payload,
                                              released=released):
+            if released:
+                self._double_releases.setdefault(message.round, []).append(message.party)
             log.error("%s: DOUBLE RELEASE: party %d sent two different validly signed answers to round %d (%s): "
                       "two hosts serve it, or a host lost its answer record; both are kept in the transcript%s",
                       self.protocol.role, message.party, message.round, where,
@@ -583,12 +599,9 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         ending = ClosedRound(self.topics.session, index, name, self.repetitions, status, self.roster.k,
                              self._received, self._round_rejects)
         closed = self.protocol.close(ending, self._signer)
-        closing = await closed if inspect.isawaitable(closed) else closed
-        if status in UNDECIDED:  # nothing to decide from: no decision, nothing published
-            closing = Closing(dataclasses.replace(
-                closing.outcome, decisions=np.full(self.repetitions, NO_DECISION, dtype=np.int64)), closing.rows)
+        closing = await closed if inspect.isawaitable(closed) else closed  # undecided: no decision, no publication
         closing = dataclasses.replace(closing, outcome=dataclasses.replace(
-            closing.outcome, double_released=self._store.double_releases(self.topics.session, index)))
+            closing.outcome, double_released=np.array(sorted(self._double_releases.get(index, ())), dtype=np.int64)))
         self._received = {}  # forget the answers (the curator's bits) once closed
         rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
         self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects))

@@ -124,8 +124,17 @@ class RosterFile(_File):
     @model_validator(mode="after")
     def _ids_in_order(self) -> Self:
         ids = [p.id for p in self.parties]
-        if ids != list(range(len(ids))):
-            raise ValueError(f"party ids must be 0..{len(ids) - 1} in order")
+        for position, party in enumerate(ids):
+            if party in ids[:position]:
+                raise ValueError(f"party id {party} appears twice (entries {ids.index(party)} and {position}); "
+                                 f"party ids must be 0..{len(ids) - 1} in order")
+            if party != position:
+                raise ValueError(f"entry {position} has party id {party}; party ids must be 0..{len(ids) - 1} in order")
+        keys: dict[str, int] = {}
+        for entry in self.parties:
+            if keys.setdefault(entry.public_key, entry.id) != entry.id:
+                raise ValueError(f"parties {keys[entry.public_key]} and {entry.id} have the same public key (each "
+                                 "party needs its own: a holder of one would speak for both)")
         return self
 
 

@@ -413,6 +413,14 @@ class TranscriptStore:
                                 "'symbols' ORDER BY party", (session, round))
         return np.array([p for (p,) in rows], dtype=np.int64)
 
+    def double_releases_by_round(self, session: str) -> dict[int, list[int]]:
+        """Round -> :meth:`double_releases` of that round, for every round of ``session`` that has one."""
+        found: dict[int, list[int]] = {}
+        for round_, party in self._db.execute("SELECT round, party FROM double_releases WHERE session = ? AND "
+                                              "kind = 'symbols' ORDER BY round, party", (session,)):
+            found.setdefault(int(round_), []).append(int(party))
+        return found
+
     def recorded_payload(self, session: str, round: int, party: int) -> bytes | None:
         """The signed answer recorded for ``party`` in a recorded ``round`` (None: none recorded, or absent)."""
         row = self._db.execute("SELECT payload FROM messages WHERE session = ? AND round = ? AND party = ?",

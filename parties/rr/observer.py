@@ -140,7 +140,8 @@ class Observer:
         loop must go on meanwhile: the coordinator's heartbeat (a party leaves after ``observer_grace`` s of
         silence, 60 by default: a minute's decision in the loop ended every simulation worker), the
         broker's keepalive and the parties' decisions. The rule (built in that thread too: a worst-case
-        rule solves an LP) and ``rng`` are used by that thread only."""
+        rule solves an LP) and ``rng`` are used by that thread only. An undecided round
+        (:attr:`ClosedRound.undecided`) is recorded without the rule or a transcript."""
         participants = closed.participants
         unpacked = unpack_rows([closed.received[int(p)].payload for p in participants], closed.repetitions)
         column = {int(party): j for j, party in enumerate(participants)}
@@ -151,12 +152,17 @@ class Observer:
                                  unpacked[column[party]] if party in column else empty, got.wire)
             for party, got in ((p, closed.received.get(p)) for p in range(closed.k)))
         symbols = np.ascontiguousarray(unpacked.T)  # (repetitions, participants)
-        mechanisms = [self._roster.mechanisms[p] for p in participants]
-        decisions = await asyncio.to_thread(self._decide, mechanisms, symbols, self._decision_rng(closed.index))
+        if closed.undecided:  # nothing to decide from: no rule, no transcript
+            decisions = closed.no_decisions()
+        else:
+            mechanisms = [self._roster.mechanisms[p] for p in participants]
+            decisions = await asyncio.to_thread(self._decide, mechanisms, symbols, self._decision_rng(closed.index))
         outcome = closed.outcome(decisions, symbols)
         if self.decisions is None:
             return Closing(outcome, MessageRows(closed.repetitions, entries))
         rows = MessageRows(closed.repetitions, entries, self.decisions.take())
+        if closed.undecided:
+            return Closing(outcome, rows)
         outputs = self._function.output_size(participants.size) if participants.size else 1
         return Closing(outcome, rows, self.decisions.transcript(outcome, outputs, closed.repetitions, signer))
 

@@ -3,6 +3,8 @@
 ::
 
     check the broker                       one MQTT connect, else a one-line TransportError
+    presence claim                         refuse while another live host serves any of these parties
+                                           (mpdp.parties.session.presence); keep claiming until the end
     beacon: subscribe to status + rounds   before any party exists, so it sees the host's "ready"
     serve_parties(WorkerSpec)              parties as asyncio tasks, each its own MQTT connection,
                                            reporting "ready" once all are subscribed
@@ -49,7 +51,7 @@ from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from mpdp.analysis.privacy.accounting import Budget
-from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.connectivity import wait_for_broker
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
 from mpdp.broker.mpc_messages import MpcAnnouncement
@@ -64,6 +66,7 @@ from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.session_files import SessionRoster
 from mpdp.parties.rr.party import secure_sampler, start_party
 from mpdp.parties.session.datasets import Dataset
+from mpdp.parties.session.presence import PRESENCE_INTERVAL, Presence
 from mpdp.parties.session.runner import first_mpdp_error
 from mpdp.parties.session.worker import WorkerSpec, serve_parties, status_report
 from mpdp.protocols.errors import ParameterError
@@ -115,6 +118,8 @@ class HostConfig:
         budget: each hosted party's privacy budget; None = no budget (spending still recorded).
         record: the host's answer record (SQLite file); None = in memory only (tests, simulations).
         protocol: ``"rr"`` or ``"mpc"`` (needs a roster with compute servers).
+        presence_interval: seconds between the host's presence claims; a starting host listens 2.5 of them
+            for another live host of its parties (:mod:`mpdp.parties.session.presence`).
 
     Raises:
         ParameterError: a field out of its domain.
@@ -134,6 +139,7 @@ class HostConfig:
     budget: Budget | None = None
     record: Path | None = None
     protocol: str = "rr"
+    presence_interval: float = PRESENCE_INTERVAL
 
     def __post_init__(self) -> None:
         k = self.facts.roster.k
@@ -154,7 +160,7 @@ class HostConfig:
             raise ParameterError("max_repetitions", cap, "an integer >= 1")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0):
             raise ParameterError("seed", self.seed, "an integer >= 0, or None (deployment mode)")
-        for name in ("idle_timeout", "ready_interval", "observer_grace"):
+        for name in ("idle_timeout", "ready_interval", "observer_grace", "presence_interval"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ParameterError(name, value, "a finite number of seconds > 0")
@@ -200,8 +206,8 @@ class _ReadyBeacon:
         self._topics = Topics(config.facts.session)
         self.subscribed = asyncio.Event()
         # loaded once (each load derives the public key): the beacon signs one report a second
-        self._keys = [load_private_key(key) for key in config.private_keys]
-        self._public_keys = {party: bytes(key.verify_key) for party, key in zip(config.parties, self._keys)}
+        self.keys = [load_private_key(key) for key in config.private_keys]
+        self._public_keys = {party: bytes(key.verify_key) for party, key in zip(config.parties, self.keys)}
 
     def _is_round(self, payload: bytes) -> bool:
         """A signed, unexpired announcement of a round or the end (a heartbeat does not stop the beacon: the
@@ -247,7 +253,7 @@ class _ReadyBeacon:
             if time.monotonic() >= due:
                 due = time.monotonic() + self._config.ready_interval
                 if ready:
-                    await transport.publish(self._topics.status, status_report(self._spec, "ready", keys=self._keys).model_dump_json())
+                    await transport.publish(self._topics.status, status_report(self._spec, "ready", keys=self.keys).model_dump_json())
             if delivery is None:
                 continue
             if delivery.topic == self._topics.rounds and self._is_round(delivery.payload):
@@ -267,13 +273,18 @@ async def host_parties(config: HostConfig) -> None:
     spec = config.worker_spec()
     if spec.secure:
         secure_sampler()  # fail before connecting when protocols.randomization.secure is not in this build
-    await check_connectivity(config.endpoint)
+    await wait_for_broker(config.endpoint)
     beacon = _ReadyBeacon(config, config.endpoint)
+    presence = Presence(config.facts.session, config.parties, beacon.keys, config.facts.roster.public_keys,
+                        config.endpoint, config.presence_interval)
     try:
         async with asyncio.TaskGroup() as tg:
+            presence_task = tg.create_task(presence.run(), name="presence-claim")
+            await presence.checked.wait()
             beacon_task = tg.create_task(beacon.run(), name="ready-beacon")
             await beacon.subscribed.wait()
             await serve_parties(spec)
             beacon_task.cancel()
+            presence_task.cancel()
     except BaseExceptionGroup as group:
         raise first_mpdp_error(group) from group

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mpdp.broker.connectivity import check_connectivity
+from mpdp.broker.connectivity import wait_for_broker
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.topics import Topics
 from mpdp.parties.ballots.central import central_privacy_level
@@ -238,7 +238,7 @@ async def observe_async(
 
 async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], None]) -> tuple[RoundOutcome, ...]:
     _check_restart(config)
-    await check_connectivity(config.endpoint)
+    await wait_for_broker(config.endpoint)
     roster, session = config.facts.roster, config.facts.session
     topics = Topics(session)
     if config.protocol == "mpc":

@@ -3,8 +3,8 @@
 * :func:`output_file` / :func:`plot_file` -- a file to write (the caller then writes exactly that path);
   :func:`plot_suffixes` -- the suffixes matplotlib can write.
 * :func:`output_dir` -- a directory to write into (created if missing).
-* :func:`run_files` / :func:`fresh_output_dir` -- one run per directory: an earlier run's files are refused
-  (or, with ``force``, deleted).
+* :func:`run_files` / :func:`fresh_output_dir` -- one run per directory: an earlier run's files, or another
+  kind of run's result document (:data:`RUN_RESULTS`), are refused (or, with ``force``, deleted).
 
 The ``name`` of each is the option or keyword the user gave the path with (``"--out"``, ``"out"``), for the error.
 """
@@ -17,7 +17,10 @@ from pathlib import Path
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["fresh_output_dir", "output_dir", "output_file", "plot_file", "plot_suffixes", "run_files"]
+__all__ = ["RUN_RESULTS", "fresh_output_dir", "output_dir", "output_file", "plot_file", "plot_suffixes", "run_files"]
+
+#: The result document each kind of run writes into its folder, and the kind (``mpdp report`` reads it).
+RUN_RESULTS = {"results.json": "simulate", "sweep.json": "sweep", "decisions.json": "deployment"}
 
 
 def plot_suffixes() -> tuple[str, ...]:
@@ -105,19 +108,29 @@ def run_files(*names: str) -> tuple[str, ...]:
     return tuple(f"{n}{tail}" for n in names for tail in (("", "-wal", "-shm") if n.endswith(".sqlite") else ("",)))
 
 
-def fresh_output_dir(path: str | os.PathLike[str], name: str, files: Sequence[str], force: bool) -> Path:
-    """:func:`output_dir` for one run: a directory that holds none of ``files`` from an earlier run.
+def fresh_output_dir(path: str | os.PathLike[str], name: str, files: Sequence[str], force: bool,
+                     writes: Sequence[str] | None = None) -> Path:
+    """:func:`output_dir` for one run: a directory that holds none of ``files`` from an earlier run, and no
+    other kind of run's result document (:data:`RUN_RESULTS` but those in ``writes``).
 
-    One ``--out`` holds one run, so that its ``results.json``, plot and transcript describe the same
-    session. With ``force`` the earlier run's ``files`` are deleted (other files are left alone).
+    One ``--out`` holds one run, so that its results, plot, transcript and report describe the same
+    session. With ``force`` the files found are deleted (other files are left alone).
+
+    Args:
+        files: the files refused (the command's own, of an earlier run). writes: every file the command
+            writes (default: ``files``); a result document of another kind of run is refused as well.
 
     Raises:
-        ParameterError: as :func:`output_dir`; or ``files`` already there and no ``force`` (names them).
+        ParameterError: as :func:`output_dir`; or such files already there and no ``force`` (names them).
     """
     directory = output_dir(path, name)
-    found = [f for f in files if (directory / f).exists()]
+    own = set(files if writes is None else writes)
+    candidates = [*files, *(f for f in RUN_RESULTS if f not in own and f not in files)]
+    found = [f for f in candidates if (directory / f).exists()]
     if found and not force:
-        raise ParameterError(name, os.fspath(path), f"a directory without an earlier run (it holds {', '.join(found)})",
+        kinds = sorted({RUN_RESULTS[f] for f in found if f in RUN_RESULTS and f not in own})
+        other = f"; another kind of run: {', '.join(kinds)}" if kinds else ""
+        raise ParameterError(name, os.fspath(path), f"a directory without an earlier run (it holds {', '.join(found)}{other})",
                              hint="give a new directory, or --force to replace that run's files")
     for f in found:
         (directory / f).unlink()

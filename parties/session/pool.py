@@ -16,12 +16,13 @@ from mpdp.parties.session.processes import exit_text, spawn, stop_processes
 from mpdp.parties.session.worker import WorkerSpec, worker_main
 from mpdp.protocols.errors import WorkerError
 
-__all__ = ["WorkerPool"]
+__all__ = ["WorkerPool", "party_span"]
 
 _REAP_POLL = 0.005  # seconds between looks at the exit code of a process whose sentinel closed
 
 
-def _span(parties: Sequence[int]) -> str:
+def party_span(parties: Sequence[int]) -> str:
+    """``parties 3-7``, ``party 3``, ``5 parties`` (not one range), ``no parties``."""
     if not parties:
         return "no parties"
     if list(parties) == list(range(parties[0], parties[-1] + 1)):
@@ -106,11 +107,11 @@ class WorkerPool:
             code = self._procs[i].exitcode if i < len(self._procs) and not self._stopping else None
             status = failed.get(spec.index)
             if status is not None:
-                where = f"worker {spec.index} ({_span(status.parties)})"
+                where = f"worker {spec.index} ({party_span(status.parties)})"
                 lines.append(f"{where} failed: {status.detail}" if code is None
                              else f"{where} failed: {status.detail}; its process exited with {exit_text(code)}")
             elif code is not None and processes:
-                lines.append(f"worker process {spec.index} ({_span(self.parties_of(spec.index))}) exited with "
+                lines.append(f"worker process {spec.index} ({party_span(self.parties_of(spec.index))}) exited with "
                              f"{exit_text(code)} without reporting a cause")
         return lines
 

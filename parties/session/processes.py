@@ -4,13 +4,15 @@ them without leaving an orphan, and let a child leave when its parent is gone.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.process import BaseProcess
+from types import FrameType
 
 from mpdp.protocols.errors import WorkerError
 
@@ -18,6 +20,11 @@ __all__ = ["exit_text", "first_leaf", "spawn", "stop_processes", "watch_parent"]
 
 _POLL = 0.05
 _PARENT_POLL = 0.5
+
+
+#: Signals that stop a run (the CLI hands SIGTERM and SIGHUP to SIGINT's handler: ``mpdp.parties.cli.signals``).
+_STOP_SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
+                      if s is not None)
 
 
 def spawn(target: Callable[..., object], args: tuple[object, ...], name: str, started: list[BaseProcess]) -> None:
@@ -29,20 +36,55 @@ def spawn(target: Callable[..., object], args: tuple[object, ...], name: str, st
     child printing a traceback mid-import. It is blocked, not ignored, for the spawn: a Ctrl-C
     meanwhile is delivered after, not lost, and never interrupts a child's start half-way. A SIGINT the
     caller already blocks is one its command ignores (a background job: ``mpdp.parties.cli.signals``):
-    the child then starts with it ignored, as it would have inherited it.
+    the child then starts with it ignored, as it would have inherited it. A stop signal that arrives
+    during the start is held until the start is done (:func:`_stop_signals_held`).
     """
     context = multiprocessing.get_context("spawn")
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    ignored = signal.SIGINT in previous and threading.current_thread() is threading.main_thread()
-    handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if ignored else None
+    with _stop_signals_held():
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        ignored = signal.SIGINT in previous and threading.current_thread() is threading.main_thread()
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if ignored else None
+        try:
+            proc = context.Process(target=target, args=args, name=name, daemon=True)
+            started.append(proc)
+            proc.start()
+        finally:
+            if handler is not None:
+                signal.signal(signal.SIGINT, handler)
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextlib.contextmanager
+def _stop_signals_held() -> Iterator[None]:
+    """Within the block, SIGINT, SIGTERM and SIGHUP (those with a Python handler) are recorded, not handled;
+    on exit their handlers come back and each recorded one is raised again, in order.
+
+    ``Process.start`` must not be interrupted between the fork and the end of the child's start data: the
+    child then read a half-written pipe and printed multiprocessing's ``EOFError: Ran out of input``
+    traceback (2 of 4 ``nohup mpdp simulate ... &`` runs stopped with SIGTERM, issue 20: a background job's
+    SIGTERM raised KeyboardInterrupt at once, as its SIGINT is ignored during the start). Handlers, not a
+    signal mask: a mask is the calling thread's, and a process-directed signal then goes to another thread
+    (the event loop's executor), whose Python handler still runs in this one. Main thread only (elsewhere
+    Python runs no handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        held.append(signum)
+
+    previous = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
+    replaced = {sig: handler for sig, handler in previous.items() if callable(handler)}
+    for sig in replaced:
+        signal.signal(sig, hold)
     try:
-        proc = context.Process(target=target, args=args, name=name, daemon=True)
-        started.append(proc)
-        proc.start()
+        yield
     finally:
-        if handler is not None:
-            signal.signal(signal.SIGINT, handler)
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for sig, handler in replaced.items():
+            signal.signal(sig, handler)
+        for signum in held:
+            signal.raise_signal(signum)
 
 
 def exit_text(code: int) -> str:

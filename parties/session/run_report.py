@@ -39,13 +39,15 @@ from mpdp.analysis.reports.report_page import (
 )
 from mpdp.analysis.sweeps.sweep import SweepPoint, SweepResult, grid_text
 from mpdp.parties.rounds.store import TranscriptStore, check_store_file
+from mpdp.parties.session.output_paths import RUN_RESULTS
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["DATA_FILES", "RUN_FILES", "ReportFiles", "build_page", "write_report"]
+__all__ = ["DATA_FILES", "ReportFiles", "build_page", "write_report"]
 
-#: The file that identifies each kind of run directory, in the order they are looked for.
-RUN_FILES = {"results.json": "simulate", "sweep.json": "sweep", "decisions.json": "deployment"}
 _STORE = "transcripts.sqlite"
+#: Stand-ins for an undecided round's null measured figures, never shown (its cells are dashes).
+_UNMEASURED = {"correct": 0, "empirical_accuracy": 0.0, "ci_low": 0.0, "ci_high": 1.0, "p_value": 1.0,
+               "consistent": True}
 _PRIVACY_NOTE = ("Each party's privacy spent over the rounds it answered: the exact optimal composition "
                  "(000 Theorem 3.3, at the run's delta_tilde) against basic composition (the sum of the "
                  "epsilons).")
@@ -172,7 +174,9 @@ def _unfinished_page(run_dir: Path, doc: dict[str, Any]) -> tuple[ReportPage, in
 def _simulate_page(run_dir: Path, doc: dict[str, Any]) -> tuple[ReportPage, int]:
     if doc.get("run", {}).get("status", "complete") != "complete":
         return _unfinished_page(run_dir, doc)
-    rounds = [RoundResult.from_json(r) for r in doc["rounds"]]
+    entries = doc["rounds"]
+    decided = [r.get("empirical_accuracy") is not None for r in entries]  # null: the round was not decided
+    rounds = [RoundResult.from_json(r if d else r | _UNMEASURED) for r, d in zip(entries, decided, strict=True)]
     eps = sorted({p["epsilon"] for p in doc["parties"]})
     eps_text = f"{eps[0]:g}" if len(eps) == 1 else f"{eps[0]:g} to {eps[-1]:g} (per party)"
     title = (f"{doc['dataset']}: {doc['protocol']}, {doc['function']}, epsilon {eps_text}, "
@@ -184,19 +188,24 @@ def _simulate_page(run_dir: Path, doc: dict[str, Any]) -> tuple[ReportPage, int]
               ("seed", f"{doc['seed']} ({'given' if doc['seed_given'] else 'drawn'})"), ("mode", doc["mode"]),
               ("broker", f"{doc['broker']['kind']} {doc['broker']['url']}"), ("alpha", f"{doc['alpha']:g}"),
               ("wall time (s)", f"{doc['wall_time_s']:.2f}"), ("mpdp version", doc["mpdp_version"]))
-    consistent = sum(r.consistent for r in rounds)
+    measured = [r for r, d in zip(rounds, decided, strict=True) if d]
+    consistent = sum(r.consistent for r in measured)
     table = Table("per round: measured accuracy (95% Clopper-Pearson) against the exact theory",
                   ("round", "parties", "yes", "f(x)", "repetitions", "measured", "interval", "theory", "p-value",
                    "consistent", "status", "absent", "received", "rejected"),
-                  tuple(cells([r.round, r.n_parties, r.yes_count, r.truth, r.repetitions, r.empirical_accuracy,
-                               f"[{r.ci_low:.3f}, {r.ci_high:.3f}]", r.theoretical_accuracy, r.p_value, r.consistent,
+                  tuple(cells([r.round, r.n_parties, r.yes_count, r.truth, r.repetitions,
+                               r.empirical_accuracy if d else None, f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" if d else None,
+                               r.theoretical_accuracy, r.p_value if d else None, r.consistent if d else None,
                                entry.get("status", "-"), entry.get("absent"), r.messages_received,
-                               r.messages_rejected]) for r, entry in zip(rounds, doc["rounds"], strict=True)),
+                               r.messages_rejected]) for r, d, entry in zip(rounds, decided, entries, strict=True)),
                   "rounds")
-    accuracy = Section("Rounds", (f"{consistent} of {len(rounds)} rounds consistent with theory (two-sided "
-                                  f"test, Bonferroni at alpha = {doc['alpha']:g}).", doc["note"]), (table,),
-                       (ReportFigure("accuracy", "measured accuracy per round against theory",
-                                     plot_rounds(rounds, title=title)),))
+    undecided = len(rounds) - len(measured)
+    accuracy = Section("Rounds", (f"{consistent} of {len(measured)} decided rounds consistent with theory (two-sided "
+                                  f"test, Bonferroni at alpha = {doc['alpha']:g})"
+                                  + (f"; {undecided} round(s) not decided (no answer, or every party abstained)."
+                                     if undecided else "."), doc["note"]), (table,),
+                       (ReportFigure("accuracy", "measured accuracy per decided round against theory",
+                                     plot_rounds(measured, title=title)),) if measured else ())
     sections = [accuracy]
     privacy = _privacy_section(doc.get("privacy"))
     if privacy is not None:
@@ -262,13 +271,18 @@ def build_page(run_dir: str | Path) -> tuple[ReportPage, str, int]:
     """The report page of ``run_dir``, its kind and the rows of its per-round (per-point) table.
 
     Raises:
-        ParameterError: ``run_dir`` is not a directory, or holds none of :data:`RUN_FILES`, or a file
+        ParameterError: ``run_dir`` is not a directory, or holds none of :data:`mpdp.parties.session.output_paths.RUN_RESULTS`, or a file
             there is not the JSON mpdp writes.
     """
     directory = Path(run_dir)
     if not directory.is_dir():
         raise ParameterError("RUN_DIR", str(run_dir), "an existing directory written by mpdp simulate/sweep/observe --out")
-    for name, kind in RUN_FILES.items():
+    present = [name for name in RUN_RESULTS if (directory / name).exists()]
+    if len(present) > 1:
+        raise ParameterError("RUN_DIR", str(run_dir), "the folder of one run (one of " + ", ".join(RUN_RESULTS) + ")",
+                             hint=f"it holds {' and '.join(present)}, the results of "
+                                  f"{' and '.join(RUN_RESULTS[n] for n in present)} runs: move one to its own folder")
+    for name, kind in RUN_RESULTS.items():
         path = directory / name
         if path.exists():
             doc = _load(path)
@@ -284,7 +298,7 @@ def build_page(run_dir: str | Path) -> tuple[ReportPage, str, int]:
                                      "writes", hint=f"missing or malformed: {exc}") from None
             return page, kind, rows
     raise ParameterError("RUN_DIR", str(run_dir), "a directory holding " + ", ".join(
-        f"{n} (mpdp {'observe' if k == 'deployment' else k} --out)" for n, k in RUN_FILES.items()))
+        f"{n} (mpdp {'observe' if k == 'deployment' else k} --out)" for n, k in RUN_RESULTS.items()))
 
 
 #: The data files a report links to when they are in the run directory, in this order.
@@ -301,7 +315,7 @@ def write_report(run_dir: str | Path, out: str | Path | None = None) -> ReportFi
     """Write ``report.html`` (self-contained), ``report.md`` and ``report-<figure>.png`` for ``run_dir``.
 
     Args:
-        run_dir: a finished run's directory (:data:`RUN_FILES`). out: where to write (default: ``run_dir``;
+        run_dir: a finished run's directory (:data:`mpdp.parties.session.output_paths.RUN_RESULTS`). out: where to write (default: ``run_dir``;
             created if missing). Earlier report files there are replaced.
 
     Returns:

@@ -8,6 +8,7 @@
          └─ open_engine(protocol plug-in)      subscribed before any party exists
              (+ ValidatorPool with --validators N: processes that verify the party topics, validators.py)
              └─ WorkerPool(specs)              spawned processes, parties as asyncio tasks
+                (DaskWorkerPool with --executor dask://HOST:PORT: tasks on a Dask cluster, dask_pool.py)
                   wait for every worker's "ready"
                   for each round: announce -> parties answer -> the engine closes, the protocol decides
                      or releases, the engine records and publishes
@@ -59,6 +60,7 @@ from mpdp.parties.rounds.registry import SessionProtocol, session_protocol
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.session.dask_pool import DaskWorkerPool
 from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.validators import open_validated_engine
 from mpdp.parties.session.worker import WorkerSpec
@@ -128,7 +130,7 @@ class _Workers:
             (their decisions come after the round closes, so a worker lost then loses some).
     """
 
-    def __init__(self, pool: WorkerPool, workers: int, timeout: float, round_names: Sequence[str],
+    def __init__(self, pool: WorkerPool | DaskWorkerPool, workers: int, timeout: float, round_names: Sequence[str],
                  decisions: bool) -> None:
         self._pool, self._workers, self._timeout = pool, workers, timeout
         self._names, self._decisions = tuple(round_names), decisions
@@ -208,9 +210,9 @@ async def drive_rounds(
         else:
             outcome = await engine.run_round(index, name)
             if parties is not None:
-                parties.check(engine, outcome, f"during round {index} ({name!r}), recorded with {outcome.absent.size} "
-                                      f"absent part{'y' if outcome.absent.size == 1 else 'ies'}; rounds 0-{index} "
-                                      f"are in {store.where}")
+                parties.check(engine, outcome, f"during round {index + 1} ({name!r}), recorded with "
+                                      f"{outcome.absent.size} absent part{'y' if outcome.absent.size == 1 else 'ies'}"
+                                      f"; rounds 1-{index + 1} are in {store.where}")
         outcomes.append(outcome)
         on_round(outcome)
     await engine.finish(len(round_names))
@@ -299,7 +301,8 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
                         earlier = [protocol.load(store, config.session, i) for i in sorted(recorded)]
                         plan = plug.party_plan(config, seeds, earlier)
                         specs = worker_specs(config, party_endpoint, private_keys, coordinator_public, plan)
-                        async with WorkerPool(specs) as pool:
+                        pool = WorkerPool(specs) if config.executor is None else DaskWorkerPool(specs, config.executor)
+                        async with pool:
                             workers = _Workers(pool, len(specs), config.ready_timeout, config.round_names,
                                                config.party_rule is not None)
                             watchdog = tg.create_task(workers.watch(engine), name="watch-workers")

@@ -13,7 +13,8 @@ prints go to stderr). An idle worker is kept for the next call, so a call costs 
 arguments and result; a worker killed at a deadline is replaced at the next call. An idle worker ends when
 its stdin closes (this process exits); a busy one when a watchdog thread sees this process gone (its parent
 pid changed, checked every :data:`WATCHDOG_INTERVAL` s; HiGHS releases the GIL while it solves), so a
-SIGKILLed caller leaves no LP running. Their start (~1-2 s: Python and scipy) is not counted in the deadline.
+SIGKILLed caller leaves no LP running. Their start (~1-2 s: Python and scipy; minutes on a busy machine) is not
+counted in the deadline, and has no fixed bound: a starting worker is waited for while it uses CPU time.
 POSIX only (``select`` on pipes), like the rest of the deployment (mosquitto, fork servers).
 """
 
@@ -38,7 +39,9 @@ T = TypeVar("T")
 PRELOAD = ("mpdp.protocols.decision.worst_case",)
 #: Seconds between a worker's checks that the process that started it is alive.
 WATCHDOG_INTERVAL = 0.2
-_STARTUP_SECONDS = 300.0  # a worker that has not imported PRELOAD by then is taken for dead
+#: Seconds a starting worker may go without any CPU time before it is taken for stuck (not slow: a worker
+#: starved on a busy machine still gets some CPU time every few seconds; a hung one gets none).
+_STARTUP_STALL = 120.0
 _idle: list[_Worker] = []
 _idle_lock = threading.Lock()
 
@@ -51,7 +54,27 @@ class _Worker:
             [sys.executable, "-c", f"from mpdp.protocols.numerics.deadline import serve; serve({os.getpid()})"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,  # the caller's import path: the same mpdp
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
-        self.read(_STARTUP_SECONDS)  # its "ready"
+        self.read_ready()
+
+    def read_ready(self) -> None:
+        """Wait for the worker's "ready" as long as it starts: the wait has no fixed bound (its start,
+        Python and scipy, took ~1-2 s on an idle machine and minutes at load 20), only one derived from its
+        progress: it ends when the worker exits, or when it has used no CPU time for :data:`_STARTUP_STALL` s.
+
+        Raises:
+            ChildProcessError: the worker exited, or stalled (it is killed).
+        """
+        stdout = self.process.stdout
+        assert stdout is not None
+        used = _cpu_seconds(self.process.pid)
+        while not select.select([stdout], [], [], _STARTUP_STALL)[0]:
+            now = _cpu_seconds(self.process.pid)
+            if now is not None and now == used:
+                self.close()
+                raise ChildProcessError(f"the worker process used no CPU time for {_STARTUP_STALL:g} s while "
+                                        f"starting (importing {', '.join(PRELOAD)}): it is stuck")
+            used = now
+        self.read(0.0)
 
     def ask(self, fn: Callable[..., Any], args: tuple[Any, ...], seconds: float) -> tuple[bool, Any]:
         assert self.process.stdin is not None
@@ -82,6 +105,17 @@ class _Worker:
             self.process.kill()
             self.process.wait()
         self.process.stdout.close()
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) process ``pid`` has used, from ``/proc`` (None where there is none, or
+    the process is gone: then it counts as progressing, and an ended one is seen on its closed pipe)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
 
 
 def call_before(fn: Callable[..., T], args: tuple[Any, ...], seconds: float) -> T:

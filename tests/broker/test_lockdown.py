@@ -69,7 +69,7 @@ def test_each_party_host_writes_only_its_own_parties_topics() -> None:
     text = acl_text(TOPICS, HOSTS, party_decisions=False)
     blocks = {block.splitlines()[0]: set(block.splitlines()[1:]) for block in text.split("\n\n")[1:]}
     assert blocks["user parties-2"] == {f"topic read {TOPICS.rounds}", f"topic read {TOPICS.heartbeat}",
-                                        f"topic readwrite {TOPICS.status}",
+                                        f"topic readwrite {TOPICS.status}", f"topic readwrite {TOPICS.presence}",
                                         f"topic write {TOPICS.party(2)}"}
     assert blocks[f"user {OBSERVER}"] >= {f"topic read {TOPICS.all_parties}", f"topic write {TOPICS.rounds}",
                                          f"topic write {TOPICS.heartbeat}"}

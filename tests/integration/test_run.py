@@ -114,7 +114,7 @@ def test_small_run_through_the_embedded_broker(tmp_path: Path) -> None:
 def test_unreachable_broker_fails_before_any_process_starts(tmp_path: Path) -> None:
     url = f"mqtt://127.0.0.1:{free_loopback_port()}"
     with pytest.raises(TransportError, match=url.replace(".", r"\.")):
-        run(_config(tmp_path, BrokerSettings.from_url(url + "?timeout=2", environ={})))
+        run(_config(tmp_path, BrokerSettings.from_url(url + "?timeout=2", environ={}, reconnect_window=0.0)))
     assert multiprocessing.active_children() == []
     assert not (tmp_path / "t.sqlite").exists()
 

@@ -80,7 +80,7 @@ def test_a_killed_worker_fails_the_run_in_seconds_and_resume_finishes_it(tmp_pat
         assert run["status"] == "failed" and "killed by SIGKILL" in run["error"], run
         assert [r["status"] for r in run["rounds"]] == ["complete"] * len(decided) + ["not run"] * (
             ROUNDS - len(decided)), run
-        assert f"mpdp: the run failed: rounds 0-{len(decided) - 1} of {ROUNDS} are in {out}/transcripts.sqlite" in text
+        assert f"mpdp: the run failed: rounds 1-{len(decided)} of {ROUNDS} are in {out}/transcripts.sqlite" in text  # 1-based
         report = write_report(out, tmp_path / f"report{trial}")  # mpdp report reads the failed run too
         assert report.rows == ROUNDS and (f"The run failed: {len(decided)} of {ROUNDS} rounds decided"
                                           in report.markdown.read_text())
@@ -91,7 +91,7 @@ def test_a_killed_worker_fails_the_run_in_seconds_and_resume_finishes_it(tmp_pat
     changed = subprocess.run([*argv, "--epsilon", "2", "--resume"], cwd=ROOT, capture_output=True, text=True,
                              timeout=60)
     assert changed.returncode == 2 and changed.stderr.count("\n") == 1, changed.stderr
-    assert "epsilon: '1.0' -> '2'" in changed.stderr and "only round_timeout may change" in changed.stderr
+    assert "epsilon: 1.0 -> 2;" in changed.stderr and "only round_timeout may change" in changed.stderr
     # the same inputs (a new round timeout) finish the run; the rounds decided before are kept as they were
     before = _decided(out / "transcripts.sqlite")
     resumed = subprocess.run([*argv[:-2], "--round-timeout", "90", "--out", str(out), "--resume", "--json", "-"],
@@ -103,3 +103,24 @@ def test_a_killed_worker_fails_the_run_in_seconds_and_resume_finishes_it(tmp_pat
     assert document["run"]["status"] == "complete" and document["run"]["resume"] is None
     assert [r["status"] for r in document["rounds"]] == ["complete"] * ROUNDS
     assert json.loads((out / "results.json").read_text()) == document
+
+
+def test_resume_says_where_it_resumes_and_a_complete_run_needs_nothing(tmp_path: Path) -> None:
+    """``--resume`` names the round it resumes at (1-based, as the progress counts) of how many; resuming a
+    complete run says so and exits 0 (it was silent)."""
+    out = tmp_path / "out"
+    argv = _mpdp("simulate", "--parties", "5", "--rounds", "3", "--repetitions", "20", "--seed", "4",
+                 "--broker", "embedded", "--out", str(out))
+    first = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=200)
+    assert first.returncode == 0 and "resum" not in first.stderr, first.stderr
+    with sqlite3.connect(out / "transcripts.sqlite") as db:  # forget the last round, as a run stopped after two
+        for table in ("rounds", "messages", "decisions"):
+            db.execute(f"DELETE FROM {table} WHERE round >= 2")  # noqa: S608 - fixed table names
+    db.close()
+    resumed = subprocess.run([*argv, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=200)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"mpdp: resuming the run in {out} at round 3 of 3\n" in resumed.stderr, resumed.stderr
+    again = subprocess.run([*argv, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=200)
+    assert again.returncode == 0, again.stderr
+    assert f"mpdp: the run in {out} is complete (3 of 3 rounds): nothing to run\n" in again.stderr, again.stderr
+    assert len(_decided(out / "transcripts.sqlite")) == 3

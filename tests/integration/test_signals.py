@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,10 +66,14 @@ def _wait_for(proc: subprocess.Popen[bytes], condition: Callable[[], bool], seco
         time.sleep(0.1)
 
 
-def _make_keys(keys: Path) -> None:
-    """``mpdp keys`` for three parties of session ``sig`` into ``keys``."""
+@pytest.fixture(scope="module")
+def _sig_keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``mpdp keys`` for three parties of session ``sig``, made once for the module's tests (each takes a copy:
+    a party host writes its answer record beside its keys)."""
+    keys = tmp_path_factory.mktemp("sig") / "keys"
     subprocess.run([sys.executable, "-m", "mpdp", "keys", "--parties", "3", "--session", "sig", "--out", str(keys)],
                    cwd=ROOT, capture_output=True, timeout=scaled(30), check=True)
+    return keys
 
 
 def _alive(pid: int) -> bool:
@@ -152,9 +157,9 @@ def test_live_sweep_stops_cleanly(sig: signal.Signals, broker: str, tmp_path: Pa
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
-def test_observe_stops_cleanly(sig: signal.Signals, mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+def test_observe_stops_cleanly(sig: signal.Signals, mosquitto: BrokerEndpoint, _sig_keys: Path, tmp_path: Path) -> None:
     keys, out = tmp_path / "keys", tmp_path / "out"
-    _make_keys(keys)
+    shutil.copytree(_sig_keys, keys)
     # the observer waits for party hosts that never come: it is mid-run, holding the transcript open
     proc, _, log = _start(["observe", "--roster", str(keys / "roster.json"), "--keys", str(keys / "coordinator"),
                            "--rounds", "2", "--broker", f"mqtt://127.0.0.1:{mosquitto.port}", "--out", str(out),
@@ -164,10 +169,11 @@ def test_observe_stops_cleanly(sig: signal.Signals, mosquitto: BrokerEndpoint, t
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
-def test_party_host_stops_cleanly(sig: signal.Signals, mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+def test_party_host_stops_cleanly(sig: signal.Signals, mosquitto: BrokerEndpoint, _sig_keys: Path,
+                                  tmp_path: Path) -> None:
     keys, votes = tmp_path / "keys", tmp_path / "votes.csv"
     votes.write_text("party,bill a\np0,1\np1,0\np2,1\n")
-    _make_keys(keys)
+    shutil.copytree(_sig_keys, keys)
     # the host waits for an observer that never comes
     proc, scratch, log = _start(["party", "--roster", str(keys / "roster.json"), "--keys", str(keys / "parties"),
                                  "--parties", "0-2", "--dataset", str(votes), "--seed", "1",

@@ -11,11 +11,13 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import psutil
 import pytest
 
 from mpdp.protocols.errors import SolverError
+from mpdp.protocols.numerics import deadline
 from mpdp.protocols.numerics.deadline import call_before
 
 
@@ -119,3 +121,27 @@ def test_a_worker_whose_caller_stopped_listening_ends_quietly() -> None:
         worker.stdout.close()  # the caller is gone before the answer
         assert worker.wait(10) == 1
         assert b"Traceback" not in worker.stderr.read()
+
+
+def _start_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before: str) -> None:
+    """New workers start through a shell script that runs ``before`` and then the real interpreter."""
+    script = tmp_path / "python"
+    script.write_text(f"#!/bin/sh\n{before}\nexec {sys.executable} \"$@\"\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(deadline.sys, "executable", str(script))
+    monkeypatch.setattr(deadline, "_idle", [])  # no idle worker of an earlier test: a new one starts
+
+
+def test_a_slow_start_is_waited_for_and_a_stuck_one_is_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's start has no fixed bound (300 s, an idle machine's figure, once): one that keeps using CPU
+    time, however slowly, is waited for; one that uses none for the stall period is stuck and named so."""
+    monkeypatch.setattr(deadline, "_STARTUP_STALL", 1.0)
+    _start_with(tmp_path, monkeypatch, "end=$(($(date +%s) + 3)); while [ $(date +%s) -lt $end ]; do :; done")
+    started = time.monotonic()
+    assert call_before(divmod, (7, 2), 30.0) == (3, 1)  # busy for 3 s (three stall periods) before Python starts
+    assert time.monotonic() - started > 3.0
+    deadline._idle.pop().close()
+    _start_with(tmp_path, monkeypatch, "exec sleep 60")
+    with pytest.raises(ChildProcessError, match="no CPU time for 1 s while starting"):
+        call_before(divmod, (7, 2), 30.0)
+    assert time.monotonic() - started < 30.0

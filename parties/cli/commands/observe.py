@@ -240,7 +240,7 @@ def _run(args: argparse.Namespace) -> int:
     others = _other_sessions(output_dir(args.out, "--out"), facts.session)
     if args.resume:
         _check_resumable(output_dir(args.out, "--out"), facts.session)
-    out = fresh_output_dir(args.out, "--out", OUT_FILES if others else (), args.force)
+    out = fresh_output_dir(args.out, "--out", OUT_FILES if others else (), args.force, writes=OUT_FILES)
     with option_names(validators=("--validators", args.validators)):
         config = ObserveConfig(
             facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),

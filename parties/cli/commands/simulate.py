@@ -64,6 +64,7 @@ examples:
   mpdp simulate --dataset house-votes-84 --epsilon 0.5:2 --delta 0.01 --out results/ --resume
   mpdp simulate --parties 50 --rounds 5 --function sum --seed 7 --broker mqtt://127.0.0.1:1883
   mpdp simulate --parties 100 --broker mqtt://center:1883 --party-broker mqtt://edge:1883
+  mpdp simulate --parties 1000 --seed 7 --broker mqtt://center:1883 --executor dask://scheduler:8786
   mpdp simulate --dataset house-votes-84 --epsilon 0.5 --repetitions 20 --budget 50,1e-5
   mpdp simulate --dataset house-votes-84 --protocol curator --epsilon 1 --repetitions 200
   mpdp simulate --dataset house-votes-84 --protocol mpc --epsilon 1 --repetitions 50
@@ -139,6 +140,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "and publishes on its own topic): fewer sockets and less memory for thousands of "
                         "parties")
     add_validators_option(p)
+    p.add_argument("--executor", metavar="dask://HOST:PORT", default=None,
+                   help="run the parties' workers as tasks on this Dask scheduler's cluster (pip install "
+                        "'mpdp[dask]'); they reach --broker (or --party-broker) by its URL, the observer stays "
+                        "here; same results as a local run for the same --seed")
     p.add_argument("--secure", action="store_true",
                    help="deployment mode: parties privatize with the OS CSPRNG")
     p.add_argument("--rule", choices=("average", "worst-case"), default="average",

@@ -4,7 +4,7 @@
                [--function F,...] [--rule average,worst-case] [--observer central,party]
                [--protocol rr|curator] [--dataset NAME|PATH [--label-column]] [--samples N] [--seed S] [--alpha A]
                [--jobs N | --executor dask://HOST:PORT | --live [--broker URL] [--workers W]]
-               [--out DIR] [--json [FILE]] [--quiet]
+               [--out DIR [--force]] [--json [FILE]] [--quiet]
 
 Every point of the grid (epsilon x k x delta x function x rule x observer): k parties run randomized
 response at (epsilon, delta); the central observer (or party 0, who also knows its own bit) applies its
@@ -69,9 +69,10 @@ from mpdp.parties.cli.args import (
     plain_text,
     seed_value,
 )
+from mpdp.parties.rounds.executor import dask_address, dask_client
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.live_sweep import check_live_plan, estimate_live_sweep
-from mpdp.parties.session.output_paths import output_dir
+from mpdp.parties.session.output_paths import fresh_output_dir
 from mpdp.parties.session.progress import bar_shown
 from mpdp.protocols.errors import ParameterError
 
@@ -198,20 +199,10 @@ def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
             raise
         pool.shutdown()
         return
-    scheme, sep, address = url.partition("://")
-    host, colon, port = address.rpartition(":")
-    if scheme != "dask" or not sep or not colon or not host or not port.isdigit():
-        raise ParameterError("--executor", url, "dask://HOST:PORT, the address of a running Dask scheduler")
+    dask_address(url)
     if jobs != 1:
         raise ParameterError("--jobs", jobs, "1 with --executor (the Dask workers set the parallelism)")
-    try:
-        from distributed import Client
-    except ImportError:
-        raise ParameterError("--executor", url, "the Dask extra installed (pip install 'mpdp[dask]')") from None
-    try:
-        client = Client(f"tcp://{address}", timeout=10)
-    except OSError as exc:
-        raise ParameterError("--executor", url, "a running Dask scheduler", hint=str(exc)[:200]) from None
+    client = dask_client(url)
     with client:
         yield client.get_executor()
 
@@ -236,7 +227,7 @@ def _run(args: argparse.Namespace) -> int:
         raise ParameterError("--jobs", args.jobs, "an integer >= 1")
     _check_live(args)
     samples = args.samples if args.samples is not None else LIVE_SAMPLES if args.live else SAMPLES
-    out = output_dir(args.out, "--out") if args.out is not None else None
+    out = fresh_output_dir(args.out, "--out", OUT_FILES, args.force) if args.out is not None else None
     options: dict[str, Any] = dict(delta=deltas, function=functions, rule=rules,
                                    observer=observers, samples=samples, seed=args.seed, alpha=args.alpha,
                                    scale=args.scale, protocol=args.protocol)
@@ -342,5 +333,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            "unheard stops the sweep")
     add_broker_options(p, "URL|embedded|mosquitto", "--live: where the sessions publish (default: "
                                                     "$MPDP_BROKER_URL, else one broker of our own for the sweep)")
-    p.add_argument("--out", metavar="DIR", help="write " + ", ".join(OUT_FILES) + " here (created if missing)")
+    p.add_argument("--out", metavar="DIR", help="write " + ", ".join(OUT_FILES) + " here (created if missing; a folder "
+                   "holding an earlier sweep or another kind of run is refused)")
+    p.add_argument("--force", action="store_true", help="replace the earlier run's files in --out")
     p.set_defaults(run=_run)

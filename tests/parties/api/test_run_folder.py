@@ -42,19 +42,21 @@ def test_results_json_is_replaced_whole_and_the_run_section_reads_the_store(tmp_
     path = folder.write({"run": section})
     assert json.loads(path.read_text()) == {"run": section} and sorted(p.name for p in folder.path.iterdir()) == [
         "results.json"]
-    assert folder.stopped(section) == (f"mpdp: the run running: no round is in {folder.store} (results.json: "
-                                       f"running); to continue: {section['resume']}")
+    assert folder.stopped(section) == "mpdp: the run running before its first round was decided: nothing to resume"
+    assert not folder.discard_if_empty(section) and folder.path.is_dir()  # a folder given as out stays
     with pytest.raises(ParameterError, match="without an earlier run"):  # one folder holds one run
         RunFolder.open(tmp_path / "run", False, False, OUT_FILES)
     assert RunFolder.open(tmp_path / "run", False, True, OUT_FILES).path == folder.path
 
 
 def test_resume_needs_a_folder_with_a_results_json(tmp_path: Path) -> None:
-    with pytest.raises(ParameterError, match=r"resume=True is not allowed: with the folder of the run to continue"):
+    # each refusal says what is wrong, then what to do
+    with pytest.raises(ParameterError, match=r"^--resume needs the folder of the run to continue: add --out DIR"):
         PreviousRun.read(None, False)
-    with pytest.raises(ParameterError, match=r"resume=True is not allowed: with the folder .* and without force"):
+    with pytest.raises(ParameterError, match=r"^--resume and --force contradict each other .*: drop one$"):
         PreviousRun.read(tmp_path, True)
-    with pytest.raises(ParameterError, match=r"holding its results.json \(to resume\).*nothing to resume there"):
+    with pytest.raises(ParameterError, match=r"^there is no run to resume in .* \(no results.json: nothing to resume "
+                                             r"there\); give the folder named when the run started, or drop --resume$"):
         PreviousRun.read(tmp_path, False)
     with pytest.raises(ParameterError, match=r"nothing to resume there"):
         PreviousRun.read(tmp_path / "missing", False)
@@ -74,10 +76,11 @@ def test_resume_refuses_changed_inputs_naming_each_and_lets_the_round_timeout_ch
     previous.check(inputs | {"round_timeout": 90.0}, digest)  # the one input that may change
     with pytest.raises(ParameterError) as info:
         previous.check(inputs | {"epsilon": "2", "repetitions": 31}, digest)
-    assert str(info.value).endswith("(changed: epsilon: '1.0' -> '2'; repetitions: 30 -> 31)")
-    assert "only round_timeout may change" in str(info.value)
+    assert str(info.value) == (f"cannot resume the run in {tmp_path}: its inputs changed (only round_timeout may "
+                               "change): epsilon: 1.0 -> 2; repetitions: 30 -> 31; resume with the recorded inputs, "
+                               "or start a new run in another folder")  # epsilons as written, not quoted
     edited = BITS.copy()
     edited[0, 0] = 0
     for other in (data_digest(edited, PARTIES), data_digest(BITS, [PARTIES[0], PARTIES[0]])):
-        with pytest.raises(ParameterError, match=r"changed: the votes or the parties' epsilon/delta"):
+        with pytest.raises(ParameterError, match=r"its inputs changed .*: the votes or the parties' epsilon/delta"):
             previous.check(inputs, other)

@@ -57,10 +57,11 @@ def test_a_config_toml_reaches_the_model_through_the_flags(tmp_path: Path) -> No
         4, "0.5:2", 30, 4, True)
 
 
-def test_the_readme_run_toml_is_a_config_for_python_too(tmp_path: Path) -> None:
-    """The README's ``mpdp simulate --config`` file, read by Python: the same options (json is the command
-    line's, skipped), keywords over the file's."""
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+def test_the_documented_run_toml_is_a_config_for_python_too(tmp_path: Path) -> None:
+    """The ``mpdp simulate --config`` file of the CLI conventions page, read by Python: the same options (json
+    is the command line's, skipped), keywords over the file's."""
+    page = Path(__file__).resolve().parents[3] / "docs" / "reference" / "cli-conventions.md"
+    readme = page.read_text(encoding="utf-8")
     block = readme.split("```toml\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "run.toml"
     path.write_text("\n".join(line.strip() for line in block.splitlines()) + "\n")

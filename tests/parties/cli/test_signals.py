@@ -94,3 +94,44 @@ def test_a_background_jobs_workers_ignore_sigint_as_it_does(tmp_path: Path) -> N
             assert (tmp_path / f"{ignored}").read_text() == ("ignored" if ignored else "handled")
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+class _SignalOnPickle:
+    """An argument of a spawned child whose pickling, inside ``Process.start`` in this process, sends
+    this process ``sig``: a stop signal that arrives in the middle of a worker's start."""
+
+    def __init__(self, sig: signal.Signals) -> None:
+        self.sig = sig
+
+    def __reduce__(self) -> tuple[type[int], tuple[int]]:
+        os.kill(os.getpid(), self.sig)
+        return int, (0,)
+
+
+def _report_started(path: str, _token: int) -> None:
+    """A spawned child that has started: it writes ``started`` to ``path``."""
+    Path(path).write_text("started")
+
+
+@pytest.mark.parametrize("background", [True, False], ids=["background", "foreground"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_stop_signal_during_a_workers_start_waits_for_the_start(sig: signal.Signals, background: bool,
+                                                                   tmp_path: Path) -> None:
+    """A stop signal that arrives while a worker is being started (``nohup mpdp simulate ... &`` then
+    ``kill -TERM``) stops the run once the worker has started, never half-way: a background job's SIGTERM
+    raised KeyboardInterrupt inside ``Process.start``, and a child whose start data was cut off printed
+    multiprocessing's ``EOFError: Ran out of input`` traceback (2 of 4 trials). The child here starts in
+    full (it writes its file), and the signal still stops this process, named by its exit code."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN if background else signal.default_int_handler)
+    started: list[BaseProcess] = []
+    try:
+        with pytest.raises(KeyboardInterrupt), signals.stop_like_interrupt():
+            spawn(_report_started, (str(tmp_path / "child"), _SignalOnPickle(sig)), "probe", started)
+        assert signals.exit_code() == 128 + sig
+        started[0].join(60)
+        assert started[0].exitcode == 0 and (tmp_path / "child").read_text() == "started"
+    finally:
+        for proc in started:
+            if proc.is_alive():
+                proc.kill()
+        signal.signal(signal.SIGINT, before)

@@ -108,7 +108,10 @@ def test_bad_rosters_are_refused(tmp_path: Path) -> None:
     document = json.loads((tmp_path / "roster.json").read_text())
     cases = {
         "bits: Extra inputs": {**document, "bits": [1, 0]},
-        "party ids must be 0..1": {**document, "parties": document["parties"][::-1]},
+        "entry 0 has party id 1; party ids must be 0..1": {**document, "parties": document["parties"][::-1]},
+        "party id 0 appears twice \\(entries 0 and 1\\)": {**document, "parties": [document["parties"][0]] * 2},
+        "parties 0 and 1 have the same public key": {**document, "parties": [
+            document["parties"][0], {**document["parties"][1], "public_key": document["parties"][0]["public_key"]}]},
         "delta: Input should be less than 1": {**document, "parties": [{**document["parties"][0], "delta": 1.0}, document["parties"][1]]},
         "public_key: String should match": {**document, "parties": [{**document["parties"][0], "public_key": "abc"}, document["parties"][1]]},
     }

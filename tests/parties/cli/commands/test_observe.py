@@ -16,14 +16,14 @@ BROKER = "mqtt://127.0.0.1:1"
 
 def test_observe_checks_its_arguments(keys_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     roster = str(keys_folder / "roster.json")
-    observe = ["observe", "--roster", roster, "--keys", str(keys_folder / "coordinator"), "--broker", BROKER]
+    observe = ["observe", "--roster", roster, "--keys", str(keys_folder / "coordinator"), "--broker", BROKER, "--reconnect-window", "0"]
     assert "exactly one of" in refused(capsys, *observe, "--rounds", "2", "--dataset-rounds", "house-votes-84")
     assert "symmetric" in refused(capsys, *observe, "--rounds", "2", "--function", "table:0,1")
     assert "--reconnect-window=700000.0 is not allowed" in refused(
         capsys, *observe, "--rounds", "2", "--reconnect-window", "700000")
     assert "readable key file of the coordinator" in refused(
         capsys, "observe", "--roster", roster, "--keys", str(keys_folder / "parties"), "--rounds", "1",
-        "--broker", BROKER)
+        "--broker", BROKER, "--reconnect-window", "0")
 
 
 def test_observe_refuses_another_sessions_out_unless_forced(keys_folder: Path, tmp_path: Path,
@@ -32,7 +32,7 @@ def test_observe_refuses_another_sessions_out_unless_forced(keys_folder: Path, t
     with TranscriptStore(out / "transcripts.sqlite") as store:  # an earlier session's transcript
         store.open_session("earlier", 3, 1, ["a"], mode=HOSTS_MODE)
     observe = ["observe", "--roster", str(keys_folder / "roster.json"), "--keys", str(keys_folder / "coordinator"),
-               "--rounds", "1", "--broker", BROKER, "--out", str(out), "--wait-parties", "1"]
+               "--rounds", "1", "--broker", BROKER, "--reconnect-window", "0", "--out", str(out), "--wait-parties", "1"]
     assert "it holds transcripts.sqlite" in refused(capsys, *observe)
     assert (out / "transcripts.sqlite").exists()
     # --force replaces it: the run then gets as far as the (absent) broker
@@ -52,7 +52,7 @@ def test_observe_over_its_session_in_progress_without_resume_says_so_before_touc
         db.executemany("INSERT INTO rounds VALUES (?, ?, ?, 'complete', '[0,1,2]', '[]', '[]', 3, 0, 0.0)",
                        [(session, j, f"round-{j + 1}") for j in (0, 1)])
     observe = ["observe", "--roster", str(keys_folder / "roster.json"), "--keys", str(keys_folder / "coordinator"),
-               "--rounds", "4", "--broker", BROKER, "--out", str(out), "--wait-parties", "300"]
+               "--rounds", "4", "--broker", BROKER, "--reconnect-window", "0", "--out", str(out), "--wait-parties", "300"]
     started = time.monotonic()
     assert refused(capsys, *observe) == (f"mpdp: error: store {out / 'transcripts.sqlite'} holds rounds 0-1 of "
                                          f"session {session} in progress; --resume continues it")

@@ -16,10 +16,10 @@ def test_party_checks_its_arguments(keys_folder: Path, capsys: pytest.CaptureFix
     roster = str(keys_folder / "roster.json")
     party = ["party", "--roster", roster, "--keys", str(keys_folder / "parties"), "--dataset", "house-votes-84"]
     assert "running broker" in refused(capsys, *party, "--parties", "0-2")
-    assert "ids in 0..2" in refused(capsys, *party, "--parties", "0-3", "--broker", BROKER)
-    assert "3 rows" in refused(capsys, *party, "--parties", "0-2", "--broker", BROKER)
+    assert "ids in 0..2" in refused(capsys, *party, "--parties", "0-3", "--broker", BROKER, "--reconnect-window", "0")
+    assert "3 rows" in refused(capsys, *party, "--parties", "0-2", "--broker", BROKER, "--reconnect-window", "0")
     wrong_keys = ["party", "--roster", roster, "--keys", str(keys_folder / "coordinator"), "--dataset", "x.csv"]
-    assert "readable key file of party 0" in refused(capsys, *wrong_keys, "--parties", "0", "--broker", BROKER)
+    assert "readable key file of party 0" in refused(capsys, *wrong_keys, "--parties", "0", "--broker", BROKER, "--reconnect-window", "0")
     assert "--reconnect-window=-5.0 is not allowed: seconds from 0 (no retry) to 604800" in refused(
         capsys, *party, "--parties", "0-2", "--broker", BROKER, "--reconnect-window", "-5")
 
@@ -28,7 +28,7 @@ def test_party_checks_its_privacy_policy(keys_folder: Path, tmp_path: Path, caps
     votes = tmp_path / "votes.csv"
     votes.write_text("party,a\np0,1\np1,0\np2,1\n")
     party = ["party", "--roster", str(keys_folder / "roster.json"), "--keys", str(keys_folder / "parties"),
-             "--dataset", str(votes), "--parties", "0-2", "--broker", BROKER]
+             "--dataset", str(votes), "--parties", "0-2", "--broker", BROKER, "--reconnect-window", "0"]
     assert "max_repetitions=0 is not allowed" in refused(capsys, *party, "--max-repetitions", "0")
     assert "EPS,DELTA" in refused(capsys, *party, "--budget", "2")
     assert "delta_slack" in refused(capsys, *party, "--budget", "2,1e-9")  # below delta_tilde 1e-6
@@ -40,7 +40,7 @@ def test_a_host_without_the_record_its_parties_answered_with_is_refused(
     votes.write_text("party,a\np0,1\np1,0\np2,1\n")
     keys = keys_folder / "parties"
     party = ["party", "--roster", str(keys_folder / "roster.json"), "--keys", str(keys), "--dataset", str(votes),
-             "--broker", BROKER]
+             "--broker", BROKER, "--reconnect-window", "0"]
     # the first start notes its record (then stops at the absent broker)
     assert "127.0.0.1:1" in refused(capsys, *party, "--parties", "0-1")
     record = keys / "answers-0.sqlite"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import re
 import tempfile
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from mpdp.parties.cli.main import main
 from mpdp.parties.rounds.store import TranscriptStore
 from tests.parties.cli.invoke import refused
 
-UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9"]
+UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9", "--reconnect-window", "0"]  # fails at once, not waited for
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
@@ -57,36 +56,37 @@ def test_a_csv_with_other_values(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "'maybe'" in capsys.readouterr().err
 
 
-def _failed_run(err: str, needle: str) -> dict:
-    """A run that failed: one line naming its kept folder and how to continue, then its error line (naming
-    ``needle``); that folder's results.json says "failed", with the error and no round decided."""
+def _runs() -> set[Path]:
+    """The temporary run folders (``mpdp-run-*``) there are now."""
+    return set(Path(tempfile.gettempdir()).glob("mpdp-run-*"))
+
+
+def _failed_run(err: str, needle: str, before: set[Path]) -> None:
+    """A run that failed before its first round: one line saying nothing is there to resume (no advice to
+    resume), then its error line (naming ``needle``); its temporary run folder is not left behind (``before``:
+    the run folders before it)."""
     stopped, error = err.splitlines()
     assert error.startswith("mpdp: error: ") and needle in error, err
-    found = re.fullmatch(r"mpdp: the run failed: no round is in (.+)/transcripts.sqlite \(results.json: failed\); "
-                         r"to continue: the same inputs and --out (.+) --resume \(mpdp simulate\), or out='(.+)', "
-                         r"resume=True \(mpdp.simulate\)", stopped)
-    assert found is not None and len(set(found.groups())) == 1, err
-    folder = Path(found[1])
-    assert folder.parent == Path(tempfile.gettempdir()) and folder.name.startswith("mpdp-run-"), folder
-    doc = json.loads((folder / "results.json").read_text())
-    assert doc["run"]["status"] == "failed" and needle in doc["run"]["error"] and doc["run"]["rounds_decided"] == 0
-    assert [r["status"] for r in doc["run"]["rounds"]] == ["not run"] and doc["rounds"] == []
-    return doc
+    assert stopped == "mpdp: the run failed before its first round was decided: nothing to resume", err
+    assert _runs() <= before
 
 
 @pytest.mark.integration
-def test_unreachable_broker_is_one_error_line_and_a_kept_failed_run(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["simulate", "--parties", "3", "--quiet", "--broker", "mqtt://127.0.0.1:9?timeout=2"]) == 2
-    _failed_run(capsys.readouterr().err, "127.0.0.1:9")
+def test_unreachable_broker_is_one_error_line_and_no_kept_run(capsys: pytest.CaptureFixture[str]) -> None:
+    before = _runs()
+    assert main(["simulate", "--parties", "3", "--quiet", "--broker", "mqtt://127.0.0.1:9?timeout=2",
+                 "--reconnect-window", "0"]) == 2
+    _failed_run(capsys.readouterr().err, "127.0.0.1:9", before)
     assert multiprocessing.active_children() == []
 
 
 @pytest.mark.integration
 def test_unreachable_party_broker_is_one_error_line_naming_it(mosquitto: BrokerEndpoint,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    before = _runs()
     assert main(["simulate", "--parties", "3", "--quiet", "--broker", f"mqtt://127.0.0.1:{mosquitto.port}",
-                 "--party-broker", "mqtt://127.0.0.1:9?timeout=2"]) == 2
-    _failed_run(capsys.readouterr().err, "mqtt://127.0.0.1:9")
+                 "--party-broker", "mqtt://127.0.0.1:9?timeout=2", "--reconnect-window", "0"]) == 2
+    _failed_run(capsys.readouterr().err, "mqtt://127.0.0.1:9", before)
     assert multiprocessing.active_children() == []
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mpdp.analysis.privacy.composition import optimal_epsilon
+from mpdp.analysis.reports.evaluation import MEASURED
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.parties.cli.main import main
 
@@ -40,6 +41,9 @@ def test_simulate_reports_spent_budget(mosquitto: BrokerEndpoint, tmp_path: Path
     assert code == 1  # round 3: every party abstained (budget-exhausted), not decided
     document = json.loads(out.read_text())
     assert [r["status"] for r in document["rounds"]] == ["complete", "complete", "no-answers"]
+    undecided = document["rounds"][2]
+    assert {key: undecided[key] for key in MEASURED} == dict.fromkeys(MEASURED)  # nothing measured: null
+    assert all(isinstance(r["empirical_accuracy"], float) for r in document["rounds"][:2])
     privacy = document["privacy"]
     assert privacy["budget"] == {"epsilon": 12.0, "delta": 1e-5} and privacy["delta_slack"] == 1e-6
     assert optimal_epsilon(1.0, 10, 1e-6) <= 12 < optimal_epsilon(1.0, 15, 1e-6)
@@ -52,6 +56,11 @@ def test_simulate_reports_spent_budget(mosquitto: BrokerEndpoint, tmp_path: Path
     last = captured.out.strip().splitlines()[-1]
     assert last.startswith("privacy spent per party") and "4/4 parties ran out" in last
     errors = [line for line in captured.err.splitlines() if line.startswith("mpdp:")]
+    assert main(["report", str(tmp_path / "run"), "--quiet"]) == 0  # the undecided round: dashes, not a number
+    markdown = (tmp_path / "run" / "report.md").read_text()
+    assert "1 round(s) not decided" in markdown
+    row = [c.strip() for c in [line for line in markdown.splitlines() if "| round-3 |" in line][0].split("|")[1:-1]]
+    assert (row[5], row[6], row[8], row[9], row[10]) == ("-", "-", "-", "-", "no-answers"), row  # measured .. consistent
     assert errors == ["mpdp: warning: 1 of 3 round(s) had no answer to decide from: every party heard from abstained "
                       "(nothing was decided, their decisions are recorded as -1; abstention reason and parties): "
                       "2 (round-3: budget-exhausted 0-3) (exit code 1)"]
