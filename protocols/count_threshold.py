@@ -49,7 +49,6 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import brentq
 from scipy.special import expit
-from scipy.stats import binom
 
 from mpdp.protocols.binomial import log_binomial_pmf
 from mpdp.protocols.cost import CostEstimate, PowerLaw
@@ -328,11 +327,18 @@ def _single_group(n: int, eps: float, sigma: int, w: NDArray[np.float64]
     decide = np.arange(lo, hi + 1) >= tau
     gain = np.where(decide, w[0, 1] + (w[1, 1] - w[0, 1]) * u, w[0, 0] + (w[1, 0] - w[0, 0]) * u)
     average = float(prior @ gain)
-    _certify_mean(float(prior @ u), float(binom.sf(sigma - 1, n, 0.5)), n)
+    _certify_mean(float(prior @ u), float(_binomial_tail(n, sigma)), n)
     # the least favourable inputs: sigma ones (f = 1) and sigma - 1 (f = 0), P(answer 1 | s) increasing in s
     worst = min(w[1, 0] + (w[1, 1] - w[1, 0]) * threshold_tail(n, eps, tau, sigma),
                 w[0, 0] + (w[0, 1] - w[0, 0]) * threshold_tail(n, eps, tau, sigma - 1))
     return np.array([tau], dtype=np.int64), average, float(worst)
+
+
+def _binomial_tail(n: int, sigma: int) -> float:
+    """P(Bin(n, 1/2) >= sigma) (scipy.stats, imported here: it costs seconds, small problems skip it)."""
+    from scipy.stats import binom
+
+    return float(binom.sf(sigma - 1, n, 0.5))
 
 
 def _certify_mean(got: float, expected: float, k: int) -> None:
@@ -399,7 +405,7 @@ def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArr
     w2 = w2[-1] - w2  # the total minus the rows below tau
     tau = np.clip(boundary[w_rows], lo2, hi2 + 1) - lo2
     yes_u = float(prior1[lo1: hi1 + 1] @ np.add.reduceat(f1.data[keep] * w2[tau, w_cols - c_lo], w_starts))
-    all_u = float(binom.sf(sigma - 1, n1 + n2, 0.5))
+    all_u = float(_binomial_tail(n1 + n2, sigma))
     _certify_mean(float(prior1[lo1: hi1 + 1] @ np.add.reduceat(f1.data[keep] * w2[0, w_cols - c_lo], w_starts)),
                   all_u, n1 + n2)
     average = (w[0, 0] * (1.0 - yes_mass) + w[0, 1] * yes_mass + (w[1, 0] - w[0, 0]) * (all_u - yes_u)
