@@ -3,16 +3,12 @@
 Pure like ``protocols`` (no asyncio, no network); writes files only where a caller asks for a report.
 """
 
-from .accounting import Budget, PrivacyLedger, RoundCharge, Spent
-from .accuracy import (
-    RuleAccuracy,
-    input_accuracy,
-    monte_carlo_accuracy,
-    rule_accuracy,
-)
-from .audit import AuditEstimate, audit_counts, audit_estimate, one_sided_clopper_pearson, release_scores
-from .audit_plot import plot_audit
-from .calibration import (
+from .figures.audit_plot import plot_audit
+from .figures.composition_plot import figure_1, figure_2, figure_3, figure_3_regions
+from .figures.paper_figures import PAPER_FIGURES, figure_xor
+from .privacy.accounting import Budget, PrivacyLedger, RoundCharge, Spent
+from .privacy.audit import AuditEstimate, audit_counts, audit_estimate, one_sided_clopper_pearson, release_scores
+from .privacy.calibration import (
     PerQueryBudget,
     StaircaseNoise,
     corollary_4_1,
@@ -23,16 +19,8 @@ from .calibration import (
     laplace_scale,
     per_query_budget_exact,
 )
-from .calibration_plan import CalibrationPlan, NoiseChoice, calibration_plan
-from .central_vs_distributed import (
-    CentralVersusDistributed,
-    check_comparison_voters,
-    compare_majority,
-    curator_accuracy_on_input,
-    curator_release_probability,
-    plot_comparison,
-)
-from .composition import (
+from .privacy.calibration_plan import CalibrationPlan, NoiseChoice, calibration_plan
+from .privacy.composition import (
     CompositionResult,
     compose_homogeneous,
     drv10_bound,
@@ -43,34 +31,46 @@ from .composition import (
     theorem_3_3_corners,
     theorem_3_4_bound,
 )
-from .composition_plot import figure_1, figure_2, figure_3, figure_3_regions
-from .dataset_sweep import BillTheory, DatasetSweepPlan, bill_theory, dataset_sweep, plan_dataset_sweep
-from .debiased import DebiasedRound, DebiasedSum, debiased_round, debiased_sum, figure_debiased
-from .documents import KINDS, SCHEMA_VERSION, versioned
-from .geometric import GeometricMechanism
-from .heterogeneous import compose_heterogeneous, discretized_bounds
-from .interaction import (
+from .privacy.geometric import GeometricMechanism
+from .privacy.heterogeneous import compose_heterogeneous, discretized_bounds
+from .privacy.post_processing import outside_point, post_processing_channel
+from .privacy.privacy_loss import PrivacyLossDistribution
+from .privacy.privacy_region import (
+    PrivacyRegion,
+    composition_region,
+    dp_region,
+    intersection,
+)
+from .reports.documents import KINDS, SCHEMA_VERSION, versioned
+from .statistics.monte_carlo import CountTable, count_table, table_plan
+from .statistics.stats import Consistency, clopper_pearson, consistency_test
+from .sweeps.dataset_sweep import BillTheory, DatasetSweepPlan, bill_theory, dataset_sweep, plan_dataset_sweep
+from .sweeps.sweep import SweepPoint, SweepResult, epsilon_grid
+from .theory.accuracy import (
+    RuleAccuracy,
+    input_accuracy,
+    monte_carlo_accuracy,
+    rule_accuracy,
+)
+from .theory.central_vs_distributed import (
+    CentralVersusDistributed,
+    check_comparison_voters,
+    compare_majority,
+    curator_accuracy_on_input,
+    curator_release_probability,
+    plot_comparison,
+)
+from .theory.debiased import DebiasedRound, DebiasedSum, debiased_round, debiased_sum, figure_debiased
+from .theory.interaction import (
     Margins,
     compare_with_randomized_response,
     plot_margins,
     protocol_privacy,
     theorem_3_1_trials,
 )
-from .monte_carlo import CountTable, count_table, table_plan
-from .monte_carlo_cost import monte_carlo_cost
-from .observer_posterior import RoundPosterior, round_posterior
-from .paper_figures import PAPER_FIGURES, figure_xor
-from .post_processing import outside_point, post_processing_channel
-from .privacy_loss import PrivacyLossDistribution
-from .privacy_region import (
-    PrivacyRegion,
-    composition_region,
-    dp_region,
-    intersection,
-)
-from .stats import Consistency, clopper_pearson, consistency_test
-from .sweep import SweepPoint, SweepResult, epsilon_grid
-from .theory import AccuracyOnInput, observer_accuracy_on_input
+from .theory.monte_carlo_cost import monte_carlo_cost
+from .theory.observer_posterior import RoundPosterior, round_posterior
+from .theory.theory import AccuracyOnInput, observer_accuracy_on_input
 
 __all__ = [
     "AccuracyOnInput",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 
 from mpdp.parties.rr.audit import audit_party
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.secure import sample_secure
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.secure import sample_secure
 
 N = 10**6
 

@@ -21,8 +21,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from
 
 import numpy as np  # noqa: E402
 
-from mpdp.analysis.composition import optimal_epsilon  # noqa: E402
-from mpdp.analysis.heterogeneous import compose_heterogeneous  # noqa: E402
+from mpdp.analysis.privacy.composition import optimal_epsilon  # noqa: E402
+from mpdp.analysis.privacy.heterogeneous import compose_heterogeneous  # noqa: E402
 
 EPSILON = 0.01
 DELTA_SLACK = 1e-6

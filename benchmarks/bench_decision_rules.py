@@ -7,7 +7,7 @@ average rule) at k = 20, 22; worst-case LP (general engine) at k = 10 for majori
 and the largest k under 60 s; the largest k of distinct four-output parties (heterogeneous (epsilon,
 delta)) whose worst-case LP is solved within 60 s; symmetric engine, homogeneous majority: average rule at
 k = 10,000, worst-case rule at k = 1,000. Each LP row shows the cost model's estimate
-(:func:`mpdp.protocols.worst_case.lp_cost`) next to the measured time; an LP the model puts over 60 s is
+(:func:`mpdp.protocols.decision.worst_case.lp_cost`) next to the measured time; an LP the model puts over 60 s is
 refused up front (the row says so) and ends that search. Peak memory is the process's maximum resident
 set size.
 """
@@ -24,12 +24,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mpdp.protocols.engines import build_problem  # noqa: E402
+from mpdp.protocols.decision.engines import build_problem  # noqa: E402
+from mpdp.protocols.decision.worst_case import lp_cost  # noqa: E402
 from mpdp.protocols.errors import CostLimitError, SolverError  # noqa: E402
 from mpdp.protocols.functions import TruthTable, accuracy_measure, parse_function  # noqa: E402
-from mpdp.protocols.mechanisms import RandomizedResponse  # noqa: E402
-from mpdp.protocols.optimal import optimal_rules  # noqa: E402
-from mpdp.protocols.worst_case import lp_cost  # noqa: E402
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse  # noqa: E402
+from mpdp.protocols.rules.optimal import optimal_rules  # noqa: E402
 
 W = accuracy_measure("zero-one", 2)
 

@@ -13,10 +13,10 @@ import time
 
 import numpy as np
 
-from mpdp.protocols.coloring_mechanisms import optimal_mechanism
-from mpdp.protocols.graphs import ColoredGraph
-from mpdp.protocols.line_mechanisms import boundary_homogeneous_mechanism
-from mpdp.protocols.majority_mechanism import central_majority_mechanism
+from mpdp.protocols.colorings.coloring_mechanisms import optimal_mechanism
+from mpdp.protocols.colorings.graphs import ColoredGraph
+from mpdp.protocols.colorings.line_mechanisms import boundary_homogeneous_mechanism
+from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism
 
 
 def main() -> None:

@@ -23,12 +23,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from mpdp.analysis.accuracy import monte_carlo_accuracy
-from mpdp.analysis.monte_carlo import count_table
+from mpdp.analysis.statistics.monte_carlo import count_table
+from mpdp.analysis.theory.accuracy import monte_carlo_accuracy
 from mpdp.protocols import RandomizedResponse, parse_function
-from mpdp.protocols.mechanisms import truth_and_flip
-from mpdp.protocols.rule_factory import decision_rule
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import truth_and_flip
+from mpdp.protocols.rules.rule_factory import decision_rule
+from mpdp.protocols.rules.symmetric import observer_average_rule
 
 K = 435
 F = parse_function("majority")

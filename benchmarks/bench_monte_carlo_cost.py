@@ -9,7 +9,7 @@ Work: ``monte_carlo_accuracy`` of the central observer's posterior rule (zero-on
 
 and four-output randomized response (epsilon 1, delta 0.01) at k = 40 (count table), 200 and 1,000 (per party,
 one posterior per distinct count vector). Each row: samples (100,000, or fewer so that the estimate stays
-under BUDGET seconds), the estimate (:func:`mpdp.analysis.monte_carlo_cost.monte_carlo_cost`), the
+under BUDGET seconds), the estimate (:func:`mpdp.analysis.theory.monte_carlo_cost.monte_carlo_cost`), the
 measured wall time (the rule built and the estimate run, as ``mpdp accuracy`` does) and measured / estimate.
 The old model (0.0022 ms * k^1.3 per transcript) is printed for comparison.
 
@@ -23,11 +23,11 @@ import time
 
 import numpy as np
 
-from mpdp.analysis.accuracy import monte_carlo_accuracy
-from mpdp.analysis.monte_carlo_cost import monte_carlo_cost
+from mpdp.analysis.theory.accuracy import monte_carlo_accuracy
+from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost
 from mpdp.protocols import RandomizedResponse, parse_function
 from mpdp.protocols.functions import accuracy_measure
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.rules.symmetric import observer_average_rule
 
 BUDGET = 15.0  # seconds one measured run may be estimated to take
 FUNCTIONS = ("majority", "xor", "and", "sum", "threshold:3")

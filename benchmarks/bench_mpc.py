@@ -22,7 +22,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # run from
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from mpdp.analysis.central_vs_distributed import curator_accuracy_on_input, curator_release_probability  # noqa: E402
+from mpdp.analysis.theory.central_vs_distributed import curator_accuracy_on_input, curator_release_probability  # noqa: E402
 from mpdp.broker.curator_messages import SealedBallot  # noqa: E402
 from mpdp.broker.mpc_messages import SharedBallot  # noqa: E402
 from mpdp.broker.sealed import generate_x25519_key_pair  # noqa: E402
@@ -31,9 +31,9 @@ from mpdp.parties.mpc.cluster import ServerCluster, server_jobs  # noqa: E402
 from mpdp.parties.mpc.sealed_shares import seal_shares  # noqa: E402
 from mpdp.parties.mpc.sharing import share_bits  # noqa: E402
 from mpdp.parties.session.datasets import load_dataset  # noqa: E402
-from mpdp.protocols.majority_mechanism import central_majority_mechanism  # noqa: E402
-from mpdp.protocols.secure import secure_bernoulli  # noqa: E402
-from mpdp.protocols.threshold_release import release_table  # noqa: E402
+from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism  # noqa: E402
+from mpdp.protocols.randomization.secure import secure_bernoulli  # noqa: E402
+from mpdp.protocols.randomization.threshold_release import release_table  # noqa: E402
 
 EPSILON = 1.0
 REPETITIONS = 50

@@ -1,5 +1,5 @@
 """The live observer's decision for identical pure parties (issue 23 item 1): from reported-one counts
-(:mod:`mpdp.protocols.count_gain`, one recurrence per round) against the per-count Poisson-binomial
+(:mod:`mpdp.protocols.rules.count_gain`, one recurrence per round) against the per-count Poisson-binomial
 posterior it replaced (O(k^2) per distinct count, timed on a few counts and scaled to the round's).
 
     python benchmarks/bench_observer_counts.py [--quick]
@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mpdp.protocols import RandomizedResponse, observer_average_rule, parse_function  # noqa: E402
-from mpdp.protocols.symmetric import argmax_decision, count_posterior  # noqa: E402
+from mpdp.protocols.rules.symmetric import argmax_decision, count_posterior  # noqa: E402
 
 REPETITIONS = 200
 SAMPLED = 3  # distinct counts the posterior path is timed on

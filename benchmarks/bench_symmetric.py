@@ -4,7 +4,7 @@
 
 Rows: majority with k identical parties (epsilon 0.1), the average rule's exact average and worst-case
 accuracy, at k = 10^3, 10^4, 10^5 (target <= 10 s at 10^5); majority with k = 10^4 in two groups
-(epsilon 0.1 and 0.5, target <= 10 s). Each row runs the engine (``mpdp.protocols.count_threshold``) and
+(epsilon 0.1 and 0.5, target <= 10 s). Each row runs the engine (``mpdp.protocols.rules.count_threshold``) and
 the baseline in the same process and prints both CPU times (the machine is shared: CPU seconds, not wall
 clock, are the comparable figure), their ratio (target: engine <= 2x baseline) and the largest difference
 of the values.
@@ -30,9 +30,9 @@ from scipy.stats import binom
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mpdp.protocols.count_threshold import count_threshold_rule  # noqa: E402
 from mpdp.protocols.functions import accuracy_measure, parse_function  # noqa: E402
-from mpdp.protocols.mechanisms import RandomizedResponse  # noqa: E402
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse  # noqa: E402
+from mpdp.protocols.rules.count_threshold import count_threshold_rule  # noqa: E402
 
 W = accuracy_measure("zero-one", 2)
 BAND = 12.0  # standard deviations kept by the baseline's sums (dropped mass < 1e-30)

@@ -17,7 +17,7 @@ import numpy as np
 from mpdp.broker.settings import BrokerSettings, find_mosquitto
 from mpdp.parties.session.runner import RunConfig, run
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 K, ROUNDS, REPETITIONS, WORKERS = 435, 16, 200, 2
 

@@ -34,8 +34,8 @@ from mpdp.parties.rr.observer import Observer
 from mpdp.parties.session.validator import BATCH, check_delivery
 from mpdp.parties.session.validators import merge
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.symmetric import observer_average_rule
 
 Engine = RoundEngine[PartyMessage, object]
 

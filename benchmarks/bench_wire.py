@@ -33,7 +33,7 @@ from mpdp.broker.wire import sign_answer
 from mpdp.parties.rounds.engine import SignedReader
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import MessageRows, RecordedMessage, TranscriptStore
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 SESSION = "bench-00000000"
 

@@ -23,7 +23,7 @@ import psutil
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.session.runner import RunConfig, run
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["SessionTiming", "TreeMemory", "timed_session", "tree_cpu"]
 

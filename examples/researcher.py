@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 import mpdp
-from mpdp.analysis.central_vs_distributed import compare_majority, plot_comparison
 from mpdp.analysis.plot_style import save_figure
+from mpdp.analysis.theory.central_vs_distributed import compare_majority, plot_comparison
 
 QUICK = os.environ.get("MPDP_EXAMPLES_QUICK") == "1"
 OUT = Path(os.environ.get("MPDP_EXAMPLES_OUT", "example-output"))

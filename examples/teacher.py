@@ -20,10 +20,10 @@ import numpy as np
 
 import mpdp
 from mpdp.analysis.plot_style import EPSILON_LABEL, new_axes, save_figure, series_style
-from mpdp.analysis.theory import observer_accuracy_on_input
+from mpdp.analysis.theory.theory import observer_accuracy_on_input
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 QUICK = os.environ.get("MPDP_EXAMPLES_QUICK") == "1"
 OUT = Path(os.environ.get("MPDP_EXAMPLES_OUT", "example-output"))

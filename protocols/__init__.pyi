@@ -3,22 +3,45 @@
 No I/O, no asyncio, no network: numbers and numpy arrays in, numbers and numpy arrays out.
 """
 
-from .closed_forms import (
+from .colorings.coloring_mechanisms import (
+    GraphMechanism,
+    optimal_mechanism,
+    privacy_violations,
+)
+from .colorings.coloring_steps import ColoringStep
+from .colorings.domination import COMPARISONS, compare_mechanisms, truth_probability
+from .colorings.graphs import ColoredGraph, line_graph, majority_hypercube
+from .colorings.line_mechanisms import (
+    MAX_LINE_NODES,
+    LineMechanism,
+    balanced_boundary_value,
+    balanced_mechanism,
+    boundary_homogeneous_mechanism,
+    initial_behaviour,
+    line_mechanism,
+    terminal_behaviour,
+    transition_parameter,
+)
+from .colorings.majority_mechanism import (
+    MAX_CENTRAL_VOTERS,
+    CentralMechanism,
+    central_majority_mechanism,
+    central_mechanism,
+)
+from .colorings.morphisms import (
+    Morphism,
+    boundary_distances,
+    boundary_graph,
+    boundary_morphism,
+)
+from .decision.closed_forms import (
     collaborative_xor_accuracy,
     corollary_3_1,
     xor_accuracy,
     xor_high_privacy_expansion,
 )
-from .coloring_mechanisms import (
-    GraphMechanism,
-    optimal_mechanism,
-    privacy_violations,
-)
-from .coloring_steps import ColoringStep
-from .cost import DEFAULT_TIME_LIMIT, CostEstimate
-from .count_threshold import CountThresholdRule, count_threshold_rule
-from .domination import COMPARISONS, compare_mechanisms, truth_probability
-from .engines import DecisionProblem, build_problem
+from .decision.engines import DecisionProblem, build_problem
+from .decision.worst_case import WorstCaseSolution, solve_worst_case
 from .errors import (
     CertificateError,
     CostLimitError,
@@ -40,67 +63,44 @@ from .functions import (
     accuracy_measure,
     parse_function,
 )
-from .graphs import ColoredGraph, line_graph, majority_hypercube
-from .interactive import (
+from .interactive.interactive import (
     InteractiveProtocol,
     random_protocol,
     repeated_response,
     view_delta,
     view_epsilon,
 )
-from .line_mechanisms import (
-    MAX_LINE_NODES,
-    LineMechanism,
-    balanced_boundary_value,
-    balanced_mechanism,
-    boundary_homogeneous_mechanism,
-    initial_behaviour,
-    line_mechanism,
-    terminal_behaviour,
-    transition_parameter,
-)
-from .majority_mechanism import (
-    MAX_CENTRAL_VOTERS,
-    CentralMechanism,
-    central_majority_mechanism,
-    central_mechanism,
-)
-from .mechanisms import (
+from .interactive.transcript_rules import TranscriptAccuracy, transcript_accuracy
+from .numerics.cost import DEFAULT_TIME_LIMIT, CostEstimate
+from .randomization.mechanisms import (
     RandomizedResponse,
     check_delta,
     check_epsilon,
     posterior_table,
     sample_protocol,
 )
-from .morphisms import (
-    Morphism,
-    boundary_distances,
-    boundary_graph,
-    boundary_morphism,
+from .randomization.secure import (
+    realized_epsilon,
+    sample_secure,
+    secure_bernoulli,
+    secure_choice,
 )
-from .optimal import OptimalRules, RuleReport, optimal_rules
-from .rule_factory import (
+from .rules.count_threshold import CountThresholdRule, count_threshold_rule
+from .rules.optimal import OptimalRules, RuleReport, optimal_rules
+from .rules.rule_factory import (
     RuleCache,
     check_rule_size,
     decision_rule,
     zero_one_measure,
     zero_one_rules,
 )
-from .rules import RULE_KINDS, DecisionRule, RuleFactory
-from .secure import (
-    realized_epsilon,
-    sample_secure,
-    secure_bernoulli,
-    secure_choice,
-)
-from .symmetric import (
+from .rules.rules import RULE_KINDS, DecisionRule, RuleFactory
+from .rules.symmetric import (
     SymmetricAverageRule,
     count_posterior,
     observer_average_rule,
 )
-from .table_rule import TableRule
-from .transcript_rules import TranscriptAccuracy, transcript_accuracy
-from .worst_case import WorstCaseSolution, solve_worst_case
+from .rules.table_rule import TableRule
 
 __all__ = [
     "COMPARISONS",

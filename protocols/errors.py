@@ -93,7 +93,7 @@ class CostLimitError(SizeLimitError):
     """A computation refused before it starts: its estimated time or memory exceeds the limit.
 
     Attributes (besides those of :class:`SizeLimitError`):
-        estimate: the :class:`mpdp.protocols.cost.CostEstimate` that was refused.
+        estimate: the :class:`mpdp.protocols.numerics.cost.CostEstimate` that was refused.
     """
 
     def __init__(self, estimate: Any, limit: str, message: str) -> None:
@@ -115,7 +115,7 @@ class SolverError(MpdpError):
         super().__init__(f"linear program not solved (HiGHS status {status}): {message}")
 
     def __reduce__(self) -> tuple[type[SolverError], tuple[int, str]]:
-        """Pickled as its status and message (it crosses from a solver process, mpdp.protocols.deadline)."""
+        """Pickled as its status and message (it crosses from a solver process, mpdp.protocols.numerics.deadline)."""
         return SolverError, (self.status, self.solver_message)
 
 

@@ -2,7 +2,7 @@
 
 Each check fails a correct sampler with probability at most ``alpha`` (asymptotically, for the chi-square
 and normal approximations); a seeded test then passes or fails deterministically, and an unseeded one
-(the OS randomness of ``mpdp.protocols.secure``) fails spuriously once in ``1 / alpha`` runs.
+(the OS randomness of ``mpdp.protocols.randomization.secure``) fails spuriously once in ``1 / alpha`` runs.
 """
 
 from __future__ import annotations

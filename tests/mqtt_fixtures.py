@@ -29,7 +29,7 @@ from mpdp.broker.mosquitto import run_configured_mosquitto, run_mosquitto
 from mpdp.broker.ports import LOOPBACK, free_loopback_port
 from mpdp.broker.settings import BrokerSettings, find_mosquitto
 from mpdp.broker.transport import Delivery, Transport
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from tests.calibration import scaled
 
 

@@ -5,7 +5,12 @@
 (../shared/DESIGN.md, "Layout and dependencies"; README, "Architecture"). Every import counts: at the top of a
 module, inside a function, under ``TYPE_CHECKING``. The top-level arrows (protocols <- analysis <- parties ->
 broker) are tests/test_layout.py's.
-"""
+
+Inside ``protocols/`` and ``analysis/`` the sub-packages are concepts, and each may import only the rooms listed
+in ``CONCEPT_ARROWS`` (plus the flat modules at the package's root, which import no sub-package):
+
+    protocols:  numerics, randomization  <-  decision  <-  rules;   randomization  <-  interactive, colorings
+    analysis:   privacy;  statistics  <-  theory  <-  figures (and privacy), reports  <-  sweeps"""
 
 import ast
 import pathlib
@@ -102,3 +107,101 @@ def test_imports_inside_parties_point_down_the_floors() -> None:
 def test_the_session_and_the_api_import_neither_the_api_nor_the_cli() -> None:
     """No exception for these two floors (issue 21, Done when), not even a known one."""
     assert sorted(v for v in violations() | KNOWN_VIOLATIONS if v.startswith(("session/", "api/"))) == []
+
+
+ROOT = PARTIES.parent
+#: For each package, the sub-packages (concepts) each one may import; "" is the package's root (its flat modules:
+#: protocols/errors.py and functions.py, analysis/plot_style.py), which every room may import and which imports
+#: no room. The package itself (``mpdp.protocols``: its lazy names reach every room) is imported by none of them.
+CONCEPT_ARROWS: dict[str, dict[str, frozenset[str]]] = {
+    "protocols": {
+        "": frozenset(),
+        "numerics": frozenset({""}),
+        "randomization": frozenset({""}),
+        "decision": frozenset({"", "numerics", "randomization"}),
+        "rules": frozenset({"", "numerics", "randomization", "decision"}),
+        "interactive": frozenset({"", "randomization"}),
+        "colorings": frozenset({"", "randomization"}),
+    },
+    "analysis": {
+        "": frozenset(),
+        "privacy": frozenset({""}),
+        "statistics": frozenset({""}),
+        "theory": frozenset({"", "statistics"}),
+        "figures": frozenset({"", "privacy", "theory"}),
+        "reports": frozenset({"", "statistics", "theory"}),
+        "sweeps": frozenset({"", "statistics", "theory", "reports"}),
+    },
+}
+
+
+def concept_of(package: str, module: str) -> str | None:
+    """The room of ``module`` inside ``mpdp.<package>``: ``mpdp.protocols.rules.optimal`` -> ``"rules"``,
+    ``mpdp.protocols.errors`` -> ``""`` (a flat module at the root), ``mpdp.protocols`` -> ``"*"`` (the package
+    itself), a module outside the package -> None."""
+    parts = module.split(".")
+    if parts[:2] != ["mpdp", package]:
+        return None
+    if len(parts) == 2:
+        return "*"
+    return parts[2] if parts[2] in CONCEPT_ARROWS[package] else ""
+
+
+def concept_violations(package: str) -> set[str]:
+    """The imports inside ``package`` against CONCEPT_ARROWS, as ``"rules/optimal.py -> mpdp.protocols.x.y"``."""
+    found = set()
+    for path in sorted((ROOT / package).rglob("*.py")):
+        relative = path.relative_to(ROOT / package)
+        if relative.parts == ("__init__.py",):
+            continue
+        room = relative.parts[0] if len(relative.parts) > 1 else ""
+        for module in _imported_modules(path):
+            target = concept_of(package, module)
+            if target is not None and target != room and target not in CONCEPT_ARROWS[package][room]:
+                found.add(f"{relative} -> {module}")
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(CONCEPT_ARROWS))
+def test_every_folder_of_a_package_is_a_listed_concept(package: str) -> None:
+    folders = {p.parent.name for p in (ROOT / package).glob("*/__init__.py")}
+    assert sorted(folders) == sorted(set(CONCEPT_ARROWS[package]) - {""})
+
+
+@pytest.mark.parametrize("package", sorted(CONCEPT_ARROWS))
+def test_the_concept_arrows_point_one_way(package: str) -> None:
+    """No room may import a room that may import it back, through any chain (the allowed arrows form a DAG)."""
+    arrows = CONCEPT_ARROWS[package]
+
+    def reachable(room: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(arrows[room])
+        while todo:
+            other = todo.pop()
+            if other not in seen:
+                seen.add(other)
+                todo += arrows[other]
+        return seen
+
+    assert sorted(room for room in arrows if room in reachable(room)) == []
+
+
+@pytest.mark.parametrize("package, room, module, breaks", [
+    ("protocols", "rules", "mpdp.protocols.decision.engines", False),
+    ("protocols", "rules", "mpdp.protocols.errors", False),
+    ("protocols", "decision", "mpdp.protocols.rules.rules", True),  # up
+    ("protocols", "colorings", "mpdp.protocols.rules.optimal", True),  # sideways
+    ("protocols", "", "mpdp.protocols.randomization.mechanisms", True),  # the root imports no room
+    ("protocols", "numerics", "mpdp.protocols", True),  # the lazy names reach every room
+    ("analysis", "sweeps", "mpdp.analysis.reports.documents", False),
+    ("analysis", "reports", "mpdp.analysis.sweeps.sweep", True),
+    ("analysis", "theory", "mpdp.protocols.rules.optimal", False),  # another package: test_layout.py's arrows
+])
+def test_which_imports_break_the_concept_arrows(package: str, room: str, module: str, breaks: bool) -> None:
+    target = concept_of(package, module)
+    assert (target is not None and target != room and target not in CONCEPT_ARROWS[package][room]) is breaks
+
+
+@pytest.mark.parametrize("package", sorted(CONCEPT_ARROWS))
+def test_imports_inside_protocols_and_analysis_follow_the_concept_arrows(package: str) -> None:
+    assert sorted(concept_violations(package)) == []

@@ -19,25 +19,25 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
-from mpdp.analysis.sweep_cost import symmetric_rule_cost
+from mpdp.analysis.sweeps.sweep_cost import symmetric_rule_cost
+from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
 from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
-from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
-from mpdp.protocols.count_threshold import (
+from mpdp.protocols.decision.factors import PURE_GROUP_MAX
+from mpdp.protocols.decision.worst_case import TIME_LIMIT_STATUS
+from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError, SolverError
+from mpdp.protocols.functions import BooleanFunction, accuracy_measure
+from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, check_time_limit
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.count_threshold import (
     COUNT_PAIR_SMALL_MAX,
     count_threshold_applies,
     count_threshold_cost,
     count_threshold_rule,
 )
-from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError, SolverError
-from mpdp.protocols.factors import PURE_GROUP_MAX
-from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import OptimalRules, optimal_rules, worst_case_refusal
-from mpdp.protocols.symmetric import observer_average_rule
-from mpdp.protocols.worst_case import TIME_LIMIT_STATUS
+from mpdp.protocols.rules.optimal import OptimalRules, optimal_rules, worst_case_refusal
+from mpdp.protocols.rules.symmetric import observer_average_rule
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -187,7 +187,7 @@ def accuracy(
         time_limit: seconds allowed (default 60; None: no limit): work estimated to take longer (the
             worst-case LP, the Monte Carlo fallback) is skipped (``rule="both"``) or refused, naming the
             estimate; an exact average rule estimated to take longer
-            (:func:`mpdp.analysis.sweep_cost.symmetric_rule_cost`: ``sum`` at 20,000 parties) goes to the
+            (:func:`mpdp.analysis.sweeps.sweep_cost.symmetric_rule_cost`: ``sum`` at 20,000 parties) goes to the
             fallbacks as one too large for the exact engines. samples, seed: the Monte Carlo fallback
             (:func:`mpdp.estimate`) for a symmetric f too large for the exact engines. progress: called with the transcripts each batch
             of that Monte Carlo estimate drew (nothing is called on the exact paths).

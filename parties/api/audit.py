@@ -2,7 +2,7 @@
 
 Drives the party's real publishing path on bit 0 and bit 1 (:mod:`mpdp.parties.rr.audit`) and certifies a
 lower bound on its epsilon with Clopper-Pearson bounds over every Neyman-Pearson threshold test
-(:mod:`mpdp.analysis.audit`; 000 Section 2 and Theorem 3.3).
+(:mod:`mpdp.analysis.privacy.audit`; 000 Section 2 and Theorem 3.3).
 
 Example:
     >>> import mpdp
@@ -65,8 +65,8 @@ class Audit(Result):
                 f"{e.releases} release(s)), N={e.samples:,}: {verdict}")
 
     def draw(self, ax: Axes | None) -> Figure:
-        """The measured tests over the privacy regions (:func:`mpdp.analysis.audit_plot.plot_audit`)."""
-        from mpdp.analysis.audit_plot import plot_audit
+        """The measured tests over the privacy regions (:func:`mpdp.analysis.figures.audit_plot.plot_audit`)."""
+        from mpdp.analysis.figures.audit_plot import plot_audit
 
         return plot_audit(self.run.estimate, ax)
 

@@ -17,18 +17,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.composition import (
+from mpdp.analysis.privacy.composition import (
     BOUND_NAMES,
     CompositionResult,
     check_delta_slack,
     compose_homogeneous,
     slack_for_total_delta,
 )
-from mpdp.analysis.heterogeneous import DEFAULT_REL_WIDTH, compose_heterogeneous
+from mpdp.analysis.privacy.heterogeneous import DEFAULT_REL_WIDTH, compose_heterogeneous
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
-from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.cost import check_time_limit
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -42,7 +42,7 @@ class Composition(Result):
     """The composed guarantee (``mpdp compose --json``): ``epsilon_tilde`` at ``delta_total``.
 
     Attributes:
-        result: the analysis' :class:`mpdp.analysis.composition.CompositionResult`.
+        result: the analysis' :class:`mpdp.analysis.privacy.composition.CompositionResult`.
         epsilons, deltas: the composed mechanisms' levels: one value each (homogeneous, ``k`` times), or k.
         document: the ``--json`` document (:meth:`to_dict`).
     """
@@ -81,7 +81,7 @@ class Composition(Result):
         """Homogeneous: the privacy regions of Theorems 3.1-3.3 (000 Figure 3, false alarm against missed
         detection); heterogeneous: the composed epsilon of each guarantee as bars."""
         if len(self.epsilons) == 1:
-            from mpdp.analysis.composition_plot import figure_3
+            from mpdp.analysis.figures.composition_plot import figure_3
 
             return figure_3(self.epsilons[0], self.deltas[0], self.result.k, ax=ax)
         from mpdp.analysis.plot_style import COLORS, new_axes

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mpdp.analysis.accuracy import monte_carlo_accuracy
-from mpdp.analysis.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
+from mpdp.analysis.theory.accuracy import monte_carlo_accuracy
+from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
-from mpdp.protocols.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, check_time_limit
+from mpdp.protocols.rules.symmetric import observer_average_rule
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -112,7 +112,7 @@ def estimate(
 ) -> Estimate:
     """Estimate the average accuracy of the optimal average-case rule (002 eq. (4)) by Monte Carlo:
     inputs x uniform on {0, 1}^k, one randomized-response transcript each
-    (:func:`mpdp.analysis.accuracy.monte_carlo_accuracy`).
+    (:func:`mpdp.analysis.theory.accuracy.monte_carlo_accuracy`).
 
     Args:
         epsilon: one epsilon (nats) for ``parties`` parties, or one per party. parties: k with one epsilon.
@@ -124,7 +124,7 @@ def estimate(
         progress: called with the transcripts each batch drew (they add up to ``samples``), e.g. a progress
             bar's advance; the estimate does not depend on it.
         time_limit: seconds allowed (default 60; None: no limit): an estimate whose up-front cost
-            (:func:`mpdp.analysis.monte_carlo_cost.monte_carlo_cost`) is longer is refused before any draw.
+            (:func:`mpdp.analysis.theory.monte_carlo_cost.monte_carlo_cost`) is longer is refused before any draw.
 
     Returns:
         :class:`Estimate`.

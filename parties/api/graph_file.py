@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mpdp.protocols.colorings.graphs import ColoredGraph
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.graphs import ColoredGraph
 
 __all__ = ["GraphFile", "load_graph_file"]
 

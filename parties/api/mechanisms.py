@@ -3,7 +3,7 @@
 ``graph`` is ``line:NB,NR`` (the (NB, NR)-line), a binary symmetric function of N voters -- ``majority:N``,
 ``and:N``, ``or:N``, ``xor:N``, ``threshold:T,N`` (f = 1 iff at least T YES votes, as ``--function
 threshold:T``) -- whose vertices are the counts of YES votes (the hypercube collapses to the count line
-without loss, :mod:`mpdp.protocols.majority_mechanism`; red = output 0, e.g. "majority NO"), or a JSON graph
+without loss, :mod:`mpdp.protocols.colorings.majority_mechanism`; red = output 0, e.g. "majority NO"), or a JSON graph
 file (vertices, edges, coloring, optionally boundary, eps, delta). The result's document is ``mpdp mechanism
 --json``: ``feasible``, ``probabilities`` (P(output red) per vertex), ``red`` and, for lines and functions
 with one color change (all but xor and constants), ``transition`` (tau of 001 Theorem 4); a function also
@@ -28,16 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 from mpdp.parties.api.graph_file import load_graph_file
 from mpdp.parties.api.result import Result, strict_document
-from mpdp.protocols.coloring_mechanisms import GraphMechanism, optimal_mechanism
-from mpdp.protocols.errors import ParameterError, SizeLimitError
-from mpdp.protocols.line_mechanisms import (
+from mpdp.protocols.colorings.coloring_mechanisms import GraphMechanism, optimal_mechanism
+from mpdp.protocols.colorings.line_mechanisms import (
     balanced_boundary_value,
     balanced_mechanism,
     boundary_homogeneous_mechanism,
     line_mechanism,
 )
-from mpdp.protocols.majority_mechanism import CentralMechanism, central_mechanism
-from mpdp.protocols.mechanisms import check_delta, check_epsilon
+from mpdp.protocols.colorings.majority_mechanism import CentralMechanism, central_mechanism
+from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.randomization.mechanisms import check_delta, check_epsilon
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -49,7 +49,7 @@ __all__ = ["COUNT_GRAPHS", "MAJORITY_RED", "Mechanism", "mechanism"]
 MAJORITY_RED = "output 0 (majority NO)"
 
 #: The functions ``NAME:N`` (``threshold:T,N``) solved on the count line by
-#: :func:`mpdp.protocols.majority_mechanism.central_mechanism`.
+#: :func:`mpdp.protocols.colorings.majority_mechanism.central_mechanism`.
 COUNT_GRAPHS = ("majority", "and", "or", "xor", "threshold")
 
 _GRAPHS = "line:NB,NR, majority:N, and:N, or:N, xor:N or threshold:T,N"
@@ -104,10 +104,10 @@ class Mechanism(Result):
         function's count line joins neighbouring counts c, c + 1, the image of the hypercube's edges), and
         for a function P(output = f(c)) (gid ``truthful``: flat for xor, whose optimum is the constant
         (e^eps + delta)/(1 + e^eps)); a graph file: the graph in a force-directed layout, vertices filled by
-        P(output red), an infeasible edge highlighted (:func:`mpdp.analysis.graph_figures.draw_colored_graph`),
+        P(output red), an infeasible edge highlighted (:func:`mpdp.analysis.figures.graph_figures.draw_colored_graph`),
         never joined in name order."""
         if self.solved is not None:
-            from mpdp.analysis.graph_figures import draw_colored_graph
+            from mpdp.analysis.figures.graph_figures import draw_colored_graph
 
             mech = self.solved
             title = f"optimal mechanism on {self.graph}: P(output red)"
@@ -144,7 +144,7 @@ def mechanism(graph: str | os.PathLike[str], epsilon: float | None = None, delta
 
     Args:
         graph: ``line:NB,NR`` (NB + NR <= 2*10^6); ``majority:N``, ``and:N``, ``or:N``, ``xor:N`` or
-            ``threshold:T,N`` (N <= 10^6 voters, T >= 0; :func:`mpdp.protocols.majority_mechanism
+            ``threshold:T,N`` (N <= 10^6 voters, T >= 0; :func:`mpdp.protocols.colorings.majority_mechanism
             .central_mechanism`, average-optimal unless ``boundary`` or ``balanced``); or a JSON graph file
             path.
         epsilon: >= 0 in nats (default: the file's eps). delta: in [0, 1) (default: the file's, else 0).

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["function_of", "randomized_responses"]
 

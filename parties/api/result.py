@@ -31,10 +31,10 @@ def strict_document(document: Mapping[str, Any], kind: str | None = None,
                     inputs: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``document`` as JSON holds it (numpy numbers as Python numbers, infinities as ``"inf"``): what
     ``json.loads`` of the CLI's ``--json`` output gives back. With ``kind``, under the common header
-    (``schema_version``, ``mpdp_version``, ``kind``, ``inputs``: :func:`mpdp.analysis.documents.versioned`).
+    (``schema_version``, ``mpdp_version``, ``kind``, ``inputs``: :func:`mpdp.analysis.reports.documents.versioned`).
 
     Raises:
-        ParameterError: a NaN anywhere (:func:`mpdp.analysis.documents.to_json_text`).
+        ParameterError: a NaN anywhere (:func:`mpdp.analysis.reports.documents.to_json_text`).
 
     Example:
         >>> import numpy as np
@@ -43,10 +43,10 @@ def strict_document(document: Mapping[str, Any], kind: str | None = None,
     """
     import json
 
-    from mpdp.analysis.documents import to_json_text
+    from mpdp.analysis.reports.documents import to_json_text
 
     if kind is not None:
-        from mpdp.analysis.documents import versioned
+        from mpdp.analysis.reports.documents import versioned
 
         document = versioned(kind, document, inputs or {})
     loaded: dict[str, Any] = json.loads(to_json_text(dict(document)))

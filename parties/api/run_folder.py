@@ -24,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.documents import to_json_text
+from mpdp.analysis.reports.documents import to_json_text
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.session.output_paths import fresh_output_dir, output_dir

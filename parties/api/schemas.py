@@ -1,6 +1,6 @@
 """Pydantic models of the top level of every JSON document mpdp writes, and their JSON Schemas.
 
-Each document starts with the header of :func:`mpdp.analysis.documents.versioned` (``schema_version``,
+Each document starts with the header of :func:`mpdp.analysis.reports.documents.versioned` (``schema_version``,
 ``mpdp_version``, ``kind``, ``inputs``); :data:`DOCUMENTS` maps each kind to a model of its top-level keys
 (loose inside: ``extra="allow"``, nested values are plain JSON). ``DOCUMENTS[kind].model_validate(doc)``
 checks a document; :func:`json_schemas` gives the JSON Schemas that ``mpdp schema --out schemas/`` writes
@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mpdp.analysis.documents import KINDS, SCHEMA_VERSION
+from mpdp.analysis.reports.documents import KINDS, SCHEMA_VERSION
 
 __all__ = ["DOCUMENTS", "Document", "json_schemas", "validate_document"]
 
@@ -90,7 +90,7 @@ class SimulateDocument(Document):
 
 
 class SweepPointEntry(BaseModel):
-    """One point of a sweep (:class:`mpdp.analysis.sweep.SweepPoint`; the other fields are allowed)."""
+    """One point of a sweep (:class:`mpdp.analysis.sweeps.sweep.SweepPoint`; the other fields are allowed)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -244,7 +244,7 @@ def validate_document(document: dict[str, Any]) -> Document:
     Raises:
         pydantic.ValidationError: a missing or mistyped top-level key (names it).
         KeyError: no ``kind``, or a kind that is not in :data:`DOCUMENTS`.
-        ValueError: a ``schema_version`` other than :data:`mpdp.analysis.documents.SCHEMA_VERSION`.
+        ValueError: a ``schema_version`` other than :data:`mpdp.analysis.reports.documents.SCHEMA_VERSION`.
     """
     model = DOCUMENTS[document["kind"]].model_validate(document)
     if model.schema_version != SCHEMA_VERSION:

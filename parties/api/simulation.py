@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mpdp.analysis.accounting import Budget
-from mpdp.analysis.documents import to_json_text
-from mpdp.analysis.evaluation import RoundEvaluation
-from mpdp.analysis.report import RoundResult, plot_rounds, results_document
+from mpdp.analysis.privacy.accounting import Budget
+from mpdp.analysis.reports.documents import to_json_text
+from mpdp.analysis.reports.evaluation import RoundEvaluation
+from mpdp.analysis.reports.report import RoundResult, plot_rounds, results_document
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.params import function_of
@@ -50,12 +50,12 @@ from mpdp.parties.session.output_paths import run_files
 from mpdp.parties.session.progress import Progress
 from mpdp.parties.session.runner import run_async
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
-from mpdp.protocols.cost import check_time_limit
 from mpdp.protocols.errors import MpdpError, ParameterError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.mechanisms import RandomizedResponse, check_delta
-from mpdp.protocols.rule_factory import RuleCache, check_rule_size, zero_one_rules
-from mpdp.protocols.secure import rng_mode
+from mpdp.protocols.numerics.cost import check_time_limit
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta
+from mpdp.protocols.randomization.secure import rng_mode
+from mpdp.protocols.rules.rule_factory import RuleCache, check_rule_size, zero_one_rules
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -76,9 +76,9 @@ class Simulation(Result):
 
     Attributes:
         document: ``results.json`` (``mpdp simulate --json``): configuration, ``rounds``, ``privacy``.
-        evaluations: each round measured against theory (:class:`mpdp.analysis.evaluation.RoundEvaluation`);
+        evaluations: each round measured against theory (:class:`mpdp.analysis.reports.evaluation.RoundEvaluation`);
             with ``function="sum"`` (randomized response) also its debiased count (``.debiased``,
-            :class:`mpdp.analysis.debiased.DebiasedRound`; the ``debiased`` object of each round).
+            :class:`mpdp.analysis.theory.debiased.DebiasedRound`; the ``debiased`` object of each round).
         outcome: the run as the runner returned it (rounds, broker, wall time, what each party spent).
         title: what was run, in words (the plot's title).
         out: the run's folder, holding ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (``out``,
@@ -113,7 +113,7 @@ class Simulation(Result):
 
     def draw(self, ax: Axes | None) -> Figure:
         """Measured accuracy with its 95% interval and the theory, per round
-        (:func:`mpdp.analysis.report.plot_rounds`)."""
+        (:func:`mpdp.analysis.reports.report.plot_rounds`)."""
         return plot_rounds(self.rounds, ax, self.title)
 
 

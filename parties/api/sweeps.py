@@ -1,7 +1,7 @@
 """``mpdp.sweep``: accuracy against epsilon over a grid, exact theory next to a measurement (Monte Carlo, or
 live over a broker with ``live=True``).
 
-The computation is :func:`mpdp.analysis.sweep.sweep` (002 eqs. (1)-(6) per point, Clopper-Pearson
+The computation is :func:`mpdp.analysis.sweeps.sweep.sweep` (002 eqs. (1)-(6) per point, Clopper-Pearson
 intervals, Bonferroni-corrected exact binomial verdicts), measured live by
 :func:`mpdp.parties.session.live_sweep.live_sweep`; this module gives it the API's result type
 (:class:`~mpdp.parties.api.result.Result`: ``to_dict``, ``to_frame``, ``plot``, notebook display).
@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, Unpack
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.dataset_sweep import dataset_sweep, plan_dataset_sweep
-from mpdp.analysis.sweep import SweepOptions, SweepResult, grid_of, plan_sweep
-from mpdp.analysis.sweep import sweep as sweep_grid
+from mpdp.analysis.sweeps.dataset_sweep import dataset_sweep, plan_dataset_sweep
+from mpdp.analysis.sweeps.sweep import SweepOptions, SweepResult, grid_of, plan_sweep
+from mpdp.analysis.sweeps.sweep import sweep as sweep_grid
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.result import Result
@@ -53,7 +53,7 @@ class Sweep(Result):
 
     Attributes:
         document: what ``mpdp sweep --json`` prints (``schema_version``, ``inputs``, ``points``, ...).
-        result: the :class:`~mpdp.analysis.sweep.SweepResult` (its ``points`` and ``to_csv``).
+        result: the :class:`~mpdp.analysis.sweeps.sweep.SweepResult` (its ``points`` and ``to_csv``).
     """
 
     document: dict[str, Any]
@@ -65,7 +65,7 @@ class Sweep(Result):
         return self.result.consistent
 
     def rows(self) -> Sequence[Mapping[str, Any]]:
-        """One row per point (the fields of :class:`~mpdp.analysis.sweep.SweepPoint`)."""
+        """One row per point (the fields of :class:`~mpdp.analysis.sweeps.sweep.SweepPoint`)."""
         return [asdict(p) for p in self.result.points]
 
     def summary(self) -> str:
@@ -90,21 +90,21 @@ def sweep(
     **options: Unpack[SweepOptions],
 ) -> Sweep:
     """Exact accuracy of the optimal rules over a grid, next to its measurement: by the Monte Carlo engine
-    (:func:`mpdp.analysis.sweep.sweep`), or live over a broker (``live=True``:
+    (:func:`mpdp.analysis.sweeps.sweep.sweep`), or live over a broker (``live=True``:
     :func:`mpdp.parties.session.live_sweep.live_sweep`, one session per point, one after another).
 
     Args:
         epsilon: ``"LO:HI:STEPS"`` (spaced by ``scale``), one value, or the grid itself, nats.
         dataset: None (uniformly random inputs), or ``house-votes-84`` or a CSV path
             (:func:`mpdp.parties.session.datasets.load_dataset`): each point measured on the dataset's real
-            inputs, one per round, by :func:`mpdp.analysis.dataset_sweep.dataset_sweep` (the central observer;
+            inputs, one per round, by :func:`mpdp.analysis.sweeps.dataset_sweep.dataset_sweep` (the central observer;
             no ``parties``); ``samples`` privatizations per round (live: the session's repetitions).
         label_column: with a CSV dataset: its column 1 holds party labels (True) or votes (False); None guesses.
         options: ``parties``, ``delta``, ``function``, ``rule``, ``observer`` (one value or several each: the
             grid is their product), ``samples``, ``seed``, ``alpha``, ``scale``, ``protocol``: as
-            :func:`mpdp.analysis.sweep.plan_sweep`. Live, ``samples`` is each point's number of rounds
+            :func:`mpdp.analysis.sweeps.sweep.plan_sweep`. Live, ``samples`` is each point's number of rounds
             (one privatization each).
-        executor: as :func:`mpdp.analysis.sweep.sweep`.
+        executor: as :func:`mpdp.analysis.sweeps.sweep.sweep`.
         live: measure each point by a live session (parties in worker processes, over MQTT).
         broker: live only: None (``$MPDP_BROKER_URL``, else one broker of our own for the whole sweep),
             ``embedded``, ``mosquitto``, a URL of a running one, or :class:`~mpdp.broker.settings.BrokerSettings`.
@@ -123,7 +123,7 @@ def sweep(
             with another function than majority, before any process starts; ``observer="party"`` or
             ``parties`` with a dataset... as the error says).
         DatasetError: an unknown dataset name that is no readable file, or a malformed CSV.
-        SizeLimitError: as :func:`mpdp.analysis.sweep.sweep`.
+        SizeLimitError: as :func:`mpdp.analysis.sweeps.sweep.sweep`.
         UnguardedMainError: live, from a script's top level without ``if __name__ == "__main__":``.
         TransportError, WorkerError: live: the broker or a session's worker process failed.
     """

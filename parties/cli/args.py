@@ -6,7 +6,7 @@ one line (``mpdp: error: ...``, exit 2) naming the value and what is allowed, ne
 * :func:`parse_number_list` -- ``--voters 1,3,5``, ``--epsilon 0.1,0.5``: an empty item is an error.
 * :data:`PAPER_CODES` / :func:`papers_epilog` -- what the paper codes 000, 001, 002 of the docs mean.
 * :func:`add_time_limit` -- ``--time-limit SECONDS`` of a long computation (default
-  :data:`mpdp.protocols.cost.DEFAULT_TIME_LIMIT`): work estimated to take longer is refused up front.
+  :data:`mpdp.protocols.numerics.cost.DEFAULT_TIME_LIMIT`): work estimated to take longer is refused up front.
 * :func:`join_negative_values` -- ``--epsilon -1`` / ``--budget -1,0`` / ``--epsilon -inf`` reach the
   option (which then names the bad value) instead of argparse's "expected one argument".
 * :func:`add_common_options` / :func:`command_output` / :func:`emit` -- ``--json [FILE]``, ``--quiet``
@@ -14,7 +14,7 @@ one line (``mpdp: error: ...``, exit 2) naming the value and what is allowed, ne
   :func:`add_logging_options` / :func:`configure_logging` -- ``mpdp -v``/``--log-level``.
 
 The paths a command writes are checked by :mod:`mpdp.parties.session.output_paths`, its JSON written by
-:func:`mpdp.analysis.documents.to_json_text` (the Python API uses both too).
+:func:`mpdp.analysis.reports.documents.to_json_text` (the Python API uses both too).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import Any, TypeVar, overload
 from mpdp.broker.reconnect_window import DEFAULT_RECONNECT_WINDOW
 from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.parties.session.output_paths import output_file
-from mpdp.protocols.cost import DEFAULT_TIME_LIMIT
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT
 
 __all__ = [
     "PAPER_CODES",
@@ -122,9 +122,9 @@ def add_label_column(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
 def add_time_limit(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str,
                    default: float = DEFAULT_TIME_LIMIT) -> None:
     """Add ``--time-limit SECONDS`` (``args.time_limit``, float) for ``what`` (``"the worst-case LP"``):
-    the computation's up-front estimate (:class:`mpdp.protocols.cost.CostEstimate`) is refused when it
+    the computation's up-front estimate (:class:`mpdp.protocols.numerics.cost.CostEstimate`) is refused when it
     exceeds the limit, naming the estimate and the alternative. The command checks the value with
-    :func:`mpdp.protocols.cost.check_time_limit` (``args.time_limit``, "--time-limit"), so a bad one is
+    :func:`mpdp.protocols.numerics.cost.check_time_limit` (``args.time_limit``, "--time-limit"), so a bad one is
     the usual one-line error."""
     parser.add_argument("--time-limit", type=float, default=default, metavar="SECONDS",
                         help=f"seconds allowed for {what} (default {default:g}); work "
@@ -342,14 +342,14 @@ class CommandOutput:
 
     def emit(self, document: Mapping[str, Any], indent: int | None = 1) -> None:
         """Write ``document`` where ``--json`` says (nothing without ``--json``). A document without the header
-        of :func:`mpdp.analysis.documents.versioned` gets it, with the command's parsed options as ``inputs``.
+        of :func:`mpdp.analysis.reports.documents.versioned` gets it, with the command's parsed options as ``inputs``.
 
         Raises:
-            ParameterError: a NaN in the document (:func:`mpdp.analysis.documents.to_json_text`).
+            ParameterError: a NaN in the document (:func:`mpdp.analysis.reports.documents.to_json_text`).
         """
         if not self.wanted:
             return
-        from mpdp.analysis.documents import to_json_text, versioned
+        from mpdp.analysis.reports.documents import to_json_text, versioned
 
         full = document if "schema_version" in document else versioned(self._kind, document, self._inputs)
         text = to_json_text(full, indent=indent) + "\n"

@@ -11,9 +11,9 @@ import numpy as np
 from rich.console import Console, JustifyMethod
 from rich.table import Table
 
-from mpdp.analysis.debiased import DebiasedRound
-from mpdp.analysis.evaluation import PartyEvaluation
-from mpdp.analysis.report import RoundResult
+from mpdp.analysis.reports.evaluation import PartyEvaluation
+from mpdp.analysis.reports.report import RoundResult
+from mpdp.analysis.theory.debiased import DebiasedRound
 
 __all__ = ["party_summary", "print_results", "truth_text"]
 

@@ -1,6 +1,6 @@
 """The trusted curator of the central model: it opens sealed ballots and publishes only the output of
 the optimal (epsilon, delta)-DP mechanism for its binary symmetric function f (majority, and, or, xor,
-threshold:T; 001 §I, Theorems 2-5; :func:`mpdp.protocols.majority_mechanism.central_mechanism`).
+threshold:T; 001 §I, Theorems 2-5; :func:`mpdp.protocols.colorings.majority_mechanism.central_mechanism`).
 
 Per round:
 
@@ -14,9 +14,9 @@ Per round:
    recorded or counted as a vote;
 3. at close, with n accepted ballots and c ones among them, the curator draws ``repetitions``
    independent outputs, each 1 with probability ``central_mechanism(f, n, epsilon, delta)
-   .release_one[c]`` (:func:`mpdp.analysis.central_vs_distributed.curator_release_probability`;
+   .release_one[c]`` (:func:`mpdp.analysis.theory.central_vs_distributed.curator_release_probability`;
    simulation: the round's seeded generator; deployment: exact Bernoulli from the
-   OS CSPRNG, :func:`mpdp.protocols.secure.secure_bernoulli`), publishes them in a signed
+   OS CSPRNG, :func:`mpdp.protocols.randomization.secure.secure_bernoulli`), publishes them in a signed
    :class:`CuratorRelease`, records ciphertexts and release, and forgets the round's key and bits.
 
 Repetitions are a simulation device: in a deployment the curator releases once per round (every
@@ -34,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.central_vs_distributed import curator_release_probability
+from mpdp.analysis.theory.central_vs_distributed import curator_release_probability
 from mpdp.broker.curator_messages import (
     CuratorAnnouncement,
     CuratorRelease,
@@ -50,7 +50,7 @@ from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.seeds import round_generator
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
-from mpdp.protocols.secure import secure_bernoulli
+from mpdp.protocols.randomization.secure import secure_bernoulli
 
 __all__ = ["Curator", "recorded_ballots"]
 

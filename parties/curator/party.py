@@ -18,7 +18,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel
 
-from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.curator_messages import CuratorAnnouncement, SealedBallot
 from mpdp.broker.signing import load_private_key
 from mpdp.broker.topics import Topics

@@ -4,7 +4,7 @@ with randomized response).
 It takes the same :class:`mpdp.parties.rounds.config.RunConfig` as randomized response, with
 ``protocol="curator"``: ``mechanisms`` give each party's privacy level (one (epsilon, delta) for all: the
 curator's mechanism is (epsilon, delta)-DP for every vote), ``function`` is a binary symmetric function
-(:data:`CENTRAL_FUNCTIONS`, released by :func:`mpdp.protocols.majority_mechanism.central_mechanism`),
+(:data:`CENTRAL_FUNCTIONS`, released by :func:`mpdp.protocols.colorings.majority_mechanism.central_mechanism`),
 ``measure`` is not used and ``rule_factory`` must be None. Keys: each party's Ed25519 key goes only to
 its worker; the curator's Ed25519 public key goes to every party (they ignore announcements signed by
 anyone else). The seed tree's curator stream seeds the curator's draws; the parties draw nothing.
@@ -16,7 +16,7 @@ import contextlib
 import math
 from collections.abc import Iterator, Mapping, Sequence
 
-from mpdp.analysis.accounting import Spent
+from mpdp.analysis.privacy.accounting import Spent
 from mpdp.broker.topics import Topics
 from mpdp.parties.curator.curator import Curator
 from mpdp.parties.curator.party import start_curator_party
@@ -28,15 +28,15 @@ from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.secure import rng_mode
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.secure import rng_mode
 
 __all__ = ["CENTRAL_FUNCTIONS", "CuratorSession", "central_privacy_level", "check_central_function",
            "curator_privacy_level"]
 
 
 #: What each central protocol releases: the curator every binary symmetric function by 001's optimal
-#: central mechanism (:func:`mpdp.protocols.majority_mechanism.central_mechanism`; ``threshold:T`` for any
+#: central mechanism (:func:`mpdp.protocols.colorings.majority_mechanism.central_mechanism`; ``threshold:T`` for any
 #: T), the secure computation the majority and the sum (000's geometric mechanism, §4.2). Aliases
 #: (:func:`mpdp.protocols.functions.parse_function`): passed = majority, parity = xor.
 CENTRAL_FUNCTIONS: Mapping[str, tuple[str, ...]] = {"curator": ("majority", "and", "or", "xor", "threshold:T"),

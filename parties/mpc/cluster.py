@@ -46,7 +46,7 @@ from mpdp.parties.mpc.sealed_shares import seal_shares
 from mpdp.parties.mpc.server import RoundJob, ServerKeys, write_keys
 from mpdp.parties.mpc.sharing import check_servers, field_modulus, share_bits
 from mpdp.protocols.errors import ParameterError, ProtocolViolation, WorkerError
-from mpdp.protocols.threshold_release import GeometricTable, ReleaseTable
+from mpdp.protocols.randomization.threshold_release import GeometricTable, ReleaseTable
 
 __all__ = ["DEFAULT_DEADLINE", "ServerCluster", "ServerCost", "agreed_release", "free_port_block", "round_jobs",
            "secure_release", "server_jobs"]
@@ -308,8 +308,8 @@ def secure_release(bits: NDArray[np.uint8], table: ReleaseTable | GeometricTable
 
     Args:
         bits: uint8 (k,), the participants' bits (abstainers already left out), k >= 1.
-        table: majority: the public integer table N(0..k) (:func:`mpdp.protocols.threshold_release.release_table`);
-            sum: the geometric mechanism's (:func:`mpdp.protocols.threshold_release.geometric_table`).
+        table: majority: the public integer table N(0..k) (:func:`mpdp.protocols.randomization.threshold_release.release_table`);
+            sum: the geometric mechanism's (:func:`mpdp.protocols.randomization.threshold_release.geometric_table`).
         releases: how many independent releases (>= 1).
         servers, threshold, deadline, missing: as :class:`ServerCluster`.
 

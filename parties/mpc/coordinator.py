@@ -11,7 +11,7 @@ Per round:
    a share: it only relays each server's ciphertexts;
 3. at close, with n participants, it hands server i the participants' shares sealed to it and the public
    table N(0..n) of the optimal central mechanism of 001 for n voters (L = 40 bits,
-   :mod:`mpdp.protocols.threshold_release`); the servers compute the count and draw ``repetitions``
+   :mod:`mpdp.protocols.randomization.threshold_release`); the servers compute the count and draw ``repetitions``
    releases inside MPyC (:mod:`mpdp.parties.mpc.server`), open only the releases and each signs them; the
    coordinator accepts them only if every signature verifies and all agree
    (:class:`mpdp.parties.mpc.cluster.ServerCluster`), publishes the m signed releases on the session's
@@ -43,9 +43,9 @@ from mpdp.parties.mpc.store import MpcRows
 from mpdp.parties.rounds.engine import ClosedRound, Closing
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
-from mpdp.protocols.majority_mechanism import central_majority_mechanism
-from mpdp.protocols.threshold_release import DEFAULT_RANDOM_BITS, geometric_table, release_table
+from mpdp.protocols.randomization.threshold_release import DEFAULT_RANDOM_BITS, geometric_table, release_table
 
 __all__ = ["MpcCoordinator", "Shares"]
 

@@ -18,7 +18,7 @@ from functools import partial
 
 import numpy as np
 
-from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector

@@ -8,13 +8,13 @@ KEYS is a JSON file (:func:`write_keys`, readable by its owner only) with this s
 (``mpc.start``) and then serve rounds until their standard input ends: each round is one JSON line
 (:class:`RoundJob`) with this server's Shamir shares of the n participants' bits
 (:mod:`mpdp.parties.mpc.sharing`), each sealed to its key (:mod:`mpdp.parties.mpc.sealed_shares`), and the
-public table N(0..n) of the release rule (:mod:`mpdp.protocols.threshold_release`).
+public table N(0..n) of the release rule (:mod:`mpdp.protocols.randomization.threshold_release`).
 
 Inside the computation: s = sum of the shares (local), the secret unit vector e_s (MPyC ``unit_vector``:
 bit decomposition of s), N(s) = <e_s, N> (local), per release a secret u from L secret random bits, and the
 comparison u < N(s). For ``sum`` (:attr:`RoundJob.noise` set) each release is clamp(s + G1 - G2, 0, n)
 with G = #{j : u < t_j} for two fresh secret u (the geometric mechanism of 000,
-:class:`mpdp.protocols.threshold_release.GeometricTable`), a :class:`mpdp.broker.mpc_messages.SumRelease`.
+:class:`mpdp.protocols.randomization.threshold_release.GeometricTable`), a :class:`mpdp.broker.mpc_messages.SumRelease`.
 Only the comparisons (or the noisy counts) are opened (to every server); each server signs them with its
 Ed25519 key as the release message of the central mechanism
 (:class:`mpdp.broker.curator_messages.CuratorRelease`, the same wire message whoever computed it) and
@@ -79,7 +79,7 @@ class RoundJob:
         random_bits: L.
         releases: how many independent releases to draw from the one count (>= 1).
         noise: sum: the geometric mechanism's thresholds t_1..t_J, J >= 0
-            (:class:`mpdp.protocols.threshold_release.GeometricTable`); majority: empty.
+            (:class:`mpdp.protocols.randomization.threshold_release.GeometricTable`); majority: empty.
         function: ``"majority"`` (the central mechanism of 001) or ``"sum"`` (a noisy count).
     """
 

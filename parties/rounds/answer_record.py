@@ -37,7 +37,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from mpdp.analysis.accounting import PrivacyLedger, RoundCharge
+from mpdp.analysis.privacy.accounting import PrivacyLedger, RoundCharge
 from mpdp.parties.rounds.store import blob_payload
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 

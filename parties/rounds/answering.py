@@ -49,7 +49,7 @@ from typing import Generic, Protocol
 
 from pydantic import BaseModel
 
-from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.control import FreshnessGuard
 from mpdp.broker.signing import load_public_key
 from mpdp.broker.topics import Topics

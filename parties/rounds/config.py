@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.accounting import Budget
+from mpdp.analysis.privacy.accounting import Budget
 from mpdp.broker.messages import MAX_REPETITIONS
 from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.topics import check_session
@@ -18,8 +18,8 @@ from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_optio
 from mpdp.parties.rounds.validator_count import check_validators
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rules import RULE_KINDS, RuleFactory
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.rules import RULE_KINDS, RuleFactory
 
 __all__ = ["CONNECTIONS", "PROTOCOLS", "RunConfig", "default_workers"]
 
@@ -49,7 +49,7 @@ class RunConfig:
         broker: where the broker is (:class:`mpdp.broker.settings.BrokerSettings`).
         workers: worker processes (at most k are used); None = :func:`default_workers`, one per core.
         store_path: the SQLite transcript store; None keeps the transcript in memory only.
-        secure: deployment mode (parties sample with :mod:`mpdp.protocols.secure`).
+        secure: deployment mode (parties sample with :mod:`mpdp.protocols.randomization.secure`).
         round_timeout: seconds without a new answer after which a round closes and the missing parties are
             recorded absent (the quiet time pauses while the observer cannot reach the broker).
         ready_timeout: seconds to wait for every worker to have its parties subscribed.
@@ -58,7 +58,7 @@ class RunConfig:
             deployed) or ``"per-worker"`` (a worker serves its parties over one connection in one task:
             :mod:`mpdp.parties.session.multiplex`; each party still signs and publishes on its own topic).
         rule_factory: builds the observer's rule; None = the posterior average rule for ``measure``
-            (:func:`mpdp.protocols.rule_factory.decision_rule` with ``engine="posterior"``).
+            (:func:`mpdp.protocols.rules.rule_factory.decision_rule` with ``engine="posterior"``).
         budget: every party's privacy budget (None: nobody is stopped, spending is still accounted).
         delta_slack: delta_tilde of the accounting (exact optimum of 000 Theorem 3.3), in [0, 1).
         party_rule: None, or ``"average"`` / ``"worst-case"``: every participant also decides f

@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.accounting import Spent
+from mpdp.analysis.privacy.accounting import Spent
 from mpdp.parties.rounds.ranges import format_ranges
 
 __all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_POLICY", "NO_DECISION", "RoundOutcome", "RoundStatus", "RunOutcome",

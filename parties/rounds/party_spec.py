@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.accounting import Budget, PrivacyLedger
+from mpdp.analysis.privacy.accounting import Budget, PrivacyLedger
 from mpdp.parties.rounds.outcome import ABSTAIN_POLICY
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["ABSTAIN_DID_NOT_VOTE", "PartySpec", "policy_reason", "spec_bit"]
 

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.decision_messages import TranscriptMessage
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector

@@ -18,11 +18,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mpdp.analysis.accounting import Budget, PrivacyLedger, RoundCharge, Spent
-from mpdp.analysis.composition import check_delta_slack
+from mpdp.analysis.privacy.accounting import Budget, PrivacyLedger, RoundCharge, Spent
+from mpdp.analysis.privacy.composition import check_delta_slack
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = [
     "DEFAULT_DELTA_SLACK",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from mpdp.broker.signing import generate_key_pair
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["Roster"]
 

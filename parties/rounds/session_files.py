@@ -41,7 +41,7 @@ from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = [
     "KeyFile",

@@ -322,7 +322,7 @@ class TranscriptStore:
                      mode: str) -> frozenset[int]:
         """Register a session (or find it again); return the indices of rounds already recorded.
 
-        The row also records ``mode`` (how the parties draw their noise: :func:`mpdp.protocols.secure.rng_mode`)
+        The row also records ``mode`` (how the parties draw their noise: :func:`mpdp.protocols.randomization.secure.rng_mode`)
         and the version of mpdp that opened the session.
 
         Raises:

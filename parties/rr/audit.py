@@ -5,7 +5,7 @@ announcements exactly as ``mpdp party`` does (:meth:`Party.respond`: policy, led
 each answer goes through the wire as the observer sees it: the message's JSON bytes parsed and verified
 by the round engine's :class:`mpdp.parties.rounds.engine.SignedReader` against a roster holding the
 *configured* mechanism, then checked by :func:`mpdp.parties.rr.observer.mechanism_symbols` (what the
-observer records). The recorded symbols are scored and certified by :mod:`mpdp.analysis.audit`.
+observer records). The recorded symbols are scored and certified by :mod:`mpdp.analysis.privacy.audit`.
 
 Batching: one answer carries ``B K`` repetitions (``B`` outputs of K releases each, up to
 :data:`MESSAGE_SYMBOLS` symbols a message) and is cut back into B outputs. The releases of one bit are
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.audit import AuditEstimate, audit_estimate, release_scores, score_offset
-from mpdp.analysis.composition import check_k
+from mpdp.analysis.privacy.audit import AuditEstimate, audit_estimate, release_scores, score_offset
+from mpdp.analysis.privacy.composition import check_k
 from mpdp.broker.messages import Announcement, decode_answer
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
@@ -48,7 +48,7 @@ from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rr.observer import mechanism_symbols
 from mpdp.parties.rr.party import Party, Sampler, secure_sampler
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["FAULTS", "MESSAGE_SYMBOLS", "PARTY_PATHS", "AuditRun", "Fault", "audit_party", "parse_fault"]
 
@@ -96,7 +96,7 @@ class AuditRun:
     """An audit's measurement and what it cost.
 
     Attributes:
-        estimate: the certified bound and verdict (:class:`mpdp.analysis.audit.AuditEstimate`).
+        estimate: the certified bound and verdict (:class:`mpdp.analysis.privacy.audit.AuditEstimate`).
         party_path: ``deployed`` or ``simulation``; fault: the planted fault.
         messages: signed messages built, parsed and verified (both inputs); seconds: wall time.
     """

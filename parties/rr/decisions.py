@@ -1,11 +1,11 @@
 """Deciding with a rule in a live run: the observer's decisions and every party's own (002 eqs. (2)-(6)).
 
 * :func:`apply_rule` — decide on observed transcripts with a simulation generator, or (``rng=None``,
-  deployment mode) with exact draws from the OS CSPRNG (:func:`mpdp.protocols.secure.secure_choice`).
+  deployment mode) with exact draws from the OS CSPRNG (:func:`mpdp.protocols.randomization.secure.secure_choice`).
 * :class:`PartyDecider` — shared by the parties of one worker process: verifies each part of a published
   transcript once per payload (signature by the coordinator key, session, expiry, sequence), assembles the
   parts of a round, and builds each party's rule through
-  one :class:`mpdp.protocols.rule_factory.RuleCache`, so parties with equal public parameters share tables.
+  one :class:`mpdp.protocols.rules.rule_factory.RuleCache`, so parties with equal public parameters share tables.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from mpdp.broker.signing import load_public_key, verify_message
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.functions import BooleanFunction, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_factory import RuleCache, decision_rule
-from mpdp.protocols.rules import RULE_KINDS, DecisionRule
-from mpdp.protocols.secure import secure_choice
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.secure import secure_choice
+from mpdp.protocols.rules.rule_factory import RuleCache, decision_rule
+from mpdp.protocols.rules.rules import RULE_KINDS, DecisionRule
 
 __all__ = ["PartyDecider", "PartyDecisionSpec", "apply_rule"]
 
@@ -76,7 +76,7 @@ class PartyDecisionSpec:
         function: the name of f (:func:`mpdp.protocols.functions.parse_function`; a name pickles where the
             function object may not), symmetric, computed over each round's participants.
         kind: ``"average"`` or ``"worst-case"``: the parties' rules are the optimal ones of this kind
-            for the zero-one measure (:mod:`mpdp.protocols.rule_factory`).
+            for the zero-one measure (:mod:`mpdp.protocols.rules.rule_factory`).
     """
 
     mechanisms: tuple[RandomizedResponse, ...]

@@ -6,7 +6,7 @@ lists the reject reasons). The observer adds:
 
 and, at close, decides: with the participants' mechanisms, ``rule = rule_factory(mechanisms, function,
 measure)``
-(a :data:`mpdp.protocols.rules.RuleFactory`) and ``rule.decide(symbols)`` with symbols uint8
+(a :data:`mpdp.protocols.rules.rules.RuleFactory`) and ``rule.decide(symbols)`` with symbols uint8
 (repetitions, n) in party-id order (Kairouz, Oh, Viswanath 2015 / paper 002 eq. 2). A party out of privacy budget abstains with reason
 ``budget-exhausted``: like every abstention it is left out of the decision, and the outcome lists it in
 ``exhausted`` as well as ``abstained``. The round's messages (one per roster party, ``absent`` for the
@@ -40,8 +40,8 @@ from mpdp.parties.rr.decision_collector import DecisionCollector
 from mpdp.parties.rr.decisions import apply_rule
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.functions import BooleanFunction
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rules import RuleFactory
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.rules import RuleFactory
 
 __all__ = ["Observer", "check_symbols", "mechanism_symbols"]
 

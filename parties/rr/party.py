@@ -3,7 +3,7 @@ broadcasts the signed symbols over its own connection (a :class:`mpdp.broker.tra
 
 Simulation mode: round r of party i draws from ``default_rng(SeedSequence(seed).spawn(k)[i].spawn(R)[r])``
 (a per-round child of the party's sequence, so a resumed run draws what a full run would).
-Deployment mode (``secure=True``): :func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS
+Deployment mode (``secure=True``): :func:`mpdp.protocols.randomization.secure.sample_secure` (exact sampling from the OS
 CSPRNG). The raw bit stays in this process: it is in no message, log line or repr.
 
 Privacy policy (the party's own, from its :class:`mpdp.parties.rounds.party_spec.PartySpec`, never from the wire): a round announcing more
@@ -45,7 +45,7 @@ from mpdp.parties.rounds.plan import Decider
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rounds.seeds import decision_generator, round_generator
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["Party", "secure_sampler", "start_party"]
 
@@ -55,18 +55,18 @@ Sampler = Callable[[RandomizedResponse, int, int], NDArray[np.uint8]]
 
 
 def secure_sampler() -> Sampler:
-    """``mpdp.protocols.secure.sample_secure(mechanism, bit, size)``, the deployment-mode sampler.
+    """``mpdp.protocols.randomization.secure.sample_secure(mechanism, bit, size)``, the deployment-mode sampler.
 
     Raises:
-        ParameterError: ``secure`` asked for but :mod:`mpdp.protocols.secure` is not in this build.
+        ParameterError: ``secure`` asked for but :mod:`mpdp.protocols.randomization.secure` is not in this build.
     """
     try:
-        from mpdp.protocols.secure import (
+        from mpdp.protocols.randomization.secure import (
             sample_secure,  # the lead's exact CSPRNG sampler
         )
     except ImportError as exc:
         raise ParameterError(
-            "secure", True, "simulation mode (secure=False): protocols.secure is not available", hint=str(exc)
+            "secure", True, "simulation mode (secure=False): protocols.randomization.secure is not available", hint=str(exc)
         ) from exc
     return sample_secure
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from mpdp.analysis.accounting import Spent
+from mpdp.analysis.privacy.accounting import Spent
 from mpdp.broker.topics import Topics
 from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RoundOutcome
@@ -23,8 +23,8 @@ from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
 from mpdp.parties.rr.party import start_party
-from mpdp.protocols.rule_factory import decision_rule
-from mpdp.protocols.secure import rng_mode
+from mpdp.protocols.randomization.secure import rng_mode
+from mpdp.protocols.rules.rule_factory import decision_rule
 
 __all__ = ["RandomizedResponseSession"]
 

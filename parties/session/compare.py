@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mpdp.analysis.evaluation import RoundEvaluation
+from mpdp.analysis.reports.evaluation import RoundEvaluation
 from mpdp.broker.launch import open_broker
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.mpc.store import MpcStore
@@ -34,8 +34,8 @@ from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.runner import run_async, surfacing_errors
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_factory import RuleCache, zero_one_rules
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.rule_factory import RuleCache, zero_one_rules
 
 __all__ = ["COMPARED", "ProtocolComparison", "ProtocolCost", "compare_live"]
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse, check_delta, check_epsilon
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta, check_epsilon
 
 __all__ = ["parse_mechanisms", "warn_if_no_privacy"]
 

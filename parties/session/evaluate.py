@@ -1,5 +1,5 @@
 """Evaluate every round of a finished run (randomized response or curator) with
-:func:`mpdp.analysis.evaluation.evaluate_round`: what ``mpdp simulate`` and the Python API report."""
+:func:`mpdp.analysis.reports.evaluation.evaluate_round`: what ``mpdp simulate`` and the Python API report."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.evaluation import RoundEvaluation, evaluate_round
+from mpdp.analysis.reports.evaluation import RoundEvaluation, evaluate_round
 from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
 from mpdp.protocols.functions import BooleanFunction
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_factory import RuleCache
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.rule_factory import RuleCache
 
 __all__ = ["evaluate_run"]
 
@@ -21,7 +21,7 @@ def evaluate_run(
     outcome: RunOutcome, bits: NDArray[np.int8], mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction, *, rule: str, alpha: float, rng: np.random.Generator, rules: RuleCache | None = None,
 ) -> list[RoundEvaluation]:
-    """One :class:`mpdp.analysis.evaluation.RoundEvaluation` per round, in round order (randomized response
+    """One :class:`mpdp.analysis.reports.evaluation.RoundEvaluation` per round, in round order (randomized response
     computing ``sum``: with the debiased count of the round's transcripts at level 1 - alpha).
 
     Args:
@@ -35,7 +35,7 @@ def evaluate_run(
         rules: the cache the run built its rules with.
 
     Raises:
-        ParameterError, SizeLimitError: from :func:`mpdp.analysis.evaluation.evaluate_round`.
+        ParameterError, SizeLimitError: from :func:`mpdp.analysis.reports.evaluation.evaluate_round`.
     """
     evaluations = []
     played: Sequence[RoundOutcome] = outcome.rounds

@@ -28,7 +28,7 @@ among the compute servers pinned in the roster (:func:`mpdp.parties.mpc.party.st
 with the same policy (repetition cap, budget at the roster's epsilon, answer record).
 
 Modes: deployment (``seed=None``, the default of ``mpdp party``) privatizes with
-:func:`mpdp.protocols.secure.sample_secure` (exact sampling from the OS CSPRNG); simulation (a seed)
+:func:`mpdp.protocols.randomization.secure.sample_secure` (exact sampling from the OS CSPRNG); simulation (a seed)
 gives party i the stream :meth:`mpdp.parties.rounds.seeds.SeedTree.party` of ``mpdp simulate --seed``.
 """
 
@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
-from mpdp.analysis.accounting import Budget
+from mpdp.analysis.privacy.accounting import Budget
 from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, WorkerStatus
@@ -266,7 +266,7 @@ async def host_parties(config: HostConfig) -> None:
     """
     spec = config.worker_spec()
     if spec.secure:
-        secure_sampler()  # fail before connecting when protocols.secure is not in this build
+        secure_sampler()  # fail before connecting when protocols.randomization.secure is not in this build
     await check_connectivity(config.endpoint)
     beacon = _ReadyBeacon(config, config.endpoint)
     try:

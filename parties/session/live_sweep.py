@@ -1,32 +1,32 @@
 """The points of a sweep measured live: one session per point over one broker, one point after another.
 
-A sweep point (:class:`mpdp.analysis.sweep.SweepTask`: epsilon, delta, k, f, rule, observer, samples)
+A sweep point (:class:`mpdp.analysis.sweeps.sweep.SweepTask`: epsilon, delta, k, f, rule, observer, samples)
 becomes one live session of the runner (:func:`mpdp.parties.session.runner.run_async`, what
 ``mpdp simulate`` runs): k parties with uniformly random bits over ``samples`` rounds, each party
 privatizing its bit once per round (one repetition), so that every round is one independent draw of a
 uniform input and of the privatization, and the round's decision is right with probability the rule's
 average accuracy (002 eq. (1)): the successes over the rounds are Binomial(samples, theory), the same
-law as the Monte Carlo engine's, tested the same way (:meth:`mpdp.analysis.sweep.SweepPlan.result`).
+law as the Monte Carlo engine's, tested the same way (:meth:`mpdp.analysis.sweeps.sweep.SweepPlan.result`).
 
 * observer ``central``: the central observer's decisions (its optimal rule of the point's kind);
 * observer ``party``: party 0's own decisions (the parties decide too, each with its optimal rule of the
   same kind from the published transcript and its own bit, 002 eqs. (2), (4));
 * rule ``curator``: the curator protocol: the parties seal their bits to a trusted curator, who releases
-  f by 001's optimal central mechanism (:func:`mpdp.protocols.majority_mechanism.central_mechanism`, the
+  f by 001's optimal central mechanism (:func:`mpdp.protocols.colorings.majority_mechanism.central_mechanism`, the
   same one the Monte Carlo curator samples); the release is the decision. The live curator
   (:mod:`mpdp.parties.curator`) releases the functions of
   :data:`mpdp.parties.curator.session.CENTRAL_FUNCTIONS`; others (one voter's sum, binary for the Monte
   Carlo curator) are refused before any process starts (:func:`check_live_plan`; their curator is measured
   by the Monte Carlo engine).
 
-On a dataset (:class:`mpdp.analysis.dataset_sweep.DatasetSweepPlan`, ``mpdp sweep --dataset --live``) a
+On a dataset (:class:`mpdp.analysis.sweeps.dataset_sweep.DatasetSweepPlan`, ``mpdp sweep --dataset --live``) a
 point is one session over the dataset's rounds, as ``mpdp simulate --dataset`` runs it: each round's
 participating parties privatize their real bit ``samples`` times (``repetitions = samples``), the central
 observer (or the curator) decides each repetition, and the right decisions of each round are
 Binomial(samples, that round's exact theory), tested per round as the Monte Carlo engine's
 (:meth:`DatasetSweepPlan.result`).
 
-Seeds: point i's ``SeedSequence`` (:attr:`mpdp.analysis.sweep.SweepPlan.seeds`) gives a 63-bit root seed of
+Seeds: point i's ``SeedSequence`` (:attr:`mpdp.analysis.sweeps.sweep.SweepPlan.seeds`) gives a 63-bit root seed of
 its session (:func:`session_seed`), whose :class:`mpdp.parties.rounds.seeds.SeedTree` draws the bits
 (:meth:`SeedTree.dataset`), the privatizations, the randomized decisions and the curator's releases: the
 same sweep seed gives the same points. One broker serves every point (started once, or the running one
@@ -42,8 +42,8 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.dataset_sweep import BillTheory, DatasetSweepPlan, bill_theory
-from mpdp.analysis.sweep import PointTheory, SweepPlan, SweepResult, SweepTask, point_theory
+from mpdp.analysis.sweeps.dataset_sweep import BillTheory, DatasetSweepPlan, bill_theory
+from mpdp.analysis.sweeps.sweep import PointTheory, SweepPlan, SweepResult, SweepTask, point_theory
 from mpdp.broker.launch import open_broker
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.curator.session import check_central_function
@@ -55,8 +55,8 @@ from mpdp.parties.session.estimate import RunEstimate, estimate_run
 from mpdp.parties.session.runner import ProgressCallback, run_async
 from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_factory import RuleCache, zero_one_rules
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.rule_factory import RuleCache, zero_one_rules
 
 __all__ = ["check_live_plan", "estimate_live_sweep", "live_sweep", "session_seed"]
 
@@ -167,8 +167,8 @@ async def live_sweep(plan: SweepPlan | DatasetSweepPlan, broker: BrokerSettings,
     """Measure every point of ``plan`` live (module docstring), one after another, over one broker.
 
     Args:
-        plan: from :func:`mpdp.analysis.sweep.plan_sweep` (uniform inputs), or
-            :func:`mpdp.analysis.dataset_sweep.plan_dataset_sweep` (a dataset's rounds).
+        plan: from :func:`mpdp.analysis.sweeps.sweep.plan_sweep` (uniform inputs), or
+            :func:`mpdp.analysis.sweeps.dataset_sweep.plan_dataset_sweep` (a dataset's rounds).
         broker: where: ``auto``/``mosquitto``/``embedded`` start one broker for the whole sweep (stopped at
             the end); an external broker (a URL) is used as it is.
         workers: worker processes of each session (None: one per core, at most k).
@@ -177,12 +177,12 @@ async def live_sweep(plan: SweepPlan | DatasetSweepPlan, broker: BrokerSettings,
             as ``progress(done, rounds)`` about 4 times a second and after every round.
 
     Returns:
-        the :class:`mpdp.analysis.sweep.SweepResult` (source ``live``; its inputs name the broker's kind).
+        the :class:`mpdp.analysis.sweeps.sweep.SweepResult` (source ``live``; its inputs name the broker's kind).
 
     Raises:
         TransportError: the broker is unreachable, would not start or went away.
         WorkerError: a session's worker process failed, or a round closed with parties unheard.
-        ParameterError: what a session refuses (checked by :func:`mpdp.analysis.sweep.plan_sweep` and
+        ParameterError: what a session refuses (checked by :func:`mpdp.analysis.sweeps.sweep.plan_sweep` and
             :func:`check_live_plan` first, before the broker starts).
     """
     check_live_plan(plan)

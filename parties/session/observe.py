@@ -60,7 +60,7 @@ from mpdp.parties.session.runner import (
 from mpdp.parties.session.validators import open_validated_engine
 from mpdp.protocols.errors import MpdpError, ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
-from mpdp.protocols.rule_factory import zero_one_rules
+from mpdp.protocols.rules.rule_factory import zero_one_rules
 
 __all__ = ["HOSTS_MODE", "ObserveConfig", "observe", "observe_async", "wait_for_parties"]
 

@@ -6,9 +6,9 @@ Three kinds of directory are read, by the files they hold:
 - ``sweep.json``: ``mpdp sweep --out DIR``;
 - ``decisions.json`` (+ ``transcripts.sqlite``): a deployment's ``mpdp observe --out DIR``.
 
-The page (:class:`mpdp.analysis.report_page.ReportPage`) shows the configuration, the per-round table
+The page (:class:`mpdp.analysis.reports.report_page.ReportPage`) shows the configuration, the per-round table
 (a sweep: one row per point), the accuracy figures re-drawn from the JSON with the project's plot helpers
-(:func:`mpdp.analysis.report.plot_rounds`, :meth:`mpdp.analysis.sweep.SweepResult.plot`), each party's
+(:func:`mpdp.analysis.reports.report.plot_rounds`, :meth:`mpdp.analysis.sweeps.sweep.SweepResult.plot`), each party's
 privacy spent by the optimal composition against basic composition (the ``privacy`` section), the
 rejected messages by reason and the per-round timings from the SQLite transcript store, when recorded.
 :func:`write_report` writes ``report.html`` (self-contained), ``report.md`` and the figures as PNG.
@@ -24,11 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from mpdp import __version__ as mpdp_version
-from mpdp.analysis.documents import SCHEMA_VERSION
 from mpdp.analysis.plot_style import save_figure
-from mpdp.analysis.report import RoundResult, plot_decisions, plot_privacy_spent, plot_rounds
-from mpdp.analysis.report_page import ReportFigure, ReportPage, Section, Table, cells, render_html, render_markdown
-from mpdp.analysis.sweep import SweepPoint, SweepResult
+from mpdp.analysis.reports.documents import SCHEMA_VERSION
+from mpdp.analysis.reports.report import RoundResult, plot_decisions, plot_privacy_spent, plot_rounds
+from mpdp.analysis.reports.report_page import (
+    ReportFigure,
+    ReportPage,
+    Section,
+    Table,
+    cells,
+    render_html,
+    render_markdown,
+)
+from mpdp.analysis.sweeps.sweep import SweepPoint, SweepResult
 from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.protocols.errors import ParameterError
 

@@ -44,7 +44,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from mpdp.analysis.accounting import PrivacyLedger, Spent
+from mpdp.analysis.privacy.accounting import PrivacyLedger, Spent
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.launch import open_broker
 from mpdp.broker.signing import generate_key_pair
@@ -306,7 +306,7 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
     Raises:
         TransportError: the broker is unreachable (before any process starts) or went away.
         WorkerError: a worker process died or failed (named, with its parties).
-        ParameterError: secure mode without :mod:`mpdp.protocols.secure`, what the protocol refuses
+        ParameterError: secure mode without :mod:`mpdp.protocols.randomization.secure`, what the protocol refuses
             (e.g. the curator's function), a session stored with other parameters, an unwritable store.
     """
     return await surfacing_errors(_run(config, progress or (lambda rounds, messages: None)))

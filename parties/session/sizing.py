@@ -9,7 +9,7 @@ the parties' connections and messages, by how they connect (``per-party`` / ``pe
 from __future__ import annotations
 
 from mpdp.parties.session.estimate import estimate_run
-from mpdp.protocols.cost import CostEstimate
+from mpdp.protocols.numerics.cost import CostEstimate
 
 __all__ = ["SESSION_TIME_LIMIT", "session_cost"]
 

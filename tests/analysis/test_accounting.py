@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.analysis.accounting import Budget, PrivacyLedger, Spent
-from mpdp.analysis.composition import optimal_epsilon
-from mpdp.analysis.heterogeneous import compose_heterogeneous
+from mpdp.analysis.privacy.accounting import Budget, PrivacyLedger, Spent
+from mpdp.analysis.privacy.composition import optimal_epsilon
+from mpdp.analysis.privacy.heterogeneous import compose_heterogeneous
 from mpdp.protocols.errors import ParameterError
 
 

@@ -7,12 +7,12 @@ import itertools
 import numpy as np
 import pytest
 
-from mpdp.analysis.accuracy import input_accuracy, monte_carlo_accuracy, rule_accuracy
+from mpdp.analysis.theory.accuracy import input_accuracy, monte_carlo_accuracy, rule_accuracy
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.optimal import optimal_rules
+from mpdp.protocols.rules.symmetric import observer_average_rule
 from tests.protocols import brute
 
 MECHS = [RandomizedResponse(e) for e in (0.3, 1.2, 0.3, 0.7)]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import beta, binom
 
 from mpdp.analysis import clopper_pearson
-from mpdp.analysis.audit import (
+from mpdp.analysis.privacy.audit import (
     audit_counts,
     audit_estimate,
     expected_lower_bound,
@@ -22,7 +22,7 @@ from mpdp.analysis.audit import (
     score_offset,
 )
 from mpdp.protocols import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 
 @given(st.integers(1, 400).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),

@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.stats import norm
 
-from mpdp.analysis.calibration import (
+from mpdp.analysis.privacy.calibration import (
     StaircaseNoise,
     corollary_4_1,
     gaussian_composition_delta,
@@ -17,9 +17,9 @@ from mpdp.analysis.calibration import (
     laplace_scale,
     per_query_budget_exact,
 )
-from mpdp.analysis.composition import composed_delta, eq7_bound, optimal_epsilon
-from mpdp.analysis.geometric import GeometricMechanism
-from mpdp.analysis.privacy_region import PrivacyRegion, composition_region
+from mpdp.analysis.privacy.composition import composed_delta, eq7_bound, optimal_epsilon
+from mpdp.analysis.privacy.geometric import GeometricMechanism
+from mpdp.analysis.privacy.privacy_region import PrivacyRegion, composition_region
 from mpdp.protocols.errors import ParameterError
 from tests.frequencies import assert_mean_fits, assert_proportion_fits
 

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from mpdp.analysis.calibration import gaussian_composition_delta
-from mpdp.analysis.calibration_plan import calibration_plan
-from mpdp.analysis.composition import optimal_epsilon
-from mpdp.analysis.geometric import GeometricMechanism
+from mpdp.analysis.privacy.calibration import gaussian_composition_delta
+from mpdp.analysis.privacy.calibration_plan import calibration_plan
+from mpdp.analysis.privacy.composition import optimal_epsilon
+from mpdp.analysis.privacy.geometric import GeometricMechanism
 from mpdp.protocols.errors import ParameterError
 
 

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from mpdp.analysis.central_vs_distributed import compare_majority, plot_comparison
 from mpdp.analysis.plot_style import save_figure
-from mpdp.protocols.majority_mechanism import central_majority_mechanism
+from mpdp.analysis.theory.central_vs_distributed import compare_majority, plot_comparison
+from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism
 
 
 def _brute_distributed(k: int, eps: float) -> tuple[float, float]:

@@ -11,16 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.analysis.composition import (
+from mpdp.analysis.privacy.composition import (
     compose_homogeneous,
     optimal_delta_slack,
     optimal_epsilon,
     theorem_3_3_corners,
     theorem_3_4_bound,
 )
-from mpdp.analysis.heterogeneous import compose_heterogeneous
-from mpdp.protocols.binomial import log_binomial_pmf
+from mpdp.analysis.privacy.heterogeneous import compose_heterogeneous
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.binomial import log_binomial_pmf
 
 VECTORS = json.loads((pathlib.Path(__file__).parents[1] / "vectors" / "composition.json").read_text())["cases"]
 HOMOGENEOUS = [c for c in VECTORS if c["kind"] == "homogeneous"]

@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from mpdp.analysis.central_vs_distributed import (
+from mpdp.analysis.theory.central_vs_distributed import (
     curator_accuracy_on_input,
     curator_release_probability,
 )
+from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism, central_mechanism
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.majority_mechanism import central_majority_mechanism, central_mechanism
 
 
 @pytest.mark.parametrize("epsilon", [0.0, 0.3, 1.0, 5.0])

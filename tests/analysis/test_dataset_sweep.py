@@ -12,15 +12,15 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mpdp.analysis.dataset_sweep import bill_theory, dataset_sweep, plan_dataset_sweep
-from mpdp.analysis.evaluation import evaluate_round
-from mpdp.analysis.monte_carlo import count_table
-from mpdp.analysis.sweep import SweepTask
+from mpdp.analysis.reports.evaluation import evaluate_round
+from mpdp.analysis.statistics.monte_carlo import count_table
+from mpdp.analysis.sweeps.dataset_sweep import bill_theory, dataset_sweep, plan_dataset_sweep
+from mpdp.analysis.sweeps.sweep import SweepTask
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_factory import decision_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.rule_factory import decision_rule
 
 MAJORITY = parse_function("majority")
 #: 5 members, 3 rounds; member 4 takes no part in round 2 (4 participants: the count 2 ties).
@@ -34,7 +34,7 @@ def house():
 
 def _simulate_theory(data, epsilon: float, delta: float = 0.0) -> tuple[list[float], list[float]]:
     """Per bill, the exact theories ``mpdp simulate --dataset --protocol curator`` reports
-    (analysis.evaluation): the randomized-response observer's average rule (``rr_theoretical_accuracy``, the
+    (analysis.reports.evaluation): the randomized-response observer's average rule (``rr_theoretical_accuracy``, the
     theory of a ``--protocol rr`` round) and the curator's."""
     level = RandomizedResponse(epsilon, delta)
     rr, curator = [], []
@@ -185,7 +185,7 @@ def test_a_fixed_input_count_must_fit_its_group() -> None:
 def test_the_worst_case_lp_is_checked_at_the_rounds_participant_counts(monkeypatch) -> None:
     """The LP solved per round has the round's participants, not the dataset's k rows: 435 rows of which at
     most 6 vote fit (at 435 the LP of sum is refused), and the check runs once per distinct count."""
-    import mpdp.analysis.sweep as sweep_module
+    import mpdp.analysis.sweeps.sweep as sweep_module
 
     bits = np.full((435, 3), -1, dtype=np.int8)
     bits[:5, 0], bits[:6, 1], bits[:5, 2] = 1, 0, 1

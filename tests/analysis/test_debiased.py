@@ -1,4 +1,4 @@
-"""analysis.debiased: the debiased count, checked by exact enumeration and on seeded transcripts (the figure
+"""analysis.theory.debiased: the debiased count, checked by exact enumeration and on seeded transcripts (the figure
 against the optimal rule: tests/analysis/test_paper_figures.py)."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from scipy.stats import binom, binomtest
 
-from mpdp.analysis.debiased import (
+from mpdp.analysis.theory.debiased import (
     debiased_round,
     debiased_sum,
     debiasing_table,
     expected_absolute_error,
 )
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 MECHS = [RandomizedResponse(0.7), RandomizedResponse(1.5, 0.2, four_output=True), RandomizedResponse(3.0)]
 

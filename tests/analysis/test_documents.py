@@ -1,4 +1,4 @@
-"""analysis.documents: strict JSON text of the documents mpdp writes."""
+"""analysis.reports.documents: strict JSON text of the documents mpdp writes."""
 
 import json
 import math
@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from mpdp.analysis.documents import to_json_text
+from mpdp.analysis.reports.documents import to_json_text
 from mpdp.protocols.errors import ParameterError
 
 

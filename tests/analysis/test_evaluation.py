@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from mpdp.analysis.evaluation import PartyEvaluation, RoundEvaluation, evaluate_round
+from mpdp.analysis.reports.evaluation import PartyEvaluation, RoundEvaluation, evaluate_round
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_factory import RuleCache, decision_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.rule_factory import RuleCache, decision_rule
 
 MECHS = [RandomizedResponse(0.6), RandomizedResponse(1.2, 0.05, True), RandomizedResponse(0.9)]
 X = np.array([1, 0, 1])

@@ -8,8 +8,8 @@ import pathlib
 import numpy as np
 import pytest
 
-from mpdp.analysis.composition import optimal_epsilon, theorem_3_4_bound
-from mpdp.analysis.heterogeneous import compose_heterogeneous, discretized_bounds
+from mpdp.analysis.privacy.composition import optimal_epsilon, theorem_3_4_bound
+from mpdp.analysis.privacy.heterogeneous import compose_heterogeneous, discretized_bounds
 from mpdp.protocols.errors import ParameterError
 
 VECTORS = json.loads((pathlib.Path(__file__).parents[1] / "vectors" / "composition.json").read_text())["cases"]

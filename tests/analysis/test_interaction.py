@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpdp.analysis.interaction import (
+from mpdp.analysis.theory.interaction import (
     compare_with_randomized_response,
     plot_margins,
     protocol_privacy,
     theorem_3_1_trials,
 )
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.interactive import repeated_response
+from mpdp.protocols.interactive.interactive import repeated_response
 
 
 @pytest.mark.parametrize("k, trials, delta, seed", [(2, 150, 0.0, 20), (3, 120, 0.0, 30), (2, 40, 0.05, 40)])

@@ -8,14 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
-from mpdp.analysis.accuracy import monte_carlo_accuracy, rule_accuracy
-from mpdp.analysis.monte_carlo import count_table
-from mpdp.protocols.factors import group_parties
+from mpdp.analysis.statistics.monte_carlo import count_table
+from mpdp.analysis.theory.accuracy import monte_carlo_accuracy, rule_accuracy
+from mpdp.protocols.decision.factors import group_parties
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse, sample_protocol
-from mpdp.protocols.optimal import optimal_rules
-from mpdp.protocols.rule_factory import decision_rule
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse, sample_protocol
+from mpdp.protocols.rules.optimal import optimal_rules
+from mpdp.protocols.rules.rule_factory import decision_rule
+from mpdp.protocols.rules.symmetric import observer_average_rule
 
 PURE_TIES = [RandomizedResponse(1.0)] * 4  # majority of 4: two reported ones is a tie
 TWO_TIERS = [RandomizedResponse(0.4)] * 3 + [RandomizedResponse(1.3)] * 2

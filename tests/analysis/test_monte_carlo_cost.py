@@ -9,12 +9,17 @@ import numpy as np
 import pytest
 from scipy.stats import binom, multinomial
 
-from mpdp.analysis.monte_carlo import count_table, table_plan
-from mpdp.analysis.monte_carlo_cost import MEMORY_BYTES, SETUP_SECONDS, expected_distinct_counts, monte_carlo_cost
+from mpdp.analysis.statistics.monte_carlo import count_table, table_plan
+from mpdp.analysis.theory.monte_carlo_cost import (
+    MEMORY_BYTES,
+    SETUP_SECONDS,
+    expected_distinct_counts,
+    monte_carlo_cost,
+)
 from mpdp.protocols import RandomizedResponse, parse_function
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.rules.symmetric import observer_average_rule
 
 
 def _rule(mechanisms: list[RandomizedResponse], name: str, party: int | None = None):
@@ -95,7 +100,7 @@ def test_samples_below_one_are_refused() -> None:
 def test_the_estimate_of_a_wide_function_needs_no_gain_table(mechanisms, party) -> None:
     """sum's estimate before its rule is built is the estimate of the built rule (its gain read only
     through its size); a binary f has none (its parity form needs the gain)."""
-    from mpdp.analysis.monte_carlo_cost import wide_monte_carlo_cost
+    from mpdp.analysis.theory.monte_carlo_cost import wide_monte_carlo_cost
 
     built = monte_carlo_cost(_rule(mechanisms, "sum", party), 5000, "fewer")
     assert wide_monte_carlo_cost(mechanisms, parse_function("sum"), party, 5000, "fewer") == built
@@ -106,9 +111,9 @@ def test_counts_decisions_cost_one_recurrence_per_batch() -> None:
     """One pure mechanism, majority, per-party path: the rule decides from reported-one counts (one
     recurrence per batch), so the estimate is the symbols' cost plus COUNT_SECONDS(k) per batch, not an
     O(k^2) posterior per distinct count (at k = 10^5: ~881 s for 200 repetitions measured before)."""
-    from mpdp.analysis.accuracy import per_party_batch
-    from mpdp.analysis.monte_carlo_cost import SYMBOL_SECONDS
-    from mpdp.protocols.count_threshold import COUNT_SECONDS
+    from mpdp.analysis.theory.accuracy import per_party_batch
+    from mpdp.analysis.theory.monte_carlo_cost import SYMBOL_SECONDS
+    from mpdp.protocols.rules.count_threshold import COUNT_SECONDS
 
     k, samples = 100_000, 200
     rule = _rule([RandomizedResponse(1.0)] * k, "majority")

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from mpdp.analysis.observer_posterior import round_posterior
+from mpdp.analysis.theory.observer_posterior import round_posterior
 from mpdp.protocols import ParameterError, RandomizedResponse
 from mpdp.protocols.functions import parse_function
 

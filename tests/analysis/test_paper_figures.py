@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from matplotlib.axes import Axes
 
-from mpdp.analysis import composition_plot, graph_figures
-from mpdp.analysis.debiased import figure_debiased
-from mpdp.analysis.paper_figures import PAPER_FIGURES, figure_xor
-from mpdp.analysis.privacy_region import PrivacyRegion
-from mpdp.protocols.graphs import ColoredGraph, line_graph, majority_hypercube
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.analysis.figures import composition_plot, graph_figures
+from mpdp.analysis.figures.paper_figures import PAPER_FIGURES, figure_xor
+from mpdp.analysis.privacy.privacy_region import PrivacyRegion
+from mpdp.analysis.theory.debiased import figure_debiased
+from mpdp.protocols.colorings.graphs import ColoredGraph, line_graph, majority_hypercube
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 
 def _line(ax: Axes, gid: str) -> np.ndarray:

@@ -5,14 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from mpdp.analysis.privacy_region import (
+from mpdp.analysis.privacy.privacy_region import (
     PrivacyRegion,
     composition_region,
     dp_region,
     intersection,
 )
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 ALPHA = np.linspace(0.0, 1.0, 4001)
 

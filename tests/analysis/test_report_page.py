@@ -9,8 +9,8 @@ import re
 import pytest
 
 from mpdp.analysis.plot_style import new_axes
-from mpdp.analysis.report import plot_privacy_spent
-from mpdp.analysis.report_page import (
+from mpdp.analysis.reports.report import plot_privacy_spent
+from mpdp.analysis.reports.report_page import (
     ReportFigure,
     ReportPage,
     Section,

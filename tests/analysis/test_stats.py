@@ -36,7 +36,7 @@ def test_bad_counts(args) -> None:
 def test_a_measured_verdict_is_the_interval_at_its_level_and_the_test_at_alpha_over_rounds() -> None:
     from scipy.stats import binom
 
-    from mpdp.analysis.stats import measured_verdict
+    from mpdp.analysis.statistics.stats import measured_verdict
 
     v = measured_verdict(37, 200, 0.25, alpha=0.05, interval_alpha=0.01, rounds=4)
     assert v.ci_low == pytest.approx(beta.ppf(0.005, 37, 164), abs=1e-10)

@@ -12,11 +12,11 @@ from matplotlib.figure import Figure
 from scipy.optimize import linprog
 from scipy.stats import binom
 
-from mpdp.analysis.documents import to_json_text
-from mpdp.analysis.sweep import SweepResult, epsilon_grid, sweep
+from mpdp.analysis.reports.documents import to_json_text
+from mpdp.analysis.sweeps.sweep import SweepResult, epsilon_grid, sweep
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.mechanisms import truth_and_flip
+from mpdp.protocols.randomization.mechanisms import truth_and_flip
 from tests.protocols.hypercube_lp import hypercube_optimum
 
 
@@ -212,8 +212,8 @@ def test_the_curator_of_any_binary_function_by_monte_carlo() -> None:
 
 
 def test_the_curator_is_001s_mechanism_for_a_binary_function_only() -> None:
-    from mpdp.analysis.sweep import binary_curator
-    from mpdp.protocols.majority_mechanism import central_mechanism
+    from mpdp.analysis.sweeps.sweep import binary_curator
+    from mpdp.protocols.colorings.majority_mechanism import central_mechanism
 
     assert binary_curator("sum", 7, 1.0, 0.0) is None
     curator = binary_curator("majority", 7, 1.0, 0.0)

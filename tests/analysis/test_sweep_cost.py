@@ -8,10 +8,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from mpdp.analysis.dataset_sweep import plan_dataset_sweep
-from mpdp.analysis.monte_carlo_cost import MEMORY_BYTES, PURE_DRAW_SECONDS, REPETITION_SECONDS, SETUP_SECONDS
-from mpdp.analysis.sweep import plan_sweep
-from mpdp.analysis.sweep_cost import (
+from mpdp.analysis.sweeps.dataset_sweep import plan_dataset_sweep
+from mpdp.analysis.sweeps.sweep import plan_sweep
+from mpdp.analysis.sweeps.sweep_cost import (
     DATASET_INPUT_RULES,
     EXACT_CALL_SECONDS,
     EXACT_OUTPUT_STEP_SECONDS,
@@ -19,10 +18,11 @@ from mpdp.analysis.sweep_cost import (
     sweep_cost,
     symmetric_rule_cost,
 )
+from mpdp.analysis.theory.monte_carlo_cost import MEMORY_BYTES, PURE_DRAW_SECONDS, REPETITION_SECONDS, SETUP_SECONDS
+from mpdp.protocols.decision.worst_case import symmetric_lp_cost
 from mpdp.protocols.errors import CostLimitError
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.worst_case import symmetric_lp_cost
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 #: 5 members, 3 rounds; member 4 takes no part in round 2 (participant counts 5, 4, 5).
 TOY = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1], [1, 0, 0], [0, -1, 1]], dtype=np.int8)

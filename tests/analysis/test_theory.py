@@ -5,7 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from mpdp.analysis import observer_accuracy_on_input, theory
+from mpdp.analysis import observer_accuracy_on_input
+from mpdp.analysis.theory import theory
 from mpdp.protocols import (
     ParameterError,
     RandomizedResponse,

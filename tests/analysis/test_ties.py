@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpdp.analysis.report import evaluate_decisions
-from mpdp.analysis.theory import observer_accuracy_on_input
+from mpdp.analysis.reports.report import evaluate_decisions
+from mpdp.analysis.theory.theory import observer_accuracy_on_input
 from mpdp.parties.cli.display import print_results
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.symmetric import observer_average_rule, tied_rows
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.symmetric import observer_average_rule, tied_rows
 
 W = accuracy_measure("zero-one", 2)
 MAJORITY = parse_function("majority")

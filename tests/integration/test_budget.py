@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp.analysis.accounting import BUDGET_RELATIVE_TOLERANCE, Budget, PrivacyLedger
-from mpdp.analysis.composition import composed_delta, optimal_epsilon
+from mpdp.analysis.privacy.accounting import BUDGET_RELATIVE_TOLERANCE, Budget, PrivacyLedger
+from mpdp.analysis.privacy.composition import composed_delta, optimal_epsilon
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.signing import generate_key_pair
@@ -29,8 +29,8 @@ from mpdp.parties.rr.observer import Observer
 from mpdp.parties.rr.party import Party
 from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.symmetric import observer_average_rule
 from tests.calibration import scaled
 from tests.mqtt_fixtures import brute_force_majority
 

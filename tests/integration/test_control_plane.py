@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement, PartyMessage, WorkerStatus
 from mpdp.broker.signing import generate_key_pair
@@ -24,8 +24,8 @@ from mpdp.parties.rr.party import Party
 from mpdp.parties.session.observe import wait_for_parties
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.symmetric import observer_average_rule
 from tests.calibration import scaled
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), pytest.mark.asyncio(loop_scope="session")]

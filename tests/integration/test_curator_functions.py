@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import mpdp
-from mpdp.analysis.stats import consistency_test
+from mpdp.analysis.statistics.stats import consistency_test
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.protocols.colorings.majority_mechanism import central_mechanism
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.majority_mechanism import central_mechanism
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp.analysis.central_vs_distributed import (
+from mpdp.analysis.statistics.stats import consistency_test
+from mpdp.analysis.theory.central_vs_distributed import (
     curator_accuracy_on_input,
     curator_release_probability,
 )
-from mpdp.analysis.stats import consistency_test
 from mpdp.broker.curator_messages import SealedBallot
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
@@ -24,7 +24,7 @@ from mpdp.parties.rounds.seeds import round_generator
 from mpdp.parties.session.runner import RunConfig, RunOutcome, run_async
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from tests.calibration import scaled
 from tests.frequencies import assert_proportion_fits
 

@@ -16,9 +16,9 @@ import pytest
 
 from mpdp.broker.mpc_messages import SumRelease
 from mpdp.parties.mpc.cluster import ServerCluster, secure_release, server_jobs
+from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.errors import WorkerError
-from mpdp.protocols.majority_mechanism import central_majority_mechanism
-from mpdp.protocols.threshold_release import geometric_table, release_table
+from mpdp.protocols.randomization.threshold_release import geometric_table, release_table
 from tests.frequencies import assert_counts_fit, assert_proportion_fits
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -25,7 +25,7 @@ from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from tests.calibration import scaled
 from tests.integration.test_curator_run import assert_exact_majority
 from tests.integration.test_mpc_cluster import _children

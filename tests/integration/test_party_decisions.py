@@ -1,7 +1,7 @@
 """End to end over a real mosquitto: every participant decides f itself from the published transcript.
 
 Each party's decisions are recomputed here independently: its optimal rule from
-:func:`mpdp.protocols.optimal.optimal_rules` (observer = its index among the participants) applied to the
+:func:`mpdp.protocols.rules.optimal.optimal_rules` (observer = its index among the participants) applied to the
 recorded transcript with its own bit and the generator of its seed; the worst-case observer's randomized
 decisions are reproduced from the run's seed."""
 
@@ -18,9 +18,9 @@ from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.rounds.seeds import decision_generator
 from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
-from mpdp.protocols.rule_factory import zero_one_rules
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.optimal import optimal_rules
+from mpdp.protocols.rules.rule_factory import zero_one_rules
 from tests.calibration import scaled
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90), pytest.mark.asyncio(loop_scope="session")]

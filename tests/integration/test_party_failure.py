@@ -36,7 +36,7 @@ from mpdp.parties.session import runner
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from tests.calibration import scaled
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")]

@@ -26,9 +26,9 @@ from mpdp.parties.session import runner
 from mpdp.parties.session.runner import RunConfig, run, run_async
 from mpdp.protocols.errors import ParameterError, TransportError, WorkerError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_factory import decision_rule
-from mpdp.protocols.rules import DecisionRule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.rule_factory import decision_rule
+from mpdp.protocols.rules.rules import DecisionRule
 from tests.calibration import scaled
 from tests.mqtt_fixtures import brute_force_majority
 

@@ -25,7 +25,7 @@ from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from tests.calibration import scaled
 from tests.integration.test_deploy import _finish
 from tests.integration.test_party_restart import published_once, watched_deployment

@@ -1,6 +1,6 @@
 """The colored graph of 001 Fig. 2 (reconstructed in ../shared/vectors from the paper's numbers)."""
 
-from mpdp.protocols.graphs import ColoredGraph
+from mpdp.protocols.colorings.graphs import ColoredGraph
 
 
 def fig2_graph(vectors: list[dict]) -> ColoredGraph:

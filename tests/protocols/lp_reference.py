@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from mpdp.protocols.graphs import ColoredGraph
+from mpdp.protocols.colorings.graphs import ColoredGraph
 
 
 def lp_optimal(graph: ColoredGraph, fixed: dict[int, float], epsilon: float, delta: float,

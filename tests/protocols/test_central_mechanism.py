@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism, central_mechanism
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import TruthTable, parse_function
-from mpdp.protocols.majority_mechanism import central_majority_mechanism, central_mechanism
 from tests.protocols.hypercube_lp import hypercube_optimum
 
 FUNCTIONS = ("majority", "and", "or", "threshold:2", "threshold:3", "xor")

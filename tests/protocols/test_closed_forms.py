@@ -8,7 +8,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from mpdp.protocols.closed_forms import (
+from mpdp.protocols.decision.closed_forms import (
     collaborative_xor_accuracy,
     collaborative_xor_expansion,
     corollary_3_1,
@@ -16,8 +16,8 @@ from mpdp.protocols.closed_forms import (
     xor_high_privacy_expansion,
 )
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.optimal import optimal_rules
 
 W = accuracy_measure("zero-one", 2)
 

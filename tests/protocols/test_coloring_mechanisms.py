@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.protocols.coloring_mechanisms import optimal_mechanism, privacy_violations
+from mpdp.protocols.colorings.coloring_mechanisms import optimal_mechanism, privacy_violations
+from mpdp.protocols.colorings.graphs import ColoredGraph
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.graphs import ColoredGraph
 from tests.protocols.fig2 import fig2_graph
 from tests.protocols.lp_reference import lp_optimal
 

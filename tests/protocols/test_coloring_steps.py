@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.protocols.coloring_steps import ColoringStep
+from mpdp.protocols.colorings.coloring_steps import ColoringStep
 from mpdp.protocols.errors import ParameterError
 
 

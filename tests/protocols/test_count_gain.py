@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpdp.protocols import RandomizedResponse, accuracy_measure, count_posterior, observer_average_rule, parse_function
-from mpdp.protocols.count_gain import count_gains, gain_steps
-from mpdp.protocols.count_threshold import count_threshold_rule
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.symmetric import argmax_decision
+from mpdp.protocols.rules.count_gain import count_gains, gain_steps
+from mpdp.protocols.rules.count_threshold import count_threshold_rule
+from mpdp.protocols.rules.symmetric import argmax_decision
 
 FUNCTIONS = ["majority", "and", "or", "threshold:2", "threshold:3", "sum"]
 

@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from mpdp.protocols.count_threshold import (
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import SymmetricFunction, accuracy_measure, parse_function
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.count_threshold import (
     count_threshold_applies,
     count_threshold_rule,
     threshold_tail,
     threshold_tails,
 )
-from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.functions import SymmetricFunction, accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
+from mpdp.protocols.rules.optimal import optimal_rules
 from tests.parties.cli.invoke import ok
 
 W = accuracy_measure("zero-one", 2)
@@ -139,8 +139,8 @@ def test_one_group_is_bounded_by_its_cost_estimate_not_a_cap() -> None:
     average accuracy is the large-k limit 1/2 + arcsin(tanh(eps / 2)) / pi (the correlation of the true
     and the reported sums) to 1e-5; the estimate refuses only what would outlive the time limit."""
     from mpdp import accuracy
-    from mpdp.protocols.count_threshold import count_threshold_cost
     from mpdp.protocols.errors import CostLimitError
+    from mpdp.protocols.rules.count_threshold import count_threshold_cost
 
     k, eps = 250_001, 0.5
     got = accuracy(epsilon=eps, parties=k, function="majority", rule="average")

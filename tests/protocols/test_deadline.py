@@ -1,4 +1,4 @@
-"""A call in a worker process killed at its deadline (mpdp.protocols.deadline), with real processes."""
+"""A call in a worker process killed at its deadline (mpdp.protocols.numerics.deadline), with real processes."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import time
 import psutil
 import pytest
 
-from mpdp.protocols.deadline import call_before
 from mpdp.protocols.errors import SolverError
+from mpdp.protocols.numerics.deadline import call_before
 
 
 def test_the_answer_comes_from_another_process() -> None:
@@ -63,7 +63,7 @@ def test_a_daemonic_process_can_call() -> None:
 # worst_case runs it (~5 s at a third of this size on this 2-core machine under load; no time limit).
 _CALLER = textwrap.dedent("""
     import os
-    from mpdp.protocols.deadline import call_before
+    from mpdp.protocols.numerics.deadline import call_before
     print(call_before(os.getpid, (), 120.0), flush=True)
     import numpy as np, scipy.sparse as sp
     from scipy.optimize import linprog
@@ -110,7 +110,7 @@ def test_a_worker_busy_in_an_lp_ends_when_its_caller_is_killed() -> None:
 def test_a_worker_whose_caller_stopped_listening_ends_quietly() -> None:
     """A stopped sweep terminates its pool worker mid-LP: the deadline worker's answer meets a closed pipe.
     It ends (code 1) without the BrokenPipeError traceback it printed after the sweep's 'interrupted'."""
-    with subprocess.Popen([sys.executable, "-c", f"from mpdp.protocols.deadline import serve; serve({os.getpid()})"],
+    with subprocess.Popen([sys.executable, "-c", f"from mpdp.protocols.numerics.deadline import serve; serve({os.getpid()})"],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as worker:
         assert worker.stdin is not None and worker.stdout is not None and worker.stderr is not None
         assert pickle.load(worker.stdout) == (True, None)  # ready

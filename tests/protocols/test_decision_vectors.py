@@ -9,12 +9,12 @@ import pathlib
 import numpy as np
 import pytest
 
-from mpdp.protocols.closed_forms import corollary_3_1, xor_accuracy
-from mpdp.protocols.engines import build_problem
+from mpdp.protocols.decision.closed_forms import corollary_3_1, xor_accuracy
+from mpdp.protocols.decision.engines import build_problem
+from mpdp.protocols.decision.worst_case import solve_worst_case
 from mpdp.protocols.functions import TruthTable, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
-from mpdp.protocols.worst_case import solve_worst_case
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.optimal import optimal_rules
 
 CASES = json.loads((pathlib.Path(__file__).parents[1] / "vectors" / "decision_rules.json").read_text())["cases"]
 TOL = 1e-9

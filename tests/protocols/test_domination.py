@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.analysis.graph_figures import fig2_graph
-from mpdp.analysis.post_processing import outside_point, post_processing_channel
-from mpdp.analysis.privacy_region import PrivacyRegion, dp_region
-from mpdp.protocols.coloring_mechanisms import optimal_mechanism, privacy_violations
-from mpdp.protocols.domination import compare_mechanisms, truth_probability
+from mpdp.analysis.figures.graph_figures import fig2_graph
+from mpdp.analysis.privacy.post_processing import outside_point, post_processing_channel
+from mpdp.analysis.privacy.privacy_region import PrivacyRegion, dp_region
+from mpdp.protocols.colorings.coloring_mechanisms import optimal_mechanism, privacy_violations
+from mpdp.protocols.colorings.domination import compare_mechanisms, truth_probability
+from mpdp.protocols.colorings.graphs import line_graph
+from mpdp.protocols.colorings.line_mechanisms import boundary_homogeneous_mechanism
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.graphs import line_graph
-from mpdp.protocols.line_mechanisms import boundary_homogeneous_mechanism
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 FIG2 = fig2_graph()
 

@@ -7,11 +7,11 @@ import itertools
 import numpy as np
 import pytest
 
-from mpdp.protocols.engines import average_decisions, build_problem
+from mpdp.protocols.decision.engines import average_decisions, build_problem
 from mpdp.protocols.errors import SizeLimitError
 from mpdp.protocols.functions import TruthTable, accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.optimal import optimal_rules
 from tests.protocols import brute
 
 CASES = [  # (eps, delta, function, measure, observer)

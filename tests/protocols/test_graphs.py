@@ -3,15 +3,15 @@
 import numpy as np
 import pytest
 
-from mpdp.protocols.coloring_mechanisms import privacy_violations
-from mpdp.protocols.errors import ParameterError, SizeLimitError
-from mpdp.protocols.graphs import ColoredGraph, line_graph, majority_hypercube
-from mpdp.protocols.morphisms import (
+from mpdp.protocols.colorings.coloring_mechanisms import privacy_violations
+from mpdp.protocols.colorings.graphs import ColoredGraph, line_graph, majority_hypercube
+from mpdp.protocols.colorings.morphisms import (
     Morphism,
     boundary_distances,
     boundary_graph,
     boundary_morphism,
 )
+from mpdp.protocols.errors import ParameterError, SizeLimitError
 from tests.protocols.fig2 import fig2_graph
 
 

@@ -11,15 +11,15 @@ from hypothesis import strategies as st
 
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.interactive import (
+from mpdp.protocols.interactive.interactive import (
     InteractiveProtocol,
     random_protocol,
     repeated_response,
     view_delta,
     view_epsilon,
 )
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.transcript_rules import transcript_accuracy
+from mpdp.protocols.interactive.transcript_rules import transcript_accuracy
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from tests.protocols import brute
 
 

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
+from mpdp.protocols.decision.factors import banded_count_likelihood, pure_count_likelihood
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.exact_bernoulli import exact_bernoulli, exact_bernoulli_constant
-from mpdp.protocols.factors import banded_count_likelihood, pure_count_likelihood
-from mpdp.protocols.mechanisms import (
+from mpdp.protocols.randomization.exact_bernoulli import exact_bernoulli, exact_bernoulli_constant
+from mpdp.protocols.randomization.mechanisms import (
     RandomizedResponse,
     sample_protocol,
     truth_and_flip,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import mpdp.protocols.factors as factors
-from mpdp.protocols.factors import banded_count_likelihood, pure_count_likelihood
+import mpdp.protocols.decision.factors as factors
+from mpdp.protocols.decision.factors import banded_count_likelihood, pure_count_likelihood
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.optimal import optimal_rules
+from mpdp.protocols.rules.symmetric import observer_average_rule
 
 
 @pytest.mark.parametrize("n,eps", [(900, 0.1), (700, 0.0), (800, 4.0)])

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.protocols.factors import Factor
+from mpdp.protocols.decision.factors import Factor
 from mpdp.protocols.functions import TruthTable, accuracy_measure, parse_function
-from mpdp.protocols.kron import kron_matvec
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
+from mpdp.protocols.numerics.kron import kron_matvec
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.optimal import optimal_rules
 
 eps_st = st.floats(0.0, 4.0, allow_nan=False)
 SETTINGS = settings(max_examples=25, deadline=None)

@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.protocols.coloring_mechanisms import optimal_mechanism
-from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.graphs import ColoredGraph, line_graph, majority_hypercube
-from mpdp.protocols.line_mechanisms import (
+from mpdp.protocols.colorings.coloring_mechanisms import optimal_mechanism
+from mpdp.protocols.colorings.graphs import ColoredGraph, line_graph, majority_hypercube
+from mpdp.protocols.colorings.line_mechanisms import (
     balanced_boundary_value,
     balanced_mechanism,
     boundary_homogeneous_mechanism,
@@ -20,6 +19,7 @@ from mpdp.protocols.line_mechanisms import (
     terminal_behaviour,
     transition_parameter,
 )
+from mpdp.protocols.errors import ParameterError
 from tests.protocols.fig2 import fig2_graph
 from tests.protocols.lp_reference import lp_optimal
 
@@ -123,7 +123,7 @@ def test_hypercube_collapse_without_loss(k) -> None:
 def test_line_mechanism_checks_its_shape_without_building_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """The average-optimal boundary search calls line_mechanism ~40 times: building the (n_B, n_R)-line's
     names each time took 40 of 48 s for and:10^6; the shape is still checked."""
-    import mpdp.protocols.line_mechanisms as lm
+    import mpdp.protocols.colorings.line_mechanisms as lm
 
     monkeypatch.setattr(lm, "line_graph", lambda *_: pytest.fail("line graph built"))
     line = lm.line_mechanism(3, 2, 0.5, math.log(2.0), 0.0)

@@ -1,5 +1,5 @@
 """Small worst-case LPs are solved in this process; only those the cost model says may outlive their limit
-go to the deadline worker (mpdp.protocols.worst_case.solves_in_process)."""
+go to the deadline worker (mpdp.protocols.decision.worst_case.solves_in_process)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import numpy as np
 import psutil
 import pytest
 
-from mpdp.protocols import RandomizedResponse, parse_function, worst_case
-from mpdp.protocols.engines import build_problem
-from mpdp.protocols.worst_case import LP_SECONDS, lp_size, solve_worst_case, solves_in_process
+from mpdp.protocols import RandomizedResponse, parse_function
+from mpdp.protocols.decision import worst_case
+from mpdp.protocols.decision.engines import build_problem
+from mpdp.protocols.decision.worst_case import LP_SECONDS, lp_size, solve_worst_case, solves_in_process
 
 
 def _view(epsilons: list[float], function: str = "majority"):

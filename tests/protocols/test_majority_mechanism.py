@@ -6,9 +6,9 @@ import time
 import numpy as np
 import pytest
 
+from mpdp.protocols.colorings.graphs import majority_hypercube
+from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.graphs import majority_hypercube
-from mpdp.protocols.majority_mechanism import central_majority_mechanism
 from tests.protocols.lp_reference import lp_optimal
 
 

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mpdp.protocols import ParameterError, RandomizedResponse, sample_protocol
-from mpdp.protocols.mechanisms import check_delta, check_epsilon
-from mpdp.protocols.secure import realized_epsilon, sample_secure, secure_bernoulli
+from mpdp.protocols.randomization.mechanisms import check_delta, check_epsilon
+from mpdp.protocols.randomization.secure import realized_epsilon, sample_secure, secure_bernoulli
 from tests.frequencies import assert_counts_fit, assert_proportion_fits
 
 epsilons = st.floats(0, 60, allow_nan=False)

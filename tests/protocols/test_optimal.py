@@ -1,4 +1,4 @@
-"""protocols.optimal: the worst-case LP is sized by its estimated cost (protocols.worst_case.lp_cost), not by a
+"""protocols.rules.optimal: the worst-case LP is sized by its estimated cost (protocols.decision.worst_case.lp_cost), not by a
 class count; truth tables symmetric within groups of equal parameters reach the symmetric engine."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from mpdp.protocols import RandomizedResponse
-from mpdp.protocols.cost import CostEstimate, PowerLaw, format_seconds
-from mpdp.protocols.engines import build_problem
+from mpdp.protocols.decision.engines import build_problem
+from mpdp.protocols.decision.worst_case import LP_SECONDS, lp_cost, lp_size
 from mpdp.protocols.errors import CostLimitError, ParameterError
 from mpdp.protocols.functions import TruthTable, accuracy_measure, group_values, parse_function
-from mpdp.protocols.optimal import optimal_rules, worst_case_refusal
-from mpdp.protocols.worst_case import LP_SECONDS, lp_cost, lp_size
+from mpdp.protocols.numerics.cost import CostEstimate, PowerLaw, format_seconds
+from mpdp.protocols.rules.optimal import optimal_rules, worst_case_refusal
 
 W = accuracy_measure("zero-one", 2)
 
@@ -176,8 +176,8 @@ def test_highs_stops_at_the_time_limit_for_both_methods() -> None:
     only what the interior point left (before, an LP stopped at 60 s ran another 60 s), and HiGHS 1.12
     (scipy 1.17) building IPX's starting basis, which never looks at its clock, is stopped all the same
     (it ran 74-126 s past a 0.5 s limit on this LP)."""
+    from mpdp.protocols.decision.worst_case import solve_worst_case
     from mpdp.protocols.errors import SolverError
-    from mpdp.protocols.worst_case import solve_worst_case
 
     small = build_problem([RandomizedResponse(1.0)] * 3, parse_function("xor"), W).views[0]
     solve_worst_case(small, 60.0)  # starts a solver worker process: not part of what is timed
@@ -193,7 +193,7 @@ def test_highs_stops_at_the_time_limit_for_both_methods() -> None:
 
 def test_a_time_limit_leaves_the_solution_unchanged() -> None:
     """Solved in a worker process (under a limit) or here (none): the same HiGHS on the same LP."""
-    from mpdp.protocols.worst_case import solve_worst_case
+    from mpdp.protocols.decision.worst_case import solve_worst_case
 
     for mechs in ([RandomizedResponse(e) for e in (0.3, 0.9, 1.4, 2.0)], _four_output(3)):
         for name in ("xor", "majority"):
@@ -218,7 +218,7 @@ def test_durations_read_as_people_write_them(seconds: float, text: str) -> None:
     ("threshold:3", _four_output(1) * 8, None),
 ])
 def test_the_symmetric_lp_estimate_from_sizes_alone_is_the_built_problems(function, mechs, observer) -> None:
-    from mpdp.protocols.worst_case import symmetric_lp_cost
+    from mpdp.protocols.decision.worst_case import symmetric_lp_cost
 
     f = parse_function(function)
     problem = build_problem(mechs, f, accuracy_measure("zero-one", f.output_size(len(mechs))), observer,

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.protocols.closed_forms import corollary_3_1, xor_accuracy
+from mpdp.protocols.decision.closed_forms import corollary_3_1, xor_accuracy
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.optimal import optimal_rules
 from tests.parties.cli.invoke import ok
 
 W = accuracy_measure("zero-one", 2)
@@ -98,8 +98,8 @@ def test_accuracies_never_leave_the_measure_range(engine):
 
 @pytest.mark.parametrize("k,eps", [(30, 0.1), (435, 1.0), (64, 1e-3)])
 def test_posterior_rule_and_live_theory_are_xor_at_large_k(k, eps):
-    from mpdp.analysis.theory import observer_accuracy_on_input
-    from mpdp.protocols.symmetric import observer_average_rule
+    from mpdp.analysis.theory.theory import observer_accuracy_on_input
+    from mpdp.protocols.rules.symmetric import observer_average_rule
 
     mechs = [RandomizedResponse(eps)] * k
     rule = observer_average_rule(mechs, XOR, W)

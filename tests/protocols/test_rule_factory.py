@@ -9,11 +9,11 @@ import pytest
 
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_factory import RuleCache, decision_rule, zero_one_rules
-from mpdp.protocols.rules import DecisionRule
-from mpdp.protocols.symmetric import SymmetricAverageRule
-from mpdp.protocols.table_rule import TableRule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.rule_factory import RuleCache, decision_rule, zero_one_rules
+from mpdp.protocols.rules.rules import DecisionRule
+from mpdp.protocols.rules.symmetric import SymmetricAverageRule
+from mpdp.protocols.rules.table_rule import TableRule
 from tests.protocols import brute
 
 MECHS = [RandomizedResponse(0.4), RandomizedResponse(0.9, 0.1, True), RandomizedResponse(0.4),

@@ -9,10 +9,10 @@ import pytest
 
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse, sample_protocol
-from mpdp.protocols.optimal import optimal_rules
-from mpdp.protocols.symmetric import SymmetricAverageRule, observer_average_rule
-from mpdp.protocols.table_rule import TableRule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse, sample_protocol
+from mpdp.protocols.rules.optimal import optimal_rules
+from mpdp.protocols.rules.symmetric import SymmetricAverageRule, observer_average_rule
+from mpdp.protocols.rules.table_rule import TableRule
 from tests.frequencies import assert_counts_fit
 
 MECHS = [RandomizedResponse(0.4), RandomizedResponse(0.9, 0.1, True), RandomizedResponse(0.4),

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from mpdp.protocols.functions import TruthTable, accuracy_measure
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.optimal import optimal_rules
 from tests.protocols import brute
 
 

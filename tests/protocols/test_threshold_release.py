@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.analysis.geometric import GeometricMechanism
+from mpdp.analysis.privacy.geometric import GeometricMechanism
+from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.majority_mechanism import central_majority_mechanism
-from mpdp.protocols.threshold_release import geometric_table, release_table, rounding_delta_bound
+from mpdp.protocols.randomization.threshold_release import geometric_table, release_table, rounding_delta_bound
 
 monotone = st.lists(st.floats(0.0, 1.0), min_size=1, max_size=30).map(lambda v: np.sort(np.array(v)))
 
@@ -69,7 +69,7 @@ def test_u_outside_range_is_refused() -> None:
 
 
 def test_the_geometric_table_draws_the_two_sided_geometric_of_000() -> None:
-    """At L = 40 the noise as drawn is 000's two-sided geometric (analysis.geometric's closed form) to within
+    """At L = 40 the noise as drawn is 000's two-sided geometric (analysis.privacy.geometric's closed form) to within
     1e-11 at every z it reaches, and the mass it leaves out is below 1e-10; the release pmf of a count sums to
     1 and puts the clamped tails on 0 and n."""
     epsilon = 1.0

@@ -34,10 +34,10 @@ from mpdp.parties.cli.args import (
 )
 from mpdp.parties.session.epsilons import warn_if_no_privacy
 from mpdp.parties.session.progress import step_progress
-from mpdp.protocols.engines import ENGINES
+from mpdp.protocols.decision.engines import ENGINES
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import MEASURE_NAMES, parse_function
-from mpdp.protocols.optimal import RULE_CHOICES
+from mpdp.protocols.rules.optimal import RULE_CHOICES
 
 __all__ = ["parse_list", "register"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from mpdp.analysis.calibration_plan import CalibrationPlan, calibration_plan
+from mpdp.analysis.privacy.calibration_plan import CalibrationPlan, calibration_plan
 from mpdp.parties.cli.args import emit, papers_epilog
 
 __all__ = ["register", "run"]

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mpdp.analysis.plot_style import save_figure
-from mpdp.analysis.report import plot_models
+from mpdp.analysis.reports.report import plot_models
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.simulation import check_run_options
 from mpdp.parties.cli.args import add_broker_options, broker_options, emit, option_names
@@ -26,7 +26,7 @@ from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.session.compare import ProtocolComparison, compare_live
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.output_paths import plot_file
-from mpdp.protocols.mechanisms import check_delta, check_epsilon
+from mpdp.protocols.randomization.mechanisms import check_delta, check_epsilon
 
 __all__ = ["register"]
 

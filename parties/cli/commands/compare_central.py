@@ -9,18 +9,18 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from mpdp.analysis.central_vs_distributed import (
+from mpdp.analysis.plot_style import save_figure
+from mpdp.analysis.theory.central_vs_distributed import (
     check_comparison_voters,
     compare_majority,
     comparison_cost,
     plot_comparison,
 )
-from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.cli.args import add_time_limit, emit, papers_epilog, parse_number_list
 from mpdp.parties.session.output_paths import plot_file
 from mpdp.parties.session.progress import step_progress
-from mpdp.protocols.cost import check_time_limit
-from mpdp.protocols.mechanisms import check_delta, check_epsilon
+from mpdp.protocols.numerics.cost import check_time_limit
+from mpdp.protocols.randomization.mechanisms import check_delta, check_epsilon
 
 __all__ = ["register"]
 

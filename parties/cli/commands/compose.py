@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import argparse
 
-from mpdp.analysis.composition import BOUND_NAMES, CompositionResult
-from mpdp.analysis.heterogeneous import DEFAULT_REL_WIDTH
 from mpdp.analysis.plot_style import save_figure
+from mpdp.analysis.privacy.composition import BOUND_NAMES, CompositionResult
+from mpdp.analysis.privacy.heterogeneous import DEFAULT_REL_WIDTH
 from mpdp.parties.api.composition import compose
 from mpdp.parties.cli.args import add_time_limit, emit, option_names, papers_epilog, parse_number_list, plain_text
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from mpdp.analysis.paper_figures import PAPER_FIGURES
+from mpdp.analysis.figures.paper_figures import PAPER_FIGURES
 from mpdp.analysis.plot_style import save_figure
 from mpdp.parties.cli.args import emit, papers_epilog
 from mpdp.parties.session.output_paths import output_dir

@@ -25,7 +25,7 @@ from mpdp.parties.rounds.session_files import write_session
 from mpdp.parties.session.epsilons import parse_mechanisms
 from mpdp.parties.session.output_paths import output_dir
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["register"]
 

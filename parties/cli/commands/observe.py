@@ -6,7 +6,7 @@ it prints its decisions and its posterior (P(decision | transcript), expected nu
 A session whose every round is recorded in ``--out`` runs nothing: one line says so, the end is
 announced again (party hosts still waiting exit) and the recorded decisions are printed and written.
 ``--out DIR`` keeps ``transcripts.sqlite`` and ``decisions.json`` (the ``observe`` document: the versioned
-header of :mod:`mpdp.analysis.documents`, schema ``schemas/observe.schema.json``) of this one session: the
+header of :mod:`mpdp.analysis.reports.documents`, schema ``schemas/observe.schema.json``) of this one session: the
 same session again: a complete one runs nothing, one in progress needs ``--resume`` (said at once; recorded
 rounds are skipped); a directory holding another session's is refused unless
 ``--force``, which replaces them. A round with no answer at all is ``failed`` (no decision; shown in
@@ -32,8 +32,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from mpdp.analysis.documents import to_json_text, versioned
-from mpdp.analysis.observer_posterior import round_posterior
+from mpdp.analysis.reports.documents import to_json_text, versioned
+from mpdp.analysis.theory.observer_posterior import round_posterior
 from mpdp.parties.cli.args import (
     add_deployed_session,
     add_label_column,

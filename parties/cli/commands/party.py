@@ -17,7 +17,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from mpdp.analysis.accounting import Budget
+from mpdp.analysis.privacy.accounting import Budget
 from mpdp.parties.cli.args import add_deployed_session, add_label_column, broker_options, emit, seed_value
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options

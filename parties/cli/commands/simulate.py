@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from mpdp.analysis.report import REPETITIONS_NOTE, RoundResult
+from mpdp.analysis.reports.report import REPETITIONS_NOTE, RoundResult
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.simulation import OUT_FILES, simulate
 from mpdp.parties.cli.args import (

@@ -51,10 +51,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
-from mpdp.analysis.dataset_sweep import plan_dataset_sweep
-from mpdp.analysis.documents import to_json_text
 from mpdp.analysis.plot_style import save_figure
-from mpdp.analysis.sweep import PROTOCOLS, SCALES, SweepPlan, SweepResult, grid_of, plan_sweep
+from mpdp.analysis.reports.documents import to_json_text
+from mpdp.analysis.sweeps.dataset_sweep import plan_dataset_sweep
+from mpdp.analysis.sweeps.sweep import PROTOCOLS, SCALES, SweepPlan, SweepResult, grid_of, plan_sweep
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.sweeps import sweep
 from mpdp.parties.cli.args import (

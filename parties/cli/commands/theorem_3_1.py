@@ -13,11 +13,11 @@ import argparse
 
 import numpy as np
 
-from mpdp.analysis.interaction import plot_margins, theorem_3_1_trials
 from mpdp.analysis.plot_style import save_figure
+from mpdp.analysis.theory.interaction import plot_margins, theorem_3_1_trials
 from mpdp.parties.cli.args import emit, papers_epilog, seed_value
 from mpdp.parties.session.output_paths import plot_file
-from mpdp.protocols.mechanisms import check_delta
+from mpdp.protocols.randomization.mechanisms import check_delta
 
 __all__ = ["register", "run"]
 

@@ -13,11 +13,11 @@ import pytest
 from matplotlib.figure import Figure
 
 import mpdp
-from mpdp.analysis.composition_plot import ALPHA_GRID, figure_3_regions
+from mpdp.analysis.figures.composition_plot import ALPHA_GRID, figure_3_regions
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.optimal import optimal_rules
 from tests.calibration import scaled
 from tests.parties.cli.invoke import ok
 from tests.parties.cli.test_main import HEAVY
@@ -76,10 +76,10 @@ def test_estimate_covers_the_exact_accuracy() -> None:
 
 def test_an_estimate_over_its_time_limit_is_refused_before_any_draw() -> None:
     """sum at k = 3,000: 10,000 transcripts cost at least 10,000 x 3,000 symbols x 180 ns = 5.4 s by the
-    model of analysis.monte_carlo_cost (it used to run, however long): refused under 2 s, naming it."""
-    from mpdp.analysis.monte_carlo_cost import monte_carlo_cost
+    model of analysis.theory.monte_carlo_cost (it used to run, however long): refused under 2 s, naming it."""
+    from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost
     from mpdp.protocols.errors import CostLimitError
-    from mpdp.protocols.symmetric import observer_average_rule
+    from mpdp.protocols.rules.symmetric import observer_average_rule
 
     with pytest.raises(CostLimitError, match=r"10,000 transcripts of 3,000 parties.*over the 2 s time limit.*"
                                              r"fewer samples"):

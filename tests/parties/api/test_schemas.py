@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import mpdp
-from mpdp.analysis.documents import KINDS, SCHEMA_VERSION, versioned
+from mpdp.analysis.reports.documents import KINDS, SCHEMA_VERSION, versioned
 from mpdp.parties.api.schemas import DOCUMENTS, json_schemas, validate_document
 from mpdp.parties.cli.main import COMMANDS, main
 from tests.parties.cli.invoke import ok

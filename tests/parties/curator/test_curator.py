@@ -29,7 +29,7 @@ from mpdp.parties.rounds.engine import open_engine
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.roster import Roster
 from mpdp.protocols.errors import ProtocolViolation
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 REPS = 16

@@ -9,7 +9,7 @@ import pytest
 
 from mpdp.parties.curator.session import central_privacy_level
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 
 @pytest.mark.parametrize(("function", "protocol", "level"), [

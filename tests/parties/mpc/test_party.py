@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpdp.analysis.accounting import Budget
+from mpdp.analysis.privacy.accounting import Budget
 from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, verify_message
@@ -25,7 +25,7 @@ from mpdp.parties.mpc.sharing import field_modulus, recombine
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.session_files import ServerRoster
 from mpdp.protocols.errors import ProtocolViolation
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 ALPHA = 1e-3
 BUCKETS = 16

@@ -20,9 +20,9 @@ from mpdp.parties.mpc.cluster import server_jobs
 from mpdp.parties.mpc.sealed_shares import open_share
 from mpdp.parties.mpc.server import ServerKeys, open_shares
 from mpdp.parties.mpc.sharing import field_modulus, recombine, share_bits
+from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
-from mpdp.protocols.majority_mechanism import central_majority_mechanism
-from mpdp.protocols.threshold_release import release_table
+from mpdp.protocols.randomization.threshold_release import release_table
 
 ALPHA = 1e-3
 BUCKETS = 16

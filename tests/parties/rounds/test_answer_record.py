@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from mpdp.analysis.accounting import Budget, RoundCharge
+from mpdp.analysis.privacy.accounting import Budget, RoundCharge
 from mpdp.broker.curator_messages import CuratorAnnouncement, SealedBallot
 from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.packing import pack_symbols
@@ -33,7 +33,7 @@ from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 pytestmark = pytest.mark.timeout(20)
 

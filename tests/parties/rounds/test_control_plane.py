@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.control import FreshnessGuard, next_sequence, stamp
 from mpdp.broker.decision_messages import TranscriptMessage
 from mpdp.broker.messages import Announcement, WorkerStatus
@@ -33,8 +33,8 @@ from mpdp.parties.rr.observer import Observer
 from mpdp.parties.rr.party import Party
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.symmetric import observer_average_rule
 from tests.parties.rr.test_party_run import COORD_PRIVATE, COORD_PUBLIC, TOPICS, _drain, _end, _serve
 
 pytestmark = pytest.mark.timeout(20)

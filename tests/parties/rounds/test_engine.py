@@ -33,8 +33,8 @@ from mpdp.parties.rounds.store import RecordedMessage, TranscriptStore
 from mpdp.parties.rr.observer import Observer
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.symmetric import observer_average_rule
 from tests.mqtt_fixtures import brute_force_majority
 
 REPS, SESSION = 4, "eng"

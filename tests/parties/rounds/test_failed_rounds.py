@@ -22,8 +22,8 @@ from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import MessageRows, RecordedMessage, RoundRecord, TranscriptStore
 from mpdp.parties.rr.observer import Observer
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.symmetric import observer_average_rule
 
 pytestmark = pytest.mark.timeout(20)
 

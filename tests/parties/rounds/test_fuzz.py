@@ -49,8 +49,8 @@ from mpdp.parties.rr.observer import Observer, mechanism_symbols
 from mpdp.parties.session.datasets import parse_csv
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.symmetric import observer_average_rule
 
 FUZZ = settings(settings.get_profile("fuzz"), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 REPS, SESSION = 3, "fuzz"

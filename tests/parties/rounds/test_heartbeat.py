@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.transport import InMemoryBroker, next_delivery
@@ -24,8 +24,8 @@ from mpdp.parties.rr.observer import Observer
 from mpdp.parties.rr.party import Party
 from mpdp.protocols.errors import TransportError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.symmetric import observer_average_rule
 from tests.parties.rr.test_party_run import COORD_PRIVATE, COORD_PUBLIC, PARTY_PRIVATE, TOPICS, _drain
 
 pytestmark = pytest.mark.timeout(20)

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.control import DEFAULT_LIFETIME
 from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import generate_key_pair
@@ -20,7 +20,7 @@ from mpdp.parties.rounds.liveness import ObserverClock, Stopwatch
 from mpdp.parties.rr.party import Party, PartySpec
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import ProtocolViolation, TransportError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from tests.parties.rr.test_party_run import COORD_PRIVATE, COORD_PUBLIC, PARTY_PRIVATE, TOPICS
 
 pytestmark = pytest.mark.timeout(30)

@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from mpdp.analysis.accounting import Budget, PrivacyLedger, RoundCharge
-from mpdp.analysis.composition import optimal_epsilon
+from mpdp.analysis.privacy.accounting import Budget, PrivacyLedger, RoundCharge
+from mpdp.analysis.privacy.composition import optimal_epsilon
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.privacy import (
     check_privacy_options,
@@ -19,7 +19,7 @@ from mpdp.parties.rounds.privacy import (
     privacy_summary,
 )
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 MECHANISMS = (RandomizedResponse(0.5), RandomizedResponse(1.0, 1e-7), RandomizedResponse(math.inf))
 

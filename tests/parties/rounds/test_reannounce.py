@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp.analysis.accounting import PrivacyLedger
+from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.control import DEFAULT_LIFETIME
 from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import verify_message
@@ -24,8 +24,8 @@ from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
 from mpdp.parties.rr.party import Party
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.symmetric import observer_average_rule
 from tests.calibration import scaled
 from tests.parties.rr.test_party_run import COORD_PRIVATE, COORD_PUBLIC, TOPICS
 

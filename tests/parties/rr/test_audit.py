@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from mpdp.analysis.audit import expected_lower_bound
+from mpdp.analysis.privacy.audit import expected_lower_bound
 from mpdp.parties.rr.audit import Fault, audit_party, parse_fault
 from mpdp.protocols import ParameterError
 

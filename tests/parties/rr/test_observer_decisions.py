@@ -20,8 +20,8 @@ from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.rule_factory import zero_one_rules
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.rule_factory import zero_one_rules
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60), pytest.mark.asyncio(loop_scope="session")]
 REPS = 4

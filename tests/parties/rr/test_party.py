@@ -9,8 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from mpdp.analysis.accounting import Budget, PrivacyLedger
-from mpdp.analysis.composition import optimal_epsilon
+from mpdp.analysis.privacy.accounting import Budget, PrivacyLedger
+from mpdp.analysis.privacy.composition import optimal_epsilon
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import generate_key_pair, verify_message
@@ -19,8 +19,8 @@ from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.seeds import round_generator
 from mpdp.parties.rr.party import Party, secure_sampler
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.secure import sample_secure
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.secure import sample_secure
 
 COORD_PRIVATE, COORD_PUBLIC = generate_key_pair()
 ENDPOINT = BrokerEndpoint("embedded", "127.0.0.1", 1)
@@ -95,8 +95,8 @@ def test_secure_mode_samples_with_protocols_secure() -> None:
 
 
 def test_secure_mode_without_protocols_secure_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "mpdp.protocols.secure", None)  # makes the import raise ImportError
-    with pytest.raises(ParameterError, match="protocols.secure is not available"):
+    monkeypatch.setitem(sys.modules, "mpdp.protocols.randomization.secure", None)  # makes the import raise ImportError
+    with pytest.raises(ParameterError, match="protocols.randomization.secure is not available"):
         secure_sampler()
 
 

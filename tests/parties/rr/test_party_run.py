@@ -9,7 +9,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from mpdp.analysis.accounting import Budget, PrivacyLedger
+from mpdp.analysis.privacy.accounting import Budget, PrivacyLedger
 from mpdp.broker.curator_messages import CuratorAnnouncement, SealedBallot
 from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.sealed import generate_x25519_key_pair
@@ -20,7 +20,7 @@ from mpdp.parties.curator.party import CuratorParty
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rr.party import Party
 from mpdp.protocols.errors import TransportError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 pytestmark = pytest.mark.timeout(20)
 

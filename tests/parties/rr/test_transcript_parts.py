@@ -12,7 +12,7 @@ import pytest
 from mpdp.broker.decision_messages import TranscriptMessage
 from mpdp.broker.signing import generate_key_pair
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec, apply_rule
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 K, REPS = 5, 7
 COORD_PRIVATE, COORD_PUBLIC = generate_key_pair()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import mpdp
-from mpdp.analysis.dataset_sweep import dataset_sweep, plan_dataset_sweep
+from mpdp.analysis.sweeps.dataset_sweep import dataset_sweep, plan_dataset_sweep
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.parties.api.schemas import validate_document
 from mpdp.parties.session.datasets import load_dataset

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 import mpdp
-from mpdp.analysis.sweep import plan_sweep, sweep
+from mpdp.analysis.sweeps.sweep import plan_sweep, sweep
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.parties.api.schemas import validate_document
 from mpdp.parties.session.estimate import estimate_run
 from mpdp.parties.session.live_sweep import estimate_live_sweep, session_seed
+from mpdp.protocols.colorings.majority_mechanism import central_mechanism
 from mpdp.protocols.errors import ParameterError, WorkerError
-from mpdp.protocols.majority_mechanism import central_mechanism
 from tests.calibration import scaled
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

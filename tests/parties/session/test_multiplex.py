@@ -23,7 +23,7 @@ from mpdp.parties.rounds.seeds import SeedTree, round_generator
 from mpdp.parties.rr.party import Party
 from mpdp.parties.session.multiplex import serve_multiplexed
 from mpdp.protocols.errors import TransportError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 pytestmark = pytest.mark.timeout(20)
 

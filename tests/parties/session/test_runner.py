@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp.analysis.accounting import Budget
+from mpdp.analysis.privacy.accounting import Budget
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.session.runner import RunConfig
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 MECHANISMS = (RandomizedResponse(0.5), RandomizedResponse(1.0, 1e-7), RandomizedResponse(math.inf))
 

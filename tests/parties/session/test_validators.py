@@ -26,7 +26,7 @@ from mpdp.parties.rr.observer import Observer
 from mpdp.parties.session.validator import Rejected, Verified, forward
 from mpdp.parties.session.validators import open_validated_engine
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.symmetric import observer_average_rule
+from mpdp.protocols.rules.symmetric import observer_average_rule
 from tests.parties.cli.invoke import refused
 from tests.parties.rounds.test_engine import MECHANISMS, REPS, signed_answer
 

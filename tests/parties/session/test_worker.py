@@ -21,7 +21,7 @@ from mpdp.broker.transport import InMemoryBroker, next_delivery
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import TransportError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from tests.calibration import scaled
 
 pytestmark = pytest.mark.timeout(20)

@@ -16,7 +16,7 @@ from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.worker import WorkerSpec
 from mpdp.protocols.errors import MpdpError, TransportError, WorkerError
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 
 def _spec(index: int, parties: range) -> WorkerSpec:

@@ -14,14 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import mpdp
-from mpdp.analysis.accuracy import PROGRESS_STEPS
+from mpdp.analysis.theory.accuracy import PROGRESS_STEPS
 from mpdp.parties.api.accuracies import compact_values
 from mpdp.parties.cli.commands.accuracy import parse_list
 from mpdp.parties.cli.main import main
-from mpdp.protocols.count_threshold import COUNT_PAIR_SMALL_MAX
+from mpdp.protocols.decision.factors import FOUR_OUTPUT_GROUP_MAX
+from mpdp.protocols.decision.worst_case import TIME_LIMIT_STATUS
 from mpdp.protocols.errors import SizeLimitError, SolverError
-from mpdp.protocols.factors import FOUR_OUTPUT_GROUP_MAX
-from mpdp.protocols.worst_case import TIME_LIMIT_STATUS
+from mpdp.protocols.rules.count_threshold import COUNT_PAIR_SMALL_MAX
 from tests.calibration import scaled
 from tests.parties.cli.invoke import ok, refused
 
@@ -79,7 +79,7 @@ def test_errors_exit_2_with_one_line(capsys, argv, needle):
 
 
 def test_by_default_a_worst_case_lp_that_does_not_fit_is_skipped(capsys) -> None:
-    # 15 distinct epsilons: an LP over 2^15 input classes, estimated at ~20 min (protocols.worst_case.lp_cost)
+    # 15 distinct epsilons: an LP over 2^15 input classes, estimated at ~20 min (protocols.decision.worst_case.lp_cost)
     eps = ",".join(str(0.1 * i) for i in range(1, 16))
     report = _json(capsys, "--epsilon", eps, "--function", "majority")
     assert set(report["rules"]) == {"average"} and "60 s time limit" in report["worst_case_skipped"]
@@ -128,7 +128,7 @@ def test_a_monte_carlo_estimate_over_the_time_limit_is_refused_up_front(capsys) 
     """Issue 10, item 5: parties above the exact engines switched silently to 100,000 Monte Carlo samples
     (hours). Here 1,001 distinct epsilons: 2^1001 transcript classes, and the posterior rule decides each
     sampled transcript by an O(k^2) recursion (~15 ms at k = 1,001): about 25 min, refused before any
-    work (analysis.monte_carlo_cost), after the reason no exact engine runs."""
+    work (analysis.theory.monte_carlo_cost), after the reason no exact engine runs."""
     epsilon = ",".join(f"{0.5 + i / 1000:g}" for i in range(1001))
     line = refused(capsys, "accuracy", "--epsilon", epsilon, "--function", "majority")
     assert "100,000 transcripts of 1,001 parties" in line and "--samples" in line and "--time-limit" in line
@@ -220,7 +220,7 @@ def test_an_lp_stopped_at_the_time_limit_leaves_the_average_rule(capsys, monkeyp
     """--rule both: an LP whose estimate fit but which HiGHS stopped at the time limit (XOR of 1,001 parties
     did, before XOR skipped the LP) no longer fails the command after a minute: the average rule stands and
     worst_case_skipped says why. --rule worst-case still fails. (The solver stub stops every LP.)"""
-    import mpdp.protocols.optimal as optimal
+    import mpdp.protocols.rules.optimal as optimal
 
     def stopped(view, time_limit=None):
         raise SolverError(TIME_LIMIT_STATUS, "Time limit reached")
@@ -252,7 +252,7 @@ def test_xor_names_its_bound_without_an_lp(capsys) -> None:
 
 def test_an_exact_rule_estimated_over_the_time_limit_goes_to_the_fallback_at_once() -> None:
     """sum's exact average rule multiplies (k + 1) x (k + 1) tables: at k = 3,000 about 7 s by
-    analysis.sweep_cost. Under a 2 s limit it is not started (it used to run, whatever the limit): the
+    analysis.sweeps.sweep_cost. Under a 2 s limit it is not started (it used to run, whatever the limit): the
     Monte Carlo fallback (20 transcripts, ~1 s by its own estimate) answers, and more samples are
     refused naming both estimates."""
     doc = mpdp.accuracy(1.0, "sum", parties=3000, rule="average", time_limit=2.0, samples=20, seed=1).to_dict()

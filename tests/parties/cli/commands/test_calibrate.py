@@ -2,7 +2,7 @@
 
 import pytest
 
-from mpdp.analysis.calibration import corollary_4_1, per_query_budget_exact
+from mpdp.analysis.privacy.calibration import corollary_4_1, per_query_budget_exact
 from tests.parties.cli.invoke import ok, refused
 
 

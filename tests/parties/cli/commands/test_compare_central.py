@@ -38,7 +38,7 @@ def test_compare_central_help_has_examples(capsys) -> None:
 
 
 def test_a_table_over_the_time_limit_is_refused_with_its_estimate(capsys) -> None:
-    """Issue 10, item 5: --voters 401 ran silently for 30 s. The model (analysis.central_vs_distributed.
+    """Issue 10, item 5: --voters 401 ran silently for 30 s. The model (analysis.theory.central_vs_distributed.
     ROW_SECONDS) puts one row at k = 401 at 6 s: over a 1 s limit, refused before any work."""
     line = refused(capsys, "compare-central", "--voters", "401", "--epsilon", "1", "--time-limit", "1")
     assert "1 row up to k = 401" in line and "about 6 s" in line and "--time-limit" in line

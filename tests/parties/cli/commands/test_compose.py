@@ -111,7 +111,7 @@ def test_heterogeneous_bounds_are_tight_by_default_and_bracket_the_exact_optimum
     exact optimum (a 2^14-point privacy loss grid) is known; with the grid limit at 1 the bounds run."""
     import numpy as np
 
-    from mpdp.analysis.heterogeneous import compose_heterogeneous
+    from mpdp.analysis.privacy.heterogeneous import compose_heterogeneous
 
     eps = np.random.default_rng(3).uniform(0.05, 0.5, 14)
     exact = compose_heterogeneous(eps, 0.0, 1e-6)

@@ -4,7 +4,7 @@ import pathlib
 
 import pytest
 
-from mpdp.analysis.paper_figures import PAPER_FIGURES
+from mpdp.analysis.figures.paper_figures import PAPER_FIGURES
 from tests.parties.cli.invoke import ok, refused
 
 

@@ -13,8 +13,8 @@ from scipy.special import comb
 
 import mpdp
 from mpdp.parties.cli.main import main
+from mpdp.protocols.colorings.majority_mechanism import central_mechanism
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.majority_mechanism import central_mechanism
 from tests.parties.cli.invoke import ok, refused
 from tests.protocols.hypercube_lp import hypercube_optimum
 

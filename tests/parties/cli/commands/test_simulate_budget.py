@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mpdp.analysis.composition import optimal_epsilon
+from mpdp.analysis.privacy.composition import optimal_epsilon
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.parties.cli.main import main
 

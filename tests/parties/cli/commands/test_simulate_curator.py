@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from mpdp.analysis.theory import observer_accuracy_on_input
+from mpdp.analysis.theory.theory import observer_accuracy_on_input
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.parties.cli.main import main
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 
 @pytest.mark.parametrize(("extra", "needle"), [

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp.analysis.accuracy import input_accuracy
+from mpdp.analysis.theory.accuracy import input_accuracy
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.parties.cli.main import main
 from mpdp.parties.session.datasets import random_dataset
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.mechanisms import RandomizedResponse
-from mpdp.protocols.optimal import optimal_rules
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.optimal import optimal_rules
 from tests.parties.cli.invoke import refused
 
 

@@ -120,7 +120,7 @@ def test_live_sweep_end_to_end_with_estimate_and_files(capsys, tmp_path, mosquit
 
 def _figure_title(out) -> str:
     """The PNG is there; the title of the figure the same document gives says how it was measured."""
-    from mpdp.analysis.sweep import SweepPoint, SweepResult
+    from mpdp.analysis.sweeps.sweep import SweepPoint, SweepResult
 
     assert (out / "sweep.png").read_bytes()[:4] == b"\x89PNG"
     doc = json.loads((out / "sweep.json").read_text())

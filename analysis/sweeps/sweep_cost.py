@@ -1,0 +1,187 @@
+"""The up-front cost of a sweep (:mod:`mpdp.analysis.sweeps.sweep`, :mod:`mpdp.analysis.sweeps.dataset_sweep`), from the
+work its points will do, stated (and, for one exact rule too large, refused) before any point runs.
+
+A point of the rr protocol, for each number n of participants it solves (the sweep's k, or each distinct
+participant count of a dataset's rounds), builds the observer's exact rule with the symmetric engine
+(:func:`symmetric_rule_cost`; the worst-case kind also solves its LP,
+:func:`mpdp.protocols.decision.worst_case.symmetric_lp_cost`), then evaluates its exact accuracy once per input it
+is measured on (uniform inputs: once, :func:`mpdp.analysis.theory.accuracy.rule_accuracy`; a dataset: once per
+round, :func:`mpdp.analysis.theory.accuracy.input_accuracy`, the engine tables built again and every input class
+evaluated: :data:`DATASET_INPUT_RULES` rules' worth), and draws ``samples`` repetitions per input on the
+count-table path of :mod:`mpdp.analysis.statistics.monte_carlo` (per repetition
+:data:`~mpdp.analysis.theory.monte_carlo_cost.REPETITION_SECONDS` and one group's draws,
+:data:`~mpdp.analysis.theory.monte_carlo_cost.PURE_DRAW_SECONDS` or
+:data:`~mpdp.analysis.theory.monte_carlo_cost.FOUR_DRAW_SECONDS`: the constants of ``mpdp accuracy``'s Monte Carlo
+estimate). A curator point costs its draws only (001's mechanism is O(k)).
+
+The exact engine's time (one view: the central observer; a party has two, one per own bit) is
+:data:`EXACT_CALL_SECONDS` plus, per (transcript class x input class) of the group,
+:data:`EXACT_STEP_SECONDS` (the count likelihood and its products) and :data:`EXACT_OUTPUT_STEP_SECONDS`
+per output (the gain's products: |Y| = n + 1 for ``sum``, 2 for a binary f). Calibration (the project's
+2-core machine shared with ~6 jobs, 2026-12-01; pure randomized response at epsilon 1, the average rule
+and its exact accuracy, each timed): majority 0.06 s at n = 428, 0.3 s at 3,000, 1.9 s at 10,000; sum
+0.1 s at 428, 0.46 s at 1,000, 1.8 s at 2,000; at n = 20,000 the model gives sum 2,000 s (the (k+1)^2
+products: refused, the default time limit is 60 s) and majority 8 s. Whole sweeps of 3 points
+(epsilon 0.5, 1, 2), measured / estimate over two runs under different load: House (16 bills, 13
+distinct participant counts) sum average 2.2 and 2.2 (13 s the second time), majority both rules 1.9
+and 1.1, xor and and average 1.8 and 0.65, sum worst-case on its first 120 members 1.45 and 1.9 (106 s),
+the curator 0.47 and 0.76; uniform majority at k = 101 and 435 both rules 0.97 and 1.3, sum at k = 200
+average 1.55 and 2.4, sum at k = 60 worst-case 1.2 and 1.3 (the first run counted a round's accuracy as
+one rule: :data:`DATASET_INPUT_RULES` 2 since).
+``mpdp accuracy`` (:func:`mpdp.parties.api.accuracies.accuracy`) asks :func:`symmetric_rule_cost` first
+too: an exact average rule over its time limit goes to the count engine or the Monte Carlo fallback.
+Memory: four float64 tables of (n + 1) x |Y| (the measure, the gain, the decisions, their products),
+the dense likelihood (n + 1)^2 up to ``PURE_GROUP_DENSE_MAX``, and the Monte Carlo's batches
+(:data:`~mpdp.analysis.theory.monte_carlo_cost.MEMORY_BYTES`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from mpdp.analysis.theory.monte_carlo_cost import (
+    FOUR_DRAW_SECONDS,
+    MEMORY_BYTES,
+    PURE_DRAW_SECONDS,
+    REPETITION_SECONDS,
+    SETUP_SECONDS,
+)
+from mpdp.protocols.decision.engines import SYMMETRIC_MAX_CLASSES
+from mpdp.protocols.decision.factors import PURE_GROUP_DENSE_MAX, symmetric_groups
+from mpdp.protocols.decision.worst_case import symmetric_lp_cost
+from mpdp.protocols.functions import BooleanFunction, parse_function
+from mpdp.protocols.numerics.cost import CostEstimate
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+
+if TYPE_CHECKING:
+    from mpdp.analysis.sweeps.sweep import SweepTask
+
+__all__ = ["DATASET_INPUT_RULES", "EXACT_CALL_SECONDS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS",
+           "check_exact_rules", "distinct_problems", "sweep_cost", "symmetric_rule_cost"]
+
+#: Seconds of one exact-engine call besides its tables (the problem, the views, the calls).
+EXACT_CALL_SECONDS = 0.02
+#: Seconds per (transcript class x input class) of a group: the count likelihood and its products.
+EXACT_STEP_SECONDS = 2.0e-8
+#: Seconds per (transcript class x input class x output): the products with the gain table.
+EXACT_OUTPUT_STEP_SECONDS = 2.5e-10
+
+#: Exact rules' worth of one round's exact accuracy on a dataset (the problem built again, every input
+#: class evaluated: :func:`mpdp.analysis.theory.accuracy.input_accuracy`); measured, module docstring.
+DATASET_INPUT_RULES = 2.0
+
+_ALTERNATIVE = "fewer parties, or a function of two outputs (the exact rule of sum grows as k^3)"
+
+
+def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
+                        observer: int | None = None) -> CostEstimate | None:
+    """The time and memory of one exact rule of the symmetric engine (the average kind) or of its exact
+    accuracy, from the groups of parties with equal parameters alone (nothing built; module docstring).
+
+    Args:
+        mechanisms: the k parties' randomized responses. function: f. observer: None or a party index
+            (two views, one per own bit).
+
+    Returns:
+        a :class:`mpdp.protocols.numerics.cost.CostEstimate` (seconds on one core, bytes), or None for a function
+        that is not symmetric or more transcript classes than the engine holds (it refuses those itself).
+
+    Raises:
+        SizeLimitError: a group larger than a likelihood factor holds
+            (:func:`mpdp.protocols.decision.factors.group_parties`).
+    """
+    k = len(mechanisms)
+    groups = symmetric_groups(mechanisms, function, observer)
+    if groups is None:
+        return None
+    classes = math.prod(g.num_classes for g in groups)
+    if classes > SYMMETRIC_MAX_CLASSES:  # the engine refuses it by its size, at once
+        return None
+    inputs = math.prod(g.n + 1 for g in groups)
+    outputs = function.output_size(k)
+    views = 1 if observer is None else 2
+    seconds = views * (EXACT_CALL_SECONDS + classes * inputs * (EXACT_STEP_SECONDS
+                                                                + outputs * EXACT_OUTPUT_STEP_SECONDS))
+    dense = sum(8.0 * g.num_classes * (g.n + 1) for g in groups
+                if g.mechanism.four_output or g.n <= PURE_GROUP_DENSE_MAX)
+    return CostEstimate("the exact rule", f"{k:,} parties, {outputs:,} outputs", seconds,
+                        4 * 8.0 * max(classes, inputs) * outputs + dense, _ALTERNATIVE)
+
+
+def _point_seconds(task: SweepTask, rounds: Sequence[int], per_input: float) -> tuple[float, float]:
+    """Seconds and peak bytes of one point that solves each distinct size of ``rounds`` once and measures
+    one input per entry of ``rounds``, its exact accuracy there costing ``per_input`` exact rules."""
+    draws = task.samples * len(rounds) * (REPETITION_SECONDS + (PURE_DRAW_SECONDS if task.delta == 0
+                                                                   else FOUR_DRAW_SECONDS))
+    if task.rule == "curator":
+        return SETUP_SECONDS + draws, MEMORY_BYTES
+    f = parse_function(task.function)
+    observer = None if task.observer == "central" else 0
+    seconds, memory = SETUP_SECONDS + draws, MEMORY_BYTES
+    for n in sorted(set(rounds)):
+        mechanisms = [RandomizedResponse(task.epsilon, task.delta)] * n
+        exact = symmetric_rule_cost(mechanisms, f, observer)
+        lp = symmetric_lp_cost(mechanisms, f, observer) if task.rule == "worst-case" else None
+        for cost, times in ((exact, 1 + per_input * rounds.count(n)), (lp, 1)):  # rule, accuracy per input, LP
+            if cost is not None:
+                seconds += cost.seconds * times
+                memory = max(memory, cost.memory_bytes)
+    return seconds, memory
+
+
+def sweep_cost(tasks: Sequence[SweepTask], rounds: Sequence[int] | None = None) -> CostEstimate:
+    """The estimated time (on one core) and peak memory of running every point of a sweep.
+
+    Args:
+        tasks: the points (:attr:`mpdp.analysis.sweeps.sweep.SweepPlan.tasks`).
+        rounds: a dataset's participant count per round (each point measures every round), or None:
+            each point measures uniform inputs of its k parties.
+
+    Returns:
+        a :class:`mpdp.protocols.numerics.cost.CostEstimate`: seconds summed over the points, bytes the largest
+        point's.
+
+    Raises:
+        SizeLimitError: a group larger than a likelihood factor holds (as the sweep's own checks).
+    """
+    seconds, memory = 0.0, 0.0
+    for task in tasks:
+        s, m = (_point_seconds(task, [task.parties], 1.0) if rounds is None
+                else _point_seconds(task, list(rounds), DATASET_INPUT_RULES))
+        seconds += s
+        memory = max(memory, m)
+    size = f"{len(tasks):,} point{'' if len(tasks) == 1 else 's'}" + (
+        "" if rounds is None else f" x {len(rounds):,} rounds")
+    per = "" if not tasks else f" x {tasks[0].samples:,} samples"
+    return CostEstimate("the sweep", size + per, seconds, memory, "fewer points or samples, or --jobs N")
+
+
+def check_exact_rules(tasks: Sequence[SweepTask], sizes: Sequence[int] | None = None) -> None:
+    """Refuse, before any point runs, a point whose exact rule alone is estimated over the default time
+    limit or the machine's memory (:meth:`mpdp.protocols.numerics.cost.CostEstimate.check`), at every number of
+    participants it solves (``sizes``; None: its k).
+
+    Raises:
+        CostLimitError: naming the estimate and the alternative.
+    """
+    for task, n in distinct_problems((t for t in tasks if t.rule != "curator"), sizes):
+        cost = symmetric_rule_cost([RandomizedResponse(task.epsilon, task.delta)] * n,
+                                   parse_function(task.function), None if task.observer == "central" else 0)
+        if cost is not None:
+            dataclasses.replace(cost, task=f"the exact rule of {task.function}").check()
+
+
+def distinct_problems(tasks: Iterable[SweepTask], sizes: Sequence[int] | None) -> Iterator[tuple[SweepTask, int]]:
+    """Each ``(task, participants)`` once per (function, participants, delta, observer): the size of an exact
+    problem (rule, LP) depends on these, not on epsilon. ``sizes``: the numbers of participants a point solves
+    (None: its k)."""
+    seen: set[tuple[str, int, float, str]] = set()
+    for task in tasks:
+        for n in (task.parties,) if sizes is None else sizes:
+            key = (task.function, n, task.delta, task.observer)
+            if key not in seen:
+                seen.add(key)
+                yield task, n

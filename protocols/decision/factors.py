@@ -1,0 +1,328 @@
+"""Likelihood factors: one party, or a group of parties with equal parameters, seen through counts.
+
+A factor is a set of parties (``members``) that share one randomized response. Its *input classes* are
+j = the number of ones among its members (0..n); its *transcript classes* c are the members' symbols up to
+permutation (a single party: its symbol; a pure group: the number of 1-symbols; a four-output group: the
+counts (c0, c1, c2, c3)). Because P(tau | x) = prod_i M_i[x_i, tau_i] (002 eq. (8)), the whole protocol's
+class likelihood is the Kronecker product of its factors' matrices, and for a function of the number of
+ones (and parties with equal parameters) the optimal rules can be taken constant on classes: permuting the
+members of a group maps the problem onto itself (002 eqs. (4)-(6) are invariant; average the LP solution
+over the group to get a symmetric one of the same value).
+
+Each factor carries
+  * ``forward`` F[j, c] = P(class c | j ones among the members), rows sum to one (002 eq. (9), 000 §5.1);
+  * ``posterior`` B[j, c] = P(j ones | class c) under the uniform prior of 002 eq. (1), columns sum to one
+    (a class of probability zero gets the prior);
+  * ``prior`` pi[j] = C(n, j) / 2^n.
+
+For a pure group F[j, c] = (Binomial(j, p) * Binomial(n - j, q))[c] (the reported-1 count is a sum of
+two binomials), computed by the recurrence F[j + 1] = F[j] (q + p z) / (p + q z) on generating functions,
+restarted from an exact convolution every ``_RESTART`` rows; by Bayes with the uniform prior
+B = F^T. Every row is a proper distribution, so nothing underflows where it matters (k up to 10^4).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+from scipy.special import logsumexp
+
+from mpdp.protocols.errors import SizeLimitError
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.numerics.binomial import log_binomial_pmf
+from mpdp.protocols.numerics.kron import Matrix
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
+
+__all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "banded_count_likelihood",
+           "compositions", "group_parties", "pure_count_likelihood", "symmetric_groups"]
+
+_RESTART = 32
+_BAND = 1e-30
+#: Largest pure group held as a dense (n+1) x (n+1) likelihood; larger ones are banded sparse.
+PURE_GROUP_DENSE_MAX = 2000
+#: Largest pure group (banded likelihood).
+PURE_GROUP_MAX = 20000
+#: Largest four-output group (its classes are the compositions of n into 4 parts, ~n^3/6).
+FOUR_OUTPUT_GROUP_MAX = 60
+
+
+def _binom_pmf(n: int, p: float, q: float, lo: int = 0, hi: int | None = None) -> NDArray[np.float64]:
+    """Binomial(n, p) pmf at lo..hi (default 0..n), q = 1 - p given separately (no cancellation), in log
+    space (:func:`mpdp.protocols.numerics.binomial.log_binomial_pmf`): ~1e-14 relative, and no overflow where p or
+    q is subnormal (epsilon near 709, where ``scipy.stats.binom.pmf`` raises OverflowError)."""
+    if n == 0:
+        return np.ones(1)
+    with np.errstate(divide="ignore"):  # log 0 = -inf: a degenerate Bernoulli
+        log_p, log_q = float(np.log(p)), float(np.log(q))
+    return np.exp(log_binomial_pmf(np.arange(lo, n + 1 if hi is None else hi + 1), n, log_p, log_q))
+
+
+def _convolve(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    if min(a.size, b.size) < 512:
+        return np.convolve(a, b)
+    from scipy.signal import fftconvolve  # imported here: scipy.signal costs seconds, small groups skip it
+
+    return np.clip(fftconvolve(a, b), 0.0, None)
+
+
+def _next_row(row: NDArray[np.float64], p: float, q: float) -> NDArray[np.float64]:
+    """The count pmf with one more holder of 1 from the current one: multiply by (q + p z), divide by
+    (p + q z) (one step of the recursive filter; length + 1)."""
+    from scipy.signal import lfilter  # imported here: scipy.signal costs seconds, small groups skip it
+
+    g = np.zeros(row.size + 1)
+    g[:-1] = q * row
+    g[1:] += p * row
+    return np.clip(lfilter([1.0], [p, q], g), 0.0, None)
+
+
+def pure_count_likelihood(n: int, epsilon: float) -> NDArray[np.float64]:
+    """F[j, c] = P(c parties report 1 | j of the n parties hold 1) under pure randomized response.
+
+    Args:
+        n: group size >= 0. epsilon: the common privacy level (0..inf).
+
+    Returns:
+        float64 array of shape (n + 1, n + 1); every row sums to one. Source: 002 eq. (9).
+    """
+    p, q = truth_and_flip(epsilon)
+    if q == 0.0:
+        return np.eye(n + 1)
+    out = np.empty((n + 1, n + 1))
+    row = np.empty(0)
+    for j in range(n + 1):
+        if j % _RESTART == 0 or n < _RESTART:  # small n: every row exact (and no scipy.signal import)
+            row = _convolve(_binom_pmf(j, p, q), _binom_pmf(n - j, q, p))
+        else:
+            row = _next_row(row, p, q)[: n + 1]
+        out[j] = row
+    return out
+
+
+@lru_cache(maxsize=64)
+def compositions(n: int) -> NDArray[np.int64]:
+    """The classes of a four-output group: all (c0, c1, c2, c3) >= 0 summing to n, int64 (C(n+3, 3), 4),
+    ordered by c0, then c3, then c2."""
+    return np.array([(c0, n - c0 - c3 - c2, c2, c3) for c0 in range(n + 1)
+                     for c3 in range(n + 1 - c0) for c2 in range(n + 1 - c0 - c3)], dtype=np.int64)
+
+
+def _trimmed_pmf(n: int, p: float, q: float) -> tuple[int, NDArray[np.float64]]:
+    """Binomial(n, p) pmf restricted to where it exceeds ``_BAND`` times its maximum: (start, values)."""
+    if n == 0:
+        return 0, np.ones(1)
+    sd = np.sqrt(n * p * q)
+    mean = n * p
+    lo = max(0, int(np.floor(mean - 14 * sd - 2)))
+    hi = min(n, int(np.ceil(mean + 14 * sd + 2)))
+    vals = _binom_pmf(n, p, q, lo, hi)
+    keep = np.flatnonzero(vals > _BAND * vals.max())
+    return lo + int(keep[0]), vals[keep[0]: keep[-1] + 1]
+
+
+def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]:
+    """:func:`pure_count_likelihood` as a sparse band: entries below ``_BAND`` times their row's
+    maximum are dropped (each row keeps ~25 standard deviations around its mode; the dropped mass is
+    below 1e-25 per row). Memory O(n^1.5) instead of n^2: the engine for groups of thousands.
+
+    Returns:
+        scipy.sparse CSR float64 of shape (n + 1, n + 1).
+    """
+    p, q = truth_and_flip(epsilon)
+    if q == 0.0:
+        return sp.identity(n + 1, format="csr")
+    data, starts = [], np.empty(n + 1, dtype=np.int64)
+    lo, row = 0, np.ones(1)
+    for j in range(n + 1):
+        if j % _RESTART == 0:
+            a0, a = _trimmed_pmf(j, p, q)
+            b0, b = _trimmed_pmf(n - j, q, p)
+            lo, row = a0 + b0, _convolve(a, b)
+            keep = np.flatnonzero(row > _BAND * row.max())
+            lo, row = lo + int(keep[0]), row[keep[0]: keep[-1] + 1]
+        else:  # the window grows by one per step until the next restart trims it
+            row = _next_row(row, p, q)
+            if lo + row.size > n + 1:
+                row = row[: n + 1 - lo]
+        data.append(row)
+        starts[j] = lo
+    lengths = np.array([r.size for r in data], dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indices = np.arange(indptr[-1], dtype=np.int64) - np.repeat(indptr[:-1] - starts, lengths)
+    return sp.csr_matrix((np.concatenate(data), indices, indptr), shape=(n + 1, n + 1))
+
+
+def _four_output_group(n: int, mech: RandomizedResponse) -> NDArray[np.float64]:
+    """log F[j, class] for a four-output group, classes as in :func:`compositions` (000 §5.1)."""
+    from scipy.stats import binom  # imported here: scipy.stats costs seconds, pure groups skip it
+
+    comps = compositions(n)
+    pure = [pure_count_likelihood(m, mech.epsilon) for m in range(n + 1)]
+    j = np.arange(n + 1)[:, None]
+    c0, c2, c3 = comps[:, 0][None, :], comps[:, 2][None, :], comps[:, 3][None, :]
+    unrevealed = n - c0 - c3
+    ones_hidden = j - c3
+    ok = (ones_hidden >= 0) & (ones_hidden <= unrevealed)
+    with np.errstate(divide="ignore"):
+        logf = binom.logpmf(c3, j, mech.delta) + binom.logpmf(c0, n - j, mech.delta)
+        hidden = np.zeros(np.shape(logf))
+        for idx in np.argwhere(ok):
+            jj, cc = idx
+            hidden[jj, cc] = pure[unrevealed[0, cc]][ones_hidden[jj, cc], c2[0, cc]]
+        logf = np.where(ok, logf + np.log(hidden), -np.inf)
+    return logf
+
+
+@dataclass(frozen=True, slots=True)
+class Factor:
+    """A group of parties with one shared mechanism, as a likelihood factor.
+
+    Args:
+        members: party indices (0-based, increasing) of the group.
+        mechanism: their common randomized response.
+
+    Raises:
+        SizeLimitError: a pure group above ``PURE_GROUP_MAX`` or a four-output group (n >= 2) above
+            ``FOUR_OUTPUT_GROUP_MAX``.
+    """
+
+    members: tuple[int, ...]
+    mechanism: RandomizedResponse
+    _tables: dict[str, Matrix] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        n = len(self.members)
+        if self.mechanism.four_output and n > FOUR_OUTPUT_GROUP_MAX:
+            raise SizeLimitError("four-output group size", n, FOUR_OUTPUT_GROUP_MAX,
+                                 "split the group or use pure randomized response")
+        if not self.mechanism.four_output and n > PURE_GROUP_MAX:
+            raise SizeLimitError("pure group size", n, PURE_GROUP_MAX,
+                                 "the count engine for majority-type functions (mpdp accuracy --engine counts), "
+                                 "or the posterior rule with a Monte Carlo accuracy")
+
+    @property
+    def n(self) -> int:
+        """Number of members."""
+        return len(self.members)
+
+    @property
+    def singleton(self) -> bool:
+        """True for a single party (its classes are its symbols)."""
+        return self.n == 1
+
+    def _build(self) -> None:
+        mech, n = self.mechanism, self.n
+        forward: Matrix
+        posterior: Matrix
+        if self.singleton:
+            forward = mech.channel
+            post1 = mech.posterior_one
+            posterior = np.vstack([1.0 - post1, post1])
+        elif not mech.four_output and n > PURE_GROUP_DENSE_MAX:
+            forward = banded_count_likelihood(n, mech.epsilon)
+            posterior = forward.T  # CSC view; B = F^T as for the dense case
+        elif not mech.four_output:
+            forward = pure_count_likelihood(n, mech.epsilon)
+            posterior = forward.T.copy()
+        else:
+            logf = _four_output_group(n, mech)
+            forward = np.exp(logf)
+            logpost = logf + log_binomial_pmf(np.arange(n + 1), n, math.log(0.5), math.log(0.5))[:, None]
+            norm = logsumexp(logpost, axis=0)
+            impossible = ~np.isfinite(norm)
+            posterior = np.exp(logpost - np.where(impossible, 0.0, norm))
+            posterior[:, impossible] = _binom_pmf(n, 0.5, 0.5)[:, None]
+        self._tables.update(forward=forward, posterior=posterior)
+
+    @property
+    def forward(self) -> Matrix:
+        """F[j, c] = P(class c | j ones), float64 (n + 1, num_classes); rows sum to one (sparse band for
+        a pure group above ``PURE_GROUP_DENSE_MAX``)."""
+        if not self._tables:
+            self._build()
+        return self._tables["forward"]
+
+    @property
+    def posterior(self) -> Matrix:
+        """B[j, c] = P(j ones | class c) under the uniform prior, float64 (n + 1, num_classes)."""
+        if not self._tables:
+            self._build()
+        return self._tables["posterior"]
+
+    @property
+    def prior(self) -> NDArray[np.float64]:
+        """pi[j] = C(n, j) / 2^n, float64 (n + 1,)."""
+        return _binom_pmf(self.n, 0.5, 0.5)
+
+    @property
+    def num_classes(self) -> int:
+        """Number of transcript classes: m (one party), n + 1 (pure group), C(n + 3, 3) (four-output)."""
+        m = self.mechanism.num_symbols
+        if self.singleton:
+            return m
+        return self.n + 1 if m == 2 else (self.n + 1) * (self.n + 2) * (self.n + 3) // 6
+
+    def class_of(self, symbols: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
+        """Transcript class of the members' symbols.
+
+        Args:
+            symbols: uint8/int array of shape (N, n), the members' symbols in member order.
+
+        Returns:
+            int64 array of shape (N,), class indices in 0..num_classes-1.
+        """
+        s = np.asarray(symbols, dtype=np.int64)
+        if self.singleton:
+            column: NDArray[np.int64] = s[:, 0]
+            return column
+        if not self.mechanism.four_output:
+            return self.input_class_of(s)
+        comps = compositions(self.n)
+        n = self.n
+        lookup = np.full((n + 1, n + 1, n + 1), -1, dtype=np.int64)
+        lookup[comps[:, 0], comps[:, 3], comps[:, 2]] = np.arange(comps.shape[0])
+        counts = np.stack([(s == v).sum(axis=1) for v in range(4)], axis=1)
+        classes: NDArray[np.int64] = lookup[counts[:, 0], counts[:, 3], counts[:, 2]]
+        return classes
+
+    def input_class_of(self, bits: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
+        """Input class (number of ones) of the members' bits: (N, n) -> int64 (N,)."""
+        ones: NDArray[np.int64] = np.asarray(bits, dtype=np.int64).sum(axis=1)
+        return ones
+
+
+def group_parties(
+    mechanisms: tuple[RandomizedResponse, ...], parties: tuple[int, ...], grouped: bool
+) -> tuple[Factor, ...]:
+    """Factors for the given parties: one per party, or one per distinct mechanism (``grouped``).
+
+    Groups appear in the order of their first member; members keep party order."""
+    if not grouped:
+        return tuple(Factor((i,), mechanisms[i]) for i in parties)
+    groups: dict[RandomizedResponse, list[int]] = {}
+    for i in parties:
+        groups.setdefault(mechanisms[i], []).append(i)
+    return tuple(Factor(tuple(members), mech) for mech, members in groups.items())
+
+
+
+
+def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
+                     observer: int | None = None) -> tuple[Factor, ...] | None:
+    """The symmetric engine's groups of parties with equal parameters (:func:`group_parties`, grouped) other
+    than ``observer``, or None for a function that is not symmetric (``count_values(k)`` None): what its cost
+    estimates start from, nothing else built.
+
+    Raises:
+        SizeLimitError: a group larger than a likelihood factor holds."""
+    k = len(mechanisms)
+    if function.count_values(k) is None:
+        return None
+    return group_parties(tuple(mechanisms), tuple(i for i in range(k) if i != observer), grouped=True)

@@ -1,0 +1,139 @@
+"""Up-front cost estimates: what a long computation will take, stated (and refused) before it starts.
+
+Every computation that can run for minutes -- the worst-case LP (:mod:`mpdp.protocols.decision.worst_case`), a
+Monte Carlo accuracy estimate, the exact accuracy of many voters, a simulated session of many parties --
+states its cost first as one :class:`CostEstimate`: seconds and bytes from a small model of its size
+(a :class:`PowerLaw` in the size's measures), calibrated by measurement; each model documents its
+measurements next to its constants. :meth:`CostEstimate.check` refuses, naming the estimate and the
+alternative, only what would exceed the time limit (``DEFAULT_TIME_LIMIT`` unless the caller passes
+another: the CLI's ``--time-limit SECONDS``; None = no time limit) or ``MEMORY_FRACTION`` of the
+machine's memory. The models are estimates (within a factor of about 2-4 of the measurements), not
+promises: a computation that starts is still bounded by its own time limit where the solver has one.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from mpdp.protocols.errors import CostLimitError, ParameterError
+
+__all__ = ["DEFAULT_TIME_LIMIT", "MEMORY_FRACTION", "CostEstimate", "PowerLaw", "check_time_limit",
+           "format_bytes", "format_seconds", "physical_memory"]
+
+#: Seconds a computation may take unless the caller allows more (``--time-limit``).
+DEFAULT_TIME_LIMIT = 60.0
+#: Share of the machine's physical memory one computation may be estimated to use.
+MEMORY_FRACTION = 0.75
+
+
+def physical_memory() -> int:
+    """Bytes of physical memory of this machine (``os.sysconf``; 8 GiB where it is not available)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # not a POSIX sysconf
+        return 8 << 30
+
+
+def format_seconds(seconds: float) -> str:
+    """``0.42 s``, ``12 s``, ``4.1 min``, ``15 h``, ``3.2 days``, ``170 days``: a duration for people."""
+    if seconds < 10:
+        return f"{seconds:.2g} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.2g} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.2g} h"
+    if seconds < 100 * 86400:
+        return f"{seconds / 86400:.2g} days"
+    return f"{seconds / 86400:,.0f} days"
+
+
+def format_bytes(size: float) -> str:
+    """``640 kB``, ``300 MB``, ``2.1 GB``: a memory size for people (powers of 1000)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.2g} {unit}" if size < 10 * scale else f"{size / scale:.0f} {unit}"
+    return f"{size:.0f} B"
+
+
+def check_time_limit(value: float | None, name: str = "time_limit") -> float | None:
+    """A time limit in seconds: a finite number > 0, or None (no limit).
+
+    Raises:
+        ParameterError: zero, negative, NaN or infinite (say None for no limit)."""
+    if value is None:
+        return None
+    if not (math.isfinite(value) and value > 0):
+        raise ParameterError(name, value, "a number of seconds > 0")
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PowerLaw:
+    """``coefficient * prod(size_i ** exponents[i])``: a cost model fitted to measurements in log space.
+
+    Attributes:
+        coefficient: the cost at unit sizes (seconds or bytes).
+        exponents: one per size measure, in the order :meth:`__call__` takes them.
+    """
+
+    coefficient: float
+    exponents: tuple[float, ...]
+
+    def __call__(self, *sizes: float) -> float:
+        """The modelled cost at ``sizes`` (each >= 1; smaller values count as 1)."""
+        if len(sizes) != len(self.exponents):
+            raise ParameterError("sizes", len(sizes), f"{len(self.exponents)} size measures")
+        return self.coefficient * float(math.prod(max(float(s), 1.0) ** a for s, a in zip(sizes, self.exponents)))
+
+
+@dataclass(frozen=True, slots=True)
+class CostEstimate:
+    """What a computation is expected to cost, stated before it runs.
+
+    Attributes:
+        task: what would run, in words (``"the worst-case LP"``).
+        size: its size in the measures the model uses (``"53,249 variables, 4,096 input classes"``).
+        seconds: estimated wall-clock seconds on one core.
+        memory_bytes: estimated peak memory in bytes.
+        alternative: what to do instead when it is refused (an option, a rule, a smaller size).
+    """
+
+    task: str
+    size: str
+    seconds: float
+    memory_bytes: float
+    alternative: str
+
+    def describe(self) -> str:
+        """``about 12 s and 300 MB``."""
+        return f"about {format_seconds(self.seconds)} and {format_bytes(self.memory_bytes)}"
+
+    def refusal(self, time_limit: float | None = DEFAULT_TIME_LIMIT) -> CostLimitError | None:
+        """The error :meth:`check` would raise, or None when the computation fits."""
+        memory = MEMORY_FRACTION * physical_memory()
+        if self.memory_bytes > memory:
+            limit = f"{format_bytes(memory)} of memory"
+        elif time_limit is not None and self.seconds > time_limit:
+            limit = f"the {format_seconds(time_limit)} time limit"
+        else:
+            return None
+        return CostLimitError(self, limit, f"{self.task} ({self.size}) would take {self.describe()}, over "
+                                           f"{limit}: {self.alternative}")
+
+    def check(self, time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
+        """Refuse a computation that would not fit.
+
+        Args:
+            time_limit: seconds allowed, or None for no time limit (memory is always checked).
+
+        Raises:
+            CostLimitError: the estimate exceeds ``time_limit`` or ``MEMORY_FRACTION`` of the machine's
+                physical memory; the message names the estimate, the limit and the alternative.
+        """
+        error = self.refusal(time_limit)
+        if error is not None:
+            raise error
