@@ -5,14 +5,16 @@ Names are imported lazily (PEP 562): ``from mpdp.parties import run`` loads only
 ``__init__.pyi`` lists them for type checkers and for the loader.
 """
 
+from .ballots.central import CentralSession, central_privacy_level, curator_privacy_level
+from .ballots.party import BallotMaker, BallotParty
+from .ballots.store import BallotRows, BallotStore, RecordedBallot
 from .curator.curator import Curator
-from .curator.party import CuratorParty
-from .curator.session import CuratorSession, central_privacy_level, curator_privacy_level
-from .curator.store import BallotRows, CuratorStore, RecordedBallot
+from .curator.party import SealedBallots
+from .curator.session import CuratorSession
 from .mpc.cluster import ServerCluster, ServerCost, secure_release
 from .mpc.coordinator import MpcCoordinator
 from .mpc.deployed_server import DeployedServerConfig, run_server
-from .mpc.party import MpcParty
+from .mpc.party import SharedBallots
 from .mpc.remote import BrokerServers
 from .mpc.session import MpcSession
 from .mpc.store import MpcStore
@@ -28,6 +30,7 @@ from .rounds.privacy import (
     privacy_summary,
 )
 from .rounds.ranges import format_ranges, parse_ranges
+from .rounds.registry import SessionProtocol, session_protocol
 from .rounds.roster import Roster
 from .rounds.seeds import SeedTree, decision_generator, round_generator
 from .rounds.session_files import (
@@ -62,27 +65,28 @@ from .session.external_broker import deployment_endpoint
 from .session.host import HostConfig, host_bits, host_parties
 from .session.observe import ObserveConfig, observe, observe_async, wait_for_parties
 from .session.pool import WorkerPool
-from .session.runner import ProgressCallback, SessionProtocol, run, run_async
+from .session.runner import ProgressCallback, run, run_async
 from .session.worker import WorkerSpec, serve_parties, worker_main
 
 __all__ = [
     "ABSTAIN_BUDGET_EXHAUSTED",
     "ABSTAIN_DID_NOT_VOTE",
+    "BallotMaker",
+    "BallotParty",
     "BallotRows",
+    "BallotStore",
     "BrokerServers",
     "ClosedRound",
     "Closing",
+    "CentralSession",
     "Curator",
-    "CuratorParty",
     "CuratorSession",
-    "CuratorStore",
     "DEFAULT_DELTA_SLACK",
     "DeployedServerConfig",
     "HostConfig",
     "KeyFile",
     "MessageRows",
     "MpcCoordinator",
-    "MpcParty",
     "MpcSession",
     "MpcStore",
     "ObserveConfig",
@@ -108,6 +112,7 @@ __all__ = [
     "RoundRows",
     "RunConfig",
     "RunOutcome",
+    "SealedBallots",
     "SeedTree",
     "ServerCluster",
     "ServerCost",
@@ -115,6 +120,7 @@ __all__ = [
     "ServerRoster",
     "SessionProtocol",
     "SessionRoster",
+    "SharedBallots",
     "TranscriptStore",
     "WorkerPool",
     "WorkerSpec",
@@ -149,6 +155,7 @@ __all__ = [
     "secure_release",
     "secure_sampler",
     "serve_parties",
+    "session_protocol",
     "server_key_path",
     "wait_for_parties",
     "worker_main",

@@ -1,6 +1,9 @@
 """Inside ``parties/`` the imports point down the floors, never up or sideways:
 
-    rounds  <-  rr, curator, mpc (independent of each other)  <-  session  <-  api  <-  cli
+    rounds  <-  ballots  <-  rr, curator, mpc (independent of each other)  <-  session  <-  api  <-  cli
+
+(``ballots``: what the central protocols, curator and mpc, share: the ballot store, the ballot party, the
+central release's rules.)
 
 (../shared/DESIGN.md, "Layout and dependencies"; README, "Architecture"). Every import counts: at the top of a
 module, inside a function, under ``TYPE_CHECKING``. The top-level arrows (protocols <- analysis <- parties ->
@@ -19,22 +22,9 @@ import pytest
 
 PARTIES = pathlib.Path(__file__).resolve().parents[1] / "parties"
 #: The floor of each sub-package of parties/: a module may import its own sub-package and lower floors only.
-FLOORS = {"rounds": 0, "rr": 1, "curator": 1, "mpc": 1, "session": 2, "api": 3, "cli": 4}
+FLOORS = {"rounds": 0, "ballots": 1, "rr": 2, "curator": 2, "mpc": 2, "session": 3, "api": 4, "cli": 5}
 #: ``mpdp.parties`` itself (its lazy names reach every floor) is above them all.
 TOP = len(FLOORS)
-
-#: The imports against the floors that are still there (issue 21), as "importing file -> imported module" (paths
-#: under parties/, modules under mpdp.parties). The list may only shrink: a new violation fails the test, and so
-#: does a fixed one still listed here (remove it). api/ and session/ may never appear (test below).
-KNOWN_VIOLATIONS = frozenset({
-    # Plug-ins built on each other by subclassing (MpcParty(CuratorParty), MpcSession(CuratorSession),
-    # MpcStore(CuratorStore)): what two share belongs in a lower room, by composition.
-    "mpc/coordinator.py -> curator.curator",
-    "mpc/party.py -> curator.party",
-    "mpc/session.py -> curator.session",
-    "mpc/store.py -> curator.store",
-})
-
 
 def _floor_of(module: str) -> tuple[str, int] | None:
     """``mpdp.parties.session.seeds`` -> ``("session.seeds", 2)``; ``mpdp.parties`` -> ``("", TOP)``; a module
@@ -86,7 +76,9 @@ def violations() -> set[str]:
     ("rr", "mpdp.parties.rounds.engine", False),
     ("rr", "mpdp.parties.rr.party", False),
     ("rr", "mpdp.parties.session.plan", True),  # up
-    ("rr", "mpdp.parties.curator.store", True),  # sideways, between plug-ins
+    ("rr", "mpdp.parties.curator.curator", True),  # sideways, between plug-ins
+    ("mpc", "mpdp.parties.ballots.store", False),  # the lower room the central protocols share
+    ("ballots", "mpdp.parties.curator.party", True),
     ("session", "mpdp.parties.mpc.store", False),
     ("session", "mpdp.parties.api.simulation", True),
     ("api", "mpdp.parties.cli.args", True),
@@ -99,14 +91,32 @@ def test_which_imports_break_the_floors(room: str, module: str, breaks: bool) ->
 
 
 def test_imports_inside_parties_point_down_the_floors() -> None:
-    found = violations()
-    assert sorted(found - KNOWN_VIOLATIONS) == [], "new imports against the floors (see the module docstring)"
-    assert sorted(KNOWN_VIOLATIONS - found) == [], "fixed: remove these from KNOWN_VIOLATIONS"
+    """No exception (issue 21, Done when): the plug-ins import nothing from each other, the session neither the
+    API nor the CLI, the API not the CLI."""
+    assert sorted(violations()) == [], "imports against the floors (see the module docstring)"
 
 
-def test_the_session_and_the_api_import_neither_the_api_nor_the_cli() -> None:
-    """No exception for these two floors (issue 21, Done when), not even a known one."""
-    assert sorted(v for v in violations() | KNOWN_VIOLATIONS if v.startswith(("session/", "api/"))) == []
+def test_every_sub_package_of_parties_has_its_floor() -> None:
+    """A new room must be given its floor here (else the test above would not check it)."""
+    rooms = {p.parent.name for p in PARTIES.glob("*/__init__.py")} - {"data"}
+    assert sorted(rooms - set(FLOORS)) == []
+
+
+def test_the_plug_ins_subclass_nothing_of_each_other() -> None:
+    """Composition over inheritance (issue 21): a class of rr, curator or mpc has no base from another plug-in
+    (what two share is in a lower room), and no ``type: ignore[override]`` is left in parties/."""
+    plug_ins = ("rr", "curator", "mpc")
+    names = {room: {node.name for path in (PARTIES / room).rglob("*.py")
+                    for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ClassDef)}
+             for room in plug_ins}
+    for room in plug_ins:
+        others = set().union(*(names[o] for o in plug_ins if o != room))
+        for path in (PARTIES / room).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ClassDef):
+                    bases = {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases}
+                    assert not bases & others, f"{path.relative_to(PARTIES)}: {node.name} subclasses {bases & others}"
+    assert [str(p.relative_to(PARTIES)) for p in PARTIES.rglob("*.py") if "ignore[override]" in p.read_text()] == []
 
 
 ROOT = PARTIES.parent

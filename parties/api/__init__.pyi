@@ -9,6 +9,7 @@ from .reports import ReportFiles, report
 from .result import Result
 from .schemas import DOCUMENTS, validate_document
 from .simulation import Simulation, simulate, simulate_async
+from .simulation_config import SimulationConfig
 from .sweeps import Sweep, sweep
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "ReportFiles",
     "Result",
     "Simulation",
+    "SimulationConfig",
     "Sweep",
     "accuracy",
     "audit",

@@ -35,11 +35,12 @@ from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.params import function_of
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.api.run_folder import PreviousRun, RunFolder, RunStatus, data_digest
+from mpdp.parties.api.simulation_config import SimulationConfig
 from mpdp.parties.curator.arguments import check_curator_arguments
 from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.rounds.config import PROTOCOLS, RunConfig
 from mpdp.parties.rounds.outcome import RunOutcome
-from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options, privacy_section
+from mpdp.parties.rounds.privacy import check_privacy_options, privacy_section
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
 from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
@@ -49,9 +50,9 @@ from mpdp.parties.session.external_broker import party_broker_settings, simulati
 from mpdp.parties.session.output_paths import run_files
 from mpdp.parties.session.progress import Progress
 from mpdp.parties.session.runner import run_async
-from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
+from mpdp.parties.session.sizing import session_cost
 from mpdp.protocols.errors import MpdpError, ParameterError
-from mpdp.protocols.functions import BooleanFunction, accuracy_measure
+from mpdp.protocols.functions import accuracy_measure
 from mpdp.protocols.numerics.cost import check_time_limit
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta
 from mpdp.protocols.randomization.secure import rng_mode
@@ -208,101 +209,40 @@ def check_run_options(repetitions: int, seed: int | None, secure: bool, workers:
                              f"the defaults with protocol {protocol} (the central mechanism has no decision rule)")
 
 
-async def simulate_async(
-    dataset: str | None = None,
-    *,
-    votes: ArrayLike | None = None,
-    parties: int | None = None,
-    rounds: int | None = None,
-    label_column: bool | None = None,
-    epsilon: float | str | Sequence[float] = 1.0,
-    delta: float = 0.0,
-    repetitions: int = 200,
-    function: str | BooleanFunction = "majority",
-    rule: str = "average",
-    seed: int | None = None,
-    protocol: str = "rr",
-    servers: int = 3,
-    threshold: int = 1,
-    broker: str | BrokerSettings | None = None,
-    party_broker: str | BrokerSettings | None = None,
-    reconnect_window: float | None = None,
-    out: str | Path | None = None,
-    force: bool = False,
-    resume: bool = False,
-    workers: int | None = None,
-    connections: str = "per-party",
-    validators: int = 0,
-    secure: bool = False,
-    party_decisions: bool = False,
-    alpha: float = 0.05,
-    round_timeout: float | None = None,
-    budget: tuple[float, float] | str | None = None,
-    delta_slack: float = DEFAULT_DELTA_SLACK,
-    time_limit: float | None = SESSION_TIME_LIMIT,
-    progress: bool = True,
-) -> Simulation:
+async def simulate_async(config: SimulationConfig | str | None = None, /, *, progress: bool = True,
+                         **options: Any) -> Simulation:
     """Run parties and the central observer over a real MQTT broker and measure accuracy against theory.
 
     ``mpdp.simulate(...)`` blocks until the run is done; ``await mpdp.simulate_async(...)`` is the same run
     for code that already runs an event loop. Both take these arguments and return the same result.
 
     Args:
-        dataset: ``"house-votes-84"`` (the default when no input is given) or a CSV path of 1/0 (y/n,
-            ``?`` = takes no part), one row per party, one column per round.
-        votes: instead, an int array (parties, rounds) of 1, 0 or -1 (takes no part).
-        parties, rounds: instead, K parties with uniformly random bits over R rounds (default 1).
-        label_column: a CSV's first column is a label (None: detect).
-        epsilon: each party's epsilon (nats): one value, ``"LO:HI"`` (uniform per party), a file of
-            ``epsilon[,delta]`` lines, or one value per party.
-        delta: in [0, 1); > 0 selects the four-output randomized response.
-        repetitions: independent privatizations of each round (a simulation device).
-        function: ``majority`` (``passed`` for the House), ``sum``, ``xor``, ``and``, ``or``, ``threshold:T``.
-        rule: the observer's ``average`` (002 eq. (4)) or ``worst-case`` (eq. (6)) optimal rule.
-        seed: makes the run reproducible (None: OS entropy).
-        protocol: ``rr`` (randomized response, no one trusted), ``curator`` (a trusted curator releases
-            the optimal central mechanism's output, 001) or ``mpc`` (the same release computed by
-            ``servers`` MPyC compute servers of which ``threshold`` < servers/2 may collude; majority,
-            or sum with the geometric mechanism of 000).
-        broker: None (``$MPDP_BROKER_URL``, else our own), ``embedded``, ``mosquitto``, a URL
-            (``mqtt[s]://[USER:PASSWORD@]HOST:PORT``, ``ws[s]://...``; login and TLS files also from
-            ``MPDP_BROKER_*``), or :class:`~mpdp.broker.settings.BrokerSettings` for TLS options.
-        party_broker: None (the parties use ``broker``), or ``mqtt://HOST[:PORT]`` of a running broker the
-            parties attach to: an edge broker bridged to ``broker``'s, or another node of its cluster
-            (docs/deploy.md).
-        reconnect_window: seconds a client keeps reconnecting to a broker that went away before the run
-            fails (None: the settings' own, else ``max(60, round_timeout)``).
-        out: the run's folder for ``transcripts.sqlite``, ``results.json`` and ``accuracy.png`` (refused if
-            it holds an earlier run's, unless ``force``); None: a new ``mpdp-run-XXXX`` under the temporary
-            directory, named on standard error (with ``progress``) and kept. Each round is in the transcript
-            once decided; ``results.json`` is written at the start and at the end, also when the run fails
-            or is interrupted (its ``run`` section: status, each round's status, how to continue; a line on
-            standard error names the folder then).
-        resume: continue the run in folder ``out`` (its session and seed; rounds recorded there are not run
-            again) with the same inputs (only ``round_timeout`` may change; what changed is named).
-        workers: worker processes (default: one per core).
-        connections: ``"per-party"`` (each party its own MQTT connection, as deployed) or ``"per-worker"``
-            (each worker multiplexes its parties over one connection; every party still signs and
-            publishes on its own topic): fewer sockets and less memory for thousands of parties.
-        validators: observer scale-out: processes that verify the parties' messages on an MQTT 5 shared
-            subscription and forward them to the observer (0: the observer reads them itself); needs
-            mosquitto or an external MQTT 5 broker, ``protocol="rr"``.
-        secure: deployment mode (the OS CSPRNG; no seed). party_decisions: parties decide f too.
-        alpha: family-wise level of the per-round consistency tests. round_timeout: seconds per round; None:
-            60, or thrice the time a round's messages are estimated to take when that is longer
-            (:func:`mpdp.parties.session.estimate.round_timeout_floor`: minutes at 10^5 parties).
-        budget: each party's (epsilon, delta) budget (or ``"EPS,DELTA"``). delta_slack: delta_tilde of
-            the optimal composition. progress: a progress bar on standard error.
-        time_limit: seconds the session may take (default 30 min; None: no limit): a session estimated
-            (from its parties, rounds and connections, :func:`mpdp.parties.session.sizing.session_cost`) to take longer,
-            or more memory than the machine has, is refused before any process starts.
+        config: the run's options (:class:`mpdp.parties.api.simulation_config.SimulationConfig`, whose fields
+            are described there), or a dataset name or CSV path (as ``dataset=``), or None (every default).
+        progress: a progress bar on standard error (and the run's folder named there).
+        options: options by keyword, over ``config``'s: ``dataset`` (``"house-votes-84"``, the default, or a
+            CSV of 1/0, ``?`` = takes no part), ``votes`` (an int array (parties, rounds) of 1, 0, -1) or
+            ``parties`` (K with random bits over ``rounds`` R); ``label_column``; ``epsilon`` (nats: one value,
+            ``"LO:HI"``, a file, or one per party), ``delta``, ``repetitions``, ``function`` (``majority``,
+            ``sum``, ``xor``, ``and``, ``or``, ``threshold:T``), ``rule`` (``average`` 002 eq. (4) or
+            ``worst-case`` eq. (6)), ``seed``; ``protocol`` (``rr``, ``curator`` 001, ``mpc`` with ``servers`` M
+            and ``threshold`` T < M/2); ``broker``, ``party_broker``, ``reconnect_window``; ``out`` (the run's
+            folder, refused if it holds an earlier run's unless ``force``; ``resume`` continues the run there
+            with the same inputs, only ``round_timeout`` may change); ``workers``, ``connections``
+            (``per-party``, ``per-worker``), ``validators``; ``secure`` (deployment mode: the OS CSPRNG, no
+            seed), ``party_decisions``, ``alpha`` (family-wise level of the consistency tests),
+            ``round_timeout`` (seconds of quiet after the last answer; None: 60, or thrice a large round's
+            estimated time, :func:`mpdp.parties.session.estimate.round_timeout_floor`), ``budget`` ((epsilon,
+            delta) or ``"EPS,DELTA"``), ``delta_slack``, ``time_limit`` (seconds; a session estimated to take
+            longer, or more memory than the machine has, is refused before any process starts).
 
     Returns:
-        :class:`Simulation` (``to_dict()`` is ``mpdp simulate --json``).
+        :class:`Simulation` (``to_dict()`` is ``mpdp simulate --json``; its ``inputs`` are
+        :meth:`SimulationConfig.inputs`).
 
     Raises:
-        ParameterError: a bad value (named), before any process starts; with ``resume``, inputs other than
-            the folder's run's.
+        ParameterError: a bad value (named, one line), an unknown option (the known ones listed), before any
+            process starts; with ``resume``, inputs other than the folder's run's.
         UnguardedMainError: called from a script's top level without ``if __name__ == "__main__":``.
         TransportError, WorkerError: the broker or a worker process failed (``results.json`` says so).
 
@@ -312,8 +252,21 @@ async def simulate_async(
         r = mpdp.simulate(dataset="house-votes-84", epsilon=1.0, repetitions=50, seed=3)
         r.to_dict()["rounds"][0]["empirical_accuracy"]
         r.plot()
+        again = mpdp.simulate(mpdp.SimulationConfig(dataset="house-votes-84", epsilon=1.0), seed=4)
     """
     check_main_guard("mpdp.simulate")
+    if isinstance(config, str):
+        config, options = None, {"dataset": config} | options
+    run = SimulationConfig.of(config, options)
+    dataset, votes, parties, rounds, label_column = run.dataset, run.votes, run.parties, run.rounds, run.label_column
+    epsilon, delta, repetitions, function, rule, seed = (run.epsilon, run.delta, run.repetitions, run.function,
+                                                         run.rule, run.seed)
+    protocol, servers, threshold = run.protocol, run.servers, run.threshold
+    broker, party_broker, reconnect_window = run.broker, run.party_broker, run.reconnect_window
+    out, force, resume, workers, connections, validators = (run.out, run.force, run.resume, run.workers,
+                                                            run.connections, run.validators)
+    secure, party_decisions, alpha, round_timeout = run.secure, run.party_decisions, run.alpha, run.round_timeout
+    budget, delta_slack, time_limit = run.budget, run.delta_slack, run.time_limit
     if dataset is None and votes is None and parties is None:
         dataset = "house-votes-84"
     check_run_options(repetitions, seed, secure, workers, alpha, DEFAULT_ROUND_TIMEOUT if round_timeout is None
@@ -351,18 +304,15 @@ async def simulate_async(
         if ids.size:
             check_rule_size([mechanisms[i] for i in ids], f, rule)
     function_name = f.name if not isinstance(function, str) else function
-    inputs = {"dataset": data.name, "epsilon": epsilon_text or "per party (see parties)",
-              "delta": delta, "repetitions": repetitions, "function": function_name, "rule": rule,
-              "seed": seed, "protocol": protocol, "servers": servers, "threshold": threshold, "secure": secure,
-              "party_decisions": party_decisions, "alpha": alpha, "round_timeout": round_timeout, "budget": budget,
-              "delta_slack": delta_slack}
+    inputs = run.inputs(dataset=data.name, epsilon=epsilon_text or "per party (see parties)",
+                        function=function_name, round_timeout=round_timeout, delta_slack=delta_slack)
     kind = rule if protocol == "rr" else "geometric" if protocol == "mpc" and f.name == "sum" else "curator"
     parties_section = [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)]
     digest = data_digest(data.bits, json.loads(to_json_text(parties_section)))
     if previous is not None:
         previous.check(inputs, digest)
     cache = RuleCache()
-    config = RunConfig(
+    run_config = RunConfig(
         session=f"sim-{uuid.uuid4().hex[:12]}" if previous is None else previous.session,
         round_names=data.round_names, bits=data.bits,
         mechanisms=tuple(mechanisms), repetitions=repetitions, seed=seeds.seed, function=f,
@@ -376,22 +326,22 @@ async def simulate_async(
         servers=servers, threshold=threshold, party_broker=party_settings, connections=connections,
         validators=validators)
     folder = RunFolder.open(out, force, resume, OUT_FILES, announce=progress)  # the inputs are all checked
-    config = dataclasses.replace(config, store_path=folder.store)
+    run_config = dataclasses.replace(run_config, store_path=folder.store)
     started = strict_document({
-        "session": config.session, "protocol": protocol, "dataset": data.name, "function": function_name,
+        "session": run_config.session, "protocol": protocol, "dataset": data.name, "function": function_name,
         "repetitions": repetitions, "seed": seeds.seed, "seed_given": seed is not None, "mode": rng_mode(secure),
         "alpha": alpha, "rule": kind, "party_decisions": party_decisions and protocol == "rr",
         "parties": parties_section, "rounds": []}, "simulate", inputs)
 
     def run_section(status: RunStatus, error: str | None = None) -> dict[str, Any]:
-        return folder.run_section(status, config.session, config.round_names, digest, error)
+        return folder.run_section(status, run_config.session, run_config.round_names, digest, error)
 
     folder.write(started | {"run": run_section("running")})
-    if progress and config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
-        print(estimate_run(config.k, data.num_rounds, repetitions, connections).describe(), file=sys.stderr)
+    if progress and run_config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
+        print(estimate_run(run_config.k, data.num_rounds, repetitions, connections).describe(), file=sys.stderr)
     try:
         with Progress(data, enabled=progress) as bar:
-            outcome = await run_async(config, progress=bar.update)
+            outcome = await run_async(run_config, progress=bar.update)
     except (MpdpError, asyncio.CancelledError, KeyboardInterrupt) as exc:
         failed = isinstance(exc, MpdpError)
         section = run_section("failed" if failed else "interrupted",

@@ -441,6 +441,8 @@ def _config_value(action: argparse.Action, key: str, value: Any, path: str) -> A
             raise ParameterError(f"--config {path}: {key}", value, "true or false (a flag)")
         if isinstance(action, argparse._CountAction):
             return int(value)
+        if isinstance(action, argparse.BooleanOptionalAction):  # --x/--no-x: its const is None
+            return value
         return action.const if value else action.default
     items = value if isinstance(value, list) else [value]
     texts = [str(v).lower() if isinstance(v, bool) else str(v) for v in items]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mpdp.parties.curator.session import check_central_function
+from mpdp.parties.ballots.central import check_central_function
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
 

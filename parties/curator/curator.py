@@ -29,7 +29,7 @@ announces, collects, validates (the reasons above before ``curator-key``), recor
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,7 +43,7 @@ from mpdp.broker.curator_messages import (
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import PrivateKey
 from mpdp.broker.topics import Topics
-from mpdp.parties.curator.store import BallotRows, RecordedBallot
+from mpdp.parties.ballots.store import BallotRows, recorded_ballots
 from mpdp.parties.rounds.engine import ClosedRound, Closing
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.roster import Roster
@@ -52,16 +52,7 @@ from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.randomization.secure import secure_bernoulli
 
-__all__ = ["Curator", "recorded_ballots"]
-
-
-def recorded_ballots(closed: ClosedRound[Any, Any]) -> tuple[RecordedBallot, ...]:
-    """One entry per roster party of a closed round: its sealed ballot or abstention as received (the
-    message's ``kind``, ``reason`` and JSON), or ``absent`` (curator and mpc protocols)."""
-    return tuple(
-        RecordedBallot(party, "absent", None, None) if got is None
-        else RecordedBallot(party, got.message.kind, got.message.reason, got.wire.decode("utf-8"))
-        for party, got in ((p, closed.received.get(p)) for p in range(closed.k)))
+__all__ = ["Curator"]
 
 
 class Curator:
@@ -77,7 +68,7 @@ class Curator:
 
     Raises:
         ParameterError: heterogeneous privacy levels in the roster (the function is checked by the
-            session: :func:`mpdp.parties.curator.session.check_central_function`).
+            session: :func:`mpdp.parties.ballots.central.check_central_function`).
     """
 
     role = "curator"

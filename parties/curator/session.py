@@ -2,139 +2,50 @@
 with randomized response).
 
 It takes the same :class:`mpdp.parties.rounds.config.RunConfig` as randomized response, with
-``protocol="curator"``: ``mechanisms`` give each party's privacy level (one (epsilon, delta) for all: the
-curator's mechanism is (epsilon, delta)-DP for every vote), ``function`` is a binary symmetric function
-(:data:`CENTRAL_FUNCTIONS`, released by :func:`mpdp.protocols.colorings.majority_mechanism.central_mechanism`),
-``measure`` is not used and ``rule_factory`` must be None. Keys: each party's Ed25519 key goes only to
-its worker; the curator's Ed25519 public key goes to every party (they ignore announcements signed by
-anyone else). The seed tree's curator stream seeds the curator's draws; the parties draw nothing.
+``protocol="curator"`` (the central protocols' rules: :mod:`mpdp.parties.ballots.central`). Keys: each party's
+Ed25519 key goes only to its worker; the curator's Ed25519 public key goes to every party (they ignore
+announcements signed by anyone else). The seed tree's curator stream seeds the curator's draws; the parties
+draw nothing.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 
 from mpdp.analysis.privacy.accounting import Spent
 from mpdp.broker.topics import Topics
+from mpdp.parties.ballots.central import CentralSession
+from mpdp.parties.ballots.store import BallotStore
 from mpdp.parties.curator.curator import Curator
 from mpdp.parties.curator.party import start_curator_party
-from mpdp.parties.curator.store import CuratorStore
 from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.plan import PartyPlan
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.randomization.mechanisms import RandomizedResponse
-from mpdp.protocols.randomization.secure import rng_mode
 
-__all__ = ["CENTRAL_FUNCTIONS", "CuratorSession", "central_privacy_level", "check_central_function",
-           "curator_privacy_level"]
-
-
-#: What each central protocol releases: the curator every binary symmetric function by 001's optimal
-#: central mechanism (:func:`mpdp.protocols.colorings.majority_mechanism.central_mechanism`; ``threshold:T`` for any
-#: T), the secure computation the majority and the sum (000's geometric mechanism, §4.2). Aliases
-#: (:func:`mpdp.protocols.functions.parse_function`): passed = majority, parity = xor.
-CENTRAL_FUNCTIONS: Mapping[str, tuple[str, ...]] = {"curator": ("majority", "and", "or", "xor", "threshold:T"),
-                                                   "mpc": ("majority", "sum")}
-
-_ALIASES = {"majority": "majority (or passed)", "xor": "xor (or parity)"}
-
-
-def check_central_function(function: str, protocol: str, name: str = "function") -> None:
-    """Refuse a ``function`` (a :class:`mpdp.protocols.functions.BooleanFunction` name, e.g.
-    ``threshold:3``) the central ``protocol`` (``curator`` or ``mpc``) does not release.
-
-    Raises:
-        ParameterError: (named ``name``) a protocol that is not central, or a function outside
-            :data:`CENTRAL_FUNCTIONS` [protocol]; the message lists the allowed ones and the alternative.
-    """
-    if protocol not in CENTRAL_FUNCTIONS:
-        raise ParameterError("protocol", protocol, f"one of {', '.join(CENTRAL_FUNCTIONS)}")
-    allowed = CENTRAL_FUNCTIONS[protocol]
-    key = "threshold:T" if function.startswith("threshold:") else function
-    if key not in allowed:
-        listed = ", ".join(_ALIASES.get(a, a) for a in allowed)
-        raise ParameterError(name, function, f"one of {listed} for the {protocol} protocol",
-                             hint="other functions: --protocol rr")
-
-
-def central_privacy_level(mechanisms: Sequence[RandomizedResponse], function: str,
-                          protocol: str) -> tuple[float, float]:
-    """The (epsilon, delta) of the central mechanism ``protocol`` (``curator`` or ``mpc``) releases for
-    ``function`` over parties with these ``mechanisms``: their one level for a binary function; (epsilon, 0)
-    for the sum (the two-sided geometric mechanism at epsilon is pure DP).
-
-    Raises:
-        ParameterError: a protocol that is not central; a function the protocol does not release
-            (:func:`check_central_function`: names the allowed ones and the alternative); parties with
-            different privacy levels; a sum at an epsilon that is not finite and > 0.
-    """
-    check_central_function(function, protocol)
-    levels = sorted({(m.epsilon, m.delta) for m in mechanisms})
-    if len(levels) != 1:
-        raise ParameterError("epsilon", f"{len(levels)} different (epsilon, delta) levels",
-                             f"one epsilon and one delta for every party in the {protocol} protocol",
-                             hint="per-party levels: --protocol rr")
-    epsilon, delta = levels[0]
-    if function != "sum":
-        return epsilon, delta
-    if not 0.0 < epsilon < math.inf:
-        raise ParameterError("epsilon", epsilon, "a finite epsilon > 0 for the geometric mechanism (sum)")
-    return epsilon, 0.0
-
-
-def curator_privacy_level(config: RunConfig) -> tuple[float, float]:
-    """The (epsilon, delta) of the central mechanism a run of a central protocol (``config.protocol``:
-    ``curator`` or ``mpc``) releases (:func:`central_privacy_level`).
-
-    Raises:
-        ParameterError: as :func:`central_privacy_level`, or a rule factory (the release needs no rule).
-    """
-    if config.rule_factory is not None:
-        raise ParameterError("rule_factory", config.rule_factory, "None: the central release has no decision rule")
-    return central_privacy_level(config.mechanisms, config.function.name, config.protocol)
+__all__ = ["CuratorSession"]
 
 
 class CuratorSession:
-    """The curator plug-in of the runner (a :class:`mpdp.parties.session.runner.SessionProtocol`)."""
+    """The curator plug-in of the runner (a :class:`mpdp.parties.rounds.registry.SessionProtocol`)."""
 
-    #: The store a run opens (a subclass of the curator store for protocols that record more).
-    store_class: type[CuratorStore] = CuratorStore
-
-    def privacy_level(self, config: RunConfig) -> tuple[float, float]:
-        """The (epsilon, delta) of the released mechanism (:func:`curator_privacy_level`).
-
-        Raises:
-            ParameterError: as :func:`curator_privacy_level`.
-        """
-        return curator_privacy_level(config)
+    def __init__(self) -> None:
+        self.central = CentralSession(BallotStore)
 
     def check(self, config: RunConfig) -> None:
-        """See :meth:`privacy_level`.
+        """The central release's restrictions (:func:`mpdp.parties.ballots.central.curator_privacy_level`).
 
         Raises:
-            ParameterError: as :meth:`privacy_level`.
+            ParameterError: a function the curator does not release, several privacy levels, a rule factory.
         """
-        self.privacy_level(config)
+        self.central.privacy_level(config)
 
-    @contextlib.contextmanager
-    def open_store(self, config: RunConfig) -> Iterator[tuple[TranscriptStore, frozenset[int]]]:
-        """The curator store with the session, its (epsilon, delta) and function opened; the rounds already
-        recorded.
-
-        Raises:
-            ParameterError: the session is stored with other parameters; the store is not writable.
-        """
-        epsilon, delta = self.privacy_level(config)
-        with self.store_class(config.store_path) as store:
-            yield store, store.open_curator_session(config.session, config.k, config.repetitions,
-                                                    config.round_names, epsilon, delta,
-                                                    mode=rng_mode(config.secure), function=config.function.name)
+    def open_store(self, config: RunConfig) -> AbstractContextManager[tuple[TranscriptStore, frozenset[int]]]:
+        """The ballot store with the session opened (:meth:`CentralSession.open_store`)."""
+        return self.central.open_store(config)
 
     def round_protocol(self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore,
                        seeds: SeedTree | None) -> Curator:
@@ -151,4 +62,4 @@ class CuratorSession:
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
         """The rounds as released; no per-party spending."""
-        return tuple(outcomes), ()
+        return self.central.finish(config, store, outcomes)

@@ -36,7 +36,7 @@ from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot, SumRelease
 from mpdp.broker.signing import PrivateKey
 from mpdp.broker.topics import Topics
-from mpdp.parties.curator.curator import recorded_ballots
+from mpdp.parties.ballots.store import BallotRows, recorded_ballots
 from mpdp.parties.mpc.cluster import ServerCluster, round_jobs
 from mpdp.parties.mpc.remote import BrokerServers
 from mpdp.parties.mpc.store import MpcRows
@@ -141,7 +141,7 @@ class MpcCoordinator:
             message = SumRelease if self.function == "sum" else CuratorRelease
             releases = [message.signed(signer, session=closed.session, round=closed.index, voters=0,
                                        outputs=outputs).model_dump_json()]
-        rows = MpcRows(recorded_ballots(closed), len(parties), json.dumps(releases), costs)
+        rows = MpcRows(BallotRows(recorded_ballots(closed), len(parties), json.dumps(releases)), costs)
         return Closing(closed.outcome(outputs.astype(np.int64), None), rows,
                        tuple((self._topics.release, text) for text in releases))
 

@@ -1,5 +1,5 @@
-"""The transcript store of the mpc protocol: the curator store (sealed ballots, signed releases) plus what
-each round cost each compute server::
+"""The transcript store of the mpc protocol: the ballot store of the central protocols (sealed ballots, signed
+releases; :mod:`mpdp.parties.ballots.store`) plus what each round cost each compute server::
 
     server_costs (session, round, server PK; received = bytes of its job, sent = bytes it sent to the other
                   servers over MPyC's links, cpu = its CPU seconds)
@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpdp.parties.curator.store import BallotRows, CuratorStore
+from mpdp.parties.ballots.store import BallotRows, BallotStore
 from mpdp.parties.mpc.cluster import ServerCost
 
 __all__ = ["MpcRows", "MpcStore"]
@@ -26,21 +26,22 @@ CREATE TABLE IF NOT EXISTS server_costs (
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class MpcRows(BallotRows):
-    """The curator protocol's rows of one round and each server's cost (in server order; empty when the
-    servers did not run, n = 0)."""
+class MpcRows:
+    """The mpc protocol's rows of one round (a :class:`mpdp.parties.rounds.store.RoundRows`): its ballots and
+    releases, and each server's cost (in server order; empty when the servers did not run, n = 0)."""
 
+    ballots: BallotRows
     costs: tuple[ServerCost, ...] = ()
 
     def write(self, db: sqlite3.Connection, session: str, round: int, now: float) -> None:
         """Insert ballots, the releases and the servers' costs (inside the round's transaction)."""
-        BallotRows.write(self, db, session, round, now)
+        self.ballots.write(db, session, round, now)
         db.executemany("INSERT INTO server_costs VALUES (?, ?, ?, ?, ?, ?)",
                        [(session, round, i, c.received, c.sent, c.cpu) for i, c in enumerate(self.costs)])
 
 
-class MpcStore(CuratorStore):
-    """A curator store that also holds the compute servers' costs per round.
+class MpcStore(BallotStore):
+    """A ballot store that also holds the compute servers' costs per round.
 
     Raises:
         ParameterError: the path cannot be opened as a SQLite database.

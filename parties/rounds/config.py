@@ -15,6 +15,7 @@ from mpdp.broker.messages import MAX_REPETITIONS
 from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.topics import check_session
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, check_privacy_options
+from mpdp.parties.rounds.registry import PROTOCOLS
 from mpdp.parties.rounds.validator_count import check_validators
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
@@ -23,8 +24,6 @@ from mpdp.protocols.rules.rules import RULE_KINDS, RuleFactory
 
 __all__ = ["CONNECTIONS", "PROTOCOLS", "RunConfig", "default_workers"]
 
-#: The protocols a run speaks (:mod:`mpdp.parties.session.runner` has one plug-in for each).
-PROTOCOLS: tuple[str, ...] = ("rr", "curator", "mpc")
 #: How a simulation's parties reach the broker: one connection each, or one per worker process.
 CONNECTIONS: tuple[str, ...] = ("per-party", "per-worker")
 

@@ -19,7 +19,7 @@ from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import PartyLoop
 from mpdp.parties.rounds.party_spec import PartySpec
 
-__all__ = ["Decider", "PartyPlan", "PartyStarter", "RunningParty"]
+__all__ = ["Decider", "DeciderSpec", "PartyPlan", "PartyStarter", "RunningParty"]
 
 
 class Decider(Protocol):
@@ -35,6 +35,15 @@ class Decider(Protocol):
                rng: np.random.Generator | None) -> NDArray[np.int64]:
         """Party ``party``'s decision for each repetition of the transcript: int64 (repetitions,); ``rng`` None:
         the OS CSPRNG (deployment mode)."""
+        ...
+
+
+class DeciderSpec(Protocol):
+    """The public parameters of the parties' own decisions of f, picklable for a worker process, which builds its
+    one :class:`Decider` from them (:class:`mpdp.parties.rr.decisions.PartyDecisionSpec`)."""
+
+    def decider(self, session: str, coordinator_key: bytes) -> Decider:
+        """The worker's deciding machinery for ``session`` (transcripts signed with ``coordinator_key``)."""
         ...
 
 
@@ -74,8 +83,10 @@ class PartyPlan:
         start: builds each party in its worker.
         seeds: each party's seed sequence (simulation); None in deployment mode or when unused.
         ledgers: each party's privacy ledger so far; None = fresh ledgers.
+        decisions: what the parties need to decide f themselves; None: they decide nothing.
     """
 
     start: PartyStarter
     seeds: Sequence[np.random.SeedSequence] | None
     ledgers: Sequence[PrivacyLedger] | None = None
+    decisions: DeciderSpec | None = None

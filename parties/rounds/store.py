@@ -19,7 +19,7 @@ Tables::
 One transaction per round (:meth:`TranscriptStore.record_round`): the round row, its decisions and the
 reject counts, plus the protocol's own rows (each table's rows with one ``executemany``) (:class:`RoundRows`: :class:`MessageRows` for randomized
 response; a protocol with tables of its own passes them as ``schema`` and writes them the same way,
-e.g. :mod:`mpdp.parties.curator.store`). Recording is idempotent: the same
+e.g. :mod:`mpdp.parties.ballots.store`). Recording is idempotent: the same
 message twice is a no-op, a *different* message under a recorded key raises ``ProtocolViolation``
 (``"conflict"``), and a round already recorded is left as it is — so a resumed run skips it.
 The stored payloads keep their Ed25519 signatures: an auditor can re-verify the transcript. A store

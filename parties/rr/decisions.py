@@ -93,6 +93,10 @@ class PartyDecisionSpec:
         """f as an object."""
         return parse_function(self.function)
 
+    def decider(self, session: str, coordinator_key: bytes) -> PartyDecider:
+        """A worker's :class:`PartyDecider` of these parameters (a :class:`mpdp.parties.rounds.plan.DeciderSpec`)."""
+        return PartyDecider(self, session, coordinator_key)
+
 
 @dataclass(slots=True, eq=False)
 class PartyDecider:

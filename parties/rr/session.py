@@ -21,8 +21,9 @@ from mpdp.parties.rounds.privacy import ledgers_from_rounds
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rr.decisions import PartyDecisionSpec
 from mpdp.parties.rr.observer import Observer
-from mpdp.parties.rr.party import start_party
+from mpdp.parties.rr.party import secure_sampler, start_party
 from mpdp.protocols.randomization.secure import rng_mode
 from mpdp.protocols.rules.rule_factory import decision_rule
 
@@ -30,10 +31,17 @@ __all__ = ["RandomizedResponseSession"]
 
 
 class RandomizedResponseSession:
-    """The randomized-response plug-in of the runner (a :class:`mpdp.parties.session.runner.SessionProtocol`)."""
+    """The randomized-response plug-in of the runner (a :class:`mpdp.parties.rounds.registry.SessionProtocol`)."""
 
     def check(self, config: RunConfig) -> None:
-        """Nothing beyond :class:`RunConfig`'s own checks."""
+        """In deployment mode (``config.secure``), the CSPRNG sampler must be there
+        (:func:`mpdp.parties.rr.party.secure_sampler`); nothing else beyond :class:`RunConfig`'s own checks.
+
+        Raises:
+            ParameterError: ``secure`` without :mod:`mpdp.protocols.secure`.
+        """
+        if config.secure:
+            secure_sampler()
 
     @contextlib.contextmanager
     def open_store(self, config: RunConfig) -> Iterator[tuple[TranscriptStore, frozenset[int]]]:
@@ -58,9 +66,12 @@ class RandomizedResponseSession:
 
     def party_plan(self, config: RunConfig, seeds: SeedTree | None,
                    earlier: Sequence[RoundOutcome]) -> PartyPlan:
-        """The seed tree's party streams seed the parties; their ledgers continue from ``earlier`` rounds."""
+        """The seed tree's party streams seed the parties; their ledgers continue from ``earlier`` rounds; with
+        ``config.party_rule`` they decide f too."""
         ledgers = ledgers_from_rounds(earlier, config.mechanisms, config.repetitions, config.delta_slack)
-        return PartyPlan(start_party, None if seeds is None else seeds.parties(config.k), ledgers)
+        decisions = (None if config.party_rule is None else
+                     PartyDecisionSpec(config.mechanisms, config.function.name, config.party_rule))
+        return PartyPlan(start_party, None if seeds is None else seeds.parties(config.k), ledgers, decisions)
 
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:

@@ -46,7 +46,7 @@ from mpdp.analysis.sweeps.dataset_sweep import BillTheory, DatasetSweepPlan, bil
 from mpdp.analysis.sweeps.sweep import PointTheory, SweepPlan, SweepResult, SweepTask, point_theory
 from mpdp.broker.launch import open_broker
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.curator.session import check_central_function
+from mpdp.parties.ballots.central import check_central_function
 from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.seeds import SeedTree

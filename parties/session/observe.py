@@ -40,7 +40,7 @@ import numpy as np
 from mpdp.broker.connectivity import check_connectivity
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.topics import Topics
-from mpdp.parties.curator.session import central_privacy_level
+from mpdp.parties.ballots.central import central_privacy_level
 from mpdp.parties.mpc.coordinator import MpcCoordinator
 from mpdp.parties.mpc.remote import BrokerServers
 from mpdp.parties.mpc.store import MpcStore
@@ -268,7 +268,7 @@ async def _coordinate_mpc(config: ObserveConfig,
     cluster = BrokerServers(session, servers, config.coordinator_key, deadline=config.round_timeout,
                             wait_servers=config.wait_parties)
     with MpcStore(config.store_path) as store:
-        recorded = store.open_curator_session(session, roster.k, config.repetitions, config.round_names,
+        recorded = store.open_central_session(session, roster.k, config.repetitions, config.round_names,
                                               epsilon, delta, mode=HOSTS_MODE, function=config.function.name)
         coordinator = MpcCoordinator(topics, cluster, epsilon, delta, function=config.function.name)
         async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, coordinator,

@@ -14,8 +14,9 @@
                   the protocol concludes (rr with party_rule: the parties' last decisions)
                   announce the end; workers exit (else terminated, then killed)
 
-The protocol is ``config.protocol``: a :class:`SessionProtocol` in :data:`SESSION_PROTOCOLS`
-(:mod:`mpdp.parties.rr.session`, :mod:`mpdp.parties.curator.session`, :mod:`mpdp.parties.mpc.session`); a new protocol is one more entry.
+The protocol is ``config.protocol``: its :class:`mpdp.parties.rounds.registry.SessionProtocol`, found by name
+(:func:`mpdp.parties.rounds.registry.session_protocol`: :mod:`mpdp.parties.rr.session`,
+:mod:`mpdp.parties.curator.session`, :mod:`mpdp.parties.mpc.session`); a new protocol is one more entry there.
 ``mpdp observe`` (:mod:`mpdp.parties.session.observe`) drives its deployed session with the same
 :func:`drive_rounds`.
 
@@ -39,33 +40,25 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from mpdp.analysis.privacy.accounting import PrivacyLedger, Spent
+from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.launch import open_broker
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
-from mpdp.parties.curator.session import CuratorSession
-from mpdp.parties.mpc.session import MpcSession
-from mpdp.parties.rounds.config import (
-    PROTOCOLS,
-    RunConfig,
-    default_workers,
-)
-from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol
+from mpdp.parties.rounds.config import RunConfig, default_workers
+from mpdp.parties.rounds.engine import RoundEngine
 from mpdp.parties.rounds.outcome import RoundOutcome, RunOutcome
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.plan import PartyPlan
+from mpdp.parties.rounds.registry import SessionProtocol, session_protocol
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
-from mpdp.parties.rr.decisions import PartyDecisionSpec
-from mpdp.parties.rr.party import secure_sampler
-from mpdp.parties.rr.session import RandomizedResponseSession
 from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.validators import open_validated_engine
 from mpdp.parties.session.worker import WorkerSpec
@@ -75,7 +68,6 @@ T = TypeVar("T")
 log = logging.getLogger("mpdp.run")
 
 __all__ = [
-    "SESSION_PROTOCOLS",
     "PartyProcesses",
     "ProgressCallback",
     "RunConfig",
@@ -94,39 +86,6 @@ __all__ = [
 ProgressCallback = Callable[[int, int], None]
 _TICK = 0.25
 Engine = RoundEngine[Any, Any]
-
-
-class SessionProtocol(Protocol):
-    """What a protocol supplies to the runner (besides its round-engine plug-in)."""
-
-    def check(self, config: RunConfig) -> None:
-        """Refuse what the protocol cannot run, before anything starts (ParameterError)."""
-        ...
-
-    def open_store(self, config: RunConfig) -> AbstractContextManager[tuple[TranscriptStore, frozenset[int]]]:
-        """The protocol's store with the session opened, and the indices of rounds already recorded."""
-        ...
-
-    def round_protocol(self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore,
-                       seeds: SeedTree | None) -> RoundProtocol[Any, Any]:
-        """The round-engine plug-in (``seeds``: the run's seed tree, None in deployment mode)."""
-        ...
-
-    def party_plan(self, config: RunConfig, seeds: SeedTree | None,
-                   earlier: Sequence[RoundOutcome]) -> PartyPlan:
-        """The parties to start, given the rounds ``earlier`` runs recorded."""
-        ...
-
-    def finish(self, config: RunConfig, store: TranscriptStore,
-               outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
-        """The run's rounds as returned, and what each party spent (empty if parties release nothing)."""
-        ...
-
-
-#: The runner's protocols by :attr:`RunConfig.protocol` name.
-SESSION_PROTOCOLS: dict[str, SessionProtocol] = {"rr": RandomizedResponseSession(), "curator": CuratorSession(),
-                                                 "mpc": MpcSession()}
-assert tuple(SESSION_PROTOCOLS) == PROTOCOLS
 
 
 class PartyProcesses(Protocol):
@@ -265,8 +224,8 @@ def worker_specs(
     plan: PartyPlan,
 ) -> list[WorkerSpec]:
     """Split the k parties over ``min(config.workers, k)`` workers in contiguous id ranges, running
-    ``plan.start`` with ``plan.seeds`` (None in deployment mode) and ``plan.ledgers`` (None: fresh
-    ledgers at ``config.delta_slack``)."""
+    ``plan.start`` with ``plan.seeds`` (None in deployment mode), ``plan.ledgers`` (None: fresh
+    ledgers at ``config.delta_slack``) and ``plan.decisions``."""
     seeds, ledgers = plan.seeds, plan.ledgers
     if ledgers is None:
         ledgers = [PrivacyLedger(delta_slack=config.delta_slack)] * config.k
@@ -274,8 +233,6 @@ def worker_specs(
     workers = min(config.workers, config.k)
     bounds = np.linspace(0, config.k, workers + 1).round().astype(int)
     idle = config.ready_timeout + 2 * config.round_timeout + 30.0
-    deciding = None if config.party_rule is None else PartyDecisionSpec(
-        config.mechanisms, config.function.name, config.party_rule)
     return [
         WorkerSpec(
             index=w, endpoint=endpoint, session=config.session, coordinator_key=coordinator_public,
@@ -286,7 +243,7 @@ def worker_specs(
                 for i in range(bounds[w], bounds[w + 1])
             ),
             secure=config.secure, idle_timeout=idle, connect_concurrency=config.connect_concurrency,
-            decisions=deciding, start=plan.start, shared=config.connections == "per-worker",
+            decisions=plan.decisions, start=plan.start, shared=config.connections == "per-worker",
         )
         for w in range(workers)
     ]
@@ -314,10 +271,8 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
 
 async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
     start = time.perf_counter()
-    plug = SESSION_PROTOCOLS[config.protocol]
+    plug = session_protocol(config.protocol)
     plug.check(config)
-    if config.secure:
-        secure_sampler()  # fail before anything starts
     seeds = None if config.secure else SeedTree.from_seed(config.seed)
     roster, private_keys = Roster.generate(config.mechanisms)
     coordinator_private, coordinator_public = generate_key_pair()

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.signing import PrivateKey
@@ -30,13 +30,10 @@ from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.party_spec import PartySpec
-from mpdp.parties.rounds.plan import PartyStarter, RunningParty
+from mpdp.parties.rounds.plan import Decider, DeciderSpec, PartyStarter, RunningParty
 from mpdp.parties.rr.party import secure_sampler, start_party
 from mpdp.parties.session.multiplex import serve_multiplexed
 from mpdp.parties.session.processes import first_leaf, watch_parent
-
-if TYPE_CHECKING:  # imported by the worker only when its parties decide f (the rules import scipy)
-    from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 
 __all__ = ["WorkerSpec", "serve_parties", "status_report", "worker_main"]
 
@@ -80,7 +77,7 @@ class WorkerSpec:
     observer_grace: float = OBSERVER_GRACE
     connect_concurrency: int = 32
     start: PartyStarter = start_party
-    decisions: PartyDecisionSpec | None = None
+    decisions: DeciderSpec | None = None
     shared: bool = False
     record: Path | None = None
 
@@ -117,11 +114,8 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
     if spec.secure:
         secure_sampler()  # fail before any party connects
     gate = asyncio.Semaphore(spec.connect_concurrency)
-    decider: PartyDecider | None = None
-    if spec.decisions is not None:
-        from mpdp.parties.rr.decisions import PartyDecider
-
-        decider = PartyDecider(spec.decisions, spec.session, spec.coordinator_key)
+    decider: Decider | None = (None if spec.decisions is None
+                               else spec.decisions.decider(spec.session, spec.coordinator_key))
     waiting = len(spec.parties)
     all_ready = asyncio.Event()
 

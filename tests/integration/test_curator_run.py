@@ -1,4 +1,4 @@
-"""The curator protocol end to end: worker processes running CuratorParty, the curator, a real
+"""The curator protocol end to end: worker processes running curator parties (BallotParty with SealedBallots), the curator, a real
 mosquitto. eps = inf releases the exact majority every time; a finite eps releases exactly the
 seeded draws of the optimal central mechanism, consistent with its exact theory; a rerun resumes."""
 
@@ -19,7 +19,7 @@ from mpdp.analysis.theory.central_vs_distributed import (
 from mpdp.broker.curator_messages import SealedBallot
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.curator.store import CuratorStore
+from mpdp.parties.ballots.store import BallotStore
 from mpdp.parties.rounds.seeds import round_generator
 from mpdp.parties.session.runner import RunConfig, RunOutcome, run_async
 from mpdp.protocols.errors import ParameterError
@@ -64,7 +64,7 @@ async def test_infinite_epsilon_releases_the_exact_majority(mosquitto: BrokerEnd
     config = _config(tmp_path, mosquitto, math.inf, 30)
     outcome = await run_async(config)
     assert_exact_majority(config, outcome)
-    with CuratorStore(config.store_path) as store:  # ciphertexts only, one per party that voted
+    with BallotStore(config.store_path) as store:  # ciphertexts only, one per party that voted
         ballots = list(store.ballots(config.session))
         assert len(ballots) == K * R
         for entry in ballots:

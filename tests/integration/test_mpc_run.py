@@ -1,4 +1,4 @@
-"""The mpc protocol end to end: worker processes running MpcParty, the coordinator, three MPyC compute
+"""The mpc protocol end to end: worker processes running mpc parties (BallotParty with SharedBallots), the coordinator, three MPyC compute
 server processes (one MPyC session for the run), a real mosquitto and a spy subscribed to '#'.
 
 eps = inf makes the central mechanism the exact majority, so every release is known: the servers computed

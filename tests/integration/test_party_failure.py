@@ -30,6 +30,7 @@ from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.plan import PartyPlan
+from mpdp.parties.rounds.registry import SessionProtocol, session_protocol
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rr.party import Party, start_party
 from mpdp.parties.session import runner
@@ -63,7 +64,7 @@ def start_faulty_party(spec: Any, *args: Any, **kwargs: Any) -> Party:
 class _FaultyPlan:
     """The randomized-response session protocol, whose workers start :func:`start_faulty_party`."""
 
-    def __init__(self, inner: runner.SessionProtocol) -> None:
+    def __init__(self, inner: SessionProtocol) -> None:
         self._inner = inner
 
     def __getattr__(self, name: str) -> Any:
@@ -71,7 +72,7 @@ class _FaultyPlan:
 
     def party_plan(self, config: RunConfig, seeds: SeedTree | None, earlier: Sequence[RoundOutcome]) -> PartyPlan:
         plan = self._inner.party_plan(config, seeds, earlier)
-        return PartyPlan(start=start_faulty_party, seeds=plan.seeds, ledgers=plan.ledgers)
+        return PartyPlan(start=start_faulty_party, seeds=plan.seeds, ledgers=plan.ledgers, decisions=plan.decisions)
 
 
 def _config(tmp_path: Path, mosquitto: BrokerEndpoint, trial: int) -> RunConfig:
@@ -89,7 +90,8 @@ def _config(tmp_path: Path, mosquitto: BrokerEndpoint, trial: int) -> RunConfig:
 @pytest.mark.timeout(300)
 async def test_a_party_that_raises_stops_a_spawned_run_within_seconds(
         mosquitto: BrokerEndpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(runner.SESSION_PROTOCOLS, "rr", _FaultyPlan(runner.SESSION_PROTOCOLS["rr"]))
+    faulty = _FaultyPlan(session_protocol("rr"))
+    monkeypatch.setattr(runner, "session_protocol", lambda name: faulty if name == "rr" else session_protocol(name))
     stopped: list[float] = []
     for trial in range(RUN_TRIALS):
         pids: list[int] = []

@@ -30,6 +30,7 @@ from typing import Any
 from mpdp.analysis.reports.report import REPETITIONS_NOTE, RoundResult
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.simulation import OUT_FILES, simulate
+from mpdp.parties.api.simulation_config import SimulationConfig
 from mpdp.parties.cli.args import (
     add_broker_options,
     add_label_column,
@@ -180,26 +181,15 @@ def _run(args: argparse.Namespace) -> int:
                              "exactly one of --dataset NAME|PATH or --parties K --rounds R")
     if args.force and args.out is None:
         raise ParameterError("--force", True, "only with --out DIR (it replaces an earlier run's files there)")
-    options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", getattr(args, name)) for name in (
-        "dataset", "parties", "rounds", "label_column", "epsilon", "delta", "repetitions", "function", "rule",
-        "seed", "protocol", "servers", "threshold", "broker", "party_broker", "out", "workers", "connections", "validators",
-        "party_decisions", "alpha", "round_timeout", "budget", "delta_slack", "time_limit", "reconnect_window",
-        "resume")}
-    options["secure"] = ("--secure", args.secure)
+    given = {name: getattr(args, name) for name in SimulationConfig.model_fields if hasattr(args, name)}
+    options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", value)
+                                                 for name, value in given.items()}
     options["budget"] = "--budget"
     options["input"] = ("input", args.dataset or args.parties)
     with option_names(**options):
-        result = simulate(
-            args.dataset, parties=args.parties, rounds=args.rounds, label_column=args.label_column,
-            epsilon=args.epsilon, delta=args.delta, repetitions=args.repetitions, function=args.function,
-            rule=args.rule, seed=args.seed, protocol=args.protocol, servers=args.servers, threshold=args.threshold,
-            broker=BrokerSettings.from_url(**broker_options(args)), party_broker=args.party_broker,
-            reconnect_window=args.reconnect_window, out=args.out, force=args.force, resume=args.resume,
-            workers=args.workers, connections=args.connections, validators=args.validators, secure=args.secure,
-            party_decisions=args.party_decisions,
-            alpha=args.alpha, round_timeout=args.round_timeout, budget=args.budget, delta_slack=args.delta_slack,
-            time_limit=args.time_limit,
-            progress=not args.quiet)
+        config = SimulationConfig.of(None, given | {"broker": BrokerSettings.from_url(**broker_options(args))},
+                                     "mpdp simulate")
+        result = simulate(config, progress=not args.quiet)
     document = result.to_dict()
     if result.outcome.protocol != "rr":
         print_results(document, result.rounds, [r.rr_theoretical_accuracy or 0.0 for r in result.evaluations])

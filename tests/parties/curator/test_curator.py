@@ -22,9 +22,10 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, sign_message, verify_message
 from mpdp.broker.topics import Topics
+from mpdp.parties.ballots.party import BallotParty
+from mpdp.parties.ballots.store import BallotStore
 from mpdp.parties.curator.curator import Curator
-from mpdp.parties.curator.party import CuratorParty
-from mpdp.parties.curator.store import CuratorStore
+from mpdp.parties.curator.party import SealedBallots
 from mpdp.parties.rounds.engine import open_engine
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.roster import Roster
@@ -66,8 +67,8 @@ async def test_spy_sees_only_ciphertexts_and_bad_ballots_are_rejected(
     stranger_private, _ = generate_key_pair()
     other_private, other_public = generate_x25519_key_pair()
     seen: list[tuple[str, str]] = []
-    with CuratorStore(tmp_path / "c.sqlite") as store:
-        store.open_curator_session(session, K, REPS, ["bill"], math.inf, 0.0, mode="simulation (seeded generators)")
+    with BallotStore(tmp_path / "c.sqlite") as store:
+        store.open_central_session(session, K, REPS, ["bill"], math.inf, 0.0, mode="simulation (seeded generators)")
         curator = Curator(topics, roster, seed=np.random.SeedSequence(1))
         async with mosquitto.client(f"{session}-spy") as spy, mosquitto.client(f"{session}-forger") as forger:
             await spy.subscribe("#", qos=1)
@@ -76,8 +77,8 @@ async def test_spy_sees_only_ciphertexts_and_bad_ballots_are_rejected(
             async with open_engine(mosquitto, topics, roster, store, signing_private, curator,
                                    repetitions=REPS, round_timeout=10.0) as engine:
                 ready = asyncio.Semaphore(0)
-                parties = [CuratorParty(PartySpec(i, BITS[i], mechanisms[i], private_keys[i]), mosquitto, topics,
-                                        signing_public, idle_timeout=20.0) for i in (1, 2, 3)]
+                parties = [BallotParty(PartySpec(i, BITS[i], mechanisms[i], private_keys[i]), mosquitto, topics,
+                                       signing_public, SealedBallots(), idle_timeout=20.0) for i in (1, 2, 3)]
                 running = [asyncio.create_task(p.run(ready.release)) for p in parties]
                 for _ in parties:
                     await ready.acquire()

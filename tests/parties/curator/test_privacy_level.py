@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from mpdp.parties.curator.session import central_privacy_level
+from mpdp.parties.ballots.central import central_privacy_level
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 

@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from mpdp.parties.curator.store import CuratorStore
+from mpdp.parties.ballots.store import BallotStore
 from mpdp.protocols.errors import ParameterError
 
 MODE = "simulation (seeded generators)"
 
 
 def test_a_session_keeps_its_function(tmp_path: Path) -> None:
-    with CuratorStore(tmp_path / "c.sqlite") as store:
-        assert store.open_curator_session("s", 5, 3, ["bill"], 1.0, 0.0, mode=MODE, function="threshold:2") == set()
-        assert store.open_curator_session("s", 5, 3, ["bill"], 1.0, 0.0, mode=MODE, function="threshold:2") == set()
+    with BallotStore(tmp_path / "c.sqlite") as store:
+        assert store.open_central_session("s", 5, 3, ["bill"], 1.0, 0.0, mode=MODE, function="threshold:2") == set()
+        assert store.open_central_session("s", 5, 3, ["bill"], 1.0, 0.0, mode=MODE, function="threshold:2") == set()
         with pytest.raises(ParameterError, match="function threshold:2"):
-            store.open_curator_session("s", 5, 3, ["bill"], 1.0, 0.0, mode=MODE, function="xor")
+            store.open_central_session("s", 5, 3, ["bill"], 1.0, 0.0, mode=MODE, function="xor")
 
 
 def test_an_older_store_is_the_majority(tmp_path: Path) -> None:
@@ -31,10 +31,10 @@ def test_an_older_store_is_the_majority(tmp_path: Path) -> None:
                    "delta REAL NOT NULL)")
         db.execute("INSERT INTO curator_sessions VALUES ('s', ?, 0.0)", (math.inf,))
     db.close()
-    with CuratorStore(path) as store:
+    with BallotStore(path) as store:
         assert store.query("SELECT function FROM curator_sessions") == [("majority",)]
-        store.open_curator_session("s", 3, 2, ["bill"], math.inf, 0.0, mode=MODE)  # majority: the default
+        store.open_central_session("s", 3, 2, ["bill"], math.inf, 0.0, mode=MODE)  # majority: the default
         with pytest.raises(ParameterError, match="function majority"):
-            store.open_curator_session("s", 3, 2, ["bill"], math.inf, 0.0, mode=MODE, function="or")
-    with CuratorStore(path) as again:  # migrated once: opens as it is
+            store.open_central_session("s", 3, 2, ["bill"], math.inf, 0.0, mode=MODE, function="or")
+    with BallotStore(path) as again:  # migrated once: opens as it is
         assert again.query("SELECT session, function FROM curator_sessions") == [("s", "majority")]

@@ -19,7 +19,8 @@ from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker
-from mpdp.parties.mpc.party import MpcParty
+from mpdp.parties.ballots.party import BallotParty
+from mpdp.parties.mpc.party import SharedBallots
 from mpdp.parties.mpc.sealed_shares import open_share
 from mpdp.parties.mpc.sharing import field_modulus, recombine
 from mpdp.parties.rounds.party_spec import PartySpec
@@ -33,11 +34,13 @@ SAMPLES = 300
 SESSION = "mpc-party"
 
 
-def _party(bits: list[int], max_repetitions: int | None = None) -> tuple[MpcParty, bytes]:
+def _party(bits: list[int], max_repetitions: int | None = None,
+           servers: ServerRoster | None = None) -> tuple[BallotParty[MpcAnnouncement], bytes]:
     private, public = generate_key_pair()
     spec = PartySpec(0, np.array(bits, dtype=np.int8), RandomizedResponse(1.0), private,
                      max_repetitions=max_repetitions)
-    party = MpcParty(spec, InMemoryBroker(), Topics(SESSION), generate_key_pair()[1], idle_timeout=1.0)
+    party = BallotParty(spec, InMemoryBroker(), Topics(SESSION), generate_key_pair()[1], SharedBallots(servers),
+                        idle_timeout=1.0)
     return party, public
 
 
@@ -119,8 +122,7 @@ def test_a_deployed_party_seals_to_the_roster_servers_not_the_announced_ones() -
     servers = ServerRoster(1, ("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"), tuple(k[1] for k in roster_keys),
                            tuple(generate_key_pair()[1] for _ in range(3)))
     rogue = [generate_x25519_key_pair() for _ in range(3)]
-    party, _ = _party([1] * 40)
-    party.servers = servers
+    party, _ = _party([1] * 40, servers=servers)
     shares0 = []
     for r in range(40):
         ballot = party.respond(_announcement(r, [public for _, public in rogue], 0, repetitions=1))
@@ -141,7 +143,8 @@ def test_the_budget_and_the_ledger_of_an_mpc_party() -> None:
     private, _ = generate_key_pair()
     spec = PartySpec(0, np.array([1, 0, 1], dtype=np.int8), RandomizedResponse(1.0), private,
                      budget=Budget(2.5, 1e-3))
-    party = MpcParty(spec, InMemoryBroker(), Topics(SESSION), generate_key_pair()[1], idle_timeout=1.0)
+    party = BallotParty(spec, InMemoryBroker(), Topics(SESSION), generate_key_pair()[1], SharedBallots(),
+                        idle_timeout=1.0)
     kinds = [party.respond(_announcement(r, keys, 1, repetitions=1)).kind for r in (0, 1, 1)]
     assert kinds == ["sealed"] * 3 and party.ledger.rounds == (0, 1)
     refused = party.respond(_announcement(2, keys, 1, repetitions=1))

@@ -24,8 +24,8 @@ from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, MemoryTransport
+from mpdp.parties.ballots.store import BallotStore
 from mpdp.parties.curator.curator import Curator
-from mpdp.parties.curator.store import CuratorStore
 from mpdp.parties.rounds.engine import RoundEngine, open_engine
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.roster import Roster
@@ -194,8 +194,8 @@ async def test_the_curator_opens_ballots_releases_and_records_ciphertexts_only(t
     broker = InMemoryBroker()
     roster, keys = Roster.generate((RandomizedResponse(math.inf),) * 3)
     signing_private, signing_public = generate_key_pair()
-    with CuratorStore(tmp_path / "c.sqlite") as store:
-        store.open_curator_session(SESSION, 3, REPS, ["bill"], math.inf, 0.0, mode="simulation (seeded generators)")
+    with BallotStore(tmp_path / "c.sqlite") as store:
+        store.open_central_session(SESSION, 3, REPS, ["bill"], math.inf, 0.0, mode="simulation (seeded generators)")
         async with broker.connect("sender") as sender, open_engine(
             broker, TOPICS, roster, store, signing_private, Curator(TOPICS, roster, seed=np.random.SeedSequence(3)),
             repetitions=REPS, round_timeout=5.0,
@@ -219,7 +219,7 @@ async def test_the_curator_opens_ballots_releases_and_records_ciphertexts_only(t
     assert (outcome.participants.tolist(), outcome.abstained.tolist()) == ([0, 1], [2])
     assert verify_message(release, signing_public) and release.voters == 2
     assert release.output_array().tolist() == outcome.decisions.tolist()
-    with CuratorStore(tmp_path / "c.sqlite") as store:
+    with BallotStore(tmp_path / "c.sqlite") as store:
         assert store.rejects(SESSION) == {(0, "curator-key"): 1}
         assert [b["payload"] for b in store.ballots(SESSION)] == [b.model_dump_json() for b in ballots]
         assert store.release_payloads(SESSION) == [release.model_dump_json()]

@@ -16,7 +16,8 @@ from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, MemoryTransport, next_delivery
-from mpdp.parties.curator.party import CuratorParty
+from mpdp.parties.ballots.party import BallotParty
+from mpdp.parties.curator.party import SealedBallots
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rr.party import Party
 from mpdp.protocols.errors import TransportError
@@ -162,7 +163,7 @@ async def test_curator_party_seals_its_bit_to_the_round_key() -> None:
     broker = InMemoryBroker()
     round_private, round_public = generate_x25519_key_pair()
     spec = PartySpec(1, np.array([1, -1], np.int8), RandomizedResponse(1.0), PARTY_PRIVATE)
-    party = CuratorParty(spec, broker, TOPICS, COORD_PUBLIC, idle_timeout=2.0)
+    party = BallotParty(spec, broker, TOPICS, COORD_PUBLIC, SealedBallots(), idle_timeout=2.0)
     async with broker.connect("curator") as curator:
         await curator.subscribe(TOPICS.all_parties)
         ready = asyncio.Event()

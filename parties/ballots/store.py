@@ -1,4 +1,5 @@
-"""The transcript store of the curator protocol: :class:`mpdp.parties.rounds.store.TranscriptStore` plus two tables.
+"""The transcript store of the central protocols (curator, mpc): :class:`mpdp.parties.rounds.store.TranscriptStore`
+plus three tables.
 
 Reused tables: ``sessions``, ``rounds`` (participants = parties whose sealed ballot was accepted),
 ``decisions`` (the released outputs, one row per repetition) and ``rejects``. Added::
@@ -12,8 +13,10 @@ Reused tables: ``sessions``, ``rounds`` (participants = parties whose sealed bal
 
 No plaintext bit and no count is ever written: a ballot is stored as the ciphertext that came over
 the wire (an auditor re-verifies its Ed25519 signature; only the curator's round key opens it, and
-that key is discarded with the round). Written by the round engine in the round's one transaction
-(:class:`BallotRows`), idempotent like the base store; a round reads back with ``load_round(..., symbols=False)``.
+that key is discarded with the round; the mpc servers' keys each open one share). Written by the round engine
+in the round's one transaction (:class:`BallotRows`), idempotent like the base store; a round reads back with
+``load_round(..., symbols=False)``. The mpc protocol's store adds its servers' costs
+(:mod:`mpdp.parties.mpc.store`).
 """
 
 from __future__ import annotations
@@ -22,12 +25,15 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["BallotRows", "CuratorStore", "RecordedBallot"]
+if TYPE_CHECKING:
+    from mpdp.parties.rounds.engine import ClosedRound
+
+__all__ = ["BallotRows", "BallotStore", "RecordedBallot", "recorded_ballots"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS curator_sessions (
@@ -53,10 +59,19 @@ class RecordedBallot:
     payload: str | None
 
 
+def recorded_ballots(closed: ClosedRound[Any, Any]) -> tuple[RecordedBallot, ...]:
+    """One entry per roster party of a closed round: its sealed ballot or abstention as received (the
+    message's ``kind``, ``reason`` and JSON), or ``absent`` (curator and mpc protocols)."""
+    return tuple(
+        RecordedBallot(party, "absent", None, None) if got is None
+        else RecordedBallot(party, got.message.kind, got.message.reason, got.wire.decode("utf-8"))
+        for party, got in ((p, closed.received.get(p)) for p in range(closed.k)))
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class BallotRows:
-    """The curator protocol's rows of one round (a :class:`mpdp.parties.rounds.store.RoundRows`): one
-    ballot entry per roster party and the signed release as published, for ``voters`` sealed ballots."""
+    """A central protocol's rows of one round (a :class:`mpdp.parties.rounds.store.RoundRows`): one ballot
+    entry per roster party and the signed release(s) as published, for ``voters`` sealed ballots."""
 
     ballots: tuple[RecordedBallot, ...]
     voters: int
@@ -69,8 +84,9 @@ class BallotRows:
         db.execute("INSERT INTO releases VALUES (?, ?, ?, ?)", (session, round, self.voters, self.release_payload))
 
 
-class CuratorStore(TranscriptStore):
-    """A transcript store that also holds sealed ballots and releases (same file, same rules).
+class BallotStore(TranscriptStore):
+    """A transcript store that also holds sealed ballots and releases (same file, same rules); ``schema``: a
+    protocol's further tables.
 
     Raises:
         ParameterError: the path cannot be opened as a SQLite database.
@@ -86,7 +102,7 @@ class CuratorStore(TranscriptStore):
             except sqlite3.Error as exc:
                 raise ParameterError("store_path", str(path), "a writable SQLite file", hint=str(exc)) from exc
 
-    def open_curator_session(self, session: str, parties: int, repetitions: int,
+    def open_central_session(self, session: str, parties: int, repetitions: int,
                              round_names: Sequence[str], epsilon: float, delta: float, *,
                              mode: str, function: str = "majority") -> frozenset[int]:
         """:meth:`TranscriptStore.open_session` and the mechanism's (epsilon, delta) and released

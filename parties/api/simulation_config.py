@@ -1,0 +1,185 @@
+"""The options of one live run, once (issue 21): :class:`SimulationConfig`, the pydantic model that
+``mpdp.simulate(config)`` / ``mpdp.simulate(dataset=..., **options)`` validate, that ``mpdp simulate`` builds
+from its flags (and so from its ``--config`` TOML, which sets the flags), and whose recorded fields are the
+``inputs`` of ``results.json`` / ``--json`` (:meth:`SimulationConfig.inputs`). A parameter is added here once:
+a field (with its description), and the ``mpdp simulate`` flag of the same name.
+
+A bad option is one line naming it and what is allowed (a :class:`mpdp.protocols.errors.ParameterError`),
+never pydantic's multi-line report: an unknown keyword lists the known ones, a value of the wrong type says
+which type. Ranges and combinations (a seed with ``secure``, ``servers`` and ``threshold``, ...) are checked by
+the run before any process starts (:func:`mpdp.parties.api.simulation.check_run_options`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
+from mpdp.parties.rounds.text_files import read_text_file
+from mpdp.parties.session.sizing import SESSION_TIME_LIMIT
+from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.functions import BooleanFunction
+
+__all__ = ["SimulationConfig"]
+
+
+def _not_a_bool(value: Any) -> Any:
+    """A bool is not a count (pydantic's lax mode would read ``True`` as 1)."""
+    if isinstance(value, bool):
+        raise ValueError("an integer, not true or false")
+    return value
+
+
+#: An integer option: a Python or numpy integer (or an integral float), never a bool.
+Integer = Annotated[int, BeforeValidator(_not_a_bool)]
+
+
+class SimulationConfig(BaseModel):
+    """The options of one live run (``mpdp.simulate``, ``mpdp simulate``); every field has the default of both.
+
+    Construct it with keywords (``SimulationConfig(parties=5, epsilon=0.5)``), from a mapping
+    (:meth:`of`), and change it with :meth:`replace`; it is frozen. The fields are described below (units:
+    epsilon in nats, times in seconds).
+
+    Raises:
+        ParameterError: on construction through :meth:`of`: an unknown option (the known ones listed) or a
+            value of the wrong type (named, with the type allowed).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    #: The fields that say where and how a run happens rather than what it computes: not in ``inputs`` (a
+    #: resumed run may not change the others; the input data are compared by their digest instead).
+    NOT_RECORDED: ClassVar[frozenset[str]] = frozenset({
+        "votes", "parties", "rounds", "label_column", "broker", "party_broker", "reconnect_window", "out", "force",
+        "resume", "workers", "connections", "validators", "time_limit"})
+
+    dataset: str | None = Field(None, description=(
+        '"house-votes-84" (the default when no input is given) or a CSV path of 1/0 (y/n, ? = takes no part), '
+        "one row per party, one column per round"))
+    votes: Any = Field(None, description="instead, an int array (parties, rounds) of 1, 0 or -1 (takes no part)")
+    parties: Integer | None = Field(None, description="instead, K parties with uniformly random bits")
+    rounds: Integer | None = Field(None, description="with parties: R rounds of random bits (default 1)")
+    label_column: bool | None = Field(None, description="a CSV's first column is a label (None: detect)")
+    epsilon: float | str | list[float] | tuple[float, ...] = Field(1.0, description=(
+        'each party\'s epsilon (nats): one value, "LO:HI" (uniform per party), a file of epsilon[,delta] lines, '
+        "or one value per party"))
+    delta: float = Field(0.0, description="in [0, 1); > 0 selects the four-output randomized response")
+    repetitions: Integer = Field(200, description="independent privatizations of each round (a simulation device)")
+    function: str | BooleanFunction = Field("majority", description=(
+        "majority (passed for the House), sum, xor, and, or, threshold:T"))
+    rule: str = Field("average", description=(
+        "the observer's average (002 eq. (4)) or worst-case (eq. (6)) optimal rule"))
+    seed: Integer | None = Field(None, description="makes the run reproducible (None: OS entropy)")
+    protocol: str = Field("rr", description=(
+        "rr (randomized response, no one trusted), curator (a trusted curator releases the optimal central "
+        "mechanism's output, 001) or mpc (the same release computed by compute servers, 000/001)"))
+    servers: Integer = Field(3, description="protocol mpc: compute servers M")
+    threshold: Integer = Field(1, description="protocol mpc: colluding servers tolerated, T < M/2")
+    broker: str | BrokerSettings | None = Field(None, description=(
+        "None ($MPDP_BROKER_URL, else our own), embedded, mosquitto, a URL (mqtt[s]://[USER:PASSWORD@]HOST:PORT, "
+        "ws[s]://...), or BrokerSettings for TLS options"))
+    party_broker: str | BrokerSettings | None = Field(None, description=(
+        "None (the parties use broker), or mqtt://HOST[:PORT] of a running broker the parties attach to"))
+    reconnect_window: float | None = Field(None, description=(
+        "seconds a client keeps reconnecting to a broker that went away (None: the settings' own, else "
+        "max(60, round_timeout))"))
+    out: str | Path | None = Field(None, description=(
+        "the run's folder for transcripts.sqlite, results.json and accuracy.png (None: a new mpdp-run-XXXX under "
+        "the temporary directory)"))
+    force: bool = Field(False, description="with out: replace an earlier run's files there")
+    resume: bool = Field(False, description="continue the run in folder out with the same inputs")
+    workers: Integer | None = Field(None, description="worker processes (default: one per core)")
+    connections: str = Field("per-party", description=(
+        "per-party (each party its own MQTT connection, as deployed) or per-worker (one per worker process)"))
+    validators: Integer = Field(0, description=(
+        "processes that verify the parties' messages for the observer (0: the observer itself)"))
+    secure: bool = Field(False, description="deployment mode (the OS CSPRNG; no seed)")
+    party_decisions: bool = Field(False, description="the parties decide f too")
+    alpha: float = Field(0.05, description="family-wise level of the per-round consistency tests")
+    round_timeout: float | None = Field(None, description=(
+        "seconds of quiet after the last new answer before a round closes (None: 60, or longer for a large run)"))
+    budget: tuple[float, float] | str | None = Field(None, description=(
+        'each party\'s (epsilon, delta) budget, or "EPS,DELTA"'))
+    delta_slack: float = Field(DEFAULT_DELTA_SLACK, description="delta_tilde of the optimal composition")
+    time_limit: float | None = Field(SESSION_TIME_LIMIT, description=(
+        "seconds the session may take (None: no limit); a longer estimate is refused before any process starts"))
+
+    @classmethod
+    def of(cls, config: SimulationConfig | None = None, options: Mapping[str, Any] | None = None,
+           where: str = "mpdp.simulate") -> SimulationConfig:
+        """``config`` (default: every default) with ``options`` (keyword -> value) changed, validated.
+
+        Raises:
+            ParameterError: an unknown option (named, with the known ones) or a value of the wrong type (named,
+                with what is allowed), the first one; ``where`` names the caller in the first case.
+        """
+        given = dict(config if config is not None else {}) | dict(options or {})
+        unknown = sorted(set(given) - set(cls.model_fields))
+        if unknown:
+            raise ParameterError(unknown[0], given[unknown[0]], f"an option of {where}: " + ", ".join(cls.model_fields))
+        try:
+            return cls.model_validate(given)
+        except ValidationError as exc:
+            raise _parameter_error(exc, given) from None
+
+    @classmethod
+    def from_toml(cls, path: Path | str, **options: Any) -> SimulationConfig:
+        """The run of a TOML file as ``mpdp simulate --config FILE`` reads it, with ``options`` over it.
+
+        Keys are the options' names with dashes or underscores (``delta-slack``); ``cafile``, ``cert``, ``key``
+        and ``mqtt-version`` are ``broker``'s TLS settings
+        (:meth:`mpdp.broker.settings.BrokerSettings.from_url`); ``json`` and ``quiet``, where the command
+        line prints, are not the run's and are skipped.
+
+        Raises:
+            ParameterError: the file missing or not TOML (named, with the reason), an unknown key (the known
+                ones listed), a value of the wrong type, bad broker settings.
+        """
+        import tomllib
+
+        text = read_text_file(path, "config", "TOML file")
+        try:
+            table = {key.replace("-", "_"): value for key, value in tomllib.loads(text).items()}
+        except tomllib.TOMLDecodeError as exc:
+            raise ParameterError("config", str(path), f"a TOML file ({exc})") from None
+        tls = {name: table.pop(key) for key, name in _TLS_KEYS.items() if key in table}
+        for key in _COMMAND_LINE_KEYS:
+            table.pop(key, None)
+        given = table | options
+        if tls and not isinstance(given.get("broker"), BrokerSettings):
+            given["broker"] = BrokerSettings.from_url(given.get("broker"), **tls)
+        return cls.of(None, given, f"a --config TOML ({path})")
+
+    def replace(self, **options: Any) -> SimulationConfig:
+        """A copy with ``options`` changed, validated (:meth:`of`)."""
+        return SimulationConfig.of(self, options)
+
+    def inputs(self, **resolved: Any) -> dict[str, Any]:
+        """The ``inputs`` of the run's document: every field but :attr:`NOT_RECORDED`, as given, except the
+        ``resolved`` values (e.g. the dataset's name, the round timeout the run chose), in field order."""
+        return {name: resolved.get(name, getattr(self, name)) for name in type(self).model_fields
+                if name not in self.NOT_RECORDED}
+
+
+#: TOML keys of ``mpdp simulate --config`` that are ``broker``'s TLS settings (key -> keyword of from_url).
+_TLS_KEYS = {"cafile": "cafile", "cert": "cert", "key": "key", "mqtt_version": "protocol"}
+#: TOML keys of ``mpdp simulate --config`` about the command line's output, not the run.
+_COMMAND_LINE_KEYS = ("json", "quiet")
+
+
+def _parameter_error(exc: ValidationError, given: Mapping[str, Any]) -> ParameterError:
+    """pydantic's first error as one :class:`ParameterError` line: the option, its value as ``given``, what is
+    allowed (the type pydantic wanted, or, for an option of several forms, the field's description of them)."""
+    errors = exc.errors(include_url=False)
+    name = str(errors[0]["loc"][0]) if errors[0]["loc"] else "options"
+    wanted = sorted({str(e["msg"]).removeprefix("Input should be ").removeprefix("Value error, ")
+                     for e in errors if e["loc"][:1] == errors[0]["loc"][:1]})
+    field = SimulationConfig.model_fields.get(name)
+    allowed = wanted[0] if len(wanted) == 1 or field is None or not field.description else field.description
+    return ParameterError(name, given.get(name), allowed)

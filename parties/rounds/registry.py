@@ -1,0 +1,87 @@
+"""The runner's protocol plug-ins, found by name (issue 21): the session floor imports no plug-in itself.
+
+Each protocol (randomized response, curator, mpc) supplies the runner a :class:`SessionProtocol`: a class in
+its own room, taking no arguments, registered here by name and module path (:data:`PLUG_INS`, as an entry
+point would name it). :func:`session_protocol` imports the plug-in on first use, so ``mpdp --help`` and a run
+of one protocol load nothing of the others. A new protocol is one more entry.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from mpdp.protocols.errors import ParameterError
+
+if TYPE_CHECKING:
+    from mpdp.analysis.privacy.accounting import Spent
+    from mpdp.broker.topics import Topics
+    from mpdp.parties.rounds.config import RunConfig
+    from mpdp.parties.rounds.engine import RoundProtocol
+    from mpdp.parties.rounds.outcome import RoundOutcome
+    from mpdp.parties.rounds.plan import PartyPlan
+    from mpdp.parties.rounds.roster import Roster
+    from mpdp.parties.rounds.seeds import SeedTree
+    from mpdp.parties.rounds.store import TranscriptStore
+
+__all__ = ["PLUG_INS", "PROTOCOLS", "SessionProtocol", "session_protocol"]
+
+#: Each protocol's runner plug-in, ``"module:class"`` (the class takes no arguments).
+PLUG_INS: Mapping[str, str] = {
+    "rr": "mpdp.parties.rr.session:RandomizedResponseSession",
+    "curator": "mpdp.parties.curator.session:CuratorSession",
+    "mpc": "mpdp.parties.mpc.session:MpcSession",
+}
+#: The protocols a run speaks, by name (:attr:`mpdp.parties.rounds.config.RunConfig.protocol`).
+PROTOCOLS: tuple[str, ...] = tuple(PLUG_INS)
+
+
+@runtime_checkable
+class SessionProtocol(Protocol):
+    """What a protocol supplies to the runner (besides its round-engine plug-in)."""
+
+    def check(self, config: RunConfig) -> None:
+        """Refuse what the protocol cannot run, before anything starts (ParameterError)."""
+        ...
+
+    def open_store(self, config: RunConfig) -> AbstractContextManager[tuple[TranscriptStore, frozenset[int]]]:
+        """The protocol's store with the session opened, and the indices of rounds already recorded."""
+        ...
+
+    def round_protocol(self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore,
+                       seeds: SeedTree | None) -> RoundProtocol[Any, Any]:
+        """The round-engine plug-in (``seeds``: the run's seed tree, None in deployment mode)."""
+        ...
+
+    def party_plan(self, config: RunConfig, seeds: SeedTree | None,
+                   earlier: Sequence[RoundOutcome]) -> PartyPlan:
+        """The parties to start, given the rounds ``earlier`` runs recorded."""
+        ...
+
+    def finish(self, config: RunConfig, store: TranscriptStore,
+               outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
+        """The run's rounds as returned, and what each party spent (empty if parties release nothing)."""
+        ...
+
+
+_loaded: dict[str, SessionProtocol] = {}
+
+
+def session_protocol(name: str) -> SessionProtocol:
+    """The runner plug-in of protocol ``name`` (one instance per process, imported on first use).
+
+    Raises:
+        ParameterError: a name not in :data:`PLUG_INS`.
+        TypeError: the registered class is not a :class:`SessionProtocol` (a wrong entry).
+    """
+    if name not in PLUG_INS:
+        raise ParameterError("protocol", name, "one of " + ", ".join(PLUG_INS))
+    if name not in _loaded:
+        module, _, attribute = PLUG_INS[name].partition(":")
+        plug_in = getattr(importlib.import_module(module), attribute)()
+        if not isinstance(plug_in, SessionProtocol):
+            raise TypeError(f"{PLUG_INS[name]} is not a SessionProtocol")
+        _loaded[name] = plug_in
+    return _loaded[name]

@@ -1,0 +1,115 @@
+"""One config object for a live run (issue 21): ``mpdp.simulate``'s options are the fields of
+:class:`SimulationConfig`, the same names as ``mpdp simulate``'s flags (and so its ``--config`` TOML keys), and
+the recorded ones are the ``inputs`` of its documents. No process starts in these tests: every call is refused
+before, or only builds the model."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mpdp
+from mpdp.parties.api.simulation_config import SimulationConfig
+from mpdp.parties.cli.args import apply_config
+from mpdp.parties.cli.main import build_parser
+from mpdp.protocols.errors import ParameterError
+
+
+def _simulate_parser() -> argparse.ArgumentParser:
+    (sub,) = [a for a in build_parser("simulate")._actions if isinstance(a, argparse._SubParsersAction)]
+    parser = sub.choices["simulate"]
+    assert isinstance(parser, argparse.ArgumentParser)
+    return parser
+
+
+def test_simulate_takes_at_most_twelve_parameters() -> None:
+    assert len(inspect.signature(mpdp.simulate).parameters) <= 12
+    assert len(inspect.signature(mpdp.simulate_async).parameters) <= 12
+
+
+def test_every_option_is_a_flag_of_mpdp_simulate_of_the_same_name_and_default() -> None:
+    """A parameter added once, everywhere: each field (but the votes array, Python only) is a flag with the
+    field's default (the broker's is resolved from its flags; dataset/parties: one of them is required)."""
+    parser = _simulate_parser()
+    dests = {a.dest for a in parser._actions}
+    fields = SimulationConfig.model_fields
+    assert sorted(set(fields) - dests) == ["votes"]
+    for name, field in fields.items():
+        if name in dests and name != "epsilon":  # the flag takes the text "1.0", the field 1.0
+            assert parser.get_default(name) == field.default, name
+    assert float(parser.get_default("epsilon")) == fields["epsilon"].default
+
+
+def test_a_config_toml_reaches_the_model_through_the_flags(tmp_path: Path) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text('parties = 4\nepsilon = "0.5:2"\nrepetitions = 30\nprotocol = "rr"\nparty-decisions = true\n')
+    parser = _simulate_parser()
+    argv = ["--config", str(config), "--seed", "4"]
+    apply_config(parser, argv)
+    args = parser.parse_args(argv)
+    given = {name: getattr(args, name) for name in SimulationConfig.model_fields if hasattr(args, name)}
+    model = SimulationConfig.of(None, given)
+    assert (model.parties, model.epsilon, model.repetitions, model.seed, model.party_decisions) == (
+        4, "0.5:2", 30, 4, True)
+
+
+def test_the_readme_run_toml_is_a_config_for_python_too(tmp_path: Path) -> None:
+    """The README's ``mpdp simulate --config`` file, read by Python: the same options (json is the command
+    line's, skipped), keywords over the file's."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "run.toml"
+    path.write_text("\n".join(line.strip() for line in block.splitlines()) + "\n")
+    model = SimulationConfig.from_toml(path, seed=4)
+    assert (model.dataset, float(model.epsilon), model.repetitions, model.rule, model.seed, model.out) == (
+        "house-votes-84", 1.0, 200, "average", 4, "runs/house")
+    path.write_text('parties = 3\nepsilom = 1\n')
+    with pytest.raises(ParameterError, match=r"^epsilom=1 is not allowed: an option of a --config TOML"):
+        SimulationConfig.from_toml(path)
+
+
+def test_inputs_are_the_recorded_fields_in_order_with_the_resolved_values() -> None:
+    model = SimulationConfig(parties=3, epsilon=0.5, budget=[2.0, 1e-5], workers=2)
+    inputs = model.inputs(dataset="random", round_timeout=60.0)
+    assert list(inputs) == ["dataset", "epsilon", "delta", "repetitions", "function", "rule", "seed", "protocol",
+                            "servers", "threshold", "secure", "party_decisions", "alpha", "round_timeout",
+                            "budget", "delta_slack"]
+    assert (inputs["dataset"], inputs["epsilon"], inputs["round_timeout"], inputs["budget"]) == (
+        "random", 0.5, 60.0, (2.0, 1e-5))
+
+
+def test_a_config_and_keywords_combine_and_the_model_is_frozen() -> None:
+    base = SimulationConfig(dataset="house-votes-84", epsilon=2.0, seed=3)
+    changed = SimulationConfig.of(base, {"seed": 4, "repetitions": np.int64(50)})
+    assert (changed.dataset, changed.epsilon, changed.seed, changed.repetitions) == ("house-votes-84", 2.0, 4, 50)
+    assert base.replace(protocol="mpc").protocol == "mpc" and base.protocol == "rr"
+    with pytest.raises(ValueError):
+        base.seed = 5  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("options, line", [
+    ({"epsilom": 1.0}, "epsilom=1.0 is not allowed: an option of mpdp.simulate: dataset, votes, parties,"),
+    ({"repetitions": True}, "repetitions=True is not allowed: an integer, not true or false"),
+    ({"repetitions": "many"}, "repetitions='many' is not allowed: a valid integer, unable to parse string"),
+    ({"parties": 2.5}, "parties=2.5 is not allowed: a valid integer, got a number with a fractional part"),
+    ({"secure": "maybe"}, "secure='maybe' is not allowed: a valid boolean"),
+    ({"epsilon": [1.0, "a"]}, "epsilon=[1.0, 'a'] is not allowed: each party's epsilon (nats): one value, \"LO:HI\""),
+    ({"budget": (1.0,)}, "budget=(1.0,) is not allowed: each party's (epsilon, delta) budget, or \"EPS,DELTA\""),
+])
+def test_a_bad_option_is_one_line_naming_it_and_what_is_allowed(options: dict[str, object], line: str) -> None:
+    with pytest.raises(ParameterError) as caught:
+        mpdp.simulate(**options)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert message.startswith(line) and "\n" not in message
+    assert caught.value.name == next(iter(options))
+
+
+def test_the_cli_names_the_flag_of_a_bad_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.parties.cli.invoke import refused
+
+    line = refused(capsys, "simulate", "--parties", "3", "--repetitions", "0", "--broker", "embedded")
+    assert "--repetitions=0 is not allowed: an integer >= 1" in line
