@@ -41,7 +41,7 @@ from mpdp.protocols.numerics.kron import Matrix
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 
 __all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "banded_count_likelihood",
-           "compositions", "group_parties", "pure_count_likelihood", "symmetric_groups"]
+           "compositions", "group_members", "group_parties", "pure_count_likelihood", "symmetric_groups"]
 
 _RESTART = 32
 _BAND = 1e-30
@@ -298,6 +298,29 @@ class Factor:
         return ones
 
 
+def group_members(mechanisms: Sequence[RandomizedResponse], parties: Sequence[int] | None = None
+                  ) -> list[tuple[RandomizedResponse, NDArray[np.int64]]]:
+    """The parties (default all) grouped by equal mechanism: (mechanism, int64 party indices ascending) per
+    group, groups in the order of their first member. Parties sharing one mechanism object (as
+    :func:`mpdp.parties.api.params.randomized_responses` makes them) are grouped by identity in numpy,
+    so 10^6 parties of a few objects cost ~0.1 s, not a Python loop over 10^6 hashes."""
+    idx = np.arange(len(mechanisms)) if parties is None else np.asarray(parties, dtype=np.int64)
+    ids = np.fromiter(map(id, mechanisms), dtype=np.uintp, count=len(mechanisms))[idx]
+    if idx.size == 0:
+        return []
+    if (ids == ids[0]).all():  # one object: no sort
+        return [(mechanisms[int(idx[0])], idx)]
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    label = np.empty(first.size, dtype=np.int64)  # each distinct object -> its group (equal mechanisms merge)
+    groups: dict[RandomizedResponse, int] = {}
+    for u in np.argsort(first, kind="stable"):
+        label[u] = groups.setdefault(mechanisms[int(idx[first[u]])], len(groups))
+    party_label = label[inverse.ravel()]
+    order = np.argsort(party_label, kind="stable")
+    bounds = np.cumsum(np.bincount(party_label, minlength=len(groups)))[:-1]
+    return list(zip(groups, np.split(idx[order], bounds), strict=True))
+
+
 def group_parties(
     mechanisms: tuple[RandomizedResponse, ...], parties: tuple[int, ...], grouped: bool
 ) -> tuple[Factor, ...]:
@@ -306,12 +329,7 @@ def group_parties(
     Groups appear in the order of their first member; members keep party order."""
     if not grouped:
         return tuple(Factor((i,), mechanisms[i]) for i in parties)
-    groups: dict[RandomizedResponse, list[int]] = {}
-    for i in parties:
-        groups.setdefault(mechanisms[i], []).append(i)
-    return tuple(Factor(tuple(members), mech) for mech, members in groups.items())
-
-
+    return tuple(Factor(tuple(members.tolist()), mech) for mech, members in group_members(mechanisms, parties))
 
 
 def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
@@ -325,4 +343,5 @@ def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: Boolean
     k = len(mechanisms)
     if function.count_values(k) is None:
         return None
-    return group_parties(tuple(mechanisms), tuple(i for i in range(k) if i != observer), grouped=True)
+    parties = np.arange(k) if observer is None else np.delete(np.arange(k), observer)
+    return group_parties(tuple(mechanisms), tuple(parties.tolist()), grouped=True)

@@ -51,7 +51,7 @@ from numpy.typing import NDArray
 from scipy.optimize import brentq
 from scipy.special import expit
 
-from mpdp.protocols.decision.factors import PURE_GROUP_MAX, banded_count_likelihood
+from mpdp.protocols.decision.factors import PURE_GROUP_MAX, banded_count_likelihood, group_members
 from mpdp.protocols.errors import CertificateError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.numerics.binomial import log_binomial_pmf
@@ -243,14 +243,15 @@ def _orientation(function: BooleanFunction, measure: NDArray[np.float64], k: int
 
 
 def _groups(mechanisms: Sequence[RandomizedResponse]) -> list[tuple[tuple[int, ...], float]] | None:
-    groups: dict[float, list[int]] = {}
-    for i, m in enumerate(mechanisms):
+    groups: dict[float, list[NDArray[np.int64]]] = {}
+    for m, members in group_members(mechanisms):
         if m.four_output and m.delta > 0:
             return None
-        groups.setdefault(float(m.epsilon), []).append(i)
+        groups.setdefault(float(m.epsilon), []).append(members)
     if len(groups) > 2:
         return None
-    return sorted(((tuple(v), e) for e, v in groups.items()), key=lambda ge: -len(ge[0]))
+    return sorted(((tuple(np.sort(np.concatenate(v)).tolist()), e) for e, v in groups.items()),
+                  key=lambda ge: -len(ge[0]))
 
 
 def count_threshold_applies(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
