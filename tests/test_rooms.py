@@ -5,7 +5,7 @@
 (``ballots``: what the central protocols, curator and mpc, share: the ballot store, the ballot party, the
 central release's rules.)
 
-(../shared/DESIGN.md, "Layout and dependencies"; README, "Architecture"). Every import counts: at the top of a
+(../shared/DESIGN.md, "Layout and dependencies"; docs/architecture.md). Every import counts: at the top of a
 module, inside a function, under ``TYPE_CHECKING``. The top-level arrows (protocols <- analysis <- parties ->
 broker) are tests/test_layout.py's.
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mpdp.analysis.figures import composition_plot, graph_figures
-from mpdp.analysis.plot_style import COLORS, new_axes
+from mpdp.analysis.plot_style import COLORS, eps_delta, new_axes
 from mpdp.analysis.theory.debiased import figure_debiased
 from mpdp.protocols.decision.closed_forms import collaborative_xor_accuracy, corollary_3_1
 
@@ -40,19 +40,21 @@ __all__ = ["PAPER_FIGURES", "figure_xor"]
 def figure_xor(epsilons: Sequence[float] = (0.5, 1.0, 2.0), k_max: int = 12, ax: Axes | None = None) -> Figure:
     """002 Corollary 3.1: the optimal XOR accuracy of k parties (randomized response, optimal rule) against
     k, one line per epsilon (gid ``xor:<eps>``), next to the collaborative accuracy lambda / (1 + lambda)
-    (the parties compute the XOR first and release it once; gid ``collaborative:<eps>``)."""
-    figure, ax = new_axes(ax, (6.5, 4.5))
+    (the parties compute the XOR first and release it once; gid ``collaborative:<eps>``). The legend sits
+    below the axes, where it hides no curve."""
+    figure, ax = new_axes(ax, (6.5, 5.2))
     ks = np.arange(1, k_max + 1)
     for eps, color in zip(epsilons, COLORS, strict=False):
         ax.plot(ks, [corollary_3_1(int(k), eps) for k in ks], "o-", color=color, ms=4, gid=f"xor:{eps:g}",
-                label=f"Corollary 3.1, eps = {eps:g}")
+                label=f"Corollary 3.1, {eps_delta(eps)}")
         ax.plot(ks, np.full(ks.size, collaborative_xor_accuracy(eps)), "--", color=color, gid=f"collaborative:{eps:g}",
-                label=f"collaborative lambda/(1+lambda), eps = {eps:g}")
-    ax.axhline(0.5, color="gray", lw=0.8, ls=":")
-    ax.set_xlabel("number of parties k")
+                label=f"collaborative $\\lambda/(1+\\lambda)$, {eps_delta(eps)}")
+    ax.axhline(0.5, color="gray", lw=0.8, ls=":", label="1/2: a coin toss")
+    ax.set_xlabel("number of parties $k$")
     ax.set_ylabel("P(XOR correct), average = worst case")
-    ax.set_title(f"002 Corollary 3.1: XOR of k parties, eps in {list(epsilons)}", fontsize=9)
-    ax.legend(fontsize=7, loc="center right")
+    ax.set_title("002 Corollary 3.1: XOR of $k$ parties, $\\varepsilon \\in \\{"
+                 + ", ".join(f"{e:g}" for e in epsilons) + "\\}$", fontsize=9)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     return figure
 
 

@@ -257,15 +257,18 @@ def plot_models(names: Sequence[str], protocols: Sequence[tuple[str, Sequence[Ro
 
 def plot_privacy_spent(epsilon_optimal: Sequence[float], epsilon_basic: Sequence[float], ax: Axes | None = None,
                        title: str = "") -> Figure:
-    """Each party's spent epsilon by the optimal composition (000 Theorem 3.3) against basic composition
-    (the sum), party by party (the ``privacy`` section of ``results.json``).
+    """The distribution of the parties' spent epsilon: the empirical CDF (fraction of parties that spent at
+    most x nats) by the optimal composition (000 Theorem 3.3; gid ``optimal``) and by basic composition (the
+    sum; gid ``basic``), each with its median marked (the ``privacy`` section of ``results.json``).
 
     Args:
         epsilon_optimal, epsilon_basic: (k,) nats per party (``inf`` for a party with epsilon = inf is
-            not drawn). ax: draw there, or on a new Figure. title: the axes' title.
+            left out of the curve and counted in the legend). ax: draw there, or on a new Figure.
+        title: the axes' title.
 
     Returns:
-        the Figure drawn on.
+        the Figure drawn on. Each curve's data are its steps: x the sorted finite epsilons, y = i / n for
+        the i-th of the n parties.
 
     Raises:
         ValueError: the two sequences differ in length.
@@ -274,18 +277,25 @@ def plot_privacy_spent(epsilon_optimal: Sequence[float], epsilon_basic: Sequence
     basic = np.asarray(epsilon_basic, dtype=np.float64)
     if optimal.shape != basic.shape:
         raise ValueError(f"{optimal.size} optimal against {basic.size} basic epsilons: one each per party")
-    optimal, basic = (np.where(np.isfinite(v), v, np.nan) for v in (optimal, basic))  # NaN: not drawn
-    figure, ax = new_axes(ax, (8.0, 3.8))
-    ids = np.arange(optimal.size)
-    for j, (values, label) in enumerate(((basic, "basic composition (sum of epsilons)"),
-                                         (optimal, "optimal composition (000, exact)"))):
-        style = series_style(j)
-        ax.plot(ids, values, linestyle="none", marker=style["marker"], color=style["color"],
-                markersize=3 if optimal.size > 60 else 5, label=label)
-    ax.set_xlabel("party")
-    ax.set_ylabel("epsilon spent (nats)")
+    figure, ax = new_axes(ax, (8.0, 4.2))
+    n = optimal.size
+    for j, (values, gid, label) in enumerate(((basic, "basic", "basic composition (the sum of the $\\varepsilon$s)"),
+                                              (optimal, "optimal", "optimal composition (000 Theorem 3.3, exact)"))):
+        finite = np.sort(values[np.isfinite(values)])
+        if finite.size == 0:
+            continue
+        color = series_style(j)["color"]
+        unbounded = n - finite.size
+        extra = f"; {unbounded} with $\\varepsilon = \\infty$ not drawn" if unbounded else ""
+        ax.step(finite, np.arange(1, finite.size + 1) / n, where="post", color=color, gid=gid,
+                linestyle=series_style(j)["linestyle"], label=f"{label}{extra}")
+        median = float(np.median(finite))
+        ax.axvline(median, color=color, lw=0.8, ls=":", label=f"median, {gid}: {median:.4g} nats")
+    ax.set_xlabel("$\\varepsilon$ spent by a party (nats)")
+    ax.set_ylabel(f"fraction of the {n} parties (ECDF)")
+    ax.set_ylim(0.0, 1.02)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     ax.grid(alpha=0.3)
     return figure
 

@@ -1,11 +1,13 @@
 """A finished run as one self-contained HTML page and a Markdown summary (``mpdp report``).
 
-A :class:`ReportPage` is what a page shows, in order: the configuration, then sections of text,
-tables and figures. :func:`render_html` writes it with the standard library only (``string.Template``
+A :class:`ReportPage` is what a page shows, in order: links to the data files beside it, the
+configuration, then sections of text, tables and figures. Tables wrap their cells (headers and long
+cells break; no page is wider than its 72em column, checked at 1,280 px in headless Chromium). :func:`render_html` writes it with the standard library only (``string.Template``
 and ``html.escape``): every figure is a base64 PNG inside the page, a Content-Security-Policy forbids
 any fetch (no network, no other file), and a small script writes each image's natural size into its
-``data-natural-width``/``data-natural-height`` attributes once it has loaded, so a headless browser's
-DOM dump shows that every figure rendered. :func:`render_markdown` writes the same content as
+``data-natural-width``/``data-natural-height`` attributes once it has loaded, the page's width into the
+body's ``data-scroll-width`` and each table box's hidden width into its ``data-overflow``, so a headless
+browser's DOM dump shows that every figure rendered and that nothing scrolls sideways. :func:`render_markdown` writes the same content as
 Markdown that links the figures as PNG files written beside it.
 
 Example:
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from string import Template
 from typing import TYPE_CHECKING
 
-from mpdp.analysis.plot_style import DPI
+from mpdp.analysis.plot_style import PAGE_DPI
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -85,12 +87,15 @@ class ReportPage:
     Attributes:
         title: the page title. subtitle: what was run, one line.
         configuration: (name, value) pairs shown first. sections: the rest, in order.
+        links: (file name, relative href) of the data files beside the page (JSON, CSV, SQLite), listed
+            under the subtitle.
     """
 
     title: str
     subtitle: str
     configuration: tuple[tuple[str, str], ...]
     sections: tuple[Section, ...] = field(default=())
+    links: tuple[tuple[str, str], ...] = field(default=())
 
     @property
     def figures(self) -> tuple[ReportFigure, ...]:
@@ -99,9 +104,9 @@ class ReportPage:
 
 
 def figure_png(figure: Figure) -> bytes:
-    """``figure`` as PNG bytes at the project's :data:`~mpdp.analysis.plot_style.DPI`."""
+    """``figure`` as PNG bytes at :data:`~mpdp.analysis.plot_style.PAGE_DPI` (a page's inline image)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+    figure.savefig(buffer, format="png", dpi=PAGE_DPI, bbox_inches="tight")
     return buffer.getvalue()
 
 
@@ -118,7 +123,9 @@ body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; pa
 h1 { margin-bottom: 0.2em; } .subtitle { color: #555; margin-top: 0; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.2em 0.5em; text-align: right; white-space: nowrap; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.2em 0.4em; text-align: right; overflow-wrap: break-word; }
+th { vertical-align: bottom; } td.nowrap { white-space: nowrap; } td { font-variant-numeric: tabular-nums; }
+.files { font-size: 0.9em; } .files a { margin-right: 0.8em; }
 th { background: #f3f3f3; } td:first-child, th:first-child, #configuration td, #configuration th { text-align: left; }
 #configuration td { white-space: normal; }
 caption { text-align: left; font-weight: 600; padding: 0.3em 0; }
@@ -130,6 +137,7 @@ footer { color: #777; font-size: 0.8em; margin-top: 3em; }
 <body>
 <h1>$title</h1>
 <p class="subtitle">$subtitle</p>
+$files
 $body
 <footer>Written by mpdp report: self-contained (figures inline, nothing fetched).</footer>
 <script>
@@ -139,6 +147,10 @@ function mark(img) {
 }
 window.addEventListener("load", function () {
   document.querySelectorAll("img").forEach(mark);
+  document.querySelectorAll(".scroll").forEach(function (box) {
+    box.dataset.overflow = String(box.scrollWidth - box.clientWidth);
+  });
+  document.body.dataset.scrollWidth = String(document.documentElement.scrollWidth);
   document.body.dataset.figuresChecked = "true";
 });
 </script>
@@ -147,9 +159,17 @@ window.addEventListener("load", function () {
 """)
 
 
+#: A cell that is a short interval, such as ``[0.444, 0.975]``: kept on one line (other cells wrap).
+_INTERVAL = re.compile(r"^\[[^\]\s]{1,12}, [^\]\s]{1,12}\]$")
+
+
+def _html_cell(text: str) -> str:
+    return f'<td class="nowrap">{html.escape(text)}</td>' if _INTERVAL.match(text) else f"<td>{html.escape(text)}</td>"
+
+
 def _html_table(table: Table) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
-    body = "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
+    body = "\n".join("<tr>" + "".join(_html_cell(c) for c in row) + "</tr>" for row in table.rows)
     ident = f' id="{html.escape(table.table_id)}"' if table.table_id else ""
     text = (f'<div class="scroll"><table{ident}><caption>{html.escape(table.caption)}</caption>\n'
             f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>")
@@ -174,7 +194,10 @@ def render_html(page: ReportPage) -> str:
         parts += [f"<p>{html.escape(p)}</p>" for p in section.paragraphs]
         parts += [_html_figure(f) for f in section.figures]
         parts += [_html_table(t) for t in section.tables]
-    return _PAGE.substitute(title=html.escape(page.title), subtitle=html.escape(page.subtitle), body="\n".join(parts))
+    files = ("" if not page.links else '<p class="files">Data beside this page: ' + " ".join(
+        f'<a href="{html.escape(href)}">{html.escape(name)}</a>' for name, href in page.links) + "</p>")
+    return _PAGE.substitute(title=html.escape(page.title), subtitle=html.escape(page.subtitle), files=files,
+                            body="\n".join(parts))
 
 
 #: Characters that Markdown reads as markup (HTML's ``<``, ``>``, ``&`` are escaped as entities first).
@@ -204,7 +227,9 @@ def render_markdown(page: ReportPage, figure_files: Mapping[str, str]) -> str:
     Args:
         figure_files: figure name -> the relative path of its PNG (a figure without one is left out).
     """
-    lines = [f"# {_md_text(page.title)}", "", _md_text(page.subtitle), "", "## Configuration", "",
+    files = ["Data beside this page: " + " ".join(f"[{_md_cell(name)}](<{href}>)" for name, href in page.links), ""]
+    lines = [f"# {_md_text(page.title)}", "", _md_text(page.subtitle), "", *(files if page.links else []),
+             "## Configuration", "",
              *_md_table(Table("what was run", ("setting", "value"), page.configuration))]
     for section in page.sections:
         lines += [f"## {section.heading}", ""]

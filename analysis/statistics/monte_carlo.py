@@ -148,8 +148,8 @@ class CountTable:
 
         Args:
             values: g with f(x) = g(|x|), int64 (k + 1,). measure: w, float64 (|Y|, |Y|).
-            samples: repetitions >= 0. rng: the explicit generator. progress: called with the repetitions of
-            each batch done.
+            samples: repetitions >= 0. rng: the explicit generator.
+            progress: called with the repetitions of each batch done.
 
         Returns:
             the total gain (a float; for a 0/1 measure an integer count of correct decisions).

@@ -66,8 +66,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["CURATOR_LABEL", "OBSERVERS", "PROTOCOLS", "SCALES", "SOURCES", "PointTheory", "SweepPlan", "SweepPoint",
-           "SweepResult", "SweepOptions", "SweepSetting", "SweepTask", "binary_curator", "epsilon_grid", "plan_sweep",
-           "point_theory", "sweep"]
+           "SweepResult", "SweepOptions", "SweepSetting", "SweepTask", "binary_curator", "epsilon_grid", "grid_text",
+           "plan_sweep", "point_theory", "sweep"]
 
 #: Spacing of the epsilon grid.
 SCALES = ("log", "linear")
@@ -116,6 +116,25 @@ def grid_of(text: str, scale: str = "log", name: str = "epsilon") -> NDArray[np.
     if steps < 1:
         raise ParameterError(name, text, "LO:HI:STEPS (e.g. 0.05:2:20) or one value")
     return epsilon_grid(low, high, steps, scale if steps > 1 else "linear")
+
+
+def grid_text(values: Sequence[float]) -> str:
+    """The grid ``values`` as it is typed: ``"0.05:2:20, log"`` (or ``", linear"``) when they are the
+    :func:`epsilon_grid` of their ends (to 1e-9 relative), one value as itself, else the values to 4
+    significant digits, comma-separated -- never 20 floats of 17 digits.
+
+    Example:
+        >>> grid_text(epsilon_grid(0.05, 2.0, 20)), grid_text([0.5]), grid_text([0.1, 0.2, 0.7])
+        ('0.05:2:20, log', '0.5', '0.1, 0.2, 0.7')
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 1:
+        return f"{v[0]:g}"
+    if v.size > 2 and np.all(np.diff(v) > 0):
+        for scale in ("log", "linear") if v[0] > 0 else ("linear",):
+            if np.allclose(epsilon_grid(v[0], v[-1], v.size, scale), v, rtol=1e-9, atol=0.0):
+                return f"{v[0]:g}:{v[-1]:g}:{v.size}, {scale}"
+    return ", ".join(f"{x:.4g}" for x in v)
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,7 +335,8 @@ class SweepResult:
         """Accuracy against epsilon: theory curves (solid, a hollow marker of their own: the rule's average
         accuracy; dotted: its worst case; dash-dot black: the trusted curator's, for a binary f, a marker each
         after the first), measured points with their intervals as error bars (a red cross marks an
-        inconsistent point). Never changes matplotlib's backend.
+        inconsistent point); every curve and the points are in the legend, below the axes. Never changes
+        matplotlib's backend.
 
         Args:
             ax: the axes to draw on; None makes a new :class:`matplotlib.figure.Figure`.
@@ -324,15 +344,15 @@ class SweepResult:
         Returns:
             the Figure holding the axes.
         """
-        fig, ax = new_axes(ax, size=(8.0, 5.0))
         series: dict[tuple[str, int, float, str, str], list[SweepPoint]] = {}
         for p in self.points:
             series.setdefault((p.function, p.parties, p.delta, p.rule, p.observer), []).append(p)
+        fig, ax = new_axes(ax, size=(8.0, 5.5 + 0.2 * len(series)))  # room for the legend below
         curator_drawn: set[tuple[str, int, float]] = set()
         for index, ((fname, k, delta, rule, observer), pts) in enumerate(series.items()):
             pts = sorted(pts, key=lambda p: p.epsilon)
             eps = np.array([p.epsilon for p in pts])
-            label = f"{fname}, k={k}" + (f", delta={delta:g}" if delta else "") + (
+            label = f"{fname}, $k$={k}" + (f", $\\delta$={delta:g}" if delta else "") + (
                 f", {CURATOR_LABEL}" if rule == "curator" else f", {rule} rule, {observer}")
             # a hollow marker of its own on each theory curve, staggered along the grid: curves that coincide
             # (and/or by symmetry, the rules at small epsilon) stay distinguishable
@@ -341,10 +361,12 @@ class SweepResult:
                             marker=MARKERS[index % len(MARKERS)], markerfacecolor="none", markersize=6,
                             markevery=(index % every, every))
             color = line.get_color()
-            ax.plot(eps, [p.theoretical_worst_case for p in pts], ":", color=color, linewidth=1)
+            ax.plot(eps, [p.theoretical_worst_case for p in pts], ":", color=color, linewidth=1,
+                    label=f"theory, worst case: {label}")
             y = np.array([p.empirical_accuracy for p in pts])
             err = np.array([[p.empirical_accuracy - p.ci_low for p in pts], [p.ci_high - p.empirical_accuracy for p in pts]])
-            ax.errorbar(eps, y, yerr=np.clip(err, 0.0, None), fmt="o", markersize=3, color=color, capsize=2)
+            ax.errorbar(eps, y, yerr=np.clip(err, 0.0, None), fmt="o", markersize=3, color=color, capsize=2,
+                        label=f"measured (95% CI): {label}")
             bad = [p for p in pts if not p.consistent]
             if bad:
                 ax.plot([p.epsilon for p in bad], [p.empirical_accuracy for p in bad], "x", color="red",
@@ -355,22 +377,25 @@ class SweepResult:
                 curator_drawn.add(key)
                 marker = _CURATOR_MARKERS[(len(curator_drawn) - 1) % len(_CURATOR_MARKERS)]  # one per curve
                 ax.plot(eps, curator, "-.", color="black", linewidth=1, marker=marker, markersize=4,
-                        label=f"{CURATOR_LABEL}: {fname}, k={k}")
+                        label=f"{CURATOR_LABEL}: {fname}, $k$={k}")
         if self.inputs.get("scale") == "log":
             ax.set_xscale("log")
         ax.set_xlabel(EPSILON_LABEL)
         dataset = self.inputs.get("dataset")
-        ax.set_ylabel("accuracy: P(decision = f(x)), x uniform" if dataset is None else
-                      f"accuracy: P(decision = f(x)), mean over the rounds of {dataset}")
+        ax.set_ylabel("accuracy: P(decision = $f(x)$), $x$ uniform" if dataset is None else
+                      f"accuracy: P(decision = $f(x)$), mean over the rounds of {dataset}")
         samples = self.inputs.get("samples")
         how = "live runs over a broker" if self.source == "live" else "Monte Carlo"
         on, worst, per = ("", "worst case", "point") if dataset is None else (f" on {dataset}", "worst round", "round")
-        ax.set_title(f"Accuracy against epsilon{on}: exact theory (lines; dotted = {worst}) and {how}\n"
+        ax.set_title(f"Accuracy against $\\varepsilon${on}: exact theory (lines; dotted = {worst}) and {how}\n"
                      f"({samples} samples per {per}, {100 * (1 - self.alpha):g}% Clopper-Pearson intervals; "
                      f"{sum(not p.consistent for p in self.points)} of {len(self.points)} points inconsistent)",
                      fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
+        handles, labels = ax.get_legend_handles_labels()
+        unique = dict(zip(labels, handles, strict=True))  # "inconsistent with theory" once
+        ax.legend(list(unique.values()), list(unique), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12),
+                  ncol=2, frameon=False)
         return fig
 
     def __repr__(self) -> str:

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import binom
 
-from mpdp.analysis.plot_style import COLORS, EPSILON_LABEL, MARKERS, figure_of
+from mpdp.analysis.plot_style import COLORS, EPSILON_LABEL, MARKERS, figure_of, new_figure
 from mpdp.analysis.theory.theory import AccuracyOnInput, observer_accuracy_on_input
 from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism, central_mechanism
 from mpdp.protocols.errors import ParameterError, SizeLimitError
@@ -223,9 +223,7 @@ def plot_comparison(rows: Sequence[CentralVersusDistributed], ax: Sequence[Axes]
     if not rows:
         raise ParameterError("rows", 0, "at least one comparison row")
     if ax is None:
-        from matplotlib.figure import Figure
-
-        figure = Figure(figsize=(10, 4), layout="constrained")
+        figure = new_figure((10, 4))
         axes = tuple(figure.subplots(1, 2, sharey=True))
     else:
         axes = tuple(ax)

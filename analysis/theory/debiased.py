@@ -290,7 +290,7 @@ def figure_debiased(k: int = 10, epsilons: Sequence[float] = (0.25, 0.5, 0.75, 1
     figure, ax = new_axes(ax, (6.5, 4.5))
     series = (("optimal", "optimal decision rule for sum (002 eq. (5))", [optimal_sum_error(k, e) for e in eps]),
               ("debiased", "debiased estimator (unbiased)", [expected_absolute_error(k, e) for e in eps]),
-              ("debiased-clipped", "debiased, rounded and clipped to 0..k (post-processed)",
+              ("debiased-clipped", "debiased, rounded and clipped to 0..$k$ (post-processed)",
                [expected_absolute_error(k, e, post_processed=True) for e in eps]))
     for j, (gid, label, values) in enumerate(series):
         style = series_style(j)
@@ -298,8 +298,8 @@ def figure_debiased(k: int = 10, epsilons: Sequence[float] = (0.25, 0.5, 0.75, 1
                 marker=style["marker"])
     ax.set_yscale("log")
     ax.set_xlabel(EPSILON_LABEL)
-    ax.set_ylabel("E|estimate - count|, x uniform")
-    ax.set_title(f"sum of k = {k} bits: the optimal rule against the debiased count", fontsize=9)
+    ax.set_ylabel(r"$E\,|\mathrm{estimate} - \mathrm{count}|$, $x$ uniform")
+    ax.set_title(f"002: sum of $k = {k}$ bits, the optimal rule against the debiased count", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     return figure

@@ -90,8 +90,9 @@ class Composition(Result):
         shown = [(str(r["guarantee"]), float(r["epsilon"])) for r in self.rows() if r["epsilon"] is not None]
         ax.barh([name for name, _ in shown], [value for _, value in shown], color=COLORS[0], gid="epsilon")
         ax.invert_yaxis()
-        ax.set_xlabel("composed epsilon (nats)")
-        ax.set_title(f"{self.result.k} heterogeneous mechanisms, delta_total = {self.delta_total:.3g}", fontsize=9)
+        ax.set_xlabel(r"composed $\tilde\varepsilon$ (nats)")
+        ax.set_title(f"{self.result.k} heterogeneous mechanisms, $\\delta_{{total}}$ = {self.delta_total:.3g}",
+                     fontsize=9)
         return figure
 
 

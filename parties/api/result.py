@@ -6,7 +6,10 @@ matching CLI command prints with ``--json``) and whatever it needs to plot. The 
 - :meth:`Result.to_frame`: a pandas DataFrame of :meth:`Result.rows` (pandas is the optional extra
   ``mpdp[frame]``; without it a clear ImportError says so);
 - :meth:`Result.plot`: draws on ``ax`` (or a new Figure) and returns the Figure;
-- a one-line ``repr`` (:meth:`Result.summary`) and ``_repr_html_`` for notebooks (a small table of the rows).
+- a one-line ``repr`` (:meth:`Result.summary`) and ``_repr_html_`` for notebooks: a small table of the rows and
+  the figure of :meth:`Result.plot` as an embedded PNG, so a plain Jupyter kernel (no ``%matplotlib inline``)
+  shows the result as a picture. ``plot()`` returns a Figure a notebook also shows as an image
+  (:class:`mpdp.analysis.notebook_figure.NotebookFigure`).
 """
 
 from __future__ import annotations
@@ -62,8 +65,9 @@ class Result:
         >>> r = mpdp.compose(epsilon=0.5, k=2)
         >>> r
         <Composition: k=2: epsilon_tilde=0.999997 (exact) at delta_total=1e-06>
-        >>> list(r.to_frame().columns), type(r.plot()).__name__
-        (['guarantee', 'epsilon'], 'Figure')
+        >>> from matplotlib.figure import Figure
+        >>> list(r.to_frame().columns), isinstance(r.plot(), Figure)
+        (['guarantee', 'epsilon'], True)
     """
 
     __slots__ = ()
@@ -108,17 +112,23 @@ class Result:
         return f"<{type(self).__name__}: {self.summary()}>"
 
     def _repr_html_(self) -> str:
+        import base64
+
+        from mpdp.analysis.notebook_figure import png_bytes
+
         rows = list(self.rows())
         head = f"<p><b>{html.escape(type(self).__name__)}</b>: {html.escape(self.summary())}</p>"
+        image = base64.b64encode(png_bytes(self.plot())).decode("ascii")
+        picture = f'<img alt="{html.escape(type(self).__name__)} plot" src="data:image/png;base64,{image}"/>'
         if not rows:
-            return head
+            return head + picture
         columns = list(rows[0])
         cells = "".join(
             "<tr>" + "".join(f"<td>{html.escape(_cell(row.get(c)))}</td>" for c in columns) + "</tr>"
             for row in rows[:_HTML_ROWS])
         more = f"<p>... {len(rows) - _HTML_ROWS} more rows (to_frame() has them all)</p>" if len(rows) > _HTML_ROWS else ""
         header = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-        return f"{head}<table><thead><tr>{header}</tr></thead><tbody>{cells}</tbody></table>{more}"
+        return f"{head}<table><thead><tr>{header}</tr></thead><tbody>{cells}</tbody></table>{more}{picture}"
 
 
 def _cell(value: object) -> str:

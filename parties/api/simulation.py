@@ -384,6 +384,7 @@ def _blocking(run_async: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
     return run
 
 
-#: The blocking live run (see :func:`simulate_async` for the arguments); works in scripts under a
-#: ``__main__`` guard, in a terminal and in Jupyter (there on a worker thread).
 simulate = _blocking(simulate_async)
+"""The blocking live run: ``mpdp.simulate(...)`` takes the arguments of :func:`simulate_async` and returns its
+:class:`Simulation`; works in scripts under a ``__main__`` guard, in a terminal and in Jupyter (there on a worker
+thread)."""

@@ -68,7 +68,7 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
     if any(r.tie_probability > 0 for r in results):
         console.print("(tie P%): the observer's posterior tied on P% of the transcripts (at epsilon = 0 on all); "
                       "the rule is deterministic and answers 0 there, so a tied round's theory counts only "
-                      "the answer 0 (README, Optimal decision rules).")
+                      "the answer 0 (docs/guide/accuracy.md).")
     if rr_theory is not None and results:
         console.print(
             f"mean accuracy over rounds: {document['protocol']} (theory) {sum(r.theoretical_accuracy for r in results) / len(results):.4f}, "

@@ -1,5 +1,8 @@
 """Progress bars on standard error: :class:`Progress` over the messages of a run, and :func:`step_progress` over
-the steps of any other long computation. Both print nothing when disabled or when standard error is no terminal."""
+the steps of any other long computation. Both print nothing when disabled or when standard error is no terminal.
+
+In a Jupyter kernel rich draws its bars with ipywidgets; without ipywidgets installed the bars are left out
+quietly (:func:`bar_shown`), where rich would warn ``install "ipywidgets" for Jupyter support`` on every run."""
 
 from __future__ import annotations
 
@@ -13,7 +16,19 @@ from rich.progress import Progress as RichProgress
 
 from mpdp.parties.session.datasets import Dataset
 
-__all__ = ["Progress", "step_progress"]
+__all__ = ["Progress", "bar_shown", "step_progress"]
+
+
+def bar_shown(console: Console, enabled: bool = True) -> bool:
+    """Whether a rich progress bar on ``console`` is drawn: ``enabled``, and, in a Jupyter kernel, ipywidgets
+    importable (rich's live display needs it there; without it the bar is skipped, no warning)."""
+    if not enabled:
+        return False
+    if not console.is_jupyter:
+        return True
+    import importlib.util
+
+    return importlib.util.find_spec("ipywidgets") is not None
 
 
 class Progress:
@@ -25,10 +40,11 @@ class Progress:
     def __init__(self, dataset: Dataset, enabled: bool = True) -> None:
         self._total = dataset.num_parties * dataset.num_rounds
         self._rounds = dataset.num_rounds
+        console = Console(stderr=True)
         self._bar = RichProgress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("messages"), TimeElapsedColumn(),
-            console=Console(stderr=True), disable=not enabled, transient=False,
+            console=console, disable=not bar_shown(console, enabled), transient=False,
         )
         self._task = self._bar.add_task(f"round 0/{self._rounds}", total=self._total)
 
@@ -61,7 +77,7 @@ def step_progress(description: str, total: int, estimate: str = "", enabled: boo
     console = Console(stderr=True)
     bar = RichProgress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                        TextColumn(estimate), TimeElapsedColumn(), console=console,
-                       disable=not (enabled and console.is_terminal), transient=True)
+                       disable=not (bar_shown(console, enabled) and console.is_terminal), transient=True)
     with bar:
         task = bar.add_task(description, total=total, visible=not hidden_until_started)
         yield lambda steps: bar.update(task, advance=steps, visible=True)

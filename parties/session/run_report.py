@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +37,11 @@ from mpdp.analysis.reports.report_page import (
     render_html,
     render_markdown,
 )
-from mpdp.analysis.sweeps.sweep import SweepPoint, SweepResult
+from mpdp.analysis.sweeps.sweep import SweepPoint, SweepResult, grid_text
 from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["RUN_FILES", "ReportFiles", "build_page", "write_report"]
+__all__ = ["DATA_FILES", "RUN_FILES", "ReportFiles", "build_page", "write_report"]
 
 #: The file that identifies each kind of run directory, in the order they are looked for.
 RUN_FILES = {"results.json": "simulate", "sweep.json": "sweep", "decisions.json": "deployment"}
@@ -110,9 +111,11 @@ def _privacy_section(privacy: dict[str, Any] | None) -> Section | None:
     text = (f"delta_tilde = {privacy['delta_slack']:g}; {privacy['releases_per_answer']} release(s) per answered "
             f"round; budget: {budget_text}; "
             f"{summary['parties_out_of_budget']} of {summary['parties']} parties ran out of budget.")
-    figure = plot_privacy_spent(optimal, basic, title="privacy spent per party: optimal vs basic composition")
+    figure = plot_privacy_spent(optimal, basic, title="privacy spent: its distribution over the parties, "
+                                                      "optimal against basic composition")
     return Section("Privacy spent", (_PRIVACY_NOTE, text), (summary_table, per_party),
-                   (ReportFigure("privacy", "epsilon spent per party, optimal vs basic composition", figure),))
+                   (ReportFigure("privacy", "the distribution of the epsilon spent by the parties (empirical CDF), "
+                                                "optimal against basic composition", figure),))
 
 
 def _store_sections(run_dir: Path, session: str) -> list[Section]:
@@ -207,7 +210,9 @@ def _sweep_page(doc: dict[str, Any]) -> tuple[ReportPage, int]:
     result = SweepResult(points, doc["inputs"], doc["alpha"], doc["source"])
     how = "live runs over a broker" if result.source == "live" else "Monte Carlo"
     inputs = doc["inputs"]
-    config = tuple((str(k), ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in inputs.items())
+    config = tuple((str(k), grid_text(v) if k == "epsilon" and isinstance(v, list) and v else
+                    ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v) if isinstance(v, list)
+                    else str(v)) for k, v in inputs.items())
     config += ((() if "alpha" in inputs else (("alpha", f"{doc['alpha']:g}"),))
                + (("test", doc["test"]), ("mpdp version", doc["mpdp_version"])))
     table = Table(f"per point: exact theory against {how}", (
@@ -282,6 +287,16 @@ def build_page(run_dir: str | Path) -> tuple[ReportPage, str, int]:
         f"{n} (mpdp {'observe' if k == 'deployment' else k} --out)" for n, k in RUN_FILES.items()))
 
 
+#: The data files a report links to when they are in the run directory, in this order.
+DATA_FILES = ("results.json", "sweep.json", "sweep.csv", "decisions.json", _STORE)
+
+
+def _data_links(run_dir: Path, target: Path) -> tuple[tuple[str, str], ...]:
+    """(name, href relative to the page in ``target``) of each of :data:`DATA_FILES` in ``run_dir``."""
+    return tuple((name, Path(os.path.relpath(run_dir / name, target)).as_posix()) for name in DATA_FILES
+                 if (run_dir / name).is_file())
+
+
 def write_report(run_dir: str | Path, out: str | Path | None = None) -> ReportFiles:
     """Write ``report.html`` (self-contained), ``report.md`` and ``report-<figure>.png`` for ``run_dir``.
 
@@ -299,6 +314,7 @@ def write_report(run_dir: str | Path, out: str | Path | None = None) -> ReportFi
 
     page, kind, rows = build_page(run_dir)
     target = output_dir(out if out is not None else run_dir, "--out")
+    page = replace(page, links=_data_links(Path(run_dir), target))
     figures = {f.name: f"report-{f.name}.png" for f in page.figures}
     written = tuple(save_figure(f.figure, target / figures[f.name]) for f in page.figures)
     html_path = target / "report.html"

@@ -29,7 +29,7 @@ project's 2-core machine under load, majority and XOR (the harder of the two kep
     seconds ~ 5.5e-6 * V^1.04 * J^0.60     (under load; measured / model: 0.47 .. 4.5, rms factor 2.0)
     bytes   ~ 3.3e3  * V^0.79 * J^0.36     (measured / model: 0.45 .. 3.1)
 
-The idle machine of the README's Benchmarks solves the same LPs 2-10x faster (k = 10 pure: 0.5-2.6 s
+The idle machine of docs/benchmarks.md solves the same LPs 2-10x faster (k = 10 pure: 0.5-2.6 s
 against 4.8-30 s loaded; k = 12 majority 12.8 s), so the time model uses half the loaded coefficient,
 2.75e-6: it refuses at the default 60 s what would take minutes, and an LP it underestimates is still
 stopped at the time limit: under a limit HiGHS runs in a worker process killed at the deadline

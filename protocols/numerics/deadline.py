@@ -23,6 +23,7 @@ import atexit
 import os
 import pickle
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -118,7 +119,13 @@ def call_before(fn: Callable[..., T], args: tuple[Any, ...], seconds: float) -> 
 def serve(parent: int) -> None:
     """A worker's loop: import :data:`PRELOAD`, say ready, then answer requests until stdin closes; the
     process exits (code 1) as soon as ``parent`` (the pid of the process that started it) is gone, even
-    in the middle of a request (:func:`_watch`)."""
+    in the middle of a request (:func:`_watch`).
+
+    SIGINT is ignored: an interrupt is for the process that started the worker. A terminal's Ctrl-C and
+    Jupyter's interrupt (sent to the kernel's whole process group, also before every kernel shutdown) reach the
+    worker too; the caller then closes or kills it (:func:`call_before`), or exits and closes its stdin, so the
+    worker ends without a ``KeyboardInterrupt`` traceback on the shared standard error."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch, args=(parent,), name="deadline-watchdog", daemon=True).start()
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # what the functions print goes to stderr, not into the answers

@@ -73,7 +73,7 @@ def _near_best(expected_gain: NDArray[np.float64]) -> NDArray[np.bool_]:
 def tied_rows(expected_gain: NDArray[np.float64]) -> NDArray[np.bool_]:
     """Which rows :func:`argmax_decision` decides by its tie rule: two or more y within ``TIE_TOLERANCE``
     of the best (at epsilon = 0 every row). The rule stays deterministic there (the smallest y); callers
-    report how much of the decision a tie made (README, "Optimal decision rules").
+    report how much of the decision a tie made (docs/guide/accuracy.md).
 
     Args:
         expected_gain: float64 array of shape (n, |Y|).

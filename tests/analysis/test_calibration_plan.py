@@ -29,7 +29,7 @@ def test_geometric_on_the_pure_budget_spends_exactly_the_target() -> None:
 def test_exact_budget_is_larger_than_the_corollary(epsilon: float, delta: float, k: int) -> None:
     plan = calibration_plan(epsilon, delta, k)
     ratio = plan.budgets["exact"].epsilon0 / plan.budgets["corollary_4_1"].epsilon0
-    assert 1.7 <= ratio <= 2.1  # 1.70 .. 2.08 at these corners (the README quotes them)
+    assert 1.7 <= ratio <= 2.1  # 1.70 .. 2.08 at these corners (docs/mathematics.md quotes them)
 
 
 def test_noise_variances_from_independent_formulas() -> None:

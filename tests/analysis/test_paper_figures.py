@@ -15,6 +15,7 @@ from mpdp.analysis.figures.paper_figures import PAPER_FIGURES, figure_xor
 from mpdp.analysis.privacy.privacy_region import PrivacyRegion
 from mpdp.analysis.theory.debiased import figure_debiased
 from mpdp.protocols.colorings.graphs import ColoredGraph, line_graph, majority_hypercube
+from mpdp.protocols.colorings.morphisms import boundary_morphism
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 
@@ -70,15 +71,22 @@ def test_000_figure_3_basic_composition() -> None:
 
 
 def test_001_figure_1_balanced_majority_is_the_papers_example() -> None:
-    left, right = graph_figures.figure_1_majority().axes
+    left, middle, right = graph_figures.figure_1_majority().axes[:3]
     values = _vertex_values(left, majority_hypercube(3))
     for name, r in values.items():  # 001: R_111 = 0.1, R_211 = 0.3, R_122 = 0.7, R_222 = 0.9 (1 = YES)
         assert r == pytest.approx({3: 0.1, 2: 0.3, 1: 0.7, 0: 0.9}[name.count("1")], abs=1e-12)
     assert _vertex_values(right, line_graph(2, 2)) == pytest.approx({"1": 0.1, "2": 0.3, "3": 0.7, "4": 0.9})
+    # (b): another colored graph with the (2, 2)-line as boundary graph; the balanced mechanism depends only
+    # on the distance to the boundary (001 Theorem 6), so it takes the same four values
+    cycle = graph_figures.eight_cycle()
+    line = boundary_morphism(cycle).codomain
+    assert (int((~line.red).sum()), int(line.red.sum())) == (2, 2)
+    assert _vertex_values(middle, cycle) == pytest.approx({"b1": 0.3, "b4": 0.3, "b2": 0.1, "b3": 0.1,
+                                                           "r1": 0.7, "r4": 0.7, "r2": 0.9, "r3": 0.9}, abs=1e-12)
 
 
 def test_001_figure_2_pullback_is_the_papers_one_thirteenth_example() -> None:
-    left, right = graph_figures.figure_2_pullback().axes
+    left, right = graph_figures.figure_2_pullback().axes[:2]
     values = _vertex_values(left, graph_figures.fig2_graph())
     paper = {"a": 0, "b": 0, "c": 0, "g": 0, "k": 0, "h": 1 / 13, "l": 1 / 13, "i": 0.2, "n": 0.2, "q": 0.2,
              "d": 0.36, "o": 0.36, "m": 0.36, "j": 0.568, "p": 0.568, "r": 0.568}
@@ -97,20 +105,29 @@ def test_001_theorem_2_example_and_the_infeasible_one() -> None:
     expected = {"a": 0.0, "b": 0.0, "c": 0.15, "d": 0.925, "e": 1.0, "f": 1.0, "g": 0.1, "h": 0.4, "i": 0.75,
                 "j": 1.0, "k": 0.1, "l": 0.3, "m": 0.9, "n": 0.75, "o": 0.925, "p": 1.0, "q": 0.7, "r": 1.0}
     assert values == pytest.approx(expected, abs=1e-12)  # the shared vector graph-fig2-thm2
+    # labelled in the paper's notation: B at a blue vertex, R at a red one (001: B_h = 0.6, B_l = 0.7,
+    # B_a = B_b = 1, B_g = B_k = 0.9, B_c = 0.85, R_q = 0.7, R_i = R_n = 0.75, R_m = 0.9, R_d = R_o = 0.925)
+    labels = {t.get_text() for t in graph_figures.figure_theorem_2().axes[0].texts}
+    paper = {"h": "B=0.6", "l": "B=0.7", "a": "B=1", "b": "B=1", "g": "B=0.9", "k": "B=0.9", "c": "B=0.85",
+             "q": "R=0.7", "i": "R=0.75", "n": "R=0.75", "m": "R=0.9", "d": "R=0.925", "o": "R=0.925",
+             "e": "R=1", "f": "R=1", "j": "R=1", "p": "R=1", "r": "R=1"}
+    assert labels == {f"{v}\n{text}" for v, text in paper.items()}
     ax = graph_figures.figure_infeasible().axes[0]
     (edge,) = [c for c in ax.collections if c.get_gid() == "violated-edge"]
     (segment,) = edge.get_segments()
-    assert "infeasible" in ax.get_title() and "h-q" in ax.get_title()
+    assert "infeasible" in ax.get_title() and "h-q" in ax.get_title() and "$B_h$ = 0.6" in ax.get_title()
     # the highlighted segment joins the drawn positions of h and q
     positions = {t.get_text().split("\n")[0]: np.array(t.get_position()) for t in ax.texts}
     assert {tuple(np.round(p, 9)) for p in segment} == {tuple(np.round(positions[v], 9)) for v in "hq"}
 
 
 def test_001_figure_3_line_is_the_papers_four_three_example() -> None:
-    ax = graph_figures.figure_3_line().axes[0]
-    xy = _line(ax, "line")
-    np.testing.assert_allclose(xy[:, 1], [0.255384615385, 0.432, 0.64, 0.8, 0.923076923077, 1.0, 1.0], atol=1e-11)
-    assert "tau = 1" in " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    graph, ax = graph_figures.figure_3_line().axes[:2]
+    paper = [0.255384615385, 0.432, 0.64, 0.8, 0.923076923077, 1.0, 1.0]
+    np.testing.assert_allclose(_line(ax, "line")[:, 1], paper, atol=1e-11)
+    assert "$\\tau$ = 1" in " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    # the paper draws the line itself: nodes 1..7, blue 1..4, its values on the vertices
+    assert _vertex_values(graph, line_graph(4, 3)) == pytest.approx(dict(zip("1234567", paper, strict=True)), abs=1e-11)
 
 
 def test_002_xor_against_k() -> None:

@@ -61,9 +61,25 @@ def test_cells() -> None:
     assert cells([0.123456, True, False, None, 3, "x"]) == ("0.1235", "yes", "NO", "-", "3", "x")
 
 
-def test_privacy_plot_draws_both_compositions_and_skips_infinite_epsilons() -> None:
-    figure = plot_privacy_spent([1.0, 2.0, float("inf")], [1.5, 3.0, float("inf")])
-    basic, optimal = figure.axes[0].get_lines()
-    assert list(optimal.get_ydata()[:2]) == [1.0, 2.0] and list(basic.get_ydata()[:2]) == [1.5, 3.0]
+def test_privacy_plot_is_the_distribution_over_parties_and_skips_infinite_epsilons() -> None:
+    figure = plot_privacy_spent([2.0, 1.0, 3.0, float("inf")], [3.0, 1.5, 4.5, float("inf")])
+    ax = figure.axes[0]
+    lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
+    # the ECDF of the 4 parties: 1/4, 2/4, 3/4 at the sorted finite values (the infinite one not drawn)
+    assert list(lines["optimal"].get_xdata()) == [1.0, 2.0, 3.0]
+    assert list(lines["basic"].get_xdata()) == [1.5, 3.0, 4.5]
+    assert list(lines["optimal"].get_ydata()) == [0.25, 0.5, 0.75]
+    legend = " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    assert "median, optimal: 2 nats" in legend and "median, basic: 3 nats" in legend
+    assert "1 with $\\varepsilon = \\infty$ not drawn" in legend
     with pytest.raises(ValueError, match="2 optimal against 1 basic"):
         plot_privacy_spent([1.0, 2.0], [1.0])
+
+
+def test_links_to_the_data_files_in_html_and_markdown() -> None:
+    page = ReportPage("t", "s", (("k", "3"),), links=(("sweep.csv", "../run dir/sweep.csv"), ("sweep.json", "sweep.json")))
+    text = render_html(page)
+    assert '<p class="files">Data beside this page: <a href="../run dir/sweep.csv">sweep.csv</a> ' in text
+    assert '<a href="sweep.json">sweep.json</a></p>' in text
+    assert "Data beside this page: [sweep.csv](<../run dir/sweep.csv>) [sweep.json](<sweep.json>)" in render_markdown(page, {})
+    assert "Data beside this page" not in render_html(ReportPage("t", "s", ()))

@@ -13,7 +13,7 @@ from scipy.optimize import linprog
 from scipy.stats import binom
 
 from mpdp.analysis.reports.documents import to_json_text
-from mpdp.analysis.sweeps.sweep import SweepResult, epsilon_grid, sweep
+from mpdp.analysis.sweeps.sweep import SweepResult, epsilon_grid, grid_of, grid_text, sweep
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.randomization.mechanisms import truth_and_flip
@@ -85,6 +85,17 @@ def test_document_csv_and_plot(tmp_path) -> None:
     assert len(ax.containers) == 4  # one error-bar series per (rule, observer)
     theory = [line for line in ax.get_lines() if str(line.get_label()).startswith("theory: ")]
     assert len(theory) == 4 and len({line.get_marker() for line in theory}) == 4  # curves that coincide
+    # every curve is in the legend: the dotted worst cases (their values: each point's worst case) and the
+    # measured points too
+    legend = {t.get_text() for t in ax.get_legend().get_texts()}
+    worst = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
+    assert len(worst) == 4 and all(str(line.get_label()) in legend for line in worst + theory)
+    by_label = {str(line.get_label()): line for line in worst}
+    central_average = sorted((p for p in result.points if (p.rule, p.observer) == ("average", "central")),
+                             key=lambda p: p.epsilon)
+    assert list(by_label["theory, worst case: majority, $k$=15, average rule, central"].get_ydata()) == [
+        p.theoretical_worst_case for p in central_average]
+    assert sum(label.startswith("measured (95% CI): ") for label in legend) == 4
     fig.savefig(tmp_path / "s.png")
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
     other = Figure()
@@ -219,3 +230,19 @@ def test_the_curator_is_001s_mechanism_for_a_binary_function_only() -> None:
     curator = binary_curator("majority", 7, 1.0, 0.0)
     assert curator is not None
     np.testing.assert_array_equal(curator.truthful, central_mechanism("majority", 7, 1.0, 0.0).truthful)
+
+
+@pytest.mark.parametrize(("typed", "scale"), [("0.05:2:20", "log"), ("0:2:9", "linear"), ("0.1:3:12", "linear"),
+                                              ("1e-3:10:7", "log")])
+def test_grid_text_is_the_grid_as_typed(typed: str, scale: str) -> None:
+    low, high, steps = typed.split(":")
+    text = grid_text(list(grid_of(typed, scale)))
+    assert text == f"{float(low):g}:{float(high):g}:{steps}, {scale}"
+    again, again_scale = text.split(", ")
+    np.testing.assert_array_equal(grid_of(again, again_scale), grid_of(typed, scale))  # it reads back
+
+
+def test_grid_text_of_other_values() -> None:
+    assert grid_text([0.5]) == "0.5"
+    assert grid_text([0.1, 0.2, 0.7]) == "0.1, 0.2, 0.7"  # neither evenly nor geometrically spaced
+    assert grid_text([1 / 3, 2.0]) == "0.3333, 2"

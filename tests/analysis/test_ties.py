@@ -1,5 +1,5 @@
 """Ties (issue 10 item 7): the rule stays deterministic (the smallest output) and every output says when a
-tie decided (README, "Optimal decision rules")."""
+tie decided (docs/guide/accuracy.md)."""
 
 from __future__ import annotations
 

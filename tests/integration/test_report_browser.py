@@ -1,7 +1,8 @@
-"""``mpdp report`` pages in a real browser: headless Chromium loads each page from a file URL, and the DOM
-it dumps shows every figure rendered (the page's script wrote each image's non-zero natural size) and the
-per-round table with one row per round (a sweep: per point). Chromium missing: skipped locally, a failure
-under CI (``.ci/run`` installs it)."""
+"""``mpdp report`` pages in a real browser: headless Chromium loads each page from a file URL in a 1,280 px
+wide window, and the DOM it dumps shows every figure rendered (the page's script wrote each image's non-zero
+natural size), the per-round table with one row per round (a sweep: per point), nothing wider than the
+window (the page's ``scrollWidth``, and no table box hiding a scrolled part) and links to the data files
+beside the page. Chromium missing: skipped locally, a failure under CI (``.ci/run`` installs it)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 import mpdp
+from mpdp.analysis.reports.report_page import ReportPage, Section, Table, render_html
 from mpdp.parties.cli.main import main
 from mpdp.parties.rounds.store import TranscriptStore
 from tests.calibration import scaled
@@ -24,6 +26,8 @@ from tests.parties.cli.invoke import ok
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
+#: The window width pages must fit (no horizontal scroll).
+WIDTH = 1280
 VOTES = np.array([[1, 0, 1, 1], [1, 1, 0, 0], [0, -1, 1, 1], [1, 0, 0, 1], [0, 1, 1, 0]], dtype=np.int8)
 
 
@@ -33,6 +37,9 @@ class _Dom(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.images: list[dict[str, str | None]] = []
+        self.links: list[str] = []
+        self.overflows: list[int] = []
+        self.cells: list[str] = []
         self.round_rows = 0
         self.body: dict[str, str | None] = {}
         self._table: list[str | None] = []
@@ -42,6 +49,10 @@ class _Dom(HTMLParser):
         a = dict(attrs)
         if tag == "img":
             self.images.append(a)
+        elif tag == "a":
+            self.links.append(str(a.get("href")))
+        elif tag == "div" and a.get("class") == "scroll":
+            self.overflows.append(int(str(a.get("data-overflow"))))
         elif tag == "body":
             self.body = a
         elif tag == "table":
@@ -50,6 +61,9 @@ class _Dom(HTMLParser):
             self._in_tbody = True
         elif tag == "tr" and self._in_tbody and self._table and self._table[-1] == "rounds":
             self.round_rows += 1
+
+    def handle_data(self, data: str) -> None:
+        self.cells.append(data)
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "table" and self._table:
@@ -74,7 +88,8 @@ def rendered(page: Path) -> _Dom:
     with tempfile.TemporaryDirectory(prefix="mpdp-chromium-") as profile:
         done = subprocess.run(
             [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+             f"--user-data-dir={profile}", f"--window-size={WIDTH},900", "--virtual-time-budget=5000",
+             "--dump-dom", page.as_uri()],
             capture_output=True, text=True, timeout=scaled(120), check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     dom = _Dom()
@@ -83,7 +98,13 @@ def rendered(page: Path) -> _Dom:
     return dom
 
 
+def _fits(dom: _Dom) -> None:
+    assert 0 < int(str(dom.body.get("data-scroll-width"))) <= WIDTH
+    assert dom.overflows and all(hidden == 0 for hidden in dom.overflows), dom.overflows
+
+
 def _check(dom: _Dom, figures: int, rows: int) -> None:
+    _fits(dom)
     assert len(dom.images) == figures
     for image in dom.images:
         assert str(image["src"]).startswith("data:image/png;base64,")  # nothing fetched
@@ -107,7 +128,9 @@ def test_a_simulate_report_renders_in_chromium(tmp_path: Path) -> None:
     assert "6 message(s) rejected" in markdown
     # accuracy per round and privacy per party
     assert [f.name for f in files.figures] == ["report-accuracy.png", "report-privacy.png"]
-    _check(rendered(files.html), figures=2, rows=VOTES.shape[1])
+    dom = rendered(files.html)
+    _check(dom, figures=2, rows=VOTES.shape[1])
+    assert dom.links == ["results.json", "transcripts.sqlite"]
 
 
 def test_a_sweep_report_renders_in_chromium(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,4 +140,27 @@ def test_a_sweep_report_renders_in_chromium(tmp_path: Path, capsys: pytest.Captu
                  "--samples", "2000", "--out", str(run), "--quiet"]) in (0, 1)
     written = ok(capsys, "report", str(run), "--out", str(tmp_path / "page"), "--json")
     assert (written["kind"], written["run_kind"], written["rows"]) == ("report", "sweep", 10)  # 5 epsilons x 2 observers
-    _check(rendered(Path(written["html"])), figures=1, rows=10)
+    dom = rendered(Path(written["html"]))
+    _check(dom, figures=1, rows=10)
+    assert "0.1:2:5, log" in dom.cells  # the grid as it was typed, not 5 floats of 17 digits
+    assert dom.links == ["../sweep/sweep.json", "../sweep/sweep.csv"]
+    assert all((tmp_path / "page" / link).resolve().is_file() for link in dom.links)
+
+
+def test_a_wide_per_round_table_fits_1280_px(tmp_path: Path) -> None:
+    """The simulate page's 14-column table with the House's longest round names: at 1,280 px the cells wrap
+    (before, with unbreakable cells, the box hid 95 px of a house-votes-84 run's table)."""
+    columns = ("round", "parties", "yes", "f(x)", "repetitions", "measured", "interval", "theory", "p-value",
+               "consistent", "status", "absent", "received", "rejected")
+    names = ["export-administration-act-south-africa", "adoption-of-the-budget-resolution",
+             "synfuels-corporation-cutback"] * 10
+    # the cells as the report writes them: 4 significant digits, intervals to 3 decimals (kept on one line)
+    rows = tuple((name, "435", "187", "1", "1000", "0.8123", "[0.444, 0.975]", "0.8928", "0.02398", "yes",
+                  "complete", "12", "100000", "100000") for name in names)
+    page = ReportPage("wide", "a wide table", (("k", "435"),), (Section("Rounds", tables=(
+        Table("per round", columns, rows, "rounds"),)),))
+    path = tmp_path / "wide.html"
+    path.write_text(render_html(page), encoding="utf-8")
+    dom = rendered(path)
+    _fits(dom)
+    assert dom.round_rows == len(names)

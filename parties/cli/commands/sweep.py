@@ -72,6 +72,7 @@ from mpdp.parties.cli.args import (
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.live_sweep import check_live_plan, estimate_live_sweep
 from mpdp.parties.session.output_paths import output_dir
+from mpdp.parties.session.progress import bar_shown
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["register"]
@@ -107,11 +108,12 @@ class _Progress:
     def __init__(self, console: Console | None, header: str, unit: str) -> None:
         self._console = console
         self._header = header
-        self._enabled = console is not None
+        bar_console = Console(stderr=True)
+        self._enabled = console is not None and bar_shown(bar_console)  # Jupyter without ipywidgets: no bar
         self._started = time.monotonic()
         self._bar = RichProgress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
                                  TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
-                                 console=Console(stderr=True), transient=False)
+                                 console=bar_console, transient=False)
         self._task = self._bar.add_task("sweep", total=None)
         self._live = False
 

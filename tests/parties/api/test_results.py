@@ -3,6 +3,7 @@ right data, shown in a notebook, tabulated with pandas (or a clear error naming 
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import subprocess
@@ -131,8 +132,12 @@ def test_results_are_frozen_and_show_themselves(make) -> None:
     json.dumps(r.to_dict(), allow_nan=False)
     text = repr(r)
     assert text.startswith(f"<{type(r).__name__}: ") and len(text) < 200 and "\n" not in text
-    assert "<table>" in r._repr_html_()
-    assert isinstance(r.plot(), Figure)
+    page = r._repr_html_()
+    assert "<table>" in page
+    image = base64.b64decode(page.split('src="data:image/png;base64,', 1)[1].split('"', 1)[0])
+    assert image.startswith(b"\x89PNG\r\n\x1a\n")  # the figure, embedded: a plain kernel shows a picture
+    figure = r.plot()
+    assert isinstance(figure, Figure) and figure._repr_png_().startswith(b"\x89PNG\r\n\x1a\n")
     frame = r.to_frame()
     assert len(frame) == len(r.rows()) and list(frame.columns) == list(r.rows()[0])
 

@@ -126,9 +126,10 @@ def test_a_missing_config_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "readable TOML" in refused(capsys, *COMPOSE, "--config", str(tmp_path / "none.toml"))
 
 
-def test_the_readme_run_toml_is_valid_for_simulate(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-    block = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+def test_the_documented_run_toml_is_valid_for_simulate(tmp_path: Path) -> None:
+    """The ``run.toml`` of the docs' command-line conventions page configures ``mpdp simulate`` as it says."""
+    page = (Path(__file__).resolve().parents[3] / "docs" / "reference" / "cli-conventions.md").read_text(encoding="utf-8")
+    block = page.split("```toml\n", 1)[1].split("```", 1)[0]
     config = tmp_path / "run.toml"
     config.write_text("\n".join(line.strip() for line in block.splitlines()) + "\n")
     argv = ["simulate", "--config", str(config), "--seed", "4"]
