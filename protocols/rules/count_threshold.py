@@ -416,16 +416,14 @@ def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArr
                 ) -> tuple[NDArray[np.int64], float, float]:
     d0, d1 = w[0, 1] - w[0, 0], w[1, 1] - w[1, 0]
     f1 = banded_count_likelihood(n1, eps1).tocsr()
-    rows = np.repeat(np.arange(n1 + 1), np.diff(f1.indptr))
     starts = f1.indptr[:-1]
-    cols = np.clip(sigma - f1.indices.astype(np.int64), 0, n2 + 1)  # the second group must bring sigma - u ones
     u2 = _BandedTails(banded_count_likelihood(n2, eps2).tocsr())
 
     boundary = np.empty(n1 + 1, dtype=np.int64)
     t2 = n2 + 1  # the first t2 that answers 1 (n2 + 1: none) does not increase with t1: walk down
     for t1 in range(n1 + 1):
         row = slice(f1.indptr[t1], f1.indptr[t1 + 1])
-        data, need = f1.data[row], cols[row]
+        data, need = f1.data[row], np.clip(sigma - f1.indices[row].astype(np.int64), 0, n2 + 1)  # the rest
         while t2 > 0 and d0 + (d1 - d0) * float(np.dot(data, u2.row(t2 - 1, need))) > 0:
             t2 -= 1
         boundary[t1] = t2
@@ -436,14 +434,16 @@ def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArr
     lo1, hi1 = _window(n1)
     lo2, hi2 = _window(n2)
     keep = slice(f1.indptr[lo1], f1.indptr[hi1 + 1])
-    w_rows, w_cols, w_starts = rows[keep], cols[keep], starts[lo1: hi1 + 1] - f1.indptr[lo1]
+    w_rows = np.repeat(np.arange(lo1, hi1 + 1), np.diff(f1.indptr[lo1: hi1 + 2]))
+    w_cols = np.clip(sigma - f1.indices[keep].astype(np.int64), 0, n2 + 1)  # the second group's ones needed
+    w_starts = starts[lo1: hi1 + 1] - f1.indptr[lo1]
     # w2[tau - lo2, c - c_lo] = P(T2 >= tau, S2 >= c) for tau = lo2..hi2 + 1 (T2 outside the window has no
     # mass) and the c the sums below ask for
     c_lo, c_hi = int(w_cols.min()), int(w_cols.max())
-    part = prior2[lo2: hi2 + 1, None] * u2(np.arange(lo2, hi2 + 1)[:, None], np.arange(c_lo, c_hi + 1)[None, :])
-    w2 = np.zeros((hi2 - lo2 + 2, c_hi - c_lo + 1))
-    w2[1:] = np.cumsum(part, axis=0)
-    w2 = w2[-1] - w2  # the total minus the rows below tau
+    w2 = np.zeros((hi2 - lo2 + 2, c_hi - c_lo + 1))  # summed from the top, one row at a time
+    need_c = np.arange(c_lo, c_hi + 1)
+    for t in range(hi2, lo2 - 1, -1):
+        w2[t - lo2] = w2[t - lo2 + 1] + prior2[t] * u2.row(t, need_c)
     tau = np.clip(boundary[w_rows], lo2, hi2 + 1) - lo2
     yes_u = float(prior1[lo1: hi1 + 1] @ np.add.reduceat(f1.data[keep] * w2[tau, w_cols - c_lo], w_starts))
     all_u = float(_binomial_tail(n1 + n2, sigma))
