@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction, parse_function
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
@@ -41,10 +43,13 @@ def randomized_responses(epsilon: float | Sequence[float], delta: float | Sequen
         deltas = deltas * len(epsilons)
     if len(deltas) != len(epsilons):
         raise ParameterError("delta", f"{len(deltas)} values", f"1 or {len(epsilons)} (one per party)")
-    four = any(float(d) > 0 for d in deltas)
-    shared: dict[tuple[float, float], RandomizedResponse] = {}  # one (frozen) object per distinct pair: 10^6 parties
-    return [shared.get((e, d)) or shared.setdefault((e, d), RandomizedResponse(e, d, four_output=four))
-            for e, d in zip(map(float, epsilons), map(float, deltas), strict=True)]
+    pairs = np.array([list(map(float, epsilons)), list(map(float, deltas))]).T  # (k, 2): 10^6 parties in numpy
+    four = bool((pairs[:, 1] > 0).any())
+    if (pairs == pairs[0]).all() and not np.isnan(pairs[0]).any():  # one pair: no sort
+        return [RandomizedResponse(float(pairs[0, 0]), float(pairs[0, 1]), four_output=four)] * len(pairs)
+    distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
+    shared = [RandomizedResponse(e, d, four_output=four) for e, d in distinct.tolist()]  # one frozen object each
+    return list(map(shared.__getitem__, inverse.ravel().tolist()))
 
 
 def function_of(function: str | BooleanFunction) -> BooleanFunction:

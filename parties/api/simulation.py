@@ -44,7 +44,7 @@ from mpdp.parties.rounds.privacy import check_privacy_options, ledgers_from_roun
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
 from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
-from mpdp.parties.session.estimate import LARGE_RUN, estimate_run, round_timeout_floor
+from mpdp.parties.session.estimate import LARGE_RUN, estimate_run, ready_timeout_floor, round_timeout_floor
 from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.external_broker import party_broker_settings, simulation_window
 from mpdp.parties.session.output_paths import run_files
@@ -347,7 +347,7 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
                       zero_one_rules(rule, engine="posterior" if rule == "average" else "auto", cache=cache)),
         party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
         store_path=None, secure=secure,
-        round_timeout=round_timeout,
+        round_timeout=round_timeout, ready_timeout=ready_timeout_floor(data.num_parties, connections),
         budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
         servers=servers, threshold=threshold, party_broker=party_settings, connections=connections,
         validators=validators, executor=executor)

@@ -306,12 +306,14 @@ def configure_logging(verbose: int, level: str | None) -> int:
 def command_inputs(args: argparse.Namespace) -> dict[str, Any]:
     """The parsed options of a command (``vars(args)`` without argparse's own and the common options):
     the ``inputs`` of its JSON document, paths as strings, a URL's password as ``***``."""
-    from mpdp.broker.settings import redact_url
-
     def shown(value: Any) -> Any:
         if isinstance(value, os.PathLike):
             return os.fspath(value)
-        return redact_url(value) if isinstance(value, str) and "://" in value else value
+        if isinstance(value, str) and "://" in value:
+            from mpdp.broker.settings import redact_url  # imported here: pydantic costs a query ~0.3 s
+
+            return redact_url(value)
+        return value
 
     return {key: shown(value) for key, value in vars(args).items() if key not in _NOT_INPUTS and not callable(value)}
 

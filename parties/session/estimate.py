@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["BASE_BYTES", "LARGE_RUN", "ROUND_SECONDS", "RunEstimate", "estimate_run", "round_timeout_floor"]
+__all__ = ["BASE_BYTES", "LARGE_RUN", "ROUND_SECONDS", "RunEstimate", "estimate_run", "ready_timeout_floor",
+           "round_timeout_floor"]
 
 #: Resident memory of a run with a handful of parties: this process with numpy/scipy, 2 workers, mosquitto.
 BASE_BYTES = 430 * 2**20
@@ -93,6 +94,19 @@ def round_timeout_floor(parties: int, repetitions: int, connections: str = "per-
     """
     estimate_run(parties, 1, repetitions, connections)  # the same checks
     return ROUND_MARGIN * _round_seconds(parties, repetitions, connections)
+
+
+def ready_timeout_floor(parties: int, connections: str = "per-party") -> float:
+    """How long the runner waits for every worker to have its parties connected and subscribed: 60 s, or
+    :data:`ROUND_MARGIN` times the estimated start-up (:data:`START_SECONDS` + the per-party connect cost)
+    when that is longer (10^5 parties with a connection each: ~11 min, where a fixed 60 s failed with
+    "worker(s) [0, 1] did not report ready").
+
+    Raises:
+        ParameterError: as :func:`estimate_run`.
+    """
+    estimate_run(parties, 1, 1, connections)  # the same checks
+    return max(60.0, ROUND_MARGIN * (START_SECONDS + parties * CONNECT_SECONDS[connections]))
 
 
 def _round_seconds(parties: int, repetitions: int, connections: str) -> float:

@@ -23,6 +23,7 @@ B = F^T. Every row is a proper distribution, so nothing underflows where it matt
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -31,9 +32,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.signal import fftconvolve, lfilter
 from scipy.special import logsumexp
-from scipy.stats import binom
 
 from mpdp.protocols.errors import SizeLimitError
 from mpdp.protocols.functions import BooleanFunction
@@ -42,7 +41,7 @@ from mpdp.protocols.numerics.kron import Matrix
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 
 __all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "banded_count_likelihood",
-           "compositions", "group_parties", "pure_count_likelihood", "symmetric_groups"]
+           "compositions", "group_members", "group_parties", "pure_count_likelihood", "symmetric_groups"]
 
 _RESTART = 32
 _BAND = 1e-30
@@ -68,7 +67,20 @@ def _binom_pmf(n: int, p: float, q: float, lo: int = 0, hi: int | None = None) -
 def _convolve(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
     if min(a.size, b.size) < 512:
         return np.convolve(a, b)
+    from scipy.signal import fftconvolve  # imported here: scipy.signal costs seconds, small groups skip it
+
     return np.clip(fftconvolve(a, b), 0.0, None)
+
+
+def _next_row(row: NDArray[np.float64], p: float, q: float) -> NDArray[np.float64]:
+    """The count pmf with one more holder of 1 from the current one: multiply by (q + p z), divide by
+    (p + q z) (one step of the recursive filter; length + 1)."""
+    from scipy.signal import lfilter  # imported here: scipy.signal costs seconds, small groups skip it
+
+    g = np.zeros(row.size + 1)
+    g[:-1] = q * row
+    g[1:] += p * row
+    return np.clip(lfilter([1.0], [p, q], g), 0.0, None)
 
 
 def pure_count_likelihood(n: int, epsilon: float) -> NDArray[np.float64]:
@@ -86,13 +98,10 @@ def pure_count_likelihood(n: int, epsilon: float) -> NDArray[np.float64]:
     out = np.empty((n + 1, n + 1))
     row = np.empty(0)
     for j in range(n + 1):
-        if j % _RESTART == 0:
+        if j % _RESTART == 0 or n < _RESTART:  # small n: every row exact (and no scipy.signal import)
             row = _convolve(_binom_pmf(j, p, q), _binom_pmf(n - j, q, p))
         else:
-            g = np.zeros(n + 2)
-            g[:-1] = q * row
-            g[1:] += p * row
-            row = np.clip(lfilter([1.0], [p, q], g)[: n + 1], 0.0, None)
+            row = _next_row(row, p, q)[: n + 1]
         out[j] = row
     return out
 
@@ -139,10 +148,7 @@ def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]
             keep = np.flatnonzero(row > _BAND * row.max())
             lo, row = lo + int(keep[0]), row[keep[0]: keep[-1] + 1]
         else:  # the window grows by one per step until the next restart trims it
-            g = np.zeros(row.size + 1)
-            g[:-1] = q * row
-            g[1:] += p * row
-            row = np.clip(lfilter([1.0], [p, q], g), 0.0, None)
+            row = _next_row(row, p, q)
             if lo + row.size > n + 1:
                 row = row[: n + 1 - lo]
         data.append(row)
@@ -155,6 +161,8 @@ def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]
 
 def _four_output_group(n: int, mech: RandomizedResponse) -> NDArray[np.float64]:
     """log F[j, class] for a four-output group, classes as in :func:`compositions` (000 §5.1)."""
+    from scipy.stats import binom  # imported here: scipy.stats costs seconds, pure groups skip it
+
     comps = compositions(n)
     pure = [pure_count_likelihood(m, mech.epsilon) for m in range(n + 1)]
     j = np.arange(n + 1)[:, None]
@@ -226,7 +234,7 @@ class Factor:
         else:
             logf = _four_output_group(n, mech)
             forward = np.exp(logf)
-            logpost = logf + binom.logpmf(np.arange(n + 1), n, 0.5)[:, None]
+            logpost = logf + log_binomial_pmf(np.arange(n + 1), n, math.log(0.5), math.log(0.5))[:, None]
             norm = logsumexp(logpost, axis=0)
             impossible = ~np.isfinite(norm)
             posterior = np.exp(logpost - np.where(impossible, 0.0, norm))
@@ -290,6 +298,29 @@ class Factor:
         return ones
 
 
+def group_members(mechanisms: Sequence[RandomizedResponse], parties: Sequence[int] | None = None
+                  ) -> list[tuple[RandomizedResponse, NDArray[np.int64]]]:
+    """The parties (default all) grouped by equal mechanism: (mechanism, int64 party indices ascending) per
+    group, groups in the order of their first member. Parties sharing one mechanism object (as
+    :func:`mpdp.parties.api.params.randomized_responses` makes them) are grouped by identity in numpy,
+    so 10^6 parties of a few objects cost ~0.1 s, not a Python loop over 10^6 hashes."""
+    idx = np.arange(len(mechanisms)) if parties is None else np.asarray(parties, dtype=np.int64)
+    ids = np.fromiter(map(id, mechanisms), dtype=np.uintp, count=len(mechanisms))[idx]
+    if idx.size == 0:
+        return []
+    if (ids == ids[0]).all():  # one object: no sort
+        return [(mechanisms[int(idx[0])], idx)]
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    label = np.empty(first.size, dtype=np.int64)  # each distinct object -> its group (equal mechanisms merge)
+    groups: dict[RandomizedResponse, int] = {}
+    for u in np.argsort(first, kind="stable"):
+        label[u] = groups.setdefault(mechanisms[int(idx[first[u]])], len(groups))
+    party_label = label[inverse.ravel()]
+    order = np.argsort(party_label, kind="stable")
+    bounds = np.cumsum(np.bincount(party_label, minlength=len(groups)))[:-1]
+    return list(zip(groups, np.split(idx[order], bounds), strict=True))
+
+
 def group_parties(
     mechanisms: tuple[RandomizedResponse, ...], parties: tuple[int, ...], grouped: bool
 ) -> tuple[Factor, ...]:
@@ -298,12 +329,7 @@ def group_parties(
     Groups appear in the order of their first member; members keep party order."""
     if not grouped:
         return tuple(Factor((i,), mechanisms[i]) for i in parties)
-    groups: dict[RandomizedResponse, list[int]] = {}
-    for i in parties:
-        groups.setdefault(mechanisms[i], []).append(i)
-    return tuple(Factor(tuple(members), mech) for mech, members in groups.items())
-
-
+    return tuple(Factor(tuple(members.tolist()), mech) for mech, members in group_members(mechanisms, parties))
 
 
 def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
@@ -317,4 +343,5 @@ def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: Boolean
     k = len(mechanisms)
     if function.count_values(k) is None:
         return None
-    return group_parties(tuple(mechanisms), tuple(i for i in range(k) if i != observer), grouped=True)
+    parties = np.arange(k) if observer is None else np.delete(np.arange(k), observer)
+    return group_parties(tuple(mechanisms), tuple(parties.tolist()), grouped=True)

@@ -14,6 +14,7 @@ from mpdp.parties.session.estimate import (
     ROUND_SECONDS,
     START_SECONDS,
     estimate_run,
+    ready_timeout_floor,
     round_timeout_floor,
 )
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
@@ -66,3 +67,14 @@ def test_bad_input_is_named(kwargs: dict[str, object], name: str) -> None:
     args: dict[str, object] = {"parties": 10, "rounds": 2, "repetitions": 1, **kwargs}
     with pytest.raises(ParameterError, match=name):
         estimate_run(**args)  # type: ignore[arg-type]
+
+
+def test_the_ready_wait_follows_the_start_up_estimate() -> None:
+    """60 s for small runs; 3x the estimated start-up (6 s + the per-party connect cost) beyond: 10^5
+    parties with a connection each get 3 (6 + 320) = 978 s (a fixed 60 s failed them, issue 23)."""
+    assert ready_timeout_floor(1000) == 60.0
+    assert ready_timeout_floor(100_000) == pytest.approx(3 * (START_SECONDS + 100_000 * CONNECT_SECONDS["per-party"]))
+    assert ready_timeout_floor(100_000) == pytest.approx(978.0)
+    assert ready_timeout_floor(100_000, "per-worker") == pytest.approx(3 * (6.0 + 100_000 * 0.7e-3))
+    with pytest.raises(ParameterError, match="connections"):
+        ready_timeout_floor(10, "per-host")
