@@ -44,7 +44,13 @@ from mpdp.parties.rounds.privacy import check_privacy_options, ledgers_from_roun
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, random_dataset
 from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
-from mpdp.parties.session.estimate import LARGE_RUN, estimate_run, ready_timeout_floor, round_timeout_floor
+from mpdp.parties.session.estimate import (
+    LARGE_RUN,
+    estimate_run,
+    ready_timeout_floor,
+    resolve_connections,
+    round_timeout_floor,
+)
 from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.external_broker import party_broker_settings, simulation_window
 from mpdp.parties.session.output_paths import run_files
@@ -318,6 +324,7 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
                       else party_broker_settings(party_broker, "party_broker"))
     seeds = SeedTree.from_seed(seed if previous is None else previous.seed)
     data = _dataset(dataset, votes, parties, rounds, label_column, seeds.dataset())
+    connections, connections_why = resolve_connections(connections, data.num_parties)
     round_timeout = round_timeout if round_timeout is not None else max(
         DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, repetitions, connections))
     settings = settings.with_window(reconnect_window, simulation_window(round_timeout))
@@ -371,7 +378,8 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
               file=sys.stderr)
     folder.write(started | {"run": begun})
     if progress and run_config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
-        print(estimate_run(run_config.k, data.num_rounds, repetitions, connections).describe(), file=sys.stderr)
+        print(estimate_run(run_config.k, data.num_rounds, repetitions, connections).describe()
+              + f"; connections {connections} ({connections_why})", file=sys.stderr)
     try:
         with Progress(data, enabled=progress) as bar:
             outcome = await run_async(run_config, progress=bar.update)

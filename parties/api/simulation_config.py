@@ -95,8 +95,9 @@ class SimulationConfig(BaseModel):
     force: bool = Field(False, description="with out: replace an earlier run's files there")
     resume: bool = Field(False, description="continue the run in folder out with the same inputs")
     workers: Integer | None = Field(None, description="worker processes (default: one per core)")
-    connections: str = Field("per-party", description=(
-        "per-party (each party its own MQTT connection, as deployed) or per-worker (one per worker process)"))
+    connections: str = Field("auto", description=(
+        "auto (per-party while cheap, per-worker for many parties: see choose_connections), per-party (each "
+        "party its own MQTT connection, as deployed) or per-worker (one per worker process)"))
     validators: Integer = Field(0, description=(
         "processes that verify the parties' messages for the observer (0: the observer itself)"))
     executor: str | None = Field(None, description=(

@@ -23,10 +23,13 @@ from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.rules import RULE_KINDS, RuleFactory
 
-__all__ = ["CONNECTIONS", "PROTOCOLS", "RunConfig", "default_workers"]
+__all__ = ["CONNECTION_CHOICES", "CONNECTIONS", "PROTOCOLS", "RunConfig", "default_workers"]
 
 #: How a simulation's parties reach the broker: one connection each, or one per worker process.
 CONNECTIONS: tuple[str, ...] = ("per-party", "per-worker")
+#: What a user may ask for: ``auto`` (the default) is resolved by the session layer from the number of parties
+#: (:func:`mpdp.parties.session.estimate.choose_connections`).
+CONNECTION_CHOICES: tuple[str, ...] = ("auto", *CONNECTIONS)
 
 
 def default_workers() -> int:
@@ -54,7 +57,8 @@ class RunConfig:
             recorded absent (the quiet time pauses while the observer cannot reach the broker).
         ready_timeout: seconds to wait for every worker to have its parties subscribed.
         connect_concurrency: parties of one worker connecting at the same time, at most.
-        connections: one of :data:`CONNECTIONS`: ``"per-party"`` (each party its own MQTT connection, as
+        connections: one of :data:`CONNECTION_CHOICES`: ``"auto"`` (per-party while cheap, else per-worker:
+            :func:`mpdp.parties.session.estimate.choose_connections`), ``"per-party"`` (each party its own MQTT connection, as
             deployed) or ``"per-worker"`` (a worker serves its parties over one connection in one task:
             :mod:`mpdp.parties.session.multiplex`; each party still signs and publishes on its own topic).
         rule_factory: builds the observer's rule; None = the posterior average rule for ``measure``
@@ -98,7 +102,7 @@ class RunConfig:
     round_timeout: float = 30.0
     ready_timeout: float = 60.0
     connect_concurrency: int = 32
-    connections: str = "per-party"
+    connections: str = "auto"
     rule_factory: RuleFactory | None = None
     budget: Budget | None = None
     delta_slack: float = DEFAULT_DELTA_SLACK
@@ -137,8 +141,8 @@ class RunConfig:
             object.__setattr__(self, "workers", default_workers())
         _check_int("workers", self.workers, 1, 4096)
         _check_int("connect_concurrency", self.connect_concurrency, 1, 100_000)
-        if self.connections not in CONNECTIONS:
-            raise ParameterError("connections", self.connections, "one of " + ", ".join(CONNECTIONS))
+        if self.connections not in CONNECTION_CHOICES:
+            raise ParameterError("connections", self.connections, "one of " + ", ".join(CONNECTION_CHOICES))
         if self.seed is not None:
             _check_int("seed", self.seed, 0, None)
         for name in ("round_timeout", "ready_timeout"):

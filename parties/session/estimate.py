@@ -18,11 +18,12 @@ user sees before starting that 10^5 parties x 100 rounds takes hours, not the ex
 
 from __future__ import annotations
 
+import resource
 from dataclasses import dataclass
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["BASE_BYTES", "LARGE_RUN", "ROUND_SECONDS", "RunEstimate", "estimate_run", "ready_timeout_floor",
+__all__ = ["AUTO_SETUP_SECONDS", "BASE_BYTES", "FD_HEADROOM", "LARGE_RUN", "choose_connections", "resolve_connections", "ROUND_SECONDS", "RunEstimate", "estimate_run", "ready_timeout_floor",
            "round_timeout_floor"]
 
 #: Resident memory of a run with a handful of parties: this process with numpy/scipy, 2 workers, mosquitto.
@@ -43,6 +44,11 @@ REPETITION_SECONDS = 1.0e-6
 ROUND_SECONDS = 0.1
 #: Runs of at least this many party-rounds get the estimate printed before they start.
 LARGE_RUN = 10_000
+#: ``auto`` keeps a connection per party while its estimated start-up (:data:`START_SECONDS` + the per-party
+#: connect cost) stays within this, the default wait for the workers to be ready, seconds.
+AUTO_SETUP_SECONDS = 60.0
+#: File descriptors a process (the broker child inherits our limit) keeps besides one socket per party.
+FD_HEADROOM = 256
 #: A round's timeout is at least this many times the estimated time of its messages.
 ROUND_MARGIN = 3.0
 
@@ -82,6 +88,50 @@ def estimate_run(parties: int, rounds: int, repetitions: int, connections: str =
     seconds = START_SECONDS + parties * CONNECT_SECONDS[connections] + rounds * _round_seconds(
         parties, repetitions, connections)
     return RunEstimate(seconds, BASE_BYTES + parties * PARTY_BYTES[connections])
+
+
+def choose_connections(parties: int, nofile: int | None = None) -> tuple[str, str]:
+    """Resolve ``--connections auto``: ``per-party`` (each party its own MQTT connection, the deployed shape)
+    while that is cheap, else ``per-worker``.
+
+    Per-party is kept while both hold: the broker (a child of this process, with its file-descriptor limit)
+    can hold a socket per party, ``parties + FD_HEADROOM <= nofile``; and the estimated per-party start-up,
+    :data:`START_SECONDS` + ``parties`` x the per-party connect cost, is at most :data:`AUTO_SETUP_SECONDS`
+    (about 16,900 parties with the constants above).
+
+    Args:
+        parties: the number of parties k >= 1.
+        nofile: the soft file-descriptor limit; None reads ``resource.getrlimit(RLIMIT_NOFILE)``.
+
+    Returns:
+        (``"per-party"`` or ``"per-worker"``, the reason in a few words, for the run's estimate line).
+
+    Raises:
+        ParameterError: ``parties`` not an integer >= 1.
+    """
+    estimate_run(parties, 1, 1)  # the same checks
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0] if nofile is None else nofile
+    setup = START_SECONDS + parties * CONNECT_SECONDS["per-party"]
+    if limit != resource.RLIM_INFINITY and parties + FD_HEADROOM > limit:
+        return "per-worker", f"{parties} sockets per party would exceed the file-descriptor limit {limit}"
+    if setup > AUTO_SETUP_SECONDS:
+        return "per-worker", (f"{parties} per-party connections would take about {setup:.0f} s to set up "
+                              f"(> {AUTO_SETUP_SECONDS:.0f} s)")
+    return "per-party", f"{parties} parties connect in about {setup:.0f} s"
+
+
+def resolve_connections(requested: str, parties: int) -> tuple[str, str]:
+    """``requested`` itself when it is ``per-party``/``per-worker``, else (``auto``) :func:`choose_connections`.
+
+    Returns:
+        (the connections used, why: ``"asked for"`` or the rule's reason).
+
+    Raises:
+        ParameterError: ``requested`` not ``auto``/``per-party``/``per-worker``; ``parties`` below 1.
+    """
+    if requested != "auto" and requested not in PARTY_BYTES:
+        raise ParameterError("connections", requested, "auto, per-party or per-worker")
+    return choose_connections(parties) if requested == "auto" else (requested, "asked for")
 
 
 def round_timeout_floor(parties: int, repetitions: int, connections: str = "per-party") -> float:

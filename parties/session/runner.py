@@ -61,6 +61,7 @@ from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.session.dask_pool import DaskWorkerPool
+from mpdp.parties.session.estimate import resolve_connections
 from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.validators import open_validated_engine
 from mpdp.parties.session.worker import WorkerSpec
@@ -245,7 +246,7 @@ def worker_specs(
                 for i in range(bounds[w], bounds[w + 1])
             ),
             secure=config.secure, idle_timeout=idle, connect_concurrency=config.connect_concurrency,
-            decisions=plan.decisions, start=plan.start, shared=config.connections == "per-worker",
+            decisions=plan.decisions, start=plan.start, shared=resolve_connections(config.connections, config.k)[0] == "per-worker",
         )
         for w in range(workers)
     ]

@@ -41,7 +41,7 @@ from mpdp.parties.cli.args import (
     option_names,
 )
 from mpdp.parties.cli.display import party_summary, print_results
-from mpdp.parties.rounds.config import CONNECTIONS, PROTOCOLS
+from mpdp.parties.rounds.config import CONNECTION_CHOICES, PROTOCOLS
 from mpdp.parties.rounds.outcome import (
     UNDECIDED,
     RoundOutcome,
@@ -134,8 +134,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "edge broker bridged to it or another node of its cluster (see docs/deploy.md)")
     p.add_argument("--workers", type=int, default=None, metavar="W",
                    help="worker processes hosting the parties (default: one per core)")
-    p.add_argument("--connections", choices=CONNECTIONS, default="per-party",
-                   help="per-party: each party its own MQTT connection, as deployed (default); per-worker: "
+    p.add_argument("--connections", choices=CONNECTION_CHOICES, default="auto",
+                   help="auto (default): per-party while the parties' sockets fit the file-descriptor limit and "
+                        "connect within 60 s (about 16,900 parties), else per-worker; "
+                        "per-party: each party its own MQTT connection, as deployed; per-worker: "
                         "each worker multiplexes its parties over one connection (each party still signs "
                         "and publishes on its own topic): fewer sockets and less memory for thousands of "
                         "parties")

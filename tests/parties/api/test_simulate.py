@@ -111,6 +111,14 @@ def test_a_large_run_prints_its_estimate_first_and_per_worker_gives_the_same_doc
         mpdp.simulate(votes=VOTES, broker=mosquitto.url, connections="per-host", **RUN)
 
 
+def test_a_small_default_run_keeps_a_connection_per_party(
+        mosquitto: BrokerEndpoint, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """connections defaults to auto, which for 5 parties is the deployed shape, said on the estimate line."""
+    monkeypatch.setattr("mpdp.parties.api.simulation.LARGE_RUN", VOTES.size)
+    mpdp.simulate(votes=VOTES, broker=mosquitto.url, **{**RUN, "progress": True})
+    assert "; connections per-party (5 parties connect in about" in capsys.readouterr().err
+
+
 async def test_simulate_inside_a_running_loop_runs_on_a_thread_and_async_awaits() -> None:
     # a notebook cell runs inside the kernel's event loop: mpdp.simulate must still return the result
     r = mpdp.simulate(votes=VOTES, broker="embedded", **RUN)

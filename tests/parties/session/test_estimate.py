@@ -3,18 +3,24 @@ connections, checked inputs; printed before a large simulate."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from mpdp.parties.session.estimate import (
+    AUTO_SETUP_SECONDS,
     BASE_BYTES,
     CONNECT_SECONDS,
+    FD_HEADROOM,
     MESSAGES_PER_SECOND,
     PARTY_BYTES,
     REPETITION_SECONDS,
     ROUND_SECONDS,
     START_SECONDS,
+    choose_connections,
     estimate_run,
     ready_timeout_floor,
+    resolve_connections,
     round_timeout_floor,
 )
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
@@ -78,3 +84,32 @@ def test_the_ready_wait_follows_the_start_up_estimate() -> None:
     assert ready_timeout_floor(100_000, "per-worker") == pytest.approx(3 * (6.0 + 100_000 * 0.7e-3))
     with pytest.raises(ParameterError, match="connections"):
         ready_timeout_floor(10, "per-host")
+
+
+def test_auto_keeps_a_connection_per_party_up_to_the_setup_bound_then_shares() -> None:
+    """The threshold is where the per-party start-up estimate crosses AUTO_SETUP_SECONDS (independently:
+    solve START + k x connect = bound for k), checked one party either side, with no file-descriptor bound."""
+    edge = math.floor((AUTO_SETUP_SECONDS - START_SECONDS) / CONNECT_SECONDS["per-party"])
+    assert 10_000 < edge < 20_000  # about 16,900 with the measured constants, as the docstring says
+    assert choose_connections(edge, nofile=10**9)[0] == "per-party"
+    assert choose_connections(edge + 1, nofile=10**9)[0] == "per-worker"
+    assert "set up" in choose_connections(edge + 1, nofile=10**9)[1]
+    assert choose_connections(100_000)[0] == "per-worker"  # the issue's run: 10^5 parties
+    assert choose_connections(5)[0] == "per-party"
+
+
+def test_auto_shares_when_the_sockets_exceed_the_file_descriptor_limit() -> None:
+    limit = 1000
+    assert choose_connections(limit - FD_HEADROOM, nofile=limit)[0] == "per-party"
+    choice, why = choose_connections(limit - FD_HEADROOM + 1, nofile=limit)
+    assert choice == "per-worker" and "file-descriptor limit 1000" in why
+
+
+def test_resolve_keeps_what_was_asked_for_and_refuses_others() -> None:
+    assert resolve_connections("per-party", 100_000) == ("per-party", "asked for")
+    assert resolve_connections("per-worker", 5) == ("per-worker", "asked for")
+    assert resolve_connections("auto", 5)[0] == "per-party"
+    with pytest.raises(ParameterError, match="per-host"):
+        resolve_connections("per-host", 5)
+    with pytest.raises(ParameterError, match="parties"):
+        choose_connections(0)

@@ -37,6 +37,7 @@ UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9", "--reconnect-window", "0"]  # f
     (["--parties", "2000000"], "2,000,000 parties x 1 rounds) would take about"),
     (["--parties", "500", "--rounds", "2", "--time-limit", "5"], "over the 5 s time limit"),
     (["--parties", "3", "--time-limit", "0"], "--time-limit"),
+    (["--parties", "3", "--connections", "per-host"], "'per-host'"),
 ])
 def test_bad_input_is_one_line_exit_2_and_starts_nothing(
     argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
@@ -78,6 +79,17 @@ def test_unreachable_broker_is_one_error_line_and_no_kept_run(capsys: pytest.Cap
                  "--reconnect-window", "0"]) == 2
     _failed_run(capsys.readouterr().err, "127.0.0.1:9", before)
     assert multiprocessing.active_children() == []
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("connections", ["auto", "per-party", "per-worker"])
+def test_connections_accepts_auto_and_both_shapes(mosquitto: BrokerEndpoint, connections: str,
+                                                  tmp_path: Path) -> None:
+    out = tmp_path / "run.json"
+    assert main(["simulate", "--parties", "3", "--quiet", "--json", str(out), "--seed", "1", "--workers", "1",
+                 "--connections", connections, "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]) == 0
+    assert json.loads(out.read_text())["run"]["status"] == "complete"
 
 
 @pytest.mark.integration
