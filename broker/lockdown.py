@@ -52,7 +52,7 @@ from mpdp.broker.settings import ENV_VAR, PASSWORD_ENV, TLS_ENV, USERNAME_ENV, u
 from mpdp.broker.topics import Topics
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["OBSERVER", "BrokerConfig", "Limits", "server_user", "validator_user", "write_broker_config"]
+__all__ = ["MAX_VALIDATORS", "OBSERVER", "BrokerConfig", "Limits", "server_user", "validator_user", "write_broker_config"]
 
 #: The observer's user name (and its client id on the observer listener); no mpdp- prefix on purpose.
 OBSERVER = "observer"
@@ -70,7 +70,7 @@ def validator_user(index: int) -> str:
 
 #: The folders one configuration writes (refused without ``force`` when either is there).
 FILES = ("broker", "clients")
-#: The most validator logins one configuration writes.
+#: The most validator processes of one observer (and logins one configuration writes).
 MAX_VALIDATORS = 64
 
 

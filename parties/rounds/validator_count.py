@@ -3,13 +3,10 @@ checked with the run's settings before anything starts."""
 
 from __future__ import annotations
 
-from mpdp.broker.lockdown import OBSERVER
+from mpdp.broker.lockdown import MAX_VALIDATORS, OBSERVER
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["MAX_VALIDATORS", "check_validators"]
-
-#: Validator processes at most.
-MAX_VALIDATORS = 64
 
 
 def check_validators(validators: object, broker_kind: str, protocol: str, username: str | None = None) -> None:
