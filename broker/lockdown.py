@@ -24,6 +24,10 @@ Who may do what (topics of :class:`mpdp.broker.topics.Topics`):
 * compute server i (user ``mpc-server-{i}``, on the party hosts' listener) reads only its own jobs
   ``mpc/job/{i}``, ``rounds`` (the end) and ``heartbeat``, and publishes only its own reports ``mpc/server/{i}``. No
   party host may publish to or read a server topic, and no server another server's.
+* validator j of the observer (user ``validator-{j}``, ``--validators N``, on the observer's listener, where
+  its client id is its user name) only reads the party topics, on the shared subscription
+  ``$share/mpdp-validators/.../party/+`` as well as plainly; it publishes nothing. No party host, compute
+  server or anonymous client may join that group (nobody else may read a party topic).
 * nobody else may use the observer's client id: the observer connects on its own listener, where
   ``use_username_as_clientid`` makes the client id the user name ``observer`` (so only the holder of the
   observer's password and certificate has it), and ``clientid_prefixes mpdp-`` refuses every client id
@@ -48,7 +52,7 @@ from mpdp.broker.settings import ENV_VAR, PASSWORD_ENV, TLS_ENV, USERNAME_ENV, u
 from mpdp.broker.topics import Topics
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["OBSERVER", "BrokerConfig", "Limits", "server_user", "write_broker_config"]
+__all__ = ["MAX_VALIDATORS", "OBSERVER", "BrokerConfig", "Limits", "server_user", "validator_user", "write_broker_config"]
 
 #: The observer's user name (and its client id on the observer listener); no mpdp- prefix on purpose.
 OBSERVER = "observer"
@@ -57,8 +61,17 @@ OBSERVER = "observer"
 def server_user(server: int) -> str:
     """Compute server ``server``'s broker user name (and client directory): ``mpc-server-{server}``."""
     return f"mpc-server-{int(server)}"
+
+
+def validator_user(index: int) -> str:
+    """Validator ``index``'s broker user name (and client directory, and its client id on the observer's
+    listener): ``validator-{index}``."""
+    return f"validator-{int(index)}"
+
 #: The folders one configuration writes (refused without ``force`` when either is there).
 FILES = ("broker", "clients")
+#: The most validator processes of one observer (and logins one configuration writes).
+MAX_VALIDATORS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +103,7 @@ class BrokerConfig:
         clients: identity (user name) -> its client directory (ca.crt, client.crt/.key, password, broker.env).
         hosts: party host user name -> the party ids it may publish for.
         servers: the compute servers' user names, in server order (empty without ``--protocol mpc``).
+        validators: the observer's validators' user names, in order (empty without ``--validators``).
     """
 
     directory: Path
@@ -99,6 +113,7 @@ class BrokerConfig:
     clients: Mapping[str, Path]
     hosts: Mapping[str, tuple[int, ...]]
     servers: tuple[str, ...] = ()
+    validators: tuple[str, ...] = ()
 
 
 def _write(path: Path, data: str | bytes, private: bool) -> None:
@@ -109,9 +124,10 @@ def _write(path: Path, data: str | bytes, private: bool) -> None:
     os.chmod(path, 0o600 if private else 0o644)  # also when the file was there with other bits
 
 
-def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions: bool, servers: int = 0) -> str:
+def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions: bool, servers: int = 0,
+             validators: int = 0) -> str:
     """The mosquitto ``acl_file`` of the session (module docstring: who may do what); ``servers``: m compute
-    servers (0: none)."""
+    servers (0: none); ``validators``: the observer's validator processes (0: none)."""
     lines = [f"# mpdp session {topics.session}: what each user may publish (write) and subscribe to (read).",
              "# Anything not listed is denied (including $SYS).", "", f"user {OBSERVER}",
              f"topic write {topics.rounds}", f"topic write {topics.heartbeat}", f"topic write {topics.transcript}",
@@ -122,6 +138,9 @@ def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions
     for server in range(servers):
         lines += ["", f"user {server_user(server)}", f"topic read {topics.mpc_job(server)}",
                   f"topic read {topics.rounds}", f"topic read {topics.heartbeat}", f"topic write {topics.mpc_server(server)}"]
+    for index in range(validators):
+        lines += ["", f"user {validator_user(index)}", f"topic read {topics.shared_parties}",
+                  f"topic read {topics.all_parties}"]
     for name, parties in hosts.items():
         # status: read too, the host's ready beacon repeats the "ready" it reads back (parties/session/host.py)
         lines += ["", f"user {name}", f"topic read {topics.rounds}", f"topic read {topics.heartbeat}",
@@ -136,11 +155,12 @@ def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions
 
 
 def mosquitto_conf(config_path: str, *, party_port: int, observer_port: int, bind: str | None, limits: Limits,
-                   max_connections: int, session: str, user: str | None = None, persistence: str | None = None) -> str:
+                   max_connections: int, session: str, user: str | None = None, persistence: str | None = None,
+                   validators: int = 0) -> str:
     """The mosquitto.conf text (files read from ``config_path``, the directory as the broker sees it;
     ``user``: the account a root-started mosquitto switches to, None: mosquitto's default ``mosquitto``;
     ``persistence``: a directory, as the broker sees it, where it keeps sessions and queued messages, saved
-    every second; None: nothing on disk)."""
+    every second; None: nothing on disk; ``validators``: logins beside the observer's on its listener)."""
     address = f" {bind}" if bind else ""
     tls = [f"cafile {config_path}/ca.crt", f"certfile {config_path}/server.crt",
            f"keyfile {config_path}/server.key", "require_certificate true", "tls_version tlsv1.2"]
@@ -173,7 +193,8 @@ def mosquitto_conf(config_path: str, *, party_port: int, observer_port: int, bin
         f"listener {party_port}{address}", *tls, f"max_connections {max_connections}",
         "",
         "# The observer's listener: the client id is the user name.",
-        f"listener {observer_port}{address}", *tls, "use_username_as_clientid true", "max_connections 8",
+        f"listener {observer_port}{address}", *tls, "use_username_as_clientid true",
+        f"max_connections {8 + validators}",
     ]
     return "\n".join(lines) + "\n"
 
@@ -190,7 +211,7 @@ def write_broker_config(
     party_port: int = 8883, observer_port: int = 8884, bind: str | None = None, party_decisions: bool = False,
     url_host_name: str | None = None, config_path: str | None = None, client_path: str | None = None,
     days: int = 365, limits: Limits = Limits(), user: str | None = None, servers: int = 0, force: bool = False,
-    persistence: str | None = None,
+    persistence: str | None = None, validators: int = 0,
 ) -> BrokerConfig:
     """Write a locked-down mosquitto configuration for ``session`` into ``out`` (module docstring).
 
@@ -210,13 +231,15 @@ def write_broker_config(
             keeps nothing (a restart loses what it had queued; the observer re-announces the open round).
         servers: m, the session's compute servers (``--protocol mpc``; 0: none): a login per server
             (:func:`server_user`) on the party hosts' listener and their ACL entries.
+        validators: the observer's validator processes (``mpdp observe --validators N``; 0: none): a login
+            per validator (:func:`validator_user`) on the observer's listener, reading the party topics only.
 
     Returns:
         what was written (:class:`BrokerConfig`).
 
     Raises:
         ParameterError: equal or bad ports, a bad host user name, a party in two hosts, no host, a number of
-            servers outside 0..31, or an earlier configuration in ``out`` without ``force``.
+            servers outside 0..31, a number of validators outside 0..64, or an earlier configuration in ``out`` without ``force``.
     """
     topics = Topics(session)
     directory = Path(out)
@@ -229,12 +252,15 @@ def write_broker_config(
         raise ParameterError("hosts", dict(hosts), "at least one party host")
     if not isinstance(servers, int) or not 0 <= servers <= MAX_SERVERS:
         raise ParameterError("servers", servers, f"a number of compute servers in 0..{MAX_SERVERS}")
+    if not isinstance(validators, int) or isinstance(validators, bool) or not 0 <= validators <= MAX_VALIDATORS:
+        raise ParameterError("--validators", validators, f"a number of validator processes in 0..{MAX_VALIDATORS}")
     server_names = tuple(server_user(i) for i in range(servers))
+    validator_names = tuple(validator_user(i) for i in range(validators))
     seen: dict[int, str] = {}
     for name, parties in hosts.items():
-        if (name in (OBSERVER, *server_names) or name.startswith("mpdp-") or not name
+        if (name in (OBSERVER, *server_names, *validator_names) or name.startswith("mpdp-") or not name
                 or any(c.isspace() or c in ":#+/" for c in name)):
-            raise ParameterError("host", name, f"a user name other than {OBSERVER!r} and the servers', not "
+            raise ParameterError("host", name, f"a user name other than {OBSERVER!r}, the servers' and validators', not "
                                                "starting with 'mpdp-', without spaces or : # + /")
         for party in parties:
             if party in seen:
@@ -252,15 +278,15 @@ def write_broker_config(
     _write(broker / "ca.crt", ca.certificate_pem, private=False)
     _write(broker / "server.crt", server.certificate, private=False)
     _write(broker / "server.key", server.key, private=True)
-    _write(broker / "acl", acl_text(topics, hosts, party_decisions, servers), private=True)
+    _write(broker / "acl", acl_text(topics, hosts, party_decisions, servers, validators), private=True)
     max_connections = len(seen) + 4 * len(hosts) + servers + 16  # per party, a beacon per host, servers, slack
     _write(broker / "mosquitto.conf", mosquitto_conf(
         config_path or str(broker.resolve()), party_port=party_port, observer_port=observer_port, bind=bind,
-        limits=limits, max_connections=max_connections, session=session, user=user, persistence=persistence),
-        private=False)
+        limits=limits, max_connections=max_connections, session=session, user=user, persistence=persistence,
+        validators=validators), private=False)
     host_name = url_host(url_host_name or (names[0] if names else "127.0.0.1"))
     lines, clients = [], {}
-    for name in (OBSERVER, *hosts, *server_names):
+    for name in (OBSERVER, *hosts, *server_names, *validator_names):
         password = new_password()
         lines.append(password_line(name, password))
         folder = directory / "clients" / name
@@ -271,10 +297,10 @@ def write_broker_config(
         _write(folder / "client.crt", issued.certificate, private=True)
         _write(folder / "client.key", issued.key, private=True)
         _write(folder / "password", password, private=True)
-        port = observer_port if name == OBSERVER else party_port
+        port = observer_port if name in (OBSERVER, *validator_names) else party_port
         where = client_path or str(folder.resolve())
         _write(folder / "broker.env", _env_file(f"mqtts://{host_name}:{port}", name, password, where), private=True)
         clients[name] = folder
     _write(broker / "passwd", "\n".join(lines) + "\n", private=True)
     return BrokerConfig(directory, broker / "mosquitto.conf", party_port, observer_port, clients,
-                        {name: tuple(parties) for name, parties in hosts.items()}, server_names)
+                        {name: tuple(parties) for name, parties in hosts.items()}, server_names, validator_names)

@@ -129,15 +129,18 @@ async def serve_locked(directory: Path, probe: str) -> AsyncIterator[LockedBroke
 @contextlib.asynccontextmanager
 async def locked_mosquitto(directory: Path, session: str, hosts: Mapping[str, Sequence[int]], *,
                            party_decisions: bool = False, limits: Limits = Limits(),
-                           servers: int = 0, persistence: Path | None = None) -> AsyncIterator[LockedBroker]:
+                           servers: int = 0, persistence: Path | None = None,
+                           validators: int = 0) -> AsyncIterator[LockedBroker]:
     """A real mosquitto from a fresh :func:`mpdp.broker.lockdown.write_broker_config` on two free loopback
     ports (``servers``: logins for that many mpc compute servers; ``persistence``: an existing directory where
-    it keeps its sessions; skipped without the binary, failed under CI)."""
+    it keeps its sessions; ``validators``: logins for that many observer validators; skipped without the
+    binary, failed under CI)."""
     require_mosquitto()
     party_port, observer_port = locked_ports()
     write_broker_config(directory, session, hosts, party_port=party_port, observer_port=observer_port,
                         bind=LOOPBACK, party_decisions=party_decisions, user=broker_user(), limits=limits,
-                        servers=servers, persistence=None if persistence is None else str(persistence))
+                        servers=servers, persistence=None if persistence is None else str(persistence),
+                        validators=validators)
     async with serve_locked(directory, next(iter(hosts))) as broker:
         yield broker
 

@@ -52,6 +52,7 @@ from mpdp.broker.transport.coalesce import coalesce_writes
 from mpdp.broker.transport.connecting import CLIENT_LOG, ClosedBeforeConnack, discard, enter, retrieve
 from mpdp.broker.transport.filters import check_filter, check_topic
 from mpdp.broker.transport.outage import OUTAGES
+from mpdp.broker.transport.writer import register_writes_when_open
 from mpdp.protocols.errors import TransportError
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ def aiomqtt_client(endpoint: BrokerEndpoint, client_id: str, *, persistent: bool
                                 clean_session=not persistent, **options)
     client._client.manual_ack_set(manual_ack)  # paho's public API under aiomqtt (pinned <3)
     coalesce_writes(client._client)  # one send for the PUBACKs and publishes queued at once
+    register_writes_when_open(client)  # no writer on a socket closed before aiomqtt's late add_writer
     # aiomqtt warns once more than 10 publishes await their PUBACK; a worker's shared connection
     # (mpdp.parties.session.multiplex) carries dozens of its parties' publishes at once.
     client.pending_calls_threshold = _PENDING_PUBLISHES

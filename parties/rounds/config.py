@@ -154,7 +154,7 @@ class RunConfig:
             raise ParameterError("measure", measure.shape, "a square |Y| x |Y| matrix")
         if not isinstance(self.broker, BrokerSettings):
             raise ParameterError("broker", self.broker, "a BrokerSettings (BrokerSettings.from_url)")
-        check_validators(self.validators, self.broker.kind, self.protocol, self.broker.username)
+        check_validators(self.validators, self.broker.kind, self.protocol)
         if self.party_broker is not None and (
             not isinstance(self.party_broker, BrokerSettings) or self.party_broker.kind != "external"
         ):

@@ -129,7 +129,7 @@ class ObserveConfig:
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ParameterError(name, value, "a finite number of seconds > 0")
-        check_validators(self.validators, self.endpoint.kind, self.protocol, self.endpoint.username)
+        check_validators(self.validators, self.endpoint.kind, self.protocol)
         object.__setattr__(self, "round_names", names)
         object.__setattr__(self, "store_path", Path(self.store_path))
 

@@ -41,16 +41,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import multiprocessing
 import time
 from collections.abc import AsyncIterator, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.lockdown import OBSERVER, validator_user
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol, open_engine
@@ -85,6 +88,30 @@ def _where(engine: RoundEngine[Any, Any] | None) -> str:
     return f"during round {engine.open_round}"
 
 
+def validator_endpoints(observer: BrokerEndpoint, count: int) -> list[BrokerEndpoint]:
+    """Each validator's own login: behind the observer login of ``mpdp broker config`` (user ``observer``
+    with its client files), validator j uses ``clients/validator-{j}/`` beside the observer's folder (its
+    password, certificate and key; ``broker config --validators N`` writes them) on the observer's listener;
+    otherwise the observer's endpoint as it is.
+
+    Raises:
+        ParameterError: the observer login without the client folder of a validator.
+    """
+    if observer.username != OBSERVER or observer.cafile is None:
+        return [observer] * count
+    clients = Path(observer.cafile).resolve().parent.parent
+    endpoints = []
+    for index in range(count):
+        folder = clients / validator_user(index)
+        if not (folder / "password").is_file():
+            raise ParameterError("validators", count, f"at most the validator logins `mpdp broker config "
+                                 f"--validators N` wrote beside {clients / OBSERVER} (no {folder})")
+        endpoints.append(dataclasses.replace(
+            observer, username=validator_user(index), password=(folder / "password").read_text().strip(),
+            cafile=str(folder / "ca.crt"), certfile=str(folder / "client.crt"), keyfile=str(folder / "client.key")))
+    return endpoints
+
+
 class ValidatorPool:
     """N validator processes (:mod:`mpdp.parties.session.validator`), each with a pipe to this process.
 
@@ -92,13 +119,15 @@ class ValidatorPool:
     into an engine; exiting stops them.
 
     Args:
-        count: validators (>= 1); endpoint: the broker; session, roster: as :class:`ValidatorSpec`.
+        count: validators (>= 1); endpoint: the observer's broker (each validator's login:
+            :func:`validator_endpoints`); session, roster: as :class:`ValidatorSpec`.
         ready_timeout: seconds every validator gets to connect and subscribe.
     """
 
     def __init__(self, count: int, endpoint: BrokerEndpoint, session: str, roster: Roster,
                  ready_timeout: float = 60.0) -> None:
-        self._specs = [ValidatorSpec(i, endpoint, session, roster) for i in range(count)]
+        self._specs = [ValidatorSpec(i, own, session, roster)
+                       for i, own in enumerate(validator_endpoints(endpoint, count))]
         self._ready_timeout = ready_timeout
         self._procs: list[BaseProcess] = []
         self._pipes: list[Connection] = []

@@ -155,8 +155,11 @@ def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]
         starts[j] = lo
     lengths = np.array([r.size for r in data], dtype=np.int64)
     indptr = np.concatenate([[0], np.cumsum(lengths)])
-    indices = np.arange(indptr[-1], dtype=np.int64) - np.repeat(indptr[:-1] - starts, lengths)
-    return sp.csr_matrix((np.concatenate(data), indices, indptr), shape=(n + 1, n + 1))
+    index = np.int32 if indptr[-1] < 2**31 else np.int64  # scipy keeps int32 indices where they fit
+    indices = np.arange(indptr[-1], dtype=index) - np.repeat((indptr[:-1] - starts).astype(index), lengths)
+    values = np.concatenate(data)
+    del data  # the rows' arrays, before scipy builds its own
+    return sp.csr_matrix((values, indices, indptr.astype(index)), shape=(n + 1, n + 1))
 
 
 def _four_output_group(n: int, mech: RandomizedResponse) -> NDArray[np.float64]:

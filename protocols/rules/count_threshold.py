@@ -387,6 +387,10 @@ def _certify_mean(got: float, expected: float, k: int) -> None:
         raise CertificateError(f"count engine: P(f = 1) came out {got!r}, not {expected!r} (k={k})")
 
 
+#: Rows of the first group's band summed at a time in the two-group average (bounds the temporaries).
+_ROW_BLOCK = 256
+
+
 class _BandedTails:
     """``P(S(t) >= c)`` from a banded likelihood F[t, s] (CSR, each row one contiguous band): 1 below the
     band, 0 above it, the band's tail sums inside; memory (n + 1) x (widest band + 1)."""
@@ -395,10 +399,13 @@ class _BandedTails:
         lengths = np.diff(f.indptr)
         self.start = f.indices[f.indptr[:-1]]
         self.width = int(lengths.max())
-        band = np.zeros((lengths.size, self.width + 1))
-        rows = np.repeat(np.arange(lengths.size), lengths)
-        band[rows, f.indices - self.start[rows]] = f.data
-        self.band = np.cumsum(band[:, ::-1], axis=1)[:, ::-1]  # band[t, i] = P(S(t) >= start[t] + i)
+        # one dense array, filled reversed row by row and summed in place (no per-entry index arrays, no
+        # second copy): reversed[t, width - i] = P(S(t) = start[t] + i)
+        reversed_band = np.zeros((lengths.size, self.width + 1))
+        for t, (a, b) in enumerate(zip(f.indptr[:-1].tolist(), f.indptr[1:].tolist())):
+            reversed_band[t, self.width + 1 - (b - a):] = f.data[a:b][::-1]
+        np.cumsum(reversed_band, axis=1, out=reversed_band)
+        self.band = reversed_band[:, ::-1]  # band[t, i] = P(S(t) >= start[t] + i)
         self.band[:, 0] = 1.0  # the mass dropped below the band (< 1e-25) is counted in
 
     def row(self, t: int, c: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -433,33 +440,42 @@ def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArr
     # the average needs the counts where Bin(n, 1/2) has mass (outside 20 sqrt(n) of n/2: < e^-800)
     lo1, hi1 = _window(n1)
     lo2, hi2 = _window(n2)
-    keep = slice(f1.indptr[lo1], f1.indptr[hi1 + 1])
-    w_rows = np.repeat(np.arange(lo1, hi1 + 1), np.diff(f1.indptr[lo1: hi1 + 2]))
-    w_cols = np.clip(sigma - f1.indices[keep].astype(np.int64), 0, n2 + 1)  # the second group's ones needed
-    w_starts = starts[lo1: hi1 + 1] - f1.indptr[lo1]
+    # the second group's ones needed, sigma - s1, over the window's band entries: from c_lo to c_hi
+    window = f1.indices[f1.indptr[lo1]: f1.indptr[hi1 + 1]]  # a view
+    c_lo, c_hi = (int(np.clip(sigma - int(s1), 0, n2 + 1)) for s1 in (window.max(), window.min()))
     # w2[tau - lo2, c - c_lo] = P(T2 >= tau, S2 >= c) for tau = lo2..hi2 + 1 (T2 outside the window has no
     # mass) and the c the sums below ask for
-    c_lo, c_hi = int(w_cols.min()), int(w_cols.max())
     w2 = np.zeros((hi2 - lo2 + 2, c_hi - c_lo + 1))  # summed from the top, one row at a time
     need_c = np.arange(c_lo, c_hi + 1)
     for t in range(hi2, lo2 - 1, -1):
         w2[t - lo2] = w2[t - lo2 + 1] + prior2[t] * u2.row(t, need_c)
-    tau = np.clip(boundary[w_rows], lo2, hi2 + 1) - lo2
-    yes_u = float(prior1[lo1: hi1 + 1] @ np.add.reduceat(f1.data[keep] * w2[tau, w_cols - c_lo], w_starts))
+    # per t1 of the window: sum_s1 F1[t1, s1] P(T2 >= boundary, S2 >= sigma - s1) (yes) and the same with
+    # every T2 (mean), in blocks of rows (the band's entries of the whole window at once are ~10^7 numbers)
+    yes_rows, mean_rows = np.empty(hi1 - lo1 + 1), np.empty(hi1 - lo1 + 1)
+    for first in range(lo1, hi1 + 1, _ROW_BLOCK):
+        last = min(first + _ROW_BLOCK, hi1 + 1)  # rows first..last - 1
+        keep = slice(f1.indptr[first], f1.indptr[last])
+        w_cols = np.clip(sigma - f1.indices[keep].astype(np.int64), 0, n2 + 1) - c_lo
+        w_starts = starts[first: last] - f1.indptr[first]
+        tau = np.repeat(np.clip(boundary[first: last], lo2, hi2 + 1) - lo2, np.diff(f1.indptr[first: last + 1]))
+        data = f1.data[keep]
+        yes_rows[first - lo1: last - lo1] = np.add.reduceat(data * w2[tau, w_cols], w_starts)
+        mean_rows[first - lo1: last - lo1] = np.add.reduceat(data * w2[0, w_cols], w_starts)
+    yes_u = float(prior1[lo1: hi1 + 1] @ yes_rows)
     all_u = float(_binomial_tail(n1 + n2, sigma))
-    _certify_mean(float(prior1[lo1: hi1 + 1] @ np.add.reduceat(f1.data[keep] * w2[0, w_cols - c_lo], w_starts)),
-                  all_u, n1 + n2)
+    _certify_mean(float(prior1[lo1: hi1 + 1] @ mean_rows), all_u, n1 + n2)
     average = (w[0, 0] * (1.0 - yes_mass) + w[0, 1] * yes_mass + (w[1, 0] - w[0, 0]) * (all_u - yes_u)
                + (w[1, 1] - w[0, 1]) * yes_u)
     worst = math.inf
     for total, truth in ((sigma, 1), (sigma - 1, 0)):  # the least favourable inputs (module docstring)
-        a1 = np.arange(max(0, total - n2), min(n1, total) + 1)
-        sub = f1[a1]
-        sub_rows = np.repeat(np.arange(a1.size), np.diff(sub.indptr))
-        a2 = total - a1
-        yes_prob = np.add.reduceat(sub.data * u2(a2[sub_rows], boundary[sub.indices]), sub.indptr[:-1])
-        acc = w[truth, 0] + (w[truth, 1] - w[truth, 0]) * yes_prob
-        worst = min(worst, float(acc.min()))
+        for first in range(max(0, total - n2), min(n1, total) + 1, _ROW_BLOCK):  # rows a1, in blocks
+            last = min(first + _ROW_BLOCK, min(n1, total) + 1)
+            keep = slice(f1.indptr[first], f1.indptr[last])
+            a2 = np.repeat(total - np.arange(first, last), np.diff(f1.indptr[first: last + 1]))
+            yes_prob = np.add.reduceat(f1.data[keep] * u2(a2, boundary[f1.indices[keep]]),
+                                       f1.indptr[first: last] - f1.indptr[first])
+            acc = w[truth, 0] + (w[truth, 1] - w[truth, 0]) * yes_prob
+            worst = min(worst, float(acc.min()))
     return boundary, average, worst
 
 

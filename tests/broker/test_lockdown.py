@@ -22,10 +22,11 @@ from cryptography import x509
 
 from mpdp.broker.certificates import CertificateAuthority
 from mpdp.broker.connectivity import check_connectivity
-from mpdp.broker.lockdown import OBSERVER, Limits, acl_text, server_user, write_broker_config
+from mpdp.broker.lockdown import OBSERVER, Limits, acl_text, server_user, validator_user, write_broker_config
 from mpdp.broker.passwords import password_line, verify_password_line
 from mpdp.broker.settings import PASSWORD_FILE_ENV, BrokerSettings
 from mpdp.broker.topics import Topics
+from mpdp.broker.transport import Transport
 from mpdp.protocols.errors import ParameterError, TransportError
 from tests.calibration import scaled
 from tests.mqtt_fixtures import child_mosquitto, locked_mosquitto, read_env_file, serve_locked
@@ -325,3 +326,48 @@ async def test_parties_cannot_reach_server_topics_and_no_server_reads_another_se
             for transport in (coordinator, p, s0, s1):  # nothing else reached anyone
                 with pytest.raises(TimeoutError):
                     await _next(transport, 0.5)
+
+
+async def test_only_the_validators_logins_join_the_validator_group(tmp_path: Path) -> None:
+    """Issue 22: no anonymous client; the two validators' own logins split the answers (each to exactly one);
+    a party host or a compute server that joins the group with its login receives no answer (the ACL), though
+    mosquitto 2.0 grants the subscription and drops the answers it assigns to them (loss, not theft: the
+    merger's per-party count is what reports it)."""
+    async with locked_mosquitto(tmp_path, SESSION, HOSTS, validators=2, servers=1) as broker:
+        v0, v1 = (dataclasses.replace(broker.endpoint(validator_user(i)), protocol="5") for i in range(2))
+        host, server = (dataclasses.replace(broker.endpoint(n), protocol="5") for n in ("parties-0-1", server_user(0)))
+        assert v0.port == broker.endpoint(OBSERVER).port != host.port
+        anonymous = dataclasses.replace(v0, username=None, password=None)
+        with pytest.raises(TransportError):
+            async with anonymous.connect("mpdp-test-anonymous"):
+                pytest.fail("an anonymous client connected")
+        async with v0.connect("mpdp-test-v0") as a, v1.connect("mpdp-test-v1") as b, \
+                host.connect("mpdp-test-thief") as thief, server.connect("mpdp-test-s") as s, \
+                host.connect("mpdp-test-sender") as sender:
+            await a.subscribe(TOPICS.shared_parties)
+            await b.subscribe(TOPICS.shared_parties)
+
+            async def deliver(count: int, transports: dict[str, Transport]) -> dict[str, list[bytes]]:
+                sent = [f"answer {i}".encode() for i in range(count)]
+                for payload in sent:
+                    await sender.publish(TOPICS.party(0), payload)
+                received: dict[str, list[bytes]] = {name: [] for name in transports}
+
+                async def collect(name: str, transport: Transport) -> None:
+                    with contextlib.suppress(TimeoutError):
+                        while True:
+                            received[name].append((await _next(transport, scaled(1.5)))[1])
+
+                await asyncio.gather(*(collect(name, t) for name, t in transports.items()))
+                got = [p for name in ("a", "b") for p in received[name]]
+                assert len(got) == len(set(got)) and set(got) <= set(sent)
+                return received
+
+            first = await deliver(40, {"a": a, "b": b})
+            assert sorted(first["a"] + first["b"]) == sorted(f"answer {i}".encode() for i in range(40))
+            assert first["a"] and first["b"]  # both validators take part
+            for transport in (thief, s):
+                with contextlib.suppress(TransportError):  # refused, or granted and never delivered
+                    await transport.subscribe(TOPICS.shared_parties)
+            second = await deliver(40, {"a": a, "b": b, "thief": thief, "s": s})
+            assert second["thief"] == second["s"] == []  # no answer reaches another login

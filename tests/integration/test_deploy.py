@@ -205,14 +205,14 @@ async def _complete_session_again(tmp_path: Path, session: str, keys: Path, watc
         mpdp.report(out)
 
 
-async def broker_config(tmp_path: Path, keys: Path) -> int:
+async def broker_config(tmp_path: Path, keys: Path, validators: int = 0) -> int:
     """`mpdp broker config` as a process, from ``keys/roster.json`` for the hosts 0-4 and 5-8, into
     ``tmp_path/broker`` on two free loopback ports; the observer's port."""
     party_port, observer_port = locked_ports()
     user = broker_user()
     proc = await _start("broker", "config", "--roster", str(keys / "roster.json"), "--split", "0-4", "--split",
                         "5-8", "--port", str(party_port), "--observer-port", str(observer_port), "--bind",
-                        "127.0.0.1", *(["--user", user] if user else []), "--out", str(tmp_path / "broker"),
+                        "127.0.0.1", *(["--user", user] if user else []), "--validators", str(validators), "--out", str(tmp_path / "broker"),
                         log=tmp_path / "config.log")
     try:
         assert await _finish(proc, 15) == 0, (tmp_path / "config.log").read_text()
@@ -221,14 +221,17 @@ async def broker_config(tmp_path: Path, keys: Path) -> int:
     return observer_port
 
 
-async def test_the_house_over_tls_with_a_login_per_host(tmp_path: Path) -> None:
+@pytest.mark.parametrize("validators", [0, 2])
+async def test_the_house_over_tls_with_a_login_per_host(tmp_path: Path, validators: int) -> None:
     """`mpdp broker config` from the roster, mosquitto from its files, each role with its own broker.env
-    (URL, user, password, CA, certificate: all through the environment, none on a command line)."""
+    (URL, user, password, CA, certificate: all through the environment, none on a command line); with
+    `--validators 2` the observer's two validators use their own logins (issue 22)."""
     session = f"tls-{tmp_path.name[-10:].replace('_', '')}"
     keys = await _keys(tmp_path, session)
-    observer_port = await broker_config(tmp_path, keys)
+    observer_port = await broker_config(tmp_path, keys, validators)
     async with serve_locked(tmp_path / "broker", "parties-0-4") as broker:
-        await _house(tmp_path, session, keys, broker.endpoint("observer"), lambda identity: ([], broker.env(identity)))
+        await _house(tmp_path, session, keys, broker.endpoint("observer"), lambda identity: (
+            ["--validators", str(validators)] if identity == "observer" and validators else [], broker.env(identity)))
     logs = "".join((tmp_path / f"{name}.log").read_text() for name in ("a", "observe", "b", "config"))
     logs += (tmp_path / "out" / "decisions.json").read_text()
     for identity in ("observer", "parties-0-4", "parties-5-8"):

@@ -73,6 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a directory (as the broker sees it, writable by it, e.g. /mosquitto/data in a container) "
                         "where the broker keeps its sessions and queued messages across a restart (default: "
                         "none; a restarted broker has lost them and the observer re-announces the open round)")
+    p.add_argument("--validators", type=int, default=0, metavar="N",
+                   help="logins for the observer's N validator processes (`mpdp observe --validators N`), on the "
+                        "observer's listener, reading party answers only (default: 0)")
     p.add_argument("--force", action="store_true", help="replace an earlier configuration in DIR")
     p.set_defaults(run=_run)
 
@@ -96,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
         observer_port=args.observer_port, bind=args.bind, party_decisions=args.party_decisions,
         config_path=args.config_path, client_path=args.client_path, days=args.days, user=user,
         servers=0 if facts.servers is None else facts.servers.servers, force=args.force,
-        persistence=args.persistence,
+        persistence=args.persistence, validators=args.validators,
     )
     emit(args, {"session": facts.session, "config": str(config.config), "party_port": config.party_port,
                 "observer_port": config.observer_port, "clients": {n: str(f) for n, f in config.clients.items()}})
@@ -107,7 +110,8 @@ def _run(args: argparse.Namespace) -> int:
           f"ca.crt, server.crt/.key, passwd, acl beside it (the broker host only)")
     for name, folder in config.clients.items():
         role = ("the observer" if name == OBSERVER else f"parties {format_ranges(hosts[name])}" if name in hosts
-                else f"compute server {config.servers.index(name)}")
+                else f"compute server {config.servers.index(name)}" if name in config.servers
+                else f"the observer's validator {config.validators.index(name)}")
         print(f"  {folder}/  -> {role} only (broker.env, password, client.crt/.key, ca.crt; 0600)")
     print(f"start the broker: mosquitto -c {config.config}")
     if os.geteuid() == 0 and args.user is None:  # a root-started mosquitto switches to user "mosquitto"

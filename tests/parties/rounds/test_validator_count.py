@@ -12,12 +12,11 @@ from mpdp.protocols.errors import ParameterError
     (True, "mosquitto", "rr", "an integer in [0, 64]"),
     (2, "embedded", "rr", "0 with the embedded broker"),
     (1, "mosquitto", "curator", "0 with protocol curator"),
-    (1, "external", "rr", "0 with the observer login of `mpdp broker config`"),
 ])
 def test_check_validators_refuses_what_a_run_cannot_use(count: object, kind: str, protocol: str,
                                                         allowed: str) -> None:
     with pytest.raises(ParameterError, match="validators") as info:
-        check_validators(count, kind, protocol, "observer" if "login" in allowed else "alice")
+        check_validators(count, kind, protocol)
     assert allowed in str(info.value)
 
 
