@@ -113,7 +113,7 @@ def choose_connections(parties: int, nofile: int | None = None) -> tuple[str, st
     limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0] if nofile is None else nofile
     setup = START_SECONDS + parties * CONNECT_SECONDS["per-party"]
     if limit != resource.RLIM_INFINITY and parties + FD_HEADROOM > limit:
-        return "per-worker", f"{parties} sockets per party would exceed the file-descriptor limit {limit}"
+        return "per-worker", f"a socket for each of {parties} parties would exceed the file-descriptor limit {limit}"
     if setup > AUTO_SETUP_SECONDS:
         return "per-worker", (f"{parties} per-party connections would take about {setup:.0f} s to set up "
                               f"(> {AUTO_SETUP_SECONDS:.0f} s)")

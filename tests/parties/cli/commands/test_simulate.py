@@ -37,7 +37,6 @@ UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9", "--reconnect-window", "0"]  # f
     (["--parties", "2000000"], "2,000,000 parties x 1 rounds) would take about"),
     (["--parties", "500", "--rounds", "2", "--time-limit", "5"], "over the 5 s time limit"),
     (["--parties", "3", "--time-limit", "0"], "--time-limit"),
-    (["--parties", "3", "--connections", "per-host"], "'per-host'"),
 ])
 def test_bad_input_is_one_line_exit_2_and_starts_nothing(
     argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
