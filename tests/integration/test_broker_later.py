@@ -29,7 +29,7 @@ def test_a_simulation_started_before_its_broker_waits_for_it_and_runs(tmp_path: 
     url = f"mqtt://127.0.0.1:{port}"
     with log.open("wb") as fh:
         run = subprocess.Popen([sys.executable, "-m", "mpdp", "simulate", "--parties", "5", "--rounds", "2",
-                                "--broker", url, "--out", str(out)], cwd=ROOT, stdin=subprocess.DEVNULL,
+                                "--broker", url, "--seed", "20", "--out", str(out)], cwd=ROOT, stdin=subprocess.DEVNULL,
                                stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, "MPDP_BROKER_URL": ""})
     broker: subprocess.Popen[bytes] | None = None
     try:
