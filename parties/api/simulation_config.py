@@ -122,7 +122,7 @@ class SimulationConfig(BaseModel):
     connections: str = Field("auto", description=(
         "auto (the default: per-party while the parties' sockets fit the file-descriptor limit and connect within "
         "60 s, about 16,900 parties, else per-worker; the reason is printed before a large run and recorded, "
-        "mpdp.parties.session.sizing.choose_connections), per-party (each party its own MQTT connection, as "
+        "mpdp.parties.session.estimate.choose_connections), per-party (each party its own MQTT connection, as "
         "deployed) or per-worker (each worker process multiplexes its parties over one connection: fewer "
         "sockets and less memory for thousands of parties; each party still signs its own messages)"))
     validators: Integer = Field(0, description=(

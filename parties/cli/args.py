@@ -34,6 +34,7 @@ from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT
 
 __all__ = [
+    "LOG_FORMAT",
     "PAPER_CODES",
     "add_label_column",
     "add_time_limit",
@@ -265,6 +266,8 @@ def count_value(text: str) -> int:
 COMMON_OPTIONS = ("json", "quiet", "config")
 #: Names argparse adds that are no option of the user's (and ``output``: the CommandOutput of command_output).
 _NOT_INPUTS = frozenset({"run", "command", "verbose", "log_level", "output", *COMMON_OPTIONS})
+#: How a log record of the ``mpdp`` loggers is printed: the prefix is the formatter's, never the message's.
+LOG_FORMAT = "mpdp %(levelname)s %(name)s: %(message)s"
 #: ``--log-level`` choices, quietest last.
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -298,7 +301,7 @@ def configure_logging(verbose: int, level: str | None) -> int:
     import logging
 
     number = getattr(logging, level) if level is not None else max(logging.DEBUG, logging.WARNING - 10 * verbose)
-    logging.basicConfig(format="mpdp %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(format=LOG_FORMAT)
     logging.getLogger("mpdp").setLevel(number)
     return int(number)
 
@@ -451,12 +454,21 @@ def _config_value(action: argparse.Action, key: str, value: Any, path: str) -> A
     return _typed(action, key, ",".join(texts), path)
 
 
+#: What a TOML value must be for an option of a built-in ``type=`` (the others say it in their error).
+_TYPE_NAMES: dict[Any, str] = {int: "an integer", float: "a number"}
+
+
 def _typed(action: argparse.Action, key: str, text: str, path: str) -> Any:
+    """``text`` through the option's ``type`` and ``choices``; a refusal names the key, the value and the type
+    or values allowed, never Python's own words (``invalid literal for int()``)."""
     convert = action.type if callable(action.type) else str
     try:
         value = convert(text)
     except (argparse.ArgumentTypeError, TypeError, ValueError) as exc:
-        raise ParameterError(f"--config {path}: {key}", text, str(exc) or "a value of the option's type") from None
+        allowed = (exc.allowed if isinstance(exc, ParameterError) else _TYPE_NAMES.get(convert)
+                   or (str(exc) if isinstance(exc, argparse.ArgumentTypeError) else None)
+                   or f"a value {getattr(convert, '__name__', 'the option')} accepts")
+        raise ParameterError(f"--config {path}: {key}", text, allowed) from None
     if action.choices is not None and value not in action.choices:
         raise ParameterError(f"--config {path}: {key}", text, "one of " + ", ".join(map(str, action.choices)))
     return value

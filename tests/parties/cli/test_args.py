@@ -116,3 +116,17 @@ def test_json_is_strict_with_infinite_epsilon(capsys) -> None:
     assert doc["red"] == "color R"
 
 
+
+
+def test_a_logged_warning_carries_one_mpdp_prefix() -> None:
+    """The formatter says ``mpdp WARNING <logger>:``; the broker's notice said ``mpdp: note:`` again (``mpdp simulate
+    --quiet`` printed ``mpdp WARNING mpdp.broker: mpdp: note: the embedded broker ...``)."""
+    import logging
+
+    from mpdp.broker.embedded import NO_PERSISTENCE_NOTICE
+    from mpdp.parties.cli.args import LOG_FORMAT
+
+    record = logging.LogRecord("mpdp.broker", logging.WARNING, __file__, 1, NO_PERSISTENCE_NOTICE, None, None)
+    line = logging.Formatter(LOG_FORMAT).format(record)
+    assert line.startswith("mpdp WARNING mpdp.broker: the embedded broker (amqtt) does not keep persistent sessions")
+    assert "mpdp:" not in line
