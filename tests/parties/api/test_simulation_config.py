@@ -173,3 +173,30 @@ def test_a_misspelt_field_names_the_closest_one() -> None:
     with pytest.raises(ParameterError) as caught:
         SimulationConfig(repetiton=5)  # type: ignore[call-arg]
     assert str(caught.value) == "repetiton=5 is not allowed: an option of SimulationConfig (did you mean repetitions?)"
+
+
+def test_simulate_is_a_function_of_its_own_with_its_signature_and_docstring() -> None:
+    """``help(mpdp.simulate)`` shows simulate (its arguments, errors, result), not simulate_async through a wrapper."""
+    assert mpdp.simulate.__name__ == "simulate" and not hasattr(mpdp.simulate, "__wrapped__")
+    assert list(inspect.signature(mpdp.simulate).parameters) == ["config", "progress", "options"]
+    doc = inspect.getdoc(mpdp.simulate) or ""
+    assert all(part in doc for part in ("Args:", "Returns:", "Raises:", "ParameterError", ".toml"))
+    assert inspect.iscoroutinefunction(mpdp.simulate_async) and not inspect.iscoroutinefunction(mpdp.simulate)
+
+
+def test_a_toml_path_is_read_as_a_config_not_as_a_dataset(tmp_path: Path) -> None:
+    """``mpdp.simulate("run.toml")`` reads the file as ``--config`` does; keywords win over its keys. Refused
+    here before any process starts: the file's epsilon is out of range, then a keyword is."""
+    from mpdp.parties.api.simulation import _config_of
+
+    path = tmp_path / "run.toml"
+    path.write_text('parties = 4\nepsilon = "0.5:2"\nrepetitions = 30\n')
+    config = _config_of(path, {"seed": 9})
+    assert (config.parties, config.epsilon, config.repetitions, config.seed, config.dataset) == (4, "0.5:2", 30, 9, None)
+    assert _config_of(str(path), {}).parties == 4
+    assert _config_of("votes.csv", {}).dataset == "votes.csv"
+    path.write_text('parties = 4\nepsilon = -2\n')
+    with pytest.raises(ParameterError, match=r"^epsilon=-2.0 is not allowed"):
+        mpdp.simulate(str(path))
+    with pytest.raises(ParameterError, match=r"^repetitions=0 is not allowed"):
+        mpdp.simulate(path, epsilon=1.0, repetitions=0)
