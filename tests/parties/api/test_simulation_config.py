@@ -200,3 +200,18 @@ def test_a_toml_path_is_read_as_a_config_not_as_a_dataset(tmp_path: Path) -> Non
         mpdp.simulate(str(path))
     with pytest.raises(ParameterError, match=r"^repetitions=0 is not allowed"):
         mpdp.simulate(path, epsilon=1.0, repetitions=0)
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["compare", "--repetitions", "0"], "--repetitions=0 is not allowed: an integer >= 1"),
+    (["compare", "--servers", "2", "--threshold", "1"], "--threshold=1 is not allowed: an integer in 0..0 (T < m/2)"),
+    (["compare", "--epsilon", "nan"], "--epsilon=nan is not allowed: a number >= 0 (inf allowed)"),
+    (["sweep", "--epsilon", "0.5:2:3", "--parties", "7", "--live", "--round-timeout", "0", "--samples", "3"],
+     "--round-timeout=0.0 is not allowed: a finite number of seconds > 0, or None"),
+])
+def test_compare_and_a_live_sweep_check_their_runs_with_the_model(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                                  expected: str) -> None:
+    """``mpdp compare`` and ``mpdp sweep --live`` refuse what SimulationConfig refuses, named by their flags."""
+    from tests.parties.cli.invoke import refused
+
+    assert refused(capsys, *argv) == f"mpdp: error: {expected}"
