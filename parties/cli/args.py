@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from mpdp.broker.reconnect_window import DEFAULT_RECONNECT_WINDOW
+from mpdp.parties.cli.errors import renamed
 from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.parties.session.output_paths import output_file
 from mpdp.protocols.errors import ParameterError
@@ -235,7 +236,9 @@ def _integer_at_least(text: str, minimum: int, shown: str) -> int:
 @contextlib.contextmanager
 def option_names(**options: str | tuple[str, Any]) -> Iterator[None]:
     """Re-raise a :class:`ParameterError` of the Python API that names a keyword argument (a key of
-    ``options``) as naming the command-line option and the text the user typed instead:
+    ``options``) as naming the command-line option and the text the user typed instead (where the text typed
+    reads better than the API's value; the option's name alone is given to every error by ``mpdp`` itself,
+    :func:`mpdp.parties.cli.errors.flag_named`):
     ``option_names(delta=("--delta", args.delta))`` turns ``delta=[0.5, 0.2] is not allowed: ...`` into
     ``--delta='0.5,0.2' is not allowed: ...``; an option alone (``budget="--budget"``) keeps the API's
     value. Other errors pass unchanged."""
@@ -246,10 +249,7 @@ def option_names(**options: str | tuple[str, Any]) -> Iterator[None]:
             raise
         given = options[exc.name]
         option, typed = (given, exc.value) if isinstance(given, str) else given
-        renamed = type(exc).__new__(type(exc))
-        renamed.__dict__.update(vars(exc), name=option, value=typed)
-        renamed.args = (str(exc).replace(f"{exc.name}={exc.value!r}", f"{option}={typed!r}", 1),)
-        raise renamed from None
+        raise renamed(exc, option, typed) from None
 
 
 def seed_value(text: str) -> int:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from typing import Any
 
 from mpdp.protocols.errors import MpdpError, ParameterError
 
-__all__ = ["error_line", "first_cause", "flag_named", "leaves"]
+__all__ = ["error_line", "first_cause", "flag_named", "leaves", "renamed"]
 
 
 def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
@@ -21,14 +22,24 @@ def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
     spelt like the keyword if there is one, else the first long one), a positional's metavar (``RUN_DIR``)."""
     flags: dict[str, str] = {}
     for action in parser._actions:
-        long = [o for o in action.option_strings if o.startswith("--")]
+        long = [o for o in action.option_strings if o.startswith("--")] or list(action.option_strings)  # -k
         if not action.option_strings:
             flags.setdefault(action.dest, action.metavar if isinstance(action.metavar, str) else action.dest.upper())
-        elif long:
+        else:
             spelt = f"--{action.dest.replace('_', '-')}"
             if spelt in long or action.dest not in flags:
                 flags[action.dest] = spelt if spelt in long else long[0]
     return flags
+
+
+def renamed(exc: ParameterError, name: str, value: Any) -> ParameterError:
+    """``exc`` (of the same class, the same attributes) naming ``name`` and ``value`` instead of its own: its
+    message's ``name=value`` part rewritten, the rest as it was."""
+    copy = type(exc).__new__(type(exc))
+    copy.__dict__.update(vars(exc), name=name, value=value)
+    copy.args = tuple(str(a).replace(f"{exc.name}={exc.value!r}", f"{name}={value!r}", 1) for a in exc.args)
+    copy.__traceback__ = exc.__traceback__
+    return copy
 
 
 def flag_named(exc: ParameterError, parser: argparse.ArgumentParser) -> ParameterError:
@@ -38,13 +49,7 @@ def flag_named(exc: ParameterError, parser: argparse.ArgumentParser) -> Paramete
     name starts with no option of ``parser``."""
     head, sep, rest = exc.name.partition(" ")
     flag = _flags(parser).get(head)
-    if flag is None:
-        return exc
-    renamed = type(exc).__new__(type(exc))
-    renamed.__dict__.update(vars(exc), name=flag + sep + rest)
-    renamed.args = tuple(str(a).replace(f"{exc.name}=", f"{renamed.name}=", 1) for a in exc.args)
-    renamed.__traceback__ = exc.__traceback__
-    return renamed
+    return exc if flag is None else renamed(exc, flag + sep + rest, exc.value)
 
 
 def leaves(exc: BaseException) -> list[BaseException]:
