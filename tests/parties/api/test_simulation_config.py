@@ -215,3 +215,10 @@ def test_compare_and_a_live_sweep_check_their_runs_with_the_model(capsys: pytest
     from tests.parties.cli.invoke import refused
 
     assert refused(capsys, *argv) == f"mpdp: error: {expected}"
+
+
+def test_a_live_sweep_from_python_checks_its_run_options_with_the_model() -> None:
+    with pytest.raises(ParameterError, match=r"^workers=0 is not allowed: an integer >= 1$"):
+        mpdp.sweep("0.5:2:3", parties=5, live=True, workers=0)
+    with pytest.raises(ParameterError, match=r"^round_timeout=inf is not allowed: a finite number of seconds > 0"):
+        mpdp.sweep("0.5:2:3", parties=5, live=True, round_timeout=float("inf"))
