@@ -29,7 +29,7 @@ from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.randomization.mechanisms import check_epsilon
 
 __all__ = ["FIELD_CHECKS", "RULES", "at_least", "budget_of", "check_combinations", "check_epsilon_option",
-           "check_function", "in_range", "one_of", "seconds"]
+           "check_function", "epsilon_text", "in_range", "one_of", "seconds"]
 
 #: The observer's decision rules (002 eq. (4) and eq. (6)).
 RULES = ("average", "worst-case")
@@ -85,6 +85,16 @@ def check_epsilon_option(value: float | str | Sequence[float]) -> float | str | 
         for i, e in enumerate(value):
             check_epsilon(e, f"epsilon[{i}]")
     return value
+
+
+def epsilon_text(value: float | str | Sequence[float]) -> str:
+    """``epsilon`` as one text: a number's repr or the spec itself; "" for one value per party.
+
+    Example:
+        >>> epsilon_text(1.0), epsilon_text("0.5:2"), epsilon_text([1.0, 2.0])
+        ('1.0', '0.5:2', '')
+    """
+    return value if isinstance(value, str) else repr(value) if isinstance(value, int | float) else ""
 
 
 def check_function(value: str | BooleanFunction) -> str | BooleanFunction:
@@ -148,8 +158,7 @@ def check_combinations(c: Any) -> None:
         name = "rule" if c.rule != "average" else "party_decisions" if c.party_decisions else "validators"
         raise ParameterError(name, getattr(c, name), f"its default with protocol {c.protocol} (the central "
                              "mechanism has no decision rule, party decisions or validators)")
-    epsilon = c.epsilon if isinstance(c.epsilon, str) else repr(c.epsilon) if isinstance(c.epsilon, int | float) else ""
-    check_curator_arguments(function_of(c.function), epsilon or "per-party:list", c.protocol)
+    check_curator_arguments(function_of(c.function), epsilon_text(c.epsilon) or "per-party:list", c.protocol)
     if c.budget is not None:
         raise ParameterError("budget", c.budget, "per-party budgets with protocol rr only",
                              hint=f"with protocol {c.protocol} the parties release nothing themselves")

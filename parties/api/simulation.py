@@ -31,7 +31,7 @@ from mpdp.analysis.reports.documents import to_json_text
 from mpdp.analysis.reports.evaluation import UNDECIDED, RoundEvaluation
 from mpdp.analysis.reports.report import RoundResult, plot_rounds, results_document
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.api.config_checks import budget_of
+from mpdp.parties.api.config_checks import budget_of, epsilon_text
 from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.params import function_of
 from mpdp.parties.api.result import Result, strict_document
@@ -236,19 +236,19 @@ class _Plan:
     @property
     def epsilon_text(self) -> str:
         """The epsilon as one text (a number or its spec), or "" for one value per party."""
-        e = self.run.epsilon
-        return e if isinstance(e, str) else repr(e) if isinstance(e, int | float) else ""
+        return epsilon_text(self.run.epsilon)
 
     @property
     def function_name(self) -> str:
+        """f as the user named it (a name given), else its own name."""
         return self.f.name if not isinstance(self.run.function, str) else self.run.function
 
     @property
     def kind(self) -> str:
         """The decision rule in the document: the observer's (rr) or the central mechanism's."""
-        protocol = self.run.protocol
-        return self.run.rule if protocol == "rr" else "geometric" if protocol == "mpc" and self.f.name == "sum" \
-            else "curator"
+        if self.run.protocol == "rr":
+            return self.run.rule
+        return "geometric" if self.run.protocol == "mpc" and self.f.name == "sum" else "curator"
 
 
 def _brokers(run: SimulationConfig, round_timeout: float) -> tuple[BrokerSettings, BrokerSettings | None]:
