@@ -9,6 +9,7 @@ import argparse
 import inspect
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -222,3 +223,22 @@ def test_a_live_sweep_from_python_checks_its_run_options_with_the_model() -> Non
         mpdp.sweep("0.5:2:3", parties=5, live=True, workers=0)
     with pytest.raises(ParameterError, match=r"^round_timeout=inf is not allowed: a finite number of seconds > 0"):
         mpdp.sweep("0.5:2:3", parties=5, live=True, round_timeout=float("inf"))
+
+
+@pytest.mark.parametrize("call, argv, keyword, flag", [
+    (lambda missing: mpdp.report(missing), ["report"], "run_dir", "RUN_DIR"),
+    (lambda missing: mpdp.simulate(dataset=missing), ["simulate", "--dataset"], "dataset", "--dataset"),
+    (lambda missing: mpdp.simulate(parties=3, epsilon=missing + ":1"), ["simulate", "--parties", "3", "--epsilon"],
+     "epsilon LO", "--epsilon LO"),
+])
+def test_one_error_names_the_keyword_in_python_and_the_flag_on_the_command_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], call: Any, argv: list[str], keyword: str, flag: str) -> None:
+    from tests.parties.cli.invoke import refused
+
+    missing = str(tmp_path / "missing")
+    with pytest.raises(ParameterError) as caught:
+        call(missing)
+    assert str(caught.value).startswith(f"{keyword}=") and "--" not in str(caught.value).split(" is not allowed")[0]
+    typed = missing + ":1" if keyword.startswith("epsilon") else missing
+    line = refused(capsys, *argv, typed)
+    assert line == "mpdp: error: " + str(caught.value).replace(f"{keyword}=", f"{flag}=", 1)
