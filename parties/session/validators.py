@@ -38,8 +38,12 @@ Validators use clean MQTT sessions: messages published while no validator is sub
 for the group (parties publish only after an announcement, which comes once every validator is
 subscribed; a resumed observer re-announces its round, and the parties re-send their recorded answers).
 The broker must support MQTT 5 shared subscriptions (mosquitto >= 1.6, EMQX, VerneMQ, HiveMQ; not NATS's
-MQTT gateway); :func:`mpdp.parties.rounds.validator_count.check_validators` refuses the embedded amqtt broker and the observer login of
-``mpdp broker config`` (whose listener gives every observer connection one client id).
+MQTT gateway); :func:`mpdp.parties.rounds.validator_count.check_validators` refuses the embedded amqtt broker,
+and a deployed observer (:class:`mpdp.parties.session.observe.ObserveConfig`) a broker without a login unless
+told it is a simulation or test broker.
+
+Loss is named: a party whose host answered a round for other parties but whose own answer reached no
+validator is listed in the round's ``lost`` (:func:`mpdp.parties.rounds.outcome.lost_answers`).
 """
 
 from __future__ import annotations
