@@ -45,6 +45,7 @@ from mpdp.parties.rounds.outcome import (
     RoundOutcome,
     double_release_text,
     failed_rounds_text,
+    lost_answers_text,
     no_answers_text,
 )
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
@@ -217,9 +218,10 @@ def _inconsistent(rounds: Sequence[RoundResult], total: int, alpha: float) -> in
 
 def _timeouts(rounds: Sequence[RoundOutcome]) -> int:
     """Warn about rounds that closed at their timeout with parties unheard and rounds in which every party
-    abstained (``no-answers``), name the failed ones (no answer at all) and the parties that released twice;
-    exit code 1 if any."""
-    errors = [text for text in (failed_rounds_text(rounds), double_release_text(rounds)) if text is not None]
+    abstained (``no-answers``), name the failed ones (no answer at all), the parties that released twice and
+    the answers lost on the way; exit code 1 if any."""
+    errors = [text for text in (failed_rounds_text(rounds), double_release_text(rounds), lost_answers_text(rounds))
+              if text is not None]
     for text in errors:
         print(f"mpdp: error: {text}", file=sys.stderr)
     empty = no_answers_text(rounds)
