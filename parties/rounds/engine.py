@@ -772,25 +772,18 @@ class RoundEngine(Generic[MessageT, PayloadT]):
 async def open_engine(
     connector: Connector, topics: Topics, roster: Roster, store: TranscriptStore, coordinator_key: bytes,
     protocol: RoundProtocol[MessageT, PayloadT], *, repetitions: int, round_timeout: float,
-<<<<<<< HEAD
-    party_topics: bool = True, bundles: bool = False,
-=======
-    party_topics: bool = True, announce_failure: bool = False,
->>>>>>> main
+    party_topics: bool = True, announce_failure: bool = False, bundles: bool = False,
 ) -> AsyncIterator[RoundEngine[MessageT, PayloadT]]:
     """Connect (persistent session) and subscribe the engine, receive in a task; on exit stop, flush the
     reject counts and end the persistent session on the broker.
 
     Args: as :class:`RoundEngine`; ``connector`` is where the engine's client connects; ``party_topics``:
         subscribe to the parties' topics (False when validator processes read them and hand the answers
-<<<<<<< HEAD
-        to :meth:`RoundEngine.accept`); ``bundles``: subscribe to the simulation workers' answer bundles too
-        (:mod:`mpdp.broker.bundle`; with ``party_topics`` only).
-=======
         to :meth:`RoundEngine.accept`); ``announce_failure``: when the block raises an error (not a
         cancellation: Ctrl-C leaves the session to a resumed coordinator), announce the failed end
-        (:meth:`RoundEngine.fail`) before it propagates (a deployment's hosts leave at once).
->>>>>>> main
+        (:meth:`RoundEngine.fail`) before it propagates (a deployment's hosts leave at once); ``bundles``:
+        subscribe to the simulation workers' answer bundles too (:mod:`mpdp.broker.bundle`; with
+        ``party_topics`` only).
 
     Raises:
         TransportError: the connection or subscription failed, or the connection was lost for good.

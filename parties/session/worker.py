@@ -31,14 +31,9 @@ from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.plan import Decider, DeciderSpec, PartyStarter, RunningParty
-<<<<<<< HEAD
-from mpdp.parties.rr.party import secure_sampler, start_party
-from mpdp.parties.session.multiplex import BUNDLED_CONCURRENCY, serve_multiplexed
-=======
 from mpdp.parties.rounds.registry import party_starter
 from mpdp.parties.rounds.secure_sampling import secure_sampler
-from mpdp.parties.session.multiplex import serve_multiplexed
->>>>>>> main
+from mpdp.parties.session.multiplex import BUNDLED_CONCURRENCY, serve_multiplexed
 from mpdp.parties.session.processes import first_leaf, watch_parent
 
 __all__ = ["WorkerSpec", "serve_parties", "status_report", "worker_main"]
