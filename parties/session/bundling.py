@@ -23,7 +23,7 @@ from mpdp.broker.transport import Delivery, Transport, as_bytes
 __all__ = ["BUNDLE_SIZE", "AnswerBundler"]
 
 #: Answers one bundle carries at most.
-BUNDLE_SIZE = 128
+BUNDLE_SIZE = 64
 
 
 class AnswerBundler:

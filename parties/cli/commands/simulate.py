@@ -139,7 +139,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "per-party: each party its own MQTT connection, as deployed; per-worker: "
                         "each worker multiplexes its parties over one connection (each party still draws and "
                         "signs its own answer; without --validators the worker sends them in bundles of up to "
-                        "128 on its bundle topic, else each on its party's topic): fewer sockets, less memory "
+                        "64 on its bundle topic, else each on its party's topic): fewer sockets, less memory "
                         "and far less per-message work for thousands of parties")
     add_validators_option(p)
     p.add_argument("--executor", metavar="dask://HOST:PORT", default=None,
