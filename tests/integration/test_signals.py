@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,8 +43,10 @@ def _start(args: list[str], tmp_path: Path,
     """Start ``python -m mpdp ARGS`` with its own empty temporary directory, as a terminal starts it in the
     foreground (``background``: ignoring SIGINT, as a shell's ``cmd &`` starts it), whatever this test run
     inherited; return it, that directory and its log."""
-    scratch, log = tmp_path / "scratch", tmp_path / "run.log"
-    scratch.mkdir()
+    # A short folder (under the session's temporary directory, tests/conftest.py), not tmp_path/scratch: a
+    # process pool's forkserver puts its socket in TMPDIR, and a socket path is at most 107 bytes (pytest-xdist's
+    # popen-gwN/ level and a long test name pass that).
+    scratch, log = Path(tempfile.mkdtemp(prefix="sig-")), tmp_path / "run.log"
     env = {**os.environ, "TMPDIR": str(scratch), "MPDP_BROKER_URL": ""}
     with log.open("wb") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "mpdp", *args], cwd=ROOT, env=env,
