@@ -55,7 +55,7 @@ from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.external_broker import party_broker_settings, simulation_window
 from mpdp.parties.session.output_paths import run_files
 from mpdp.parties.session.progress import Progress
-from mpdp.parties.session.runner import run_async
+from mpdp.parties.session.runner import recorded_outcome, run_async
 from mpdp.parties.session.sizing import session_cost
 from mpdp.protocols.errors import MpdpError, ParameterError
 from mpdp.protocols.functions import accuracy_measure
@@ -370,27 +370,34 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
         return folder.run_section(status, run_config.session, run_config.round_names, digest, error)
 
     begun = run_section("running")
+    done, total = begun["rounds_decided"], len(begun["rounds"])
     if previous is not None and progress:
-        done = begun["rounds_decided"]
-        total = len(begun["rounds"])
         print(f"mpdp: resuming the run in {folder.path} at round {done + 1} of {total}" if done < total else
               f"mpdp: the run in {folder.path} is complete ({total} of {total} rounds): nothing to run",
               file=sys.stderr)
-    folder.write(started | {"run": begun})
-    if progress and run_config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
-        print(estimate_run(run_config.k, data.num_rounds, repetitions, connections).describe()
-              + f"; connections {connections} ({connections_why})", file=sys.stderr)
-    try:
-        with Progress(data, enabled=progress) as bar:
-            outcome = await run_async(run_config, progress=bar.update)
-    except (MpdpError, asyncio.CancelledError, KeyboardInterrupt) as exc:
-        failed = isinstance(exc, MpdpError)
-        section = run_section("failed" if failed else "interrupted",
-                              str(exc) if failed else "stopped by a signal (Ctrl-C, SIGTERM or SIGHUP)")
-        if not folder.discard_if_empty(section):
-            folder.write(started | {"run": section})
-        print(folder.stopped(section), file=sys.stderr)
-        raise
+    # a complete run resumed: its results as recorded; no broker, no process, no file written
+    recorded = None if previous is None or not previous.complete else recorded_outcome(
+        run_config, previous.document["broker"]["kind"], previous.document["broker"]["url"],
+        float(previous.document["wall_time_s"]))
+    if recorded is not None:
+        outcome = recorded
+    else:
+        folder.write(started | {"run": begun})
+        if progress and run_config.k * (total - done) >= LARGE_RUN:  # before a long wait, say how long
+            print(estimate_run(run_config.k, total - done, repetitions, connections).describe()
+                  + f"; connections {connections} ({connections_why})", file=sys.stderr)
+        try:
+            with Progress(data, enabled=progress, rounds_done=done,
+                          messages_done=folder.messages_recorded(run_config.session)) as bar:
+                outcome = await run_async(run_config, progress=bar.update)
+        except (MpdpError, asyncio.CancelledError, KeyboardInterrupt) as exc:
+            failed = isinstance(exc, MpdpError)
+            section = run_section("failed" if failed else "interrupted",
+                                  str(exc) if failed else "stopped by a signal (Ctrl-C, SIGTERM or SIGHUP)")
+            if not folder.discard_if_empty(section):
+                folder.write(started | {"run": section})
+            print(folder.stopped(section), file=sys.stderr)
+            raise
     evaluations = evaluate_run(outcome, data.bits, mechanisms, f, rule=kind, alpha=alpha, rng=seeds.theory(),
                                rules=cache)
     privacy = None
@@ -405,6 +412,9 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
     document["run"] = run_section("complete")
     title = (f"{data.name}: {'' if protocol == 'rr' else protocol + ', '}{document['function']}, epsilon "
              f"{epsilon_text or 'per party'}, {repetitions} repetitions")
+    if recorded is not None:  # the document as the run wrote it, unchanged
+        assert previous is not None
+        return Simulation(previous.document, tuple(evaluations), outcome, title, folder.path)
     result = Simulation(strict_document(document, "simulate", inputs), tuple(evaluations), outcome, title,
                         folder.path)
     from mpdp.analysis.plot_style import save_figure
