@@ -36,6 +36,7 @@ from mpdp.parties.api.params import function_of
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.api.run_folder import PreviousRun, RunFolder, RunStatus, data_digest
 from mpdp.parties.api.simulation_config import SimulationConfig
+from mpdp.parties.api.topology import Topology
 from mpdp.parties.curator.arguments import check_curator_arguments
 from mpdp.parties.mpc.sharing import check_servers
 from mpdp.parties.rounds.config import PROTOCOLS, RunConfig
@@ -83,7 +84,8 @@ class Simulation(Result):
     """A finished live run.
 
     Attributes:
-        document: ``results.json`` (``mpdp simulate --json``): configuration, ``rounds``, ``privacy``.
+        document: ``results.json`` (``mpdp simulate --json``): configuration, ``rounds``, ``privacy``, ``topology``
+            (:attr:`topology`), ``run``.
         evaluations: each round measured against theory (:class:`mpdp.analysis.reports.evaluation.RoundEvaluation`);
             with ``function="sum"`` (randomized response) also its debiased count (``.debiased``,
             :class:`mpdp.analysis.theory.debiased.DebiasedRound`; the ``debiased`` object of each round).
@@ -98,6 +100,11 @@ class Simulation(Result):
     outcome: RunOutcome
     title: str
     out: Path
+
+    @property
+    def topology(self) -> Topology:
+        """Where the run ran (the document's ``topology``: brokers, executor, connections, processes)."""
+        return Topology.from_json(self.document["topology"])
 
     @property
     def rounds(self) -> tuple[RoundResult, ...]:
@@ -258,7 +265,8 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
             ``worst-case`` eq. (6)), ``seed``; ``protocol`` (``rr``, ``curator`` 001, ``mpc`` with ``servers`` M
             and ``threshold`` T < M/2); ``broker``, ``party_broker``, ``reconnect_window``; ``out`` (the run's
             folder, refused if it holds an earlier run's unless ``force``; ``resume`` continues the run there
-            with the same inputs, only ``round_timeout`` may change); ``workers``, ``connections``
+            with the same inputs, only ``round_timeout`` may change; a complete run's result is returned as recorded,
+            nothing started or written); ``workers``, ``connections``
             (``per-party``, ``per-worker``), ``validators``, ``executor`` (``dask://HOST:PORT``: the workers as tasks
             on that Dask cluster, the broker by URL); ``secure`` (deployment mode: the OS CSPRNG, no
             seed), ``party_decisions``, ``alpha`` (family-wise level of the consistency tests),
@@ -364,7 +372,8 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
         "session": run_config.session, "protocol": protocol, "dataset": data.name, "function": function_name,
         "repetitions": repetitions, "seed": seeds.seed, "seed_given": seed is not None, "mode": rng_mode(secure),
         "alpha": alpha, "rule": kind, "party_decisions": party_decisions and protocol == "rr",
-        "parties": parties_section, "rounds": []}, "simulate", inputs)
+        "parties": parties_section, "rounds": [],
+        "topology": Topology.of_run(run_config, connections_why).to_json()}, "simulate", inputs)
 
     def run_section(status: RunStatus, error: str | None = None) -> dict[str, Any]:
         return folder.run_section(status, run_config.session, run_config.round_names, digest, error)
@@ -409,6 +418,7 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
         secure=secure, broker_kind=outcome.broker_kind, broker_url=outcome.broker_url, alpha=alpha, rule=kind,
         party_decisions=party_decisions and protocol == "rr", wall_time=outcome.wall_time, mechanisms=mechanisms,
         rounds=evaluations, privacy=privacy)
+    document["topology"] = Topology.of_run(run_config, connections_why, outcome.broker_url).to_json()
     document["run"] = run_section("complete")
     title = (f"{data.name}: {'' if protocol == 'rr' else protocol + ', '}{document['function']}, epsilon "
              f"{epsilon_text or 'per party'}, {repetitions} repetitions")

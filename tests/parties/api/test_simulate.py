@@ -5,6 +5,7 @@ with one line and no process started, from a script's top level without a ``__ma
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.ports import free_loopback_port
 from mpdp.parties.api import simulation
 from mpdp.parties.api.schemas import validate_document
+from mpdp.parties.api.topology import Topology
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.progress import Progress
 from mpdp.protocols.errors import ParameterError
@@ -31,7 +33,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 VOTES = np.array([[1, 0, 1], [1, 1, 0], [0, -1, 1], [1, 0, 0], [0, 1, 1]], dtype=np.int8)
 RUN = {"epsilon": 1.0, "repetitions": 30, "seed": 7, "workers": 1, "progress": False}
-VOLATILE = ("session", "wall_time_s", "broker")
+VOLATILE = ("session", "wall_time_s", "broker", "topology")  # where a run ran: its own broker, connections
 
 
 def _stable(document: dict) -> dict:
@@ -57,6 +59,12 @@ def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys
     r = mpdp.simulate(str(csv), broker="embedded", out=tmp_path / "run", **RUN)
     _check_rounds(r)
     assert r.to_dict()["broker"]["kind"] == "embedded"
+    # where it ran: the broker it started (the parties' and the observer's), this machine, auto's choice and why
+    topology = r.to_dict()["topology"]
+    assert re.fullmatch(r"5 parties connect in about \d+ s", topology.pop("connections_reason")), topology
+    assert topology == {"party_broker": r.outcome.broker_url, "observer_broker": None, "executor": "local",
+                        "connections": "per-party", "workers": 1, "validators": 0}
+    assert r.topology == Topology.from_json(r.to_dict()["topology"]) and "topology" not in r.to_dict()["inputs"]
     cli = ok(capsys, "simulate", "--dataset", str(csv), "--epsilon", "1.0", "--repetitions", "30", "--seed", "7",
              "--workers", "1", "--broker", "embedded", "--quiet", "--json", "-")
     assert _stable(r.to_dict()) == _stable(cli)
@@ -108,7 +116,9 @@ def test_a_resumed_runs_progress_starts_at_the_rounds_on_disk(tmp_path: Path, mo
             super().update(rounds_done, messages_received)
 
     monkeypatch.setattr(simulation, "Progress", Recorded)
-    r = mpdp.simulate(votes=VOTES, broker="embedded", out=tmp_path, resume=True, **RUN)
+    # where it runs is no input: another number of workers resumes it, and the topology says so
+    r = mpdp.simulate(votes=VOTES, broker="embedded", out=tmp_path, resume=True, **{**RUN, "workers": 2})
+    assert (r.topology.workers, r.topology.party_broker) == (2, r.outcome.broker_url)
     assert recorded == 2 * len(VOTES) and started == [(2, recorded)]  # one message per party and round
     assert reports and all(rounds >= 2 and messages >= recorded for rounds, messages in reports), reports
     assert reports[-1] == (3, sum(o.messages_received for o in r.outcome.rounds)), reports
