@@ -382,8 +382,9 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
     done, total = begun["rounds_decided"], len(begun["rounds"])
     if previous is not None and progress:
         print(f"mpdp: resuming the run in {folder.path} at round {done + 1} of {total}" if done < total else
-              f"mpdp: the run in {folder.path} is complete ({total} of {total} rounds): nothing to run",
-              file=sys.stderr)
+              f"mpdp: the run in {folder.path} is complete ({total} of {total} rounds): nothing to run"
+              if previous.complete else f"mpdp: the run in {folder.path} has its {total} rounds recorded: "
+              "writing its results", file=sys.stderr)
     # a complete run resumed: its results as recorded; no broker, no process, no file written
     recorded = None if previous is None or not previous.complete else recorded_outcome(
         run_config, previous.document["broker"]["kind"], previous.document["broker"]["url"],

@@ -131,3 +131,12 @@ def test_resume_says_where_it_resumes_and_a_complete_run_needs_nothing(tmp_path:
     assert again.stderr.startswith(f"mpdp: the run in {out} is complete (3 of 3 rounds): nothing to run\n"), again.stderr
     assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in out.iterdir()} == files
     assert json.loads(again.stdout) == json.loads((out / "results.json").read_text())
+    # every round recorded, but stopped before its final results.json: they are written, nothing is run again
+    decided = _decided(out / "transcripts.sqlite")  # read-only: after the comparison of the files (it leaves a -shm)
+    document = json.loads((out / "results.json").read_text())
+    (out / "results.json").write_text(json.dumps(document | {"run": document["run"] | {"status": "interrupted"}}))
+    finished = subprocess.run([*argv, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=200)
+    assert finished.returncode == 0, finished.stderr
+    assert f"mpdp: the run in {out} has its 3 rounds recorded: writing its results\n" in finished.stderr
+    assert json.loads((out / "results.json").read_text())["run"]["status"] == "complete"
+    assert _decided(out / "transcripts.sqlite") == decided and len(decided) == 3
