@@ -98,7 +98,7 @@ from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from mpdp.broker.control import DEFAULT_LIFETIME, FreshnessGuard
-from mpdp.broker.messages import RoundSigned, WorkerStatus
+from mpdp.broker.messages import FAILED_END, RoundSigned, WorkerStatus
 from mpdp.broker.signing import (
     PrivateKey,
     Verifiable,
@@ -115,6 +115,7 @@ from mpdp.parties.rounds.outcome import (
     UNDECIDED,
     RoundOutcome,
     RoundStatus,
+    lost_answers,
 )
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.rejections import RejectLog
@@ -148,6 +149,8 @@ EARLY_ROUNDS = 2
 HEARTBEAT_INTERVAL = 1.0
 #: The longest interval (seconds) between two re-announcements of a round after a reconnect (module docstring).
 REANNOUNCE_MAX = 30.0
+#: Seconds a failing coordinator tries to publish its failed end (:meth:`RoundEngine.fail`).
+FAIL_NOTICE_TIMEOUT = 5.0
 
 
 
@@ -298,9 +301,10 @@ class RoundProtocol(Protocol[MessageT, PayloadT]):
         ...
 
     def signal(self, signer: PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
-               repetitions: int) -> RoundSigned:
-        """The signed announcement that ends the session after ``index`` rounds (``end``), or says the
-        coordinator is alive while round ``index`` is open or next (``heartbeat``)."""
+               repetitions: int, name: str = "") -> RoundSigned:
+        """The signed announcement that ends the session after ``index`` rounds (``end``; ``name``: why the
+        coordinator failed, "" when the session is complete), or says the coordinator is alive while round
+        ``index`` is open or next (``heartbeat``)."""
         ...
 
     def payload(self, message: MessageT, where: str) -> PayloadT:
@@ -600,8 +604,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
                              self._received, self._round_rejects)
         closed = self.protocol.close(ending, self._signer)
         closing = await closed if inspect.isawaitable(closed) else closed  # undecided: no decision, no publication
+        lost = lost_answers((worker.parties for worker in self.ready_workers.values()), self._received)
         closing = dataclasses.replace(closing, outcome=dataclasses.replace(
-            closing.outcome, double_released=np.array(sorted(self._double_releases.get(index, ())), dtype=np.int64)))
+            closing.outcome, double_released=np.array(sorted(self._double_releases.get(index, ())), dtype=np.int64),
+            lost=lost))
         self._received = {}  # forget the answers (the curator's bits) once closed
         rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
         self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects))
@@ -617,6 +623,9 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         elif status == "timeout":
             log.warning("%s: round %d (%s) timed out; absent: %s", self.protocol.role, index, name,
                         format_ranges(closing.outcome.absent.tolist()))
+        if lost.size:
+            log.error("%s: round %d (%s): answers of parties %s LOST: expected (their host answered the round for "
+                      "others) but never received", self.protocol.role, index, name, format_ranges(lost.tolist()))
         for topic, text in closing.publish:
             await self._transport.publish(topic, text)
         return closing.outcome
@@ -647,6 +656,21 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._ended = True
         await self._announce(self.protocol.signal(self._signer, self.topics.session, "end", rounds,
                                                   self.repetitions))
+
+    async def fail(self, error: BaseException) -> None:
+        """Announce the end of the session as failed (a signed ``end`` whose ``name`` is ``FAILED: `` and the
+        error's first cause, 200 characters at most), so the parties leave at once saying why instead of
+        after their observer grace; best effort: gives up after :data:`FAIL_NOTICE_TIMEOUT` seconds or on a
+        broker error (the caller re-raises ``error``)."""
+        while isinstance(error, BaseExceptionGroup) and error.exceptions:
+            error = error.exceptions[0]
+        self._ended = True
+        index = self._announced + 1 if self._open is None else self._open
+        reason = f"{FAILED_END}{type(error).__name__}: {error}"[:200]
+        with contextlib.suppress(TransportError, TimeoutError):
+            async with asyncio.timeout(FAIL_NOTICE_TIMEOUT):
+                await self._announce(self.protocol.signal(self._signer, self.topics.session, "end", max(index, 0),
+                                                          self.repetitions, name=reason))
 
     async def heartbeat(self, interval: float) -> None:
         """Announce that the coordinator is alive whenever nothing was announced for ``interval`` seconds,
@@ -715,14 +739,16 @@ class RoundEngine(Generic[MessageT, PayloadT]):
 async def open_engine(
     connector: Connector, topics: Topics, roster: Roster, store: TranscriptStore, coordinator_key: bytes,
     protocol: RoundProtocol[MessageT, PayloadT], *, repetitions: int, round_timeout: float,
-    party_topics: bool = True,
+    party_topics: bool = True, announce_failure: bool = False,
 ) -> AsyncIterator[RoundEngine[MessageT, PayloadT]]:
     """Connect (persistent session) and subscribe the engine, receive in a task; on exit stop, flush the
     reject counts and end the persistent session on the broker.
 
     Args: as :class:`RoundEngine`; ``connector`` is where the engine's client connects; ``party_topics``:
         subscribe to the parties' topics (False when validator processes read them and hand the answers
-        to :meth:`RoundEngine.accept`).
+        to :meth:`RoundEngine.accept`); ``announce_failure``: when the block raises an error (not a
+        cancellation: Ctrl-C leaves the session to a resumed coordinator), announce the failed end
+        (:meth:`RoundEngine.fail`) before it propagates (a deployment's hosts leave at once).
 
     Raises:
         TransportError: the connection or subscription failed, or the connection was lost for good.
@@ -737,6 +763,10 @@ async def open_engine(
             beating = tg.create_task(engine.heartbeat(HEARTBEAT_INTERVAL), name=f"{protocol.role}-heartbeat")
             try:
                 yield engine
+            except Exception as exc:
+                if announce_failure:
+                    await engine.fail(exc)
+                raise
             finally:
                 receiving.cancel()
                 beating.cancel()

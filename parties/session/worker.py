@@ -31,7 +31,8 @@ from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.plan import Decider, DeciderSpec, PartyStarter, RunningParty
-from mpdp.parties.rr.party import secure_sampler, start_party
+from mpdp.parties.rounds.registry import party_starter
+from mpdp.parties.rounds.secure_sampling import secure_sampler
 from mpdp.parties.session.multiplex import serve_multiplexed
 from mpdp.parties.session.processes import first_leaf, watch_parent
 
@@ -76,7 +77,7 @@ class WorkerSpec:
     idle_timeout: float = 120.0
     observer_grace: float = OBSERVER_GRACE
     connect_concurrency: int = 32
-    start: PartyStarter = start_party
+    start: PartyStarter = field(default_factory=lambda: party_starter("rr"))
     decisions: DeciderSpec | None = None
     shared: bool = False
     record: Path | None = None
