@@ -99,7 +99,11 @@ class Simulation(Result):
 
     @property
     def topology(self) -> Topology:
-        """Where the run ran (the document's ``topology``: brokers, executor, connections, processes)."""
+        """Where the run ran (the document's ``topology``: brokers, executor, connections, processes).
+
+        Raises:
+            KeyError: a document written by an mpdp without the section (a complete run of it resumed).
+        """
         return Topology.from_json(self.document["topology"])
 
     @property
