@@ -3,6 +3,8 @@
     mpdp/{session}/rounds          round announcements (coordinator -> parties), then the end
     mpdp/{session}/heartbeat       the coordinator's heartbeats (read once per party process, not per party)
     mpdp/{session}/party/{id}      party ``id``'s broadcast (one message per round)
+    mpdp/{session}/bundle/{w}      simulation worker ``w``'s bundles of its parties' answers, each answer signed
+                                   by its party (``--connections per-worker``: :mod:`mpdp.broker.bundle`)
     mpdp/{session}/status          worker status (ready / failed), control plane only
     mpdp/{session}/presence        party hosts' signed presence claims (host <-> host: one live host per party)
     mpdp/{session}/curator/release the curator's released outputs (curator protocol only)
@@ -161,6 +163,19 @@ class Topics:
     def party_of(self, topic: str) -> int | None:
         """The party id in a party topic of this session, or None for any other topic."""
         return self._id_under(topic, "party")
+
+    def bundle(self, worker: int) -> str:
+        """Simulation worker ``worker``'s topic of answer bundles (:mod:`mpdp.broker.bundle`)."""
+        return f"{self.prefix}/bundle/{int(worker)}"
+
+    @property
+    def all_bundles(self) -> str:
+        """The subscription filter matching every worker's bundle topic."""
+        return f"{self.prefix}/bundle/+"
+
+    def bundle_worker_of(self, topic: str) -> int | None:
+        """The worker index in a bundle topic of this session, or None for any other topic."""
+        return self._id_under(topic, "bundle")
 
     def _id_under(self, topic: str, level: str) -> int | None:
         head, _, tail = topic.rpartition("/")

@@ -156,7 +156,8 @@ def check_combinations(c: Any) -> None:
         return
     if c.rule != "average" or c.party_decisions or c.validators:
         name = "rule" if c.rule != "average" else "party_decisions" if c.party_decisions else "validators"
-        raise ParameterError(name, getattr(c, name), f"its default with protocol {c.protocol} (the central "
+        default = {"rule": "average", "party_decisions": False, "validators": 0}[name]
+        raise ParameterError(name, getattr(c, name), f"{default} with protocol {c.protocol} (the central "
                              "mechanism has no decision rule, party decisions or validators)")
     check_curator_arguments(function_of(c.function), epsilon_text(c.epsilon) or "per-party:list", c.protocol)
     if c.budget is not None:

@@ -45,6 +45,11 @@ the broker delivers what the parties sent to the previous observer's announcemen
 kept, at most :data:`EARLY_ROUNDS` rounds' worth, and count when their round opens: nothing the broker
 delivers is thrown away.
 
+A simulation worker serving its parties on one connection may send their answers in bundles on
+``mpdp/{session}/bundle/{worker}`` (:mod:`mpdp.broker.bundle`; the engine subscribes with ``bundles=True``):
+each entry is handled as if it came on its party's topic, after a check that the party is one of that
+worker's (its signed "ready"; ``topic`` otherwise); a bundle that does not parse is one ``schema``.
+
 Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
 a report counts only when every party it lists signed it with its roster key (a host cannot speak for
 parties whose keys it does not hold: ``signature``, naming the parties), of this session, unexpired and
@@ -97,6 +102,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from mpdp.broker.bundle import decode_bundle
 from mpdp.broker.control import DEFAULT_LIFETIME, FreshnessGuard
 from mpdp.broker.messages import FAILED_END, RoundSigned, WorkerStatus
 from mpdp.broker.signing import (
@@ -432,6 +438,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._early: dict[int, dict[int, list[tuple[str, bytes]]]] = {}
         self._last_announcement = time.monotonic()  # the engine's start counts as a sign of life
         self.ready_workers: dict[int, WorkerStatus] = {}
+        self._members: dict[int, tuple[WorkerStatus, frozenset[int]]] = {}  # worker -> its ready status, parties
         self.failed_workers: dict[int, WorkerStatus] = {}
         self.status_changed = asyncio.Event()
         # round -> the parties of its kept second answers carrying symbols (the store's double_releases table,
@@ -465,10 +472,36 @@ class RoundEngine(Generic[MessageT, PayloadT]):
                 self._answer(topic, payload, party)
             elif topic == self.topics.status:
                 self._status(payload)
+            elif (worker := self.topics.bundle_worker_of(topic)) is not None:
+                self._bundle(topic, payload, worker)
             else:
                 self.protocol.receive(topic, payload.decode("utf-8", "replace"))
         except ProtocolViolation as exc:
             self.reject(exc.reason, exc.detail)
+
+    def _bundle(self, topic: str, payload: bytes, worker: int) -> None:
+        """A simulation worker's bundle of its parties' answers (:mod:`mpdp.broker.bundle`): each entry is
+        handled as if it had come on its party's topic, once the party is found among the worker's (its
+        signed "ready"; ``topic`` otherwise, as an answer on another party's topic); each entry's rejection
+        is counted on its own.
+
+        Raises:
+            ProtocolViolation: ``schema``, not a bundle (nothing in it is read).
+        """
+        entries = decode_bundle(payload)
+        status = self.ready_workers.get(worker)
+        members = self._members.get(worker)
+        if status is not None and (members is None or members[0] is not status):
+            members = self._members[worker] = (status, frozenset(status.parties))
+        parties = frozenset() if members is None else members[1]
+        for party, message in entries:
+            try:
+                if party not in parties:
+                    raise ProtocolViolation("topic", f"{topic}: party {party} is not one of worker {worker}'s "
+                                                     "ready parties")
+                self._answer(self.topics.party(party), message, party)
+            except ProtocolViolation as exc:
+                self.reject(exc.reason, exc.detail)
 
     def reject(self, reason: str, detail: str) -> None:
         """Count a rejected message for the round in progress (stored with it) and in :attr:`rejections`."""
@@ -739,7 +772,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
 async def open_engine(
     connector: Connector, topics: Topics, roster: Roster, store: TranscriptStore, coordinator_key: bytes,
     protocol: RoundProtocol[MessageT, PayloadT], *, repetitions: int, round_timeout: float,
-    party_topics: bool = True, announce_failure: bool = False,
+    party_topics: bool = True, announce_failure: bool = False, bundles: bool = False,
 ) -> AsyncIterator[RoundEngine[MessageT, PayloadT]]:
     """Connect (persistent session) and subscribe the engine, receive in a task; on exit stop, flush the
     reject counts and end the persistent session on the broker.
@@ -748,14 +781,17 @@ async def open_engine(
         subscribe to the parties' topics (False when validator processes read them and hand the answers
         to :meth:`RoundEngine.accept`); ``announce_failure``: when the block raises an error (not a
         cancellation: Ctrl-C leaves the session to a resumed coordinator), announce the failed end
-        (:meth:`RoundEngine.fail`) before it propagates (a deployment's hosts leave at once).
+        (:meth:`RoundEngine.fail`) before it propagates (a deployment's hosts leave at once); ``bundles``:
+        subscribe to the simulation workers' answer bundles too (:mod:`mpdp.broker.bundle`; with
+        ``party_topics`` only).
 
     Raises:
         TransportError: the connection or subscription failed, or the connection was lost for good.
     """
     client_id = f"mpdp-{topics.session}-{protocol.role}"
     async with connector.connect(client_id, persistent=True) as transport:
-        await transport.subscribe(*(topics.all_parties,) * party_topics, topics.status, *protocol.filters)
+        await transport.subscribe(*(topics.all_parties,) * party_topics, *(topics.all_bundles,) * (party_topics and bundles),
+                                  topics.status, *protocol.filters)
         engine = RoundEngine(transport, topics, roster, store, coordinator_key, protocol,
                              repetitions=repetitions, round_timeout=round_timeout)
         async with asyncio.TaskGroup() as tg:

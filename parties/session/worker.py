@@ -33,7 +33,7 @@ from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.plan import Decider, DeciderSpec, PartyStarter, RunningParty
 from mpdp.parties.rounds.registry import party_starter
 from mpdp.parties.rounds.secure_sampling import secure_sampler
-from mpdp.parties.session.multiplex import serve_multiplexed
+from mpdp.parties.session.multiplex import BUNDLED_CONCURRENCY, serve_multiplexed
 from mpdp.parties.session.processes import first_leaf, watch_parent
 
 __all__ = ["WorkerSpec", "serve_parties", "status_report", "worker_main"]
@@ -66,6 +66,8 @@ class WorkerSpec:
             (:func:`mpdp.parties.session.multiplex.serve_multiplexed`) instead of one connection and task each.
         record: the host's durable answer record (:class:`mpdp.parties.rounds.answer_record.AnswerRecord`),
             opened by the worker; each party's ledger starts from its recorded charges. None = in memory.
+        bundle: with ``shared``, send the parties' answers in bundles on the worker's bundle topic
+            (:mod:`mpdp.broker.bundle`; the observer must subscribe to them: a simulation without validators).
     """
 
     index: int
@@ -81,6 +83,7 @@ class WorkerSpec:
     decisions: DeciderSpec | None = None
     shared: bool = False
     record: Path | None = None
+    bundle: bool = False
 
 
 def status_report(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "",
@@ -114,7 +117,8 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
     topics = Topics(spec.session)
     if spec.secure:
         secure_sampler()  # fail before any party connects
-    gate = asyncio.Semaphore(spec.connect_concurrency)
+    # per party: how many connect (and answer) at once; shared: the multiplexer bounds the answers itself
+    gate = asyncio.Semaphore(BUNDLED_CONCURRENCY if spec.shared else spec.connect_concurrency)
     decider: Decider | None = (None if spec.decisions is None
                                else spec.decisions.decider(spec.session, spec.coordinator_key))
     waiting = len(spec.parties)
@@ -177,7 +181,8 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                         parties.create_task(serve_multiplexed(
                             [party.loop for party in started], spec.endpoint,
                             f"mpdp-{spec.session}-worker-{spec.index}-{secrets.token_hex(4)}",
-                            on_ready=one_ready, on_error=report_party_failure), name="parties")
+                            on_ready=one_ready, on_error=report_party_failure,
+                            bundle=(topics, spec.index) if spec.bundle else None), name="parties")
                     else:
                         for party, party_spec in zip(started, spec.parties, strict=True):
                             parties.create_task(run_party(party, party_spec.party), name=f"party-{party_spec.party}")

@@ -150,7 +150,7 @@ def test_the_cli_names_the_flag_of_a_bad_value(tmp_path: Path, capsys: pytest.Ca
     ({"dataset": "house-votes-84", "parties": 3}, "input='dataset, parties' is not allowed: one of dataset="),
     ({"protocol": "mpc", "servers": 4, "threshold": 2}, "threshold=2 is not allowed: an integer in 0..1 (T < m/2)"),
     ({"protocol": "curator", "epsilon": "0.5:2"}, "epsilon='0.5:2' is not allowed: one value with protocol curator"),
-    ({"protocol": "curator", "rule": "worst-case"}, "rule='worst-case' is not allowed: its default with protocol"),
+    ({"protocol": "curator", "rule": "worst-case"}, "rule='worst-case' is not allowed: average with protocol"),
 ])
 def test_the_model_itself_refuses_a_value_out_of_range_in_one_line(options: dict[str, object], line: str) -> None:
     """``SimulationConfig(...)`` refuses, before any run, with the keyword's name (not the CLI's flag)."""
