@@ -11,7 +11,9 @@ stopped the run (128 + its number, the shell's convention).
 Where SIGINT's handler is Python's own (no event loop runs), a stop signal raises :class:`StopSignal`, a
 KeyboardInterrupt of its own class, and so does a Ctrl-C while the command starts (:func:`starting`); never in the
 middle of an import: a signal that arrives during one is delivered again :data:`RETRY` seconds later, until no
-import is under way. Two things went wrong when the exception was raised at any point of the start-up, most of it
+import is under way; likewise inside asyncio's own code while ``asyncio.run`` has not installed its SIGINT handler
+yet (or has removed it), for :data:`ASYNCIO_WAIT` seconds at most: raised inside the event loop's constructor, it
+left a half-made loop whose ``__del__`` printed a traceback at exit. Two things went wrong when the exception was raised at any point of the start-up, most of it
 imports (scipy's, seconds):
 
 - a plain KeyboardInterrupt that passes through code run by ``exec`` of a string (scipy's ``array_api_compat``
@@ -28,10 +30,11 @@ import contextlib
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from types import FrameType
 
-__all__ = ["RETRY", "STOP_SIGNALS", "StopSignal", "exit_code", "starting", "stop_like_interrupt"]
+__all__ = ["ASYNCIO_WAIT", "RETRY", "STOP_SIGNALS", "StopSignal", "exit_code", "starting", "stop_like_interrupt"]
 
 #: The signals handled like SIGINT (SIGHUP only where the platform has it).
 STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
@@ -40,8 +43,15 @@ STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
 
 #: Seconds after which a stop signal that arrived during an import is delivered again.
 RETRY = 0.02
+#: Seconds a stop signal that arrived inside asyncio, before ``asyncio.run`` installed its SIGINT handler (or
+#: after it removed it), waits for that handler or for the end of asyncio's code at most, then is raised there.
+ASYNCIO_WAIT = 2.0
 
 _received: list[int] = []
+#: signal -> when it was first put off (monotonic seconds), while it is
+_put_off: dict[int, float] = {}
+#: asyncio's source folder (the standard library's), without importing it
+_ASYNCIO = os.path.join(os.path.dirname(os.__file__), "asyncio", "")
 
 
 class StopSignal(KeyboardInterrupt):  # noqa: N818 - a KeyboardInterrupt, caught as one
@@ -57,23 +67,31 @@ class StopSignal(KeyboardInterrupt):  # noqa: N818 - a KeyboardInterrupt, caught
         self.signum = signum
 
 
-def _importing(frame: FrameType | None) -> bool:
-    """An import is under way in ``frame`` or a frame that called it (importlib's frames are on the stack)."""
+def _inside(frame: FrameType | None) -> str | None:
+    """``import`` when an import is under way in ``frame`` or a frame that called it (importlib's frames are on the
+    stack), else ``asyncio`` when asyncio's code is, else None."""
+    where = None
     while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
-            return True
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen importlib._bootstrap"):
+            return "import"
+        if name.startswith(_ASYNCIO):
+            where = "asyncio"
         frame = frame.f_back
-    return False
+    return where
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
-    """Raise :class:`StopSignal` for ``signum``, recorded; during an import, send ``signum`` to this process again
-    in :data:`RETRY` seconds instead (module docstring)."""
-    if _importing(frame):
+    """Raise :class:`StopSignal` for ``signum``, recorded; during an import, or inside asyncio (for at most
+    :data:`ASYNCIO_WAIT` seconds), send ``signum`` to this process again in :data:`RETRY` seconds instead (module
+    docstring)."""
+    where, now = _inside(frame), time.monotonic()
+    if where == "import" or (where == "asyncio" and now - _put_off.setdefault(signum, now) < ASYNCIO_WAIT):
         timer = threading.Timer(RETRY, os.kill, (os.getpid(), signum))
         timer.daemon = True
         timer.start()
         return
+    _put_off.pop(signum, None)
     _received.append(signum)
     raise StopSignal(signum)
 

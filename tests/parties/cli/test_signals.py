@@ -175,3 +175,24 @@ def test_a_stop_signal_during_an_import_stops_after_it(tmp_path: Path, monkeypat
         time.sleep(scaled(5))  # the signal comes again here, after the import
     assert imported == [True] and signals.exit_code() == 143
     sys.modules.pop("slow_module_of_the_test", None)
+
+
+def test_a_stop_signal_inside_asyncio_before_its_handler_waits_for_asyncio(tmp_path: Path) -> None:
+    """Inside asyncio's code while no asyncio handler is installed (``asyncio.run`` making its loop: a StopSignal
+    raised in the loop's constructor left a half-made loop whose ``__del__`` printed a traceback), the signal
+    is put off until asyncio's code is left, here the end of ``run_until_complete``."""
+    finished = []
+
+    async def work() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        await asyncio.sleep(0.3)
+        finished.append(True)
+
+    loop = asyncio.new_event_loop()
+    try:
+        with pytest.raises(signals.StopSignal), signals.stop_like_interrupt():
+            loop.run_until_complete(work())
+            time.sleep(scaled(5))  # out of asyncio: the signal comes again here
+    finally:
+        loop.close()
+    assert finished == [True] and signals.exit_code() == 143
