@@ -126,6 +126,10 @@ class CentralSession:
                                                     config.round_names, epsilon, delta,
                                                     mode=rng_mode(config.secure), function=config.function.name)
 
+    def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
+        """A recorded round: the released outputs (no symbols: ballots and shares are sealed)."""
+        return store.load_round(session, index, symbols=False)
+
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
         """The rounds as released; no per-party spending (the parties release nothing themselves)."""
