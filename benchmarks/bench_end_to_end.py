@@ -6,7 +6,10 @@ ceiling: the machine's load moves during a run); the sessions: mpdp sessions (th
 signatures on, majority with the optimal average rule, SQLite store: unbatched (1 repetition per message)
 and batched (1,000 repetitions per message). Printed: steady-state messages/s (rounds after the first),
 privatized bits/s (party-repetitions/s), mpdp's messages/s as a ratio of the QoS 1 ceiling, and the CPU per
-steady-state message of the observer, the parties' workers and mosquitto (microseconds).
+steady-state message of the observer, the parties' workers and mosquitto (microseconds); then the answers/s over
+the whole run (``run msg/s``: every round's answers over the run's wall time, broker start, worker spawn and the
+parties' connections included) and its ratio of the QoS 1 ceiling. A message is one party's signed answer, also
+when a worker sends its parties' answers in bundles (``--connections per-worker``: :mod:`mpdp.broker.bundle`).
 
 With ``--validators 0,1,2`` each kind runs once per count of the observer's validator processes (MQTT 5
 shared subscription, :mod:`mpdp.parties.session.validators`; 0 = the observer verifies every message alone).
@@ -58,7 +61,7 @@ def main(parties: int, rounds: int, validators: list[int], kinds: list[str], bat
           f"20,000 messages before and after each session (mean)")
     print(f"{'kind':<10} {'reps':>5} {'valid.':>6} {'msg B':>6} {'QoS1 raw/s':>10} {'QoS0 raw/s':>10} "
           f"{'mpdp msg/s':>10} {'bits/s':>10} {'/QoS1':>6} {'/QoS0':>6} {'peak MB':>8} "
-          f"{'CPU us/msg: obs.':>16} {'workers':>7} {'broker':>6} {'load':>5}")
+          f"{'CPU us/msg: obs.':>16} {'workers':>7} {'broker':>6} {'load':>5} {'run msg/s':>9} {'/QoS1':>6}")
     for kind, repetitions in (("unbatched", 1), ("batched", batch)):
         for count in validators if kind in kinds else ():
             timing, raw = bracketed(20_000, repetitions, functools.partial(
@@ -68,7 +71,8 @@ def main(parties: int, rounds: int, validators: list[int], kinds: list[str], bat
                   f"{timing.messages_per_s:>10.0f} {timing.bits_per_s:>10.3g} {timing.messages_per_s / q1.rate:>6.3f} "
                   f"{timing.messages_per_s / q0.rate:>6.3f} {timing.peak_bytes / 2**20:>8.0f} "
                   f"{timing.cpu_us_per_message('observer'):>16.0f} {timing.cpu_us_per_message('workers'):>7.0f} "
-                  f"{timing.cpu_us_per_message('broker'):>6.0f} {os.getloadavg()[0]:>5.1f}", flush=True)
+                  f"{timing.cpu_us_per_message('broker'):>6.0f} {os.getloadavg()[0]:>5.1f} "
+                  f"{timing.run_messages_per_s:>9.0f} {timing.run_messages_per_s / q1.rate:>6.3f}", flush=True)
     print(f"load average at end {os.getloadavg()[0]:.1f}")
 
 

@@ -111,6 +111,12 @@ class SessionTiming:
         return self.steady_messages / self.steady_seconds
 
     @property
+    def run_messages_per_s(self) -> float:
+        """Answers per second over the whole run (every round's k answers over the run's wall time: broker
+        start, worker spawn, connections and the first round included)."""
+        return self.parties * (self.steady_rounds + 1) / self.wall_seconds
+
+    @property
     def bits_per_s(self) -> float:
         """Privatized bits (party-repetitions) per second."""
         return self.messages_per_s * self.repetitions

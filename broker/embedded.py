@@ -31,7 +31,7 @@ log = logging.getLogger("mpdp.broker")
 
 #: What the embedded broker says when it starts.
 NO_PERSISTENCE_NOTICE = (
-    "mpdp: note: the embedded broker (amqtt) does not keep persistent sessions across reconnects: messages "
+    "the embedded broker (amqtt) does not keep persistent sessions across reconnects: messages "
     "queued for a client that lost its connection are lost. Fine for a simulation on one machine; use "
     "mosquitto for deployments (--broker mosquitto, or a mosquitto URL)")
 
@@ -110,6 +110,6 @@ async def _shut_down(broker: Broker) -> None:
     try:
         await broker.shutdown()
     except Exception as exc:  # noqa: BLE001 - amqtt's own failure to stop, reported in one line
-        log.warning("mpdp: the embedded broker did not shut down cleanly: %s: %s", type(exc).__name__, exc)
+        log.warning("the embedded broker did not shut down cleanly: %s: %s", type(exc).__name__, exc)
     finally:
         amqtt.setLevel(level)

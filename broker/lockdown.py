@@ -11,6 +11,7 @@
     clients/NAME/         per identity (the observer, each party host, each mpc server), for it only: 0700
         ca.crt client.crt client.key password, and broker.env (MPDP_BROKER_URL, _USERNAME,
         _PASSWORD, _CAFILE, _CERT, _KEY: ``set -a; . broker.env; set +a``)                      0600
+        a validator's folder also holds ``group``: the validators' secret share-group name      0600
 
 Who may do what (topics of :class:`mpdp.broker.topics.Topics`):
 
@@ -26,8 +27,11 @@ Who may do what (topics of :class:`mpdp.broker.topics.Topics`):
   party host may publish to or read a server topic, and no server another server's.
 * validator j of the observer (user ``validator-{j}``, ``--validators N``, on the observer's listener, where
   its client id is its user name) only reads the party topics, on the shared subscription
-  ``$share/mpdp-validators/.../party/+`` as well as plainly; it publishes nothing. No party host, compute
-  server or anonymous client may join that group (nobody else may read a party topic).
+  ``$share/{group}/.../party/+`` as well as plainly; it publishes nothing. ``{group}`` is a secret
+  (:func:`mpdp.broker.topics.new_validator_group`) written only into the ACL and each validator's
+  ``clients/validator-{j}/group``: mosquitto 2.0 grants any login's subscription to a shared group and then
+  drops the answers its ACL denies that login (lost to the validators), so no party host, compute server or
+  anonymous client may know the group's name (nor read a party topic).
 * nobody else may use the observer's client id: the observer connects on its own listener, where
   ``use_username_as_clientid`` makes the client id the user name ``observer`` (so only the holder of the
   observer's password and certificate has it), and ``clientid_prefixes mpdp-`` refuses every client id
@@ -49,10 +53,10 @@ from mpdp.broker.certificates import CertificateAuthority
 from mpdp.broker.mpc_messages import MAX_SERVERS
 from mpdp.broker.passwords import new_password, password_line
 from mpdp.broker.settings import ENV_VAR, PASSWORD_ENV, TLS_ENV, USERNAME_ENV, url_host
-from mpdp.broker.topics import Topics
+from mpdp.broker.topics import Topics, new_validator_group
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["MAX_VALIDATORS", "OBSERVER", "BrokerConfig", "Limits", "server_user", "validator_user", "write_broker_config"]
+__all__ = ["GROUP_FILE", "MAX_VALIDATORS", "OBSERVER", "BrokerConfig", "Limits", "server_user", "validator_user", "write_broker_config"]
 
 #: The observer's user name (and its client id on the observer listener); no mpdp- prefix on purpose.
 OBSERVER = "observer"
@@ -72,6 +76,8 @@ def validator_user(index: int) -> str:
 FILES = ("broker", "clients")
 #: The most validator processes of one observer (and logins one configuration writes).
 MAX_VALIDATORS = 64
+#: The file of a validator's client folder that holds the validators' secret share-group name.
+GROUP_FILE = "group"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +110,7 @@ class BrokerConfig:
         hosts: party host user name -> the party ids it may publish for.
         servers: the compute servers' user names, in server order (empty without ``--protocol mpc``).
         validators: the observer's validators' user names, in order (empty without ``--validators``).
+        validator_group: their secret share-group name (``clients/validator-j/group``; None without validators).
     """
 
     directory: Path
@@ -114,6 +121,7 @@ class BrokerConfig:
     hosts: Mapping[str, tuple[int, ...]]
     servers: tuple[str, ...] = ()
     validators: tuple[str, ...] = ()
+    validator_group: str | None = None
 
 
 def _write(path: Path, data: str | bytes, private: bool) -> None:
@@ -125,9 +133,10 @@ def _write(path: Path, data: str | bytes, private: bool) -> None:
 
 
 def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions: bool, servers: int = 0,
-             validators: int = 0) -> str:
+             validators: int = 0, group: str = "") -> str:
     """The mosquitto ``acl_file`` of the session (module docstring: who may do what); ``servers``: m compute
-    servers (0: none); ``validators``: the observer's validator processes (0: none)."""
+    servers (0: none); ``validators``: the observer's validator processes (0: none), reading on the shared
+    subscription of the secret ``group`` (:func:`mpdp.broker.topics.new_validator_group`)."""
     lines = [f"# mpdp session {topics.session}: what each user may publish (write) and subscribe to (read).",
              "# Anything not listed is denied (including $SYS).", "", f"user {OBSERVER}",
              f"topic write {topics.rounds}", f"topic write {topics.heartbeat}", f"topic write {topics.transcript}",
@@ -139,7 +148,7 @@ def acl_text(topics: Topics, hosts: Mapping[str, Sequence[int]], party_decisions
         lines += ["", f"user {server_user(server)}", f"topic read {topics.mpc_job(server)}",
                   f"topic read {topics.rounds}", f"topic read {topics.heartbeat}", f"topic write {topics.mpc_server(server)}"]
     for index in range(validators):
-        lines += ["", f"user {validator_user(index)}", f"topic read {topics.shared_parties}",
+        lines += ["", f"user {validator_user(index)}", f"topic read {topics.shared_parties(group)}",
                   f"topic read {topics.all_parties}"]
     for name, parties in hosts.items():
         # status: read too, the host's ready beacon repeats the "ready" it reads back (parties/session/host.py)
@@ -232,7 +241,8 @@ def write_broker_config(
         servers: m, the session's compute servers (``--protocol mpc``; 0: none): a login per server
             (:func:`server_user`) on the party hosts' listener and their ACL entries.
         validators: the observer's validator processes (``mpdp observe --validators N``; 0: none): a login
-            per validator (:func:`validator_user`) on the observer's listener, reading the party topics only.
+            per validator (:func:`validator_user`) on the observer's listener, reading the party topics only,
+            and one secret share-group name for them all (:data:`GROUP_FILE` in each validator's folder).
 
     Returns:
         what was written (:class:`BrokerConfig`).
@@ -256,6 +266,7 @@ def write_broker_config(
         raise ParameterError("--validators", validators, f"a number of validator processes in 0..{MAX_VALIDATORS}")
     server_names = tuple(server_user(i) for i in range(servers))
     validator_names = tuple(validator_user(i) for i in range(validators))
+    group = new_validator_group() if validators else None
     seen: dict[int, str] = {}
     for name, parties in hosts.items():
         if (name in (OBSERVER, *server_names, *validator_names) or name.startswith("mpdp-") or not name
@@ -278,7 +289,7 @@ def write_broker_config(
     _write(broker / "ca.crt", ca.certificate_pem, private=False)
     _write(broker / "server.crt", server.certificate, private=False)
     _write(broker / "server.key", server.key, private=True)
-    _write(broker / "acl", acl_text(topics, hosts, party_decisions, servers, validators), private=True)
+    _write(broker / "acl", acl_text(topics, hosts, party_decisions, servers, validators, group or ""), private=True)
     max_connections = len(seen) + 4 * len(hosts) + servers + 16  # per party, a beacon per host, servers, slack
     _write(broker / "mosquitto.conf", mosquitto_conf(
         config_path or str(broker.resolve()), party_port=party_port, observer_port=observer_port, bind=bind,
@@ -297,10 +308,13 @@ def write_broker_config(
         _write(folder / "client.crt", issued.certificate, private=True)
         _write(folder / "client.key", issued.key, private=True)
         _write(folder / "password", password, private=True)
+        if name in validator_names:
+            assert group is not None
+            _write(folder / GROUP_FILE, group, private=True)
         port = observer_port if name in (OBSERVER, *validator_names) else party_port
         where = client_path or str(folder.resolve())
         _write(folder / "broker.env", _env_file(f"mqtts://{host_name}:{port}", name, password, where), private=True)
         clients[name] = folder
     _write(broker / "passwd", "\n".join(lines) + "\n", private=True)
     return BrokerConfig(directory, broker / "mosquitto.conf", party_port, observer_port, clients,
-                        {name: tuple(parties) for name, parties in hosts.items()}, server_names, validator_names)
+                        {name: tuple(parties) for name, parties in hosts.items()}, server_names, validator_names, group)

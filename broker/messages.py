@@ -53,6 +53,7 @@ __all__ = [
     "Announcement",
     "AnnouncementKind",
     "Answer",
+    "FAILED_END",
     "Fresh",
     "PartiesSigned",
     "PartyMessage",
@@ -74,6 +75,8 @@ Index = Annotated[int, Field(ge=0, le=2**31 - 1, strict=True)]
 Repetitions = Annotated[int, Field(ge=1, le=MAX_REPETITIONS, strict=True)]
 #: What an announcement says: a round opens, the session ends, or the coordinator is alive.
 AnnouncementKind = Literal["round", "end", "heartbeat"]
+#: How the ``name`` of an ``end`` announcement starts when the coordinator failed (then the first cause).
+FAILED_END = "FAILED: "
 
 
 def as_value_error(check: Callable[..., T], *args: object) -> T:
@@ -270,7 +273,8 @@ class RoundAnnouncement(RoundSigned, Fresh):
     Fields:
         round: the round index (for ``end``: the number of rounds in the session; for ``heartbeat``: the
             round open or next).
-        name: the round's name (a bill, a question), up to 200 characters; "" for ``end``.
+        name: the round's name (a bill, a question), up to 200 characters; for ``end``: "" (the session is
+            complete), or :data:`FAILED_END` and why the coordinator failed (the parties leave at once, saying so).
         repetitions: how many independent releases each party sends.
         sequence, expires_ms: freshness (:class:`Fresh`); a round's announcement lives as long as the round.
     """

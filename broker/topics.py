@@ -3,6 +3,8 @@
     mpdp/{session}/rounds          round announcements (coordinator -> parties), then the end
     mpdp/{session}/heartbeat       the coordinator's heartbeats (read once per party process, not per party)
     mpdp/{session}/party/{id}      party ``id``'s broadcast (one message per round)
+    mpdp/{session}/bundle/{w}      simulation worker ``w``'s bundles of its parties' answers, each answer signed
+                                   by its party (``--connections per-worker``: :mod:`mpdp.broker.bundle`)
     mpdp/{session}/status          worker status (ready / failed), control plane only
     mpdp/{session}/presence        party hosts' signed presence claims (host <-> host: one live host per party)
     mpdp/{session}/curator/release the curator's released outputs (curator protocol only)
@@ -12,24 +14,41 @@
     mpdp/{session}/decision/{id}   party ``id``'s own decisions of f for that round
 
 The observer's validator processes read the party topics on the MQTT 5 shared subscription
-``$share/mpdp-validators/mpdp/{session}/party/+`` (:attr:`Topics.shared_parties`): the broker hands each
-message to one member of the group.
+``$share/{group}/mpdp/{session}/party/+`` (:meth:`Topics.shared_parties`): the broker hands each message to
+one member of the group. The group name is a secret (:func:`new_validator_group`, 128 random bits): a
+client that joins a group takes its share of the answers, and mosquitto 2.0 lets any login join a group
+and then drops the answers the ACL denies it (they reach no validator), so only the validators may know it.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["SESSION_PATTERN", "VALIDATOR_GROUP", "Topics", "check_session"]
+__all__ = ["SESSION_PATTERN", "Topics", "check_session", "check_validator_group", "new_validator_group"]
 
 #: A session id: letters, digits, ``_ . -``; no MQTT wildcard or level separator.
 SESSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 _SESSION = re.compile(SESSION_PATTERN)
-#: The shared-subscription group of the observer's validator processes.
-VALIDATOR_GROUP = "mpdp-validators"
+_GROUP = re.compile(r"^mpdp-v-[0-9a-f]{32}$")
+
+
+def new_validator_group() -> str:
+    """A fresh secret shared-subscription group name for the observer's validators: ``mpdp-v-`` and 128
+    random bits in hex (:mod:`secrets`)."""
+    return f"mpdp-v-{secrets.token_hex(16)}"
+
+
+def check_validator_group(group: str) -> str:
+    """Return ``group`` or raise :class:`ParameterError` unless it is a name :func:`new_validator_group` gives
+    (a guessable name would let another client join the group and take a share of the answers)."""
+    if not isinstance(group, str) or not _GROUP.match(group):
+        raise ParameterError("validator group", "<hidden>" if isinstance(group, str) else group,
+                             "mpdp-v- and 32 hex digits (a secret of `mpdp broker config --validators N`)")
+    return group
 
 
 def check_session(session: str) -> str:
@@ -132,15 +151,31 @@ class Topics:
         """The subscription filter matching every party topic."""
         return f"{self.prefix}/party/+"
 
-    @property
-    def shared_parties(self) -> str:
-        """The shared subscription (MQTT 5 ``$share``) of every party topic for the validator group
-        :data:`VALIDATOR_GROUP`: each message goes to one validator of the group."""
-        return f"$share/{VALIDATOR_GROUP}/{self.all_parties}"
+    def shared_parties(self, group: str) -> str:
+        """The shared subscription (MQTT 5 ``$share``) of every party topic for the validator group ``group``
+        (a secret, :func:`new_validator_group`): each message goes to one validator of the group.
+
+        Raises:
+            ParameterError: ``group`` is not a name of :func:`new_validator_group`.
+        """
+        return f"$share/{check_validator_group(group)}/{self.all_parties}"
 
     def party_of(self, topic: str) -> int | None:
         """The party id in a party topic of this session, or None for any other topic."""
         return self._id_under(topic, "party")
+
+    def bundle(self, worker: int) -> str:
+        """Simulation worker ``worker``'s topic of answer bundles (:mod:`mpdp.broker.bundle`)."""
+        return f"{self.prefix}/bundle/{int(worker)}"
+
+    @property
+    def all_bundles(self) -> str:
+        """The subscription filter matching every worker's bundle topic."""
+        return f"{self.prefix}/bundle/+"
+
+    def bundle_worker_of(self, topic: str) -> int | None:
+        """The worker index in a bundle topic of this session, or None for any other topic."""
+        return self._id_under(topic, "bundle")
 
     def _id_under(self, topic: str, level: str) -> int | None:
         head, _, tail = topic.rpartition("/")

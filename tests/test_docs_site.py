@@ -54,6 +54,25 @@ def test_the_python_api_reference_is_generated_from_the_docstrings(site: Path) -
         assert not re.search(r":(mod|func|class|meth):<code>", page)
 
 
+def test_simulate_shows_its_signature_and_the_config_its_fields(site: Path) -> None:
+    """``mpdp.simulate`` is a function of its own (no wrapper hiding its signature), and SimulationConfig's field
+    descriptions are on the page, one table row per field."""
+    from mpdp.parties.api.simulation_config import SimulationConfig
+
+    text = _plain(site, "reference/api/mpdp")
+    signature = re.search(r"simulate\(\s*config[^)]*progress[^)]*\*\*options[^)]*\)", text)
+    assert signature is not None, "no signature of mpdp.simulate"
+    assert "Returns:" in text or "Returns" in text
+    for name, field in SimulationConfig.model_fields.items():
+        assert f"{name}" in text and (field.description or "")[:40] in text, name
+    assert "per-party while the parties' sockets fit" in text  # connections="auto", explained
+
+
+def test_the_build_code_is_no_page_and_the_site_has_its_address(site: Path) -> None:
+    assert not (site / "module_map.py").exists() and not (site / "hooks").exists()
+    assert '<link rel="canonical" href="http://127.0.0.1:8000/reference/api/mpdp/">' in _text(site, "reference/api/mpdp")
+
+
 def test_the_cli_reference_is_the_parsers_help(site: Path) -> None:
     from mpdp.parties.cli.main import COMMANDS, build_parser
 

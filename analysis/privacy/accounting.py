@@ -55,14 +55,14 @@ class Budget:
 
     @classmethod
     def parse(cls, text: str) -> Budget:
-        """``"EPS,DELTA"`` (the ``--budget`` option), e.g. ``"2.0,1e-5"``."""
+        """``"EPS,DELTA"`` (``budget=``, the ``--budget`` option), e.g. ``"2.0,1e-5"``."""
         parts = str(text).split(",")
         if len(parts) != 2:
-            raise ParameterError("--budget", text, "EPS,DELTA, e.g. 2.0,1e-5")
+            raise ParameterError("budget", text, "EPS,DELTA, e.g. 2.0,1e-5")
         try:
             epsilon, delta = float(parts[0]), float(parts[1])
         except ValueError:
-            raise ParameterError("--budget", text, "EPS,DELTA with two numbers, e.g. 2.0,1e-5") from None
+            raise ParameterError("budget", text, "EPS,DELTA with two numbers, e.g. 2.0,1e-5") from None
         return cls(epsilon, delta)
 
 

@@ -95,7 +95,8 @@ class RoundEvaluation:
     Attributes:
         result: measured against theory (:class:`mpdp.analysis.reports.report.RoundResult`).
         status: ``"complete"``, ``"timeout"``, ``"failed"`` (no answer) or ``"no-answers"`` (every party heard
-            from abstained; the last two were not decided); absent: parties not heard.
+            from abstained; the last two were not decided); absent: parties not heard; lost: the ids of those
+            whose answer was expected but never received (:attr:`mpdp.parties.rounds.outcome.RoundOutcome.lost`).
         rr_theoretical_accuracy: curator rounds: randomized response's exact accuracy on the same votes.
         parties: randomized response with party decisions: :class:`PartyEvaluation`.
         debiased: randomized response computing ``sum``: the debiased count of the round's transcripts
@@ -105,15 +106,16 @@ class RoundEvaluation:
     result: RoundResult
     status: str = "complete"
     absent: int = 0
+    lost: tuple[int, ...] = ()
     rr_theoretical_accuracy: float | None = None
     parties: PartyEvaluation | None = None
     debiased: DebiasedRound | None = None
 
     def to_json(self) -> dict[str, object]:
-        """The round's entry of ``results.json``: the result's fields, status, absent, then the extras. A round
+        """The round's entry of ``results.json``: the result's fields, status, absent, lost, then the extras. A round
         not decided (:data:`UNDECIDED`) has null measured figures (``correct``, ``empirical_accuracy``, its
         interval, ``p_value``, ``consistent``): nothing was measured."""
-        entry = self.result.to_json() | {"status": self.status, "absent": self.absent}
+        entry = self.result.to_json() | {"status": self.status, "absent": self.absent, "lost": list(self.lost)}
         if self.status in UNDECIDED:
             entry |= dict.fromkeys(MEASURED)
         if self.rr_theoretical_accuracy is not None:

@@ -84,6 +84,38 @@ def notebook_page(script: Path) -> str:
     return "\n\n".join([first, note, rest.strip("\n"), *parts[1:]]) + "\n"
 
 
+#: Where the API page shows SimulationConfig's fields (the marker in docs/reference/api/mpdp.md).
+CONFIG_FIELDS = "<!-- simulation-config-fields -->"
+
+
+def _type_text(annotation: Any) -> str:
+    """A field's type as its reader writes it: ``int | None``, ``str | BrokerSettings | None``."""
+    text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
+    text = text or str(annotation)
+    text = re.sub(r"typing\.|(?:[a-z_]+\.)+(?=[A-Z])", "", text)
+    text = re.sub(r"Annotated\[(\w+), [^\]]*\]", r"\1", text)
+    text = re.sub(r"^Optional\[(.*)\]$", r"\1 | None", text)
+    return text.replace("NoneType", "None").replace("|", "\\|")  # a pipe in a table cell is escaped
+
+
+def config_fields() -> str:
+    """``SimulationConfig``'s options as a Markdown table: keyword (= ``mpdp simulate`` flag and ``--config``
+    key), type, default and description, from the model's fields."""
+    from mpdp.parties.api.simulation_config import SimulationConfig
+
+    rows = ["| keyword (`--flag`, TOML key) | type | default | what it is |", "|---|---|---|---|"]
+    for name, field in SimulationConfig.model_fields.items():
+        default = "(required)" if field.is_required() else repr(field.default)
+        described = (field.description or "").replace("|", "\\|")
+        rows.append(f"| `{name}` | `{_type_text(field.annotation)}` | `{default}` | {described} |")
+    return "\n".join(rows)
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    """Fill in SimulationConfig's table of options on the API page (mkdocs hook)."""
+    return markdown.replace(CONFIG_FIELDS, config_fields()) if CONFIG_FIELDS in markdown else markdown
+
+
 def on_files(files: Any, config: Any) -> Any:
     """Add the generated pages to the site's files (mkdocs hook)."""
     from mkdocs.structure.files import File

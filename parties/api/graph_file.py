@@ -38,9 +38,9 @@ def load_graph_file(path: str) -> GraphFile:
     try:
         raw = json.loads(Path(path).read_text())
     except OSError as exc:
-        raise ParameterError("--graph", path, "a readable JSON file", hint=exc.strerror) from exc
+        raise ParameterError("graph", path, "a readable JSON file", hint=exc.strerror) from exc
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
-        raise ParameterError("--graph", path, "a UTF-8 JSON file", hint=str(exc)[:200]) from None
+        raise ParameterError("graph", path, "a UTF-8 JSON file", hint=str(exc)[:200]) from None
     if isinstance(raw, dict) and "inputs" in raw:
         raw = raw["inputs"]
     try:
@@ -48,4 +48,4 @@ def load_graph_file(path: str) -> GraphFile:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"]))
-        raise ParameterError(f"--graph {path}: {where}", first.get("input"), first["msg"]) from None
+        raise ParameterError(f"graph {path}: {where}", first.get("input"), first["msg"]) from None

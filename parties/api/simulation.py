@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import json
+import os
 import sys
 import uuid
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,14 +31,13 @@ from mpdp.analysis.reports.documents import to_json_text
 from mpdp.analysis.reports.evaluation import UNDECIDED, RoundEvaluation
 from mpdp.analysis.reports.report import RoundResult, plot_rounds, results_document
 from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.api.config_checks import budget_of, epsilon_text
 from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.params import function_of
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.api.run_folder import PreviousRun, RunFolder, RunStatus, data_digest
 from mpdp.parties.api.simulation_config import SimulationConfig
-from mpdp.parties.curator.arguments import check_curator_arguments
-from mpdp.parties.mpc.sharing import check_servers
-from mpdp.parties.rounds.config import PROTOCOLS, RunConfig
+from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.privacy import check_privacy_options, ledgers_from_rounds, privacy_section
 from mpdp.parties.rounds.seeds import SeedTree
@@ -58,7 +57,7 @@ from mpdp.parties.session.progress import Progress
 from mpdp.parties.session.runner import run_async
 from mpdp.parties.session.sizing import session_cost
 from mpdp.protocols.errors import MpdpError, ParameterError
-from mpdp.protocols.functions import accuracy_measure
+from mpdp.protocols.functions import BooleanFunction, accuracy_measure
 from mpdp.protocols.numerics.cost import check_time_limit
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta
 from mpdp.protocols.randomization.secure import rng_mode
@@ -69,10 +68,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["OUT_FILES", "Simulation", "check_run_options", "simulate", "simulate_async"]
-
-P = ParamSpec("P")
-T = TypeVar("T")
+__all__ = ["OUT_FILES", "Simulation", "simulate", "simulate_async"]
 
 #: The files of one run in ``out``.
 OUT_FILES = run_files("transcripts.sqlite", "results.json", "accuracy.png")
@@ -208,72 +204,232 @@ def _mechanisms(epsilon: float | str | Sequence[float], delta: float, k: int,
     return mechanisms
 
 
-def check_run_options(repetitions: int, seed: int | None, secure: bool, workers: int | None, alpha: float,
-                      round_timeout: float, protocol: str, rule: str = "average",
-                      party_decisions: bool = False) -> None:
-    """The options every live run shares (:func:`simulate_async`, ``mpdp compare``), each in its range.
+def _config_of(config: SimulationConfig | str | os.PathLike[str] | None, options: Mapping[str, Any]) -> SimulationConfig:
+    """The run's :class:`SimulationConfig`: ``config`` with ``options`` over it; a path ending in ``.toml`` is
+    read as a config (:meth:`SimulationConfig.from_toml`), another text as the dataset (``dataset=``)."""
+    if config is None or isinstance(config, SimulationConfig):
+        return SimulationConfig.of(config, options)
+    if Path(config).suffix.lower() == ".toml":
+        return SimulationConfig.from_toml(Path(config), **options)
+    return SimulationConfig.of(None, {"dataset": os.fspath(config)} | dict(options))
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One run resolved and checked, before any process starts: what :func:`simulate_async` runs and
+    records."""
+
+    run: SimulationConfig
+    data: Dataset
+    f: BooleanFunction
+    mechanisms: list[RandomizedResponse]
+    budget: Budget | None
+    seeds: SeedTree
+    inputs: dict[str, Any]
+    parties: list[dict[str, Any]]
+    digest: str
+    previous: PreviousRun | None
+    rules: RuleCache
+    config: RunConfig
+    connections_why: str
+
+    @property
+    def epsilon_text(self) -> str:
+        """The epsilon as one text (a number or its spec), or "" for one value per party."""
+        return epsilon_text(self.run.epsilon)
+
+    @property
+    def function_name(self) -> str:
+        """f as the user named it (a name given), else its own name."""
+        return self.f.name if not isinstance(self.run.function, str) else self.run.function
+
+    @property
+    def kind(self) -> str:
+        """The decision rule in the document: the observer's (rr) or the central mechanism's."""
+        if self.run.protocol == "rr":
+            return self.run.rule
+        return "geometric" if self.run.protocol == "mpc" and self.f.name == "sum" else "curator"
+
+
+def _brokers(run: SimulationConfig, round_timeout: float) -> tuple[BrokerSettings, BrokerSettings | None]:
+    """The observer's broker and the parties' (None: the same), with their reconnect windows."""
+    window = simulation_window(round_timeout)
+    settings = run.broker if isinstance(run.broker, BrokerSettings) else BrokerSettings.from_url(run.broker)
+    party = (run.party_broker if run.party_broker is None or isinstance(run.party_broker, BrokerSettings)
+             else party_broker_settings(run.party_broker))
+    return (settings.with_window(run.reconnect_window, window),
+            None if party is None else party.with_window(run.reconnect_window, window))
+
+
+def _plan(run: SimulationConfig) -> _Plan:
+    """Resolve ``run`` against its data and this machine and check what the model could not (the dataset,
+    an epsilon file, each round's rule size, the estimated cost, a resumed run's inputs).
 
     Raises:
-        ParameterError: the first value out of its range (named by its keyword, with what is allowed).
+        ParameterError: the first refusal (named by its keyword), before any process starts.
     """
-    if protocol not in PROTOCOLS:
-        raise ParameterError("protocol", protocol, "rr (randomized response), curator or mpc")
-    if rule not in ("average", "worst-case"):
-        raise ParameterError("rule", rule, "average or worst-case")
-    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
-        raise ParameterError("repetitions", repetitions, "an integer >= 1")
-    if seed is not None and seed < 0:
-        raise ParameterError("seed", seed, "an integer >= 0")
-    if seed is not None and secure:
-        raise ParameterError("seed", seed, "no seed in secure mode (secure=True, --secure)",
-                             hint="deployment mode draws from the OS CSPRNG and cannot be reproduced")
-    if workers is not None and workers < 1:
-        raise ParameterError("workers", workers, "an integer >= 1")
-    if not 0 < alpha < 1:
-        raise ParameterError("alpha", alpha, "a level in (0, 1)")
-    if not round_timeout > 0:
-        raise ParameterError("round_timeout", round_timeout, "a number of seconds > 0")
-    if protocol != "rr" and (rule != "average" or party_decisions):
-        raise ParameterError("rule" if rule != "average" else "party_decisions",
-                             rule if rule != "average" else True,
-                             f"the defaults with protocol {protocol} (the central mechanism has no decision rule)")
+    budget = budget_of(run.budget)
+    delta_slack = check_privacy_options(budget, run.delta_slack)
+    previous = PreviousRun.read(run.out, run.force) if run.resume else None
+    f = function_of(run.function)
+    seeds = SeedTree.from_seed(run.seed if previous is None else previous.seed)
+    default = run.dataset is None and run.votes is None and run.parties is None
+    data = _dataset("house-votes-84" if default else run.dataset, run.votes, run.parties, run.rounds, run.label_column, seeds.dataset())
+    connections, connections_why = resolve_connections(run.connections, data.num_parties)
+    round_timeout = run.round_timeout if run.round_timeout is not None else max(
+        DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, run.repetitions, connections))
+    settings, party_settings = _brokers(run, round_timeout)
+    session_cost(data.num_parties, data.num_rounds, run.repetitions, connections).check(
+        check_time_limit(run.time_limit))
+    mechanisms = _mechanisms(run.epsilon, run.delta, data.num_parties, seeds.epsilons())
+    for r in range(data.num_rounds):  # the participants of a round are at most the voters
+        ids = np.flatnonzero(data.bits[:, r] >= 0)
+        if ids.size:
+            check_rule_size([mechanisms[i] for i in ids], f, run.rule)
+    parties = [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)]
+    digest = data_digest(data.bits, json.loads(to_json_text(parties)))
+    cache = RuleCache()
+    config = RunConfig(
+        session=f"sim-{uuid.uuid4().hex[:12]}" if previous is None else previous.session,
+        round_names=data.round_names, bits=data.bits,
+        mechanisms=tuple(mechanisms), repetitions=run.repetitions, seed=seeds.seed, function=f,
+        measure=accuracy_measure("zero-one", 2),
+        rule_factory=(None if run.protocol != "rr" else
+                      zero_one_rules(run.rule, engine="posterior" if run.rule == "average" else "auto", cache=cache)),
+        party_rule=run.rule if run.party_decisions and run.protocol == "rr" else None, broker=settings,
+        workers=run.workers, store_path=None, secure=run.secure,
+        round_timeout=round_timeout, ready_timeout=ready_timeout_floor(data.num_parties, connections),
+        budget=budget, delta_slack=delta_slack, protocol=run.protocol,
+        servers=run.servers, threshold=run.threshold, party_broker=party_settings, connections=connections,
+        validators=run.validators, executor=run.executor)
+    plan = _Plan(run, data, f, mechanisms, budget, seeds, {}, parties, digest, previous, cache, config,
+                 connections_why)
+    inputs = run.inputs(dataset=data.name, epsilon=plan.epsilon_text or "per party (see parties)",
+                        function=plan.function_name, round_timeout=round_timeout, delta_slack=delta_slack)
+    if previous is not None:
+        previous.check(inputs, digest)
+    return dataclasses.replace(plan, inputs=inputs)
 
 
-async def simulate_async(config: SimulationConfig | str | None = None, /, *, progress: bool = True,
-                         **options: Any) -> Simulation:
+def _started(plan: _Plan) -> dict[str, Any]:
+    """The run's document as written when it starts (no rounds yet)."""
+    run = plan.run
+    return strict_document({
+        "session": plan.config.session, "protocol": run.protocol, "dataset": plan.data.name,
+        "function": plan.function_name, "repetitions": run.repetitions, "seed": plan.seeds.seed,
+        "seed_given": run.seed is not None, "mode": rng_mode(run.secure), "alpha": run.alpha, "rule": plan.kind,
+        "party_decisions": run.party_decisions and run.protocol == "rr", "parties": plan.parties, "rounds": []},
+        "simulate", plan.inputs)
+
+
+def _announce(plan: _Plan, folder: RunFolder, begun: Mapping[str, Any]) -> None:
+    """On standard error: where a resumed run goes on, and how long a large run will take."""
+    if plan.previous is not None:
+        done, total = begun["rounds_decided"], len(begun["rounds"])
+        print(f"mpdp: resuming the run in {folder.path} at round {done + 1} of {total}" if done < total else
+              f"mpdp: the run in {folder.path} is complete ({total} of {total} rounds): nothing to run",
+              file=sys.stderr)
+    config = plan.config
+    if config.k * plan.data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
+        print(estimate_run(config.k, plan.data.num_rounds, plan.run.repetitions, config.connections).describe()
+              + f"; connections {config.connections} ({plan.connections_why})", file=sys.stderr)
+
+
+def _finished(plan: _Plan, outcome: RunOutcome, folder: RunFolder) -> Simulation:
+    """The finished run measured against theory (:func:`mpdp.parties.session.evaluate.evaluate_run`), its
+    document, plot and files written."""
+    run = plan.run
+    evaluations = evaluate_run(outcome, plan.data.bits, plan.mechanisms, plan.f, rule=plan.kind, alpha=run.alpha,
+                               rng=plan.seeds.theory(), rules=plan.rules)
+    privacy = None
+    if outcome.protocol == "rr":  # the curator protocol releases no per-party answers
+        privacy = privacy_section(outcome.spent, outcome.rounds, plan.budget, outcome.delta_slack, run.repetitions)
+    document = results_document(
+        session=outcome.session, protocol=run.protocol, dataset=plan.data.name, function=plan.function_name,
+        repetitions=run.repetitions, seed=plan.seeds.seed, seed_given=run.seed is not None,
+        secure=run.secure, broker_kind=outcome.broker_kind, broker_url=outcome.broker_url, alpha=run.alpha,
+        rule=plan.kind, party_decisions=run.party_decisions and run.protocol == "rr", wall_time=outcome.wall_time,
+        mechanisms=plan.mechanisms, rounds=evaluations, privacy=privacy)
+    document["run"] = folder.run_section("complete", plan.config.session, plan.config.round_names, plan.digest)
+    title = (f"{plan.data.name}: {'' if run.protocol == 'rr' else run.protocol + ', '}{document['function']}, "
+             f"epsilon {plan.epsilon_text or 'per party'}, {run.repetitions} repetitions")
+    result = Simulation(strict_document(document, "simulate", plan.inputs), tuple(evaluations), outcome, title,
+                        folder.path)
+    from mpdp.analysis.plot_style import save_figure
+
+    save_figure(result.plot(), folder.path / "accuracy.png")
+    folder.write(result.document)
+    return result
+
+
+async def simulate_async(config: SimulationConfig | str | os.PathLike[str] | None = None, /, *,
+                         progress: bool = True, **options: Any) -> Simulation:
+    """The live run of :func:`simulate`, for code that already runs an event loop (``await
+    mpdp.simulate_async(...)``): the same arguments, checks, files and result.
+
+    Raises:
+        ParameterError, UnguardedMainError, TransportError, WorkerError: as :func:`simulate`.
+    """
+    check_main_guard("mpdp.simulate")
+    plan = _plan(_config_of(config, options))
+    folder = RunFolder.open(plan.run.out, plan.run.force, plan.run.resume, OUT_FILES, announce=progress)
+    plan = dataclasses.replace(plan, config=dataclasses.replace(plan.config, store_path=folder.store))
+    started = _started(plan)
+
+    def run_section(status: RunStatus, error: str | None = None) -> dict[str, Any]:
+        return folder.run_section(status, plan.config.session, plan.config.round_names, plan.digest, error)
+
+    begun = run_section("running")
+    if progress:
+        _announce(plan, folder, begun)
+    folder.write(started | {"run": begun})
+    try:
+        with Progress(plan.data, enabled=progress) as bar:
+            outcome = await run_async(plan.config, progress=bar.update)
+    except (MpdpError, asyncio.CancelledError, KeyboardInterrupt) as exc:
+        failed = isinstance(exc, MpdpError)
+        section = run_section("failed" if failed else "interrupted",
+                              str(exc) if failed else "stopped by a signal (Ctrl-C, SIGTERM or SIGHUP)")
+        if not folder.discard_if_empty(section):
+            folder.write(started | {"run": section})
+        print(folder.stopped(section), file=sys.stderr)
+        raise
+    return _finished(plan, outcome, folder)
+
+
+def simulate(config: SimulationConfig | str | os.PathLike[str] | None = None, /, *, progress: bool = True,
+             **options: Any) -> Simulation:
     """Run parties and the central observer over a real MQTT broker and measure accuracy against theory.
 
-    ``mpdp.simulate(...)`` blocks until the run is done; ``await mpdp.simulate_async(...)`` is the same run
-    for code that already runs an event loop. Both take these arguments and return the same result.
+    Blocks until the run is done: in a script (under ``if __name__ == "__main__":``), a terminal, or Jupyter
+    (inside a running event loop the run goes on a worker thread with its own loop). ``await
+    mpdp.simulate_async(...)`` is the same run for async code.
 
     Args:
-        config: the run's options (:class:`mpdp.parties.api.simulation_config.SimulationConfig`, whose fields
-            are described there), or a dataset name or CSV path (as ``dataset=``), or None (every default).
-        progress: a progress bar on standard error (and the run's folder named there).
-        options: options by keyword, over ``config``'s: ``dataset`` (``"house-votes-84"``, the default, or a
-            CSV of 1/0, ``?`` = takes no part), ``votes`` (an int array (parties, rounds) of 1, 0, -1) or
-            ``parties`` (K with random bits over ``rounds`` R); ``label_column``; ``epsilon`` (nats: one value,
-            ``"LO:HI"``, a file, or one per party), ``delta``, ``repetitions``, ``function`` (``majority``,
-            ``sum``, ``xor``, ``and``, ``or``, ``threshold:T``), ``rule`` (``average`` 002 eq. (4) or
-            ``worst-case`` eq. (6)), ``seed``; ``protocol`` (``rr``, ``curator`` 001, ``mpc`` with ``servers`` M
-            and ``threshold`` T < M/2); ``broker``, ``party_broker``, ``reconnect_window``; ``out`` (the run's
-            folder, refused if it holds an earlier run's unless ``force``; ``resume`` continues the run there
-            with the same inputs, only ``round_timeout`` may change); ``workers``, ``connections``
-            (``per-party``, ``per-worker``), ``validators``, ``executor`` (``dask://HOST:PORT``: the workers as tasks
-            on that Dask cluster, the broker by URL); ``secure`` (deployment mode: the OS CSPRNG, no
-            seed), ``party_decisions``, ``alpha`` (family-wise level of the consistency tests),
-            ``round_timeout`` (seconds of quiet after the last answer; None: 60, or thrice a large round's
-            estimated time, :func:`mpdp.parties.session.estimate.round_timeout_floor`), ``budget`` ((epsilon,
-            delta) or ``"EPS,DELTA"``), ``delta_slack``, ``time_limit`` (seconds; a session estimated to take
-            longer, or more memory than the machine has, is refused before any process starts).
+        config: the run's options: a :class:`mpdp.parties.api.simulation_config.SimulationConfig` (its fields
+            are the options, each described there), a path ending in ``.toml`` (read as ``mpdp simulate
+            --config`` reads it, :meth:`SimulationConfig.from_toml`), another text or path (the dataset: a name
+            or a CSV path, as ``dataset=``), or None (every default).
+        progress: a progress bar and the run's folder on standard error.
+        options: any field of :class:`SimulationConfig` by keyword, over ``config``'s: the input (``dataset``,
+            ``votes`` or ``parties`` with ``rounds``), privacy (``epsilon`` in nats, ``delta``, ``budget``,
+            ``delta_slack``), what is computed (``function``, ``rule``, ``protocol``, ``servers``,
+            ``threshold``, ``repetitions``, ``seed``, ``secure``, ``party_decisions``, ``alpha``), where it runs
+            (``broker``, ``party_broker``, ``reconnect_window``, ``workers``, ``connections``: ``"auto"`` by
+            default, per-party while the sockets fit, else per-worker; ``validators``, ``executor``) and its
+            files and time (``out``, ``force``, ``resume``, ``round_timeout``, ``time_limit``).
 
     Returns:
-        :class:`Simulation` (``to_dict()`` is ``mpdp simulate --json``; its ``inputs`` are
-        :meth:`SimulationConfig.inputs`).
+        :class:`Simulation`: ``document`` (``results.json``, ``mpdp simulate --json``; its ``inputs`` are
+        :meth:`SimulationConfig.inputs`), ``rounds`` (measured accuracy, interval and exact theory per round),
+        ``consistent``, ``out`` (the run's folder with ``transcripts.sqlite``, ``results.json``,
+        ``accuracy.png``), ``to_dict()``, ``to_frame()``, ``plot()``.
 
     Raises:
-        ParameterError: a bad value (named, one line), an unknown option (the known ones listed), before any
-            process starts; with ``resume``, inputs other than the folder's run's.
+        ParameterError: before any process starts, one line naming the keyword, its value and what is
+            allowed: an unknown option (the closest name suggested), a wrong type, a value out of range, a bad
+            combination, a dataset or epsilon file that cannot be read, a run estimated to take longer than
+            ``time_limit``; with ``resume``, inputs other than the folder's run's.
         UnguardedMainError: called from a script's top level without ``if __name__ == "__main__":``.
         TransportError, WorkerError: the broker or a worker process failed (``results.json`` says so).
 
@@ -284,149 +440,7 @@ async def simulate_async(config: SimulationConfig | str | None = None, /, *, pro
         r.to_dict()["rounds"][0]["empirical_accuracy"]
         r.plot()
         again = mpdp.simulate(mpdp.SimulationConfig(dataset="house-votes-84", epsilon=1.0), seed=4)
+        from_file = mpdp.simulate("run.toml", seed=5)
     """
     check_main_guard("mpdp.simulate")
-    if isinstance(config, str):
-        config, options = None, {"dataset": config} | options
-    run = SimulationConfig.of(config, options)
-    dataset, votes, parties, rounds, label_column = run.dataset, run.votes, run.parties, run.rounds, run.label_column
-    epsilon, delta, repetitions, function, rule, seed = (run.epsilon, run.delta, run.repetitions, run.function,
-                                                         run.rule, run.seed)
-    protocol, servers, threshold = run.protocol, run.servers, run.threshold
-    broker, party_broker, reconnect_window = run.broker, run.party_broker, run.reconnect_window
-    out, force, resume, workers, connections, validators = (run.out, run.force, run.resume, run.workers,
-                                                            run.connections, run.validators)
-    executor = run.executor
-    secure, party_decisions, alpha, round_timeout = run.secure, run.party_decisions, run.alpha, run.round_timeout
-    budget, delta_slack, time_limit = run.budget, run.delta_slack, run.time_limit
-    if dataset is None and votes is None and parties is None:
-        dataset = "house-votes-84"
-    check_run_options(repetitions, seed, secure, workers, alpha, DEFAULT_ROUND_TIMEOUT if round_timeout is None
-                      else round_timeout, protocol, rule, party_decisions)
-    parsed_budget = (None if budget is None else Budget.parse(budget) if isinstance(budget, str)
-                     else Budget(*budget))
-    delta_slack = check_privacy_options(parsed_budget, delta_slack)
-    previous = PreviousRun.read(out, force) if resume else None
-    f = function_of(function)
-    if f.count_values(1) is None:
-        raise ParameterError("function", f.name, "a symmetric function for the live run (majority, sum, xor, "
-                             "and, or, threshold:T)", hint="truth tables: see mpdp.accuracy")
-    epsilon_text = epsilon if isinstance(epsilon, str) else repr(epsilon) if isinstance(epsilon, (int, float)) else ""
-    if protocol != "rr":
-        check_curator_arguments(f, epsilon_text or "per-party:list", protocol)
-        if parsed_budget is not None:
-            raise ParameterError("budget", budget, "per-party budgets with protocol rr only",
-                                 hint=f"with protocol {protocol} the parties release nothing themselves")
-    if protocol == "mpc":
-        check_servers(servers, threshold, "servers", "threshold")
-    settings = broker if isinstance(broker, BrokerSettings) else BrokerSettings.from_url(broker)
-    party_settings = (party_broker if party_broker is None or isinstance(party_broker, BrokerSettings)
-                      else party_broker_settings(party_broker, "party_broker"))
-    seeds = SeedTree.from_seed(seed if previous is None else previous.seed)
-    data = _dataset(dataset, votes, parties, rounds, label_column, seeds.dataset())
-    connections, connections_why = resolve_connections(connections, data.num_parties)
-    round_timeout = round_timeout if round_timeout is not None else max(
-        DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, repetitions, connections))
-    settings = settings.with_window(reconnect_window, simulation_window(round_timeout))
-    if party_settings is not None:
-        party_settings = party_settings.with_window(reconnect_window, simulation_window(round_timeout))
-    session_cost(data.num_parties, data.num_rounds, repetitions, connections).check(check_time_limit(time_limit))
-    mechanisms = _mechanisms(epsilon, delta, data.num_parties, seeds.epsilons())
-    for r in range(data.num_rounds):  # the participants of a round are at most the voters
-        ids = np.flatnonzero(data.bits[:, r] >= 0)
-        if ids.size:
-            check_rule_size([mechanisms[i] for i in ids], f, rule)
-    function_name = f.name if not isinstance(function, str) else function
-    inputs = run.inputs(dataset=data.name, epsilon=epsilon_text or "per party (see parties)",
-                        function=function_name, round_timeout=round_timeout, delta_slack=delta_slack)
-    kind = rule if protocol == "rr" else "geometric" if protocol == "mpc" and f.name == "sum" else "curator"
-    parties_section = [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)]
-    digest = data_digest(data.bits, json.loads(to_json_text(parties_section)))
-    if previous is not None:
-        previous.check(inputs, digest)
-    cache = RuleCache()
-    run_config = RunConfig(
-        session=f"sim-{uuid.uuid4().hex[:12]}" if previous is None else previous.session,
-        round_names=data.round_names, bits=data.bits,
-        mechanisms=tuple(mechanisms), repetitions=repetitions, seed=seeds.seed, function=f,
-        measure=accuracy_measure("zero-one", 2),
-        rule_factory=(None if protocol != "rr" else
-                      zero_one_rules(rule, engine="posterior" if rule == "average" else "auto", cache=cache)),
-        party_rule=rule if party_decisions and protocol == "rr" else None, broker=settings, workers=workers,
-        store_path=None, secure=secure,
-        round_timeout=round_timeout, ready_timeout=ready_timeout_floor(data.num_parties, connections),
-        budget=parsed_budget, delta_slack=delta_slack, protocol=protocol,
-        servers=servers, threshold=threshold, party_broker=party_settings, connections=connections,
-        validators=validators, executor=executor)
-    folder = RunFolder.open(out, force, resume, OUT_FILES, announce=progress)  # the inputs are all checked
-    run_config = dataclasses.replace(run_config, store_path=folder.store)
-    started = strict_document({
-        "session": run_config.session, "protocol": protocol, "dataset": data.name, "function": function_name,
-        "repetitions": repetitions, "seed": seeds.seed, "seed_given": seed is not None, "mode": rng_mode(secure),
-        "alpha": alpha, "rule": kind, "party_decisions": party_decisions and protocol == "rr",
-        "parties": parties_section, "rounds": []}, "simulate", inputs)
-
-    def run_section(status: RunStatus, error: str | None = None) -> dict[str, Any]:
-        return folder.run_section(status, run_config.session, run_config.round_names, digest, error)
-
-    begun = run_section("running")
-    if previous is not None and progress:
-        done = begun["rounds_decided"]
-        total = len(begun["rounds"])
-        print(f"mpdp: resuming the run in {folder.path} at round {done + 1} of {total}" if done < total else
-              f"mpdp: the run in {folder.path} is complete ({total} of {total} rounds): nothing to run",
-              file=sys.stderr)
-    folder.write(started | {"run": begun})
-    if progress and run_config.k * data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
-        print(estimate_run(run_config.k, data.num_rounds, repetitions, connections).describe()
-              + f"; connections {connections} ({connections_why})", file=sys.stderr)
-    try:
-        with Progress(data, enabled=progress) as bar:
-            outcome = await run_async(run_config, progress=bar.update)
-    except (MpdpError, asyncio.CancelledError, KeyboardInterrupt) as exc:
-        failed = isinstance(exc, MpdpError)
-        section = run_section("failed" if failed else "interrupted",
-                              str(exc) if failed else "stopped by a signal (Ctrl-C, SIGTERM or SIGHUP)")
-        if not folder.discard_if_empty(section):
-            folder.write(started | {"run": section})
-        print(folder.stopped(section), file=sys.stderr)
-        raise
-    evaluations = evaluate_run(outcome, data.bits, mechanisms, f, rule=kind, alpha=alpha, rng=seeds.theory(),
-                               rules=cache)
-    privacy = None
-    if outcome.protocol == "rr":  # the curator protocol releases no per-party answers
-        privacy = privacy_section(outcome.spent, outcome.rounds, parsed_budget, outcome.delta_slack, repetitions)
-    document = results_document(
-        session=outcome.session, protocol=protocol, dataset=data.name, function=function_name,
-        repetitions=repetitions, seed=seeds.seed, seed_given=seed is not None,
-        secure=secure, broker_kind=outcome.broker_kind, broker_url=outcome.broker_url, alpha=alpha, rule=kind,
-        party_decisions=party_decisions and protocol == "rr", wall_time=outcome.wall_time, mechanisms=mechanisms,
-        rounds=evaluations, privacy=privacy)
-    document["run"] = run_section("complete")
-    title = (f"{data.name}: {'' if protocol == 'rr' else protocol + ', '}{document['function']}, epsilon "
-             f"{epsilon_text or 'per party'}, {repetitions} repetitions")
-    result = Simulation(strict_document(document, "simulate", inputs), tuple(evaluations), outcome, title,
-                        folder.path)
-    from mpdp.analysis.plot_style import save_figure
-
-    save_figure(result.plot(), folder.path / "accuracy.png")
-    folder.write(result.document)
-    return result
-
-
-def _blocking(run_async: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
-    """The blocking twin of ``run_async``: ``asyncio.run`` it, or, inside a running event loop (Jupyter),
-    run it on a worker thread with its own loop and wait for the result."""
-
-    @functools.wraps(run_async)
-    def run(*args: P.args, **kwargs: P.kwargs) -> T:
-        check_main_guard("mpdp.simulate")
-        return run_blocking(run_async(*args, **kwargs))
-
-    return run
-
-
-simulate = _blocking(simulate_async)
-"""The blocking live run: ``mpdp.simulate(...)`` takes the arguments of :func:`simulate_async` and returns its
-:class:`Simulation`; works in scripts under a ``__main__`` guard, in a terminal and in Jupyter (there on a worker
-thread)."""
+    return run_blocking(simulate_async(config, progress=progress, **options))

@@ -4,21 +4,36 @@ from its flags (and so from its ``--config`` TOML, which sets the flags), and wh
 ``inputs`` of ``results.json`` / ``--json`` (:meth:`SimulationConfig.inputs`). A parameter is added here once:
 a field (with its description), and the ``mpdp simulate`` flag of the same name.
 
-A bad option is one line naming it and what is allowed (a :class:`mpdp.protocols.errors.ParameterError`),
-never pydantic's multi-line report: an unknown keyword lists the known ones, a value of the wrong type says
-which type. Ranges and combinations (a seed with ``secure``, ``servers`` and ``threshold``, ...) are checked by
-the run before any process starts (:func:`mpdp.parties.api.simulation.check_run_options`).
+A bad option is refused by the model itself, ``SimulationConfig(...)`` as much as ``mpdp.simulate(...)``, in
+one line naming it, its value and what is allowed (a :class:`mpdp.protocols.errors.ParameterError`), never
+pydantic's multi-line report: a misspelt keyword names the closest option (``epsilom=1 is not allowed: an
+option of SimulationConfig (did you mean epsilon?)``), a value of the wrong type says which type, a value out
+of its range says the range, and combinations (a seed with ``secure``, ``servers`` and ``threshold``, ...)
+are checked too (:mod:`mpdp.parties.api.config_checks`). What needs the data or the machine (a CSV file, an
+epsilon file's lines, the estimated time) is checked by the run, still before any process starts.
 """
 
 from __future__ import annotations
 
+import contextvars
+import difflib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.api.config_checks import FIELD_CHECKS, check_combinations
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT
@@ -43,12 +58,21 @@ class SimulationConfig(BaseModel):
     """The options of one live run (``mpdp.simulate``, ``mpdp simulate``); every field has the default of both.
 
     Construct it with keywords (``SimulationConfig(parties=5, epsilon=0.5)``), from a mapping
-    (:meth:`of`), and change it with :meth:`replace`; it is frozen. The fields are described below (units:
-    epsilon in nats, times in seconds).
+    (:meth:`of`), from a TOML file (:meth:`from_toml`), and change it with :meth:`replace`; it is frozen. The
+    fields are described below (units: epsilon in nats, times in seconds).
 
     Raises:
-        ParameterError: on construction through :meth:`of`: an unknown option (the known ones listed) or a
-            value of the wrong type (named, with the type allowed).
+        ParameterError: on construction, the first bad option, in one line: an unknown one (the closest
+            known name suggested, or the known ones listed), a value of the wrong type (the type allowed), out
+            of its range (the range) or contradicting another option (which, and what is allowed).
+
+    Example:
+        >>> SimulationConfig(parties=5, epsilon="0.5:2").epsilon
+        '0.5:2'
+        >>> SimulationConfig(epsilon=-1)
+        Traceback (most recent call last):
+        ...
+        mpdp.protocols.errors.ParameterError: epsilon=-1.0 is not allowed: a number >= 0 (inf allowed)
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
@@ -96,8 +120,11 @@ class SimulationConfig(BaseModel):
     resume: bool = Field(False, description="continue the run in folder out with the same inputs")
     workers: Integer | None = Field(None, description="worker processes (default: one per core)")
     connections: str = Field("auto", description=(
-        "auto (per-party while cheap, per-worker for many parties: see choose_connections), per-party (each "
-        "party its own MQTT connection, as deployed) or per-worker (one per worker process)"))
+        "auto (the default: per-party while the parties' sockets fit the file-descriptor limit and connect within "
+        "60 s, about 16,900 parties, else per-worker; the reason is printed before a large run and recorded, "
+        "mpdp.parties.session.estimate.choose_connections), per-party (each party its own MQTT connection, as "
+        "deployed) or per-worker (each worker process multiplexes its parties over one connection: fewer "
+        "sockets and less memory for thousands of parties; each party still signs its own messages)"))
     validators: Integer = Field(0, description=(
         "processes that verify the parties' messages for the observer (0: the observer itself)"))
     executor: str | None = Field(None, description=(
@@ -114,23 +141,39 @@ class SimulationConfig(BaseModel):
     time_limit: float | None = Field(SESSION_TIME_LIMIT, description=(
         "seconds the session may take (None: no limit); a longer estimate is refused before any process starts"))
 
+    if not TYPE_CHECKING:  # type checkers see pydantic's __init__ of the fields
+        def __init__(self, /, **options: Any) -> None:
+            try:
+                super().__init__(**options)
+            except ValidationError as exc:
+                raise _parameter_error(exc, options, _CALLER.get()) from None
+
+    @field_validator(*FIELD_CHECKS)
+    @classmethod
+    def _in_range(cls, value: Any, info: ValidationInfo) -> Any:
+        assert info.field_name is not None
+        return FIELD_CHECKS[info.field_name](value)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SimulationConfig:
+        check_combinations(self)
+        return self
+
     @classmethod
     def of(cls, config: SimulationConfig | None = None, options: Mapping[str, Any] | None = None,
            where: str = "mpdp.simulate") -> SimulationConfig:
         """``config`` (default: every default) with ``options`` (keyword -> value) changed, validated.
 
         Raises:
-            ParameterError: an unknown option (named, with the known ones) or a value of the wrong type (named,
-                with what is allowed), the first one; ``where`` names the caller in the first case.
+            ParameterError: the first bad option, as on construction; ``where`` names the caller for an
+                unknown option.
         """
         given = dict(config if config is not None else {}) | dict(options or {})
-        unknown = sorted(set(given) - set(cls.model_fields))
-        if unknown:
-            raise ParameterError(unknown[0], given[unknown[0]], f"an option of {where}: " + ", ".join(cls.model_fields))
+        caller = _CALLER.set(where)
         try:
-            return cls.model_validate(given)
-        except ValidationError as exc:
-            raise _parameter_error(exc, given) from None
+            return cls(**given)
+        finally:
+            _CALLER.reset(caller)
 
     @classmethod
     def from_toml(cls, path: Path | str, **options: Any) -> SimulationConfig:
@@ -171,16 +214,31 @@ class SimulationConfig(BaseModel):
                 if name not in self.NOT_RECORDED}
 
 
+#: Who builds the model, for the error of an unknown option (:meth:`SimulationConfig.of` sets it).
+_CALLER = contextvars.ContextVar("_CALLER", default="SimulationConfig")
 #: TOML keys of ``mpdp simulate --config`` that are ``broker``'s TLS settings (key -> keyword of from_url).
 _TLS_KEYS = {"cafile": "cafile", "cert": "cert", "key": "key", "mqtt_version": "protocol"}
 #: TOML keys of ``mpdp simulate --config`` about the command line's output, not the run.
 _COMMAND_LINE_KEYS = ("json", "quiet")
 
 
-def _parameter_error(exc: ValidationError, given: Mapping[str, Any]) -> ParameterError:
-    """pydantic's first error as one :class:`ParameterError` line: the option, its value as ``given``, what is
-    allowed (the type pydantic wanted, or, for an option of several forms, the field's description of them)."""
+def _parameter_error(exc: ValidationError, given: Mapping[str, Any], where: str) -> ParameterError:
+    """pydantic's report as one :class:`ParameterError` line: an unknown option first (the closest field
+    suggested, else the fields listed, as an option of ``where``), else the first error: a check's own
+    ParameterError (:mod:`mpdp.parties.api.config_checks`) as raised, a wrong type with the option, its value as
+    ``given`` and what is allowed (the type pydantic wanted, or, for an option of several forms, the field's
+    description of them)."""
     errors = exc.errors(include_url=False)
+    unknown = [e for e in errors if e["type"] == "extra_forbidden"]
+    if unknown:
+        name = str(unknown[0]["loc"][0])
+        close = difflib.get_close_matches(name, SimulationConfig.model_fields, n=1)
+        fields = ", ".join(SimulationConfig.model_fields)
+        return ParameterError(name, given.get(name), f"an option of {where}" + (
+            f" (did you mean {close[0]}?)" if close else f": {fields}"))
+    raised = errors[0].get("ctx", {}).get("error")
+    if isinstance(raised, ParameterError):
+        return raised
     name = str(errors[0]["loc"][0]) if errors[0]["loc"] else "options"
     wanted = sorted({str(e["msg"]).removeprefix("Input should be ").removeprefix("Value error, ")
                      for e in errors if e["loc"][:1] == errors[0]["loc"][:1]})

@@ -21,7 +21,6 @@ On the House votes (each bill's real votes, its voting members only; the central
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass
@@ -36,6 +35,7 @@ from mpdp.analysis.sweeps.sweep import sweep as sweep_grid
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.result import Result
+from mpdp.parties.api.simulation_config import SimulationConfig
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.session.live_sweep import live_sweep
 from mpdp.protocols.errors import ParameterError
@@ -146,10 +146,7 @@ def sweep(
     if executor is not None:
         raise ParameterError("executor", executor, "None with live=True: live points run one after another "
                              "over one broker (each session's parties already use every core)")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ParameterError("workers", workers, "None or an integer >= 1")
-    if not 0 < round_timeout < math.inf:
-        raise ParameterError("round_timeout", round_timeout, "a finite number of seconds > 0")
+    SimulationConfig.of(None, {"workers": workers, "round_timeout": round_timeout}, "mpdp.sweep")  # as simulate's
     plan = plan_sweep(grid, **options) if data is None else plan_dataset_sweep(
         grid, data.bits, data.round_names, dataset=data.name, **options)
     settings = broker if isinstance(broker, BrokerSettings) else BrokerSettings.from_url(broker)

@@ -28,12 +28,14 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from mpdp.broker.reconnect_window import DEFAULT_RECONNECT_WINDOW
+from mpdp.parties.cli.errors import renamed
 from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.parties.session.output_paths import output_file
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT
 
 __all__ = [
+    "LOG_FORMAT",
     "PAPER_CODES",
     "add_label_column",
     "add_time_limit",
@@ -234,7 +236,9 @@ def _integer_at_least(text: str, minimum: int, shown: str) -> int:
 @contextlib.contextmanager
 def option_names(**options: str | tuple[str, Any]) -> Iterator[None]:
     """Re-raise a :class:`ParameterError` of the Python API that names a keyword argument (a key of
-    ``options``) as naming the command-line option and the text the user typed instead:
+    ``options``) as naming the command-line option and the text the user typed instead (where the text typed
+    reads better than the API's value; the option's name alone is given to every error by ``mpdp`` itself,
+    :func:`mpdp.parties.cli.errors.flag_named`):
     ``option_names(delta=("--delta", args.delta))`` turns ``delta=[0.5, 0.2] is not allowed: ...`` into
     ``--delta='0.5,0.2' is not allowed: ...``; an option alone (``budget="--budget"``) keeps the API's
     value. Other errors pass unchanged."""
@@ -245,10 +249,7 @@ def option_names(**options: str | tuple[str, Any]) -> Iterator[None]:
             raise
         given = options[exc.name]
         option, typed = (given, exc.value) if isinstance(given, str) else given
-        renamed = type(exc).__new__(type(exc))
-        renamed.__dict__.update(vars(exc), name=option, value=typed)
-        renamed.args = (str(exc).replace(f"{exc.name}={exc.value!r}", f"{option}={typed!r}", 1),)
-        raise renamed from None
+        raise renamed(exc, option, typed) from None
 
 
 def seed_value(text: str) -> int:
@@ -265,6 +266,8 @@ def count_value(text: str) -> int:
 COMMON_OPTIONS = ("json", "quiet", "config")
 #: Names argparse adds that are no option of the user's (and ``output``: the CommandOutput of command_output).
 _NOT_INPUTS = frozenset({"run", "command", "verbose", "log_level", "output", *COMMON_OPTIONS})
+#: How a log record of the ``mpdp`` loggers is printed: the prefix is the formatter's, never the message's.
+LOG_FORMAT = "mpdp %(levelname)s %(name)s: %(message)s"
 #: ``--log-level`` choices, quietest last.
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -298,7 +301,7 @@ def configure_logging(verbose: int, level: str | None) -> int:
     import logging
 
     number = getattr(logging, level) if level is not None else max(logging.DEBUG, logging.WARNING - 10 * verbose)
-    logging.basicConfig(format="mpdp %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(format=LOG_FORMAT)
     logging.getLogger("mpdp").setLevel(number)
     return int(number)
 
@@ -451,12 +454,21 @@ def _config_value(action: argparse.Action, key: str, value: Any, path: str) -> A
     return _typed(action, key, ",".join(texts), path)
 
 
+#: What a TOML value must be for an option of a built-in ``type=`` (the others say it in their error).
+_TYPE_NAMES: dict[Any, str] = {int: "an integer", float: "a number"}
+
+
 def _typed(action: argparse.Action, key: str, text: str, path: str) -> Any:
+    """``text`` through the option's ``type`` and ``choices``; a refusal names the key, the value and the type
+    or values allowed, never Python's own words (``invalid literal for int()``)."""
     convert = action.type if callable(action.type) else str
     try:
         value = convert(text)
     except (argparse.ArgumentTypeError, TypeError, ValueError) as exc:
-        raise ParameterError(f"--config {path}: {key}", text, str(exc) or "a value of the option's type") from None
+        allowed = (exc.allowed if isinstance(exc, ParameterError) else _TYPE_NAMES.get(convert)
+                   or (str(exc) if isinstance(exc, argparse.ArgumentTypeError) else None)
+                   or f"a value {getattr(convert, '__name__', 'the option')} accepts")
+        raise ParameterError(f"--config {path}: {key}", text, allowed) from None
     if action.choices is not None and value not in action.choices:
         raise ParameterError(f"--config {path}: {key}", text, "one of " + ", ".join(map(str, action.choices)))
     return value

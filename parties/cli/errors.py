@@ -8,11 +8,48 @@ counts the other leaves; :func:`error_line` is what ``mpdp`` prints.
 
 from __future__ import annotations
 
+import argparse
 from collections import Counter
+from typing import Any
 
-from mpdp.protocols.errors import MpdpError
+from mpdp.protocols.errors import MpdpError, ParameterError
 
-__all__ = ["error_line", "first_cause", "leaves"]
+__all__ = ["error_line", "first_cause", "flag_named", "leaves", "renamed"]
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Each destination of ``parser``'s options -> how the user writes it: ``--delta-slack`` (the long option
+    spelt like the keyword if there is one, else the first long one), a positional's metavar (``RUN_DIR``)."""
+    flags: dict[str, str] = {}
+    for action in parser._actions:
+        long = [o for o in action.option_strings if o.startswith("--")] or list(action.option_strings)  # -k
+        if not action.option_strings:
+            flags.setdefault(action.dest, action.metavar if isinstance(action.metavar, str) else action.dest.upper())
+        else:
+            spelt = f"--{action.dest.replace('_', '-')}"
+            if spelt in long or action.dest not in flags:
+                flags[action.dest] = spelt if spelt in long else long[0]
+    return flags
+
+
+def renamed(exc: ParameterError, name: str, value: Any) -> ParameterError:
+    """``exc`` (of the same class, the same attributes) naming ``name`` and ``value`` instead of its own: its
+    message's ``name=value`` part rewritten, the rest as it was."""
+    copy = type(exc).__new__(type(exc))
+    copy.__dict__.update(vars(exc), name=name, value=value)
+    copy.args = tuple(str(a).replace(f"{exc.name}={exc.value!r}", f"{name}={value!r}", 1) for a in exc.args)
+    copy.__traceback__ = exc.__traceback__
+    return copy
+
+
+def flag_named(exc: ParameterError, parser: argparse.ArgumentParser) -> ParameterError:
+    """``exc`` as the command line says it: the library names a keyword (``delta_slack=2.0 is not allowed``,
+    ``epsilon eps.txt: line 2: epsilon=...``), the command its option (``--delta-slack=2.0 ...``). The one place
+    where the name depends on the caller: the Python API's errors keep the keyword. ``exc`` itself when its
+    name starts with no option of ``parser``."""
+    head, sep, rest = exc.name.partition(" ")
+    flag = _flags(parser).get(head)
+    return exc if flag is None else renamed(exc, flag + sep + rest, exc.value)
 
 
 def leaves(exc: BaseException) -> list[BaseException]:

@@ -38,8 +38,8 @@ from mpdp.parties.cli.args import (
     papers_epilog,
     value_options,
 )
-from mpdp.parties.cli.errors import error_line, first_cause
-from mpdp.protocols.errors import MpdpError
+from mpdp.parties.cli.errors import error_line, first_cause, flag_named
+from mpdp.protocols.errors import MpdpError, ParameterError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -140,6 +140,7 @@ def _chosen_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argp
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mpdp`` script; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    chosen: argparse.ArgumentParser | None = None
     try:
         with signals.stop_like_interrupt():
             parser = build_parser(*_chosen_command(argv))
@@ -151,7 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             with command_output(args):
                 return int(args.run(args) or 0)
     except MpdpError as exc:
-        print(f"mpdp: error: {error_line(exc)}", file=sys.stderr)
+        named = flag_named(exc, chosen) if isinstance(exc, ParameterError) and chosen is not None else exc
+        print(f"mpdp: error: {error_line(named)}", file=sys.stderr)
         return 2
     except ExceptionGroup as group:  # a task group's errors that are not ours: the first, and a count
         first, _ = first_cause(group)

@@ -19,11 +19,11 @@ def check_curator_arguments(function: BooleanFunction, epsilon_spec: str, protoc
     Raises:
         ParameterError: a function the protocol does not release
             (:func:`mpdp.parties.curator.session.check_central_function`: curator: majority, and, or, xor,
-            threshold:T; mpc: majority, sum), or ``--epsilon`` given as LO:HI or a file (the curator's
+            threshold:T; mpc: majority, sum), or ``epsilon`` given as LO:HI or a file (the curator's
             mechanism has one (epsilon, delta) for every vote).
     """
-    check_central_function(function.name, protocol, "--function")
+    check_central_function(function.name, protocol)
     if ":" in epsilon_spec or Path(epsilon_spec).is_file():
-        raise ParameterError("--epsilon", epsilon_spec,
-                             f"one value with --protocol {protocol} (the same epsilon and --delta for every "
-                             "party)", hint="per-party levels: --protocol rr")
+        raise ParameterError("epsilon", epsilon_spec,
+                             f"one value with protocol {protocol} (the same epsilon and delta for every party)",
+                             hint="per-party levels: protocol rr")

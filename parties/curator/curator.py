@@ -97,9 +97,10 @@ class Curator:
                                           lifetime=lifetime)
 
     def signal(self, signer: PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
-               repetitions: int) -> CuratorAnnouncement:
-        """The signed end of the session (``index`` = the number of rounds), or a heartbeat."""
-        return CuratorAnnouncement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions)
+               repetitions: int, name: str = "") -> CuratorAnnouncement:
+        """The signed end of the session (``index`` = the number of rounds; ``name``: why it failed, "" when
+        complete), or a heartbeat."""
+        return CuratorAnnouncement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions, name=name)
 
     def payload(self, message: SealedBallot, where: str) -> NDArray[np.int64]:
         """The opened ballot: int64 (1,) holding the bit, or (0,) for an abstention.

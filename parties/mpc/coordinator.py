@@ -93,9 +93,10 @@ class MpcCoordinator:
                                       threshold=self.cluster.threshold, lifetime=lifetime)
 
     def signal(self, signer: PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
-               repetitions: int) -> MpcAnnouncement:
-        """The signed end of the session (``index`` = the number of rounds), or a heartbeat."""
-        return MpcAnnouncement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions)
+               repetitions: int, name: str = "") -> MpcAnnouncement:
+        """The signed end of the session (``index`` = the number of rounds; ``name``: why it failed, "" when
+        complete), or a heartbeat."""
+        return MpcAnnouncement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions, name=name)
 
     def payload(self, message: SharedBallot, where: str) -> Shares:
         """The ballot's sealed shares in server order (empty for an abstention).

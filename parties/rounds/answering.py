@@ -18,7 +18,9 @@ parties (:meth:`PartyLoop.share_clock`; the process reads the heartbeats once, o
 sign of life on that clock too. Before the first sign of life a party waits up to ``idle_timeout`` (the
 observer may start later); after it, ``observer_grace`` seconds (default :data:`OBSERVER_GRACE`: minutes)
 of silence counted while the clock's connection is up end the party with a TransportError saying the
-observer is gone (its answers stay in the record; a restarted host rejoins).
+observer is gone (its answers stay in the record; a restarted host rejoins). A failed coordinator's end
+(its ``name`` starts with :data:`mpdp.broker.messages.FAILED_END`) ends the party at once with a WorkerError
+naming the failure; it is not recorded as the session's end (a resumed observer may continue the session).
 
 A heartbeat names the round open (or next): a party that holds a recorded answer for that round and has
 not published it in this process (a host restarted mid-round, after it answered: the round's announcement
@@ -51,6 +53,7 @@ from pydantic import BaseModel
 
 from mpdp.analysis.privacy.accounting import PrivacyLedger
 from mpdp.broker.control import FreshnessGuard
+from mpdp.broker.messages import FAILED_END
 from mpdp.broker.signing import load_public_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Delivery, Transport, next_delivery
@@ -58,7 +61,7 @@ from mpdp.broker.transport.base import running
 from mpdp.parties.rounds.answer_record import AnswerRecord, RecordedAnswer
 from mpdp.parties.rounds.liveness import AnnouncementT, ObserverClock, checked_announcement
 from mpdp.parties.rounds.rejections import RejectLog
-from mpdp.protocols.errors import ProtocolViolation, TransportError
+from mpdp.protocols.errors import ProtocolViolation, TransportError, WorkerError
 
 __all__ = ["OBSERVER_GRACE", "PartyLoop", "PartyProtocol", "Publishable"]
 
@@ -305,6 +308,10 @@ class PartyLoop(Generic[AnnouncementT]):
             return False
         self._clock.note()
         if announcement.kind == "end":
+            if announcement.name.startswith(FAILED_END):  # not recorded as ended: a resumed session may go on
+                raise WorkerError(f"party {self.party}: the observer failed and ended the session "
+                                  f"({announcement.name[len(FAILED_END):]}); leaving (answers so far are in the record; "
+                                  "restart to rejoin a resumed session)")
             if self._record is not None:
                 await self._record.save_end(self._topics.session, self.party, announcement.sequence)
             return True

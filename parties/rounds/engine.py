@@ -45,6 +45,11 @@ the broker delivers what the parties sent to the previous observer's announcemen
 kept, at most :data:`EARLY_ROUNDS` rounds' worth, and count when their round opens: nothing the broker
 delivers is thrown away.
 
+A simulation worker serving its parties on one connection may send their answers in bundles on
+``mpdp/{session}/bundle/{worker}`` (:mod:`mpdp.broker.bundle`; the engine subscribes with ``bundles=True``):
+each entry is handled as if it came on its party's topic, after a check that the party is one of that
+worker's (its signed "ready"; ``topic`` otherwise); a bundle that does not parse is one ``schema``.
+
 Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
 a report counts only when every party it lists signed it with its roster key (a host cannot speak for
 parties whose keys it does not hold: ``signature``, naming the parties), of this session, unexpired and
@@ -100,8 +105,9 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from mpdp.broker.bundle import decode_bundle
 from mpdp.broker.control import DEFAULT_LIFETIME, FreshnessGuard
-from mpdp.broker.messages import RoundSigned, WorkerStatus
+from mpdp.broker.messages import FAILED_END, RoundSigned, WorkerStatus
 from mpdp.broker.signing import (
     PrivateKey,
     Verifiable,
@@ -118,6 +124,7 @@ from mpdp.parties.rounds.outcome import (
     UNDECIDED,
     RoundOutcome,
     RoundStatus,
+    lost_answers,
 )
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.rejections import RejectLog
@@ -151,6 +158,8 @@ EARLY_ROUNDS = 2
 HEARTBEAT_INTERVAL = 1.0
 #: The longest interval (seconds) between two re-announcements of a round after a reconnect (module docstring).
 REANNOUNCE_MAX = 30.0
+#: Seconds a failing coordinator tries to publish its failed end (:meth:`RoundEngine.fail`).
+FAIL_NOTICE_TIMEOUT = 5.0
 
 
 
@@ -301,9 +310,10 @@ class RoundProtocol(Protocol[MessageT, PayloadT]):
         ...
 
     def signal(self, signer: PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
-               repetitions: int) -> RoundSigned:
-        """The signed announcement that ends the session after ``index`` rounds (``end``), or says the
-        coordinator is alive while round ``index`` is open or next (``heartbeat``)."""
+               repetitions: int, name: str = "") -> RoundSigned:
+        """The signed announcement that ends the session after ``index`` rounds (``end``; ``name``: why the
+        coordinator failed, "" when the session is complete), or says the coordinator is alive while round
+        ``index`` is open or next (``heartbeat``)."""
         ...
 
     def payload(self, message: MessageT, where: str) -> PayloadT:
@@ -431,6 +441,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._early: dict[int, dict[int, list[tuple[str, bytes]]]] = {}
         self._last_announcement = time.monotonic()  # the engine's start counts as a sign of life
         self.ready_workers: dict[int, WorkerStatus] = {}
+        self._members: dict[int, tuple[WorkerStatus, frozenset[int]]] = {}  # worker -> its ready status, parties
         self.failed_workers: dict[int, WorkerStatus] = {}
         self.status_changed = asyncio.Event()
         # round -> the parties of its kept second answers carrying symbols (the store's double_releases table,
@@ -464,10 +475,36 @@ class RoundEngine(Generic[MessageT, PayloadT]):
                 self._answer(topic, payload, party)
             elif topic == self.topics.status:
                 self._status(payload)
+            elif (worker := self.topics.bundle_worker_of(topic)) is not None:
+                self._bundle(topic, payload, worker)
             else:
                 self.protocol.receive(topic, payload.decode("utf-8", "replace"))
         except ProtocolViolation as exc:
             self.reject(exc.reason, exc.detail)
+
+    def _bundle(self, topic: str, payload: bytes, worker: int) -> None:
+        """A simulation worker's bundle of its parties' answers (:mod:`mpdp.broker.bundle`): each entry is
+        handled as if it had come on its party's topic, once the party is found among the worker's (its
+        signed "ready"; ``topic`` otherwise, as an answer on another party's topic); each entry's rejection
+        is counted on its own.
+
+        Raises:
+            ProtocolViolation: ``schema``, not a bundle (nothing in it is read).
+        """
+        entries = decode_bundle(payload)
+        status = self.ready_workers.get(worker)
+        members = self._members.get(worker)
+        if status is not None and (members is None or members[0] is not status):
+            members = self._members[worker] = (status, frozenset(status.parties))
+        parties = frozenset() if members is None else members[1]
+        for party, message in entries:
+            try:
+                if party not in parties:
+                    raise ProtocolViolation("topic", f"{topic}: party {party} is not one of worker {worker}'s "
+                                                     "ready parties")
+                self._answer(self.topics.party(party), message, party)
+            except ProtocolViolation as exc:
+                self.reject(exc.reason, exc.detail)
 
     def reject(self, reason: str, detail: str) -> None:
         """Count a rejected message for the round in progress (stored with it) and in :attr:`rejections`."""
@@ -605,8 +642,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
                              self._received, self._round_rejects)
         closed = self.protocol.close(ending, self._signer)
         closing = await closed if inspect.isawaitable(closed) else closed  # undecided: no decision, no publication
+        lost = lost_answers((worker.parties for worker in self.ready_workers.values()), self._received)
         closing = dataclasses.replace(closing, outcome=dataclasses.replace(
-            closing.outcome, double_released=np.array(sorted(self._double_releases.get(index, ())), dtype=np.int64)))
+            closing.outcome, double_released=np.array(sorted(self._double_releases.get(index, ())), dtype=np.int64),
+            lost=lost))
         self._received = {}  # forget the answers (the curator's bits) once closed
         rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
         self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects))
@@ -622,6 +661,9 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         elif status == "timeout":
             log.warning("%s: round %d (%s) timed out; absent: %s", self.protocol.role, index, name,
                         format_ranges(closing.outcome.absent.tolist()))
+        if lost.size:
+            log.error("%s: round %d (%s): answers of parties %s LOST: expected (their host answered the round for "
+                      "others) but never received", self.protocol.role, index, name, format_ranges(lost.tolist()))
         for topic, text in closing.publish:
             await self._transport.publish(topic, text)
         return closing.outcome
@@ -652,6 +694,21 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._ended = True
         await self._announce(self.protocol.signal(self._signer, self.topics.session, "end", rounds,
                                                   self.repetitions))
+
+    async def fail(self, error: BaseException) -> None:
+        """Announce the end of the session as failed (a signed ``end`` whose ``name`` is ``FAILED: `` and the
+        error's first cause, 200 characters at most), so the parties leave at once saying why instead of
+        after their observer grace; best effort: gives up after :data:`FAIL_NOTICE_TIMEOUT` seconds or on a
+        broker error (the caller re-raises ``error``)."""
+        while isinstance(error, BaseExceptionGroup) and error.exceptions:
+            error = error.exceptions[0]
+        self._ended = True
+        index = self._announced + 1 if self._open is None else self._open
+        reason = f"{FAILED_END}{type(error).__name__}: {error}"[:200]
+        with contextlib.suppress(TransportError, TimeoutError):
+            async with asyncio.timeout(FAIL_NOTICE_TIMEOUT):
+                await self._announce(self.protocol.signal(self._signer, self.topics.session, "end", max(index, 0),
+                                                          self.repetitions, name=reason))
 
     async def heartbeat(self, interval: float) -> None:
         """Announce that the coordinator is alive whenever nothing was announced for ``interval`` seconds,
@@ -741,21 +798,26 @@ def _joined(known: WorkerStatus, part: WorkerStatus) -> WorkerStatus:
 async def open_engine(
     connector: Connector, topics: Topics, roster: Roster, store: TranscriptStore, coordinator_key: bytes,
     protocol: RoundProtocol[MessageT, PayloadT], *, repetitions: int, round_timeout: float,
-    party_topics: bool = True,
+    party_topics: bool = True, announce_failure: bool = False, bundles: bool = False,
 ) -> AsyncIterator[RoundEngine[MessageT, PayloadT]]:
     """Connect (persistent session) and subscribe the engine, receive in a task; on exit stop, flush the
     reject counts and end the persistent session on the broker.
 
     Args: as :class:`RoundEngine`; ``connector`` is where the engine's client connects; ``party_topics``:
         subscribe to the parties' topics (False when validator processes read them and hand the answers
-        to :meth:`RoundEngine.accept`).
+        to :meth:`RoundEngine.accept`); ``announce_failure``: when the block raises an error (not a
+        cancellation: Ctrl-C leaves the session to a resumed coordinator), announce the failed end
+        (:meth:`RoundEngine.fail`) before it propagates (a deployment's hosts leave at once); ``bundles``:
+        subscribe to the simulation workers' answer bundles too (:mod:`mpdp.broker.bundle`; with
+        ``party_topics`` only).
 
     Raises:
         TransportError: the connection or subscription failed, or the connection was lost for good.
     """
     client_id = f"mpdp-{topics.session}-{protocol.role}"
     async with connector.connect(client_id, persistent=True) as transport:
-        await transport.subscribe(*(topics.all_parties,) * party_topics, topics.status, *protocol.filters)
+        await transport.subscribe(*(topics.all_parties,) * party_topics, *(topics.all_bundles,) * (party_topics and bundles),
+                                  topics.status, *protocol.filters)
         engine = RoundEngine(transport, topics, roster, store, coordinator_key, protocol,
                              repetitions=repetitions, round_timeout=round_timeout)
         async with asyncio.TaskGroup() as tg:
@@ -763,6 +825,10 @@ async def open_engine(
             beating = tg.create_task(engine.heartbeat(HEARTBEAT_INTERVAL), name=f"{protocol.role}-heartbeat")
             try:
                 yield engine
+            except Exception as exc:
+                if announce_failure:
+                    await engine.fail(exc)
+                raise
             finally:
                 receiving.cancel()
                 beating.cancel()

@@ -19,7 +19,7 @@ CONNECT_TIMEOUT = 10.0
 DASK_ALLOWED = "dask://HOST:PORT, the address of a running Dask scheduler"
 
 
-def dask_address(url: str, option: str = "--executor") -> str:
+def dask_address(url: str, option: str = "executor") -> str:
     """The scheduler's ``tcp://HOST:PORT`` of ``url`` = ``dask://HOST:PORT``.
 
     Raises:
@@ -45,7 +45,7 @@ def check_executor(executor: str | None, broker: BrokerSettings, party_broker: B
     parties = party_broker or broker
     if parties.kind != "external":
         raise ParameterError(
-            "--executor", executor, f"a broker given by URL (--broker mqtt://HOST:PORT, or --party-broker) that "
+            "executor", executor, f"a broker given by URL (mqtt://HOST:PORT, as the broker or the party broker) that "
             f"the Dask workers reach; the {parties.kind} broker this process starts serves this machine only")
 
 
@@ -60,8 +60,8 @@ def dask_client(url: str) -> Client:
     try:
         from distributed import Client
     except ImportError:
-        raise ParameterError("--executor", url, "the Dask extra installed (pip install 'mpdp[dask]')") from None
+        raise ParameterError("executor", url, "the Dask extra installed (pip install 'mpdp[dask]')") from None
     try:
         return Client(address, timeout=CONNECT_TIMEOUT)
     except OSError as exc:
-        raise ParameterError("--executor", url, "a running Dask scheduler", hint=str(exc)[:200]) from None
+        raise ParameterError("executor", url, "a running Dask scheduler", hint=str(exc)[:200]) from None

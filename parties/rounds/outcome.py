@@ -6,7 +6,7 @@ and ``symbols`` is None (ballots are sealed; only the release is published, neve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -18,7 +18,8 @@ from mpdp.analysis.privacy.accounting import Spent
 from mpdp.parties.rounds.ranges import format_ranges
 
 __all__ = ["ABSTAIN_BUDGET_EXHAUSTED", "ABSTAIN_POLICY", "NO_DECISION", "RoundOutcome", "RoundStatus", "RunOutcome",
-           "UNDECIDED", "double_release_text", "failed_rounds_text", "no_answers_text"]
+           "UNDECIDED", "double_release_text", "failed_rounds_text", "lost_answers", "lost_answers_text",
+           "no_answers_text"]
 
 #: How a round closed: every roster party answered; the round timeout passed first; it passed with no
 #: answer at all (``failed``); or every party heard from abstained (``no-answers``: no party released).
@@ -66,6 +67,11 @@ class RoundOutcome:
         party_decisions: int64 (n, repetitions): row j = participant j's own decisions of f
             (002 eqs. (2), (4)), -1 where its decision message never arrived; None when the run did
             not ask the parties to decide.
+        lost: int64, the ids in ``absent`` whose answer was expected but never arrived: their host reported
+            ready and the round received another of its parties' answers (:func:`lost_answers`), so the host
+            was answering: the answer was lost on the way (a broker that dropped it, a client in the
+            validators' share group that took it) or the host died mid-round. Ascending; empty for a round
+            loaded from a store (not recorded there).
     """
 
     name: str
@@ -82,6 +88,33 @@ class RoundOutcome:
     party_decisions: NDArray[np.int64] | None = None
     double_released: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     reasons: dict[str, list[int]] = field(default_factory=dict)
+    lost: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+def lost_answers(hosts: Iterable[Sequence[int]], heard: Collection[int]) -> NDArray[np.int64]:
+    """The parties whose answer to a round was expected but not received: those of a host (``hosts``: each
+    ready host's party ids) of which ``heard`` (the parties whose answer or abstention arrived) holds
+    another party, but not them. A host none of whose parties was heard is gone (reported as such), not a
+    loss. Returns int64 ids, ascending."""
+    lost: set[int] = set()
+    for parties in hosts:
+        missing = {int(p) for p in parties if p not in heard}
+        if len(missing) < len(parties):
+            lost |= missing
+    return np.array(sorted(lost), dtype=np.int64)
+
+
+def lost_answers_text(rounds: Sequence[RoundOutcome]) -> str | None:
+    """One line naming, per round, the parties whose answers were lost (:attr:`RoundOutcome.lost`), or None."""
+    hit = [r for r in rounds if r.lost.size]
+    if not hit:
+        return None
+    where = "; ".join(f"round {r.index} ({r.name}): parties {format_ranges(r.lost.tolist())}" for r in hit[:10])
+    more = f"; and {len(hit) - 10} more round(s)" if len(hit) > 10 else ""
+    total = sum(r.lost.size for r in hit)
+    return (f"LOST ANSWERS: {total} answer(s) expected but never received (their host answered the round for "
+            f"other parties; recorded absent): {where}{more}; a broker that dropped them, a client in the "
+            f"validators' share group, or a host that died mid-round")
 
 
 def double_release_text(rounds: Sequence[RoundOutcome]) -> str | None:

@@ -21,18 +21,25 @@ if TYPE_CHECKING:
     from mpdp.parties.rounds.config import RunConfig
     from mpdp.parties.rounds.engine import RoundProtocol
     from mpdp.parties.rounds.outcome import RoundOutcome
-    from mpdp.parties.rounds.plan import PartyPlan
+    from mpdp.parties.rounds.plan import PartyPlan, PartyStarter
     from mpdp.parties.rounds.roster import Roster
     from mpdp.parties.rounds.seeds import SeedTree
     from mpdp.parties.rounds.store import TranscriptStore
 
-__all__ = ["PLUG_INS", "PROTOCOLS", "SessionProtocol", "session_protocol"]
+__all__ = ["PARTY_STARTERS", "PLUG_INS", "PROTOCOLS", "SessionProtocol", "party_starter", "session_protocol"]
 
 #: Each protocol's runner plug-in, ``"module:class"`` (the class takes no arguments).
 PLUG_INS: Mapping[str, str] = {
     "rr": "mpdp.parties.rr.session:RandomizedResponseSession",
     "curator": "mpdp.parties.curator.session:CuratorSession",
     "mpc": "mpdp.parties.mpc.session:MpcSession",
+}
+#: The party a worker or a deployed party host starts, by protocol, ``"module:function"`` (a
+#: :class:`mpdp.parties.rounds.plan.PartyStarter`; the deployed mpc party also takes its pinned compute servers,
+#: ``servers=``). A simulated run's plug-in names its own (:meth:`SessionProtocol.party_plan`).
+PARTY_STARTERS: Mapping[str, str] = {
+    "rr": "mpdp.parties.rr.party:start_party",
+    "mpc": "mpdp.parties.mpc.party:start_pinned_mpc_party",
 }
 #: The protocols a run speaks, by name (:attr:`mpdp.parties.rounds.config.RunConfig.protocol`).
 PROTOCOLS: tuple[str, ...] = tuple(PLUG_INS)
@@ -85,3 +92,17 @@ def session_protocol(name: str) -> SessionProtocol:
             raise TypeError(f"{PLUG_INS[name]} is not a SessionProtocol")
         _loaded[name] = plug_in
     return _loaded[name]
+
+
+def party_starter(name: str) -> PartyStarter:
+    """The function that starts one party of protocol ``name`` in a worker (:data:`PARTY_STARTERS`, imported on
+    first use; a module-level function, so a worker spec holding it pickles by name).
+
+    Raises:
+        ParameterError: a name not in :data:`PARTY_STARTERS`.
+    """
+    if name not in PARTY_STARTERS:
+        raise ParameterError("protocol", name, "one of " + ", ".join(PARTY_STARTERS))
+    module, _, attribute = PARTY_STARTERS[name].partition(":")
+    starter: PartyStarter = getattr(importlib.import_module(module), attribute)
+    return starter

@@ -91,9 +91,10 @@ class Observer:
                                    repetitions=repetitions, lifetime=lifetime)
 
     def signal(self, signer: PrivateKey, session: str, kind: Literal["end", "heartbeat"], index: int,
-               repetitions: int) -> Announcement:
-        """The signed end of the session (``index`` = the number of rounds), or a heartbeat."""
-        return Announcement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions)
+               repetitions: int, name: str = "") -> Announcement:
+        """The signed end of the session (``index`` = the number of rounds; ``name``: why it failed, "" when
+        complete), or a heartbeat."""
+        return Announcement.signed(signer, session=session, kind=kind, round=index, repetitions=repetitions, name=name)
 
     def decode(self, payload: bytes) -> WireAnswer:
         """A party's answer off the wire (:func:`mpdp.broker.messages.decode_answer`: the binary form

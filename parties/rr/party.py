@@ -28,9 +28,6 @@ import functools
 import logging
 from collections.abc import Callable
 
-import numpy as np
-from numpy.typing import NDArray
-
 from mpdp.broker.decision_messages import DecisionMessage
 from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import load_private_key
@@ -43,33 +40,13 @@ from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
 from mpdp.parties.rounds.party_spec import ABSTAIN_DID_NOT_VOTE, PartySpec, policy_reason, spec_bit
 from mpdp.parties.rounds.plan import Decider
 from mpdp.parties.rounds.rejections import RejectLog
+from mpdp.parties.rounds.secure_sampling import Sampler, secure_sampler
 from mpdp.parties.rounds.seeds import decision_generator, round_generator
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
-__all__ = ["Party", "secure_sampler", "start_party"]
+__all__ = ["Party", "Sampler", "secure_sampler", "start_party"]  # the sampler: mpdp.parties.rounds.secure_sampling
 
 log = logging.getLogger("mpdp.party")
-
-Sampler = Callable[[RandomizedResponse, int, int], NDArray[np.uint8]]
-
-
-def secure_sampler() -> Sampler:
-    """``mpdp.protocols.randomization.secure.sample_secure(mechanism, bit, size)``, the deployment-mode sampler.
-
-    Raises:
-        ParameterError: ``secure`` asked for but :mod:`mpdp.protocols.randomization.secure` is not in this build.
-    """
-    try:
-        from mpdp.protocols.randomization.secure import (
-            sample_secure,  # the lead's exact CSPRNG sampler
-        )
-    except ImportError as exc:
-        raise ParameterError(
-            "secure", True, "simulation mode (secure=False): protocols.randomization.secure is not available", hint=str(exc)
-        ) from exc
-    return sample_secure
-
 
 class Party:
     """One randomized-response party: the :class:`mpdp.parties.rounds.answering.PartyProtocol` it speaks

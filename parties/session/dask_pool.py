@@ -115,7 +115,7 @@ class DaskWorkerPool:
         """Place each spec on the cluster's workers in turn (sorted by address) and submit it."""
         workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
         if not workers:
-            raise ParameterError("--executor", self._executor, "a Dask cluster with at least one worker")
+            raise ParameterError("executor", self._executor, "a Dask cluster with at least one worker")
         for spec in self._specs:
             where = workers[spec.index % len(workers)]
             self.placed[spec.index] = where

@@ -112,7 +112,7 @@ def _has_labels(body: list[list[str]], header: list[str] | None, name: str, labe
             f"{name}: column 1", f"{body[texts[0]][0].strip()} (line {text_line})",
             "all party labels or all votes (1/0/y/n/?)",
             hint=f"line {line} has the vote {body[line - 1 - (header is not None)][0].strip()!r} there; "
-                 "--label-column reads column 1 as labels, --no-label-column as votes")
+                 "a label column (label_column=True, --label-column) reads column 1 as labels, none as votes")
     return True
 
 
@@ -212,9 +212,9 @@ def load_dataset(spec: str, label_column: bool | None = None) -> Dataset:
     path = Path(spec)
     if not path.is_file():
         found = "a folder" if path.is_dir() else "no such file"
-        raise DatasetError("--dataset", spec, f"one of {', '.join(DATASET_NAMES)} or a CSV file path "
+        raise DatasetError("dataset", spec, f"one of {', '.join(DATASET_NAMES)} or a CSV file path "
                            f"({found}: {path.resolve()})")
-    return parse_csv(read_text_file(path, "--dataset", "CSV file", DatasetError), str(path), label_column)
+    return parse_csv(read_text_file(path, "dataset", "CSV file", DatasetError), str(path), label_column)
 
 
 def random_dataset(parties: int, rounds: int, rng: np.random.Generator) -> Dataset:
@@ -224,9 +224,9 @@ def random_dataset(parties: int, rounds: int, rng: np.random.Generator) -> Datas
         ParameterError: parties < 1 or rounds < 1.
     """
     if parties < 1:
-        raise ParameterError("--parties", parties, "an integer >= 1")
+        raise ParameterError("parties", parties, "an integer >= 1")
     if rounds < 1:
-        raise ParameterError("--rounds", rounds, "an integer >= 1")
+        raise ParameterError("rounds", rounds, "an integer >= 1")
     bits = rng.integers(0, 2, size=(parties, rounds), dtype=np.int8)
     names = tuple(f"round-{j + 1}" for j in range(rounds))
     return Dataset(f"random:{parties}x{rounds}", names, bits, ("",) * parties)

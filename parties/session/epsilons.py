@@ -21,22 +21,25 @@ from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta, check_epsilon
 
-__all__ = ["parse_mechanisms", "warn_if_no_privacy"]
+__all__ = ["check_epsilon_spec", "parse_mechanisms", "warn_if_no_privacy"]
+
+#: What ``epsilon`` (``--epsilon``) accepts as text.
+EPSILON_FORMS = "a number >= 0 (inf allowed), LO:HI, or a file of per-party values"
 
 
 def _from_file(path: Path, parties: int, delta: float) -> list[RandomizedResponse]:
-    text = read_text_file(path, "--epsilon", "text file of per-party epsilons")
+    text = read_text_file(path, "epsilon", "text file of per-party epsilons")
     lines = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
     rows = [ln for ln in lines if ln]
     if len(rows) != parties:
-        raise ParameterError(f"--epsilon {path}", f"{len(rows)} lines", f"{parties}, one per party")
+        raise ParameterError(f"epsilon {path}", f"{len(rows)} lines", f"{parties}, one per party")
     mechanisms = []
     for number, row in enumerate(rows, start=1):
         cells = [c.strip() for c in row.split(",")]
         if len(cells) > 2:
-            raise ParameterError(f"--epsilon {path}: line {number}", row, "epsilon or epsilon,delta")
-        eps = check_epsilon(cells[0], f"--epsilon {path}: line {number}: epsilon")
-        dlt = check_delta(cells[1], f"--epsilon {path}: line {number}: delta") if len(cells) == 2 else delta
+            raise ParameterError(f"epsilon {path}: line {number}", row, "epsilon or epsilon,delta")
+        eps = check_epsilon(cells[0], f"epsilon {path}: line {number}: epsilon")
+        dlt = check_delta(cells[1], f"epsilon {path}: line {number}: delta") if len(cells) == 2 else delta
         mechanisms.append(RandomizedResponse(eps, dlt))
     return mechanisms
 
@@ -70,26 +73,43 @@ def parse_mechanisms(
         ParameterError: an epsilon < 0 or NaN, LO > HI, a delta outside [0, 1), a file with the wrong
             number of lines, or a spec that is none of the three forms.
     """
-    mechanisms = _mechanisms(spec, check_delta(delta, "--delta"), parties, rng)
+    mechanisms = _mechanisms(spec, check_delta(delta, "delta"), parties, rng)
     warn_if_no_privacy(m.epsilon for m in mechanisms)
     return mechanisms
 
 
-def _mechanisms(spec: str, delta: float, parties: int, rng: np.random.Generator) -> list[RandomizedResponse]:
-    path = Path(spec)
-    if path.is_file():
-        return _from_file(path, parties, delta)
+def check_epsilon_spec(spec: str) -> tuple[float, float] | None:
+    """Check the text of ``epsilon`` before the run: an existing file (its lines are read by the run) gives
+    None, ``LO:HI`` its (low, high), a number (low, low).
+
+    Raises:
+        ParameterError: (named ``epsilon``) LO > HI, an infinite HI, an epsilon < 0 or NaN, or text that is
+            none of the three forms.
+
+    Example:
+        >>> check_epsilon_spec("0.5:2")
+        (0.5, 2.0)
+    """
+    if Path(spec).is_file():
+        return None
     if ":" in spec:
         low_text, high_text = spec.split(":", 1)
-        low = check_epsilon(low_text, "--epsilon LO")
-        high = check_epsilon(high_text, "--epsilon HI")
+        low, high = check_epsilon(low_text, "epsilon LO"), check_epsilon(high_text, "epsilon HI")
         if low > high or not np.isfinite(high):
-            raise ParameterError("--epsilon", spec, "LO:HI with finite 0 <= LO <= HI")
-        return [RandomizedResponse(float(e), delta) for e in rng.uniform(low, high, size=parties)]
+            raise ParameterError("epsilon", spec, "LO:HI with finite 0 <= LO <= HI")
+        return low, high
     try:
-        eps = check_epsilon(spec, "--epsilon")
+        eps = check_epsilon(spec, "epsilon")
     except ParameterError:
-        raise ParameterError(
-            "--epsilon", spec, "a number >= 0 (inf allowed), LO:HI, or a file of per-party values"
-        ) from None
-    return [RandomizedResponse(eps, delta)] * parties
+        raise ParameterError("epsilon", spec, EPSILON_FORMS) from None
+    return eps, eps
+
+
+def _mechanisms(spec: str, delta: float, parties: int, rng: np.random.Generator) -> list[RandomizedResponse]:
+    bounds = check_epsilon_spec(spec)
+    if bounds is None:
+        return _from_file(Path(spec), parties, delta)
+    low, high = bounds
+    if low == high and ":" not in spec:
+        return [RandomizedResponse(low, delta)] * parties
+    return [RandomizedResponse(float(e), delta) for e in rng.uniform(low, high, size=parties)]

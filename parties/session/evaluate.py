@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -44,9 +45,10 @@ def evaluate_run(
     kind, level = (central, mechanisms[0]) if curator else (rule, None)
     for j, rnd in enumerate(played):
         ids = rnd.participants
-        evaluations.append(evaluate_round(
+        evaluations.append(dataclasses.replace(evaluate_round(
             rnd.name, [mechanisms[i] for i in ids], bits[ids, j], rnd.decisions, function, rule=kind,
             rounds=len(played), alpha=alpha, rng=rng, rules=rules, level=level, party_decisions=rnd.party_decisions,
             symbols=rnd.symbols, participants=ids, status=rnd.status, absent=int(rnd.absent.size),
-            messages_received=rnd.messages_received, messages_rejected=rnd.messages_rejected))
+            messages_received=rnd.messages_received, messages_rejected=rnd.messages_rejected),
+            lost=tuple(rnd.lost.tolist())))
     return evaluations

@@ -46,7 +46,7 @@ def deployment_endpoint(url: str | None, environ: Mapping[str, str] | None = Non
     return endpoint
 
 
-def party_broker_settings(url: str, option: str = "--party-broker") -> BrokerSettings:
+def party_broker_settings(url: str, option: str = "party_broker") -> BrokerSettings:
     """The broker a simulation's parties attach to (``mpdp simulate --party-broker URL``): a running one.
 
     The observer stays on ``--broker``; the parties' workers connect to ``url``, typically an edge broker

@@ -41,10 +41,11 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -58,13 +59,14 @@ from mpdp.broker.mpc_messages import MpcAnnouncement
 from mpdp.broker.signing import load_private_key, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
-from mpdp.parties.mpc.party import start_pinned_mpc_party
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.engine import HEARTBEAT_INTERVAL
 from mpdp.parties.rounds.party_spec import PartySpec
+from mpdp.parties.rounds.plan import RunningParty
+from mpdp.parties.rounds.registry import party_starter
+from mpdp.parties.rounds.secure_sampling import secure_sampler
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.rounds.session_files import SessionRoster
-from mpdp.parties.rr.party import secure_sampler, start_party
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.presence import PRESENCE_INTERVAL, Presence
 from mpdp.parties.session.runner import first_mpdp_error
@@ -191,7 +193,8 @@ class HostConfig:
             ),
             secure=self.seed is None, idle_timeout=self.idle_timeout, observer_grace=self.observer_grace,
             connect_concurrency=self.connect_concurrency, record=self.record,
-            start=start_party if self.protocol == "rr" else partial(start_pinned_mpc_party, servers=self.facts.servers),
+            start=(party_starter("rr") if self.protocol == "rr"
+                   else partial(cast(Callable[..., RunningParty], party_starter("mpc")), servers=self.facts.servers)),
         )
 
 

@@ -12,6 +12,7 @@
           for each round not yet recorded: announce (signed), collect until every party answered
           or no new answer for round_timeout, decide with the optimal rule, record in one transaction
           announce the end: the parties leave, their hosts exit
+          (on an error: a failed end naming it, when the broker is reachable: the hosts leave at once)
 
 ``protocol="mpc"``: the coordinator of the secure computation instead of the observer
 (:class:`mpdp.parties.mpc.coordinator.MpcCoordinator` with the roster's compute servers reached over the
@@ -95,7 +96,10 @@ class ObserveConfig:
             is the majority or the sum, one (epsilon, delta) for every party).
         validators: validator processes that verify the parties' messages on an MQTT 5 shared
             subscription for the observer (:mod:`mpdp.parties.session.validators`); 0 = the observer
-            reads them itself. rr only.
+            reads them itself. rr only. Refused on a broker without a login (``endpoint.username`` None)
+            unless ``allow_anonymous_broker``: a deployed observer's validators log in (``mpdp broker config
+            --validators N``).
+        allow_anonymous_broker: accept validators on a broker without a login (a simulation or test broker).
 
     Raises:
         ParameterError: a field out of its domain.
@@ -113,6 +117,7 @@ class ObserveConfig:
     resume: bool = False
     protocol: str = "rr"
     validators: int = 0
+    allow_anonymous_broker: bool = False
 
     def __post_init__(self) -> None:
         if self.protocol not in ("rr", "mpc") or (self.protocol == "mpc" and self.facts.servers is None):
@@ -130,6 +135,11 @@ class ObserveConfig:
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ParameterError(name, value, "a finite number of seconds > 0")
         check_validators(self.validators, self.endpoint.kind, self.protocol)
+        if self.validators and self.endpoint.username is None and not self.allow_anonymous_broker:
+            raise ParameterError("validators", self.validators, "", message=(
+                f"validators={self.validators} refuse a broker without a login ({self.endpoint.url}): anyone on it "
+                "could read the party topics and join the share group; use the logins of `mpdp broker config "
+                "--validators N`, or --allow-anonymous-broker for a simulation or test broker"))
         object.__setattr__(self, "round_names", names)
         object.__setattr__(self, "store_path", Path(self.store_path))
 
@@ -249,7 +259,7 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
                             rule_factory=zero_one_rules(engine="posterior"))
         async with open_validated_engine(config.endpoint, topics, roster, store, config.coordinator_key, observer,
                                          repetitions=config.repetitions, round_timeout=config.round_timeout,
-                                         validators=config.validators) as engine:
+                                         validators=config.validators, announce_failure=True) as engine:
             hosts = (_Hosts(roster.k, config.wait_parties, config.resume)
                      if len(recorded) < len(config.round_names) else None)
             outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)
@@ -272,7 +282,8 @@ async def _coordinate_mpc(config: ObserveConfig,
                                               epsilon, delta, mode=HOSTS_MODE, function=config.function.name)
         coordinator = MpcCoordinator(topics, cluster, epsilon, delta, function=config.function.name)
         async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, coordinator,
-                               repetitions=config.repetitions, round_timeout=config.round_timeout) as engine:
+                               repetitions=config.repetitions, round_timeout=config.round_timeout,
+                               announce_failure=True) as engine:
             cluster.attach(engine.publish)  # the servers' jobs and reports go over the engine's connection
             hosts = _Hosts(roster.k, config.wait_parties) if len(recorded) < len(config.round_names) else None
             if hosts is not None:

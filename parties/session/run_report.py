@@ -76,14 +76,14 @@ def _load(path: Path) -> dict[str, Any]:
     try:
         document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ParameterError("RUN_DIR", str(path), "a readable JSON document written by mpdp",
+        raise ParameterError("run_dir", str(path), "a readable JSON document written by mpdp",
                              hint=str(exc)[:200]) from None
     if not isinstance(document, dict):
-        raise ParameterError("RUN_DIR", str(path), "a JSON object written by mpdp", hint=type(document).__name__)
+        raise ParameterError("run_dir", str(path), "a JSON object written by mpdp", hint=type(document).__name__)
     # a document without the header is an older mpdp's (the same keys: read as is); another shape is refused
     version = document.get("schema_version", SCHEMA_VERSION)
     if version != SCHEMA_VERSION:
-        raise ParameterError("RUN_DIR", str(path), f"a document of schema_version {SCHEMA_VERSION} or an older "
+        raise ParameterError("run_dir", str(path), f"a document of schema_version {SCHEMA_VERSION} or an older "
                              f"one without a header (this is mpdp {mpdp_version})",
                              hint=f"it has schema_version {version!r}, from mpdp {document.get('mpdp_version')}")
     return document
@@ -276,10 +276,10 @@ def build_page(run_dir: str | Path) -> tuple[ReportPage, str, int]:
     """
     directory = Path(run_dir)
     if not directory.is_dir():
-        raise ParameterError("RUN_DIR", str(run_dir), "an existing directory written by mpdp simulate/sweep/observe --out")
+        raise ParameterError("run_dir", str(run_dir), "an existing directory written by mpdp simulate/sweep/observe --out")
     present = [name for name in RUN_RESULTS if (directory / name).exists()]
     if len(present) > 1:
-        raise ParameterError("RUN_DIR", str(run_dir), "the folder of one run (one of " + ", ".join(RUN_RESULTS) + ")",
+        raise ParameterError("run_dir", str(run_dir), "the folder of one run (one of " + ", ".join(RUN_RESULTS) + ")",
                              hint=f"it holds {' and '.join(present)}, the results of "
                                   f"{' and '.join(RUN_RESULTS[n] for n in present)} runs: move one to its own folder")
     for name, kind in RUN_RESULTS.items():
@@ -294,10 +294,10 @@ def build_page(run_dir: str | Path) -> tuple[ReportPage, str, int]:
                 else:
                     page, rows = _deployment_page(directory, doc)
             except (KeyError, TypeError) as exc:
-                raise ParameterError("RUN_DIR", str(path), f"the {name} that mpdp {kind if kind != 'deployment' else 'observe'} "
+                raise ParameterError("run_dir", str(path), f"the {name} that mpdp {kind if kind != 'deployment' else 'observe'} "
                                      "writes", hint=f"missing or malformed: {exc}") from None
             return page, kind, rows
-    raise ParameterError("RUN_DIR", str(run_dir), "a directory holding " + ", ".join(
+    raise ParameterError("run_dir", str(run_dir), "a directory holding " + ", ".join(
         f"{n} (mpdp {'observe' if k == 'deployment' else k} --out)" for n, k in RUN_RESULTS.items()))
 
 

@@ -75,6 +75,7 @@ __all__ = [
     "ProgressCallback",
     "RunConfig",
     "SessionProtocol",
+    "bundled",
     "default_workers",
     "drive_rounds",
     "first_mpdp_error",
@@ -222,6 +223,17 @@ async def drive_rounds(
             for o in outcomes]
 
 
+def _shared(config: RunConfig) -> bool:
+    """Whether each worker serves its parties on one connection (``--connections per-worker``, or auto's choice)."""
+    return resolve_connections(config.connections, config.k)[0] == "per-worker"
+
+
+def bundled(config: RunConfig) -> bool:
+    """Whether the workers send their parties' answers in bundles (:mod:`mpdp.broker.bundle`): one connection
+    per worker and the observer reading the answers itself (no validator processes, which read party topics)."""
+    return _shared(config) and not config.validators
+
+
 def worker_specs(
     config: RunConfig, endpoint: BrokerEndpoint, private_keys: Sequence[bytes], coordinator_public: bytes,
     plan: PartyPlan,
@@ -246,7 +258,7 @@ def worker_specs(
                 for i in range(bounds[w], bounds[w + 1])
             ),
             secure=config.secure, idle_timeout=idle, connect_concurrency=config.connect_concurrency,
-            decisions=plan.decisions, start=plan.start, shared=resolve_connections(config.connections, config.k)[0] == "per-worker",
+            decisions=plan.decisions, start=plan.start, shared=_shared(config), bundle=bundled(config),
         )
         for w in range(workers)
     ]
@@ -285,8 +297,8 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
             protocol = plug.round_protocol(config, topics, roster, store, seeds)
             async with open_validated_engine(endpoint, topics, roster, store, coordinator_private, protocol,
                                              repetitions=config.repetitions, round_timeout=config.round_timeout,
-                                             validators=config.validators,
-                                             ready_timeout=config.ready_timeout) as engine:
+                                             validators=config.validators, ready_timeout=config.ready_timeout,
+                                             bundles=bundled(config)) as engine:
                 done: list[RoundOutcome] = []
                 loaded = sum(protocol.load(store, config.session, i).messages_received for i in recorded)
 

@@ -2,8 +2,8 @@
 
 A validator is the observer's own spawned process with its own MQTT 5 connection (client id
 ``mpdp-{session}-validator-{index}-{random}``, clean session) subscribed to the shared subscription
-:attr:`mpdp.broker.topics.Topics.shared_parties`: the broker hands each party message to one validator of
-the group. It reads and verifies each message with the engine's own
+:meth:`mpdp.broker.topics.Topics.shared_parties` of the validators' secret group: the broker hands each
+party message to one validator of the group. It reads and verifies each message with the engine's own
 :meth:`mpdp.parties.rounds.engine.SignedReader.read` (schema, session, roster, topic, signature: the same
 code, so the same reasons) and sends the results to the merger over its end of a multiprocessing pipe, in
 batches: a :class:`Verified` record per message that passed, a :class:`Rejected` one per message that did
@@ -24,7 +24,7 @@ import os
 import secrets
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Literal
 
@@ -56,12 +56,15 @@ class ValidatorSpec:
         endpoint: the broker (the validator connects with MQTT 5 whatever ``endpoint.protocol`` says).
         session: the session id; roster: the parties' public keys. (Validators serve randomized response:
             its answers are read with :func:`mpdp.broker.messages.decode_answer`.)
+        group: the validators' secret shared-subscription group (:func:`mpdp.broker.topics.new_validator_group`;
+            not in the repr).
     """
 
     index: int
     endpoint: BrokerEndpoint
     session: str
     roster: Roster
+    group: str = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +141,7 @@ async def _serve(spec: ValidatorSpec, send: Callable[[object], None], parent: in
     client_id = f"mpdp-{spec.session}-validator-{spec.index}-{secrets.token_hex(4)}"
     async with endpoint.connect(client_id) as transport, asyncio.TaskGroup() as tg:
         tg.create_task(watch_parent(parent), name="watch-parent")
-        await transport.subscribe(topics.shared_parties)
+        await transport.subscribe(topics.shared_parties(spec.group))
         send(Report("ready"))
         await forward(transport, lambda delivery: check_delivery(reader, topics, delivery), send)
 

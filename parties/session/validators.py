@@ -2,7 +2,7 @@
 
 ::
 
-    broker ── $share/mpdp-validators/mpdp/{session}/party/+ ──> validator 0 .. N-1   (spawned, MQTT 5 each)
+    broker ── $share/{secret group}/mpdp/{session}/party/+ ──> validator 0 .. N-1   (spawned, MQTT 5 each)
                                                                   │ parse + Ed25519 check (SignedReader.read)
                                                                   │ batches of per-message records (pipes)
     broker ── mpdp/{session}/status, the protocol's topics ────> merger = the round engine (this process):
@@ -29,12 +29,21 @@ on the broker can write to it (a party or an outsider can only publish on party 
 validators check like the engine). A validator that dies or reports a failure stops the run with a
 :class:`WorkerError` naming it; on exit every validator is stopped (terminated, then killed: no orphan).
 
+The group's name is a secret (:func:`validator_endpoints`): ``mpdp broker config --validators N``'s, read
+from the validators' client folders, else a fresh one per run. A client that joined the group would take a
+share of the answers (mosquitto 2.0 grants the subscription to any login and drops what its ACL denies:
+the answers reach no validator); one that does not know the name cannot join it.
+
 Validators use clean MQTT sessions: messages published while no validator is subscribed are not kept
 for the group (parties publish only after an announcement, which comes once every validator is
 subscribed; a resumed observer re-announces its round, and the parties re-send their recorded answers).
 The broker must support MQTT 5 shared subscriptions (mosquitto >= 1.6, EMQX, VerneMQ, HiveMQ; not NATS's
-MQTT gateway); :func:`mpdp.parties.rounds.validator_count.check_validators` refuses the embedded amqtt broker and the observer login of
-``mpdp broker config`` (whose listener gives every observer connection one client id).
+MQTT gateway); :func:`mpdp.parties.rounds.validator_count.check_validators` refuses the embedded amqtt broker,
+and a deployed observer (:class:`mpdp.parties.session.observe.ObserveConfig`) a broker without a login unless
+told it is a simulation or test broker.
+
+Loss is named: a party whose host answered a round for other parties but whose own answer reached no
+validator is listed in the round's ``lost`` (:func:`mpdp.parties.rounds.outcome.lost_answers`).
 """
 
 from __future__ import annotations
@@ -53,8 +62,8 @@ from types import TracebackType
 from typing import Any, Self
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.broker.lockdown import OBSERVER, validator_user
-from mpdp.broker.topics import Topics
+from mpdp.broker.lockdown import GROUP_FILE, OBSERVER, validator_user
+from mpdp.broker.topics import Topics, check_validator_group, new_validator_group
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.engine import RoundEngine, RoundProtocol, open_engine
 from mpdp.parties.rounds.roster import Roster
@@ -88,17 +97,21 @@ def _where(engine: RoundEngine[Any, Any] | None) -> str:
     return f"during round {engine.open_round}"
 
 
-def validator_endpoints(observer: BrokerEndpoint, count: int) -> list[BrokerEndpoint]:
-    """Each validator's own login: behind the observer login of ``mpdp broker config`` (user ``observer``
-    with its client files), validator j uses ``clients/validator-{j}/`` beside the observer's folder (its
-    password, certificate and key; ``broker config --validators N`` writes them) on the observer's listener;
-    otherwise the observer's endpoint as it is.
+def validator_endpoints(observer: BrokerEndpoint, count: int) -> tuple[list[BrokerEndpoint], str]:
+    """Each validator's own login and the validators' secret share-group name.
+
+    Behind the observer login of ``mpdp broker config`` (user ``observer`` with its client files), validator
+    j uses ``clients/validator-{j}/`` beside the observer's folder (its password, certificate and key;
+    ``broker config --validators N`` writes them) on the observer's listener, and the group of its
+    :data:`mpdp.broker.lockdown.GROUP_FILE` (a configuration written before there was one: a fresh group);
+    otherwise the observer's endpoint as it is and a fresh group (:func:`new_validator_group`: known only to
+    this run's processes).
 
     Raises:
-        ParameterError: the observer login without the client folder of a validator.
+        ParameterError: the observer login without the client folder of a validator, or a damaged group file.
     """
     if observer.username != OBSERVER or observer.cafile is None:
-        return [observer] * count
+        return [observer] * count, new_validator_group()
     clients = Path(observer.cafile).resolve().parent.parent
     endpoints = []
     for index in range(count):
@@ -109,7 +122,14 @@ def validator_endpoints(observer: BrokerEndpoint, count: int) -> list[BrokerEndp
         endpoints.append(dataclasses.replace(
             observer, username=validator_user(index), password=(folder / "password").read_text().strip(),
             cafile=str(folder / "ca.crt"), certfile=str(folder / "client.crt"), keyfile=str(folder / "client.key")))
-    return endpoints
+    group_file = clients / validator_user(0) / GROUP_FILE
+    if not group_file.is_file():
+        return endpoints, new_validator_group()
+    try:
+        return endpoints, check_validator_group(group_file.read_text(encoding="ascii").strip())
+    except (UnicodeDecodeError, ParameterError):
+        raise ParameterError("validators", count, f"validator client folders whose {GROUP_FILE} file is the one "
+                             f"`mpdp broker config --validators N` wrote ({group_file} is damaged)") from None
 
 
 class ValidatorPool:
@@ -126,8 +146,8 @@ class ValidatorPool:
 
     def __init__(self, count: int, endpoint: BrokerEndpoint, session: str, roster: Roster,
                  ready_timeout: float = 60.0) -> None:
-        self._specs = [ValidatorSpec(i, own, session, roster)
-                       for i, own in enumerate(validator_endpoints(endpoint, count))]
+        endpoints, group = validator_endpoints(endpoint, count)
+        self._specs = [ValidatorSpec(i, own, session, roster, group) for i, own in enumerate(endpoints)]
         self._ready_timeout = ready_timeout
         self._procs: list[BaseProcess] = []
         self._pipes: list[Connection] = []
@@ -222,10 +242,12 @@ class ValidatorPool:
 async def open_validated_engine(
     connector: Connector, topics: Topics, roster: Roster, store: TranscriptStore, coordinator_key: bytes,
     protocol: RoundProtocol[Any, Any], *, repetitions: int, round_timeout: float, validators: int,
-    ready_timeout: float = 60.0,
+    ready_timeout: float = 60.0, announce_failure: bool = False, bundles: bool = False,
 ) -> AsyncIterator[RoundEngine[Any, Any]]:
     """:func:`mpdp.parties.rounds.engine.open_engine`, with ``validators`` validator processes reading the
-    party topics (0: the engine reads them itself, as ever). Entered once every validator is subscribed.
+    party topics (0: the engine reads them itself, as ever; then ``bundles`` subscribes it to the simulation
+    workers' answer bundles too). Entered once every validator is subscribed.
+    ``announce_failure``: as :func:`open_engine` (a validator that fails is announced too).
 
     Raises:
         ParameterError: validators with a connector that is not a :class:`BrokerEndpoint`.
@@ -234,7 +256,8 @@ async def open_validated_engine(
         TransportError: as :func:`open_engine`.
     """
     async with open_engine(connector, topics, roster, store, coordinator_key, protocol, repetitions=repetitions,
-                           round_timeout=round_timeout, party_topics=not validators) as engine:
+                           round_timeout=round_timeout, party_topics=not validators,
+                           announce_failure=announce_failure, bundles=bundles) as engine:
         if not validators:
             yield engine
             return

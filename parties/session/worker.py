@@ -31,8 +31,9 @@ from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.plan import Decider, DeciderSpec, PartyStarter, RunningParty
-from mpdp.parties.rr.party import secure_sampler, start_party
-from mpdp.parties.session.multiplex import serve_multiplexed
+from mpdp.parties.rounds.registry import party_starter
+from mpdp.parties.rounds.secure_sampling import secure_sampler
+from mpdp.parties.session.multiplex import BUNDLED_CONCURRENCY, serve_multiplexed
 from mpdp.parties.session.processes import first_leaf, watch_parent
 
 __all__ = ["STATUS_PARTIES", "WorkerSpec", "serve_parties", "status_reports", "worker_main"]
@@ -65,6 +66,8 @@ class WorkerSpec:
             (:func:`mpdp.parties.session.multiplex.serve_multiplexed`) instead of one connection and task each.
         record: the host's durable answer record (:class:`mpdp.parties.rounds.answer_record.AnswerRecord`),
             opened by the worker; each party's ledger starts from its recorded charges. None = in memory.
+        bundle: with ``shared``, send the parties' answers in bundles on the worker's bundle topic
+            (:mod:`mpdp.broker.bundle`; the observer must subscribe to them: a simulation without validators).
     """
 
     index: int
@@ -76,10 +79,11 @@ class WorkerSpec:
     idle_timeout: float = 120.0
     observer_grace: float = OBSERVER_GRACE
     connect_concurrency: int = 32
-    start: PartyStarter = start_party
+    start: PartyStarter = field(default_factory=lambda: party_starter("rr"))
     decisions: DeciderSpec | None = None
     shared: bool = False
     record: Path | None = None
+    bundle: bool = False
 
 
 #: Parties one status report lists at most: each takes ~98 bytes (its id and base64 signature), so a report is
@@ -123,7 +127,8 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
         secure_sampler()  # fail before any party connects
     # each key loaded once, for the party's answers and the worker's signed reports (10^6 parties: 36 s of CPU)
     spec = replace(spec, parties=tuple(replace(p, private_key=load_private_key(p.private_key)) for p in spec.parties))
-    gate = asyncio.Semaphore(spec.connect_concurrency)
+    # per party: how many connect (and answer) at once; shared: the multiplexer bounds the answers itself
+    gate = asyncio.Semaphore(BUNDLED_CONCURRENCY if spec.shared else spec.connect_concurrency)
     decider: Decider | None = (None if spec.decisions is None
                                else spec.decisions.decider(spec.session, spec.coordinator_key))
     waiting = len(spec.parties)
@@ -186,7 +191,8 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
                         parties.create_task(serve_multiplexed(
                             [party.loop for party in started], spec.endpoint,
                             f"mpdp-{spec.session}-worker-{spec.index}-{secrets.token_hex(4)}",
-                            on_ready=one_ready, on_error=report_party_failure), name="parties")
+                            on_ready=one_ready, on_error=report_party_failure,
+                            bundle=(topics, spec.index) if spec.bundle else None), name="parties")
                     else:
                         for party, party_spec in zip(started, spec.parties, strict=True):
                             parties.create_task(run_party(party, party_spec.party), name=f"party-{party_spec.party}")

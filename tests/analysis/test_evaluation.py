@@ -88,8 +88,8 @@ def test_curator_round_with_the_rr_theory_beside_it():
     assert out.result.theory_exact and out.result.theoretical_accuracy > rr  # the curator knows more
     _check_figures(out.result, 70, 100, out.result.theoretical_accuracy, rounds=2, alpha=0.05)
     entry = out.to_json()
-    assert list(entry)[-3:] == ["status", "absent", "rr_theoretical_accuracy"]
-    assert (entry["status"], entry["absent"]) == ("timeout", 2)
+    assert list(entry)[-4:] == ["status", "absent", "lost", "rr_theoretical_accuracy"]
+    assert (entry["status"], entry["absent"], entry["lost"]) == ("timeout", 2, [])
 
 
 def test_json_entry_order_for_party_decisions():
@@ -97,7 +97,7 @@ def test_json_entry_order_for_party_decisions():
                             rng=np.random.default_rng(0)).result
     entry = RoundEvaluation(result, parties=PartyEvaluation(0.5, None, None, 0, None)).to_json()
     assert list(entry)[:2] == ["round", "n_parties"]
-    assert list(entry)[-7:] == ["status", "absent", "party_accuracy", "party_theoretical_accuracy",
+    assert list(entry)[-8:] == ["status", "absent", "lost", "party_accuracy", "party_theoretical_accuracy",
                                 "party_theoretical_min", "party_decisions_missing", "party_law_holds"]
 
 

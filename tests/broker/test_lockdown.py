@@ -10,6 +10,7 @@ import gc
 import ipaddress
 import logging
 import os
+import re
 import shutil
 import signal
 import stat
@@ -22,10 +23,18 @@ from cryptography import x509
 
 from mpdp.broker.certificates import CertificateAuthority
 from mpdp.broker.connectivity import check_connectivity
-from mpdp.broker.lockdown import OBSERVER, Limits, acl_text, server_user, validator_user, write_broker_config
+from mpdp.broker.lockdown import (
+    GROUP_FILE,
+    OBSERVER,
+    Limits,
+    acl_text,
+    server_user,
+    validator_user,
+    write_broker_config,
+)
 from mpdp.broker.passwords import password_line, verify_password_line
 from mpdp.broker.settings import PASSWORD_FILE_ENV, BrokerSettings
-from mpdp.broker.topics import Topics
+from mpdp.broker.topics import Topics, new_validator_group
 from mpdp.broker.transport import Transport
 from mpdp.protocols.errors import ParameterError, TransportError
 from tests.calibration import scaled
@@ -328,15 +337,22 @@ async def test_parties_cannot_reach_server_topics_and_no_server_reads_another_se
                     await _next(transport, 0.5)
 
 
-async def test_only_the_validators_logins_join_the_validator_group(tmp_path: Path) -> None:
-    """Issue 22: no anonymous client; the two validators' own logins split the answers (each to exactly one);
-    a party host or a compute server that joins the group with its login receives no answer (the ACL), though
-    mosquitto 2.0 grants the subscription and drops the answers it assigns to them (loss, not theft: the
-    merger's per-party count is what reports it)."""
+async def test_only_the_validators_know_their_secret_group_and_no_other_login_takes_an_answer(tmp_path: Path) -> None:
+    """Issue 22: no anonymous client; the group is a secret written only into the validators' folders (and the
+    ACL); the two validators split the answers (each to exactly one). A party host or a compute server that
+    joins the old well-known group, a guessed one or the plain topic takes nothing from them: every answer
+    still reaches a validator. (mosquitto 2.0 grants another login's subscription to the validators' own
+    group and drops the answers it assigns to it: a client that knew the name would make answers disappear.)"""
     async with locked_mosquitto(tmp_path, SESSION, HOSTS, validators=2, servers=1) as broker:
         v0, v1 = (dataclasses.replace(broker.endpoint(validator_user(i)), protocol="5") for i in range(2))
         host, server = (dataclasses.replace(broker.endpoint(n), protocol="5") for n in ("parties-0-1", server_user(0)))
         assert v0.port == broker.endpoint(OBSERVER).port != host.port
+        group = (tmp_path / "clients" / validator_user(0) / GROUP_FILE).read_text()
+        assert group == (tmp_path / "clients" / validator_user(1) / GROUP_FILE).read_text()
+        assert re.fullmatch(r"mpdp-v-[0-9a-f]{32}", group)
+        holders = sorted(str(f.relative_to(tmp_path)) for f in tmp_path.rglob("*") if f.is_file() and group in f.read_text(
+            errors="replace"))
+        assert holders == ["broker/acl", f"clients/{validator_user(0)}/{GROUP_FILE}", f"clients/{validator_user(1)}/{GROUP_FILE}"]
         anonymous = dataclasses.replace(v0, username=None, password=None)
         with pytest.raises(TransportError):
             async with anonymous.connect("mpdp-test-anonymous"):
@@ -344,8 +360,8 @@ async def test_only_the_validators_logins_join_the_validator_group(tmp_path: Pat
         async with v0.connect("mpdp-test-v0") as a, v1.connect("mpdp-test-v1") as b, \
                 host.connect("mpdp-test-thief") as thief, server.connect("mpdp-test-s") as s, \
                 host.connect("mpdp-test-sender") as sender:
-            await a.subscribe(TOPICS.shared_parties)
-            await b.subscribe(TOPICS.shared_parties)
+            await a.subscribe(TOPICS.shared_parties(group))
+            await b.subscribe(TOPICS.shared_parties(group))
 
             async def deliver(count: int, transports: dict[str, Transport]) -> dict[str, list[bytes]]:
                 sent = [f"answer {i}".encode() for i in range(count)]
@@ -366,8 +382,10 @@ async def test_only_the_validators_logins_join_the_validator_group(tmp_path: Pat
             first = await deliver(40, {"a": a, "b": b})
             assert sorted(first["a"] + first["b"]) == sorted(f"answer {i}".encode() for i in range(40))
             assert first["a"] and first["b"]  # both validators take part
-            for transport in (thief, s):
-                with contextlib.suppress(TransportError):  # refused, or granted and never delivered
-                    await transport.subscribe(TOPICS.shared_parties)
+            for transport, guess in ((thief, "mpdp-validators"), (s, new_validator_group())):
+                for topic in (f"$share/{guess}/{TOPICS.all_parties}", TOPICS.all_parties):
+                    with contextlib.suppress(TransportError):  # refused, or granted and never delivered
+                        await transport.subscribe(topic)
             second = await deliver(40, {"a": a, "b": b, "thief": thief, "s": s})
             assert second["thief"] == second["s"] == []  # no answer reaches another login
+            assert sorted(second["a"] + second["b"]) == sorted(f"answer {i}".encode() for i in range(40))  # none lost

@@ -80,7 +80,9 @@ ABSTAIN = PartyMessage.signed(PRIVATE, session="s-1", round=2, party=5, repetiti
 AT = 5  # the round's offset in GOOD (session "s-1")
 
 
-@pytest.mark.parametrize(("name", "data"), [
+#: (name, bytes) of answers with one bad field; the name is the test id (the bytes carry a fresh signature per
+#: process, and pytest-xdist's workers must collect the same ids).
+BAD_FIELDS = [
     ("empty", b""), ("format byte", _edit(GOOD, 0, b"\x01")), ("JSON-looking", b"{" + GOOD[1:]),
     ("session length 0", _edit(GOOD, 1, b"\x00")), ("session length 65", _edit(GOOD, 1, b"\x41")),
     ("session character", _edit(GOOD, 2, b"/")), ("session starts with '-'", _edit(GOOD, 2, b"-")),
@@ -96,7 +98,10 @@ AT = 5  # the round's offset in GOOD (session "s-1")
     ("reason character", _edit(ABSTAIN, AT + 14, b"D")), ("reason newline", _edit(ABSTAIN, AT + 25, b"\n")),
     ("non-zero padding bits", _edit(GOOD, AT + 14 + 16 + 1, b"\xe5")),
     ("one byte more", GOOD + b"\x00"), ("one byte less", GOOD[:-1]), ("header only", GOOD[:AT + 3]),
-])
+]
+
+
+@pytest.mark.parametrize(("name", "data"), BAD_FIELDS, ids=[name for name, _ in BAD_FIELDS])
 def test_every_bad_field_is_refused_as_schema(name: str, data: bytes) -> None:
     with pytest.raises(ProtocolViolation) as caught:
         decode_answer(data)

@@ -164,3 +164,28 @@ async def test_a_killed_party_host_restarted_rejoins_at_the_next_round(
         assert "party host 5 (parties 5-8) sent nothing in round" in log, log
         assert "party host 5 (parties 5-8) is back at round" in log, log
         assert max(missed) < min(r for r in back if r > 1), outcomes
+
+
+async def test_party_hosts_leave_at_once_when_the_observer_fails(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    """Issue 22: a failing observer (here: host b never starts, so parties 5-8 are not ready within
+    --wait-parties) announces a failed end; host a, with an observer grace of 10 minutes, leaves at once
+    (exit 2) with a line saying the observer failed and why, instead of after its grace."""
+    session = f"fail-{tmp_path.name[-10:].replace('_', '')}"
+    deployment = _Deployment(f"mqtt://127.0.0.1:{mosquitto.port}", tmp_path, session, 3)
+    try:
+        await deployment.keys_made()
+        host = await deployment.host("a", 1, "--observer-grace", "600")
+        observer = await deployment.observer(1, "--wait-parties", scaled_arg(2))
+        assert await _finish(observer, 30) == 2, deployment.logs()
+        failed = asyncio.get_running_loop().time()
+        code = await _finish(host, 30)
+        waited = asyncio.get_running_loop().time() - failed
+    finally:
+        await _kill_all(deployment.procs)
+    logs = deployment.logs()
+    assert code == 2, logs
+    assert waited < scaled(5.0), waited  # not the 600 s grace
+    assert "parties 5-8 did not report ready within" in logs["observe1.log"], logs
+    line = next(line for line in logs["a1.log"].splitlines() if "the observer failed" in line)
+    assert "the observer failed and ended the session (WorkerError: parties 5-8 did not report ready" in line, line
+    assert "restart to rejoin a resumed session" in line and "Traceback" not in logs["a1.log"], logs["a1.log"]

@@ -76,6 +76,8 @@ async def test_a_killed_server_stops_its_peers_and_the_observer_names_it(mosquit
     assert "Traceback" not in observe
     assert f"mpc server {DEAD} went away" in observe, observe
     assert all(code is not None for code in host_codes)
+    for first in (0, 5):  # the observer's failed end, not their --observer-grace, ended them (issue 22)
+        assert "the observer failed and ended the session (" in logs[f"host{first}.log"], logs[f"host{first}.log"]
     assert all(_gone(p.pid) for p in procs)
     assert len(_recorded(out, session)) < ROUNDS
 

@@ -7,6 +7,7 @@ stops the run with a WorkerError naming it, within seconds, leaving no process b
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import multiprocessing
 import os
@@ -19,9 +20,13 @@ import numpy as np
 import pytest
 
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.broker.messages import PartyMessage
+from mpdp.broker.messages import PartyMessage, decode_answer
 from mpdp.broker.settings import BrokerSettings
+from mpdp.broker.topics import Topics, new_validator_group
+from mpdp.parties.rounds.outcome import lost_answers_text
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.session import validators as validators_module
+from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.runner import RunConfig, run_async
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
@@ -71,6 +76,41 @@ async def test_two_validators_record_each_answer_once_and_decide_as_one_observer
     assert multiprocessing.active_children() == []
 
 
+async def test_answers_taken_by_a_client_in_the_validators_group_are_named_lost(
+        mosquitto: BrokerEndpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22: a client that knows the validators' group (here: told it; in a deployment only the validators
+    know it) takes its share of the answers. The run does not pass this off as success: each round names as
+    ``lost`` exactly the (round, party) answers that client took (their host answered the round), in the
+    outcome and in results.json's rounds."""
+    group = new_validator_group()
+    monkeypatch.setattr(validators_module, "new_validator_group", lambda: group)
+    full = _config(tmp_path, mosquitto, "lost", 2)
+    config = dataclasses.replace(full, round_names=("r0", "r1"), bits=full.bits[:, :2], round_timeout=scaled(2.0))
+    taken: set[tuple[int, int]] = set()
+    rogue_endpoint = dataclasses.replace(mosquitto, protocol="5")
+    async with rogue_endpoint.connect(f"rogue-{config.session}") as rogue:
+        await rogue.subscribe(Topics(config.session).shared_parties(group))
+
+        async def take() -> None:
+            async for delivery in rogue.deliveries():
+                taken.add((decode_answer(delivery.payload).round, int(delivery.topic.rsplit("/", 1)[1])))
+
+        thief = asyncio.create_task(take())
+        try:
+            outcome = await run_async(config)
+        finally:
+            thief.cancel()
+    lost = {(r.index, int(p)) for r in outcome.rounds for p in r.lost}
+    assert taken and lost == taken  # every taken answer is named, nothing else
+    for r in outcome.rounds:
+        assert r.status == "timeout" and r.lost.tolist() == r.absent.tolist()
+    rng = np.random.default_rng(0)
+    entries = [e.to_json() for e in evaluate_run(outcome, config.bits, config.mechanisms, config.function,
+                                                 rule="average", alpha=0.05, rng=rng)]
+    assert [entry["lost"] for entry in entries] == [r.lost.tolist() for r in outcome.rounds]
+    assert lost_answers_text(outcome.rounds) is not None
+
+
 async def test_a_killed_validator_stops_the_run_naming_it_without_orphans(
         mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
     pids: dict[str, int] = {}
@@ -102,7 +142,7 @@ async def test_mpdp_observe_with_two_validators_records_the_deployed_session(
     session = f"vobs-{tmp_path.name[-10:].replace('_', '')}"
     async with watched_deployment(mosquitto, tmp_path, session, DEPLOYED_ROUNDS) as (deployment, seen):
         procs = [await deployment.host("a", 1), await deployment.host("b", 1),
-                 await deployment.observer(1, "--validators", "2")]
+                 await deployment.observer(1, "--validators", "2", "--allow-anonymous-broker")]
         codes = [await _finish(proc, 90) for proc in procs]
         await asyncio.sleep(scaled(0.3))  # the last messages reach the watcher
     assert codes == [0, 0, 0], deployment.logs()

@@ -75,7 +75,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "none; a restarted broker has lost them and the observer re-announces the open round)")
     p.add_argument("--validators", type=int, default=0, metavar="N",
                    help="logins for the observer's N validator processes (`mpdp observe --validators N`), on the "
-                        "observer's listener, reading party answers only (default: 0)")
+                        "observer's listener, reading party answers only, and their secret share-group name "
+                        "(in their client folders only) (default: 0)")
     p.add_argument("--force", action="store_true", help="replace an earlier configuration in DIR")
     p.set_defaults(run=_run)
 
@@ -112,7 +113,8 @@ def _run(args: argparse.Namespace) -> int:
         role = ("the observer" if name == OBSERVER else f"parties {format_ranges(hosts[name])}" if name in hosts
                 else f"compute server {config.servers.index(name)}" if name in config.servers
                 else f"the observer's validator {config.validators.index(name)}")
-        print(f"  {folder}/  -> {role} only (broker.env, password, client.crt/.key, ca.crt; 0600)")
+        group = ", group: the validators' secret share group" if name in config.validators else ""
+        print(f"  {folder}/  -> {role} only (broker.env, password, client.crt/.key, ca.crt{group}; 0600)")
     print(f"start the broker: mosquitto -c {config.config}")
     if os.geteuid() == 0 and args.user is None:  # a root-started mosquitto switches to user "mosquitto"
         print("note: started by root, mosquitto runs as user 'mosquitto', which cannot read these 0600 files; "

@@ -20,13 +20,11 @@ from rich.table import Table
 from mpdp.analysis.plot_style import save_figure
 from mpdp.analysis.reports.report import plot_models
 from mpdp.broker.settings import BrokerSettings
-from mpdp.parties.api.simulation import check_run_options
-from mpdp.parties.cli.args import add_broker_options, broker_options, emit, option_names
-from mpdp.parties.mpc.sharing import check_servers
+from mpdp.parties.api.simulation_config import SimulationConfig
+from mpdp.parties.cli.args import add_broker_options, broker_options, emit
 from mpdp.parties.session.compare import ProtocolComparison, compare_live
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.output_paths import plot_file
-from mpdp.protocols.randomization.mechanisms import check_delta, check_epsilon
 
 __all__ = ["register"]
 
@@ -68,11 +66,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    epsilon, delta = check_epsilon(args.epsilon, "--epsilon"), check_delta(args.delta, "--delta")
-    with option_names(**{name: (f"--{name.replace('_', '-')}", getattr(args, name))
-                         for name in ("repetitions", "seed", "workers", "alpha", "round_timeout")}):
-        check_run_options(args.repetitions, args.seed, False, args.workers, args.alpha, args.round_timeout, "mpc")
-    check_servers(args.servers, args.threshold, "--servers", "--threshold")
+    run = SimulationConfig.of(None, {name: getattr(args, name) for name in (
+        "dataset", "epsilon", "delta", "repetitions", "seed", "servers", "threshold", "workers", "round_timeout",
+        "alpha")} | {"protocol": "mpc"}, "mpdp compare")  # each option checked as mpdp simulate checks it
+    epsilon, delta = float(args.epsilon), run.delta
     plot = None if args.plot is None else plot_file(args.plot)
     broker = BrokerSettings.from_url(**broker_options(args))
     dataset = load_dataset(args.dataset)
@@ -85,9 +82,9 @@ def _run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"  {protocol}: round {done}/{len(dataset.round_names)}", file=human, flush=True)
 
-    runs = compare_live(dataset, epsilon, delta=delta, repetitions=args.repetitions, seed=args.seed,
-                        servers=args.servers, threshold=args.threshold, broker=broker, workers=args.workers,
-                        round_timeout=args.round_timeout, alpha=args.alpha, progress=progress)
+    runs = compare_live(dataset, epsilon, delta=delta, repetitions=run.repetitions, seed=run.seed,
+                        servers=run.servers, threshold=run.threshold, broker=broker, workers=run.workers,
+                        round_timeout=args.round_timeout, alpha=run.alpha, progress=progress)
     _print(runs, dataset.name, epsilon, args.repetitions, Console(file=human, width=None if human.isatty() else 150))
     if plot is not None:
         save_figure(plot_models(dataset.round_names, [(r.protocol, [e.result for e in r.rounds]) for r in runs],

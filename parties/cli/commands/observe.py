@@ -15,7 +15,9 @@ A party that sent two different validly signed answers to one round released twi
 a host lost its answer record): both are kept in the transcript, the round lists it in ``double_released``,
 its privacy is charged for both, and the command exits 1 naming it. A round in which every party heard from
 abstained (e.g. ``policy``: more repetitions than the hosts allow) is ``no-answers``: not decided (-1), the
-abstention reasons in ``decisions.json``, a warning line naming the rounds and reasons, exit 1. The ``privacy`` section of ``decisions.json`` is each party's spent
+abstention reasons in ``decisions.json``, a warning line naming the rounds and reasons, exit 1. Answers expected but
+never received (their host answered the round for other parties: a broker that dropped them, a client in the
+validators' share group, a host that died mid-round) are listed per round in ``lost`` and named in a warning line. The ``privacy`` section of ``decisions.json`` is each party's spent
 (epsilon, delta) as the transcript shows it (exact optimum, 000 Theorem 3.3, at delta_tilde 1e-6, and basic
 composition), the same section as ``mpdp simulate``'s ``results.json``.
 """
@@ -49,6 +51,7 @@ from mpdp.parties.rounds.outcome import (
     RoundOutcome,
     double_release_text,
     failed_rounds_text,
+    lost_answers_text,
     no_answers_text,
 )
 from mpdp.parties.rounds.privacy import (
@@ -123,6 +126,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(`mpdp mpc-server`), check and record their signed releases (default: mpc if the "
                         "roster lists compute servers, else rr)")
     add_validators_option(p)
+    p.add_argument("--allow-anonymous-broker", action="store_true",
+                   help="let --validators run on a broker without a login (a simulation or test broker; a "
+                        "deployment uses the validator logins of `mpdp broker config --validators N`)")
     p.set_defaults(run=_run)
 
 
@@ -182,7 +188,7 @@ def _round_json(outcome: RoundOutcome, facts: SessionRoster, function: BooleanFu
         "participants": outcome.participants.tolist(), "abstained": outcome.abstained.tolist(),
         "absent": outcome.absent.tolist(), "messages_received": outcome.messages_received,
         "messages_rejected": outcome.messages_rejected, "decisions": outcome.decisions.tolist(),
-        "double_released": outcome.double_released.tolist(), "reasons": outcome.reasons,
+        "double_released": outcome.double_released.tolist(), "lost": outcome.lost.tolist(), "reasons": outcome.reasons,
     }
     if outcome.symbols is not None:  # randomized response; a failed round (no answer) has no posterior
         posterior = None if outcome.status in UNDECIDED else round_posterior(
@@ -218,7 +224,8 @@ def _print_table(document: dict[str, object]) -> None:
         top = int(values[np.argmax(counts)])
         decision = truth_text(function, top) + ("" if decisions.size == 1 else f" ({counts.max()}/{decisions.size})")
         cells = () if mpc else (f"{np.mean(r['posterior_of_decision']):.4f}", f"{np.mean(r['expected_ones']):.1f}")
-        status = r["status"] + (" [bold red]DOUBLE RELEASE[/]" if r["double_released"] else "")
+        status = (r["status"] + (" [bold red]DOUBLE RELEASE[/]" if r["double_released"] else "")
+                  + (f" [bold red]{len(r['lost'])} LOST[/]" if r.get("lost") else ""))
         table.add_row(r["name"], status, str(len(r["participants"])), str(len(r["abstained"])),
                       str(len(r["absent"])), decision, *cells)
     console.print(table)
@@ -246,7 +253,7 @@ def _run(args: argparse.Namespace) -> int:
             facts=facts, coordinator_key=coordinator, endpoint=endpoint, round_names=_round_names(args),
             function=function, store_path=out / "transcripts.sqlite", repetitions=args.repetitions,
             round_timeout=args.round_timeout, wait_parties=args.wait_parties, resume=args.resume,
-            protocol=protocol, validators=args.validators,
+            protocol=protocol, validators=args.validators, allow_anonymous_broker=args.allow_anonymous_broker,
         )
     complete = _recorded(config.store_path, facts.session) == len(config.round_names)
     outcomes = observe(config)  # a complete session: loaded from the store, and the end announced again
@@ -266,6 +273,9 @@ def _run(args: argparse.Namespace) -> int:
     errors = [text for text in (double_release_text(outcomes), failed_rounds_text(outcomes)) if text is not None]
     for text in errors:
         print(f"mpdp: error: {text}; the session is recorded in {config.store_path} (exit code 1)", file=sys.stderr)
+    lost = lost_answers_text(outcomes)
+    if lost is not None:
+        print(f"mpdp: warning: {lost}", file=sys.stderr)
     empty = no_answers_text(outcomes)
     if empty is not None:
         print(f"mpdp: warning: {empty}; a party abstains by its own policy (mpdp party --max-repetitions, --budget) "

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from mpdp.analysis.reports.report import REPETITIONS_NOTE, RoundResult
 from mpdp.broker.settings import BrokerSettings
@@ -38,7 +37,6 @@ from mpdp.parties.cli.args import (
     add_validators_option,
     broker_options,
     emit,
-    option_names,
 )
 from mpdp.parties.cli.display import party_summary, print_results
 from mpdp.parties.rounds.config import CONNECTION_CHOICES, PROTOCOLS
@@ -47,6 +45,7 @@ from mpdp.parties.rounds.outcome import (
     RoundOutcome,
     double_release_text,
     failed_rounds_text,
+    lost_answers_text,
     no_answers_text,
 )
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK, privacy_summary
@@ -138,9 +137,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="auto (default): per-party while the parties' sockets fit the file-descriptor limit and "
                         "connect within 60 s (about 16,900 parties), else per-worker; "
                         "per-party: each party its own MQTT connection, as deployed; per-worker: "
-                        "each worker multiplexes its parties over one connection (each party still signs "
-                        "and publishes on its own topic): fewer sockets and less memory for thousands of "
-                        "parties")
+                        "each worker multiplexes its parties over one connection (each party still draws and "
+                        "signs its own answer; without --validators the worker sends them in bundles of up to "
+                        "64 on its bundle topic, else each on its party's topic): fewer sockets, less memory "
+                        "and far less per-message work for thousands of parties")
     add_validators_option(p)
     p.add_argument("--executor", metavar="dask://HOST:PORT", default=None,
                    help="run the parties' workers as tasks on this Dask scheduler's cluster (pip install "
@@ -186,17 +186,10 @@ def _run(args: argparse.Namespace) -> int:
     if (args.dataset is None) == (args.parties is None):
         raise ParameterError("input", args.dataset or args.parties,
                              "exactly one of --dataset NAME|PATH or --parties K --rounds R")
-    if args.force and args.out is None:
-        raise ParameterError("--force", True, "only with --out DIR (it replaces an earlier run's files there)")
     given = {name: getattr(args, name) for name in SimulationConfig.model_fields if hasattr(args, name)}
-    options: dict[str, str | tuple[str, Any]] = {name: (f"--{name.replace('_', '-')}", value)
-                                                 for name, value in given.items()}
-    options["budget"] = "--budget"
-    options["input"] = ("input", args.dataset or args.parties)
-    with option_names(**options):
-        config = SimulationConfig.of(None, given | {"broker": BrokerSettings.from_url(**broker_options(args))},
-                                     "mpdp simulate")
-        result = simulate(config, progress=not args.quiet)
+    config = SimulationConfig.of(None, given | {"broker": BrokerSettings.from_url(**broker_options(args))},
+                                 "mpdp simulate")
+    result = simulate(config, progress=not args.quiet)
     document = result.to_dict()
     if result.outcome.protocol != "rr":
         print_results(document, result.rounds, [r.rr_theoretical_accuracy or 0.0 for r in result.evaluations])
@@ -226,9 +219,10 @@ def _inconsistent(rounds: Sequence[RoundResult], total: int, alpha: float) -> in
 
 def _timeouts(rounds: Sequence[RoundOutcome]) -> int:
     """Warn about rounds that closed at their timeout with parties unheard and rounds in which every party
-    abstained (``no-answers``), name the failed ones (no answer at all) and the parties that released twice;
-    exit code 1 if any."""
-    errors = [text for text in (failed_rounds_text(rounds), double_release_text(rounds)) if text is not None]
+    abstained (``no-answers``), name the failed ones (no answer at all), the parties that released twice and
+    the answers lost on the way; exit code 1 if any."""
+    errors = [text for text in (failed_rounds_text(rounds), double_release_text(rounds), lost_answers_text(rounds))
+              if text is not None]
     for text in errors:
         print(f"mpdp: error: {text}", file=sys.stderr)
     empty = no_answers_text(rounds)

@@ -56,6 +56,7 @@ from mpdp.analysis.reports.documents import to_json_text
 from mpdp.analysis.sweeps.dataset_sweep import plan_dataset_sweep
 from mpdp.analysis.sweeps.sweep import PROTOCOLS, SCALES, SweepPlan, SweepResult, grid_of, plan_sweep
 from mpdp.broker.settings import BrokerSettings
+from mpdp.parties.api.simulation_config import SimulationConfig
 from mpdp.parties.api.sweeps import sweep
 from mpdp.parties.cli.args import (
     add_broker_options,
@@ -246,7 +247,9 @@ def _run(args: argparse.Namespace) -> int:
     console = Console()  # standard output, or standard error with --json alone (command_output)
     if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep rows whole
         console = Console(width=160)
-    if args.live:
+    if args.live:  # each session's run options checked as mpdp simulate checks them, then the points'
+        SimulationConfig.of(None, {name: getattr(args, name) for name in (
+            "workers", "round_timeout", "seed", "alpha", "protocol")}, "mpdp sweep --live")
         with option_names(**names):
             check_live_plan(plan)
         runs = (f"{samples} rounds" if data is None else

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -93,7 +95,8 @@ def test_a_config_and_keywords_combine_and_the_model_is_frozen() -> None:
 
 
 @pytest.mark.parametrize("options, line", [
-    ({"epsilom": 1.0}, "epsilom=1.0 is not allowed: an option of mpdp.simulate: dataset, votes, parties,"),
+    ({"epsilom": 1.0}, "epsilom=1.0 is not allowed: an option of mpdp.simulate (did you mean epsilon?)"),
+    ({"xyzzy": 1.0}, "xyzzy=1.0 is not allowed: an option of mpdp.simulate: dataset, votes, parties,"),
     ({"repetitions": True}, "repetitions=True is not allowed: an integer, not true or false"),
     ({"repetitions": "many"}, "repetitions='many' is not allowed: a valid integer, unable to parse string"),
     ({"parties": 2.5}, "parties=2.5 is not allowed: a valid integer, got a number with a fractional part"),
@@ -114,3 +117,128 @@ def test_the_cli_names_the_flag_of_a_bad_value(tmp_path: Path, capsys: pytest.Ca
 
     line = refused(capsys, "simulate", "--parties", "3", "--repetitions", "0", "--broker", "embedded")
     assert "--repetitions=0 is not allowed: an integer >= 1" in line
+
+
+@pytest.mark.parametrize("options, line", [
+    ({"epsilon": -1}, "epsilon=-1.0 is not allowed: a number >= 0 (inf allowed)"),
+    ({"epsilon": float("nan")}, "epsilon=nan is not allowed: a number >= 0 (inf allowed)"),
+    ({"epsilon": "2:1"}, "epsilon='2:1' is not allowed: LO:HI with finite 0 <= LO <= HI"),
+    ({"epsilon": "1:inf"}, "epsilon='1:inf' is not allowed: LO:HI with finite 0 <= LO <= HI"),
+    ({"epsilon": [0.5, -2.0]}, "epsilon[1]=-2.0 is not allowed: a number >= 0 (inf allowed)"),
+    ({"epsilon": []}, "epsilon=[] is not allowed: one value per party, not an empty list"),
+    ({"delta": 1.0}, "delta=1.0 is not allowed: a number in [0, 1)"),
+    ({"delta": -0.1}, "delta=-0.1 is not allowed: a number in [0, 1)"),
+    ({"delta": float("inf")}, "delta=inf is not allowed: a number in [0, 1)"),
+    ({"repetitions": 0}, "repetitions=0 is not allowed: an integer >= 1"),
+    ({"repetitions": -3}, "repetitions=-3 is not allowed: an integer >= 1"),
+    ({"parties": 0}, "parties=0 is not allowed: an integer >= 1"),
+    ({"parties": 3, "rounds": -1}, "rounds=-1 is not allowed: an integer >= 1"),
+    ({"seed": -1}, "seed=-1 is not allowed: an integer >= 0"),
+    ({"workers": 0}, "workers=0 is not allowed: an integer >= 1"),
+    ({"alpha": 1.0}, "alpha=1.0 is not allowed: a level in (0, 1)"),
+    ({"round_timeout": 0.0}, "round_timeout=0.0 is not allowed: a finite number of seconds > 0, or None"),
+    ({"time_limit": float("inf")}, "time_limit=inf is not allowed: a finite number of seconds > 0, or None"),
+    ({"delta_slack": 1.0}, "delta_slack=1.0 is not allowed: a number in [0, 1)"),
+    ({"validators": 65}, "validators=65 is not allowed: an integer in [0, 64]"),
+    ({"rule": "best"}, "rule='best' is not allowed: one of average, worst-case"),
+    ({"protocol": "smc"}, "protocol='smc' is not allowed: one of rr, curator, mpc"),
+    ({"connections": "many"}, "connections='many' is not allowed: one of auto, per-party, per-worker"),
+    ({"budget": "2"}, "budget='2' is not allowed: EPS,DELTA, e.g. 2.0,1e-5"),
+    ({"executor": "tcp://h:1"}, "executor='tcp://h:1' is not allowed: dask://HOST:PORT"),
+    ({"seed": 3, "secure": True}, "seed=3 is not allowed: no seed in secure mode (secure=True)"),
+    ({"force": True}, "force=True is not allowed: only with out, the run's folder"),
+    ({"dataset": "house-votes-84", "parties": 3}, "input='dataset, parties' is not allowed: one of dataset="),
+    ({"protocol": "mpc", "servers": 4, "threshold": 2}, "threshold=2 is not allowed: an integer in 0..1 (T < m/2)"),
+    ({"protocol": "curator", "epsilon": "0.5:2"}, "epsilon='0.5:2' is not allowed: one value with protocol curator"),
+    ({"protocol": "curator", "rule": "worst-case"}, "rule='worst-case' is not allowed: average with protocol"),
+])
+def test_the_model_itself_refuses_a_value_out_of_range_in_one_line(options: dict[str, object], line: str) -> None:
+    """``SimulationConfig(...)`` refuses, before any run, with the keyword's name (not the CLI's flag)."""
+    with pytest.raises(ParameterError) as caught:
+        SimulationConfig(**options)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert message.startswith(line), message
+    assert "\n" not in message and "--" not in message
+    assert caught.value.name.split("[")[0] in (*options, "input")
+
+
+def test_the_edges_of_each_range_are_accepted() -> None:
+    model = SimulationConfig(parties=1, rounds=1, epsilon=float("inf"), delta=math.nextafter(1.0, 0.0),
+                             repetitions=1, seed=0, alpha=1e-9, validators=64)
+    assert (model.parties, model.epsilon, model.repetitions, model.validators) == (1, float("inf"), 1, 64)
+    assert SimulationConfig(protocol="mpc", servers=3, threshold=1).threshold == 1
+    assert SimulationConfig(epsilon="0:0").epsilon == "0:0"
+
+
+def test_a_misspelt_field_names_the_closest_one() -> None:
+    with pytest.raises(ParameterError) as caught:
+        SimulationConfig(repetiton=5)  # type: ignore[call-arg]
+    assert str(caught.value) == "repetiton=5 is not allowed: an option of SimulationConfig (did you mean repetitions?)"
+
+
+def test_simulate_is_a_function_of_its_own_with_its_signature_and_docstring() -> None:
+    """``help(mpdp.simulate)`` shows simulate (its arguments, errors, result), not simulate_async through a wrapper."""
+    assert mpdp.simulate.__name__ == "simulate" and not hasattr(mpdp.simulate, "__wrapped__")
+    assert list(inspect.signature(mpdp.simulate).parameters) == ["config", "progress", "options"]
+    doc = inspect.getdoc(mpdp.simulate) or ""
+    assert all(part in doc for part in ("Args:", "Returns:", "Raises:", "ParameterError", ".toml"))
+    assert inspect.iscoroutinefunction(mpdp.simulate_async) and not inspect.iscoroutinefunction(mpdp.simulate)
+
+
+def test_a_toml_path_is_read_as_a_config_not_as_a_dataset(tmp_path: Path) -> None:
+    """``mpdp.simulate("run.toml")`` reads the file as ``--config`` does; keywords win over its keys. Refused
+    here before any process starts: the file's epsilon is out of range, then a keyword is."""
+    from mpdp.parties.api.simulation import _config_of
+
+    path = tmp_path / "run.toml"
+    path.write_text('parties = 4\nepsilon = "0.5:2"\nrepetitions = 30\n')
+    config = _config_of(path, {"seed": 9})
+    assert (config.parties, config.epsilon, config.repetitions, config.seed, config.dataset) == (4, "0.5:2", 30, 9, None)
+    assert _config_of(str(path), {}).parties == 4
+    assert _config_of("votes.csv", {}).dataset == "votes.csv"
+    path.write_text('parties = 4\nepsilon = -2\n')
+    with pytest.raises(ParameterError, match=r"^epsilon=-2.0 is not allowed"):
+        mpdp.simulate(str(path))
+    with pytest.raises(ParameterError, match=r"^repetitions=0 is not allowed"):
+        mpdp.simulate(path, epsilon=1.0, repetitions=0)
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["compare", "--repetitions", "0"], "--repetitions=0 is not allowed: an integer >= 1"),
+    (["compare", "--servers", "2", "--threshold", "1"], "--threshold=1 is not allowed: an integer in 0..0 (T < m/2)"),
+    (["compare", "--epsilon", "nan"], "--epsilon=nan is not allowed: a number >= 0 (inf allowed)"),
+    (["sweep", "--epsilon", "0.5:2:3", "--parties", "7", "--live", "--round-timeout", "0", "--samples", "3"],
+     "--round-timeout=0.0 is not allowed: a finite number of seconds > 0, or None"),
+])
+def test_compare_and_a_live_sweep_check_their_runs_with_the_model(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                                  expected: str) -> None:
+    """``mpdp compare`` and ``mpdp sweep --live`` refuse what SimulationConfig refuses, named by their flags."""
+    from tests.parties.cli.invoke import refused
+
+    assert refused(capsys, *argv) == f"mpdp: error: {expected}"
+
+
+def test_a_live_sweep_from_python_checks_its_run_options_with_the_model() -> None:
+    with pytest.raises(ParameterError, match=r"^workers=0 is not allowed: an integer >= 1$"):
+        mpdp.sweep("0.5:2:3", parties=5, live=True, workers=0)
+    with pytest.raises(ParameterError, match=r"^round_timeout=inf is not allowed: a finite number of seconds > 0"):
+        mpdp.sweep("0.5:2:3", parties=5, live=True, round_timeout=float("inf"))
+
+
+@pytest.mark.parametrize("call, argv, keyword, flag", [
+    (lambda missing: mpdp.report(missing), ["report"], "run_dir", "RUN_DIR"),
+    (lambda missing: mpdp.simulate(dataset=missing), ["simulate", "--dataset"], "dataset", "--dataset"),
+    (lambda missing: mpdp.simulate(parties=3, epsilon=missing + ":1"), ["simulate", "--parties", "3", "--epsilon"],
+     "epsilon LO", "--epsilon LO"),
+])
+def test_one_error_names_the_keyword_in_python_and_the_flag_on_the_command_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], call: Any, argv: list[str], keyword: str, flag: str) -> None:
+    from tests.parties.cli.invoke import refused
+
+    missing = str(tmp_path / "missing")
+    with pytest.raises(ParameterError) as caught:
+        call(missing)
+    assert str(caught.value).startswith(f"{keyword}=") and "--" not in str(caught.value).split(" is not allowed")[0]
+    typed = missing + ":1" if keyword.startswith("epsilon") else missing
+    line = refused(capsys, *argv, typed)
+    assert line == "mpdp: error: " + str(caught.value).replace(f"{keyword}=", f"{flag}=", 1)

@@ -116,3 +116,46 @@ def test_json_is_strict_with_infinite_epsilon(capsys) -> None:
     assert doc["red"] == "color R"
 
 
+
+
+def test_a_logged_warning_carries_one_mpdp_prefix() -> None:
+    """The formatter says ``mpdp WARNING <logger>:``; the broker's notice said ``mpdp: note:`` again (``mpdp simulate
+    --quiet`` printed ``mpdp WARNING mpdp.broker: mpdp: note: the embedded broker ...``)."""
+    import logging
+
+    from mpdp.broker.embedded import NO_PERSISTENCE_NOTICE
+    from mpdp.parties.cli.args import LOG_FORMAT
+
+    record = logging.LogRecord("mpdp.broker", logging.WARNING, __file__, 1, NO_PERSISTENCE_NOTICE, None, None)
+    line = logging.Formatter(LOG_FORMAT).format(record)
+    assert line.startswith("mpdp WARNING mpdp.broker: the embedded broker (amqtt) does not keep persistent sessions")
+    assert "mpdp:" not in line
+
+
+def test_an_api_error_names_the_flag_the_user_typed() -> None:
+    """The library names keywords; ``mpdp`` names each as its command writes it (the long option spelt like the
+    keyword, a short-only option, a positional's metavar), keeping the error's class and everything else."""
+    import argparse
+
+    from mpdp.parties.cli.errors import flag_named
+    from mpdp.protocols.errors import DatasetError, ParameterError
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--delta-slack", type=float)
+    parser.add_argument("-k", type=int)
+    parser.add_argument("run_dir", metavar="RUN_DIR")
+    parser.add_argument("--worst-case", dest="rule", action="store_const", const="worst-case")
+    parser.add_argument("--rule")
+    parser.add_argument("--dataset")
+    cases = [
+        (ParameterError("delta_slack", 2.0, "a number in [0, 1)"), "--delta-slack=2.0 is not allowed: a number in [0, 1)"),
+        (ParameterError("k", 0, "an integer >= 1"), "-k=0 is not allowed: an integer >= 1"),
+        (ParameterError("run_dir", "x", "a run's folder"), "RUN_DIR='x' is not allowed: a run's folder"),
+        (ParameterError("rule", "best", "average or worst-case"), "--rule='best' is not allowed: average or worst-case"),
+        (ParameterError("epsilon", -1.0, "a number >= 0"), "epsilon=-1.0 is not allowed: a number >= 0"),  # no such flag
+        (ParameterError("dataset e.csv: line 2", "3 cells", "2"), "--dataset e.csv: line 2='3 cells' is not allowed: 2"),
+    ]
+    for exc, line in cases:
+        assert str(flag_named(exc, parser)) == line
+    named = flag_named(DatasetError("dataset", "x", "a CSV file"), parser)
+    assert isinstance(named, DatasetError) and (named.name, named.value, named.allowed) == ("--dataset", "x", "a CSV file")

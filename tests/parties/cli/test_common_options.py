@@ -122,6 +122,21 @@ def test_config_errors_name_the_key(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert all(w in line for w in words), line
 
 
+@pytest.mark.parametrize("text, expected", [
+    ('repetitions = "abc"\n', "repetitions='abc' is not allowed: an integer"),
+    ("repetitions = 1.5\n", "repetitions='1.5' is not allowed: an integer"),
+    ('alpha = "often"\n', "alpha='often' is not allowed: a number"),
+    ('protocol = "smc"\n', "protocol='smc' is not allowed: one of rr, curator, mpc"),
+])
+def test_a_config_value_of_the_wrong_type_names_key_value_and_type(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                   text: str, expected: str) -> None:
+    """No Python internals ("invalid literal for int() with base 10") reach the user: the key, its value, the type."""
+    config = tmp_path / "run.toml"
+    config.write_text(text)
+    line = refused(capsys, "simulate", "--config", str(config), "--parties", "3")
+    assert line == f"mpdp: error: --config {config}: {expected}"
+
+
 def test_a_missing_config_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "readable TOML" in refused(capsys, *COMPOSE, "--config", str(tmp_path / "none.toml"))
 

@@ -31,8 +31,8 @@ def test_file(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("spec, delta, match", [
-    ("-1", 0.0, "--epsilon"), ("nan", 0.0, "--epsilon"), ("2:1", 0.0, "LO:HI"),
-    ("abc", 0.0, "--epsilon"), ("1", 1.0, "--delta"), ("1", -0.5, "--delta"),
+    ("-1", 0.0, "^epsilon="), ("nan", 0.0, "^epsilon="), ("2:1", 0.0, "LO:HI"),
+    ("abc", 0.0, "^epsilon="), ("1", 1.0, "^delta="), ("1", -0.5, "^delta="),
 ])
 def test_bad_values(spec: str, delta: float, match: str) -> None:
     with pytest.raises(ParameterError, match=match):

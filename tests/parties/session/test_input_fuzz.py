@@ -79,7 +79,7 @@ def test_a_fuzzed_epsilon_file(tmp_path: Path, payload: bytes) -> None:
     try:
         mechanisms = parse_mechanisms(str(path), 0.0, 3, np.random.default_rng(0))
     except ParameterError as exc:
-        assert "--epsilon" in str(exc)
+        assert str(exc).startswith("epsilon")
         event("epsilon: ParameterError")
         return
     event("epsilon: loaded")
@@ -108,7 +108,7 @@ def test_the_bom_loads_and_latin1_is_one_error(tmp_path: Path, kind: str) -> Non
     if kind == "bom":
         assert len(parse_mechanisms(str(path), 0.0, 3, np.random.default_rng(0))) == 3
     else:
-        with pytest.raises(ParameterError, match=r"--epsilon=.* in UTF-8 \(byte \d+ is 0xe9"):
+        with pytest.raises(ParameterError, match=r"^epsilon=.* in UTF-8 \(byte \d+ is 0xe9"):
             parse_mechanisms(str(path), 0.0, 3, np.random.default_rng(0))
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 import pytest
 
+from mpdp.broker.bundle import decode_bundle
 from mpdp.broker.messages import Announcement, PartyMessage
 from mpdp.broker.signing import generate_key_pair, public_key_of, verify_message
 from mpdp.broker.topics import Topics
@@ -264,3 +265,44 @@ async def test_the_end_arriving_while_the_parties_are_busy_ends_the_worker_clean
         await asyncio.wait_for(worker, 10.0)  # raises the worker's error, if any
         took = asyncio.get_running_loop().time() - start
     assert len(topics) == k and took > 2 * grace, (len(topics), took)
+
+
+async def test_bundled_answers_are_each_partys_own_signed_message_and_a_reannounced_round_gets_them_again() -> None:
+    """bundle=(topics, worker): the K answers come in fewer messages on the worker's bundle topic, each entry
+    the party's own signed draw (computed here independently), and a round announced again gets the same bytes."""
+    broker = InMemoryBroker()
+    parties, keys = _parties(broker)
+    ready: list[int] = []
+
+    async def entries(observer: MemoryTransport) -> tuple[int, dict[int, bytes]]:
+        got: dict[int, bytes] = {}
+        bundles = 0
+        while len(got) < K:
+            delivery = await next_delivery(observer, 2.0)
+            assert delivery is not None and delivery.topic == TOPICS.bundle(3)
+            bundles += 1
+            for party, message in decode_bundle(delivery.payload):
+                assert party not in got
+                got[party] = message
+        return bundles, got
+
+    async with broker.connect("observer") as observer:
+        await observer.subscribe(TOPICS.all_parties, TOPICS.all_bundles)
+        worker = asyncio.create_task(serve_multiplexed([p.loop for p in parties], broker, "worker-3",
+                                                       on_ready=lambda: ready.append(1), on_error=_no_error,
+                                                       bundle=(TOPICS, 3)))
+        while len(ready) < K:
+            await asyncio.sleep(0.01)
+        await observer.publish(TOPICS.rounds, _announce("round", 0))
+        bundles, first = await entries(observer)
+        await observer.publish(TOPICS.rounds, _announce("round", 0))  # re-announced (a fresh sequence)
+        _, again = await entries(observer)
+        await observer.publish(TOPICS.rounds, _announce("end", 1))
+        await asyncio.wait_for(worker, 5.0)
+    assert bundles < K and again == first
+    for party in parties:
+        spec = party.spec
+        message = PartyMessage.from_wire(first[spec.party])
+        assert message.party == spec.party and verify_message(message, public_key_of(keys[spec.party]))
+        draws = round_generator(SeedTree(77).party(spec.party), 0)
+        assert np.array_equal(message.symbol_array(), spec.mechanism.sample(int(spec.bits[0]), REPETITIONS, draws))

@@ -20,6 +20,7 @@ from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Delivery, Transport
+from mpdp.parties.cli.main import main
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.observer import Observer
@@ -152,3 +153,20 @@ def test_simulate_refuses_validators_it_cannot_use_in_one_line(capsys: pytest.Ca
                                                                 argv: list[str], shown: str) -> None:
     line = refused(capsys, "simulate", "--parties", "4", "--rounds", "1", "--repetitions", "2", *argv)
     assert shown in line, line
+
+
+def test_observe_validators_refuse_a_broker_without_a_login_in_one_line(capsys: pytest.CaptureFixture[str],
+                                                                        tmp_path: Path) -> None:
+    """Issue 22: a deployed observer's validators log in; an anonymous broker is refused before anything is
+    reached (port 1: nothing listens), unless told it is a simulation (--allow-anonymous-broker passes the
+    check and only then fails to reach the broker)."""
+    assert main(["keys", "--parties", "2", "--session", "anon-1", "--out", str(tmp_path / "keys"), "--quiet"]) == 0
+    capsys.readouterr()
+    argv = ["observe", "--roster", str(tmp_path / "keys" / "roster.json"), "--keys", str(tmp_path / "keys" / "coordinator"),
+            "--rounds", "1", "--broker", "mqtt://127.0.0.1:1?protocol=5", "--validators", "2", "--reconnect-window", "0",
+            "--wait-parties", "1", "--out", str(tmp_path / "out")]
+    line = refused(capsys, *argv)
+    assert "--validators=2 refuse a broker without a login (mqtt://127.0.0.1:1)" in line, line
+    assert "--allow-anonymous-broker" in line and not (tmp_path / "out" / "transcripts.sqlite").exists()
+    assert main([*argv, "--allow-anonymous-broker"]) != 0
+    assert "refuse a broker without a login" not in capsys.readouterr().err

@@ -19,7 +19,7 @@ from mpdp.protocols.randomization.mechanisms import RandomizedResponse
     (["--function", "sum"], "--protocol rr"),
     (["--function", "sum"], "--function='sum' is not allowed: one of majority (or passed), and, or, xor (or parity), "
                             "threshold:T for the curator protocol"),
-    (["--epsilon", "0.5:2"], "one value with --protocol curator"),
+    (["--epsilon", "0.5:2"], "--epsilon='0.5:2' is not allowed: one value with protocol curator"),
     # a bad T named the function, not mpc's --threshold (it said "--threshold=1 is not allowed")
     (["--function", "threshold:x"], "--function='threshold:x' is not allowed: threshold:T with an integer T >= 0"),
     (["--function", "threshold:-1"], "--function='threshold:-1' is not allowed: threshold:T with an integer T >= 0"),
@@ -35,7 +35,7 @@ def test_curator_refuses_an_epsilon_file(capsys: pytest.CaptureFixture[str], tmp
     levels = tmp_path / "eps.txt"
     levels.write_text("1\n2\n1\n")
     argv = ["simulate", "--parties", "3", "--protocol", "curator", "--epsilon", str(levels)]
-    assert main(argv) == 2 and "--protocol rr" in capsys.readouterr().err
+    assert main(argv) == 2 and "per-party levels: protocol rr" in capsys.readouterr().err
 
 
 @pytest.mark.integration

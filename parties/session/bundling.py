@@ -1,0 +1,143 @@
+"""A worker's shared connection that sends its parties' answers in bundles (:mod:`mpdp.broker.bundle`).
+
+:class:`AnswerBundler` stands for the worker's transport when its parties publish
+(:func:`mpdp.parties.session.multiplex.serve_multiplexed`): a publication on a party topic joins the bundle
+being filled, and the party's ``publish`` returns once the broker acknowledged the whole bundle (QoS 1,
+as its own message would). A bundle is sent when it holds ``size`` answers or at the event loop's next turn
+after its first answer (the parties answering in one turn share it). Every other publication (a party's
+decisions) goes out as it is. Each answer keeps its bytes, its signature and its party: what the party
+drew under its own policy, and what it sends again for a re-announced round, are the party's
+(:class:`mpdp.parties.rounds.answering.PartyLoop`); only the number of MQTT messages changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from mpdp.broker.bundle import encode_bundle
+from mpdp.broker.topics import Topics
+from mpdp.broker.transport import Delivery, Transport, as_bytes
+
+__all__ = ["BUNDLE_SIZE", "AnswerBundler"]
+
+#: Answers one bundle carries at most.
+BUNDLE_SIZE = 64
+
+
+class AnswerBundler:
+    """A :class:`mpdp.broker.transport.Transport` over ``transport`` whose party-topic publications are
+    bundled on ``topics.bundle(worker)`` (module docstring); use as an async context (its bundles in
+    flight are cancelled on exit).
+
+    Raises:
+        ValueError: ``size`` < 1.
+    """
+
+    def __init__(self, transport: Transport, topics: Topics, worker: int, size: int = BUNDLE_SIZE) -> None:
+        if size < 1:
+            raise ValueError(f"bundle size must be >= 1, got {size}")
+        self._transport = transport
+        self._topics = topics
+        self._topic = topics.bundle(worker)
+        self._size = size
+        self._pending: list[tuple[int, bytes]] = []
+        self._sent: asyncio.Future[None] | None = None  # the pending bundle's acknowledgement
+        self._flush_soon: asyncio.Handle | None = None
+        self._sending: set[asyncio.Task[None]] = set()
+        self.client_id = transport.client_id
+        self.bundles = 0  #: bundles sent (acknowledged or not)
+
+    @property
+    def reconnects(self) -> int:
+        """The underlying transport's reconnects."""
+        return self._transport.reconnects
+
+    @reconnects.setter
+    def reconnects(self, value: int) -> None:
+        self._transport.reconnects = value
+
+    @property
+    def connected(self) -> bool:
+        """True while the underlying transport is connected."""
+        return self._transport.connected
+
+    @property
+    def downtime(self) -> float:
+        """The underlying transport's downtime (seconds)."""
+        return self._transport.downtime
+
+    async def subscribe(self, *filters: str) -> None:
+        """Subscribe the underlying transport."""
+        await self._transport.subscribe(*filters)
+
+    def deliveries(self) -> AsyncIterator[Delivery]:
+        """The underlying transport's deliveries."""
+        return self._transport.deliveries()
+
+    async def publish(self, topic: str, payload: bytes | str) -> None:
+        """Publish ``payload`` on ``topic``: in the next bundle if ``topic`` is a party topic, returning once
+        that bundle is acknowledged; otherwise on its own.
+
+        Raises:
+            TransportError: the bundle (or the message) was not acknowledged in time, or the broker is gone.
+        """
+        party = self._topics.party_of(topic)
+        if party is None:
+            await self._transport.publish(topic, payload)
+            return
+        if self._sent is None:
+            loop = asyncio.get_running_loop()
+            self._sent = loop.create_future()
+            self._sent.add_done_callback(_retrieve)
+            self._flush_soon = loop.call_soon(self._flush)
+        sent = self._sent
+        self._pending.append((party, as_bytes(payload)))
+        if len(self._pending) >= self._size:
+            self._flush()
+        await asyncio.shield(sent)
+
+    def _flush(self) -> None:
+        """Send the pending bundle in a task that settles its acknowledgement."""
+        if self._flush_soon is not None:
+            self._flush_soon.cancel()
+        entries, sent = self._pending, self._sent
+        self._pending, self._sent, self._flush_soon = [], None, None
+        if sent is None:
+            return
+        self.bundles += 1
+        task = asyncio.create_task(self._send(entries, sent), name=f"bundle-{self._topic}")
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _send(self, entries: list[tuple[int, bytes]], sent: asyncio.Future[None]) -> None:
+        try:
+            await self._transport.publish(self._topic, encode_bundle(entries))
+        except asyncio.CancelledError:
+            sent.cancel()
+            raise
+        except Exception as exc:  # noqa: BLE001 - every party of the bundle gets it
+            sent.set_exception(exc)
+        else:
+            sent.set_result(None)
+
+    async def __aenter__(self) -> AnswerBundler:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._flush_soon is not None:
+            self._flush_soon.cancel()
+        if self._sent is not None:
+            self._sent.cancel()
+        for task in list(self._sending):
+            task.cancel()
+        for task in list(self._sending):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def _retrieve(future: asyncio.Future[None]) -> None:
+    """Mark a bundle's error retrieved (its parties may all have been cancelled meanwhile)."""
+    if not future.cancelled():
+        future.exception()
