@@ -313,11 +313,10 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
                         outcomes = await drive_rounds(engine, store, config.round_names, recorded, None, report)
                     else:
                         earlier = [protocol.load(store, config.session, i) for i in sorted(recorded)]
-                        plan = plug.party_plan(config, seeds, earlier)
-                        specs = worker_specs(config, party_endpoint, private_keys, coordinator_public, plan)
-                        pool = WorkerPool(specs) if config.executor is None else DaskWorkerPool(specs, config.executor)
+                        pool, count = _party_pool(config, plug.party_plan(config, seeds, earlier), party_endpoint,
+                                                  private_keys, coordinator_public)
                         async with pool:
-                            workers = _Workers(pool, len(specs), config.ready_timeout, config.round_names,
+                            workers = _Workers(pool, count, config.ready_timeout, config.round_names,
                                                config.party_rule is not None)
                             watchdog = tg.create_task(workers.watch(engine), name="watch-workers")
                             outcomes = await drive_rounds(engine, store, config.round_names, recorded, workers,
@@ -359,6 +358,15 @@ def recorded_outcome(config: RunConfig, broker_kind: Literal["mosquitto", "embed
         protocol=config.protocol, session=config.session, store_path=config.store_path,
         seed_entropy=None if config.secure else SeedTree.from_seed(config.seed).seed, spent=spent, delta_slack=config.delta_slack,
     )
+
+
+def _party_pool(config: RunConfig, plan: PartyPlan, endpoint: BrokerEndpoint, private_keys: Sequence[bytes],
+                coordinator_public: bytes) -> tuple[WorkerPool | DaskWorkerPool, int]:
+    """The pool of the parties' workers (not started) and their number. The specs are held by the pool
+    only (which drops the parties' part once they are sent), not by the run: at 10^6 parties their seeds,
+    keys and bits are most of this process's memory."""
+    specs = worker_specs(config, endpoint, private_keys, coordinator_public, plan)
+    return (WorkerPool(specs) if config.executor is None else DaskWorkerPool(specs, config.executor)), len(specs)
 
 
 def _party_broker(config: RunConfig, endpoint: BrokerEndpoint) -> AbstractAsyncContextManager[BrokerEndpoint]:
