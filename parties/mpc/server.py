@@ -41,9 +41,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import SumRelease
+from mpdp.parties.mpc.listen import bind_own_address
 from mpdp.parties.mpc.sealed_shares import open_share
 
 __all__ = ["RoundJob", "ServerKeys", "main", "open_shares", "read_keys", "round_server", "write_keys"]
@@ -202,6 +204,7 @@ def main() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # only the releases go to the real standard output
 
     from mpyc.runtime import mpc  # parses and strips MPyC's own options from sys.argv
+    bind_own_address(mpc)  # localhost (``-B``) only, not every interface
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("keys", type=Path)
