@@ -135,7 +135,7 @@ def open_shares(keys: ServerKeys, job: RoundJob) -> list[int]:
     Raises:
         ProtocolViolation: a share that does not open (``decrypt``/``plaintext``).
     """
-    key = bytes.fromhex(keys.private_key)
+    key = X25519PrivateKey.from_private_bytes(bytes.fromhex(keys.private_key))  # loaded once, not per share
     return [open_share(key, (bytes.fromhex(e), bytes.fromhex(c)), session=keys.session, round_index=job.round,
                        party=party, server=keys.server)
             for party, (e, c) in zip(job.parties, job.sealed)]
