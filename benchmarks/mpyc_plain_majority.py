@@ -5,7 +5,7 @@ Run as ``python benchmarks/mpyc_plain_majority.py -M m -I i -T t -B base_port --
 "scaled": [N(0..k)]}``. Per round, as :func:`mpdp.parties.mpc.server.round_server` does for ``majority``:
 party 0 secret-shares the k bits (``mpc.input``), s = their sum, e_s = ``unit_vector(s, k + 1)``,
 N(s) = <e_s, N>, u from L secret random bits, output u < N(s). The same field and SecInt as mpdp's servers.
-Party 0 prints one JSON line ``{"seconds": [per round], "released": [bits]}`` (a warm-up round first, untimed).
+Party 0 prints one JSON line ``{"seconds": [per round], "cpu": [its CPU s per round], "released": [bits]}`` (a warm-up round first, untimed).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ async def main() -> None:
     secint = mpc.SecInt(SECURE_INTEGER_BITS, p=field_modulus())
     k, bits, table = len(spec["bits"]), spec["random_bits"], spec["scaled"]
     await mpc.start()
-    seconds, released = [], []
+    seconds, cpu, released = [], [], []
     for r in range(rounds + 1):
         await mpc.barrier()
-        begin = time.perf_counter()
+        begin, clock = time.perf_counter(), time.process_time()
         votes = mpc.input([secint(b) for b in spec["bits"]] if mpc.pid == 0 else [secint(None)] * k, senders=0)
         count = mpc.sum(votes)
         unit = mpc.unit_vector(count, k + 1)
@@ -38,9 +38,10 @@ async def main() -> None:
         released.append(int(await mpc.output(u < scaled)))
         if r:
             seconds.append(time.perf_counter() - begin)
+            cpu.append(time.process_time() - clock)
     await mpc.shutdown()
     if mpc.pid == 0:
-        print(json.dumps({"seconds": seconds, "released": released}), flush=True)
+        print(json.dumps({"seconds": seconds, "cpu": cpu, "released": released}), flush=True)
 
 
 if __name__ == "__main__":
