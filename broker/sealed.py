@@ -85,12 +85,13 @@ def seal(recipient_public: bytes, plaintext: bytes, *, context: bytes,
     return ephemeral_public, ChaCha20Poly1305(key).encrypt(nonce, plaintext, associated_data)
 
 
-def open_sealed(recipient_private: bytes, ephemeral_public: bytes, ciphertext: bytes, *,
+def open_sealed(recipient_private: bytes | X25519PrivateKey, ephemeral_public: bytes, ciphertext: bytes, *,
                 context: bytes, associated_data: bytes) -> bytes:
     """Decrypt and authenticate what :func:`seal` produced.
 
     Args:
-        recipient_private: the curator's raw 32-byte X25519 private key.
+        recipient_private: the curator's raw 32-byte X25519 private key, or that key loaded once
+            (``X25519PrivateKey.from_private_bytes``: a server opening 1,000 shares saves ~50 us each).
         ephemeral_public, ciphertext: as returned by :func:`seal`.
         context, associated_data: must equal the sender's.
 
@@ -101,7 +102,8 @@ def open_sealed(recipient_private: bytes, ephemeral_public: bytes, ciphertext: b
         ProtocolViolation: ``"decrypt"`` when authentication fails (tampered ciphertext, header or
             ephemeral key, another slot's context, or a ciphertext sealed to another key).
     """
-    private = X25519PrivateKey.from_private_bytes(recipient_private)
+    private = (recipient_private if isinstance(recipient_private, X25519PrivateKey)
+               else X25519PrivateKey.from_private_bytes(recipient_private))
     recipient_public = private.public_key().public_bytes(_RAW, serialization.PublicFormat.Raw)
     try:
         shared = private.exchange(_public(ephemeral_public, "ephemeral key"))

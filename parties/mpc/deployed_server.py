@@ -54,6 +54,7 @@ from mpdp.broker.mpc_messages import MpcAnnouncement, ServerJob, ServerReport, S
 from mpdp.broker.signing import sign_message, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
+from mpdp.parties.mpc.listen import bind_own_address
 from mpdp.parties.mpc.server import RoundJob, ServerKeys, round_server
 from mpdp.parties.mpc.sharing import field_modulus
 from mpdp.parties.rounds.rejections import RejectLog
@@ -124,6 +125,7 @@ def run_server(config: DeployedServerConfig) -> int:
         from mpyc.runtime import mpc
     finally:
         sys.argv = argv
+    bind_own_address(mpc)  # listen on the roster's address only, not every interface
     servers = config.facts.servers
     assert servers is not None
     keys = ServerKeys(field_modulus(), config.facts.session, config.keys.server, config.keys.sealing.hex(),

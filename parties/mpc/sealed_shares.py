@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
 from mpdp.broker.sealed import open_sealed, seal
 from mpdp.parties.mpc.sharing import field_modulus
 from mpdp.protocols.errors import ProtocolViolation
@@ -50,9 +52,10 @@ def seal_shares(shares: Sequence[int], server_keys: Sequence[bytes], *, session:
             for i, (share, key) in enumerate(zip(shares, server_keys))]
 
 
-def open_share(private_key: bytes, sealed: tuple[bytes, bytes], *, session: str, round_index: int, party: int,
+def open_share(private_key: bytes | X25519PrivateKey, sealed: tuple[bytes, bytes], *, session: str, round_index: int, party: int,
                server: int) -> int:
-    """Server ``server``'s share from party ``party``, opened with its X25519 private key.
+    """Server ``server``'s share from party ``party``, opened with its X25519 private key (raw bytes, or
+    loaded once for many shares).
 
     Raises:
         ProtocolViolation: ``"decrypt"`` (tampered, another slot, another server's key) or ``"plaintext"``

@@ -13,7 +13,8 @@ public table N(0..n) of the release rule (:mod:`mpdp.protocols.randomization.thr
 Inside the computation: s = sum of the shares (local), the secret unit vector e_s (MPyC ``unit_vector``:
 bit decomposition of s), N(s) = <e_s, N> (local), per release a secret u from L secret random bits, and the
 comparison u < N(s). For ``sum`` (:attr:`RoundJob.noise` set) each release is clamp(s + G1 - G2, 0, n)
-with G = #{j : u < t_j} for two fresh secret u (the geometric mechanism of 000,
+with G = #{j : u < t_j} for two fresh secret u, found by bisection in bit length of J secure comparisons
+(:func:`geometric_by_bisection`; the geometric mechanism of 000,
 :class:`mpdp.protocols.randomization.threshold_release.GeometricTable`), a :class:`mpdp.broker.mpc_messages.SumRelease`.
 Only the comparisons (or the noisy counts) are opened (to every server); each server signs them with its
 Ed25519 key as the release message of the central mechanism
@@ -35,18 +36,20 @@ import json
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import SumRelease
+from mpdp.parties.mpc.listen import bind_own_address
 from mpdp.parties.mpc.sealed_shares import open_share
 
-__all__ = ["RoundJob", "ServerKeys", "main", "open_shares", "read_keys", "round_server", "write_keys"]
+__all__ = ["RoundJob", "ServerKeys", "geometric_by_bisection", "main", "open_shares", "read_keys", "round_server", "write_keys"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +136,45 @@ def open_shares(keys: ServerKeys, job: RoundJob) -> list[int]:
     Raises:
         ProtocolViolation: a share that does not open (``decrypt``/``plaintext``).
     """
-    key = bytes.fromhex(keys.private_key)
+    key = X25519PrivateKey.from_private_bytes(bytes.fromhex(keys.private_key))  # loaded once, not per share
     return [open_share(key, (bytes.fromhex(e), bytes.fromhex(c)), session=keys.session, round_index=job.round,
                        party=party, server=keys.server)
             for party, (e, c) in zip(job.parties, job.sealed)]
+
+
+def geometric_by_bisection(less: Callable[[Any, Any], Any], u: Any, thresholds: Sequence[int]) -> Any:
+    """G = #{j : u < t_j} for each u of an array by bisection: D = bit length of J secure comparisons
+    (``less``, elementwise 0/1) per u instead of J (issue 23: J = 28 comparisons became 5).
+
+    The thresholds t_1 >= ... >= t_J of :class:`mpdp.protocols.randomization.threshold_release.GeometricTable`
+    (000, §4.2) are non-increasing, so {j : u < t_j} = {1..G} and G >= m iff u < t_m (t_m = 0, never, for
+    m > J). Bit d of G (from the top, d = 1..D) is [u < t_m] at the midpoint m of the interval bits 1..d-1
+    leave; the secret t_m is <e_p, t_mid(p)>, e_p the unit vector of those bits (2^(D-1) - 1 products per u).
+    The same G as counting every comparison, for every u: the released distribution is exactly the table's.
+
+    Args:
+        less: elementwise [a < b] (MPyC ``np_less`` on secure arrays; ``numpy.less`` in plain ints).
+        u: the uniforms, an array (secure or int64) of shape (r,), values in 0..2^L - 1.
+        thresholds: t_1..t_J, J >= 0, non-increasing.
+
+    Returns:
+        G per u, the array type of ``u``'s arithmetic, shape (r,).
+    """
+    depth = len(thresholds).bit_length()  # 2^D >= J + 1
+    table = [*thresholds, *[0] * ((1 << depth) - 1 - len(thresholds))]  # t_1..t_{2^D - 1}
+    ones = np.ones(u.shape, dtype=np.int64)
+    units: list[Any] = [ones]  # e_p over the prefixes p = (b_1 .. b_{d-1}) of the bits found so far
+    g: Any = 0 * ones
+    for d in range(1, depth + 1):
+        step = 1 << (depth - d)
+        chosen = units[0] * table[step - 1]
+        for p, e in enumerate(units[1:], start=1):
+            chosen = chosen + e * table[2 * p * step + step - 1]
+        bit = less(u, chosen)
+        g = g + bit * step
+        if d < depth:
+            units = [part for e in units for part in (e - e * bit, e * bit)]
+    return g
 
 
 def round_server(mpc: Any, keys: ServerKeys) -> Callable[[RoundJob], Awaitable[dict[str, Any]]]:
@@ -158,15 +196,14 @@ def round_server(mpc: Any, keys: ServerKeys) -> Callable[[RoundJob], Awaitable[d
         return mpc.sum([b * (1 << j) for j, b in enumerate(bits)])
 
     async def noisy_counts(job: RoundJob, count: Any) -> list[int]:
-        """clamp(s + G1 - G2, 0, n) per release, G = #{j : u < t_j}: all 2 x releases x J comparisons of
-        the secret u with the public thresholds in one vectorized MPyC operation."""
+        """clamp(s + G1 - G2, 0, n) per release, G = #{j : u < t_j} (:func:`geometric_by_bisection`), all 2 x releases
+        draws vectorized in MPyC."""
         n, reps, bits = len(job.parties), job.releases, job.random_bits
         if not job.noise:  # no threshold >= 1: the noise is 0 with certainty as drawn
             return [int(v) for v in await mpc.output([count] * reps)]
         random = mpc.np_reshape(mpc.np_random_bits(secint, bits * 2 * reps), (2 * reps, bits))
         u = random @ np.array([1 << j for j in range(bits)], dtype=object)
-        below = mpc.np_less(mpc.np_outer(u, np.ones(len(job.noise), dtype=np.int64)), np.array(job.noise))
-        g = mpc.np_sum(below, axis=1)
+        g = geometric_by_bisection(mpc.np_less, u, job.noise)
         y = g[:reps] - g[reps:] + count
         y = mpc.np_where(y < 0, 0, y)
         y = mpc.np_where(y > n, n, y)
@@ -202,6 +239,7 @@ def main() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # only the releases go to the real standard output
 
     from mpyc.runtime import mpc  # parses and strips MPyC's own options from sys.argv
+    bind_own_address(mpc)  # localhost (``-B``) only, not every interface
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("keys", type=Path)

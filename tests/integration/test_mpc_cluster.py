@@ -8,7 +8,10 @@ probability at most its stated alpha.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -78,9 +81,39 @@ def test_the_secure_sum_draws_the_geometric_mechanism() -> None:
             assert_counts_fit(np.bincount(released, minlength=5), table.release_pmf(count, 4), ALPHA / 2)
 
 
+def _listening(pids: set[int]) -> set[str]:
+    """The local addresses (hex, as /proc/net/tcp{,6} writes them) of the TCP sockets in LISTEN state that
+    the processes ``pids`` hold."""
+    inodes = set()
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").glob("*"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            fields = row.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                found.add(fields[1].split(":")[0])
+    return found
+
+
 def test_a_missing_server_fails_the_round_and_leaves_no_process() -> None:
+    """Server 2 never starts: server 1 keeps listening for the others meanwhile, on loopback only (its
+    address, localhost), not on every interface (issue 23); the round fails and no process is left."""
     table = release_table(central_majority_mechanism(VOTERS, 1.0, 0.0).release_one)
     before = _children()
-    with pytest.raises(WorkerError, match="did not finish"):
-        secure_release(np.ones(VOTERS, dtype=np.uint8), table, 1, deadline=8.0, missing=frozenset({2}))
+    loopback = {"0100007F", "00000000000000000000000001000000"}  # 127.0.0.1, ::1
+    seen: set[str] = set()
+    with ThreadPoolExecutor(1) as pool:
+        run = pool.submit(secure_release, np.ones(VOTERS, dtype=np.uint8), table, 1, deadline=8.0,
+                          missing=frozenset({2}))
+        while not run.done():
+            seen |= _listening(_children() - before)
+            time.sleep(0.1)
+        with pytest.raises(WorkerError, match="did not finish"):
+            run.result()
+    assert seen and seen <= loopback, seen
     assert _children() <= before
