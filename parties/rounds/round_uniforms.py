@@ -87,18 +87,23 @@ class RoundUniforms:
         round index above 32 bits)."""
         if self._pool is None or not 0 <= round_index <= _M32:
             return None
-        hasher = _Hash(self._const)
-        pool = [_mix(word, hasher.mix(round_index)) for word in self._pool]
+        const, pool = self._const, []
+        for word in self._pool:  # the round's spawn-key word mixed into each pool word (hashmix, then mix)
+            value = round_index ^ const
+            const = (const * _MULT_A) & _M32
+            value = (value * const) & _M32
+            value = (_MIX_L * word - _MIX_R * (value ^ (value >> 16))) & _M32
+            pool.append(value ^ (value >> 16))
         const, state = _INIT_B, []
         for i in range(8):  # generate_state(4, uint64): 8 uint32 words, the pool cycled
-            value = pool[i % _POOL] ^ const
+            value = pool[i & 3] ^ const
             const = (const * _MULT_B) & _M32
             value = (value * const) & _M32
             state.append(value ^ (value >> 16))
         w = [state[2 * j] | state[2 * j + 1] << 32 for j in range(4)]
         initstate, initseq = w[0] << 64 | w[1], w[2] << 64 | w[3]
         inc = ((initseq << 1) | 1) & _M128
-        lcg = (inc * 1) & _M128  # state 0, one step: 0 * M + inc
+        lcg = inc  # state 0, one step: 0 * M + inc
         lcg = ((lcg + initstate) * _PCG_MULT + inc) & _M128
         out = []
         for _ in range(n):
