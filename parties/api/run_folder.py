@@ -55,7 +55,7 @@ class PreviousRun:
 
     Attributes:
         path: the folder. session: its session id. seed: its root seed. inputs: its inputs. digest:
-        :func:`data_digest` of its votes and parties.
+        :func:`data_digest` of its votes and parties. document: the whole ``results.json``, as read.
     """
 
     path: Path
@@ -63,6 +63,13 @@ class PreviousRun:
     seed: int
     inputs: dict[str, Any]
     digest: str
+    document: dict[str, Any]
+
+    @property
+    def complete(self) -> bool:
+        """The run's ``results.json`` is its final one (``run.status`` ``complete``): nothing to run or write,
+        once its store holds every round."""
+        return bool(self.document["run"].get("status") == "complete")
 
     @classmethod
     def read(cls, out: str | Path | None, force: bool) -> PreviousRun:
@@ -89,7 +96,7 @@ class PreviousRun:
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
             return cls(path.parent, str(document["session"]), int(document["seed"]), dict(document["inputs"]),
-                       str(document["run"]["data"]))
+                       str(document["run"]["data"]), document)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ParameterError("out", str(path), f"the {RESULTS} of an mpdp simulate run",
                                  hint=f"unreadable: {str(exc)[:200]}") from None
@@ -167,6 +174,15 @@ class RunFolder:
                 statuses = {int(r): str(s) for r, s in store.query(
                     "SELECT round, status FROM rounds WHERE session = ?", (session,))}
         return [{"round": i, "name": name, "status": statuses.get(i, "not run")} for i, name in enumerate(round_names)]
+
+    def messages_recorded(self, session: str) -> int:
+        """The messages the store's decided rounds of ``session`` received (0 without a store): where a
+        resumed run's progress starts."""
+        if not self.store.exists():
+            return 0
+        with TranscriptStore(self.store) as store:
+            return int(store.query("SELECT COALESCE(SUM(messages_received), 0) FROM rounds WHERE session = ?",
+                                   (session,))[0][0])
 
     def run_section(self, status: RunStatus, session: str, round_names: Sequence[str], digest: str,
                     error: str | None = None) -> dict[str, Any]:

@@ -78,14 +78,29 @@ class RunSection(BaseModel):
     data: str
 
 
+class TopologySection(BaseModel):
+    """The ``topology`` section of ``results.json`` (:class:`mpdp.parties.api.topology.Topology`): where the run ran,
+    not an input (a resumed run may change it). URLs hold no password."""
+
+    party_broker: str
+    observer_broker: str | None
+    executor: str
+    connections: Literal["per-party", "per-worker"]
+    connections_reason: str
+    workers: int
+    validators: int
+
+
 class SimulateDocument(Document):
     """``mpdp simulate --json`` / ``results.json`` / ``mpdp.simulate(...).to_dict()``. ``rounds`` holds each
     round's results once the run is complete (empty while ``run.status`` is ``running``, ``failed`` or
-    ``interrupted``: ``run.rounds`` has each round's status then)."""
+    ``interrupted``: ``run.rounds`` has each round's status then). ``topology`` is where the run ran (absent in
+    the documents of an mpdp before it)."""
 
     session: str
     protocol: str
     rounds: list[dict[str, Any]]
+    topology: TopologySection | None = None
     run: RunSection
 
 

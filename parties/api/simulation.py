@@ -37,6 +37,7 @@ from mpdp.parties.api.params import function_of
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.api.run_folder import PreviousRun, RunFolder, RunStatus, data_digest
 from mpdp.parties.api.simulation_config import SimulationConfig
+from mpdp.parties.api.topology import Topology
 from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.privacy import check_privacy_options, ledgers_from_rounds, privacy_section
@@ -54,7 +55,7 @@ from mpdp.parties.session.evaluate import evaluate_run
 from mpdp.parties.session.external_broker import party_broker_settings, simulation_window
 from mpdp.parties.session.output_paths import run_files
 from mpdp.parties.session.progress import Progress
-from mpdp.parties.session.runner import run_async
+from mpdp.parties.session.runner import recorded_outcome, run_async
 from mpdp.parties.session.sizing import session_cost
 from mpdp.protocols.errors import MpdpError, ParameterError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
@@ -79,7 +80,8 @@ class Simulation(Result):
     """A finished live run.
 
     Attributes:
-        document: ``results.json`` (``mpdp simulate --json``): configuration, ``rounds``, ``privacy``.
+        document: ``results.json`` (``mpdp simulate --json``): configuration, ``rounds``, ``privacy``, ``topology``
+            (:attr:`topology`), ``run``.
         evaluations: each round measured against theory (:class:`mpdp.analysis.reports.evaluation.RoundEvaluation`);
             with ``function="sum"`` (randomized response) also its debiased count (``.debiased``,
             :class:`mpdp.analysis.theory.debiased.DebiasedRound`; the ``debiased`` object of each round).
@@ -94,6 +96,15 @@ class Simulation(Result):
     outcome: RunOutcome
     title: str
     out: Path
+
+    @property
+    def topology(self) -> Topology:
+        """Where the run ran (the document's ``topology``: brokers, executor, connections, processes).
+
+        Raises:
+            KeyError: a document written by an mpdp without the section (a complete run of it resumed).
+        """
+        return Topology.from_json(self.document["topology"])
 
     @property
     def rounds(self) -> tuple[RoundResult, ...]:
@@ -318,26 +329,38 @@ def _started(plan: _Plan) -> dict[str, Any]:
         "session": plan.config.session, "protocol": run.protocol, "dataset": plan.data.name,
         "function": plan.function_name, "repetitions": run.repetitions, "seed": plan.seeds.seed,
         "seed_given": run.seed is not None, "mode": rng_mode(run.secure), "alpha": run.alpha, "rule": plan.kind,
-        "party_decisions": run.party_decisions and run.protocol == "rr", "parties": plan.parties, "rounds": []},
-        "simulate", plan.inputs)
+        "party_decisions": run.party_decisions and run.protocol == "rr", "parties": plan.parties, "rounds": [],
+        "topology": Topology.of_run(plan.config, plan.connections_why).to_json()}, "simulate", plan.inputs)
 
 
 def _announce(plan: _Plan, folder: RunFolder, begun: Mapping[str, Any]) -> None:
-    """On standard error: where a resumed run goes on, and how long a large run will take."""
+    """On standard error: where a resumed run goes on, and how long a large run will take (the rounds left)."""
+    done, total = begun["rounds_decided"], len(begun["rounds"])
     if plan.previous is not None:
-        done, total = begun["rounds_decided"], len(begun["rounds"])
         print(f"mpdp: resuming the run in {folder.path} at round {done + 1} of {total}" if done < total else
-              f"mpdp: the run in {folder.path} is complete ({total} of {total} rounds): nothing to run",
-              file=sys.stderr)
+              f"mpdp: the run in {folder.path} is complete ({total} of {total} rounds): nothing to run"
+              if plan.previous.complete else f"mpdp: the run in {folder.path} has its {total} rounds recorded: "
+              "writing its results", file=sys.stderr)
     config = plan.config
-    if config.k * plan.data.num_rounds >= LARGE_RUN:  # before a long wait, say how long
-        print(estimate_run(config.k, plan.data.num_rounds, plan.run.repetitions, config.connections).describe()
+    if config.k * (total - done) >= LARGE_RUN:  # before a long wait, say how long
+        print(estimate_run(config.k, total - done, plan.run.repetitions, config.connections).describe()
               + f"; connections {config.connections} ({plan.connections_why})", file=sys.stderr)
 
 
-def _finished(plan: _Plan, outcome: RunOutcome, folder: RunFolder) -> Simulation:
+def _recorded(plan: _Plan) -> RunOutcome | None:
+    """A complete run resumed: its outcome as its store holds it (:func:`mpdp.parties.session.runner.recorded_outcome`:
+    no broker, no process, nothing written), with the broker and wall time it recorded; else None (a run to run)."""
+    previous = plan.previous
+    if previous is None or not previous.complete:
+        return None
+    broker = previous.document["broker"]
+    return recorded_outcome(plan.config, broker["kind"], broker["url"], float(previous.document["wall_time_s"]))
+
+
+def _finished(plan: _Plan, outcome: RunOutcome, folder: RunFolder, recorded: bool = False) -> Simulation:
     """The finished run measured against theory (:func:`mpdp.parties.session.evaluate.evaluate_run`), its
-    document, plot and files written."""
+    document, plot and files written (``recorded``: a complete run resumed, its document as it is, nothing
+    written)."""
     run = plan.run
     evaluations = evaluate_run(outcome, plan.data.bits, plan.mechanisms, plan.f, rule=plan.kind, alpha=run.alpha,
                                rng=plan.seeds.theory(), rules=plan.rules)
@@ -350,9 +373,13 @@ def _finished(plan: _Plan, outcome: RunOutcome, folder: RunFolder) -> Simulation
         secure=run.secure, broker_kind=outcome.broker_kind, broker_url=outcome.broker_url, alpha=run.alpha,
         rule=plan.kind, party_decisions=run.party_decisions and run.protocol == "rr", wall_time=outcome.wall_time,
         mechanisms=plan.mechanisms, rounds=evaluations, privacy=privacy)
+    document["topology"] = Topology.of_run(plan.config, plan.connections_why, outcome.broker_url).to_json()
     document["run"] = folder.run_section("complete", plan.config.session, plan.config.round_names, plan.digest)
     title = (f"{plan.data.name}: {'' if run.protocol == 'rr' else run.protocol + ', '}{document['function']}, "
              f"epsilon {plan.epsilon_text or 'per party'}, {run.repetitions} repetitions")
+    if recorded:  # resumed complete: the document as the run wrote it, unchanged
+        assert plan.previous is not None
+        return Simulation(plan.previous.document, tuple(evaluations), outcome, title, folder.path)
     result = Simulation(strict_document(document, "simulate", plan.inputs), tuple(evaluations), outcome, title,
                         folder.path)
     from mpdp.analysis.plot_style import save_figure
@@ -382,9 +409,13 @@ async def simulate_async(config: SimulationConfig | str | os.PathLike[str] | Non
     begun = run_section("running")
     if progress:
         _announce(plan, folder, begun)
+    recorded = _recorded(plan)
+    if recorded is not None:
+        return _finished(plan, recorded, folder, recorded=True)
     folder.write(started | {"run": begun})
     try:
-        with Progress(plan.data, enabled=progress) as bar:
+        with Progress(plan.data, enabled=progress, rounds_done=begun["rounds_decided"],
+                      messages_done=folder.messages_recorded(plan.config.session)) as bar:
             outcome = await run_async(plan.config, progress=bar.update)
     except (MpdpError, asyncio.CancelledError, KeyboardInterrupt) as exc:
         failed = isinstance(exc, MpdpError)
@@ -417,7 +448,8 @@ def simulate(config: SimulationConfig | str | os.PathLike[str] | None = None, /,
             ``threshold``, ``repetitions``, ``seed``, ``secure``, ``party_decisions``, ``alpha``), where it runs
             (``broker``, ``party_broker``, ``reconnect_window``, ``workers``, ``connections``: ``"auto"`` by
             default, per-party while the sockets fit, else per-worker; ``validators``, ``executor``) and its
-            files and time (``out``, ``force``, ``resume``, ``round_timeout``, ``time_limit``).
+            files and time (``out``, ``force``, ``resume``: a complete run's result as recorded, nothing started
+            or written; ``round_timeout``, ``time_limit``).
 
     Returns:
         :class:`Simulation`: ``document`` (``results.json``, ``mpdp simulate --json``; its ``inputs`` are

@@ -53,7 +53,7 @@ def check_central_function(function: str, protocol: str, name: str = "function")
     if key not in allowed:
         listed = ", ".join(_ALIASES.get(a, a) for a in allowed)
         raise ParameterError(name, function, f"one of {listed} for the {protocol} protocol",
-                             hint="other functions: --protocol rr")
+                             hint="other functions: the rr protocol (randomized response)")
 
 
 def central_privacy_level(mechanisms: Sequence[RandomizedResponse], function: str,
@@ -125,6 +125,10 @@ class CentralSession:
             yield store, store.open_central_session(config.session, config.k, config.repetitions,
                                                     config.round_names, epsilon, delta,
                                                     mode=rng_mode(config.secure), function=config.function.name)
+
+    def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
+        """A recorded round: the released outputs (no symbols: ballots and shares are sealed)."""
+        return store.load_round(session, index, symbols=False)
 
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:

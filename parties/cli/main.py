@@ -143,11 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen: argparse.ArgumentParser | None = None
     try:
         with signals.stop_like_interrupt():
-            parser = build_parser(*_chosen_command(argv))
-            chosen = _chosen_parser(parser, argv)
-            if chosen is not None and chosen is not parser:
-                apply_config(chosen, argv)
-            args = parser.parse_args(join_negative_values(argv, value_options(parser)))
+            with signals.starting():  # the command's imports: a stop signal is never taken for an unhandled Ctrl-C
+                parser = build_parser(*_chosen_command(argv))
+                chosen = _chosen_parser(parser, argv)
+                if chosen is not None and chosen is not parser:
+                    apply_config(chosen, argv)
+                args = parser.parse_args(join_negative_values(argv, value_options(parser)))
             configure_logging(getattr(args, "verbose", 0), getattr(args, "log_level", None))
             with command_output(args):
                 return int(args.run(args) or 0)

@@ -59,6 +59,10 @@ class CuratorSession:
         """Curator parties; they draw nothing and keep no ledger (the curator releases)."""
         return PartyPlan(start_curator_party, None)
 
+    def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
+        """A recorded round (:meth:`mpdp.parties.ballots.central.CentralSession.load`)."""
+        return self.central.load(store, session, index)
+
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
         """The rounds as released; no per-party spending."""

@@ -78,6 +78,10 @@ class MpcSession:
         """mpc parties; they draw nothing seeded and keep no ledger (the servers release)."""
         return PartyPlan(start_mpc_party, None)
 
+    def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
+        """A recorded round (:meth:`mpdp.parties.ballots.central.CentralSession.load`)."""
+        return self.central.load(store, session, index)
+
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
         """The rounds as released; no per-party spending."""

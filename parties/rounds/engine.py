@@ -56,7 +56,10 @@ parties whose keys it does not hold: ``signature``, naming the parties), of this
 newer than that worker's last report (:class:`mpdp.broker.control.FreshnessGuard`); else it is rejected
 (``schema``, ``session``, ``unknown-party``, ``signature``, ``expired``, ``replay``) like an answer and
 none of its parties is ready. The engine keeps :attr:`RoundEngine.ready_workers` and :attr:`RoundEngine.failed_workers`.
-A "ready" of a worker already ready with the same parties changes nothing (not even the worker's last
+A worker of many parties reports "ready" in parts (:data:`mpdp.parties.session.worker.STATUS_PARTIES` parties
+each, so no report outgrows a broker's packet limit): each part verified in full is joined to the worker's
+report (:attr:`RoundEngine.ready_workers` lists every party of all its parts).
+A "ready" of a worker already ready listing only parties it listed before changes nothing (not even the worker's last
 sequence): its freshness and its first party's signature are checked, not every signature (a party host
 repeats its "ready" each second until round 0: 5,000 signatures each time for a host of 5,000 parties, most
 of the observer's CPU then).
@@ -596,7 +599,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if status.parties[-1] >= self.roster.k:
             raise ProtocolViolation("unknown-party", f"{where}: parties beyond the roster")
         known = self.ready_workers.get(status.worker)
-        repeat = status.state == "ready" and known is not None and known.parties == status.parties
+        repeat = status.state == "ready" and known is not None and _listed_in(status.parties, known.parties)
         unsigned = status.unsigned(self.roster.public_keys, first=1 if repeat else None)
         if unsigned:
             raise ProtocolViolation("signature", f"{where}: parties {format_ranges(unsigned)} did not sign it "
@@ -604,6 +607,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._fresh.check(status, status.worker, where, record=not repeat)
         if repeat:
             return  # changes nothing (not even the worker's last sequence: one key alone cannot raise it)
+        if status.state == "ready" and known is not None:  # a further part of the worker's report
+            status = _joined(known, status)
         target = self.ready_workers if status.state == "ready" else self.failed_workers
         target[status.worker] = status
         self.status_changed.set()
@@ -766,6 +771,27 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if self._pending_rejects:
             self._store.record_rejects(self.topics.session, self._take_rejects())
             self._pending_rejects = collections.defaultdict(dict)
+
+
+def _listed_in(parties: tuple[int, ...], known: tuple[int, ...]) -> bool:
+    """Whether every party of a report (ascending ids) is among a worker's ``known`` ready parties (ascending)."""
+    if parties == known or parties[0] > known[-1]:  # the same report again, or the worker's next part
+        return parties == known
+    return set(parties) <= set(known)
+
+
+def _joined(known: WorkerStatus, part: WorkerStatus) -> WorkerStatus:
+    """A worker's ready report with a further part of it (each verified): the parties of both, ascending,
+    each with its signature (a worker of more than :data:`mpdp.parties.session.worker.STATUS_PARTIES` parties
+    reports in parts); the newer part's stamp. A record of what was verified: each signature is over its own
+    part's digest, so the joined report does not verify as one message."""
+    if part.parties[0] > known.parties[-1]:  # the next part, in order: O(parties) per part
+        return part.model_copy(update={"parties": known.parties + part.parties,
+                                       "signatures": known.signatures + part.signatures})
+    pairs = dict(zip(known.parties, known.signatures, strict=True)) | dict(zip(part.parties, part.signatures,
+                                                                               strict=True))
+    ordered = sorted(pairs.items())
+    return part.model_copy(update={"parties": tuple(p for p, _ in ordered), "signatures": tuple(s for _, s in ordered)})
 
 
 @contextlib.asynccontextmanager

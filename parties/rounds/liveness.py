@@ -14,6 +14,15 @@ does not conclude that the observer is gone, it waits for its connection. A hear
 is accepted when it is signed by the coordinator, of the session, and newer than the last one
 (sequence, :class:`mpdp.broker.control.FreshnessGuard`); its lifetime is minutes, so a heartbeat that
 waited in a busy machine's queues still counts: the delay is the reader's, not the observer's.
+
+A heartbeat that is not newer than the last one accepted (its sequence is not above it) is ignored, as before,
+but it is no alarm: MQTT delivers at least once, and when the observer's connection drops and comes back it
+publishes again what the broker had not acknowledged (``Transport.publish``), so the heartbeats in flight then
+reach every worker twice (at 10^5 parties each observer reconnect logged ``rejected a message (replay)`` lines).
+Such a copy, or an older heartbeat delivered after a newer one, carries nothing the clock does not have: the
+newer sign of life was noted, silence and the round named are unchanged, and nothing waits on it (the parties'
+readiness is their worker's status report, not a heartbeat). It is counted (:attr:`ObserverClock.redelivered`)
+and the first one logs one line at INFO; a forged or expired heartbeat is still a rejection (WARNING).
 """
 
 from __future__ import annotations
@@ -99,6 +108,8 @@ class ObserverClock(Generic[AnnouncementT]):
         self.round: int | None = None
         #: heartbeats refused, counted by reason (and logged, rate-limited)
         self.rejections = RejectLog(log, "heartbeats")
+        #: heartbeats ignored as not newer than the last one accepted (copies delivered again, or late)
+        self.redelivered = 0
 
     def follow(self, transport: Transport) -> None:
         """Count silence only while ``transport`` (the connection the signs of life come on) is connected."""
@@ -117,9 +128,12 @@ class ObserverClock(Generic[AnnouncementT]):
         """Take a message of the heartbeat topic: a sign of life if it is the coordinator's fresh heartbeat
         of this session (it wakes :meth:`next_beat`).
 
+        A heartbeat not newer than the last one accepted changes nothing either, and is counted in
+        :attr:`redelivered`, not raised (module docstring).
+
         Raises:
             ProtocolViolation: ``schema``, ``session``, ``signature`` (:func:`checked_announcement`),
-                ``topic`` (not a heartbeat), ``expired``, ``replay``: refused, nothing changes.
+                ``topic`` (not a heartbeat), ``expired``: refused, nothing changes.
         """
         announcement, reason, detail = self._check(bytes(payload))
         if announcement is None:
@@ -127,7 +141,17 @@ class ObserverClock(Generic[AnnouncementT]):
         where = f"{self.topics.heartbeat} {announcement.kind} {announcement.round}"
         if announcement.kind != "heartbeat":
             raise ProtocolViolation("topic", f"{where}: not a heartbeat")
-        self._fresh.check(announcement, "coordinator", where)
+        try:
+            self._fresh.check(announcement, "coordinator", where)
+        except ProtocolViolation as exc:
+            if exc.reason != "replay":
+                raise
+            self.redelivered += 1
+            if self.redelivered == 1:
+                log.info("heartbeats: %s came again, or after a newer one (MQTT delivers at least once, e.g. "
+                         "again after the observer reconnects): ignored; the next such are counted, not logged",
+                         where)
+            return
         self.round = announcement.round
         self.note()
         self._beat.set()

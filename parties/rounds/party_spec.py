@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.analysis.privacy.accounting import Budget, PrivacyLedger
+from mpdp.broker.signing import PrivateKey
 from mpdp.parties.rounds.outcome import ABSTAIN_POLICY
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.protocols.errors import ParameterError
@@ -29,7 +30,9 @@ class PartySpec:
         bits: int8 (R,), the private bit of each round (0, 1, or -1 = takes no part). Never leaves
             the process; not in the repr.
         mechanism: the party's randomized response.
-        private_key: the raw 32-byte Ed25519 private key (not in the repr).
+        private_key: the raw 32-byte Ed25519 private key, or that key loaded (:func:`mpdp.broker.signing.load_private_key`:
+            a worker loads each of its parties' keys once, for their answers and its signed status reports;
+            each load derives the public key, as long as a signature); not in the repr.
         seed: the party's seed sequence (simulation mode); None in deployment mode.
         budget: the party's privacy budget; None = answer every round (still accounted).
         ledger: the rounds answered before this process started (a resumed session); its
@@ -45,7 +48,7 @@ class PartySpec:
     party: int
     bits: NDArray[np.int8] = field(repr=False)
     mechanism: RandomizedResponse
-    private_key: bytes = field(repr=False)
+    private_key: bytes | PrivateKey = field(repr=False)
     seed: np.random.SeedSequence | None = field(default=None, repr=False)
     budget: Budget | None = None
     ledger: PrivacyLedger = PrivacyLedger(DEFAULT_DELTA_SLACK)

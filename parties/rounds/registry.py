@@ -67,6 +67,11 @@ class SessionProtocol(Protocol):
         """The parties to start, given the rounds ``earlier`` runs recorded."""
         ...
 
+    def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
+        """Round ``index`` of ``session`` as recorded (what the protocol's round engine loads), read without
+        starting anything (a complete run resumed: :func:`mpdp.parties.session.runner.recorded_outcome`)."""
+        ...
+
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
         """The run's rounds as returned, and what each party spent (empty if parties release nothing)."""

@@ -54,6 +54,10 @@ class RandomizedResponseSession:
             yield store, store.open_session(config.session, config.k, config.repetitions, config.round_names,
                                                     mode=rng_mode(config.secure))
 
+    def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
+        """A recorded round with its symbols (as :meth:`mpdp.parties.rr.observer.Observer.load`)."""
+        return store.load_round(session, index)
+
     def round_protocol(self, config: RunConfig, topics: Topics, roster: Roster, store: TranscriptStore,
                        seeds: SeedTree | None) -> Observer:
         """The observer, deciding with ``config.rule_factory`` (default: the average-case rule)."""

@@ -70,7 +70,7 @@ from mpdp.parties.rounds.session_files import SessionRoster
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.presence import PRESENCE_INTERVAL, Presence
 from mpdp.parties.session.runner import first_mpdp_error
-from mpdp.parties.session.worker import WorkerSpec, serve_parties, status_report
+from mpdp.parties.session.worker import WorkerSpec, serve_parties, status_reports
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["MIN_OBSERVER_GRACE", "HostConfig", "host_bits", "host_parties"]
@@ -256,7 +256,8 @@ class _ReadyBeacon:
             if time.monotonic() >= due:
                 due = time.monotonic() + self._config.ready_interval
                 if ready:
-                    await transport.publish(self._topics.status, status_report(self._spec, "ready", keys=self.keys).model_dump_json())
+                    for status in status_reports(self._spec, "ready", keys=self.keys):
+                        await transport.publish(self._topics.status, status.model_dump_json())
             if delivery is None:
                 continue
             if delivery.topic == self._topics.rounds and self._is_round(delivery.payload):

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.progress import Progress as RichProgress
 
 from mpdp.parties.session.datasets import Dataset
@@ -32,21 +32,34 @@ def bar_shown(console: Console, enabled: bool = True) -> bool:
 
 
 class Progress:
-    """A rich progress bar over the messages a run expects (one per party and round).
+    """A rich progress bar over the messages a run expects (one per party and round), with the time elapsed
+    and the time left at the rate measured since the bar started.
 
     ``update(rounds_done, messages_received)`` is the runner's progress callback. Disabled (or not a
-    terminal) it prints nothing."""
+    terminal) it prints nothing. A resumed run starts the bar at what its store holds (``rounds_done``,
+    ``messages_done``): those count as done, not as progress made now, so the rate and the time left are
+    those of the rounds still to run.
 
-    def __init__(self, dataset: Dataset, enabled: bool = True) -> None:
+    Args:
+        dataset: the run's votes (its parties and rounds make the totals).
+        enabled: False prints nothing.
+        rounds_done, messages_done: the rounds and messages recorded before this run started (resume).
+        clock: seconds for the rate (rich's ``get_time``; tests pass their own; None: monotonic).
+    """
+
+    def __init__(self, dataset: Dataset, enabled: bool = True, *, rounds_done: int = 0, messages_done: int = 0,
+                 clock: Callable[[], float] | None = None) -> None:
         self._total = dataset.num_parties * dataset.num_rounds
         self._rounds = dataset.num_rounds
         console = Console(stderr=True)
         self._bar = RichProgress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("messages"), TimeElapsedColumn(),
-            console=console, disable=not bar_shown(console, enabled), transient=False,
+            TextColumn("messages"), TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+            console=console, disable=not bar_shown(console, enabled), transient=False, get_time=clock,
         )
-        self._task = self._bar.add_task(f"round 0/{self._rounds}", total=self._total)
+        # the recorded part is where the bar starts: rich's rate counts only what is added after
+        self._task = self._bar.add_task(f"round {rounds_done}/{self._rounds}", total=self._total,
+                                        completed=messages_done)
 
     def __enter__(self) -> Progress:
         self._bar.__enter__()
@@ -57,9 +70,16 @@ class Progress:
         self._bar.__exit__(exc_type, exc, tb)
 
     def update(self, rounds_done: int, messages_received: int) -> None:
-        """Show ``rounds_done`` of the rounds and ``messages_received`` of the messages."""
+        """Show ``rounds_done`` of the rounds and ``messages_received`` of the messages (both counting what
+        was recorded before, as the runner reports them)."""
         self._bar.update(self._task, completed=messages_received,
                          description=f"round {rounds_done}/{self._rounds}")
+
+    @property
+    def state(self) -> tuple[str, int, float | None]:
+        """The bar's description, messages done, and seconds left at the measured rate (None: no rate yet)."""
+        task = self._bar.tasks[0]
+        return task.description, int(task.completed), task.time_remaining
 
 
 @contextmanager

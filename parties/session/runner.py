@@ -42,7 +42,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 
@@ -79,6 +79,7 @@ __all__ = [
     "default_workers",
     "drive_rounds",
     "first_mpdp_error",
+    "recorded_outcome",
     "run",
     "run_async",
     "surfacing_errors",
@@ -86,7 +87,7 @@ __all__ = [
     "worker_specs",
 ]
 
-#: Called as ``progress(rounds_done, messages_received)``.
+#: Called as ``progress(rounds_done, messages_received)``, both counting what the store held at the start.
 ProgressCallback = Callable[[int, int], None]
 _TICK = 0.25
 Engine = RoundEngine[Any, Any]
@@ -270,7 +271,7 @@ async def run_async(config: RunConfig, progress: ProgressCallback | None = None)
     Args:
         config: the run.
         progress: called as ``progress(rounds_done, messages_received)`` about 4 times a second
-            and after every round.
+            and after every round; both count the rounds recorded before (a resumed run) from the start.
 
     Returns:
         The :class:`RunOutcome` (every round, also in the store at ``config.store_path``).
@@ -302,9 +303,9 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
                 done: list[RoundOutcome] = []
                 loaded = sum(protocol.load(store, config.session, i).messages_received for i in recorded)
 
-                def report(outcome: RoundOutcome | None = None) -> None:
-                    done.extend([] if outcome is None else [outcome])
-                    progress(len(done), loaded + engine.messages_received)
+                def report(outcome: RoundOutcome | None = None) -> None:  # recorded rounds count from the start
+                    done.extend([] if outcome is None or outcome.index in recorded else [outcome])
+                    progress(len(recorded) + len(done), loaded + engine.messages_received)
 
                 async with asyncio.TaskGroup() as tg:
                     ticker = tg.create_task(_tick(report), name="progress")
@@ -312,11 +313,10 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
                         outcomes = await drive_rounds(engine, store, config.round_names, recorded, None, report)
                     else:
                         earlier = [protocol.load(store, config.session, i) for i in sorted(recorded)]
-                        plan = plug.party_plan(config, seeds, earlier)
-                        specs = worker_specs(config, party_endpoint, private_keys, coordinator_public, plan)
-                        pool = WorkerPool(specs) if config.executor is None else DaskWorkerPool(specs, config.executor)
+                        pool, count = _party_pool(config, plug.party_plan(config, seeds, earlier), party_endpoint,
+                                                  private_keys, coordinator_public)
                         async with pool:
-                            workers = _Workers(pool, len(specs), config.ready_timeout, config.round_names,
+                            workers = _Workers(pool, count, config.ready_timeout, config.round_names,
                                                config.party_rule is not None)
                             watchdog = tg.create_task(workers.watch(engine), name="watch-workers")
                             outcomes = await drive_rounds(engine, store, config.round_names, recorded, workers,
@@ -331,6 +331,42 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
         seed_entropy=None if seeds is None else seeds.seed,
         spent=spent, delta_slack=config.delta_slack,
     )
+
+
+def recorded_outcome(config: RunConfig, broker_kind: Literal["mosquitto", "embedded", "external"], broker_url: str,
+                     wall_time: float) -> RunOutcome | None:
+    """The run of ``config`` as its store holds it, when every round is recorded there: what :func:`run_async`
+    returned when it ran them, read without starting anything (no broker, no process; the store is only read).
+    A complete run resumed (``mpdp simulate --resume`` of a finished run) returns this; the broker and wall time
+    are those the run recorded.
+
+    Returns:
+        The :class:`RunOutcome`, or None when a round of ``config.round_names`` is not recorded (the run has
+        rounds to run).
+
+    Raises:
+        ParameterError: the store holds the session with other parameters, or cannot be opened.
+    """
+    plug = session_protocol(config.protocol)
+    with plug.open_store(config) as (store, recorded):
+        if len(recorded) < len(config.round_names):
+            return None
+        outcomes = [plug.load(store, config.session, i) for i in range(len(config.round_names))]
+        rounds, spent = plug.finish(config, store, outcomes)
+    return RunOutcome(
+        broker_kind=broker_kind, broker_url=broker_url, wall_time=wall_time, rounds=rounds,
+        protocol=config.protocol, session=config.session, store_path=config.store_path,
+        seed_entropy=None if config.secure else SeedTree.from_seed(config.seed).seed, spent=spent, delta_slack=config.delta_slack,
+    )
+
+
+def _party_pool(config: RunConfig, plan: PartyPlan, endpoint: BrokerEndpoint, private_keys: Sequence[bytes],
+                coordinator_public: bytes) -> tuple[WorkerPool | DaskWorkerPool, int]:
+    """The pool of the parties' workers (not started) and their number. The specs are held by the pool
+    only (which drops the parties' part once they are sent), not by the run: at 10^6 parties their seeds,
+    keys and bits are most of this process's memory."""
+    specs = worker_specs(config, endpoint, private_keys, coordinator_public, plan)
+    return (WorkerPool(specs) if config.executor is None else DaskWorkerPool(specs, config.executor)), len(specs)
 
 
 def _party_broker(config: RunConfig, endpoint: BrokerEndpoint) -> AbstractAsyncContextManager[BrokerEndpoint]:

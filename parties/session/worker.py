@@ -2,7 +2,7 @@
 
 It reports ``ready`` on the status topic once every party has subscribed (the coordinator waits for
 all workers before the first round) or ``failed`` with the first error, signed with each of its
-parties' keys (:func:`status_report`). It exits when the session
+parties' keys, in parts of at most :data:`STATUS_PARTIES` parties (:func:`status_reports`). It exits when the session
 ends, when a party fails (exit code 1), or when its parent process dies (so no worker is orphaned).
 
 Its parties share one :class:`mpdp.parties.rounds.liveness.ObserverClock`, fed by one connection of the
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from mpdp.broker.messages import WorkerStatus
-from mpdp.broker.signing import PrivateKey
+from mpdp.broker.signing import PrivateKey, load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
@@ -36,7 +36,7 @@ from mpdp.parties.rounds.secure_sampling import secure_sampler
 from mpdp.parties.session.multiplex import BUNDLED_CONCURRENCY, serve_multiplexed
 from mpdp.parties.session.processes import first_leaf, watch_parent
 
-__all__ = ["WorkerSpec", "serve_parties", "status_report", "worker_main"]
+__all__ = ["STATUS_PARTIES", "WorkerSpec", "serve_parties", "status_reports", "worker_main"]
 
 log = logging.getLogger("mpdp.worker")
 _REPORT_TIMEOUT = 5.0  # seconds a "failed" report may take before the worker gives up on it
@@ -86,23 +86,31 @@ class WorkerSpec:
     bundle: bool = False
 
 
-def status_report(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "",
-                  keys: Sequence[PrivateKey] | None = None) -> WorkerStatus:
-    """The worker's status report, freshly stamped and signed with the private key of each of its parties
-    (the observer checks each against the roster): ``keys``, the parties' keys loaded already
-    (:func:`mpdp.broker.signing.load_private_key`, in the order of ``spec.parties``; a party host's beacon
-    signs a report a second), or by default loaded from ``spec`` (a load derives the public key: as long
-    as a signature)."""
-    return WorkerStatus.signed([p.private_key for p in spec.parties] if keys is None else keys, session=spec.session,
-                               worker=spec.index, state=state, parties=tuple(p.party for p in spec.parties),
-                               detail=detail)
+#: Parties one status report lists at most: each takes ~98 bytes (its id and base64 signature), so a report is
+#: at most ~0.5 MB, the largest payload docs/deploy.md sizes brokers for; a worker of 500,000 parties (10^6 over 2
+#: workers) sends 100 of them, where one report of 49 MB was over mosquitto's max_packet_size (16 MB): the broker
+#: dropped the worker's connection at each try and the run waited for "ready" until its timeout.
+STATUS_PARTIES = 5_000
+
+
+def status_reports(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "",
+                   keys: Sequence[PrivateKey] | None = None) -> list[WorkerStatus]:
+    """The worker's status report, freshly stamped, in parts of at most :data:`STATUS_PARTIES` parties (in
+    the order of ``spec.parties``), each signed with the private key of each party it lists (the observer
+    checks each against the roster and joins the parts of one worker). ``keys``: the parties' keys loaded
+    already (:func:`mpdp.broker.signing.load_private_key`, in the order of ``spec.parties``; a party host's
+    beacon signs a report a second), else those of ``spec`` (loaded by :func:`serve_parties`)."""
+    signers = [p.private_key for p in spec.parties] if keys is None else list(keys)
+    return [WorkerStatus.signed(signers[i:i + STATUS_PARTIES], session=spec.session, worker=spec.index, state=state,
+                                parties=tuple(p.party for p in spec.parties[i:i + STATUS_PARTIES]), detail=detail)
+            for i in range(0, len(spec.parties), STATUS_PARTIES)]
 
 
 async def _report(spec: WorkerSpec, topics: Topics, state: Literal["ready", "failed"], detail: str = "") -> None:
-    status = status_report(spec, state, detail)
     client_id = f"mpdp-{spec.session}-worker-{spec.index}-{state}-{secrets.token_hex(4)}"
     async with spec.endpoint.connect(client_id) as transport:
-        await transport.publish(topics.status, status.model_dump_json())
+        for status in status_reports(spec, state, detail):
+            await transport.publish(topics.status, status.model_dump_json())
 
 
 async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
@@ -117,6 +125,8 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None) -> None:
     topics = Topics(spec.session)
     if spec.secure:
         secure_sampler()  # fail before any party connects
+    # each key loaded once, for the party's answers and the worker's signed reports (10^6 parties: 36 s of CPU)
+    spec = replace(spec, parties=tuple(replace(p, private_key=load_private_key(p.private_key)) for p in spec.parties))
     # per party: how many connect (and answer) at once; shared: the multiplexer bounds the answers itself
     gate = asyncio.Semaphore(BUNDLED_CONCURRENCY if spec.shared else spec.connect_concurrency)
     decider: Decider | None = (None if spec.decisions is None

@@ -76,7 +76,7 @@ async def test_a_dask_placed_simulation_equals_the_local_one(mosquitto: BrokerEn
 
 @pytest.mark.parametrize("broker", ["embedded", "mosquitto", "auto"])
 def test_a_broker_this_process_starts_cannot_serve_dask_workers(tmp_path: Path, broker: str) -> None:
-    with pytest.raises(ParameterError, match=r"--executor.*a broker given by URL"):
+    with pytest.raises(ParameterError, match=r"executor=.*a broker given by URL"):
         _config(tmp_path, BrokerSettings.from_url(broker, environ={}), "refused", executor="dask://127.0.0.1:8786")
 
 

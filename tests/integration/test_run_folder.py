@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from mpdp.broker.ports import free_loopback_port
 from mpdp.parties.session.run_report import write_report
 from tests.mqtt_fixtures import require_mosquitto
 
@@ -120,7 +121,22 @@ def test_resume_says_where_it_resumes_and_a_complete_run_needs_nothing(tmp_path:
     resumed = subprocess.run([*argv, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=200)
     assert resumed.returncode == 0, resumed.stderr
     assert f"mpdp: resuming the run in {out} at round 3 of 3\n" in resumed.stderr, resumed.stderr
-    again = subprocess.run([*argv, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=200)
+    files = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in out.iterdir()}
+    # complete: nothing runs, nothing is written; not even a broker (nobody listens at this one)
+    nowhere = list(argv)
+    nowhere[nowhere.index("--broker") + 1] = f"mqtt://127.0.0.1:{free_loopback_port()}"
+    again = subprocess.run([*nowhere, "--resume", "--json", "-"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=200)
     assert again.returncode == 0, again.stderr
-    assert f"mpdp: the run in {out} is complete (3 of 3 rounds): nothing to run\n" in again.stderr, again.stderr
-    assert len(_decided(out / "transcripts.sqlite")) == 3
+    assert again.stderr.startswith(f"mpdp: the run in {out} is complete (3 of 3 rounds): nothing to run\n"), again.stderr
+    assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in out.iterdir()} == files
+    assert json.loads(again.stdout) == json.loads((out / "results.json").read_text())
+    # every round recorded, but stopped before its final results.json: they are written, nothing is run again
+    decided = _decided(out / "transcripts.sqlite")  # read-only: after the comparison of the files (it leaves a -shm)
+    document = json.loads((out / "results.json").read_text())
+    (out / "results.json").write_text(json.dumps(document | {"run": document["run"] | {"status": "interrupted"}}))
+    finished = subprocess.run([*argv, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=200)
+    assert finished.returncode == 0, finished.stderr
+    assert f"mpdp: the run in {out} has its 3 rounds recorded: writing its results\n" in finished.stderr
+    assert json.loads((out / "results.json").read_text())["run"]["status"] == "complete"
+    assert _decided(out / "transcripts.sqlite") == decided and len(decided) == 3

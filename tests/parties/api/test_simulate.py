@@ -5,6 +5,8 @@ with one line and no process started, from a script's top level without a ``__ma
 from __future__ import annotations
 
 import json
+import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -17,7 +19,12 @@ from matplotlib.figure import Figure
 
 import mpdp
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.ports import free_loopback_port
+from mpdp.parties.api import simulation
 from mpdp.parties.api.schemas import validate_document
+from mpdp.parties.api.topology import Topology
+from mpdp.parties.session.datasets import Dataset
+from mpdp.parties.session.progress import Progress
 from mpdp.protocols.errors import ParameterError
 from tests.calibration import scaled
 from tests.parties.cli.invoke import ok
@@ -26,7 +33,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 VOTES = np.array([[1, 0, 1], [1, 1, 0], [0, -1, 1], [1, 0, 0], [0, 1, 1]], dtype=np.int8)
 RUN = {"epsilon": 1.0, "repetitions": 30, "seed": 7, "workers": 1, "progress": False}
-VOLATILE = ("session", "wall_time_s", "broker")
+VOLATILE = ("session", "wall_time_s", "broker", "topology")  # where a run ran: its own broker, connections
 
 
 def _stable(document: dict) -> dict:
@@ -52,6 +59,12 @@ def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys
     r = mpdp.simulate(str(csv), broker="embedded", out=tmp_path / "run", **RUN)
     _check_rounds(r)
     assert r.to_dict()["broker"]["kind"] == "embedded"
+    # where it ran: the broker it started (the parties' and the observer's), this machine, auto's choice and why
+    topology = r.to_dict()["topology"]
+    assert re.fullmatch(r"5 parties connect in about \d+ s", topology.pop("connections_reason")), topology
+    assert topology == {"party_broker": r.outcome.broker_url, "observer_broker": None, "executor": "local",
+                        "connections": "per-party", "workers": 1, "validators": 0}
+    assert r.topology == Topology.from_json(r.to_dict()["topology"]) and "topology" not in r.to_dict()["inputs"]
     cli = ok(capsys, "simulate", "--dataset", str(csv), "--epsilon", "1.0", "--repetitions", "30", "--seed", "7",
              "--workers", "1", "--broker", "embedded", "--quiet", "--json", "-")
     assert _stable(r.to_dict()) == _stable(cli)
@@ -78,6 +91,60 @@ def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys
     exported = ok(capsys, "export", str(tmp_path / "run"), "--json")
     assert exported["rows"] == 30 * sum(x.n_parties for x in r.rounds)
     assert exported["sessions"] == [r.to_dict()["session"]]
+
+
+def test_a_resumed_runs_progress_starts_at_the_rounds_on_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every report of the resumed run counts the two recorded rounds and their messages (it said round 0 until
+    the workers were ready); the bar starts there."""
+    mpdp.simulate(votes=VOTES, broker="embedded", out=tmp_path, **RUN)
+    with sqlite3.connect(tmp_path / "transcripts.sqlite") as db:  # as a run stopped after two rounds
+        recorded = db.execute("SELECT SUM(messages_received) FROM rounds WHERE round < 2").fetchone()[0]
+        for table in ("rounds", "messages", "decisions"):
+            db.execute(f"DELETE FROM {table} WHERE round >= 2")  # noqa: S608 - fixed table names
+    db.close()
+    started: list[tuple[int, int]] = []
+    reports: list[tuple[int, int]] = []
+
+    class Recorded(Progress):
+        def __init__(self, dataset: Dataset, enabled: bool = True, *, rounds_done: int = 0,
+                     messages_done: int = 0) -> None:
+            super().__init__(dataset, enabled, rounds_done=rounds_done, messages_done=messages_done)
+            started.append((rounds_done, messages_done))
+
+        def update(self, rounds_done: int, messages_received: int) -> None:
+            reports.append((rounds_done, messages_received))
+            super().update(rounds_done, messages_received)
+
+    monkeypatch.setattr(simulation, "Progress", Recorded)
+    # where it runs is no input: another number of workers resumes it, and the topology says so
+    r = mpdp.simulate(votes=VOTES, broker="embedded", out=tmp_path, resume=True, **{**RUN, "workers": 2})
+    assert (r.topology.workers, r.topology.party_broker) == (2, r.outcome.broker_url)
+    assert recorded == 2 * len(VOTES) and started == [(2, recorded)]  # one message per party and round
+    assert reports and all(rounds >= 2 and messages >= recorded for rounds, messages in reports), reports
+    assert reports[-1] == (3, sum(o.messages_received for o in r.outcome.rounds)), reports
+
+
+def test_resuming_a_complete_run_returns_its_result_and_starts_and_writes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The typed result read from the folder (its document byte for byte, the rounds evaluated from the store);
+    no broker (an address nobody listens on), no session run, no file written."""
+    r = mpdp.simulate(votes=VOTES, broker="embedded", out=tmp_path, **RUN)
+    files = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in tmp_path.iterdir()}
+
+    def no_session(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a complete run started a session")
+
+    monkeypatch.setattr(simulation, "run_async", no_session)
+    again = mpdp.simulate(votes=VOTES, broker=f"mqtt://127.0.0.1:{free_loopback_port()}", out=tmp_path, resume=True,
+                          **{**RUN, "progress": True})
+    assert capsys.readouterr().err == f"mpdp: the run in {tmp_path} is complete (3 of 3 rounds): nothing to run\n"
+    assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in tmp_path.iterdir()} == files
+    assert isinstance(again, mpdp.Simulation) and again.to_dict() == r.to_dict() and again.out == r.out
+    assert again.rounds == r.rounds and again.title == r.title and again.consistent == r.consistent
+    assert [o.decisions.tolist() for o in again.outcome.rounds] == [o.decisions.tolist() for o in r.outcome.rounds]
+    assert [o.symbols.tolist() for o in again.outcome.rounds] == [o.symbols.tolist() for o in r.outcome.rounds]
+    assert again.outcome.spent == r.outcome.spent and again.outcome.broker_url == r.outcome.broker_url
+    assert again.to_dp_event(0) == r.to_dp_event(0)
 
 
 def test_simulate_over_mosquitto_with_a_votes_array(mosquitto: BrokerEndpoint) -> None:

@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 import threading
+import time
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
@@ -15,7 +18,10 @@ import pytest
 
 from mpdp.parties.cli import signals
 from mpdp.parties.session.processes import spawn
-from tests.signal_dispositions import foreground_signals
+from tests.calibration import scaled
+from tests.signal_dispositions import foreground_child, foreground_signals
+
+ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.usefixtures(foreground_signals.__name__)
 
@@ -135,3 +141,58 @@ def test_a_stop_signal_during_a_workers_start_waits_for_the_start(sig: signal.Si
             if proc.is_alive():
                 proc.kill()
         signal.signal(signal.SIGINT, before)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
+def test_a_stop_signal_inside_exec_of_a_string_exits_with_its_own_code(sig: signal.Signals) -> None:
+    """A stop signal while scipy is imported (its ``array_api_compat`` runs ``exec`` of strings) exited 130, killed
+    by SIGINT at the interpreter's exit, in 2 of 40 trials: CPython took the plain KeyboardInterrupt that passed
+    through the exec'd code for an unhandled Ctrl-C. The handlers raise StopSignal, which it does not."""
+    probe = subprocess.run([sys.executable, "-m", "tests.parties.cli.stop_in_exec", sig.name], cwd=ROOT,
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=scaled(60),
+                           preexec_fn=foreground_child)
+    assert probe.returncode == 128 + sig, (probe.returncode, probe.stderr)  # was -2 (killed by SIGINT)
+    assert probe.stderr == ""
+
+
+def test_a_stop_signal_is_a_keyboard_interrupt_naming_its_signal() -> None:
+    assert isinstance(signals.StopSignal(signal.SIGTERM), KeyboardInterrupt)
+    assert (signals.StopSignal(signal.SIGTERM).signum, str(signals.StopSignal(signal.SIGHUP))) == (15, "SIGHUP")
+
+
+def test_a_stop_signal_during_an_import_stops_after_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Raised inside an import, the interrupt could be turned into another error by a compiled module's
+    initialization (scipy's HiGHS wrapper: ``ImportError: initialization failed``, exit 1): the signal is delivered
+    again until the import is done, and stops the command there."""
+    (tmp_path / "slow_module_of_the_test.py").write_text(
+        "import os, signal, time\nos.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(0.3)\nDONE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    imported = []
+    with pytest.raises(signals.StopSignal), signals.stop_like_interrupt():
+        import slow_module_of_the_test  # type: ignore[import-not-found]  # noqa: F401, PLC0415
+
+        imported.append(sys.modules["slow_module_of_the_test"].DONE)
+        time.sleep(scaled(5))  # the signal comes again here, after the import
+    assert imported == [True] and signals.exit_code() == 143
+    sys.modules.pop("slow_module_of_the_test", None)
+
+
+def test_a_stop_signal_inside_asyncio_before_its_handler_waits_for_asyncio(tmp_path: Path) -> None:
+    """Inside asyncio's code while no asyncio handler is installed (``asyncio.run`` making its loop: a StopSignal
+    raised in the loop's constructor left a half-made loop whose ``__del__`` printed a traceback), the signal
+    is put off until asyncio's code is left, here the end of ``run_until_complete``."""
+    finished = []
+
+    async def work() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        await asyncio.sleep(0.3)
+        finished.append(True)
+
+    loop = asyncio.new_event_loop()
+    try:
+        with pytest.raises(signals.StopSignal), signals.stop_like_interrupt():
+            loop.run_until_complete(work())
+            time.sleep(scaled(5))  # out of asyncio: the signal comes again here
+    finally:
+        loop.close()
+    assert finished == [True] and signals.exit_code() == 143

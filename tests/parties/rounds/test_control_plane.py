@@ -31,6 +31,8 @@ from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rr.decisions import PartyDecider, PartyDecisionSpec
 from mpdp.parties.rr.observer import Observer
 from mpdp.parties.rr.party import Party
+from mpdp.parties.session import worker as worker_module
+from mpdp.parties.session.worker import STATUS_PARTIES, WorkerSpec, status_reports
 from mpdp.protocols.errors import ProtocolViolation
 from mpdp.protocols.functions import accuracy_measure, parse_function
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
@@ -207,6 +209,41 @@ async def test_forged_unsigned_replayed_and_expired_status_reports_change_nothin
             await asyncio.sleep(0.05)
             assert list(engine.failed_workers) == [0]
         assert {reason: n for (_, reason), n in store.rejects(SESSION).items()} == expected
+
+
+async def test_a_worker_reports_ready_in_parts_and_the_observer_joins_them(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker of more than STATUS_PARTIES parties reports "ready" in parts (10^6 parties over 2 workers sent
+    one 49 MB report, over mosquitto's 16 MB packet limit: the run waited for "ready" until its timeout).
+    Each part is verified in full and joined to the worker's report; a part replayed, or forged, is refused and
+    joins nothing. (Parts of 4 parties here; a part of STATUS_PARTIES parties is about 0.5 MB.)"""
+    monkeypatch.setattr(worker_module, "STATUS_PARTIES", 4)
+    broker = InMemoryBroker()
+    mechanisms = (RR,) * 11
+    roster, keys = Roster.generate(mechanisms)
+    spec = WorkerSpec(0, broker, SESSION, COORD_PUBLIC, tuple(
+        PartySpec(i, np.array([1], np.int8), RR, keys[i]) for i in range(len(mechanisms))))
+    parts = status_reports(spec, "ready")
+    assert [p.parties for p in parts] == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10)]
+    per_party = (len(parts[0].model_dump_json()) - len(parts[2].model_dump_json()))
+    assert STATUS_PARTIES * per_party < 2**19  # a full part, as sent: under 0.5 MB
+    forged = parts[2].model_copy(update={"signatures": (signature_text(parts[2].digest(), STRANGER),) * 3})
+    with TranscriptStore(tmp_path / "t.sqlite") as store:
+        store.open_session(SESSION, roster.k, 1, ["r0"], mode="simulation (seeded generators)")
+        observer = Observer(TOPICS, roster, store, function=parse_function("majority"),
+                            measure=accuracy_measure("zero-one", 2), rule_factory=observer_average_rule)
+        async with open_engine(broker, TOPICS, roster, store, COORD_PRIVATE, observer, repetitions=1,
+                               round_timeout=1.0) as engine, broker.connect("worker") as worker:
+            for part in (parts[0], forged, parts[1], parts[0]):
+                await worker.publish(TOPICS.status, part.model_dump_json())
+            await asyncio.sleep(0.2)
+            assert engine.ready_workers[0].parties == tuple(range(8))
+            assert dict(engine.rejections.counts) == {"signature": 1, "replay": 1}  # the first part replayed
+            await worker.publish(TOPICS.status, parts[2].model_dump_json())
+            await asyncio.sleep(0.1)
+            joined = engine.ready_workers[0]
+            assert joined.parties == tuple(range(roster.k))
+            assert joined.signatures == parts[0].signatures + parts[1].signatures + parts[2].signatures
 
 
 # --- announcements at a party ---------------------------------------------------------------------------

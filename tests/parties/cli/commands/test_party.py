@@ -29,7 +29,7 @@ def test_party_checks_its_privacy_policy(keys_folder: Path, tmp_path: Path, caps
     votes.write_text("party,a\np0,1\np1,0\np2,1\n")
     party = ["party", "--roster", str(keys_folder / "roster.json"), "--keys", str(keys_folder / "parties"),
              "--dataset", str(votes), "--parties", "0-2", "--broker", BROKER, "--reconnect-window", "0"]
-    assert "max_repetitions=0 is not allowed" in refused(capsys, *party, "--max-repetitions", "0")
+    assert "--max-repetitions=0 is not allowed" in refused(capsys, *party, "--max-repetitions", "0")
     assert "EPS,DELTA" in refused(capsys, *party, "--budget", "2")
     assert "delta_slack" in refused(capsys, *party, "--budget", "2,1e-9")  # below delta_tilde 1e-6
 
