@@ -26,6 +26,8 @@ __all__ = [
 ]
 
 _SHIFTS = np.array([6, 4, 2, 0], dtype=np.uint8)
+#: Up to this many uint8 symbols are packed with Python integers (fewer numpy calls than the array path).
+_SMALL = 64
 
 
 def packed_length(repetitions: int) -> int:
@@ -40,6 +42,11 @@ def pack_bytes(symbols: NDArray[np.integer[Any]]) -> bytes:
         ProtocolViolation: ``"symbols"`` if the array is not 1-D or holds a value above 3.
     """
     values = np.asarray(symbols)
+    if values.dtype == np.uint8 and values.ndim == 1 and values.size <= _SMALL:  # a party's few symbols
+        raw = values.tobytes()
+        if raw and max(raw) > 3:
+            raise ProtocolViolation("symbols", "need a 1-D array of symbols in 0..3")
+        return bytes(sum(v << s for v, s in zip(raw[i:i + 4], (6, 4, 2, 0), strict=False)) for i in range(0, len(raw), 4))
     if values.ndim != 1 or (values.size and (values.min() < 0 or values.max() > 3)):
         raise ProtocolViolation("symbols", "need a 1-D array of symbols in 0..3")
     padded = np.zeros(4 * packed_length(values.size), dtype=np.uint8)

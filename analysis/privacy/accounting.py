@@ -160,9 +160,13 @@ class PrivacyLedger:
         Raises:
             ParameterError: the round is already recorded, or a bad epsilon/delta/repetitions.
         """
-        if round_id in self.rounds:
+        if any(charge.round == round_id for charge in self.charges):
             raise ParameterError("round", round_id, "a round not yet recorded in this ledger")
-        return PrivacyLedger(self.delta_slack, (*self.charges, RoundCharge(round_id, epsilon, delta, repetitions)))
+        charge = RoundCharge(round_id, epsilon, delta, repetitions)
+        ledger = object.__new__(PrivacyLedger)  # this ledger's fields hold, and the new round is not among them:
+        object.__setattr__(ledger, "delta_slack", self.delta_slack)  # no __post_init__ pass over every charge
+        object.__setattr__(ledger, "charges", (*self.charges, charge))  # (a party records one per round)
+        return ledger
 
     def spent(self) -> Spent:
         """The composed (epsilon, delta) of all recorded rounds, exact optimum and basic."""

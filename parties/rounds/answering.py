@@ -131,6 +131,7 @@ class PartyLoop(Generic[AnnouncementT]):
         self._protocol = protocol
         self._connector = connector
         self._topics = topics
+        self._topic = topics.party(party)  # where this party publishes its answers
         load_public_key(coordinator_key)  # a malformed key fails here, not at the first announcement
         self._coordinator_key = bytes(coordinator_key)
         self._idle_timeout = idle_timeout
@@ -328,7 +329,7 @@ class PartyLoop(Generic[AnnouncementT]):
 
     async def _publish(self, transport: Transport, index: int) -> None:
         """Publish the message recorded for round ``index`` on the party's topic (the caller holds the gate)."""
-        await transport.publish(self._topics.party(self.party), self.sent[index])
+        await transport.publish(self._topic, self.sent[index])
         self._published.add(index)
 
     async def _answer(self, announcement: AnnouncementT) -> bytes:

@@ -28,6 +28,9 @@ import functools
 import logging
 from collections.abc import Callable
 
+import numpy as np
+from numpy.typing import NDArray
+
 from mpdp.broker.decision_messages import DecisionMessage
 from mpdp.broker.messages import Announcement
 from mpdp.broker.signing import load_private_key
@@ -40,6 +43,7 @@ from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED
 from mpdp.parties.rounds.party_spec import ABSTAIN_DID_NOT_VOTE, PartySpec, policy_reason, spec_bit
 from mpdp.parties.rounds.plan import Decider
 from mpdp.parties.rounds.rejections import RejectLog
+from mpdp.parties.rounds.round_uniforms import RoundUniforms
 from mpdp.parties.rounds.secure_sampling import Sampler, secure_sampler
 from mpdp.parties.rounds.seeds import decision_generator, round_generator
 from mpdp.protocols.errors import ParameterError
@@ -47,6 +51,9 @@ from mpdp.protocols.errors import ParameterError
 __all__ = ["Party", "Sampler", "secure_sampler", "start_party"]  # the sampler: mpdp.parties.rounds.secure_sampling
 
 log = logging.getLogger("mpdp.party")
+#: Repetitions up to which a simulated party draws from :class:`RoundUniforms` (Python floats, one per
+#: draw) rather than building the round's numpy generator (faster below a few dozen draws).
+_DIRECT_REPETITIONS = 16
 
 class Party:
     """One randomized-response party: the :class:`mpdp.parties.rounds.answering.PartyProtocol` it speaks
@@ -95,6 +102,8 @@ class Party:
         self._sampler = sampler
         self._decider = decider
         self._released = set(spec.ledger.rounds)  # rounds answered with symbols (each is charged)
+        self._charged = set(spec.ledger.rounds)  # the rounds of :attr:`ledger` (a set: looked up every round)
+        self._uniforms = None if spec.seed is None or sampler is not None else RoundUniforms(spec.seed)
         self._decided: set[int] = set()
         self.ledger = spec.ledger  #: the rounds this party answered and what they cost
         self._loop = PartyLoop(spec.party, self, connector, topics, coordinator_key, idle_timeout=idle_timeout,
@@ -149,18 +158,29 @@ class Party:
         if refusal is not None:
             return sign(reason=refusal)
         eps, delta, reps = self.spec.mechanism.epsilon, self.spec.mechanism.delta, announcement.repetitions
-        if index not in self.ledger.rounds:
+        if index not in self._charged:
             if self.spec.budget is not None and self.ledger.would_exceed(self.spec.budget, eps, delta, reps):
                 return sign(reason=ABSTAIN_BUDGET_EXHAUSTED)
             self.ledger = self.ledger.record(index, eps, delta, reps)
+            self._charged.add(index)
         if self._sampler is not None:
-            symbols = self._sampler(self.spec.mechanism, bit, announcement.repetitions)
+            symbols = self._sampler(self.spec.mechanism, bit, reps)
         else:
-            assert self.spec.seed is not None
-            rng = round_generator(self.spec.seed, index)
-            symbols = self.spec.mechanism.sample(bit, announcement.repetitions, rng)
+            symbols = self._seeded_symbols(bit, index, reps)
         self._released.add(index)
         return sign(symbols=symbols)
+
+    def _seeded_symbols(self, bit: int, index: int, repetitions: int) -> NDArray[np.uint8]:
+        """The simulation's draw of round ``index`` from ``round_generator(spec.seed, index)``: for a few
+        repetitions from its first uniforms computed directly (:class:`RoundUniforms`, the same numbers),
+        else (or when a draw needs more than 53 bits) from the generator itself."""
+        assert self.spec.seed is not None and self._uniforms is not None
+        if repetitions <= _DIRECT_REPETITIONS:
+            uniforms = self._uniforms.draws(index, 2 * repetitions)
+            symbols = None if uniforms is None else self.spec.mechanism.sample_from_uniforms(bit, uniforms)
+            if symbols is not None:
+                return symbols
+        return self.spec.mechanism.sample(bit, repetitions, round_generator(self.spec.seed, index))
 
     def receive(self, topic: str, payload: bytes) -> DecisionMessage | None:
         """The signed decisions answering the transcript published on ``topic`` (no I/O), or None when

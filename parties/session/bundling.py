@@ -42,6 +42,7 @@ class AnswerBundler:
         self._topics = topics
         self._topic = topics.bundle(worker)
         self._size = size
+        self._party_ids: dict[str, int] = {}  # party topic -> party id, parsed once
         self._pending: list[tuple[int, bytes]] = []
         self._sent: asyncio.Future[None] | None = None  # the pending bundle's acknowledgement
         self._flush_soon: asyncio.Handle | None = None
@@ -83,7 +84,9 @@ class AnswerBundler:
         Raises:
             TransportError: the bundle (or the message) was not acknowledged in time, or the broker is gone.
         """
-        party = self._topics.party_of(topic)
+        party = self._party_ids.get(topic)
+        if party is None and (party := self._topics.party_of(topic)) is not None:
+            self._party_ids[topic] = party  # at most one entry per party of the worker
         if party is None:
             await self._transport.publish(topic, payload)
             return

@@ -15,13 +15,14 @@ unchanged wherever the old comparison was right.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["exact_bernoulli", "exact_bernoulli_constant"]
+__all__ = ["exact_bernoulli", "exact_bernoulli_constant", "first_bits_bernoulli"]
 
 _SCALE = 53  # bits of one rng.random() draw
 
@@ -79,6 +80,21 @@ def exact_bernoulli_constant(p: float, size: int, rng: np.random.Generator) -> N
         tie = np.flatnonzero(draws == top)
         _refine(out, tie, np.full(tie.size, scaled - top), rng)
     return out
+
+
+def first_bits_bernoulli(p: float, uniforms: Sequence[float]) -> list[bool] | None:
+    """``exact_bernoulli_constant(p, len(uniforms), rng)`` when ``uniforms`` are the values of
+    ``rng.random(len(uniforms))``, decided on their 53 bits alone: None when a draw ties with ``p``'s first
+    53 bits and ``p`` has more (the exact draw then reads more of ``rng``: the caller draws from it instead).
+    Same checks as :func:`exact_bernoulli_constant` (``p`` in [0, 1])."""
+    if not 0.0 <= p <= 1.0:
+        raise ParameterError("p", float(p), "probabilities in [0, 1]")
+    scaled = math.ldexp(p, _SCALE)
+    top = math.floor(scaled)
+    draws = [math.ldexp(u, _SCALE) for u in uniforms]  # integers 0 .. 2^53 - 1, exact
+    if scaled > top and top in draws:
+        return None
+    return [draw < top for draw in draws]
 
 
 def _refine(out: NDArray[np.bool_], index: NDArray[np.intp], rest: NDArray[np.float64],

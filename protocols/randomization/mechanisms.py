@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.randomization.exact_bernoulli import exact_bernoulli, exact_bernoulli_constant
+from mpdp.protocols.randomization.exact_bernoulli import exact_bernoulli, exact_bernoulli_constant, first_bits_bernoulli
 
 __all__ = [
     "RandomizedResponse",
@@ -165,6 +165,28 @@ class RandomizedResponse:
         if not self.four_output:
             return reported
         return np.where(revealed, np.uint8(3 * bit), reported + np.uint8(1))
+
+    def sample_from_uniforms(self, bit: int, uniforms: Sequence[float]) -> NDArray[np.uint8] | None:
+        """``sample(bit, n, rng)`` for n = ``len(uniforms) // 2`` when ``uniforms`` are the first 2n values of
+        ``rng.random()``: the same symbols (flips from the first n, reveals from the next n), built without
+        ``rng`` (:mod:`mpdp.parties.rounds.round_uniforms` gives a simulated party's uniforms). None when a
+        draw needs more than its 53 bits (:func:`first_bits_bernoulli`, probability ~2^-53 a draw): ``sample``
+        then.
+
+        Raises:
+            ParameterError: a bit other than 0 or 1.
+        """
+        if bit not in (0, 1):
+            raise ParameterError("bits", bit, "values 0 or 1")
+        size = len(uniforms) // 2
+        flips = first_bits_bernoulli(truth_and_flip(self.epsilon)[1], uniforms[:size])
+        reveals = first_bits_bernoulli(self.delta, uniforms[size:2 * size])
+        if flips is None or reveals is None:
+            return None
+        if not self.four_output:
+            return np.array([flip ^ bit for flip in flips], dtype=np.uint8)
+        return np.array([3 * bit if reveal else (flip ^ bit) + 1 for flip, reveal in zip(flips, reveals, strict=True)],
+                        dtype=np.uint8)
 
 
 def posterior_table(mechanisms: Sequence[RandomizedResponse]) -> NDArray[np.float64]:

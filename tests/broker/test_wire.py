@@ -234,3 +234,9 @@ def test_the_direct_answer_draws_a_fresh_nonce_and_needs_exactly_one_of_symbols_
         wire.sign_answer(PRIVATE, session="s", round=0, party=1, repetitions=7, symbols=SYMBOLS, reason="policy")
     with pytest.raises(ProtocolViolation, match="symbols"):
         wire.sign_answer(PRIVATE, session="s", round=0, party=1, repetitions=2, symbols=np.array([1, 4], np.uint8))
+
+
+def test_fresh_nonces_are_distinct_across_buffer_refills() -> None:
+    nonces = [wire.sign_answer(PRIVATE, session="s", round=0, party=0, repetitions=1, reason="policy").nonce
+              for _ in range(600)]  # > two buffers of 256
+    assert len(set(nonces)) == 600 and {len(n) for n in nonces} == {16}

@@ -126,3 +126,13 @@ def test_a_party_abstains_when_its_next_answer_would_exceed_its_budget() -> None
                  COORD_PUBLIC, idle_timeout=1.0)
     assert [free.respond(_announce(r, repetitions=3)).kind for r in range(5)] == ["symbols", "abstain"] + ["symbols"] * 3
     assert free.ledger.rounds == (0, 2, 3, 4) and free.ledger.spent().mechanisms == 12
+
+
+def test_a_few_repetitions_are_the_mechanism_sample_of_the_round_generator_too() -> None:
+    mechanism = RandomizedResponse(0.7, 0.1)
+    party, _ = _party([1, 0, 1], mechanism)
+    for index in (0, 1, 2):
+        message = party.respond(_announce(index, repetitions=3))
+        seed = np.random.SeedSequence(11).spawn(5)[2].spawn(3)[index]
+        expected = mechanism.sample([1, 0, 1][index], 3, np.random.default_rng(seed))
+        assert np.array_equal(message.symbol_array(), expected)
