@@ -53,7 +53,7 @@ def check_central_function(function: str, protocol: str, name: str = "function")
     if key not in allowed:
         listed = ", ".join(_ALIASES.get(a, a) for a in allowed)
         raise ParameterError(name, function, f"one of {listed} for the {protocol} protocol",
-                             hint="other functions: the rr protocol (randomized response)")
+                             hint="other functions: protocol rr (randomized response)")
 
 
 def central_privacy_level(mechanisms: Sequence[RandomizedResponse], function: str,

@@ -16,7 +16,7 @@ from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 
 @pytest.mark.parametrize(("extra", "needle"), [
-    (["--function", "sum"], "--protocol rr"),
+    (["--function", "sum"], "other functions: protocol rr"),
     (["--function", "sum"], "--function='sum' is not allowed: one of majority (or passed), and, or, xor (or parity), "
                             "threshold:T for the curator protocol"),
     (["--epsilon", "0.5:2"], "--epsilon='0.5:2' is not allowed: one value with protocol curator"),
