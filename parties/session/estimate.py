@@ -110,28 +110,54 @@ def choose_connections(parties: int, nofile: int | None = None) -> tuple[str, st
         ParameterError: ``parties`` not an integer >= 1.
     """
     estimate_run(parties, 1, 1)  # the same checks
-    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0] if nofile is None else nofile
     setup = START_SECONDS + parties * CONNECT_SECONDS["per-party"]
-    if limit != resource.RLIM_INFINITY and parties + FD_HEADROOM > limit:
-        return "per-worker", f"a socket for each of {parties} parties would exceed the file-descriptor limit {limit}"
+    too_many = _sockets_exceed_fd_limit(parties, nofile)
+    if too_many is not None:
+        return "per-worker", too_many
     if setup > AUTO_SETUP_SECONDS:
         return "per-worker", (f"{parties} per-party connections would take about {setup:.0f} s to set up "
                               f"(> {AUTO_SETUP_SECONDS:.0f} s)")
     return "per-party", f"{parties} parties connect in about {setup:.0f} s"
 
 
-def resolve_connections(requested: str, parties: int) -> tuple[str, str]:
+def resolve_connections(requested: str, parties: int, nofile: int | None = None) -> tuple[str, str]:
     """``requested`` itself when it is ``per-party``/``per-worker``, else (``auto``) :func:`choose_connections`.
+
+    Args:
+        requested: ``auto``, ``per-party`` or ``per-worker``.
+        parties: the number of parties k >= 1.
+        nofile: the soft file-descriptor limit; None reads ``resource.getrlimit(RLIMIT_NOFILE)``.
 
     Returns:
         (the connections used, why: ``"asked for"`` or the rule's reason).
 
     Raises:
-        ParameterError: ``requested`` not ``auto``/``per-party``/``per-worker``; ``parties`` below 1.
+        ParameterError: ``requested`` not ``auto``/``per-party``/``per-worker``; ``parties`` below 1;
+            ``per-party`` whose sockets exceed the file-descriptor limit (``auto``'s bound,
+            ``parties + FD_HEADROOM > nofile``: the broker could not accept them, and the run would wait for
+            the workers' readiness and fail), naming both remedies.
     """
     if requested != "auto" and requested not in PARTY_BYTES:
         raise ParameterError("connections", requested, "auto, per-party or per-worker")
-    return choose_connections(parties) if requested == "auto" else (requested, "asked for")
+    if requested == "auto":
+        return choose_connections(parties, nofile)
+    estimate_run(parties, 1, 1)  # the same checks
+    too_many = _sockets_exceed_fd_limit(parties, nofile) if requested == "per-party" else None
+    if too_many is not None:
+        raise ParameterError("connections", requested, "per-worker, or per-party within the file-descriptor limit",
+                             message=f"cannot run with connections per-party: {too_many} (it needs about "
+                             f"{parties + FD_HEADROOM}); use --connections per-worker (connections='per-worker'), "
+                             f"or raise the limit (ulimit -n {parties + FD_HEADROOM}) and run again")
+    return requested, "asked for"
+
+
+def _sockets_exceed_fd_limit(parties: int, nofile: int | None) -> str | None:
+    """Why a socket per party does not fit the soft file-descriptor limit ``nofile`` (None: this process's,
+    which the broker child inherits): ``parties + FD_HEADROOM > nofile``; None when it fits."""
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0] if nofile is None else nofile
+    if limit != resource.RLIM_INFINITY and parties + FD_HEADROOM > limit:
+        return f"a socket for each of {parties} parties would exceed the file-descriptor limit {limit}"
+    return None
 
 
 def round_timeout_floor(parties: int, repetitions: int, connections: str = "per-party") -> float:

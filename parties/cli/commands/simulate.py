@@ -140,7 +140,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "each worker multiplexes its parties over one connection (each party still draws and "
                         "signs its own answer; without --validators the worker sends them in bundles of up to "
                         "64 on its bundle topic, else each on its party's topic): fewer sockets, less memory "
-                        "and far less per-message work for thousands of parties")
+                        "and far less per-message work for thousands of parties; per-party past the file-descriptor "
+                        "limit is refused before anything starts")
     add_validators_option(p)
     p.add_argument("--executor", metavar="dask://HOST:PORT", default=None,
                    help="run the parties' workers as tasks on this Dask scheduler's cluster (pip install "

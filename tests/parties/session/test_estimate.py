@@ -106,10 +106,29 @@ def test_auto_shares_when_the_sockets_exceed_the_file_descriptor_limit() -> None
 
 
 def test_resolve_keeps_what_was_asked_for_and_refuses_others() -> None:
-    assert resolve_connections("per-party", 100_000) == ("per-party", "asked for")
+    assert resolve_connections("per-party", 100_000, nofile=10**6) == ("per-party", "asked for")
     assert resolve_connections("per-worker", 5) == ("per-worker", "asked for")
     assert resolve_connections("auto", 5)[0] == "per-party"
     with pytest.raises(ParameterError, match="per-host"):
         resolve_connections("per-host", 5)
     with pytest.raises(ParameterError, match="parties"):
         choose_connections(0)
+
+
+def test_per_party_asked_for_past_the_file_descriptor_limit_is_refused_naming_the_remedies() -> None:
+    """auto's bound (k + FD_HEADROOM <= limit, checked one party either side) refuses an explicit per-party at
+    once, instead of the workers' readiness failing after 60 s; per-worker has no such bound."""
+    limit = 1000
+    fits = limit - FD_HEADROOM  # 744 sockets + 256 = 1000
+    assert resolve_connections("per-party", fits, nofile=limit) == ("per-party", "asked for")
+    with pytest.raises(ParameterError) as refused:
+        resolve_connections("per-party", fits + 1, nofile=limit)
+    assert str(refused.value) == (
+        "cannot run with connections per-party: a socket for each of 745 parties would exceed the "
+        "file-descriptor limit 1000 (it needs about 1001); use --connections per-worker "
+        "(connections='per-worker'), or raise the limit (ulimit -n 1001) and run again")
+    assert resolve_connections("per-worker", 100, nofile=64) == ("per-worker", "asked for")
+    assert resolve_connections("auto", 100, nofile=64) == (
+        "per-worker", "a socket for each of 100 parties would exceed the file-descriptor limit 64")
+    with pytest.raises(ParameterError, match="parties"):
+        resolve_connections("per-party", 0, nofile=limit)

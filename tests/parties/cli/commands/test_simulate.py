@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import resource
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,7 @@ import mpdp
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.parties.cli.main import main
 from mpdp.parties.rounds.store import TranscriptStore
+from tests.calibration import scaled
 from tests.parties.cli.invoke import refused
 
 UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9", "--reconnect-window", "0"]  # fails at once, not waited for
@@ -89,6 +94,28 @@ def test_connections_accepts_auto_and_both_shapes(mosquitto: BrokerEndpoint, con
     assert main(["simulate", "--parties", "3", "--quiet", "--json", str(out), "--seed", "1", "--workers", "1",
                  "--connections", connections, "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]) == 0
     assert json.loads(out.read_text())["run"]["status"] == "complete"
+
+
+def _fd_limit_64() -> None:
+    """``preexec_fn``: the child's soft file-descriptor limit lowered to 64 (``ulimit -n 64``)."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+
+def test_per_party_past_the_file_descriptor_limit_is_refused_at_once(tmp_path: Path) -> None:
+    """``(ulimit -n 64; mpdp simulate --parties 100 ... --connections per-party)`` waited 60 s for the workers, then
+    failed with "worker(s) [0, 1] did not report ready"; now one line, exit 2, before any process starts."""
+    begun = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "mpdp", "simulate", "--parties", "100", "--rounds", "1",
+                          "--repetitions", "3", "--seed", "1", "--connections", "per-party", "--quiet",
+                          "--out", str(tmp_path / "run")], stdin=subprocess.DEVNULL, capture_output=True,
+                         text=True, timeout=scaled(60), preexec_fn=_fd_limit_64)
+    assert (run.returncode, run.stdout) == (2, ""), run.stderr
+    assert run.stderr == ("mpdp: error: cannot run with connections per-party: a socket for each of 100 parties "
+                          "would exceed the file-descriptor limit 64 (it needs about 356); use --connections "
+                          "per-worker (connections='per-worker'), or raise the limit (ulimit -n 356) and run "
+                          "again\n")
+    assert time.monotonic() - begun < scaled(30)  # no 60 s wait for workers
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.integration
