@@ -17,7 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -26,8 +26,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.analysis.reports.documents import to_json_text
+from mpdp.parties.api.config_checks import budget_of
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.store import TranscriptStore, check_store_file
+from mpdp.parties.session.epsilons import canonical_epsilon_spec
 from mpdp.parties.session.output_paths import fresh_output_dir, output_dir
 from mpdp.protocols.errors import ParameterError
 
@@ -104,13 +106,16 @@ class PreviousRun:
     def check(self, inputs: Mapping[str, Any], digest: str) -> None:
         """Refuse to continue with other inputs (all but ``round_timeout``) or another :func:`data_digest`.
 
+        An input written in several ways is compared by the value it stands for (:data:`_VALUES`): ``--epsilon 1``,
+        ``1.00``, ``1e0`` and ``epsilon=1.0`` are one epsilon.
+
         Raises:
             ParameterError: names each input that changed, with its recorded and its new value.
         """
         given = json.loads(to_json_text(dict(inputs)))
         changed = [f"{key}: {_shown(self.inputs.get(key))} -> {_shown(given.get(key))}"
-                   for key in sorted(set(self.inputs) | set(given))
-                   if key not in _MAY_CHANGE and self.inputs.get(key) != given.get(key)]
+                   for key in sorted(set(self.inputs) | set(given)) if key not in _MAY_CHANGE
+                   and _value(key, self.inputs.get(key)) != _value(key, given.get(key))]
         if self.digest != digest:
             changed.append("the votes or the parties' epsilon/delta (their SHA-256 differs)")
         if changed:
@@ -119,6 +124,33 @@ class PreviousRun:
                                      f"cannot resume the run in {self.path}: its inputs changed (only round_timeout "
                                      f"may change): {'; '.join(changed)}; resume with the recorded inputs, or start "
                                      "a new run in another folder"))
+
+
+def _value(key: str, value: Any) -> Any:
+    """What input ``key``'s recorded (JSON) ``value`` stands for, to compare: its canonical form
+    (:data:`_VALUES`), or the value itself (also when it does not parse: then compared as written)."""
+    canonical = _VALUES.get(key)
+    if canonical is None or value is None:
+        return value
+    try:
+        return canonical(value)
+    except (ParameterError, TypeError, ValueError):
+        return value
+
+
+def _budget_pair(value: Any) -> tuple[float, float]:
+    budget = budget_of(value)
+    assert budget is not None  # None is compared as itself
+    return budget.epsilon, budget.delta
+
+
+#: The inputs a user may write in several ways, each with its canonical form: ``epsilon`` (a number or
+#: ``LO:HI``, :func:`mpdp.parties.session.epsilons.canonical_epsilon_spec`) and ``budget`` (``"2,1e-5"`` or
+#: ``(2.0, 0.00001)``: the pair of floats).
+_VALUES: dict[str, Callable[[Any], Any]] = {
+    "epsilon": lambda value: canonical_epsilon_spec(value) if isinstance(value, str) else value,
+    "budget": _budget_pair,
+}
 
 
 def _shown(value: Any) -> str:

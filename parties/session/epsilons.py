@@ -21,7 +21,7 @@ from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta, check_epsilon
 
-__all__ = ["check_epsilon_spec", "parse_mechanisms", "warn_if_no_privacy"]
+__all__ = ["canonical_epsilon_spec", "check_epsilon_spec", "parse_mechanisms", "warn_if_no_privacy"]
 
 #: What ``epsilon`` (``--epsilon``) accepts as text.
 EPSILON_FORMS = "a number >= 0 (inf allowed), LO:HI, or a file of per-party values"
@@ -103,6 +103,24 @@ def check_epsilon_spec(spec: str) -> tuple[float, float] | None:
     except ParameterError:
         raise ParameterError("epsilon", spec, EPSILON_FORMS) from None
     return eps, eps
+
+
+def canonical_epsilon_spec(spec: str) -> str:
+    """``spec`` (``epsilon``'s text) in one spelling per value, to compare what two runs give their parties: a
+    number as its float's repr (``1``, ``1.00`` and ``1e0`` give ``1.0``), ``LO:HI`` as two (``0.5:2`` gives
+    ``0.5:2.0``); an existing file's path, and text that is none of the three forms, as given.
+
+    Example:
+        >>> canonical_epsilon_spec("1e0"), canonical_epsilon_spec("0.50:2"), canonical_epsilon_spec("Inf")
+        ('1.0', '0.5:2.0', 'inf')
+    """
+    try:
+        bounds = check_epsilon_spec(spec)
+    except ParameterError:
+        return spec
+    if bounds is None:
+        return spec
+    return f"{bounds[0]!r}:{bounds[1]!r}" if ":" in spec else repr(bounds[0])
 
 
 def _mechanisms(spec: str, delta: float, parties: int, rng: np.random.Generator) -> list[RandomizedResponse]:

@@ -176,7 +176,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="with --out: replace an earlier run's files in DIR")
     p.add_argument("--resume", action="store_true",
                    help="with --out DIR: continue the run there (failed or interrupted) with the same inputs; "
-                        "rounds already decided are kept (only --round-timeout may change; the broker, workers "
+                        "rounds already decided are kept (only --round-timeout may change; --epsilon and --budget are "
+                        "compared by value: 1, 1.0 and 1e0 are one epsilon; the broker, workers "
                         "and connections may: they are results.json's topology, not inputs); a complete run is "
                         "reported as recorded, nothing started or written")
     add_time_limit(p, "the session (estimated from parties and rounds before any process starts)",

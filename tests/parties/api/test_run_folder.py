@@ -84,3 +84,25 @@ def test_resume_refuses_changed_inputs_naming_each_and_lets_the_round_timeout_ch
     for other in (data_digest(edited, PARTIES), data_digest(BITS, [PARTIES[0], PARTIES[0]])):
         with pytest.raises(ParameterError, match=r"its inputs changed .*: the votes or the parties' epsilon/delta"):
             previous.check(inputs, other)
+
+
+def test_resume_compares_epsilon_and_budget_by_value_not_spelling(tmp_path: Path) -> None:
+    """``--epsilon 1`` against a recorded ``1.0`` (or ``1e0``, or the API's ``1.0`` against the CLI's ``1``) was a
+    changed input; the same values now resume, other values are still refused, named as written."""
+    digest = data_digest(BITS, PARTIES)
+    inputs = {"epsilon": "1", "budget": "50,1e-5", "repetitions": 30}
+    (tmp_path / "results.json").write_text(json.dumps(
+        {"inputs": inputs, "session": "sim-1", "seed": 77, "run": {"data": digest}}))
+    previous = PreviousRun.read(tmp_path, False)
+    for epsilon in ("1", "1.0", "1.00", "1e0"):
+        for budget in ("50,1e-5", "50.0,0.00001", (50, 1e-5), [50.0, 0.00001]):
+            previous.check(inputs | {"epsilon": epsilon, "budget": budget}, digest)
+    for changed, line in [({"epsilon": "2"}, "epsilon: 1 -> 2"), ({"epsilon": "1:2"}, "epsilon: 1 -> 1:2"),
+                          ({"epsilon": "per party (see parties)"}, "epsilon: 1 -> per party (see parties)"),
+                          ({"budget": (50, 1e-4)}, "budget: 50,1e-5 -> [50, 0.0001]"),
+                          ({"budget": None}, "budget: 50,1e-5 -> null")]:
+        with pytest.raises(ParameterError) as info:
+            previous.check(inputs | changed, digest)
+        assert str(info.value) == (f"cannot resume the run in {tmp_path}: its inputs changed (only round_timeout "
+                                   f"may change): {line}; resume with the recorded inputs, or start a new run in "
+                                   "another folder")

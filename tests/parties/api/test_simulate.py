@@ -23,6 +23,7 @@ from mpdp.broker.ports import free_loopback_port
 from mpdp.parties.api import simulation
 from mpdp.parties.api.schemas import validate_document
 from mpdp.parties.api.topology import Topology
+from mpdp.parties.cli.main import main
 from mpdp.parties.session.datasets import Dataset
 from mpdp.parties.session.progress import Progress
 from mpdp.protocols.errors import ParameterError
@@ -145,6 +146,30 @@ def test_resuming_a_complete_run_returns_its_result_and_starts_and_writes_nothin
     assert [o.symbols.tolist() for o in again.outcome.rounds] == [o.symbols.tolist() for o in r.outcome.rounds]
     assert again.outcome.spent == r.outcome.spent and again.outcome.broker_url == r.outcome.broker_url
     assert again.to_dp_event(0) == r.to_dp_event(0)
+
+
+def test_a_cli_run_resumes_with_its_epsilon_spelled_otherwise_on_the_cli_or_in_python(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--epsilon 1`` resumed with ``--epsilon 1.0``/``1.00``/``1e0`` or ``epsilon=1``/``1.0`` was refused
+    (``epsilon: 1 -> 1.0``): the same epsilon now resumes (the complete run's own document, nothing run);
+    ``--epsilon 2`` is still refused, one line naming it."""
+    argv = ["simulate", "--parties", "5", "--rounds", "2", "--repetitions", "5", "--seed", "5", "--workers", "1",
+            "--quiet", "--out", str(tmp_path), "--json", "-"]
+    first = ok(capsys, *argv, "--broker", "embedded", "--epsilon", "1")
+    assert first["inputs"]["epsilon"] == "1" and first["run"]["status"] == "complete"
+    nowhere = ["--broker", f"mqtt://127.0.0.1:{free_loopback_port()}"]  # a complete run needs no broker
+    for spelling in ("1.0", "1.00", "1e0"):
+        assert ok(capsys, *argv, *nowhere, "--resume", "--epsilon", spelling) == first
+    for epsilon in (1, 1.0):
+        again = mpdp.simulate(parties=5, rounds=2, repetitions=5, seed=5, workers=1, out=tmp_path, resume=True,
+                              epsilon=epsilon, progress=False, broker=nowhere[1])
+        assert again.to_dict() == first
+    capsys.readouterr()
+    assert main([*argv, *nowhere, "--resume", "--epsilon", "2"]) == 2
+    assert capsys.readouterr().err == (
+        f"mpdp: error: cannot resume the run in {tmp_path}: its inputs changed (only round_timeout may change): "
+        "epsilon: 1 -> 2; the votes or the parties' epsilon/delta (their SHA-256 differs); resume with the "
+        "recorded inputs, or start a new run in another folder\n")
 
 
 def test_simulate_over_mosquitto_with_a_votes_array(mosquitto: BrokerEndpoint) -> None:

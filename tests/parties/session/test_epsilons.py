@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from mpdp.parties.session.epsilons import parse_mechanisms
+from mpdp.parties.session.epsilons import canonical_epsilon_spec, parse_mechanisms
 from mpdp.protocols import ParameterError, RandomizedResponse
 from tests.parties.cli.invoke import refused
 
@@ -51,3 +51,23 @@ def test_an_epsilon_file_with_a_byte_order_mark_is_read(tmp_path) -> None:
     path.write_bytes(b"\xef\xbb\xbf0.5\n1.0,0.001\n")  # as a spreadsheet program saves "UTF-8 with BOM"
     mechs = parse_mechanisms(str(path), 0.0, 2, np.random.default_rng(0))
     assert mechs == [RandomizedResponse(0.5), RandomizedResponse(1.0, 0.001)]
+
+
+@pytest.mark.parametrize(("spellings", "canonical"), [
+    (["1", "1.0", "1.00", "1e0", "+1", "10e-1"], "1.0"),
+    (["0.5:2", "0.50:2.0", "5e-1:2e0"], "0.5:2.0"),
+    (["inf", "Inf", "infinity"], "inf"),
+    (["0", "0.0", "-0"], "0.0"),
+])
+def test_spellings_of_one_epsilon_have_one_canonical_form(spellings: list[str], canonical: str) -> None:
+    """What a resumed run compares (issue: --epsilon 1 against a recorded 1.0 was a changed input)."""
+    assert {canonical_epsilon_spec(s) for s in spellings} == {canonical}
+    assert canonical_epsilon_spec("2") != canonical_epsilon_spec("1") and canonical_epsilon_spec("1:2") == "1.0:2.0"
+
+
+def test_canonical_epsilon_keeps_a_files_path_and_other_text_as_given(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "1.00").write_text("1\n")  # a file wins over the number, as the run reads it
+    assert canonical_epsilon_spec("1.00") == "1.00" and canonical_epsilon_spec("1e0") == "1.0"
+    assert canonical_epsilon_spec("per party (see parties)") == "per party (see parties)"
+    assert canonical_epsilon_spec("2:1") == "2:1"  # not a valid range: compared as written
