@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["Accuracy", "accuracy", "compact_values"]
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, repr=False)
 class Accuracy(Result):
     """The optimal rules' accuracies (``mpdp accuracy --json``).
 

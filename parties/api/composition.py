@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["Composition", "compose"]
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, repr=False)
 class Composition(Result):
     """The composed guarantee (``mpdp compose --json``): ``epsilon_tilde`` at ``delta_total``.
 

@@ -36,7 +36,7 @@ def rules_title(document: Mapping[str, Any], what: str) -> str:
     return f"{what}: {document['function']} of {document['k']} parties, observer {document['observer']}"
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, repr=False)
 class Estimate(Result):
     """A Monte Carlo estimate of the average accuracy of the optimal average-case rule.
 
