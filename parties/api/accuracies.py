@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["Accuracy", "accuracy", "compact_values"]
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, repr=False)
 class Accuracy(Result):
     """The optimal rules' accuracies (``mpdp accuracy --json``).
 
@@ -117,22 +117,22 @@ class Accuracy(Result):
         return figure
 
 
-def compact_values(values: float | Sequence[float]) -> float | str:
+def compact_values(values: float | str | Sequence[float]) -> float | str:
     """How the inputs echo one value per party: a number as given, a list in the compact form
     ``mpdp accuracy --epsilon`` reads (runs of equal values as ``VALUE*COUNT``, comma-separated), so that
     10^6 identical parties echo as ``"1*1000000"``, not 10^6 numbers.
 
     Args:
-        values: a number, or a sequence of numbers (floats; ``inf`` allowed).
+        values: a number, a sequence of numbers (floats; ``inf`` allowed), or a text in that form.
 
     Returns:
-        the number, or a str such as ``"0.5,1*3"``.
+        the number or the text as given, or a str such as ``"0.5,1*3"``.
 
     Example:
         >>> compact_values([0.5, 1.0, 1.0, 1.0]), compact_values(2.0)
         ('0.5,1*3', 2.0)
     """
-    if isinstance(values, (int, float)):
+    if isinstance(values, (int, float, str)):
         return values
     pieces = []
     for value, run in itertools.groupby(float(v) for v in values):
@@ -158,9 +158,9 @@ def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanF
 
 
 def accuracy(
-    epsilon: float | Sequence[float],
+    epsilon: float | str | Sequence[float],
     function: str | BooleanFunction = "majority",
-    delta: float | Sequence[float] = 0.0,
+    delta: float | str | Sequence[float] = 0.0,
     parties: int | None = None,
     measure: str = "zero-one",
     party: int | None = None,
@@ -175,7 +175,8 @@ def accuracy(
     accuracies (eqs. (1), (3)) for k parties each releasing its bit by randomized response.
 
     Args:
-        epsilon: one epsilon (nats) per party, or one with ``parties``. delta: one for all, or one per party.
+        epsilon: one epsilon (nats) per party, or one with ``parties``; a text as ``--epsilon`` reads it
+            (``"0.5,1"``, ``"1*3"``). delta: one for all, or one per party (a text likewise).
         function: ``xor``, ``and``, ``or``, ``majority``, ``threshold:T``, ``sum``, ``table:V0,V1,...``.
         measure: ``zero-one`` (default), ``absolute-error``, ``squared-error``.
         party: the deciding party (0-based); None: the central observer.

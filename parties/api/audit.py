@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["Audit", "audit"]
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, repr=False)
 class Audit(Result):
     """An audit (``mpdp audit --json``).
 

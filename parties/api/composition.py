@@ -25,6 +25,7 @@ from mpdp.analysis.privacy.composition import (
     slack_for_total_delta,
 )
 from mpdp.analysis.privacy.heterogeneous import DEFAULT_REL_WIDTH, compose_heterogeneous
+from mpdp.parties.api.params import per_party_values
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.protocols.errors import ParameterError
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["Composition", "compose"]
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, repr=False)
 class Composition(Result):
     """The composed guarantee (``mpdp compose --json``): ``epsilon_tilde`` at ``delta_total``.
 
@@ -108,8 +109,8 @@ class Composition(Result):
 
 
 def compose(
-    epsilon: float | Sequence[float],
-    delta: float | Sequence[float] = 0.0,
+    epsilon: float | str | Sequence[float],
+    delta: float | str | Sequence[float] = 0.0,
     k: int | None = None,
     delta_slack: float | None = None,
     *,
@@ -122,8 +123,10 @@ def compose(
     the heterogeneous theorem (exact where tractable, else certified bounds), with the classical bounds.
 
     Args:
-        epsilon: one epsilon in [0, inf] (nats) with ``k``, or one per mechanism.
-        delta: one delta in [0, 1) for all, or one per mechanism.
+        epsilon: one epsilon in [0, inf] (nats) with ``k``, or one per mechanism; a text is read as
+            ``mpdp compose --epsilon`` reads it (``"0.1"``, ``"0.1,0.5"``, ``"0.5*3"``;
+            :func:`mpdp.parties.api.params.per_party_values`).
+        delta: one delta in [0, 1) for all, or one per mechanism (a text as ``epsilon``).
         k: the number of compositions of a single (epsilon, delta) (default 1); with lists, None or their length.
         delta_slack: delta_tilde in [0, 1) (default 1e-6, as ``mpdp simulate``).
         total_delta: instead of ``delta_slack``: the epsilon of the composition at this total delta (the
@@ -150,8 +153,7 @@ def compose(
     if not 0 < rel_width < 1:
         raise ParameterError("rel_width", rel_width, "a relative width in (0, 1), e.g. 0.005")
     time_limit = check_time_limit(time_limit)
-    epsilons = [float(epsilon)] if isinstance(epsilon, (int, float)) else [float(e) for e in epsilon]
-    deltas = [float(delta)] if isinstance(delta, (int, float)) else [float(d) for d in delta]
+    epsilons, deltas = per_party_values(epsilon, "epsilon"), per_party_values(delta, "delta")
     if not epsilons:
         raise ParameterError("epsilon", epsilon, "one epsilon (with k) or a non-empty list")
     if len(epsilons) == 1:

@@ -36,7 +36,7 @@ def rules_title(document: Mapping[str, Any], what: str) -> str:
     return f"{what}: {document['function']} of {document['k']} parties, observer {document['observer']}"
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, repr=False)
 class Estimate(Result):
     """A Monte Carlo estimate of the average accuracy of the optimal average-case rule.
 
@@ -98,10 +98,10 @@ class Estimate(Result):
 
 
 def estimate(
-    epsilon: float | Sequence[float] = 1.0,
+    epsilon: float | str | Sequence[float] = 1.0,
     parties: int | None = None,
     function: str | BooleanFunction = "majority",
-    delta: float | Sequence[float] = 0.0,
+    delta: float | str | Sequence[float] = 0.0,
     measure: str = "zero-one",
     party: int | None = None,
     samples: int = 100_000,
@@ -115,7 +115,8 @@ def estimate(
     (:func:`mpdp.analysis.theory.accuracy.monte_carlo_accuracy`).
 
     Args:
-        epsilon: one epsilon (nats) for ``parties`` parties, or one per party. parties: k with one epsilon.
+        epsilon: one epsilon (nats) for ``parties`` parties, or one per party; a text as ``mpdp accuracy
+            --epsilon`` reads it (``"0.5,1"``, ``"1*3"``). parties: k with one epsilon.
         function: a symmetric f (``majority``, ``xor``, ``threshold:T``, ...). delta: one or one per party.
         measure: ``zero-one`` (default), ``absolute-error`` or ``squared-error``.
         party: the deciding party (0-based), or None for the central observer.

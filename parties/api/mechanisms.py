@@ -55,7 +55,7 @@ COUNT_GRAPHS = ("majority", "and", "or", "xor", "threshold")
 _GRAPHS = "line:NB,NR, majority:N, and:N, or:N, xor:N or threshold:T,N"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Request:
     graph: str
     epsilon: float | None
@@ -64,7 +64,7 @@ class _Request:
     balanced: bool
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, repr=False)
 class Mechanism(Result):
     """The optimal mechanism (``mpdp mechanism --json``).
 

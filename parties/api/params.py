@@ -6,20 +6,45 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from mpdp.parties.api.value_lists import parse_list
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction, parse_function
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
-__all__ = ["function_of", "randomized_responses"]
+__all__ = ["function_of", "per_party_values", "randomized_responses"]
 
 
-def randomized_responses(epsilon: float | Sequence[float], delta: float | Sequence[float] = 0.0,
+def per_party_values(value: float | str | Sequence[float], name: str) -> list[float]:
+    """``epsilon=`` or ``delta=`` of the API as a list of floats: a number as one value, a text as the
+    command line reads ``--epsilon`` (:func:`mpdp.parties.api.value_lists.parse_list`: ``"0.5,1"``,
+    ``"1*3"``), a sequence value by value.
+
+    Raises:
+        ParameterError: (named ``name``) a text that is not such a list (``"0.5:2"``, ``"a"``), or an item that
+            is not a number.
+
+    Example:
+        >>> per_party_values("0.5,1*2", "epsilon"), per_party_values(2, "epsilon"), per_party_values([1, 3], "delta")
+        ([0.5, 1.0, 1.0], [2.0], [1.0, 3.0])
+    """
+    if isinstance(value, str):
+        return parse_list(value, name)
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    try:
+        return [float(v) for v in value]
+    except (TypeError, ValueError):
+        raise ParameterError(name, value, "a number, a text such as '0.5,1*3', or a sequence of numbers") from None
+
+
+def randomized_responses(epsilon: float | str | Sequence[float], delta: float | str | Sequence[float] = 0.0,
                          parties: int | None = None) -> list[RandomizedResponse]:
     """One randomized response per party: four-output for every party if any delta > 0.
 
     Args:
-        epsilon: one epsilon (nats, in [0, inf]) for ``parties`` parties, or one per party.
-        delta: one delta in [0, 1) for all, or one per party.
+        epsilon: one epsilon (nats, in [0, inf]) for ``parties`` parties, or one per party; a text is read as
+            ``--epsilon`` (:func:`per_party_values`: ``"0.5,1"``, ``"1*3"``).
+        delta: one delta in [0, 1) for all, or one per party (a text as ``epsilon``).
         parties: k with a single epsilon; with a list, None or its length.
 
     Raises:
@@ -29,7 +54,7 @@ def randomized_responses(epsilon: float | Sequence[float], delta: float | Sequen
         >>> [(m.epsilon, m.num_symbols) for m in randomized_responses([0.5, 1.0], delta=[0.0, 0.1])]
         [(0.5, 4), (1.0, 4)]
     """
-    epsilons = [epsilon] if isinstance(epsilon, (int, float)) else list(epsilon)
+    epsilons = per_party_values(epsilon, "epsilon")
     if parties is not None and (isinstance(parties, bool) or not isinstance(parties, int) or parties < 1):
         raise ParameterError("parties", parties, "an integer >= 1")
     if len(epsilons) == 1 and parties is not None:
@@ -38,12 +63,12 @@ def randomized_responses(epsilon: float | Sequence[float], delta: float | Sequen
         raise ParameterError("parties", parties, f"omitted or the number of epsilon values ({len(epsilons)})")
     if not epsilons:
         raise ParameterError("epsilon", epsilon, "one value per party (or one value and parties=K)")
-    deltas = [delta] if isinstance(delta, (int, float)) else list(delta)
+    deltas = per_party_values(delta, "delta")
     if len(deltas) == 1:
         deltas = deltas * len(epsilons)
     if len(deltas) != len(epsilons):
         raise ParameterError("delta", f"{len(deltas)} values", f"1 or {len(epsilons)} (one per party)")
-    pairs = np.array([list(map(float, epsilons)), list(map(float, deltas))]).T  # (k, 2): 10^6 parties in numpy
+    pairs = np.array([epsilons, deltas]).T  # (k, 2): 10^6 parties in numpy
     four = bool((pairs[:, 1] > 0).any())
     if (pairs == pairs[0]).all() and not np.isnan(pairs[0]).any():  # one pair: no sort
         return [RandomizedResponse(float(pairs[0, 0]), float(pairs[0, 1]), four_output=four)] * len(pairs)

@@ -60,6 +60,10 @@ class Result:
     """Base of the API's frozen results: subclasses are ``@dataclass(frozen=True)`` with a ``document``
     field (the ``--json`` document) and implement :meth:`rows`, :meth:`summary` and :meth:`draw`.
 
+    Not ``slots=True``: on Python 3.11 a frozen slots dataclass is rebuilt as a new class while its generated
+    ``__setattr__`` still refers to the old one, so assigning a name that is not a field raises
+    ``TypeError: super(type, obj)...`` instead of :class:`dataclasses.FrozenInstanceError`.
+
     Example:
         >>> import mpdp
         >>> r = mpdp.compose(epsilon=0.5, k=2)
@@ -70,7 +74,6 @@ class Result:
         (['guarantee', 'epsilon'], True)
     """
 
-    __slots__ = ()
     document: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:

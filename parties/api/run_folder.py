@@ -51,7 +51,7 @@ def data_digest(bits: NDArray[np.int8], parties: Sequence[Mapping[str, Any]]) ->
     return digest.hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PreviousRun:
     """What a folder's ``results.json`` says of the run to resume.
 
@@ -158,7 +158,7 @@ def _shown(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RunFolder:
     """One run's folder.
 

@@ -75,7 +75,7 @@ __all__ = ["OUT_FILES", "Simulation", "simulate", "simulate_async"]
 OUT_FILES = run_files("transcripts.sqlite", "results.json", "accuracy.png")
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, repr=False)
 class Simulation(Result):
     """A finished live run.
 
@@ -225,7 +225,7 @@ def _config_of(config: SimulationConfig | str | os.PathLike[str] | None, options
     return SimulationConfig.of(None, {"dataset": os.fspath(config)} | dict(options))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Plan:
     """One run resolved and checked, before any process starts: what :func:`simulate_async` runs and
     records."""

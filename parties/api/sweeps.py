@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["Sweep", "sweep"]
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, repr=False)
 class Sweep(Result):
     """A finished sweep: :attr:`result` (the points) and its ``--json`` document.
 

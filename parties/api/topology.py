@@ -21,7 +21,7 @@ from mpdp.parties.rounds.config import RunConfig
 __all__ = ["Topology"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Topology:
     """Where a live run ran (module docstring).
 

@@ -23,11 +23,12 @@ import argparse
 import contextlib
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any
 
 from mpdp.broker.reconnect_window import DEFAULT_RECONNECT_WINDOW
+from mpdp.parties.api.value_lists import parse_number_list
 from mpdp.parties.cli.errors import renamed
 from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.parties.session.output_paths import output_file
@@ -48,8 +49,6 @@ __all__ = [
     "value_options",
 ]
 
-T = TypeVar("T")
-
 #: The papers the docs cite by code (files /work/shared/papers/NNN_*.txt).
 PAPER_CODES: dict[str, str] = {
     "000": "Kairouz, Oh, Viswanath, The Composition Theorem for Differential Privacy, ICML 2015",
@@ -65,44 +64,6 @@ def papers_epilog(*codes: str) -> str:
 
 #: A token that is a value although it starts with '-': -1, -.5, -1:2, -1,0, -inf, -nan, -Infinity.
 _NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
-
-
-@overload
-def parse_number_list(text: str, name: str) -> list[float]: ...
-@overload
-def parse_number_list(text: str, name: str, convert: Callable[[str], T]) -> list[T]: ...
-def parse_number_list(text: str, name: str, convert: Callable[[str], Any] = float) -> list[Any]:
-    """The comma-separated values of ``text``, each passed through ``convert`` (after stripping spaces).
-
-    Args:
-        text: e.g. ``"0.1,0.5, 1"``.
-        name: the option as the user wrote it (``"--epsilon"``), for the error message.
-        convert: str -> value (``float``, ``int``, or any parser raising ValueError/ParameterError).
-
-    Returns:
-        one value per item, in order (at least one).
-
-    Raises:
-        ParameterError: ``text`` empty, an empty item (``"3,,5"``, ``"0.1,"``: names the item position),
-            or an item ``convert`` rejects (names the item and its position).
-    """
-    kind = "integers" if convert is int else "numbers"
-    allowed = f"a comma-separated list of {kind}, e.g. {'1,3,5' if convert is int else '0.1,0.5'}"
-    if not text or not text.strip():
-        raise ParameterError(name, text, allowed)
-    items = text.split(",")
-    values: list[Any] = []
-    for position, item in enumerate(items, start=1):
-        item = item.strip()
-        if not item:
-            raise ParameterError(name, text, f"{allowed}; item {position} of {len(items)} is empty")
-        try:
-            values.append(convert(item))
-        except ParameterError:
-            raise
-        except (TypeError, ValueError, OverflowError):
-            raise ParameterError(name, text, f"{allowed}; item {position} ({item!r}) is not one") from None
-    return values
 
 
 def plain_text(doc: str) -> str:

@@ -53,9 +53,10 @@ _PRIVACY_NOTE = ("Each party's privacy spent over the rounds it answered: the ex
                  "epsilons).")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ReportFiles:
-    """What :func:`write_report` wrote.
+    """What :func:`write_report` wrote (``mpdp.ReportFiles``; not ``slots=True``, see
+    :class:`mpdp.parties.api.result.Result`: assigning it raises FrozenInstanceError).
 
     Attributes:
         html: the self-contained page. markdown: the Markdown summary. figures: its PNG figures.

@@ -23,12 +23,12 @@ import argparse
 import pathlib
 
 from mpdp.parties.api.accuracies import accuracy
+from mpdp.parties.api.value_lists import parse_list
 from mpdp.parties.cli.args import (
     add_time_limit,
     emit,
     option_names,
     papers_epilog,
-    parse_number_list,
     plain_text,
     seed_value,
 )
@@ -39,30 +39,7 @@ from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import MEASURE_NAMES, parse_function
 from mpdp.protocols.rules.optimal import RULE_CHOICES
 
-__all__ = ["parse_list", "register"]
-
-
-def _piece(text: str, name: str) -> list[float]:
-    value, star, count = text.partition("*")
-    try:
-        number = float(value)
-        times = int(count) if star else 1
-    except ValueError:
-        raise ParameterError(name, text, "numbers, or VALUE*COUNT, comma-separated") from None
-    if times < 1 or times > 10_000_000:
-        raise ParameterError(name, text, "a count between 1 and 10^7")
-    return [number] * times
-
-
-def parse_list(text: str, name: str) -> list[float]:
-    """``"0.5,1,2*3"`` -> [0.5, 1.0, 2.0, 2.0, 2.0].
-
-    Raises:
-        ParameterError: a malformed piece, or an empty one (``"1,,2"``; see
-            :func:`mpdp.parties.cli.args.parse_number_list`).
-    """
-    pieces = parse_number_list(text.replace(" ", ""), name, lambda piece: _piece(piece, name))
-    return [value for piece in pieces for value in piece]
+__all__ = ["register"]
 
 
 def _function(spec: str):

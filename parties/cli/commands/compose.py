@@ -21,7 +21,8 @@ from mpdp.analysis.plot_style import save_figure
 from mpdp.analysis.privacy.composition import BOUND_NAMES, CompositionResult
 from mpdp.analysis.privacy.heterogeneous import DEFAULT_REL_WIDTH
 from mpdp.parties.api.composition import compose
-from mpdp.parties.cli.args import add_time_limit, emit, option_names, papers_epilog, parse_number_list, plain_text
+from mpdp.parties.api.value_lists import parse_list
+from mpdp.parties.cli.args import add_time_limit, emit, option_names, papers_epilog, plain_text
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.parties.session.output_paths import plot_file
 from mpdp.protocols.errors import ParameterError
@@ -35,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=plain_text(__doc__), epilog=papers_epilog("000"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--epsilon", help="one epsilon (with -k) or a comma-separated list")
+    parser.add_argument("--epsilon", help="one epsilon (with -k) or a comma-separated list (VALUE*COUNT ok)")
     parser.add_argument("--delta", default="0", help="one delta for all, or a list as long as --epsilon (default 0)")
     parser.add_argument("-k", type=int, help="number of compositions of a single (epsilon, delta)")
     parser.add_argument("--delta-slack", type=float, default=None,
@@ -76,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
     plot = None if args.plot is None else plot_file(args.plot)
     if args.epsilon is None and plot is None:
         raise ParameterError("--epsilon", None, "one epsilon (with -k) or a list (or only --plot FILE)")
-    epsilons = parse_number_list(args.epsilon, "--epsilon") if args.epsilon is not None else [0.1]
-    deltas = parse_number_list(args.delta, "--delta") if args.epsilon is not None else [0.001]
+    epsilons = parse_list(args.epsilon, "--epsilon") if args.epsilon is not None else [0.1]
+    deltas = parse_list(args.delta, "--delta") if args.epsilon is not None else [0.001]
     if plot is not None and (len(epsilons) > 1 or len(deltas) > 1 or (args.epsilon is not None and args.k is None)):
         raise ParameterError("--plot", args.plot, "a plot of k-fold homogeneous composition: one "
                              "--epsilon, one --delta and -k (or --plot alone for 000's Figure 3)")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import mpdp
 from mpdp.analysis.theory.accuracy import PROGRESS_STEPS
 from mpdp.parties.api.accuracies import compact_values
-from mpdp.parties.cli.commands.accuracy import parse_list
+from mpdp.parties.api.value_lists import parse_list
 from mpdp.parties.cli.main import main
 from mpdp.protocols.decision.factors import FOUR_OUTPUT_GROUP_MAX
 from mpdp.protocols.decision.worst_case import TIME_LIMIT_STATUS
