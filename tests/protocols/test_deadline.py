@@ -136,7 +136,10 @@ def test_a_slow_start_is_waited_for_and_a_stuck_one_is_not(tmp_path: Path, monke
     """A worker's start has no fixed bound (300 s, an idle machine's figure, once): one that keeps using CPU
     time, however slowly, is waited for; one that uses none for the stall period is stuck and named so."""
     monkeypatch.setattr(deadline, "_STARTUP_STALL", 1.0)
-    _start_with(tmp_path, monkeypatch, "end=$(($(date +%s) + 3)); while [ $(date +%s) -lt $end ]; do :; done")
+    # Busy in the shell itself (its own CPU time, which the stall check reads): counting, not only forking
+    # `date`, whose time is its children's (on a loaded machine the shell alone then used no tick in a second).
+    _start_with(tmp_path, monkeypatch, "end=$(($(date +%s) + 3)); while [ $(date +%s) -lt $end ]; do "
+                                       "i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done; done")
     started = time.monotonic()
     assert call_before(divmod, (7, 2), 30.0) == (3, 1)  # busy for 3 s (three stall periods) before Python starts
     assert time.monotonic() - started > 3.0
