@@ -112,4 +112,6 @@ def check_servers(servers: int, threshold: int, servers_name: str = "servers",
     if not isinstance(servers, int) or not 1 <= servers <= MAX_SERVERS:
         raise ParameterError(servers_name, servers, f"an integer in 1..{MAX_SERVERS}")
     if not isinstance(threshold, int) or not 0 <= threshold <= (servers - 1) // 2:
-        raise ParameterError(threshold_name, threshold, f"an integer in 0..{(servers - 1) // 2} (T < m/2)")
+        raise ParameterError(threshold_name, threshold, f"an integer in 0..{(servers - 1) // 2} (T < m/2)",
+                             hint=f"{threshold} colluding servers need at least {2 * threshold + 1} servers, "
+                                  f"not {servers}" if isinstance(threshold, int) and threshold > 0 else None)

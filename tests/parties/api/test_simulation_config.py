@@ -205,7 +205,8 @@ def test_a_toml_path_is_read_as_a_config_not_as_a_dataset(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("argv, expected", [
     (["compare", "--repetitions", "0"], "--repetitions=0 is not allowed: an integer >= 1"),
-    (["compare", "--servers", "2", "--threshold", "1"], "--threshold=1 is not allowed: an integer in 0..0 (T < m/2)"),
+    (["compare", "--servers", "2", "--threshold", "1"], "--threshold=1 is not allowed: an integer in 0..0 (T < m/2) "
+     "(1 colluding servers need at least 3 servers, not 2)"),
     (["compare", "--epsilon", "nan"], "--epsilon=nan is not allowed: a number >= 0 (inf allowed)"),
     (["sweep", "--epsilon", "0.5:2:3", "--parties", "7", "--live", "--round-timeout", "0", "--samples", "3"],
      "--round-timeout=0.0 is not allowed: a finite number of seconds > 0, or None"),
