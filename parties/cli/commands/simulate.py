@@ -125,7 +125,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="delta in [0, 1); > 0 selects the four-output randomized response (default: 0)")
     p.add_argument("--repetitions", type=int, default=200, metavar="N",
                    help="independent privatizations of each round (default: 200)")
-    p.add_argument("--seed", type=int, default=None, help="make the run reproducible (default: OS entropy)")
+    p.add_argument("--seed", type=int, default=None, help="make the run reproducible (default: OS entropy; "
+                   "protocol mpc: the parties' draws only, the servers' noise comes from MPyC)")
     add_broker_options(p, "URL|embedded|mosquitto", "where to publish (default: $MPDP_BROKER_URL, else start "
                                                     "our own)", window_default="max(60 s, --round-timeout)")
     p.add_argument("--party-broker", default=None, metavar="URL",
