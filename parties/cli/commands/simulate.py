@@ -150,11 +150,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "here; same results as a local run for the same --seed")
     p.add_argument("--secure", action="store_true",
                    help="deployment mode: parties privatize with the OS CSPRNG")
-    p.add_argument("--rule", choices=("average", "worst-case"), default="average",
-                   help="the observer's decision rule: the optimal average-case rule (default) or the "
-                        "optimal worst-case rule (randomized; LP over count classes)")
-    p.add_argument("--worst-case", dest="rule", action="store_const", const="worst-case",
-                   help="shorthand for --rule worst-case")
+    rule = p.add_mutually_exclusive_group()  # --worst-case --rule average: refused, not the later one winning
+    rule.add_argument("--rule", choices=("average", "worst-case"), default="average",
+                      help="the observer's decision rule: the optimal average-case rule (default) or the "
+                           "optimal worst-case rule (randomized; LP over count classes)")
+    rule.add_argument("--worst-case", dest="rule", action="store_const", const="worst-case",
+                      help="shorthand for --rule worst-case")
     p.add_argument("--party-decisions", action=argparse.BooleanOptionalAction, default=False,
                    help="each party also decides f from the published transcript and its own bit with its "
                         "own optimal rule of the same kind (default: off)")

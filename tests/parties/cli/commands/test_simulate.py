@@ -236,3 +236,13 @@ def test_a_round_inconsistent_with_theory_exits_1_as_sweep_does(
         assert err == ("" if not bad else f"mpdp: error: {len(bad)} of 2 round(s) inconsistent with theory at "
                        f"family-wise alpha {alpha}: {', '.join(bad)} (a correct run fails this check with "
                        "probability at most alpha; exit code 1)\n")
+
+
+@pytest.mark.parametrize("argv", [["--worst-case", "--rule", "average"], ["--rule", "average", "--worst-case"]])
+def test_worst_case_and_a_rule_together_are_refused(argv: list[str]) -> None:
+    """Both spellings of the rule in one command: refused in either order (the later one used to win). In a real
+    process: argparse tells a given value from the default by identity, and a literal 'average' here is the
+    interned default string itself (the command line's strings never are)."""
+    done = subprocess.run([sys.executable, "-m", "mpdp", "simulate", "--parties", "3", *argv], capture_output=True,
+                          text=True, timeout=scaled(60))
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr.splitlines()[-1], done.stderr
