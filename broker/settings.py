@@ -142,8 +142,9 @@ class BrokerSettings(BaseModel):
         """
         env = os.environ if environ is None else environ
         name = "--broker"
-        if url is None or not url.strip():  # the environment's URL, else the default (named --broker, not an unset
-            from_env = env.get(ENV_VAR, "").strip()  # variable)
+        if url is None or not url.strip():
+            # the environment's URL, else the default (named --broker, not an unset variable)
+            from_env = env.get(ENV_VAR, "").strip()
             url, name = (from_env, ENV_VAR) if from_env else ("auto", "--broker")
         text = url.strip()
         shown = redact_url(text)
