@@ -47,7 +47,9 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_api().__all__})
+    """The API's names and the package's own public ones (not ``Any``, ``metadata``, ``annotations``)."""
+    own = {name for name in globals() if not name.startswith("_") and name not in {"Any", "metadata", "annotations"}}
+    return sorted({*own, "__version__", *_api().__all__})
 
 
 __all__ = ["__version__", *_api().__all__]

@@ -91,3 +91,11 @@ def test_every_exported_name_is_documented(package: str) -> None:
         elif not _documented_value(name, sources[name]):
             undocumented.append(name)
     assert undocumented == []
+
+
+def test_dir_of_mpdp_lists_the_api_and_no_helper_imports() -> None:
+    import mpdp
+
+    listed = set(dir(mpdp))
+    assert set(mpdp.__all__) <= listed and "__version__" in listed
+    assert not listed & {"Any", "metadata", "annotations"}
