@@ -170,16 +170,17 @@ class ServerCluster:
         if len(jobs) != self.servers:
             raise ParameterError("jobs", len(jobs), f"one job per server ({self.servers})")
         self.start()
+        lines = [job.to_line().encode() for job in jobs]
         for i, process in self._processes.items():
             assert process.stdin is not None
             try:
-                process.stdin.write(jobs[i].to_line().encode())
+                process.stdin.write(lines[i])
             except BrokenPipeError:
                 raise self._failure(i, process.wait()) from None
-        lines = self._read_lines()  # a missing server: the others wait for it until the deadline
-        reports = {i: json.loads(line) for i, line in lines.items()}
+        # a missing server: the others wait for it until the deadline
+        reports = {i: json.loads(line) for i, line in self._read_lines().items()}
         message = SumRelease if jobs[0].function == "sum" else CuratorRelease
-        self.last_costs = tuple(ServerCost(len(jobs[i].to_line()), int(reports[i]["sent"]), float(reports[i]["cpu"]))
+        self.last_costs = tuple(ServerCost(len(lines[i]), int(reports[i]["sent"]), float(reports[i]["cpu"]))
                                 for i in range(self.servers))
         releases = {i: str(report["release"]) for i, report in reports.items()}
         outputs = agreed_release(releases, self.signing_keys, message, session=self.session, round=jobs[0].round,

@@ -37,7 +37,7 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +96,9 @@ class RoundJob:
     function: str = "majority"
 
     def to_line(self) -> str:
-        """The job as one JSON line (with its newline)."""
-        return json.dumps(asdict(self)) + "\n"
+        """The job as one JSON line (with its newline); the fields as they are (``asdict`` would deep-copy the
+        k sealed shares first: 35 ms of 37 for k = 1,000, under load)."""
+        return json.dumps({f.name: getattr(self, f.name) for f in fields(self)}) + "\n"
 
     @classmethod
     def from_line(cls, line: str) -> RoundJob:
