@@ -10,7 +10,7 @@ KEYS is a JSON file (:func:`write_keys`, readable by its owner only) with this s
 (:mod:`mpdp.parties.mpc.sharing`), each sealed to its key (:mod:`mpdp.parties.mpc.sealed_shares`), and the
 public table N(0..n) of the release rule (:mod:`mpdp.protocols.randomization.threshold_release`).
 
-Inside the computation: s = sum of the shares (local), the secret unit vector e_s (MPyC ``unit_vector``:
+Inside the computation: s = sum of the shares (local, mod p: one secure integer), the secret unit vector e_s (MPyC ``unit_vector``:
 bit decomposition of s), N(s) = <e_s, N> (local), per release a secret u from L secret random bits, and the
 comparison u < N(s). For ``sum`` (:attr:`RoundJob.noise` set) each release is clamp(s + G1 - G2, 0, n)
 with G = #{j : u < t_j} for two fresh secret u, found by bisection in bit length of J secure comparisons
@@ -216,8 +216,9 @@ def round_server(mpc: Any, keys: ServerKeys) -> Callable[[RoundJob], Awaitable[d
         return [int(v) for v in await mpc.output(y)]
 
     async def release(job: RoundJob) -> list[int]:
-        votes = [secint(secint.field(share)) for share in open_shares(opener, job)]
-        count = mpc.sum(votes)
+        # this server's share of s is the sum of its shares of the bits mod p (Shamir sharing is linear): one
+        # secure integer, not k of them summed in MPyC
+        count = secint(secint.field(sum(open_shares(opener, job)) % keys.modulus))
         if job.function == "sum":
             return await noisy_counts(job, count)
         unit = mpc.unit_vector(count, len(job.scaled))
