@@ -24,7 +24,7 @@ B = F^T. Every row is a proper distribution, so nothing underflows where it matt
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -41,7 +41,8 @@ from mpdp.protocols.numerics.kron import Matrix
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 
 __all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "banded_count_likelihood",
-           "compositions", "group_members", "group_parties", "pure_count_likelihood", "symmetric_groups"]
+           "banded_rows",
+           "check_group_size", "compositions", "group_members", "group_parties", "pure_count_likelihood", "symmetric_groups"]
 
 _RESTART = 32
 _BAND = 1e-30
@@ -127,21 +128,16 @@ def _trimmed_pmf(n: int, p: float, q: float) -> tuple[int, NDArray[np.float64]]:
     return lo + int(keep[0]), vals[keep[0]: keep[-1] + 1]
 
 
-def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]:
-    """:func:`pure_count_likelihood` as a sparse band: entries below ``_BAND`` times their row's
-    maximum are dropped (each row keeps ~25 standard deviations around its mode; the dropped mass is
-    below 1e-25 per row). Memory O(n^1.5) instead of n^2: the engine for groups of thousands.
-
-    Returns:
-        scipy.sparse CSR float64 of shape (n + 1, n + 1).
-    """
+def banded_rows(n: int, epsilon: float) -> Iterator[tuple[int, NDArray[np.float64]]]:
+    """The rows of :func:`banded_count_likelihood`, one at a time: (first count c, F[j, c:c + len]) for
+    j = 0..n (epsilon = inf: the identity's), each row's band of entries above ``_BAND`` times its maximum, every
+    ``_RESTART``-th row exact and the rows between by one step of the recursive filter."""
     p, q = truth_and_flip(epsilon)
-    if q == 0.0:
-        return sp.identity(n + 1, format="csr")
-    data, starts = [], np.empty(n + 1, dtype=np.int64)
     lo, row = 0, np.ones(1)
     for j in range(n + 1):
-        if j % _RESTART == 0:
+        if q == 0.0:  # epsilon = inf: the reports are the bits
+            lo = j
+        elif j % _RESTART == 0:
             a0, a = _trimmed_pmf(j, p, q)
             b0, b = _trimmed_pmf(n - j, q, p)
             lo, row = a0 + b0, _convolve(a, b)
@@ -151,14 +147,31 @@ def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]
             row = _next_row(row, p, q)
             if lo + row.size > n + 1:
                 row = row[: n + 1 - lo]
-        data.append(row)
+        yield lo, row
+
+
+def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]:
+    """:func:`pure_count_likelihood` as a sparse band: entries below ``_BAND`` times their row's
+    maximum are dropped (each row keeps ~25 standard deviations around its mode; the dropped mass is
+    below 1e-25 per row). Memory O(n^1.5) instead of n^2: the engine for groups of thousands.
+
+    Returns:
+        scipy.sparse CSR float64 of shape (n + 1, n + 1).
+    """
+    if truth_and_flip(epsilon)[1] == 0.0:
+        return sp.identity(n + 1, format="csr")
+    starts = np.empty(n + 1, dtype=np.int64)
+    data = []
+    for j, (lo, row) in enumerate(banded_rows(n, epsilon)):
         starts[j] = lo
+        data.append(row)
     lengths = np.array([r.size for r in data], dtype=np.int64)
+    values = np.concatenate(data)
+    del data  # the rows' arrays, before the indices are built
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     index = np.int32 if indptr[-1] < 2**31 else np.int64  # scipy keeps int32 indices where they fit
-    indices = np.arange(indptr[-1], dtype=index) - np.repeat((indptr[:-1] - starts).astype(index), lengths)
-    values = np.concatenate(data)
-    del data  # the rows' arrays, before scipy builds its own
+    indices = np.repeat((starts - indptr[:-1]).astype(index), lengths)
+    indices += np.arange(indptr[-1], dtype=index)  # in place: two index arrays at a time, not three
     return sp.csr_matrix((values, indices, indptr.astype(index)), shape=(n + 1, n + 1))
 
 
@@ -183,6 +196,21 @@ def _four_output_group(n: int, mech: RandomizedResponse) -> NDArray[np.float64]:
     return logf
 
 
+def check_group_size(n: int, mechanism: RandomizedResponse) -> None:
+    """Refuse a group of n parties sharing ``mechanism`` larger than a likelihood factor holds.
+
+    Raises:
+        SizeLimitError: a pure group above ``PURE_GROUP_MAX`` or a four-output group above
+            ``FOUR_OUTPUT_GROUP_MAX``."""
+    if mechanism.four_output and n > FOUR_OUTPUT_GROUP_MAX:
+        raise SizeLimitError("four-output group size", n, FOUR_OUTPUT_GROUP_MAX,
+                             "split the group or use pure randomized response")
+    if not mechanism.four_output and n > PURE_GROUP_MAX:
+        raise SizeLimitError("pure group size", n, PURE_GROUP_MAX,
+                             "the count engine for majority-type functions (mpdp accuracy --engine counts), "
+                             "or the posterior rule with a Monte Carlo accuracy")
+
+
 @dataclass(frozen=True, slots=True)
 class Factor:
     """A group of parties with one shared mechanism, as a likelihood factor.
@@ -201,14 +229,7 @@ class Factor:
     _tables: dict[str, Matrix] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        n = len(self.members)
-        if self.mechanism.four_output and n > FOUR_OUTPUT_GROUP_MAX:
-            raise SizeLimitError("four-output group size", n, FOUR_OUTPUT_GROUP_MAX,
-                                 "split the group or use pure randomized response")
-        if not self.mechanism.four_output and n > PURE_GROUP_MAX:
-            raise SizeLimitError("pure group size", n, PURE_GROUP_MAX,
-                                 "the count engine for majority-type functions (mpdp accuracy --engine counts), "
-                                 "or the posterior rule with a Monte Carlo accuracy")
+        check_group_size(len(self.members), self.mechanism)
 
     @property
     def n(self) -> int:
@@ -301,7 +322,7 @@ class Factor:
         return ones
 
 
-def group_members(mechanisms: Sequence[RandomizedResponse], parties: Sequence[int] | None = None
+def group_members(mechanisms: Sequence[RandomizedResponse], parties: Sequence[int] | NDArray[np.int64] | None = None
                   ) -> list[tuple[RandomizedResponse, NDArray[np.int64]]]:
     """The parties (default all) grouped by equal mechanism: (mechanism, int64 party indices ascending) per
     group, groups in the order of their first member. Parties sharing one mechanism object (as
@@ -347,4 +368,7 @@ def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: Boolean
     if function.count_values(k) is None:
         return None
     parties = np.arange(k) if observer is None else np.delete(np.arange(k), observer)
-    return group_parties(tuple(mechanisms), tuple(parties.tolist()), grouped=True)
+    groups = group_members(mechanisms, parties)
+    for mech, members in groups:  # before any member tuple: 10^6 parties' would hold ~90 MB
+        check_group_size(members.size, mech)
+    return tuple(Factor(tuple(members.tolist()), mech) for mech, members in groups)
