@@ -11,6 +11,7 @@ import pytest
 from mpdp.analysis.sweeps.dataset_sweep import plan_dataset_sweep
 from mpdp.analysis.sweeps.sweep import plan_sweep
 from mpdp.analysis.sweeps.sweep_cost import (
+    BAND_BYTES,
     DATASET_INPUT_RULES,
     EXACT_CALL_SECONDS,
     EXACT_OUTPUT_STEP_SECONDS,
@@ -57,7 +58,8 @@ def test_the_exact_rule_grows_with_the_outputs_and_a_party_has_two_views() -> No
     assert _exact(20_000) < 60 < _exact(20_000, "sum")  # majority at the engine's limit runs, sum does not
     assert _exact(101, observer=0) == pytest.approx(2 * _exact(100))  # a party: 100 others, two own bits
     total = symmetric_rule_cost([RandomizedResponse(1.0)] * 20_000, parse_function("sum"))
-    assert total is not None and total.memory_bytes == pytest.approx(4 * 8 * steps)  # banded: no dense (k+1)^2
+    # banded: no dense (k + 1)^2 likelihood, its band of ~16 sqrt(n) entries a row instead
+    assert total is not None and total.memory_bytes == pytest.approx(4 * 8 * steps + BAND_BYTES * 20_001**1.5)
     assert symmetric_rule_cost([RandomizedResponse(1.0)] * 3, parse_function("table:0,1,0,0,0,0,0,1")) is None
 
 

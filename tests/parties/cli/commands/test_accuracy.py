@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -275,3 +276,38 @@ def test_the_compact_form_reads_back_as_the_same_values(values):
     text = compact_values(values)
     assert parse_list(text, "--epsilon") == values
     assert len(text) <= len(",".join(map(repr, values)))
+
+
+def test_the_count_engine_of_two_groups_states_and_enforces_its_estimate(capsys) -> None:
+    """The two-group count engine's estimate (count_threshold_cost(n1, n2)) is the one printed with the result
+    and the one a refusal names: 1.3e-6 (n1 + n2) sqrt(max n) s, 1e8 + 200 (n1^1.5 + n2^1.5) bytes."""
+    from mpdp.protocols.errors import CostLimitError
+    from mpdp.protocols.numerics.cost import format_bytes, format_seconds
+
+    seconds, memory = 1.3e-6 * 500 * math.sqrt(300), 1e8 + 200 * (300**1.5 + 200**1.5)
+    stated = (f"the count engine (500 parties in groups of 300 and 200): about {format_seconds(seconds)} and "
+              f"{format_bytes(memory)}")
+    doc = mpdp.accuracy("0.5*300,1.5*200", "majority", rule="average", engine="counts").to_dict()
+    assert doc["engine"] == "counts" and doc["estimates"] == {"average": stated}
+    assert main(["accuracy", "--epsilon", "0.5*300,1.5*200", "--function", "majority", "--engine", "counts"]) == 0
+    assert f"average rule     estimated before it ran: {stated}" in capsys.readouterr().out
+    with pytest.raises(CostLimitError, match=r"the count engine \(500 parties in groups of 300 and 200\) would take "
+                                             rf"about {format_seconds(seconds)} .* over the .* time limit"):
+        mpdp.accuracy("0.5*300,1.5*200", "majority", rule="average", engine="counts", time_limit=seconds / 2)
+
+
+def test_the_worst_case_lp_estimate_is_printed_and_three_parties_stay_in_process(monkeypatch) -> None:
+    """Three parties of epsilon 0.5, majority: the symmetric LP has 4 count classes chained into 4 input
+    classes, (|Y| - 1) (4 + 4) + 1 = 9 variables over 4 input classes; its estimate is far inside a second,
+    so HiGHS runs in this process (no deadline worker: a spy on call_before sees no call)."""
+    from mpdp.protocols.decision import worst_case
+    from mpdp.protocols.numerics.cost import format_bytes, format_seconds
+
+    started: list[object] = []
+    monkeypatch.setattr(worst_case, "call_before", lambda *args, **kwargs: started.append(args))
+    doc = mpdp.accuracy("0.5,0.5,0.5", "majority").to_dict()
+    lp_seconds, lp_bytes = worst_case.LP_SECONDS(9, 4), worst_case.LP_MEMORY(9, 4)
+    assert doc["estimates"]["worst_case"] == (f"the worst-case LP (9 variables over 4 input classes): about "
+                                              f"{format_seconds(lp_seconds)} and {format_bytes(lp_bytes)}")
+    assert doc["estimates"]["average"].startswith("the exact rule (3 parties, 2 outputs): about ")
+    assert started == [] and multiprocessing.active_children() == []
