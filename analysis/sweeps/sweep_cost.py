@@ -50,10 +50,10 @@ from mpdp.analysis.theory.monte_carlo_cost import (
     SETUP_SECONDS,
 )
 from mpdp.protocols.decision.engines import SYMMETRIC_MAX_CLASSES
-from mpdp.protocols.decision.factors import PURE_GROUP_DENSE_MAX, symmetric_groups
+from mpdp.protocols.decision.factors import PURE_GROUP_DENSE_MAX, lazy_imports, symmetric_groups
 from mpdp.protocols.decision.worst_case import symmetric_lp_cost
 from mpdp.protocols.functions import BooleanFunction, parse_function
-from mpdp.protocols.numerics.cost import CostEstimate
+from mpdp.protocols.numerics.cost import CostEstimate, import_seconds
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 if TYPE_CHECKING:
@@ -110,6 +110,7 @@ def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: Bool
     views = 1 if observer is None else 2
     seconds = views * (EXACT_CALL_SECONDS + classes * inputs * (EXACT_STEP_SECONDS
                                                                 + outputs * EXACT_OUTPUT_STEP_SECONDS))
+    seconds += import_seconds(m for g in groups for m in lazy_imports(g.n, g.mechanism))  # once, if not yet
     dense = sum(8.0 * g.num_classes * (g.n + 1) if g.mechanism.four_output or g.n <= PURE_GROUP_DENSE_MAX
                 else BAND_BYTES * (g.n + 1) ** 1.5 for g in groups)
     return CostEstimate("the exact rule", f"{k:,} parties, {outputs:,} outputs", seconds,

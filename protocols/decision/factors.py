@@ -40,9 +40,11 @@ from mpdp.protocols.numerics.binomial import log_binomial_pmf
 from mpdp.protocols.numerics.kron import Matrix
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 
-__all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "banded_count_likelihood",
+__all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "band_uses_filter",
+           "banded_count_likelihood",
            "banded_rows",
-           "check_group_size", "compositions", "group_members", "group_parties", "pure_count_likelihood", "symmetric_groups"]
+           "check_group_size", "compositions", "group_members", "group_parties", "lazy_imports",
+           "pure_count_likelihood", "symmetric_groups"]
 
 _RESTART = 32
 _FFT_MIN = 512  # convolutions and bands at least this wide go through numpy's FFT
@@ -150,6 +152,38 @@ def _trimmed_pmf(n: int, p: float, q: float) -> tuple[int, NDArray[np.float64]]:
     return lo + int(keep[0]), vals[keep[0]: keep[-1] + 1]
 
 
+def lazy_imports(n: int, mechanism: RandomizedResponse) -> tuple[str, ...]:
+    """The modules building the likelihood of a group of n parties sharing ``mechanism`` imports on first
+    use (their cost: :func:`mpdp.protocols.numerics.cost.import_seconds`): scipy.stats for a four-output group,
+    scipy.signal where rows follow by the recursive filter (a dense pure group of at least ``_RESTART``,
+    or a banded one whose band is narrower than ``_FFT_MIN``: the middle restart row's width, measured)."""
+    if n < 2:
+        return ()
+    if mechanism.four_output:
+        return ("scipy.stats", "scipy.signal") if n >= _RESTART else ("scipy.stats",)
+    p, q = truth_and_flip(mechanism.epsilon)
+    if q == 0.0 or n < _RESTART:
+        return ()
+    return ("scipy.signal",) if n <= PURE_GROUP_DENSE_MAX or band_uses_filter(n, mechanism.epsilon) else ()
+
+
+def band_uses_filter(n: int, epsilon: float) -> bool:
+    """Whether :func:`banded_rows` of n parties at ``epsilon`` steps its rows by the recursive filter (and so
+    imports scipy.signal): its band, the middle restart row's width, is narrower than ``_FFT_MIN``."""
+    p, q = truth_and_flip(epsilon)
+    return q > 0.0 and n >= _RESTART and _restart_row(n, n // 2 - n // 2 % _RESTART, p, q)[1].size < _FFT_MIN
+
+
+def _restart_row(n: int, j: int, p: float, q: float) -> tuple[int, NDArray[np.float64]]:
+    """(first count, row j of the banded likelihood), exact: the convolution of the two trimmed binomials,
+    trimmed to its entries above ``_BAND`` times its maximum."""
+    a0, a = _trimmed_pmf(j, p, q)
+    b0, b = _trimmed_pmf(n - j, q, p)
+    row = _convolve(a, b)
+    keep = np.flatnonzero(row > _BAND * row.max())
+    return a0 + b0 + int(keep[0]), row[keep[0]: keep[-1] + 1]
+
+
 def banded_rows(n: int, epsilon: float) -> Iterator[tuple[int, NDArray[np.float64]]]:
     """The rows of :func:`banded_count_likelihood`, one at a time: (first count c, F[j, c:c + len]) for
     j = 0..n (epsilon = inf: the identity's), each row's band of entries above ``_BAND`` times its maximum, every
@@ -161,11 +195,7 @@ def banded_rows(n: int, epsilon: float) -> Iterator[tuple[int, NDArray[np.float6
         yield from ((j, np.ones(1)) for j in range(n + 1))
         return
     for j in range(0, n + 1, _RESTART):
-        a0, a = _trimmed_pmf(j, p, q)
-        b0, b = _trimmed_pmf(n - j, q, p)
-        lo, row = a0 + b0, _convolve(a, b)
-        keep = np.flatnonzero(row > _BAND * row.max())
-        lo, row = lo + int(keep[0]), row[keep[0]: keep[-1] + 1]
+        lo, row = _restart_row(n, j, p, q)
         yield lo, row
         steps = min(_RESTART - 1, n - j)
         if row.size >= _FFT_MIN:  # a wide band: all the rows to the next restart at once, by FFT

@@ -41,6 +41,7 @@ Every result is certified against an independent computation: the recurrence mus
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -50,11 +51,17 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import betainc, expit
 
-from mpdp.protocols.decision.factors import PURE_GROUP_MAX, banded_count_likelihood, banded_rows, group_members
+from mpdp.protocols.decision.factors import (
+    PURE_GROUP_MAX,
+    band_uses_filter,
+    banded_count_likelihood,
+    banded_rows,
+    group_members,
+)
 from mpdp.protocols.errors import CertificateError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.numerics.binomial import log_binomial_pmf
-from mpdp.protocols.numerics.cost import CostEstimate, PowerLaw
+from mpdp.protocols.numerics.cost import CostEstimate, PowerLaw, import_seconds
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 from mpdp.protocols.rules.rules import check_symbols
 
@@ -525,12 +532,17 @@ def count_threshold_cost(k: int, second: int = 0) -> CostEstimate:
 
 
 def count_engine_cost(mechanisms: Sequence[RandomizedResponse]) -> CostEstimate | None:
-    """:func:`count_threshold_cost` of the parties' groups of equal epsilon, or None where the count engine
-    does not serve their mechanisms (four-output, more than two groups)."""
+    """:func:`count_threshold_cost` of the parties' groups of equal epsilon (two groups: with the first
+    import of scipy.signal where a band steps by the recursive filter), or None where the count engine does
+    not serve their mechanisms (four-output, more than two groups)."""
     groups = _groups(mechanisms)
     if groups is None or not mechanisms:
         return None
-    return count_threshold_cost(groups[0][0].size, groups[1][0].size if len(groups) == 2 else 0)
+    if len(groups) == 1:
+        return count_threshold_cost(groups[0][0].size)
+    cost = count_threshold_cost(groups[0][0].size, groups[1][0].size)
+    first = import_seconds("scipy.signal" for members, eps in groups if band_uses_filter(members.size, eps))
+    return dataclasses.replace(cost, seconds=cost.seconds + first)
 
 
 def count_threshold_rule(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
