@@ -5,7 +5,8 @@
 being filled, and the party's ``publish`` returns once the broker acknowledged the whole bundle (QoS 1,
 as its own message would). A bundle is sent when it holds ``size`` answers or at the event loop's next turn
 after its first answer (the parties answering in one turn share it). Every other publication (a party's
-decisions) goes out as it is. Each answer keeps its bytes, its signature and its party: what the party
+decisions) goes out as it is. Each bundle is signed with the worker's bundle key, the key its parties endorsed
+in its signed "ready" (:mod:`mpdp.broker.bundle`). Each answer keeps its bytes, its signature and its party: what the party
 drew under its own policy, and what it sends again for a re-announced round, are the party's
 (:class:`mpdp.parties.rounds.answering.PartyLoop`); only the number of MQTT messages changes.
 """
@@ -17,6 +18,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from mpdp.broker.bundle import encode_bundle
+from mpdp.broker.signing import PrivateKey
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Delivery, Transport, as_bytes
 
@@ -28,19 +30,22 @@ BUNDLE_SIZE = 64
 
 class AnswerBundler:
     """A :class:`mpdp.broker.transport.Transport` over ``transport`` whose party-topic publications are
-    bundled on ``topics.bundle(worker)`` (module docstring); use as an async context (its bundles in
-    flight are cancelled on exit).
+    bundled on ``topics.bundle(worker)``, each bundle signed with ``key`` (module docstring); use as an async
+    context (its bundles in flight are cancelled on exit).
 
     Raises:
         ValueError: ``size`` < 1.
     """
 
-    def __init__(self, transport: Transport, topics: Topics, worker: int, size: int = BUNDLE_SIZE) -> None:
+    def __init__(self, transport: Transport, topics: Topics, worker: int, key: PrivateKey,
+                 size: int = BUNDLE_SIZE) -> None:
         if size < 1:
             raise ValueError(f"bundle size must be >= 1, got {size}")
         self._transport = transport
         self._topics = topics
         self._topic = topics.bundle(worker)
+        self._worker = worker
+        self._key = key
         self._size = size
         self._party_ids: dict[str, int] = {}  # party topic -> party id, parsed once
         self._pending: list[tuple[int, bytes]] = []
@@ -116,7 +121,8 @@ class AnswerBundler:
 
     async def _send(self, entries: list[tuple[int, bytes]], sent: asyncio.Future[None]) -> None:
         try:
-            await self._transport.publish(self._topic, encode_bundle(entries))
+            await self._transport.publish(self._topic, encode_bundle(entries, self._key, session=self._topics.session,
+                                                                     worker=self._worker))
         except asyncio.CancelledError:
             sent.cancel()
             raise
