@@ -49,7 +49,7 @@ class AnswerBundler:
         self._size = size
         self._party_ids: dict[str, int] = {}  # party topic -> party id, parsed once
         self._pending: list[tuple[int, bytes]] = []
-        self._sent: asyncio.Future[None] | None = None  # the pending bundle's acknowledgement
+        self._waiters: list[asyncio.Future[None]] = []  # each pending answer's party, awaiting the bundle's PUBACK
         self._flush_soon: asyncio.Handle | None = None
         self._sending: set[asyncio.Task[None]] = set()
         self.client_id = transport.client_id
@@ -95,41 +95,40 @@ class AnswerBundler:
         if party is None:
             await self._transport.publish(topic, payload)
             return
-        if self._sent is None:
-            loop = asyncio.get_running_loop()
-            self._sent = loop.create_future()
-            self._sent.add_done_callback(_retrieve)
+        loop = asyncio.get_running_loop()
+        if not self._pending:
             self._flush_soon = loop.call_soon(self._flush)
-        sent = self._sent
+        waiter: asyncio.Future[None] = loop.create_future()  # one per party: a cancelled party leaves the others be
         self._pending.append((party, as_bytes(payload)))
+        self._waiters.append(waiter)
         if len(self._pending) >= self._size:
             self._flush()
-        await asyncio.shield(sent)
+        await waiter
 
     def _flush(self) -> None:
-        """Send the pending bundle in a task that settles its acknowledgement."""
+        """Send the pending bundle in a task that settles its parties' waiters."""
         if self._flush_soon is not None:
             self._flush_soon.cancel()
-        entries, sent = self._pending, self._sent
-        self._pending, self._sent, self._flush_soon = [], None, None
-        if sent is None:
+        entries, waiters = self._pending, self._waiters
+        self._pending, self._waiters, self._flush_soon = [], [], None
+        if not entries:
             return
         self.bundles += 1
-        task = asyncio.create_task(self._send(entries, sent), name=f"bundle-{self._topic}")
+        task = asyncio.create_task(self._send(entries, waiters), name=f"bundle-{self._topic}")
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 
-    async def _send(self, entries: list[tuple[int, bytes]], sent: asyncio.Future[None]) -> None:
+    async def _send(self, entries: list[tuple[int, bytes]], waiters: list[asyncio.Future[None]]) -> None:
         try:
             await self._transport.publish(self._topic, encode_bundle(entries, self._key, session=self._topics.session,
                                                                      worker=self._worker))
         except asyncio.CancelledError:
-            sent.cancel()
+            _settle(waiters, None, cancel=True)
             raise
         except Exception as exc:  # noqa: BLE001 - every party of the bundle gets it
-            sent.set_exception(exc)
+            _settle(waiters, exc)
         else:
-            sent.set_result(None)
+            _settle(waiters, None)
 
     async def __aenter__(self) -> AnswerBundler:
         return self
@@ -137,8 +136,7 @@ class AnswerBundler:
     async def __aexit__(self, *exc: object) -> None:
         if self._flush_soon is not None:
             self._flush_soon.cancel()
-        if self._sent is not None:
-            self._sent.cancel()
+        _settle(self._waiters, None, cancel=True)
         for task in list(self._sending):
             task.cancel()
         for task in list(self._sending):
@@ -146,7 +144,15 @@ class AnswerBundler:
                 await task
 
 
-def _retrieve(future: asyncio.Future[None]) -> None:
-    """Mark a bundle's error retrieved (its parties may all have been cancelled meanwhile)."""
-    if not future.cancelled():
-        future.exception()
+def _settle(waiters: list[asyncio.Future[None]], error: Exception | None, *, cancel: bool = False) -> None:
+    """Wake each party still waiting on its bundle: acknowledged (``error`` None), failed, or cancelled (a party
+    cancelled meanwhile is done already and left alone)."""
+    for waiter in waiters:
+        if waiter.done():
+            continue
+        if cancel:
+            waiter.cancel()
+        elif error is not None:
+            waiter.set_exception(error)
+        else:
+            waiter.set_result(None)
