@@ -144,7 +144,9 @@ class PartyLoop(Generic[AnnouncementT]):
         self._record = record
         #: round -> the signed message this party published for it (from the record after a restart)
         self.sent: dict[int, bytes] = {} if record is None else record.answers(topics.session, party)
-        self._published: set[int] = set()  # rounds whose message this process published
+        #: rounds whose message this process published: kept with a record only, the one case a recorded answer
+        #: may await its re-sending (:meth:`_resend_recorded`); ~216 bytes a party otherwise spent for nothing
+        self._published: set[int] | None = None if record is None else set()
         self._client_id = f"mpdp-{topics.session}-party-{party}-{secrets.token_hex(8)}"
         last = 0 if record is None else record.last_sequence(topics.session, party)
         self._fresh = FreshnessGuard(last={_COORDINATOR: last})
@@ -278,9 +280,10 @@ class PartyLoop(Generic[AnnouncementT]):
         """Re-send a recorded answer this process has not published when a heartbeat names its round (module
         docstring); done once the heartbeats name a round past every recorded one (nothing to wait for
         without a record)."""
-        while self.sent and set(self.sent) - self._published:
+        published = self._published
+        while published is not None and self.sent and set(self.sent) - published:
             index = await self._clock.next_beat()
-            if index in self.sent and index not in self._published:
+            if index in self.sent and index not in published:
                 async with self._gate:
                     await self._publish(transport, index)
             if index >= max(self.sent):
@@ -330,7 +333,8 @@ class PartyLoop(Generic[AnnouncementT]):
     async def _publish(self, transport: Transport, index: int) -> None:
         """Publish the message recorded for round ``index`` on the party's topic (the caller holds the gate)."""
         await transport.publish(self._topic, self.sent[index])
-        self._published.add(index)
+        if self._published is not None:
+            self._published.add(index)
 
     async def _answer(self, announcement: AnnouncementT) -> bytes:
         """The protocol's answer to a round not answered before, committed to the record (with its ledger
