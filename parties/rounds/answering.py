@@ -136,8 +136,9 @@ class PartyLoop(Generic[AnnouncementT]):
         self._coordinator_key = bytes(coordinator_key)
         self._idle_timeout = idle_timeout
         self._grace = observer_grace
-        self._clock: ObserverClock[AnnouncementT] = ObserverClock(protocol.announcement_class, topics,
-                                                                  coordinator_key)
+        #: its own clock, made when first read (:attr:`clock`): a worker's parties share one instead, and 10^6
+        #: clocks made only to be replaced cost ~4% of a worker's CPU
+        self._clock: ObserverClock[AnnouncementT] | None = None
         self._own_clock = True  # fed by this loop's own connection (until share_clock)
         self._started = time.monotonic()
         self._gate = connect_gate or asyncio.Semaphore(1)
@@ -156,6 +157,8 @@ class PartyLoop(Generic[AnnouncementT]):
     @property
     def clock(self) -> ObserverClock[AnnouncementT]:
         """The coordinator's signs of life as this party sees them (module docstring)."""
+        if self._clock is None:
+            self._clock = ObserverClock(self._protocol.announcement_class, self._topics, self._coordinator_key)
         return self._clock
 
     def share_clock(self, clock: ObserverClock[AnnouncementT]) -> None:
@@ -238,12 +241,12 @@ class PartyLoop(Generic[AnnouncementT]):
     def _wait_left(self) -> float:
         """Seconds left before the coordinator's silence is too long (the idle timeout before the first
         sign of life, then the observer grace counted on the clock)."""
-        if not self._clock.heard:
+        if not self.clock.heard:
             return self._idle_timeout - (time.monotonic() - self._started)
-        return self._grace - self._clock.silence()
+        return self._grace - self.clock.silence()
 
     def _silence(self) -> TransportError:
-        if not self._clock.heard:
+        if not self.clock.heard:
             return TransportError(f"party {self.party}: no announcement for {self._idle_timeout:g} s")
         return TransportError(
             f"party {self.party}: the observer has sent no round and no heartbeat for {self._grace:g} s "
@@ -271,7 +274,7 @@ class PartyLoop(Generic[AnnouncementT]):
     async def _serve(self, transport: Transport) -> None:
         self.start_clock()
         if self._own_clock:
-            self._clock.follow(transport)
+            self.clock.follow(transport)
         async with running(self._resend_recorded(transport), f"party-{self.party}-resend"):
             while not await self.handle(transport, await self.receive(transport)):
                 pass
@@ -282,7 +285,7 @@ class PartyLoop(Generic[AnnouncementT]):
         without a record)."""
         published = self._published
         while published is not None and self.sent and set(self.sent) - published:
-            index = await self._clock.next_beat()
+            index = await self.clock.next_beat()
             if index in self.sent and index not in published:
                 async with self._gate:
                     await self._publish(transport, index)
@@ -298,7 +301,7 @@ class PartyLoop(Generic[AnnouncementT]):
         (:func:`mpdp.parties.session.multiplex.serve_multiplexed`) calls this for each of its parties."""
         if self.is_heartbeat(delivery):
             try:
-                self._clock.offer(delivery.payload)
+                self.clock.offer(delivery.payload)
             except ProtocolViolation as exc:
                 self.rejections.reject(exc.reason, exc.detail)
             return False
@@ -310,7 +313,7 @@ class PartyLoop(Generic[AnnouncementT]):
         announcement = self.announcement(delivery.payload)
         if announcement is None:
             return False
-        self._clock.note()
+        self.clock.note()
         if announcement.kind == "end":
             if announcement.name.startswith(FAILED_END):  # not recorded as ended: a resumed session may go on
                 raise WorkerError(f"party {self.party}: the observer failed and ended the session "
