@@ -94,6 +94,8 @@ class FreshnessGuard:
         clock: unix seconds now (``time.time``; tests pass their own).
     """
 
+    __slots__ = ("_clock", "_last")  # a worker keeps one per party
+
     def __init__(self, clock: Callable[[], float] = time.time, last: dict[Hashable, int] | None = None) -> None:
         self._clock = clock
         self._last: dict[Hashable, int] = dict(last or {})

@@ -154,9 +154,13 @@ def sweep_cost(tasks: Sequence[SweepTask], rounds: Sequence[int] | None = None) 
         SizeLimitError: a group larger than a likelihood factor holds (as the sweep's own checks).
     """
     seconds, memory = 0.0, 0.0
+    known: dict[tuple[float, int, str, str, str, int], tuple[float, float]] = {}  # the same at every epsilon
     for task in tasks:
-        s, m = (_point_seconds(task, [task.parties], 1.0) if rounds is None
-                else _point_seconds(task, list(rounds), DATASET_INPUT_RULES))
+        key = (task.delta, task.parties, task.function, task.rule, task.observer, task.samples)
+        if key not in known:
+            known[key] = (_point_seconds(task, [task.parties], 1.0) if rounds is None
+                          else _point_seconds(task, list(rounds), DATASET_INPUT_RULES))
+        s, m = known[key]
         seconds += s
         memory = max(memory, m)
     size = f"{len(tasks):,} point{'' if len(tasks) == 1 else 's'}" + (

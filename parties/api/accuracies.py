@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from mpdp.analysis.sweeps.sweep_cost import symmetric_rule_cost
 from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
 from mpdp.parties.api.estimates import estimate, rules_title
+from mpdp.parties.api.keywords import checked_keywords
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.decision.factors import PURE_GROUP_MAX
@@ -158,6 +159,7 @@ def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanF
         return optimal_rules(mechanisms, f, w, party, "average", engine, measure, time_limit)
 
 
+@checked_keywords("mpdp.accuracy")
 def accuracy(
     epsilon: float | str | Sequence[float],
     function: str | BooleanFunction = "majority",

@@ -136,15 +136,18 @@ class PartyLoop(Generic[AnnouncementT]):
         self._coordinator_key = bytes(coordinator_key)
         self._idle_timeout = idle_timeout
         self._grace = observer_grace
-        self._clock: ObserverClock[AnnouncementT] = ObserverClock(protocol.announcement_class, topics,
-                                                                  coordinator_key)
+        #: its own clock, made when first read (:attr:`clock`): a worker's parties share one instead, and 10^6
+        #: clocks made only to be replaced cost ~4% of a worker's CPU
+        self._clock: ObserverClock[AnnouncementT] | None = None
         self._own_clock = True  # fed by this loop's own connection (until share_clock)
         self._started = time.monotonic()
         self._gate = connect_gate or asyncio.Semaphore(1)
         self._record = record
         #: round -> the signed message this party published for it (from the record after a restart)
         self.sent: dict[int, bytes] = {} if record is None else record.answers(topics.session, party)
-        self._published: set[int] = set()  # rounds whose message this process published
+        #: rounds whose message this process published: kept with a record only, the one case a recorded answer
+        #: may await its re-sending (:meth:`_resend_recorded`); ~216 bytes a party otherwise spent for nothing
+        self._published: set[int] | None = None if record is None else set()
         self._client_id = f"mpdp-{topics.session}-party-{party}-{secrets.token_hex(8)}"
         last = 0 if record is None else record.last_sequence(topics.session, party)
         self._fresh = FreshnessGuard(last={_COORDINATOR: last})
@@ -154,6 +157,8 @@ class PartyLoop(Generic[AnnouncementT]):
     @property
     def clock(self) -> ObserverClock[AnnouncementT]:
         """The coordinator's signs of life as this party sees them (module docstring)."""
+        if self._clock is None:
+            self._clock = ObserverClock(self._protocol.announcement_class, self._topics, self._coordinator_key)
         return self._clock
 
     def share_clock(self, clock: ObserverClock[AnnouncementT]) -> None:
@@ -236,12 +241,12 @@ class PartyLoop(Generic[AnnouncementT]):
     def _wait_left(self) -> float:
         """Seconds left before the coordinator's silence is too long (the idle timeout before the first
         sign of life, then the observer grace counted on the clock)."""
-        if not self._clock.heard:
+        if not self.clock.heard:
             return self._idle_timeout - (time.monotonic() - self._started)
-        return self._grace - self._clock.silence()
+        return self._grace - self.clock.silence()
 
     def _silence(self) -> TransportError:
-        if not self._clock.heard:
+        if not self.clock.heard:
             return TransportError(f"party {self.party}: no announcement for {self._idle_timeout:g} s")
         return TransportError(
             f"party {self.party}: the observer has sent no round and no heartbeat for {self._grace:g} s "
@@ -269,7 +274,7 @@ class PartyLoop(Generic[AnnouncementT]):
     async def _serve(self, transport: Transport) -> None:
         self.start_clock()
         if self._own_clock:
-            self._clock.follow(transport)
+            self.clock.follow(transport)
         async with running(self._resend_recorded(transport), f"party-{self.party}-resend"):
             while not await self.handle(transport, await self.receive(transport)):
                 pass
@@ -278,9 +283,10 @@ class PartyLoop(Generic[AnnouncementT]):
         """Re-send a recorded answer this process has not published when a heartbeat names its round (module
         docstring); done once the heartbeats name a round past every recorded one (nothing to wait for
         without a record)."""
-        while self.sent and set(self.sent) - self._published:
-            index = await self._clock.next_beat()
-            if index in self.sent and index not in self._published:
+        published = self._published
+        while published is not None and self.sent and set(self.sent) - published:
+            index = await self.clock.next_beat()
+            if index in self.sent and index not in published:
                 async with self._gate:
                     await self._publish(transport, index)
             if index >= max(self.sent):
@@ -295,7 +301,7 @@ class PartyLoop(Generic[AnnouncementT]):
         (:func:`mpdp.parties.session.multiplex.serve_multiplexed`) calls this for each of its parties."""
         if self.is_heartbeat(delivery):
             try:
-                self._clock.offer(delivery.payload)
+                self.clock.offer(delivery.payload)
             except ProtocolViolation as exc:
                 self.rejections.reject(exc.reason, exc.detail)
             return False
@@ -307,7 +313,7 @@ class PartyLoop(Generic[AnnouncementT]):
         announcement = self.announcement(delivery.payload)
         if announcement is None:
             return False
-        self._clock.note()
+        self.clock.note()
         if announcement.kind == "end":
             if announcement.name.startswith(FAILED_END):  # not recorded as ended: a resumed session may go on
                 raise WorkerError(f"party {self.party}: the observer failed and ended the session "
@@ -330,7 +336,8 @@ class PartyLoop(Generic[AnnouncementT]):
     async def _publish(self, transport: Transport, index: int) -> None:
         """Publish the message recorded for round ``index`` on the party's topic (the caller holds the gate)."""
         await transport.publish(self._topic, self.sent[index])
-        self._published.add(index)
+        if self._published is not None:
+            self._published.add(index)
 
     async def _answer(self, announcement: AnnouncementT) -> bytes:
         """The protocol's answer to a round not answered before, committed to the record (with its ledger

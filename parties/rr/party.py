@@ -101,10 +101,12 @@ class Party:
         self._key = load_private_key(spec.private_key)
         self._sampler = sampler
         self._decider = decider
-        self._released = set(spec.ledger.rounds)  # rounds answered with symbols (each is charged)
-        self._charged = set(spec.ledger.rounds)  # the rounds of :attr:`ledger` (a set: looked up every round)
+        #: the rounds of :attr:`ledger`, each answered with symbols (a set: looked up every round; one set for
+        #: both, ~216 bytes a party: 10^6 parties kept three per party)
+        self._charged = set(spec.ledger.rounds)
         self._uniforms = None if spec.seed is None or sampler is not None else RoundUniforms(spec.seed)
-        self._decided: set[int] = set()
+        #: rounds this party decided f in (only a deciding party keeps a set)
+        self._decided: set[int] | None = None if decider is None else set()
         self.ledger = spec.ledger  #: the rounds this party answered and what they cost
         self._loop = PartyLoop(spec.party, self, connector, topics, coordinator_key, idle_timeout=idle_timeout,
                                connect_gate=connect_gate, record=record, observer_grace=observer_grace)
@@ -162,12 +164,11 @@ class Party:
             if self.spec.budget is not None and self.ledger.would_exceed(self.spec.budget, eps, delta, reps):
                 return sign(reason=ABSTAIN_BUDGET_EXHAUSTED)
             self.ledger = self.ledger.record(index, eps, delta, reps)
-            self._charged.add(index)
+            self._charged.add(index)  # with the ledger: a charged round is one answered with symbols
         if self._sampler is not None:
             symbols = self._sampler(self.spec.mechanism, bit, reps)
         else:
             symbols = self._seeded_symbols(bit, index, reps)
-        self._released.add(index)
         return sign(symbols=symbols)
 
     def _seeded_symbols(self, bit: int, index: int, repetitions: int) -> NDArray[np.uint8]:
@@ -190,14 +191,14 @@ class Party:
         Raises:
             ParameterError: the transcript omits this party although it released symbols (from the decider).
         """
-        if self._decider is None:
+        if self._decider is None or self._decided is None:
             return None
         verified = self._decider.transcript(payload)
         if verified is None:
             return None
         message, symbols = verified
         index = message.round
-        if index not in self._released or index in self._decided or self.spec.party not in message.participants:
+        if index not in self._charged or index in self._decided or self.spec.party not in message.participants:
             return None
         rng = None if self._sampler is not None or self.spec.seed is None else decision_generator(self.spec.seed, index)
         decisions = self._decider.decide(message, symbols, self.spec.party, self.bit(index), rng)

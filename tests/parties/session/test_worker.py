@@ -5,6 +5,7 @@ worker (``shared``): "ready" once all subscribed, every party answers, and a par
 from __future__ import annotations
 
 import asyncio
+import gc
 import pickle
 import subprocess
 import sys
@@ -57,6 +58,26 @@ async def test_reports_ready_then_every_party_answers(shared: bool) -> None:
         await worker
     messages = sorted((PartyMessage.from_wire(a.payload) for a in answers if a), key=lambda m: m.party)
     assert [(m.party, m.round, m.kind) for m in messages] == [(4, 0, "symbols"), (7, 0, "symbols")]
+
+
+async def test_a_worker_process_freezes_its_built_parties_and_collects_again() -> None:
+    """``freeze`` (a worker process's own): the objects built are frozen (gc.freeze: never scanned again), the
+    collector is on again after the build, and the parties answer as without it."""
+    broker = InMemoryBroker()
+    frozen = gc.get_freeze_count()
+    try:
+        async with broker.connect("observer") as observer:
+            await observer.subscribe(TOPICS.status, TOPICS.all_parties)
+            worker = asyncio.create_task(serve_parties(_spec(broker, shared=True), freeze=True))
+            ready = await next_delivery(observer, 2.0)  # after the build
+            assert ready is not None and gc.isenabled() and gc.get_freeze_count() > frozen
+            await observer.publish(TOPICS.rounds, _announce("round", 0))
+            answers = [await next_delivery(observer, 2.0) for _ in range(2)]
+            await observer.publish(TOPICS.rounds, _announce("end", 1))
+            await worker
+    finally:
+        gc.unfreeze()
+    assert sorted(PartyMessage.from_wire(a.payload).party for a in answers if a) == [4, 7]
 
 
 @pytest.mark.parametrize("shared", [False, True])
