@@ -417,14 +417,17 @@ def group_members(mechanisms: Sequence[RandomizedResponse], parties: Sequence[in
 
 
 def group_parties(
-    mechanisms: tuple[RandomizedResponse, ...], parties: tuple[int, ...], grouped: bool
+    mechanisms: tuple[RandomizedResponse, ...], parties: Sequence[int] | NDArray[np.int64], grouped: bool
 ) -> tuple[Factor, ...]:
     """Factors for the given parties: one per party, or one per distinct mechanism (``grouped``).
 
     Groups appear in the order of their first member; members keep party order."""
     if not grouped:
         return tuple(Factor((i,), mechanisms[i]) for i in parties)
-    return tuple(Factor(tuple(members.tolist()), mech) for mech, members in group_members(mechanisms, parties))
+    groups = group_members(mechanisms, parties)
+    for mech, members in groups:  # before any member tuple: 10^6 parties' would hold ~90 MB
+        check_group_size(members.size, mech)
+    return tuple(Factor(tuple(members.tolist()), mech) for mech, members in groups)
 
 
 def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
@@ -439,7 +442,4 @@ def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: Boolean
     if function.count_values(k) is None:
         return None
     parties = np.arange(k) if observer is None else np.delete(np.arange(k), observer)
-    groups = group_members(mechanisms, parties)
-    for mech, members in groups:  # before any member tuple: 10^6 parties' would hold ~90 MB
-        check_group_size(members.size, mech)
-    return tuple(Factor(tuple(members.tolist()), mech) for mech, members in groups)
+    return group_parties(tuple(mechanisms), parties, grouped=True)
