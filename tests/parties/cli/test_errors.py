@@ -50,8 +50,8 @@ class _Failing:
     def __init__(self, group: ExceptionGroup) -> None:
         self.group = group
 
-    def parse_args(self, argv: list[str]) -> argparse.Namespace:
-        return argparse.Namespace(run=self.run)
+    def parse_known_args(self, argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+        return argparse.Namespace(run=self.run), []
 
     def run(self, args: argparse.Namespace) -> int:
         raise self.group
