@@ -81,17 +81,14 @@ class PreviousRun:
             ParameterError: no ``out``, or ``force`` too; ``out`` without a readable ``results.json`` of a
                 simulation; its transcript store damaged (``PRAGMA quick_check``).
         """
-        if out is None or force:
-            message = ("--resume needs the folder of the run to continue: add --out DIR (out=DIR), the folder named "
-                       "when the run started" if out is None else
-                       "--resume and --force contradict each other (--force starts the run afresh): drop one")
-            raise ParameterError("resume", True, "with the folder of the run to continue (out=DIR, --out DIR) and "
-                                 "without force", hint="the folder is named when the run starts", message=message)
+        if out is None:  # keywords here; the command line names its flags (mpdp.parties.cli.errors.flag_named)
+            raise ParameterError("resume", True, "with out=DIR, the folder of the run to continue (named when the run "
+                                 "started)")
+        if force:
+            raise ParameterError("force", True, "False with resume=True (force starts the run afresh)")
         if not (Path(out) / RESULTS).is_file():  # nothing is created for a folder that holds no run
-            raise ParameterError("out", os.fspath(out), f"a run's folder holding its {RESULTS} (to resume)",
-                                 hint="nothing to resume there", message=(
-                                     f"there is no run to resume in {os.fspath(out)} (no {RESULTS}: nothing to "
-                                     "resume there); give the folder named when the run started, or drop --resume"))
+            raise ParameterError("out", os.fspath(out), f"a run's folder holding its {RESULTS} (nothing to resume "
+                                 "there): the folder named when the run started, or resume=False")
         if (Path(out) / STORE).exists():
             check_store_file(Path(out) / STORE)  # a damaged transcript: one line, and nothing is written
         path = output_dir(out, "out") / RESULTS
