@@ -231,12 +231,12 @@ class RunFolder:
         os.replace(partial, path)
         return path
 
-    def stopped(self, section: Mapping[str, Any]) -> str:
+    def stopped(self, section: Mapping[str, Any]) -> str | None:
         """One line for a run that stopped (``section``: its :meth:`run_section`): where its rounds are
-        and how to continue."""
+        and how to continue; None when it decided no round (its error alone is the one line to print)."""
         decided = [r["round"] + 1 for r in section["rounds"] if r["status"] != "not run"]  # 1-based, as the
         if not decided:  # progress and the tables count
-            return f"mpdp: the run {section['status']} before its first round was decided: nothing to resume"
+            return None
         return (f"mpdp: the run {section['status']}: rounds {format_ranges(decided)} of {len(section['rounds'])} "
                 f"are in {self.store} ({RESULTS}: {section['status']}); to continue: {self.resume_hint}")
 

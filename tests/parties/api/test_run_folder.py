@@ -42,7 +42,7 @@ def test_results_json_is_replaced_whole_and_the_run_section_reads_the_store(tmp_
     path = folder.write({"run": section})
     assert json.loads(path.read_text()) == {"run": section} and sorted(p.name for p in folder.path.iterdir()) == [
         "results.json"]
-    assert folder.stopped(section) == "mpdp: the run running before its first round was decided: nothing to resume"
+    assert folder.stopped(section) is None  # nothing decided: the run's error is the one line
     assert not folder.discard_if_empty(section) and folder.path.is_dir()  # a folder given as out stays
     with pytest.raises(ParameterError, match="without an earlier run"):  # one folder holds one run
         RunFolder.open(tmp_path / "run", False, False, OUT_FILES)
