@@ -12,13 +12,16 @@ parties' connections included) and its ratio of the QoS 1 ceiling. A message is 
 when a worker sends its parties' answers in bundles (``--connections per-worker``: :mod:`mpdp.broker.bundle`).
 
 With ``--validators 0,1,2`` each kind runs once per count of the observer's validator processes (MQTT 5
-shared subscription, :mod:`mpdp.parties.session.validators`; 0 = the observer verifies every message alone).
+shared subscription, :mod:`mpdp.parties.session.validators`; 0 = the observer verifies alone: each answer's
+signature, or with ``--connections per-worker`` each bundle's, :mod:`mpdp.broker.bundle`).
 
 Run: python benchmarks/bench_end_to_end.py [K] [ROUNDS] [--validators N,N,...] [--kinds unbatched,batched]
 [--batch REPETITIONS] [--connections per-party|per-worker]
 (default 1,000 parties, 6 rounds, 0 validators, both kinds, 1,000 repetitions batched, one connection per party).
-Issue 23's target: ``bench_end_to_end.py 1000 20 --kinds unbatched`` at >= 0.25 of QoS 1, and
-``--kinds batched --batch 10000`` at 2.5e6 bits/s.
+Issue 23's target: ``bench_end_to_end.py 1000 20 --kinds unbatched --connections per-worker`` at >= 0.25 of QoS 1,
+and ``--kinds batched --batch 10000 --connections per-worker`` at 2.5e6 bits/s. The connections are named: a run's
+``auto`` keeps per-party connections (the deployed shape) at 1,000 parties, and an answer on its own MQTT message costs the
+workers several times the CPU of a bundled one (docs/benchmarks.md).
 """
 
 from __future__ import annotations

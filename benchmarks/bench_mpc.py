@@ -28,7 +28,7 @@ from mpdp.broker.mpc_messages import SharedBallot  # noqa: E402
 from mpdp.broker.sealed import generate_x25519_key_pair  # noqa: E402
 from mpdp.broker.signing import generate_key_pair  # noqa: E402
 from mpdp.parties.mpc.cluster import ServerCluster, server_jobs  # noqa: E402
-from mpdp.parties.mpc.sealed_shares import seal_shares  # noqa: E402
+from mpdp.parties.mpc.sealed_shares import ShareSealer, seal_shares  # noqa: E402
 from mpdp.parties.mpc.sharing import share_bits  # noqa: E402
 from mpdp.parties.session.datasets import load_dataset  # noqa: E402
 from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism  # noqa: E402
@@ -43,7 +43,7 @@ ROUNDS = 3
 def _party_bytes(servers: int, threshold: int, keys: list[bytes]) -> int:
     """Bytes of one party's signed SharedBallot JSON (the same for 0 and 1)."""
     shares = share_bits(np.array([1], dtype=np.uint8), servers, threshold)
-    sealed = seal_shares([row[0] for row in shares], keys, session="bench", round_index=0, party=0)
+    sealed = seal_shares(ShareSealer(), [row[0] for row in shares], keys, session="bench", round_index=0, party=0)
     return len(SharedBallot.signed(generate_key_pair()[0], session="bench", round=0, party=0, repetitions=1,
                                    shares=sealed).model_dump_json())
 

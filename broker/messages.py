@@ -71,6 +71,8 @@ Session = Annotated[str, Field(pattern=SESSION_PATTERN)]
 Nonce = Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")]
 Signature = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{86}==$")]
 Reason = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
+#: A raw 32-byte Ed25519 public key in canonical base64 (44 characters), or "" for none.
+OptionalKey = Annotated[str, Field(pattern=r"^([A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)?$")]
 Index = Annotated[int, Field(ge=0, le=2**31 - 1, strict=True)]
 Repetitions = Annotated[int, Field(ge=1, le=MAX_REPETITIONS, strict=True)]
 #: What an announcement says: a round opens, the session ends, or the coordinator is alive.
@@ -362,6 +364,9 @@ class WorkerStatus(PartiesSigned):
         session, worker: whose report. parties, signatures: :class:`PartiesSigned` (a party host holds
             the private keys of its parties, a simulation worker those it runs).
         state, detail: ``ready``, or ``failed`` with the first error (up to 500 characters).
+        bundle_key: the base64 raw Ed25519 public key with which the worker signs its answer bundles
+            (:mod:`mpdp.broker.bundle`), or "" (it sends none): every listed party signs the report, so each
+            endorses this key with its own; the parts of one worker's report name the same key.
         sequence, expires_ms: freshness (:class:`Fresh`).
     """
 
@@ -372,19 +377,26 @@ class WorkerStatus(PartiesSigned):
     worker: Index
     state: Literal["ready", "failed"]
     detail: Annotated[str, Field(max_length=500)] = ""
+    bundle_key: OptionalKey = ""
 
     @classmethod
     def signed(cls, private_keys: Seq[bytes | PrivateKey], *, session: str, worker: int,
                state: Literal["ready", "failed"], parties: tuple[int, ...], detail: str = "",
-               lifetime: float = DEFAULT_LIFETIME) -> WorkerStatus:
-        """Build a report valid for ``lifetime`` seconds, signed with ``private_keys[j]`` for ``parties[j]``.
+               lifetime: float = DEFAULT_LIFETIME, bundle_key: bytes = b"") -> WorkerStatus:
+        """Build a report valid for ``lifetime`` seconds, signed with ``private_keys[j]`` for ``parties[j]``
+        (``bundle_key``: the raw public key of the worker's bundles, or b"").
 
         Raises:
             pydantic.ValidationError: a field out of its domain (no parties, not ascending, not one key
                 per party).
         """
         return cls._sign(private_keys, lifetime, session=session, worker=int(worker), state=state,
-                         parties=tuple(int(p) for p in parties), detail=detail[:500])
+                         parties=tuple(int(p) for p in parties), detail=detail[:500],
+                         bundle_key=base64.b64encode(bundle_key).decode("ascii"))
+
+    def bundle_public_key(self) -> bytes | None:
+        """The raw 32-byte public key of the worker's answer bundles, or None (it named none)."""
+        return base64.b64decode(self.bundle_key) if self.bundle_key else None
 
 
 def decode_answer(payload: bytes) -> WireAnswer:

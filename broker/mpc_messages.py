@@ -5,9 +5,9 @@ release the optimal central mechanism's output without any of them seeing a vote
   public keys and the collusion threshold T (``kind="round"``), or ends the session (``kind="end"``);
   signed by the coordinator's Ed25519 key, which every party holds.
 * :class:`SharedBallot` — a party's bit as m Shamir shares (degree T over the servers' prime field), share
-  i sealed to server i's key (:mod:`mpdp.broker.sealed`; the HKDF context binds session, round, party and
-  server), or a public abstention; signed by the party's Ed25519 key. Every ciphertext has the same
-  length whatever the bit. The broker, the coordinator and any T servers see values independent of it.
+  i sealed to server i's key under the party's session key (:mod:`mpdp.broker.sealed`, session keys: the
+  HKDF context binds session, party and server, the authenticated data the round), or a public abstention;
+  signed by the party's Ed25519 key. Every ciphertext has the same length whatever the bit. The broker, the coordinator and any T servers see values independent of it.
 * The release of the majority is the curator's message (:class:`mpdp.broker.curator_messages.CuratorRelease`),
   that of a count (``sum``, the geometric mechanism) a :class:`SumRelease`; each compute server signs its
   copy with its own Ed25519 key.
@@ -108,8 +108,8 @@ class SharedBallot(Answer):
 
     Fields:
         kind: ``"sealed"`` (``shares`` set) or ``"abstain"`` (``reason`` set, no shares).
-        shares: per server i, (base64 ephemeral X25519 public key, base64 ciphertext of the share with its
-            tag); every ciphertext of one ballot has the same length.
+        shares: per server i, (base64 X25519 public key of the party's session key, base64 nonce,
+            ciphertext and tag of the share); every ciphertext of one ballot has the same length.
     """
 
     SIGNING_DOMAIN: ClassVar[str] = "mpdp/shared-ballot/v1"

@@ -4,7 +4,8 @@
     mpdp/{session}/heartbeat       the coordinator's heartbeats (read once per party process, not per party)
     mpdp/{session}/party/{id}      party ``id``'s broadcast (one message per round)
     mpdp/{session}/bundle/{w}      simulation worker ``w``'s bundles of its parties' answers, each answer signed
-                                   by its party (``--connections per-worker``: :mod:`mpdp.broker.bundle`)
+                                   by its party, each bundle by the worker's key (``--connections per-worker``:
+                                   :mod:`mpdp.broker.bundle`)
     mpdp/{session}/status          worker status (ready / failed), control plane only
     mpdp/{session}/presence        party hosts' signed presence claims (host <-> host: one live host per party)
     mpdp/{session}/curator/release the curator's released outputs (curator protocol only)

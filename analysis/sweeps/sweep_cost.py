@@ -50,16 +50,16 @@ from mpdp.analysis.theory.monte_carlo_cost import (
     SETUP_SECONDS,
 )
 from mpdp.protocols.decision.engines import SYMMETRIC_MAX_CLASSES
-from mpdp.protocols.decision.factors import PURE_GROUP_DENSE_MAX, symmetric_groups
+from mpdp.protocols.decision.factors import PURE_GROUP_DENSE_MAX, lazy_imports, symmetric_groups
 from mpdp.protocols.decision.worst_case import symmetric_lp_cost
 from mpdp.protocols.functions import BooleanFunction, parse_function
-from mpdp.protocols.numerics.cost import CostEstimate
+from mpdp.protocols.numerics.cost import CostEstimate, import_seconds
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 if TYPE_CHECKING:
     from mpdp.analysis.sweeps.sweep import SweepTask
 
-__all__ = ["DATASET_INPUT_RULES", "EXACT_CALL_SECONDS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS",
+__all__ = ["BAND_BYTES", "DATASET_INPUT_RULES", "EXACT_CALL_SECONDS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS",
            "check_exact_rules", "distinct_problems", "sweep_cost", "symmetric_rule_cost"]
 
 #: Seconds of one exact-engine call besides its tables (the problem, the views, the calls).
@@ -68,6 +68,11 @@ EXACT_CALL_SECONDS = 0.02
 EXACT_STEP_SECONDS = 2.0e-8
 #: Seconds per (transcript class x input class x output): the products with the gain table.
 EXACT_OUTPUT_STEP_SECONDS = 2.5e-10
+
+#: Bytes of a pure group's banded likelihood above ``PURE_GROUP_DENSE_MAX`` per (n + 1)^1.5: its rows
+#: are ~16 sqrt(n) wide at epsilon near 0 (fewer at larger epsilon), 12 bytes an entry (value, index),
+#: twice while it is built (:func:`mpdp.protocols.decision.factors.banded_count_likelihood`).
+BAND_BYTES = 400.0
 
 #: Exact rules' worth of one round's exact accuracy on a dataset (the problem built again, every input
 #: class evaluated: :func:`mpdp.analysis.theory.accuracy.input_accuracy`); measured, module docstring.
@@ -105,8 +110,9 @@ def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: Bool
     views = 1 if observer is None else 2
     seconds = views * (EXACT_CALL_SECONDS + classes * inputs * (EXACT_STEP_SECONDS
                                                                 + outputs * EXACT_OUTPUT_STEP_SECONDS))
-    dense = sum(8.0 * g.num_classes * (g.n + 1) for g in groups
-                if g.mechanism.four_output or g.n <= PURE_GROUP_DENSE_MAX)
+    seconds += import_seconds(m for g in groups for m in lazy_imports(g.n, g.mechanism))  # once, if not yet
+    dense = sum(8.0 * g.num_classes * (g.n + 1) if g.mechanism.four_output or g.n <= PURE_GROUP_DENSE_MAX
+                else BAND_BYTES * (g.n + 1) ** 1.5 for g in groups)
     return CostEstimate("the exact rule", f"{k:,} parties, {outputs:,} outputs", seconds,
                         4 * 8.0 * max(classes, inputs) * outputs + dense, _ALTERNATIVE)
 
@@ -148,9 +154,13 @@ def sweep_cost(tasks: Sequence[SweepTask], rounds: Sequence[int] | None = None) 
         SizeLimitError: a group larger than a likelihood factor holds (as the sweep's own checks).
     """
     seconds, memory = 0.0, 0.0
+    known: dict[tuple[float, int, str, str, str, int], tuple[float, float]] = {}  # the same at every epsilon
     for task in tasks:
-        s, m = (_point_seconds(task, [task.parties], 1.0) if rounds is None
-                else _point_seconds(task, list(rounds), DATASET_INPUT_RULES))
+        key = (task.delta, task.parties, task.function, task.rule, task.observer, task.samples)
+        if key not in known:
+            known[key] = (_point_seconds(task, [task.parties], 1.0) if rounds is None
+                          else _point_seconds(task, list(rounds), DATASET_INPUT_RULES))
+        s, m = known[key]
         seconds += s
         memory = max(memory, m)
     size = f"{len(tasks):,} point{'' if len(tasks) == 1 else 's'}" + (

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from mpdp.analysis.sweeps.sweep_cost import symmetric_rule_cost
 from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
 from mpdp.parties.api.estimates import estimate, rules_title
+from mpdp.parties.api.keywords import checked_keywords
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.decision.factors import PURE_GROUP_MAX
@@ -32,11 +33,11 @@ from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.count_threshold import (
     COUNT_PAIR_SMALL_MAX,
+    count_engine_cost,
     count_threshold_applies,
-    count_threshold_cost,
     count_threshold_rule,
 )
-from mpdp.protocols.rules.optimal import OptimalRules, optimal_rules, worst_case_refusal
+from mpdp.protocols.rules.optimal import OptimalRules, optimal_rules, worst_case_estimate
 from mpdp.protocols.rules.symmetric import observer_average_rule
 
 if TYPE_CHECKING:
@@ -53,7 +54,8 @@ class Accuracy(Result):
     Attributes:
         document: ``k``, ``function``, ``measure``, ``observer``, [``worst_case_skipped``], ``engine``,
             ``rules`` (``average`` and/or ``worst_case``: ``average_accuracy``, ``worst_case_accuracy``,
-            ``exact``, ...), ``seconds``.
+            ``exact``, ...), ``estimates`` (per rule computed, the cost model's estimate of the engine that
+            ran, as its refusal would word it: ``"the count engine (...): about 2 s and 180 MB"``), ``seconds``.
     """
 
     document: dict[str, Any]
@@ -157,6 +159,7 @@ def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanF
         return optimal_rules(mechanisms, f, w, party, "average", engine, measure, time_limit)
 
 
+@checked_keywords("mpdp.accuracy")
 def accuracy(
     epsilon: float | str | Sequence[float],
     function: str | BooleanFunction = "majority",
@@ -218,25 +221,31 @@ def accuracy(
                              "threshold:T), the central observer and pure randomized response in 1 group of "
                              f"equal epsilon (as many parties as its cost estimate allows) or 2 (the smaller at most "
                              f"{COUNT_PAIR_SMALL_MAX:,}, the larger at most {PURE_GROUP_MAX:,})")
-    if rule == "both" and not counts:  # the worst-case LP only where it fits, and say so
-        refusal = worst_case_refusal(mechanisms, f, None if measure == "zero-one" else w_of(), party, engine,
-                                     time_limit)
-        if refusal is not None:
+    estimates: dict[str, str] = {}  # what each rule computed here was estimated to cost (the model's words)
+    if rule in ("both", "worst-case") and not counts:  # the worst-case LP only where it fits, and say so
+        lp, refusal = worst_case_estimate(mechanisms, f, None if measure == "zero-one" else w_of(), party, engine,
+                                          time_limit)
+        if refusal is not None and rule == "both":
             rule = "average"
             report["worst_case_skipped"] = str(refusal)
+        elif lp is not None:
+            estimates["worst_case"] = lp.summary()
     try:
         if counts:
             raise SizeLimitError("engine", "counts", "the exact engines", "the count engine (asked for)")
         exact = None if engine == "general" else symmetric_rule_cost(mechanisms, f, party)
         if exact is not None and rule != "worst-case":  # the average rule's (k+1) x |Y| tables: sum grows as k^3
             exact.check(time_limit)
+            estimates["average"] = exact.summary()
         result = _optimal_rules_in_time(mechanisms, f, w_of(), party, rule, engine, measure, time_limit, report)
     except SizeLimitError as exc:
         if engine not in ("auto", "counts") or rule == "worst-case":
             raise
         if f.output_size(k) == 2 and count_threshold_applies(mechanisms, f, w_of(), party):
-            if len({m.epsilon for m in mechanisms}) == 1:  # one group: its size is bounded by its cost only
-                count_threshold_cost(k).check(time_limit)
+            cost = count_engine_cost(mechanisms)
+            assert cost is not None  # the engine applies: one or two pure groups
+            cost.check(time_limit)
+            estimates["average"] = cost.summary()
             threshold = count_threshold_rule(mechanisms, f, w_of())
             if rule == "both" and not counts:
                 report["worst_case_skipped"] = str(exc)
@@ -253,6 +262,7 @@ def accuracy(
             refused = cost.refusal(time_limit)
             if refused is not None:  # the reason no exact engine runs first, then why the fallback does not
                 raise CostLimitError(cost, refused.limit, f"no exact engine: {exc}; {refused}") from exc
+            estimates["average"] = cost.summary()
             fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
                                 party, samples, seed, progress=progress, time_limit=time_limit)
             report.update(engine=fallback.document["engine"], rules=fallback.document["rules"])
@@ -267,6 +277,9 @@ def accuracy(
             if rep.upper_bound is not None:
                 rules[key]["worst_case_upper_bound"] = rep.upper_bound
         report["rules"] = rules
+    if estimates:
+        report["estimates"] = {key: estimates[key] for key in ("average", "worst_case")
+                               if key in estimates and key in report["rules"]}
     report["seconds"] = round(time.perf_counter() - started, 4)
     inputs = {"epsilon": compact_values(epsilon), "function": function if isinstance(function, str) else function.name,
               "delta": compact_values(delta), "parties": parties, "measure": measure, "party": party, "rule": rule, "engine": engine,

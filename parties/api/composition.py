@@ -25,6 +25,7 @@ from mpdp.analysis.privacy.composition import (
     slack_for_total_delta,
 )
 from mpdp.analysis.privacy.heterogeneous import DEFAULT_REL_WIDTH, compose_heterogeneous
+from mpdp.parties.api.keywords import checked_keywords
 from mpdp.parties.api.params import per_party_values
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
@@ -108,6 +109,7 @@ class Composition(Result):
         return figure
 
 
+@checked_keywords("mpdp.compose")
 def compose(
     epsilon: float | str | Sequence[float],
     delta: float | str | Sequence[float] = 0.0,

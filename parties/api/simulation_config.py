@@ -16,7 +16,6 @@ epsilon file's lines, the estimated time) is checked by the run, still before an
 from __future__ import annotations
 
 import contextvars
-import difflib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
@@ -34,6 +33,7 @@ from pydantic import (
 
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.config_checks import FIELD_CHECKS, check_combinations
+from mpdp.parties.api.keywords import unknown_option
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT
@@ -232,10 +232,7 @@ def _parameter_error(exc: ValidationError, given: Mapping[str, Any], where: str)
     unknown = [e for e in errors if e["type"] == "extra_forbidden"]
     if unknown:
         name = str(unknown[0]["loc"][0])
-        close = difflib.get_close_matches(name, SimulationConfig.model_fields, n=1)
-        fields = ", ".join(SimulationConfig.model_fields)
-        return ParameterError(name, given.get(name), f"an option of {where}" + (
-            f" (did you mean {close[0]}?)" if close else f": {fields}"))
+        return unknown_option(name, given.get(name), SimulationConfig.model_fields, where)
     raised = errors[0].get("ctx", {}).get("error")
     if isinstance(raised, ParameterError):
         return raised

@@ -34,6 +34,7 @@ from mpdp.analysis.sweeps.sweep import SweepOptions, SweepResult, grid_of, plan_
 from mpdp.analysis.sweeps.sweep import sweep as sweep_grid
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking
+from mpdp.parties.api.keywords import checked_keywords
 from mpdp.parties.api.result import Result
 from mpdp.parties.api.simulation_config import SimulationConfig
 from mpdp.parties.session.datasets import load_dataset
@@ -76,6 +77,7 @@ class Sweep(Result):
         return self.result.plot(ax)
 
 
+@checked_keywords("mpdp.sweep", SweepOptions.__annotations__)
 def sweep(
     epsilon: str | Sequence[float] | NDArray[np.float64],
     *,

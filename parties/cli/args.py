@@ -47,6 +47,7 @@ __all__ = [
     "plain_text",
     "seed_value",
     "value_options",
+    "whole_numbers",
 ]
 
 #: The papers the docs cite by code (files /work/shared/papers/NNN_*.txt).
@@ -182,6 +183,23 @@ def join_negative_values(argv: Sequence[str], options: Iterable[str]) -> list[st
         out.append(token)
         i += 1
     return out
+
+
+def integer_value(text: str) -> int:
+    """argparse ``type=`` of every ``type=int`` option (:func:`whole_numbers` sets it): ``--parties 1e3``
+    says what is allowed (the option's range is the command's own check), not ``invalid int value``."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: an integer in digits (1000, not 1e3 or "
+                                         "1.5)") from None
+
+
+def whole_numbers(parser: argparse.ArgumentParser) -> None:
+    """Give each ``type=int`` option of ``parser`` :func:`integer_value`."""
+    for action in parser._actions:
+        if action.type is int:
+            action.type = integer_value
 
 
 def _integer_at_least(text: str, minimum: int, shown: str) -> int:
@@ -416,7 +434,7 @@ def _config_value(action: argparse.Action, key: str, value: Any, path: str) -> A
 
 
 #: What a TOML value must be for an option of a built-in ``type=`` (the others say it in their error).
-_TYPE_NAMES: dict[Any, str] = {int: "an integer", float: "a number"}
+_TYPE_NAMES: dict[Any, str] = {int: "an integer", integer_value: "an integer", float: "a number"}
 
 
 def _typed(action: argparse.Action, key: str, text: str, path: str) -> Any:

@@ -9,12 +9,14 @@ counts the other leaves; :func:`error_line` is what ``mpdp`` prints.
 from __future__ import annotations
 
 import argparse
+import difflib
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from mpdp.protocols.errors import MpdpError, ParameterError
 
-__all__ = ["error_line", "first_cause", "flag_named", "leaves", "renamed"]
+__all__ = ["error_line", "first_cause", "flag_named", "leaves", "renamed", "unrecognized"]
 
 
 def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
@@ -30,6 +32,21 @@ def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
             if spelt in long or action.dest not in flags:
                 flags[action.dest] = spelt if spelt in long else long[0]
     return flags
+
+
+def unrecognized(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """argparse's ``unrecognized arguments: ...`` for ``parser`` (the command's), with the option the first
+    unknown one most likely meant: a close spelling (``--epsilom``: ``--epsilon``) or, for a short flag, the
+    option whose value it names (``-k``: ``--parties K``)."""
+    text = "unrecognized arguments: " + " ".join(extras)
+    option = next((t.partition("=")[0] for t in extras if t.startswith("-")), None)
+    if option is None:
+        return text
+    flags = _flags(parser)
+    named = [flags[a.dest] for a in parser._actions
+             if a.option_strings and a.metavar == option.lstrip("-").upper() and a.dest in flags]
+    close = named or difflib.get_close_matches(option, [o for a in parser._actions for o in a.option_strings], n=1)
+    return text + (f" (did you mean {close[0]}?)" if close else f"; {parser.prog} --help lists the options")
 
 
 def renamed(exc: ParameterError, name: str, value: Any) -> ParameterError:

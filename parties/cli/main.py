@@ -37,8 +37,9 @@ from mpdp.parties.cli.args import (
     join_negative_values,
     papers_epilog,
     value_options,
+    whole_numbers,
 )
-from mpdp.parties.cli.errors import error_line, first_cause, flag_named
+from mpdp.parties.cli.errors import error_line, first_cause, flag_named, unrecognized
 from mpdp.protocols.errors import MpdpError, ParameterError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -97,6 +98,7 @@ def build_parser(*commands: str) -> argparse.ArgumentParser:
             importlib.import_module(f"mpdp.parties.cli.commands.{name.replace('-', '_')}").register(sub)
             for leaf in _leaves(sub.choices[name]):
                 add_common_options(leaf)
+                whole_numbers(leaf)
             # list it like the others (argparse lists a sub-parser only when add_parser got a help=)
             sub._choices_actions.append(sub._ChoicesPseudoAction(name, (), summary))
         else:
@@ -148,7 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 chosen = _chosen_parser(parser, argv)
                 if chosen is not None and chosen is not parser:
                     apply_config(chosen, argv)
-                args = parser.parse_args(join_negative_values(argv, value_options(parser)))
+                args, extras = parser.parse_known_args(join_negative_values(argv, value_options(parser)))
+                if extras:  # the command's usage and the option meant, not the top level's usage alone
+                    (chosen or parser).error(unrecognized(extras, chosen or parser))
             configure_logging(getattr(args, "verbose", 0), getattr(args, "log_level", None))
             with command_output(args):
                 return int(args.run(args) or 0)

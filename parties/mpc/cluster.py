@@ -42,7 +42,7 @@ from mpdp.broker.mpc_messages import SumRelease
 from mpdp.broker.ports import LOOPBACK
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, verify_message
-from mpdp.parties.mpc.sealed_shares import seal_shares
+from mpdp.parties.mpc.sealed_shares import ShareSealer, seal_shares
 from mpdp.parties.mpc.server import RoundJob, ServerKeys, write_keys
 from mpdp.parties.mpc.sharing import check_servers, field_modulus, share_bits
 from mpdp.protocols.errors import ParameterError, ProtocolViolation, WorkerError
@@ -170,16 +170,17 @@ class ServerCluster:
         if len(jobs) != self.servers:
             raise ParameterError("jobs", len(jobs), f"one job per server ({self.servers})")
         self.start()
+        lines = [job.to_line().encode() for job in jobs]
         for i, process in self._processes.items():
             assert process.stdin is not None
             try:
-                process.stdin.write(jobs[i].to_line().encode())
+                process.stdin.write(lines[i])
             except BrokenPipeError:
                 raise self._failure(i, process.wait()) from None
-        lines = self._read_lines()  # a missing server: the others wait for it until the deadline
-        reports = {i: json.loads(line) for i, line in lines.items()}
+        # a missing server: the others wait for it until the deadline
+        reports = {i: json.loads(line) for i, line in self._read_lines().items()}
         message = SumRelease if jobs[0].function == "sum" else CuratorRelease
-        self.last_costs = tuple(ServerCost(len(jobs[i].to_line()), int(reports[i]["sent"]), float(reports[i]["cpu"]))
+        self.last_costs = tuple(ServerCost(len(lines[i]), int(reports[i]["sent"]), float(reports[i]["cpu"]))
                                 for i in range(self.servers))
         releases = {i: str(report["release"]) for i, report in reports.items()}
         outputs = agreed_release(releases, self.signing_keys, message, session=self.session, round=jobs[0].round,
@@ -282,7 +283,8 @@ def round_jobs(round_index: int, parties: Sequence[int], sealed: Sequence[Sequen
 
 
 def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable | GeometricTable, releases: int, threshold: int,
-                server_keys: Sequence[bytes], *, session: str = "local", round_index: int = 0) -> list[RoundJob]:
+                server_keys: Sequence[bytes], *, session: str = "local", round_index: int = 0,
+                sealers: Sequence[ShareSealer] | None = None) -> list[RoundJob]:
     """The jobs of one round for the votes ``bits``, each voter's shares sealed as its party would seal them.
 
     Args:
@@ -290,13 +292,18 @@ def server_jobs(bits: NDArray[np.uint8], table: ReleaseTable | GeometricTable, r
         table, releases: as :func:`round_jobs`; threshold: T.
         server_keys: the m servers' raw X25519 public keys.
         session, round_index: the slot the shares are sealed to.
+        sealers: the k parties' session sealers, kept over the rounds of a session as the parties keep
+            theirs; None: fresh ones (a session of one round).
 
     Raises:
-        ParameterError: as :func:`round_jobs` and :func:`mpdp.parties.mpc.sharing.share_bits`.
+        ParameterError: as :func:`round_jobs` and :func:`mpdp.parties.mpc.sharing.share_bits`; not k
+            sealers.
     """
+    if sealers is not None and len(sealers) != len(bits):
+        raise ParameterError("sealers", len(sealers), f"one sealer per participant ({len(bits)})")
     shares = share_bits(bits, len(server_keys), threshold)
-    sealed = [seal_shares([row[j] for row in shares], server_keys, session=session, round_index=round_index,
-                          party=j) for j in range(len(bits))]
+    sealed = [seal_shares(ShareSealer() if sealers is None else sealers[j], [row[j] for row in shares], server_keys,
+                          session=session, round_index=round_index, party=j) for j in range(len(bits))]
     return round_jobs(round_index, list(range(len(bits))), sealed, table, releases)
 
 

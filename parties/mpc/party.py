@@ -3,9 +3,9 @@
 It answers each round announcement signed by the coordinator's Ed25519 key
 (:class:`mpdp.broker.mpc_messages.MpcAnnouncement`, listing the m servers' X25519 keys and T) with a
 :class:`mpdp.broker.mpc_messages.SharedBallot`: m fresh Shamir shares of its bit (degree T,
-:func:`mpdp.parties.mpc.sharing.share_bits`, OS CSPRNG), share i sealed to server i's key
-(:func:`mpdp.parties.mpc.sealed_shares.seal_shares`), signed with its own key. No noise is added by the
-party: the servers jointly draw the optimal central mechanism's release, and any T of them, the broker and
+:func:`mpdp.parties.mpc.sharing.share_bits`, OS CSPRNG), share i sealed to server i's key under the party's
+session key (:func:`mpdp.parties.mpc.sealed_shares.seal_shares`), signed with its own key. No noise is added
+by the party: the servers jointly draw the optimal central mechanism's release, and any T of them, the broker and
 the coordinator see only values independent of the bit. Everything else (the connection, one answer per
 round, the repetition cap ``policy``, abstentions, the budget) is the central protocols' party
 (:class:`mpdp.parties.ballots.party.BallotParty`) with :class:`SharedBallots`.
@@ -14,7 +14,7 @@ round, the repetition cap ``policy``, abstentions, the budget) is the central pr
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -24,7 +24,7 @@ from mpdp.broker.signing import PrivateKey
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.ballots.party import BallotParty
-from mpdp.parties.mpc.sealed_shares import seal_shares
+from mpdp.parties.mpc.sealed_shares import ShareSealer, seal_shares
 from mpdp.parties.mpc.sharing import share_bits
 from mpdp.parties.rounds.answer_record import AnswerRecord
 from mpdp.parties.rounds.answering import OBSERVER_GRACE
@@ -45,9 +45,12 @@ class SharedBallots:
         servers: a deployment's compute servers pinned in the roster; the party seals to these X25519 keys
             with this T whatever an announcement lists (a coordinator announcing its own keys learns nothing).
             None (a simulation, where the run starts the servers): the announced keys.
+        sealer: the party's session sealing key (:class:`mpdp.parties.mpc.sealed_shares.ShareSealer`: one
+            X25519 exchange per server for the session; in this process' memory only).
     """
 
     servers: ServerRoster | None = None
+    sealer: ShareSealer = field(default_factory=ShareSealer, repr=False, compare=False)
     announcement_class = MpcAnnouncement
     charges_ledger = True
 
@@ -61,7 +64,7 @@ class SharedBallots:
         keys, threshold = ((announcement.key_bytes, announcement.threshold) if self.servers is None
                            else (list(self.servers.sealing_keys), self.servers.threshold))
         shares = share_bits(np.array([bit], dtype=np.uint8), len(keys), threshold)
-        sealed = seal_shares([row[0] for row in shares], keys, session=session, round_index=announcement.round,
+        sealed = seal_shares(self.sealer, [row[0] for row in shares], keys, session=session, round_index=announcement.round,
                              party=party)
         return signed(shares=sealed)
 

@@ -10,7 +10,7 @@ KEYS is a JSON file (:func:`write_keys`, readable by its owner only) with this s
 (:mod:`mpdp.parties.mpc.sharing`), each sealed to its key (:mod:`mpdp.parties.mpc.sealed_shares`), and the
 public table N(0..n) of the release rule (:mod:`mpdp.protocols.randomization.threshold_release`).
 
-Inside the computation: s = sum of the shares (local), the secret unit vector e_s (MPyC ``unit_vector``:
+Inside the computation: s = sum of the shares (local, mod p: one secure integer), the secret unit vector e_s (MPyC ``unit_vector``:
 bit decomposition of s), N(s) = <e_s, N> (local), per release a secret u from L secret random bits, and the
 comparison u < N(s). For ``sum`` (:attr:`RoundJob.noise` set) each release is clamp(s + G1 - G2, 0, n)
 with G = #{j : u < t_j} for two fresh secret u, found by bisection in bit length of J secure comparisons
@@ -37,19 +37,19 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import SumRelease
 from mpdp.parties.mpc.listen import bind_own_address
-from mpdp.parties.mpc.sealed_shares import open_share
+from mpdp.parties.mpc.sealed_shares import ShareOpener
 
-__all__ = ["RoundJob", "ServerKeys", "geometric_by_bisection", "main", "open_shares", "read_keys", "round_server", "write_keys"]
+__all__ = ["RoundJob", "ServerKeys", "geometric_by_bisection", "main", "open_shares", "read_keys", "round_server",
+           "share_opener", "write_keys"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ class RoundJob:
     Attributes:
         round: the round index (the slot the shares are sealed to).
         parties: the n >= 1 participants' ids.
-        sealed: per participant, (ephemeral public key, ciphertext) in hex: its share for this server.
+        sealed: per participant, (the party's session public key, ciphertext) in hex: its share for this server.
         scaled: majority: the public table N(0..n), ints in 0..2^L; sum: empty.
         random_bits: L.
         releases: how many independent releases to draw from the one count (>= 1).
@@ -96,8 +96,9 @@ class RoundJob:
     function: str = "majority"
 
     def to_line(self) -> str:
-        """The job as one JSON line (with its newline)."""
-        return json.dumps(asdict(self)) + "\n"
+        """The job as one JSON line (with its newline); the fields as they are (``asdict`` would deep-copy the
+        k sealed shares first: 35 ms of 37 for k = 1,000, under load)."""
+        return json.dumps({f.name: getattr(self, f.name) for f in fields(self)}) + "\n"
 
     @classmethod
     def from_line(cls, line: str) -> RoundJob:
@@ -130,15 +131,19 @@ def read_keys(path: Path) -> ServerKeys:
     return ServerKeys(**json.loads(path.read_text(encoding="utf-8")))
 
 
-def open_shares(keys: ServerKeys, job: RoundJob) -> list[int]:
-    """This server's shares of one round, opened with its private key (ints in 0..p-1, in party order).
+def share_opener(keys: ServerKeys) -> ShareOpener:
+    """This server's opener of the session's shares (its X25519 key loaded once; one exchange per party)."""
+    return ShareOpener(bytes.fromhex(keys.private_key), session=keys.session, server=keys.server)
+
+
+def open_shares(opener: ShareOpener, job: RoundJob) -> list[int]:
+    """This server's shares of one round, opened with its :func:`share_opener` (ints in 0..p-1, in party
+    order; keep one opener for the session: later rounds then cost one AEAD call per share).
 
     Raises:
         ProtocolViolation: a share that does not open (``decrypt``/``plaintext``).
     """
-    key = X25519PrivateKey.from_private_bytes(bytes.fromhex(keys.private_key))  # loaded once, not per share
-    return [open_share(key, (bytes.fromhex(e), bytes.fromhex(c)), session=keys.session, round_index=job.round,
-                       party=party, server=keys.server)
+    return [opener.open((bytes.fromhex(e), bytes.fromhex(c)), round_index=job.round, party=party)
             for party, (e, c) in zip(job.parties, job.sealed)]
 
 
@@ -188,6 +193,7 @@ def round_server(mpc: Any, keys: ServerKeys) -> Callable[[RoundJob], Awaitable[d
     from mpdp.parties.mpc.sharing import SECURE_INTEGER_BITS
 
     signing_key = bytes.fromhex(keys.signing_key)
+    opener = share_opener(keys)
     secint = mpc.SecInt(SECURE_INTEGER_BITS, p=keys.modulus)
 
     def uniform(job: RoundJob) -> Any:
@@ -210,8 +216,9 @@ def round_server(mpc: Any, keys: ServerKeys) -> Callable[[RoundJob], Awaitable[d
         return [int(v) for v in await mpc.output(y)]
 
     async def release(job: RoundJob) -> list[int]:
-        votes = [secint(secint.field(share)) for share in open_shares(keys, job)]
-        count = mpc.sum(votes)
+        # this server's share of s is the sum of its shares of the bits mod p (Shamir sharing is linear): one
+        # secure integer, not k of them summed in MPyC
+        count = secint(secint.field(sum(open_shares(opener, job)) % keys.modulus))
         if job.function == "sum":
             return await noisy_counts(job, count)
         unit = mpc.unit_vector(count, len(job.scaled))

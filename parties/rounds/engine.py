@@ -46,9 +46,14 @@ kept, at most :data:`EARLY_ROUNDS` rounds' worth, and count when their round ope
 delivers is thrown away.
 
 A simulation worker serving its parties on one connection may send their answers in bundles on
-``mpdp/{session}/bundle/{worker}`` (:mod:`mpdp.broker.bundle`; the engine subscribes with ``bundles=True``):
-each entry is handled as if it came on its party's topic, after a check that the party is one of that
-worker's (its signed "ready"; ``topic`` otherwise); a bundle that does not parse is one ``schema``.
+``mpdp/{session}/bundle/{worker}`` (:mod:`mpdp.broker.bundle`; the engine subscribes with ``bundles=True``),
+each signed with the worker's bundle key, which every party of the worker endorsed with its own key in the
+worker's signed "ready" (:attr:`mpdp.broker.messages.WorkerStatus.bundle_key`). The engine checks that one
+signature per bundle instead of each answer's (a bundle that does not parse is one ``schema``, one that does
+not verify one ``signature``, one from a worker not ready one ``topic``); then each entry is handled as if it
+came on its party's topic (round, duplicates, double releases, repetitions, payload), after a check that the
+party is one of that worker's ready parties (``topic`` otherwise). Each entry keeps its party's own signature
+in the transcript (re-verifiable offline).
 
 Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
 a report counts only when every party it lists signed it with its roster key (a host cannot speak for
@@ -110,6 +115,7 @@ from mpdp.broker.control import DEFAULT_LIFETIME, FreshnessGuard
 from mpdp.broker.messages import FAILED_END, RoundSigned, WorkerStatus
 from mpdp.broker.signing import (
     PrivateKey,
+    PublicKey,
     Verifiable,
     load_private_key,
     load_public_key,
@@ -369,6 +375,18 @@ class SignedReader:
             ProtocolViolation: ``topic`` (no party topic), ``schema``, ``session``, ``unknown-party``,
                 ``topic`` (another party's topic), ``signature``: the first check that fails.
         """
+        message, where = self.parse(decode, topic, payload, topic_party, what)
+        self.verify(message, message.party, where)
+        return message, where
+
+    def parse(self, decode: Callable[[bytes], SignedT], topic: str, payload: bytes, topic_party: int | None,
+              what: str) -> tuple[SignedT, str]:
+        """:meth:`read` without the signature check: for an entry of an answer bundle whose worker signature
+        verified (:mod:`mpdp.broker.bundle`).
+
+        Raises:
+            ProtocolViolation: ``topic``, ``schema``, ``session``, ``unknown-party``, ``topic``, as :meth:`read`.
+        """
         if topic_party is None:
             raise ProtocolViolation("topic", topic)
         try:
@@ -382,7 +400,6 @@ class SignedReader:
             raise ProtocolViolation("unknown-party", where)
         if message.party != topic_party:
             raise ProtocolViolation("topic", f"{where}: sent on party {topic_party}'s topic")
-        self.verify(message, message.party, where)
         return message, where
 
     def verify(self, message: Verifiable, party: int, where: str) -> None:
@@ -441,7 +458,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._early: dict[int, dict[int, list[tuple[str, bytes]]]] = {}
         self._last_announcement = time.monotonic()  # the engine's start counts as a sign of life
         self.ready_workers: dict[int, WorkerStatus] = {}
-        self._members: dict[int, tuple[WorkerStatus, frozenset[int]]] = {}  # worker -> its ready status, parties
+        # worker -> its ready status, parties, bundle key (mpdp.broker.bundle)
+        self._members: dict[int, tuple[WorkerStatus, frozenset[int], PublicKey | None]] = {}
         self.failed_workers: dict[int, WorkerStatus] = {}
         self.status_changed = asyncio.Event()
         # round -> the parties of its kept second answers carrying symbols (the store's double_releases table,
@@ -483,26 +501,34 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             self.reject(exc.reason, exc.detail)
 
     def _bundle(self, topic: str, payload: bytes, worker: int) -> None:
-        """A simulation worker's bundle of its parties' answers (:mod:`mpdp.broker.bundle`): each entry is
-        handled as if it had come on its party's topic, once the party is found among the worker's (its
-        signed "ready"; ``topic`` otherwise, as an answer on another party's topic); each entry's rejection
-        is counted on its own.
+        """A simulation worker's bundle of its parties' answers (:mod:`mpdp.broker.bundle`), signed with the
+        bundle key that every party of the worker endorsed in its signed "ready": one signature check for the
+        bundle, then each entry is handled as if it had come on its party's topic (all checks but its own
+        signature, which is kept with the transcript) once the party is found among the worker's ready parties
+        (``topic`` otherwise, as an answer on another party's topic); each entry's rejection is counted on its own.
 
         Raises:
-            ProtocolViolation: ``schema``, not a bundle (nothing in it is read).
+            ProtocolViolation: for the whole bundle: ``topic``, the worker has not reported ready; ``signature``,
+                it named no bundle key, or the bundle's signature does not verify; ``schema``, not a bundle.
         """
-        entries = decode_bundle(payload)
         status = self.ready_workers.get(worker)
+        if status is None:
+            raise ProtocolViolation("topic", f"{topic}: worker {worker} has not reported ready")
         members = self._members.get(worker)
-        if status is not None and (members is None or members[0] is not status):
-            members = self._members[worker] = (status, frozenset(status.parties))
-        parties = frozenset() if members is None else members[1]
-        for party, message in entries:
+        if members is None or members[0] is not status:
+            raw = status.bundle_public_key()
+            members = self._members[worker] = (status, frozenset(status.parties),
+                                               None if raw is None else load_public_key(raw))
+        _, parties, key = members
+        if key is None:
+            raise ProtocolViolation("signature", f"{topic}: worker {worker}'s ready report names no bundle key")
+        for party, message in decode_bundle(payload, key, session=self.topics.session, worker=worker):
             try:
                 if party not in parties:
                     raise ProtocolViolation("topic", f"{topic}: party {party} is not one of worker {worker}'s "
                                                      "ready parties")
-                self._answer(self.topics.party(party), message, party)
+                answer, where = self._reader.parse(self.protocol.decode, topic, message, party, "round")
+                self.accept(answer, where, self.topics.party(party), message)
             except ProtocolViolation as exc:
                 self.reject(exc.reason, exc.detail)
 
@@ -604,10 +630,14 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if unsigned:
             raise ProtocolViolation("signature", f"{where}: parties {format_ranges(unsigned)} did not sign it "
                                                  "with their own keys")
+        further = status.state == "ready" and known is not None and not repeat  # a further part of its report
+        if further and known is not None and status.bundle_key != known.bundle_key:
+            raise ProtocolViolation("schema", f"{where}: bundle key {status.bundle_key!r}, its earlier parts "
+                                              f"named {known.bundle_key!r}")
         self._fresh.check(status, status.worker, where, record=not repeat)
         if repeat:
-            return  # changes nothing (not even the worker's last sequence: one key alone cannot raise it)
-        if status.state == "ready" and known is not None:  # a further part of the worker's report
+            return  # changes nothing (not even the worker's last sequence or bundle key: one key alone cannot)
+        if further and known is not None:
             status = _joined(known, status)
         target = self.ready_workers if status.state == "ready" else self.failed_workers
         target[status.worker] = status

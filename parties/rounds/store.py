@@ -22,7 +22,9 @@ response; a protocol with tables of its own passes them as ``schema`` and writes
 e.g. :mod:`mpdp.parties.ballots.store`). Recording is idempotent: the same
 message twice is a no-op, a *different* message under a recorded key raises ``ProtocolViolation``
 (``"conflict"``), and a round already recorded is left as it is — so a resumed run skips it.
-The stored payloads keep their Ed25519 signatures: an auditor can re-verify the transcript. A store
+The stored payloads keep their Ed25519 signatures: an auditor can re-verify the transcript (an answer that
+came in a simulation worker's bundle was authenticated at intake by the bundle's signature, :mod:`mpdp.broker.bundle`;
+its own signature is stored all the same). A store
 written when ``messages.payload`` was TEXT (JSON only) is migrated on open: the JSON kept as its UTF-8
 bytes (:func:`blob_payload`).
 """

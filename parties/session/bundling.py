@@ -5,7 +5,8 @@
 being filled, and the party's ``publish`` returns once the broker acknowledged the whole bundle (QoS 1,
 as its own message would). A bundle is sent when it holds ``size`` answers or at the event loop's next turn
 after its first answer (the parties answering in one turn share it). Every other publication (a party's
-decisions) goes out as it is. Each answer keeps its bytes, its signature and its party: what the party
+decisions) goes out as it is. Each bundle is signed with the worker's bundle key, the key its parties endorsed
+in its signed "ready" (:mod:`mpdp.broker.bundle`). Each answer keeps its bytes, its signature and its party: what the party
 drew under its own policy, and what it sends again for a re-announced round, are the party's
 (:class:`mpdp.parties.rounds.answering.PartyLoop`); only the number of MQTT messages changes.
 """
@@ -17,6 +18,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from mpdp.broker.bundle import encode_bundle
+from mpdp.broker.signing import PrivateKey
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Delivery, Transport, as_bytes
 
@@ -28,23 +30,26 @@ BUNDLE_SIZE = 64
 
 class AnswerBundler:
     """A :class:`mpdp.broker.transport.Transport` over ``transport`` whose party-topic publications are
-    bundled on ``topics.bundle(worker)`` (module docstring); use as an async context (its bundles in
-    flight are cancelled on exit).
+    bundled on ``topics.bundle(worker)``, each bundle signed with ``key`` (module docstring); use as an async
+    context (its bundles in flight are cancelled on exit).
 
     Raises:
         ValueError: ``size`` < 1.
     """
 
-    def __init__(self, transport: Transport, topics: Topics, worker: int, size: int = BUNDLE_SIZE) -> None:
+    def __init__(self, transport: Transport, topics: Topics, worker: int, key: PrivateKey,
+                 size: int = BUNDLE_SIZE) -> None:
         if size < 1:
             raise ValueError(f"bundle size must be >= 1, got {size}")
         self._transport = transport
         self._topics = topics
         self._topic = topics.bundle(worker)
+        self._worker = worker
+        self._key = key
         self._size = size
         self._party_ids: dict[str, int] = {}  # party topic -> party id, parsed once
         self._pending: list[tuple[int, bytes]] = []
-        self._sent: asyncio.Future[None] | None = None  # the pending bundle's acknowledgement
+        self._waiters: list[asyncio.Future[None]] = []  # each pending answer's party, awaiting the bundle's PUBACK
         self._flush_soon: asyncio.Handle | None = None
         self._sending: set[asyncio.Task[None]] = set()
         self.client_id = transport.client_id
@@ -90,40 +95,40 @@ class AnswerBundler:
         if party is None:
             await self._transport.publish(topic, payload)
             return
-        if self._sent is None:
-            loop = asyncio.get_running_loop()
-            self._sent = loop.create_future()
-            self._sent.add_done_callback(_retrieve)
+        loop = asyncio.get_running_loop()
+        if not self._pending:
             self._flush_soon = loop.call_soon(self._flush)
-        sent = self._sent
+        waiter: asyncio.Future[None] = loop.create_future()  # one per party: a cancelled party leaves the others be
         self._pending.append((party, as_bytes(payload)))
+        self._waiters.append(waiter)
         if len(self._pending) >= self._size:
             self._flush()
-        await asyncio.shield(sent)
+        await waiter
 
     def _flush(self) -> None:
-        """Send the pending bundle in a task that settles its acknowledgement."""
+        """Send the pending bundle in a task that settles its parties' waiters."""
         if self._flush_soon is not None:
             self._flush_soon.cancel()
-        entries, sent = self._pending, self._sent
-        self._pending, self._sent, self._flush_soon = [], None, None
-        if sent is None:
+        entries, waiters = self._pending, self._waiters
+        self._pending, self._waiters, self._flush_soon = [], [], None
+        if not entries:
             return
         self.bundles += 1
-        task = asyncio.create_task(self._send(entries, sent), name=f"bundle-{self._topic}")
+        task = asyncio.create_task(self._send(entries, waiters), name=f"bundle-{self._topic}")
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 
-    async def _send(self, entries: list[tuple[int, bytes]], sent: asyncio.Future[None]) -> None:
+    async def _send(self, entries: list[tuple[int, bytes]], waiters: list[asyncio.Future[None]]) -> None:
         try:
-            await self._transport.publish(self._topic, encode_bundle(entries))
+            await self._transport.publish(self._topic, encode_bundle(entries, self._key, session=self._topics.session,
+                                                                     worker=self._worker))
         except asyncio.CancelledError:
-            sent.cancel()
+            _settle(waiters, None, cancel=True)
             raise
         except Exception as exc:  # noqa: BLE001 - every party of the bundle gets it
-            sent.set_exception(exc)
+            _settle(waiters, exc)
         else:
-            sent.set_result(None)
+            _settle(waiters, None)
 
     async def __aenter__(self) -> AnswerBundler:
         return self
@@ -131,8 +136,7 @@ class AnswerBundler:
     async def __aexit__(self, *exc: object) -> None:
         if self._flush_soon is not None:
             self._flush_soon.cancel()
-        if self._sent is not None:
-            self._sent.cancel()
+        _settle(self._waiters, None, cancel=True)
         for task in list(self._sending):
             task.cancel()
         for task in list(self._sending):
@@ -140,7 +144,15 @@ class AnswerBundler:
                 await task
 
 
-def _retrieve(future: asyncio.Future[None]) -> None:
-    """Mark a bundle's error retrieved (its parties may all have been cancelled meanwhile)."""
-    if not future.cancelled():
-        future.exception()
+def _settle(waiters: list[asyncio.Future[None]], error: Exception | None, *, cancel: bool = False) -> None:
+    """Wake each party still waiting on its bundle: acknowledged (``error`` None), failed, or cancelled (a party
+    cancelled meanwhile is done already and left alone)."""
+    for waiter in waiters:
+        if waiter.done():
+            continue
+        if cancel:
+            waiter.cancel()
+        elif error is not None:
+            waiter.set_exception(error)
+        else:
+            waiter.set_result(None)

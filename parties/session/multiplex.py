@@ -25,7 +25,8 @@ the number of its parties that refused it, not once per party (50,000 identical 
 
 With ``bundle`` (a simulation whose observer reads bundles) the parties' answers go out in bundles of up to
 :data:`mpdp.parties.session.bundling.BUNDLE_SIZE` on the worker's bundle topic, each answer still the
-party's own signed message (:mod:`mpdp.broker.bundle`): one MQTT message and one PUBACK per bundle.
+party's own signed message, each bundle signed once with the worker's bundle key (:mod:`mpdp.broker.bundle`):
+one MQTT message, one PUBACK and one signature check at the observer per bundle.
 
 The worker reports each party's error with its id (``on_error``) before it ends the others. Deployments keep
 one connection per party host; this is a simulation device.
@@ -39,6 +40,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
+from mpdp.broker.signing import PrivateKey
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Delivery, Transport
 from mpdp.parties.rounds.answering import PartyLoop
@@ -65,7 +67,7 @@ ErrorReport = Callable[[int, Exception], Awaitable[None]]
 async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_id: str, *,
                             on_ready: Callable[[], None], on_error: ErrorReport,
                             concurrency: int = MULTIPLEX_CONCURRENCY,
-                            bundle: tuple[Topics, int] | None = None) -> None:
+                            bundle: tuple[Topics, int, PrivateKey] | None = None) -> None:
     """Serve every party of ``loops`` (all of one session and protocol) on one connection until the end
     announcement.
 
@@ -75,7 +77,7 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
         on_ready: called once per party when the connection is subscribed.
         on_error: awaited with a party's id and its error before the error ends the worker.
         concurrency: parties handling one message at once.
-        bundle: (the session's topics, this worker's index): send the parties' answers in bundles on the
+        bundle: (the session's topics, this worker's index, its bundle key, named in its signed "ready"): send the parties' answers in bundles on the
             worker's bundle topic (:class:`mpdp.parties.session.bundling.AnswerBundler`, whose size sets
             the concurrency: :data:`BUNDLED_CONCURRENCY`); None: one message per answer.
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from mpdp.broker.messages import WorkerStatus
-from mpdp.broker.signing import PrivateKey, load_private_key
+from mpdp.broker.signing import PrivateKey, generate_key_pair, load_private_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector
 from mpdp.parties.rounds.answer_record import AnswerRecord
@@ -95,15 +95,17 @@ STATUS_PARTIES = 5_000
 
 
 def status_reports(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "",
-                   keys: Sequence[PrivateKey] | None = None) -> list[WorkerStatus]:
+                   keys: Sequence[PrivateKey] | None = None, bundle_key: bytes = b"") -> list[WorkerStatus]:
     """The worker's status report, freshly stamped, in parts of at most :data:`STATUS_PARTIES` parties (in
     the order of ``spec.parties``), each signed with the private key of each party it lists (the observer
     checks each against the roster and joins the parts of one worker). ``keys``: the parties' keys loaded
     already (:func:`mpdp.broker.signing.load_private_key`, in the order of ``spec.parties``; a party host's
-    beacon signs a report a second), else those of ``spec`` (loaded by :func:`serve_parties`)."""
+    beacon signs a report a second), else those of ``spec`` (loaded by :func:`serve_parties`). ``bundle_key``:
+    the raw public key of the worker's answer bundles, named in every part (b"": it sends none)."""
     signers = [p.private_key for p in spec.parties] if keys is None else list(keys)
     return [WorkerStatus.signed(signers[i:i + STATUS_PARTIES], session=spec.session, worker=spec.index, state=state,
-                                parties=tuple(p.party for p in spec.parties[i:i + STATUS_PARTIES]), detail=detail)
+                                parties=tuple(p.party for p in spec.parties[i:i + STATUS_PARTIES]), detail=detail,
+                                bundle_key=bundle_key)
             for i in range(0, len(spec.parties), STATUS_PARTIES)]
 
 
@@ -127,10 +129,11 @@ def _built_without_gc(freeze: bool) -> Iterator[None]:
             gc.enable()
 
 
-async def _report(spec: WorkerSpec, topics: Topics, state: Literal["ready", "failed"], detail: str = "") -> None:
+async def _report(spec: WorkerSpec, topics: Topics, state: Literal["ready", "failed"], detail: str = "",
+                  bundle_key: bytes = b"") -> None:
     client_id = f"mpdp-{spec.session}-worker-{spec.index}-{state}-{secrets.token_hex(4)}"
     async with spec.endpoint.connect(client_id) as transport:
-        for status in status_reports(spec, state, detail):
+        for status in status_reports(spec, state, detail, bundle_key=bundle_key):
             await transport.publish(topics.status, status.model_dump_json())
 
 
@@ -156,6 +159,9 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None, freeze: boo
     gate = asyncio.Semaphore(BUNDLED_CONCURRENCY if spec.shared else spec.connect_concurrency)
     decider: Decider | None = (None if spec.decisions is None
                                else spec.decisions.decider(spec.session, spec.coordinator_key))
+    # the key of this process's answer bundles, endorsed by every party in the signed "ready" (mpdp.broker.bundle)
+    bundle_private, bundle_key = generate_key_pair() if spec.bundle else (b"", b"")
+    bundle_signer = load_private_key(bundle_private) if spec.bundle else None
     waiting = len(spec.parties)
     all_ready = asyncio.Event()
 
@@ -167,7 +173,7 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None, freeze: boo
 
     async def report_ready() -> None:
         await all_ready.wait()
-        await _report(spec, topics, "ready")
+        await _report(spec, topics, "ready", bundle_key=bundle_key)
 
     reported: list[str] = []  # the failure already reported (at most one report)
 
@@ -218,7 +224,8 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None, freeze: boo
                             [party.loop for party in started], spec.endpoint,
                             f"mpdp-{spec.session}-worker-{spec.index}-{secrets.token_hex(4)}",
                             on_ready=one_ready, on_error=report_party_failure,
-                            bundle=(topics, spec.index) if spec.bundle else None), name="parties")
+                            bundle=None if bundle_signer is None else (topics, spec.index, bundle_signer)),
+                            name="parties")
                     else:
                         for party, party_spec in zip(started, spec.parties, strict=True):
                             parties.create_task(run_party(party, party_spec.party), name=f"party-{party_spec.party}")

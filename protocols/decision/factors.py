@@ -24,7 +24,7 @@ B = F^T. Every row is a proper distribution, so nothing underflows where it matt
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -40,10 +40,14 @@ from mpdp.protocols.numerics.binomial import log_binomial_pmf
 from mpdp.protocols.numerics.kron import Matrix
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 
-__all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "banded_count_likelihood",
-           "compositions", "group_members", "group_parties", "pure_count_likelihood", "symmetric_groups"]
+__all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "band_uses_filter",
+           "banded_count_likelihood",
+           "banded_rows",
+           "check_group_size", "compositions", "group_members", "group_parties", "lazy_imports",
+           "pure_count_likelihood", "symmetric_groups"]
 
 _RESTART = 32
+_FFT_MIN = 512  # convolutions and bands at least this wide go through numpy's FFT
 _BAND = 1e-30
 #: Largest pure group held as a dense (n+1) x (n+1) likelihood; larger ones are banded sparse.
 PURE_GROUP_DENSE_MAX = 2000
@@ -64,12 +68,33 @@ def _binom_pmf(n: int, p: float, q: float, lo: int = 0, hi: int | None = None) -
     return np.exp(log_binomial_pmf(np.arange(lo, n + 1 if hi is None else hi + 1), n, log_p, log_q))
 
 
-def _convolve(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
-    if min(a.size, b.size) < 512:
-        return np.convolve(a, b)
-    from scipy.signal import fftconvolve  # imported here: scipy.signal costs seconds, small groups skip it
+def _fft_size(size: int) -> int:
+    """The power of two >= size (numpy's FFT is fastest there)."""
+    return 1 << max(0, size - 1).bit_length()
 
-    return np.clip(fftconvolve(a, b), 0.0, None)
+
+def _convolve(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """a * b: directly below 512 entries, else by numpy's FFT (absolute error ~1e-16 of the largest
+    entry, clipped at 0; as scipy.signal.fftconvolve, without its import: ~50 MB and a second)."""
+    if min(a.size, b.size) < _FFT_MIN:
+        return np.convolve(a, b)
+    size = a.size + b.size - 1
+    fft = _fft_size(size)
+    return np.clip(np.fft.irfft(np.fft.rfft(a, fft) * np.fft.rfft(b, fft), fft)[:size], 0.0, None)
+
+
+def _advanced_rows(row: NDArray[np.float64], p: float, q: float, steps: int) -> NDArray[np.float64]:
+    """:func:`_next_row` applied 1..steps times at once: row k - 1 of the result (its first ``row.size + k``
+    entries) is the count pmf with k more holders of 1. In the Fourier domain each step multiplies by
+    H = (q + p z) / (p + q z), of modulus 1 on the unit circle (an all-pass filter): the powers H^k neither
+    grow nor shrink, so the rows carry the FFT's absolute error ~1e-16 of the largest entry, as the
+    restart rows (:func:`_convolve`); the series' wrap-around is the band's dropped mass (< 1e-30)."""
+    fft = _fft_size(row.size + steps + 64)
+    z = np.exp(-2j * np.pi * np.arange(fft // 2 + 1) / fft)
+    h = np.ones(z.size) if p == q else (q + p * z) / (p + q * z)
+    spectra = np.fft.rfft(row, fft) * np.cumprod(np.broadcast_to(h, (steps, h.size)), axis=0)
+    out: NDArray[np.float64] = np.clip(np.fft.irfft(spectra, fft, axis=1)[:, : row.size + steps], 0.0, None)
+    return out
 
 
 def _next_row(row: NDArray[np.float64], p: float, q: float) -> NDArray[np.float64]:
@@ -127,6 +152,63 @@ def _trimmed_pmf(n: int, p: float, q: float) -> tuple[int, NDArray[np.float64]]:
     return lo + int(keep[0]), vals[keep[0]: keep[-1] + 1]
 
 
+def lazy_imports(n: int, mechanism: RandomizedResponse) -> tuple[str, ...]:
+    """The modules building the likelihood of a group of n parties sharing ``mechanism`` imports on first
+    use (their cost: :func:`mpdp.protocols.numerics.cost.import_seconds`): scipy.stats for a four-output group,
+    scipy.signal where rows follow by the recursive filter (a dense pure group of at least ``_RESTART``,
+    or a banded one whose band is narrower than ``_FFT_MIN``: the middle restart row's width, measured)."""
+    if n < 2:
+        return ()
+    if mechanism.four_output:
+        return ("scipy.stats", "scipy.signal") if n >= _RESTART else ("scipy.stats",)
+    p, q = truth_and_flip(mechanism.epsilon)
+    if q == 0.0 or n < _RESTART:
+        return ()
+    return ("scipy.signal",) if n <= PURE_GROUP_DENSE_MAX or band_uses_filter(n, mechanism.epsilon) else ()
+
+
+def band_uses_filter(n: int, epsilon: float) -> bool:
+    """Whether :func:`banded_rows` of n parties at ``epsilon`` steps its rows by the recursive filter (and so
+    imports scipy.signal): its band, the middle restart row's width, is narrower than ``_FFT_MIN``."""
+    p, q = truth_and_flip(epsilon)
+    return q > 0.0 and n >= _RESTART and _restart_row(n, n // 2 - n // 2 % _RESTART, p, q)[1].size < _FFT_MIN
+
+
+def _restart_row(n: int, j: int, p: float, q: float) -> tuple[int, NDArray[np.float64]]:
+    """(first count, row j of the banded likelihood), exact: the convolution of the two trimmed binomials,
+    trimmed to its entries above ``_BAND`` times its maximum."""
+    a0, a = _trimmed_pmf(j, p, q)
+    b0, b = _trimmed_pmf(n - j, q, p)
+    row = _convolve(a, b)
+    keep = np.flatnonzero(row > _BAND * row.max())
+    return a0 + b0 + int(keep[0]), row[keep[0]: keep[-1] + 1]
+
+
+def banded_rows(n: int, epsilon: float) -> Iterator[tuple[int, NDArray[np.float64]]]:
+    """The rows of :func:`banded_count_likelihood`, one at a time: (first count c, F[j, c:c + len]) for
+    j = 0..n (epsilon = inf: the identity's), each row's band of entries above ``_BAND`` times its maximum, every
+    ``_RESTART``-th row exact and the rows between from it: by FFT where the band is at least ``_FFT_MIN``
+    wide (:func:`_advanced_rows`; absolute error ~1e-16, as the FFT-made restart rows of that width; no
+    scipy.signal import, ~50 MB), else by the recursive filter (relative ~1e-15 down to the band's edge)."""
+    p, q = truth_and_flip(epsilon)
+    if q == 0.0:  # epsilon = inf: the reports are the bits
+        yield from ((j, np.ones(1)) for j in range(n + 1))
+        return
+    for j in range(0, n + 1, _RESTART):
+        lo, row = _restart_row(n, j, p, q)
+        yield lo, row
+        steps = min(_RESTART - 1, n - j)
+        if row.size >= _FFT_MIN:  # a wide band: all the rows to the next restart at once, by FFT
+            for k, advanced in enumerate(_advanced_rows(row, p, q, steps), start=1):
+                yield lo, advanced[: min(row.size + k, n + 1 - lo)]
+            continue
+        for _ in range(steps):  # a narrow band: the recursive filter, each entry to a relative ~1e-15
+            row = _next_row(row, p, q)
+            if lo + row.size > n + 1:
+                row = row[: n + 1 - lo]
+            yield lo, row
+
+
 def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]:
     """:func:`pure_count_likelihood` as a sparse band: entries below ``_BAND`` times their row's
     maximum are dropped (each row keeps ~25 standard deviations around its mode; the dropped mass is
@@ -135,30 +217,20 @@ def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]
     Returns:
         scipy.sparse CSR float64 of shape (n + 1, n + 1).
     """
-    p, q = truth_and_flip(epsilon)
-    if q == 0.0:
+    if truth_and_flip(epsilon)[1] == 0.0:
         return sp.identity(n + 1, format="csr")
-    data, starts = [], np.empty(n + 1, dtype=np.int64)
-    lo, row = 0, np.ones(1)
-    for j in range(n + 1):
-        if j % _RESTART == 0:
-            a0, a = _trimmed_pmf(j, p, q)
-            b0, b = _trimmed_pmf(n - j, q, p)
-            lo, row = a0 + b0, _convolve(a, b)
-            keep = np.flatnonzero(row > _BAND * row.max())
-            lo, row = lo + int(keep[0]), row[keep[0]: keep[-1] + 1]
-        else:  # the window grows by one per step until the next restart trims it
-            row = _next_row(row, p, q)
-            if lo + row.size > n + 1:
-                row = row[: n + 1 - lo]
-        data.append(row)
+    starts = np.empty(n + 1, dtype=np.int64)
+    data = []
+    for j, (lo, row) in enumerate(banded_rows(n, epsilon)):
         starts[j] = lo
+        data.append(row)
     lengths = np.array([r.size for r in data], dtype=np.int64)
+    values = np.concatenate(data)
+    del data  # the rows' arrays, before the indices are built
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     index = np.int32 if indptr[-1] < 2**31 else np.int64  # scipy keeps int32 indices where they fit
-    indices = np.arange(indptr[-1], dtype=index) - np.repeat((indptr[:-1] - starts).astype(index), lengths)
-    values = np.concatenate(data)
-    del data  # the rows' arrays, before scipy builds its own
+    indices = np.repeat((starts - indptr[:-1]).astype(index), lengths)
+    indices += np.arange(indptr[-1], dtype=index)  # in place: two index arrays at a time, not three
     return sp.csr_matrix((values, indices, indptr.astype(index)), shape=(n + 1, n + 1))
 
 
@@ -183,6 +255,21 @@ def _four_output_group(n: int, mech: RandomizedResponse) -> NDArray[np.float64]:
     return logf
 
 
+def check_group_size(n: int, mechanism: RandomizedResponse) -> None:
+    """Refuse a group of n parties sharing ``mechanism`` larger than a likelihood factor holds.
+
+    Raises:
+        SizeLimitError: a pure group above ``PURE_GROUP_MAX`` or a four-output group above
+            ``FOUR_OUTPUT_GROUP_MAX``."""
+    if mechanism.four_output and n > FOUR_OUTPUT_GROUP_MAX:
+        raise SizeLimitError("four-output group size", n, FOUR_OUTPUT_GROUP_MAX,
+                             "split the group or use pure randomized response")
+    if not mechanism.four_output and n > PURE_GROUP_MAX:
+        raise SizeLimitError("pure group size", n, PURE_GROUP_MAX,
+                             "the count engine for majority-type functions (mpdp accuracy --engine counts), "
+                             "or the posterior rule with a Monte Carlo accuracy")
+
+
 @dataclass(frozen=True, slots=True)
 class Factor:
     """A group of parties with one shared mechanism, as a likelihood factor.
@@ -201,14 +288,7 @@ class Factor:
     _tables: dict[str, Matrix] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        n = len(self.members)
-        if self.mechanism.four_output and n > FOUR_OUTPUT_GROUP_MAX:
-            raise SizeLimitError("four-output group size", n, FOUR_OUTPUT_GROUP_MAX,
-                                 "split the group or use pure randomized response")
-        if not self.mechanism.four_output and n > PURE_GROUP_MAX:
-            raise SizeLimitError("pure group size", n, PURE_GROUP_MAX,
-                                 "the count engine for majority-type functions (mpdp accuracy --engine counts), "
-                                 "or the posterior rule with a Monte Carlo accuracy")
+        check_group_size(len(self.members), self.mechanism)
 
     @property
     def n(self) -> int:
@@ -301,7 +381,7 @@ class Factor:
         return ones
 
 
-def group_members(mechanisms: Sequence[RandomizedResponse], parties: Sequence[int] | None = None
+def group_members(mechanisms: Sequence[RandomizedResponse], parties: Sequence[int] | NDArray[np.int64] | None = None
                   ) -> list[tuple[RandomizedResponse, NDArray[np.int64]]]:
     """The parties (default all) grouped by equal mechanism: (mechanism, int64 party indices ascending) per
     group, groups in the order of their first member. Parties sharing one mechanism object (as
@@ -347,4 +427,7 @@ def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: Boolean
     if function.count_values(k) is None:
         return None
     parties = np.arange(k) if observer is None else np.delete(np.arange(k), observer)
-    return group_parties(tuple(mechanisms), tuple(parties.tolist()), grouped=True)
+    groups = group_members(mechanisms, parties)
+    for mech, members in groups:  # before any member tuple: 10^6 parties' would hold ~90 MB
+        check_group_size(members.size, mech)
+    return tuple(Factor(tuple(members.tolist()), mech) for mech, members in groups)

@@ -41,26 +41,32 @@ Every result is certified against an independent computation: the recurrence mus
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import brentq
-from scipy.special import expit
+from scipy.special import betainc, expit
 
-from mpdp.protocols.decision.factors import PURE_GROUP_MAX, banded_count_likelihood, group_members
+from mpdp.protocols.decision.factors import (
+    PURE_GROUP_MAX,
+    band_uses_filter,
+    banded_count_likelihood,
+    banded_rows,
+    group_members,
+)
 from mpdp.protocols.errors import CertificateError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.numerics.binomial import log_binomial_pmf
-from mpdp.protocols.numerics.cost import CostEstimate, PowerLaw
+from mpdp.protocols.numerics.cost import CostEstimate, PowerLaw, import_seconds
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 from mpdp.protocols.rules.rules import check_symbols
 
-__all__ = ["COUNT_BYTES", "COUNT_PAIR_SMALL_MAX", "COUNT_SECONDS", "CountThresholdRule", "count_threshold_applies",
-           "count_threshold_cost", "count_threshold_rule",
+__all__ = ["COUNT_BYTES", "COUNT_PAIR_SMALL_MAX", "COUNT_SECONDS", "PAIR_BYTES", "PAIR_SECONDS", "CountThresholdRule",
+           "count_engine_cost", "count_threshold_applies", "count_threshold_cost", "count_threshold_rule",
            "threshold_tail", "threshold_tails"]
 
 #: CPU seconds of the one-group engine per party: measured (2-core machine, load ~20, epsilon 0.01..8)
@@ -70,6 +76,12 @@ COUNT_SECONDS = PowerLaw(3e-6, (1.0,))
 #: Peak bytes of the one-group engine besides the interpreter (~100 MB): ~70 MB measured at 10^6.
 COUNT_BYTES = PowerLaw(80.0, (1.0,))
 _BASE_BYTES = 1.0e8
+#: CPU seconds of the two-group engine from (n_1 + n_2, the larger n): every row of both bands, each
+#: ~16 sqrt(n) wide; measured 0.9 s at 5,000 + 5,000 (epsilon 0.5 and 1.5, load ~23, 2026-12-02).
+PAIR_SECONDS = PowerLaw(1.3e-6, (1.0, 0.5))
+#: Peak bytes of one group's band in the two-group engine (values, indices, the smaller's tail sums):
+#: with :data:`_BASE_BYTES`, 240 MB modelled against 187 MB measured peak RSS at 5,000 + 5,000.
+PAIR_BYTES = PowerLaw(200.0, (1.5,))
 #: Largest smaller group of a two-group problem (its W2 table: ~40 sqrt(n) x n floats).
 COUNT_PAIR_SMALL_MAX = 6000
 _CERTIFY = 1e-12
@@ -151,7 +163,7 @@ def _log_binomial_sum(n_a: int, p: float, n_b: int, q: float, lo: int, hi: int) 
 
     target = float(np.clip(mean(0.0), lo, hi))
     while True:
-        tilt = 0.0 if abs(mean(0.0) - target) < 0.5 else brentq(lambda t: mean(t) - target, -1500.0, 1500.0)
+        tilt = 0.0 if abs(mean(0.0) - target) < 0.5 else _increasing_root(mean, target, -1500.0, 1500.0)
         za, zb = logit_p + tilt, logit_q + tilt
         first, log_t = _log_convolve(*_log_pmf_window(n_a, float(expit(za)), float(expit(-za)), nats_a),
                                      *_log_pmf_window(n_b, float(expit(zb)), float(expit(-zb)), nats_b))
@@ -170,6 +182,19 @@ def _log_binomial_sum(n_a: int, p: float, n_b: int, q: float, lo: int, hi: int) 
         served = int(np.argmax(best)) + lo  # next: the uncovered j nearest the served range
         below = uncovered[uncovered < served]
         target = float(np.clip(below[-1] if below.size else uncovered[0], 0.5, total - 0.5))
+
+
+def _increasing_root(fn: Callable[[float], float], target: float, lo: float, hi: float) -> float:
+    """The t in [lo, hi] where the increasing ``fn`` crosses ``target``, by bisection to 1e-9 (~40 calls):
+    a tilt only needs to centre its pmf near the target, and scipy.optimize's brentq would cost the
+    import of scipy.optimize (~25 MB, 0.6 s) on the count path, which solves nothing else."""
+    while hi - lo > 1e-9:
+        mid = 0.5 * (lo + hi)
+        if fn(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
 
 
 def threshold_tail(n: int, epsilon: float, m: int, j: int) -> float:
@@ -255,7 +280,9 @@ def _orientation(function: BooleanFunction, measure: NDArray[np.float64], k: int
     return sigma, flipped, w
 
 
-def _groups(mechanisms: Sequence[RandomizedResponse]) -> list[tuple[tuple[int, ...], float]] | None:
+def _groups(mechanisms: Sequence[RandomizedResponse]) -> list[tuple[NDArray[np.int64], float]] | None:
+    """(party indices ascending, epsilon) per group of equal epsilon, the larger first; None for a four-output
+    mechanism of delta > 0 or more than two groups. int64 arrays, not tuples: 10^6 parties' tuple is ~40 MB."""
     groups: dict[float, list[NDArray[np.int64]]] = {}
     for m, members in group_members(mechanisms):
         if m.four_output and m.delta > 0:
@@ -263,8 +290,7 @@ def _groups(mechanisms: Sequence[RandomizedResponse]) -> list[tuple[tuple[int, .
         groups.setdefault(float(m.epsilon), []).append(members)
     if len(groups) > 2:
         return None
-    return sorted(((tuple(np.sort(np.concatenate(v)).tolist()), e) for e, v in groups.items()),
-                  key=lambda ge: -len(ge[0]))
+    return sorted(((np.sort(np.concatenate(v)), e) for e, v in groups.items()), key=lambda ge: -ge[0].size)
 
 
 def count_threshold_applies(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
@@ -282,7 +308,7 @@ def count_threshold_applies(mechanisms: Sequence[RandomizedResponse], function: 
         return False
     if len(groups) == 1:
         return True  # any size: its time and memory are count_threshold_cost's
-    return (len(groups[1][0]) <= COUNT_PAIR_SMALL_MAX and len(groups[0][0]) <= PURE_GROUP_MAX)
+    return groups[1][0].size <= COUNT_PAIR_SMALL_MAX and groups[0][0].size <= PURE_GROUP_MAX
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +317,8 @@ class CountThresholdRule:
 
     Attributes:
         mechanisms: the k parties' randomized responses.
-        groups: the party indices of the first (larger) group and of the second (empty for one group).
+        groups: the party indices (int64, ascending) of the first (larger) group and of the second (empty
+            for one group).
         boundary: int64 (n_1 + 1,): answer 1 (before ``flipped``) iff the second group's reported-one count
             is >= ``boundary[t_1]``, t_1 the first group's; one group: the first group is empty and
             ``boundary[0]`` is the threshold tau on the count of all k parties.
@@ -301,7 +328,7 @@ class CountThresholdRule:
     """
 
     mechanisms: tuple[RandomizedResponse, ...]
-    groups: tuple[tuple[int, ...], tuple[int, ...]]
+    groups: tuple[NDArray[np.int64], NDArray[np.int64]] = field(repr=False)
     boundary: NDArray[np.int64] = field(repr=False)
     sigma: int
     flipped: bool
@@ -330,8 +357,9 @@ class CountThresholdRule:
         Raises:
             ParameterError: a shape mismatch or a symbol outside {0, 1}."""
         s = check_symbols(symbols, self.mechanisms)
-        t1 = s[:, list(self.groups[0])].sum(axis=1) if self.groups[1] else np.zeros(s.shape[0], dtype=np.int64)
-        t2 = s[:, list(self.groups[1] or self.groups[0])].sum(axis=1)
+        first, second = self.groups
+        t1 = s[:, first].sum(axis=1) if second.size else np.zeros(s.shape[0], dtype=np.int64)
+        t2 = s[:, second if second.size else first].sum(axis=1)
         ones = (t2 >= self.boundary[t1]).astype(np.int64)
         decided: NDArray[np.int64] = 1 - ones if self.flipped else ones
         return decided
@@ -376,10 +404,10 @@ def _single_group(n: int, eps: float, sigma: int, w: NDArray[np.float64]
 
 
 def _binomial_tail(n: int, sigma: int) -> float:
-    """P(Bin(n, 1/2) >= sigma) (scipy.stats, imported here: it costs seconds, small problems skip it)."""
-    from scipy.stats import binom
-
-    return float(binom.sf(sigma - 1, n, 0.5))
+    """P(Bin(n, 1/2) >= sigma) = I_{1/2}(sigma, n - sigma + 1), 1 <= sigma <= n: the regularized incomplete
+    beta function (scipy.special, Boost; equal to ``scipy.stats.binom.sf(sigma - 1, n, 1/2)`` to the last bit
+    at n = 3..10^7, without importing scipy.stats: 25 MB and ~0.7 s)."""
+    return float(betainc(sigma, n - sigma + 1, 0.5))
 
 
 def _certify_mean(got: float, expected: float, k: int) -> None:
@@ -392,18 +420,21 @@ _ROW_BLOCK = 256
 
 
 class _BandedTails:
-    """``P(S(t) >= c)`` from a banded likelihood F[t, s] (CSR, each row one contiguous band): 1 below the
-    band, 0 above it, the band's tail sums inside; memory (n + 1) x (widest band + 1)."""
+    """``P(S(t) >= c)`` from the rows of a banded likelihood F[t, s] (each row one contiguous band,
+    :func:`mpdp.protocols.decision.factors.banded_rows`): 1 below the band, 0 above it, the band's tail
+    sums inside; memory (n + 1) x (widest band + 1), the rows read once (no sparse matrix of them)."""
 
-    def __init__(self, f: Any) -> None:
-        lengths = np.diff(f.indptr)
-        self.start = f.indices[f.indptr[:-1]]
-        self.width = int(lengths.max())
+    def __init__(self, n: int, epsilon: float) -> None:
+        rows = list(banded_rows(n, epsilon))
+        self.start = np.array([lo for lo, _ in rows], dtype=np.int64)
+        self.width = max(r.size for _, r in rows)
         # one dense array, filled reversed row by row and summed in place (no per-entry index arrays, no
         # second copy): reversed[t, width - i] = P(S(t) = start[t] + i)
-        reversed_band = np.zeros((lengths.size, self.width + 1))
-        for t, (a, b) in enumerate(zip(f.indptr[:-1].tolist(), f.indptr[1:].tolist())):
-            reversed_band[t, self.width + 1 - (b - a):] = f.data[a:b][::-1]
+        reversed_band = np.zeros((n + 1, self.width + 1))
+        for t in range(n + 1):
+            row = rows[t][1]
+            reversed_band[t, self.width + 1 - row.size:] = row[::-1]
+            rows[t] = (0, row[:0])  # each row freed once copied
         np.cumsum(reversed_band, axis=1, out=reversed_band)
         self.band = reversed_band[:, ::-1]  # band[t, i] = P(S(t) >= start[t] + i)
         self.band[:, 0] = 1.0  # the mass dropped below the band (< 1e-25) is counted in
@@ -422,9 +453,9 @@ class _BandedTails:
 def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArray[np.float64]
                 ) -> tuple[NDArray[np.int64], float, float]:
     d0, d1 = w[0, 1] - w[0, 0], w[1, 1] - w[1, 0]
+    u2 = _BandedTails(n2, eps2)  # first: its rows are freed before the first group's band is built
     f1 = banded_count_likelihood(n1, eps1).tocsr()
     starts = f1.indptr[:-1]
-    u2 = _BandedTails(banded_count_likelihood(n2, eps2).tocsr())
 
     boundary = np.empty(n1 + 1, dtype=np.int64)
     t2 = n2 + 1  # the first t2 that answers 1 (n2 + 1: none) does not increase with t1: walk down
@@ -479,17 +510,39 @@ def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArr
     return boundary, average, worst
 
 
-def count_threshold_cost(k: int) -> CostEstimate:
-    """The estimated CPU time and memory of :func:`count_threshold_rule` for one group of k equal pure
-    parties (:data:`COUNT_SECONDS`, :data:`COUNT_BYTES`: 3 s and 180 MB at 10^6).
+def count_threshold_cost(k: int, second: int = 0) -> CostEstimate:
+    """The estimated CPU time and memory of :func:`count_threshold_rule` for k equal pure parties in one
+    group (:data:`COUNT_SECONDS`, :data:`COUNT_BYTES`: 3 s and 180 MB at 10^6), or in two of k and
+    ``second`` parties (:data:`PAIR_SECONDS`, :data:`PAIR_BYTES`: both groups' bands, ~16 sqrt(n) wide).
 
     Raises:
-        ParameterError: k < 1.
+        ParameterError: k < 1 or second < 0.
     """
     if k < 1:
         raise ParameterError("parties", k, "at least 1")
-    return CostEstimate("the count engine", f"{k:,} parties in one parameter group", COUNT_SECONDS(k),
-                        _BASE_BYTES + COUNT_BYTES(k), "fewer parties, or allow more time (--time-limit SECONDS)")
+    if second < 0:
+        raise ParameterError("second group", second, "at least 0")
+    alternative = "fewer parties, or allow more time (--time-limit SECONDS)"
+    if second == 0:
+        return CostEstimate("the count engine", f"{k:,} parties in one parameter group", COUNT_SECONDS(k),
+                            _BASE_BYTES + COUNT_BYTES(k), alternative)
+    return CostEstimate("the count engine", f"{k + second:,} parties in groups of {k:,} and {second:,}",
+                        PAIR_SECONDS(k + second, max(k, second)),
+                        _BASE_BYTES + PAIR_BYTES(k) + PAIR_BYTES(second), alternative)
+
+
+def count_engine_cost(mechanisms: Sequence[RandomizedResponse]) -> CostEstimate | None:
+    """:func:`count_threshold_cost` of the parties' groups of equal epsilon (two groups: with the first
+    import of scipy.signal where a band steps by the recursive filter), or None where the count engine does
+    not serve their mechanisms (four-output, more than two groups)."""
+    groups = _groups(mechanisms)
+    if groups is None or not mechanisms:
+        return None
+    if len(groups) == 1:
+        return count_threshold_cost(groups[0][0].size)
+    cost = count_threshold_cost(groups[0][0].size, groups[1][0].size)
+    first = import_seconds("scipy.signal" for members, eps in groups if band_uses_filter(members.size, eps))
+    return dataclasses.replace(cost, seconds=cost.seconds + first)
 
 
 def count_threshold_rule(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
@@ -523,16 +576,16 @@ def count_threshold_rule(mechanisms: Sequence[RandomizedResponse], function: Boo
     sigma, flipped, w = oriented
     if len(groups) == 1:
         boundary, average, worst = _single_group(k, groups[0][1], sigma, w)
-        members: tuple[tuple[int, ...], tuple[int, ...]] = ((), groups[0][0])
+        members = (np.empty(0, dtype=np.int64), groups[0][0])
     else:
         (big, e1), (small, e2) = groups
-        if len(small) > COUNT_PAIR_SMALL_MAX:
-            raise SizeLimitError("smaller parameter group", len(small), COUNT_PAIR_SMALL_MAX,
+        if small.size > COUNT_PAIR_SMALL_MAX:
+            raise SizeLimitError("smaller parameter group", small.size, COUNT_PAIR_SMALL_MAX,
                                  "the posterior rule with Monte Carlo accuracy")
-        if len(big) > PURE_GROUP_MAX:
-            raise SizeLimitError("larger parameter group", len(big), PURE_GROUP_MAX,
+        if big.size > PURE_GROUP_MAX:
+            raise SizeLimitError("larger parameter group", big.size, PURE_GROUP_MAX,
                                  "the posterior rule with Monte Carlo accuracy")
-        boundary, average, worst = _two_groups(len(big), e1, len(small), e2, sigma, w)
+        boundary, average, worst = _two_groups(big.size, e1, small.size, e2, sigma, w)
         members = (big, small)
     lo, hi = float(w.min()), float(w.max())
     return CountThresholdRule(mechs, members, boundary, sigma, flipped, min(max(average, lo), hi),

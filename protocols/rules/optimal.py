@@ -28,7 +28,7 @@ from mpdp.protocols.decision.parity import parity_form
 from mpdp.protocols.decision.worst_case import lp_cost, solve_worst_case, symmetric_lp_cost
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import BooleanFunction
-from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, check_time_limit
+from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, CostEstimate, check_time_limit
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.table_rule import TableRule
 
@@ -37,6 +37,7 @@ __all__ = [
     "OptimalRules",
     "RuleReport",
     "optimal_rules",
+    "worst_case_estimate",
     "worst_case_refusal",
 ]
 
@@ -48,7 +49,20 @@ def worst_case_refusal(
     engine: str = "auto",
     time_limit: float | None = DEFAULT_TIME_LIMIT,
 ) -> SizeLimitError | None:
-    """Why the worst-case LP would be refused (before any work), or None when it fits.
+    """Why the worst-case LP would be refused (before any work), or None when it fits: the refusal of
+    :func:`worst_case_estimate`."""
+    return worst_case_estimate(mechanisms, function, measure, observer, engine, time_limit)[1]
+
+
+def worst_case_estimate(
+    mechanisms: Sequence[RandomizedResponse],
+    function: BooleanFunction,
+    measure: NDArray[np.float64] | None,
+    observer: int | None = None,
+    engine: str = "auto",
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+) -> tuple[CostEstimate | None, SizeLimitError | None]:
+    """The worst-case LP's estimated cost (before any work) and why it would be refused.
 
     For a symmetric f of more than two outputs the symmetric engine's LP is estimated first from the sizes alone
     (:func:`mpdp.protocols.decision.worst_case.symmetric_lp_cost`: no measure or gain table is built, which for
@@ -61,8 +75,10 @@ def worst_case_refusal(
         measure: w, float64 (|Y|, |Y|); None: the zero-one measure (built only once the sizes fit).
 
     Returns:
-        None, or the :class:`SizeLimitError` (a :class:`mpdp.protocols.errors.CostLimitError` naming
-        the estimate) that :func:`optimal_rules` would raise.
+        (the estimate, or None where there is no LP to estimate: a size no engine holds, or parity views,
+        whose average rule is worst-case optimal; the :class:`SizeLimitError` (a
+        :class:`mpdp.protocols.errors.CostLimitError` naming the estimate) that :func:`optimal_rules` would
+        raise, or None when it fits).
 
     Raises:
         ParameterError: a bad argument (not a size).
@@ -73,14 +89,15 @@ def worst_case_refusal(
         early = symmetric_lp_cost(mechanisms, function, observer) if wide and engine != "general" else None
         refusal = None if early is None else early.refusal(limit)
         if refusal is not None:
-            return refusal
+            return early, refusal
         w = np.eye(function.output_size(len(mechanisms))) if measure is None else measure
         problem = build_problem(mechanisms, function, w, observer, engine)
     except SizeLimitError as exc:
-        return exc
+        return None, exc
     if _parity_views(problem):  # no LP: the average rule is worst-case optimal (see optimal_rules)
-        return None
-    return lp_cost(problem.views).refusal(limit)
+        return None, None
+    cost = lp_cost(problem.views)
+    return cost, cost.refusal(limit)
 
 
 RULE_CHOICES = ("average", "worst-case", "both")

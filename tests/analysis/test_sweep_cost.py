@@ -11,6 +11,7 @@ import pytest
 from mpdp.analysis.sweeps.dataset_sweep import plan_dataset_sweep
 from mpdp.analysis.sweeps.sweep import plan_sweep
 from mpdp.analysis.sweeps.sweep_cost import (
+    BAND_BYTES,
     DATASET_INPUT_RULES,
     EXACT_CALL_SECONDS,
     EXACT_OUTPUT_STEP_SECONDS,
@@ -57,7 +58,8 @@ def test_the_exact_rule_grows_with_the_outputs_and_a_party_has_two_views() -> No
     assert _exact(20_000) < 60 < _exact(20_000, "sum")  # majority at the engine's limit runs, sum does not
     assert _exact(101, observer=0) == pytest.approx(2 * _exact(100))  # a party: 100 others, two own bits
     total = symmetric_rule_cost([RandomizedResponse(1.0)] * 20_000, parse_function("sum"))
-    assert total is not None and total.memory_bytes == pytest.approx(4 * 8 * steps)  # banded: no dense (k+1)^2
+    # banded: no dense (k + 1)^2 likelihood, its band of ~16 sqrt(n) entries a row instead
+    assert total is not None and total.memory_bytes == pytest.approx(4 * 8 * steps + BAND_BYTES * 20_001**1.5)
     assert symmetric_rule_cost([RandomizedResponse(1.0)] * 3, parse_function("table:0,1,0,0,0,0,0,1")) is None
 
 
@@ -80,3 +82,25 @@ def test_a_worst_case_point_adds_its_lp() -> None:
     worst = plan_sweep([1.0], parties=30, function="sum", rule="worst-case", observer="central").estimate()
     lp = symmetric_lp_cost([RandomizedResponse(1.0)] * 30, parse_function("sum"))
     assert lp is not None and worst.seconds == pytest.approx(average.seconds + lp.seconds)
+
+
+
+def test_a_long_grid_costs_its_points_summed_and_is_estimated_at_once(monkeypatch) -> None:
+    """A point's cost does not depend on its epsilon: 20,000 epsilons x 2 rules x 2 observers cost 20,000
+    times the four points at the first epsilon (each estimated alone), from one exact-rule estimate per
+    (rule, observer), not one per point (80 s for 400,000 points on this machine before)."""
+    grid = np.geomspace(0.1, 2.0, 20_000)
+    plan = plan_sweep(grid, parties=101, function="majority", samples=1000)
+    first = [t for t in plan.tasks if t.epsilon == grid[0]]
+    assert len(first) == 4 and len(plan.tasks) == 80_000
+    one = sum(sweep_cost([t]).seconds for t in first)
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return symmetric_rule_cost(*args, **kwargs)
+
+    monkeypatch.setattr("mpdp.analysis.sweeps.sweep_cost.symmetric_rule_cost", counted)
+    estimate = plan.estimate()
+    assert estimate.seconds == pytest.approx(20_000 * one) and estimate.size == "80,000 points x 1,000 samples"
+    assert len(calls) == 4

@@ -19,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from mpdp.broker import sealed as sealed_module
 from mpdp.broker.curator_messages import CuratorAnnouncement, CuratorRelease, SealedBallot
-from mpdp.broker.sealed import generate_x25519_key_pair, open_sealed, seal
+from mpdp.broker.sealed import SessionOpener, SessionSealer, generate_x25519_key_pair, open_sealed, seal
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.protocols.errors import ProtocolViolation
 
@@ -137,3 +138,49 @@ def test_announcement_and_release() -> None:
     assert np.array_equal(CuratorRelease.model_validate_json(release.model_dump_json()).output_array(), outputs)
     with pytest.raises(ValidationError):
         CuratorRelease.signed(SIGN_PRIVATE, session="s", round=1, voters=4, outputs=np.array([2]))
+
+
+def test_session_keys_match_the_documented_derivation_and_exchange_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SessionSealer's ciphertexts decrypt with X25519 + HKDF-SHA256(salt = E || C, info = context, 32 bytes)
+    + ChaCha20-Poly1305 (nonce in front) written out here; 5 messages of one context cost the sealer and the
+    opener one X25519 exchange each; every message opens."""
+    exchanges = []
+    real = sealed_module._exchange
+    monkeypatch.setattr(sealed_module, "_exchange", lambda *a: exchanges.append(a[2]) or real(*a))
+    sealer, opener = SessionSealer(), SessionOpener(CURATOR_PRIVATE)
+    messages = [sealer.seal(CURATOR_PUBLIC, bytes([r]) * 12, context=b"s|7|1", associated_data=f"r{r}".encode())
+                for r in range(5)]
+    assert len({e for e, _ in messages}) == 1 and len({c[:12] for _, c in messages}) == 5
+    ephemeral = messages[0][0]
+    shared = X25519PrivateKey.from_private_bytes(CURATOR_PRIVATE).exchange(X25519PublicKey.from_public_bytes(ephemeral))
+    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=ephemeral + CURATOR_PUBLIC, info=b"s|7|1").derive(shared)
+    for r, (e, sealed) in enumerate(messages):
+        assert len(sealed) == 12 + 12 + 16
+        assert ChaCha20Poly1305(key).decrypt(sealed[:12], sealed[12:], f"r{r}".encode()) == bytes([r]) * 12
+        assert opener.open(e, sealed, context=b"s|7|1", associated_data=f"r{r}".encode()) == bytes([r]) * 12
+    assert exchanges == ["recipient key", "sender key"]
+
+
+def test_session_messages_refuse_tampering_replay_and_other_keys() -> None:
+    """A flipped byte anywhere (nonce, ciphertext, tag), another slot's associated data (a replay into another
+    round), another context (another party or server), another recipient, a forged or low-order E: all fail
+    authentication; none of them evicts the sender's cached key, so the genuine message still opens."""
+    sealer, opener = SessionSealer(), SessionOpener(CURATOR_PRIVATE)
+    ephemeral, sealed = sealer.seal(CURATOR_PUBLIC, b"share", context=b"ctx", associated_data=b"round 1")
+    assert opener.open(ephemeral, sealed, context=b"ctx", associated_data=b"round 1") == b"share"
+    other_private, _ = generate_x25519_key_pair()
+    forged_e = generate_x25519_key_pair()[1]
+    attempts = [(opener, ephemeral, _flip(sealed, i), b"ctx", b"round 1") for i in range(len(sealed))]
+    attempts += [(opener, ephemeral, sealed, b"ctx", b"round 2"), (opener, ephemeral, sealed, b"ctz", b"round 1"),
+                 (opener, ephemeral, sealed[:11], b"ctx", b"round 1"),
+                 (SessionOpener(other_private), ephemeral, sealed, b"ctx", b"round 1"),
+                 (opener, forged_e, sealed, b"ctx", b"round 1"), (opener, bytes(32), sealed, b"ctx", b"round 1"),
+                 (opener, ephemeral[:31], sealed, b"ctx", b"round 1")]
+    for who, e, data, ctx, ad in attempts:
+        with pytest.raises(ProtocolViolation) as info:
+            who.open(e, data, context=ctx, associated_data=ad)
+        assert info.value.reason == "decrypt"
+    assert opener.open(ephemeral, sealed, context=b"ctx", associated_data=b"round 1") == b"share"
+    # a restarted sender (a new key) in the same context replaces the cached key
+    again = SessionSealer().seal(CURATOR_PUBLIC, b"later", context=b"ctx", associated_data=b"round 3")
+    assert opener.open(*again, context=b"ctx", associated_data=b"round 3") == b"later"

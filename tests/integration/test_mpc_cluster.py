@@ -19,6 +19,7 @@ import pytest
 
 from mpdp.broker.mpc_messages import SumRelease
 from mpdp.parties.mpc.cluster import ServerCluster, secure_release, server_jobs
+from mpdp.parties.mpc.sealed_shares import ShareSealer
 from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.errors import WorkerError
 from mpdp.protocols.randomization.threshold_release import geometric_table, release_table
@@ -52,11 +53,12 @@ def test_released_distribution_is_the_central_mechanisms_at_every_count() -> Non
     table = release_table(central_majority_mechanism(VOTERS, 1.0, 0.0).release_one)
     before = _children()
     ones = []
+    sealers = [ShareSealer() for _ in range(VOTERS)]  # the parties' session keys: one exchange each, round 0
     with ServerCluster(3, 1) as cluster:
         for count in range(VOTERS + 1):
             bits = np.array([1] * count + [0] * (VOTERS - count), dtype=np.uint8)
             released, signed = cluster.release(server_jobs(bits, table, 150, 1, cluster.public_keys,
-                                                           round_index=count))
+                                                           round_index=count, sealers=sealers))
             assert released.shape == (150,) and set(np.unique(released)) <= {0, 1} and len(signed) == 3
             assert_proportion_fits(int(released.sum()), 150, float(table.released_probability[count]),
                                    ALPHA / (VOTERS + 1))

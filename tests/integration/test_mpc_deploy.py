@@ -20,7 +20,7 @@ from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.mpc_messages import SharedBallot
 from mpdp.broker.signing import verify_message
-from mpdp.parties.mpc.sealed_shares import open_share
+from mpdp.parties.mpc.sealed_shares import ShareOpener
 from mpdp.parties.mpc.sharing import recombine
 from mpdp.parties.mpc.store import MpcStore
 from mpdp.parties.rounds.session_files import read_roster, read_server_keys, server_key_path
@@ -142,6 +142,6 @@ async def _deployment(tmp_path: Path, session: str, keys: Path, login: Login) ->
         for entry in (b for b in ballots if b["round"] == r and b["kind"] == "sealed"):
             ballot = SharedBallot.model_validate_json(str(entry["payload"]))
             pairs = ballot.sealed_pairs()
-            shares = {i: [open_share(server_keys[i].sealing, pairs[i], session=session, round_index=r,
-                                     party=ballot.party, server=i)] for i in (0, 2)}
+            shares = {i: [ShareOpener(server_keys[i].sealing, session=session, server=i).open(
+                pairs[i], round_index=r, party=ballot.party)] for i in (0, 2)}
             assert recombine(shares) == [int(bits[ballot.party, r])]

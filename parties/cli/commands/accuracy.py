@@ -83,6 +83,8 @@ def _run(args: argparse.Namespace) -> int:
                     f"[{lo:.6g}, {hi:.6g}] ({vals['confidence']:.0%} Hoeffding, {vals['samples']} "
                     f"samples: an estimate)   worst-case accuracy: not estimated")
         print(line)
+    for key, text in report.get("estimates", {}).items():
+        print(f"  {key.replace('_', '-') + ' rule':<16} estimated before it ran: {text}")
     if "worst_case_skipped" in report:
         print(f"  worst-case rule  not computed: {report['worst_case_skipped']}")
     return 0

@@ -4,7 +4,7 @@
                [--function F,...] [--rule average,worst-case] [--observer central,party]
                [--protocol rr|curator] [--dataset NAME|PATH [--label-column]] [--samples N] [--seed S] [--alpha A]
                [--jobs N | --executor dask://HOST:PORT | --live [--broker URL] [--workers W]]
-               [--out DIR [--force]] [--json [FILE]] [--quiet]
+               [--out DIR [--force]] [--time-limit SECONDS] [--json [FILE]] [--quiet]
 
 Every point of the grid (epsilon x k x delta x function x rule x observer): k parties run randomized
 response at (epsilon, delta); the central observer (or party 0, who also knows its own bit) applies its
@@ -30,12 +30,14 @@ processes with uniformly random bits, --samples rounds of one privatization each
 MQTT broker (one for the whole sweep: our own by default, or --broker URL); the same verdicts, the same
 points for the same --seed. Live points run one after another (no --jobs, no --executor), each a few
 seconds at least. Either way the command prints an estimate of the time and memory before it starts (the
-Monte Carlo sweep's on one core; --jobs N divides it by up to N).
+Monte Carlo sweep's on one core; --jobs N divides it by up to N), and refuses a sweep estimated over
+--time-limit SECONDS (default 1800).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import multiprocessing
 import signal
 import time
@@ -61,6 +63,7 @@ from mpdp.parties.api.sweeps import sweep
 from mpdp.parties.cli.args import (
     add_broker_options,
     add_label_column,
+    add_time_limit,
     broker_options,
     count_value,
     emit,
@@ -76,12 +79,15 @@ from mpdp.parties.session.live_sweep import check_live_plan, estimate_live_sweep
 from mpdp.parties.session.output_paths import fresh_output_dir
 from mpdp.parties.session.progress import bar_shown
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.cost import CostEstimate, check_time_limit
 
 __all__ = ["register"]
 
 OUT_FILES = ("sweep.json", "sweep.csv", "sweep.png")
 #: Default --samples: Monte Carlo repetitions, and live rounds per point.
 SAMPLES, LIVE_SAMPLES = 100_000, 200
+#: Default --time-limit of a whole sweep, seconds (a sweep is many computations; mpdp simulate's session: 1800).
+TIME_LIMIT = 1800.0
 
 EPILOG = """\
 examples:
@@ -228,7 +234,6 @@ def _run(args: argparse.Namespace) -> int:
         raise ParameterError("--jobs", args.jobs, "an integer >= 1")
     _check_live(args)
     samples = args.samples if args.samples is not None else LIVE_SAMPLES if args.live else SAMPLES
-    out = fresh_output_dir(args.out, "--out", OUT_FILES, args.force) if args.out is not None else None
     options: dict[str, Any] = dict(delta=deltas, function=functions, rule=rules,
                                    observer=observers, samples=samples, seed=args.seed, alpha=args.alpha,
                                    scale=args.scale, protocol=args.protocol)
@@ -254,15 +259,24 @@ def _run(args: argparse.Namespace) -> int:
             check_live_plan(plan)
         runs = (f"{samples} rounds" if data is None else
                 f"{data.num_rounds} rounds of {data.name} (k = {data.num_parties}) x {samples} repetitions")
+        live = estimate_live_sweep(plan)
         header = (f"mpdp sweep --live: {_points(len(tasks))} x {runs}, one session after another "
-                  f"over one broker; {estimate_live_sweep(plan).describe()}")
+                  f"over one broker; {live.describe()}")
+        cost = CostEstimate("the live sweep", f"{_points(len(tasks))} x {runs}", live.seconds, live.peak_bytes,
+                            "fewer points or --samples, or --time-limit SECONDS")
         options.update(live=True, broker=BrokerSettings.from_url(**broker_options(args)), workers=args.workers,
                        round_timeout=args.round_timeout)
     else:
         where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
         per = "" if data is None else f" x {data.num_rounds} rounds of {data.name} (k = {data.num_parties})"
+        estimate = plan.estimate()
         header = (f"mpdp sweep: {_points(len(tasks))}{per} x {samples} samples, {where}; "
-                  f"{plan.estimate().describe()} on one core")
+                  f"{estimate.describe()} on one core")
+        parallel = 1 if args.executor else min(args.jobs, len(tasks))  # a Dask cluster's cores are unknown here
+        cost = dataclasses.replace(estimate, seconds=estimate.seconds / parallel,
+                                   alternative="fewer points or --samples, --jobs N, or --time-limit SECONDS")
+    cost.check(check_time_limit(args.time_limit, "--time-limit"))
+    out = fresh_output_dir(args.out, "--out", OUT_FILES, args.force) if args.out is not None else None
     with (_executor(args.executor, args.jobs) as executor,
           _Progress(console if not args.quiet else None, header, "rounds" if args.live else "points") as progress,
           option_names(**names)):
@@ -336,6 +350,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            "unheard stops the sweep")
     add_broker_options(p, "URL|embedded|mosquitto", "--live: where the sessions publish (default: "
                                                     "$MPDP_BROKER_URL, else one broker of our own for the sweep)")
+    add_time_limit(p, "the whole sweep (estimated before any point starts: on one core, divided by --jobs)",
+                   TIME_LIMIT)
     p.add_argument("--out", metavar="DIR", help="write " + ", ".join(OUT_FILES) + " here (created if missing; a folder "
                    "holding an earlier sweep or another kind of run is refused)")
     p.add_argument("--force", action="store_true", help="replace the earlier run's files in --out")

@@ -21,7 +21,7 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker
 from mpdp.parties.ballots.party import BallotParty
 from mpdp.parties.mpc.party import SharedBallots
-from mpdp.parties.mpc.sealed_shares import open_share
+from mpdp.parties.mpc.sealed_shares import ShareOpener
 from mpdp.parties.mpc.sharing import field_modulus, recombine
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.session_files import ServerRoster
@@ -50,8 +50,8 @@ def _announcement(round_index: int, server_keys: list[bytes], threshold: int, re
 
 
 def _open(ballot: SharedBallot, keys: list[tuple[bytes, bytes]], server: int) -> int:
-    return open_share(keys[server][0], ballot.sealed_pairs()[server], session=SESSION, round_index=ballot.round,
-                      party=ballot.party, server=server)
+    opener = ShareOpener(keys[server][0], session=SESSION, server=server)
+    return opener.open(ballot.sealed_pairs()[server], round_index=ballot.round, party=ballot.party)
 
 
 def test_broker_and_one_servers_view_do_not_depend_on_the_vote() -> None:

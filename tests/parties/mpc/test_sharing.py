@@ -17,8 +17,8 @@ from scipy import stats
 
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.parties.mpc.cluster import server_jobs
-from mpdp.parties.mpc.sealed_shares import open_share
-from mpdp.parties.mpc.server import ServerKeys, open_shares
+from mpdp.parties.mpc.sealed_shares import ShareOpener, ShareSealer, seal_shares
+from mpdp.parties.mpc.server import ServerKeys, open_shares, share_opener
 from mpdp.parties.mpc.sharing import field_modulus, recombine, share_bits
 from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
@@ -71,8 +71,8 @@ def test_one_servers_view_does_not_depend_on_the_votes() -> None:
         bits = np.full(11, vote, dtype=np.uint8)
         for _ in range(200):
             jobs = server_jobs(bits, table, 5, 1, publics)
-            views[vote].extend(open_shares(_keys(keys, 0), jobs[0]))
-            assert recombine({0: open_shares(_keys(keys, 0), jobs[0]), 1: open_shares(_keys(keys, 1), jobs[1])}) == list(bits)
+            views[vote].extend(open_shares(share_opener(_keys(keys, 0)), jobs[0]))
+            assert recombine({i: open_shares(share_opener(_keys(keys, i)), jobs[i]) for i in (0, 1)}) == list(bits)
         assert replace(jobs[0], sealed=[]) == replace(server_jobs(1 - bits, table, 5, 1, publics)[0], sealed=[])
     counts = np.stack([_bucket(views[0]), _bucket(views[1])])
     for row in counts:
@@ -93,17 +93,53 @@ def test_jobs_need_a_table_of_k_plus_one_entries() -> None:
 
 
 def test_a_server_opens_only_its_own_share_in_its_own_slot() -> None:
-    """Server 0's key opens its ciphertext; server 1's ciphertext, another party's slot or a flipped byte
-    fail authentication."""
+    """Server 0's key opens its ciphertext; server 1's ciphertext (misdirected), another party's slot, another
+    round's (replayed) or a flipped byte (forged) fail authentication."""
     keys = [generate_x25519_key_pair() for _ in range(3)]
     job0, job1, _ = server_jobs(np.array([1, 0], dtype=np.uint8), release_table(np.array([0.0, 0.5, 1.0])),
                                 1, 1, [public for _, public in keys])
-    key0 = keys[0][0]
+    opener = ShareOpener(keys[0][0], session="local", server=0)
     own = (bytes.fromhex(job0.sealed[0][0]), bytes.fromhex(job0.sealed[0][1]))
     other = (bytes.fromhex(job1.sealed[0][0]), bytes.fromhex(job1.sealed[0][1]))
-    slot = {"session": "local", "round_index": 0}
-    assert open_share(key0, own, **slot, party=0, server=0) == open_shares(_keys(keys, 0), job0)[0]
+    assert opener.open(own, round_index=0, party=0) == open_shares(share_opener(_keys(keys, 0)), job0)[0]
     tampered = (own[0], own[1][:-1] + bytes([own[1][-1] ^ 1]))
-    for sealed, party, server in ((other, 0, 1), (other, 0, 0), (own, 1, 0), (tampered, 0, 0)):
+    as_server_1 = ShareOpener(keys[0][0], session="local", server=1)
+    other_session = ShareOpener(keys[0][0], session="other", server=0)
+    for who, sealed, round_index, party in ((opener, other, 0, 0), (as_server_1, other, 0, 0), (opener, own, 0, 1),
+                                            (opener, own, 1, 0), (opener, tampered, 0, 0), (other_session, own, 0, 0)):
         with pytest.raises(ProtocolViolation, match="decrypt"):
-            open_share(key0, sealed, **slot, party=party, server=server)
+            who.open(sealed, round_index=round_index, party=party)
+    assert opener.open(own, round_index=0, party=0) == open_shares(share_opener(_keys(keys, 0)), job0)[0]
+
+
+def test_session_keys_over_rounds_open_exactly_and_refuse_replays() -> None:
+    """One sealer per party over 4 rounds, one opener per server: every round's shares open to the sealed
+    values (T + 1 = 2 servers recombine the bits exactly), a round's ciphertext replayed as another round is
+    refused, a round sealed again (fresh shares, fresh nonces) opens to its new shares, and a restarted party
+    (a fresh sealer) opens too."""
+    keys = [generate_x25519_key_pair() for _ in range(3)]
+    publics = [public for _, public in keys]
+    sealers = [ShareSealer() for _ in range(4)]
+    openers = [share_opener(_keys(keys, i)) for i in range(3)]
+    rng = np.random.default_rng(23)
+    table = release_table(np.linspace(0.0, 1.0, 5))
+    earlier = None
+    for r in range(4):
+        bits = rng.integers(0, 2, 4).astype(np.uint8)
+        jobs = server_jobs(bits, table, 1, 1, publics, round_index=r, sealers=sealers)
+        # one session key per party: the same in every server's job and every round, another for each party
+        assert [[job.sealed[j][0] for j in range(4)] for job in jobs] == [[e for e, _ in (earlier or jobs[0]).sealed]] * 3
+        assert len({e for e, _ in jobs[0].sealed}) == 4
+        assert recombine({i: open_shares(openers[i], jobs[i]) for i in (0, 2)}) == bits.tolist()
+        if earlier is not None:
+            with pytest.raises(ProtocolViolation, match="decrypt"):
+                open_shares(openers[0], replace(earlier, round=r))
+        earlier = jobs[0]
+    again = server_jobs(np.ones(4, dtype=np.uint8), table, 1, 1, publics, round_index=3, sealers=sealers)
+    assert open_shares(openers[0], again[0]) != open_shares(openers[0], earlier)  # fresh shares and nonces
+    assert recombine({i: open_shares(openers[i], again[i]) for i in (1, 2)}) == [1] * 4
+    restarted = seal_shares(ShareSealer(), [5, 6, 7], publics, session="local", round_index=4, party=1)
+    assert [openers[i].open(restarted[i], round_index=4, party=1) for i in range(3)] == [5, 6, 7]
+    with pytest.raises(ParameterError, match="one sealer per participant"):
+        server_jobs(np.ones(3, dtype=np.uint8), release_table(np.linspace(0.0, 1.0, 4)), 1, 1, publics,
+                    sealers=sealers)

@@ -16,7 +16,7 @@ import pytest
 
 from mpdp.broker.bundle import decode_bundle
 from mpdp.broker.messages import Announcement, PartyMessage
-from mpdp.broker.signing import generate_key_pair, public_key_of, verify_message
+from mpdp.broker.signing import generate_key_pair, load_private_key, public_key_of, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, MemoryTransport, next_delivery
 from mpdp.parties.rounds.party_spec import PartySpec
@@ -264,9 +264,11 @@ async def test_the_end_arriving_while_the_parties_are_busy_ends_the_worker_clean
 
 
 async def test_bundled_answers_are_each_partys_own_signed_message_and_a_reannounced_round_gets_them_again() -> None:
-    """bundle=(topics, worker): the K answers come in fewer messages on the worker's bundle topic, each entry
-    the party's own signed draw (computed here independently), and a round announced again gets the same bytes."""
+    """bundle=(topics, worker, key): the K answers come in fewer messages on the worker's bundle topic, each
+    signed with the worker's key, each entry the party's own signed draw (computed here independently), and a
+    round announced again gets the same bytes."""
     broker = InMemoryBroker()
+    bundle_key = load_private_key(generate_key_pair()[0])
     parties, keys = _parties(broker)
     ready: list[int] = []
 
@@ -277,7 +279,7 @@ async def test_bundled_answers_are_each_partys_own_signed_message_and_a_reannoun
             delivery = await next_delivery(observer, 2.0)
             assert delivery is not None and delivery.topic == TOPICS.bundle(3)
             bundles += 1
-            for party, message in decode_bundle(delivery.payload):
+            for party, message in decode_bundle(delivery.payload, bundle_key.verify_key, session=SESSION, worker=3):
                 assert party not in got
                 got[party] = message
         return bundles, got
@@ -286,7 +288,7 @@ async def test_bundled_answers_are_each_partys_own_signed_message_and_a_reannoun
         await observer.subscribe(TOPICS.all_parties, TOPICS.all_bundles)
         worker = asyncio.create_task(serve_multiplexed([p.loop for p in parties], broker, "worker-3",
                                                        on_ready=lambda: ready.append(1), on_error=_no_error,
-                                                       bundle=(TOPICS, 3)))
+                                                       bundle=(TOPICS, 3, bundle_key)))
         while len(ready) < K:
             await asyncio.sleep(0.01)
         await observer.publish(TOPICS.rounds, _announce("round", 0))

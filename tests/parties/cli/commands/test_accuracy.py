@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -275,3 +276,46 @@ def test_the_compact_form_reads_back_as_the_same_values(values):
     text = compact_values(values)
     assert parse_list(text, "--epsilon") == values
     assert len(text) <= len(",".join(map(repr, values)))
+
+
+def test_the_count_engine_of_two_groups_states_and_enforces_its_estimate(capsys) -> None:
+    """The two-group count engine's estimate (count_threshold_cost(n1, n2)) is the one printed with the result
+    and the one a refusal names: 1.3e-6 (n1 + n2) sqrt(max n) s, 1e8 + 200 (n1^1.5 + n2^1.5) bytes, and
+    0.45 s for importing scipy.signal where it is not imported yet (both bands here are narrower than 512:
+    the recursive filter)."""
+    from mpdp.protocols.errors import CostLimitError
+    from mpdp.protocols.numerics.cost import format_bytes, format_seconds, import_seconds
+
+    def stated() -> tuple[float, str]:
+        seconds = 1.3e-6 * 500 * math.sqrt(300) + import_seconds(["scipy.signal"])
+        return seconds, (f"the count engine (500 parties in groups of 300 and 200): about {format_seconds(seconds)} "
+                         f"and {format_bytes(1e8 + 200 * (300**1.5 + 200**1.5))}")
+
+    expected = stated()[1]
+    doc = mpdp.accuracy("0.5*300,1.5*200", "majority", rule="average", engine="counts").to_dict()
+    assert doc["engine"] == "counts" and doc["estimates"] == {"average": expected}
+    expected = stated()[1]  # scipy.signal is imported now
+    assert main(["accuracy", "--epsilon", "0.5*300,1.5*200", "--function", "majority", "--engine", "counts"]) == 0
+    assert f"average rule     estimated before it ran: {expected}" in capsys.readouterr().out
+    seconds = stated()[0]
+    with pytest.raises(CostLimitError, match=r"the count engine \(500 parties in groups of 300 and 200\) would take "
+                                             rf"about {format_seconds(seconds)} .* over the .* time limit"):
+        mpdp.accuracy("0.5*300,1.5*200", "majority", rule="average", engine="counts", time_limit=seconds / 2)
+
+
+def test_the_worst_case_lp_estimate_is_printed_and_three_parties_stay_in_process(monkeypatch) -> None:
+    """Three parties of epsilon 0.5, majority: the symmetric LP has 4 count classes chained into 4 input
+    classes, (|Y| - 1) (4 + 4) + 1 = 9 variables over 4 input classes; its estimate is far inside a second,
+    so HiGHS runs in this process (no deadline worker: a spy on call_before sees no call)."""
+    from mpdp.protocols.decision import worst_case
+    from mpdp.protocols.numerics.cost import format_bytes, format_seconds, import_seconds
+
+    started: list[object] = []
+    monkeypatch.setattr(worst_case, "call_before", lambda *args, **kwargs: started.append(args))
+    lp_seconds = worst_case.LP_SECONDS(9, 4) + import_seconds(["scipy.optimize"])  # HiGHS's first import
+    lp_bytes = worst_case.LP_MEMORY(9, 4)
+    doc = mpdp.accuracy("0.5,0.5,0.5", "majority").to_dict()
+    assert doc["estimates"]["worst_case"] == (f"the worst-case LP (9 variables over 4 input classes): about "
+                                              f"{format_seconds(lp_seconds)} and {format_bytes(lp_bytes)}")
+    assert doc["estimates"]["average"].startswith("the exact rule (3 parties, 2 outputs): about ")
+    assert started == [] and multiprocessing.active_children() == []

@@ -133,3 +133,21 @@ def test_one_point_is_one_point(capsys) -> None:
     text = ok(capsys, "sweep", "--epsilon", "1", "--parties", "5", "--rule", "average", "--observer", "central",
               "--samples", "500", "--seed", "2")
     assert "1 point," in text and "Bonferroni over 1 point)" in text and "1 points" not in text
+
+
+def test_a_sweep_over_its_time_limit_is_refused_up_front_with_its_estimate(capsys, tmp_path) -> None:
+    """A 20,000-step grid (80,000 points of 100,000 samples: about 2.9 h on one core by the model; the
+    newcomer's 100,000 steps started 14 h of work) is refused before any point runs or --out is made; --jobs divides the estimate; --time-limit
+    is checked like every command's."""
+    out = tmp_path / "never"
+    line = refused(capsys, "sweep", "--epsilon", "0.1:2:20000", "--out", str(out))
+    assert ("the sweep (80,000 points x 100,000 samples) would take about 2.9 h and 200 MB, over the 30 min "
+            "time limit: fewer points or --samples, --jobs N, or --time-limit SECONDS") in line
+    assert not out.exists()
+    argv = ["sweep", "--epsilon", "0.5:1:2", "--parties", "7", "--rule", "average", "--observer", "central",
+            "--samples", "20000"]
+    from mpdp.analysis.sweeps.sweep import plan_sweep
+    seconds = plan_sweep([0.5, 1.0], parties=7, rule="average", observer="central", samples=20000).estimate().seconds
+    assert "time limit" in refused(capsys, *argv, "--time-limit", f"{seconds / 1.5:.6g}")
+    assert "2 points" in ok(capsys, *argv, "--jobs", "2", "--time-limit", f"{seconds / 1.5:.6g}")
+    assert "--time-limit=0.0 is not allowed" in refused(capsys, *argv, "--time-limit", "0")
