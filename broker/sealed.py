@@ -101,6 +101,8 @@ class SessionSealer:
     the first message; it never leaves this object. One per sender: a party's process keeps it in memory, so
     a restarted party seals under a fresh key."""
 
+    __slots__ = ("_aeads", "_key", "_public")
+
     def __init__(self) -> None:
         self._key: X25519PrivateKey | None = None
         self._public = b""
@@ -132,6 +134,8 @@ class SessionOpener:
     """A recipient's X25519 private key, loaded once, opening what :class:`SessionSealer` sealed; the key of
     each context is cached with its sender's E once a message authenticates under it (one entry per
     context: a sender that changes E, e.g. restarted, replaces it; a forged E replaces nothing)."""
+
+    __slots__ = ("_aeads", "_key", "_public")
 
     def __init__(self, private_key: bytes | X25519PrivateKey) -> None:
         self._key = (private_key if isinstance(private_key, X25519PrivateKey)

@@ -141,11 +141,11 @@ class BrokerSettings(BaseModel):
                 mqtts/wss, a missing TLS file, a key without a certificate, or a password without a user.
         """
         env = os.environ if environ is None else environ
-        name = "--broker"
+        name = "broker"  # the keyword; the command line names its --broker (mpdp.parties.cli.errors.flag_named)
         if url is None or not url.strip():
-            # the environment's URL, else the default (named --broker, not an unset variable)
+            # the environment's URL, else the default (named broker, not an unset variable)
             from_env = env.get(ENV_VAR, "").strip()
-            url, name = (from_env, ENV_VAR) if from_env else ("auto", "--broker")
+            url, name = (from_env, ENV_VAR) if from_env else ("auto", "broker")
         text = url.strip()
         shown = redact_url(text)
         if text.lower() in _KEYWORDS:

@@ -16,8 +16,18 @@ CITATION = re.compile(r"\b(\d{3})(?:'s)? (?:Theorems?|Corollary|Lemma|Definition
 ARXIV = re.compile(r"^\d{4}\.\d{4,5}v\d+$")
 
 
-def _sources() -> list[pathlib.Path]:
-    return sorted(p for room in ("protocols", "analysis", "broker", "parties") for p in (ROOT / room).rglob("*.py*"))
+def _sources(root: pathlib.Path = ROOT) -> list[pathlib.Path]:
+    """The rooms' sources and stubs (not a compiled ``.pyc``, in ``__pycache__`` or stray)."""
+    return sorted(p for room in ("protocols", "analysis", "broker", "parties") for p in (root / room).rglob("*.py*")
+                  if p.suffix in (".py", ".pyi"))
+
+
+def test_the_sources_are_python_text_only(tmp_path: pathlib.Path) -> None:
+    """A stray .pyc beside the sources (or in __pycache__) is no source: reading it as text crashed the checks."""
+    for name in ("protocols/a.py", "protocols/a.pyi", "protocols/b.pyc", "parties/__pycache__/a.cpython-311.pyc"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"\xff\x00")
+    assert [p.relative_to(tmp_path).as_posix() for p in _sources(tmp_path)] == ["protocols/a.py", "protocols/a.pyi"]
 
 
 def _docstrings(path: pathlib.Path) -> list[str]:

@@ -15,7 +15,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 #: ``import mpdp``: the Python API (mpdp.parties.api) and the version.
 MPDP_API = [
     "Accuracy", "Audit", "Composition", "DOCUMENTS", "Estimate", "Mechanism", "ReportFiles", "Result",
-    "Simulation", "SimulationConfig", "Sweep", "__version__", "accuracy", "audit", "compose", "estimate", "mechanism", "report",
+    "Simulation", "SimulationConfig", "Sweep", "Topology", "__version__", "accuracy", "audit", "compose", "estimate", "mechanism", "report",
     "simulate", "simulate_async", "sweep", "validate_document",
 ]
 #: The packages whose names are listed in a stub (``__init__.pyi``) and imported on first use.

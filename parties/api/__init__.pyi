@@ -11,6 +11,7 @@ from .schemas import DOCUMENTS, validate_document
 from .simulation import Simulation, simulate, simulate_async
 from .simulation_config import SimulationConfig
 from .sweeps import Sweep, sweep
+from .topology import Topology
 
 __all__ = [
     "DOCUMENTS",
@@ -24,6 +25,7 @@ __all__ = [
     "Simulation",
     "SimulationConfig",
     "Sweep",
+    "Topology",
     "accuracy",
     "audit",
     "compose",

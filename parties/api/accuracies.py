@@ -216,6 +216,9 @@ def accuracy(
                               "observer": "central" if party is None else party}
     time_limit = check_time_limit(time_limit)
     counts = engine == "counts"
+    if counts and rule == "worst-case":
+        raise ParameterError("engine", "counts", "auto, symmetric or general with rule worst-case (the count "
+                             "engine gives the average rule only)")
     if counts and not count_threshold_applies(mechanisms, f, w_of(), party):
         raise ParameterError("engine", "counts", "a monotone binary symmetric function (majority, and, or, "
                              "threshold:T), the central observer and pure randomized response in 1 group of "

@@ -136,7 +136,8 @@ def check_combinations(c: Any) -> None:
         ParameterError: more than one input (dataset, votes, parties); rounds without parties; label_column
             without a CSV dataset; a seed in secure mode; force without out; a rule, party decisions,
             validators, a per-party epsilon or a budget with a central protocol (curator, mpc) or a function
-            it does not release; servers and threshold outside MPyC's honest majority (mpc); a budget delta
+            it does not release; servers or threshold other than their defaults without protocol mpc, or
+            outside MPyC's honest majority (mpc); a budget delta
             below delta_slack.
     """
     given = [name for name in ("dataset", "votes", "parties") if getattr(c, name) is not None]
@@ -152,6 +153,10 @@ def check_combinations(c: Any) -> None:
     if c.force and c.out is None:
         raise ParameterError("force", True, "only with out, the run's folder (it replaces an earlier run's files there)")
     check_privacy_options(budget_of(c.budget), c.delta_slack)
+    for option in ("servers", "threshold"):  # mpc's alone: not ignored under another protocol
+        if c.protocol != "mpc" and getattr(c, option) != type(c).model_fields[option].default:
+            raise ParameterError(option, getattr(c, option), f"only with protocol mpc (its compute servers), not "
+                                 f"{c.protocol}")
     if c.protocol == "rr":
         return
     if c.rule != "average" or c.party_decisions or c.validators:

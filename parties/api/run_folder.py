@@ -81,17 +81,14 @@ class PreviousRun:
             ParameterError: no ``out``, or ``force`` too; ``out`` without a readable ``results.json`` of a
                 simulation; its transcript store damaged (``PRAGMA quick_check``).
         """
-        if out is None or force:
-            message = ("--resume needs the folder of the run to continue: add --out DIR (out=DIR), the folder named "
-                       "when the run started" if out is None else
-                       "--resume and --force contradict each other (--force starts the run afresh): drop one")
-            raise ParameterError("resume", True, "with the folder of the run to continue (out=DIR, --out DIR) and "
-                                 "without force", hint="the folder is named when the run starts", message=message)
+        if out is None:  # keywords here; the command line names its flags (mpdp.parties.cli.errors.flag_named)
+            raise ParameterError("resume", True, "with out=DIR, the folder of the run to continue (named when the run "
+                                 "started)")
+        if force:
+            raise ParameterError("force", True, "False with resume=True (force starts the run afresh)")
         if not (Path(out) / RESULTS).is_file():  # nothing is created for a folder that holds no run
-            raise ParameterError("out", os.fspath(out), f"a run's folder holding its {RESULTS} (to resume)",
-                                 hint="nothing to resume there", message=(
-                                     f"there is no run to resume in {os.fspath(out)} (no {RESULTS}: nothing to "
-                                     "resume there); give the folder named when the run started, or drop --resume"))
+            raise ParameterError("out", os.fspath(out), f"a run's folder holding its {RESULTS} (nothing to resume "
+                                 "there): the folder named when the run started, or resume=False")
         if (Path(out) / STORE).exists():
             check_store_file(Path(out) / STORE)  # a damaged transcript: one line, and nothing is written
         path = output_dir(out, "out") / RESULTS
@@ -234,12 +231,12 @@ class RunFolder:
         os.replace(partial, path)
         return path
 
-    def stopped(self, section: Mapping[str, Any]) -> str:
+    def stopped(self, section: Mapping[str, Any]) -> str | None:
         """One line for a run that stopped (``section``: its :meth:`run_section`): where its rounds are
-        and how to continue."""
+        and how to continue; None when it decided no round (its error alone is the one line to print)."""
         decided = [r["round"] + 1 for r in section["rounds"] if r["status"] != "not run"]  # 1-based, as the
         if not decided:  # progress and the tables count
-            return f"mpdp: the run {section['status']} before its first round was decided: nothing to resume"
+            return None
         return (f"mpdp: the run {section['status']}: rounds {format_ranges(decided)} of {len(section['rounds'])} "
                 f"are in {self.store} ({RESULTS}: {section['status']}); to continue: {self.resume_hint}")
 

@@ -423,7 +423,9 @@ async def simulate_async(config: SimulationConfig | str | os.PathLike[str] | Non
                               str(exc) if failed else "stopped by a signal (Ctrl-C, SIGTERM or SIGHUP)")
         if not folder.discard_if_empty(section):
             folder.write(started | {"run": section})
-        print(folder.stopped(section), file=sys.stderr)
+        line = folder.stopped(section)
+        if line is not None:
+            print(line, file=sys.stderr)
         raise
     return _finished(plan, outcome, folder)
 

@@ -44,14 +44,32 @@ __all__ = ["SimulationConfig"]
 
 
 def _not_a_bool(value: Any) -> Any:
-    """A bool is not a count (pydantic's lax mode would read ``True`` as 1)."""
-    if isinstance(value, bool):
-        raise ValueError("an integer, not true or false")
+    """A bool or a text is not a count (pydantic's lax mode would read ``True`` as 1, ``"10"`` as 10)."""
+    if isinstance(value, bool | str):
+        raise ValueError(f"an integer, not {'true or false' if isinstance(value, bool) else 'text'}")
     return value
 
 
-#: An integer option: a Python or numpy integer (or an integral float), never a bool.
+def _a_number(value: Any) -> Any:
+    """A bool or a text is not a number (lax mode: ``True`` is 1.0, ``"0.5"`` is 0.5)."""
+    if isinstance(value, bool | str):
+        raise ValueError(f"a number, not {'true or false' if isinstance(value, bool) else 'text'}")
+    return value
+
+
+def _a_flag(value: Any) -> Any:
+    """Only True or False switch a flag (lax mode: ``"yes"``, ``"off"``, 1 and 0 would)."""
+    if not isinstance(value, bool):
+        raise ValueError("true or false")
+    return value
+
+
+#: An integer option: a Python or numpy integer (or an integral float), never a bool or a text.
 Integer = Annotated[int, BeforeValidator(_not_a_bool)]
+#: A number option: an integer or a float (Python or numpy), never a bool or a text.
+Number = Annotated[float, BeforeValidator(_a_number)]
+#: A flag: True or False, nothing read as one.
+Flag = Annotated[bool, BeforeValidator(_a_flag)]
 
 
 class SimulationConfig(BaseModel):
@@ -89,11 +107,11 @@ class SimulationConfig(BaseModel):
     votes: Any = Field(None, description="instead, an int array (parties, rounds) of 1, 0 or -1 (takes no part)")
     parties: Integer | None = Field(None, description="instead, K parties with uniformly random bits")
     rounds: Integer | None = Field(None, description="with parties: R rounds of random bits (default 1)")
-    label_column: bool | None = Field(None, description="a CSV's first column is a label (None: detect)")
-    epsilon: float | str | list[float] | tuple[float, ...] = Field(1.0, description=(
+    label_column: Flag | None = Field(None, description="a CSV's first column is a label (None: detect)")
+    epsilon: Number | str | list[Number] | tuple[Number, ...] = Field(1.0, description=(
         'each party\'s epsilon (nats): one value, "LO:HI" (uniform per party), a file of epsilon[,delta] lines, '
         "or one value per party"))
-    delta: float = Field(0.0, description="in [0, 1); > 0 selects the four-output randomized response")
+    delta: Number = Field(0.0, description="in [0, 1); > 0 selects the four-output randomized response")
     repetitions: Integer = Field(200, description="independent privatizations of each round (a simulation device)")
     function: str | BooleanFunction = Field("majority", description=(
         "majority (passed for the House), sum, xor, and, or, threshold:T"))
@@ -110,14 +128,14 @@ class SimulationConfig(BaseModel):
         "ws[s]://...), or BrokerSettings for TLS options"))
     party_broker: str | BrokerSettings | None = Field(None, description=(
         "None (the parties use broker), or mqtt://HOST[:PORT] of a running broker the parties attach to"))
-    reconnect_window: float | None = Field(None, description=(
+    reconnect_window: Number | None = Field(None, description=(
         "seconds a client keeps reconnecting to a broker that went away (None: the settings' own, else "
         "max(60, round_timeout))"))
     out: str | Path | None = Field(None, description=(
         "the run's folder for transcripts.sqlite, results.json and accuracy.png (None: a new mpdp-run-XXXX under "
         "the temporary directory)"))
-    force: bool = Field(False, description="with out: replace an earlier run's files there")
-    resume: bool = Field(False, description="continue the run in folder out with the same inputs")
+    force: Flag = Field(False, description="with out: replace an earlier run's files there")
+    resume: Flag = Field(False, description="continue the run in folder out with the same inputs")
     workers: Integer | None = Field(None, description="worker processes (default: one per core)")
     connections: str = Field("auto", description=(
         "auto (the default: per-party while the parties' sockets fit the file-descriptor limit and connect within "
@@ -130,15 +148,15 @@ class SimulationConfig(BaseModel):
     executor: str | None = Field(None, description=(
         "None (the parties' workers are processes here) or dask://HOST:PORT: tasks on that Dask cluster, reaching "
         "broker (or party_broker) by its URL; the observer stays here"))
-    secure: bool = Field(False, description="deployment mode (the OS CSPRNG; no seed)")
-    party_decisions: bool = Field(False, description="the parties decide f too")
-    alpha: float = Field(0.05, description="family-wise level of the per-round consistency tests")
-    round_timeout: float | None = Field(None, description=(
+    secure: Flag = Field(False, description="deployment mode (the OS CSPRNG; no seed)")
+    party_decisions: Flag = Field(False, description="the parties decide f too")
+    alpha: Number = Field(0.05, description="family-wise level of the per-round consistency tests")
+    round_timeout: Number | None = Field(None, description=(
         "seconds of quiet after the last new answer before a round closes (None: 60, or longer for a large run)"))
-    budget: tuple[float, float] | str | None = Field(None, description=(
+    budget: tuple[Number, Number] | str | None = Field(None, description=(
         'each party\'s (epsilon, delta) budget, or "EPS,DELTA"'))
-    delta_slack: float = Field(DEFAULT_DELTA_SLACK, description="delta_tilde of the optimal composition")
-    time_limit: float | None = Field(SESSION_TIME_LIMIT, description=(
+    delta_slack: Number = Field(DEFAULT_DELTA_SLACK, description="delta_tilde of the optimal composition")
+    time_limit: Number | None = Field(SESSION_TIME_LIMIT, description=(
         "seconds the session may take (None: no limit); a longer estimate is refused before any process starts"))
 
     if not TYPE_CHECKING:  # type checkers see pydantic's __init__ of the fields

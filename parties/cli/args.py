@@ -378,7 +378,7 @@ def _config_path(argv: Sequence[str]) -> str | None:
     return found
 
 
-def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> dict[str, str]:
     """Feed the ``--config TOML`` of ``argv`` (if any) to the command's ``parser`` as defaults.
 
     The TOML's keys are option names with dashes or underscores (``delta-slack`` or ``delta_slack``; no
@@ -386,13 +386,18 @@ def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     switch a flag), so argparse's own checks run on it; options on the command line win. A required option
     given in the file is no longer required on the command line.
 
+    Returns:
+        each option string whose value came from the file -> how an error names it there
+        (``--config FILE: key``; :func:`mpdp.parties.cli.errors.flag_named`).
+
     Raises:
         ParameterError: the file missing or not TOML (names it and the reason), a key that names no option
-            of the command (names the key and the allowed ones), or a value of the wrong shape.
+            of the command (names the key and the allowed ones), a value of the wrong shape, or two keys the
+            command line refuses together (``rule`` and ``worst-case``).
     """
     path = _config_path(argv)
     if path is None:
-        return
+        return {}
     import tomllib
 
     text = read_text_file(path, "--config", "TOML file")
@@ -405,14 +410,25 @@ def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     actions |= {a.dest: a for a in parser._actions  # -k: the key is its dest
                 if a.option_strings and a.dest not in actions and a.dest not in ("help", "config")}
     allowed = sorted(name.replace("_", "-") for name in actions)
+    exclusive = {a: group._group_actions for group in parser._mutually_exclusive_groups for a in group._group_actions}
+    typed = argv[:argv.index("--")] if "--" in argv else argv
     defaults: dict[str, Any] = {}
+    keys: dict[argparse.Action, str] = {}
+    named: dict[str, str] = {}
     for key, value in table.items():
         action = actions.get(key.replace("-", "_"))
         if action is None:
             raise ParameterError(f"--config {path}: key", key, "an option of this command: " + ", ".join(allowed))
+        other = next((keys[a] for a in exclusive.get(action, [action]) if a in keys), None)
+        if other is not None:  # as argparse refuses --worst-case with --rule
+            raise ParameterError(f"--config {path}: key", key, f"not with {other} (one of them)")
+        keys[action] = key
         defaults[action.dest] = _config_value(action, key, value, path)
         action.required = False
+        if not any(t == o or t.startswith(o + "=") for t in typed for o in action.option_strings):
+            named.update(dict.fromkeys(action.option_strings, f"--config {path}: {key}"))
     parser.set_defaults(**defaults)
+    return named
 
 
 def _config_value(action: argparse.Action, key: str, value: Any, path: str) -> Any:
@@ -426,6 +442,13 @@ def _config_value(action: argparse.Action, key: str, value: Any, path: str) -> A
         if isinstance(action, argparse.BooleanOptionalAction):  # --x/--no-x: its const is None
             return value
         return action.const if value else action.default
+    if action.nargs == "?" and action.const is not None:  # --json [FILE]: true, or a file name
+        if isinstance(value, bool):
+            return action.const if value else action.default
+        if not isinstance(value, str):
+            raise ParameterError(f"--config {path}: {key}", value, "a file name (text), or true")
+    if isinstance(value, list) and action.type in _TYPE_NAMES:  # one number, not a list of one
+        raise ParameterError(f"--config {path}: {key}", value, f"{_TYPE_NAMES[action.type]}, not a list")
     items = value if isinstance(value, list) else [value]
     texts = [str(v).lower() if isinstance(v, bool) else str(v) for v in items]
     if isinstance(action, argparse._AppendAction) or action.nargs not in (None, "?"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mpdp.protocols.errors import MpdpError, ParameterError
@@ -59,14 +59,17 @@ def renamed(exc: ParameterError, name: str, value: Any) -> ParameterError:
     return copy
 
 
-def flag_named(exc: ParameterError, parser: argparse.ArgumentParser) -> ParameterError:
+def flag_named(exc: ParameterError, parser: argparse.ArgumentParser,
+               from_config: Mapping[str, str] | None = None) -> ParameterError:
     """``exc`` as the command line says it: the library names a keyword (``delta_slack=2.0 is not allowed``,
     ``epsilon eps.txt: line 2: epsilon=...``), the command its option (``--delta-slack=2.0 ...``). The one place
     where the name depends on the caller: the Python API's errors keep the keyword. ``exc`` itself when its
-    name starts with no option of ``parser``."""
+    name starts with no option of ``parser``. An option whose value came from a ``--config`` file is named
+    as there (``from_config``, :func:`mpdp.parties.cli.args.apply_config`: ``--config FILE: epsilon``)."""
     head, sep, rest = exc.name.partition(" ")
-    flag = _flags(parser).get(head)
-    return exc if flag is None else renamed(exc, flag + sep + rest, exc.value)
+    flag = _flags(parser).get(head, head)
+    shown = (from_config or {}).get(flag, flag)
+    return exc if shown == head else renamed(exc, shown + sep + rest, exc.value)
 
 
 def leaves(exc: BaseException) -> list[BaseException]:

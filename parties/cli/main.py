@@ -143,13 +143,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mpdp`` script; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else argv
     chosen: argparse.ArgumentParser | None = None
+    from_config: dict[str, str] = {}
     try:
         with signals.stop_like_interrupt():
             with signals.starting():  # the command's imports: a stop signal is never taken for an unhandled Ctrl-C
                 parser = build_parser(*_chosen_command(argv))
                 chosen = _chosen_parser(parser, argv)
                 if chosen is not None and chosen is not parser:
-                    apply_config(chosen, argv)
+                    from_config = apply_config(chosen, argv)
                 args, extras = parser.parse_known_args(join_negative_values(argv, value_options(parser)))
                 if extras:  # the command's usage and the option meant, not the top level's usage alone
                     (chosen or parser).error(unrecognized(extras, chosen or parser))
@@ -157,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with command_output(args):
                 return int(args.run(args) or 0)
     except MpdpError as exc:
-        named = flag_named(exc, chosen) if isinstance(exc, ParameterError) and chosen is not None else exc
+        named = flag_named(exc, chosen, from_config) if isinstance(exc, ParameterError) and chosen is not None else exc
         print(f"mpdp: error: {error_line(named)}", file=sys.stderr)
         return 2
     except ExceptionGroup as group:  # a task group's errors that are not ours: the first, and a count

@@ -26,4 +26,4 @@ def check_validators(validators: object, broker_kind: str, protocol: str) -> Non
         raise ParameterError("validators", validators, f"0 with protocol {protocol} (validators serve the rr observer)")
     if validators and broker_kind == "embedded":
         raise ParameterError("validators", validators, "0 with the embedded broker (no MQTT 5 shared "
-                             "subscriptions): use --broker mosquitto or an external broker URL")
+                             "subscriptions): broker mosquitto or an external broker URL")

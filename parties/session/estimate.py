@@ -18,6 +18,7 @@ user sees before starting that 10^5 parties x 100 rounds takes hours, not the ex
 
 from __future__ import annotations
 
+import math
 import resource
 from dataclasses import dataclass
 
@@ -117,7 +118,9 @@ def choose_connections(parties: int, nofile: int | None = None) -> tuple[str, st
     if setup > AUTO_SETUP_SECONDS:
         return "per-worker", (f"{parties} per-party connections would take about {setup:.0f} s to set up "
                               f"(> {AUTO_SETUP_SECONDS:.0f} s)")
-    return "per-party", f"{parties} parties connect in about {setup:.0f} s"
+    most = math.floor((AUTO_SETUP_SECONDS - START_SECONDS) / CONNECT_SECONDS["per-party"])
+    return "per-party", (f"{parties:,} parties: per-party up to {most:,} (their set-up estimated within "
+                         f"{AUTO_SETUP_SECONDS:.0f} s)")
 
 
 def resolve_connections(requested: str, parties: int, nofile: int | None = None) -> tuple[str, str]:

@@ -131,7 +131,8 @@ def fresh_output_dir(path: str | os.PathLike[str], name: str, files: Sequence[st
         kinds = sorted({RUN_RESULTS[f] for f in found if f in RUN_RESULTS and f not in own})
         other = f"; another kind of run: {', '.join(kinds)}" if kinds else ""
         raise ParameterError(name, os.fspath(path), f"a directory without an earlier run (it holds {', '.join(found)}{other})",
-                             hint="give a new directory, or --force to replace that run's files")
+                             hint="give a new directory, or " + ("--force" if name.startswith("--") else "force=True")
+                             + " to replace that run's files")
     for f in found:
         (directory / f).unlink()
     return directory

@@ -226,10 +226,11 @@ def build_problem(
     if w.shape != (size, size) or not np.isfinite(w).all():
         raise ParameterError("measure shape", w.shape, f"a finite ({size}, {size}) matrix for {function.name}")
     values = function.count_values(k)
-    others = tuple(i for i in range(k) if i != observer)
+    parties = np.arange(k) if observer is None else np.delete(np.arange(k), int(observer))
+    grouped = group_parties(mechs, parties, grouped=True)  # first: a group too large is refused before
+    others = tuple(parties.tolist())  # the per-party tuple (10^6 parties: ~40 MB)
     # prod of the symbols per party, each 2 or 4: a shift (a product of 10^6 Python ints took 47 s)
-    transcripts = 1 << sum(mechs[i].num_symbols.bit_length() - 1 for i in others)
-    grouped = group_parties(mechs, others, grouped=True)
+    transcripts = 1 << sum(f.n * (f.mechanism.num_symbols.bit_length() - 1) for f in grouped)
     classes = int(np.prod([f.num_classes for f in grouped], dtype=object))
     own_bits: tuple[int | None, ...] = (None,) if observer is None else (0, 1)
     grouped_tables = None

@@ -41,10 +41,8 @@ from mpdp.protocols.numerics.kron import Matrix
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 
 __all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "band_uses_filter",
-           "banded_count_likelihood",
-           "banded_rows",
-           "check_group_size", "compositions", "group_members", "group_parties", "lazy_imports",
-           "pure_count_likelihood", "symmetric_groups"]
+           "banded_count_likelihood", "banded_rows", "check_group_size", "compositions", "group_members", "group_parties", "lazy_imports",
+           "likelihood_nonzeros", "pure_count_likelihood", "symmetric_groups"]
 
 _RESTART = 32
 _FFT_MIN = 512  # convolutions and bands at least this wide go through numpy's FFT
@@ -165,6 +163,20 @@ def lazy_imports(n: int, mechanism: RandomizedResponse) -> tuple[str, ...]:
     if q == 0.0 or n < _RESTART:
         return ()
     return ("scipy.signal",) if n <= PURE_GROUP_DENSE_MAX or band_uses_filter(n, mechanism.epsilon) else ()
+
+
+def likelihood_nonzeros(n: int, mechanism: RandomizedResponse) -> int:
+    """About how many nonzero entries the likelihood F (n + 1 input classes x the group's transcript classes)
+    of n parties sharing ``mechanism`` has, without building it: a four-output group's all, a pure group's
+    band (the middle restart row's width, :func:`banded_rows`) per row. What an LP over it carries."""
+    if mechanism.four_output:
+        return math.comb(n + 3, 3) * (n + 1)
+    p, q = truth_and_flip(mechanism.epsilon)
+    if q == 0.0:
+        return n + 1
+    if n < _RESTART:
+        return (n + 1) ** 2
+    return (n + 1) * min(n + 1, _restart_row(n, n // 2 - n // 2 % _RESTART, p, q)[1].size)
 
 
 def band_uses_filter(n: int, epsilon: float) -> bool:
@@ -405,14 +417,17 @@ def group_members(mechanisms: Sequence[RandomizedResponse], parties: Sequence[in
 
 
 def group_parties(
-    mechanisms: tuple[RandomizedResponse, ...], parties: tuple[int, ...], grouped: bool
+    mechanisms: tuple[RandomizedResponse, ...], parties: Sequence[int] | NDArray[np.int64], grouped: bool
 ) -> tuple[Factor, ...]:
     """Factors for the given parties: one per party, or one per distinct mechanism (``grouped``).
 
     Groups appear in the order of their first member; members keep party order."""
     if not grouped:
         return tuple(Factor((i,), mechanisms[i]) for i in parties)
-    return tuple(Factor(tuple(members.tolist()), mech) for mech, members in group_members(mechanisms, parties))
+    groups = group_members(mechanisms, parties)
+    for mech, members in groups:  # before any member tuple: 10^6 parties' would hold ~90 MB
+        check_group_size(members.size, mech)
+    return tuple(Factor(tuple(members.tolist()), mech) for mech, members in groups)
 
 
 def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
@@ -427,7 +442,4 @@ def symmetric_groups(mechanisms: Sequence[RandomizedResponse], function: Boolean
     if function.count_values(k) is None:
         return None
     parties = np.arange(k) if observer is None else np.delete(np.arange(k), observer)
-    groups = group_members(mechanisms, parties)
-    for mech, members in groups:  # before any member tuple: 10^6 parties' would hold ~90 MB
-        check_group_size(members.size, mech)
-    return tuple(Factor(tuple(members.tolist()), mech) for mech, members in groups)
+    return group_parties(tuple(mechanisms), parties, grouped=True)

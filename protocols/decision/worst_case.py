@@ -53,7 +53,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from mpdp.protocols.decision.engines import View, view_accuracy
-from mpdp.protocols.decision.factors import Factor, lazy_imports, symmetric_groups
+from mpdp.protocols.decision.factors import Factor, lazy_imports, likelihood_nonzeros, symmetric_groups
 from mpdp.protocols.errors import SolverError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.numerics.cost import CostEstimate, PowerLaw, import_seconds
@@ -61,7 +61,7 @@ from mpdp.protocols.numerics.deadline import call_before
 from mpdp.protocols.numerics.kron import Matrix, kron_matvec
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
-__all__ = ["LP_MEMORY", "LP_SECONDS", "TIME_LIMIT_STATUS", "WorstCaseSolution", "bayes_upper_bound", "lp_cost", "lp_size",
+__all__ = ["LP_MEMORY", "LP_NONZERO_BYTES", "LP_SECONDS", "TIME_LIMIT_STATUS", "WorstCaseSolution", "bayes_upper_bound", "lp_cost", "lp_size",
            "solve_worst_case", "solves_in_process", "symmetric_lp_cost"]
 
 _TIE = 1e-7  # decisions within this relative margin of a class's best score count as tied
@@ -77,6 +77,10 @@ TIME_LIMIT_STATUS = 1
 LP_SECONDS = PowerLaw(2.75e-6, (1.04, 0.60))
 #: Peak bytes of one LP from (variables, input classes).
 LP_MEMORY = PowerLaw(3.3e3, (0.79, 0.36))
+#: Peak bytes of an LP per nonzero of its groups' likelihoods (HiGHS's matrices and factors): the symmetric
+#: engine's one-group LPs, majority at epsilon 1, grew 59 MB at k = 1,000 (1.0e6 nonzeros), 240 MB at 3,000
+#: (1.76e6) and 1.8 GB at 10,000 (12.7e6), where LP_MEMORY gave 16, 56 and 227 MB (2026-12-02).
+LP_NONZERO_BYTES = 150.0
 #: How far an LP may outrun :data:`LP_SECONDS` (measured / model up to 4.5 under load, against the idle
 #: machine's coefficient): the factor :func:`solves_in_process` allows for.
 LP_SPREAD = 20.0
@@ -196,15 +200,17 @@ def symmetric_lp_cost(mechanisms: Sequence[RandomizedResponse], function: Boolea
 
 def _lp_cost(sizes: Sequence[tuple[int, int]], factors: Sequence[Factor]) -> CostEstimate:
     """The time and memory of LPs of (variables, input classes) ``sizes`` over ``factors``, with the first
-    imports of HiGHS's scipy.optimize and of the factors' likelihoods where they are not imported yet."""
+    imports of HiGHS's scipy.optimize and of the factors' likelihoods where they are not imported yet;
+    memory the larger of :data:`LP_MEMORY` and :data:`LP_NONZERO_BYTES` per nonzero of the likelihoods."""
     imports = import_seconds(["scipy.optimize", *(m for f in factors for m in lazy_imports(f.n, f.mechanism))])
+    nonzeros = sum(likelihood_nonzeros(f.n, f.mechanism) for f in factors)
     variables = max((v for v, _ in sizes), default=1)
     inputs = max((j for _, j in sizes), default=1)
     return CostEstimate(
         "the worst-case LP", f"{variables:,} variables over {inputs:,} input classes"
         + (f", {len(sizes)} LPs" if len(sizes) > 1 else ""),
         sum(LP_SECONDS(v, j) for v, j in sizes) + (imports if sizes else 0.0),
-        max((LP_MEMORY(v, j) for v, j in sizes), default=0.0),
+        max([*(LP_MEMORY(v, j) for v, j in sizes), LP_NONZERO_BYTES * nonzeros] if sizes else [0.0]),
         "use the average rule (exact at any size), or allow more time (--time-limit SECONDS)")
 
 

@@ -69,11 +69,13 @@ __all__ = ["COUNT_BYTES", "COUNT_PAIR_SMALL_MAX", "COUNT_SECONDS", "PAIR_BYTES",
            "count_engine_cost", "count_threshold_applies", "count_threshold_cost", "count_threshold_rule",
            "threshold_tail", "threshold_tails"]
 
-#: CPU seconds of the one-group engine per party: measured (2-core machine, load ~20, epsilon 0.01..8)
-#: 0.02 s at 10^3, 0.05-0.1 s at 10^5, 0.13-0.19 s at 3 x 10^5, 2-3 s at 10^6 (the pmfs and the
-#: convolution are on O(sqrt(k)) windows; the O(k) part is sorting the parties into groups).
-COUNT_SECONDS = PowerLaw(3e-6, (1.0,))
-#: Peak bytes of the one-group engine besides the interpreter (~100 MB): ~70 MB measured at 10^6.
+#: CPU seconds of the one-group engine from k: the pmfs and the convolution are on O(sqrt(k)) windows, the
+#: O(k) part is grouping the parties (numpy on their mechanisms' ids). Measured with its call in
+#: ``mpdp.accuracy`` (``benchmarks/bench_engine_cost.py``, load ~10, 2026-12-02): 0.026 s at 10^4, 0.070 s
+#: at 10^5, 0.46 s at 10^6 (before the groups were arrays and the imports lazy: 2-3 s at 10^6, load ~20).
+COUNT_SECONDS = PowerLaw(8.7e-5, (0.62,))
+#: Peak bytes of the one-group engine besides the interpreter (~100 MB): 26 MB growth (136 MB peak RSS)
+#: measured at 10^6 with the parties as arrays (70 MB before), so the model's 80 bytes a party is high.
 COUNT_BYTES = PowerLaw(80.0, (1.0,))
 _BASE_BYTES = 1.0e8
 #: CPU seconds of the two-group engine from (n_1 + n_2, the larger n): every row of both bands, each
@@ -512,7 +514,7 @@ def _two_groups(n1: int, eps1: float, n2: int, eps2: float, sigma: int, w: NDArr
 
 def count_threshold_cost(k: int, second: int = 0) -> CostEstimate:
     """The estimated CPU time and memory of :func:`count_threshold_rule` for k equal pure parties in one
-    group (:data:`COUNT_SECONDS`, :data:`COUNT_BYTES`: 3 s and 180 MB at 10^6), or in two of k and
+    group (:data:`COUNT_SECONDS`, :data:`COUNT_BYTES`: 0.46 s and 180 MB at 10^6), or in two of k and
     ``second`` parties (:data:`PAIR_SECONDS`, :data:`PAIR_BYTES`: both groups' bands, ~16 sqrt(n) wide).
 
     Raises:
@@ -556,7 +558,7 @@ def count_threshold_rule(mechanisms: Sequence[RandomizedResponse], function: Boo
         measure: w, float64 (2, 2), w[true, guess], with w[y, y] >= w[y, 1 - y].
 
     Returns:
-        a :class:`CountThresholdRule`. Cost at k = 10^5 (one group): ~0.1 s, 10^6: 2-3 s
+        a :class:`CountThresholdRule`. Cost at k = 10^5 (one group): ~0.07 s, 10^6: ~0.5 s
         (:func:`count_threshold_cost`); k = 10^4 in two groups: ~2 s (benchmarks/bench_symmetric.py).
 
     Raises:

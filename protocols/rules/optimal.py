@@ -92,8 +92,8 @@ def worst_case_estimate(
             return early, refusal
         w = np.eye(function.output_size(len(mechanisms))) if measure is None else measure
         problem = build_problem(mechanisms, function, w, observer, engine)
-    except SizeLimitError as exc:
-        return None, exc
+    except SizeLimitError as exc:  # without its traceback, whose frames hold the problem's per-party tuples
+        return None, exc.with_traceback(None)
     if _parity_views(problem):  # no LP: the average rule is worst-case optimal (see optimal_rules)
         return None, None
     cost = lp_cost(problem.views)

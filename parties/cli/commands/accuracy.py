@@ -26,6 +26,7 @@ from mpdp.parties.api.accuracies import accuracy
 from mpdp.parties.api.value_lists import parse_list
 from mpdp.parties.cli.args import (
     add_time_limit,
+    count_value,
     emit,
     option_names,
     papers_epilog,
@@ -114,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "monotone binary symmetric f, 1 or 2 pure epsilon groups, 10^5 parties), or "
                              "auto (default: the one that fits)")
     add_time_limit(parser, "the worst-case LP or the Monte Carlo estimate")
-    parser.add_argument("--samples", type=int, default=100_000,
+    parser.add_argument("--samples", type=count_value, default=100_000,
                         help="Monte Carlo transcripts when no exact engine fits")
     parser.add_argument("--seed", type=seed_value, default=None, help="seed of the Monte Carlo estimate")
     parser.set_defaults(run=_run)

@@ -39,11 +39,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import multiprocessing
+import multiprocessing.util
+import os
 import signal
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
+from multiprocessing.context import BaseContext
 from types import TracebackType
 from typing import Any
 
@@ -88,6 +92,9 @@ OUT_FILES = ("sweep.json", "sweep.csv", "sweep.png")
 SAMPLES, LIVE_SAMPLES = 100_000, 200
 #: Default --time-limit of a whole sweep, seconds (a sweep is many computations; mpdp simulate's session: 1800).
 TIME_LIMIT = 1800.0
+#: Longest temporary directory (bytes) under which the forkserver's socket path (``/pymp-XXXXXXXX/listener-
+#: XXXXXXXX``, 33 bytes) fits the 107 bytes of an AF_UNIX path with room to spare.
+_SOCKET_DIR_MAX = 60
 
 EPILOG = """\
 examples:
@@ -188,6 +195,21 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _forkserver() -> BaseContext:
+    """multiprocessing's forkserver context, its socket in a short directory: the socket lives in a
+    ``pymp-*`` directory under the temporary directory and an AF_UNIX path holds at most 107 bytes (a TMPDIR
+    of 70 characters failed with ``OSError: AF_UNIX path too long``). That directory, made here under /tmp
+    when the temporary directory is too long, is multiprocessing's own: removed when this process exits."""
+    if len(os.fsencode(tempfile.gettempdir())) > _SOCKET_DIR_MAX and os.access("/tmp", os.W_OK):
+        saved = tempfile.tempdir
+        tempfile.tempdir = "/tmp"
+        try:
+            multiprocessing.util.get_temp_dir()  # made now and kept for this process (its _config)
+        finally:
+            tempfile.tempdir = saved
+    return multiprocessing.get_context("forkserver")
+
+
 @contextmanager
 def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
     """Where the points run: a Dask scheduler (``dask://HOST:PORT``), a process pool (jobs > 1), or here."""
@@ -197,7 +219,7 @@ def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
             return
         # forkserver: no fork of a process that may hold threads; the workers leave a terminal's Ctrl-C to
         # this process, which stops them (each printed its traceback)
-        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
+        pool = ProcessPoolExecutor(jobs, mp_context=_forkserver(),
                                    initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
         try:
             yield pool

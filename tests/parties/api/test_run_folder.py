@@ -42,7 +42,7 @@ def test_results_json_is_replaced_whole_and_the_run_section_reads_the_store(tmp_
     path = folder.write({"run": section})
     assert json.loads(path.read_text()) == {"run": section} and sorted(p.name for p in folder.path.iterdir()) == [
         "results.json"]
-    assert folder.stopped(section) == "mpdp: the run running before its first round was decided: nothing to resume"
+    assert folder.stopped(section) is None  # nothing decided: the run's error is the one line
     assert not folder.discard_if_empty(section) and folder.path.is_dir()  # a folder given as out stays
     with pytest.raises(ParameterError, match="without an earlier run"):  # one folder holds one run
         RunFolder.open(tmp_path / "run", False, False, OUT_FILES)
@@ -50,14 +50,18 @@ def test_results_json_is_replaced_whole_and_the_run_section_reads_the_store(tmp_
 
 
 def test_resume_needs_a_folder_with_a_results_json(tmp_path: Path) -> None:
-    # each refusal says what is wrong, then what to do
-    with pytest.raises(ParameterError, match=r"^--resume needs the folder of the run to continue: add --out DIR"):
+    # each refusal says what is wrong, then what to do, in the API's keywords (the CLI names its flags)
+    with pytest.raises(ParameterError) as caught:
         PreviousRun.read(None, False)
-    with pytest.raises(ParameterError, match=r"^--resume and --force contradict each other .*: drop one$"):
+    assert str(caught.value) == ("resume=True is not allowed: with out=DIR, the folder of the run to continue (named "
+                                 "when the run started)")
+    with pytest.raises(ParameterError) as caught:
         PreviousRun.read(tmp_path, True)
-    with pytest.raises(ParameterError, match=r"^there is no run to resume in .* \(no results.json: nothing to resume "
-                                             r"there\); give the folder named when the run started, or drop --resume$"):
+    assert str(caught.value) == "force=True is not allowed: False with resume=True (force starts the run afresh)"
+    with pytest.raises(ParameterError) as caught:
         PreviousRun.read(tmp_path, False)
+    assert str(caught.value) == (f"out={str(tmp_path)!r} is not allowed: a run's folder holding its results.json "
+                                 "(nothing to resume there): the folder named when the run started, or resume=False")
     with pytest.raises(ParameterError, match=r"nothing to resume there"):
         PreviousRun.read(tmp_path / "missing", False)
     assert not (tmp_path / "missing").exists()  # a folder without a run is not created
@@ -106,3 +110,13 @@ def test_resume_compares_epsilon_and_budget_by_value_not_spelling(tmp_path: Path
         assert str(info.value) == (f"cannot resume the run in {tmp_path}: its inputs changed (only round_timeout "
                                    f"may change): {line}; resume with the recorded inputs, or start a new run in "
                                    "another folder")
+
+
+def test_the_command_line_names_its_flags_for_the_same_refusals(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.parties.cli.invoke import refused
+    assert refused(capsys, "simulate", "--parties", "3", "--resume") == (
+        "mpdp: error: --resume=True is not allowed: with out=DIR, the folder of the run to continue (named when the "
+        "run started)")
+    assert refused(capsys, "simulate", "--parties", "3", "--resume", "--out", str(tmp_path)).startswith(
+        f"mpdp: error: --out={str(tmp_path)!r} is not allowed: a run's folder holding its results.json")

@@ -62,7 +62,7 @@ def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys
     assert r.to_dict()["broker"]["kind"] == "embedded"
     # where it ran: the broker it started (the parties' and the observer's), this machine, auto's choice and why
     topology = r.to_dict()["topology"]
-    assert re.fullmatch(r"5 parties connect in about \d+ s", topology.pop("connections_reason")), topology
+    assert re.fullmatch(r"5 parties: per-party up to 16,875 \(their set-up estimated within 60 s\)", topology.pop("connections_reason")), topology
     assert topology == {"party_broker": r.outcome.broker_url, "observer_broker": None, "executor": "local",
                         "connections": "per-party", "workers": 1, "validators": 0}
     assert r.topology == Topology.from_json(r.to_dict()["topology"]) and "topology" not in r.to_dict()["inputs"]
@@ -208,7 +208,7 @@ def test_a_small_default_run_keeps_a_connection_per_party(
     """connections defaults to auto, which for 5 parties is the deployed shape, said on the estimate line."""
     monkeypatch.setattr("mpdp.parties.api.simulation.LARGE_RUN", VOTES.size)
     mpdp.simulate(votes=VOTES, broker=mosquitto.url, **{**RUN, "progress": True})
-    assert "; connections per-party (5 parties connect in about" in capsys.readouterr().err
+    assert "; connections per-party (5 parties: per-party up to" in capsys.readouterr().err
 
 
 async def test_simulate_inside_a_running_loop_runs_on_a_thread_and_async_awaits() -> None:

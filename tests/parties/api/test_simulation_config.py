@@ -98,9 +98,9 @@ def test_a_config_and_keywords_combine_and_the_model_is_frozen() -> None:
     ({"epsilom": 1.0}, "epsilom=1.0 is not allowed: an option of mpdp.simulate (did you mean epsilon?)"),
     ({"xyzzy": 1.0}, "xyzzy=1.0 is not allowed: an option of mpdp.simulate: dataset, votes, parties,"),
     ({"repetitions": True}, "repetitions=True is not allowed: an integer, not true or false"),
-    ({"repetitions": "many"}, "repetitions='many' is not allowed: a valid integer, unable to parse string"),
+    ({"repetitions": "many"}, "repetitions='many' is not allowed: an integer, not text"),
     ({"parties": 2.5}, "parties=2.5 is not allowed: a valid integer, got a number with a fractional part"),
-    ({"secure": "maybe"}, "secure='maybe' is not allowed: a valid boolean"),
+    ({"secure": "maybe"}, "secure='maybe' is not allowed: true or false"),
     ({"epsilon": [1.0, "a"]}, "epsilon=[1.0, 'a'] is not allowed: each party's epsilon (nats): one value, \"LO:HI\""),
     ({"budget": (1.0,)}, "budget=(1.0,) is not allowed: each party's (epsilon, delta) budget, or \"EPS,DELTA\""),
 ])
@@ -244,3 +244,29 @@ def test_one_error_names_the_keyword_in_python_and_the_flag_on_the_command_line(
     typed = missing + ":1" if keyword.startswith("epsilon") else missing
     line = refused(capsys, *argv, typed)
     assert line == "mpdp: error: " + str(caught.value).replace(f"{keyword}=", f"{flag}=", 1)
+
+
+@pytest.mark.parametrize(("options", "line"), [
+    ({"epsilon": True}, "epsilon=True is not allowed: each party's epsilon (nats): one value"),
+    ({"secure": "yes"}, "secure='yes' is not allowed: true or false"),
+    ({"force": 1}, "force=1 is not allowed: true or false"),
+    ({"repetitions": "10"}, "repetitions='10' is not allowed: an integer, not text"),
+    ({"alpha": "0.1"}, "alpha='0.1' is not allowed: a number, not text"),
+    ({"delta": False}, "delta=False is not allowed: a number, not true or false"),
+    ({"servers": 5}, "servers=5 is not allowed: only with protocol mpc (its compute servers), not rr"),
+    ({"threshold": 0, "protocol": "curator"},
+     "threshold=0 is not allowed: only with protocol mpc (its compute servers), not curator"),
+])
+def test_no_value_is_coerced_and_mpc_options_need_mpc(options, line) -> None:
+    """pydantic's lax mode read True as epsilon 1.0, "yes" as True and "10" as 10; servers and threshold were
+    ignored without protocol mpc. Each is now refused in one line."""
+    with pytest.raises(ParameterError) as caught:
+        SimulationConfig(parties=3, **options)
+    assert str(caught.value).startswith(line)
+
+
+def test_numpy_numbers_and_mpc_servers_are_still_taken() -> None:
+    c = SimulationConfig(parties=3, epsilon=[1, np.float64(0.5), 2], delta=np.float32(0.25), repetitions=np.int64(5))
+    assert (c.epsilon, c.delta, c.repetitions) == ([1.0, 0.5, 2.0], 0.25, 5)
+    c = SimulationConfig(parties=3, protocol="mpc", servers=5, threshold=2)
+    assert (c.servers, c.threshold) == (5, 2)

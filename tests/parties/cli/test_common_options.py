@@ -127,10 +127,18 @@ def test_config_errors_name_the_key(tmp_path: Path, capsys: pytest.CaptureFixtur
     ("repetitions = 1.5\n", "repetitions='1.5' is not allowed: an integer"),
     ('alpha = "often"\n', "alpha='often' is not allowed: a number"),
     ('protocol = "smc"\n', "protocol='smc' is not allowed: one of rr, curator, mpc"),
+    ("rounds = [3]\n", "rounds=[3] is not allowed: an integer, not a list"),
+    ("alpha = [0.1]\n", "alpha=[0.1] is not allowed: a number, not a list"),
+    ("json = 5\n", "json=5 is not allowed: a file name (text), or true"),
+    ('rule = "average"\nworst-case = true\n', "key='worst-case' is not allowed: not with rule (one of them)"),
+    ("epsilon = -1\n", "epsilon='-1' is not allowed: a number >= 0 (inf allowed), LO:HI, or a file of per-party "
+                       "values"),
 ])
 def test_a_config_value_of_the_wrong_type_names_key_value_and_type(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                    text: str, expected: str) -> None:
-    """No Python internals ("invalid literal for int() with base 10") reach the user: the key, its value, the type."""
+    """No Python internals ("invalid literal for int() with base 10") reach the user: the key, its value, the type;
+    a list of one for one number, a number for --json's file, the keys the command line refuses together
+    (--rule average --worst-case), and a value the command's own check refuses are named as in the file."""
     config = tmp_path / "run.toml"
     config.write_text(text)
     line = refused(capsys, "simulate", "--config", str(config), "--parties", "3")
@@ -172,3 +180,16 @@ def test_a_config_that_is_not_utf8_is_one_line_and_a_bom_is_skipped(tmp_path: Pa
     assert "--config=" in line and "TOML file in UTF-8" in line and "byte 19 is 0xe9" in line
     config.write_bytes(b"\xef\xbb\xbfepsilon = [0.5\n")  # a BOM is skipped: the TOML error is the bracket
     assert "a TOML file" in refused(capsys, *COMPOSE, "--config", str(config))
+
+
+def test_a_config_json_true_is_standard_output_and_an_error_of_a_typed_option_names_the_option(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """json = true writes to standard output (not a file named "true"); --epsilon -2 typed over the file's
+    epsilon = -1 is named as typed."""
+    config = tmp_path / "run.toml"
+    config.write_text("json = true\nfunction = 'xor'\n")
+    assert ok(capsys, "accuracy", "--config", str(config), "--epsilon", "1", "--json")["k"] == 1
+    assert not (tmp_path / "true").exists() and not Path("true").exists()
+    config.write_text("epsilon = -1\n")
+    line = refused(capsys, "simulate", "--config", str(config), "--epsilon", "-2", "--parties", "3")
+    assert line.startswith("mpdp: error: --epsilon='-2' is not allowed")

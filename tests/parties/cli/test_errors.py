@@ -50,8 +50,8 @@ class _Failing:
     def __init__(self, group: ExceptionGroup) -> None:
         self.group = group
 
-    def parse_args(self, argv: list[str]) -> argparse.Namespace:
-        return argparse.Namespace(run=self.run)
+    def parse_known_args(self, argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+        return argparse.Namespace(run=self.run), []
 
     def run(self, args: argparse.Namespace) -> int:
         raise self.group
@@ -67,3 +67,23 @@ def test_main_prints_one_line(group: ExceptionGroup, code: int, line: str, capsy
     monkeypatch.setattr(cli_main, "value_options", lambda parser: frozenset())
     assert cli_main.main(["simulate"]) == code
     assert capsys.readouterr().err.strip().splitlines() == [line]
+
+
+def test_api_errors_name_keywords_and_the_command_line_its_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    """broker= and validators= refusals of the Python API name its keywords (they said --broker); mpdp simulate
+    names the same errors by its flags (flag_named)."""
+    import mpdp
+    from mpdp.protocols.errors import ParameterError
+    from tests.parties.cli.invoke import refused
+    allowed = ("'auto', 'mosquitto', 'embedded' or mqtt|mqtts|ws|wss://[USER[:PASSWORD]@]HOST[:PORT][/PATH]"
+               "[?protocol=3.1.1|5&timeout=SECONDS]")
+    embedded = "0 with the embedded broker (no MQTT 5 shared subscriptions): broker mosquitto or an external broker URL"
+    for options, line in (({"broker": "zz://x"}, f"broker='zz://x' is not allowed: {allowed}"),
+                          ({"broker": "embedded", "validators": 2}, f"validators=2 is not allowed: {embedded}")):
+        with pytest.raises(ParameterError) as caught:
+            mpdp.simulate(parties=3, progress=False, **options)
+        assert str(caught.value) == line
+    assert refused(capsys, "simulate", "--parties", "3", "--broker", "zz://x") == (
+        f"mpdp: error: --broker='zz://x' is not allowed: {allowed}")
+    assert refused(capsys, "simulate", "--parties", "3", "--broker", "embedded", "--validators", "2") == (
+        f"mpdp: error: --validators=2 is not allowed: {embedded}")

@@ -95,7 +95,8 @@ def test_auto_keeps_a_connection_per_party_up_to_the_setup_bound_then_shares() -
     assert choose_connections(edge + 1, nofile=10**9)[0] == "per-worker"
     assert "set up" in choose_connections(edge + 1, nofile=10**9)[1]
     assert choose_connections(100_000)[0] == "per-worker"  # the run: 10^5 parties
-    assert choose_connections(5)[0] == "per-party"
+    assert choose_connections(5) == ("per-party", f"5 parties: per-party up to {edge:,} (their set-up estimated "
+                                                  "within 60 s)")
 
 
 def test_auto_shares_when_the_sockets_exceed_the_file_descriptor_limit() -> None:

@@ -78,3 +78,14 @@ def test_one_run_per_output_directory(tmp_path) -> None:
     assert (tmp_path / "t.sqlite").exists()  # refused: nothing deleted
     fresh_output_dir(tmp_path, "--out", files, force=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "notes.txt"]  # only the run's files go
+
+
+def test_the_hint_names_force_as_the_caller_names_out(tmp_path) -> None:
+    """The Python API (out=) is told force=True, the command line (--out) --force."""
+    from mpdp.parties.session.output_paths import fresh_output_dir
+    from mpdp.protocols.errors import ParameterError
+    (tmp_path / "sweep.json").write_text("{}")
+    for name, force in (("out", "force=True"), ("--out", "--force")):
+        with pytest.raises(ParameterError) as caught:
+            fresh_output_dir(tmp_path, name, ["sweep.json"], False)
+        assert str(caught.value).endswith(f"(give a new directory, or {force} to replace that run's files)"), caught.value

@@ -319,3 +319,22 @@ def test_the_worst_case_lp_estimate_is_printed_and_three_parties_stay_in_process
                                               f"{format_seconds(lp_seconds)} and {format_bytes(lp_bytes)}")
     assert doc["estimates"]["average"].startswith("the exact rule (3 parties, 2 outputs): about ")
     assert started == [] and multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["--epsilon", "1,1,1", "--function", "table:0,1"],
+     "mpdp: error: k=3 is not allowed: 1: the truth table has 2 entries; 3 parties need 2^3 = 8"),
+    (["--epsilon", "1,1,1", "--function", "majority", "--engine", "counts", "--rule", "worst-case"],
+     "mpdp: error: --engine='counts' is not allowed: auto, symmetric or general with rule worst-case (the count "
+     "engine gives the average rule only)"),
+])
+def test_a_short_truth_table_and_counts_with_worst_case_say_what_is_needed(capsys, argv, line) -> None:
+    assert refused(capsys, "accuracy", *argv) == line
+
+
+def test_zero_samples_are_refused(capsys) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["accuracy", "--epsilon", "1,1,1", "--function", "majority", "--samples", "0"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "mpdp accuracy: error: argument --samples: '0' is not allowed: an integer >= 1")

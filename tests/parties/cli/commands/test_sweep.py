@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -136,13 +140,14 @@ def test_one_point_is_one_point(capsys) -> None:
 
 
 def test_a_sweep_over_its_time_limit_is_refused_up_front_with_its_estimate(capsys, tmp_path) -> None:
-    """A 20,000-step grid (80,000 points of 100,000 samples: about 2.9 h on one core by the model; the
-    newcomer's 100,000 steps started 14 h of work) is refused before any point runs or --out is made; --jobs divides the estimate; --time-limit
+    """A 20,000-step grid (80,000 points of 100,000 samples: hours on one core by the model; the newcomer's
+    100,000 steps started that many hours of work unannounced) is refused before any point runs or --out is made; --jobs divides the estimate; --time-limit
     is checked like every command's."""
     out = tmp_path / "never"
     line = refused(capsys, "sweep", "--epsilon", "0.1:2:20000", "--out", str(out))
-    assert ("the sweep (80,000 points x 100,000 samples) would take about 2.9 h and 200 MB, over the 30 min "
-            "time limit: fewer points or --samples, --jobs N, or --time-limit SECONDS") in line
+    assert re.fullmatch(r"mpdp: error: the sweep \(80,000 points x 100,000 samples\) would take about [\d.]+ h and "
+                        r"\S+ MB, over the 30 min time limit: fewer points or --samples, --jobs N, or --time-limit "
+                        r"SECONDS", line), line
     assert not out.exists()
     argv = ["sweep", "--epsilon", "0.5:1:2", "--parties", "7", "--rule", "average", "--observer", "central",
             "--samples", "20000"]
@@ -151,3 +156,18 @@ def test_a_sweep_over_its_time_limit_is_refused_up_front_with_its_estimate(capsy
     assert "time limit" in refused(capsys, *argv, "--time-limit", f"{seconds / 1.5:.6g}")
     assert "2 points" in ok(capsys, *argv, "--jobs", "2", "--time-limit", f"{seconds / 1.5:.6g}")
     assert "--time-limit=0.0 is not allowed" in refused(capsys, *argv, "--time-limit", "0")
+
+
+def test_jobs_work_under_a_long_temporary_directory(tmp_path) -> None:
+    """The forkserver's AF_UNIX socket lived under TMPDIR: a TMPDIR of 90 characters failed with 'OSError:
+    AF_UNIX path too long'. Now the socket's directory is a short one under /tmp (multiprocessing removes it
+    at exit), and the long TMPDIR is left empty."""
+    long_dir = tmp_path / ("t" * max(1, 90 - len(str(tmp_path))))
+    long_dir.mkdir()
+    assert len(str(long_dir)) >= 90
+    run = subprocess.run([sys.executable, "-m", "mpdp", "sweep", "--epsilon", "0.5:1:2", "--parties", "7", "--rule",
+                          "average", "--observer", "central", "--samples", "2000", "--jobs", "2", "--json", "--quiet"],
+                         env={**os.environ, "TMPDIR": str(long_dir)}, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert len(json.loads(run.stdout)["points"]) == 2
+    assert list(long_dir.iterdir()) == []
