@@ -95,18 +95,21 @@ STATUS_PARTIES = 5_000
 
 
 def status_reports(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "",
-                   keys: Sequence[PrivateKey] | None = None, bundle_key: bytes = b"") -> list[WorkerStatus]:
-    """The worker's status report, freshly stamped, in parts of at most :data:`STATUS_PARTIES` parties (in
-    the order of ``spec.parties``), each signed with the private key of each party it lists (the observer
+                   keys: Sequence[PrivateKey] | None = None, bundle_key: bytes = b"") -> Iterator[WorkerStatus]:
+    """The worker's status report in parts of at most :data:`STATUS_PARTIES` parties (in the order of
+    ``spec.parties``), each stamped and signed as it is taken: a worker publishes one before it signs the next
+    (500,000 parties' signatures took minutes on a loaded machine, and parts all stamped before the first went
+    out reached the observer of a 10^6-party run after their lifetime: "expired", their parties' answers
+    refused). Each part is signed with the private key of each party it lists (the observer
     checks each against the roster and joins the parts of one worker). ``keys``: the parties' keys loaded
     already (:func:`mpdp.broker.signing.load_private_key`, in the order of ``spec.parties``; a party host's
     beacon signs a report a second), else those of ``spec`` (loaded by :func:`serve_parties`). ``bundle_key``:
     the raw public key of the worker's answer bundles, named in every part (b"": it sends none)."""
     signers = [p.private_key for p in spec.parties] if keys is None else list(keys)
-    return [WorkerStatus.signed(signers[i:i + STATUS_PARTIES], session=spec.session, worker=spec.index, state=state,
-                                parties=tuple(p.party for p in spec.parties[i:i + STATUS_PARTIES]), detail=detail,
-                                bundle_key=bundle_key)
-            for i in range(0, len(spec.parties), STATUS_PARTIES)]
+    for i in range(0, len(spec.parties), STATUS_PARTIES):
+        yield WorkerStatus.signed(signers[i:i + STATUS_PARTIES], session=spec.session, worker=spec.index, state=state,
+                                  parties=tuple(p.party for p in spec.parties[i:i + STATUS_PARTIES]), detail=detail,
+                                  bundle_key=bundle_key)
 
 
 @contextlib.contextmanager

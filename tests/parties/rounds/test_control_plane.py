@@ -223,7 +223,7 @@ async def test_a_worker_reports_ready_in_parts_and_the_observer_joins_them(tmp_p
     roster, keys = Roster.generate(mechanisms)
     spec = WorkerSpec(0, broker, SESSION, COORD_PUBLIC, tuple(
         PartySpec(i, np.array([1], np.int8), RR, keys[i]) for i in range(len(mechanisms))))
-    parts = status_reports(spec, "ready")
+    parts = list(status_reports(spec, "ready"))
     assert [p.parties for p in parts] == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10)]
     per_party = (len(parts[0].model_dump_json()) - len(parts[2].model_dump_json()))
     assert STATUS_PARTIES * per_party < 2**19  # a full part, as sent: under 0.5 MB

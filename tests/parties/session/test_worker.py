@@ -105,3 +105,21 @@ def test_a_spawned_worker_imports_neither_scipy_nor_matplotlib() -> None:
     run = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(spec), capture_output=True, timeout=scaled(120),
                          check=True)
     assert run.stdout.decode().strip() == "['aiomqtt', 'numpy']", run.stderr.decode()
+
+
+def test_each_status_part_is_stamped_when_it_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A part is signed and stamped as the worker takes it to publish (not all before the first goes out): a
+    part taken 50 ms after the one before expires at least 50 ms after it, with the same lifetime."""
+    import time
+
+    from mpdp.parties.session import worker as worker_module
+    from mpdp.parties.session.worker import status_reports
+
+    monkeypatch.setattr(worker_module, "STATUS_PARTIES", 1)
+    parts = status_reports(_spec(InMemoryBroker()), "ready")
+    first = next(parts)
+    time.sleep(0.05)
+    second = next(parts)
+    assert (first.parties, second.parties) == ((4,), (7,))
+    assert second.expires_ms - first.expires_ms >= 50
+    assert next(parts, None) is None
