@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -67,9 +68,27 @@ def flag_named(exc: ParameterError, parser: argparse.ArgumentParser,
     name starts with no option of ``parser``. An option whose value came from a ``--config`` file is named
     as there (``from_config``, :func:`mpdp.parties.cli.args.apply_config`: ``--config FILE: epsilon``)."""
     head, sep, rest = exc.name.partition(" ")
-    flag = _flags(parser).get(head, head)
+    flags = _flags(parser)
+    flag = flags.get(head, head)
     shown = (from_config or {}).get(flag, flag)
-    return exc if shown == head else renamed(exc, shown + sep + rest, exc.value)
+    named = exc if shown == head else renamed(exc, shown + sep + rest, exc.value)
+    return _switches_named(named, flags)
+
+
+def _switches_named(exc: ParameterError, flags: Mapping[str, str]) -> ParameterError:
+    """``exc`` with each keyword switch its hint suggests (``force=True``) named as the command's option
+    (``--force``); ``exc`` itself when it suggests none."""
+    hint = exc.hint or ""
+    spelt = hint
+    for dest, flag in flags.items():
+        spelt = re.sub(rf"(?<![\w-]){re.escape(dest)}=True\b", flag, spelt)
+    if spelt == hint:
+        return exc
+    copy = type(exc).__new__(type(exc))
+    copy.__dict__.update(vars(exc), hint=spelt)
+    copy.args = tuple(str(a).replace(f"({hint})", f"({spelt})") for a in exc.args)
+    copy.__traceback__ = exc.__traceback__
+    return copy
 
 
 def leaves(exc: BaseException) -> list[BaseException]:

@@ -107,7 +107,9 @@ def test_private_on_every_edge_and_accuracy_in_range(name, k, epsilon, delta, cr
        delta=st.sampled_from([0.0, 0.05]))
 def test_more_epsilon_is_never_less_accurate(name, k, low, gap, delta) -> None:
     before, after = central_mechanism(name, k, low, delta), central_mechanism(name, k, low + gap, delta)
-    assert after.average_accuracy() >= before.average_accuracy() - 1e-9
+    # the average-optimal boundary value is found by a bounded 1-D search: on a plateau (k = 2, eps 0.156 and
+    # 0.297 with delta 0.05 both give 0.7625) it lands up to ~2e-9 below the maximum (hypothesis, 2026-12-02)
+    assert after.average_accuracy() >= before.average_accuracy() - 1e-8
     worst = [central_mechanism(name, k, e, delta, criterion="worst-case").worst_case_accuracy()
              for e in (low, low + gap)]
     assert worst[1] >= worst[0] - 1e-12
