@@ -57,7 +57,7 @@ from mpdp.protocols.numerics.cost import CostEstimate, import_seconds
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 if TYPE_CHECKING:
-    from mpdp.analysis.sweeps.sweep import SweepTask
+    from mpdp.analysis.sweeps.sweep import SweepTask, SweepTasks
 
 __all__ = ["BAND_BYTES", "DATASET_INPUT_RULES", "EXACT_CALL_SECONDS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS",
            "check_exact_rules", "distinct_problems", "sweep_cost", "symmetric_rule_cost"]
@@ -138,8 +138,10 @@ def _point_seconds(task: SweepTask, rounds: Sequence[int], per_input: float) -> 
     return seconds, memory
 
 
-def sweep_cost(tasks: Sequence[SweepTask], rounds: Sequence[int] | None = None) -> CostEstimate:
-    """The estimated time (on one core) and peak memory of running every point of a sweep.
+def sweep_cost(tasks: SweepTasks, rounds: Sequence[int] | None = None) -> CostEstimate:
+    """The estimated time (on one core) and peak memory of running every point of a sweep, from one
+    estimate per setting (:meth:`~mpdp.analysis.sweeps.sweep.SweepTasks.settings`: a point's cost does not
+    depend on its epsilon) times the grid's length: a grid of 10^7 epsilons is estimated at once.
 
     Args:
         tasks: the points (:attr:`mpdp.analysis.sweeps.sweep.SweepPlan.tasks`).
@@ -154,19 +156,15 @@ def sweep_cost(tasks: Sequence[SweepTask], rounds: Sequence[int] | None = None) 
         SizeLimitError: a group larger than a likelihood factor holds (as the sweep's own checks).
     """
     seconds, memory = 0.0, 0.0
-    known: dict[tuple[float, int, str, str, str, int], tuple[float, float]] = {}  # the same at every epsilon
-    for task in tasks:
-        key = (task.delta, task.parties, task.function, task.rule, task.observer, task.samples)
-        if key not in known:
-            known[key] = (_point_seconds(task, [task.parties], 1.0) if rounds is None
-                          else _point_seconds(task, list(rounds), DATASET_INPUT_RULES))
-        s, m = known[key]
-        seconds += s
+    for task in tasks.settings():
+        s, m = (_point_seconds(task, [task.parties], 1.0) if rounds is None
+                else _point_seconds(task, list(rounds), DATASET_INPUT_RULES))
+        seconds += s * len(tasks.grid)
         memory = max(memory, m)
-    size = f"{len(tasks):,} point{'' if len(tasks) == 1 else 's'}" + (
-        "" if rounds is None else f" x {len(rounds):,} rounds")
-    per = "" if not tasks else f" x {tasks[0].samples:,} samples"
-    return CostEstimate("the sweep", size + per, seconds, memory, "fewer points or samples, or --jobs N")
+    points = len(tasks)
+    size = f"{points:,} point{'' if points == 1 else 's'}" + ("" if rounds is None else f" x {len(rounds):,} rounds")
+    return CostEstimate("the sweep", f"{size} x {tasks.samples:,} samples", seconds, memory,
+                        "fewer points or samples, or --jobs N")
 
 
 def check_exact_rules(tasks: Sequence[SweepTask], sizes: Sequence[int] | None = None) -> None:

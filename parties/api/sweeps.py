@@ -30,7 +30,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.analysis.sweeps.dataset_sweep import dataset_sweep, plan_dataset_sweep
-from mpdp.analysis.sweeps.sweep import SweepOptions, SweepResult, grid_of, plan_sweep
+from mpdp.analysis.sweeps.grid import grid_of
+from mpdp.analysis.sweeps.sweep import SweepOptions, SweepResult, plan_sweep
 from mpdp.analysis.sweeps.sweep import sweep as sweep_grid
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking

@@ -37,7 +37,8 @@ from mpdp.analysis.reports.report_page import (
     render_html,
     render_markdown,
 )
-from mpdp.analysis.sweeps.sweep import SweepPoint, SweepResult, grid_text
+from mpdp.analysis.sweeps.grid import grid_text
+from mpdp.analysis.sweeps.sweep import SweepPoint, SweepResult
 from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.parties.session.output_paths import RUN_RESULTS
 from mpdp.protocols.errors import ParameterError

@@ -13,7 +13,8 @@ from scipy.optimize import linprog
 from scipy.stats import binom
 
 from mpdp.analysis.reports.documents import to_json_text
-from mpdp.analysis.sweeps.sweep import SweepResult, epsilon_grid, grid_of, grid_text, sweep
+from mpdp.analysis.sweeps.grid import epsilon_grid, grid_of, grid_text
+from mpdp.analysis.sweeps.sweep import SweepResult, sweep
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.randomization.mechanisms import truth_and_flip

@@ -60,7 +60,8 @@ from rich.table import Table
 from mpdp.analysis.plot_style import save_figure
 from mpdp.analysis.reports.documents import to_json_text
 from mpdp.analysis.sweeps.dataset_sweep import plan_dataset_sweep
-from mpdp.analysis.sweeps.sweep import PROTOCOLS, SCALES, SweepPlan, SweepResult, grid_of, plan_sweep
+from mpdp.analysis.sweeps.grid import SCALES, grid_of
+from mpdp.analysis.sweeps.sweep import PROTOCOLS, SweepPlan, SweepResult, plan_sweep
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.simulation_config import SimulationConfig
 from mpdp.parties.api.sweeps import sweep

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import tracemalloc
 
 import pytest
 
@@ -156,6 +157,22 @@ def test_a_sweep_over_its_time_limit_is_refused_up_front_with_its_estimate(capsy
     assert "time limit" in refused(capsys, *argv, "--time-limit", f"{seconds / 1.5:.6g}")
     assert "2 points" in ok(capsys, *argv, "--jobs", "2", "--time-limit", f"{seconds / 1.5:.6g}")
     assert "--time-limit=0.0 is not allowed" in refused(capsys, *argv, "--time-limit", "0")
+
+
+def test_ten_million_epsilons_are_refused_at_once_in_bounded_memory(capsys) -> None:
+    """``--epsilon 0.1:2:10000000`` grew to 16.9 GB before its refusal: its points are now estimated from the
+    axes (one estimate per setting, 10^7 epsilons each) and refused well under 100 MB of allocations."""
+    main(["sweep", "--epsilon", "0.1:2:2", "--parties", "101", "--rule", "average", "--samples", "1",
+          "--quiet"])  # the imports and caches of a first sweep are not what is measured
+    capsys.readouterr()
+    tracemalloc.start()
+    try:
+        line = refused(capsys, "sweep", "--epsilon", "0.1:2:10000000", "--parties", "101")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "the sweep (40,000,000 points x 100,000 samples) would take about" in line, line
+    assert peak < 20e6, peak
 
 
 def test_jobs_work_under_a_long_temporary_directory(tmp_path) -> None:
