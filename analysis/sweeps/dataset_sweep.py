@@ -203,6 +203,13 @@ class DatasetSweepPlan:
         (:func:`mpdp.analysis.sweeps.sweep_cost.sweep_cost`)."""
         return self.plan.estimate()
 
+    def run(self, executor: Executor | None = None,
+            progress: Callable[[int, int], None] | None = None) -> SweepResult:
+        """Measure every point on every round by the Monte Carlo engine
+        (:func:`mpdp.analysis.sweeps.sweep.run_points`: here, or on ``executor``) and give the
+        :class:`SweepResult` (:meth:`result`); ``progress`` as :func:`dataset_sweep`'s."""
+        return self.result(run_points(_run_point, self.plan, executor, progress, self.bits), "monte-carlo")
+
     def result(self, measured: Sequence[tuple[BillTheory, NDArray[np.int64]]], source: str) -> SweepResult:
         """The :class:`SweepResult` of the measured points (module docstring: per-bill tests at level
         alpha / (points x bills), the interval of the mean from per-bill intervals at 1 - alpha / bills).
@@ -310,5 +317,4 @@ def dataset_sweep(
         >>> round(r.points[0].theoretical_accuracy, 4), r.consistent
         (0.7218, True)
     """
-    checked = plan_dataset_sweep(epsilon, bits, round_names, dataset=dataset, **options)
-    return checked.result(run_points(_run_point, checked.plan, executor, progress, checked.bits), "monte-carlo")
+    return plan_dataset_sweep(epsilon, bits, round_names, dataset=dataset, **options).run(executor, progress)

@@ -101,7 +101,7 @@ def grid_range(low: float, high: float, steps: int, scale: str = "log") -> Epsil
     if scale not in SCALES:
         raise ParameterError("scale", scale, "one of " + ", ".join(SCALES))
     if scale == "log" and lo == 0.0:
-        raise ParameterError("epsilon range", f"{low}:{high}", "LO > 0 on a log scale (or --scale linear)")
+        raise ParameterError("epsilon range", f"{low}:{high}", "LO > 0 on a log scale", hint="or scale='linear'")
     return EpsilonGrid(lo, hi, int(steps), scale)
 
 

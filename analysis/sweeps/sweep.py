@@ -470,6 +470,12 @@ class SweepPlan:
         participants = self.settings.get("participants")
         return sweep_cost(self.tasks, None if participants is None else [int(n) for n in participants])
 
+    def run(self, executor: Executor | None = None,
+            progress: Callable[[int, int], None] | None = None) -> SweepResult:
+        """Measure every point by the Monte Carlo engine (:func:`run_points`: here, or on ``executor``) and
+        give the :class:`SweepResult` (:meth:`result`); ``progress`` as :func:`sweep`'s."""
+        return self.result(run_points(_run_point, self, executor, progress), "monte-carlo")
+
     def result(self, measured: Sequence[tuple[PointTheory, int]], source: str) -> SweepResult:
         """The :class:`SweepResult` of the measured points: per point its Clopper-Pearson interval and the
         exact binomial test of its successes against the theory at level alpha / points (Bonferroni).
@@ -597,8 +603,8 @@ def _check_worst_case(tasks: Sequence[SweepTask], sizes: Sequence[int] | None) -
                                      None if task.observer == "central" else 0)
         if isinstance(refusal, CostLimitError):
             dataclasses.replace(refusal.estimate, alternative=(
-                f"the worst-case rule of {task.function} for {n} parties: use --rule average "
-                "(rule='average'; exact at any size), or fewer parties")).check()
+                f"the worst-case rule of {task.function} for {n} parties: use rule='average' "
+                "(exact at any size), or fewer parties")).check()
         if refusal is not None:
             raise refusal
 
@@ -640,8 +646,7 @@ def sweep(
         >>> r.consistent
         True
     """
-    plan = plan_sweep(epsilon, **options)
-    return plan.result(run_points(_run_point, plan, executor, progress), "monte-carlo")
+    return plan_sweep(epsilon, **options).run(executor, progress)
 
 
 #: Points submitted to an executor and not yet collected, at most: a long sweep's futures, like its

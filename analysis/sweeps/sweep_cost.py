@@ -164,7 +164,7 @@ def sweep_cost(tasks: SweepTasks, rounds: Sequence[int] | None = None) -> CostEs
     points = len(tasks)
     size = f"{points:,} point{'' if points == 1 else 's'}" + ("" if rounds is None else f" x {len(rounds):,} rounds")
     return CostEstimate("the sweep", f"{size} x {tasks.samples:,} samples", seconds, memory,
-                        "fewer points or samples, or --jobs N")
+                        "fewer points or samples, or jobs=N")
 
 
 def check_exact_rules(tasks: Sequence[SweepTask], sizes: Sequence[int] | None = None) -> None:

@@ -69,8 +69,8 @@ def comparison_cost(voters: Sequence[int], epsilons: Sequence[float], delta: flo
     size = f"{rows} row{'' if rows == 1 else 's'} up to k = {max(voters, default=0)}"
     return CostEstimate("the comparison", size, seconds,
                         8.0 * (max(voters, default=0) + 1) ** 2 * 8 + 5e7,
-                        "fewer or smaller --voters, fewer --epsilon values, or allow more time "
-                        "(--time-limit SECONDS)")
+                        "fewer or smaller voters, fewer epsilon values, or allow more time "
+                        "(time_limit=SECONDS)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from mpdp.analysis.sweeps.sweep_cost import symmetric_rule_cost
 from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
 from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.keywords import checked_keywords
-from mpdp.parties.api.params import function_of, randomized_responses
+from mpdp.parties.api.params import check_count, function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.decision.factors import PURE_GROUP_MAX
 from mpdp.protocols.decision.worst_case import TIME_LIMIT_STATUS
@@ -155,7 +155,7 @@ def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanF
         if rule != "both" or exc.status != TIME_LIMIT_STATUS:
             raise
         report["worst_case_skipped"] = (f"the worst-case LP did not finish within the time limit ({exc}): use "
-                                        "the average rule, or allow more time (--time-limit SECONDS)")
+                                        "the average rule, or allow more time (time_limit=SECONDS)")
         return optimal_rules(mechanisms, f, w, party, "average", engine, measure, time_limit)
 
 
@@ -206,6 +206,9 @@ def accuracy(
         >>> accuracy(epsilon=1.0, parties=2, function="xor").worst_case_accuracy()
         0.6...
     """
+    party = None if party is None else check_count("party", party, low=0)
+    samples = check_count("samples", samples)
+    seed = None if seed is None else check_count("seed", seed, low=0)
     mechanisms = randomized_responses(epsilon, delta, parties)
     k = len(mechanisms)
     f = function_of(function)
@@ -258,8 +261,8 @@ def accuracy(
         elif f.count_values(k) is None or rule != "average":
             raise
         else:
-            instead = ("fewer samples (samples / --samples N; the interval widens as 1/sqrt(N)), fewer distinct "
-                       "(epsilon, delta), or more time (time_limit / --time-limit SECONDS)")
+            instead = ("fewer samples (samples=N; the interval widens as 1/sqrt(N)), fewer distinct "
+                       "(epsilon, delta), or more time (time_limit=SECONDS)")
             cost = (wide_monte_carlo_cost(mechanisms, f, party, samples, instead)
                     or monte_carlo_cost(observer_average_rule(mechanisms, f, w_of(), party), samples, instead))
             refused = cost.refusal(time_limit)

@@ -28,5 +28,5 @@ def session_cost(parties: int, rounds: int, repetitions: int = 1, connections: s
     return CostEstimate("the simulated session", f"{parties:,} parties x {rounds:,} rounds", estimate.seconds,
                         estimate.peak_bytes,
                         "fewer parties (a symmetric function's exact accuracy needs no session: `mpdp "
-                        "accuracy`), fewer rounds, --connections per-worker, or allow more time "
-                        "(--time-limit SECONDS)")
+                        "accuracy`), fewer rounds, connections='per-worker', or allow more time "
+                        "(time_limit=SECONDS)")

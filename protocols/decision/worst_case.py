@@ -211,7 +211,7 @@ def _lp_cost(sizes: Sequence[tuple[int, int]], factors: Sequence[Factor]) -> Cos
         + (f", {len(sizes)} LPs" if len(sizes) > 1 else ""),
         sum(LP_SECONDS(v, j) for v, j in sizes) + (imports if sizes else 0.0),
         max([*(LP_MEMORY(v, j) for v, j in sizes), LP_NONZERO_BYTES * nonzeros] if sizes else [0.0]),
-        "use the average rule (exact at any size), or allow more time (--time-limit SECONDS)")
+        "use the average rule (exact at any size), or allow more time (time_limit=SECONDS)")
 
 
 def _clean(q: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -524,7 +524,7 @@ def count_threshold_cost(k: int, second: int = 0) -> CostEstimate:
         raise ParameterError("parties", k, "at least 1")
     if second < 0:
         raise ParameterError("second group", second, "at least 0")
-    alternative = "fewer parties, or allow more time (--time-limit SECONDS)"
+    alternative = "fewer parties, or allow more time (time_limit=SECONDS)"
     if second == 0:
         return CostEstimate("the count engine", f"{k:,} parties in one parameter group", COUNT_SECONDS(k),
                             _BASE_BYTES + COUNT_BYTES(k), alternative)

@@ -62,20 +62,20 @@ def check_rule_size(mechanisms: Sequence[RandomizedResponse], function: BooleanF
     Raises:
         ParameterError: an unknown kind.
         SizeLimitError: the worst-case LP fits no engine, or (a ``CostLimitError``) its estimated time or
-            memory exceeds the default limits; the message names ``--rule average`` as the alternative.
+            memory exceeds the default limits; the message names ``rule='average'`` as the alternative.
     """
     if check_kind(kind) != "worst-case":
         return
     mechs = tuple(mechanisms)
     refusal = worst_case_refusal(mechs, function, None)
     if isinstance(refusal, CostLimitError):
-        estimate = dataclasses.replace(refusal.estimate, alternative="use --rule average (exact posterior "
+        estimate = dataclasses.replace(refusal.estimate, alternative="use rule='average' (exact posterior "
                                        "decisions), or fewer distinct (epsilon, delta)")
         estimate.check()
     if refusal is not None:
         distinct = len(set(mechs))
         raise SizeLimitError(refusal.name, refusal.value, refusal.limit,
-                             f"use --rule average (exact posterior decisions); the worst-case LP over "
+                             f"use rule='average' (exact posterior decisions); the worst-case LP over "
                              f"{len(mechs)} parties with {distinct} distinct (epsilon, delta) needs "
                              f"fewer distinct parameters") from refusal
 

@@ -147,7 +147,7 @@ def test_a_sweep_over_its_time_limit_is_refused_up_front_with_its_estimate(capsy
     out = tmp_path / "never"
     line = refused(capsys, "sweep", "--epsilon", "0.1:2:20000", "--out", str(out))
     assert re.fullmatch(r"mpdp: error: the sweep \(80,000 points x 100,000 samples\) would take about [\d.]+ h and "
-                        r"\S+ MB, over the 30 min time limit: fewer points or --samples, --jobs N, or --time-limit "
+                        r"\S+ MB, over the 30 min time limit: fewer points or samples, --jobs N, or --time-limit "
                         r"SECONDS", line), line
     assert not out.exists()
     argv = ["sweep", "--epsilon", "0.5:1:2", "--parties", "7", "--rule", "average", "--observer", "central",
