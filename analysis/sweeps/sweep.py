@@ -56,7 +56,7 @@ from mpdp.protocols.colorings.majority_mechanism import CentralMechanism, centra
 from mpdp.protocols.decision.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.numerics.cost import CostEstimate
+from mpdp.protocols.numerics.cost import CostEstimate, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta, check_epsilon
 from mpdp.protocols.rules.optimal import worst_case_refusal
 from mpdp.protocols.rules.rule_factory import decision_rule
@@ -603,7 +603,7 @@ def _check_worst_case(tasks: Sequence[SweepTask], sizes: Sequence[int] | None) -
                                      None if task.observer == "central" else 0)
         if isinstance(refusal, CostLimitError):
             dataclasses.replace(refusal.estimate, alternative=(
-                f"the worst-case rule of {task.function} for {n} parties: use rule='average' "
+                f"the worst-case rule of {task.function} for {n} {noun(n, 'party', 'parties')}: use rule='average' "
                 "(exact at any size), or fewer parties")).check()
         if refusal is not None:
             raise refusal

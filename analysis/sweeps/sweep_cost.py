@@ -53,7 +53,7 @@ from mpdp.protocols.decision.engines import SYMMETRIC_MAX_CLASSES
 from mpdp.protocols.decision.factors import PURE_GROUP_DENSE_MAX, lazy_imports, symmetric_groups
 from mpdp.protocols.decision.worst_case import symmetric_lp_cost
 from mpdp.protocols.functions import BooleanFunction, parse_function
-from mpdp.protocols.numerics.cost import CostEstimate, import_seconds
+from mpdp.protocols.numerics.cost import CostEstimate, import_seconds, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: Bool
     seconds += import_seconds(m for g in groups for m in lazy_imports(g.n, g.mechanism))  # once, if not yet
     dense = sum(8.0 * g.num_classes * (g.n + 1) if g.mechanism.four_output or g.n <= PURE_GROUP_DENSE_MAX
                 else BAND_BYTES * (g.n + 1) ** 1.5 for g in groups)
-    return CostEstimate("the exact rule", f"{k:,} parties, {outputs:,} outputs", seconds,
+    return CostEstimate("the exact rule", f"{k:,} {noun(k, 'party', 'parties')}, {outputs:,} outputs", seconds,
                         4 * 8.0 * max(classes, inputs) * outputs + dense, _ALTERNATIVE)
 
 
@@ -162,7 +162,7 @@ def sweep_cost(tasks: SweepTasks, rounds: Sequence[int] | None = None) -> CostEs
         seconds += s * len(tasks.grid)
         memory = max(memory, m)
     points = len(tasks)
-    size = f"{points:,} point{'' if points == 1 else 's'}" + ("" if rounds is None else f" x {len(rounds):,} rounds")
+    size = f"{points:,} {noun(points, 'point')}" + ("" if rounds is None else f" x {len(rounds):,} {noun(len(rounds), 'round')}")
     return CostEstimate("the sweep", f"{size} x {tasks.samples:,} samples", seconds, memory,
                         "fewer points or samples, or jobs=N")
 

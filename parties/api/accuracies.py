@@ -25,6 +25,7 @@ from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.keywords import checked_keywords
 from mpdp.parties.api.params import check_count, function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
+from mpdp.protocols.decision.engines import GENERAL_MAX_TRANSCRIPTS
 from mpdp.protocols.decision.factors import PURE_GROUP_MAX
 from mpdp.protocols.decision.worst_case import TIME_LIMIT_STATUS
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError, SolverError
@@ -159,6 +160,13 @@ def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanF
         return optimal_rules(mechanisms, f, w, party, "average", engine, measure, time_limit)
 
 
+def _general_estimate(mechanisms: Sequence[RandomizedResponse]) -> str:
+    """The general engine's words where no time model exists: its size against its limit."""
+    bits = sum(int(m.num_symbols).bit_length() - 1 for m in mechanisms)  # 2 or 4 outputs a party
+    return (f"the general engine (2^{bits} transcripts, at most 2^{GENERAL_MAX_TRANSCRIPTS.bit_length() - 1}): "
+            "no time model, bounded by its size")
+
+
 @checked_keywords("mpdp.accuracy")
 def accuracy(
     epsilon: float | str | Sequence[float],
@@ -236,13 +244,18 @@ def accuracy(
             report["worst_case_skipped"] = str(refusal)
         elif lp is not None:
             estimates["worst_case"] = lp.summary()
+    no_lp = rule in ("both", "worst-case") and not counts and "worst_case" not in estimates  # parity views
     try:
         if counts:
             raise SizeLimitError("engine", "counts", "the exact engines", "the count engine (asked for)")
         exact = None if engine == "general" else symmetric_rule_cost(mechanisms, f, party)
-        if exact is not None and rule != "worst-case":  # the average rule's (k+1) x |Y| tables: sum grows as k^3
+        if exact is not None and (rule != "worst-case" or no_lp):  # the rule's tables: sum's grow as k^3
             exact.check(time_limit)
-            estimates["average"] = exact.summary()
+        rule_cost = _general_estimate(mechanisms) if exact is None else exact.summary()
+        if rule != "worst-case":
+            estimates["average"] = rule_cost
+        if no_lp:  # no LP: the average rule is worst-case optimal (parity views, 002 §3), its cost is the rule's
+            estimates["worst_case"] = "the average rule's, worst-case optimal here: " + rule_cost
         result = _optimal_rules_in_time(mechanisms, f, w_of(), party, rule, engine, measure, time_limit, report)
     except SizeLimitError as exc:
         if engine not in ("auto", "counts") or rule == "worst-case":

@@ -21,7 +21,7 @@ from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost, wide_monte_c
 from mpdp.parties.api.params import check_count, function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, check_time_limit
+from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, check_time_limit, noun
 from mpdp.protocols.rules.symmetric import observer_average_rule
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ __all__ = ["Estimate", "estimate", "rules_title"]
 
 def rules_title(document: Mapping[str, Any], what: str) -> str:
     """A plot title for a rules document (``mpdp accuracy --json`` shape): what, f, k and the observer."""
-    return f"{what}: {document['function']} of {document['k']} parties, observer {document['observer']}"
+    return f"{what}: {document['function']} of {document['k']} {noun(document['k'], 'party', 'parties')}, observer {document['observer']}"
 
 
 @dataclass(frozen=True, repr=False)

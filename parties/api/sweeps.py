@@ -43,7 +43,7 @@ from mpdp.parties.api.sweep_pool import point_pool
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.session.live_sweep import estimate_live_sweep, live_sweep
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.numerics.cost import CostEstimate, check_time_limit
+from mpdp.protocols.numerics.cost import CostEstimate, check_time_limit, noun
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -101,8 +101,8 @@ def sweep_estimate(plan: SweepPlan | DatasetSweepPlan, *, live: bool = False, jo
     """
     points = plan.plan.tasks if isinstance(plan, DatasetSweepPlan) else plan.tasks
     if live:
-        runs = f"{len(points):,} point{'' if len(points) == 1 else 's'} x {points.samples:,} " + (
-            "rounds" if isinstance(plan, SweepPlan) else f"repetitions of {len(plan.round_names):,} rounds")
+        runs = f"{len(points):,} {noun(len(points), 'point')} x {points.samples:,} " + (
+            noun(points.samples, "round") if isinstance(plan, SweepPlan) else f"repetitions of {len(plan.round_names):,} rounds")
         cost = estimate_live_sweep(plan)
         return CostEstimate("the live sweep", runs, cost.seconds, cost.peak_bytes,
                             "fewer points or samples, or time_limit=SECONDS")

@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from mpdp.protocols.decision.factors import group_parties
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.numerics.cost import noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.optimal import optimal_rules, worst_case_refusal
 from mpdp.protocols.rules.rules import DecisionRule, RuleFactory, check_kind
@@ -76,7 +77,7 @@ def check_rule_size(mechanisms: Sequence[RandomizedResponse], function: BooleanF
         distinct = len(set(mechs))
         raise SizeLimitError(refusal.name, refusal.value, refusal.limit,
                              f"use rule='average' (exact posterior decisions); the worst-case LP over "
-                             f"{len(mechs)} parties with {distinct} distinct (epsilon, delta) needs "
+                             f"{len(mechs)} {noun(len(mechs), 'party', 'parties')} with {distinct} distinct (epsilon, delta) needs "
                              f"fewer distinct parameters") from refusal
 
 

@@ -77,7 +77,7 @@ from mpdp.parties.session.live_sweep import check_live_plan, estimate_live_sweep
 from mpdp.parties.session.output_paths import fresh_output_dir
 from mpdp.parties.session.progress import bar_shown
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.numerics.cost import check_time_limit
+from mpdp.protocols.numerics.cost import check_time_limit, noun
 
 __all__ = ["register"]
 
@@ -192,7 +192,7 @@ def _dask(url: str | None, jobs: int) -> Iterator[Executor | None]:
 
 def _points(n: int) -> str:
     """``1 point``, ``n points``."""
-    return f"{n} point{'' if n == 1 else 's'}"
+    return f"{n} {noun(n, 'point')}"
 
 
 def _run(args: argparse.Namespace) -> int:
