@@ -3,7 +3,9 @@ in bounded memory, and what the lazy plan gives is what the materialised one gav
 
 from __future__ import annotations
 
+import importlib
 import itertools
+import sys
 import tracemalloc
 from concurrent.futures import Future
 
@@ -13,6 +15,7 @@ import pytest
 from mpdp.analysis.sweeps.grid import EpsilonGrid, SeedChildren, grid_of, grid_range
 from mpdp.analysis.sweeps.sweep import WINDOW, SweepTask, plan_sweep, run_points
 from mpdp.protocols.errors import CostLimitError, ParameterError
+from mpdp.protocols.numerics.cost import IMPORT_SECONDS
 
 
 @pytest.mark.parametrize(("low", "high", "steps"), [(0.05, 2.0, 20), (0.1, 3.0, 12), (0.01, 7.0, 1000),
@@ -54,6 +57,8 @@ def test_the_lazy_points_are_the_product_of_the_axes_in_grid_order() -> None:
 def test_ten_million_epsilons_are_estimated_and_refused_in_bounded_memory() -> None:
     """``--epsilon 0.1:2:10000000`` grew to 16.9 GB before it was refused: now its plan holds the grid's three
     numbers; the estimate is 10^7 times the points of one epsilon (each alone), well under 100 MB peak."""
+    for module in IMPORT_SECONDS:  # paid: the first imports, counted once a sweep, are not what is compared
+        importlib.import_module(module)
     single = sum(plan_sweep([0.1], parties=101, rule=r, observer=o).estimate().seconds
                  for r in ("average", "worst-case") for o in ("central", "party"))
     grid = grid_of("0.1:2:10000000")
@@ -90,6 +95,21 @@ class _Counting:
             return original(timeout)
         future.result = result  # type: ignore[method-assign]
         return future
+
+
+def test_the_first_imports_count_once_not_once_a_point(monkeypatch) -> None:
+    """A cold process estimated 1.1 s of first imports a point (581 days for 10^7 points instead of 60): the
+    imports a sweep's points load count once. Warm, n points cost n times one; with scipy.optimize not yet
+    imported, its IMPORT_SECONDS are added once whatever n."""
+    for module in IMPORT_SECONDS:
+        importlib.import_module(module)
+    options = dict(parties=15, rule="worst-case", observer="central", samples=100)
+    warm = {n: plan_sweep(grid_range(0.5, 2.0, n), **options).estimate().seconds for n in (1, 1000)}
+    assert warm[1000] == pytest.approx(1000 * warm[1])
+    monkeypatch.delitem(sys.modules, "scipy.optimize")
+    for n in (1, 1000):
+        cold = plan_sweep(grid_range(0.5, 2.0, n), **options).estimate().seconds
+        assert cold == pytest.approx(warm[n] + IMPORT_SECONDS["scipy.optimize"])
 
 
 def test_an_executor_holds_a_window_of_points_not_all_of_them() -> None:
