@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from mpdp.parties.cli.errors import unrecognized
@@ -48,10 +47,11 @@ class CommandParser(argparse.ArgumentParser):
         self.register("action", "store", _StoreOnce)
         self._typed: list[str] = []
 
-    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
-        self._typed = list(sys.argv[1:] if args is None else args)
-        return super().parse_known_args(args, namespace)
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        """argparse's own, after keeping what was typed (``args``, else ``sys.argv[1:]``) for :meth:`error`."""
+        given = args[0] if args else kwargs.get("args")
+        self._typed = list(sys.argv[1:] if given is None else given)
+        return super().parse_known_args(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         typed = self._typed[:self._typed.index("--")] if "--" in self._typed else self._typed
