@@ -6,8 +6,10 @@ being filled, and the party's ``publish`` returns once the broker acknowledged t
 as its own message would). A bundle is sent when it holds ``size`` answers or at the event loop's next turn
 after its first answer (the parties answering in one turn share it). Every other publication (a party's
 decisions) goes out as it is. Each bundle is signed with the worker's bundle key, the key its parties endorsed
-in its signed "ready" (:mod:`mpdp.broker.bundle`). Each answer keeps its bytes, its signature and its party: what the party
-drew under its own policy, and what it sends again for a re-announced round, are the party's
+in its signed "ready" (:mod:`mpdp.broker.bundle`), which authenticates the answers in it (a randomized-response
+party's answer goes unsigned in a bundle: :attr:`mpdp.parties.rounds.party_spec.PartySpec.bundled`). Each answer
+keeps its bytes and its party: what the party drew under its own policy, and what it sends again for a
+re-announced round, are the party's
 (:class:`mpdp.parties.rounds.answering.PartyLoop`); only the number of MQTT messages changes.
 """
 

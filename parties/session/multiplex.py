@@ -25,7 +25,8 @@ the number of its parties that refused it, not once per party (50,000 identical 
 
 With ``bundle`` (a simulation whose observer reads bundles) the parties' answers go out in bundles of up to
 :data:`mpdp.parties.session.bundling.BUNDLE_SIZE` on the worker's bundle topic, each answer still the
-party's own signed message, each bundle signed once with the worker's bundle key (:mod:`mpdp.broker.bundle`):
+party's own message (unsigned: the bundle's signature authenticates it), each bundle signed once with the worker's
+bundle key (:mod:`mpdp.broker.bundle`):
 one MQTT message, one PUBACK and one signature check at the observer per bundle.
 
 The worker reports each party's error with its id (``on_error``) before it ends the others. Deployments keep
