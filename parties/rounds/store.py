@@ -460,7 +460,7 @@ class TranscriptStore:
         return found
 
     def recorded_payload(self, session: str, round: int, party: int) -> bytes | None:
-        """The signed answer recorded for ``party`` in a recorded ``round`` (None: none recorded, or absent)."""
+        """The answer recorded for ``party`` in a recorded ``round``, as received (None: none recorded, or absent)."""
         row = self._db.execute("SELECT payload FROM messages WHERE session = ? AND round = ? AND party = ?",
                                (session, round, party)).fetchone()
         return None if row is None or row[0] is None else bytes(row[0])
@@ -552,7 +552,8 @@ class TranscriptStore:
 
     def messages(self, session: str) -> Iterator[dict[str, object]]:
         """Every recorded message of ``session`` as a dict (symbols as a string of digits; ``payload`` the
-        signed bytes as received, None when absent)."""
+        bytes as received, None when absent: signed, or the unsigned entry of a bundle, proven by the store's
+        ``bundles`` and ``worker_reports``)."""
         rows = self._db.execute(
             "SELECT m.round, r.name, m.party, m.kind, m.reason, m.symbols, m.payload FROM messages m "
             "JOIN rounds r ON r.session = m.session AND r.round = m.round "
