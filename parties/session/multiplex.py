@@ -58,7 +58,8 @@ MULTIPLEX_CONCURRENCY = 64
 #: The same when the answers go in bundles: two bundles' worth. The parties that start together all answer in
 #: the event loop's turn before any bundle is sent, so a bound far above the bundle size holds the first bundle
 #: back until every party of the worker answered, and the observer idles meanwhile (1000 parties, 2 workers:
-#: 4 x 128 put the first answer 320 ms after the announcement, 2 x 64 about 55 ms, rounds 590 -> 310-410 ms).
+#: 4 x 128 put the first answer 320 ms after the announcement, 2 x 64 about 55 ms, rounds 590 -> 310-410 ms; with
+#: the answers unsigned and drawn in batches, 2 x 256 is best: bundling.BUNDLE_SIZE).
 BUNDLED_CONCURRENCY = 2 * BUNDLE_SIZE
 
 Loop = PartyLoop[Any]

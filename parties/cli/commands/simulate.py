@@ -139,7 +139,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "connect within 60 s (about 16,900 parties), else per-worker; "
                         "per-party: each party its own MQTT connection, as deployed; per-worker: "
                         "each worker multiplexes its parties over one connection (each party still draws its own "
-                        "answer; without --validators the worker sends them in bundles of up to 64 on its bundle "
+                        "answer; without --validators the worker sends them in bundles of up to 256 on its bundle "
                         "topic, signed once with a key every party endorsed, else each signed on its party's "
                         "topic): fewer sockets, less memory "
                         "and far less per-message work for thousands of parties; per-party past the file-descriptor "
