@@ -401,11 +401,12 @@ class WorkerStatus(PartiesSigned):
 
 def decode_answer(payload: bytes) -> WireAnswer:
     """A party answer off the wire, in either form, parsed and checked but not verified: the binary form
-    (:func:`mpdp.broker.wire.decode`, no pydantic) or JSON (:class:`PartyMessage`, version 1 or 2).
+    (:func:`mpdp.broker.wire.decode`, no pydantic; signed, or the unsigned entry of an answer bundle) or JSON
+    (:class:`PartyMessage`, version 1 or 2).
 
     Raises:
         ProtocolViolation: ``"schema"``, naming the first bad field.
     """
-    if payload[:1] == bytes((wire.FORMAT,)):
+    if payload[:1] in (bytes((wire.FORMAT,)), bytes((wire.UNSIGNED_FORMAT,))):
         return wire.decode(payload)
     return PartyMessage.from_wire(payload).view()

@@ -25,7 +25,8 @@ the number of its parties that refused it, not once per party (50,000 identical 
 
 With ``bundle`` (a simulation whose observer reads bundles) the parties' answers go out in bundles of up to
 :data:`mpdp.parties.session.bundling.BUNDLE_SIZE` on the worker's bundle topic, each answer still the
-party's own signed message, each bundle signed once with the worker's bundle key (:mod:`mpdp.broker.bundle`):
+party's own message (unsigned: the bundle's signature authenticates it), each bundle signed once with the worker's
+bundle key (:mod:`mpdp.broker.bundle`):
 one MQTT message, one PUBACK and one signature check at the observer per bundle.
 
 The worker reports each party's error with its id (``on_error``) before it ends the others. Deployments keep
@@ -58,7 +59,8 @@ MULTIPLEX_CONCURRENCY = 64
 #: The same when the answers go in bundles: two bundles' worth. The parties that start together all answer in
 #: the event loop's turn before any bundle is sent, so a bound far above the bundle size holds the first bundle
 #: back until every party of the worker answered, and the observer idles meanwhile (1000 parties, 2 workers:
-#: 4 x 128 put the first answer 320 ms after the announcement, 2 x 64 about 55 ms, rounds 590 -> 310-410 ms).
+#: 4 x 128 put the first answer 320 ms after the announcement, 2 x 64 about 55 ms, rounds 590 -> 310-410 ms; with
+#: the answers unsigned and drawn in batches, 2 x 256 is best: bundling.BUNDLE_SIZE).
 BUNDLED_CONCURRENCY = 2 * BUNDLE_SIZE
 
 Loop = PartyLoop[Any]

@@ -68,7 +68,9 @@ class WorkerSpec:
         record: the host's durable answer record (:class:`mpdp.parties.rounds.answer_record.AnswerRecord`),
             opened by the worker; each party's ledger starts from its recorded charges. None = in memory.
         bundle: with ``shared``, send the parties' answers in bundles on the worker's bundle topic
-            (:mod:`mpdp.broker.bundle`; the observer must subscribe to them: a simulation without validators).
+            (:mod:`mpdp.broker.bundle`; the observer must subscribe to them: a simulation without validators),
+            each answer unsigned (:attr:`mpdp.parties.rounds.party_spec.PartySpec.bundled`): the bundle's signature
+            authenticates it.
     """
 
     index: int
@@ -156,7 +158,7 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None, freeze: boo
         secure_sampler()  # fail before any party connects
     # each key loaded once, for the party's answers and signed reports (10^6: 36 s of CPU)
     with _built_without_gc(freeze):
-        spec = replace(spec, parties=tuple(replace(p, private_key=load_private_key(p.private_key))
+        spec = replace(spec, parties=tuple(replace(p, private_key=load_private_key(p.private_key), bundled=spec.bundle)
                                            for p in spec.parties))
     # per party: how many connect (and answer) at once; shared: the multiplexer bounds the answers itself
     gate = asyncio.Semaphore(BUNDLED_CONCURRENCY if spec.shared else spec.connect_concurrency)
