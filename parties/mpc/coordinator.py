@@ -128,8 +128,10 @@ class MpcCoordinator:
         """Hand the simulation's servers the session sealing keys the parties signed in their "ready"
         (started now if not yet): each server derives its key with each party while the session waits for its
         first round (:meth:`mpdp.parties.mpc.cluster.ServerCluster.expect`), so no X25519 exchange is left in
-        the round. Deployed servers (:class:`mpdp.parties.mpc.remote.BrokerServers`) derive each at the
-        party's first share, as do servers for a party whose ready listed no key."""
+        the round. Deployed servers (:class:`mpdp.parties.mpc.remote.BrokerServers`) read the hosts' "ready"
+        themselves and check each party's signature with the roster
+        (:meth:`mpdp.parties.mpc.deployed_server.JobHandler.ready`); a party whose ready listed no key is
+        derived at its first share."""
         keys = status.sealing_key_map()
         if keys and isinstance(self.cluster, ServerCluster):
             self.cluster.expect(keys)
