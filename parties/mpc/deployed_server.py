@@ -245,22 +245,25 @@ class JobHandler:
         reports = self._topics.mpc_server(self._index)
         await transport.publish(reports, self._report(kind="ready"))
         loop = asyncio.get_running_loop()
-        last = loop.time()
+        interval = self._config.ready_interval
+        last, due = loop.time(), loop.time() + interval
         while True:
-            delivery = await next_delivery(transport, self._config.ready_interval)
-            if delivery is None:
+            delivery = await next_delivery(transport, max(0.0, due - loop.time()))
+            if loop.time() >= due:  # by the clock: the hosts' status reports and heartbeats must not starve it
+                due = loop.time() + interval
+                if not self._released:
+                    await transport.publish(reports, self._report(kind="ready"))
+            if delivery is None or delivery.topic == self._topics.status:
+                if delivery is not None:
+                    self.ready(delivery.payload)  # a host's report: not a sign of the coordinator's life
                 if loop.time() - last > self._config.idle_timeout:
                     raise TransportError(f"mpc server {self._index}: no job or announcement for "
                                          f"{self._config.idle_timeout:g} s")
-                if not self._released:
-                    await transport.publish(reports, self._report(kind="ready"))
                 continue
             last = loop.time()
             if delivery.topic == self._topics.rounds:
                 if self.is_end(delivery.payload):
                     return len(self._released)
-            elif delivery.topic == self._topics.status:
-                self.ready(delivery.payload)
             elif delivery.topic != self._topics.heartbeat:
                 report = await self.job(delivery.payload)
                 if report is not None:

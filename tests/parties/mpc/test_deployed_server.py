@@ -19,7 +19,7 @@ from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.mpc_messages import MpcAnnouncement, ServerJob, ServerReport
 from mpdp.broker.signing import generate_key_pair, sign_message, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.broker.transport import Connector, InMemoryBroker, Transport
+from mpdp.broker.transport import Connector, InMemoryBroker, Transport, next_delivery
 from mpdp.parties.mpc.deployed_server import DeployedServerConfig, JobHandler, mpyc_arguments
 from mpdp.parties.mpc.sealed_shares import ShareSealer
 from mpdp.parties.mpc.server import RoundJob
@@ -253,3 +253,30 @@ async def test_a_hosts_signed_ready_has_the_server_derive_its_keys_ahead_and_not
 
 async def _never(job: RoundJob) -> dict[str, Any]:
     raise AssertionError("no job in this test")
+
+
+async def test_the_ready_repeats_by_the_clock_whatever_else_arrives(tmp_path: Path) -> None:
+    """Hosts' status reports and heartbeats arriving faster than the ready interval (here every 10 ms, the
+    interval 50 ms) do not starve the server's repeated "ready": a killed-server test waited minutes for it,
+    the hosts' ready beacons arriving more often than the server's interval. Over 0.6 s at least 6 readies
+    arrive (12 by the clock; half that leaves room for a busy machine) and none is missing for 5 intervals."""
+    coordinator, _, _ = _server_zero(tmp_path, SESSION, InMemoryBroker())
+    broker = InMemoryBroker()
+    _, handler, _ = _server_zero(tmp_path / "again", SESSION, broker)
+    topics = Topics(SESSION)
+    heartbeat = MpcAnnouncement.signed(coordinator, session=SESSION, kind="heartbeat", round=0, repetitions=1)
+    arrivals: list[float] = []
+    async with broker.connect("coordinator") as transport:
+        await transport.subscribe(topics.mpc_server(0))
+        serving = asyncio.create_task(handler.run())
+        loop = asyncio.get_running_loop()
+        begin = loop.time()
+        while loop.time() - begin < 0.6:
+            await transport.publish(topics.status, b"{}")
+            await transport.publish(topics.heartbeat, heartbeat.model_dump_json())
+            await asyncio.sleep(0.01)
+            while (delivery := await next_delivery(transport, 0.0)) is not None:
+                assert ServerReport.model_validate_json(delivery.payload).kind == "ready"
+                arrivals.append(loop.time())
+        serving.cancel()
+    assert len(arrivals) >= 6 and max(b - a for a, b in zip(arrivals, arrivals[1:])) < 0.25
