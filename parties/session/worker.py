@@ -88,7 +88,8 @@ class WorkerSpec:
 
 
 #: Parties one status report lists at most: each takes ~98 bytes (its id and base64 signature), so a report is
-#: at most ~0.5 MB, the largest payload docs/deploy.md sizes brokers for; a worker of 500,000 parties (10^6 over 2
+#: at most ~0.5 MB (0.73 MB with the mpc parties' sealing keys, 47 bytes more each, measured), the size
+#: docs/deploy.md sizes brokers for; a worker of 500,000 parties (10^6 over 2
 #: workers) sends 100 of them, where one report of 49 MB was over mosquitto's max_packet_size (16 MB): the broker
 #: dropped the worker's connection at each try and the run waited for "ready" until its timeout.
 STATUS_PARTIES = 5_000
