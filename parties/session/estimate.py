@@ -23,6 +23,7 @@ import resource
 from dataclasses import dataclass
 
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["AUTO_SETUP_SECONDS", "BASE_BYTES", "FD_HEADROOM", "LARGE_RUN", "choose_connections", "resolve_connections", "ROUND_SECONDS", "RunEstimate", "estimate_run", "ready_timeout_floor",
            "round_timeout_floor"]
@@ -116,10 +117,10 @@ def choose_connections(parties: int, nofile: int | None = None) -> tuple[str, st
     if too_many is not None:
         return "per-worker", too_many
     if setup > AUTO_SETUP_SECONDS:
-        return "per-worker", (f"{parties} per-party connections would take about {setup:.0f} s to set up "
+        return "per-worker", (f"{parties} per-party {noun(parties, 'connection')} would take about {setup:.0f} s to set up "
                               f"(> {AUTO_SETUP_SECONDS:.0f} s)")
     most = math.floor((AUTO_SETUP_SECONDS - START_SECONDS) / CONNECT_SECONDS["per-party"])
-    return "per-party", (f"{parties:,} parties: per-party up to {most:,} (their set-up estimated within "
+    return "per-party", (f"{parties:,} {noun(parties, 'party', 'parties')}: per-party up to {most:,} (their set-up estimated within "
                          f"{AUTO_SETUP_SECONDS:.0f} s)")
 
 
@@ -159,7 +160,7 @@ def _sockets_exceed_fd_limit(parties: int, nofile: int | None) -> str | None:
     which the broker child inherits): ``parties + FD_HEADROOM > nofile``; None when it fits."""
     limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0] if nofile is None else nofile
     if limit != resource.RLIM_INFINITY and parties + FD_HEADROOM > limit:
-        return f"a socket for each of {parties} parties would exceed the file-descriptor limit {limit}"
+        return f"a socket for each of {parties} {noun(parties, 'party', 'parties')} would exceed the file-descriptor limit {limit}"
     return None
 
 
