@@ -347,6 +347,11 @@ class RoundProtocol(Protocol[MessageT, PayloadT]):
         """
         ...
 
+    def ready(self, status: WorkerStatus) -> None:
+        """A new part of a worker's (host's) "ready", every listed party's signature verified: e.g. the mpc
+        parties' session sealing keys (:attr:`mpdp.broker.messages.WorkerStatus.sealing_keys`)."""
+        ...
+
     def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
         """A round recorded by an earlier run, as this protocol's outcome."""
         ...
@@ -654,6 +659,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             return  # changes nothing (not even the worker's last sequence or bundle key: one key alone cannot)
         if status.state == "ready" and status.bundle_key:  # its parties' endorsement of the key, for the transcript
             self._store.record_worker_report(self.topics.session, status.worker, payload.decode("utf-8"))
+        if status.state == "ready":
+            self.protocol.ready(status)
         if further and known is not None:
             status = _joined(known, status)
         target = self.ready_workers if status.state == "ready" else self.failed_workers
@@ -834,14 +841,16 @@ def _joined(known: WorkerStatus, part: WorkerStatus) -> WorkerStatus:
     """A worker's ready report with a further part of it (each verified): the parties of both, ascending,
     each with its signature (a worker of more than :data:`mpdp.parties.session.worker.STATUS_PARTIES` parties
     reports in parts); the newer part's stamp. A record of what was verified: each signature is over its own
-    part's digest, so the joined report does not verify as one message."""
+    part's digest, so the joined report does not verify as one message. Its sealing keys went to the protocol
+    part by part (:meth:`RoundProtocol.ready`): the joined report keeps none."""
     if part.parties[0] > known.parties[-1]:  # the next part, in order: O(parties) per part
         return part.model_copy(update={"parties": known.parties + part.parties,
-                                       "signatures": known.signatures + part.signatures})
+                                       "signatures": known.signatures + part.signatures, "sealing_keys": ()})
     pairs = dict(zip(known.parties, known.signatures, strict=True)) | dict(zip(part.parties, part.signatures,
                                                                                strict=True))
     ordered = sorted(pairs.items())
-    return part.model_copy(update={"parties": tuple(p for p, _ in ordered), "signatures": tuple(s for _, s in ordered)})
+    return part.model_copy(update={"parties": tuple(p for p, _ in ordered), "signatures": tuple(s for _, s in ordered),
+                                   "sealing_keys": ()})
 
 
 @contextlib.asynccontextmanager

@@ -117,6 +117,11 @@ class Party:
         return self._loop
 
     @property
+    def sealing_key(self) -> bytes:
+        """b"": a randomized-response party seals nothing (its "ready" lists no sealing key)."""
+        return b""
+
+    @property
     def client_id(self) -> str:
         """The client id: unique per session and party (a restarted party takes its session over)."""
         return self._loop.client_id

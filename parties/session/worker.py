@@ -90,14 +90,16 @@ class WorkerSpec:
 
 
 #: Parties one status report lists at most: each takes ~98 bytes (its id and base64 signature), so a report is
-#: at most ~0.5 MB, the largest payload docs/deploy.md sizes brokers for; a worker of 500,000 parties (10^6 over 2
+#: at most ~0.5 MB (0.73 MB with the mpc parties' sealing keys, 47 bytes more each, measured), the size
+#: docs/deploy.md sizes brokers for; a worker of 500,000 parties (10^6 over 2
 #: workers) sends 100 of them, where one report of 49 MB was over mosquitto's max_packet_size (16 MB): the broker
 #: dropped the worker's connection at each try and the run waited for "ready" until its timeout.
 STATUS_PARTIES = 5_000
 
 
 def status_reports(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "",
-                   keys: Sequence[PrivateKey] | None = None, bundle_key: bytes = b"") -> Iterator[WorkerStatus]:
+                   keys: Sequence[PrivateKey] | None = None, bundle_key: bytes = b"",
+                   sealing_keys: Sequence[bytes] = ()) -> Iterator[WorkerStatus]:
     """The worker's status report in parts of at most :data:`STATUS_PARTIES` parties (in the order of
     ``spec.parties``), each stamped and signed as it is taken: a worker publishes one before it signs the next
     (500,000 parties' signatures took minutes on a loaded machine, and parts all stamped before the first went
@@ -106,12 +108,14 @@ def status_reports(spec: WorkerSpec, state: Literal["ready", "failed"], detail: 
     checks each against the roster and joins the parts of one worker). ``keys``: the parties' keys loaded
     already (:func:`mpdp.broker.signing.load_private_key`, in the order of ``spec.parties``; a party host's
     beacon signs a report a second), else those of ``spec`` (loaded by :func:`serve_parties`). ``bundle_key``:
-    the raw public key of the worker's answer bundles, named in every part (b"": it sends none)."""
+    the raw public key of the worker's answer bundles, named in every part (b"": it sends none). ``sealing_keys``:
+    a ready report's per-party session sealing keys (:attr:`RunningParty.sealing_key`, in the order of
+    ``spec.parties``; the mpc protocol), each part listing its parties' keys; () for none."""
     signers = [p.private_key for p in spec.parties] if keys is None else list(keys)
     for i in range(0, len(spec.parties), STATUS_PARTIES):
         yield WorkerStatus.signed(signers[i:i + STATUS_PARTIES], session=spec.session, worker=spec.index, state=state,
                                   parties=tuple(p.party for p in spec.parties[i:i + STATUS_PARTIES]), detail=detail,
-                                  bundle_key=bundle_key)
+                                  bundle_key=bundle_key, sealing_keys=sealing_keys[i:i + STATUS_PARTIES])
 
 
 @contextlib.contextmanager
@@ -135,10 +139,10 @@ def _built_without_gc(freeze: bool) -> Iterator[None]:
 
 
 async def _report(spec: WorkerSpec, topics: Topics, state: Literal["ready", "failed"], detail: str = "",
-                  bundle_key: bytes = b"") -> None:
+                  bundle_key: bytes = b"", sealing_keys: Sequence[bytes] = ()) -> None:
     client_id = f"mpdp-{spec.session}-worker-{spec.index}-{state}-{secrets.token_hex(4)}"
     async with spec.endpoint.connect(client_id) as transport:
-        for status in status_reports(spec, state, detail, bundle_key=bundle_key):
+        for status in status_reports(spec, state, detail, bundle_key=bundle_key, sealing_keys=sealing_keys):
             await transport.publish(topics.status, status.model_dump_json())
 
 
@@ -176,9 +180,13 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None, freeze: boo
         if waiting == 0:
             all_ready.set()
 
+    started: list[RunningParty] = []
+
     async def report_ready() -> None:
         await all_ready.wait()
-        await _report(spec, topics, "ready", bundle_key=bundle_key)
+        # the parties' session sealing keys (mpc), each signed in the ready by its party's own key
+        sealing = [party.sealing_key for party in started]
+        await _report(spec, topics, "ready", bundle_key=bundle_key, sealing_keys=sealing if all(sealing) else ())
 
     reported: list[str] = []  # the failure already reported (at most one report)
 
@@ -205,7 +213,6 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None, freeze: boo
     try:
         async with contextlib.AsyncExitStack() as stack:
             record = None if spec.record is None else stack.enter_context(AnswerRecord(spec.record))
-            started = []
             with _built_without_gc(freeze):
                 for party_spec in spec.parties:
                     if record is not None:  # the ledger of what this party answered before a restart
