@@ -57,8 +57,9 @@ in the transcript (re-verifiable offline).
 
 Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
 a report counts only when every party it lists signed it with its roster key (a host cannot speak for
-parties whose keys it does not hold: ``signature``, naming the parties), of this session, unexpired and
-newer than that worker's last report (:class:`mpdp.broker.control.FreshnessGuard`); else it is rejected
+parties whose keys it does not hold: ``signature``, naming the parties), of this session, newer than that
+worker's last report, and unexpired unless stamped after the engine opened (:class:`mpdp.broker.control.FreshnessGuard`
+with ``since_ns``: a report read late by a busy observer is not refused for its delay); else it is rejected
 (``schema``, ``session``, ``unknown-party``, ``signature``, ``expired``, ``replay``) like an answer and
 none of its parties is ready. The engine keeps :attr:`RoundEngine.ready_workers` and :attr:`RoundEngine.failed_workers`.
 A worker of many parties reports "ready" in parts (:data:`mpdp.parties.session.worker.STATUS_PARTIES` parties
@@ -450,7 +451,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._round_rejects = 0
         self.messages_received = 0
         self.messages_rejected = 0
-        self._fresh = FreshnessGuard()
+        # a status stamped after the engine opened is judged by its sequence, not its age: the parts of a
+        # worker's "ready" read late by a starved observer are not refused (10^6 parties: two parts "expired",
+        # 10,000 parties' answers refused); CLOCK_MARGIN for a sender's clock ahead of ours
+        self._fresh = FreshnessGuard(since_ns=time.time_ns() + int(CLOCK_MARGIN * 1e9))
         #: every rejected message, counted by reason (and logged, rate-limited)
         self.rejections = RejectLog(log, protocol.role)
         self._ended = False
