@@ -10,8 +10,9 @@ Time is CPU work divided by the CPU the run gets on this machine now:
   these are CPU seconds of the whole process tree on the reference machine (``speed`` 1);
 * the CPU the run gets (:meth:`Machine.share`): its busy processes (the workers and the observer) on the
   cores this process may use (:func:`os.sched_getaffinity`), shared with the other runnable processes
-  (the 1-minute load average, :func:`os.getloadavg`): all of them while they fit, else their fair share
-  ``cores x busy / (busy + load)`` (Linux's CFS gives equal-weight processes equal CPU);
+  (:func:`runnable_load`: those runnable now, weighted by their nice value as the scheduler weighs them):
+  all of them while they fit, else their fair share ``cores x busy / (busy + load)`` (Linux's CFS gives
+  equal-weight processes equal CPU);
 * the machine's speed (:meth:`Machine.measure`): the CPU seconds of a short fixed calibration (Ed25519
   signatures and JSON, the run's own kind of work; ~10 ms) over the same on the reference machine: a slower
   core, or one slowed by its neighbours (shared caches, hyperthreads), stretches every CPU constant alike;
@@ -34,16 +35,18 @@ import math
 import os
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from mpdp.broker.signing import generate_key_pair, load_private_key, sign_bytes, verify_bytes
 from mpdp.parties.rounds.config import default_workers
 from mpdp.protocols.errors import ParameterError
 
 __all__ = ["ANSWER_CPU", "AUTO_SETUP_SECONDS", "BASE_BYTES", "FD_HEADROOM", "LARGE_RUN", "REFERENCE",
-           "REPETITION_CPU", "ROUND_SECONDS", "SETUP_CPU", "START_CPU", "Machine", "RunEstimate",
+           "REPETITION_CPU", "ROUND_SECONDS", "SETUP_CPU", "START_CPU", "Machine", "RunEstimate", "calibration_cpu",
            "choose_connections", "estimate_run", "ready_timeout_floor", "resolve_connections",
-           "round_timeout_floor"]
+           "round_timeout_floor", "runnable_load"]
 
 #: Resident memory of a run with a handful of parties: this process with numpy/scipy, 2 workers, mosquitto.
 BASE_BYTES = 430 * 2**20
@@ -64,7 +67,7 @@ REPETITION_CPU = 0.5e-6
 #: 200 rounds of one repetition: 8.8 s and 30.2 s, load 7, 2026-12-01).
 ROUND_SECONDS = 0.1
 #: CPU seconds (:func:`time.process_time`) of :func:`calibration_cpu` on the reference machine.
-REFERENCE_CALIBRATION_CPU = 0.0123
+REFERENCE_CALIBRATION_CPU = 0.0135
 #: Signatures (each with its JSON and check) of one calibration pass.
 CALIBRATION_SIGNATURES = 200
 #: Seconds a measured :class:`Machine` is reused (one run's estimate, its waits and its printed line agree).
@@ -87,7 +90,7 @@ class Machine:
 
     Attributes:
         cores: CPUs this process may run on (:func:`os.sched_getaffinity`), >= 1.
-        load: other runnable processes (the 1-minute load average), >= 0.
+        load: other runnable processes, weighted by their nice value (:func:`runnable_load`), >= 0.
         speed: CPU seconds of the calibration here over :data:`REFERENCE_CALIBRATION_CPU` (> 0; 2 = every
             CPU constant takes twice as long).
 
@@ -109,9 +112,12 @@ class Machine:
 
     @classmethod
     def measure(cls) -> Machine:
-        """This machine now: its cores, load average and speed (:func:`calibration_cpu`, ~10 ms of CPU)."""
+        """This machine now: its cores, its load (:func:`runnable_load`, sampled between the passes of the
+        calibration) and its speed (:func:`calibration_cpu`, ~40 ms of CPU)."""
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        return cls(cores, os.getloadavg()[0], calibration_cpu() / REFERENCE_CALIBRATION_CPU)
+        loads: list[float] = []
+        cpu = calibration_cpu(lambda: loads.append(runnable_load()))
+        return cls(cores, sum(loads) / len(loads), cpu / REFERENCE_CALIBRATION_CPU)
 
     @classmethod
     def now(cls) -> Machine:
@@ -140,19 +146,47 @@ _measured: tuple[float, Machine] | None = None
 REFERENCE = Machine(cores=2, load=5.0)
 
 
-def calibration_cpu() -> float:
+def calibration_cpu(between: Callable[[], object] = lambda: None) -> float:
     """CPU seconds (:func:`time.process_time`) of :data:`CALIBRATION_SIGNATURES` small JSON messages, each
-    signed and verified (Ed25519), the fastest of 3 passes."""
+    signed and verified (Ed25519), the fastest of 3 passes; ``between()`` is called before each pass."""
     private, public = generate_key_pair()
     key = load_private_key(private)
     best = math.inf
     for _ in range(3):
+        between()
         start = time.process_time()
         for i in range(CALIBRATION_SIGNATURES):
             data = json.dumps({"party": i, "round": 0, "symbols": "01" * 16}).encode()
             verify_bytes(data, sign_bytes(data, key), public)
         best = min(best, time.process_time() - start)
     return max(best, 1e-6)
+
+
+def runnable_load(proc: Path = Path("/proc")) -> float:
+    """The other processes runnable now, each weighted as Linux's scheduler weighs its nice value against
+    a nice-0 process (``1.25 ** -nice``: a ``nice -n 19`` job counts 0.014; the kernel's ``sched_prio_to_weight``
+    table, kernel/sched/core.c); this process is left out. The 1-minute load average (which weighs every
+    process alike, and lags by a minute) where ``proc`` cannot be read.
+
+    Args:
+        proc: the proc file system (tests pass a directory of their own).
+    """
+    me, total, read = os.getpid(), 0.0, False
+    try:
+        entries = list(proc.iterdir())
+    except OSError:
+        entries = []
+    for entry in entries:
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        read = True
+        if fields[0] == "R":
+            total += 1.25 ** -int(fields[16])
+    return total if read else os.getloadavg()[0]
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,7 @@ from mpdp.parties.session.estimate import (
     ready_timeout_floor,
     resolve_connections,
     round_timeout_floor,
+    runnable_load,
 )
 from mpdp.parties.session.sizing import SESSION_TIME_LIMIT, session_cost
 from mpdp.protocols.errors import ParameterError
@@ -65,6 +67,23 @@ def test_the_machine_is_measured_here() -> None:
     machine = Machine.measure()
     assert machine.cores == len(os.sched_getaffinity(0)) and machine.load >= 0 and 0 < machine.speed < math.inf
     assert Machine.now() is Machine.now()
+
+
+def _stat(pid: int, name: str, state: str, nice: int) -> str:
+    """A /proc/PID/stat line (fields as proc(5) lists them: state 3rd, nice 19th)."""
+    return f"{pid} ({name}) {state} 1 1 1 0 -1 4194304 126 0 0 0 5 1 0 0 {20 + nice} {nice} 1 0 239293 3133440 380"
+
+
+def test_the_load_counts_runnable_processes_weighted_by_nice(tmp_path: Path) -> None:
+    """A nice-0 runnable process counts 1, a nice-19 one 1.25^-19 (~0.014, CFS: weight 15 against 1024); a
+    sleeping one nothing; nor this process (its name has a ') ' to test the parse), nor non-process entries."""
+    for pid, name, state, nice in [(11, "burner", "R", 0), (12, "nice job) R", "R", 19), (13, "idle", "S", 0),
+                                   (os.getpid(), "me", "R", 0)]:
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(_stat(pid, name, state, nice))
+    (tmp_path / "self").mkdir()
+    assert runnable_load(tmp_path) == pytest.approx(1 + 1.25**-19, rel=1e-12)
+    assert 1.25**-19 == pytest.approx(15 / 1024, rel=0.02)  # the kernel's sched_prio_to_weight[39] / [20]
 
 
 @pytest.mark.parametrize("bad", [{"cores": 0}, {"cores": 1.5}, {"load": -1.0}, {"load": math.inf}, {"speed": 0.0}])
