@@ -8,8 +8,9 @@ Time is CPU work divided by the CPU the run gets on this machine now:
   observer's check of it) + per party and round its answer (:data:`ANSWER_CPU`: the draw, the signature, the
   publish, the observer's intake and record, the decision), longer by :data:`REPETITION_CPU` per symbol;
   these are CPU seconds of the whole process tree on the reference machine (``speed`` 1);
-* the CPU the run gets (:meth:`Machine.share`): its busy processes (the workers and the observer) on the
-  cores this process may use (:func:`os.sched_getaffinity`), shared with the other runnable processes
+* the CPU the run gets (:meth:`Machine.share`): its processes busy at once (:data:`RUN_PARALLELISM`: its
+  phases run mostly one after the other, the keys in this process, the parties built in the workers, their
+  "ready" checked by the observer, the answers signed, then read) on the cores this process may use (:func:`os.sched_getaffinity`), shared with the other runnable processes
   (:func:`runnable_load`: those runnable now, weighted by their nice value as the scheduler weighs them):
   all of them while they fit, else their fair share ``cores x busy / (busy + load)`` (Linux's CFS gives
   equal-weight processes equal CPU);
@@ -40,11 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpdp.broker.signing import generate_key_pair, load_private_key, sign_bytes, verify_bytes
-from mpdp.parties.rounds.config import default_workers
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["ANSWER_CPU", "AUTO_SETUP_SECONDS", "BASE_BYTES", "FD_HEADROOM", "LARGE_RUN", "REFERENCE",
-           "REPETITION_CPU", "ROUND_SECONDS", "SETUP_CPU", "START_CPU", "Machine", "RunEstimate", "calibration_cpu",
+__all__ = ["ANSWER_CPU", "AUTO_SETUP_CPU", "BASE_BYTES", "FD_HEADROOM", "LARGE_RUN",
+           "REPETITION_CPU", "ROUND_SECONDS", "RUN_PARALLELISM", "SETUP_CPU", "START_CPU", "Machine", "RunEstimate", "calibration_cpu",
            "choose_connections", "estimate_run", "ready_timeout_floor", "resolve_connections",
            "round_timeout_floor", "runnable_load"]
 
@@ -54,15 +54,22 @@ BASE_BYTES = 430 * 2**20
 #: no task or queue per party, at k = 10^5: 1,191 MB for the whole tree).
 PARTY_BYTES = {"per-party": 44_000, "per-worker": 8_000}
 #: CPU seconds of a run's start: spawning the workers, their imports, the broker.
-START_CPU = 6.0
+START_CPU = 4.0
 #: CPU seconds per party before the first round (its key and spec, its loop in a worker, connect and subscribe,
-#: its signed "ready" and the observer's check of it), by how parties connect.
-SETUP_CPU = {"per-party": 2.4e-3, "per-worker": 0.5e-3}
+#: its signed "ready" and the observer's check of it), by how parties connect. Per worker: with ANSWER_CPU, 10^5
+#: parties, one round, 2 workers, one repetition took 34.6 CPU-s (speed 0.9), 200 repetitions 36.7 CPU-s
+#: (2026-12-03, ``bench_simulate_scale.py``); per party: 4.6x per worker's set-up time (``bench_many_parties.py``
+#: at k = 5,000, 2026-12-01).
+SETUP_CPU = {"per-party": 2.4e-3, "per-worker": 0.25e-3}
 #: CPU seconds per party and round of one repetition (draw, sign, publish; the observer's intake, record and
-#: decision), by how parties connect.
-ANSWER_CPU = {"per-party": 0.3e-3, "per-worker": 0.15e-3}
-#: Extra CPU seconds per symbol of an answer (drawing, packing, parsing and deciding long messages).
-REPETITION_CPU = 0.5e-6
+#: decision), by how parties connect (per party: 1.4x per worker's rate, ``bench_many_parties.py``).
+ANSWER_CPU = {"per-party": 0.13e-3, "per-worker": 0.09e-3}
+#: Extra CPU seconds per symbol of an answer (drawing, packing, parsing and deciding long messages): 10^5
+#: parties at 200 repetitions against one, 2.1 CPU-s more.
+REPETITION_CPU = 0.1e-6
+#: Processes of a run busy at once, on average: 10^5 parties, one repetition, on 2 otherwise idle cores
+#: (other jobs at nice 19) took 34.6 CPU-s in 50.1 s of wall time, 200 repetitions 36.7 in 40.8 s.
+RUN_PARALLELISM = 1.0
 #: Latency of one round besides its messages: measured with ``mpdp sweep --live --parties 5`` (10 against
 #: 200 rounds of one repetition: 8.8 s and 30.2 s, load 7, 2026-12-01).
 ROUND_SECONDS = 0.1
@@ -74,9 +81,9 @@ CALIBRATION_SIGNATURES = 200
 MACHINE_TTL = 60.0
 #: Runs of at least this many party-rounds get the estimate printed before they start.
 LARGE_RUN = 10_000
-#: ``auto`` keeps a connection per party while its start-up estimated on :data:`REFERENCE` stays within this
-#: many seconds, the default wait for the workers to be ready.
-AUTO_SETUP_SECONDS = 60.0
+#: ``auto`` keeps a connection per party while the run's start and the parties' set-up are estimated at most this
+#: many CPU seconds (on the reference machine: whatever this machine's load, the choice is the same).
+AUTO_SETUP_CPU = 45.0
 #: File descriptors a process (the broker child inherits our limit) keeps besides one socket per party.
 FD_HEADROOM = 256
 #: A round's quiet-time timeout and the wait for the workers' readiness are at least this many times their
@@ -127,8 +134,8 @@ class Machine:
             _measured = (time.monotonic(), cls.measure())
         return _measured[1]
 
-    def share(self, busy: int) -> float:
-        """Cores that ``busy`` >= 1 busy processes of a run get: ``min(busy, cores)`` while ``busy + load <=
+    def share(self, busy: float) -> float:
+        """Cores that ``busy`` > 0 busy processes of a run get: ``min(busy, cores)`` while ``busy + load <=
         cores``, else their fair share ``cores x busy / (busy + load)`` (at most ``busy``)."""
         if busy + self.load <= self.cores:
             return float(min(busy, self.cores))
@@ -140,10 +147,6 @@ class Machine:
 
 
 _measured: tuple[float, Machine] | None = None
-
-#: The machine the constants were measured on, as loaded as it was (load 5): ``auto``'s connection choice
-#: is made for it, so that it does not change with the moment's load.
-REFERENCE = Machine(cores=2, load=5.0)
 
 
 def calibration_cpu(between: Callable[[], object] = lambda: None) -> float:
@@ -215,19 +218,18 @@ class RunEstimate:
 
 
 def estimate_run(parties: int, rounds: int, repetitions: int, connections: str = "per-party", *,
-                 workers: int | None = None, machine: Machine | None = None) -> RunEstimate:
+                 machine: Machine | None = None) -> RunEstimate:
     """Estimate a live run of ``parties`` parties over ``rounds`` rounds of ``repetitions`` symbols each
-    (module docstring), on ``workers`` worker processes (None: one per core) and ``machine`` (None:
-    :meth:`Machine.now`).
+    (module docstring) on ``machine`` (None: :meth:`Machine.now`).
 
     Raises:
         ParameterError: a count below 1, or ``connections`` not ``per-party``/``per-worker``.
     """
-    _check(parties, rounds, repetitions, connections, workers)
+    _check(parties, rounds, repetitions, connections)
     machine = Machine.now() if machine is None else machine
     cpu = START_CPU + parties * SETUP_CPU[connections] + rounds * parties * _answer_cpu(repetitions, connections)
-    seconds = (_startup_seconds(parties, connections, workers, machine)
-               + rounds * _round_seconds(parties, repetitions, connections, workers, machine))
+    seconds = (_startup_seconds(parties, connections, machine)
+               + rounds * _round_seconds(parties, repetitions, connections, machine))
     return RunEstimate(seconds, BASE_BYTES + parties * PARTY_BYTES[connections], cpu * machine.speed, machine)
 
 
@@ -236,9 +238,9 @@ def choose_connections(parties: int, nofile: int | None = None) -> tuple[str, st
     while that is cheap, else ``per-worker``.
 
     Per-party is kept while both hold: the broker (a child of this process, with its file-descriptor limit)
-    can hold a socket per party, ``parties + FD_HEADROOM <= nofile``; and the per-party start-up estimated
-    on :data:`REFERENCE` with 2 workers, ``(START_CPU + parties x SETUP_CPU["per-party"]) / share(3)``, is at most
-    :data:`AUTO_SETUP_SECONDS` (about 16,250 parties with the constants above), whatever the moment's load.
+    can hold a socket per party, ``parties + FD_HEADROOM <= nofile``; and the start-up's CPU with a
+    connection per party, ``START_CPU + parties x SETUP_CPU["per-party"]``, is at most :data:`AUTO_SETUP_CPU`
+    (about 17,000 parties with the constants above), whatever the moment's load.
 
     Args:
         parties: the number of parties k >= 1.
@@ -250,18 +252,17 @@ def choose_connections(parties: int, nofile: int | None = None) -> tuple[str, st
     Raises:
         ParameterError: ``parties`` not an integer >= 1.
     """
-    _check(parties, 1, 1, "per-party", None)
-    setup = _startup_seconds(parties, "per-party", _AUTO_WORKERS, REFERENCE)
+    _check(parties, 1, 1, "per-party")
+    setup = START_CPU + parties * SETUP_CPU["per-party"]
     too_many = _sockets_exceed_fd_limit(parties, nofile)
     if too_many is not None:
         return "per-worker", too_many
-    if setup > AUTO_SETUP_SECONDS:
-        return "per-worker", (f"{parties} per-party connections would take about {setup:.0f} s to set up "
-                              f"(> {AUTO_SETUP_SECONDS:.0f} s)")
-    share = REFERENCE.share(_AUTO_WORKERS + 1)
-    most = math.floor((AUTO_SETUP_SECONDS * share / REFERENCE.speed - START_CPU) / SETUP_CPU["per-party"])
+    if setup > AUTO_SETUP_CPU:
+        return "per-worker", (f"{parties} per-party connections would take about {setup:.0f} CPU-s to set up "
+                              f"(> {AUTO_SETUP_CPU:.0f})")
+    most = math.floor((AUTO_SETUP_CPU - START_CPU) / SETUP_CPU["per-party"])
     return "per-party", (f"{parties:,} parties: per-party up to {most:,} (their set-up estimated within "
-                         f"{AUTO_SETUP_SECONDS:.0f} s)")
+                         f"{AUTO_SETUP_CPU:.0f} CPU-s)")
 
 
 def resolve_connections(requested: str, parties: int, nofile: int | None = None) -> tuple[str, str]:
@@ -285,7 +286,7 @@ def resolve_connections(requested: str, parties: int, nofile: int | None = None)
         raise ParameterError("connections", requested, "auto, per-party or per-worker")
     if requested == "auto":
         return choose_connections(parties, nofile)
-    _check(parties, 1, 1, requested, None)
+    _check(parties, 1, 1, requested)
     too_many = _sockets_exceed_fd_limit(parties, nofile) if requested == "per-party" else None
     if too_many is not None:
         raise ParameterError("connections", requested, "per-worker, or per-party within the file-descriptor limit",
@@ -305,7 +306,7 @@ def _sockets_exceed_fd_limit(parties: int, nofile: int | None) -> str | None:
 
 
 def round_timeout_floor(parties: int, repetitions: int, connections: str = "per-party", *,
-                        workers: int | None = None, machine: Machine | None = None) -> float:
+                        machine: Machine | None = None) -> float:
     """The shortest quiet time (seconds) after which a round is closed without every answer, so that it is not
     cut off while its messages still arrive: :data:`ROUND_MARGIN` times the estimated time of a round (its
     latency and one answer from every party, on ``machine``: the estimate's model and machine).
@@ -313,13 +314,11 @@ def round_timeout_floor(parties: int, repetitions: int, connections: str = "per-
     Raises:
         ParameterError: as :func:`estimate_run`.
     """
-    _check(parties, 1, repetitions, connections, workers)
-    return ROUND_MARGIN * _round_seconds(parties, repetitions, connections, workers,
-                                         Machine.now() if machine is None else machine)
+    _check(parties, 1, repetitions, connections)
+    return ROUND_MARGIN * _round_seconds(parties, repetitions, connections, Machine.now() if machine is None else machine)
 
 
-def ready_timeout_floor(parties: int, connections: str = "per-party", *, workers: int | None = None,
-                        machine: Machine | None = None) -> float:
+def ready_timeout_floor(parties: int, connections: str = "per-party", *, machine: Machine | None = None) -> float:
     """How long the runner waits for every worker to have its parties connected and subscribed: 60 s, or
     :data:`ROUND_MARGIN` times the estimated start-up (:data:`START_CPU` + the parties' set-up, on ``machine``)
     when that is longer (10^5 parties with a connection each took minutes, where a fixed 60 s failed with
@@ -328,37 +327,31 @@ def ready_timeout_floor(parties: int, connections: str = "per-party", *, workers
     Raises:
         ParameterError: as :func:`estimate_run`.
     """
-    _check(parties, 1, 1, connections, workers)
+    _check(parties, 1, 1, connections)
     machine = Machine.now() if machine is None else machine
-    return max(60.0, ROUND_MARGIN * _startup_seconds(parties, connections, workers, machine))
+    return max(60.0, ROUND_MARGIN * _startup_seconds(parties, connections, machine))
 
 
-#: Workers ``auto``'s choice assumes (those of the reference machine).
-_AUTO_WORKERS = 2
-
-
-def _check(parties: int, rounds: int, repetitions: int, connections: str, workers: int | None) -> None:
-    for name, value in (("parties", parties), ("rounds", rounds), ("repetitions", repetitions),
-                        ("workers", 1 if workers is None else workers)):
+def _check(parties: int, rounds: int, repetitions: int, connections: str) -> None:
+    for name, value in (("parties", parties), ("rounds", rounds), ("repetitions", repetitions)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ParameterError(name, value, "an integer >= 1")
     if connections not in PARTY_BYTES:
         raise ParameterError("connections", connections, "per-party or per-worker")
 
 
-def _seconds(cpu: float, workers: int | None, machine: Machine) -> float:
-    """Wall seconds of ``cpu`` reference CPU seconds spread over the workers and the observer on ``machine``."""
-    busy = (default_workers() if workers is None else workers) + 1
-    return cpu * machine.speed / machine.share(busy)
+def _seconds(cpu: float, machine: Machine) -> float:
+    """Wall seconds of ``cpu`` reference CPU seconds of a run on ``machine``."""
+    return cpu * machine.speed / machine.share(RUN_PARALLELISM)
 
 
-def _startup_seconds(parties: int, connections: str, workers: int | None, machine: Machine) -> float:
-    return _seconds(START_CPU + parties * SETUP_CPU[connections], workers, machine)
+def _startup_seconds(parties: int, connections: str, machine: Machine) -> float:
+    return _seconds(START_CPU + parties * SETUP_CPU[connections], machine)
 
 
 def _answer_cpu(repetitions: int, connections: str) -> float:
     return ANSWER_CPU[connections] + repetitions * REPETITION_CPU
 
 
-def _round_seconds(parties: int, repetitions: int, connections: str, workers: int | None, machine: Machine) -> float:
-    return ROUND_SECONDS + _seconds(parties * _answer_cpu(repetitions, connections), workers, machine)
+def _round_seconds(parties: int, repetitions: int, connections: str, machine: Machine) -> float:
+    return ROUND_SECONDS + _seconds(parties * _answer_cpu(repetitions, connections), machine)
