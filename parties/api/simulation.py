@@ -291,10 +291,9 @@ def _plan(run: SimulationConfig) -> _Plan:
     machine = Machine.now()  # the printed estimate and the run's waits: one model, one measurement
     round_timeout = run.round_timeout if run.round_timeout is not None else max(
         DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, run.repetitions, connections,
-                                                   workers=run.workers, machine=machine))
+                                                   machine=machine))
     settings, party_settings = _brokers(run, round_timeout)
-    session_cost(data.num_parties, data.num_rounds, run.repetitions, connections, workers=run.workers,
-                 machine=machine).check(
+    session_cost(data.num_parties, data.num_rounds, run.repetitions, connections, machine=machine).check(
         check_time_limit(run.time_limit))
     mechanisms = _mechanisms(run.epsilon, run.delta, data.num_parties, seeds.epsilons())
     for r in range(data.num_rounds):  # the participants of a round are at most the voters
@@ -313,8 +312,7 @@ def _plan(run: SimulationConfig) -> _Plan:
                       zero_one_rules(run.rule, engine="posterior" if run.rule == "average" else "auto", cache=cache)),
         party_rule=run.rule if run.party_decisions and run.protocol == "rr" else None, broker=settings,
         workers=run.workers, store_path=None, secure=run.secure,
-        round_timeout=round_timeout, ready_timeout=ready_timeout_floor(data.num_parties, connections, workers=run.workers,
-                                                                        machine=machine),
+        round_timeout=round_timeout, ready_timeout=ready_timeout_floor(data.num_parties, connections, machine=machine),
         budget=budget, delta_slack=delta_slack, protocol=run.protocol,
         servers=run.servers, threshold=run.threshold, party_broker=party_settings, connections=connections,
         validators=run.validators, executor=run.executor)
@@ -348,8 +346,7 @@ def _announce(plan: _Plan, folder: RunFolder, begun: Mapping[str, Any]) -> None:
               "writing its results", file=sys.stderr)
     config = plan.config
     if config.k * (total - done) >= LARGE_RUN:  # before a long wait, say how long
-        print(estimate_run(config.k, total - done, plan.run.repetitions, config.connections,
-                           workers=config.workers).describe()
+        print(estimate_run(config.k, total - done, plan.run.repetitions, config.connections).describe()
               + f"; connections {config.connections} ({plan.connections_why})", file=sys.stderr)
 
 

@@ -19,15 +19,15 @@ SESSION_TIME_LIMIT = 1800.0
 
 
 def session_cost(parties: int, rounds: int, repetitions: int = 1, connections: str = "per-party", *,
-                 workers: int | None = None, machine: Machine | None = None) -> CostEstimate:
+                 machine: Machine | None = None) -> CostEstimate:
     """The estimated time and memory of a simulated session of ``parties`` parties, ``rounds`` rounds of
-    ``repetitions`` symbols, the parties connected ``per-party`` or ``per-worker``, on ``workers`` workers
-    (None: one per core) and ``machine`` (None: this machine now, :meth:`Machine.now`).
+    ``repetitions`` symbols, the parties connected ``per-party`` or ``per-worker``, on ``machine`` (None: this machine now,
+    :meth:`Machine.now`).
 
     Raises:
         ParameterError: as :func:`mpdp.parties.session.estimate.estimate_run`.
     """
-    estimate = estimate_run(parties, rounds, repetitions, connections, workers=workers, machine=machine)
+    estimate = estimate_run(parties, rounds, repetitions, connections, machine=machine)
     return CostEstimate("the simulated session", f"{parties:,} parties x {rounds:,} rounds", estimate.seconds,
                         estimate.peak_bytes,
                         "fewer parties (a symmetric function's exact accuracy needs no session: `mpdp "
