@@ -49,6 +49,7 @@ from numpy.typing import NDArray
 from mpdp import __version__ as mpdp_version
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = [
     "MessageRows",
@@ -344,7 +345,7 @@ class TranscriptStore:
         elif tuple(row) != (parties, repetitions, names, mode):
             raise ParameterError(
                 "session", session,
-                f"a new session id, or the stored one's {row[0]} parties, {row[1]} repetitions, "
+                f"a new session id, or the stored one's {row[0]} {noun(row[0], 'party', 'parties')}, {row[1]} {noun(row[1], 'repetition')}, "
                 f"round names and mode {row[3]!r} (it is in the store already)",
             )
         return frozenset(self.recorded_rounds(session))

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from mpdp.broker.signing import generate_key_pair, load_private_key, sign_bytes, verify_bytes
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["ANSWER_CPU", "AUTO_SETUP_CPU", "BASE_BYTES", "FD_HEADROOM", "LARGE_RUN",
            "REPETITION_CPU", "ROUND_SECONDS", "RUN_PARALLELISM", "SETUP_CPU", "START_CPU", "Machine", "RunEstimate", "calibration_cpu",
@@ -258,11 +259,11 @@ def choose_connections(parties: int, nofile: int | None = None) -> tuple[str, st
     if too_many is not None:
         return "per-worker", too_many
     if setup > AUTO_SETUP_CPU:
-        return "per-worker", (f"{parties} per-party connections would take about {setup:.0f} CPU-s to set up "
-                              f"(> {AUTO_SETUP_CPU:.0f})")
+        return "per-worker", (f"{parties} per-party {noun(parties, 'connection')} would take about {setup:.0f} CPU-s "
+                              f"to set up (> {AUTO_SETUP_CPU:.0f})")
     most = math.floor((AUTO_SETUP_CPU - START_CPU) / SETUP_CPU["per-party"])
-    return "per-party", (f"{parties:,} parties: per-party up to {most:,} (their set-up estimated within "
-                         f"{AUTO_SETUP_CPU:.0f} CPU-s)")
+    return "per-party", (f"{parties:,} {noun(parties, 'party', 'parties')}: per-party up to {most:,} (their set-up "
+                         f"estimated within {AUTO_SETUP_CPU:.0f} CPU-s)")
 
 
 def resolve_connections(requested: str, parties: int, nofile: int | None = None) -> tuple[str, str]:
@@ -301,7 +302,7 @@ def _sockets_exceed_fd_limit(parties: int, nofile: int | None) -> str | None:
     which the broker child inherits): ``parties + FD_HEADROOM > nofile``; None when it fits."""
     limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0] if nofile is None else nofile
     if limit != resource.RLIM_INFINITY and parties + FD_HEADROOM > limit:
-        return f"a socket for each of {parties} parties would exceed the file-descriptor limit {limit}"
+        return f"a socket for each of {parties} {noun(parties, 'party', 'parties')} would exceed the file-descriptor limit {limit}"
     return None
 
 

@@ -54,6 +54,7 @@ from mpdp.parties.rounds.answering import PartyLoop
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.session.bundling import BUNDLE_SIZE, AnswerBundler
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["BUNDLED_CONCURRENCY", "MULTIPLEX_CONCURRENCY", "serve_multiplexed"]
 
@@ -172,7 +173,7 @@ class _Refusals:
     def report(self, tally: _Tally, parties: int) -> None:
         """Log what ``parties`` parties refused of one message (``tally``: by :func:`_handled`)."""
         for reason, (count, detail) in tally.items():
-            self._log.reject(reason, f"{detail} (refused by {count} of {parties} parties)")
+            self._log.reject(reason, f"{detail} (refused by {count} of {parties} {noun(parties, 'party', 'parties')})")
 
 
 async def _handled(loop: Loop, transport: Transport, delivery: Delivery, tally: _Tally) -> bool:

@@ -16,6 +16,7 @@ from mpdp.broker.messages import WorkerStatus
 from mpdp.parties.session.processes import exit_text, spawn, stop_processes
 from mpdp.parties.session.worker import WorkerSpec, worker_main
 from mpdp.protocols.errors import WorkerError
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["WorkerPool", "party_span"]
 
@@ -28,7 +29,7 @@ def party_span(parties: Sequence[int]) -> str:
         return "no parties"
     if list(parties) == list(range(parties[0], parties[-1] + 1)):
         return f"parties {parties[0]}-{parties[-1]}" if len(parties) > 1 else f"party {parties[0]}"
-    return f"{len(parties)} parties"
+    return f"{len(parties)} {noun(len(parties), 'party', 'parties')}"
 
 
 class WorkerPool:

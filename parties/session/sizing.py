@@ -10,7 +10,7 @@ machine gives the run now.
 from __future__ import annotations
 
 from mpdp.parties.session.estimate import Machine, estimate_run
-from mpdp.protocols.numerics.cost import CostEstimate
+from mpdp.protocols.numerics.cost import CostEstimate, noun
 
 __all__ = ["SESSION_TIME_LIMIT", "session_cost"]
 
@@ -28,8 +28,8 @@ def session_cost(parties: int, rounds: int, repetitions: int = 1, connections: s
         ParameterError: as :func:`mpdp.parties.session.estimate.estimate_run`.
     """
     estimate = estimate_run(parties, rounds, repetitions, connections, machine=machine)
-    return CostEstimate("the simulated session", f"{parties:,} parties x {rounds:,} rounds", estimate.seconds,
+    return CostEstimate("the simulated session", f"{parties:,} {noun(parties, 'party', 'parties')} x {rounds:,} {noun(rounds, 'round')}", estimate.seconds,
                         estimate.peak_bytes,
                         "fewer parties (a symmetric function's exact accuracy needs no session: `mpdp "
-                        "accuracy`), fewer rounds, --connections per-worker, or allow more time "
-                        "(--time-limit SECONDS)")
+                        "accuracy`), fewer rounds, connections='per-worker', or allow more time "
+                        "(time_limit=SECONDS)")
