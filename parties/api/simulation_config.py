@@ -142,8 +142,8 @@ class SimulationConfig(BaseModel):
     resume: Flag = Field(False, description="continue the run in folder out with the same inputs")
     workers: Integer | None = Field(None, description="worker processes (default: one per core)")
     connections: str = Field("auto", description=(
-        "auto (the default: per-party while the parties' sockets fit the file-descriptor limit and connect within "
-        "60 s, about 16,900 parties, else per-worker; the reason is printed before a large run and recorded, "
+        "auto (the default: per-party while the parties' sockets fit the file-descriptor limit and set up within "
+        "45 CPU-s, about 17,000 parties, else per-worker; the reason is printed before a large run and recorded, "
         "mpdp.parties.session.estimate.choose_connections), per-party (each party its own MQTT connection, as "
         "deployed) or per-worker (each worker process multiplexes its parties over one connection: fewer "
         "sockets and less memory for thousands of parties; each party still signs its own messages)"))

@@ -60,8 +60,9 @@ store keeps each bundle that brought an answer it records and each verified part
 
 Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
 a report counts only when every party it lists signed it with its roster key (a host cannot speak for
-parties whose keys it does not hold: ``signature``, naming the parties), of this session, unexpired and
-newer than that worker's last report (:class:`mpdp.broker.control.FreshnessGuard`); else it is rejected
+parties whose keys it does not hold: ``signature``, naming the parties), of this session, newer than that
+worker's last report, and unexpired unless stamped after the engine opened (:class:`mpdp.broker.control.FreshnessGuard`
+with ``since_ns``: a report read late by a busy observer is not refused for its delay); else it is rejected
 (``schema``, ``session``, ``unknown-party``, ``signature``, ``expired``, ``replay``) like an answer and
 none of its parties is ready. The engine keeps :attr:`RoundEngine.ready_workers` and :attr:`RoundEngine.failed_workers`.
 A worker of many parties reports "ready" in parts (:data:`mpdp.parties.session.worker.STATUS_PARTIES` parties
@@ -161,6 +162,11 @@ __all__ = [
 log = logging.getLogger("mpdp.rounds")
 #: Seconds an announcement outlives the longest quiet time of its round: the hosts' clocks may disagree by this much.
 CLOCK_MARGIN = 10.0
+#: Seconds of handling a backlog after which the engine lets the event loop run (the client's keepalive, the
+#: heartbeats): a queued delivery is taken without a pause, and a backlog of "ready" parts (5,000 signature
+#: checks each) read by a starved observer can hold the loop past the broker's keepalive (likely why the
+#: observer of a 10^6-party run lost its connection once).
+YIELD_SECONDS = 0.05
 #: Rounds ahead of the last announced one whose early answers are kept (module docstring).
 EARLY_ROUNDS = 2
 #: Seconds between the coordinator's heartbeats on the heartbeat topic.
@@ -458,7 +464,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._round_rejects = 0
         self.messages_received = 0
         self.messages_rejected = 0
-        self._fresh = FreshnessGuard()
+        # a status stamped after the engine opened is judged by its sequence, not its age: the parts of a
+        # worker's "ready" read late by a starved observer are not refused (10^6 parties: two parts "expired",
+        # 10,000 parties' answers refused); CLOCK_MARGIN for a sender's clock ahead of ours
+        self._fresh = FreshnessGuard(since_ns=time.time_ns() + int(CLOCK_MARGIN * 1e9))
         #: every rejected message, counted by reason (and logged, rate-limited)
         self.rejections = RejectLog(log, protocol.role)
         self._ended = False
@@ -487,13 +496,18 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         return frozenset(self._received)
 
     async def receive_all(self) -> None:
-        """Handle every delivery until cancelled.
+        """Handle every delivery until cancelled, giving the event loop a turn at least every
+        :data:`YIELD_SECONDS` of handling.
 
         Raises:
             TransportError: the connection is lost for good.
         """
+        turn = time.monotonic()
         async for delivery in self._transport.deliveries():
             self.handle(delivery.topic, delivery.payload)
+            if time.monotonic() - turn > YIELD_SECONDS:  # a backlog is read without a pause: let others run
+                await asyncio.sleep(0)
+                turn = time.monotonic()
 
     def handle(self, topic: str, payload: bytes) -> None:
         """Route one incoming message: status, a party's answer, or the protocol's (rejects are counted)."""

@@ -18,6 +18,12 @@ incoming message, and no task, queue or timeout per party (at 10^5 parties those
   answer a round for minutes. The reading stops at the coordinator's signed end: the parties still busy
   with earlier messages finish them, then take the end.
 * A message on the protocol's other topics (the transcript, when parties decide f) goes to every party.
+* A copy of a message already handed to the parties (the same bytes on the same topic: the broker redelivers
+  what a busy worker acknowledged late) is skipped, logged at DEBUG: every party handled those bytes already,
+  in order, and would refuse the copy (a replay by its sequence, or for the original's reason), so none
+  answers twice or draws afresh. At 10^6 parties each redelivered round announcement cost 500,000 signature
+  checks per worker, ~10 times in one round. A re-announcement is signed afresh (a new sequence): not a copy,
+  it reaches every party, and each re-sends its recorded answer.
 
 A message the parties refuse (a forgery, a replay: :attr:`PartyLoop.rejections`) is counted by each, and
 logged once by the worker (rate-limited per reason, :class:`mpdp.parties.rounds.rejections.RejectLog`) with
@@ -37,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
@@ -101,6 +108,7 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
         round for minutes), the rest to :func:`answer`, up to the coordinator's signed end: the coordinator
         falls silent then, while the parties may still be busy with what came before it."""
         lead.start_clock()
+        handed: set[bytes] = set()  # digests of the messages handed to the parties (module docstring)
         while True:
             delivery = await lead.receive(transport)
             if lead.is_heartbeat(delivery):
@@ -108,6 +116,11 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
                 await _handled(lead, transport, delivery, tally)
                 refusals.report(tally, 1)
                 continue
+            digest = _digest(delivery)
+            if digest in handed:
+                log.debug("a copy of a message on %s the parties handled already: skipped", delivery.topic)
+                continue
+            handed.add(digest)
             work.put_nowait(delivery)
             if lead.is_end(delivery):
                 return
@@ -136,6 +149,14 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
         async with asyncio.TaskGroup() as group:
             reader = group.create_task(read(transport), name="multiplex-read")
             group.create_task(answer(publisher, reader), name="multiplex-answer")
+
+
+def _digest(delivery: Delivery) -> bytes:
+    """16 bytes that tell one message (topic and payload) from another."""
+    hashed = hashlib.blake2b(delivery.topic.encode(), digest_size=16)
+    hashed.update(b"\0")
+    hashed.update(delivery.payload)
+    return hashed.digest()
 
 
 #: reason -> (parties that refused one message for it, the first one's detail)
