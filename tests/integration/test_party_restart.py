@@ -81,12 +81,12 @@ class _Deployment:
         return proc
 
     async def observer(self, run: int, *extra: str) -> asyncio.subprocess.Process:
+        defaults = {"--out": str(self.tmp / f"out{run}"), "--wait-parties": scaled_arg(20),
+                    "--round-timeout": scaled_arg(10)}  # each given once: the test's own value in place of these
+        given = [word for flag, value in defaults.items() if flag not in extra for word in (flag, value)]
         proc = await _start("observe", "--roster", str(self.keys / "roster.json"), "--keys",
                             str(self.keys / "coordinator"), "--dataset-rounds", str(self.votes), "--function",
-                            "passed", "--broker", self.broker, "--out", str(self.tmp / f"out{run}"),
-                            "--wait-parties", scaled_arg(20),
-                            *(() if "--round-timeout" in extra else ("--round-timeout", scaled_arg(10))), *extra,
-                            log=self.tmp / f"observe{run}.log")
+                            "passed", "--broker", self.broker, *given, *extra, log=self.tmp / f"observe{run}.log")
         self.procs.append(proc)
         return proc
 
