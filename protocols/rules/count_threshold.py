@@ -292,7 +292,9 @@ def _groups(mechanisms: Sequence[RandomizedResponse]) -> list[tuple[NDArray[np.i
         groups.setdefault(float(m.epsilon), []).append(members)
     if len(groups) > 2:
         return None
-    return sorted(((np.sort(np.concatenate(v)), e) for e, v in groups.items()), key=lambda ge: -ge[0].size)
+    # one mechanism per epsilon (the usual): its members are ascending already, no sort of 10^7 indices
+    return sorted(((v[0] if len(v) == 1 else np.sort(np.concatenate(v)), e) for e, v in groups.items()),
+                  key=lambda ge: -ge[0].size)
 
 
 def count_threshold_applies(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
