@@ -567,7 +567,7 @@ def plan_sweep(
     if largest > PURE_GROUP_MAX:  # every point needs the exact theory of the symmetric engine
         raise SizeLimitError("parties", largest, PURE_GROUP_MAX,
                              "mpdp accuracy --engine counts for the exact accuracy of majority-type functions "
-                             "at up to 200,000 parties")
+                             "at as many parties as its cost estimate allows")
     tasks = tuple(SweepTask(e, d, k, f, r, o, int(samples))
                   for f, k, d, r, o, e in itertools.product(functions, ks, deltas, rules, observers, grid))
     if protocol == "rr":

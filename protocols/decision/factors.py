@@ -237,13 +237,14 @@ def banded_count_likelihood(n: int, epsilon: float) -> sp.csr_matrix[np.float64]
     for j, (lo, row) in enumerate(banded_rows(n, epsilon)):
         starts[j] = lo
         data.append(row)
-    lengths = np.array([r.size for r in data], dtype=np.int64)
-    values = np.concatenate(data)
-    del data  # the rows' arrays, before the indices are built
-    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indptr = np.concatenate([[0], np.cumsum([r.size for r in data])])
     index = np.int32 if indptr[-1] < 2**31 else np.int64  # scipy keeps int32 indices where they fit
-    indices = np.repeat((starts - indptr[:-1]).astype(index), lengths)
-    indices += np.arange(indptr[-1], dtype=index)  # in place: two index arrays at a time, not three
+    values: NDArray[np.float64] = np.empty(int(indptr[-1]))
+    indices: NDArray[np.integer[Any]] = np.empty(int(indptr[-1]), dtype=index)
+    for j in range(n + 1):  # row by row, each freed once copied: no one call over all ~16 n^1.5 entries
+        values[indptr[j]: indptr[j + 1]] = data[j]
+        indices[indptr[j]: indptr[j + 1]] = np.arange(starts[j], starts[j] + data[j].size, dtype=index)
+        data[j] = data[j][:0]
     return sp.csr_matrix((values, indices, indptr.astype(index)), shape=(n + 1, n + 1))
 
 
