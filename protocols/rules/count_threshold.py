@@ -33,6 +33,14 @@ The work is on counts, never per transcript:
   ``|a| = sigma - 1`` only (P(answer 1 | a) increases in every a_g, so the least favourable input of each
   side has the smallest / largest count). 1.5 s CPU at 5,000 + 5,000.
 
+  The two-group worst case is often 0 to double precision, and rightly so (issue 23): the rule weighs
+  each report by its group's epsilon, so at the input with every bit of the low-epsilon group and one of
+  the high-epsilon group 1 (``|a| = sigma``, f = 1) the high-epsilon group's counts say "0" and the rule
+  almost never answers 1. Exactly computed (log-space binomial sums, tests/protocols/test_count_threshold.py)
+  for majority, epsilon 0.5 x n and 1.5 x n: 3.06e-9 at n = 100, 1.3e-16 at 200, 1.6e-38 at 500, the
+  minimum over inputs at (n, 1) (brute force over every input at small n); the engine's accuracies are
+  absolute to ~1e-15 (the bands drop entries below 1e-30 of their row's peak), so below that it reports 0.
+
 Every result is certified against an independent computation: the recurrence must end at the point value
 :func:`threshold_tail` and the prior average of ``U`` must equal ``P(Bin(k, 1/2) >= sigma)`` (to 1e-12,
 1e-11 at 10^5), or
@@ -323,7 +331,8 @@ class CountThresholdRule:
             ``boundary[0]`` is the threshold tau on the count of all k parties.
         sigma: f = 1 (before ``flipped``) iff the number of ones is >= sigma.
         flipped: f is decreasing in the count; labels are swapped on the way in and out.
-        average_accuracy, worst_case_accuracy: exact (002 eqs. (1), (3)).
+        average_accuracy, worst_case_accuracy: exact (002 eqs. (1), (3)) to an absolute ~1e-15 (a worst
+            case below that reads 0: module docstring).
     """
 
     mechanisms: tuple[RandomizedResponse, ...]
