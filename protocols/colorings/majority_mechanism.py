@@ -132,15 +132,19 @@ def _step_kinks(step: ColoringStep, depth: int) -> NDArray[np.float64]:
         return np.concatenate([theta - m * delta, 1.0 - (m + 1.0) * delta])
     s = step.shift
     shrink = np.exp(-np.minimum(m * eps, 745.0))
-    below = (theta + s) * shrink - s  # step^-m(theta)
+    # (y + s) a^-m - s as y a^-m + s (a^-m - 1), expm1: s = delta / (a - 1) is large at small epsilon
+    drop = s * np.expm1(-np.minimum(m * eps, 745.0))
+    below = theta * shrink + drop  # step^-m(theta)
     if delta == 0.0:
         return np.concatenate([below, [1.0]])  # 1 is only its own preimage
-    above = 1.0 - ((delta + s) * np.exp(np.minimum(m * eps, 700.0)) - s)  # step^-(m+1)(1) while >= step(theta)
+    grown = np.minimum(m * eps, 700.0)
+    above = 1.0 - (delta * np.exp(grown) + s * np.expm1(grown))  # step^-(m+1)(1) while >= step(theta)
     above = above[above >= float(step(theta))]
     last = float(above[-1]) if above.size else 1.0
     # one more preimage, max of the two inverses ((1 - last) a: capped, past e^700 it is < 0 anyway)
     first = max((last - delta) * math.exp(-eps), 1.0 - delta - (1.0 - last) * math.exp(min(eps, 700.0)))
-    rest = (first + s) * shrink[: max(depth - above.size - 1, 0)] - s  # below step(theta): (y + s) / a each
+    more = max(depth - above.size - 1, 0)
+    rest = first * shrink[:more] + drop[:more]  # below step(theta): (y + s) / a each
     return np.concatenate([below, above, [first], rest])
 
 
