@@ -45,7 +45,8 @@ from .reports.documents import KINDS, SCHEMA_VERSION, versioned
 from .statistics.monte_carlo import CountTable, count_table, table_plan
 from .statistics.stats import Consistency, clopper_pearson, consistency_test
 from .sweeps.dataset_sweep import BillTheory, DatasetSweepPlan, bill_theory, dataset_sweep, plan_dataset_sweep
-from .sweeps.sweep import SweepPoint, SweepResult, epsilon_grid
+from .sweeps.grid import epsilon_grid
+from .sweeps.sweep import SweepPoint, SweepResult
 from .theory.accuracy import (
     RuleAccuracy,
     input_accuracy,

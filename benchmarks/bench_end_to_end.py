@@ -8,8 +8,9 @@ and batched (1,000 repetitions per message). Printed: steady-state messages/s (r
 privatized bits/s (party-repetitions/s), mpdp's messages/s as a ratio of the QoS 1 ceiling, and the CPU per
 steady-state message of the observer, the parties' workers and mosquitto (microseconds); then the answers/s over
 the whole run (``run msg/s``: every round's answers over the run's wall time, broker start, worker spawn and the
-parties' connections included) and its ratio of the QoS 1 ceiling. A message is one party's signed answer, also
-when a worker sends its parties' answers in bundles (``--connections per-worker``: :mod:`mpdp.broker.bundle`).
+parties' connections included) and its ratio of the QoS 1 ceiling. A message is one party's answer, also when a
+worker sends its parties' answers in bundles (``--connections per-worker``: :mod:`mpdp.broker.bundle`, the answers
+unsigned inside the worker's signed bundle).
 
 With ``--validators 0,1,2`` each kind runs once per count of the observer's validator processes (MQTT 5
 shared subscription, :mod:`mpdp.parties.session.validators`; 0 = the observer verifies alone: each answer's

@@ -5,10 +5,11 @@ Each run is the CLI in a child process (``python -m mpdp simulate --parties K --
 --json FILE``, plus the run's flags), one after the other. Printed per run: its CPU seconds (user + system of
 the command and every process it waited for: the workers, the broker; ``resource.getrusage(RUSAGE_CHILDREN)``
 around it), its wall time, the peak summed RSS of its whole process tree (psutil, every 0.1 s: this script's
-own ~40 MB included), the exit code, and the up-front estimate (the one the CLI prints before a large run:
-:func:`mpdp.parties.session.estimate.estimate_run` with the connections ``auto`` picks) with actual/estimate
-for time and memory. With both runs: the defaults' CPU and memory over the one-repetition run's (target CPU
-<= 2x).
+own ~40 MB included), the largest single process's peak RSS (``ru_maxrss`` of the children, what
+``/usr/bin/time -v`` reports), the exit code, and the up-front estimate (the one the CLI prints before a large
+run: :func:`mpdp.parties.session.estimate.estimate_run` with the connections ``auto`` picks, on the machine
+measured just before the run: cores, load average, calibrated speed) with actual/estimate for wall time, CPU
+and memory. With both runs: the defaults' CPU and memory over the one-repetition run's (target CPU <= 2x).
 
 Run:
     python benchmarks/bench_simulate_scale.py                       # 10^5: --repetitions 1, then defaults
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from session_timing import TreeMemory
 
-from mpdp.parties.session.estimate import RunEstimate, estimate_run, resolve_connections
+from mpdp.parties.session.estimate import Machine, RunEstimate, estimate_run, resolve_connections
 
 #: What ``mpdp simulate`` runs when --repetitions is not given.
 DEFAULT_REPETITIONS = 200
@@ -38,12 +39,14 @@ DEFAULT_REPETITIONS = 200
 
 @dataclass(frozen=True)
 class Measured:
-    """One CLI run: CPU seconds of its process tree, wall seconds, peak summed RSS bytes, exit code."""
+    """One CLI run: CPU seconds of its process tree, wall seconds, peak summed RSS bytes, exit code, peak RSS
+    bytes of its largest process."""
 
     cpu: float
     wall: float
     peak: int
     code: int
+    largest: int
 
 
 def children_cpu() -> float:
@@ -65,14 +68,17 @@ def run_cli(parties: int, repetitions: int | None, connections: str | None, seed
     before, start = children_cpu(), time.perf_counter()
     with TreeMemory() as memory, open(folder / f"stderr-{label}.txt", "w") as err:
         code = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=err, check=False).returncode
-    return Measured(children_cpu() - before, time.perf_counter() - start, memory.peak, code)
+    largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # kB on Linux
+    return Measured(children_cpu() - before, time.perf_counter() - start, memory.peak, code, largest)
 
 
 def report(name: str, measured: Measured, estimate: RunEstimate) -> None:
-    """One row: the run's figures and actual/estimate of time and memory."""
+    """One row: the run's figures and actual/estimate of wall time, CPU and memory."""
     print(f"{name:<22} {measured.code:>4} {measured.cpu:>8.1f} {measured.wall:>8.1f} {measured.peak / 2**20:>8.0f} "
-          f"{estimate.seconds:>7.0f} {estimate.peak_bytes / 2**20:>7.0f} "
-          f"{measured.wall / estimate.seconds:>6.2f} {measured.peak / estimate.peak_bytes:>6.2f}", flush=True)
+          f"{measured.largest / 2**20:>8.0f} {estimate.seconds:>7.0f} {estimate.cpu_seconds:>7.0f} "
+          f"{estimate.peak_bytes / 2**20:>7.0f} {measured.wall / estimate.seconds:>6.2f} "
+          f"{measured.cpu / estimate.cpu_seconds:>6.2f} {measured.peak / estimate.peak_bytes:>6.2f}", flush=True)
+    print(f"  estimated for {estimate.machine.describe()}; load average now {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main() -> None:
@@ -90,14 +96,16 @@ def main() -> None:
     plan = [1, None] if args.repetitions is None else [args.repetitions]
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared machine); "
           f"{args.parties:,} parties, 1 round, connections {used}")
-    print(f"{'run':<22} {'exit':>4} {'CPU s':>8} {'wall s':>8} {'peak MB':>8} {'est s':>7} {'est MB':>7} "
-          f"{'wall/e':>6} {'mem/e':>6}")
+    print(f"{'run':<22} {'exit':>4} {'CPU s':>8} {'wall s':>8} {'peak MB':>8} {'max1 MB':>8} {'est s':>7} "
+          f"{'est CPU':>7} {'est MB':>7} {'wall/e':>6} {'CPU/e':>6} {'mem/e':>6}")
     runs: dict[str, Measured] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for repetitions in plan:
             name = f"--repetitions {repetitions}" if repetitions is not None else "defaults (200)"
+            estimate = estimate_run(args.parties, 1, repetitions or DEFAULT_REPETITIONS, used,
+                                    machine=Machine.measure())  # the machine as the run starts
             runs[name] = run_cli(args.parties, repetitions, args.connections, args.seed, Path(tmp), args.time_limit)
-            report(name, runs[name], estimate_run(args.parties, 1, repetitions or DEFAULT_REPETITIONS, used))
+            report(name, runs[name], estimate)
             result = Path(tmp, f"result-{'default' if repetitions is None else repetitions}.json")
             if result.exists():
                 print(f"  run status: {json.loads(result.read_text()).get('run', {}).get('status')}")

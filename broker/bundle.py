@@ -1,12 +1,14 @@
-"""Answer bundles: many parties' signed answers in one MQTT message, signed once by the worker that sends them
+"""Answer bundles: many parties' answers in one MQTT message, signed once by the worker that sends them
 (``mpdp simulate --connections per-worker``).
 
 A simulation worker that serves its parties on one connection (:mod:`mpdp.parties.session.multiplex`) sends
 their answers of a round in bundles on its own topic (:meth:`mpdp.broker.topics.Topics.bundle`) instead of one
 QoS 1 message per party: one PUBLISH, one PUBACK and one pass of the MQTT clients' and the event loops' per-message
-work for up to :data:`MAX_ENTRIES` answers (issue 23 item 2). Each entry is the party's own message, byte for byte
-as it would publish it on its party topic (for randomized response the signed binary answer of
-:mod:`mpdp.broker.wire`, drawn and signed by the party under its own privacy policy).
+work for up to :data:`MAX_ENTRIES` answers (issue 23 item 2). Each entry is the party's own message, drawn by the
+party under its own privacy policy: for randomized response its binary answer of :mod:`mpdp.broker.wire` without
+the party's own signature (:data:`mpdp.broker.wire.UNSIGNED_FORMAT`: the bundle's signature authenticates it, one
+Ed25519 signature per bundle instead of one per answer: signing was ~29% of a worker's busy samples); for the
+curator its signed sealed ballot.
 
 Authentication: the worker signs the whole bundle once with a key of its own (a fresh Ed25519 key per worker
 process), whose public half it names in its "ready" report (:attr:`mpdp.broker.messages.WorkerStatus.bundle_key`),
@@ -15,8 +17,10 @@ key, as it endorses the report itself: a worker can bundle only for parties whos
 same parties it could sign answers for, and a bundled answer is attributable to that party through the key its
 host holds, as an answer on the party's topic is. The observer checks the bundle's signature (one Ed25519
 verification per bundle instead of one per answer: verification was ~80% of its intake per answer) and that
-every entry's party is one of that worker's ready parties; each entry keeps its party's own signature, stored
-with the transcript, which an auditor can still re-verify offline. The signature covers the session and the
+every entry's party is one of that worker's ready parties. The transcript store keeps each bundle that brought
+an answer it records and each part of the worker's signed "ready", so an auditor re-verifies every answer
+offline: the party's signature on the "ready" naming the key, the key's signature on the bundle holding the
+answer (:func:`mpdp.parties.rounds.transcript_check.verify_transcript`). The signature covers the session and the
 worker, so a bundle does not verify on another worker's topic or in another session. A bundle delivered twice
 (a replay) carries the same answers: each is the party's recorded answer again (ignored in its open round,
 ``late`` after it), as the same answer sent twice on a party topic.

@@ -13,6 +13,13 @@ A receiver keeps a :class:`FreshnessGuard`: it refuses a message whose expiry ha
 or whose sequence is not above the last accepted one from the same sender (``replay``: a captured
 message sent again, or an older one delivered late). Signature and session are checked by the caller
 first, so the guard only ever sees authentic messages of its session.
+
+A guard may be given the moment from which it judges messages by their sequence alone (``since_ns``): one
+stamped then or later (its sequence is the sender's clock) was sent while the guard kept every sender's last
+sequence, so a replay of it is refused by its sequence and its age proves nothing; only a message stamped
+before (the session's past, e.g. before the receiver restarted) must also be unexpired. A receiver that falls
+behind (an observer starved of CPU, reading a backlog of its workers' "ready" parts) then refuses nothing for
+its own delay.
 """
 
 from __future__ import annotations
@@ -92,13 +99,19 @@ class FreshnessGuard:
 
     Args:
         clock: unix seconds now (``time.time``; tests pass their own).
+        last: each sender's last accepted sequence (a restarted receiver's record).
+        since_ns: unix nanoseconds from which a message's sequence (its sender's clock when stamped) alone
+            judges it: one stamped then or later is not refused for its age (module docstring); None: every
+            message must be unexpired.
     """
 
-    __slots__ = ("_clock", "_last")  # a worker keeps one per party
+    __slots__ = ("_clock", "_last", "_since_ns")  # a worker keeps one per party
 
-    def __init__(self, clock: Callable[[], float] = time.time, last: dict[Hashable, int] | None = None) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time, last: dict[Hashable, int] | None = None,
+                 since_ns: int | None = None) -> None:
         self._clock = clock
         self._last: dict[Hashable, int] = dict(last or {})
+        self._since_ns = since_ns
 
     def last(self, sender: Hashable) -> int:
         """The sequence of the last message accepted from ``sender`` (0: none)."""
@@ -109,11 +122,12 @@ class FreshnessGuard:
         a message that changes nothing, checked only) or refuse it.
 
         Raises:
-            ProtocolViolation: ``expired`` (its expiry has passed), ``replay`` (its sequence is not above
-                the last accepted from ``sender``). Nothing is remembered of a refused message.
+            ProtocolViolation: ``expired`` (its expiry has passed and it was stamped before ``since_ns``),
+                ``replay`` (its sequence is not above the last accepted from ``sender``). Nothing is remembered
+                of a refused message.
         """
         now_ms = self._clock() * 1000
-        if message.expires_ms <= now_ms:
+        if message.expires_ms <= now_ms and (self._since_ns is None or message.sequence < self._since_ns):
             raise ProtocolViolation("expired", f"{where}: expired {(now_ms - message.expires_ms) / 1000:.1f} s ago")
         if message.sequence <= self.last(sender):
             raise ProtocolViolation("replay", f"{where}: sequence {message.sequence} <= {self.last(sender)}")

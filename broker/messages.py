@@ -73,6 +73,8 @@ Signature = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{86}==$")]
 Reason = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 #: A raw 32-byte Ed25519 public key in canonical base64 (44 characters), or "" for none.
 OptionalKey = Annotated[str, Field(pattern=r"^([A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)?$")]
+#: A raw 32-byte key (an X25519 public key) in canonical base64 (44 characters).
+Key32 = Annotated[str, Field(pattern=r"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$")]
 Index = Annotated[int, Field(ge=0, le=2**31 - 1, strict=True)]
 Repetitions = Annotated[int, Field(ge=1, le=MAX_REPETITIONS, strict=True)]
 #: What an announcement says: a round opens, the session ends, or the coordinator is alive.
@@ -367,6 +369,11 @@ class WorkerStatus(PartiesSigned):
         bundle_key: the base64 raw Ed25519 public key with which the worker signs its answer bundles
             (:mod:`mpdp.broker.bundle`), or "" (it sends none): every listed party signs the report, so each
             endorses this key with its own; the parts of one worker's report name the same key.
+        sealing_keys: ``ready`` of mpc parties: per listed party, in the order of ``parties``, the base64 raw
+            X25519 public key of its session sealing key (:class:`mpdp.broker.sealed.SessionSealer`), signed
+            with the report by that party's own key, so the compute servers derive each party's share keys
+            before the first round (:meth:`mpdp.parties.mpc.sealed_shares.ShareOpener.expect`); empty
+            otherwise.
         sequence, expires_ms: freshness (:class:`Fresh`).
     """
 
@@ -378,21 +385,38 @@ class WorkerStatus(PartiesSigned):
     state: Literal["ready", "failed"]
     detail: Annotated[str, Field(max_length=500)] = ""
     bundle_key: OptionalKey = ""
+    sealing_keys: tuple[Key32, ...] = ()
+
+    @model_validator(mode="after")
+    def _one_sealing_key_per_party(self) -> Self:
+        if self.sealing_keys and (self.state != "ready" or len(self.sealing_keys) != len(self.parties)):
+            raise ValueError(f"{len(self.sealing_keys)} sealing keys in a {self.state!r} report of "
+                             f"{len(self.parties)} parties: none, or one per party in a ready report")
+        return self
 
     @classmethod
     def signed(cls, private_keys: Seq[bytes | PrivateKey], *, session: str, worker: int,
                state: Literal["ready", "failed"], parties: tuple[int, ...], detail: str = "",
-               lifetime: float = DEFAULT_LIFETIME, bundle_key: bytes = b"") -> WorkerStatus:
+               lifetime: float = DEFAULT_LIFETIME, bundle_key: bytes = b"",
+               sealing_keys: Seq[bytes] = ()) -> WorkerStatus:
         """Build a report valid for ``lifetime`` seconds, signed with ``private_keys[j]`` for ``parties[j]``
-        (``bundle_key``: the raw public key of the worker's bundles, or b"").
+        (``bundle_key``: the raw public key of the worker's bundles, or b""; ``sealing_keys``: raw 32-byte
+        X25519 public keys, one per party, or none).
 
         Raises:
             pydantic.ValidationError: a field out of its domain (no parties, not ascending, not one key
-                per party).
+                per party, sealing keys not one per party of a ready report or not 32 bytes).
         """
         return cls._sign(private_keys, lifetime, session=session, worker=int(worker), state=state,
                          parties=tuple(int(p) for p in parties), detail=detail[:500],
-                         bundle_key=base64.b64encode(bundle_key).decode("ascii"))
+                         bundle_key=base64.b64encode(bundle_key).decode("ascii"),
+                         sealing_keys=tuple(base64.b64encode(k).decode("ascii") for k in sealing_keys))
+
+    def sealing_key_map(self) -> dict[int, bytes]:
+        """Party id -> its raw 32-byte X25519 session public key (:attr:`sealing_keys`); empty when none."""
+        if not self.sealing_keys:
+            return {}
+        return {party: base64.b64decode(key) for party, key in zip(self.parties, self.sealing_keys, strict=True)}
 
     def bundle_public_key(self) -> bytes | None:
         """The raw 32-byte public key of the worker's answer bundles, or None (it named none)."""
@@ -401,11 +425,12 @@ class WorkerStatus(PartiesSigned):
 
 def decode_answer(payload: bytes) -> WireAnswer:
     """A party answer off the wire, in either form, parsed and checked but not verified: the binary form
-    (:func:`mpdp.broker.wire.decode`, no pydantic) or JSON (:class:`PartyMessage`, version 1 or 2).
+    (:func:`mpdp.broker.wire.decode`, no pydantic; signed, or the unsigned entry of an answer bundle) or JSON
+    (:class:`PartyMessage`, version 1 or 2).
 
     Raises:
         ProtocolViolation: ``"schema"``, naming the first bad field.
     """
-    if payload[:1] == bytes((wire.FORMAT,)):
+    if payload[:1] in (bytes((wire.FORMAT,)), bytes((wire.UNSIGNED_FORMAT,))):
         return wire.decode(payload)
     return PartyMessage.from_wire(payload).view()

@@ -26,7 +26,9 @@ each side does one exchange per (sender, recipient, context) and each message th
 message's slot (its round): a ciphertext moved to another slot fails authentication. Random 96-bit nonces
 under one key repeat with probability about q^2 / 2^97 after q messages (q is the number of rounds here).
 The opener caches the key per context once a message authenticates under it, so a recipient pays one
-exchange per sender and session.
+exchange per sender and session; a sender that announced E ahead, authenticated by its signature (an mpc
+party's signed "ready", :attr:`mpdp.broker.messages.WorkerStatus.sealing_keys`), lets the recipient derive that
+key before the first message (:meth:`SessionOpener.expect`), so no exchange is left in the message path.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def _session_aead(shared: bytes, sender_public: bytes, recipient_public: bytes, 
 
 class SessionSealer:
     """A sender's X25519 key for one session (module docstring: session keys), made from the OS CSPRNG at
-    the first message; it never leaves this object. One per sender: a party's process keeps it in memory, so
+    the first message or when :attr:`public_key` is first read; the private key never leaves this object. One per sender: a party's process keeps it in memory, so
     a restarted party seals under a fresh key."""
 
     __slots__ = ("_aeads", "_key", "_public")
@@ -107,6 +109,19 @@ class SessionSealer:
         self._key: X25519PrivateKey | None = None
         self._public = b""
         self._aeads: dict[tuple[bytes, bytes], ChaCha20Poly1305] = {}
+
+    def _private(self) -> X25519PrivateKey:
+        if self._key is None:
+            self._key = X25519PrivateKey.generate()
+            self._public = _public_bytes(self._key)
+        return self._key
+
+    @property
+    def public_key(self) -> bytes:
+        """E, this sealer's raw 32-byte X25519 public key (the key is made now if no message made it yet):
+        what the sender announces ahead, signed, so that recipients derive their keys before its first message."""
+        self._private()
+        return self._public
 
     def seal(self, recipient_public: bytes, plaintext: bytes, *, context: bytes,
              associated_data: bytes) -> tuple[bytes, bytes]:
@@ -118,12 +133,10 @@ class SessionSealer:
         Raises:
             ProtocolViolation: ``"decrypt"`` for a malformed or low-order recipient key.
         """
-        if self._key is None:
-            self._key = X25519PrivateKey.generate()
-            self._public = _public_bytes(self._key)
+        key = self._private()
         aead = self._aeads.get((recipient_public, context))
         if aead is None:
-            shared = _exchange(self._key, recipient_public, "recipient key")
+            shared = _exchange(key, recipient_public, "recipient key")
             aead = self._aeads[recipient_public, context] = _session_aead(shared, self._public, recipient_public,
                                                                           context)
         nonce = os.urandom(_NONCE_BYTES)
@@ -142,6 +155,26 @@ class SessionOpener:
                      else X25519PrivateKey.from_private_bytes(private_key))
         self._public = _public_bytes(self._key)
         self._aeads: dict[bytes, tuple[bytes, ChaCha20Poly1305]] = {}
+
+    def expect(self, sender_public: bytes, *, context: bytes) -> bool:
+        """Derive and cache the key of slot ``context`` for sender key ``sender_public`` ahead of its first
+        message (one X25519 exchange now instead of at the first :meth:`open`). The caller vouches for
+        ``sender_public``: the sender signed it (its newest announcement, e.g. after a restart, replaces the
+        context's key). A message under another E still opens by its own exchange, as without this call.
+
+        Returns:
+            True when the key was cached; False when the context holds this E already, or for a malformed or
+            low-order ``sender_public`` (nothing cached or evicted).
+        """
+        cached = self._aeads.get(context)
+        if cached is not None and cached[0] == sender_public:
+            return False
+        try:
+            shared = _exchange(self._key, sender_public, "sender key")
+        except ProtocolViolation:
+            return False
+        self._aeads[context] = (sender_public, _session_aead(shared, sender_public, self._public, context))
+        return True
 
     def open(self, sender_public: bytes, sealed: bytes, *, context: bytes, associated_data: bytes) -> bytes:
         """Decrypt and authenticate a message of slot ``context`` (``sealed``: nonce || ciphertext).

@@ -3,8 +3,8 @@
     mpdp/{session}/rounds          round announcements (coordinator -> parties), then the end
     mpdp/{session}/heartbeat       the coordinator's heartbeats (read once per party process, not per party)
     mpdp/{session}/party/{id}      party ``id``'s broadcast (one message per round)
-    mpdp/{session}/bundle/{w}      simulation worker ``w``'s bundles of its parties' answers, each answer signed
-                                   by its party, each bundle by the worker's key (``--connections per-worker``:
+    mpdp/{session}/bundle/{w}      simulation worker ``w``'s bundles of its parties' answers, each bundle signed
+                                   by the worker's key, which its parties endorsed (``--connections per-worker``:
                                    :mod:`mpdp.broker.bundle`)
     mpdp/{session}/status          worker status (ready / failed), control plane only
     mpdp/{session}/presence        party hosts' signed presence claims (host <-> host: one live host per party)

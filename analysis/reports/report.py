@@ -21,6 +21,7 @@ from mpdp.analysis.plot_style import COLORS, new_axes, series_style
 from mpdp.analysis.statistics.stats import clopper_pearson, consistency_test
 from mpdp.analysis.theory.theory import AccuracyOnInput
 from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.numerics.cost import noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.randomization.secure import rng_mode
 
@@ -292,7 +293,7 @@ def plot_privacy_spent(epsilon_optimal: Sequence[float], epsilon_basic: Sequence
         median = float(np.median(finite))
         ax.axvline(median, color=color, lw=0.8, ls=":", label=f"median, {gid}: {median:.4g} nats")
     ax.set_xlabel("$\\varepsilon$ spent by a party (nats)")
-    ax.set_ylabel(f"fraction of the {n} parties (ECDF)")
+    ax.set_ylabel(f"fraction of the {n} {noun(n, 'party', 'parties')} (ECDF)")
     ax.set_ylim(0.0, 1.02)
     ax.set_title(title, fontsize=10)
     if ax.get_legend_handles_labels()[0]:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Unpack
 
 import numpy as np
@@ -58,6 +58,7 @@ from mpdp.analysis.sweeps.sweep import (
     SweepTask,
     binary_curator,
     plan_sweep,
+    run_points,
 )
 from mpdp.analysis.theory.accuracy import input_accuracy
 from mpdp.protocols.errors import ParameterError
@@ -202,6 +203,13 @@ class DatasetSweepPlan:
         (:func:`mpdp.analysis.sweeps.sweep_cost.sweep_cost`)."""
         return self.plan.estimate()
 
+    def run(self, executor: Executor | None = None,
+            progress: Callable[[int, int], None] | None = None) -> SweepResult:
+        """Measure every point on every round by the Monte Carlo engine
+        (:func:`mpdp.analysis.sweeps.sweep.run_points`: here, or on ``executor``) and give the
+        :class:`SweepResult` (:meth:`result`); ``progress`` as :func:`dataset_sweep`'s."""
+        return self.result(run_points(_run_point, self.plan, executor, progress, self.bits), "monte-carlo")
+
     def result(self, measured: Sequence[tuple[BillTheory, NDArray[np.int64]]], source: str) -> SweepResult:
         """The :class:`SweepResult` of the measured points (module docstring: per-bill tests at level
         alpha / (points x bills), the interval of the mean from per-bill intervals at 1 - alpha / bills).
@@ -272,9 +280,9 @@ def plan_dataset_sweep(
     options["parties"] = int(data.shape[0])
     sizes, _ = _counts(data)
     plan = plan_sweep(epsilon, **options, solved=sorted({int(n) for n in sizes}))
-    inputs = plan.inputs | {"dataset": dataset, "rounds": list(round_names),
-                            "participants": [int(n) for n in sizes]}
-    return DatasetSweepPlan(SweepPlan(plan.tasks, plan.seeds, inputs, plan.alpha), data, tuple(round_names))
+    settings = plan.settings | {"dataset": dataset, "rounds": list(round_names),
+                                "participants": [int(n) for n in sizes]}
+    return DatasetSweepPlan(replace(plan, settings=settings), data, tuple(round_names))
 
 
 def dataset_sweep(
@@ -309,21 +317,4 @@ def dataset_sweep(
         >>> round(r.points[0].theoretical_accuracy, 4), r.consistent
         (0.7218, True)
     """
-    checked = plan_dataset_sweep(epsilon, bits, round_names, dataset=dataset, **options)
-    tasks, seeds = checked.plan.tasks, checked.plan.seeds
-    total = len(tasks)
-    if progress is not None:
-        progress(0, total)
-    measured = []
-    if executor is None:
-        for i, (task, child) in enumerate(zip(tasks, seeds)):
-            measured.append(_run_point(task, child, checked.bits))
-            if progress is not None:
-                progress(i + 1, total)
-    else:
-        futures = [executor.submit(_run_point, task, child, checked.bits) for task, child in zip(tasks, seeds)]
-        for i, future in enumerate(futures):
-            measured.append(future.result())
-            if progress is not None:
-                progress(i + 1, total)
-    return checked.result(measured, "monte-carlo")
+    return plan_dataset_sweep(epsilon, bits, round_names, dataset=dataset, **options).run(executor, progress)

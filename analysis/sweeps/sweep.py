@@ -32,15 +32,16 @@ sweep (:mod:`mpdp.parties.session.live_sweep`) measures the same points over a b
 
 from __future__ import annotations
 
+import collections
 import csv
 import dataclasses
 import io
 import itertools
 import math
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,93 +49,32 @@ from numpy.typing import NDArray
 from mpdp.analysis.plot_style import EPSILON_LABEL, MARKERS, new_axes
 from mpdp.analysis.reports.documents import versioned
 from mpdp.analysis.statistics.stats import measured_verdict
+from mpdp.analysis.sweeps.grid import SCALES, EpsilonGrid, SeedChildren
 from mpdp.analysis.sweeps.sweep_cost import check_exact_rules, distinct_problems, sweep_cost
 from mpdp.analysis.theory.accuracy import monte_carlo_accuracy, rule_accuracy
 from mpdp.protocols.colorings.majority_mechanism import CentralMechanism, central_mechanism
 from mpdp.protocols.decision.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
-from mpdp.protocols.numerics.cost import CostEstimate
+from mpdp.protocols.numerics.cost import CostEstimate, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta, check_epsilon
 from mpdp.protocols.rules.optimal import worst_case_refusal
 from mpdp.protocols.rules.rule_factory import decision_rule
 from mpdp.protocols.rules.rules import RULE_KINDS, check_kind
 from mpdp.protocols.rules.table_rule import TableRule
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["CURATOR_LABEL", "OBSERVERS", "PROTOCOLS", "SCALES", "SOURCES", "PointTheory", "SweepPlan", "SweepPoint",
-           "SweepResult", "SweepOptions", "SweepSetting", "SweepTask", "binary_curator", "epsilon_grid", "grid_text",
-           "plan_sweep", "point_theory", "sweep"]
+__all__ = ["CURATOR_LABEL", "OBSERVERS", "PROTOCOLS", "SOURCES", "WINDOW", "PointTheory", "SweepPlan", "SweepPoint",
+           "SweepResult", "SweepOptions", "SweepSetting", "SweepTask", "SweepTasks", "binary_curator", "plan_sweep",
+           "point_theory", "run_points", "sweep"]
 
-#: Spacing of the epsilon grid.
-SCALES = ("log", "linear")
 #: Who decides: the central observer, or party 0 (its rule also takes its own bit, 002 eq. (2)).
 OBSERVERS: tuple[str, ...] = ("central", "party")
-
-
-def epsilon_grid(low: float, high: float, steps: int, scale: str = "log") -> NDArray[np.float64]:
-    """``steps`` values of epsilon from ``low`` to ``high`` (both included), evenly spaced in ``scale``.
-
-    Returns:
-        float64 (steps,), in nats.
-
-    Raises:
-        ParameterError: epsilon not finite and >= 0, low > high, steps < 1 (or > 1 with low == high allowed),
-            a log scale starting at 0, an unknown scale.
-    """
-    lo, hi = check_epsilon(low), check_epsilon(high)
-    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-        raise ParameterError("epsilon range", f"{low}:{high}", "finite LO <= HI")
-    if steps < 1:
-        raise ParameterError("steps", steps, "an integer >= 1")
-    if scale not in SCALES:
-        raise ParameterError("scale", scale, "one of " + ", ".join(SCALES))
-    if scale == "log":
-        if lo == 0.0:
-            raise ParameterError("epsilon range", f"{low}:{high}", "LO > 0 on a log scale (or --scale linear)")
-        return np.geomspace(lo, hi, steps)
-    return np.linspace(lo, hi, steps)
-
-
-def grid_of(text: str, scale: str = "log", name: str = "epsilon") -> NDArray[np.float64]:
-    """The grid that ``"LO:HI:STEPS"`` names (:func:`epsilon_grid` in ``scale``); one number ``"E"`` is (E,).
-
-    Raises:
-        ParameterError: named ``name``: another shape, a value that is not a number, STEPS not an integer
-            >= 1; or as :func:`epsilon_grid`.
-    """
-    parts = text.strip().split(":")
-    try:
-        low, high, steps = ((float(parts[0]), float(parts[0]), 1) if len(parts) == 1
-                            else (float(parts[0]), float(parts[1]), int(parts[2])) if len(parts) == 3
-                            else (0.0, 0.0, 0))
-    except ValueError:
-        steps = 0
-    if steps < 1:
-        raise ParameterError(name, text, "LO:HI:STEPS (e.g. 0.05:2:20) or one value")
-    return epsilon_grid(low, high, steps, scale if steps > 1 else "linear")
-
-
-def grid_text(values: Sequence[float]) -> str:
-    """The grid ``values`` as it is typed: ``"0.05:2:20, log"`` (or ``", linear"``) when they are the
-    :func:`epsilon_grid` of their ends (to 1e-9 relative), one value as itself, else the values to 4
-    significant digits, comma-separated -- never 20 floats of 17 digits.
-
-    Example:
-        >>> grid_text(epsilon_grid(0.05, 2.0, 20)), grid_text([0.5]), grid_text([0.1, 0.2, 0.7])
-        ('0.05:2:20, log', '0.5', '0.1, 0.2, 0.7')
-    """
-    v = np.asarray(values, dtype=np.float64)
-    if v.size == 1:
-        return f"{v[0]:g}"
-    if v.size > 2 and np.all(np.diff(v) > 0):
-        for scale in ("log", "linear") if v[0] > 0 else ("linear",):
-            if np.allclose(epsilon_grid(v[0], v[-1], v.size, scale), v, rtol=1e-9, atol=0.0):
-                return f"{v[0]:g}:{v[-1]:g}:{v.size}, {scale}"
-    return ", ".join(f"{x:.4g}" for x in v)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +141,61 @@ class SweepTask(SweepSetting):
     ``observer`` is ``central`` or ``party`` (party 0)."""
 
     samples: int
+
+
+@dataclass(frozen=True, slots=True)
+class SweepTasks(Sequence[SweepTask]):
+    """The points of a sweep, the product of its axes in grid order (function, parties, delta, rule,
+    observer, epsilon fastest), each :class:`SweepTask` made when read: a grid of ten million epsilons
+    holds its three numbers (:class:`mpdp.analysis.sweeps.grid.EpsilonGrid`), not ten million tasks.
+
+    Attributes:
+        functions, parties, deltas, rules, observers: the axes, each a tuple of checked values;
+        grid: the epsilons, nats; samples: measurements per point.
+    """
+
+    functions: tuple[str, ...]
+    parties: tuple[int, ...]
+    deltas: tuple[float, ...]
+    rules: tuple[str, ...]
+    observers: tuple[str, ...]
+    grid: Sequence[float]
+    samples: int
+
+    def _axes(self) -> tuple[tuple[Any, ...], ...]:
+        return self.functions, self.parties, self.deltas, self.rules, self.observers
+
+    def __len__(self) -> int:
+        return math.prod(len(axis) for axis in self._axes()) * len(self.grid)
+
+    @overload
+    def __getitem__(self, index: int) -> SweepTask: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[SweepTask]: ...
+
+    def __getitem__(self, index: int | slice) -> SweepTask | Sequence[SweepTask]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        setting, e = divmod(range(len(self))[index], len(self.grid))
+        values = []
+        for axis in reversed(self._axes()):
+            setting, j = divmod(setting, len(axis))
+            values.append(axis[j])
+        f, k, d, r, o = reversed(values)
+        return SweepTask(self.grid[e], d, k, f, r, o, self.samples)
+
+    def __iter__(self) -> Iterator[SweepTask]:
+        for f, k, d, r, o in itertools.product(*self._axes()):
+            for e in self.grid:
+                yield SweepTask(e, d, k, f, r, o, self.samples)
+
+    def settings(self) -> tuple[SweepTask, ...]:
+        """One task per setting (every axis but epsilon), at the grid's first epsilon, in grid order: the
+        size and the cost of a point depend on its setting, not on its epsilon (each stands for
+        ``len(grid)`` points)."""
+        return tuple(SweepTask(self.grid[0], d, k, f, r, o, self.samples)
+                     for f, k, d, r, o in itertools.product(*self._axes()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,25 +444,37 @@ class SweepOptions(TypedDict, total=False):
 
 @dataclass(frozen=True, slots=True)
 class SweepPlan:
-    """A checked sweep: its points to run, one seed each, and its inputs (from :func:`plan_sweep`).
+    """A checked sweep: its points to run, one seed each, and its inputs (from :func:`plan_sweep`); the
+    points and seeds are made as they run (:class:`SweepTasks`, :class:`mpdp.analysis.sweeps.grid.SeedChildren`).
 
     Attributes:
         tasks: one :class:`SweepTask` per point, in grid order (epsilon fastest).
         seeds: point i's ``SeedSequence(seed).spawn(len(tasks))[i]``: its draws whatever runs it.
-        inputs: the arguments (JSON-ready); alpha: the family-wise level.
+        settings: the arguments but the grid (JSON-ready); alpha: the family-wise level.
     """
 
-    tasks: tuple[SweepTask, ...]
-    seeds: tuple[np.random.SeedSequence, ...]
-    inputs: dict[str, Any]
+    tasks: SweepTasks
+    seeds: Sequence[np.random.SeedSequence]
+    settings: dict[str, Any]
     alpha: float
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        """The arguments, JSON-ready: ``epsilon`` (the grid's values, made now) then :attr:`settings`."""
+        return {"epsilon": list(self.tasks.grid), **self.settings}
 
     def estimate(self) -> CostEstimate:
         """The up-front time (one core, every point) and peak memory of measuring the points by the Monte
-        Carlo engine (:func:`mpdp.analysis.sweeps.sweep_cost.sweep_cost`; a dataset's rounds, ``inputs``'
-        ``participants``, each measured)."""
-        participants = self.inputs.get("participants")
+        Carlo engine (:func:`mpdp.analysis.sweeps.sweep_cost.sweep_cost`; a dataset's rounds, ``settings``'
+        ``participants``, each measured): one estimate per setting, whatever the grid's length."""
+        participants = self.settings.get("participants")
         return sweep_cost(self.tasks, None if participants is None else [int(n) for n in participants])
+
+    def run(self, executor: Executor | None = None,
+            progress: Callable[[int, int], None] | None = None) -> SweepResult:
+        """Measure every point by the Monte Carlo engine (:func:`run_points`: here, or on ``executor``) and
+        give the :class:`SweepResult` (:meth:`result`); ``progress`` as :func:`sweep`'s."""
+        return self.result(run_points(_run_point, self, executor, progress), "monte-carlo")
 
     def result(self, measured: Sequence[tuple[PointTheory, int]], source: str) -> SweepResult:
         """The :class:`SweepResult` of the measured points: per point its Clopper-Pearson interval and the
@@ -497,7 +504,7 @@ class SweepPlan:
 
 
 def plan_sweep(
-    epsilon: Sequence[float] | NDArray[np.float64],
+    epsilon: Sequence[float] | NDArray[np.float64] | EpsilonGrid,
     *,
     parties: int | Iterable[int] = 101,
     delta: float | Iterable[float] = 0.0,
@@ -514,7 +521,9 @@ def plan_sweep(
     """Check a sweep's arguments and lay out its points and their seeds.
 
     Args:
-        epsilon: the grid, nats (e.g. :func:`epsilon_grid`); each finite and >= 0.
+        epsilon: the grid, nats (e.g. :func:`mpdp.analysis.sweeps.grid.epsilon_grid`, or an
+            :class:`~mpdp.analysis.sweeps.grid.EpsilonGrid` whose values are made as the points run); each
+            finite and >= 0.
         parties, delta, function, rule, observer: one value or several each (the grid is their product).
             function: a symmetric one; rule: ``average``/``worst-case`` (None: both); observer:
             ``central``/``party`` (None: both).
@@ -531,9 +540,9 @@ def plan_sweep(
     Raises:
         ParameterError, SizeLimitError: as :func:`sweep`; solved not integers >= 1.
     """
-    grid = _as_tuple(epsilon, check_epsilon)
-    if not grid or not all(math.isfinite(e) for e in grid):
-        raise ParameterError("epsilon", epsilon, "one or more finite values >= 0")
+    grid: Sequence[float] = epsilon if isinstance(epsilon, EpsilonGrid) else _as_tuple(epsilon, check_epsilon)
+    if not isinstance(grid, EpsilonGrid) and (not grid or not all(math.isfinite(e) for e in grid)):
+        raise ParameterError("epsilon", epsilon, "one or more finite values >= 0")  # a grid_range is checked
     if protocol not in PROTOCOLS:
         raise ParameterError("protocol", protocol, "one of " + ", ".join(PROTOCOLS))
     ks = _as_tuple(parties, _check_parties)
@@ -568,16 +577,14 @@ def plan_sweep(
         raise SizeLimitError("parties", largest, PURE_GROUP_MAX,
                              "mpdp accuracy --engine counts for the exact accuracy of majority-type functions "
                              "at as many parties as its cost estimate allows")
-    tasks = tuple(SweepTask(e, d, k, f, r, o, int(samples))
-                  for f, k, d, r, o, e in itertools.product(functions, ks, deltas, rules, observers, grid))
+    tasks = SweepTasks(functions, ks, deltas, rules, observers, grid, int(samples))
     if protocol == "rr":
-        check_exact_rules(tasks, sizes)
-    _check_worst_case(tasks, sizes)
-    inputs = {"epsilon": list(grid), "scale": scale, "parties": list(ks), "delta": list(deltas),
-              "function": list(functions), "rule": list(rules), "observer": list(observers),
-              "samples": int(samples), "seed": int(seed), "alpha": alpha, "measure": "zero-one",
-              "protocol": protocol}
-    return SweepPlan(tasks, tuple(np.random.SeedSequence(int(seed)).spawn(len(tasks))), inputs, alpha)
+        check_exact_rules(tasks.settings(), sizes)
+    _check_worst_case(tasks.settings(), sizes)
+    settings = {"scale": scale, "parties": list(ks), "delta": list(deltas), "function": list(functions),
+                "rule": list(rules), "observer": list(observers), "samples": int(samples), "seed": int(seed),
+                "alpha": alpha, "measure": "zero-one", "protocol": protocol}
+    return SweepPlan(tasks, SeedChildren(int(seed), len(tasks)), settings, alpha)
 
 
 def _check_worst_case(tasks: Sequence[SweepTask], sizes: Sequence[int] | None) -> None:
@@ -596,14 +603,14 @@ def _check_worst_case(tasks: Sequence[SweepTask], sizes: Sequence[int] | None) -
                                      None if task.observer == "central" else 0)
         if isinstance(refusal, CostLimitError):
             dataclasses.replace(refusal.estimate, alternative=(
-                f"the worst-case rule of {task.function} for {n} parties: use --rule average "
-                "(rule='average'; exact at any size), or fewer parties")).check()
+                f"the worst-case rule of {task.function} for {n} {noun(n, 'party', 'parties')}: use rule='average' "
+                "(exact at any size), or fewer parties")).check()
         if refusal is not None:
             raise refusal
 
 
 def sweep(
-    epsilon: Sequence[float] | NDArray[np.float64],
+    epsilon: Sequence[float] | NDArray[np.float64] | EpsilonGrid,
     *,
     executor: Executor | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -612,7 +619,7 @@ def sweep(
     """Exact and Monte Carlo accuracy of the optimal rules over a grid (module docstring).
 
     Args:
-        epsilon: the grid, nats (e.g. :func:`epsilon_grid`); each finite and >= 0.
+        epsilon: the grid, nats (as :func:`plan_sweep`); each finite and >= 0.
         options: the grid's other axes and the measurement (:class:`SweepOptions`, defaults of :func:`plan_sweep`).
         executor: a :class:`concurrent.futures.Executor` to run points on; None runs them here.
         progress: called as ``progress(0, total)`` once the inputs are checked, then ``progress(done, total)``
@@ -639,21 +646,43 @@ def sweep(
         >>> r.consistent
         True
     """
-    plan = plan_sweep(epsilon, **options)
+    return plan_sweep(epsilon, **options).run(executor, progress)
+
+
+#: Points submitted to an executor and not yet collected, at most: a long sweep's futures, like its
+#: tasks, are made as the points run.
+WINDOW = 256
+
+
+def run_points(run: Callable[..., T], plan: SweepPlan, executor: Executor | None,
+               progress: Callable[[int, int], None] | None, *extra: Any) -> list[T]:
+    """``run(task, seed, *extra)`` of every point of ``plan``, in order: here, or on ``executor`` with at
+    most :data:`WINDOW` points submitted ahead of the one collected.
+
+    Args:
+        run: a top-level function (executors pickle it). progress: called as ``progress(0, total)``, then
+            ``progress(done, total)`` after each point.
+
+    Returns:
+        one value per point, in grid order.
+    """
     total = len(plan.tasks)
     if progress is not None:
         progress(0, total)
+    measured: list[T] = []
+    points = zip(plan.tasks, plan.seeds)
     if executor is None:
-        measured = []
-        for i, (task, child) in enumerate(zip(plan.tasks, plan.seeds)):
-            measured.append(_run_point(task, child))
+        for task, child in points:
+            measured.append(run(task, child, *extra))
             if progress is not None:
-                progress(i + 1, total)
-    else:
-        futures = [executor.submit(_run_point, task, child) for task, child in zip(plan.tasks, plan.seeds)]
-        for i, future in enumerate(futures):
-            future.result()
-            if progress is not None:
-                progress(i + 1, total)
-        measured = [future.result() for future in futures]
-    return plan.result(measured, "monte-carlo")
+                progress(len(measured), total)
+        return measured
+    pending: collections.deque[Future[T]] = collections.deque(
+        executor.submit(run, task, child, *extra) for task, child in itertools.islice(points, WINDOW))
+    while pending:
+        measured.append(pending.popleft().result())
+        for task, child in itertools.islice(points, 1):
+            pending.append(executor.submit(run, task, child, *extra))
+        if progress is not None:
+            progress(len(measured), total)
+    return measured

@@ -53,11 +53,11 @@ from mpdp.protocols.decision.engines import SYMMETRIC_MAX_CLASSES
 from mpdp.protocols.decision.factors import PURE_GROUP_DENSE_MAX, lazy_imports, symmetric_groups
 from mpdp.protocols.decision.worst_case import symmetric_lp_cost
 from mpdp.protocols.functions import BooleanFunction, parse_function
-from mpdp.protocols.numerics.cost import CostEstimate, import_seconds
+from mpdp.protocols.numerics.cost import CostEstimate, import_seconds, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 if TYPE_CHECKING:
-    from mpdp.analysis.sweeps.sweep import SweepTask
+    from mpdp.analysis.sweeps.sweep import SweepTask, SweepTasks
 
 __all__ = ["BAND_BYTES", "DATASET_INPUT_RULES", "EXACT_CALL_SECONDS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS",
            "check_exact_rules", "distinct_problems", "sweep_cost", "symmetric_rule_cost"]
@@ -82,13 +82,14 @@ _ALTERNATIVE = "fewer parties, or a function of two outputs (the exact rule of s
 
 
 def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
-                        observer: int | None = None) -> CostEstimate | None:
+                        observer: int | None = None, *, first_imports: bool = True) -> CostEstimate | None:
     """The time and memory of one exact rule of the symmetric engine (the average kind) or of its exact
     accuracy, from the groups of parties with equal parameters alone (nothing built; module docstring).
 
     Args:
         mechanisms: the k parties' randomized responses. function: f. observer: None or a party index
-            (two views, one per own bit).
+            (two views, one per own bit). first_imports: count the first imports of what the groups'
+            likelihoods load (False: :func:`sweep_cost` counts them once for all its points).
 
     Returns:
         a :class:`mpdp.protocols.numerics.cost.CostEstimate` (seconds on one core, bytes), or None for a function
@@ -110,10 +111,11 @@ def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: Bool
     views = 1 if observer is None else 2
     seconds = views * (EXACT_CALL_SECONDS + classes * inputs * (EXACT_STEP_SECONDS
                                                                 + outputs * EXACT_OUTPUT_STEP_SECONDS))
-    seconds += import_seconds(m for g in groups for m in lazy_imports(g.n, g.mechanism))  # once, if not yet
+    if first_imports:  # once, if not imported yet
+        seconds += import_seconds(m for g in groups for m in lazy_imports(g.n, g.mechanism))
     dense = sum(8.0 * g.num_classes * (g.n + 1) if g.mechanism.four_output or g.n <= PURE_GROUP_DENSE_MAX
                 else BAND_BYTES * (g.n + 1) ** 1.5 for g in groups)
-    return CostEstimate("the exact rule", f"{k:,} parties, {outputs:,} outputs", seconds,
+    return CostEstimate("the exact rule", f"{k:,} {noun(k, 'party', 'parties')}, {outputs:,} outputs", seconds,
                         4 * 8.0 * max(classes, inputs) * outputs + dense, _ALTERNATIVE)
 
 
@@ -129,8 +131,8 @@ def _point_seconds(task: SweepTask, rounds: Sequence[int], per_input: float) -> 
     seconds, memory = SETUP_SECONDS + draws, MEMORY_BYTES
     for n in sorted(set(rounds)):
         mechanisms = [RandomizedResponse(task.epsilon, task.delta)] * n
-        exact = symmetric_rule_cost(mechanisms, f, observer)
-        lp = symmetric_lp_cost(mechanisms, f, observer) if task.rule == "worst-case" else None
+        exact = symmetric_rule_cost(mechanisms, f, observer, first_imports=False)  # sweep_cost counts them once
+        lp = symmetric_lp_cost(mechanisms, f, observer, first_imports=False) if task.rule == "worst-case" else None
         for cost, times in ((exact, 1 + per_input * rounds.count(n)), (lp, 1)):  # rule, accuracy per input, LP
             if cost is not None:
                 seconds += cost.seconds * times
@@ -138,8 +140,25 @@ def _point_seconds(task: SweepTask, rounds: Sequence[int], per_input: float) -> 
     return seconds, memory
 
 
-def sweep_cost(tasks: Sequence[SweepTask], rounds: Sequence[int] | None = None) -> CostEstimate:
-    """The estimated time (on one core) and peak memory of running every point of a sweep.
+def _first_imports(task: SweepTask, sizes: Sequence[int]) -> set[str]:
+    """The modules a point of ``task``'s setting loads on first use (what :func:`symmetric_rule_cost` and
+    :func:`~mpdp.protocols.decision.worst_case.symmetric_lp_cost` count when not ``first_imports=False``)."""
+    if task.rule == "curator":
+        return set()
+    modules = {"scipy.optimize"} if task.rule == "worst-case" else set()
+    for n in set(sizes):
+        groups = symmetric_groups([RandomizedResponse(task.epsilon, task.delta)] * n, parse_function(task.function),
+                                  None if task.observer == "central" else 0)
+        modules |= {m for g in groups or () for m in lazy_imports(g.n, g.mechanism)}
+    return modules
+
+
+def sweep_cost(tasks: SweepTasks, rounds: Sequence[int] | None = None) -> CostEstimate:
+    """The estimated time (on one core) and peak memory of running every point of a sweep, from one
+    estimate per setting (:meth:`~mpdp.analysis.sweeps.sweep.SweepTasks.settings`: a point's cost does not
+    depend on its epsilon) times the grid's length: a grid of 10^7 epsilons is estimated at once. The first
+    imports of what the points load (scipy.signal, scipy.stats, scipy.optimize: ~0.4 s each) count once,
+    not once a point (a cold process estimated a 10^7-point grid at 581 days, 60 of them its work).
 
     Args:
         tasks: the points (:attr:`mpdp.analysis.sweeps.sweep.SweepPlan.tasks`).
@@ -153,20 +172,18 @@ def sweep_cost(tasks: Sequence[SweepTask], rounds: Sequence[int] | None = None) 
     Raises:
         SizeLimitError: a group larger than a likelihood factor holds (as the sweep's own checks).
     """
-    seconds, memory = 0.0, 0.0
-    known: dict[tuple[float, int, str, str, str, int], tuple[float, float]] = {}  # the same at every epsilon
-    for task in tasks:
-        key = (task.delta, task.parties, task.function, task.rule, task.observer, task.samples)
-        if key not in known:
-            known[key] = (_point_seconds(task, [task.parties], 1.0) if rounds is None
-                          else _point_seconds(task, list(rounds), DATASET_INPUT_RULES))
-        s, m = known[key]
-        seconds += s
+    seconds, memory, modules = 0.0, 0.0, set()
+    for task in tasks.settings():
+        sizes = [task.parties] if rounds is None else list(rounds)
+        s, m = _point_seconds(task, sizes, 1.0 if rounds is None else DATASET_INPUT_RULES)
+        seconds += s * len(tasks.grid)
         memory = max(memory, m)
-    size = f"{len(tasks):,} point{'' if len(tasks) == 1 else 's'}" + (
-        "" if rounds is None else f" x {len(rounds):,} rounds")
-    per = "" if not tasks else f" x {tasks[0].samples:,} samples"
-    return CostEstimate("the sweep", size + per, seconds, memory, "fewer points or samples, or --jobs N")
+        modules |= _first_imports(task, sizes)
+    seconds += import_seconds(modules)  # once in the process that runs the points, not once a point
+    points = len(tasks)
+    size = f"{points:,} {noun(points, 'point')}" + ("" if rounds is None else f" x {len(rounds):,} {noun(len(rounds), 'round')}")
+    return CostEstimate("the sweep", f"{size} x {tasks.samples:,} samples", seconds, memory,
+                        "fewer points or samples, or jobs=N")
 
 
 def check_exact_rules(tasks: Sequence[SweepTask], sizes: Sequence[int] | None = None) -> None:

@@ -31,7 +31,7 @@ from mpdp.analysis.theory.theory import AccuracyOnInput, observer_accuracy_on_in
 from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism, central_mechanism
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.functions import accuracy_measure, parse_function
-from mpdp.protocols.numerics.cost import CostEstimate, PowerLaw
+from mpdp.protocols.numerics.cost import CostEstimate, PowerLaw, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 if TYPE_CHECKING:
@@ -66,11 +66,11 @@ def comparison_cost(voters: Sequence[int], epsilons: Sequence[float], delta: flo
     small (O(k^2) floats per row)."""
     rows = len(voters) * len(epsilons)
     seconds = len(epsilons) * sum(ROW_SECONDS[delta > 0](k) for k in voters)
-    size = f"{rows} row{'' if rows == 1 else 's'} up to k = {max(voters, default=0)}"
+    size = f"{rows} {noun(rows, 'row')} up to k = {max(voters, default=0)}"
     return CostEstimate("the comparison", size, seconds,
                         8.0 * (max(voters, default=0) + 1) ** 2 * 8 + 5e7,
-                        "fewer or smaller --voters, fewer --epsilon values, or allow more time "
-                        "(--time-limit SECONDS)")
+                        "fewer or smaller voters, fewer epsilon values, or allow more time "
+                        "(time_limit=SECONDS)")
 
 
 @dataclass(frozen=True, slots=True)

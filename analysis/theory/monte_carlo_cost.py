@@ -47,7 +47,7 @@ from mpdp.analysis.statistics.monte_carlo import table_plan
 from mpdp.analysis.theory.accuracy import per_party_batch
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
-from mpdp.protocols.numerics.cost import CostEstimate
+from mpdp.protocols.numerics.cost import CostEstimate, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.count_gain import gain_steps
 from mpdp.protocols.rules.count_threshold import COUNT_SECONDS
@@ -121,7 +121,7 @@ def monte_carlo_cost(rule: SymmetricAverageRule, samples: int, alternative: str,
     if samples < 1:
         raise ParameterError("samples", samples, "an integer >= 1")
     k = rule.k
-    size = f"{samples:,} transcripts of {k:,} parties"
+    size = f"{samples:,} {noun(samples, 'transcript')} of {k:,} {noun(k, 'party', 'parties')}"
     plan = table_plan(rule)
     if plan is not None:  # decide each class once, then draw counts per group
         factors, classes = plan

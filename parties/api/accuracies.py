@@ -23,8 +23,9 @@ from mpdp.analysis.sweeps.sweep_cost import symmetric_rule_cost
 from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
 from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.keywords import checked_keywords
-from mpdp.parties.api.params import function_of, randomized_responses
+from mpdp.parties.api.params import check_count, function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
+from mpdp.protocols.decision.engines import GENERAL_MAX_TRANSCRIPTS
 from mpdp.protocols.decision.worst_case import TIME_LIMIT_STATUS
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError, SolverError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
@@ -153,8 +154,15 @@ def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanF
         if rule != "both" or exc.status != TIME_LIMIT_STATUS:
             raise
         report["worst_case_skipped"] = (f"the worst-case LP did not finish within the time limit ({exc}): use "
-                                        "the average rule, or allow more time (--time-limit SECONDS)")
+                                        "the average rule, or allow more time (time_limit=SECONDS)")
         return optimal_rules(mechanisms, f, w, party, "average", engine, measure, time_limit)
+
+
+def _general_estimate(mechanisms: Sequence[RandomizedResponse]) -> str:
+    """The general engine's words where no time model exists: its size against its limit."""
+    bits = sum(int(m.num_symbols).bit_length() - 1 for m in mechanisms)  # 2 or 4 outputs a party
+    return (f"the general engine (2^{bits} transcripts, at most 2^{GENERAL_MAX_TRANSCRIPTS.bit_length() - 1}): "
+            "no time model, bounded by its size")
 
 
 @checked_keywords("mpdp.accuracy")
@@ -204,6 +212,9 @@ def accuracy(
         >>> accuracy(epsilon=1.0, parties=2, function="xor").worst_case_accuracy()
         0.6...
     """
+    party = None if party is None else check_count("party", party, low=0)
+    samples = check_count("samples", samples)
+    seed = None if seed is None else check_count("seed", seed, low=0)
     mechanisms = randomized_responses(epsilon, delta, parties)
     k = len(mechanisms)
     f = function_of(function)
@@ -230,13 +241,18 @@ def accuracy(
             report["worst_case_skipped"] = str(refusal)
         elif lp is not None:
             estimates["worst_case"] = lp.summary()
+    no_lp = rule in ("both", "worst-case") and not counts and "worst_case" not in estimates  # parity views
     try:
         if counts:
             raise SizeLimitError("engine", "counts", "the exact engines", "the count engine (asked for)")
         exact = None if engine == "general" else symmetric_rule_cost(mechanisms, f, party)
-        if exact is not None and rule != "worst-case":  # the average rule's (k+1) x |Y| tables: sum grows as k^3
+        if exact is not None and (rule != "worst-case" or no_lp):  # the rule's tables: sum's grow as k^3
             exact.check(time_limit)
-            estimates["average"] = exact.summary()
+        rule_cost = _general_estimate(mechanisms) if exact is None else exact.summary()
+        if rule != "worst-case":
+            estimates["average"] = rule_cost
+        if no_lp:  # no LP: the average rule is worst-case optimal (parity views, 002 §3), its cost is the rule's
+            estimates["worst_case"] = "the average rule's, worst-case optimal here: " + rule_cost
         result = _optimal_rules_in_time(mechanisms, f, w_of(), party, rule, engine, measure, time_limit, report)
     except SizeLimitError as exc:
         if engine not in ("auto", "counts") or rule == "worst-case":
@@ -257,8 +273,8 @@ def accuracy(
         elif f.count_values(k) is None or rule != "average":
             raise
         else:
-            instead = ("fewer samples (samples / --samples N; the interval widens as 1/sqrt(N)), fewer distinct "
-                       "(epsilon, delta), or more time (time_limit / --time-limit SECONDS)")
+            instead = ("fewer samples (samples=N; the interval widens as 1/sqrt(N)), fewer distinct "
+                       "(epsilon, delta), or more time (time_limit=SECONDS)")
             cost = (wide_monte_carlo_cost(mechanisms, f, party, samples, instead)
                     or monte_carlo_cost(observer_average_rule(mechanisms, f, w_of(), party), samples, instead))
             refused = cost.refusal(time_limit)

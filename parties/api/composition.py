@@ -26,7 +26,7 @@ from mpdp.analysis.privacy.composition import (
 )
 from mpdp.analysis.privacy.heterogeneous import DEFAULT_REL_WIDTH, compose_heterogeneous
 from mpdp.parties.api.keywords import checked_keywords
-from mpdp.parties.api.params import per_party_values
+from mpdp.parties.api.params import check_count, per_party_values
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.rounds.privacy import DEFAULT_DELTA_SLACK
 from mpdp.protocols.errors import ParameterError
@@ -155,6 +155,7 @@ def compose(
     if not 0 < rel_width < 1:
         raise ParameterError("rel_width", rel_width, "a relative width in (0, 1), e.g. 0.005")
     time_limit = check_time_limit(time_limit)
+    k = None if k is None else check_count("k", k)
     epsilons, deltas = per_party_values(epsilon, "epsilon"), per_party_values(delta, "delta")
     if not epsilons:
         raise ParameterError("epsilon", epsilon, "one epsilon (with k) or a non-empty list")

@@ -18,10 +18,10 @@ import numpy as np
 
 from mpdp.analysis.theory.accuracy import monte_carlo_accuracy
 from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
-from mpdp.parties.api.params import function_of, randomized_responses
+from mpdp.parties.api.params import check_count, function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, check_time_limit
+from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, check_time_limit, noun
 from mpdp.protocols.rules.symmetric import observer_average_rule
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ __all__ = ["Estimate", "estimate", "rules_title"]
 
 def rules_title(document: Mapping[str, Any], what: str) -> str:
     """A plot title for a rules document (``mpdp accuracy --json`` shape): what, f, k and the observer."""
-    return f"{what}: {document['function']} of {document['k']} parties, observer {document['observer']}"
+    return f"{what}: {document['function']} of {document['k']} {noun(document['k'], 'party', 'parties')}, observer {document['observer']}"
 
 
 @dataclass(frozen=True, repr=False)
@@ -139,6 +139,9 @@ def estimate(
         >>> estimate(epsilon=[0.5, 1.0, 2.0], function="xor", samples=1000, seed=2).document["k"]
         3
     """
+    party = None if party is None else check_count("party", party, low=0)
+    samples = check_count("samples", samples)
+    seed = seed if seed is None or isinstance(seed, np.random.Generator) else check_count("seed", seed, low=0)
     mechanisms = randomized_responses(epsilon, delta, parties)
     f = function_of(function)
     limit = check_time_limit(time_limit)

@@ -22,13 +22,15 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def unknown_option(name: str, value: Any, allowed: Iterable[str], where: str) -> ParameterError:
+def unknown_option(name: str, value: Any, allowed: Iterable[str], where: str,
+                   label: str | None = None) -> ParameterError:
     """The error of an option ``name`` (given ``value``) that ``where`` does not take: the closest of
-    ``allowed`` suggested (:func:`difflib.get_close_matches`), then every one listed."""
+    ``allowed`` suggested (:func:`difflib.get_close_matches`), then every one listed. ``label``: how the
+    error names it (default ``name``; a ``--config`` file's key: ``--config FILE: key``)."""
     names = list(allowed)
     close = difflib.get_close_matches(name, names, n=1)
-    return ParameterError(name, value, f"an option of {where}" + (f" (did you mean {close[0]}?)" if close else "")
-                          + f": {', '.join(names)}")
+    return ParameterError(label or name, value, f"an option of {where}"
+                          + (f" (did you mean {close[0]}?)" if close else "") + f": {', '.join(names)}")
 
 
 def checked_keywords(where: str, *more: Iterable[str]) -> Callable[[Callable[P, R]], Callable[P, R]]:

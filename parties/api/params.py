@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -13,7 +14,27 @@ from mpdp.protocols.functions import BooleanFunction, parse_function
 from mpdp.protocols.numerics.blocks import block_slices, float_array
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
-__all__ = ["function_of", "per_party_values", "randomized_responses"]
+__all__ = ["check_count", "function_of", "per_party_values", "randomized_responses"]
+
+
+def check_count(name: str, value: Any, low: int = 1) -> int:
+    """An integer keyword of the API (a count, an index, a seed) as an ``int``: an ``int`` or numpy integer
+    ``>= low``; a float is refused even when whole (``k=1e3``: ``1e3`` is the float 1000.0), as are a bool
+    and text.
+
+    Raises:
+        ParameterError: named ``name``, saying ``an integer >= low`` (and, for a whole float, the integer to
+            write instead).
+
+    Example:
+        >>> check_count("k", 30), check_count("seed", np.int64(0), low=0)
+        (30, 0)
+    """
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value >= low:
+        return int(value)
+    whole = isinstance(value, (float, np.floating)) and float(value).is_integer() and value >= low
+    raise ParameterError(name, value, f"an integer >= {low}",
+                         hint=f"a float; write {int(value)}" if whole else None)
 
 
 def per_party_values(value: float | str | Sequence[float], name: str) -> list[float]:
@@ -57,8 +78,7 @@ def randomized_responses(epsilon: float | str | Sequence[float], delta: float | 
         [(0.5, 4), (1.0, 4)]
     """
     epsilons = per_party_values(epsilon, "epsilon")
-    if parties is not None and (isinstance(parties, bool) or not isinstance(parties, int) or parties < 1):
-        raise ParameterError("parties", parties, "an integer >= 1")
+    parties = None if parties is None else check_count("parties", parties)
     if len(epsilons) == 1 and parties is not None:
         epsilons = epsilons * parties
     elif parties is not None and parties != len(epsilons):

@@ -46,6 +46,7 @@ from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, rand
 from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
 from mpdp.parties.session.estimate import (
     LARGE_RUN,
+    Machine,
     estimate_run,
     ready_timeout_floor,
     resolve_connections,
@@ -287,10 +288,12 @@ def _plan(run: SimulationConfig) -> _Plan:
     default = run.dataset is None and run.votes is None and run.parties is None
     data = _dataset("house-votes-84" if default else run.dataset, run.votes, run.parties, run.rounds, run.label_column, seeds.dataset())
     connections, connections_why = resolve_connections(run.connections, data.num_parties)
+    machine = Machine.now()  # the printed estimate and the run's waits: one model, one measurement
     round_timeout = run.round_timeout if run.round_timeout is not None else max(
-        DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, run.repetitions, connections))
+        DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, run.repetitions, connections,
+                                                   machine=machine))
     settings, party_settings = _brokers(run, round_timeout)
-    session_cost(data.num_parties, data.num_rounds, run.repetitions, connections).check(
+    session_cost(data.num_parties, data.num_rounds, run.repetitions, connections, machine=machine).check(
         check_time_limit(run.time_limit))
     mechanisms = _mechanisms(run.epsilon, run.delta, data.num_parties, seeds.epsilons())
     for r in range(data.num_rounds):  # the participants of a round are at most the voters
@@ -309,7 +312,7 @@ def _plan(run: SimulationConfig) -> _Plan:
                       zero_one_rules(run.rule, engine="posterior" if run.rule == "average" else "auto", cache=cache)),
         party_rule=run.rule if run.party_decisions and run.protocol == "rr" else None, broker=settings,
         workers=run.workers, store_path=None, secure=run.secure,
-        round_timeout=round_timeout, ready_timeout=ready_timeout_floor(data.num_parties, connections),
+        round_timeout=round_timeout, ready_timeout=ready_timeout_floor(data.num_parties, connections, machine=machine),
         budget=budget, delta_slack=delta_slack, protocol=run.protocol,
         servers=run.servers, threshold=run.threshold, party_broker=party_settings, connections=connections,
         validators=run.validators, executor=run.executor)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
+import numpy as np
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -44,9 +45,12 @@ __all__ = ["SimulationConfig"]
 
 
 def _not_a_bool(value: Any) -> Any:
-    """A bool or a text is not a count (pydantic's lax mode would read ``True`` as 1, ``"10"`` as 10)."""
-    if isinstance(value, bool | str):
-        raise ValueError(f"an integer, not {'true or false' if isinstance(value, bool) else 'text'}")
+    """A bool, a text or a float is not a count (pydantic's lax mode would read ``True`` as 1, ``"10"`` as
+    10, ``1e3`` as 1000: a float where a count is meant is refused, as the API's other integer keywords)."""
+    if isinstance(value, bool | str | float | np.floating):
+        kind = "true or false" if isinstance(value, bool) else "text" if isinstance(value, str) else (
+            f"a float (write {int(value)})" if float(value).is_integer() else "a float")
+        raise ValueError(f"an integer, not {kind}")
     return value
 
 
@@ -64,7 +68,7 @@ def _a_flag(value: Any) -> Any:
     return value
 
 
-#: An integer option: a Python or numpy integer (or an integral float), never a bool or a text.
+#: An integer option: a Python or numpy integer, never a bool, a text or a float.
 Integer = Annotated[int, BeforeValidator(_not_a_bool)]
 #: A number option: an integer or a float (Python or numpy), never a bool or a text.
 Number = Annotated[float, BeforeValidator(_a_number)]
@@ -138,8 +142,8 @@ class SimulationConfig(BaseModel):
     resume: Flag = Field(False, description="continue the run in folder out with the same inputs")
     workers: Integer | None = Field(None, description="worker processes (default: one per core)")
     connections: str = Field("auto", description=(
-        "auto (the default: per-party while the parties' sockets fit the file-descriptor limit and connect within "
-        "60 s, about 16,900 parties, else per-worker; the reason is printed before a large run and recorded, "
+        "auto (the default: per-party while the parties' sockets fit the file-descriptor limit and set up within "
+        "45 CPU-s, about 17,000 parties, else per-worker; the reason is printed before a large run and recorded, "
         "mpdp.parties.session.estimate.choose_connections), per-party (each party its own MQTT connection, as "
         "deployed) or per-worker (each worker process multiplexes its parties over one connection: fewer "
         "sockets and less memory for thousands of parties; each party still signs its own messages)"))

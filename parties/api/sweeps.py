@@ -21,6 +21,7 @@ On the House votes (each bill's real votes, its voting members only; the central
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass
@@ -29,23 +30,29 @@ from typing import TYPE_CHECKING, Any, Unpack
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.sweeps.dataset_sweep import dataset_sweep, plan_dataset_sweep
-from mpdp.analysis.sweeps.sweep import SweepOptions, SweepResult, grid_of, plan_sweep
-from mpdp.analysis.sweeps.sweep import sweep as sweep_grid
+from mpdp.analysis.sweeps.dataset_sweep import DatasetSweepPlan, plan_dataset_sweep
+from mpdp.analysis.sweeps.grid import grid_of
+from mpdp.analysis.sweeps.sweep import SweepOptions, SweepPlan, SweepResult, plan_sweep
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.guards import check_main_guard, run_blocking
 from mpdp.parties.api.keywords import checked_keywords
+from mpdp.parties.api.params import check_count
 from mpdp.parties.api.result import Result
 from mpdp.parties.api.simulation_config import SimulationConfig
+from mpdp.parties.api.sweep_pool import point_pool
 from mpdp.parties.session.datasets import load_dataset
-from mpdp.parties.session.live_sweep import live_sweep
+from mpdp.parties.session.live_sweep import estimate_live_sweep, live_sweep
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.cost import CostEstimate, check_time_limit, noun
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["Sweep", "sweep"]
+__all__ = ["SWEEP_TIME_LIMIT", "Sweep", "sweep", "sweep_estimate"]
+
+#: Default time limit of a whole sweep, seconds (a sweep is many computations; a simulated session's: 1800).
+SWEEP_TIME_LIMIT = 1800.0
 
 
 @dataclass(frozen=True, repr=False)
@@ -77,6 +84,34 @@ class Sweep(Result):
         return self.result.plot(ax)
 
 
+def sweep_estimate(plan: SweepPlan | DatasetSweepPlan, *, live: bool = False, jobs: int = 1,
+                   executor: bool = False) -> CostEstimate:
+    """The up-front time and peak memory of running ``plan``, as its time limit is checked.
+
+    Args:
+        plan: from :func:`~mpdp.analysis.sweeps.sweep.plan_sweep` or
+            :func:`~mpdp.analysis.sweeps.dataset_sweep.plan_dataset_sweep`.
+        live: the live sessions' estimate (:func:`mpdp.parties.session.live_sweep.estimate_live_sweep`), else
+            the Monte Carlo engine's on one core (:meth:`SweepPlan.estimate`) divided by ``min(jobs, points)``.
+        jobs: worker processes; executor: the points run on an executor of unknown width (counted as one).
+
+    Returns:
+        a :class:`~mpdp.protocols.numerics.cost.CostEstimate` (seconds of wall clock, bytes), its alternative
+        in keywords (``jobs=N``, ``time_limit=SECONDS``; the command line names them as its options).
+    """
+    points = plan.plan.tasks if isinstance(plan, DatasetSweepPlan) else plan.tasks
+    if live:
+        runs = f"{len(points):,} {noun(len(points), 'point')} x {points.samples:,} " + (
+            noun(points.samples, "round") if isinstance(plan, SweepPlan) else f"repetitions of {len(plan.round_names):,} rounds")
+        cost = estimate_live_sweep(plan)
+        return CostEstimate("the live sweep", runs, cost.seconds, cost.peak_bytes,
+                            "fewer points or samples, or time_limit=SECONDS")
+    estimate = plan.estimate()
+    parallel = 1 if executor else min(jobs, len(points))
+    return dataclasses.replace(estimate, seconds=estimate.seconds / parallel,
+                               alternative="fewer points or samples, jobs=N, or time_limit=SECONDS")
+
+
 @checked_keywords("mpdp.sweep", SweepOptions.__annotations__)
 def sweep(
     epsilon: str | Sequence[float] | NDArray[np.float64],
@@ -88,6 +123,8 @@ def sweep(
     workers: int | None = None,
     round_timeout: float = 60.0,
     executor: Executor | None = None,
+    jobs: int = 1,
+    time_limit: float | None = SWEEP_TIME_LIMIT,
     progress: Callable[[int, int], None] | None = None,
     **options: Unpack[SweepOptions],
 ) -> Sweep:
@@ -106,7 +143,12 @@ def sweep(
             grid is their product), ``samples``, ``seed``, ``alpha``, ``scale``, ``protocol``: as
             :func:`mpdp.analysis.sweeps.sweep.plan_sweep`. Live, ``samples`` is each point's number of rounds
             (one privatization each).
-        executor: as :func:`mpdp.analysis.sweeps.sweep.sweep`.
+        executor: as :func:`mpdp.analysis.sweeps.sweep.sweep` (not with ``jobs``).
+        jobs: worker processes over the points (an integer >= 1; default 1: here): the result is the same
+            bit for bit whatever ``jobs`` (``mpdp sweep --jobs``); Monte Carlo only.
+        time_limit: seconds the sweep may be estimated to take (default 1800; None: no limit), on one core
+            divided by ``jobs`` (:func:`sweep_estimate`): a sweep over it is refused before any point runs
+            (``mpdp sweep --time-limit``).
         live: measure each point by a live session (parties in worker processes, over MQTT).
         broker: live only: None (``$MPDP_BROKER_URL``, else one broker of our own for the whole sweep),
             ``embedded``, ``mosquitto``, a URL of a running one, or :class:`~mpdp.broker.settings.BrokerSettings`.
@@ -120,16 +162,20 @@ def sweep(
         ``monte-carlo``).
 
     Raises:
-        ParameterError: a bad value, named with what is allowed (``epsilon`` not ``LO:HI:STEPS``; an
+        ParameterError: a bad value, named with what is allowed (``epsilon`` not ``LO:HI:STEPS``; ``jobs`` not
+            an integer >= 1, or with an executor or ``live``; ``time_limit`` not a number > 0; an
             executor, or a broker, workers or round_timeout without ``live``; live, the curator protocol
             with another function than majority, before any process starts; ``observer="party"`` or
             ``parties`` with a dataset... as the error says).
         DatasetError: an unknown dataset name that is no readable file, or a malformed CSV.
-        SizeLimitError: as :func:`mpdp.analysis.sweeps.sweep.sweep`.
+        SizeLimitError: as :func:`mpdp.analysis.sweeps.sweep.sweep`; a ``CostLimitError`` for a sweep estimated
+            over ``time_limit`` or the machine's memory (:func:`sweep_estimate`).
         UnguardedMainError: live, from a script's top level without ``if __name__ == "__main__":``.
         TransportError, WorkerError: live: the broker or a session's worker process failed.
     """
     grid = grid_of(epsilon, options.get("scale", "log")) if isinstance(epsilon, str) else epsilon
+    jobs = check_count("jobs", jobs)
+    limit = check_time_limit(time_limit)
     if dataset is None and label_column is not None:
         raise ParameterError("label_column", label_column, "None without a CSV dataset")
     data = None if dataset is None else load_dataset(dataset, label_column)
@@ -139,18 +185,21 @@ def sweep(
             if value != default:
                 raise ParameterError(name, value, "the default without live=True (the Monte Carlo engine "
                                      "runs no broker or session)")
-        if data is None:
-            result = sweep_grid(grid, executor=executor, progress=progress, **options)
-        else:
-            result = dataset_sweep(grid, data.bits, data.round_names, dataset=data.name, executor=executor,
-                                   progress=progress, **options)
-        return Sweep(document=result.to_dict(), result=result)
-    if executor is not None:
-        raise ParameterError("executor", executor, "None with live=True: live points run one after another "
-                             "over one broker (each session's parties already use every core)")
-    SimulationConfig.of(None, {"workers": workers, "round_timeout": round_timeout}, "mpdp.sweep")  # as simulate's
+        if executor is not None and jobs != 1:
+            raise ParameterError("jobs", jobs, "1 with an executor (the executor sets the parallelism)")
+    elif executor is not None or jobs != 1:
+        given: tuple[str, Any] = ("executor", executor) if executor is not None else ("jobs", jobs)
+        raise ParameterError(*given, f"{'None' if executor is not None else 1} with live=True: live points "
+                             "run one after another over one broker (each session's parties already use every core)")
+    else:
+        SimulationConfig.of(None, {"workers": workers, "round_timeout": round_timeout}, "mpdp.sweep")  # as simulate's
     plan = plan_sweep(grid, **options) if data is None else plan_dataset_sweep(
         grid, data.bits, data.round_names, dataset=data.name, **options)
+    sweep_estimate(plan, live=live, jobs=jobs, executor=executor is not None).check(limit)
+    if not live:
+        with point_pool(jobs) as pool:
+            result = plan.run(executor if pool is None else pool, progress)
+        return Sweep(document=result.to_dict(), result=result)
     settings = broker if isinstance(broker, BrokerSettings) else BrokerSettings.from_url(broker)
     check_main_guard("mpdp.sweep")
     result = run_blocking(live_sweep(plan, settings, workers=workers, round_timeout=round_timeout,

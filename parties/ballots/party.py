@@ -40,6 +40,12 @@ class BallotMaker(Protocol[AnnouncementT]):
         ...
 
     @property
+    def sealing_key(self) -> bytes:
+        """The raw X25519 public key the party endorses in its "ready" (the mpc protocol's session sealing
+        key), or b"" for none."""
+        ...
+
+    @property
     def charges_ledger(self) -> bool:
         """True: the party charges each round it answers to its own ledger at its (epsilon, delta) per release,
         and abstains ``budget-exhausted`` past its budget (mpc); False: its ledger stays ``spec.ledger`` (the
@@ -91,6 +97,11 @@ class BallotParty(Generic[AnnouncementT]):
     def loop(self) -> PartyLoop[Any]:
         """The party's round loop (a worker serving many parties on one connection drives it)."""
         return self._loop
+
+    @property
+    def sealing_key(self) -> bytes:
+        """The maker's key for the party's "ready" (:attr:`BallotMaker.sealing_key`)."""
+        return self.maker.sealing_key
 
     @property
     def ledger(self) -> PrivacyLedger:

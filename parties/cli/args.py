@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mpdp.broker.reconnect_window import DEFAULT_RECONNECT_WINDOW
+from mpdp.parties.api.keywords import unknown_option
 from mpdp.parties.api.value_lists import parse_number_list
 from mpdp.parties.cli.errors import renamed
 from mpdp.parties.rounds.text_files import read_text_file
@@ -418,7 +419,7 @@ def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> dict[s
     for key, value in table.items():
         action = actions.get(key.replace("-", "_"))
         if action is None:
-            raise ParameterError(f"--config {path}: key", key, "an option of this command: " + ", ".join(allowed))
+            raise unknown_option(key.replace("_", "-"), key, allowed, "this command", label=f"--config {path}: key")
         other = next((keys[a] for a in exclusive.get(action, [action]) if a in keys), None)
         if other is not None:  # as argparse refuses --worst-case with --rule
             raise ParameterError(f"--config {path}: key", key, f"not with {other} (one of them)")

@@ -76,17 +76,22 @@ def flag_named(exc: ParameterError, parser: argparse.ArgumentParser,
 
 
 def _switches_named(exc: ParameterError, flags: Mapping[str, str]) -> ParameterError:
-    """``exc`` with each keyword switch its hint suggests (``force=True``) named as the command's option
-    (``--force``); ``exc`` itself when it suggests none."""
+    """``exc`` with each keyword its hint suggests named as the command's option: a switch (``force=True``)
+    as ``--force``, a value (``time_limit=SECONDS``, ``rule='average'``) as ``--time-limit SECONDS``,
+    ``--rule average``; ``exc`` itself when it suggests none."""
     hint = exc.hint or ""
     spelt = hint
     for dest, flag in flags.items():
-        spelt = re.sub(rf"(?<![\w-]){re.escape(dest)}=True\b", flag, spelt)
+        if not flag.startswith("-"):  # a positional: no keyword of the API spells it
+            continue
+        key = rf"(?<![\w-]){re.escape(dest)}="
+        spelt = re.sub(key + r"True\b", flag, spelt)  # an option is letters and dashes
+        spelt = re.sub(key + r"(['\"]?)([\w.:+-]+)\1", flag + r" \2", spelt)
     if spelt == hint:
         return exc
     copy = type(exc).__new__(type(exc))
     copy.__dict__.update(vars(exc), hint=spelt)
-    copy.args = tuple(str(a).replace(f"({hint})", f"({spelt})") for a in exc.args)
+    copy.args = tuple(str(a).replace(hint, spelt) for a in exc.args)
     copy.__traceback__ = exc.__traceback__
     return copy
 

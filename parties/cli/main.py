@@ -40,6 +40,7 @@ from mpdp.parties.cli.args import (
     whole_numbers,
 )
 from mpdp.parties.cli.errors import error_line, first_cause, flag_named, unrecognized
+from mpdp.parties.cli.parser import CommandParser
 from mpdp.protocols.errors import MpdpError, ParameterError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -79,7 +80,7 @@ def build_parser(*commands: str) -> argparse.ArgumentParser:
     Raises:
         KeyError: a name that is not in :data:`COMMANDS`.
     """
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="mpdp",
         description=(
             "Multi-party differential privacy you can run: parties privatize their bits with "

@@ -40,6 +40,7 @@ from mpdp.broker.curator_messages import (
     CuratorRelease,
     SealedBallot,
 )
+from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import PrivateKey
 from mpdp.broker.topics import Topics
@@ -125,6 +126,9 @@ class Curator:
             ProtocolViolation: ``topic``, always.
         """
         raise ProtocolViolation("topic", topic)
+
+    def ready(self, status: WorkerStatus) -> None:
+        """Nothing: the curator's parties seal each ballot under a fresh key (none announced ahead)."""
 
     def _outputs(self, index: int, probability: float, repetitions: int) -> NDArray[np.int64]:
         if self._seed is None:

@@ -32,6 +32,7 @@ class SealedBallots:
 
     announcement_class = CuratorAnnouncement
     charges_ledger = False
+    sealing_key = b""  # a fresh ephemeral key per ballot: nothing to announce ahead
 
     def ballot(self, key: PrivateKey, session: str, party: int, announcement: CuratorAnnouncement,
                bit: int | None, reason: str | None) -> SealedBallot:

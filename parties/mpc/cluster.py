@@ -6,7 +6,9 @@ keys; each private key goes to its server's process only, in a file readable by 
 signing key, starts the m processes (:mod:`mpdp.parties.mpc.server`; they talk over MPyC's own loopback
 TCP links, connected once for the session), and per round hands each server its :class:`RoundJob` on its
 standard input and reads its signed release from its standard output. A release is returned only if every
-server's signature verifies and all agree. :func:`secure_release` is the one-round library call
+server's signature verifies and all agree. Ahead of the first round, :meth:`ServerCluster.expect` hands the
+servers the parties' session sealing keys (signed in their "ready"): each server derives its key with each
+party then, not inside the round. :func:`secure_release` is the one-round library call
 (shares made here, as the parties would make them).
 
 MPyC has no dropout tolerance: a server that dies or never starts makes the others wait for it, so a
@@ -27,8 +29,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -98,6 +101,9 @@ class ServerCluster:
         self._processes: dict[int, subprocess.Popen[bytes]] = {}
         self._buffers: dict[int, bytes] = {}
         self._fresh = FreshnessGuard()
+        self._expected = 0  # key files handed to the servers ("expect" lines)
+        self._unanswered = 0  # of them, not yet acknowledged by every server
+        self._busy = threading.Lock()  # held by a round (run in a worker thread) while it talks to the servers
         #: Per server, what the last round cost it (empty before the first round).
         self.last_costs: tuple[ServerCost, ...] = ()
 
@@ -153,6 +159,61 @@ class ServerCluster:
             return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                     bufsize=0)
 
+    def expect(self, keys: Mapping[int, bytes]) -> None:
+        """Hand every server the parties' session public keys ahead of their first round (starting the
+        servers if not yet): each derives its key with each party when it reads them
+        (:meth:`mpdp.parties.mpc.sealed_shares.ShareOpener.expect`), while the caller goes on. The caller
+        vouches for the keys (each party signed its own in its "ready"). The keys go in a file of the
+        cluster's private folder; the servers' input gets one short line (nothing here blocks on a server).
+        While a round is with the servers (:meth:`run_round` in its thread) nothing is handed: those parties'
+        keys are derived at their first share, as without this call.
+
+        Args:
+            keys: party id -> its raw 32-byte X25519 session public key.
+
+        Raises:
+            WorkerError: no free block of loopback ports to start the servers.
+        """
+        if not self._busy.acquire(blocking=False):
+            return
+        try:
+            self.start()
+            assert self._folder is not None
+            path = self._folder / f"party-keys-{self._expected}.json"
+            path.write_text(json.dumps({"parties": [int(p) for p in keys], "keys": [k.hex() for k in keys.values()]}),
+                            encoding="utf-8")
+            self._expected += 1
+            self._unanswered += 1
+            line = (json.dumps({"expect": str(path)}) + "\n").encode()
+            for process in self._processes.values():
+                assert process.stdin is not None
+                try:
+                    process.stdin.write(line)
+                except BrokenPipeError:
+                    pass  # the server is gone: the next round fails, naming it
+        finally:
+            self._busy.release()
+
+    def wait_expected(self) -> list[float]:
+        """Wait until every server derived the keys of every :meth:`expect` so far.
+
+        Returns:
+            Per server (in order; 0 for one not started), the CPU seconds it spent on them since the last call.
+
+        Raises:
+            WorkerError: a server exited, or did not answer within the deadline.
+        """
+        with self._busy:
+            return self._wait_expected()
+
+    def _wait_expected(self) -> list[float]:
+        cpu = [0.0] * self.servers
+        while self._unanswered:
+            for i, line in self._read_lines().items():
+                cpu[i] += float(json.loads(line)["cpu"])
+            self._unanswered -= 1
+        return cpu
+
     def release(self, jobs: Sequence[RoundJob]) -> tuple[NDArray[np.int64], list[str]]:
         """Run one round: job i to server i; the agreed outputs and every server's signed release JSON.
 
@@ -169,6 +230,10 @@ class ServerCluster:
         """
         if len(jobs) != self.servers:
             raise ParameterError("jobs", len(jobs), f"one job per server ({self.servers})")
+        with self._busy:
+            return self._release(jobs)
+
+    def _release(self, jobs: Sequence[RoundJob]) -> tuple[NDArray[np.int64], list[str]]:
         self.start()
         lines = [job.to_line().encode() for job in jobs]
         for i, process in self._processes.items():
@@ -177,6 +242,7 @@ class ServerCluster:
                 process.stdin.write(lines[i])
             except BrokenPipeError:
                 raise self._failure(i, process.wait()) from None
+        self._wait_expected()  # the servers answer in order: the keys handed ahead first
         # a missing server: the others wait for it until the deadline
         reports = {i: json.loads(line) for i, line in self._read_lines().items()}
         message = SumRelease if jobs[0].function == "sum" else CuratorRelease

@@ -1,6 +1,9 @@
 """The coordinator of the secure-computation protocol: the round-engine plug-in of ``--protocol mpc``.
 
-Per round:
+Ahead of the first round, each worker's signed "ready" lists its parties' session sealing keys (each signed by
+its party's key, verified by the round engine): the coordinator hands them to the simulation's servers
+(:meth:`MpcCoordinator.ready`, starting them), which derive their key with each party while the session waits
+for its first round. Per round:
 
 1. it announces the round with the m compute servers' X25519 public keys and T
    (:class:`mpdp.broker.mpc_messages.MpcAnnouncement`, signed with the coordinator's Ed25519 key; the
@@ -33,6 +36,7 @@ from typing import Literal
 import numpy as np
 
 from mpdp.broker.curator_messages import CuratorRelease
+from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot, SumRelease
 from mpdp.broker.signing import PrivateKey
 from mpdp.broker.topics import Topics
@@ -119,6 +123,18 @@ class MpcCoordinator:
         if not isinstance(self.cluster, BrokerServers):
             raise ProtocolViolation("topic", topic)
         self.cluster.receive(topic, text)
+
+    def ready(self, status: WorkerStatus) -> None:
+        """Hand the simulation's servers the session sealing keys the parties signed in their "ready"
+        (started now if not yet): each server derives its key with each party while the session waits for its
+        first round (:meth:`mpdp.parties.mpc.cluster.ServerCluster.expect`), so no X25519 exchange is left in
+        the round. Deployed servers (:class:`mpdp.parties.mpc.remote.BrokerServers`) read the hosts' "ready"
+        themselves and check each party's signature with the roster
+        (:meth:`mpdp.parties.mpc.deployed_server.JobHandler.ready`); a party whose ready listed no key is
+        derived at its first share."""
+        keys = status.sealing_key_map()
+        if keys and isinstance(self.cluster, ServerCluster):
+            self.cluster.expect(keys)
 
     async def close(self, closed: ClosedRound[SharedBallot, Shares], signer: PrivateKey) -> Closing:
         """Have the servers release for the participants' shares; record and publish the signed releases

@@ -4,10 +4,14 @@ addresses, its jobs from the broker, its signed releases back over the broker.
 ::
 
     MPyC start                 connect to the m - 1 other servers at the roster's host:port addresses
-    MQTT connect               subscribe to its own job topic (mpc/job/{i}), the round announcements and the
-                               coordinator's heartbeats (a sign of life: the idle timeout starts again)
+    MQTT connect               subscribe to its own job topic (mpc/job/{i}), the round announcements, the
+                               coordinator's heartbeats (a sign of life: the idle timeout starts again) and
+                               the status topic
     "ready" (signed)           repeated, freshly stamped, until its first job (the coordinator waits for
                                every server's), on its own report topic mpc/server/{i}
+    a host's "ready"           listing its parties' session sealing keys, every listed party's signature
+                               verified with the roster's party keys, fresh: derive this server's key with
+                               each party now (:meth:`JobHandler.ready`), not in its first round
     per ServerJob              signed by the coordinator's key pinned in the roster, for this session and
                                server, fresh: open the shares sealed to this server (only those), compute
                                the count and the release in MPyC with the others (:func:`round_server`),
@@ -49,13 +53,13 @@ from mpdp.broker.connectivity import wait_for_broker
 from mpdp.broker.control import DEFAULT_LIFETIME, FreshnessGuard, stamp
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.endpoint import BrokerEndpoint
-from mpdp.broker.messages import new_nonce
+from mpdp.broker.messages import WorkerStatus, new_nonce
 from mpdp.broker.mpc_messages import MpcAnnouncement, ServerJob, ServerReport, SumRelease
 from mpdp.broker.signing import sign_message, verify_message
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import Connector, Transport, next_delivery
 from mpdp.parties.mpc.listen import bind_own_address
-from mpdp.parties.mpc.server import RoundJob, ServerKeys, round_server
+from mpdp.parties.mpc.server import RoundJob, ServerKeys, round_server, share_opener
 from mpdp.parties.mpc.sharing import field_modulus
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rounds.session_files import ServerKeyPair, SessionRoster
@@ -130,7 +134,9 @@ def run_server(config: DeployedServerConfig) -> int:
     assert servers is not None
     keys = ServerKeys(field_modulus(), config.facts.session, config.keys.server, config.keys.sealing.hex(),
                       config.keys.signing.hex())
-    server = JobHandler(config, round_server(mpc, keys), peers_gone=lambda: _peers_gone(mpc))
+    opener = share_opener(keys)
+    server = JobHandler(config, round_server(mpc, keys, opener), peers_gone=lambda: _peers_gone(mpc),
+                        expect=opener.expect)
 
     async def main() -> int:
         asyncio.get_running_loop().set_exception_handler(_quiet_lost_links)
@@ -173,6 +179,9 @@ class JobHandler:
         serve_job: its MPyC round computation (:func:`mpdp.parties.mpc.server.round_server`).
         peers_gone: the other servers whose MPyC links closed (checked every :data:`PEER_CHECK` seconds);
             None: not checked (a single server, tests).
+        expect: derives this server's key with a party from its session public key ahead of its first share
+            (:meth:`mpdp.parties.mpc.sealed_shares.ShareOpener.expect` of the opener ``serve_job`` uses);
+            None: the keys in the parties' "ready" are not used.
 
     Attributes:
         rejections: every refused job or end, counted by reason (and logged, rate-limited).
@@ -180,10 +189,14 @@ class JobHandler:
 
     def __init__(self, config: DeployedServerConfig,
                  serve_job: Callable[[RoundJob], Awaitable[dict[str, Any]]],
-                 peers_gone: Callable[[], list[int]] | None = None) -> None:
+                 peers_gone: Callable[[], list[int]] | None = None,
+                 expect: Callable[[int, bytes], bool] | None = None) -> None:
         self._config = config
         self._serve_job = serve_job
         self._peers_gone = peers_gone
+        self._expect = expect
+        self._fresh_ready = FreshnessGuard()
+        self._derived: dict[int, tuple[tuple[int, ...], tuple[str, ...]]] = {}  # host -> its parties, keys taken
         self._topics = Topics(config.facts.session)
         self._index = config.keys.server
         self._fresh = FreshnessGuard()
@@ -205,7 +218,8 @@ class JobHandler:
         """
         client_id = f"mpdp-{self._topics.session}-mpc-server-{self._index}-{secrets.token_hex(4)}"
         async with self._config.endpoint.connect(client_id) as transport:
-            await transport.subscribe(self._topics.mpc_job(self._index), self._topics.rounds, self._topics.heartbeat)
+            await transport.subscribe(self._topics.mpc_job(self._index), self._topics.rounds, self._topics.heartbeat,
+                                      self._topics.status)
             serving = asyncio.create_task(self._serve(transport), name=f"mpc-server-{self._index}")
             try:
                 while not serving.done():
@@ -231,15 +245,20 @@ class JobHandler:
         reports = self._topics.mpc_server(self._index)
         await transport.publish(reports, self._report(kind="ready"))
         loop = asyncio.get_running_loop()
-        last = loop.time()
+        interval = self._config.ready_interval
+        last, due = loop.time(), loop.time() + interval
         while True:
-            delivery = await next_delivery(transport, self._config.ready_interval)
-            if delivery is None:
+            delivery = await next_delivery(transport, max(0.0, due - loop.time()))
+            if loop.time() >= due:  # by the clock: the hosts' status reports and heartbeats must not starve it
+                due = loop.time() + interval
+                if not self._released:
+                    await transport.publish(reports, self._report(kind="ready"))
+            if delivery is None or delivery.topic == self._topics.status:
+                if delivery is not None:
+                    self.ready(delivery.payload)  # a host's report: not a sign of the coordinator's life
                 if loop.time() - last > self._config.idle_timeout:
                     raise TransportError(f"mpc server {self._index}: no job or announcement for "
                                          f"{self._config.idle_timeout:g} s")
-                if not self._released:
-                    await transport.publish(reports, self._report(kind="ready"))
                 continue
             last = loop.time()
             if delivery.topic == self._topics.rounds:
@@ -266,6 +285,44 @@ class JobHandler:
             self.rejections.reject(exc.reason, exc.detail)
             return False
         return True
+
+    def ready(self, payload: bytes) -> int:
+        """Take a host's (worker's) status report: a fresh "ready" of this session listing its parties' session
+        sealing keys, every listed party's signature verified with the roster's party keys, has this server
+        derive its key with each of those parties now (one X25519 exchange each, none in their first round).
+        A report without keys (a failed report, a beacon's repeat) is not for the server: nothing, not counted;
+        one refused (``schema``, ``session``, ``unknown-party``, ``signature``, ``expired``, ``replay``) is
+        counted and logged.
+
+        Returns:
+            The parties whose keys were derived (0 for anything else).
+        """
+        if self._expect is None:
+            return 0
+        try:
+            status = WorkerStatus.model_validate_json(payload)
+        except ValidationError:
+            self.rejections.reject("schema", f"mpc server {self._index}: {self._topics.status}: not a status report")
+            return 0
+        if not status.sealing_keys or self._derived.get(status.worker) == (status.parties, status.sealing_keys):
+            return 0  # no keys, or the keys of this host's ready taken already (its beacon repeats them)
+        where = f"mpc server {self._index}: ready of host {status.worker}"
+        party_keys = self._config.facts.roster.public_keys
+        try:
+            if status.session != self._topics.session:
+                raise ProtocolViolation("session", f"{where}: session {status.session!r}")
+            if status.parties[-1] >= len(party_keys):
+                raise ProtocolViolation("unknown-party", f"{where}: parties beyond the roster")
+            if status.unsigned(party_keys):
+                raise ProtocolViolation("signature", f"{where}: not signed by every party it lists")
+            self._fresh_ready.check(status, status.worker, where)
+        except ProtocolViolation as exc:
+            self.rejections.reject(exc.reason, exc.detail)
+            return 0
+        self._derived[status.worker] = (status.parties, status.sealing_keys)
+        derived = sum(self._expect(party, key) for party, key in status.sealing_key_map().items())
+        log.info("%s: derived this server's keys with %d parties ahead of their first round", where, derived)
+        return derived
 
     def _check(self, message: MpcAnnouncement | ServerJob, what: str) -> None:
         """Session, the coordinator's signature, freshness (ProtocolViolation naming the reason)."""

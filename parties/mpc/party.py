@@ -46,13 +46,21 @@ class SharedBallots:
             with this T whatever an announcement lists (a coordinator announcing its own keys learns nothing).
             None (a simulation, where the run starts the servers): the announced keys.
         sealer: the party's session sealing key (:class:`mpdp.parties.mpc.sealed_shares.ShareSealer`: one
-            X25519 exchange per server for the session; in this process' memory only).
+            X25519 exchange per server for the session; in this process' memory only). Its public half
+            (:attr:`sealing_key`) goes in the worker's signed "ready", so the servers derive their keys with
+            the party before the first round.
     """
 
     servers: ServerRoster | None = None
     sealer: ShareSealer = field(default_factory=ShareSealer, repr=False, compare=False)
     announcement_class = MpcAnnouncement
     charges_ledger = True
+
+    @property
+    def sealing_key(self) -> bytes:
+        """The public key of :attr:`sealer`, which the party signs in its "ready": the servers derive its share
+        keys before the first round (:meth:`mpdp.parties.mpc.sealed_shares.ShareOpener.expect`)."""
+        return self.sealer.public_key
 
     def ballot(self, key: PrivateKey, session: str, party: int, announcement: MpcAnnouncement,
                bit: int | None, reason: str | None) -> SharedBallot:

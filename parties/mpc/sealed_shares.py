@@ -8,7 +8,8 @@ party and server for the session), each share has a fresh random nonce, and the 
 slot label (session, round, party, server), authenticated: a ciphertext cannot be replayed into another round
 or slot, or opened by another server. A server's :class:`ShareOpener` does one X25519 exchange per party
 and session and then one AEAD call per share (issue 23: opening 1,000 shares no longer costs 1,000
-exchanges per round).
+exchanges per round), and none in the round at all for a party whose session key it derived ahead
+(:meth:`ShareOpener.expect`, from the key the party signed in its "ready").
 """
 
 from __future__ import annotations
@@ -74,6 +75,17 @@ class ShareOpener:
     def __init__(self, private_key: bytes, *, session: str, server: int) -> None:
         self._opener = SessionOpener(private_key)
         self.session, self.server = session, server
+
+    def expect(self, party: int, sender_public: bytes) -> bool:
+        """Derive party ``party``'s key for this server and session from its session public key
+        ``sender_public`` before its first share (:meth:`mpdp.broker.sealed.SessionOpener.expect`: one X25519
+        exchange now, replacing the party's cached key). The caller vouches for the key: the party signed it
+        in its "ready" (:attr:`mpdp.broker.messages.WorkerStatus.sealing_keys`).
+
+        Returns:
+            True when cached; False for the key cached already, or a malformed or low-order key.
+        """
+        return self._opener.expect(sender_public, context=_context(self.session, party, self.server))
 
     def open(self, sealed: tuple[bytes, bytes], *, round_index: int, party: int) -> int:
         """The share of party ``party`` in round ``round_index``.

@@ -5,7 +5,11 @@ Run as ``python -m mpdp.parties.mpc.server -M m -I i -T t -B base_port --no-log 
 options first, then this program's); :class:`mpdp.parties.mpc.cluster.ServerCluster` starts m of them.
 KEYS is a JSON file (:func:`write_keys`, readable by its owner only) with this server's X25519 private key
 (it opens the shares sealed to it) and Ed25519 signing key. The m servers connect to each other once
-(``mpc.start``) and then serve rounds until their standard input ends: each round is one JSON line
+(``mpc.start``) and then serve rounds until their standard input ends. A line ``{"expect": PATH}`` (written
+ahead of the first round, :meth:`mpdp.parties.mpc.cluster.ServerCluster.expect`) names a JSON file of the
+parties' session public keys ``{"parties": [ids], "keys": [hex]}``, which each party signed in its "ready":
+the server derives its key with each of them then (:func:`expect_keys`) and answers ``{"expected": count,
+"cpu": seconds}``. Every other line is a round: one JSON line
 (:class:`RoundJob`) with this server's Shamir shares of the n participants' bits
 (:mod:`mpdp.parties.mpc.sharing`), each sealed to its key (:mod:`mpdp.parties.mpc.sealed_shares`), and the
 public table N(0..n) of the release rule (:mod:`mpdp.protocols.randomization.threshold_release`).
@@ -48,8 +52,8 @@ from mpdp.broker.mpc_messages import SumRelease
 from mpdp.parties.mpc.listen import bind_own_address
 from mpdp.parties.mpc.sealed_shares import ShareOpener
 
-__all__ = ["RoundJob", "ServerKeys", "geometric_by_bisection", "main", "open_shares", "read_keys", "round_server",
-           "share_opener", "write_keys"]
+__all__ = ["RoundJob", "ServerKeys", "expect_keys", "geometric_by_bisection", "main", "open_shares", "read_keys",
+           "round_server", "share_opener", "write_keys"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +111,11 @@ class RoundJob:
         Raises:
             ValueError: not a job, or a table that does not have n + 1 entries for n shares, or no shares.
         """
-        fields: dict[str, Any] = json.loads(line)
+        return cls.from_fields(json.loads(line))
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> RoundJob:
+        """:meth:`from_line` of the line already parsed (its errors)."""
         job = cls(**fields)
         n = len(job.parties)
         if job.function not in ("majority", "sum") or (job.noise and job.function != "sum"):
@@ -147,6 +155,25 @@ def open_shares(opener: ShareOpener, job: RoundJob) -> list[int]:
             for party, (e, c) in zip(job.parties, job.sealed)]
 
 
+def expect_keys(opener: ShareOpener, path: Path) -> dict[str, Any]:
+    """Derive this server's key with each party of the file ``path`` (``{"parties": [ids], "keys": [hex raw
+    X25519 public keys]}``, keys the parties signed in their "ready") before their first share: one X25519
+    exchange each now (:meth:`mpdp.parties.mpc.sealed_shares.ShareOpener.expect`), none in the round.
+
+    Returns:
+        ``{"expected": keys cached, "cpu": CPU seconds spent}`` (a malformed or low-order key is not cached, nor
+        evicts anything: its party's shares open as they would unannounced).
+
+    Raises:
+        ValueError, OSError: a file that is not such a table.
+    """
+    cpu = time.process_time()
+    table = json.loads(path.read_text(encoding="utf-8"))
+    expected = sum(opener.expect(int(party), bytes.fromhex(key))
+                   for party, key in zip(table["parties"], table["keys"], strict=True))
+    return {"expected": expected, "cpu": time.process_time() - cpu}
+
+
 def geometric_by_bisection(less: Callable[[Any, Any], Any], u: Any, thresholds: Sequence[int]) -> Any:
     """G = #{j : u < t_j} for each u of an array by bisection: D = bit length of J secure comparisons
     (``less``, elementwise 0/1) per u instead of J (issue 23: J = 28 comparisons became 5).
@@ -182,10 +209,12 @@ def geometric_by_bisection(less: Callable[[Any, Any], Any], u: Any, thresholds: 
     return g
 
 
-def round_server(mpc: Any, keys: ServerKeys) -> Callable[[RoundJob], Awaitable[dict[str, Any]]]:
+def round_server(mpc: Any, keys: ServerKeys,
+                 opener: ShareOpener | None = None) -> Callable[[RoundJob], Awaitable[dict[str, Any]]]:
     """This server's round computation in the MPyC runtime ``mpc`` (already started, or started before the
     first call): a coroutine function job -> ``{"release": signed release JSON, "sent": bytes sent to the
-    other servers in the round, "cpu": CPU seconds in the round}`` (module docstring).
+    other servers in the round, "cpu": CPU seconds in the round}`` (module docstring). ``opener``: this
+    server's :func:`share_opener` for the session (the one :func:`expect_keys` fed); None: a new one.
 
     Raises (from the returned coroutine):
         ProtocolViolation: a share that does not open with this server's key.
@@ -193,7 +222,7 @@ def round_server(mpc: Any, keys: ServerKeys) -> Callable[[RoundJob], Awaitable[d
     from mpdp.parties.mpc.sharing import SECURE_INTEGER_BITS
 
     signing_key = bytes.fromhex(keys.signing_key)
-    opener = share_opener(keys)
+    opener = share_opener(keys) if opener is None else opener
     secint = mpc.SecInt(SECURE_INTEGER_BITS, p=keys.modulus)
 
     def uniform(job: RoundJob) -> Any:
@@ -251,13 +280,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("keys", type=Path)
     args = parser.parse_args()
-    serve_job = round_server(mpc, read_keys(args.keys))
+    keys = read_keys(args.keys)
+    opener = share_opener(keys)
+    serve_job = round_server(mpc, keys, opener)
 
     async def serve() -> None:
         await mpc.start()
         loop = asyncio.get_running_loop()
         while line := await loop.run_in_executor(None, sys.stdin.readline):
-            results.write(json.dumps(await serve_job(RoundJob.from_line(line))) + "\n")
+            fields = json.loads(line)
+            report = (expect_keys(opener, Path(fields["expect"])) if "expect" in fields
+                      else await serve_job(RoundJob.from_fields(fields)))
+            results.write(json.dumps(report) + "\n")
             results.flush()
         await mpc.shutdown()
 

@@ -52,13 +52,17 @@ worker's signed "ready" (:attr:`mpdp.broker.messages.WorkerStatus.bundle_key`). 
 signature per bundle instead of each answer's (a bundle that does not parse is one ``schema``, one that does
 not verify one ``signature``, one from a worker not ready one ``topic``); then each entry is handled as if it
 came on its party's topic (round, duplicates, double releases, repetitions, payload), after a check that the
-party is one of that worker's ready parties (``topic`` otherwise). Each entry keeps its party's own signature
-in the transcript (re-verifiable offline).
+party is one of that worker's ready parties (``topic`` otherwise). An entry is its party's answer without the
+party's own signature (:data:`mpdp.broker.wire.UNSIGNED_FORMAT`; a signed one is read the same way): the
+store keeps each bundle that brought an answer it records and each verified part of a bundling worker's
+"ready", so the transcript stays re-verifiable offline
+(:func:`mpdp.parties.rounds.transcript_check.verify_transcript`).
 
 Worker and host processes report on ``mpdp/{session}/status`` (:class:`mpdp.broker.messages.WorkerStatus`):
 a report counts only when every party it lists signed it with its roster key (a host cannot speak for
-parties whose keys it does not hold: ``signature``, naming the parties), of this session, unexpired and
-newer than that worker's last report (:class:`mpdp.broker.control.FreshnessGuard`); else it is rejected
+parties whose keys it does not hold: ``signature``, naming the parties), of this session, newer than that
+worker's last report, and unexpired unless stamped after the engine opened (:class:`mpdp.broker.control.FreshnessGuard`
+with ``since_ns``: a report read late by a busy observer is not refused for its delay); else it is rejected
 (``schema``, ``session``, ``unknown-party``, ``signature``, ``expired``, ``replay``) like an answer and
 none of its parties is ready. The engine keeps :attr:`RoundEngine.ready_workers` and :attr:`RoundEngine.failed_workers`.
 A worker of many parties reports "ready" in parts (:data:`mpdp.parties.session.worker.STATUS_PARTIES` parties
@@ -158,6 +162,11 @@ __all__ = [
 log = logging.getLogger("mpdp.rounds")
 #: Seconds an announcement outlives the longest quiet time of its round: the hosts' clocks may disagree by this much.
 CLOCK_MARGIN = 10.0
+#: Seconds of handling a backlog after which the engine lets the event loop run (the client's keepalive, the
+#: heartbeats): a queued delivery is taken without a pause, and a backlog of "ready" parts (5,000 signature
+#: checks each) read by a starved observer can hold the loop past the broker's keepalive (likely why the
+#: observer of a 10^6-party run lost its connection once).
+YIELD_SECONDS = 0.05
 #: Rounds ahead of the last announced one whose early answers are kept (module docstring).
 EARLY_ROUNDS = 2
 #: Seconds between the coordinator's heartbeats on the heartbeat topic.
@@ -344,6 +353,11 @@ class RoundProtocol(Protocol[MessageT, PayloadT]):
         """
         ...
 
+    def ready(self, status: WorkerStatus) -> None:
+        """A new part of a worker's (host's) "ready", every listed party's signature verified: e.g. the mpc
+        parties' session sealing keys (:attr:`mpdp.broker.messages.WorkerStatus.sealing_keys`)."""
+        ...
+
     def load(self, store: TranscriptStore, session: str, index: int) -> RoundOutcome:
         """A round recorded by an earlier run, as this protocol's outcome."""
         ...
@@ -450,12 +464,17 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._round_rejects = 0
         self.messages_received = 0
         self.messages_rejected = 0
-        self._fresh = FreshnessGuard()
+        # a status stamped after the engine opened is judged by its sequence, not its age: the parts of a
+        # worker's "ready" read late by a starved observer are not refused (10^6 parties: two parts "expired",
+        # 10,000 parties' answers refused); CLOCK_MARGIN for a sender's clock ahead of ours
+        self._fresh = FreshnessGuard(since_ns=time.time_ns() + int(CLOCK_MARGIN * 1e9))
         #: every rejected message, counted by reason (and logged, rate-limited)
         self.rejections = RejectLog(log, protocol.role)
         self._ended = False
         # round -> party -> its distinct (topic, payload)s, at most two (a second one is a double release)
         self._early: dict[int, dict[int, list[tuple[str, bytes]]]] = {}
+        #: the open round's answer bundles that brought an accepted answer: bundle bytes -> worker (stored with it)
+        self._proofs: dict[bytes, int] = {}
         self._last_announcement = time.monotonic()  # the engine's start counts as a sign of life
         self.ready_workers: dict[int, WorkerStatus] = {}
         # worker -> its ready status, parties, bundle key (mpdp.broker.bundle)
@@ -477,13 +496,18 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         return frozenset(self._received)
 
     async def receive_all(self) -> None:
-        """Handle every delivery until cancelled.
+        """Handle every delivery until cancelled, giving the event loop a turn at least every
+        :data:`YIELD_SECONDS` of handling.
 
         Raises:
             TransportError: the connection is lost for good.
         """
+        turn = time.monotonic()
         async for delivery in self._transport.deliveries():
             self.handle(delivery.topic, delivery.payload)
+            if time.monotonic() - turn > YIELD_SECONDS:  # a backlog is read without a pause: let others run
+                await asyncio.sleep(0)
+                turn = time.monotonic()
 
     def handle(self, topic: str, payload: bytes) -> None:
         """Route one incoming message: status, a party's answer, or the protocol's (rejects are counted)."""
@@ -503,9 +527,11 @@ class RoundEngine(Generic[MessageT, PayloadT]):
     def _bundle(self, topic: str, payload: bytes, worker: int) -> None:
         """A simulation worker's bundle of its parties' answers (:mod:`mpdp.broker.bundle`), signed with the
         bundle key that every party of the worker endorsed in its signed "ready": one signature check for the
-        bundle, then each entry is handled as if it had come on its party's topic (all checks but its own
-        signature, which is kept with the transcript) once the party is found among the worker's ready parties
-        (``topic`` otherwise, as an answer on another party's topic); each entry's rejection is counted on its own.
+        bundle, then each entry is handled as if it had come on its party's topic (all checks but a signature:
+        an entry is unsigned) once the party is found among the worker's ready parties (``topic`` otherwise, as
+        an answer on another party's topic); each entry's rejection is counted on its own. A bundle that brought
+        an accepted answer is kept for the round's record, one that brought a double release at once: the proof
+        of its entries.
 
         Raises:
             ProtocolViolation: for the whole bundle: ``topic``, the worker has not reported ready; ``signature``,
@@ -522,15 +548,20 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         _, parties, key = members
         if key is None:
             raise ProtocolViolation("signature", f"{topic}: worker {worker}'s ready report names no bundle key")
+        before = self.messages_received
         for party, message in decode_bundle(payload, key, session=self.topics.session, worker=worker):
             try:
                 if party not in parties:
                     raise ProtocolViolation("topic", f"{topic}: party {party} is not one of worker {worker}'s "
                                                      "ready parties")
                 answer, where = self._reader.parse(self.protocol.decode, topic, message, party, "round")
-                self.accept(answer, where, self.topics.party(party), message)
+                self.accept(answer, where, self.topics.party(party), message, kept=(topic, payload))
             except ProtocolViolation as exc:
+                if exc.reason == "double-release":
+                    self._store.record_bundle(self.topics.session, worker, payload)
                 self.reject(exc.reason, exc.detail)
+        if self.messages_received != before:
+            self._proofs[payload] = worker
 
     def reject(self, reason: str, detail: str) -> None:
         """Count a rejected message for the round in progress (stored with it) and in :attr:`rejections`."""
@@ -546,20 +577,23 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         message, where = self._reader.read(self.protocol.decode, topic, payload, party, "round")
         self.accept(message, where, topic, payload)
 
-    def accept(self, message: MessageT, where: str, topic: str, payload: bytes) -> None:
+    def accept(self, message: MessageT, where: str, topic: str, payload: bytes,
+               kept: tuple[str, bytes] | None = None) -> None:
         """Take an answer that passed :meth:`SignedReader.read` (here, or in a validator process:
         :mod:`mpdp.parties.session.validators`): check its round, duplicates and repetitions, open its
         payload with the protocol, keep it for the open round (or early, before any announcement).
 
         Args:
             message: the parsed, verified answer; where: its ``where`` text; topic, payload: as received.
+            kept: what to keep when the answer comes before any announcement (the (topic, bytes) of the answer
+                bundle it came in, handled again when its round opens); None: ``(topic, payload)``.
 
         Raises:
             ProtocolViolation: ``round``, ``late``, ``double-release``, ``repetitions``, or the protocol's payload
                 reason.
         """
         if message.round != self._open:
-            if self._announced < 0 and self._keep_early(message.round, message.party, topic, payload):
+            if self._announced < 0 and self._keep_early(message.round, message.party, *(kept or (topic, payload))):
                 return
             if message.round <= self._announced:
                 self._check_double(message, where, payload, self._answered(message.round, message.party))
@@ -637,6 +671,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._fresh.check(status, status.worker, where, record=not repeat)
         if repeat:
             return  # changes nothing (not even the worker's last sequence or bundle key: one key alone cannot)
+        if status.state == "ready" and status.bundle_key:  # its parties' endorsement of the key, for the transcript
+            self._store.record_worker_report(self.topics.session, status.worker, payload.decode("utf-8"))
+        if status.state == "ready":
+            self.protocol.ready(status)
         if further and known is not None:
             status = _joined(known, status)
         target = self.ready_workers if status.state == "ready" else self.failed_workers
@@ -657,7 +695,9 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._complete.clear()
         self._round_rejects = 0
         self._open = self._announced = index
-        for topic, payload in (m for kept in self._early.pop(index, {}).values() for m in kept):  # kept from before
+        self._proofs = {}
+        # kept from before (a bundle once, whatever the number of its parties kept)
+        for topic, payload in dict.fromkeys(m for kept in self._early.pop(index, {}).values() for m in kept):
             self.handle(topic, payload)
         self._early = {i: kept for i, kept in self._early.items() if i > index}
         self._open_name = name
@@ -678,7 +718,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             lost=lost))
         self._received = {}  # forget the answers (the curator's bits) once closed
         rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
-        self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects))
+        proofs, self._proofs = [(worker, bundle) for bundle, worker in self._proofs.items()], {}
+        self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects, proofs))
         if status == "failed":
             log.error("%s: round %d (%s) FAILED: no party answered for %g s (nothing decided)",
                       self.protocol.role, index, name, self.round_timeout)
@@ -814,14 +855,16 @@ def _joined(known: WorkerStatus, part: WorkerStatus) -> WorkerStatus:
     """A worker's ready report with a further part of it (each verified): the parties of both, ascending,
     each with its signature (a worker of more than :data:`mpdp.parties.session.worker.STATUS_PARTIES` parties
     reports in parts); the newer part's stamp. A record of what was verified: each signature is over its own
-    part's digest, so the joined report does not verify as one message."""
+    part's digest, so the joined report does not verify as one message. Its sealing keys went to the protocol
+    part by part (:meth:`RoundProtocol.ready`): the joined report keeps none."""
     if part.parties[0] > known.parties[-1]:  # the next part, in order: O(parties) per part
         return part.model_copy(update={"parties": known.parties + part.parties,
-                                       "signatures": known.signatures + part.signatures})
+                                       "signatures": known.signatures + part.signatures, "sealing_keys": ()})
     pairs = dict(zip(known.parties, known.signatures, strict=True)) | dict(zip(part.parties, part.signatures,
                                                                                strict=True))
     ordered = sorted(pairs.items())
-    return part.model_copy(update={"parties": tuple(p for p, _ in ordered), "signatures": tuple(s for _, s in ordered)})
+    return part.model_copy(update={"parties": tuple(p for p, _ in ordered), "signatures": tuple(s for _, s in ordered),
+                                   "sealing_keys": ()})
 
 
 @contextlib.asynccontextmanager

@@ -40,6 +40,10 @@ class PartySpec:
         max_repetitions: the most repetitions (releases of the bit) the party sends for one round;
             None = no cap (tests). ``mpdp party`` defaults to 1, ``mpdp simulate`` passes its
             ``--repetitions``.
+        bundled: the party's answers go in its simulation worker's signed answer bundles (:mod:`mpdp.broker.bundle`)
+            unsigned (:data:`mpdp.broker.wire.UNSIGNED_FORMAT`): the bundle's signature under the worker key this
+            party endorsed in its signed "ready" authenticates them (a randomized-response party; a curator party
+            signs its sealed ballot all the same). False: each answer carries the party's own signature.
 
     Raises:
         ParameterError: ``max_repetitions`` not an integer >= 1 (or None).
@@ -53,6 +57,7 @@ class PartySpec:
     budget: Budget | None = None
     ledger: PrivacyLedger = PrivacyLedger(DEFAULT_DELTA_SLACK)
     max_repetitions: int | None = None
+    bundled: bool = False
 
     def __post_init__(self) -> None:
         cap = self.max_repetitions

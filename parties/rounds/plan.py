@@ -56,6 +56,13 @@ class RunningParty(Protocol):
         """The party's round loop (:func:`mpdp.parties.session.multiplex.serve_multiplexed` drives it)."""
         ...
 
+    @property
+    def sealing_key(self) -> bytes:
+        """The raw 32-byte X25519 public key of the party's session sealing key, which its worker's signed
+        "ready" lists (:attr:`mpdp.broker.messages.WorkerStatus.sealing_keys`: the mpc protocol); b"" for
+        none."""
+        ...
+
     async def run(self, on_ready: Callable[[], None] = ...) -> int:
         """Serve the session; the number of rounds answered."""
         ...

@@ -22,6 +22,7 @@ from mpdp.analysis.privacy.accounting import Budget, PrivacyLedger, RoundCharge,
 from mpdp.analysis.privacy.composition import check_delta_slack
 from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.cost import noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = [
@@ -170,7 +171,7 @@ def privacy_summary(section: dict[str, object]) -> str:
         return line + "; no budget (nobody stopped)."
     assert isinstance(budget, dict)
     stopped = summary["parties_out_of_budget"]
-    line += f"; budget ({fmt(budget['epsilon'])}, {budget['delta']:g}): {stopped}/{summary['parties']} parties ran out"
+    line += f"; budget ({fmt(budget['epsilon'])}, {budget['delta']:g}): {stopped}/{summary['parties']} {noun(summary['parties'], 'party', 'parties')} ran out"
     if stopped:
         line += f" (median {fmt(summary['median_rounds_answered_by_those'])} rounds answered)"
     return line + "."

@@ -11,6 +11,11 @@ Tables::
     decisions (session, round, repetition PK; decision)
     party_decisions (session, round, party PK; decisions BLOB int64 little-endian, payload, received)
     rejects   (session, round, reason PK; count, last_detail)   round -1: before any round opened
+    bundles   (session, digest UNIQUE; worker, payload BLOB, received): a simulation worker's signed answer bundle
+               (:mod:`mpdp.broker.bundle`) that brought an answer the store keeps (``digest``: its SHA-256)
+    worker_reports (session, digest UNIQUE; worker, payload TEXT, received): a verified part of a bundling worker's
+               signed "ready" (:class:`mpdp.broker.messages.WorkerStatus` JSON), each listed party's endorsement
+               of the worker's bundle key
     double_releases (session, round, party, payload PK; kind symbols|abstain, received): a party's second,
                different, validly signed answer to a round (its first is in ``messages``): the proof
                that the party answered twice (two hosts serve it, or a host lost its answer record);
@@ -22,9 +27,10 @@ response; a protocol with tables of its own passes them as ``schema`` and writes
 e.g. :mod:`mpdp.parties.ballots.store`). Recording is idempotent: the same
 message twice is a no-op, a *different* message under a recorded key raises ``ProtocolViolation``
 (``"conflict"``), and a round already recorded is left as it is — so a resumed run skips it.
-The stored payloads keep their Ed25519 signatures: an auditor can re-verify the transcript (an answer that
-came in a simulation worker's bundle was authenticated at intake by the bundle's signature, :mod:`mpdp.broker.bundle`;
-its own signature is stored all the same). A store
+The stored payloads keep their Ed25519 signatures: an auditor can re-verify the transcript
+(:func:`mpdp.parties.rounds.transcript_check.verify_transcript`). An answer that came unsigned in a simulation
+worker's bundle is proven by the bundle (kept in ``bundles``) and its parties' signed endorsements of the worker's
+key (kept in ``worker_reports``). A store
 written when ``messages.payload`` was TEXT (JSON only) is migrated on open: the JSON kept as its UTF-8
 bytes (:func:`blob_payload`).
 """
@@ -34,6 +40,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import csv
+import hashlib
 import json
 import sqlite3
 import time
@@ -49,6 +56,7 @@ from numpy.typing import NDArray
 from mpdp import __version__ as mpdp_version
 from mpdp.parties.rounds.outcome import ABSTAIN_BUDGET_EXHAUSTED, RoundOutcome
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = [
     "MessageRows",
@@ -108,6 +116,12 @@ CREATE TABLE IF NOT EXISTS double_releases (
 CREATE TABLE IF NOT EXISTS rejects (
     session TEXT NOT NULL, round INTEGER NOT NULL, reason TEXT NOT NULL, count INTEGER NOT NULL,
     last_detail TEXT NOT NULL, PRIMARY KEY (session, round, reason)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bundles (
+    session TEXT NOT NULL, digest BLOB NOT NULL, worker INTEGER NOT NULL, payload BLOB NOT NULL,
+    received REAL NOT NULL, UNIQUE (session, digest));
+CREATE TABLE IF NOT EXISTS worker_reports (
+    session TEXT NOT NULL, digest BLOB NOT NULL, worker INTEGER NOT NULL, payload TEXT NOT NULL,
+    received REAL NOT NULL, UNIQUE (session, digest));
 """
 
 
@@ -168,12 +182,15 @@ class RoundRecord:
         outcome: the round as the engine closed it (its ``decisions`` are written, one row per repetition).
         rows: the protocol's own rows (:class:`MessageRows` for randomized response).
         rejects: reject counts not yet written (:data:`RejectCounts`).
+        bundles: (worker, signed bundle bytes) of the answer bundles that brought the round's answers
+            (:mod:`mpdp.broker.bundle`): the proof of their unsigned entries.
     """
 
     session: str
     outcome: RoundOutcome
     rows: RoundRows
     rejects: RejectCounts
+    bundles: Sequence[tuple[int, bytes]] = ()
 
 
 def _as_text(payload: bytes) -> str:
@@ -210,6 +227,12 @@ def _insert_messages(db: sqlite3.Connection, session: str, round: int, repetitio
                 raise ProtocolViolation(
                     "conflict", f"session {session!r} round {round} party {row[2]} holds another message")
     return written
+
+
+def _insert_bundles(db: sqlite3.Connection, session: str, bundles: Sequence[tuple[int, bytes]], now: float) -> None:
+    """Insert (worker, signed bundle bytes) pairs, each once (keyed by its SHA-256)."""
+    db.executemany("INSERT INTO bundles VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                   [(session, hashlib.sha256(payload).digest(), worker, payload, now) for worker, payload in bundles])
 
 
 def blob_payload(db: sqlite3.Connection, table: str, columns: str) -> None:
@@ -344,7 +367,7 @@ class TranscriptStore:
         elif tuple(row) != (parties, repetitions, names, mode):
             raise ParameterError(
                 "session", session,
-                f"a new session id, or the stored one's {row[0]} parties, {row[1]} repetitions, "
+                f"a new session id, or the stored one's {row[0]} {noun(row[0], 'party', 'parties')}, {row[1]} {noun(row[1], 'repetition')}, "
                 f"round names and mode {row[3]!r} (it is in the store already)",
             )
         return frozenset(self.recorded_rounds(session))
@@ -388,7 +411,21 @@ class TranscriptStore:
                  _ids(out.absent), out.messages_received, out.messages_rejected, now),
             )
             self._add_rejects(session, record.rejects)
+            _insert_bundles(db, session, record.bundles, now)
         return True
+
+    def record_bundle(self, session: str, worker: int, payload: bytes) -> None:
+        """Keep a worker's signed answer bundle (:mod:`mpdp.broker.bundle`) in its own transaction (idempotent):
+        the proof of an entry kept outside a round's record (a double release)."""
+        with self.transaction() as db:
+            _insert_bundles(db, session, ((worker, payload),), time.time())
+
+    def record_worker_report(self, session: str, worker: int, payload: str) -> None:
+        """Keep a verified part of a bundling worker's signed "ready" (its JSON as received; idempotent): its
+        parties' endorsement of the worker's bundle key."""
+        with self.transaction() as db:
+            db.execute("INSERT INTO worker_reports VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                       (session, hashlib.sha256(payload.encode("utf-8")).digest(), worker, payload, time.time()))
 
     def record_message(self, session: str, round: int, repetitions: int, message: RecordedMessage) -> bool:
         """Record one message on its own (idempotent). True if new, False if already there.
@@ -424,7 +461,7 @@ class TranscriptStore:
         return found
 
     def recorded_payload(self, session: str, round: int, party: int) -> bytes | None:
-        """The signed answer recorded for ``party`` in a recorded ``round`` (None: none recorded, or absent)."""
+        """The answer recorded for ``party`` in a recorded ``round``, as received (None: none recorded, or absent)."""
         row = self._db.execute("SELECT payload FROM messages WHERE session = ? AND round = ? AND party = ?",
                                (session, round, party)).fetchone()
         return None if row is None or row[0] is None else bytes(row[0])
@@ -516,7 +553,8 @@ class TranscriptStore:
 
     def messages(self, session: str) -> Iterator[dict[str, object]]:
         """Every recorded message of ``session`` as a dict (symbols as a string of digits; ``payload`` the
-        signed bytes as received, None when absent)."""
+        bytes as received, None when absent: signed, or the unsigned entry of a bundle, proven by the store's
+        ``bundles`` and ``worker_reports``)."""
         rows = self._db.execute(
             "SELECT m.round, r.name, m.party, m.kind, m.reason, m.symbols, m.payload FROM messages m "
             "JOIN rounds r ON r.session = m.session AND r.round = m.round "

@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.broker.messages import Announcement, decode_answer
+from mpdp.broker.messages import Announcement, WorkerStatus, decode_answer
 from mpdp.broker.packing import any_symbol_at_least, unpack_rows
 from mpdp.broker.signing import PrivateKey
 from mpdp.broker.topics import Topics
@@ -124,6 +124,9 @@ class Observer:
         if self.decisions is None or self._topics.decision_party_of(topic) is None:
             raise ProtocolViolation("topic", topic)
         self.decisions.receive(topic, text)
+
+    def ready(self, status: WorkerStatus) -> None:
+        """Nothing: randomized-response parties seal nothing."""
 
     def _decision_rng(self, index: int) -> np.random.Generator | None:
         if self._secure:

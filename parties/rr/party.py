@@ -117,6 +117,11 @@ class Party:
         return self._loop
 
     @property
+    def sealing_key(self) -> bytes:
+        """b"": a randomized-response party seals nothing (its "ready" lists no sealing key)."""
+        return b""
+
+    @property
     def client_id(self) -> str:
         """The client id: unique per session and party (a restarted party takes its session over)."""
         return self._loop.client_id
@@ -142,7 +147,8 @@ class Party:
     def respond(self, announcement: Announcement) -> WireAnswer:
         """The signed message answering one round announcement (no I/O), built straight into the binary
         layout (:func:`mpdp.broker.wire.sign_answer`: the bytes ``PartyMessage.signed`` would give; its
-        ``to_wire()`` is what the party publishes and records).
+        ``to_wire()`` is what the party publishes and records); unsigned when ``spec.bundled`` (its worker's
+        signed bundle authenticates it).
 
         A round asking for more than ``spec.max_repetitions`` gets an abstention ``policy``; a round with
         bit -1 gets ``did-not-vote``; a round whose answer would exceed the budget gets ``budget-exhausted``;
@@ -154,7 +160,8 @@ class Party:
         """
         index = announcement.round
         bit = self.bit(index)
-        sign = functools.partial(sign_answer, self._key, session=self._topics.session, round=index,
+        sign = functools.partial(sign_answer, None if self.spec.bundled else self._key,
+                                 session=self._topics.session, round=index,
                                  party=self.spec.party, repetitions=announcement.repetitions)
         refusal = policy_reason(self.spec, announcement.repetitions) or (ABSTAIN_DID_NOT_VOTE if bit < 0 else None)
         if refusal is not None:

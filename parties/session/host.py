@@ -10,6 +10,7 @@
                                            reporting "ready" once all are subscribed
     beacon repeats that "ready" (signed afresh: the observer refuses a replay) every ready_interval s
     until the coordinator's first signed announcement, so the observer may start before or after the hosts
+    (and the mpc compute servers: the repeats carry the parties' session sealing keys of the first)
     each party answers every announced round, then leaves at the end announcement -> return
 
 The host is worker ``min(parties)`` on the status topic (unique when hosts hold disjoint parties);
@@ -211,6 +212,7 @@ class _ReadyBeacon:
         # loaded once (each load derives the public key): the beacon signs one report a second
         self.keys = [load_private_key(key) for key in config.private_keys]
         self._public_keys = {party: bytes(key.verify_key) for party, key in zip(config.parties, self.keys)}
+        self._sealing: list[bytes] = []  # the parties' session sealing keys of the host's own "ready" (mpc)
 
     def _is_round(self, payload: bytes) -> bool:
         """A signed, unexpired announcement of a round or the end (a heartbeat does not stop the beacon: the
@@ -230,9 +232,12 @@ class _ReadyBeacon:
         except ValidationError:
             return False
         config = self._config
-        return ((status.session, status.worker, status.state, status.parties)
-                == (self._topics.session, config.worker, "ready", config.parties)
-                and not status.unsigned(self._public_keys))
+        own = ((status.session, status.worker, status.state, status.parties)
+               == (self._topics.session, config.worker, "ready", config.parties)
+               and not status.unsigned(self._public_keys))
+        if own:  # repeated with it: a compute server that subscribed late still derives its keys ahead
+            self._sealing = list(status.sealing_key_map().values())
+        return own
 
     async def run(self) -> None:
         """Subscribe, then repeat the host's "ready" until the first signed announcement.
@@ -256,7 +261,7 @@ class _ReadyBeacon:
             if time.monotonic() >= due:
                 due = time.monotonic() + self._config.ready_interval
                 if ready:
-                    for status in status_reports(self._spec, "ready", keys=self.keys):
+                    for status in status_reports(self._spec, "ready", keys=self.keys, sealing_keys=self._sealing):
                         await transport.publish(self._topics.status, status.model_dump_json())
             if delivery is None:
                 continue

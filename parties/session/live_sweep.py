@@ -51,7 +51,7 @@ from mpdp.parties.rounds.config import RunConfig
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.seeds import SeedTree
 from mpdp.parties.session.datasets import random_dataset
-from mpdp.parties.session.estimate import RunEstimate, estimate_run
+from mpdp.parties.session.estimate import Machine, RunEstimate, estimate_run
 from mpdp.parties.session.runner import ProgressCallback, run_async
 from mpdp.protocols.errors import ParameterError, WorkerError
 from mpdp.protocols.functions import accuracy_measure, parse_function
@@ -87,12 +87,14 @@ def estimate_live_sweep(plan: SweepPlan | DatasetSweepPlan) -> RunEstimate:
     """The up-front estimate of a live sweep: the sum of its sessions' times
     (:func:`mpdp.parties.session.estimate.estimate_run` of k parties, ``samples`` rounds of one repetition;
     on a dataset, its R rounds of ``samples`` repetitions) and the largest session's memory."""
-    if isinstance(plan, DatasetSweepPlan):
-        rounds = len(plan.round_names)
-        runs = [estimate_run(t.parties, rounds, t.samples) for t in plan.plan.tasks]
-    else:
-        runs = [estimate_run(t.parties, t.samples, 1) for t in plan.tasks]
-    return RunEstimate(sum(r.seconds for r in runs), max(r.peak_bytes for r in runs))
+    machine = Machine.now()
+    points = plan.plan.tasks if isinstance(plan, DatasetSweepPlan) else plan.tasks
+    rounds = len(plan.round_names) if isinstance(plan, DatasetSweepPlan) else None
+    runs = [estimate_run(t.parties, t.samples, 1, machine=machine) if rounds is None
+            else estimate_run(t.parties, rounds, t.samples, machine=machine)
+            for t in points.settings()]  # a session's cost does not depend on its epsilon
+    return RunEstimate(sum(r.seconds for r in runs) * len(points.grid), max(r.peak_bytes for r in runs),
+                       sum(r.cpu_seconds for r in runs) * len(points.grid), machine)
 
 
 async def _session(task: SweepTask, tree: SeedTree, bits: NDArray[np.int8], round_names: tuple[str, ...],

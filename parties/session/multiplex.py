@@ -18,6 +18,12 @@ incoming message, and no task, queue or timeout per party (at 10^5 parties those
   answer a round for minutes. The reading stops at the coordinator's signed end: the parties still busy
   with earlier messages finish them, then take the end.
 * A message on the protocol's other topics (the transcript, when parties decide f) goes to every party.
+* A copy of a message already handed to the parties (the same bytes on the same topic: the broker redelivers
+  what a busy worker acknowledged late) is skipped, logged at DEBUG: every party handled those bytes already,
+  in order, and would refuse the copy (a replay by its sequence, or for the original's reason), so none
+  answers twice or draws afresh. At 10^6 parties each redelivered round announcement cost 500,000 signature
+  checks per worker, ~10 times in one round. A re-announcement is signed afresh (a new sequence): not a copy,
+  it reaches every party, and each re-sends its recorded answer.
 
 A message the parties refuse (a forgery, a replay: :attr:`PartyLoop.rejections`) is counted by each, and
 logged once by the worker (rate-limited per reason, :class:`mpdp.parties.rounds.rejections.RejectLog`) with
@@ -25,7 +31,8 @@ the number of its parties that refused it, not once per party (50,000 identical 
 
 With ``bundle`` (a simulation whose observer reads bundles) the parties' answers go out in bundles of up to
 :data:`mpdp.parties.session.bundling.BUNDLE_SIZE` on the worker's bundle topic, each answer still the
-party's own signed message, each bundle signed once with the worker's bundle key (:mod:`mpdp.broker.bundle`):
+party's own message (unsigned: the bundle's signature authenticates it), each bundle signed once with the worker's
+bundle key (:mod:`mpdp.broker.bundle`):
 one MQTT message, one PUBACK and one signature check at the observer per bundle.
 
 The worker reports each party's error with its id (``on_error``) before it ends the others. Deployments keep
@@ -36,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
@@ -47,6 +55,7 @@ from mpdp.parties.rounds.answering import PartyLoop
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.session.bundling import BUNDLE_SIZE, AnswerBundler
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["BUNDLED_CONCURRENCY", "MULTIPLEX_CONCURRENCY", "serve_multiplexed"]
 
@@ -57,7 +66,8 @@ MULTIPLEX_CONCURRENCY = 64
 #: The same when the answers go in bundles: two bundles' worth. The parties that start together all answer in
 #: the event loop's turn before any bundle is sent, so a bound far above the bundle size holds the first bundle
 #: back until every party of the worker answered, and the observer idles meanwhile (1000 parties, 2 workers:
-#: 4 x 128 put the first answer 320 ms after the announcement, 2 x 64 about 55 ms, rounds 590 -> 310-410 ms).
+#: 4 x 128 put the first answer 320 ms after the announcement, 2 x 64 about 55 ms, rounds 590 -> 310-410 ms; with
+#: the answers unsigned and drawn in batches, 2 x 256 is best: bundling.BUNDLE_SIZE).
 BUNDLED_CONCURRENCY = 2 * BUNDLE_SIZE
 
 Loop = PartyLoop[Any]
@@ -98,6 +108,7 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
         round for minutes), the rest to :func:`answer`, up to the coordinator's signed end: the coordinator
         falls silent then, while the parties may still be busy with what came before it."""
         lead.start_clock()
+        handed: set[bytes] = set()  # digests of the messages handed to the parties (module docstring)
         while True:
             delivery = await lead.receive(transport)
             if lead.is_heartbeat(delivery):
@@ -105,6 +116,11 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
                 await _handled(lead, transport, delivery, tally)
                 refusals.report(tally, 1)
                 continue
+            digest = _digest(delivery)
+            if digest in handed:
+                log.debug("a copy of a message on %s the parties handled already: skipped", delivery.topic)
+                continue
+            handed.add(digest)
             work.put_nowait(delivery)
             if lead.is_end(delivery):
                 return
@@ -135,6 +151,14 @@ async def serve_multiplexed(loops: Sequence[Loop], connector: Connector, client_
             group.create_task(answer(publisher, reader), name="multiplex-answer")
 
 
+def _digest(delivery: Delivery) -> bytes:
+    """16 bytes that tell one message (topic and payload) from another."""
+    hashed = hashlib.blake2b(delivery.topic.encode(), digest_size=16)
+    hashed.update(b"\0")
+    hashed.update(delivery.payload)
+    return hashed.digest()
+
+
 #: reason -> (parties that refused one message for it, the first one's detail)
 _Tally = dict[str, tuple[int, str]]
 
@@ -151,7 +175,7 @@ class _Refusals:
     def report(self, tally: _Tally, parties: int) -> None:
         """Log what ``parties`` parties refused of one message (``tally``: by :func:`_handled`)."""
         for reason, (count, detail) in tally.items():
-            self._log.reject(reason, f"{detail} (refused by {count} of {parties} parties)")
+            self._log.reject(reason, f"{detail} (refused by {count} of {parties} {noun(parties, 'party', 'parties')})")
 
 
 async def _handled(loop: Loop, transport: Transport, delivery: Delivery, tally: _Tally) -> bool:

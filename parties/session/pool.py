@@ -16,6 +16,7 @@ from mpdp.broker.messages import WorkerStatus
 from mpdp.parties.session.processes import exit_text, spawn, stop_processes
 from mpdp.parties.session.worker import WorkerSpec, worker_main
 from mpdp.protocols.errors import WorkerError
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["WorkerPool", "party_span"]
 
@@ -28,33 +29,40 @@ def party_span(parties: Sequence[int]) -> str:
         return "no parties"
     if list(parties) == list(range(parties[0], parties[-1] + 1)):
         return f"parties {parties[0]}-{parties[-1]}" if len(parties) > 1 else f"party {parties[0]}"
-    return f"{len(parties)} parties"
+    return f"{len(parties)} {noun(len(parties), 'party', 'parties')}"
 
 
 class WorkerPool:
     """Start one spawned process per :class:`WorkerSpec`; stop them all on exit.
 
     Args:
-        specs: one per worker.
+        specs: one per worker; taken one at a time as each worker is spawned, and not kept (a
+            :class:`mpdp.parties.session.worker.WorkerSpecs` builds each then: one worker's parties in memory
+            at once).
         grace: seconds the workers get to exit on their own (after the end announcement) before
             they are terminated; zero when leaving on an error.
     """
 
     def __init__(self, specs: Sequence[WorkerSpec], grace: float = 10.0) -> None:
-        self._specs = tuple(specs)
-        #: worker -> its party ids: what the pool keeps of the specs once they are sent
-        self._parties = tuple(tuple(p.party for p in spec.parties) for spec in self._specs)
+        self._specs = specs
+        #: worker -> its party ids: what the pool keeps of the specs once they are sent (taken when needed)
+        self._parties: list[tuple[int, ...] | None] = [None] * len(specs)
         self._grace = grace
         self._procs: list[BaseProcess] = []
         self._stopping = False
         self._watched: list[int] = []  # the sentinels the event loop watches
 
     async def __aenter__(self) -> Self:
-        for spec in self._specs:
+        # the parties' specs (their keys, seeds and bits: ~700 bytes a party, 0.7 GB at 10^6) live in the
+        # workers only; this process keeps each worker's index and party ids, one worker's specs at a time
+        sent: list[WorkerSpec] = []
+        for i in range(len(self._specs)):
+            spec = self._specs[i]
+            self._parties[i] = tuple(p.party for p in spec.parties)
+            sent.append(dataclasses.replace(spec, parties=()))
             spawn(worker_main, (spec,), f"mpdp-worker-{spec.index}", self._procs)
-        # the parties' specs (their keys, seeds and bits: ~700 bytes a party, 0.7 GB at 10^6) now live in the
-        # workers only; this process keeps each worker's index and party ids
-        self._specs = tuple(dataclasses.replace(spec, parties=()) for spec in self._specs)
+            del spec
+        self._specs = tuple(sent)
         return self
 
     async def __aexit__(
@@ -95,7 +103,10 @@ class WorkerPool:
 
     def parties_of(self, index: int) -> tuple[int, ...]:
         """The party ids run by worker ``index``."""
-        return self._parties[index]
+        parties = self._parties[index]
+        if parties is None:  # not spawned yet
+            parties = self._parties[index] = tuple(p.party for p in self._specs[index].parties)
+        return parties
 
     def exited(self) -> list[int]:
         """The indices of the workers whose process has ended (before :meth:`stop`)."""

@@ -35,7 +35,8 @@ class Progress:
     """A rich progress bar over the messages a run expects (one per party and round), with the time elapsed
     and the time left at the rate measured since the bar started.
 
-    ``update(rounds_done, messages_received)`` is the runner's progress callback. Disabled (or not a
+    ``update(rounds_done, messages_received)`` is the runner's progress callback; the bar names the round
+    under way (``round 1/5`` at the start, ``round 5/5`` once every round is done). Disabled (or not a
     terminal) it prints nothing. A resumed run starts the bar at what its store holds (``rounds_done``,
     ``messages_done``): those count as done, not as progress made now, so the rate and the time left are
     those of the rounds still to run.
@@ -58,7 +59,7 @@ class Progress:
             console=console, disable=not bar_shown(console, enabled), transient=False, get_time=clock,
         )
         # the recorded part is where the bar starts: rich's rate counts only what is added after
-        self._task = self._bar.add_task(f"round {rounds_done}/{self._rounds}", total=self._total,
+        self._task = self._bar.add_task(self._round(rounds_done), total=self._total,
                                         completed=messages_done)
 
     def __enter__(self) -> Progress:
@@ -73,7 +74,12 @@ class Progress:
         """Show ``rounds_done`` of the rounds and ``messages_received`` of the messages (both counting what
         was recorded before, as the runner reports them)."""
         self._bar.update(self._task, completed=messages_received,
-                         description=f"round {rounds_done}/{self._rounds}")
+                         description=self._round(rounds_done))
+
+    def _round(self, rounds_done: int) -> str:
+        """``round 1/5`` while the first of five runs: the round under way, counted from 1 (the last once
+        every round is done), never ``round 0/5``."""
+        return f"round {min(rounds_done + 1, self._rounds)}/{self._rounds}"
 
     @property
     def state(self) -> tuple[str, int, float | None]:

@@ -37,10 +37,12 @@ from mpdp.analysis.reports.report_page import (
     render_html,
     render_markdown,
 )
-from mpdp.analysis.sweeps.sweep import SweepPoint, SweepResult, grid_text
+from mpdp.analysis.sweeps.grid import grid_text
+from mpdp.analysis.sweeps.sweep import SweepPoint, SweepResult
 from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.parties.session.output_paths import RUN_RESULTS
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["DATA_FILES", "ReportFiles", "build_page", "write_report"]
 
@@ -113,7 +115,7 @@ def _privacy_section(privacy: dict[str, Any] | None) -> Section | None:
     budget_text = "none" if budget is None else f"({budget['epsilon']}, {budget['delta']:g})"
     text = (f"delta_tilde = {privacy['delta_slack']:g}; {privacy['releases_per_answer']} release(s) per answered "
             f"round; budget: {budget_text}; "
-            f"{summary['parties_out_of_budget']} of {summary['parties']} parties ran out of budget.")
+            f"{summary['parties_out_of_budget']} of {summary['parties']} {noun(summary['parties'], 'party', 'parties')} ran out of budget.")
     figure = plot_privacy_spent(optimal, basic, title="privacy spent: its distribution over the parties, "
                                                       "optimal against basic composition")
     return Section("Privacy spent", (_PRIVACY_NOTE, text), (summary_table, per_party),

@@ -64,7 +64,7 @@ from mpdp.parties.session.dask_pool import DaskWorkerPool
 from mpdp.parties.session.estimate import resolve_connections
 from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.validators import open_validated_engine
-from mpdp.parties.session.worker import WorkerSpec
+from mpdp.parties.session.worker import WorkerSpec, WorkerSpecs
 from mpdp.protocols.errors import MpdpError, WorkerError
 
 T = TypeVar("T")
@@ -238,31 +238,33 @@ def bundled(config: RunConfig) -> bool:
 def worker_specs(
     config: RunConfig, endpoint: BrokerEndpoint, private_keys: Sequence[bytes], coordinator_public: bytes,
     plan: PartyPlan,
-) -> list[WorkerSpec]:
+) -> WorkerSpecs:
     """Split the k parties over ``min(config.workers, k)`` workers in contiguous id ranges, running
     ``plan.start`` with ``plan.seeds`` (None in deployment mode), ``plan.ledgers`` (None: fresh
-    ledgers at ``config.delta_slack``) and ``plan.decisions``."""
+    ledgers at ``config.delta_slack``) and ``plan.decisions``; each worker's spec is built when it is taken
+    (:class:`WorkerSpecs`: the pool spawns one worker at a time)."""
     seeds, ledgers = plan.seeds, plan.ledgers
-    if ledgers is None:
-        ledgers = [PrivacyLedger(delta_slack=config.delta_slack)] * config.k
+    fresh = PrivacyLedger(delta_slack=config.delta_slack)
     assert config.workers is not None  # RunConfig.__post_init__ resolves None to default_workers()
     workers = min(config.workers, config.k)
     bounds = np.linspace(0, config.k, workers + 1).round().astype(int)
     idle = config.ready_timeout + 2 * config.round_timeout + 30.0
-    return [
-        WorkerSpec(
+    shared, bundle = _shared(config), bundled(config)
+
+    def build(w: int) -> WorkerSpec:
+        return WorkerSpec(
             index=w, endpoint=endpoint, session=config.session, coordinator_key=coordinator_public,
             parties=tuple(
                 PartySpec(i, config.bits[i].copy(), config.mechanisms[i], private_keys[i],
-                          None if seeds is None else seeds[i], config.budget, ledgers[i],
+                          None if seeds is None else seeds[i], config.budget, fresh if ledgers is None else ledgers[i],
                           max_repetitions=config.repetitions)  # a simulation's cap: its own repetitions
                 for i in range(bounds[w], bounds[w + 1])
             ),
             secure=config.secure, idle_timeout=idle, connect_concurrency=config.connect_concurrency,
-            decisions=plan.decisions, start=plan.start, shared=_shared(config), bundle=bundled(config),
+            decisions=plan.decisions, start=plan.start, shared=shared, bundle=bundle,
         )
-        for w in range(workers)
-    ]
+
+    return WorkerSpecs(workers, build)
 
 
 async def run_async(config: RunConfig, progress: ProgressCallback | None = None) -> RunOutcome:
@@ -362,9 +364,9 @@ def recorded_outcome(config: RunConfig, broker_kind: Literal["mosquitto", "embed
 
 def _party_pool(config: RunConfig, plan: PartyPlan, endpoint: BrokerEndpoint, private_keys: Sequence[bytes],
                 coordinator_public: bytes) -> tuple[WorkerPool | DaskWorkerPool, int]:
-    """The pool of the parties' workers (not started) and their number. The specs are held by the pool
-    only (which drops the parties' part once they are sent), not by the run: at 10^6 parties their seeds,
-    keys and bits are most of this process's memory."""
+    """The pool of the parties' workers (not started) and their number. The specs are built one worker at a
+    time as the pool spawns it, and not kept (the pool keeps each worker's party ids): at 10^6 parties their
+    seeds, keys and bits are most of this process's memory."""
     specs = worker_specs(config, endpoint, private_keys, coordinator_public, plan)
     return (WorkerPool(specs) if config.executor is None else DaskWorkerPool(specs, config.executor)), len(specs)
 

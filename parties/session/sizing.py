@@ -2,14 +2,15 @@
 when its estimate is over ``--time-limit`` (default :data:`SESSION_TIME_LIMIT`: a live run is expected to take
 minutes) or over the machine's memory.
 
-The estimate is :func:`mpdp.parties.session.estimate.estimate_run`'s (the one a large run prints): linear in
-the parties' connections and messages, by how they connect (``per-party`` / ``per-worker``).
+The estimate is :func:`mpdp.parties.session.estimate.estimate_run`'s (the one a large run prints): CPU work linear
+in the parties' set-up and answers, by how they connect (``per-party`` / ``per-worker``), over the CPU this
+machine gives the run now.
 """
 
 from __future__ import annotations
 
-from mpdp.parties.session.estimate import estimate_run
-from mpdp.protocols.numerics.cost import CostEstimate
+from mpdp.parties.session.estimate import Machine, estimate_run
+from mpdp.protocols.numerics.cost import CostEstimate, noun
 
 __all__ = ["SESSION_TIME_LIMIT", "session_cost"]
 
@@ -17,16 +18,18 @@ __all__ = ["SESSION_TIME_LIMIT", "session_cost"]
 SESSION_TIME_LIMIT = 1800.0
 
 
-def session_cost(parties: int, rounds: int, repetitions: int = 1, connections: str = "per-party") -> CostEstimate:
+def session_cost(parties: int, rounds: int, repetitions: int = 1, connections: str = "per-party", *,
+                 machine: Machine | None = None) -> CostEstimate:
     """The estimated time and memory of a simulated session of ``parties`` parties, ``rounds`` rounds of
-    ``repetitions`` symbols, the parties connected ``per-party`` or ``per-worker``.
+    ``repetitions`` symbols, the parties connected ``per-party`` or ``per-worker``, on ``machine`` (None: this machine now,
+    :meth:`Machine.now`).
 
     Raises:
         ParameterError: as :func:`mpdp.parties.session.estimate.estimate_run`.
     """
-    estimate = estimate_run(parties, rounds, repetitions, connections)
-    return CostEstimate("the simulated session", f"{parties:,} parties x {rounds:,} rounds", estimate.seconds,
+    estimate = estimate_run(parties, rounds, repetitions, connections, machine=machine)
+    return CostEstimate("the simulated session", f"{parties:,} {noun(parties, 'party', 'parties')} x {rounds:,} {noun(rounds, 'round')}", estimate.seconds,
                         estimate.peak_bytes,
                         "fewer parties (a symmetric function's exact accuracy needs no session: `mpdp "
-                        "accuracy`), fewer rounds, --connections per-worker, or allow more time "
-                        "(--time-limit SECONDS)")
+                        "accuracy`), fewer rounds, connections='per-worker', or allow more time "
+                        "(time_limit=SECONDS)")

@@ -19,10 +19,10 @@ import logging
 import os
 import secrets
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, overload
 
 from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.signing import PrivateKey, generate_key_pair, load_private_key
@@ -37,7 +37,7 @@ from mpdp.parties.rounds.secure_sampling import secure_sampler
 from mpdp.parties.session.multiplex import BUNDLED_CONCURRENCY, serve_multiplexed
 from mpdp.parties.session.processes import first_leaf, watch_parent
 
-__all__ = ["STATUS_PARTIES", "WorkerSpec", "serve_parties", "status_reports", "worker_main"]
+__all__ = ["STATUS_PARTIES", "WorkerSpec", "WorkerSpecs", "serve_parties", "status_reports", "worker_main"]
 
 log = logging.getLogger("mpdp.worker")
 _REPORT_TIMEOUT = 5.0  # seconds a "failed" report may take before the worker gives up on it
@@ -68,7 +68,9 @@ class WorkerSpec:
         record: the host's durable answer record (:class:`mpdp.parties.rounds.answer_record.AnswerRecord`),
             opened by the worker; each party's ledger starts from its recorded charges. None = in memory.
         bundle: with ``shared``, send the parties' answers in bundles on the worker's bundle topic
-            (:mod:`mpdp.broker.bundle`; the observer must subscribe to them: a simulation without validators).
+            (:mod:`mpdp.broker.bundle`; the observer must subscribe to them: a simulation without validators),
+            each answer unsigned (:attr:`mpdp.parties.rounds.party_spec.PartySpec.bundled`): the bundle's signature
+            authenticates it.
     """
 
     index: int
@@ -87,15 +89,45 @@ class WorkerSpec:
     bundle: bool = False
 
 
+class WorkerSpecs(Sequence[WorkerSpec]):
+    """The specs of ``count`` workers, each built when it is taken (``build(index)``), not kept: a pool that
+    spawns its workers one at a time holds one worker's parties at once (10^6 parties over 2 workers: the main
+    process held both workers' 500,000 party specs, ~0.7 GB, and one's pickle, 2.4 GB at its peak).
+
+    Args:
+        count: the number of workers, >= 0.
+        build: the spec of worker ``index`` (0 <= index < count), built afresh at each call.
+    """
+
+    def __init__(self, count: int, build: Callable[[int], WorkerSpec]) -> None:
+        self._count, self._build = count, build
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> WorkerSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[WorkerSpec]: ...
+
+    def __getitem__(self, index: int | slice) -> WorkerSpec | Sequence[WorkerSpec]:
+        if isinstance(index, slice):
+            return [self._build(i) for i in range(self._count)[index]]
+        return self._build(range(self._count)[index])
+
+
 #: Parties one status report lists at most: each takes ~98 bytes (its id and base64 signature), so a report is
-#: at most ~0.5 MB, the largest payload docs/deploy.md sizes brokers for; a worker of 500,000 parties (10^6 over 2
+#: at most ~0.5 MB (0.73 MB with the mpc parties' sealing keys, 47 bytes more each, measured), the size
+#: docs/deploy.md sizes brokers for; a worker of 500,000 parties (10^6 over 2
 #: workers) sends 100 of them, where one report of 49 MB was over mosquitto's max_packet_size (16 MB): the broker
 #: dropped the worker's connection at each try and the run waited for "ready" until its timeout.
 STATUS_PARTIES = 5_000
 
 
 def status_reports(spec: WorkerSpec, state: Literal["ready", "failed"], detail: str = "",
-                   keys: Sequence[PrivateKey] | None = None, bundle_key: bytes = b"") -> Iterator[WorkerStatus]:
+                   keys: Sequence[PrivateKey] | None = None, bundle_key: bytes = b"",
+                   sealing_keys: Sequence[bytes] = ()) -> Iterator[WorkerStatus]:
     """The worker's status report in parts of at most :data:`STATUS_PARTIES` parties (in the order of
     ``spec.parties``), each stamped and signed as it is taken: a worker publishes one before it signs the next
     (500,000 parties' signatures took minutes on a loaded machine, and parts all stamped before the first went
@@ -104,12 +136,14 @@ def status_reports(spec: WorkerSpec, state: Literal["ready", "failed"], detail: 
     checks each against the roster and joins the parts of one worker). ``keys``: the parties' keys loaded
     already (:func:`mpdp.broker.signing.load_private_key`, in the order of ``spec.parties``; a party host's
     beacon signs a report a second), else those of ``spec`` (loaded by :func:`serve_parties`). ``bundle_key``:
-    the raw public key of the worker's answer bundles, named in every part (b"": it sends none)."""
+    the raw public key of the worker's answer bundles, named in every part (b"": it sends none). ``sealing_keys``:
+    a ready report's per-party session sealing keys (:attr:`RunningParty.sealing_key`, in the order of
+    ``spec.parties``; the mpc protocol), each part listing its parties' keys; () for none."""
     signers = [p.private_key for p in spec.parties] if keys is None else list(keys)
     for i in range(0, len(spec.parties), STATUS_PARTIES):
         yield WorkerStatus.signed(signers[i:i + STATUS_PARTIES], session=spec.session, worker=spec.index, state=state,
                                   parties=tuple(p.party for p in spec.parties[i:i + STATUS_PARTIES]), detail=detail,
-                                  bundle_key=bundle_key)
+                                  bundle_key=bundle_key, sealing_keys=sealing_keys[i:i + STATUS_PARTIES])
 
 
 @contextlib.contextmanager
@@ -133,10 +167,10 @@ def _built_without_gc(freeze: bool) -> Iterator[None]:
 
 
 async def _report(spec: WorkerSpec, topics: Topics, state: Literal["ready", "failed"], detail: str = "",
-                  bundle_key: bytes = b"") -> None:
+                  bundle_key: bytes = b"", sealing_keys: Sequence[bytes] = ()) -> None:
     client_id = f"mpdp-{spec.session}-worker-{spec.index}-{state}-{secrets.token_hex(4)}"
     async with spec.endpoint.connect(client_id) as transport:
-        for status in status_reports(spec, state, detail, bundle_key=bundle_key):
+        for status in status_reports(spec, state, detail, bundle_key=bundle_key, sealing_keys=sealing_keys):
             await transport.publish(topics.status, status.model_dump_json())
 
 
@@ -156,7 +190,7 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None, freeze: boo
         secure_sampler()  # fail before any party connects
     # each key loaded once, for the party's answers and signed reports (10^6: 36 s of CPU)
     with _built_without_gc(freeze):
-        spec = replace(spec, parties=tuple(replace(p, private_key=load_private_key(p.private_key))
+        spec = replace(spec, parties=tuple(replace(p, private_key=load_private_key(p.private_key), bundled=spec.bundle)
                                            for p in spec.parties))
     # per party: how many connect (and answer) at once; shared: the multiplexer bounds the answers itself
     gate = asyncio.Semaphore(BUNDLED_CONCURRENCY if spec.shared else spec.connect_concurrency)
@@ -174,9 +208,13 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None, freeze: boo
         if waiting == 0:
             all_ready.set()
 
+    started: list[RunningParty] = []
+
     async def report_ready() -> None:
         await all_ready.wait()
-        await _report(spec, topics, "ready", bundle_key=bundle_key)
+        # the parties' session sealing keys (mpc), each signed in the ready by its party's own key
+        sealing = [party.sealing_key for party in started]
+        await _report(spec, topics, "ready", bundle_key=bundle_key, sealing_keys=sealing if all(sealing) else ())
 
     reported: list[str] = []  # the failure already reported (at most one report)
 
@@ -203,7 +241,6 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None, freeze: boo
     try:
         async with contextlib.AsyncExitStack() as stack:
             record = None if spec.record is None else stack.enter_context(AnswerRecord(spec.record))
-            started = []
             with _built_without_gc(freeze):
                 for party_spec in spec.parties:
                     if record is not None:  # the ledger of what this party answered before a restart

@@ -183,7 +183,7 @@ def _pick_engine(engine: str, symmetric: bool, transcripts: int, classes: int) -
         raise ParameterError("engine", engine, "general for a function that is not symmetric within the "
                                                "groups of parties with equal parameters")
     if engine == "general" and transcripts > GENERAL_MAX_TRANSCRIPTS:
-        alt = ("the symmetric engine (--engine symmetric)" if symmetric and
+        alt = ("the symmetric engine (engine='symmetric')" if symmetric and
                classes <= SYMMETRIC_MAX_CLASSES else
                "a symmetric function with grouped parameters, or the posterior rule with Monte Carlo")
         raise SizeLimitError("transcripts (prod of symbols per party)", _count(transcripts),

@@ -180,13 +180,15 @@ def lp_cost(views: Sequence[View]) -> CostEstimate:
 
 
 def symmetric_lp_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
-                      observer: int | None = None) -> CostEstimate | None:
+                      observer: int | None = None, *, first_imports: bool = True) -> CostEstimate | None:
     """:func:`lp_cost` of the symmetric engine's views from the sizes alone: the groups of parties with
     equal parameters (their likelihoods not built), |Y| and the input classes (the product over groups
     of n_g + 1), no measure and no gain table (a (k + 1)^2 float64 matrix for ``sum``).
 
     Args:
         mechanisms: the k parties' randomized responses. function: f. observer: None or a party index.
+        first_imports: count the first imports of what the LP loads (False: a caller that counts them once
+            for many LPs, :func:`mpdp.analysis.sweeps.sweep_cost.sweep_cost`).
 
     Returns:
         the estimate, or None for a function that is not symmetric (``count_values(k)`` None).
@@ -200,14 +202,16 @@ def symmetric_lp_cost(mechanisms: Sequence[RandomizedResponse], function: Boolea
         return None
     outputs = function.output_size(len(mechanisms))
     size = ((outputs - 1) * sum(_chain_sizes(groups)) + 1, math.prod(f.n + 1 for f in groups))
-    return _lp_cost([size] * (1 if observer is None else 2) if outputs > 1 else [], groups)
+    return _lp_cost([size] * (1 if observer is None else 2) if outputs > 1 else [], groups, first_imports)
 
 
-def _lp_cost(sizes: Sequence[tuple[int, int]], factors: Sequence[Factor]) -> CostEstimate:
-    """The time and memory of LPs of (variables, input classes) ``sizes`` over ``factors``, with the first
-    imports of HiGHS's scipy.optimize and of the factors' likelihoods where they are not imported yet;
-    memory the larger of :data:`LP_MEMORY` and :data:`LP_NONZERO_BYTES` per nonzero of the likelihoods."""
-    imports = import_seconds(["scipy.optimize", *(m for f in factors for m in lazy_imports(f.n, f.mechanism))])
+def _lp_cost(sizes: Sequence[tuple[int, int]], factors: Sequence[Factor], first_imports: bool = True) -> CostEstimate:
+    """The time and memory of LPs of (variables, input classes) ``sizes`` over ``factors``, with (unless
+    ``first_imports`` is False) the first imports of HiGHS's scipy.optimize and of the factors' likelihoods
+    where they are not imported yet; memory the larger of :data:`LP_MEMORY` and :data:`LP_NONZERO_BYTES` per
+    nonzero of the likelihoods."""
+    imports = import_seconds(["scipy.optimize", *(m for f in factors for m in lazy_imports(f.n, f.mechanism))]
+                             if first_imports else [])
     nonzeros = sum(likelihood_nonzeros(f.n, f.mechanism) for f in factors)
     scale = SINGLE_PARTY_LP_SCALE if factors and all(f.n == 1 for f in factors) else 1.0
     variables = max((v for v, _ in sizes), default=1)
@@ -217,7 +221,7 @@ def _lp_cost(sizes: Sequence[tuple[int, int]], factors: Sequence[Factor]) -> Cos
         + (f", {len(sizes)} LPs" if len(sizes) > 1 else ""),
         scale * sum(LP_SECONDS(v, j) for v, j in sizes) + (imports if sizes else 0.0),
         max([*(LP_MEMORY(v, j) for v, j in sizes), LP_NONZERO_BYTES * nonzeros] if sizes else [0.0]),
-        "use the average rule (exact at any size), or allow more time (--time-limit SECONDS)")
+        "use the average rule (exact at any size), or allow more time (time_limit=SECONDS)")
 
 
 def _clean(q: NDArray[np.float64]) -> NDArray[np.float64]:

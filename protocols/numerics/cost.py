@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from mpdp.protocols.errors import CostLimitError, ParameterError
 
 __all__ = ["DEFAULT_TIME_LIMIT", "IMPORT_SECONDS", "MEMORY_FRACTION", "CostEstimate", "PowerLaw", "check_time_limit",
-           "format_bytes", "format_seconds", "import_seconds", "physical_memory"]
+           "format_bytes", "format_seconds", "import_seconds", "noun", "physical_memory"]
 
 #: Seconds a computation may take unless the caller allows more (``--time-limit``).
 DEFAULT_TIME_LIMIT = 60.0
@@ -61,6 +61,16 @@ def format_seconds(seconds: float) -> str:
     if seconds < 100 * 86400:
         return f"{seconds / 86400:.2g} days"
     return f"{seconds / 86400:,.0f} days"
+
+
+def noun(count: int, singular: str, plural: str | None = None) -> str:
+    """The noun a count takes: ``singular`` for 1 (and -1), else ``plural`` (default: ``singular + "s"``).
+
+    Example:
+        >>> f"1 {noun(1, 'party', 'parties')}, 3 {noun(3, 'party', 'parties')}, 0 {noun(0, 'round')}"
+        '1 party, 3 parties, 0 rounds'
+    """
+    return singular if abs(count) == 1 else singular + "s" if plural is None else plural
 
 
 def format_bytes(size: float) -> str:

@@ -69,7 +69,7 @@ from mpdp.protocols.errors import CertificateError, ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.numerics.binomial import log_binomial_pmf
 from mpdp.protocols.numerics.blocks import BLOCK_ITEMS, block_slices
-from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, CostEstimate, PowerLaw, import_seconds
+from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, CostEstimate, PowerLaw, import_seconds, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 from mpdp.protocols.rules.rules import check_symbols
 
@@ -531,9 +531,9 @@ def count_threshold_cost(k: int, second: int = 0) -> CostEstimate:
         raise ParameterError("parties", k, "at least 1")
     if second < 0:
         raise ParameterError("second group", second, "at least 0")
-    alternative = "fewer parties, or allow more time (--time-limit SECONDS)"
+    alternative = "fewer parties, or allow more time (time_limit=SECONDS)"
     if second == 0:
-        return CostEstimate("the count engine", f"{k:,} parties in one parameter group", COUNT_SECONDS(k),
+        return CostEstimate("the count engine", f"{k:,} {noun(k, 'party', 'parties')} in one parameter group", COUNT_SECONDS(k),
                             _BASE_BYTES + COUNT_BYTES(k), alternative)
     return CostEstimate("the count engine", f"{k + second:,} parties in groups of {k:,} and {second:,}",
                         PAIR_SECONDS(k + second, max(k, second)),

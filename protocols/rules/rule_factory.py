@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from mpdp.protocols.decision.factors import group_parties
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.numerics.cost import noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.optimal import optimal_rules, worst_case_refusal
 from mpdp.protocols.rules.rules import DecisionRule, RuleFactory, check_kind
@@ -62,21 +63,21 @@ def check_rule_size(mechanisms: Sequence[RandomizedResponse], function: BooleanF
     Raises:
         ParameterError: an unknown kind.
         SizeLimitError: the worst-case LP fits no engine, or (a ``CostLimitError``) its estimated time or
-            memory exceeds the default limits; the message names ``--rule average`` as the alternative.
+            memory exceeds the default limits; the message names ``rule='average'`` as the alternative.
     """
     if check_kind(kind) != "worst-case":
         return
     mechs = tuple(mechanisms)
     refusal = worst_case_refusal(mechs, function, None)
     if isinstance(refusal, CostLimitError):
-        estimate = dataclasses.replace(refusal.estimate, alternative="use --rule average (exact posterior "
+        estimate = dataclasses.replace(refusal.estimate, alternative="use rule='average' (exact posterior "
                                        "decisions), or fewer distinct (epsilon, delta)")
         estimate.check()
     if refusal is not None:
         distinct = len(set(mechs))
         raise SizeLimitError(refusal.name, refusal.value, refusal.limit,
-                             f"use --rule average (exact posterior decisions); the worst-case LP over "
-                             f"{len(mechs)} parties with {distinct} distinct (epsilon, delta) needs "
+                             f"use rule='average' (exact posterior decisions); the worst-case LP over "
+                             f"{len(mechs)} {noun(len(mechs), 'party', 'parties')} with {distinct} distinct (epsilon, delta) needs "
                              f"fewer distinct parameters") from refusal
 
 

@@ -168,7 +168,7 @@ def test_bad_bits_name_the_round() -> None:
 def test_a_worst_case_lp_over_the_time_limit_is_refused_before_any_bill() -> None:
     bits = np.ones((435, 2), dtype=np.int8)
     bits[:10, 1] = -1
-    with pytest.raises(SizeLimitError, match="worst-case LP .* over the 60 s time limit.*--rule average"):
+    with pytest.raises(SizeLimitError, match="worst-case LP .* over the 60 s time limit.*rule='average'"):
         dataset_sweep([1.0], bits, ["a", "b"], dataset="toy", function="sum", samples=10,
                       progress=lambda i, total: pytest.fail("a point ran"))
 

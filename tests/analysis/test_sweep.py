@@ -13,7 +13,8 @@ from scipy.optimize import linprog
 from scipy.stats import binom
 
 from mpdp.analysis.reports.documents import to_json_text
-from mpdp.analysis.sweeps.sweep import SweepResult, epsilon_grid, grid_of, grid_text, sweep
+from mpdp.analysis.sweeps.grid import epsilon_grid, grid_of, grid_text
+from mpdp.analysis.sweeps.sweep import SweepResult, sweep
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.randomization.mechanisms import truth_and_flip
@@ -131,7 +132,7 @@ def test_a_worst_case_lp_over_the_time_limit_is_refused_before_any_point() -> No
     sweep of the House spent 3 minutes on them before this refusal)."""
     done: list[int] = []
     variables = 435 * 2 * 436 + 1
-    with pytest.raises(CostLimitError, match=rf"{variables:,} variables over 436 input classes.*--rule average"):
+    with pytest.raises(CostLimitError, match=rf"{variables:,} variables over 436 input classes.*rule='average'"):
         sweep([1.0, 2.0], parties=435, function="sum", rule=["average", "worst-case"], observer="central",
               progress=lambda i, total: done.append(i))
     assert done == []

@@ -184,3 +184,55 @@ def test_session_messages_refuse_tampering_replay_and_other_keys() -> None:
     # a restarted sender (a new key) in the same context replaces the cached key
     again = SessionSealer().seal(CURATOR_PUBLIC, b"later", context=b"ctx", associated_data=b"round 3")
     assert opener.open(*again, context=b"ctx", associated_data=b"round 3") == b"later"
+
+
+def test_a_key_expected_ahead_opens_every_message_with_no_exchange_in_the_message_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """SessionOpener.expect(E) does the one X25519 exchange of a context ahead: the messages then open with
+    none, tampering and another round's message still fail; the same key expected again changes nothing (False);
+    a low-order key expected evicts nothing; a newer key (a restarted sender's) replaces the context's key."""
+    exchanges = []
+    real = sealed_module._exchange
+    monkeypatch.setattr(sealed_module, "_exchange", lambda *a: exchanges.append(a[2]) or real(*a))
+    sealer, opener = SessionSealer(), SessionOpener(CURATOR_PRIVATE)
+    assert opener.expect(sealer.public_key, context=b"ctx") is True
+    assert exchanges == ["sender key"]
+    messages = [sealer.seal(CURATOR_PUBLIC, bytes([r]) * 4, context=b"ctx", associated_data=f"r{r}".encode())
+                for r in range(3)]
+    assert {e for e, _ in messages} == {sealer.public_key}
+    exchanges.clear()
+    for r, (e, sealed) in enumerate(messages):
+        assert opener.open(e, sealed, context=b"ctx", associated_data=f"r{r}".encode()) == bytes([r]) * 4
+    assert exchanges == []  # every message opened under the key derived ahead
+    e, sealed = messages[0]
+    for data, ad in [(_flip(sealed, 0), b"r0"), (_flip(sealed, 20), b"r0"), (_flip(sealed, len(sealed) - 1), b"r0"),
+                     (sealed, b"r1")]:
+        with pytest.raises(ProtocolViolation, match="authentication failed"):
+            opener.open(e, data, context=b"ctx", associated_data=ad)
+    assert opener.expect(e, context=b"ctx") is False and opener.expect(bytes(32), context=b"ctx") is False
+    assert exchanges == ["sender key"]  # the low-order key's exchange, refused
+    exchanges.clear()
+    assert opener.open(e, sealed, context=b"ctx", associated_data=b"r0") == b"\x00" * 4
+    assert exchanges == []
+    restarted = SessionSealer()
+    assert opener.expect(restarted.public_key, context=b"ctx") is True
+    exchanges.clear()
+    message = restarted.seal(CURATOR_PUBLIC, b"later", context=b"ctx", associated_data=b"r5")
+    assert opener.open(*message, context=b"ctx", associated_data=b"r5") == b"later" and exchanges == ["recipient key"]
+
+
+def test_a_forged_or_low_order_expected_key_caches_nothing_or_evicts_nothing() -> None:
+    """A low-order (all-zero) or malformed key expected ahead is not cached (False); a forged key expected
+    ahead (not the sender's) only costs the sender's first message its own exchange: it opens, and its key
+    replaces the forged one; a message under the forged key fails."""
+    sealer, opener = SessionSealer(), SessionOpener(CURATOR_PRIVATE)
+    assert opener.expect(bytes(32), context=b"a") is False and opener.expect(b"short", context=b"a") is False
+    e, sealed = sealer.seal(CURATOR_PUBLIC, b"share", context=b"a", associated_data=b"r0")
+    assert opener.open(e, sealed, context=b"a", associated_data=b"r0") == b"share"
+    forger = SessionSealer()
+    assert opener.expect(forger.public_key, context=b"b") is True
+    e, sealed = sealer.seal(CURATOR_PUBLIC, b"share", context=b"b", associated_data=b"r0")
+    assert opener.open(e, sealed, context=b"b", associated_data=b"r0") == b"share"
+    with pytest.raises(ProtocolViolation, match="authentication failed"):  # sealed by the forger, not the sender
+        opener.open(forger.public_key, sealed, context=b"b", associated_data=b"r0")
+    assert opener.open(e, sealed, context=b"b", associated_data=b"r0") == b"share"

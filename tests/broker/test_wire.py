@@ -240,3 +240,20 @@ def test_fresh_nonces_are_distinct_across_buffer_refills() -> None:
     nonces = [wire.sign_answer(PRIVATE, session="s", round=0, party=0, repetitions=1, reason="policy").nonce
               for _ in range(600)]  # > two buffers of 256
     assert len(set(nonces)) == 600 and {len(n) for n in nonces} == {16}
+
+
+def test_the_unsigned_form_is_the_signed_layout_without_its_signature_and_never_verifies() -> None:
+    """A bundle's entry (format 0x05): the signed answer's bytes with the format byte 0x05 and without the last 64
+    bytes; it decodes to the same fields with an empty signature, which no key verifies, and its length is checked
+    as exactly the layout's."""
+    nonce = bytes(range(16))
+    fields = {"session": "s-1", "round": 2, "party": 5, "repetitions": 7, "symbols": SYMBOLS, "nonce": nonce}
+    signed = wire.sign_answer(PRIVATE, **fields).to_wire()  # type: ignore[arg-type]
+    unsigned = wire.sign_answer(None, **fields).to_wire()  # type: ignore[arg-type]
+    assert unsigned == b"\x05" + signed[1:-64] and len(unsigned) == len(signed) - 64
+    answer = decode_answer(unsigned)
+    assert (answer.session, answer.round, answer.party, answer.nonce, answer.signature) == ("s-1", 2, 5, nonce, b"")
+    assert answer.symbol_array().tolist() == SYMBOLS.tolist() and not verify_message(answer, PUBLIC)
+    for bad in (unsigned + bytes(64), unsigned[:-1]):  # a signature appended, a byte short
+        with pytest.raises(ProtocolViolation, match="bytes, the layout needs"):
+            decode_answer(bad)

@@ -51,7 +51,7 @@ async def test_killed_hosts_are_named_and_rounds_without_answers_fail(mosquitto:
     try:
         await deployment.keys_made()
         a, b = await deployment.host("a", 1), await deployment.host("b", 1)
-        # host B killed at round 1, host A at round 3 (the later --round-timeout wins)
+        # host B killed at round 1, host A at round 3 (this --round-timeout in place of the default)
         observer = await _observer_killing(mosquitto, deployment, {1: b, 3: a}, "--round-timeout", scaled_arg(1.5))
         code = await _finish(observer, 30)
     finally:

@@ -18,6 +18,7 @@ import pytest
 
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.mpc_messages import MpcAnnouncement, SharedBallot
 from mpdp.broker.settings import BrokerSettings
 from mpdp.broker.topics import Topics
@@ -74,6 +75,13 @@ async def test_the_servers_release_the_exact_majority_and_the_broker_sees_only_c
     assert len(sealed) == K * R
     lengths = {len(b.model_dump_json()) - len(str(b.party)) - len(str(b.round)) for b in sealed if b.kind == "sealed"}
     assert len(lengths) == 1 and all(len(b.shares) == 3 for b in sealed if b.kind == "sealed")
+    # each party's session key, signed in its worker's "ready" (the servers derive their keys from it before
+    # round 0), is the key of every share it sealed, in every round
+    ready: dict[int, bytes] = {}
+    for status in (WorkerStatus.model_validate_json(t) for topic, t in seen if topic == topics.status):
+        ready.update(status.sealing_key_map() if status.state == "ready" else {})
+    assert sorted(ready) == list(range(K))
+    assert all(key == ready[b.party] for b in sealed if b.kind == "sealed" for key, _ in b.sealed_pairs())
     announcements = [a for a in (MpcAnnouncement.model_validate_json(t) for topic, t in seen if topic == topics.rounds)
                      if a.kind != "heartbeat"]  # the engine's liveness signal between rounds
     assert [a.kind for a in announcements] == ["round"] * R + ["end"]

@@ -84,7 +84,8 @@ class _Deployment:
         proc = await _start("observe", "--roster", str(self.keys / "roster.json"), "--keys",
                             str(self.keys / "coordinator"), "--dataset-rounds", str(self.votes), "--function",
                             "passed", "--broker", self.broker, "--out", str(self.tmp / f"out{run}"),
-                            "--wait-parties", scaled_arg(20), "--round-timeout", scaled_arg(10), *extra,
+                            "--wait-parties", scaled_arg(20),
+                            *(() if "--round-timeout" in extra else ("--round-timeout", scaled_arg(10))), *extra,
                             log=self.tmp / f"observe{run}.log")
         self.procs.append(proc)
         return proc

@@ -20,8 +20,10 @@ from mpdp.broker.endpoint import BrokerEndpoint
 from mpdp.broker.ports import free_loopback_port
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.rounds.outcome import RunOutcome
+from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.seeds import round_generator
 from mpdp.parties.rounds.store import TranscriptStore
+from mpdp.parties.rounds.transcript_check import verify_transcript
 from mpdp.parties.session import runner
 from mpdp.parties.session.runner import RunConfig, run, run_async
 from mpdp.protocols.errors import ParameterError, TransportError, WorkerError
@@ -96,12 +98,27 @@ async def test_small_run_through_mosquitto(mosquitto: BrokerEndpoint, tmp_path: 
     assert [r.decisions.tolist() for r in again.rounds] == [r.decisions.tolist() for r in outcome.rounds]
 
 
-async def test_parties_multiplexed_over_one_connection_per_worker(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
-    """--connections per-worker: the same transcript (each party's own draws, signatures and topic) with
-    every worker's parties on one MQTT connection."""
+async def test_parties_multiplexed_over_one_connection_per_worker(mosquitto: BrokerEndpoint, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """--connections per-worker: the same transcript (each party's own draws) with every worker's parties on one
+    MQTT connection, their answers unsigned in the workers' signed bundles; the stored transcript is proven answer
+    by answer from the store and the roster's public keys (the bundles and the parties' endorsements are kept)."""
     settings = BrokerSettings.from_url(f"mqtt://127.0.0.1:{mosquitto.port}", environ={})
     config = _config(tmp_path, settings, connections="per-worker")
+    rosters: list[Roster] = []
+    generate = Roster.generate
+
+    def kept(mechanisms: Sequence[RandomizedResponse]) -> tuple[Roster, tuple[bytes, ...]]:
+        roster, private_keys = generate(mechanisms)
+        rosters.append(roster)
+        return roster, private_keys
+
+    monkeypatch.setattr(Roster, "generate", staticmethod(kept))
     _check(config, await run_async(config))
+    with TranscriptStore(config.store_path) as store:
+        assert {bytes(p)[:1] for (p,) in store.query("SELECT payload FROM messages WHERE payload IS NOT NULL")} == {
+            b"\x05"}  # every answer unsigned, in a bundle
+        assert verify_transcript(store, config.session, rosters[0].public_keys) == K * R
 
 
 def test_small_run_through_the_embedded_broker(tmp_path: Path) -> None:

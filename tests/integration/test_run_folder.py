@@ -95,7 +95,9 @@ def test_a_killed_worker_fails_the_run_in_seconds_and_resume_finishes_it(tmp_pat
     assert "epsilon: 1.0 -> 2;" in changed.stderr and "only round_timeout may change" in changed.stderr
     # the same inputs (a new round timeout) finish the run; the rounds decided before are kept as they were
     before = _decided(out / "transcripts.sqlite")
-    resumed = subprocess.run([*argv[:-2], "--round-timeout", "90", "--out", str(out), "--resume", "--json", "-"],
+    timeout_at = argv.index("--round-timeout")  # a new round timeout in place of the first run's (given once)
+    resumed = subprocess.run([*argv[:timeout_at], "--round-timeout", "90", *argv[timeout_at + 2:], "--resume",
+                              "--json", "-"],
                              cwd=ROOT, capture_output=True, text=True, timeout=200)
     assert resumed.returncode == 0, resumed.stderr
     document = json.loads(resumed.stdout)

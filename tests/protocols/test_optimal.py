@@ -53,7 +53,7 @@ def test_an_lp_over_the_time_limit_is_refused_with_its_estimate() -> None:
     assert estimate.seconds == pytest.approx(SINGLE_PARTY_LP_SCALE * 2.75e-6 * variables**1.04 * inputs**0.60)
     refusal = worst_case_refusal(mechs, parse_function("majority"), W)
     assert isinstance(refusal, CostLimitError) and refusal.estimate == estimate
-    assert "average rule" in str(refusal) and "--time-limit" in str(refusal) and f"{variables:,}" in str(refusal)
+    assert "average rule" in str(refusal) and "time_limit=SECONDS" in str(refusal) and f"{variables:,}" in str(refusal)
     with pytest.raises(CostLimitError, match="60 s time limit"):
         optimal_rules(mechs, parse_function("majority"), W, rule="worst-case")
     assert worst_case_refusal(mechs, parse_function("majority"), W, time_limit=estimate.seconds * 2) is None

@@ -25,6 +25,7 @@ from mpdp.parties.cli.args import add_broker_options, broker_options, emit
 from mpdp.parties.session.compare import ProtocolComparison, compare_live
 from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.output_paths import plot_file
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["register"]
 
@@ -75,7 +76,7 @@ def _run(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset)
     human = sys.stdout  # standard error with --json alone (mpdp.parties.cli.args.command_output)
     if not args.quiet:
-        print(f"{dataset.name}: {dataset.num_parties} parties, {len(dataset.round_names)} rounds, three runs "
+        print(f"{dataset.name}: {dataset.num_parties} {noun(dataset.num_parties, 'party', 'parties')}, {len(dataset.round_names)} {noun(len(dataset.round_names), 'round')}, three runs "
               f"(rr, curator, mpc with {args.servers} servers) ...", file=human)
 
     def progress(protocol: str, done: int) -> None:

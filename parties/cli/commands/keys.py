@@ -25,6 +25,7 @@ from mpdp.parties.rounds.session_files import write_session
 from mpdp.parties.session.epsilons import parse_mechanisms
 from mpdp.parties.session.output_paths import output_dir
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.cost import noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["register"]
@@ -105,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
     emit(args, {"session": facts.session, "parties": facts.roster.k, "roster": str(out / "roster.json"),
                 "coordinator": str(out / "coordinator"), "party_directories": [str(out / d) for d in directories],
                 "server_directories": [str(out / f"server-{i}") for i in range(len(addresses))]})
-    print(f"session {facts.session}: {facts.roster.k} parties; wrote {out / 'roster.json'} (public), "
+    print(f"session {facts.session}: {facts.roster.k} {noun(facts.roster.k, 'party', 'parties')}; wrote {out / 'roster.json'} (public), "
           f"{out / 'coordinator'}/ (observer only), {', '.join(str(out / d) for d in directories)} "
           f"(each to its party host only){servers}")
     return 0

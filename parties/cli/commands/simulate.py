@@ -136,11 +136,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="worker processes hosting the parties (default: one per core)")
     p.add_argument("--connections", choices=CONNECTION_CHOICES, default="auto",
                    help="auto (default): per-party while the parties' sockets fit the file-descriptor limit and "
-                        "connect within 60 s (about 16,900 parties), else per-worker; "
+                        "set up within 45 CPU-s (about 17,000 parties), else per-worker; "
                         "per-party: each party its own MQTT connection, as deployed; per-worker: "
-                        "each worker multiplexes its parties over one connection (each party still draws and "
-                        "signs its own answer; without --validators the worker sends them in bundles of up to "
-                        "64 on its bundle topic, else each on its party's topic): fewer sockets, less memory "
+                        "each worker multiplexes its parties over one connection (each party still draws its own "
+                        "answer; without --validators the worker sends them in bundles of up to 256 on its bundle "
+                        "topic, signed once with a key every party endorsed, else each signed on its party's "
+                        "topic): fewer sockets, less memory "
                         "and far less per-message work for thousands of parties; per-party past the file-descriptor "
                         "limit is refused before anything starts")
     add_validators_option(p)

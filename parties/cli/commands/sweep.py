@@ -37,17 +37,10 @@ Monte Carlo sweep's on one core; --jobs N divides it by up to N), and refuses a 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import multiprocessing
-import multiprocessing.util
-import os
-import signal
-import tempfile
 import time
 from collections.abc import Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 from contextlib import contextmanager
-from multiprocessing.context import BaseContext
 from types import TracebackType
 from typing import Any
 
@@ -60,10 +53,11 @@ from rich.table import Table
 from mpdp.analysis.plot_style import save_figure
 from mpdp.analysis.reports.documents import to_json_text
 from mpdp.analysis.sweeps.dataset_sweep import plan_dataset_sweep
-from mpdp.analysis.sweeps.sweep import PROTOCOLS, SCALES, SweepPlan, SweepResult, grid_of, plan_sweep
+from mpdp.analysis.sweeps.grid import SCALES, grid_of
+from mpdp.analysis.sweeps.sweep import PROTOCOLS, SweepPlan, SweepResult, plan_sweep
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.simulation_config import SimulationConfig
-from mpdp.parties.api.sweeps import sweep
+from mpdp.parties.api.sweeps import SWEEP_TIME_LIMIT, sweep, sweep_estimate
 from mpdp.parties.cli.args import (
     add_broker_options,
     add_label_column,
@@ -83,18 +77,13 @@ from mpdp.parties.session.live_sweep import check_live_plan, estimate_live_sweep
 from mpdp.parties.session.output_paths import fresh_output_dir
 from mpdp.parties.session.progress import bar_shown
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.numerics.cost import CostEstimate, check_time_limit
+from mpdp.protocols.numerics.cost import check_time_limit, noun
 
 __all__ = ["register"]
 
 OUT_FILES = ("sweep.json", "sweep.csv", "sweep.png")
 #: Default --samples: Monte Carlo repetitions, and live rounds per point.
 SAMPLES, LIVE_SAMPLES = 100_000, 200
-#: Default --time-limit of a whole sweep, seconds (a sweep is many computations; mpdp simulate's session: 1800).
-TIME_LIMIT = 1800.0
-#: Longest temporary directory (bytes) under which the forkserver's socket path (``/pymp-XXXXXXXX/listener-
-#: XXXXXXXX``, 33 bytes) fits the 107 bytes of an AF_UNIX path with room to spare.
-_SOCKET_DIR_MAX = 60
 
 EPILOG = """\
 examples:
@@ -186,47 +175,12 @@ def _print_table(result: SweepResult, stream: Console) -> None:
     stream.print(table)
 
 
-def _terminate(pool: ProcessPoolExecutor) -> None:
-    """Stop ``pool``'s workers now and release it (``ProcessPoolExecutor.terminate_workers`` of Python
-    3.14, by hand before it): a dataset point runs for seconds to minutes, and a Ctrl-C waited for the
-    points under way (20 s for the House's worst-case points)."""
-    for proc in list((pool._processes or {}).values()):
-        proc.terminate()
-    pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _forkserver() -> BaseContext:
-    """multiprocessing's forkserver context, its socket in a short directory: the socket lives in a
-    ``pymp-*`` directory under the temporary directory and an AF_UNIX path holds at most 107 bytes (a TMPDIR
-    of 70 characters failed with ``OSError: AF_UNIX path too long``). That directory, made here under /tmp
-    when the temporary directory is too long, is multiprocessing's own: removed when this process exits."""
-    if len(os.fsencode(tempfile.gettempdir())) > _SOCKET_DIR_MAX and os.access("/tmp", os.W_OK):
-        saved = tempfile.tempdir
-        tempfile.tempdir = "/tmp"
-        try:
-            multiprocessing.util.get_temp_dir()  # made now and kept for this process (its _config)
-        finally:
-            tempfile.tempdir = saved
-    return multiprocessing.get_context("forkserver")
-
-
 @contextmanager
-def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
-    """Where the points run: a Dask scheduler (``dask://HOST:PORT``), a process pool (jobs > 1), or here."""
+def _dask(url: str | None, jobs: int) -> Iterator[Executor | None]:
+    """The executor of a Dask scheduler (``dask://HOST:PORT``), or None (the points run here or on
+    ``--jobs`` worker processes, :func:`mpdp.sweep`'s own)."""
     if url is None:
-        if jobs == 1:
-            yield None
-            return
-        # forkserver: no fork of a process that may hold threads; the workers leave a terminal's Ctrl-C to
-        # this process, which stops them (each printed its traceback)
-        pool = ProcessPoolExecutor(jobs, mp_context=_forkserver(),
-                                   initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
-        try:
-            yield pool
-        except BaseException:  # Ctrl-C, SIGTERM, an error: the points still running are not waited for
-            _terminate(pool)
-            raise
-        pool.shutdown()
+        yield None
         return
     dask_address(url)
     if jobs != 1:
@@ -238,7 +192,7 @@ def _executor(url: str | None, jobs: int) -> Iterator[Executor | None]:
 
 def _points(n: int) -> str:
     """``1 point``, ``n points``."""
-    return f"{n} point{'' if n == 1 else 's'}"
+    return f"{n} {noun(n, 'point')}"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -281,28 +235,24 @@ def _run(args: argparse.Namespace) -> int:
             check_live_plan(plan)
         runs = (f"{samples} rounds" if data is None else
                 f"{data.num_rounds} rounds of {data.name} (k = {data.num_parties}) x {samples} repetitions")
-        live = estimate_live_sweep(plan)
         header = (f"mpdp sweep --live: {_points(len(tasks))} x {runs}, one session after another "
-                  f"over one broker; {live.describe()}")
-        cost = CostEstimate("the live sweep", f"{_points(len(tasks))} x {runs}", live.seconds, live.peak_bytes,
-                            "fewer points or --samples, or --time-limit SECONDS")
+                  f"over one broker; {estimate_live_sweep(plan).describe()}")
         options.update(live=True, broker=BrokerSettings.from_url(**broker_options(args)), workers=args.workers,
                        round_timeout=args.round_timeout)
     else:
         where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
         per = "" if data is None else f" x {data.num_rounds} rounds of {data.name} (k = {data.num_parties})"
-        estimate = plan.estimate()
         header = (f"mpdp sweep: {_points(len(tasks))}{per} x {samples} samples, {where}; "
-                  f"{estimate.describe()} on one core")
-        parallel = 1 if args.executor else min(args.jobs, len(tasks))  # a Dask cluster's cores are unknown here
-        cost = dataclasses.replace(estimate, seconds=estimate.seconds / parallel,
-                                   alternative="fewer points or --samples, --jobs N, or --time-limit SECONDS")
-    cost.check(check_time_limit(args.time_limit, "--time-limit"))
+                  f"{plan.estimate().describe()} on one core")
+    limit = check_time_limit(args.time_limit, "--time-limit")
+    sweep_estimate(plan, live=args.live, jobs=args.jobs, executor=args.executor is not None).check(limit)
     out = fresh_output_dir(args.out, "--out", OUT_FILES, args.force) if args.out is not None else None
-    with (_executor(args.executor, args.jobs) as executor,
+    with (_dask(args.executor, args.jobs) as executor,
           _Progress(console if not args.quiet else None, header, "rounds" if args.live else "points") as progress,
           option_names(**names)):
-        result = sweep(grid, executor=executor, progress=progress.update, **options).result
+        jobs = 1 if executor is not None or args.live else args.jobs
+        result = sweep(grid, executor=executor, jobs=jobs, time_limit=limit, progress=progress.update,
+                       **options).result
     emit(args, result.to_dict())
     if not args.quiet:
         _print_table(result, console)
@@ -373,7 +323,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_broker_options(p, "URL|embedded|mosquitto", "--live: where the sessions publish (default: "
                                                     "$MPDP_BROKER_URL, else one broker of our own for the sweep)")
     add_time_limit(p, "the whole sweep (estimated before any point starts: on one core, divided by --jobs)",
-                   TIME_LIMIT)
+                   SWEEP_TIME_LIMIT)
     p.add_argument("--out", metavar="DIR", help="write " + ", ".join(OUT_FILES) + " here (created if missing; a folder "
                    "holding an earlier sweep or another kind of run is refused)")
     p.add_argument("--force", action="store_true", help="replace the earlier run's files in --out")

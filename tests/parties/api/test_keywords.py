@@ -11,8 +11,8 @@ from mpdp.protocols.errors import ParameterError
 ACCURACY = ("epsilon, function, delta, parties, measure, party, rule, engine, time_limit, samples, seed, "
             "progress")
 COMPOSE = "epsilon, delta, k, delta_slack, total_delta, rel_width, resolution, time_limit"
-SWEEP = ("epsilon, dataset, label_column, live, broker, workers, round_timeout, executor, progress, parties, "
-         "delta, function, rule, observer, samples, seed, alpha, scale, protocol")
+SWEEP = ("epsilon, dataset, label_column, live, broker, workers, round_timeout, executor, jobs, time_limit, "
+         "progress, parties, delta, function, rule, observer, samples, seed, alpha, scale, protocol")
 
 
 @pytest.mark.parametrize(("call", "line"), [

@@ -62,7 +62,7 @@ def test_simulate_over_the_embedded_broker_is_the_cli_run(tmp_path: Path, capsys
     assert r.to_dict()["broker"]["kind"] == "embedded"
     # where it ran: the broker it started (the parties' and the observer's), this machine, auto's choice and why
     topology = r.to_dict()["topology"]
-    assert re.fullmatch(r"5 parties: per-party up to 16,875 \(their set-up estimated within 60 s\)", topology.pop("connections_reason")), topology
+    assert re.fullmatch(r"5 parties: per-party up to 17,083 \(their set-up estimated within 45 CPU-s\)", topology.pop("connections_reason")), topology
     assert topology == {"party_broker": r.outcome.broker_url, "observer_broker": None, "executor": "local",
                         "connections": "per-party", "workers": 1, "validators": 0}
     assert r.topology == Topology.from_json(r.to_dict()["topology"]) and "topology" not in r.to_dict()["inputs"]

@@ -87,3 +87,21 @@ def test_api_errors_name_keywords_and_the_command_line_its_flags(capsys: pytest.
         f"mpdp: error: --broker='zz://x' is not allowed: {allowed}")
     assert refused(capsys, "simulate", "--parties", "3", "--broker", "embedded", "--validators", "2") == (
         f"mpdp: error: --validators=2 is not allowed: {embedded}")
+
+
+@pytest.mark.parametrize(("epsilon", "api", "cli"), [
+    ("0.1:2:100000", "fewer points or samples, jobs=N, or time_limit=SECONDS",
+     "fewer points or samples, --jobs N, or --time-limit SECONDS"),
+    ("0:2:3", "LO > 0 on a log scale (or scale='linear')", "LO > 0 on a log scale (or --scale linear)"),
+])
+def test_a_refusal_names_keywords_to_the_api_and_options_to_the_command_line(
+        capsys: pytest.CaptureFixture[str], epsilon: str, api: str, cli: str) -> None:
+    """A CostLimitError said --time-limit to API callers: the library words its alternatives as keywords
+    (time_limit=SECONDS, scale='linear'), the command line as its options (flag_named)."""
+    import mpdp
+    from mpdp.protocols.errors import ParameterError
+    from tests.parties.cli.invoke import refused
+    with pytest.raises(ParameterError) as caught:
+        mpdp.sweep(epsilon, parties=101)
+    assert str(caught.value).endswith(api) and "--" not in str(caught.value)
+    assert refused(capsys, "sweep", "--epsilon", epsilon, "--parties", "101").endswith(cli)

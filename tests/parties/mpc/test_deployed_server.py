@@ -15,14 +15,17 @@ import numpy as np
 
 from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.endpoint import BrokerEndpoint
+from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.mpc_messages import MpcAnnouncement, ServerJob, ServerReport
 from mpdp.broker.signing import generate_key_pair, sign_message, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.broker.transport import Connector, InMemoryBroker, Transport
+from mpdp.broker.transport import Connector, InMemoryBroker, Transport, next_delivery
 from mpdp.parties.mpc.deployed_server import DeployedServerConfig, JobHandler, mpyc_arguments
+from mpdp.parties.mpc.sealed_shares import ShareSealer
 from mpdp.parties.mpc.server import RoundJob
 from mpdp.parties.rounds.session_files import (
     coordinator_key_path,
+    party_key_path,
     read_private_key,
     read_server_keys,
     server_key_path,
@@ -202,3 +205,78 @@ async def test_over_mosquitto_a_replayed_job_or_end_changes_nothing(mosquitto: B
                 assert await serving == 1
         finally:
             serving.cancel()
+
+
+async def test_a_hosts_signed_ready_has_the_server_derive_its_keys_ahead_and_nothing_forged_counts(
+        tmp_path: Path) -> None:
+    """A host's "ready" listing its parties' sealing keys: derived once when every listed party signed it with
+    its roster key (its beacon's repeats derive nothing again), a restarted host's newer keys derived too; a key
+    swapped after signing, a stranger's signature, another session's, a party beyond the roster, not a report,
+    or the first report replayed after the newer one derive nothing and are counted by reason; reports without
+    keys are not for the server (not counted)."""
+    facts = write_session(tmp_path, SESSION, [RandomizedResponse(1.0)] * 3,
+                          servers=["127.0.0.1:20001", "127.0.0.1:20002", "127.0.0.1:20003"], threshold=1)
+    party_keys = [read_private_key(party_key_path(tmp_path / "parties", p), facts, p) for p in range(3)]
+    keys = read_server_keys(server_key_path(tmp_path, 0), facts)
+    derived: list[tuple[int, bytes]] = []
+    config = DeployedServerConfig(facts=facts, keys=keys, endpoint=InMemoryBroker(), idle_timeout=20.0)
+    handler = JobHandler(config, _never, expect=lambda party, key: derived.append((party, key)) is None)
+    sealing = [ShareSealer().public_key for _ in range(3)]
+
+    def ready(signers: list[bytes], session: str = SESSION, parties: tuple[int, ...] = (0, 1),
+              sealing_keys: list[bytes] | None = None) -> WorkerStatus:
+        return WorkerStatus.signed(signers, session=session, worker=0, state="ready", parties=parties,
+                                   sealing_keys=sealing[:2] if sealing_keys is None else sealing_keys)
+
+    genuine = ready(party_keys[:2])
+    swapped = genuine.model_copy(update={"sealing_keys": genuine.sealing_keys[::-1]})
+    stranger = ready([party_keys[0], generate_key_pair()[0]], sealing_keys=sealing[1:])
+    beyond = ready(party_keys[:2] + [party_keys[0]], parties=(0, 1, 3), sealing_keys=sealing)
+    for report in (swapped, stranger, ready(party_keys[:2], session="other"), beyond):
+        assert handler.ready(report.model_dump_json().encode()) == 0
+    assert handler.ready(b"{}") == 0 and derived == []
+    assert handler.ready(genuine.model_dump_json().encode()) == 2
+    assert derived == [(0, sealing[0]), (1, sealing[1])]
+    repeat = ready(party_keys[:2])  # the beacon's: freshly signed, the same keys
+    assert handler.ready(repeat.model_dump_json().encode()) == 0
+    without = WorkerStatus.signed(party_keys[:2], session=SESSION, worker=0, state="ready", parties=(0, 1))
+    assert handler.ready(without.model_dump_json().encode()) == 0
+    # the keys taken already, whoever signed: nothing to derive, nothing checked or counted
+    assert handler.ready(stranger.model_copy(update={"sealing_keys": genuine.sealing_keys}).model_dump_json()
+                         .encode()) == 0
+    newer = ready(party_keys[:2], sealing_keys=[sealing[2], sealing[0]])  # a restarted host's new keys
+    assert handler.ready(newer.model_dump_json().encode()) == 2 and derived[2:] == [(0, sealing[2]), (1, sealing[0])]
+    assert handler.ready(genuine.model_dump_json().encode()) == 0 and len(derived) == 4  # replayed: older
+    assert dict(handler.rejections.counts) == {"signature": 2, "session": 1, "unknown-party": 1, "schema": 1,
+                                               "replay": 1}
+
+
+async def _never(job: RoundJob) -> dict[str, Any]:
+    raise AssertionError("no job in this test")
+
+
+async def test_the_ready_repeats_by_the_clock_whatever_else_arrives(tmp_path: Path) -> None:
+    """Hosts' status reports and heartbeats arriving faster than the ready interval (here every 10 ms, the
+    interval 50 ms) do not starve the server's repeated "ready": a killed-server test waited minutes for it,
+    the hosts' ready beacons arriving more often than the server's interval. Over 0.6 s at least 6 readies
+    arrive (12 by the clock; half that leaves room for a busy machine) and none is missing for 5 intervals."""
+    coordinator, _, _ = _server_zero(tmp_path, SESSION, InMemoryBroker())
+    broker = InMemoryBroker()
+    _, handler, _ = _server_zero(tmp_path / "again", SESSION, broker)
+    topics = Topics(SESSION)
+    heartbeat = MpcAnnouncement.signed(coordinator, session=SESSION, kind="heartbeat", round=0, repetitions=1)
+    arrivals: list[float] = []
+    async with broker.connect("coordinator") as transport:
+        await transport.subscribe(topics.mpc_server(0))
+        serving = asyncio.create_task(handler.run())
+        loop = asyncio.get_running_loop()
+        begin = loop.time()
+        while loop.time() - begin < 0.6:
+            await transport.publish(topics.status, b"{}")
+            await transport.publish(topics.heartbeat, heartbeat.model_dump_json())
+            await asyncio.sleep(0.01)
+            while (delivery := await next_delivery(transport, 0.0)) is not None:
+                assert ServerReport.model_validate_json(delivery.payload).kind == "ready"
+                arrivals.append(loop.time())
+        serving.cancel()
+    assert len(arrivals) >= 6 and max(b - a for a, b in zip(arrivals, arrivals[1:])) < 0.25

@@ -7,7 +7,9 @@ unseeded and fail a correct implementation with probability at most their stated
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +20,7 @@ from scipy import stats
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.parties.mpc.cluster import server_jobs
 from mpdp.parties.mpc.sealed_shares import ShareOpener, ShareSealer, seal_shares
-from mpdp.parties.mpc.server import ServerKeys, open_shares, share_opener
+from mpdp.parties.mpc.server import ServerKeys, expect_keys, open_shares, share_opener
 from mpdp.parties.mpc.sharing import field_modulus, recombine, share_bits
 from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
@@ -143,3 +145,43 @@ def test_session_keys_over_rounds_open_exactly_and_refuse_replays() -> None:
     with pytest.raises(ParameterError, match="one sealer per participant"):
         server_jobs(np.ones(3, dtype=np.uint8), release_table(np.linspace(0.0, 1.0, 4)), 1, 1, publics,
                     sealers=sealers)
+
+
+def test_keys_expected_ahead_open_every_round_and_any_two_servers_recombine(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parties' session keys handed to each server ahead (expect_keys, a file as ServerCluster.expect writes
+    it; one of them low-order, one malformed, one party's key forged): 6 of the 8 keys are cached (all but the low-order and the malformed one),
+    each server then opens rounds 0 and 1 with one X25519 exchange per party whose ready key was not its real
+    one (the forged party, the low-order one) and none for the others; every pair of the 3 servers recombines
+    the bits exactly; a round-0 ciphertext replayed as round 1 fails."""
+    from mpdp.broker import sealed as sealed_module
+
+    keys = [generate_x25519_key_pair() for _ in range(3)]
+    publics = [public for _, public in keys]
+    sealers = [ShareSealer() for _ in range(6)]
+    announced = [sealer.public_key.hex() for sealer in sealers]
+    announced[3] = ShareSealer().public_key.hex()  # forged: not party 3's key
+    announced[4] = bytes(32).hex()  # low-order
+    table = {"parties": list(range(6)) + [9, 10], "keys": announced + [publics[0].hex(), "00" * 31]}
+    path = tmp_path / "party-keys-0.json"
+    path.write_text(json.dumps(table), encoding="utf-8")
+    openers = [share_opener(_keys(keys, i)) for i in range(3)]
+    assert [expect_keys(opener, path)["expected"] for opener in openers] == [6, 6, 6]  # 0-3, 5 and 9 (a valid key)
+    exchanges = []
+    real = sealed_module._exchange
+    monkeypatch.setattr(sealed_module, "_exchange", lambda *a: exchanges.append(a[2]) or real(*a))
+    rng = np.random.default_rng(5)
+    earlier = None
+    for r in range(2):
+        bits = rng.integers(0, 2, 6).astype(np.uint8)
+        jobs = server_jobs(bits, release_table(np.linspace(0.0, 1.0, 7)), 1, 1, publics, round_index=r,
+                           sealers=sealers)
+        exchanges.clear()
+        opened = [open_shares(openers[i], jobs[i]) for i in range(3)]
+        assert exchanges.count("sender key") == (2 * 3 if r == 0 else 0)  # parties 3 and 4, at each server, once
+        for pair in itertools.combinations(range(3), 2):
+            assert recombine({i: opened[i] for i in pair}) == bits.tolist()
+        if earlier is not None:
+            with pytest.raises(ProtocolViolation, match="decrypt"):
+                open_shares(openers[0], replace(earlier, round=r))
+        earlier = jobs[0]

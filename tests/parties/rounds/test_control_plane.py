@@ -108,6 +108,26 @@ def test_the_guard_refuses_at_the_expiry_and_sequences_increase() -> None:
         stamp(0.0)
 
 
+def test_since_its_opening_the_guard_judges_by_sequence_not_age() -> None:
+    """A message stamped (its sequence: the sender's clock in ns) at or after ``since_ns`` is accepted past its
+    expiry (a starved observer read two "ready" parts 1.4 s and 7.0 s after they expired, 10^6 parties), once:
+    sent again it is a replay; one stamped before ``since_ns`` still expires."""
+    clock = _Clock(2000.0)  # 1,000 s after the guard opened: every message below has expired
+    opened = 1000 * 10**9
+    guard = FreshnessGuard(clock=clock, since_ns=opened)
+    late = _round(0).model_copy(update={"sequence": opened, "expires_ms": 1_600_000})
+    before = _round(0).model_copy(update={"sequence": opened - 1, "expires_ms": 1_600_000})
+    with pytest.raises(ProtocolViolation, match="expired"):
+        guard.check(before, "w", "m")
+    guard.check(late, "w", "m")
+    assert guard.last("w") == opened
+    with pytest.raises(ProtocolViolation, match="replay"):
+        guard.check(late, "w", "m")
+    newer = late.model_copy(update={"sequence": opened + 5})
+    guard.check(newer, "w", "m", record=False)  # checked only
+    assert guard.last("w") == opened
+
+
 def test_rejections_are_counted_and_logged_at_most_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:
     clock = _Clock(0.0)
     rejects = RejectLog(logging.getLogger("mpdp.test"), "observer", interval=5.0, clock=clock)
@@ -244,6 +264,41 @@ async def test_a_worker_reports_ready_in_parts_and_the_observer_joins_them(tmp_p
             joined = engine.ready_workers[0]
             assert joined.parties == tuple(range(roster.k))
             assert joined.signatures == parts[0].signatures + parts[1].signatures + parts[2].signatures
+
+
+async def test_ready_parts_stamped_after_the_observer_opened_join_though_read_after_their_expiry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 10^6-party run: the starved observer read two of worker 1's parts after their lifetime and refused
+    them ("expired"), so their parties' answers were refused and round 1 closed only at its timeout. A part
+    stamped after the engine opened is judged by its sequence: it joins, late as it is; sent again it is a
+    replay; a part stamped before the engine opened still expires."""
+    monkeypatch.setattr(worker_module, "STATUS_PARTIES", 2)
+    broker = InMemoryBroker()
+    roster, keys = Roster.generate((RR,) * 4)
+    spec = WorkerSpec(0, broker, SESSION, COORD_PUBLIC, tuple(
+        PartySpec(i, np.array([1], np.int8), RR, keys[i]) for i in range(4)))
+    parts = list(status_reports(spec, "ready"))
+    ahead = 20 * 10**9  # stamped 20 s after now: after the engine opened, beyond its 10 s clock margin
+
+    def restamped(part: WorkerStatus, sequence: int) -> str:
+        stale = part.model_copy(update={"sequence": sequence, "expires_ms": int(time.time() * 1000) - 1000})
+        signers = keys[stale.parties[0]:stale.parties[-1] + 1]
+        return stale.model_copy(update={"signatures": tuple(signature_text(stale.digest(), k) for k in signers)
+                                        }).model_dump_json()
+
+    with TranscriptStore(tmp_path / "t.sqlite") as store:
+        store.open_session(SESSION, roster.k, 1, ["r0"], mode="simulation (seeded generators)")
+        observer = Observer(TOPICS, roster, store, function=parse_function("majority"),
+                            measure=accuracy_measure("zero-one", 2), rule_factory=observer_average_rule)
+        early = restamped(parts[0], time.time_ns() - 10**9)  # stamped before the engine opened, expired
+        async with open_engine(broker, TOPICS, roster, store, COORD_PRIVATE, observer, repetitions=1,
+                               round_timeout=1.0) as engine, broker.connect("worker") as worker:
+            first, second = restamped(parts[0], time.time_ns() + ahead), restamped(parts[1], time.time_ns() + ahead + 1)
+            for text in (early, first, second, second):
+                await worker.publish(TOPICS.status, text)
+            await asyncio.sleep(0.2)
+            assert engine.ready_workers[0].parties == (0, 1, 2, 3)
+            assert dict(engine.rejections.counts) == {"expired": 1, "replay": 1}
 
 
 # --- announcements at a party ---------------------------------------------------------------------------

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
+import types
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +25,7 @@ from mpdp.broker.messages import Announcement, PartyMessage, WorkerStatus
 from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.broker.signing import generate_key_pair, verify_message
 from mpdp.broker.topics import Topics
-from mpdp.broker.transport import InMemoryBroker, MemoryTransport
+from mpdp.broker.transport import Delivery, InMemoryBroker, MemoryTransport
 from mpdp.parties.ballots.store import BallotStore
 from mpdp.parties.curator.curator import Curator
 from mpdp.parties.rounds.engine import RoundEngine, open_engine
@@ -225,3 +227,31 @@ async def test_the_curator_opens_ballots_releases_and_records_ciphertexts_only(t
         assert store.release_payloads(SESSION) == [release.model_dump_json()]
         stored = store.load_round(SESSION, 0, symbols=False)
         assert stored.decisions.tolist() == outcome.decisions.tolist() and stored.symbols is None
+
+
+async def test_a_backlog_is_handled_with_turns_for_the_event_loop() -> None:
+    """A queued delivery is taken without a pause; 40 deliveries of 20 ms handling each (0.8 s of work) must
+    let the event loop run (the client's keepalive, the heartbeats) before the last is handled: the engine
+    gives it a turn after each YIELD_SECONDS of handling."""
+    handled: list[int] = []
+    seen_midway: list[int] = []
+
+    class Backlog:
+        async def deliveries(self) -> AsyncIterator[Delivery]:
+            for i in range(40):
+                yield Delivery("t", bytes([i]))
+
+    def handle(topic: str, payload: bytes) -> None:
+        time.sleep(0.02)
+        handled.append(payload[0])
+
+    async def other() -> None:
+        while len(handled) < 40:
+            seen_midway.append(len(handled))
+            await asyncio.sleep(0)
+
+    fake = types.SimpleNamespace(_transport=Backlog(), handle=handle)
+    task = asyncio.create_task(other())
+    await RoundEngine.receive_all(fake)  # type: ignore[arg-type]
+    await task
+    assert handled == list(range(40)) and any(0 < n < 40 for n in seen_midway)

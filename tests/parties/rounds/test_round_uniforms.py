@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpdp.parties.rounds.round_uniforms import RoundUniforms
+from mpdp.parties.rounds.round_uniforms import BATCH_DRAWS, CHUNK, KEPT_CHUNKS, RoundUniforms
 from mpdp.parties.rounds.seeds import SeedTree, round_generator
 from mpdp.protocols.randomization.exact_bernoulli import first_bits_bernoulli
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
@@ -61,3 +61,24 @@ def test_a_draw_tied_on_its_first_53_bits_is_left_to_the_generator() -> None:
     flip = float(np.floor(np.ldexp(mechanism.channel[0, 1], 53)) * 2.0**-53)
     assert mechanism.sample_from_uniforms(1, [flip, 0.5]) is None
     assert np.array_equal(mechanism.sample_from_uniforms(1, [0.0, 0.5, 0.99, 0.5]), [0, 1])
+
+
+def test_batched_draws_across_chunks_rounds_and_lengths_are_each_partys_own_generators() -> None:
+    """More parties than a chunk, answering rounds in turn, out of order and with other lengths in between (each
+    recomputes or reads its chunk's batch): every draw is numpy's ``round_generator(seed, r).random(n)`` of the
+    party's own sequence, also past :data:`BATCH_DRAWS` (the scalar path)."""
+    root = np.random.SeedSequence(2**70 + 11)
+    sequences = [np.random.SeedSequence(root.entropy, spawn_key=(party,)) for party in range(CHUNK + 300)]
+    uniforms = [RoundUniforms(sequence) for sequence in sequences]
+    checked = (0, 1, CHUNK - 1, CHUNK, CHUNK + 299)
+    for index, n in [(0, 2), (1, 2), (0, 2), (7, BATCH_DRAWS), (2**32 - 1, 1), (3, BATCH_DRAWS + 1), (1, 2)]:
+        for party, (sequence, party_uniforms) in enumerate(zip(sequences, uniforms, strict=True)):
+            got = party_uniforms.draws(index, n)
+            if party in checked or party % 211 == 0:
+                assert got == list(round_generator(sequence, index).random(n)), (party, index, n)
+    later = [RoundUniforms(np.random.SeedSequence(5, spawn_key=(p,))) for p in range(KEPT_CHUNKS * CHUNK)]
+    for party_uniforms in later[::CHUNK // 2]:  # every kept chunk replaced by later parties' chunks
+        party_uniforms.draws(4, 2)
+    assert later[-1].draws(4, 2) == list(round_generator(np.random.SeedSequence(5, spawn_key=(KEPT_CHUNKS * CHUNK - 1,)),
+                                                         4).random(2))
+    assert uniforms[CHUNK + 299].draws(9, 4) == list(round_generator(sequences[CHUNK + 299], 9).random(4))

@@ -12,7 +12,7 @@ from mpdp.broker.bundle import decode_bundle
 from mpdp.broker.signing import generate_key_pair, load_private_key, load_public_key
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, MemoryTransport
-from mpdp.parties.session.bundling import AnswerBundler
+from mpdp.parties.session.bundling import BUNDLE_BYTES, AnswerBundler
 from mpdp.protocols.errors import TransportError
 
 pytestmark = pytest.mark.timeout(20)
@@ -57,3 +57,17 @@ async def test_a_failed_bundle_fails_every_party_in_it_and_a_full_bundle_goes_at
         results = await asyncio.gather(*parties, return_exceptions=True)
     assert [type(r) for r in results] == [TransportError] * 4
     assert bundler.bundles == 2  # 3 answers (full: sent at once), then the turn's last one
+
+
+async def test_a_bundle_goes_once_its_answers_hold_bundle_bytes() -> None:
+    """Answers of 400 kB (10^6 repetitions would be 250 kB each): the third takes the bundle past BUNDLE_BYTES (1 MiB),
+    so it goes with three, well under a broker's packet limit; the turn's last two share the next."""
+    broker = InMemoryBroker()
+    big = [bytes([2, p]) + bytes(400_000) for p in range(5)]
+    async with broker.connect("observer") as observer, broker.connect("worker") as worker:
+        await observer.subscribe(TOPICS.all_bundles)
+        async with AnswerBundler(worker, TOPICS, 1, KEY) as bundler:
+            await asyncio.gather(*(bundler.publish(TOPICS.party(p), big[p]) for p in range(5)))
+            sizes = [len(decode_bundle((await asyncio.wait_for(observer.deliveries().__anext__(), 5)).payload,
+                                       load_public_key(PUBLIC), session="bundler", worker=1)) for _ in range(2)]
+    assert 3 * 400_002 >= BUNDLE_BYTES > 2 * 400_002 and sizes == [3, 2] and bundler.bundles == 2

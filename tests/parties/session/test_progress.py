@@ -25,23 +25,26 @@ class Clock:
 def test_a_resumed_run_starts_at_its_recorded_rounds_and_estimates_only_what_is_left() -> None:
     clock = Clock()
     bar = Progress(DATA, enabled=False, rounds_done=3, messages_done=120, clock=clock)
-    assert bar.state == ("round 3/6", 120, None)  # no rate measured yet
+    assert bar.state == ("round 4/6", 120, None)  # 3 rounds recorded, the 4th under way; no rate measured yet
     for second, messages in ((1.0, 140), (2.0, 160)):  # 20 messages a second since the start
         clock.now = second
         bar.update(3, messages)
     description, done, left = bar.state
-    assert (description, done) == ("round 3/6", 160)
+    assert (description, done) == ("round 4/6", 160)
     assert left == (240 - 160) / 20  # 4 s: the 80 messages left at 20 a second
     clock.now = 3.0
     bar.update(4, 180)
-    assert bar.state == ("round 4/6", 180, (240 - 180) / 20)
+    assert bar.state == ("round 5/6", 180, (240 - 180) / 20)
+    bar.update(6, 240)
+    assert bar.state[:2] == ("round 6/6", 240)  # every round done: the last, not 7/6
 
 
-def test_a_fresh_run_starts_at_zero() -> None:
+def test_a_fresh_run_starts_at_round_one_not_zero() -> None:
+    """The newcomer saw ``round 0/5``: rounds are counted from 1, the bar names the round under way."""
     clock = Clock()
     bar = Progress(DATA, enabled=False, clock=clock)
-    assert bar.state == ("round 0/6", 0, None)
+    assert bar.state == ("round 1/6", 0, None)
     for second, messages in ((1.0, 20), (2.0, 40)):
         clock.now = second
         bar.update(1, messages)
-    assert bar.state == ("round 1/6", 40, (240 - 40) / 20)
+    assert bar.state == ("round 2/6", 40, (240 - 40) / 20)

@@ -14,7 +14,7 @@ from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.signing import generate_key_pair
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.session.pool import WorkerPool
-from mpdp.parties.session.worker import WorkerSpec
+from mpdp.parties.session.worker import WorkerSpec, WorkerSpecs
 from mpdp.protocols.errors import MpdpError, TransportError, WorkerError
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
@@ -59,3 +59,25 @@ async def test_a_dead_worker_is_named_with_its_exit_code_and_its_reported_cause(
         assert pool.problems(failed, processes=False) == pool.problems(failed)[:1]
         with pytest.raises(WorkerError, match=r"worker process 1 \(parties 2-3\) exited with code 1 .* during round 0$"):
             pool.check(failed, "during round 0")
+
+
+async def test_the_pool_takes_each_workers_spec_once_as_it_spawns_it_and_keeps_its_party_ids() -> None:
+    """10^6 parties: the main process held every worker's party specs while it pickled them (2.4 GB). With
+    WorkerSpecs each worker's spec is built as the pool spawns that worker, once, and dropped; the pool
+    answers for the workers' parties from the ids it kept (no spec is built again)."""
+    unreachable = BrokerEndpoint("mosquitto", "127.0.0.1", 1, timeout=1.0, reconnect_window=0.0)
+    built: list[int] = []
+
+    def build(w: int) -> WorkerSpec:
+        built.append(w)
+        return dataclasses.replace(_spec(w, range(3 * w, 3 * w + 3)), endpoint=unreachable)
+
+    specs = WorkerSpecs(2, build)
+    assert len(specs) == 2 and built == []
+    assert [s.index for s in specs[1:]] == [1] and built == [1]  # a slice builds what it covers
+    built.clear()
+    async with WorkerPool(specs, grace=0.0) as pool:
+        assert built == [0, 1]
+        assert (pool.parties_of(0), pool.parties_of(1)) == ((0, 1, 2), (3, 4, 5)) and built == [0, 1]
+    with pytest.raises(IndexError):
+        specs[2]

@@ -382,3 +382,30 @@ def test_zero_samples_are_refused(capsys) -> None:
     assert stopped.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         "mpdp accuracy: error: argument --samples: '0' is not allowed: an integer >= 1")
+
+
+@pytest.mark.parametrize("argv", [
+    ["--epsilon", "1,1,1", "--function", "xor", "--rule", "worst-case"],
+    ["--epsilon", "1,1,1", "--function", "xor"],
+    ["--epsilon", "1,1,1", "--function", "xor", "--engine", "general"],
+    ["--epsilon", "1,1,1", "--function", "table:0,1,1,1,0,0,0,1"],
+    ["--epsilon", "1,2,3", "--function", "majority", "--rule", "average"],
+])
+def test_every_rule_computed_prints_its_estimate_line(capsys, argv) -> None:
+    """``--function xor --rule worst-case`` printed no estimate line (no LP: parity views, the average rule is
+    worst-case optimal, 002 §3); now each rule computed has one, the general engine's naming its size."""
+    out = ok(capsys, "accuracy", *argv)
+    computed = [line.split()[0] for line in out.splitlines() if "average accuracy" in line]
+    stated = [line.split()[0] for line in out.splitlines() if "estimated before it ran:" in line]
+    assert computed and stated == computed, out
+    if "xor" in argv:
+        assert "worst-case optimal here" in out and "LP" not in out
+    if "--engine" in argv or "table:0,1,1,1,0,0,0,1" in argv:
+        assert "the general engine (2^3 transcripts, at most 2^24)" in out
+
+
+def test_one_party_is_one_party(capsys) -> None:
+    """"1 parties" was printed wherever a count was: the estimate line says 1 party (and 2 parties)."""
+    one = ok(capsys, "accuracy", "--epsilon", "1", "--function", "xor", "--rule", "average")
+    two = ok(capsys, "accuracy", "--epsilon", "1,1", "--function", "xor", "--rule", "average")
+    assert "(1 party, 2 outputs)" in one and "1 parties" not in one and "(2 parties, 2 outputs)" in two

@@ -16,9 +16,10 @@ BROKER = "mqtt://127.0.0.1:1"
 
 def test_observe_checks_its_arguments(keys_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     roster = str(keys_folder / "roster.json")
-    observe = ["observe", "--roster", roster, "--keys", str(keys_folder / "coordinator"), "--broker", BROKER, "--reconnect-window", "0"]
-    assert "exactly one of" in refused(capsys, *observe, "--rounds", "2", "--dataset-rounds", "house-votes-84")
-    assert "symmetric" in refused(capsys, *observe, "--rounds", "2", "--function", "table:0,1")
+    observe = ["observe", "--roster", roster, "--keys", str(keys_folder / "coordinator"), "--broker", BROKER]
+    assert "exactly one of" in refused(capsys, *observe, "--reconnect-window", "0", "--rounds", "2",
+                                       "--dataset-rounds", "house-votes-84")
+    assert "symmetric" in refused(capsys, *observe, "--reconnect-window", "0", "--rounds", "2", "--function", "table:0,1")
     assert "--reconnect-window=700000.0 is not allowed" in refused(
         capsys, *observe, "--rounds", "2", "--reconnect-window", "700000")
     assert "readable key file of the coordinator" in refused(

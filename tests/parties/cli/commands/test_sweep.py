@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import tracemalloc
 
 import pytest
 
@@ -94,7 +95,8 @@ def test_executor_must_be_a_dask_address(capsys, url) -> None:
      "the curator protocol live"),
 ])
 def test_live_and_curator_options_are_checked(capsys, argv, match) -> None:
-    assert match in refused(capsys, "sweep", "--epsilon", "1", "--parties", "3", *argv)
+    parties = [] if "--parties" in argv else ["--parties", "3"]  # an option is given once
+    assert match in refused(capsys, "sweep", "--epsilon", "1", *parties, *argv)
 
 
 def test_help_says_live_points_run_one_after_another(capsys) -> None:
@@ -146,7 +148,7 @@ def test_a_sweep_over_its_time_limit_is_refused_up_front_with_its_estimate(capsy
     out = tmp_path / "never"
     line = refused(capsys, "sweep", "--epsilon", "0.1:2:20000", "--out", str(out))
     assert re.fullmatch(r"mpdp: error: the sweep \(80,000 points x 100,000 samples\) would take about [\d.]+ h and "
-                        r"\S+ MB, over the 30 min time limit: fewer points or --samples, --jobs N, or --time-limit "
+                        r"\S+ MB, over the 30 min time limit: fewer points or samples, --jobs N, or --time-limit "
                         r"SECONDS", line), line
     assert not out.exists()
     argv = ["sweep", "--epsilon", "0.5:1:2", "--parties", "7", "--rule", "average", "--observer", "central",
@@ -156,6 +158,22 @@ def test_a_sweep_over_its_time_limit_is_refused_up_front_with_its_estimate(capsy
     assert "time limit" in refused(capsys, *argv, "--time-limit", f"{seconds / 1.5:.6g}")
     assert "2 points" in ok(capsys, *argv, "--jobs", "2", "--time-limit", f"{seconds / 1.5:.6g}")
     assert "--time-limit=0.0 is not allowed" in refused(capsys, *argv, "--time-limit", "0")
+
+
+def test_ten_million_epsilons_are_refused_at_once_in_bounded_memory(capsys) -> None:
+    """``--epsilon 0.1:2:10000000`` grew to 16.9 GB before its refusal: its points are now estimated from the
+    axes (one estimate per setting, 10^7 epsilons each) and refused well under 100 MB of allocations."""
+    main(["sweep", "--epsilon", "0.1:2:2", "--parties", "101", "--rule", "average", "--samples", "1",
+          "--quiet"])  # the imports and caches of a first sweep are not what is measured
+    capsys.readouterr()
+    tracemalloc.start()
+    try:
+        line = refused(capsys, "sweep", "--epsilon", "0.1:2:10000000", "--parties", "101")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "the sweep (40,000,000 points x 100,000 samples) would take about" in line, line
+    assert peak < 20e6, peak
 
 
 def test_jobs_work_under_a_long_temporary_directory(tmp_path) -> None:
