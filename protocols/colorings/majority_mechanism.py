@@ -131,13 +131,14 @@ def _step_kinks(step: ColoringStep, depth: int) -> NDArray[np.float64]:
     if eps == 0.0:  # step(t) = min(1, t + delta)
         return np.concatenate([theta - m * delta, 1.0 - (m + 1.0) * delta])
     s = step.shift
-    shrink = np.exp(-np.minimum(m * eps, 745.0))
+    exponent = np.minimum(m, 745.0 / eps) * eps  # m epsilon, capped before it overflows (epsilon up to 1e308)
+    shrink = np.exp(-exponent)
     # (y + s) a^-m - s as y a^-m + s (a^-m - 1), expm1: s = delta / (a - 1) is large at small epsilon
-    drop = s * np.expm1(-np.minimum(m * eps, 745.0))
+    drop = s * np.expm1(-exponent)
     below = theta * shrink + drop  # step^-m(theta)
     if delta == 0.0:
         return np.concatenate([below, [1.0]])  # 1 is only its own preimage
-    grown = np.minimum(m * eps, 700.0)
+    grown = np.minimum(exponent, 700.0)
     above = 1.0 - (delta * np.exp(grown) + s * np.expm1(grown))  # step^-(m+1)(1) while >= step(theta)
     above = above[above >= float(step(theta))]
     last = float(above[-1]) if above.size else 1.0
