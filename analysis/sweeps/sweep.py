@@ -576,7 +576,7 @@ def plan_sweep(
     if largest > PURE_GROUP_MAX:  # every point needs the exact theory of the symmetric engine
         raise SizeLimitError("parties", largest, PURE_GROUP_MAX,
                              "mpdp accuracy --engine counts for the exact accuracy of majority-type functions "
-                             "at up to 200,000 parties")
+                             "at as many parties as its cost estimate allows")
     tasks = SweepTasks(functions, ks, deltas, rules, observers, grid, int(samples))
     if protocol == "rr":
         check_exact_rules(tasks.settings(), sizes)

@@ -29,7 +29,11 @@ between); the parity decision 26-41 ns per party; drawing, deciding aside, 100-2
 Over the benchmark's 36 cases (five functions at k = 11, 101, 1,001, equal and distinct epsilons,
 four-output at k = 40, 200, 1,000) measured / estimate was 0.39-2.1 with these constants (light load;
 0.23-2.6 over three earlier runs of heavier load while they were fitted); the model this replaced
-(0.0022 ms * k^1.3 per transcript, for every rule and path) was 3-10,000x too high.
+(0.0022 ms * k^1.3 per transcript, for every rule and path) was 3-10,000x too high. Recalibrated
+2026-12-03 (issue 23: ~2.5-4x high at load ~4): the posterior 1.2e-8 -> 5e-9 s per step, a party's
+symbol 1.8e-7 -> 9e-8 s, parity 3e-8 -> 2e-8 s (fitted to distinct majority at k = 101 and 1,001 and xor,
+measured 3.5 s / 6.6 s / 0.7-9.6 s), and the count-table path of a rule deciding from reported-ones counts
+(majority-like, one group) priced as its recurrences, not a posterior per class (60x high at k = 1,001).
 """
 
 from __future__ import annotations
@@ -54,11 +58,11 @@ __all__ = ["FOUR_DRAW_SECONDS", "MEMORY_BYTES", "PARITY_SECONDS", "POSTERIOR_STE
            "wide_monte_carlo_cost"]
 
 #: Seconds per step (one party into one row) of the Poisson-binomial recursion of the posterior.
-POSTERIOR_STEP_SECONDS = 1.2e-8
+POSTERIOR_STEP_SECONDS = 5.0e-9
 #: Seconds per party of the parity decision (XOR).
-PARITY_SECONDS = 3.0e-8
+PARITY_SECONDS = 2.0e-8
 #: Seconds per party and repetition of the per-party path besides the decision: input, symbol, score.
-SYMBOL_SECONDS = 1.8e-7
+SYMBOL_SECONDS = 9.0e-8
 #: Seconds per repetition of the count-table path besides the groups' draws (the input's gain, the lookup).
 REPETITION_SECONDS = 2.0e-7
 #: Seconds per repetition and pure group of the count-table path (three binomial draws).
@@ -123,7 +127,11 @@ def monte_carlo_cost(rule: SymmetricAverageRule, samples: int, alternative: str,
         factors, classes = plan
         bits = 1 if rule.observer is None else 2
         draws = sum(FOUR_DRAW_SECONDS if f.mechanism.four_output else PURE_DRAW_SECONDS for f in factors)
-        seconds = bits * classes * _posterior_seconds(rule) + samples * (REPETITION_SECONDS + draws)
+        if rule.by_reported_ones and rule.parity_alpha is None:  # every class at once: a recurrence per step
+            deciding = bits * gain_steps(rule.gain).size * COUNT_SECONDS(k)
+        else:
+            deciding = bits * classes * _posterior_seconds(rule)
+        seconds = deciding + samples * (REPETITION_SECONDS + draws)
         size += f" (a table of {classes:,} count classes)"
     else:  # every transcript drawn and decided, in batches
         batch = per_party_batch(samples, k)
@@ -158,6 +166,8 @@ def wide_monte_carlo_cost(mechanisms: Sequence[RandomizedResponse], function: Bo
     outputs = function.output_size(k)
     if outputs <= 2:
         return None
-    gainless = SymmetricAverageRule(tuple(mechanisms), np.zeros((k + 1, 0)), observer)
-    cost = monte_carlo_cost(gainless, samples, alternative, task)
-    return dataclasses.replace(cost, memory_bytes=cost.memory_bytes + 2 * 8.0 * (k + 1) * outputs)
+    # one column with a step at every count, as sum's gain has: the same decision path (no count recurrence
+    # beyond COUNT_STEPS_MAX steps), and 8 (k + 1) bytes instead of the table
+    stand_in = SymmetricAverageRule(tuple(mechanisms), np.arange(k + 1, dtype=np.float64)[:, None], observer)
+    cost = monte_carlo_cost(stand_in, samples, alternative, task)
+    return dataclasses.replace(cost, memory_bytes=cost.memory_bytes + 2 * 8.0 * (k + 1) * (outputs - 1))

@@ -26,14 +26,12 @@ from mpdp.parties.api.keywords import checked_keywords
 from mpdp.parties.api.params import check_count, function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
 from mpdp.protocols.decision.engines import GENERAL_MAX_TRANSCRIPTS
-from mpdp.protocols.decision.factors import PURE_GROUP_MAX
 from mpdp.protocols.decision.worst_case import TIME_LIMIT_STATUS
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError, SolverError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
 from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.count_threshold import (
-    COUNT_PAIR_SMALL_MAX,
     count_engine_cost,
     count_threshold_applies,
     count_threshold_rule,
@@ -232,9 +230,8 @@ def accuracy(
                              "engine gives the average rule only)")
     if counts and not count_threshold_applies(mechanisms, f, w_of(), party):
         raise ParameterError("engine", "counts", "a monotone binary symmetric function (majority, and, or, "
-                             "threshold:T), the central observer and pure randomized response in 1 group of "
-                             f"equal epsilon (as many parties as its cost estimate allows) or 2 (the smaller at most "
-                             f"{COUNT_PAIR_SMALL_MAX:,}, the larger at most {PURE_GROUP_MAX:,})")
+                             "threshold:T), the central observer and pure randomized response in 1 or 2 groups "
+                             "of equal epsilon (as many parties as its cost estimate allows)")
     estimates: dict[str, str] = {}  # what each rule computed here was estimated to cost (the model's words)
     if rule in ("both", "worst-case") and not counts:  # the worst-case LP only where it fits, and say so
         lp, refusal = worst_case_estimate(mechanisms, f, None if measure == "zero-one" else w_of(), party, engine,
@@ -260,12 +257,14 @@ def accuracy(
     except SizeLimitError as exc:
         if engine not in ("auto", "counts") or rule == "worst-case":
             raise
-        if f.output_size(k) == 2 and count_threshold_applies(mechanisms, f, w_of(), party):
-            cost = count_engine_cost(mechanisms)
-            assert cost is not None  # the engine applies: one or two pure groups
-            cost.check(time_limit)
-            estimates["average"] = cost.summary()
-            threshold = count_threshold_rule(mechanisms, f, w_of())
+        count_cost = (count_engine_cost(mechanisms) if f.output_size(k) == 2
+                      and count_threshold_applies(mechanisms, f, w_of(), party) else None)
+        count_refused = None if count_cost is None else count_cost.refusal(time_limit)
+        if count_refused is not None and (counts or f.count_values(k) is None or rule != "average"):
+            raise count_refused from exc
+        if count_cost is not None and count_refused is None:  # the count engine fits its estimate
+            estimates["average"] = count_cost.summary()
+            threshold = count_threshold_rule(mechanisms, f, w_of(), time_limit)
             if rule == "both" and not counts:
                 report["worst_case_skipped"] = str(exc)
             report.update(engine=threshold.engine, rules={"average": {
@@ -280,7 +279,8 @@ def accuracy(
                     or monte_carlo_cost(observer_average_rule(mechanisms, f, w_of(), party), samples, instead))
             refused = cost.refusal(time_limit)
             if refused is not None:  # the reason no exact engine runs first, then why the fallback does not
-                raise CostLimitError(cost, refused.limit, f"no exact engine: {exc}; {refused}") from exc
+                reason = exc if count_refused is None else f"{exc}; {count_refused}"
+                raise CostLimitError(cost, refused.limit, f"no exact engine: {reason}; {refused}") from exc
             estimates["average"] = cost.summary()
             fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
                                 party, samples, seed, progress=progress, time_limit=time_limit)

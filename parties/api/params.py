@@ -6,10 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from mpdp.parties.api.value_lists import parse_list
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction, parse_function
+from mpdp.protocols.numerics.blocks import block_slices, float_array
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["check_count", "function_of", "per_party_values", "randomized_responses"]
@@ -84,17 +86,24 @@ def randomized_responses(epsilon: float | str | Sequence[float], delta: float | 
     if not epsilons:
         raise ParameterError("epsilon", epsilon, "one value per party (or one value and parties=K)")
     deltas = per_party_values(delta, "delta")
-    if len(deltas) == 1:
-        deltas = deltas * len(epsilons)
-    if len(deltas) != len(epsilons):
+    if len(deltas) not in (1, len(epsilons)):
         raise ParameterError("delta", f"{len(deltas)} values", f"1 or {len(epsilons)} (one per party)")
-    pairs = np.array([epsilons, deltas]).T  # (k, 2): 10^6 parties in numpy
-    four = bool((pairs[:, 1] > 0).any())
-    if (pairs == pairs[0]).all() and not np.isnan(pairs[0]).any():  # one pair: no sort
-        return [RandomizedResponse(float(pairs[0, 0]), float(pairs[0, 1]), four_output=four)] * len(pairs)
-    distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
-    shared = [RandomizedResponse(e, d, four_output=four) for e, d in distinct.tolist()]  # one frozen object each
-    return list(map(shared.__getitem__, inverse.ravel().tolist()))
+    # two (k,) arrays converted in blocks, no (k, 2) copy (160 MB at 10^7: 0.4 s of page faults in one call)
+    eps = float_array(epsilons)
+    dels = np.broadcast_to(float_array(deltas), eps.shape)
+    four = bool((dels > 0).any())
+    if (eps == eps[0]).all() and (dels == dels[0]).all() and not np.isnan([eps[0], dels[0]]).any():  # one pair
+        return [RandomizedResponse(float(eps[0]), float(dels[0]), four_output=four)] * eps.size
+
+    def keys(s: slice) -> NDArray[np.complex128]:  # (epsilon, delta) as one number, ordered as the pairs
+        return eps[s] + 1j * dels[s]
+
+    distinct = np.unique(np.concatenate([np.unique(keys(s)) for s in block_slices(eps.size)]))
+    shared = [RandomizedResponse(e.real, e.imag, four_output=four) for e in distinct.tolist()]  # one frozen object each
+    out: list[RandomizedResponse] = []
+    for s in block_slices(eps.size):  # in blocks, as the conversion above: a signal is handled in milliseconds
+        out.extend(map(shared.__getitem__, np.searchsorted(distinct, keys(s)).tolist()))
+    return out
 
 
 def function_of(function: str | BooleanFunction) -> BooleanFunction:

@@ -25,13 +25,21 @@ The work is on counts, never per transcript:
   relative ~1e-15, with exponential tilting for the far tails the binomial ratio multiplies up). ~0.1 s CPU
   at n = 10^5 (every pmf evaluated only on the window that holds all but e^-60 of its mass, O(sqrt(n))),
   where the per-transcript posterior costs O(n^2) per transcript.
-* two groups (the smaller one, n_2 <= ``COUNT_PAIR_SMALL_MAX``, as the tails ``P(S_2(t_2) >= c)`` of its
-  banded likelihood; the larger one as the banded likelihood of
+* two groups of any sizes the cost model allows (:func:`count_threshold_cost`; the smaller one as the tails
+  ``P(S_2(t_2) >= c)`` of its banded likelihood; the larger one as the banded likelihood of
   :func:`mpdp.protocols.decision.factors.banded_count_likelihood`): the boundary by a monotone staircase walk
   (n_1 + n_2 evaluations); the average accuracy through ``W2[tau, c] = P(T_2 >= tau, S_2 >= c)`` (uniform
   prior) on the window of counts with mass; the worst case on the anti-diagonals ``|a| = sigma`` and
   ``|a| = sigma - 1`` only (P(answer 1 | a) increases in every a_g, so the least favourable input of each
   side has the smallest / largest count). 1.5 s CPU at 5,000 + 5,000.
+
+  The two-group worst case is often 0 to double precision, and rightly so (issue 23): the rule weighs
+  each report by its group's epsilon, so at the input with every bit of the low-epsilon group and one of
+  the high-epsilon group 1 (``|a| = sigma``, f = 1) the high-epsilon group's counts say "0" and the rule
+  almost never answers 1. Exactly computed (log-space binomial sums, tests/protocols/test_count_threshold.py)
+  for majority, epsilon 0.5 x n and 1.5 x n: 3.06e-9 at n = 100, 1.3e-16 at 200, 1.6e-38 at 500, the
+  minimum over inputs at (n, 1) (brute force over every input at small n); the engine's accuracies are
+  absolute to ~1e-15 (the bands drop entries below 1e-30 of their row's peak), so below that it reports 0.
 
 Every result is certified against an independent computation: the recurrence must end at the point value
 :func:`threshold_tail` and the prior average of ``U`` must equal ``P(Bin(k, 1/2) >= sigma)`` (to 1e-12,
@@ -52,20 +60,20 @@ from numpy.typing import NDArray
 from scipy.special import betainc, expit
 
 from mpdp.protocols.decision.factors import (
-    PURE_GROUP_MAX,
     band_uses_filter,
     banded_count_likelihood,
     banded_rows,
     group_members,
 )
-from mpdp.protocols.errors import CertificateError, ParameterError, SizeLimitError
+from mpdp.protocols.errors import CertificateError, ParameterError
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.numerics.binomial import log_binomial_pmf
-from mpdp.protocols.numerics.cost import CostEstimate, PowerLaw, import_seconds, noun
+from mpdp.protocols.numerics.blocks import BLOCK_ITEMS, block_slices
+from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, CostEstimate, PowerLaw, import_seconds, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 from mpdp.protocols.rules.rules import check_symbols
 
-__all__ = ["COUNT_BYTES", "COUNT_PAIR_SMALL_MAX", "COUNT_SECONDS", "PAIR_BYTES", "PAIR_SECONDS", "CountThresholdRule",
+__all__ = ["COUNT_BYTES", "COUNT_SECONDS", "PAIR_BYTES", "PAIR_SECONDS", "CountThresholdRule",
            "count_engine_cost", "count_threshold_applies", "count_threshold_cost", "count_threshold_rule",
            "threshold_tail", "threshold_tails"]
 
@@ -84,8 +92,6 @@ PAIR_SECONDS = PowerLaw(1.3e-6, (1.0, 0.5))
 #: Peak bytes of one group's band in the two-group engine (values, indices, the smaller's tail sums):
 #: with :data:`_BASE_BYTES`, 240 MB modelled against 187 MB measured peak RSS at 5,000 + 5,000.
 PAIR_BYTES = PowerLaw(200.0, (1.5,))
-#: Largest smaller group of a two-group problem (its W2 table: ~40 sqrt(n) x n floats).
-COUNT_PAIR_SMALL_MAX = 6000
 _CERTIFY = 1e-12
 _COVER = 60.0  # a tilt serves the j where its pmf is within e^-60 of its peak
 _LOG_RANGE = 2 * _COVER + 20.0  # pmf entries below e^-140 of the peak add < e^-20 relative to what a tilt serves
@@ -292,25 +298,24 @@ def _groups(mechanisms: Sequence[RandomizedResponse]) -> list[tuple[NDArray[np.i
         groups.setdefault(float(m.epsilon), []).append(members)
     if len(groups) > 2:
         return None
-    return sorted(((np.sort(np.concatenate(v)), e) for e, v in groups.items()), key=lambda ge: -ge[0].size)
+    # one mechanism per epsilon (the usual): its members are ascending already, no sort of 10^7 indices
+    return sorted(((v[0] if len(v) == 1 else np.sort(np.concatenate(v)), e) for e, v in groups.items()),
+                  key=lambda ge: -ge[0].size)
 
 
 def count_threshold_applies(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
                             measure: NDArray[np.float64], observer: int | None = None) -> bool:
     """True when :func:`count_threshold_rule` serves this problem: the central observer, a non-constant
     monotone binary symmetric f, a measure rewarding the right answer, pure randomized response in one
-    or two groups of equal epsilon (the smaller at most ``COUNT_PAIR_SMALL_MAX``, the larger at most
-    ``PURE_GROUP_MAX`` when there are two). One group of any size: :func:`count_threshold_cost` says
-    what it costs."""
+    or two groups of equal epsilon, of any sizes: :func:`count_engine_cost` says what it costs, and
+    :func:`count_threshold_rule` refuses what would not fit its time limit or the machine's memory."""
     k = len(mechanisms)
     if observer is not None or k < 1 or _orientation(function, measure, k) is None:
         return False
     groups = _groups(mechanisms)
     if groups is None:
         return False
-    if len(groups) == 1:
-        return True  # any size: its time and memory are count_threshold_cost's
-    return groups[1][0].size <= COUNT_PAIR_SMALL_MAX and groups[0][0].size <= PURE_GROUP_MAX
+    return True  # any sizes: their time and memory are count_engine_cost's
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,7 +331,8 @@ class CountThresholdRule:
             ``boundary[0]`` is the threshold tau on the count of all k parties.
         sigma: f = 1 (before ``flipped``) iff the number of ones is >= sigma.
         flipped: f is decreasing in the count; labels are swapped on the way in and out.
-        average_accuracy, worst_case_accuracy: exact (002 eqs. (1), (3)).
+        average_accuracy, worst_case_accuracy: exact (002 eqs. (1), (3)) to an absolute ~1e-15 (a worst
+            case below that reads 0: module docstring).
     """
 
     mechanisms: tuple[RandomizedResponse, ...]
@@ -437,7 +443,8 @@ class _BandedTails:
             row = rows[t][1]
             reversed_band[t, self.width + 1 - row.size:] = row[::-1]
             rows[t] = (0, row[:0])  # each row freed once copied
-        np.cumsum(reversed_band, axis=1, out=reversed_band)
+        for rows_block in block_slices(n + 1, max(1, BLOCK_ITEMS // (self.width + 1))):  # no call of seconds
+            np.cumsum(reversed_band[rows_block], axis=1, out=reversed_band[rows_block])
         self.band = reversed_band[:, ::-1]  # band[t, i] = P(S(t) >= start[t] + i)
         self.band[:, 0] = 1.0  # the mass dropped below the band (< 1e-25) is counted in
 
@@ -540,6 +547,10 @@ def count_engine_cost(mechanisms: Sequence[RandomizedResponse]) -> CostEstimate 
     groups = _groups(mechanisms)
     if groups is None or not mechanisms:
         return None
+    return _groups_cost(groups)
+
+
+def _groups_cost(groups: list[tuple[NDArray[np.int64], float]]) -> CostEstimate:
     if len(groups) == 1:
         return count_threshold_cost(groups[0][0].size)
     cost = count_threshold_cost(groups[0][0].size, groups[1][0].size)
@@ -548,7 +559,8 @@ def count_engine_cost(mechanisms: Sequence[RandomizedResponse]) -> CostEstimate 
 
 
 def count_threshold_rule(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
-                         measure: NDArray[np.float64]) -> CountThresholdRule:
+                         measure: NDArray[np.float64], time_limit: float | None = DEFAULT_TIME_LIMIT
+                         ) -> CountThresholdRule:
     """The central observer's optimal average-case rule on counts, with its exact average (002 eq. (1))
     and worst-case (eq. (3)) accuracy.
 
@@ -556,6 +568,8 @@ def count_threshold_rule(mechanisms: Sequence[RandomizedResponse], function: Boo
         mechanisms: k pure randomized responses in one or two groups of equal epsilon.
         function: a non-constant monotone binary symmetric f (majority, and, or, threshold...).
         measure: w, float64 (2, 2), w[true, guess], with w[y, y] >= w[y, 1 - y].
+        time_limit: seconds allowed (None: no limit): :func:`count_engine_cost`'s estimate is checked
+            against it and the machine's memory before any work.
 
     Returns:
         a :class:`CountThresholdRule`. Cost at k = 10^5 (one group): ~0.07 s, 10^6: ~0.5 s
@@ -563,8 +577,7 @@ def count_threshold_rule(mechanisms: Sequence[RandomizedResponse], function: Boo
 
     Raises:
         ParameterError: the problem is not one this engine serves (:func:`count_threshold_applies`).
-        SizeLimitError: two groups with the smaller above ``COUNT_PAIR_SMALL_MAX`` (one group: no limit
-            here; see :func:`count_threshold_cost`).
+        CostLimitError: the estimate is over ``time_limit`` or the memory (it names the estimate).
         CertificateError: a certificate failed (module docstring).
     """
     mechs = tuple(mechanisms)
@@ -576,17 +589,12 @@ def count_threshold_rule(mechanisms: Sequence[RandomizedResponse], function: Boo
                              "measure rewarding the right answer and pure randomized response in 1 or 2 "
                              "groups of equal epsilon (the count engine)")
     sigma, flipped, w = oriented
+    _groups_cost(groups).check(time_limit)
     if len(groups) == 1:
         boundary, average, worst = _single_group(k, groups[0][1], sigma, w)
         members = (np.empty(0, dtype=np.int64), groups[0][0])
     else:
         (big, e1), (small, e2) = groups
-        if small.size > COUNT_PAIR_SMALL_MAX:
-            raise SizeLimitError("smaller parameter group", small.size, COUNT_PAIR_SMALL_MAX,
-                                 "the posterior rule with Monte Carlo accuracy")
-        if big.size > PURE_GROUP_MAX:
-            raise SizeLimitError("larger parameter group", big.size, PURE_GROUP_MAX,
-                                 "the posterior rule with Monte Carlo accuracy")
         boundary, average, worst = _two_groups(big.size, e1, small.size, e2, sigma, w)
         members = (big, small)
     lo, hi = float(w.min()), float(w.max())

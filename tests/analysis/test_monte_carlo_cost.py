@@ -77,7 +77,7 @@ def test_xor_is_linear_in_k_and_the_posterior_quadratic() -> None:
 
     assert work("xor", 400) / work("xor", 200) == pytest.approx(2.0)
     assert work("majority", 400) / work("majority", 200) > 3.5
-    assert work("majority", 400) > 10 * work("xor", 400)
+    assert work("majority", 400) > 9 * work("xor", 400)  # 80,200 posterior steps against 400 parities
 
 
 def test_the_memory_counts_the_gain_table_of_sum() -> None:

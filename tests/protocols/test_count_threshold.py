@@ -109,6 +109,42 @@ def test_two_groups_equal_exact_engine_at_500():
     assert ours.worst_case_accuracy == pytest.approx(exact.worst_case_accuracy, abs=1e-12)
 
 
+def _answer_one_log10(rule, n1: int, e1: float, a1: int, n2: int, e2: float, a2: int) -> float:
+    """log10 P(the rule answers 1 | a1 ones in the first group, a2 in the second), summed in log space from
+    scipy's binomial log pmfs and log tails (no band, no cutoff): sum over t1 of P(T1 = t1 | a1) P(T2 >=
+    boundary[t1] | a2), T_g = Bin(a_g, p_g) + Bin(n_g - a_g, q_g)."""
+    from scipy.special import logsumexp
+
+    p1, p2 = 1 / (1 + math.exp(-e1)), 1 / (1 + math.exp(-e2))
+    t1 = np.arange(n1 + 1)
+    log_t1 = logsumexp([binom.logpmf(j, a1, p1) + binom.logpmf(t1 - j, n1 - a1, 1 - p1) for j in range(a1 + 1)], axis=0)
+    log_tail2 = logsumexp([binom.logpmf(j, a2, p2) + binom.logsf(rule.boundary - j - 1, n2 - a2, 1 - p2)
+                           for j in range(a2 + 1)], axis=0)
+    return float(logsumexp(log_t1 + log_tail2) / math.log(10))
+
+
+def test_the_two_group_worst_case_is_tiny_not_a_bug():
+    """The worst case of majority over 0.5 x n and 1.5 x n (issue 23: it prints 0 at n = 500): by brute force
+    over every input at n = 6, the least favourable input is all of the first group's bits and one of the
+    second's 1 (module docstring), its value the engine's to 1e-12; at n = 100 the engine's 3.06e-9 is that
+    input's P(answer 1) summed independently in log space (to 1e-6 relative); at n = 500 the same sum is
+    10^-37.8, and the engine's 0 is within its absolute ~1e-15."""
+    majority = parse_function("majority")
+    n, e1, e2 = 6, 0.5, 1.5
+    rule = count_threshold_rule([RandomizedResponse(e1)] * n + [RandomizedResponse(e2)] * n, majority, W)
+    per_input = {}
+    for a1, a2 in itertools.product(range(n + 1), repeat=2):
+        yes = 10 ** _answer_one_log10(rule, n, e1, a1, n, e2, a2)
+        per_input[a1, a2] = yes if a1 + a2 >= rule.sigma else 1 - yes
+    assert min(per_input, key=per_input.__getitem__) == (n, 1)
+    assert rule.worst_case_accuracy == pytest.approx(min(per_input.values()), abs=1e-12)
+    for n, log10_worst, tolerance in ((100, -8.5139, 1e-6), (500, -37.7954, 1e-15)):
+        rule = count_threshold_rule([RandomizedResponse(e1)] * n + [RandomizedResponse(e2)] * n, majority, W)
+        exact = _answer_one_log10(rule, n, e1, n, n, e2, 1)
+        assert exact == pytest.approx(log10_worst, abs=1e-4)
+        assert rule.worst_case_accuracy == pytest.approx(10 ** exact, rel=tolerance, abs=1e-15)
+
+
 def test_what_the_count_engine_refuses():
     w = W
     three = [RandomizedResponse(e) for e in (0.1, 0.2, 0.3)]

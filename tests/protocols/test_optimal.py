@@ -12,7 +12,7 @@ import pytest
 
 from mpdp.protocols import RandomizedResponse
 from mpdp.protocols.decision.engines import build_problem
-from mpdp.protocols.decision.worst_case import LP_SECONDS, lp_cost, lp_size
+from mpdp.protocols.decision.worst_case import LP_SECONDS, SINGLE_PARTY_LP_SCALE, lp_cost, lp_size
 from mpdp.protocols.errors import CostLimitError, ParameterError
 from mpdp.protocols.functions import TruthTable, accuracy_measure, group_values, parse_function
 from mpdp.protocols.numerics.cost import CostEstimate, PowerLaw, format_seconds
@@ -46,11 +46,11 @@ def test_six_distinct_four_output_parties_are_solved_not_refused() -> None:
 
 
 def test_an_lp_over_the_time_limit_is_refused_with_its_estimate() -> None:
-    mechs = [RandomizedResponse(0.1 * i) for i in range(1, 16)]  # 2^15 inputs: the model says ~20 min
+    mechs = [RandomizedResponse(0.1 * i) for i in range(1, 16)]  # 2^15 inputs: the model says ~8 min
     view = build_problem(mechs, parse_function("majority"), W).views[0]
     estimate = lp_cost([view])
     variables, inputs = lp_size(view)
-    assert estimate.seconds == pytest.approx(2.75e-6 * variables**1.04 * inputs**0.60)
+    assert estimate.seconds == pytest.approx(SINGLE_PARTY_LP_SCALE * 2.75e-6 * variables**1.04 * inputs**0.60)
     refusal = worst_case_refusal(mechs, parse_function("majority"), W)
     assert isinstance(refusal, CostLimitError) and refusal.estimate == estimate
     assert "average rule" in str(refusal) and "time_limit=SECONDS" in str(refusal) and f"{variables:,}" in str(refusal)
@@ -83,7 +83,7 @@ def test_a_party_observer_adds_its_two_lps() -> None:
     mechs = _four_output(4)
     central = lp_cost(build_problem(mechs, parse_function("xor"), W).views)
     party = lp_cost(build_problem(mechs, parse_function("xor"), W, observer=0).views)
-    one = LP_SECONDS(*lp_size(build_problem(mechs, parse_function("xor"), W, observer=0).views[0]))
+    one = SINGLE_PARTY_LP_SCALE * LP_SECONDS(*lp_size(build_problem(mechs, parse_function("xor"), W, observer=0).views[0]))
     assert party.seconds == pytest.approx(2 * one) and party.seconds < central.seconds
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,7 +23,6 @@ from mpdp.parties.cli.main import main
 from mpdp.protocols.decision.factors import FOUR_OUTPUT_GROUP_MAX
 from mpdp.protocols.decision.worst_case import TIME_LIMIT_STATUS
 from mpdp.protocols.errors import SizeLimitError, SolverError
-from mpdp.protocols.rules.count_threshold import COUNT_PAIR_SMALL_MAX
 from tests.calibration import scaled
 from tests.parties.cli.invoke import ok, refused
 
@@ -212,9 +212,53 @@ def test_mpdp_accuracy_shows_a_progress_bar_on_a_terminal(quiet: tuple[str, ...]
     assert exact.returncode == 0 and "Monte Carlo" not in exact.stderr
 
 
-def test_the_count_engine_refusal_names_its_group_limits(capsys) -> None:
-    line = refused(capsys, "accuracy", "--engine", "counts", "--epsilon", "1*7000,2*7000", "--function", "majority")
-    assert f"the smaller at most {COUNT_PAIR_SMALL_MAX:,}" in line and "as many parties as its cost estimate allows" in line
+def _two_group_average_directly(n1: int, e1: float, n2: int, e2: float) -> float:
+    """The optimal average accuracy of majority over two groups of pure randomized response, zero-one, by
+    002 eq. (1) directly: sum over reported counts (t1, t2) of P(t1) P(t2) max(U, 1 - U), U = P(S1(t1) +
+    S2(t2) >= sigma), S_g(t) = Bin(t, p_g) + Bin(n_g - t, q_g) the posterior number of ones (uniform prior:
+    the counts are Bin(n_g, 1/2)). Dense pmfs from scipy.stats, one matrix product; the counts within
+    6 sqrt(n) of n/2 only (the rest has mass < 1e-30)."""
+    from scipy.signal import fftconvolve
+    from scipy.stats import binom
+
+    sigma = (n1 + n2) // 2 + 1
+
+    def posterior(n: int, eps: float) -> tuple[range, list]:
+        p = math.exp(eps) / (1 + math.exp(eps))
+        reach = int(6 * math.sqrt(n))
+        counts = range(n // 2 - reach, n // 2 + reach + 1)
+        return counts, [np.clip(fftconvolve(binom.pmf(np.arange(t + 1), t, p), binom.pmf(np.arange(n - t + 1), n - t,
+                                                                                           1 - p)), 0, None)
+                        for t in counts]
+
+    t1s, s1 = posterior(n1, e1)
+    t2s, s2 = posterior(n2, e2)
+    first = np.array(s1)  # (t1, s1 = 0..n1)
+    tails = np.array([np.concatenate([np.cumsum(row[::-1])[::-1], [0.0]]) for row in s2])  # P(S2 >= c), c 0..n2+1
+    need = np.clip(sigma - np.arange(n1 + 1), 0, n2 + 1)
+    u = first @ tails[:, need].T  # (t1, t2)
+    prior = np.outer(binom.pmf(np.array(t1s), n1, 0.5), binom.pmf(np.array(t2s), n2, 0.5))
+    return float((prior * np.maximum(u, 1 - u)).sum())
+
+
+def test_two_large_groups_go_to_the_count_engine_by_its_estimate_not_a_size_cap(capsys) -> None:
+    """Two groups of 7,000 (above the 6,000 cap the smaller group had before, issue 23): the count engine's
+    estimate fits the default time limit, so it runs, printing that estimate, and its average accuracy is
+    002 eq. (1) computed directly (to 1e-9); under a time limit below its estimate it is refused, naming the
+    same estimate."""
+    from mpdp.parties.api.params import randomized_responses
+    from mpdp.protocols.rules.count_threshold import count_engine_cost
+
+    argv = ["--epsilon", "0.05*7000,0.1*7000", "--function", "majority", "--rule", "average"]
+    doc = _json(capsys, *argv)
+    estimate = count_engine_cost(randomized_responses("0.05*7000,0.1*7000"))
+    assert estimate is not None and doc["engine"] == "counts"
+    assert doc["estimates"]["average"] == estimate.summary()
+    assert doc["rules"]["average"]["average_accuracy"] == pytest.approx(
+        _two_group_average_directly(7000, 0.05, 7000, 0.1), abs=1e-9)
+    line = refused(capsys, "accuracy", *argv, "--engine", "counts", "--time-limit", f"{estimate.seconds / 2:.6g}")
+    assert "the count engine (14,000 parties in groups of 7,000 and 7,000) would take about" in line
+    assert estimate.describe().split(" and ")[1] in line
 
 
 def test_an_lp_stopped_at_the_time_limit_leaves_the_average_rule(capsys, monkeypatch) -> None:
