@@ -262,10 +262,18 @@ class ServerCluster:
         return await asyncio.to_thread(self.release, jobs)
 
     def _read_lines(self) -> dict[int, str]:
-        """One line from each running server, within the deadline (WorkerError otherwise)."""
+        """One line from each running server, within the deadline (WorkerError otherwise). A line already
+        read with the one before it (an "expect" acknowledgement and the round's release in one read) is
+        taken from the buffer, not waited for."""
         end = time.monotonic() + self.deadline
         lines: dict[int, str] = {}
-        while len(lines) < len(self._processes):
+        while True:
+            for i in self._processes:
+                if i not in lines and b"\n" in self._buffers[i]:
+                    line, self._buffers[i] = self._buffers[i].split(b"\n", 1)
+                    lines[i] = line.decode("utf-8")
+            if len(lines) == len(self._processes):
+                return lines
             pending = {process.stdout.fileno(): i for i, process in self._processes.items()
                        if i not in lines and process.stdout is not None}
             ready, _, _ = select.select(list(pending), [], [], max(0.0, min(0.5, end - time.monotonic())))
@@ -275,14 +283,10 @@ class ServerCluster:
                 if not chunk:
                     raise self._failure(i, self._processes[i].wait())
                 self._buffers[i] += chunk
-                if b"\n" in self._buffers[i]:
-                    line, self._buffers[i] = self._buffers[i].split(b"\n", 1)
-                    lines[i] = line.decode("utf-8")
-            if len(lines) < len(self._processes) and time.monotonic() > end:
+            if time.monotonic() > end and not any(b"\n" in self._buffers[i] for i in self._processes if i not in lines):
                 late = sorted(set(self._processes) - set(lines) | self._missing)
                 raise WorkerError(f"mpc servers {late} did not finish the round within {self.deadline:g} s "
                                   "(a server missing or stuck fails the round: MPyC has no dropout tolerance)")
-        return lines
 
     def _failure(self, index: int, code: int) -> WorkerError:
         assert self._folder is not None
