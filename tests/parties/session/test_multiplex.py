@@ -66,17 +66,24 @@ async def _no_error(party: int, exc: Exception) -> None:
     raise AssertionError(f"party {party} failed: {exc}")
 
 
+async def _serving(parties: list[Party], connector: Any, worker: str, on_error: Any = _no_error,
+                   **options: Any) -> asyncio.Task[None]:
+    """:func:`serve_multiplexed` of ``parties`` as ``worker`` in a task, returned once all K are ready."""
+    ready: list[int] = []
+    task = asyncio.create_task(serve_multiplexed([p.loop for p in parties], connector, worker,
+                                                 on_ready=lambda: ready.append(1), on_error=on_error, **options))
+    while len(ready) < K:
+        await asyncio.sleep(0.01)
+    return task
+
+
 async def test_one_connection_each_party_answers_with_its_own_draw_key_and_topic() -> None:
     broker = InMemoryBroker()
     connector = Recording(broker)
     parties, keys = _parties(connector)
-    ready: list[int] = []
     async with broker.connect("observer") as observer:
         await observer.subscribe(TOPICS.all_parties)
-        worker = asyncio.create_task(serve_multiplexed([p.loop for p in parties], connector, "worker-0",
-                                                       on_ready=lambda: ready.append(1), on_error=_no_error))
-        while len(ready) < K:
-            await asyncio.sleep(0.01)
+        worker = await _serving(parties, connector, "worker-0")
         heartbeat = _announce("heartbeat", 0)
         for payload in (heartbeat, heartbeat):  # the second heartbeat is a replay
             await observer.publish(TOPICS.heartbeat, payload)
@@ -107,17 +114,13 @@ async def test_a_refused_message_is_logged_once_per_worker_with_its_count_of_par
         caplog: pytest.LogCaptureFixture) -> None:
     broker = InMemoryBroker()
     parties, _ = _parties(broker)
-    ready: list[int] = []
     stranger = generate_key_pair()[0]
     forged = Announcement.signed(stranger, session=SESSION, kind="round", round=0, repetitions=REPETITIONS)
     other = Announcement.signed(COORD_PRIVATE, session="other", kind="round", round=0, repetitions=REPETITIONS)
     heartbeat = _announce("heartbeat", 0)
     with caplog.at_level(logging.WARNING, logger="mpdp.party"):
         async with broker.connect("observer") as observer:
-            worker = asyncio.create_task(serve_multiplexed([p.loop for p in parties], broker, "worker-4",
-                                                           on_ready=lambda: ready.append(1), on_error=_no_error))
-            while len(ready) < K:
-                await asyncio.sleep(0.01)
+            worker = await _serving(parties, broker, "worker-4")
             for payload in (forged.model_dump_json(), "junk", other.model_dump_json()):
                 await observer.publish(TOPICS.rounds, payload)
             for payload in (heartbeat, heartbeat):
@@ -143,13 +146,9 @@ async def test_a_copy_of_a_round_announcement_is_skipped_and_a_reannouncement_ge
     the same bytes (no fresh draw)."""
     broker = InMemoryBroker()
     parties, _ = _parties(broker)
-    ready: list[int] = []
     async with broker.connect("observer") as observer:
         await observer.subscribe(TOPICS.all_parties)
-        worker = asyncio.create_task(serve_multiplexed([p.loop for p in parties], broker, "worker-1",
-                                                       on_ready=lambda: ready.append(1), on_error=_no_error))
-        while len(ready) < K:
-            await asyncio.sleep(0.01)
+        worker = await _serving(parties, broker, "worker-1")
         announcement = _announce("round", 0)
         for _ in range(3):  # the announcement and two copies
             await observer.publish(TOPICS.rounds, announcement)
@@ -177,12 +176,8 @@ async def test_a_party_error_is_reported_with_its_id_and_raised() -> None:
     async def on_error(party: int, exc: Exception) -> None:
         reported.append((party, str(exc)))
 
-    ready: list[int] = []
     async with broker.connect("observer") as observer:
-        worker = asyncio.create_task(serve_multiplexed([p.loop for p in parties], broker, "worker-1",
-                                                       on_ready=lambda: ready.append(1), on_error=on_error))
-        while len(ready) < K:
-            await asyncio.sleep(0.01)
+        worker = await _serving(parties, broker, "worker-1", on_error)
         await observer.publish(TOPICS.rounds, _announce("round", 0))
         with pytest.raises(ExceptionGroup) as group:
             await asyncio.wait_for(worker, 5.0)
@@ -298,7 +293,6 @@ async def test_bundled_answers_are_each_partys_own_signed_message_and_a_reannoun
     broker = InMemoryBroker()
     bundle_key = load_private_key(generate_key_pair()[0])
     parties, keys = _parties(broker)
-    ready: list[int] = []
 
     async def entries(observer: MemoryTransport) -> tuple[int, dict[int, bytes]]:
         got: dict[int, bytes] = {}
@@ -314,11 +308,7 @@ async def test_bundled_answers_are_each_partys_own_signed_message_and_a_reannoun
 
     async with broker.connect("observer") as observer:
         await observer.subscribe(TOPICS.all_parties, TOPICS.all_bundles)
-        worker = asyncio.create_task(serve_multiplexed([p.loop for p in parties], broker, "worker-3",
-                                                       on_ready=lambda: ready.append(1), on_error=_no_error,
-                                                       bundle=(TOPICS, 3, bundle_key)))
-        while len(ready) < K:
-            await asyncio.sleep(0.01)
+        worker = await _serving(parties, broker, "worker-3", bundle=(TOPICS, 3, bundle_key))
         await observer.publish(TOPICS.rounds, _announce("round", 0))
         bundles, first = await entries(observer)
         await observer.publish(TOPICS.rounds, _announce("round", 0))  # re-announced (a fresh sequence)
