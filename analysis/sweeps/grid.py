@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.lazy import LazySequence
 from mpdp.protocols.randomization.mechanisms import check_epsilon
 
 __all__ = ["SCALES", "EpsilonGrid", "SeedChildren", "epsilon_grid", "grid_of", "grid_range", "grid_text"]
@@ -29,7 +30,7 @@ _CHUNK = 65_536
 
 
 @dataclass(frozen=True, slots=True)
-class EpsilonGrid(Sequence[float]):
+class EpsilonGrid(LazySequence[float]):
     """``steps`` values of epsilon from ``low`` to ``high`` (both included), evenly spaced in ``scale``,
     made when read (:func:`grid_range` checks the arguments).
 
@@ -66,17 +67,8 @@ class EpsilonGrid(Sequence[float]):
     def __len__(self) -> int:
         return self.steps
 
-    @overload
-    def __getitem__(self, index: int) -> float: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[float]: ...
-
-    def __getitem__(self, index: int | slice) -> float | Sequence[float]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(self.steps)[index]]
-        i = range(self.steps)[index]  # IndexError out of range, negative indices from the end
-        return float(self.values(i, i + 1)[0])
+    def _item(self, index: int) -> float:
+        return float(self.values(index, index + 1)[0])
 
     def __iter__(self) -> Iterator[float]:
         for start in range(0, self.steps, _CHUNK):
@@ -159,7 +151,7 @@ def grid_text(values: Sequence[float]) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class SeedChildren(Sequence[np.random.SeedSequence]):
+class SeedChildren(LazySequence[np.random.SeedSequence]):
     """``SeedSequence(root).spawn(children)``, child i made when read: ``SeedSequence(root, spawn_key=(i,))``,
     the very child ``spawn`` gives (its entropy, its spawn key, the default pool size).
 
@@ -173,16 +165,8 @@ class SeedChildren(Sequence[np.random.SeedSequence]):
     def __len__(self) -> int:
         return self.children
 
-    @overload
-    def __getitem__(self, index: int) -> np.random.SeedSequence: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[np.random.SeedSequence]: ...
-
-    def __getitem__(self, index: int | slice) -> np.random.SeedSequence | Sequence[np.random.SeedSequence]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(self.children)[index]]
-        return np.random.SeedSequence(self.root, spawn_key=(range(self.children)[index],))
+    def _item(self, index: int) -> np.random.SeedSequence:
+        return np.random.SeedSequence(self.root, spawn_key=(index,))
 
     def __iter__(self) -> Iterator[np.random.SeedSequence]:
         return (np.random.SeedSequence(self.root, spawn_key=(i,)) for i in range(self.children))

@@ -41,7 +41,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 import numpy as np
 from numpy.typing import NDArray
@@ -57,6 +57,7 @@ from mpdp.protocols.decision.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MA
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.numerics.cost import CostEstimate, noun
+from mpdp.protocols.numerics.lazy import LazySequence
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta, check_epsilon
 from mpdp.protocols.rules.optimal import worst_case_refusal
 from mpdp.protocols.rules.rule_factory import decision_rule
@@ -144,7 +145,7 @@ class SweepTask(SweepSetting):
 
 
 @dataclass(frozen=True, slots=True)
-class SweepTasks(Sequence[SweepTask]):
+class SweepTasks(LazySequence[SweepTask]):
     """The points of a sweep, the product of its axes in grid order (function, parties, delta, rule,
     observer, epsilon fastest), each :class:`SweepTask` made when read: a grid of ten million epsilons
     holds its three numbers (:class:`mpdp.analysis.sweeps.grid.EpsilonGrid`), not ten million tasks.
@@ -168,16 +169,8 @@ class SweepTasks(Sequence[SweepTask]):
     def __len__(self) -> int:
         return math.prod(len(axis) for axis in self._axes()) * len(self.grid)
 
-    @overload
-    def __getitem__(self, index: int) -> SweepTask: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[SweepTask]: ...
-
-    def __getitem__(self, index: int | slice) -> SweepTask | Sequence[SweepTask]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(len(self))[index]]
-        setting, e = divmod(range(len(self))[index], len(self.grid))
+    def _item(self, index: int) -> SweepTask:
+        setting, e = divmod(index, len(self.grid))
         values = []
         for axis in reversed(self._axes()):
             setting, j = divmod(setting, len(axis))

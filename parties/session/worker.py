@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, overload
+from typing import Literal
 
 from mpdp.broker.messages import WorkerStatus
 from mpdp.broker.signing import PrivateKey, generate_key_pair, load_private_key
@@ -36,6 +36,7 @@ from mpdp.parties.rounds.registry import party_starter
 from mpdp.parties.rounds.secure_sampling import secure_sampler
 from mpdp.parties.session.multiplex import BUNDLED_CONCURRENCY, serve_multiplexed
 from mpdp.parties.session.processes import first_leaf, watch_parent
+from mpdp.protocols.numerics.lazy import LazySequence
 
 __all__ = ["STATUS_PARTIES", "WorkerSpec", "WorkerSpecs", "serve_parties", "status_reports", "worker_main"]
 
@@ -89,7 +90,7 @@ class WorkerSpec:
     bundle: bool = False
 
 
-class WorkerSpecs(Sequence[WorkerSpec]):
+class WorkerSpecs(LazySequence[WorkerSpec]):
     """The specs of ``count`` workers, each built when it is taken (``build(index)``), not kept: a pool that
     spawns its workers one at a time holds one worker's parties at once (10^6 parties over 2 workers: the main
     process held both workers' 500,000 party specs, ~0.7 GB, and one's pickle, 2.4 GB at its peak).
@@ -105,16 +106,8 @@ class WorkerSpecs(Sequence[WorkerSpec]):
     def __len__(self) -> int:
         return self._count
 
-    @overload
-    def __getitem__(self, index: int) -> WorkerSpec: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[WorkerSpec]: ...
-
-    def __getitem__(self, index: int | slice) -> WorkerSpec | Sequence[WorkerSpec]:
-        if isinstance(index, slice):
-            return [self._build(i) for i in range(self._count)[index]]
-        return self._build(range(self._count)[index])
+    def _item(self, index: int) -> WorkerSpec:
+        return self._build(index)
 
 
 #: Parties one status report lists at most: each takes ~98 bytes (its id and base64 signature), so a report is
