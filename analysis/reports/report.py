@@ -299,7 +299,7 @@ def plot_privacy_spent(epsilon_optimal: Sequence[float], epsilon_basic: Sequence
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     else:  # no party, or every party unbounded (epsilon = inf): no curve, and the page says why
-        why = "no party in the ledger" if n == 0 else f"all {n} parties have $\\varepsilon = \\infty$"
+        why = "no party in the ledger" if n == 0 else f"{n} of {n} {noun(n, 'party', 'parties')} with $\\varepsilon = \\infty$"
         ax.text(0.5, 0.5, f"{why}: no finite spend to draw",
                 transform=ax.transAxes, ha="center", va="center", fontsize=9)
     ax.grid(alpha=0.3)

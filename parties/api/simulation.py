@@ -60,7 +60,7 @@ from mpdp.parties.session.runner import recorded_outcome, run_async
 from mpdp.parties.session.sizing import session_cost
 from mpdp.protocols.errors import MpdpError, ParameterError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.numerics.cost import check_time_limit
+from mpdp.protocols.numerics.cost import check_time_limit, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta
 from mpdp.protocols.randomization.secure import rng_mode
 from mpdp.protocols.rules.rule_factory import RuleCache, check_rule_size, zero_one_rules
@@ -146,8 +146,8 @@ class Simulation(Result):
     def summary(self) -> str:
         decided = [e.result for e in self.evaluations if e.status not in UNDECIDED]
         undecided = f" ({len(self.rounds) - len(decided)} not decided)" if len(decided) < len(self.rounds) else ""
-        return (f"{self.title}: {len(self.rounds)} rounds{undecided}, {sum(r.consistent for r in decided)} consistent "
-                "with theory, "
+        return (f"{self.title}: {len(self.rounds)} {noun(len(self.rounds), 'round')}{undecided}, "
+                f"{sum(r.consistent for r in decided)} consistent with theory, "
                 f"{self.outcome.wall_time:.1f} s on {self.outcome.broker_kind}")
 
     def draw(self, ax: Axes | None) -> Figure:
@@ -341,9 +341,10 @@ def _announce(plan: _Plan, folder: RunFolder, begun: Mapping[str, Any]) -> None:
     done, total = begun["rounds_decided"], len(begun["rounds"])
     if plan.previous is not None:
         print(f"mpdp: resuming the run in {folder.path} at round {done + 1} of {total}" if done < total else
-              f"mpdp: the run in {folder.path} is complete ({total} of {total} rounds): nothing to run"
-              if plan.previous.complete else f"mpdp: the run in {folder.path} has its {total} rounds recorded: "
-              "writing its results", file=sys.stderr)
+              f"mpdp: the run in {folder.path} is complete ({total} of {total} {noun(total, 'round')}): nothing to run"
+              if plan.previous.complete else
+              f"mpdp: the run in {folder.path} has its {total} {noun(total, 'round')} recorded: writing its results",
+              file=sys.stderr)
     config = plan.config
     if config.k * (total - done) >= LARGE_RUN:  # before a long wait, say how long
         print(estimate_run(config.k, total - done, plan.run.repetitions, config.connections).describe()

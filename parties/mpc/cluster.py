@@ -49,6 +49,7 @@ from mpdp.parties.mpc.sealed_shares import ShareSealer, seal_shares
 from mpdp.parties.mpc.server import RoundJob, ServerKeys, write_keys
 from mpdp.parties.mpc.sharing import check_servers, field_modulus, share_bits
 from mpdp.protocols.errors import ParameterError, ProtocolViolation, WorkerError
+from mpdp.protocols.numerics.cost import noun
 from mpdp.protocols.randomization.threshold_release import GeometricTable, ReleaseTable
 
 __all__ = ["DEFAULT_DEADLINE", "ServerCluster", "ServerCost", "agreed_release", "free_port_block", "round_jobs",
@@ -337,11 +338,12 @@ def round_jobs(round_index: int, parties: Sequence[int], sealed: Sequence[Sequen
     if releases < 1:
         raise ParameterError("releases", releases, "an integer >= 1")
     if not parties or (isinstance(table, ReleaseTable) and table.scaled.size != len(parties) + 1):
-        raise ParameterError("table", len(parties), f"a table of n + 1 = {len(parties) + 1} entries "
+        n = len(parties)
+        raise ParameterError("table", n, f"a table of n + 1 = {n + 1} {noun(n + 1, 'entry', 'entries')} "
                              "for n >= 1 participants")
     servers = {len(shares) for shares in sealed}
     if len(sealed) != len(parties) or len(servers) != 1:
-        raise ParameterError("sealed", f"{len(sealed)} parties, {sorted(servers)} shares each",
+        raise ParameterError("sealed", f"{len(sealed)} {noun(len(sealed), 'party', 'parties')}, {sorted(servers)} shares each",
                              "one share per server for every participant")
     scaled = [int(n) for n in table.scaled] if isinstance(table, ReleaseTable) else []
     noise = [int(t) for t in table.thresholds] if isinstance(table, GeometricTable) else []

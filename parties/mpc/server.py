@@ -51,6 +51,7 @@ from mpdp.broker.curator_messages import CuratorRelease
 from mpdp.broker.mpc_messages import SumRelease
 from mpdp.parties.mpc.listen import bind_own_address
 from mpdp.parties.mpc.sealed_shares import ShareOpener
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["RoundJob", "ServerKeys", "expect_keys", "geometric_by_bisection", "main", "open_shares", "read_keys",
            "round_server", "share_opener", "write_keys"]
@@ -122,8 +123,9 @@ class RoundJob:
             raise ValueError(f"round {job.round}: function {job.function!r} with {len(job.noise)} noise thresholds")
         table = 0 if job.function == "sum" else n + 1
         if not n or len(job.sealed) != n or len(job.scaled) != table or job.releases < 1:
-            raise ValueError(f"round {job.round}: {n} parties need {n} sealed shares, a table of {table} "
-                             f"entries and releases >= 1, got {len(job.sealed)}, {len(job.scaled)}, {job.releases}")
+            raise ValueError(f"round {job.round}: for {n} {noun(n, 'party', 'parties')}, {n} sealed "
+                             f"{noun(n, 'share')}, a table of {table} {noun(table, 'entry', 'entries')} and "
+                             f"releases >= 1 expected, got {len(job.sealed)}, {len(job.scaled)}, {job.releases}")
         return job
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.cost import noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta, check_epsilon
 
 __all__ = ["canonical_epsilon_spec", "check_epsilon_spec", "parse_mechanisms", "warn_if_no_privacy"]
@@ -49,7 +50,7 @@ def warn_if_no_privacy(epsilons: Iterable[float]) -> None:
     reports the true bit, so that party has no privacy at all (the run goes on; it is allowed)."""
     count = sum(1 for e in epsilons if math.isinf(e))
     if count:
-        print(f"mpdp: warning: {count} {'party' if count == 1 else 'parties'} with epsilon inf: randomized "
+        print(f"mpdp: warning: {count} {noun(count, 'party', 'parties')} with epsilon inf: randomized "
               "response then reports the true bit (no privacy)", file=sys.stderr)
 
 

@@ -258,7 +258,7 @@ def _deployment_page(run_dir: Path, doc: dict[str, Any]) -> tuple[ReportPage, in
             r["round"] + 1, r["name"], r["status"], len(r["participants"]), len(r["abstained"]), len(r["absent"]),
             r["messages_received"], r["messages_rejected"], Counter(r["decisions"]).most_common(1)[0][0],
             mean(r["posterior_of_decision"]), mean(r["expected_ones"])]) for r in rounds), "rounds")
-    title = f"deployed session {doc['session']}: {doc['function']}, {len(rounds)} rounds"
+    title = f"deployed session {doc['session']}: {doc['function']}, {len(rounds)} {noun(len(rounds), 'round')}"
     figure = plot_decisions([r["name"] for r in rounds], [mean(r["posterior_of_decision"]) for r in rounds],
                             title=title)
     sections = [Section("Rounds", (), (table,), (ReportFigure("decisions", "the observer's posterior of its decision "

@@ -66,6 +66,7 @@ from mpdp.parties.session.pool import WorkerPool
 from mpdp.parties.session.validators import open_validated_engine
 from mpdp.parties.session.worker import WorkerSpec, WorkerSpecs
 from mpdp.protocols.errors import MpdpError, WorkerError
+from mpdp.protocols.numerics.cost import noun
 
 T = TypeVar("T")
 log = logging.getLogger("mpdp.run")
@@ -214,7 +215,7 @@ async def drive_rounds(
             outcome = await engine.run_round(index, name)
             if parties is not None:
                 parties.check(engine, outcome, f"during round {index + 1} ({name!r}), recorded with "
-                                      f"{outcome.absent.size} absent part{'y' if outcome.absent.size == 1 else 'ies'}"
+                                      f"{outcome.absent.size} absent {noun(outcome.absent.size, 'party', 'parties')}"
                                       f"; rounds 1-{index + 1} are in {store.where}")
         outcomes.append(outcome)
         on_round(outcome)

@@ -85,10 +85,11 @@ def test_links_to_the_data_files_in_html_and_markdown() -> None:
     assert "Data beside this page" not in render_html(ReportPage("t", "s", ()))
 
 
-@pytest.mark.parametrize("spent, words", [([], "no party in the ledger"), ([float("inf")] * 3, "all 3 parties")])
+@pytest.mark.parametrize("spent, words", [([], "no party in the ledger"), ([float("inf")] * 3, "3 of 3 parties"),
+                                           ([float("inf")], "1 of 1 party")])
 def test_privacy_spent_with_nothing_finite_says_why_and_draws_no_legend(spent: list[float], words: str) -> None:
     figure = plot_privacy_spent(spent, spent)
     ax = figure.axes[0]
     assert ax.get_legend() is None and not ax.lines
     assert [t.get_text() for t in ax.texts] == [f"{words}: no finite spend to draw" if not spent else
-                                                f"{words} have $\\varepsilon = \\infty$: no finite spend to draw"]
+                                                f"{words} with $\\varepsilon = \\infty$: no finite spend to draw"]

@@ -72,6 +72,7 @@ from mpdp.parties.session.observe import HOSTS_MODE, ObserveConfig, observe
 from mpdp.parties.session.output_paths import fresh_output_dir, output_dir, run_files
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import FUNCTION_NAMES, BooleanFunction, parse_function
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["register"]
 
@@ -258,7 +259,7 @@ def _run(args: argparse.Namespace) -> int:
     complete = _recorded(config.store_path, facts.session) == len(config.round_names)
     outcomes = observe(config)  # a complete session: loaded from the store, and the end announced again
     if complete:
-        print(f"mpdp: session {facts.session} is complete ({len(outcomes)} rounds recorded in {config.store_path}): "
+        print(f"mpdp: session {facts.session} is complete ({len(outcomes)} {noun(len(outcomes), 'round')} recorded in {config.store_path}): "
               "nothing to run; the end is announced again, so party hosts still waiting exit", file=sys.stderr)
     document = versioned("observe", {
         "session": facts.session, "mode": HOSTS_MODE, "protocol": protocol,

@@ -233,15 +233,16 @@ def _run(args: argparse.Namespace) -> int:
             "workers", "round_timeout", "seed", "alpha", "protocol")}, "mpdp sweep --live")
         with option_names(**names):
             check_live_plan(plan)
-        runs = (f"{samples} rounds" if data is None else
-                f"{data.num_rounds} rounds of {data.name} (k = {data.num_parties}) x {samples} repetitions")
+        runs = (f"{samples} {noun(samples, 'round')}" if data is None else f"{data.num_rounds} "
+                f"{noun(data.num_rounds, 'round')} of {data.name} (k = {data.num_parties}) x {samples} "
+                f"{noun(samples, 'repetition')}")
         header = (f"mpdp sweep --live: {_points(len(tasks))} x {runs}, one session after another "
                   f"over one broker; {estimate_live_sweep(plan).describe()}")
         options.update(live=True, broker=BrokerSettings.from_url(**broker_options(args)), workers=args.workers,
                        round_timeout=args.round_timeout)
     else:
         where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
-        per = "" if data is None else f" x {data.num_rounds} rounds of {data.name} (k = {data.num_parties})"
+        per = "" if data is None else f" x {data.num_rounds} {noun(data.num_rounds, 'round')} of {data.name} (k = {data.num_parties})"
         header = (f"mpdp sweep: {_points(len(tasks))}{per} x {samples} samples, {where}; "
                   f"{plan.estimate().describe()} on one core")
     limit = check_time_limit(args.time_limit, "--time-limit")
