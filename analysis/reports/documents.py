@@ -35,7 +35,7 @@ SCHEMA_VERSION = 1
 #: Every document kind: the commands that print one with ``--json`` (``estimate``: the API's alone).
 KINDS = ("accuracy", "compose", "mechanism", "estimate", "simulate", "sweep", "compare-central", "compare", "report",
          "figures", "calibrate", "theorem-3-1", "keys", "party", "observe", "broker", "schema",
-         "export", "audit", "mpc-server")
+         "export", "audit", "mpc-server", "verify")
 
 
 def versioned(kind: str, document: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:

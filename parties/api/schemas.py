@@ -179,6 +179,19 @@ class ExportDocument(Document):
     sessions: list[str]
 
 
+class VerifyDocument(Document):
+    """``mpdp verify --json``: a run's stored answers checked against its roster's public keys."""
+
+    store: str
+    session: str
+    parties: int
+    rounds: int
+    keys: str
+    answers: int
+    proven: bool
+    failure: str | None
+
+
 class AuditDocument(Document):
     """``mpdp audit --json`` / ``mpdp.audit(...).to_dict()``: the certified lower bound on epsilon."""
 
@@ -232,6 +245,7 @@ DOCUMENTS: dict[str, type[Document]] = {
     "export": ExportDocument,
     "audit": AuditDocument,
     "mpc-server": DeploymentDocument,
+    "verify": VerifyDocument,
 }
 
 

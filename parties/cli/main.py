@@ -58,6 +58,7 @@ COMMANDS: dict[str, str] = {
     "compare": "rr, curator and mpc live on the same data: accuracy and cost side by side",
     "export": "a run's transcripts in long form (session, round, party, repetition, symbol) as CSV or Parquet",
     "report": "a finished run (simulate, sweep, observe) as a self-contained HTML page and Markdown",
+    "verify": "a run's stored answers proven against its parties' public keys (signatures, signed bundles)",
     "figures": "every figure of the three papers, redrawn from computation (PNG at 300 dpi, SVG, PDF)",
     "calibrate": "noise for k queries under a total (epsilon, delta): budgets and variances",
     "theorem-3-1": "random interactive protocols vs randomized response (002 Theorem 3.1)",

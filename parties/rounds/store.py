@@ -16,6 +16,9 @@ Tables::
     worker_reports (session, digest UNIQUE; worker, payload TEXT, received): a verified part of a bundling worker's
                signed "ready" (:class:`mpdp.broker.messages.WorkerStatus` JSON), each listed party's endorsement
                of the worker's bundle key
+    roster_keys (session, first_round PK; public_keys BLOB): the roster's raw 32-byte Ed25519 public keys in
+               party order, as the run that answered rounds ``first_round`` onwards had them (a resumed simulation
+               makes fresh keys: one row per run), so that ``mpdp verify`` needs no roster file
     double_releases (session, round, party, payload PK; kind symbols|abstain, received): a party's second,
                different, validly signed answer to a round (its first is in ``messages``): the proof
                that the party answered twice (two hosts serve it, or a host lost its answer record);
@@ -122,6 +125,9 @@ CREATE TABLE IF NOT EXISTS bundles (
 CREATE TABLE IF NOT EXISTS worker_reports (
     session TEXT NOT NULL, digest BLOB NOT NULL, worker INTEGER NOT NULL, payload TEXT NOT NULL,
     received REAL NOT NULL, UNIQUE (session, digest));
+CREATE TABLE IF NOT EXISTS roster_keys (
+    session TEXT NOT NULL, first_round INTEGER NOT NULL, public_keys BLOB NOT NULL,
+    PRIMARY KEY (session, first_round)) WITHOUT ROWID;
 """
 
 
@@ -426,6 +432,25 @@ class TranscriptStore:
         with self.transaction() as db:
             db.execute("INSERT INTO worker_reports VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                        (session, hashlib.sha256(payload.encode("utf-8")).digest(), worker, payload, time.time()))
+
+    def record_roster(self, session: str, public_keys: Sequence[bytes]) -> None:
+        """Keep the roster's public keys (raw 32 bytes each, party order) of the run that answers ``session``'s
+        rounds from its first round not recorded onwards (a run again from the same round replaces them; nothing
+        when every round is recorded: no party answers). The session is opened (:meth:`open_session`)."""
+        recorded = set(self.recorded_rounds(session))
+        first = next(i for i in range(len(recorded) + 1) if i not in recorded)
+        (names,), = self.query("SELECT round_names FROM sessions WHERE session = ?", (session,))
+        if first >= len(json.loads(names)):
+            return
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO roster_keys VALUES (?, ?, ?)", (session, first, b"".join(public_keys)))
+
+    def roster_keys(self, session: str) -> list[tuple[int, tuple[bytes, ...]]]:
+        """(first round, the public keys in party order) of each run of ``session`` that recorded its roster
+        (:meth:`record_roster`), by first round; empty for a store written before mpdp kept them."""
+        rows = self._db.execute("SELECT first_round, public_keys FROM roster_keys WHERE session = ? "
+                                "ORDER BY first_round", (session,))
+        return [(int(first), tuple(bytes(keys[i:i + 32]) for i in range(0, len(keys), 32))) for first, keys in rows]
 
     def record_message(self, session: str, round: int, repetitions: int, message: RecordedMessage) -> bool:
         """Record one message on its own (idempotent). True if new, False if already there.

@@ -63,21 +63,25 @@ def _bundled(store: TranscriptStore, session: str, public_keys: Sequence[bytes])
     return proven
 
 
-def _stored_answers(store: TranscriptStore, session: str) -> Iterator[tuple[str, int, int, bytes]]:
-    """(table, round, party, payload) of every stored answer of ``session`` (the absent have none)."""
+def _stored_answers(store: TranscriptStore, session: str, rounds: range) -> Iterator[tuple[str, int, int, bytes]]:
+    """(table, round, party, payload) of every stored answer of ``session`` in ``rounds`` (the absent have none)."""
     for table in ("messages", "double_releases"):
         for round_, party, payload in store.query(
                 f"SELECT round, party, payload FROM {table} WHERE session = ? AND payload IS NOT NULL "  # noqa: S608
-                "ORDER BY round, party", (session,)):
+                "AND round >= ? AND round < ? ORDER BY round, party", (session, rounds.start, rounds.stop)):
             yield table, int(round_), int(party), bytes(payload)
 
 
-def verify_transcript(store: TranscriptStore, session: str, public_keys: Sequence[bytes]) -> int:
+def verify_transcript(store: TranscriptStore, session: str, public_keys: Sequence[bytes],
+                      rounds: range | None = None) -> int:
     """Prove every stored answer of ``session`` (module docstring).
 
     Args:
         store: the transcript; session: the session id; public_keys: the roster's raw 32-byte Ed25519 public
             keys, indexed by party id (:attr:`mpdp.parties.rounds.roster.Roster.public_keys`).
+        rounds: the round indices (step 1) whose answers to prove, those answered under ``public_keys``
+            (:meth:`mpdp.parties.rounds.store.TranscriptStore.roster_keys`: a resumed simulation's runs each
+            had their own keys); None: every round.
 
     Returns:
         The number of answers proven (rows of ``messages`` with a payload, and of ``double_releases``).
@@ -90,7 +94,7 @@ def verify_transcript(store: TranscriptStore, session: str, public_keys: Sequenc
     keys = [load_public_key(key) for key in public_keys]
     proven: set[tuple[int, bytes]] | None = None  # read at the first unsigned answer
     count = 0
-    for table, round_, party, payload in _stored_answers(store, session):
+    for table, round_, party, payload in _stored_answers(store, session, range(2**62) if rounds is None else rounds):
         where = f"{table} round {round_} party {party}"
         try:
             answer = decode_answer(payload)

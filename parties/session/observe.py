@@ -255,6 +255,7 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
         return await _coordinate_mpc(config, on_round)
     with TranscriptStore(config.store_path) as store:
         recorded = store.open_session(session, roster.k, config.repetitions, config.round_names, mode=HOSTS_MODE)
+        store.record_roster(session, roster.public_keys)  # for mpdp verify without the roster file
         observer = Observer(topics, roster, store, function=config.function, measure=np.eye(2),
                             rule_factory=zero_one_rules(engine="posterior"))
         async with open_validated_engine(config.endpoint, topics, roster, store, config.coordinator_key, observer,

@@ -22,7 +22,9 @@ The protocol is ``config.protocol``: its :class:`mpdp.parties.rounds.registry.Se
 :func:`drive_rounds`.
 
 Keys: the runner makes each party's Ed25519 key pair and hands the private key only to that party's
-worker; the engine gets the roster of public keys. A coordinator key signs the announcements.
+worker; the engine gets the roster of public keys, and the store keeps them (``roster_keys``: the transcript is
+verifiable offline, ``mpdp verify RUN_DIR``, though no roster file was written). A coordinator key signs the
+announcements.
 Errors surface as one :class:`mpdp.protocols.errors.MpdpError` (never an ExceptionGroup). A worker that
 reports "failed" (a party raised: the worker reports the cause at once), or whose process ends without a
 word (killed: the event loop watches each process's sentinel), stops the run within a second, mid-round
@@ -298,6 +300,7 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
     topics = Topics(config.session)
     async with open_broker(config.broker) as endpoint, _party_broker(config, endpoint) as party_endpoint:
         with plug.open_store(config) as (store, recorded):
+            store.record_roster(config.session, roster.public_keys)  # this run's keys, for mpdp verify
             protocol = plug.round_protocol(config, topics, roster, store, seeds)
             async with open_validated_engine(endpoint, topics, roster, store, coordinator_private, protocol,
                                              repetitions=config.repetitions, round_timeout=config.round_timeout,

@@ -142,3 +142,8 @@ def test_resume_says_where_it_resumes_and_a_complete_run_needs_nothing(tmp_path:
     assert f"mpdp: the run in {out} has its 3 rounds recorded: writing its results\n" in finished.stderr
     assert json.loads((out / "results.json").read_text())["run"]["status"] == "complete"
     assert _decided(out / "transcripts.sqlite") == decided and len(decided) == 3
+    # the resumed run answered round 3 under fresh keys: the store keeps each run's, so mpdp verify proves all 3
+    verified = subprocess.run(_mpdp("verify", str(out)), cwd=ROOT, capture_output=True, text=True, timeout=200)
+    assert verified.returncode == 0, verified.stderr
+    assert verified.stdout.endswith(": 15 answers of 5 parties over 3 rounds proven with the keys kept in the store "
+                                    "(2 runs)\n"), verified.stdout
