@@ -28,6 +28,7 @@ from mpdp.protocols.decision.engines import (
 )
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.numerics.cost import noun
 from mpdp.protocols.rules.rules import DecisionRule
 from mpdp.protocols.rules.table_rule import TableRule
 
@@ -98,7 +99,7 @@ def input_accuracy(rule: TableRule, function: BooleanFunction, measure: NDArray[
     """
     x = np.asarray(bits)
     if x.shape != (rule.k,) or not np.isin(x, (0, 1)).all():
-        raise ParameterError("x", x, f"{rule.k} bits 0/1")
+        raise ParameterError("x", x, f"{rule.k} {noun(rule.k, 'bit')} 0/1")
     problem = _problem(rule, function, measure)
     b = 0 if rule.observer is None else int(x[rule.observer])
     view = problem.views[b]

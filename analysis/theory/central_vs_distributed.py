@@ -183,7 +183,7 @@ def curator_accuracy_on_input(x: NDArray[np.integer[Any]], epsilon: float, delta
     release = curator_release_probability(ones, voters, epsilon, delta, function)
     truth = int(_count_values(function, voters)[ones])
     value = release if truth == 1 else 1.0 - release
-    method = f"exact: optimal central mechanism (001 Theorems 2-5) for {function} on {voters} votes"
+    method = f"exact: optimal central mechanism (001 Theorems 2-5) for {function} on {voters} {noun(voters, 'vote')}"
     return AccuracyOnInput(value, True, value, value, method)
 
 

@@ -40,6 +40,7 @@ from mpdp.analysis.statistics.stats import clopper_pearson
 from mpdp.protocols.decision.parity import count_parity_form, parity_rule_accuracy_on_input
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.numerics.cost import noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, sample_protocol
 from mpdp.protocols.rules.count_threshold import count_threshold_applies, count_threshold_rule, threshold_tail
 from mpdp.protocols.rules.symmetric import argmax_decision, observer_average_rule, tied_rows
@@ -169,7 +170,7 @@ def observer_accuracy_on_input(
     x = np.asarray(x)
     n = len(mechanisms)
     if x.shape != (n,) or not np.isin(x, (0, 1)).all():
-        raise ParameterError("x", x, f"{n} bits, each 0 or 1, one per participating party")
+        raise ParameterError("x", x, f"{n} {noun(n, 'bit')}, each 0 or 1, one per participating party")
     rule = observer_average_rule(mechanisms, function, measure)
     w = np.asarray(measure, dtype=np.float64)
     values = function.count_values(n)

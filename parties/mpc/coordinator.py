@@ -49,6 +49,7 @@ from mpdp.parties.rounds.outcome import RoundOutcome
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.colorings.majority_mechanism import central_majority_mechanism
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
+from mpdp.protocols.numerics.cost import noun
 from mpdp.protocols.randomization.threshold_release import DEFAULT_RANDOM_BITS, geometric_table, release_table
 
 __all__ = ["MpcCoordinator", "Shares"]
@@ -110,7 +111,8 @@ class MpcCoordinator:
         """
         pairs = message.sealed_pairs()
         if message.kind == "sealed" and len(pairs) != self.cluster.servers:
-            raise ProtocolViolation("shares", f"{where}: {len(pairs)} shares for {self.cluster.servers} servers")
+            raise ProtocolViolation("shares", f"{where}: {len(pairs)} {noun(len(pairs), 'share')} for "
+                                              f"{self.cluster.servers} {noun(self.cluster.servers, 'server')}")
         return pairs
 
     def receive(self, topic: str, text: str) -> None:

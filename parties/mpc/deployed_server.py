@@ -64,6 +64,7 @@ from mpdp.parties.mpc.sharing import field_modulus
 from mpdp.parties.rounds.rejections import RejectLog
 from mpdp.parties.rounds.session_files import ServerKeyPair, SessionRoster
 from mpdp.protocols.errors import ParameterError, ProtocolViolation, TransportError, WorkerError
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["PEER_CHECK", "DeployedServerConfig", "JobHandler", "mpyc_arguments", "run_server"]
 
@@ -232,7 +233,7 @@ class JobHandler:
                         await transport.publish(self._topics.mpc_server(self._index),
                                                 self._report(kind="failed", gone=tuple(gone)))
                         raise WorkerError(
-                            f"mpc server {self._index}: mpc server{'s' if len(gone) > 1 else ''} "
+                            f"mpc server {self._index}: mpc {noun(len(gone), 'server')} "
                             f"{', '.join(map(str, gone))} went away (the MPyC link closed); stopping, MPyC has no "
                             "dropout tolerance: restart every server and the observer")
                 return serving.result()

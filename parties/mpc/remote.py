@@ -42,6 +42,7 @@ from mpdp.parties.mpc.server import RoundJob
 from mpdp.parties.rounds.engine import CLOCK_MARGIN
 from mpdp.parties.rounds.session_files import ServerRoster
 from mpdp.protocols.errors import ParameterError, ProtocolViolation, WorkerError
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["BrokerServers", "Publish"]
 
@@ -148,8 +149,8 @@ class BrokerServers:
         reporters = sorted(self._failed)
         gone = sorted({g for lost in self._failed.values() for g in lost} - set(reporters)) or sorted(
             {g for lost in self._failed.values() for g in lost})
-        raise WorkerError(f"mpc server{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))} went away: "
-                          f"server{'s' if len(reporters) > 1 else ''} {', '.join(map(str, reporters))} lost "
+        raise WorkerError(f"mpc {noun(len(gone), 'server')} {', '.join(map(str, gone))} went away: "
+                          f"{noun(len(reporters), 'server')} {', '.join(map(str, reporters))} lost "
                           "the MPyC link and stopped (MPyC has no dropout tolerance; restart every server)")
 
     async def wait_ready(self) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from mpdp.broker.sealed import SessionOpener, SessionSealer
 from mpdp.parties.mpc.sharing import field_modulus
 from mpdp.protocols.errors import ProtocolViolation
+from mpdp.protocols.numerics.cost import noun
 
 __all__ = ["SHARE_BYTES", "ShareOpener", "ShareSealer", "seal_shares"]
 
@@ -55,7 +56,8 @@ def seal_shares(sealer: ShareSealer, shares: Sequence[int], server_keys: Sequenc
             different number of keys or a share outside 0..p-1.
     """
     if len(shares) != len(server_keys):
-        raise ProtocolViolation("plaintext", f"{len(shares)} shares for {len(server_keys)} server keys")
+        raise ProtocolViolation("plaintext", f"{len(shares)} {noun(len(shares), 'share')} for {len(server_keys)} server "
+                                             f"{noun(len(server_keys), 'key')}")
     if any(not 0 <= s < field_modulus() for s in shares):
         raise ProtocolViolation("plaintext", "a share outside 0..p-1")
     return [sealer.seal(key, share.to_bytes(SHARE_BYTES, "big"), context=_context(session, party, i),

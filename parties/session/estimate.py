@@ -144,7 +144,7 @@ class Machine:
 
     def describe(self) -> str:
         """``2 cores, load 4.9, speed 1.0``."""
-        return f"{self.cores} core{'s' if self.cores > 1 else ''}, load {self.load:.1f}, speed {self.speed:.1f}"
+        return f"{self.cores} {noun(self.cores, 'core')}, load {self.load:.1f}, speed {self.speed:.1f}"
 
 
 _measured: tuple[float, Machine] | None = None

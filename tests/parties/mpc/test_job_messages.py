@@ -1,14 +1,17 @@
-"""The errors of a malformed mpc round job say "1 party", "1 entry", "1 sealed share" for a count of one
-(:func:`mpdp.protocols.numerics.cost.noun`), with the numbers of the job that was refused."""
+"""The errors of a malformed mpc round job, and of shares sealed to the wrong number of servers, say "1 party",
+"1 entry", "1 sealed share", "1 server key" for a count of one (:func:`mpdp.protocols.numerics.cost.noun`), with
+the numbers of what was refused."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from mpdp.broker.sealed import generate_x25519_key_pair
 from mpdp.parties.mpc.cluster import round_jobs
+from mpdp.parties.mpc.sealed_shares import ShareSealer, seal_shares
 from mpdp.parties.mpc.server import RoundJob
-from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.randomization.threshold_release import release_table
 
 _SHARES = (b"\x01" * 32, b"\x02" * 48)
@@ -44,3 +47,12 @@ def test_a_server_names_one_party_and_one_share_in_the_singular() -> None:
     with pytest.raises(ValueError, match="^round 2: for 2 parties, 2 sealed shares, a table of 0 entries and "
                                          "releases >= 1 expected, got 1, 0, 1$"):
         RoundJob.from_fields(summed)
+
+
+@pytest.mark.parametrize(("shares", "keys", "text"), [([5], 3, "1 share for 3 server keys"),
+                                                      ([5, 6], 1, "2 shares for 1 server key")])
+def test_shares_for_another_number_of_servers_are_counted_in_words(shares: list[int], keys: int, text: str) -> None:
+    publics = [generate_x25519_key_pair()[1] for _ in range(keys)]
+    with pytest.raises(ProtocolViolation) as refused:
+        seal_shares(ShareSealer(), shares, publics, session="s", round_index=0, party=0)
+    assert str(refused.value) == f"plaintext: {text}"
