@@ -84,10 +84,11 @@ def _key_runs(store: TranscriptStore, run: str | Path, session: str, parties: in
         where = f"the keys of the roster {roster}"
     else:
         keys = store.roster_keys(session)
-        if not keys or any(len(run_keys) != parties for _, run_keys in keys):
+        if not keys or keys[0][0] > 0 or any(len(run_keys) != parties for _, run_keys in keys):  # from round 0
             raise ParameterError("run", str(run), f"a transcript that keeps the public keys of session {session!r}'s "
-                                 f"{parties} {noun(parties, 'party', 'parties')}", hint="an earlier mpdp wrote it: "
-                                 "give the roster.json that mpdp keys wrote, --roster FILE, or roster=FILE in Python")
+                                 f"{parties} {noun(parties, 'party', 'parties')}", hint="an earlier mpdp wrote it, or "
+                                 "its first rounds: give the roster.json that mpdp keys wrote, --roster FILE, or "
+                                 "roster=FILE in Python")
         where = f"the keys kept in the store ({len(keys)} {noun(len(keys), 'run')})"
     stops = [first for first, _ in keys[1:]] + [2**62]
     return where, [(range(first, stop), run_keys) for (first, run_keys), stop in zip(keys, stops, strict=True)]
@@ -107,7 +108,8 @@ def verify_run(run: str | Path, session: str | None = None, roster: str | Path |
     Raises:
         ParameterError: no transcript at ``run``, a damaged one, a ``session`` not stored (names the stored ones)
             or none given where several are, a curator or mpc session (their ballots are not answers), a roster
-            of another session or size, or a store that keeps no keys (an earlier mpdp's) without ``roster``.
+            of another session or size, or without ``roster`` a store that keeps no keys from round 0 on (an earlier
+            mpdp ran it, or its first rounds).
     """
     path = _store_path(run)
     check_store_file(path)
