@@ -21,14 +21,18 @@ group's likelihood at a time, applied to the other groups' classes), e_g the lik
 with ~6 jobs, 2026-12-01; pure randomized response at epsilon 1, the average rule and its exact accuracy):
 majority 0.06 s at n = 428, 0.3 s at 3,000, 1.9 s at 10,000; sum 0.1 s at 428, 0.46 s at 1,000, 1.8 s at
 2,000. The band's terms (issue 23: before, every banded group was costed as (n + 1)^2 dense entries, 8 s at
-20,000 and 51 s at 50,000 against 4 s and 16 s measured, and groups above 20,000 were refused by a size cap):
-measured 2026-12-03 with ``benchmarks/bench_engine_cost.py`` (docs/benchmarks.md), the band's build
-60-70 ns a nonzero on the FFT path plus ~30 us a row (the narrow bands of large epsilon step row by row by
-the recursive filter).
+20,000 and 51 s at 50,000 against 2-4 s and 9-16 s measured, and groups above 20,000 were refused by a size
+cap), measured with ``benchmarks/bench_engine_cost.py`` (docs/benchmarks.md; CPU of the call in a fresh
+interpreter, load 3.0-3.3, 2026-12-03), majority, CPU s / estimate s, peak / estimated memory:
+20,000 at epsilon 1 2.08 / 3.06 (0.82 / 0.80 GB), at 0.1 1.98 / 3.47; 50,000 at 1 9.9 / 11.3 (3.17 / 3.30
+GB), at 8 (bands ~100 wide: the rows' cost) 2.8 / 2.8; 100,000 at 3 13.9 / 16.6 (4.10 / 4.50 GB), at 1
+33.7 / 30.3 (8.70 / 9.35 GB); 30,000 beside a group of 4 5.37 / 11.9; sum (3,001 outputs and more: the
+band's sparse products) 2.5 / 2.1 at 2,500 and 5.8 / 6.6 at 4,000. At 10^6 parties (epsilon 1) the band has
+~1.5e10 nonzeros: about 300 GB, refused by memory.
 
 A view of parity form (XOR: :mod:`mpdp.protocols.decision.parity`, every epsilon > 0) is decided and evaluated
 in product form, O(classes + inputs), no likelihood built: ``views * (EXACT_CALL_SECONDS + (classes + inputs)
-* PARITY_CLASS_SECONDS)``.
+* PARITY_CLASS_SECONDS)`` (xor of 10^5 parties 0.12 s against 0.10 s estimated, 10^6 0.75 s against 0.82 s).
 
 Memory: four float64 tables of max(classes, inputs) x |Y| (the measure, the gain, the decisions, their
 products), the dense likelihoods (8 bytes an entry) and the bands (:data:`BAND_ENTRY_BYTES` a nonzero).
