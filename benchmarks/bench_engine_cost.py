@@ -5,7 +5,9 @@
 a fresh interpreter (the call only, with the modules its engine imports on first use, as the estimate
 counts them), and measured / estimate:
 
-* the exact average rule (``symmetric_rule_cost``; engine ``symmetric``): majority and sum;
+* the exact average rule (``symmetric_rule_cost``; engine ``symmetric``): majority and sum, majority's banded
+  likelihoods of 20,000-100,000 parties (one group, and one beside a second group of 4), xor's parity
+  product form at 10^5 and 10^6;
 * the count engine, one group (``count_threshold_cost(k)``) and two (``count_threshold_cost(n1, n2)``);
 * the worst-case LP (``worst_case_estimate``): the symmetric engine's (one group) and the general
   engine's (distinct epsilons), solved in the process (``time_limit=None``) so that its CPU is counted;
@@ -29,7 +31,7 @@ import sys
 CASE = r"""
 import json, resource, sys, time
 import mpdp
-from mpdp.analysis.sweeps.sweep_cost import symmetric_rule_cost
+from mpdp.protocols.decision.engine_cost import symmetric_rule_cost
 from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost
 from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.protocols.functions import accuracy_measure
@@ -65,6 +67,10 @@ print(json.dumps([cost.seconds, cost.memory_bytes, cpu, peak, before_rss, cost.s
 """
 
 
+#: Large banded groups (the slow cases: up to ~45 s and 5 GB each).
+LARGE_BANDS = ("0.1*20000", "8*50000", "1*50000", "3*100000", "1*100000")
+
+
 def _cases(quick: bool) -> list[tuple[str, str, str]]:
     def distinct(k: int) -> str:
         return ",".join(f"{0.5 + 1.5 * i / (k - 1):.3f}" for i in range(k))
@@ -73,6 +79,9 @@ def _cases(quick: bool) -> list[tuple[str, str, str]]:
     return [
         *(("exact", f"1*{k}", "majority") for k in (300, 1000, 3000, *((10_000,) if big else ()))),
         *(("exact", f"1*{k}", "sum") for k in (300, 1000, *((2000,) if big else ()))),
+        # banded groups (issue 23: no size cap; epsilon sets the band's width, 8 its narrow per-row path)
+        *(("exact", spec, "majority") for spec in ("1*20000", "1*30000,2*4", *(LARGE_BANDS if big else ()))),
+        *(("exact", f"1*{k}", "xor") for k in (100_000, *((1_000_000,) if big else ()))),  # parity product form
         *(("counts", f"1*{k}", "majority") for k in (10_000, 100_000, *((1_000_000,) if big else ()))),
         *(("counts", spec, "majority") for spec in ("0.5*1000,1.5*1000", "1*3000,2*2000",
                                                    *(("0.5*5000,1.5*5000", "0.5*20000,1*6000") if big else ()))),

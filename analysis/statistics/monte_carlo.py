@@ -225,7 +225,7 @@ def table_plan(rule: DecisionRule, max_classes: int = MAX_COUNT_CLASSES) -> tupl
     others = tuple(i for i in range(k) if i != rule.observer)
     try:
         factors = group_parties(rule.mechanisms, others, grouped=True)
-    except SizeLimitError:  # a group larger than a likelihood factor holds: drawn party by party
+    except SizeLimitError:  # a four-output group above FOUR_OUTPUT_GROUP_MAX: drawn party by party
         return None
     if not _constant_on_counts(rule, factors):
         return None

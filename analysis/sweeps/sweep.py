@@ -53,7 +53,7 @@ from mpdp.analysis.sweeps.grid import SCALES, EpsilonGrid, SeedChildren
 from mpdp.analysis.sweeps.sweep_cost import check_exact_rules, distinct_problems, sweep_cost
 from mpdp.analysis.theory.accuracy import monte_carlo_accuracy, rule_accuracy
 from mpdp.protocols.colorings.majority_mechanism import CentralMechanism, central_mechanism
-from mpdp.protocols.decision.factors import FOUR_OUTPUT_GROUP_MAX, PURE_GROUP_MAX
+from mpdp.protocols.decision.factors import FOUR_OUTPUT_GROUP_MAX
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.numerics.cost import CostEstimate, noun
@@ -566,10 +566,6 @@ def plan_sweep(
     if max(deltas) > 0 and largest > FOUR_OUTPUT_GROUP_MAX and protocol == "rr":
         raise SizeLimitError("parties with delta > 0", largest, FOUR_OUTPUT_GROUP_MAX,
                              "delta 0 (pure randomized response holds thousands of parties)")
-    if largest > PURE_GROUP_MAX:  # every point needs the exact theory of the symmetric engine
-        raise SizeLimitError("parties", largest, PURE_GROUP_MAX,
-                             "mpdp accuracy --engine counts for the exact accuracy of majority-type functions "
-                             "at as many parties as its cost estimate allows")
     tasks = SweepTasks(functions, ks, deltas, rules, observers, grid, int(samples))
     if protocol == "rr":
         check_exact_rules(tasks.settings(), sizes)
@@ -624,12 +620,13 @@ def sweep(
     Raises:
         ParameterError: any bad value (named, with what is allowed); a rule or observer, or a function
             that is not binary (``sum``), with protocol curator.
-        SizeLimitError: more than ``PURE_GROUP_MAX`` parties (the symmetric engine's exact theory); delta > 0
-            with more than ``FOUR_OUTPUT_GROUP_MAX`` parties (no exact engine
+        SizeLimitError: delta > 0 with more than ``FOUR_OUTPUT_GROUP_MAX`` parties (no exact engine
             holds the four-output count classes, so there is no exact theory to test against); the worst-case
             LP of a worst-case point, or a point's exact rule (:func:`mpdp.analysis.sweeps.sweep_cost.check_exact_rules`:
-            ``sum`` at 20,000 parties), estimated over the default time limit (a ``CostLimitError``, raised
-            before any point runs and before any of its tables is built).
+            ``sum`` at 20,000 parties; majority at 10^6, whose banded likelihood alone would need hundreds of GB),
+            estimated over the default time limit or the machine's memory (a ``CostLimitError``, raised
+            before any point runs and before any of its tables is built). No number of parties is refused
+            for itself: every point's exact theory is the symmetric engine's, and its cost estimate decides.
 
     Example:
         >>> from mpdp.analysis.sweeps.sweep import sweep

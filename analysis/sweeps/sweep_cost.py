@@ -3,7 +3,7 @@ work its points will do, stated (and, for one exact rule too large, refused) bef
 
 A point of the rr protocol, for each number n of participants it solves (the sweep's k, or each distinct
 participant count of a dataset's rounds), builds the observer's exact rule with the symmetric engine
-(:func:`symmetric_rule_cost`; the worst-case kind also solves its LP,
+(:func:`mpdp.protocols.decision.engine_cost.symmetric_rule_cost`; the worst-case kind also solves its LP,
 :func:`mpdp.protocols.decision.worst_case.symmetric_lp_cost`), then evaluates its exact accuracy once per input it
 is measured on (uniform inputs: once, :func:`mpdp.analysis.theory.accuracy.rule_accuracy`; a dataset: once per
 round, :func:`mpdp.analysis.theory.accuracy.input_accuracy`, the engine tables built again and every input class
@@ -14,31 +14,21 @@ count-table path of :mod:`mpdp.analysis.statistics.monte_carlo` (per repetition
 :data:`~mpdp.analysis.theory.monte_carlo_cost.FOUR_DRAW_SECONDS`: the constants of ``mpdp accuracy``'s Monte Carlo
 estimate). A curator point costs its draws only (001's mechanism is O(k)).
 
-The exact engine's time (one view: the central observer; a party has two, one per own bit) is
-:data:`EXACT_CALL_SECONDS` plus, per (transcript class x input class) of the group,
-:data:`EXACT_STEP_SECONDS` (the count likelihood and its products) and :data:`EXACT_OUTPUT_STEP_SECONDS`
-per output (the gain's products: |Y| = n + 1 for ``sum``, 2 for a binary f). Calibration (the project's
-2-core machine shared with ~6 jobs, 2026-12-01; pure randomized response at epsilon 1, the average rule
-and its exact accuracy, each timed): majority 0.06 s at n = 428, 0.3 s at 3,000, 1.9 s at 10,000; sum
-0.1 s at 428, 0.46 s at 1,000, 1.8 s at 2,000; at n = 20,000 the model gives sum 2,000 s (the (k+1)^2
-products: refused, the default time limit is 60 s) and majority 8 s. Whole sweeps of 3 points
+The exact engine's time and memory are :func:`mpdp.protocols.decision.engine_cost.symmetric_rule_cost`'s
+(its calibration there). Whole sweeps of 3 points
 (epsilon 0.5, 1, 2), measured / estimate over two runs under different load: House (16 bills, 13
 distinct participant counts) sum average 2.2 and 2.2 (13 s the second time), majority both rules 1.9
 and 1.1, xor and and average 1.8 and 0.65, sum worst-case on its first 120 members 1.45 and 1.9 (106 s),
 the curator 0.47 and 0.76; uniform majority at k = 101 and 435 both rules 0.97 and 1.3, sum at k = 200
 average 1.55 and 2.4, sum at k = 60 worst-case 1.2 and 1.3 (the first run counted a round's accuracy as
 one rule: :data:`DATASET_INPUT_RULES` 2 since).
-``mpdp accuracy`` (:func:`mpdp.parties.api.accuracies.accuracy`) asks :func:`symmetric_rule_cost` first
-too: an exact average rule over its time limit goes to the count engine or the Monte Carlo fallback.
-Memory: four float64 tables of (n + 1) x |Y| (the measure, the gain, the decisions, their products),
-the dense likelihood (n + 1)^2 up to ``PURE_GROUP_DENSE_MAX``, and the Monte Carlo's batches
+Memory: the largest point's exact rule, or the Monte Carlo's batches
 (:data:`~mpdp.analysis.theory.monte_carlo_cost.MEMORY_BYTES`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -49,74 +39,21 @@ from mpdp.analysis.theory.monte_carlo_cost import (
     REPETITION_SECONDS,
     SETUP_SECONDS,
 )
-from mpdp.protocols.decision.engines import SYMMETRIC_MAX_CLASSES
-from mpdp.protocols.decision.factors import PURE_GROUP_DENSE_MAX, lazy_imports, symmetric_groups
+from mpdp.protocols.decision.engine_cost import symmetric_rule_cost
+from mpdp.protocols.decision.factors import lazy_imports, symmetric_groups
 from mpdp.protocols.decision.worst_case import symmetric_lp_cost
-from mpdp.protocols.functions import BooleanFunction, parse_function
+from mpdp.protocols.functions import parse_function
 from mpdp.protocols.numerics.cost import CostEstimate, import_seconds, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 if TYPE_CHECKING:
     from mpdp.analysis.sweeps.sweep import SweepTask, SweepTasks
 
-__all__ = ["BAND_BYTES", "DATASET_INPUT_RULES", "EXACT_CALL_SECONDS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS",
-           "check_exact_rules", "distinct_problems", "sweep_cost", "symmetric_rule_cost"]
-
-#: Seconds of one exact-engine call besides its tables (the problem, the views, the calls).
-EXACT_CALL_SECONDS = 0.02
-#: Seconds per (transcript class x input class) of a group: the count likelihood and its products.
-EXACT_STEP_SECONDS = 2.0e-8
-#: Seconds per (transcript class x input class x output): the products with the gain table.
-EXACT_OUTPUT_STEP_SECONDS = 2.5e-10
-
-#: Bytes of a pure group's banded likelihood above ``PURE_GROUP_DENSE_MAX`` per (n + 1)^1.5: its rows
-#: are ~16 sqrt(n) wide at epsilon near 0 (fewer at larger epsilon), 12 bytes an entry (value, index),
-#: twice while it is built (:func:`mpdp.protocols.decision.factors.banded_count_likelihood`).
-BAND_BYTES = 400.0
+__all__ = ["DATASET_INPUT_RULES", "check_exact_rules", "distinct_problems", "sweep_cost"]
 
 #: Exact rules' worth of one round's exact accuracy on a dataset (the problem built again, every input
 #: class evaluated: :func:`mpdp.analysis.theory.accuracy.input_accuracy`); measured, module docstring.
 DATASET_INPUT_RULES = 2.0
-
-_ALTERNATIVE = "fewer parties, or a function of two outputs (the exact rule of sum grows as k^3)"
-
-
-def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
-                        observer: int | None = None, *, first_imports: bool = True) -> CostEstimate | None:
-    """The time and memory of one exact rule of the symmetric engine (the average kind) or of its exact
-    accuracy, from the groups of parties with equal parameters alone (nothing built; module docstring).
-
-    Args:
-        mechanisms: the k parties' randomized responses. function: f. observer: None or a party index
-            (two views, one per own bit). first_imports: count the first imports of what the groups'
-            likelihoods load (False: :func:`sweep_cost` counts them once for all its points).
-
-    Returns:
-        a :class:`mpdp.protocols.numerics.cost.CostEstimate` (seconds on one core, bytes), or None for a function
-        that is not symmetric or more transcript classes than the engine holds (it refuses those itself).
-
-    Raises:
-        SizeLimitError: a group larger than a likelihood factor holds
-            (:func:`mpdp.protocols.decision.factors.group_parties`).
-    """
-    k = len(mechanisms)
-    groups = symmetric_groups(mechanisms, function, observer)
-    if groups is None:
-        return None
-    classes = math.prod(g.num_classes for g in groups)
-    if classes > SYMMETRIC_MAX_CLASSES:  # the engine refuses it by its size, at once
-        return None
-    inputs = math.prod(g.n + 1 for g in groups)
-    outputs = function.output_size(k)
-    views = 1 if observer is None else 2
-    seconds = views * (EXACT_CALL_SECONDS + classes * inputs * (EXACT_STEP_SECONDS
-                                                                + outputs * EXACT_OUTPUT_STEP_SECONDS))
-    if first_imports:  # once, if not imported yet
-        seconds += import_seconds(m for g in groups for m in lazy_imports(g.n, g.mechanism))
-    dense = sum(8.0 * g.num_classes * (g.n + 1) if g.mechanism.four_output or g.n <= PURE_GROUP_DENSE_MAX
-                else BAND_BYTES * (g.n + 1) ** 1.5 for g in groups)
-    return CostEstimate("the exact rule", f"{k:,} {noun(k, 'party', 'parties')}, {outputs:,} outputs", seconds,
-                        4 * 8.0 * max(classes, inputs) * outputs + dense, _ALTERNATIVE)
 
 
 def _point_seconds(task: SweepTask, rounds: Sequence[int], per_input: float) -> tuple[float, float]:
@@ -141,7 +78,8 @@ def _point_seconds(task: SweepTask, rounds: Sequence[int], per_input: float) -> 
 
 
 def _first_imports(task: SweepTask, sizes: Sequence[int]) -> set[str]:
-    """The modules a point of ``task``'s setting loads on first use (what :func:`symmetric_rule_cost` and
+    """The modules a point of ``task``'s setting loads on first use (what
+    :func:`~mpdp.protocols.decision.engine_cost.symmetric_rule_cost` and
     :func:`~mpdp.protocols.decision.worst_case.symmetric_lp_cost` count when not ``first_imports=False``)."""
     if task.rule == "curator":
         return set()
@@ -170,7 +108,7 @@ def sweep_cost(tasks: SweepTasks, rounds: Sequence[int] | None = None) -> CostEs
         point's.
 
     Raises:
-        SizeLimitError: a group larger than a likelihood factor holds (as the sweep's own checks).
+        SizeLimitError: a four-output group larger than a likelihood factor holds (as the sweep's own checks).
     """
     seconds, memory, modules = 0.0, 0.0, set()
     for task in tasks.settings():

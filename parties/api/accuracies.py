@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.sweeps.sweep_cost import symmetric_rule_cost
 from mpdp.analysis.theory.monte_carlo_cost import monte_carlo_cost, wide_monte_carlo_cost
 from mpdp.parties.api.estimates import estimate, rules_title
 from mpdp.parties.api.keywords import checked_keywords
 from mpdp.parties.api.params import check_count, function_of, randomized_responses
 from mpdp.parties.api.result import Result, strict_document
+from mpdp.protocols.decision.engine_cost import symmetric_rule_cost
 from mpdp.protocols.decision.engines import GENERAL_MAX_TRANSCRIPTS
 from mpdp.protocols.decision.worst_case import TIME_LIMIT_STATUS
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError, SolverError
@@ -158,6 +158,16 @@ def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanF
         return optimal_rules(mechanisms, f, w, party, "average", engine, measure, time_limit)
 
 
+def _count_engine_report(mechanisms: Sequence[RandomizedResponse], f: BooleanFunction, w: NDArray[np.float64],
+                         time_limit: float | None) -> dict[str, Any]:
+    """The engine and the average rule's exact accuracies by the count engine
+    (:func:`mpdp.protocols.rules.count_threshold.count_threshold_rule`), as the document words them."""
+    threshold = count_threshold_rule(mechanisms, f, w, time_limit)
+    return {"engine": threshold.engine, "rules": {"average": {
+        "average_accuracy": threshold.average_accuracy, "worst_case_accuracy": threshold.worst_case_accuracy,
+        "exact": True}}}
+
+
 def _general_estimate(mechanisms: Sequence[RandomizedResponse]) -> str:
     """The general engine's words where no time model exists: its size against its limit."""
     bits = sum(int(m.num_symbols).bit_length() - 1 for m in mechanisms)  # 2 or 4 outputs a party
@@ -192,12 +202,13 @@ def accuracy(
         rule: ``average``, ``worst-case`` or ``both`` (default; the LP only where it fits, else
             ``worst_case_skipped`` says why). engine: ``auto``, ``general``, ``symmetric`` or ``counts``
             (the average rule as a threshold on per-group counts: monotone binary symmetric f, pure
-            randomized response in 1 or 2 groups of equal epsilon; ``auto`` uses it where the exact
-            engines do not fit).
+            randomized response in 1 or 2 groups of equal epsilon; ``auto`` uses it for the average rule alone
+            where its estimate is below the symmetric engine's, or where the other exact engines do not fit:
+            the engine is chosen by the cost estimates, never by a size).
         time_limit: seconds allowed (default 60; None: no limit): work estimated to take longer (the
             worst-case LP, the Monte Carlo fallback) is skipped (``rule="both"``) or refused, naming the
             estimate; an exact average rule estimated to take longer
-            (:func:`mpdp.analysis.sweeps.sweep_cost.symmetric_rule_cost`: ``sum`` at 20,000 parties) goes to the
+            (:func:`mpdp.protocols.decision.engine_cost.symmetric_rule_cost`: ``sum`` at 20,000 parties) goes to the
             fallbacks as one too large for the exact engines. samples, seed: the Monte Carlo fallback
             (:func:`mpdp.estimate`) for a symmetric f too large for the exact engines. progress: called with the transcripts each batch
             of that Monte Carlo estimate drew (nothing is called on the exact paths).
@@ -242,34 +253,41 @@ def accuracy(
         elif lp is not None:
             estimates["worst_case"] = lp.summary()
     no_lp = rule in ("both", "worst-case") and not counts and "worst_case" not in estimates  # parity views
+    count_cost = (count_engine_cost(mechanisms) if engine in ("auto", "counts") and f.output_size(k) == 2
+                  and count_threshold_applies(mechanisms, f, w_of(), party) else None)
+    count_refused = None if count_cost is None else count_cost.refusal(time_limit)
+    result = None
     try:
-        if counts:
-            raise SizeLimitError("engine", "counts", "the exact engines", "the count engine (asked for)")
-        exact = None if engine == "general" else symmetric_rule_cost(mechanisms, f, party)
-        if exact is not None and (rule != "worst-case" or no_lp):  # the rule's tables: sum's grow as k^3
-            exact.check(time_limit)
-        rule_cost = _general_estimate(mechanisms) if exact is None else exact.summary()
-        if rule != "worst-case":
-            estimates["average"] = rule_cost
-        if no_lp:  # no LP: the average rule is worst-case optimal (parity views, 002 §3), its cost is the rule's
-            estimates["worst_case"] = "the average rule's, worst-case optimal here: " + rule_cost
-        result = _optimal_rules_in_time(mechanisms, f, w_of(), party, rule, engine, measure, time_limit, report)
+        exact = None if engine in ("general", "counts") else symmetric_rule_cost(mechanisms, f, party)
+        # the average rule alone: the cheapest exact engine by the estimates (the count engine's 0.05 s against
+        # the symmetric engine's banded likelihood, 16 s at 50,000 parties); with the LP the problem is built anyway
+        cheaper = (engine == "auto" and rule == "average" and count_cost is not None and count_refused is None
+                   and (exact is None or count_cost.seconds < exact.seconds))
+        if counts or cheaper:
+            if count_refused is not None:
+                raise count_refused
+            assert count_cost is not None  # count_threshold_applies said it serves the problem
+            estimates["average"] = count_cost.summary()
+            report.update(_count_engine_report(mechanisms, f, w_of(), time_limit))
+        else:
+            if exact is not None and (rule != "worst-case" or no_lp):  # the rule's tables: sum's grow as k^3
+                exact.check(time_limit)
+            rule_cost = _general_estimate(mechanisms) if exact is None else exact.summary()
+            if rule != "worst-case":
+                estimates["average"] = rule_cost
+            if no_lp:  # no LP: the average rule is worst-case optimal (parity views, 002 §3), its cost the rule's
+                estimates["worst_case"] = "the average rule's, worst-case optimal here: " + rule_cost
+            result = _optimal_rules_in_time(mechanisms, f, w_of(), party, rule, engine, measure, time_limit, report)
     except SizeLimitError as exc:
-        if engine not in ("auto", "counts") or rule == "worst-case":
+        if engine != "auto" or rule == "worst-case":
             raise
-        count_cost = (count_engine_cost(mechanisms) if f.output_size(k) == 2
-                      and count_threshold_applies(mechanisms, f, w_of(), party) else None)
-        count_refused = None if count_cost is None else count_cost.refusal(time_limit)
-        if count_refused is not None and (counts or f.count_values(k) is None or rule != "average"):
+        if count_refused is not None and (f.count_values(k) is None or rule != "average"):
             raise count_refused from exc
         if count_cost is not None and count_refused is None:  # the count engine fits its estimate
             estimates["average"] = count_cost.summary()
-            threshold = count_threshold_rule(mechanisms, f, w_of(), time_limit)
-            if rule == "both" and not counts:
+            if rule == "both":
                 report["worst_case_skipped"] = str(exc)
-            report.update(engine=threshold.engine, rules={"average": {
-                "average_accuracy": threshold.average_accuracy,
-                "worst_case_accuracy": threshold.worst_case_accuracy, "exact": True}})
+            report.update(_count_engine_report(mechanisms, f, w_of(), time_limit))
         elif f.count_values(k) is None or rule != "average":
             raise
         else:
@@ -285,7 +303,7 @@ def accuracy(
             fallback = estimate([m.epsilon for m in mechanisms], None, f, [m.delta for m in mechanisms], measure,
                                 party, samples, seed, progress=progress, time_limit=time_limit)
             report.update(engine=fallback.document["engine"], rules=fallback.document["rules"])
-    else:
+    if result is not None:
         report["engine"] = result.engine
         rules: dict[str, Any] = {}
         for key, rep in (("average", result.average), ("worst_case", result.worst_case)):

@@ -41,7 +41,7 @@ from mpdp.protocols.numerics.blocks import block_slices, object_ids, stable_grou
 from mpdp.protocols.numerics.kron import Matrix
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 
-__all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "band_uses_filter",
+__all__ = ["FOUR_OUTPUT_GROUP_MAX", "PURE_GROUP_DENSE_MAX", "Factor", "band_uses_filter",
            "banded_count_likelihood", "banded_rows", "check_group_size", "compositions", "group_members", "group_parties", "lazy_imports",
            "likelihood_nonzeros", "pure_count_likelihood", "symmetric_groups"]
 
@@ -50,8 +50,6 @@ _FFT_MIN = 512  # convolutions and bands at least this wide go through numpy's F
 _BAND = 1e-30
 #: Largest pure group held as a dense (n+1) x (n+1) likelihood; larger ones are banded sparse.
 PURE_GROUP_DENSE_MAX = 2000
-#: Largest pure group (banded likelihood).
-PURE_GROUP_MAX = 20000
 #: Largest four-output group (its classes are the compositions of n into 4 parts, ~n^3/6).
 FOUR_OUTPUT_GROUP_MAX = 60
 
@@ -169,7 +167,9 @@ def lazy_imports(n: int, mechanism: RandomizedResponse) -> tuple[str, ...]:
 def likelihood_nonzeros(n: int, mechanism: RandomizedResponse) -> int:
     """About how many nonzero entries the likelihood F (n + 1 input classes x the group's transcript classes)
     of n parties sharing ``mechanism`` has, without building it: a four-output group's all, a pure group's
-    band (the middle restart row's width, :func:`banded_rows`) per row. What an LP over it carries."""
+    band (the middle restart row's width, :func:`banded_rows`, and the rows' growth between restarts) per
+    row. What an LP over it carries, and what the symmetric engine's cost model scales a band's with
+    (:mod:`mpdp.protocols.decision.engine_cost`)."""
     if mechanism.four_output:
         return math.comb(n + 3, 3) * (n + 1)
     p, q = truth_and_flip(mechanism.epsilon)
@@ -177,7 +177,11 @@ def likelihood_nonzeros(n: int, mechanism: RandomizedResponse) -> int:
         return n + 1
     if n < _RESTART:
         return (n + 1) ** 2
-    return (n + 1) * min(n + 1, _restart_row(n, n // 2 - n // 2 % _RESTART, p, q)[1].size)
+    # every row after a restart is one entry wider than the one before it: (_RESTART - 1) / 2 on average,
+    # the bulk of a narrow band (epsilon 8: ~25 wide at its restarts, 62,525 modelled without this against
+    # 98,312 built at n = 2,500)
+    width = _restart_row(n, n // 2 - n // 2 % _RESTART, p, q)[1].size + (_RESTART - 1) // 2
+    return (n + 1) * min(n + 1, width)
 
 
 def band_uses_filter(n: int, epsilon: float) -> bool:
@@ -270,18 +274,16 @@ def _four_output_group(n: int, mech: RandomizedResponse) -> NDArray[np.float64]:
 
 
 def check_group_size(n: int, mechanism: RandomizedResponse) -> None:
-    """Refuse a group of n parties sharing ``mechanism`` larger than a likelihood factor holds.
+    """Refuse a group of n parties sharing ``mechanism`` larger than a likelihood factor holds: a four-output
+    group's classes are the compositions of n into four parts (~n^3 / 6). A pure group of any size is a
+    factor (its banded likelihood); whether building it fits is the cost model's to say
+    (:func:`mpdp.protocols.decision.engine_cost.symmetric_rule_cost`, time and memory).
 
     Raises:
-        SizeLimitError: a pure group above ``PURE_GROUP_MAX`` or a four-output group above
-            ``FOUR_OUTPUT_GROUP_MAX``."""
+        SizeLimitError: a four-output group above ``FOUR_OUTPUT_GROUP_MAX``."""
     if mechanism.four_output and n > FOUR_OUTPUT_GROUP_MAX:
         raise SizeLimitError("four-output group size", n, FOUR_OUTPUT_GROUP_MAX,
                              "split the group or use pure randomized response")
-    if not mechanism.four_output and n > PURE_GROUP_MAX:
-        raise SizeLimitError("pure group size", n, PURE_GROUP_MAX,
-                             "the count engine for majority-type functions (mpdp accuracy --engine counts), "
-                             "or the posterior rule with a Monte Carlo accuracy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,8 +295,7 @@ class Factor:
         mechanism: their common randomized response.
 
     Raises:
-        SizeLimitError: a pure group above ``PURE_GROUP_MAX`` or a four-output group (n >= 2) above
-            ``FOUR_OUTPUT_GROUP_MAX``.
+        SizeLimitError: a four-output group (n >= 2) above ``FOUR_OUTPUT_GROUP_MAX``.
     """
 
     members: tuple[int, ...]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.protocols.decision.engine_cost import exact_rule_cost
 from mpdp.protocols.decision.engines import (
     DecisionProblem,
     RuleTable,
@@ -162,15 +163,17 @@ def optimal_rules(
         rule: ``average``, ``worst-case`` or ``both``.
         engine: ``auto``, ``general`` or ``symmetric``.
         measure_name: recorded in the rules.
-        time_limit: seconds for the worst-case LP(s): an LP estimated to take longer is refused
-            before it starts, and HiGHS stops at it; None = no limit. No LP runs for a gain of parity
+        time_limit: seconds for the worst-case LP(s) and for the symmetric engine's average rule: either,
+            estimated to take longer (:func:`mpdp.protocols.decision.worst_case.lp_cost`,
+            :func:`mpdp.protocols.decision.engine_cost.exact_rule_cost`), is refused before it starts, and
+            HiGHS stops at it; None = no limit (the machine's memory is always checked). No LP runs for a gain of parity
             form whose average rule is an equalizer (XOR): that rule is the worst-case rule, its upper
             bound its average accuracy (module docstring).
 
     Raises:
         ParameterError, SizeLimitError: bad arguments or a size no engine holds.
-        CostLimitError: the worst-case LP's estimated time exceeds ``time_limit`` or its memory the
-            machine's (:func:`mpdp.protocols.decision.worst_case.lp_cost`; the message names the estimate).
+        CostLimitError: the worst-case LP's or the symmetric engine's average rule's estimated time exceeds
+            ``time_limit`` or its memory the machine's (the message names the estimate; no likelihood is built).
         SolverError: an LP that HiGHS did not solve to optimality (also: stopped at ``time_limit``).
     """
     if rule not in RULE_CHOICES:
@@ -178,6 +181,9 @@ def optimal_rules(
     time_limit = check_time_limit(time_limit)
     problem = build_problem(mechanisms, function, measure, observer, engine)
     parity = _parity_views(problem)
+    if problem.engine == "symmetric" and (rule in ("average", "both") or parity):
+        view = problem.views[0]
+        exact_rule_cost(view.factors, view.num_outputs, len(problem.views), parity).check(time_limit)
     if rule in ("worst-case", "both") and not parity:
         lp_cost(problem.views).check(time_limit)
     average = worst = None

@@ -11,17 +11,17 @@ import pytest
 
 from mpdp.analysis.sweeps.dataset_sweep import plan_dataset_sweep
 from mpdp.analysis.sweeps.sweep import plan_sweep
-from mpdp.analysis.sweeps.sweep_cost import (
-    BAND_BYTES,
-    DATASET_INPUT_RULES,
-    EXACT_CALL_SECONDS,
-    EXACT_OUTPUT_STEP_SECONDS,
-    EXACT_STEP_SECONDS,
-    sweep_cost,
-    symmetric_rule_cost,
-)
+from mpdp.analysis.sweeps.sweep_cost import DATASET_INPUT_RULES, sweep_cost, symmetric_rule_cost
 from mpdp.analysis.theory.monte_carlo_cost import MEMORY_BYTES, PURE_DRAW_SECONDS, REPETITION_SECONDS, SETUP_SECONDS
-from mpdp.protocols.decision.factors import lazy_imports
+from mpdp.protocols.decision.engine_cost import (
+    BAND_ENTRY_BYTES,
+    BAND_ENTRY_SECONDS,
+    BAND_OUTPUT_STEP_SECONDS,
+    BAND_ROW_SECONDS,
+    EXACT_CALL_SECONDS,
+    EXACT_STEP_SECONDS,
+)
+from mpdp.protocols.decision.factors import lazy_imports, likelihood_nonzeros
 from mpdp.protocols.decision.worst_case import symmetric_lp_cost
 from mpdp.protocols.errors import CostLimitError
 from mpdp.protocols.functions import parse_function
@@ -54,19 +54,23 @@ def _exact(n: int, function: str = "majority", observer: int | None = None) -> f
 
 
 def test_the_exact_rule_grows_with_the_outputs_and_a_party_has_two_views() -> None:
-    # one pure group of 20,000: 20,001 classes x 20,001 inputs, times 2 or 20,001 outputs
-    steps = 20_001**2
+    # one pure group of 20,000: banded, so its products and its build run over the band's nonzeros (~2,000 a
+    # row at epsilon 1), not 20,001^2 dense entries; times 2 or 20,001 outputs (sparse products)
+    group = RandomizedResponse(1.0)
+    nonzeros = likelihood_nonzeros(20_000, group)
+    assert 1_900 * 20_001 < nonzeros < 2_100 * 20_001
     # the first import of what the group's likelihood loads lazily counts once, in a process that has not paid it
-    first_import = import_seconds(lazy_imports(20_000, RandomizedResponse(1.0)))
-    assert _exact(20_000) == pytest.approx(EXACT_CALL_SECONDS + first_import
-                                           + steps * (EXACT_STEP_SECONDS + 2 * EXACT_OUTPUT_STEP_SECONDS))
-    assert _exact(20_000) < 60 < _exact(20_000, "sum")  # majority at the engine's limit runs, sum does not
+    first_import = import_seconds(lazy_imports(20_000, group))
+    band = BAND_ENTRY_SECONDS * nonzeros + BAND_ROW_SECONDS * 20_001
+    assert _exact(20_000) == pytest.approx(EXACT_CALL_SECONDS + first_import + band
+                                           + nonzeros * (EXACT_STEP_SECONDS + 2 * BAND_OUTPUT_STEP_SECONDS))
+    assert _exact(20_000) < 60 < _exact(20_000, "sum")  # majority at 20,000 runs, sum does not
     importlib.import_module("scipy.signal")  # paid: the views below compare the work alone
     assert _exact(101, observer=0) == pytest.approx(2 * _exact(100))  # a party: 100 others, two own bits
-    total = symmetric_rule_cost([RandomizedResponse(1.0)] * 20_000, parse_function("sum"))
-    # banded: no dense (k + 1)^2 likelihood, its band of ~16 sqrt(n) entries a row instead
-    assert total is not None and total.memory_bytes == pytest.approx(4 * 8 * steps + BAND_BYTES * 20_001**1.5)
-    assert symmetric_rule_cost([RandomizedResponse(1.0)] * 3, parse_function("table:0,1,0,0,0,0,0,1")) is None
+    total = symmetric_rule_cost([group] * 20_000, parse_function("sum"))
+    # no dense (k + 1)^2 likelihood: its band, BAND_ENTRY_BYTES a nonzero, besides sum's four (k + 1)^2 tables
+    assert total is not None and total.memory_bytes == pytest.approx(4 * 8 * 20_001**2 + BAND_ENTRY_BYTES * nonzeros)
+    assert symmetric_rule_cost([group] * 3, parse_function("table:0,1,0,0,0,0,0,1")) is None
 
 
 def test_a_dataset_point_builds_a_rule_per_participant_count_and_measures_every_round() -> None:
@@ -112,3 +116,17 @@ def test_a_long_grid_costs_its_points_summed_and_is_estimated_at_once(monkeypatc
     estimate = plan.estimate()
     assert estimate.seconds == pytest.approx(20_000 * one) and estimate.size == "80,000 points x 1,000 samples"
     assert len(calls) == 4
+
+
+def test_a_sweep_above_the_old_cap_is_planned_by_its_estimate_and_a_million_parties_refused_by_it() -> None:
+    """No party count is refused for itself (the cap of 20,000 is gone, issue 23): a majority point of 25,000
+    parties is planned, its estimate two exact rules (the rule, its accuracy) and its draws; at 10^6 parties the
+    exact rule's estimate (its band: ~300 GB) refuses the sweep before any point runs, naming that estimate."""
+    plan = plan_sweep([1.0], parties=25_000, function="majority", rule="average", observer="central", samples=10)
+    exact = symmetric_rule_cost([RandomizedResponse(1.0)] * 25_000, parse_function("majority"), first_imports=False)
+    assert exact is not None and exact.seconds < 60
+    expected = SETUP_SECONDS + 10 * (REPETITION_SECONDS + PURE_DRAW_SECONDS) + 2 * exact.seconds
+    assert plan.estimate().seconds == pytest.approx(expected + import_seconds(lazy_imports(25_000, RandomizedResponse(1.0))))
+    with pytest.raises(CostLimitError, match=r"the exact rule of majority \(1,000,000 parties, 2 outputs\) would "
+                                             r"take about .* GB, over .* of memory"):
+        plan_sweep([1.0], parties=1_000_000, function="majority", rule="average", observer="central")

@@ -7,8 +7,10 @@
 Lists take one value per party, or ``VALUE*COUNT`` pieces (``--epsilon 1*1000,2*5``); a single delta
 applies to every party. ``--function table:@FILE`` reads f's values (input order) from FILE. A monotone
 binary symmetric f (majority, and, or, threshold:T) with pure randomized response in one or two groups of
-equal epsilon goes to the count engine when the exact engines do not fit (or with ``--engine counts``): the
-average rule as a threshold on the groups' reported-one counts, exact, 10^5 parties in seconds. Any other
+equal epsilon goes to the count engine (the average rule as a threshold on the groups' reported-one counts,
+exact, 10^5 parties in a fraction of a second) when its estimate is below the symmetric engine's for the
+average rule alone, when the exact engines do not fit, or with ``--engine counts``: the engine is chosen by
+the cost estimates, which the output prints, never by a number of parties. Any other
 symmetric f too large for the exact engines gets a Monte Carlo estimate of the average rule's accuracy
 with its interval, labelled as such (a progress bar on standard error counts its transcripts; none with
 --quiet). Long work is estimated first: the worst-case LP is skipped (default)
@@ -113,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="exact engine: general (every transcript), symmetric (count classes, for "
                              "symmetric f), counts (the average rule as a threshold on per-group counts: "
                              "monotone binary symmetric f, 1 or 2 pure epsilon groups, 10^5 parties), or "
-                             "auto (default: the one that fits)")
+                             "auto (default: the cheapest by the cost estimates that fits)")
     add_time_limit(parser, "the worst-case LP or the Monte Carlo estimate")
     parser.add_argument("--samples", type=count_value, default=100_000,
                         help="Monte Carlo transcripts when no exact engine fits")

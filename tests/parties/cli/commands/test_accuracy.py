@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 import mpdp
 from mpdp.analysis.theory.accuracy import PROGRESS_STEPS
 from mpdp.parties.api.accuracies import compact_values
+from mpdp.parties.api.params import function_of, randomized_responses
 from mpdp.parties.api.value_lists import parse_list
 from mpdp.parties.cli.main import main
+from mpdp.protocols.decision.engine_cost import symmetric_rule_cost
 from mpdp.protocols.decision.factors import FOUR_OUTPUT_GROUP_MAX
 from mpdp.protocols.decision.worst_case import TIME_LIMIT_STATUS
 from mpdp.protocols.errors import SizeLimitError, SolverError
@@ -159,12 +161,12 @@ def test_the_monte_carlo_fallback_of_a_large_four_output_group_runs(capsys) -> N
     assert rule["average_accuracy"] == 1.0  # P(any error) per sample < 101 * 2 e^-30 (0 errors expected)
 
 
-def test_xor_the_old_estimate_refused_now_runs_and_matches_corollary_3_1(capsys) -> None:
-    """XOR of 20,001 equal parties (above PURE_GROUP_MAX: Monte Carlo). The old model (0.0022 ms *
-    k^1.3 per transcript, an O(k^2) posterior) estimated 300 samples at 251 s, refused under the default
-    60 s; XOR decides by parity, O(k) per transcript: about 1-3 s. Its result matches 002 Corollary 3.1
-    ((1 + tanh(eps/2)^k) / 2, the product form, checked against the vectors' closed form below) within the
-    95% Hoeffding interval."""
+def test_xor_of_20001_parties_is_exact_in_product_form_and_matches_corollary_3_1(capsys) -> None:
+    """XOR of 20,001 equal parties: once above the 20,000-party cap of a likelihood factor (issue 23), so a
+    Monte Carlo estimate; now the symmetric engine's cost model sees parity views (product form, O(k), no
+    likelihood built: mpdp.protocols.decision.parity), estimates them at a fraction of a second and runs them.
+    The exact accuracy is 002 Corollary 3.1, (1 + tanh(eps/2)^k) / 2 (checked against the vectors' closed
+    form below), to 1e-12."""
     vectors = json.loads(VECTORS.read_text())["cases"]
     homogeneous_xor = [c for c in vectors if c["inputs"]["function_name"] == "xor" and c["inputs"]["delta"][0] == 0
                        and len(set(c["inputs"]["eps"])) == 1 and c["inputs"]["observer"] == "central"]
@@ -173,12 +175,68 @@ def test_xor_the_old_estimate_refused_now_runs_and_matches_corollary_3_1(capsys)
         k, eps = case["inputs"]["k"], case["inputs"]["eps"][0]
         assert 0.5 * (1 + math.tanh(eps / 2) ** k) == pytest.approx(case["expected"]["closed_form_corollary_3_1"],
                                                                    abs=1e-9)
-    doc = _json(capsys, "--epsilon", "12*20001", "--function", "xor", "--samples", "300", "--seed", "7")
-    rule = doc["rules"]["average"]
-    assert doc["engine"] == "posterior-monte-carlo" and rule["samples"] == 300
+    doc = _json(capsys, "--epsilon", "12*20001", "--function", "xor")
     expected = 0.5 * (1 + math.tanh(6.0) ** 20001)  # 0.891
-    low, high = rule["interval"]
-    assert low <= expected <= high and high - low < 0.16  # 2 sqrt(log(2 / 0.05) / 600) = 0.157
+    assert doc["engine"] == "symmetric" and doc["rules"]["average"]["exact"]
+    for rule in ("average", "worst_case"):  # the average rule is the worst-case one (an equalizer, no LP)
+        assert doc["rules"][rule]["average_accuracy"] == pytest.approx(expected, abs=1e-12)
+        assert doc["rules"][rule]["worst_case_accuracy"] == pytest.approx(expected, abs=1e-12)
+    estimate = symmetric_rule_cost(randomized_responses("12*20001"), function_of("xor"))
+    assert estimate is not None and estimate.seconds < 1 and doc["estimates"]["average"] == estimate.summary()
+    assert "parity product form" in doc["estimates"]["average"]
+
+
+def _one_group_majority_directly(k: int, eps: float) -> tuple[float, float]:
+    """The optimal average rule of majority over k equal pure parties (k odd), zero-one, central observer, by
+    002 eqs. (1), (3) directly: the reported-one count t is Bin(k, 1/2) under the uniform prior, the posterior
+    probability that f = 1 is U(t) = P(Bin(t, p) + Bin(k - t, q) >= sigma) (sigma = (k + 1) / 2), the rule
+    answers 1 iff U(t) > 1/2 (a threshold tau, U increasing), so the average accuracy is sum_t P(t) max(U, 1 - U)
+    and the worst case the smaller of P(T >= tau | sigma ones) and P(T < tau | sigma - 1 ones), T given a ones
+    being Bin(a, p) + Bin(k - a, q). scipy.stats binomial pmfs and tails, the t within 8 sqrt(k) of k / 2 (the
+    rest has mass < 1e-27)."""
+    from scipy.stats import binom
+
+    p = math.exp(eps) / (1 + math.exp(eps))
+    sigma = (k + 1) // 2
+
+    def at_least(m: int, ones: np.ndarray) -> np.ndarray:  # P(Bin(a, p) + Bin(k - a, 1 - p) >= m), per a
+        out = []
+        for a in ones:  # Bin(a, p) within 15 standard deviations of its mean (outside: mass < 1e-40)
+            spread = 15 * math.sqrt(a * p * (1 - p)) + 5
+            b = np.arange(max(0, int(a * p - spread)), min(a, int(a * p + spread)) + 1)
+            out.append(float(binom.pmf(b, a, p) @ binom.sf(m - b - 1, k - a, 1 - p)))
+        return np.array(out)
+
+    reach = int(8 * math.sqrt(k))
+    t = np.arange(k // 2 - reach, k // 2 + reach + 1)
+    u = at_least(sigma, t)
+    average = float(binom.pmf(t, k, 0.5) @ np.maximum(u, 1 - u))
+    tau = int(t[np.argmax(u > 0.5)])
+    yes_at_sigma, yes_below = at_least(tau, np.array([sigma, sigma - 1]))
+    return average, min(float(yes_at_sigma), 1.0 - float(yes_below))
+
+
+def test_25000_equal_parties_run_the_count_engine_because_its_estimate_is_the_smaller(capsys) -> None:
+    """Majority of 25,001 equal parties, the average rule: no size cap (issue 23) leaves both exact engines
+    able to answer; their estimates are compared and the cheaper runs, the count engine (~0.05 s against
+    the symmetric engine's banded likelihood, seconds), printing its estimate. Its accuracies are 002 eqs.
+    (1), (3) computed directly (to 1e-9)."""
+    from mpdp.protocols.rules.count_threshold import count_engine_cost
+
+    mechanisms = randomized_responses("1*25001")
+    counts, exact = count_engine_cost(mechanisms), symmetric_rule_cost(mechanisms, function_of("majority"))
+    assert counts is not None and exact is not None and counts.seconds < exact.seconds
+    doc = _json(capsys, "--epsilon", "1*25001", "--function", "majority", "--rule", "average")
+    assert doc["engine"] == "counts" and doc["estimates"]["average"] == counts.summary()
+    average, worst = _one_group_majority_directly(25001, 1.0)
+    assert doc["rules"]["average"]["average_accuracy"] == pytest.approx(average, abs=1e-9)
+    assert doc["rules"]["average"]["worst_case_accuracy"] == pytest.approx(worst, abs=1e-9)
+    assert 0.6 < average < 0.7 and 0.45 < worst < 0.55  # not a degenerate value
+    # asked for, the symmetric engine runs the same rule from its banded likelihood, as its estimate said it could
+    symmetric = _json(capsys, "--epsilon", "1*25001", "--function", "majority", "--rule", "average",
+                      "--engine", "symmetric")
+    assert symmetric["engine"] == "symmetric" and symmetric["estimates"]["average"] == exact.summary()
+    assert symmetric["rules"]["average"]["average_accuracy"] == pytest.approx(average, abs=1e-9)
 
 
 #: 40 distinct epsilons and xor: too many count classes for the exact engines, the Monte Carlo estimate
@@ -296,8 +354,8 @@ def test_xor_names_its_bound_without_an_lp(capsys) -> None:
 
 
 def test_an_exact_rule_estimated_over_the_time_limit_goes_to_the_fallback_at_once() -> None:
-    """sum's exact average rule multiplies (k + 1) x (k + 1) tables: at k = 3,000 about 7 s by
-    analysis.sweeps.sweep_cost. Under a 2 s limit it is not started (it used to run, whatever the limit): the
+    """sum's exact average rule multiplies (k + 1) x (k + 1) tables: at k = 3,000 about 3.5 s by
+    mpdp.protocols.decision.engine_cost (its band's sparse products with 3,001 outputs). Under a 2 s limit it is not started (it used to run, whatever the limit): the
     Monte Carlo fallback (20 transcripts, ~1 s by its own estimate) answers, and more samples are
     refused naming both estimates."""
     doc = mpdp.accuracy(1.0, "sum", parties=3000, rule="average", time_limit=2.0, samples=20, seed=1).to_dict()
@@ -406,6 +464,8 @@ def test_every_rule_computed_prints_its_estimate_line(capsys, argv) -> None:
 
 def test_one_party_is_one_party(capsys) -> None:
     """"1 parties" was printed wherever a count was: the estimate line says 1 party (and 2 parties)."""
-    one = ok(capsys, "accuracy", "--epsilon", "1", "--function", "xor", "--rule", "average")
+    one = ok(capsys, "accuracy", "--epsilon", "1", "--function", "xor", "--rule", "average")  # the count engine's
+    exact = ok(capsys, "accuracy", "--epsilon", "1", "--function", "xor", "--engine", "symmetric")
     two = ok(capsys, "accuracy", "--epsilon", "1,1", "--function", "xor", "--rule", "average")
-    assert "(1 party, 2 outputs)" in one and "1 parties" not in one and "(2 parties, 2 outputs)" in two
+    assert "(1 party in one parameter group)" in one and "(1 party, 2 outputs" in exact
+    assert "1 parties" not in one + exact and "(2 parties, 2 outputs" in two

@@ -1,0 +1,168 @@
+"""The symmetric engine's up-front cost: one exact rule (the average kind) or its exact accuracy, from the
+groups of parties with equal parameters alone, nothing built (:mod:`mpdp.protocols.numerics.cost`).
+
+``mpdp accuracy`` (:func:`mpdp.parties.api.accuracies.accuracy`) compares it with the count engine's estimate
+and runs the cheaper; :func:`mpdp.protocols.rules.optimal.optimal_rules` refuses by it (a
+:class:`mpdp.protocols.errors.CostLimitError`, which the rule factory answers with the posterior rule); a sweep
+sums it over its points (:mod:`mpdp.analysis.sweeps.sweep_cost`). No group size is refused for itself: a pure
+group of any n is a likelihood factor, and what building it takes is this estimate's to say.
+
+Time (one view: the central observer; a party has two, one per own bit), with E = sum_g e_g prod_{h != g}
+max(n_h + 1, classes_h) the products of the Kronecker transform (:mod:`mpdp.protocols.numerics.kron`: one
+group's likelihood at a time, applied to the other groups' classes), e_g the likelihood entries of group g
+((n_g + 1) x classes_g for a dense group, the band's nonzeros,
+:func:`mpdp.protocols.decision.factors.likelihood_nonzeros`, for a pure group above ``PURE_GROUP_DENSE_MAX``):
+
+    views * (EXACT_CALL_SECONDS + E * (EXACT_STEP_SECONDS + |Y| * EXACT_OUTPUT_STEP_SECONDS))
+      (BAND_OUTPUT_STEP_SECONDS in place of EXACT_OUTPUT_STEP_SECONDS for a band's products: sparse, not BLAS)
+      + sum over banded groups of (BAND_ENTRY_SECONDS * nonzeros + BAND_ROW_SECONDS * (n + 1))
+
+(the band is built once for both views). Calibration of the dense terms (the project's 2-core machine shared
+with ~6 jobs, 2026-12-01; pure randomized response at epsilon 1, the average rule and its exact accuracy):
+majority 0.06 s at n = 428, 0.3 s at 3,000, 1.9 s at 10,000; sum 0.1 s at 428, 0.46 s at 1,000, 1.8 s at
+2,000. The band's terms (issue 23: before, every banded group was costed as (n + 1)^2 dense entries, 8 s at
+20,000 and 51 s at 50,000 against 2-4 s and 9-16 s measured, and groups above 20,000 were refused by a size
+cap), measured with ``benchmarks/bench_engine_cost.py`` (docs/benchmarks.md; CPU of the call in a fresh
+interpreter, load 3.0-3.3, 2026-12-03), majority, CPU s / estimate s, peak / estimated memory:
+20,000 at epsilon 1 2.08 / 3.06 (0.82 / 0.80 GB), at 0.1 1.98 / 3.47; 50,000 at 1 9.9 / 11.3 (3.17 / 3.30
+GB), at 8 (bands ~100 wide: the rows' cost) 2.8 / 2.8; 100,000 at 3 13.9 / 16.6 (4.10 / 4.50 GB), at 1
+33.7 / 30.3 (8.70 / 9.35 GB); 30,000 beside a group of 4 5.37 / 11.9; sum (3,001 outputs and more: the
+band's sparse products) 2.5 / 2.1 at 2,500 and 5.8 / 6.6 at 4,000. At 10^6 parties (epsilon 1) the band has
+~1.5e10 nonzeros: about 300 GB, refused by memory.
+
+A view of parity form (XOR: :mod:`mpdp.protocols.decision.parity`, every epsilon > 0) is decided and evaluated
+in product form, O(classes + inputs), no likelihood built: ``views * (EXACT_CALL_SECONDS + (classes + inputs)
+* PARITY_CLASS_SECONDS)`` (xor of 10^5 parties 0.12 s against 0.10 s estimated, 10^6 0.75 s against 0.82 s).
+
+Memory: four float64 tables of max(classes, inputs) x |Y| (the measure, the gain, the decisions, their
+products), the dense likelihoods (8 bytes an entry) and the bands (:data:`BAND_ENTRY_BYTES` a nonzero).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from mpdp.protocols.decision.engines import SYMMETRIC_MAX_CLASSES
+from mpdp.protocols.decision.factors import (
+    PURE_GROUP_DENSE_MAX,
+    Factor,
+    lazy_imports,
+    likelihood_nonzeros,
+    symmetric_groups,
+)
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.numerics.cost import CostEstimate, import_seconds, noun
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+
+__all__ = ["BAND_ENTRY_BYTES", "BAND_ENTRY_SECONDS", "BAND_OUTPUT_STEP_SECONDS", "BAND_ROW_SECONDS", "EXACT_CALL_SECONDS",
+           "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS", "PARITY_CLASS_SECONDS", "banded",
+           "count_parity", "exact_rule_cost", "symmetric_rule_cost"]
+
+#: Seconds of one exact-engine call besides its tables (the problem, the views, the calls).
+EXACT_CALL_SECONDS = 0.02
+#: Seconds per likelihood entry (dense: transcript class x input class) of the groups' product: the count
+#: likelihood and its products.
+EXACT_STEP_SECONDS = 2.0e-8
+#: Seconds per (likelihood entry x output): the products with the gain table.
+EXACT_OUTPUT_STEP_SECONDS = 2.5e-10
+#: Seconds per (band nonzero x output): the sparse products with the gain (sum: |Y| = n + 1).
+BAND_OUTPUT_STEP_SECONDS = 6.0e-10
+#: Seconds per nonzero of a banded likelihood while it is built (restart rows, FFT steps, the CSR copy).
+BAND_ENTRY_SECONDS = 3.5e-8
+#: Seconds per row of a banded likelihood (a row's Python and numpy calls: the whole cost of narrow bands).
+BAND_ROW_SECONDS = 4.0e-5
+#: Peak bytes per nonzero of a banded likelihood: its value (8) and column index (4; 8 from 2^31 entries),
+#: and the rows it is copied from (8) while the CSR arrays fill (measured 19-22 with the interpreter).
+BAND_ENTRY_BYTES = 20.0
+#: Seconds per transcript or input class of a parity-form view (signs and log-magnitudes, one pass each).
+PARITY_CLASS_SECONDS = 4.0e-7
+
+_ALTERNATIVE = ("the count engine for majority-type functions of the central observer, the posterior rule "
+                "with a Monte Carlo accuracy, or fewer parties (the exact rule of sum grows as k^3)")
+
+
+def banded(group: Factor) -> bool:
+    """Whether ``group``'s likelihood is a sparse band (a pure group above ``PURE_GROUP_DENSE_MAX``)."""
+    return not group.mechanism.four_output and group.n > PURE_GROUP_DENSE_MAX
+
+
+def _entries(group: Factor) -> int:
+    """The likelihood entries of ``group`` the engine multiplies through: the band's nonzeros, or all."""
+    return likelihood_nonzeros(group.n, group.mechanism) if banded(group) else (group.n + 1) * group.num_classes
+
+
+def count_parity(function: BooleanFunction, k: int) -> bool:
+    """Whether f of k parties is a function of the parity of the number of ones (XOR and its complement):
+    with any measure mpdp names (symmetric on two outputs) its views are of parity form with beta = 0
+    (:func:`mpdp.protocols.decision.parity.parity_form`), for the central observer and a party alike."""
+    values = function.count_values(k)
+    return (values is not None and function.output_size(k) == 2 and k >= 1 and int(values[0]) != int(values[1])
+            and all(int(v) == int(values[s % 2]) for s, v in enumerate(values.tolist())))
+
+
+def exact_rule_cost(groups: Sequence[Factor], outputs: int, views: int, parity: bool, *,
+                    first_imports: bool = True) -> CostEstimate:
+    """The time and memory of the symmetric engine's exact average rule (or its exact accuracy) over
+    ``groups`` (module docstring).
+
+    Args:
+        groups: the likelihood factors of the parties the observer does not know (nothing is built).
+        outputs: |Y|. views: 1 (central observer) or 2 (a party). parity: the views are of parity form
+            (:func:`count_parity`); the product form serves them where every epsilon is > 0.
+        first_imports: count the first imports of what the likelihoods load (False: a caller that counts
+            them once for many rules, :func:`mpdp.analysis.sweeps.sweep_cost.sweep_cost`).
+    """
+    k = sum(g.n for g in groups) + (views - 1)
+    size = f"{k:,} {noun(k, 'party', 'parties')}, {outputs:,} outputs"
+    classes = math.prod(g.num_classes for g in groups)
+    inputs = math.prod(g.n + 1 for g in groups)
+    if parity and all(g.mechanism.epsilon > 0 for g in groups):  # product form: nothing built
+        return CostEstimate("the exact rule", size + ", parity product form",
+                            views * (EXACT_CALL_SECONDS + (classes + inputs) * PARITY_CLASS_SECONDS),
+                            8.0 * 8 * (classes + inputs), _ALTERNATIVE)
+    # the products apply one group's likelihood at a time to the others' classes (kron_matvec); a band's
+    # products with the gain are sparse ones, slower per entry than the dense (BLAS) ones
+    sides = [max(g.n + 1, g.num_classes) for g in groups]
+    dense = band = 0
+    for i, g in enumerate(groups):
+        entries = _entries(g) * math.prod(sides[:i] + sides[i + 1:])
+        dense, band = (dense, band + entries) if banded(g) else (dense + entries, band)
+    seconds = views * (EXACT_CALL_SECONDS + (dense + band) * EXACT_STEP_SECONDS
+                       + outputs * (dense * EXACT_OUTPUT_STEP_SECONDS + band * BAND_OUTPUT_STEP_SECONDS))
+    likelihoods = 0.0
+    for g in groups:
+        if banded(g):
+            nonzeros = likelihood_nonzeros(g.n, g.mechanism)
+            seconds += BAND_ENTRY_SECONDS * nonzeros + BAND_ROW_SECONDS * (g.n + 1)
+            likelihoods += (BAND_ENTRY_BYTES + (4.0 if nonzeros >= 2**31 else 0.0)) * nonzeros
+        else:
+            likelihoods += 8.0 * g.num_classes * (g.n + 1)
+    if first_imports:  # once, if not imported yet
+        seconds += import_seconds(m for g in groups for m in lazy_imports(g.n, g.mechanism))
+    return CostEstimate("the exact rule", size, seconds, 4 * 8.0 * max(classes, inputs) * outputs + likelihoods,
+                        _ALTERNATIVE)
+
+
+def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
+                        observer: int | None = None, *, first_imports: bool = True) -> CostEstimate | None:
+    """:func:`exact_rule_cost` of the symmetric engine's groups for these parties (nothing built).
+
+    Args:
+        mechanisms: the k parties' randomized responses. function: f. observer: None or a party index
+            (two views, one per own bit). first_imports: as :func:`exact_rule_cost`.
+
+    Returns:
+        the estimate (seconds on one core, bytes), or None for a function that is not symmetric or more
+        transcript classes than the engine holds (it refuses those itself, by their size).
+
+    Raises:
+        SizeLimitError: a four-output group larger than a likelihood factor holds
+            (:func:`mpdp.protocols.decision.factors.check_group_size`).
+    """
+    groups = symmetric_groups(mechanisms, function, observer)
+    if groups is None or math.prod(g.num_classes for g in groups) > SYMMETRIC_MAX_CLASSES:
+        return None
+    k = len(mechanisms)
+    return exact_rule_cost(groups, function.output_size(k), 1 if observer is None else 2,
+                           count_parity(function, k), first_imports=first_imports)
