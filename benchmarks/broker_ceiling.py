@@ -5,8 +5,8 @@ Shared by the throughput benchmarks so that every mpdp figure is printed as a ra
 in the same run, on the same machine and load. The clients come from the Debian package
 ``mosquitto-clients``.
 
-The publisher is one ``mosquitto_pub -l`` reading one message per line from a file (issue 23 item 2): it
-sends as fast as the broker acknowledges (QoS 1: its window of in-flight messages), like mpdp's parties do.
+The publisher is ``mosquitto_pub -l`` reading one message per line from a file (issue 23 item 2; a long
+sample: several, one after the other, :data:`PUBLISHER_LINES`): it sends as fast as the broker acknowledges (QoS 1: its window of in-flight messages), like mpdp's parties do.
 ``mosquitto_pub --repeat`` publishes one message per network-loop iteration and read 3.8-5.2x lower under
 load, which made the ratios against it look 4-5x better than they are. The lines are as long as one party
 answer and the topic is a party's answer topic (``mpdp/<session>/party/<id>``, the subscriber on
@@ -67,19 +67,27 @@ def _clients() -> tuple[str, str]:
     return pub, sub
 
 
-def _lines(messages: int, payload_bytes: int) -> bytes:
-    """``messages`` lines of ``payload_bytes`` printable bytes each (``-l`` strips the newline), no two alike."""
+#: Lines one ``mosquitto_pub -l`` publishes at most: given 80,000-90,000 lines (9-10 MB on its stdin) it exited
+#: (status 0) after sending a fraction of them (14,000-24,000 reached the subscriber), 60,000 went through. A longer
+#: sample runs publishers one after the other (each one's connection costs ~1 ms of a 2-3 s sample).
+PUBLISHER_LINES = 40_000
+
+
+def _lines(first: int, messages: int, payload_bytes: int) -> bytes:
+    """``messages`` lines of ``payload_bytes`` printable bytes each (``-l`` strips the newline), no two alike,
+    numbered from ``first``."""
     lines = bytearray()
-    for i in range(messages):
+    for i in range(first, first + messages):
         stamp = f"{i:x}".encode()
         lines += stamp + b"x" * max(0, payload_bytes - len(stamp)) + b"\n"
     return bytes(lines)
 
 
 async def measure_ceiling(endpoint: BrokerEndpoint, qos: int, messages: int, payload_bytes: int) -> Ceiling:
-    """Time ``messages`` publications of ``payload_bytes`` each from one ``mosquitto_pub -l`` (one message
-    per line of a file on its stdin) to one ``mosquitto_sub`` (both at ``qos``), on a party's answer topic,
-    from the publisher's start to the subscriber's last message.
+    """Time ``messages`` publications of ``payload_bytes`` each from ``mosquitto_pub -l`` (one message per line
+    of a file on its stdin; :data:`PUBLISHER_LINES` at most per publisher, the publishers one after the other)
+    to one ``mosquitto_sub`` (both at ``qos``), on a party's answer topic, from the first publisher's start to
+    the subscriber's last message.
 
     Raises:
         RuntimeError: a client failed or the subscriber did not get every message within 120 s.
@@ -91,17 +99,22 @@ async def measure_ceiling(endpoint: BrokerEndpoint, qos: int, messages: int, pay
         sub, *address, "-t", topics.all_parties, "-q", str(qos), "-C", str(messages), "-W", "120",
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     with tempfile.TemporaryDirectory(prefix="mpdp-ceiling-") as folder:
-        source = Path(folder, "messages")
-        source.write_bytes(_lines(messages, payload_bytes))
+        sources = []
+        for first in range(0, messages, PUBLISHER_LINES):
+            sources.append(Path(folder, f"messages-{first}"))
+            sources[-1].write_bytes(_lines(first, min(PUBLISHER_LINES, messages - first), payload_bytes))
         await asyncio.sleep(0.5)  # subscribed before the first publication
-        with source.open("rb") as stdin:
-            start = time.perf_counter()
-            sender = await asyncio.create_subprocess_exec(
-                pub, *address, "-t", topics.party(499), "-q", str(qos), "-l",
-                stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            _, pub_err = await sender.communicate()
-            _, sub_err = await receiver.communicate()
-            seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        for source in sources:
+            with source.open("rb") as stdin:
+                sender = await asyncio.create_subprocess_exec(
+                    pub, *address, "-t", topics.party(499), "-q", str(qos), "-l",
+                    stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                _, pub_err = await sender.communicate()
+            if sender.returncode:
+                break
+        _, sub_err = await receiver.communicate()
+        seconds = time.perf_counter() - start
     if sender.returncode or receiver.returncode:
         raise RuntimeError(f"mosquitto clients failed: pub {sender.returncode} {pub_err.decode()!r}, "
                            f"sub {receiver.returncode} {sub_err.decode()!r}")

@@ -63,6 +63,10 @@ class CuratorSession:
         """A recorded round (:meth:`mpdp.parties.ballots.central.CentralSession.load`)."""
         return self.central.load(store, session, index)
 
+    def pipelined(self, config: RunConfig) -> bool:
+        """No: the curator's rounds run one after the other."""
+        return False
+
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
         """The rounds as released; no per-party spending."""

@@ -82,6 +82,10 @@ class MpcSession:
         """A recorded round (:meth:`mpdp.parties.ballots.central.CentralSession.load`)."""
         return self.central.load(store, session, index)
 
+    def pipelined(self, config: RunConfig) -> bool:
+        """No: each round's close waits for the compute servers, which serve one round at a time."""
+        return False
+
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
         """The rounds as released; no per-party spending."""

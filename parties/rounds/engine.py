@@ -77,7 +77,15 @@ Every rejection is counted and logged at WARNING, rate-limited per reason
 the protocol's further subscriptions (:attr:`RoundProtocol.filters`) go to :meth:`RoundProtocol.receive`.
 
 Rounds are run one after the other (:meth:`RoundEngine.run_round` returns once the round is decided and
-recorded): the next round is never announced before the last is decided (backpressure).
+recorded): the next round is never announced before the last stopped collecting (backpressure).
+
+Pipelined rounds (``run_round(..., following=(index + 1, name))``, for protocols whose announcements and answers do
+not depend on the decision before: :meth:`mpdp.parties.rounds.registry.SessionProtocol.pipelined`): the next
+round is announced as soon as a round stops collecting, and the round is decided and recorded while the parties
+answer the next one, instead of the parties waiting for the observer's close and SQLite commit. What is decided
+is on disk before ``run_round`` returns it (and before the caller reports it); the closing round's answers stay in
+hand until it is recorded, so a second answer to it meanwhile is checked against its first (a double release,
+counted with the open round's rejects); a party answers each round once whatever the order of announcements.
 
 Liveness (:meth:`RoundEngine.heartbeat`): whenever the engine announced nothing for a second it publishes a
 signed heartbeat on ``mpdp/{session}/heartbeat``, a topic of its own that each party process reads once
@@ -459,6 +467,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._reannounce = (transport.reconnects, 0.0, HEARTBEAT_INTERVAL)  # reconnects seen, when next, then gap
         self._announced = -1
         self._received: dict[int, Received[MessageT, PayloadT]] = {}
+        #: the round being decided and recorded, and its answers (``run_round``: the next round may be open then)
+        self._closing: tuple[int, dict[int, Received[MessageT, PayloadT]]] | None = None
         self._complete = asyncio.Event()
         self._pending_rejects: dict[int, dict[str, tuple[int, str]]] = collections.defaultdict(dict)
         self._round_rejects = 0
@@ -614,8 +624,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
     def _answered(self, index: int, party: int) -> bytes | None:
         """The answer of ``party`` accepted for the closed round ``index`` (still in hand while it closes,
         else as recorded), or None."""
-        if index == self._announced and party in self._received:
-            return self._received[party].wire
+        if self._closing is not None and self._closing[0] == index and party in self._closing[1]:
+            return self._closing[1][party].wire
         return self._store.recorded_payload(self.topics.session, index, party)
 
     def _check_double(self, message: MessageT, where: str, payload: bytes, first: bytes | None) -> None:
@@ -681,9 +691,13 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         target[status.worker] = status
         self.status_changed.set()
 
-    async def run_round(self, index: int, name: str) -> RoundOutcome:
-        """Announce round ``index``, collect until complete or ``round_timeout`` seconds without a new
-        answer (module docstring), close, record, publish.
+    async def run_round(self, index: int, name: str, following: tuple[int, str] | None = None) -> RoundOutcome:
+        """Announce round ``index`` (unless the previous call opened it as its ``following``), collect until
+        complete or ``round_timeout`` seconds without a new answer (module docstring), close, record, publish.
+
+        Args:
+            following: (index, name) of the round to announce as soon as this one stops collecting, before it
+                is decided and recorded (module docstring, "Pipelined rounds"); None: the next round waits.
 
         Returns:
             The round's outcome (also written to the store in one transaction).
@@ -691,35 +705,32 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         Raises:
             TransportError: the announcement or a publication failed.
         """
-        self._received = {}
-        self._complete.clear()
-        self._round_rejects = 0
-        self._open = self._announced = index
-        self._proofs = {}
-        # kept from before (a bundle once, whatever the number of its parties kept)
-        for topic, payload in dict.fromkeys(m for kept in self._early.pop(index, {}).values() for m in kept):
-            self.handle(topic, payload)
-        self._early = {i: kept for i, kept in self._early.items() if i > index}
-        self._open_name = name
-        await self._announce(self._round_announcement(index))
+        if self._open != index:
+            await self._open_round(index, name)
         status = await self._collect()
         if status == "complete":
             self._steady = self._transport.reconnects
+        received, round_rejects = self._received, self._round_rejects
         self._open = None
-        if status != "failed" and all(got.message.reason is not None for got in self._received.values()):
+        if status != "failed" and all(got.message.reason is not None for got in received.values()):
             status = "no-answers"  # every party heard from abstained: no release
         ending = ClosedRound(self.topics.session, index, name, self.repetitions, status, self.roster.k,
-                             self._received, self._round_rejects)
+                             received, round_rejects)
+        lost = lost_answers((worker.parties for worker in self.ready_workers.values()), received)
+        rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
+        proofs, self._proofs = [(worker, bundle) for bundle, worker in self._proofs.items()], {}
+        self._closing = (index, received)  # a second answer to it is still checked against its first
+        if following is not None:
+            await self._open_round(*following)
         closed = self.protocol.close(ending, self._signer)
         closing = await closed if inspect.isawaitable(closed) else closed  # undecided: no decision, no publication
-        lost = lost_answers((worker.parties for worker in self.ready_workers.values()), self._received)
         closing = dataclasses.replace(closing, outcome=dataclasses.replace(
             closing.outcome, double_released=np.array(sorted(self._double_releases.get(index, ())), dtype=np.int64),
             lost=lost))
-        self._received = {}  # forget the answers (the curator's bits) once closed
-        rejects, self._pending_rejects = self._take_rejects(), collections.defaultdict(dict)
-        proofs, self._proofs = [(worker, bundle) for bundle, worker in self._proofs.items()], {}
         self._store.record_round(RoundRecord(self.topics.session, closing.outcome, closing.rows, rejects, proofs))
+        self._closing = None  # forget the answers (the curator's bits) once recorded
+        if following is None:
+            self._received = {}
         if status == "failed":
             log.error("%s: round %d (%s) FAILED: no party answered for %g s (nothing decided)",
                       self.protocol.role, index, name, self.round_timeout)
@@ -738,6 +749,19 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         for topic, text in closing.publish:
             await self._transport.publish(topic, text)
         return closing.outcome
+
+    async def _open_round(self, index: int, name: str) -> None:
+        """Open round ``index``: its answers kept from before counted, then its announcement published."""
+        self._received = {}
+        self._complete.clear()
+        self._round_rejects = 0
+        self._open = self._announced = index
+        # kept from before (a bundle once, whatever the number of its parties kept)
+        for topic, payload in dict.fromkeys(m for kept in self._early.pop(index, {}).values() for m in kept):
+            self.handle(topic, payload)
+        self._early = {i: kept for i, kept in self._early.items() if i > index}
+        self._open_name = name
+        await self._announce(self._round_announcement(index))
 
     async def _collect(self) -> RoundStatus:
         """Wait until every party answered (``complete``) or no new answer came for ``round_timeout``

@@ -77,6 +77,12 @@ class SessionProtocol(Protocol):
         """The run's rounds as returned, and what each party spent (empty if parties release nothing)."""
         ...
 
+    def pipelined(self, config: RunConfig) -> bool:
+        """Whether each round may be announced while the one before is decided and recorded
+        (:func:`mpdp.parties.session.runner.drive_rounds`): no announcement, answer or publication of a round
+        depends on the decision or publications of the round before."""
+        ...
+
 
 _loaded: dict[str, SessionProtocol] = {}
 

@@ -77,6 +77,11 @@ class RandomizedResponseSession:
                      PartyDecisionSpec(config.mechanisms, config.function.name, config.party_rule))
         return PartyPlan(start_party, None if seeds is None else seeds.parties(config.k), ledgers, decisions)
 
+    def pipelined(self, config: RunConfig) -> bool:
+        """Without party decisions: the rounds are independent, the transcript the parties decide from is
+        published only with ``party_rule``."""
+        return config.party_rule is None
+
     def finish(self, config: RunConfig, store: TranscriptStore,
                outcomes: Sequence[RoundOutcome]) -> tuple[tuple[RoundOutcome, ...], tuple[Spent, ...]]:
         """The rounds with the parties' own decisions (``party_rule``) and what each party spent."""

@@ -195,13 +195,17 @@ class _Workers:
 
 async def drive_rounds(
     engine: Engine, store: TranscriptStore, round_names: Sequence[str], recorded: frozenset[int],
-    parties: PartyProcesses | None, on_round: Callable[[RoundOutcome], None],
+    parties: PartyProcesses | None, on_round: Callable[[RoundOutcome], None], pipelined: bool = False,
 ) -> list[RoundOutcome]:
     """The round loop of every protocol and role: wait for the parties, run each round not yet recorded
     (load the others with the protocol), call ``on_round`` with each outcome, then finish the session.
 
     Args:
         parties: the processes to wait for and check; None when every round is recorded.
+        pipelined: announce each round (not recorded) as soon as the one before stops collecting, while that one
+            is decided and recorded (:meth:`mpdp.parties.rounds.engine.RoundEngine.run_round`'s ``following``):
+            for rounds whose announcements do not depend on the decisions before them. Each outcome is reported
+            (``on_round``) once it is recorded, as without.
 
     Raises:
         TransportError: the broker failed.
@@ -214,7 +218,9 @@ async def drive_rounds(
         if index in recorded:
             outcome = engine.protocol.load(store, engine.topics.session, index)
         else:
-            outcome = await engine.run_round(index, name)
+            following = index + 1 if pipelined and index + 1 < len(round_names) else None
+            outcome = await engine.run_round(index, name, None if following is None or following in recorded
+                                             else (following, round_names[following]))
             if parties is not None:
                 parties.check(engine, outcome, f"during round {index + 1} ({name!r}), recorded with "
                                       f"{outcome.absent.size} absent {noun(outcome.absent.size, 'party', 'parties')}"
@@ -326,7 +332,7 @@ async def _run(config: RunConfig, progress: ProgressCallback) -> RunOutcome:
                                                config.party_rule is not None)
                             watchdog = tg.create_task(workers.watch(engine), name="watch-workers")
                             outcomes = await drive_rounds(engine, store, config.round_names, recorded, workers,
-                                                          report)
+                                                          report, pipelined=plug.pipelined(config))
                             watchdog.cancel()
                     ticker.cancel()
             rounds, spent = plug.finish(config, store, outcomes)
