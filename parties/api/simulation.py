@@ -294,7 +294,7 @@ def _plan(run: SimulationConfig) -> _Plan:
                                                    machine=machine))
     settings, party_settings = _brokers(run, round_timeout)
     session_cost(data.num_parties, data.num_rounds, run.repetitions, connections, machine=machine).check(
-        check_time_limit(run.time_limit))
+        check_time_limit(run.time_limit), memory_here=run.executor is None)
     mechanisms = _mechanisms(run.epsilon, run.delta, data.num_parties, seeds.epsilons())
     for r in range(data.num_rounds):  # the participants of a round are at most the voters
         ids = np.flatnonzero(data.bits[:, r] >= 0)
