@@ -24,7 +24,7 @@ from mpdp.protocols.errors import CostLimitError, ParameterError
 
 __all__ = ["DEFAULT_TIME_LIMIT", "IMPORT_SECONDS", "MEMORY_FRACTION", "CostEstimate", "PowerLaw", "check_time_limit",
            "available_memory", "format_bytes", "format_seconds", "import_seconds", "memory_limit", "noun",
-           "physical_memory"]
+           "physical_memory", "usable_cores"]
 
 #: Seconds a computation may take unless the caller allows more (``--time-limit``).
 DEFAULT_TIME_LIMIT = 60.0
@@ -43,6 +43,12 @@ def physical_memory() -> int:
         return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # not a POSIX sysconf
         return 8 << 30
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (:func:`os.sched_getaffinity`; ``os.cpu_count()`` where it is not available),
+    >= 1."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else max(1, os.cpu_count() or 1)
 
 
 def available_memory(proc: Path = Path("/proc"), cgroups: Path = Path("/sys/fs/cgroup")) -> int:
