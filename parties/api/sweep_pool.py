@@ -22,6 +22,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from multiprocessing.context import BaseContext
 
+from mpdp.parties.session.main_module import main_file_hidden
 from mpdp.protocols.numerics.cost import format_seconds, noun, usable_cores
 
 __all__ = ["POOL_START_SECONDS", "most_processes", "point_pool", "point_processes"]
@@ -101,9 +102,10 @@ def point_pool(jobs: int) -> Iterator[Executor | None]:
         return
     pool = ProcessPoolExecutor(jobs, mp_context=_forkserver(),
                                initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
-    try:
-        yield pool
-    except BaseException:  # Ctrl-C, SIGTERM, an error: the points still running are not waited for
-        _terminate(pool)
-        raise
-    pool.shutdown()
+    with main_file_hidden():  # the processes start as points are submitted; "<stdin>" is not re-run in them
+        try:
+            yield pool
+        except BaseException:  # Ctrl-C, SIGTERM, an error: the points still running are not waited for
+            _terminate(pool)
+            raise
+        pool.shutdown()
