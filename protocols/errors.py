@@ -93,11 +93,13 @@ class CostLimitError(SizeLimitError):
 
     Attributes (besides those of :class:`SizeLimitError`):
         estimate: the :class:`mpdp.protocols.numerics.cost.CostEstimate` that was refused.
+
+    ``alternative`` (None: the estimate's own) is what the message suggests instead.
     """
 
-    def __init__(self, estimate: Any, limit: str, message: str) -> None:
+    def __init__(self, estimate: Any, limit: str, message: str, alternative: str | None = None) -> None:
         self.estimate = estimate
-        super().__init__(estimate.task, estimate.size, limit, estimate.alternative)
+        super().__init__(estimate.task, estimate.size, limit, estimate.alternative if alternative is None else alternative)
         self.args = (message,)
 
 

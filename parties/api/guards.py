@@ -76,7 +76,8 @@ def _top_level_line(frame: FrameType | None, main_globals: dict[str, object]) ->
 def check_main_guard(what: str) -> None:
     """Refuse ``what`` when it is reached from a script's top-level code outside a ``__main__`` guard.
 
-    Interactive sessions, notebooks, ``python -c`` and calls under the guard pass.
+    Interactive sessions, notebooks, ``python -c``, a script piped to ``python -`` (its children do not re-run
+    it: :mod:`mpdp.parties.session.main_module`) and calls under the guard pass.
 
     Raises:
         UnguardedMainError: one line naming the script and line and the fix.

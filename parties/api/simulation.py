@@ -5,8 +5,8 @@ embedded one by default, or a URL); the central observer decides f with its opti
 measured accuracy is compared with the exact theory. Everything is validated before any process starts.
 
 ``mpdp.simulate`` works in a script (under ``if __name__ == "__main__":``: spawned workers re-import the
-main script, so a top-level call is refused with one line, before anything starts), in a terminal and in
-Jupyter: inside a running event loop it runs the session on a worker thread with its own loop and returns
+main script, so a top-level call is refused with one line, before anything starts), piped to ``python -``
+(the workers do not re-run ``<stdin>``), in a terminal and in Jupyter: inside a running event loop it runs the session on a worker thread with its own loop and returns
 the result. ``await mpdp.simulate_async(...)`` is the same run for code that is itself async.
 """
 
@@ -294,7 +294,7 @@ def _plan(run: SimulationConfig) -> _Plan:
                                                    machine=machine))
     settings, party_settings = _brokers(run, round_timeout)
     session_cost(data.num_parties, data.num_rounds, run.repetitions, connections, machine=machine).check(
-        check_time_limit(run.time_limit))
+        check_time_limit(run.time_limit), memory_here=run.executor is None)
     mechanisms = _mechanisms(run.epsilon, run.delta, data.num_parties, seeds.epsilons())
     for r in range(data.num_rounds):  # the participants of a round are at most the voters
         ids = np.flatnonzero(data.bits[:, r] >= 0)

@@ -39,7 +39,7 @@ from mpdp.parties.api.keywords import checked_keywords
 from mpdp.parties.api.params import check_count
 from mpdp.parties.api.result import Result
 from mpdp.parties.api.simulation_config import SimulationConfig
-from mpdp.parties.api.sweep_pool import point_pool
+from mpdp.parties.api.sweep_pool import POOL_START_SECONDS, most_processes, point_pool, point_processes
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.session.live_sweep import estimate_live_sweep, live_sweep
 from mpdp.protocols.errors import ParameterError
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["SWEEP_TIME_LIMIT", "Sweep", "sweep", "sweep_estimate"]
+__all__ = ["SWEEP_TIME_LIMIT", "Sweep", "sweep", "sweep_estimate", "sweep_processes"]
 
 #: Default time limit of a whole sweep, seconds (a sweep is many computations; a simulated session's: 1800).
 SWEEP_TIME_LIMIT = 1800.0
@@ -84,6 +84,14 @@ class Sweep(Result):
         return self.result.plot(ax)
 
 
+def sweep_processes(plan: SweepPlan | DatasetSweepPlan, jobs: int) -> tuple[int, str]:
+    """The worker processes that run ``plan``'s points by the Monte Carlo engine for ``jobs`` asked, and why
+    not ``jobs`` ("" when they are): :func:`~mpdp.parties.api.sweep_pool.point_processes` of its points and
+    their estimated work (:meth:`SweepPlan.estimate`)."""
+    points = plan.plan.tasks if isinstance(plan, DatasetSweepPlan) else plan.tasks
+    return point_processes(jobs, len(points), plan.estimate().seconds)
+
+
 def sweep_estimate(plan: SweepPlan | DatasetSweepPlan, *, live: bool = False, jobs: int = 1,
                    executor: bool = False) -> CostEstimate:
     """The up-front time and peak memory of running ``plan``, as its time limit is checked.
@@ -92,8 +100,11 @@ def sweep_estimate(plan: SweepPlan | DatasetSweepPlan, *, live: bool = False, jo
         plan: from :func:`~mpdp.analysis.sweeps.sweep.plan_sweep` or
             :func:`~mpdp.analysis.sweeps.dataset_sweep.plan_dataset_sweep`.
         live: the live sessions' estimate (:func:`mpdp.parties.session.live_sweep.estimate_live_sweep`), else
-            the Monte Carlo engine's on one core (:meth:`SweepPlan.estimate`) divided by ``min(jobs, points)``.
-        jobs: worker processes; executor: the points run on an executor of unknown width (counted as one).
+            the Monte Carlo engine's on one core (:meth:`SweepPlan.estimate`) divided by the processes that run
+            the points (:func:`~mpdp.parties.api.sweep_pool.point_processes`), plus a pool's start-up where
+            there is one.
+        jobs: worker processes asked for; executor: the points run on an executor of unknown width (counted as
+            one).
 
     Returns:
         a :class:`~mpdp.protocols.numerics.cost.CostEstimate` (seconds of wall clock, bytes), its alternative
@@ -107,9 +118,11 @@ def sweep_estimate(plan: SweepPlan | DatasetSweepPlan, *, live: bool = False, jo
         return CostEstimate("the live sweep", runs, cost.seconds, cost.peak_bytes,
                             "fewer points or samples, or time_limit=SECONDS")
     estimate = plan.estimate()
-    parallel = 1 if executor else min(jobs, len(points))
-    return dataclasses.replace(estimate, seconds=estimate.seconds / parallel,
-                               alternative="fewer points or samples, jobs=N, or time_limit=SECONDS")
+    processes = 1 if executor else sweep_processes(plan, jobs)[0]
+    start = POOL_START_SECONDS if processes > 1 else 0.0
+    more = "" if executor or jobs >= most_processes(len(points)) else "jobs=N, "  # only what would change it
+    return dataclasses.replace(estimate, seconds=estimate.seconds / processes + start,
+                               alternative=f"fewer points or samples, {more}or time_limit=SECONDS")
 
 
 @checked_keywords("mpdp.sweep", SweepOptions.__annotations__)
@@ -144,11 +157,15 @@ def sweep(
             :func:`mpdp.analysis.sweeps.sweep.plan_sweep`. Live, ``samples`` is each point's number of rounds
             (one privatization each).
         executor: as :func:`mpdp.analysis.sweeps.sweep.sweep` (not with ``jobs``).
-        jobs: worker processes over the points (an integer >= 1; default 1: here): the result is the same
-            bit for bit whatever ``jobs`` (``mpdp sweep --jobs``); Monte Carlo only.
+        jobs: worker processes over the points (an integer >= 1; default 1: here), at most: capped at the
+            points and the usable cores, and the points run here when their estimated work does not pay for a
+            pool's start-up (:func:`sweep_processes`); the result is the same bit for bit whatever ``jobs``
+            (``mpdp sweep --jobs``); Monte Carlo only.
         time_limit: seconds the sweep may be estimated to take (default 1800; None: no limit), on one core
-            divided by ``jobs`` (:func:`sweep_estimate`): a sweep over it is refused before any point runs
-            (``mpdp sweep --time-limit``).
+            divided by the processes that run it (at most ``jobs``, the points and the usable cores; none when
+            a pool's start-up would cost more than it saves: :func:`sweep_processes`), plus their start-up
+            (:func:`sweep_estimate`): a sweep over it is refused before any point runs (``mpdp sweep
+            --time-limit``).
         live: measure each point by a live session (parties in worker processes, over MQTT).
         broker: live only: None (``$MPDP_BROKER_URL``, else one broker of our own for the whole sweep),
             ``embedded``, ``mosquitto``, a URL of a running one, or :class:`~mpdp.broker.settings.BrokerSettings`.
@@ -197,7 +214,7 @@ def sweep(
         grid, data.bits, data.round_names, dataset=data.name, **options)
     sweep_estimate(plan, live=live, jobs=jobs, executor=executor is not None).check(limit)
     if not live:
-        with point_pool(jobs) as pool:
+        with point_pool(sweep_processes(plan, jobs)[0]) as pool:
             result = plan.run(executor if pool is None else pool, progress)
         return Sweep(document=result.to_dict(), result=result)
     settings = broker if isinstance(broker, BrokerSettings) else BrokerSettings.from_url(broker)

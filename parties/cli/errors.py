@@ -86,7 +86,7 @@ def _switches_named(exc: ParameterError, flags: Mapping[str, str]) -> ParameterE
             continue
         key = rf"(?<![\w-]){re.escape(dest)}="
         spelt = re.sub(key + r"True\b", flag, spelt)  # an option is letters and dashes
-        spelt = re.sub(key + r"(['\"]?)([\w.:+-]+)\1", flag + r" \2", spelt)
+        spelt = re.sub(key + r"(['\"]?)([\w.:/+-]+)\1", flag + r" \2", spelt)
     if spelt == hint:
         return exc
     copy = type(exc).__new__(type(exc))

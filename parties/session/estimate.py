@@ -42,7 +42,7 @@ from pathlib import Path
 
 from mpdp.broker.signing import generate_key_pair, load_private_key, sign_bytes, verify_bytes
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.numerics.cost import noun
+from mpdp.protocols.numerics.cost import noun, usable_cores
 
 __all__ = ["ANSWER_CPU", "AUTO_SETUP_CPU", "BASE_BYTES", "FD_HEADROOM", "LARGE_RUN",
            "REPETITION_CPU", "ROUND_SECONDS", "RUN_PARALLELISM", "SETUP_CPU", "START_CPU", "Machine", "RunEstimate", "calibration_cpu",
@@ -122,7 +122,7 @@ class Machine:
     def measure(cls) -> Machine:
         """This machine now: its cores, its load (:func:`runnable_load`, sampled between the passes of the
         calibration) and its speed (:func:`calibration_cpu`, ~40 ms of CPU)."""
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        cores = usable_cores()
         loads: list[float] = []
         cpu = calibration_cpu(lambda: loads.append(runnable_load()))
         return cls(cores, sum(loads) / len(loads), cpu / REFERENCE_CALIBRATION_CPU)

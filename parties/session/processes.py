@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.process import BaseProcess
 from types import FrameType
 
+from mpdp.parties.session.main_module import main_file_hidden
 from mpdp.protocols.errors import WorkerError
 
 __all__ = ["exit_text", "first_leaf", "spawn", "stop_processes", "watch_parent"]
@@ -47,7 +48,8 @@ def spawn(target: Callable[..., object], args: tuple[object, ...], name: str, st
         try:
             proc = context.Process(target=target, args=args, name=name, daemon=True)
             started.append(proc)
-            proc.start()
+            with main_file_hidden():  # python - < script.py: the child would try to run "<stdin>"
+                proc.start()
         finally:
             if handler is not None:
                 signal.signal(signal.SIGINT, handler)

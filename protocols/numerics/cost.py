@@ -6,8 +6,8 @@ states its cost first as one :class:`CostEstimate`: seconds and bytes from a sma
 (a :class:`PowerLaw` in the size's measures), calibrated by measurement; each model documents its
 measurements next to its constants. :meth:`CostEstimate.check` refuses, naming the estimate and the
 alternative, only what would exceed the time limit (``DEFAULT_TIME_LIMIT`` unless the caller passes
-another: the CLI's ``--time-limit SECONDS``; None = no time limit) or ``MEMORY_FRACTION`` of the
-machine's memory. The models are estimates (within a factor of about 2-4 of the measurements), not
+another: the CLI's ``--time-limit SECONDS``; None = no time limit) or the memory the machine can give now
+(:func:`memory_limit`: what it has available, at most ``MEMORY_FRACTION`` of its physical memory). The models are estimates (within a factor of about 2-4 of the measurements), not
 promises: a computation that starts is still bounded by its own time limit where the solver has one.
 """
 
@@ -18,11 +18,13 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from mpdp.protocols.errors import CostLimitError, ParameterError
 
 __all__ = ["DEFAULT_TIME_LIMIT", "IMPORT_SECONDS", "MEMORY_FRACTION", "CostEstimate", "PowerLaw", "check_time_limit",
-           "format_bytes", "format_seconds", "import_seconds", "noun", "physical_memory"]
+           "available_memory", "format_bytes", "format_seconds", "import_seconds", "memory_limit", "noun",
+           "physical_memory", "usable_cores"]
 
 #: Seconds a computation may take unless the caller allows more (``--time-limit``).
 DEFAULT_TIME_LIMIT = 60.0
@@ -41,6 +43,66 @@ def physical_memory() -> int:
         return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # not a POSIX sysconf
         return 8 << 30
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (:func:`os.sched_getaffinity`; ``os.cpu_count()`` where it is not available),
+    >= 1."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else max(1, os.cpu_count() or 1)
+
+
+def available_memory(proc: Path = Path("/proc"), cgroups: Path = Path("/sys/fs/cgroup")) -> int:
+    """Bytes of memory this machine can give a computation now: ``MemAvailable`` of ``/proc/meminfo`` (what can
+    be had without swapping: free memory and reclaimable caches, less what other processes use), or the memory
+    limit of this process's cgroup (v1 or v2, its own or an ancestor's: a container's limit, which
+    ``MemAvailable`` does not see) where lower; :func:`physical_memory` where neither can be read.
+
+    Args:
+        proc: where ``meminfo`` and ``self/cgroup`` are read; cgroups: where the cgroup hierarchies are mounted.
+    """
+    limits = [physical_memory()]
+    try:
+        for line in (proc / "meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                limits.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    limits.extend(_cgroup_limits(proc, cgroups))
+    return min(limits)
+
+
+def _cgroup_limits(proc: Path, cgroups: Path) -> list[int]:
+    """The memory limits set on this process's cgroups and their ancestors (none where unset or unreadable)."""
+    try:
+        lines = (proc / "self" / "cgroup").read_text().splitlines()
+    except OSError:
+        return []
+    limits = []
+    unified = cgroups / "unified" if (cgroups / "unified" / "cgroup.controllers").exists() else cgroups
+    for line in lines:  # "0::/path" (v2), "4:memory:/path" (v1)
+        _, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if controllers == "":
+            root, name = unified, "memory.max"
+        elif "memory" in controllers.split(","):
+            root, name = cgroups / "memory", "memory.limit_in_bytes"
+        else:
+            continue
+        parts = [p for p in path.split("/") if p]
+        for depth in range(len(parts) + 1):
+            try:
+                text = (root.joinpath(*parts[:depth]) / name).read_text().strip()
+            except OSError:
+                continue
+            if text.isdigit() and int(text) < 1 << 60:  # "max" (v2) or a huge number (v1): no limit
+                limits.append(int(text))
+    return limits
+
+
+def memory_limit() -> int:
+    """Bytes one computation may be estimated to use: :func:`available_memory` now, at most ``MEMORY_FRACTION``
+    of :func:`physical_memory` (the rest left to the system and other work)."""
+    return min(int(MEMORY_FRACTION * physical_memory()), available_memory())
 
 
 def import_seconds(modules: Iterable[str]) -> float:
@@ -122,6 +184,7 @@ class CostEstimate:
         seconds: estimated wall-clock seconds on one core.
         memory_bytes: estimated peak memory in bytes.
         alternative: what to do instead when it is refused (an option, a rule, a smaller size).
+        memory_alternative: what to do instead when it is refused for its memory ("": :attr:`alternative`).
     """
 
     task: str
@@ -129,6 +192,7 @@ class CostEstimate:
     seconds: float
     memory_bytes: float
     alternative: str
+    memory_alternative: str = ""
 
     def describe(self) -> str:
         """``about 12 s and 300 MB``."""
@@ -139,28 +203,31 @@ class CostEstimate:
         ``mpdp accuracy`` prints it and as :meth:`refusal` words it."""
         return f"{self.task} ({self.size}): {self.describe()}"
 
-    def refusal(self, time_limit: float | None = DEFAULT_TIME_LIMIT) -> CostLimitError | None:
+    def refusal(self, time_limit: float | None = DEFAULT_TIME_LIMIT, *, memory_here: bool = True) -> CostLimitError | None:
         """The error :meth:`check` would raise, or None when the computation fits."""
-        memory = MEMORY_FRACTION * physical_memory()
+        memory = memory_limit() if memory_here else math.inf
         if self.memory_bytes > memory:
-            limit = f"{format_bytes(memory)} of memory"
+            limit = f"the {format_bytes(memory)} of memory this machine can give now"
+            alternative = self.memory_alternative or self.alternative
         elif time_limit is not None and self.seconds > time_limit:
-            limit = f"the {format_seconds(time_limit)} time limit"
+            limit, alternative = f"the {format_seconds(time_limit)} time limit", self.alternative
         else:
             return None
         return CostLimitError(self, limit, f"{self.task} ({self.size}) would take {self.describe()}, over "
-                                           f"{limit}: {self.alternative}")
+                                           f"{limit}: {alternative}", alternative)
 
-    def check(self, time_limit: float | None = DEFAULT_TIME_LIMIT) -> None:
+    def check(self, time_limit: float | None = DEFAULT_TIME_LIMIT, *, memory_here: bool = True) -> None:
         """Refuse a computation that would not fit.
 
         Args:
-            time_limit: seconds allowed, or None for no time limit (memory is always checked).
+            time_limit: seconds allowed, or None for no time limit.
+            memory_here: check :attr:`memory_bytes` against this machine's :func:`memory_limit` (False: the
+                memory is another machine's, e.g. a Dask cluster's workers').
 
         Raises:
-            CostLimitError: the estimate exceeds ``time_limit`` or ``MEMORY_FRACTION`` of the machine's
-                physical memory; the message names the estimate, the limit and the alternative.
+            CostLimitError: the estimate exceeds ``time_limit`` or :func:`memory_limit`; the message names the
+                estimate, the limit and the alternative.
         """
-        error = self.refusal(time_limit)
+        error = self.refusal(time_limit, memory_here=memory_here)
         if error is not None:
             raise error

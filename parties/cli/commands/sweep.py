@@ -30,8 +30,10 @@ processes with uniformly random bits, --samples rounds of one privatization each
 MQTT broker (one for the whole sweep: our own by default, or --broker URL); the same verdicts, the same
 points for the same --seed. Live points run one after another (no --jobs, no --executor), each a few
 seconds at least. Either way the command prints an estimate of the time and memory before it starts (the
-Monte Carlo sweep's on one core; --jobs N divides it by up to N), and refuses a sweep estimated over
---time-limit SECONDS (default 1800).
+Monte Carlo sweep's on one core, divided by its worker processes plus their start-up), and refuses a sweep
+estimated over --time-limit SECONDS (default 1800). --jobs N runs at most N processes: at most one per point
+and per usable core, and none (the points run here) when their start-up would cost more than they save;
+the first line says so.
 """
 
 from __future__ import annotations
@@ -52,12 +54,12 @@ from rich.table import Table
 
 from mpdp.analysis.plot_style import save_figure
 from mpdp.analysis.reports.documents import to_json_text
-from mpdp.analysis.sweeps.dataset_sweep import plan_dataset_sweep
+from mpdp.analysis.sweeps.dataset_sweep import DatasetSweepPlan, plan_dataset_sweep
 from mpdp.analysis.sweeps.grid import SCALES, grid_of
 from mpdp.analysis.sweeps.sweep import PROTOCOLS, SweepPlan, SweepResult, plan_sweep
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.simulation_config import SimulationConfig
-from mpdp.parties.api.sweeps import SWEEP_TIME_LIMIT, sweep, sweep_estimate
+from mpdp.parties.api.sweeps import SWEEP_TIME_LIMIT, sweep, sweep_estimate, sweep_processes
 from mpdp.parties.cli.args import (
     add_broker_options,
     add_label_column,
@@ -175,6 +177,16 @@ def _print_table(result: SweepResult, stream: Console) -> None:
     stream.print(table)
 
 
+def _where(plan: SweepPlan | DatasetSweepPlan, args: argparse.Namespace) -> str:
+    """Where the points run, as the header says it: ``Dask scheduler URL``, ``here``, ``2 worker processes``,
+    and why not ``--jobs`` when it is not (capped at the cores or points; a pool that would not pay)."""
+    if args.executor:
+        return f"Dask scheduler {args.executor}"
+    processes, why = sweep_processes(plan, args.jobs)
+    where = "here" if processes == 1 else f"{processes} worker processes"
+    return where if not why else f"{where} (--jobs {args.jobs}: {why})"
+
+
 @contextmanager
 def _dask(url: str | None, jobs: int) -> Iterator[Executor | None]:
     """The executor of a Dask scheduler (``dask://HOST:PORT``), or None (the points run here or on
@@ -241,10 +253,9 @@ def _run(args: argparse.Namespace) -> int:
         options.update(live=True, broker=BrokerSettings.from_url(**broker_options(args)), workers=args.workers,
                        round_timeout=args.round_timeout)
     else:
-        where = f"Dask scheduler {args.executor}" if args.executor else f"{args.jobs} job(s)"
         per = "" if data is None else f" x {data.num_rounds} {noun(data.num_rounds, 'round')} of {data.name} (k = {data.num_parties})"
-        header = (f"mpdp sweep: {_points(len(tasks))}{per} x {samples} samples, {where}; "
-                  f"{plan.estimate().describe()} on one core")
+        header = (f"mpdp sweep: {_points(len(tasks))}{per} x {samples} samples, {_where(plan, args)}; "
+                  f"{sweep_estimate(plan, jobs=args.jobs, executor=args.executor is not None).describe()}")
     limit = check_time_limit(args.time_limit, "--time-limit")
     sweep_estimate(plan, live=args.live, jobs=args.jobs, executor=args.executor is not None).check(limit)
     out = fresh_output_dir(args.out, "--out", OUT_FILES, args.force) if args.out is not None else None
@@ -307,7 +318,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=seed_value, default=0, help="root seed (default 0): same seed, same result")
     p.add_argument("--alpha", type=float, default=0.05,
                    help="family-wise level of the verdicts; intervals at 1 - alpha (default 0.05)")
-    p.add_argument("--jobs", type=count_value, default=1, help="worker processes over points (default 1)")
+    p.add_argument("--jobs", type=count_value, default=1, help="worker processes over points, at most (default 1; capped at the points and the usable "
+                        "cores; none where the points' work would not pay for their start-up)")
     p.add_argument("--executor", metavar="dask://HOST:PORT",
                    help="run the points on a running Dask distributed scheduler (the optional extra: "
                         "pip install 'mpdp[dask]'); same result as --jobs for the same --seed")
@@ -323,7 +335,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            "unheard stops the sweep")
     add_broker_options(p, "URL|embedded|mosquitto", "--live: where the sessions publish (default: "
                                                     "$MPDP_BROKER_URL, else one broker of our own for the sweep)")
-    add_time_limit(p, "the whole sweep (estimated before any point starts: on one core, divided by --jobs)",
+    add_time_limit(p, "the whole sweep (estimated before any point starts: on one core, divided by the worker processes, "
+                      "plus their start-up)",
                    SWEEP_TIME_LIMIT)
     p.add_argument("--out", metavar="DIR", help="write " + ", ".join(OUT_FILES) + " here (created if missing; a folder "
                    "holding an earlier sweep or another kind of run is refused)")

@@ -9,17 +9,58 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import mpdp
+from mpdp.analysis.sweeps.grid import grid_of
 from mpdp.analysis.sweeps.sweep import plan_sweep
+from mpdp.parties.api import sweep_pool
+from mpdp.parties.api.sweep_pool import POOL_START_SECONDS, point_pool, point_processes
+from mpdp.parties.api.sweeps import sweep_estimate, sweep_processes
 from mpdp.protocols.errors import CostLimitError, ParameterError
+from mpdp.protocols.numerics.cost import format_seconds
 
 GRID = dict(parties=7, rule="worst-case", samples=2000, seed=5)
 
 
-def test_jobs_run_worker_processes_and_give_the_same_points_bit_for_bit() -> None:
-    """One SeedSequence child per point: the points are the same whatever the number of processes."""
+def test_worker_processes_give_the_same_points_bit_for_bit() -> None:
+    """One SeedSequence child per point: the points are the same whatever the number of processes (a pool
+    of 2 by hand: ``jobs=2`` runs points this small here, :func:`test_small_work_runs_here_whatever_jobs`)."""
     one = mpdp.sweep("0.5:1.5:2", **GRID)
-    two = mpdp.sweep("0.5:1.5:2", jobs=2, **GRID)
-    assert two.rows() == one.rows() and len(one.rows()) == 4
+    with point_pool(2) as pool:
+        two = plan_sweep(grid_of("0.5:1.5:2"), **GRID).run(pool)
+    assert two.to_dict()["points"] == one.document["points"] and len(one.rows()) == 4
+
+
+def test_small_work_runs_here_whatever_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``jobs=1000`` over 20 points of about 3 s (one core) started 20 processes on 2 cores (34 s against 5.5 s
+    with ``jobs=1``): the processes are capped at the cores, and none start when their start-up would cost
+    more than they save; the estimate says the same."""
+    monkeypatch.setattr(sweep_pool, "usable_cores", lambda: 2)
+
+    def no_pool(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a process pool was started")
+
+    monkeypatch.setattr(sweep_pool, "ProcessPoolExecutor", no_pool)
+    plan = plan_sweep(grid_of("0.1:2:5"), parties=101, samples=200)
+    work = plan.estimate().seconds
+    assert len(plan.tasks) == 20 and work < 2 * POOL_START_SECONDS  # 2 processes would not pay
+    assert sweep_processes(plan, 1000) == (1, f"the points' work, about {format_seconds(work)} on one core, does "
+                                              f"not pay for a pool's start-up, about {format_seconds(POOL_START_SECONDS)}")
+    assert sweep_estimate(plan, jobs=1000).seconds == work
+    r = mpdp.sweep("0.1:2:5", parties=101, samples=200, jobs=1000)
+    assert r.rows() == mpdp.sweep("0.1:2:5", parties=101, samples=200).rows()
+
+
+def test_processes_are_capped_at_points_and_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sweep_pool, "usable_cores", lambda: 2)
+    assert point_processes(1000, 20, 100.0) == (2, "capped at the 2 usable cores")
+    assert point_processes(2, 20, 100.0) == (2, "")
+    assert point_processes(1, 20, 100.0) == (1, "")
+    monkeypatch.setattr(sweep_pool, "usable_cores", lambda: 8)
+    assert point_processes(1000, 3, 100.0) == (3, "capped at the 3 points")
+    assert point_processes(1000, 1, 100.0) == (1, "capped at the 1 point")
+    # a pool of n pays when work / n + start < work: with start 3 s, n = 2 from 6 s on, n = 3 from 4.5 s on
+    assert point_processes(2, 20, 2 * POOL_START_SECONDS)[0] == 1
+    assert point_processes(2, 20, 2 * POOL_START_SECONDS + 0.1)[0] == 2
+    assert point_processes(3, 20, 1.5 * POOL_START_SECONDS + 0.1)[0] == 3
 
 
 @pytest.mark.parametrize(("options", "line"), [
@@ -38,9 +79,12 @@ def test_bad_jobs_and_time_limits_are_refused_by_keyword(options, line) -> None:
     assert str(caught.value) == line
 
 
-def test_a_sweep_over_its_time_limit_is_refused_with_its_estimate_divided_by_jobs() -> None:
-    """The limit is the plan's one-core estimate (one per setting x the grid's length) over min(jobs, points);
-    the refusal names the keywords an API caller writes, not the command line's options."""
+def test_a_sweep_over_its_time_limit_is_refused_with_its_estimate_divided_by_jobs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limit is the plan's one-core estimate (one per setting x the grid's length) over the processes that
+    run it, plus their start-up; the refusal names the keywords an API caller writes, not the command line's
+    options, and ``jobs=N`` only while more jobs would run more processes."""
+    monkeypatch.setattr(sweep_pool, "usable_cores", lambda: 2)
     options = dict(parties=7, rule="average", observer="central", samples=20_000)
     seconds = plan_sweep([0.5, 1.0], **options).estimate().seconds  # two points
     with pytest.raises(CostLimitError) as caught:
@@ -48,8 +92,14 @@ def test_a_sweep_over_its_time_limit_is_refused_with_its_estimate_divided_by_job
     text = str(caught.value)
     assert text.endswith("fewer points or samples, jobs=N, or time_limit=SECONDS") and "--" not in text, text
     assert caught.value.estimate.seconds == pytest.approx(seconds)
-    r = mpdp.sweep([0.5, 1.0], time_limit=seconds / 1.5, jobs=2, **options)  # halved: under the limit
-    assert len(r.rows()) == 2
+    with pytest.raises(CostLimitError) as caught:  # small work: run here, so no faster with jobs=2
+        mpdp.sweep([0.5, 1.0], time_limit=seconds / 1.5, jobs=2, **options)
+    assert str(caught.value).endswith("fewer points or samples, or time_limit=SECONDS")
+    large = plan_sweep(grid_of("0.1:2:100"), parties=101)  # 400 points, about 50 s on one core: a pool pays
+    hours = large.estimate().seconds
+    assert sweep_estimate(large, jobs=1000).seconds == pytest.approx(hours / 2 + POOL_START_SECONDS)
+    assert "jobs=N" not in str(sweep_estimate(large, jobs=2).refusal(1.0))
+    assert len(mpdp.sweep([0.5, 1.0], time_limit=seconds * 1.5, jobs=2, **options).rows()) == 2
     with ThreadPoolExecutor(2) as pool:  # an executor's width is unknown: counted as one core
         with pytest.raises(CostLimitError):
             mpdp.sweep([0.5, 1.0], time_limit=seconds / 1.5, executor=pool, **options)

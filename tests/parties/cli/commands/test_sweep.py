@@ -13,6 +13,7 @@ import tracemalloc
 import pytest
 
 import mpdp
+from mpdp.parties.api import sweep_pool
 from mpdp.parties.cli.main import main
 from tests.parties.cli.invoke import ok, refused
 
@@ -141,10 +142,12 @@ def test_one_point_is_one_point(capsys) -> None:
     assert "1 point," in text and "Bonferroni over 1 point)" in text and "1 points" not in text
 
 
-def test_a_sweep_over_its_time_limit_is_refused_up_front_with_its_estimate(capsys, tmp_path) -> None:
+def test_a_sweep_over_its_time_limit_is_refused_up_front_with_its_estimate(capsys, tmp_path, monkeypatch) -> None:
     """A 20,000-step grid (80,000 points of 100,000 samples: hours on one core by the model; the newcomer's
-    100,000 steps started that many hours of work unannounced) is refused before any point runs or --out is made; --jobs divides the estimate; --time-limit
+    100,000 steps started that many hours of work unannounced) is refused before any point runs or --out is
+    made; --jobs divides the estimate where a pool pays, and is suggested only while it could; --time-limit
     is checked like every command's."""
+    monkeypatch.setattr(sweep_pool, "usable_cores", lambda: 2)
     out = tmp_path / "never"
     line = refused(capsys, "sweep", "--epsilon", "0.1:2:20000", "--out", str(out))
     assert re.fullmatch(r"mpdp: error: the sweep \(80,000 points x 100,000 samples\) would take about [\d.]+ h and "
@@ -156,8 +159,24 @@ def test_a_sweep_over_its_time_limit_is_refused_up_front_with_its_estimate(capsy
     from mpdp.analysis.sweeps.sweep import plan_sweep
     seconds = plan_sweep([0.5, 1.0], parties=7, rule="average", observer="central", samples=20000).estimate().seconds
     assert "time limit" in refused(capsys, *argv, "--time-limit", f"{seconds / 1.5:.6g}")
-    assert "2 points" in ok(capsys, *argv, "--jobs", "2", "--time-limit", f"{seconds / 1.5:.6g}")
+    line = refused(capsys, *argv, "--jobs", "2", "--time-limit", f"{seconds / 1.5:.6g}")  # run here: no faster
+    assert re.search(r"over the [\d.]+ s time limit: fewer points or samples, or --time-limit SECONDS$", line), line
+    assert "2 points" in ok(capsys, *argv, "--jobs", "2", "--time-limit", f"{seconds * 1.5:.6g}")
     assert "--time-limit=0.0 is not allowed" in refused(capsys, *argv, "--time-limit", "0")
+
+
+def test_jobs_past_the_cores_say_so_and_small_work_runs_here(capsys, monkeypatch) -> None:
+    """``--jobs 1000`` started a process per point (20 on 2 cores: 34 s against 5.5 s with ``--jobs 1``) under a
+    header that said "1000 job(s)": the header says where the points run and why not --jobs, once."""
+    monkeypatch.setattr(sweep_pool, "usable_cores", lambda: 2)
+    argv = ["sweep", "--epsilon", "0.1:2:5", "--parties", "101", "--samples", "200"]
+    text = " ".join(ok(capsys, *argv, "--jobs", "1000").split())
+    assert text.startswith("mpdp sweep: 20 points x 200 samples, here (--jobs 1000: the points' work, about "), text
+    assert text.count("--jobs") == 1 and "does not pay for a pool's start-up, about 3 s); about" in text
+    monkeypatch.setattr(sweep_pool, "POOL_START_SECONDS", 0.0)  # a pool that always pays
+    header = " ".join(ok(capsys, *argv, "--jobs", "1000").split())
+    assert header.startswith("mpdp sweep: 20 points x 200 samples, 2 worker processes (--jobs 1000: capped at "
+                             "the 2 usable cores); about"), header
 
 
 def test_ten_million_epsilons_are_refused_at_once_in_bounded_memory(capsys) -> None:
@@ -183,8 +202,11 @@ def test_jobs_work_under_a_long_temporary_directory(tmp_path) -> None:
     long_dir = tmp_path / ("t" * max(1, 90 - len(str(tmp_path))))
     long_dir.mkdir()
     assert len(str(long_dir)) >= 90
-    run = subprocess.run([sys.executable, "-m", "mpdp", "sweep", "--epsilon", "0.5:1:2", "--parties", "7", "--rule",
-                          "average", "--observer", "central", "--samples", "2000", "--jobs", "2", "--json", "--quiet"],
+    argv = ["sweep", "--epsilon", "0.5:1:2", "--parties", "7", "--rule", "average", "--observer", "central",
+            "--samples", "2000", "--jobs", "2", "--json", "--quiet"]
+    pooled = ("from mpdp.parties.api import sweep_pool; sweep_pool.POOL_START_SECONDS = 0.0  # points this small "
+              f"run here else\nfrom mpdp.parties.cli.main import main; raise SystemExit(main({argv!r}))")
+    run = subprocess.run([sys.executable, "-c", pooled],
                          env={**os.environ, "TMPDIR": str(long_dir)}, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert len(json.loads(run.stdout)["points"]) == 2
