@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
-
-import numpy as np
 
 from mpdp.protocols.errors import ParameterError
 
@@ -22,5 +21,6 @@ def refuse_bool(name: str, value: Any, allowed: str) -> None:
         ...
         mpdp.protocols.errors.ParameterError: epsilon=True is not allowed: a number >= 0 (true or false is not a number)
     """
-    if isinstance(value, bool | np.bool_):
+    numpy = sys.modules.get("numpy")  # not imported here: ``mpdp --help`` imports this module and no numpy
+    if isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_)):
         raise ParameterError(name, value, allowed, hint="true or false is not a number")
