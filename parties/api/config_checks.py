@@ -154,7 +154,7 @@ def check_combinations(c: Any) -> None:
         raise ParameterError("seed", c.seed, "no seed in secure mode (secure=True)",
                              hint="deployment mode draws from the OS CSPRNG and cannot be reproduced")
     if c.force and c.out is None:
-        raise ParameterError("force", True, "only with out, the run's folder (it replaces an earlier run's files there)")
+        raise ParameterError("force", True, "only with out=DIR, the run's folder (it replaces an earlier run's files there)")
     check_privacy_options(budget_of(c.budget), c.delta_slack)
     for option in ("servers", "threshold"):  # mpc's alone: not ignored under another protocol
         if c.protocol != "mpc" and getattr(c, option) != type(c).model_fields[option].default:
