@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 from mpdp.analysis.privacy.privacy_loss import PrivacyLossDistribution
 from mpdp.protocols.errors import ParameterError, SizeLimitError
 from mpdp.protocols.numerics.binomial import log_binomial_pmf
+from mpdp.protocols.numerics.numbers import refuse_bool
 from mpdp.protocols.randomization.mechanisms import check_delta, check_epsilon
 
 if TYPE_CHECKING:
@@ -92,7 +93,8 @@ def check_k(k: int) -> int:
 def check_delta_slack(delta_slack: float, name: str = "delta_slack") -> float:
     """Return ``float(delta_slack)`` or raise :class:`ParameterError` unless it is in [0, 1).
 
-    delta_tilde = 1 would make every composed guarantee (eps~, 1)-DP, which says nothing."""
+    delta_tilde = 1 would make every composed guarantee (eps~, 1)-DP, which says nothing; a bool is refused."""
+    refuse_bool(name, delta_slack, "a number in [0, 1)")
     try:
         value = float(delta_slack)
     except (TypeError, ValueError):

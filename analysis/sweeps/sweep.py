@@ -564,8 +564,9 @@ def plan_sweep(
     sizes = None if solved is None else _as_tuple(solved, _check_parties)
     largest = max(ks) if not sizes else max(sizes)
     if max(deltas) > 0 and largest > FOUR_OUTPUT_GROUP_MAX and protocol == "rr":
-        raise SizeLimitError("parties with delta > 0", largest, FOUR_OUTPUT_GROUP_MAX,
-                             "delta 0 (pure randomized response holds thousands of parties)")
+        raise SizeLimitError("parties", largest, FOUR_OUTPUT_GROUP_MAX,
+                             "with delta > 0, four-output randomized response; delta=0, pure randomized response, "
+                             "holds thousands of parties")
     tasks = SweepTasks(functions, ks, deltas, rules, observers, grid, int(samples))
     if protocol == "rr":
         check_exact_rules(tasks.settings(), sizes)
@@ -578,7 +579,8 @@ def plan_sweep(
 
 def _check_worst_case(tasks: Sequence[SweepTask], sizes: Sequence[int] | None) -> None:
     """Refuse, before any point runs, a worst-case LP that no engine holds or that is estimated over the
-    default time limit (:func:`mpdp.protocols.rules.optimal.worst_case_refusal`), at every number of participants
+    default time limit (:func:`mpdp.protocols.rules.optimal.worst_case_refusal`; a point's LP runs under that
+    fixed limit, whatever the sweep's ``time_limit``, and the refusal says so), at every number of participants
     a point solves (``sizes``; None: its k). Its size depends on the function, the participants, delta and
     observer, not on epsilon: one check per such setting.
 
@@ -591,9 +593,14 @@ def _check_worst_case(tasks: Sequence[SweepTask], sizes: Sequence[int] | None) -
                                      parse_function(task.function), None,
                                      None if task.observer == "central" else 0)
         if isinstance(refusal, CostLimitError):
-            dataclasses.replace(refusal.estimate, alternative=(
-                f"the worst-case rule of {task.function} for {n} {noun(n, 'party', 'parties')}: use rule='average' "
-                "(exact at any size), or fewer parties")).check()
+            fixed = refusal.limit.endswith("time limit")  # a point's LP runs under the default, not the sweep's limit
+            e = dataclasses.replace(refusal.estimate, alternative=(
+                f"the worst-case rule of {task.function} for {n:,} {noun(n, 'party', 'parties')}: use "
+                "rule='average' (exact at any size), or fewer parties"))
+            limit = refusal.limit + (" of one point's LP (fixed: time_limit=SECONDS bounds the whole sweep's "
+                                     "estimate, not one LP)" if fixed else "")
+            raise CostLimitError(e, limit, f"{e.task} ({e.size}) would take {e.describe()}, over {limit}: "
+                                           f"{e.alternative}")
         if refusal is not None:
             raise refusal
 

@@ -149,7 +149,7 @@ def compose(
         3
     """
     if total_delta is not None and delta_slack is not None:
-        raise ParameterError("delta_slack", delta_slack, "omitted with total_delta (one or the other)")
+        raise ParameterError("delta_slack", delta_slack, "omitted when total_delta=D is given (one or the other)")
     if resolution is not None and not (math.isfinite(resolution) and resolution > 0):
         raise ParameterError("resolution", resolution, "a lattice step in nats > 0")
     if not 0 < rel_width < 1:

@@ -26,6 +26,7 @@ from mpdp.parties.rounds.privacy import check_privacy_options
 from mpdp.parties.session.epsilons import check_epsilon_spec
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.numerics.numbers import refuse_bool
 from mpdp.protocols.randomization.mechanisms import check_epsilon
 
 __all__ = ["FIELD_CHECKS", "RULES", "at_least", "budget_of", "check_combinations", "check_epsilon_option",
@@ -47,6 +48,7 @@ def at_least(name: str, low: int) -> Callable[[int | None], int | None]:
 def in_range(name: str, low: float, high: float, allowed: str) -> Callable[[Any], Any]:
     """A number field's check: None or ``low <= value <= high`` (NaN refused)."""
     def check(value: Any) -> Any:
+        refuse_bool(name, value, allowed)
         if value is not None and not low <= value <= high:
             raise ParameterError(name, value, allowed)
         return value
@@ -56,6 +58,7 @@ def in_range(name: str, low: float, high: float, allowed: str) -> Callable[[Any]
 def seconds(name: str) -> Callable[[float | None], float | None]:
     """A duration field's check: None or a finite number of seconds > 0."""
     def check(value: float | None) -> float | None:
+        refuse_bool(name, value, "a finite number of seconds > 0, or None")
         if value is not None and not (math.isfinite(value) and value > 0):
             raise ParameterError(name, value, "a finite number of seconds > 0, or None")
         return value
@@ -151,7 +154,7 @@ def check_combinations(c: Any) -> None:
         raise ParameterError("seed", c.seed, "no seed in secure mode (secure=True)",
                              hint="deployment mode draws from the OS CSPRNG and cannot be reproduced")
     if c.force and c.out is None:
-        raise ParameterError("force", True, "only with out, the run's folder (it replaces an earlier run's files there)")
+        raise ParameterError("force", True, "only with out=DIR, the run's folder (it replaces an earlier run's files there)")
     check_privacy_options(budget_of(c.budget), c.delta_slack)
     for option in ("servers", "threshold"):  # mpc's alone: not ignored under another protocol
         if c.protocol != "mpc" and getattr(c, option) != type(c).model_fields[option].default:

@@ -176,10 +176,12 @@ def mechanism(graph: str | os.PathLike[str], epsilon: float | None = None, delta
     return Mechanism(graph, document, solved if not graph.startswith("line:") else None)
 
 
-def _privacy(request: _Request, eps: float | None, delta: float | None) -> tuple[float, float]:
+def _privacy(request: _Request, eps: float | None, delta: float | None, *,
+             eps_given_by_file: bool = False) -> tuple[float, float]:
     eps = request.epsilon if request.epsilon is not None else eps
     if eps is None:
-        raise ParameterError("epsilon", None, "a number >= 0 (the graph file has no eps)")
+        source = "the graph file gives no eps" if eps_given_by_file else f"{request.graph} gives none of its own"
+        raise ParameterError("epsilon", None, f"a number >= 0 ({source})")
     delta = request.delta if request.delta is not None else (delta or 0.0)
     return check_epsilon(eps, "epsilon"), check_delta(delta, "delta")
 
@@ -252,7 +254,7 @@ def _solve_graph(request: _Request) -> tuple[dict[str, Any], GraphMechanism | Ce
         return _solve_function(request, name)
     file = load_graph_file(spec)
     graph = file.graph()
-    eps, delta = _privacy(request, file.eps, file.delta)
+    eps, delta = _privacy(request, file.eps, file.delta, eps_given_by_file=True)
     if request.balanced:
         mech = balanced_mechanism(graph, eps, delta)
     elif request.boundary is not None:

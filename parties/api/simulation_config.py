@@ -146,7 +146,9 @@ class SimulationConfig(BaseModel):
         "45 CPU-s, about 17,000 parties, else per-worker; the reason is printed before a large run and recorded, "
         "mpdp.parties.session.estimate.choose_connections), per-party (each party its own MQTT connection, as "
         "deployed) or per-worker (each worker process multiplexes its parties over one connection: fewer "
-        "sockets and less memory for thousands of parties; each party still signs its own messages)"))
+        "sockets and less memory for thousands of parties; each party still draws its own answer; without validators "
+        "the answers go in bundles, each signed once by the worker under a key every party endorsed in its signed "
+        "ready, the answers in it unsigned)"))
     validators: Integer = Field(0, description=(
         "processes that verify the parties' messages for the observer (0: the observer itself)"))
     executor: str | None = Field(None, description=(

@@ -17,7 +17,7 @@ from typing import Any
 
 from mpdp.protocols.errors import MpdpError, ParameterError
 
-__all__ = ["error_line", "first_cause", "flag_named", "leaves", "renamed", "unrecognized"]
+__all__ = ["error_line", "first_cause", "flag_named", "leaves", "options_spelt", "renamed", "unrecognized"]
 
 
 def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
@@ -66,32 +66,62 @@ def flag_named(exc: ParameterError, parser: argparse.ArgumentParser,
     ``epsilon eps.txt: line 2: epsilon=...``), the command its option (``--delta-slack=2.0 ...``). The one place
     where the name depends on the caller: the Python API's errors keep the keyword. ``exc`` itself when its
     name starts with no option of ``parser``. An option whose value came from a ``--config`` file is named
-    as there (``from_config``, :func:`mpdp.parties.cli.args.apply_config`: ``--config FILE: epsilon``)."""
+    as there (``from_config``, :func:`mpdp.parties.cli.args.apply_config`: ``--config FILE: epsilon``). The
+    keywords the rest of the message suggests are named as options too (:func:`options_spelt`)."""
     head, sep, rest = exc.name.partition(" ")
     flags = _flags(parser)
     flag = flags.get(head, head)
     shown = (from_config or {}).get(flag, flag)
     named = exc if shown == head else renamed(exc, shown + sep + rest, exc.value)
-    return _switches_named(named, flags)
+    return _options_named(named, flags, _switches(parser))
 
 
-def _switches_named(exc: ParameterError, flags: Mapping[str, str]) -> ParameterError:
-    """``exc`` with each keyword its hint suggests named as the command's option: a switch (``force=True``)
-    as ``--force``, a value (``time_limit=SECONDS``, ``rule='average'``) as ``--time-limit SECONDS``,
-    ``--rule average``; ``exc`` itself when it suggests none."""
-    hint = exc.hint or ""
-    spelt = hint
+def _switches(parser: argparse.ArgumentParser) -> frozenset[str]:
+    """The destinations of ``parser``'s flags that take no value (``--force``, ``--resume``)."""
+    return frozenset(a.dest for a in parser._actions if a.option_strings and a.nargs == 0)
+
+
+def options_spelt(text: str, flags: Mapping[str, str]) -> str:
+    """``text`` with each keyword it suggests named as the command's option (``flags``: keyword -> option): a
+    switch (``force=True``) as ``--force``, turned off (``resume=False``) as ``without --resume``, a value
+    (``time_limit=SECONDS``, ``rule='average'``) as ``--time-limit SECONDS``, ``--rule average``.
+
+    Example:
+        >>> options_spelt("or resume=False, or time_limit=SECONDS", {"resume": "--resume", "time_limit": "--time-limit"})
+        'or without --resume, or --time-limit SECONDS'
+    """
     for dest, flag in flags.items():
         if not flag.startswith("-"):  # a positional: no keyword of the API spells it
             continue
-        key = rf"(?<![\w-]){re.escape(dest)}="
-        spelt = re.sub(key + r"True\b", flag, spelt)  # an option is letters and dashes
-        spelt = re.sub(key + r"(['\"]?)([\w.:/+-]+)\1", flag + r" \2", spelt)
-    if spelt == hint:
+        key = rf"(?<![^\s(\[]){re.escape(dest)}="  # a word of its own: not a URL's ?protocol=, not --force=
+        text = re.sub(key + r"True\b", flag, text)  # an option is letters and dashes
+        text = re.sub(key + r"False\b", f"without {flag}", text)
+        text = re.sub(key + r"(['\"]?)([\w.:/+-]+)\1", flag + r" \2", text)  # / for dask://HOST:PORT
+    return text
+
+
+def _options_named(exc: ParameterError, flags: Mapping[str, str], switches: frozenset[str]) -> ParameterError:
+    """``exc`` with the keywords its ``allowed`` and hint suggest spelt by :func:`options_spelt`, a switch's own
+    refusal ``--force=True is not allowed`` as ``--force is not allowed`` and a missing value's ``--epsilon=None
+    is not allowed`` as ``--epsilon is required``; ``exc`` itself when nothing changes. The name it refuses
+    stays as given (``--config FILE: repetitions='abc'`` names the file's key)."""
+    allowed = options_spelt(exc.allowed, flags)
+    hint = None if exc.hint is None else options_spelt(exc.hint, flags)
+    message = str(exc.args[0]) if exc.args else ""
+    limit = getattr(exc, "limit", None)  # a CostLimitError's own message says "over {limit}"
+    for old in (exc.hint, exc.allowed, limit if isinstance(limit, str) else None):
+        if old:
+            message = message.replace(old, options_spelt(old, flags))
+    head = f"{exc.name}={exc.value!r} is not allowed"
+    if exc.value is True and exc.name.startswith("--") and exc.name[2:].replace("-", "_") in switches:
+        message = message.replace(head, f"{exc.name} is not allowed", 1)
+    elif exc.name.startswith("-") and exc.value is None:
+        message = message.replace(head, f"{exc.name} is required", 1)
+    if exc.args and message == str(exc.args[0]):
         return exc
     copy = type(exc).__new__(type(exc))
-    copy.__dict__.update(vars(exc), hint=spelt)
-    copy.args = tuple(str(a).replace(hint, spelt) for a in exc.args)
+    copy.__dict__.update(vars(exc), allowed=allowed, hint=hint)
+    copy.args = (message, *exc.args[1:])
     copy.__traceback__ = exc.__traceback__
     return copy
 

@@ -4,9 +4,11 @@ and a misspelt option named even when argparse stops first at a required one.
 argparse took ``--par 5`` for ``--parties 5`` (``allow_abbrev``), kept the last of ``--seed 1 --seed 2``
 silently, and answered ``mpdp accuracy --epsilon 1 --fucntion=xor`` with ``the following arguments are
 required: --function``, never naming what was typed. :class:`CommandParser` (argparse's sub-parsers are
-made of their parent's class: every command's parser is one) refuses the first two with argparse's usual
-error and adds the misspelt option and the one it most likely meant to the third
-(:func:`mpdp.parties.cli.errors.unrecognized`).
+made of their parent's class: every command's parser is one) refuses the first two and adds the misspelt
+option and the one it most likely meant to the third (:func:`mpdp.parties.cli.errors.unrecognized`).
+
+Its errors are one line, ``mpdp: error: ...`` with exit code 2, as every other refusal of the command line
+(argparse's own printed the command's whole usage, then ``mpdp simulate: error: ...``).
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ class _StoreOnce(argparse._StoreAction):
 
 class CommandParser(argparse.ArgumentParser):
     """An :class:`argparse.ArgumentParser` with ``allow_abbrev=False`` whose single-valued options refuse a
-    second value (``argument --seed: given twice (1, then 2): ...``) and whose errors name the options typed
-    that it does not know (``...; unrecognized arguments: --fucntion=xor (did you mean --function?)``)."""
+    second value (``argument --seed: given twice (1, then 2): ...``) and whose errors, one line ``mpdp: error:
+    ...`` (exit 2), name the options typed that it does not know (``...; unrecognized arguments: --fucntion=xor
+    (did you mean --function?)``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["allow_abbrev"] = False
@@ -58,4 +61,6 @@ class CommandParser(argparse.ArgumentParser):
         unknown = [t for t in typed if t.startswith("--") and t.partition("=")[0] not in self._option_string_actions]
         if unknown and not message.startswith("unrecognized arguments"):
             message += "; " + unrecognized(unknown, self)
-        super().error(message)
+        elif message.startswith("the following arguments are required"):  # no usage printed: where to look
+            message += f" ({self.prog} --help lists them)"
+        self.exit(2, f"mpdp: error: {' '.join(message.split())}\n")

@@ -60,8 +60,8 @@ class RunConfig:
         connections: one of :data:`CONNECTION_CHOICES`: ``"auto"`` (per-party while cheap, else per-worker:
             :func:`mpdp.parties.session.estimate.choose_connections`), ``"per-party"`` (each party its own MQTT connection, as
             deployed) or ``"per-worker"`` (a worker serves its parties over one connection in one task:
-            :mod:`mpdp.parties.session.multiplex`; each party still signs its own answer, sent in the worker's
-            bundles without validators: :mod:`mpdp.broker.bundle`).
+            :mod:`mpdp.parties.session.multiplex`; the worker signs each bundle of answers once, under a key each
+            party endorsed in its signed ready, the answers in it unsigned: :mod:`mpdp.broker.bundle`).
         rule_factory: builds the observer's rule; None = the posterior average rule for ``measure``
             (:func:`mpdp.protocols.rules.rule_factory.decision_rule` with ``engine="posterior"``).
         budget: every party's privacy budget (None: nobody is stopped, spending is still accounted).

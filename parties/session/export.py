@@ -20,7 +20,7 @@ import numpy as np
 from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["COLUMNS", "EXPORT_FORMATS", "PARQUET_EXTRA", "Export", "export_transcripts"]
+__all__ = ["COLUMNS", "EXPORT_FORMATS", "PARQUET_EXTRA", "Export", "export_format", "export_transcripts"]
 
 #: The columns, in order.
 COLUMNS = ("session", "round", "party", "repetition", "symbol")
@@ -33,30 +33,59 @@ _STORE = "transcripts.sqlite"
 
 @dataclass(frozen=True, slots=True)
 class Export:
-    """What :func:`export_transcripts` wrote: the file, its row count and the sessions in it."""
+    """What :func:`export_transcripts` wrote: the file, its format, its row count and the sessions in it."""
 
     path: Path
+    format: str
     rows: int
     sessions: tuple[str, ...]
 
 
-def export_transcripts(run_dir: str | Path, fmt: str = "csv", out: str | Path | None = None) -> Export:
+def export_format(fmt: str | None, out: str | Path | None) -> str:
+    """The format to write: the one ``out``'s extension names (``.csv``, ``.parquet``, any case), else
+    ``fmt``, else CSV when no ``out`` is given (``h.parquet`` was written as CSV when pyarrow was missing, or
+    with the default format: a file whose name says another format than its content).
+
+    Raises:
+        ParameterError: ``fmt`` not in :data:`EXPORT_FORMATS`; ``fmt`` contradicting ``out``'s extension; an
+            ``out`` of another extension with no ``fmt``.
+
+    Example:
+        >>> export_format(None, "h.parquet"), export_format(None, None), export_format("csv", "h.txt")
+        ('parquet', 'csv', 'csv')
+    """
+    if fmt is not None and fmt not in EXPORT_FORMATS:
+        raise ParameterError("format", fmt, "one of " + ", ".join(EXPORT_FORMATS))
+    named = None if out is None else Path(out).suffix.lower().removeprefix(".")
+    if named in EXPORT_FORMATS:
+        if fmt is not None and fmt != named:
+            raise ParameterError("format", fmt, f"{named}, as out={str(out)!r} ends, or omitted (the format "
+                                                "follows the extension)")
+        return named
+    if fmt is None and out is not None:
+        raise ParameterError("out", str(out), "a file ending in .csv or .parquet, or another name with "
+                                              "format='csv' or format='parquet'")
+    return fmt or "csv"
+
+
+def export_transcripts(run_dir: str | Path, fmt: str | None = None, out: str | Path | None = None) -> Export:
     """Write the transcripts of ``run_dir/transcripts.sqlite`` in long form (:data:`COLUMNS`).
 
     Args:
         run_dir: a run's ``--out`` directory (``mpdp simulate``, ``mpdp observe``).
-        fmt: ``"csv"`` or ``"parquet"``. out: the file to write (default ``run_dir/transcripts.<fmt>``).
+        fmt: ``"csv"`` or ``"parquet"``; None: as ``out``'s extension says (:func:`export_format`), CSV
+            without ``out``. out: the file to write (default ``run_dir/transcripts.<fmt>``).
 
     Returns:
-        :class:`Export`.
+        :class:`Export` (its ``format`` the one written).
 
     Raises:
         ParameterError: no ``transcripts.sqlite`` in ``run_dir`` (a run without ``--out`` keeps none), a
             damaged one (:func:`mpdp.parties.rounds.store.check_store_file`; nothing is written then), a
-            format not in :data:`EXPORT_FORMATS`, or ``"parquet"`` without pyarrow (names the extra).
+            format not in :data:`EXPORT_FORMATS` or not the one ``out``'s extension names, an ``out`` of
+            another extension without ``fmt``, or parquet without pyarrow (names the extra).
     """
-    if fmt not in EXPORT_FORMATS:
-        raise ParameterError("format", fmt, "one of " + ", ".join(EXPORT_FORMATS))
+    asked, fmt = fmt, export_format(fmt, out)
     store_path = Path(run_dir) / _STORE
     if not store_path.is_file():
         raise ParameterError("run_dir", str(run_dir), f"a run directory holding {_STORE} (simulate or observe "
@@ -66,8 +95,10 @@ def export_transcripts(run_dir: str | Path, fmt: str = "csv", out: str | Path | 
             import pyarrow
             import pyarrow.parquet
         except ImportError:
-            raise ParameterError("format", fmt, f"csv, or parquet with pyarrow installed (pip install "
-                                                f"'mpdp[{PARQUET_EXTRA}]')") from None
+            install = f"pyarrow installed (pip install 'mpdp[{PARQUET_EXTRA}]')"
+            if asked is None:  # the name asked for parquet
+                raise ParameterError("out", str(out), f"a .parquet file with {install}, or a .csv file") from None
+            raise ParameterError("format", fmt, f"parquet with {install}, or csv") from None
     target = Path(out) if out is not None else Path(run_dir) / f"transcripts.{fmt}"
     check_store_file(store_path)
     try:
@@ -98,4 +129,4 @@ def export_transcripts(run_dir: str | Path, fmt: str = "csv", out: str | Path | 
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
-    return Export(target, rows, sessions)
+    return Export(target, fmt, rows, sessions)

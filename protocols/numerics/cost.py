@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpdp.protocols.errors import CostLimitError, ParameterError
+from mpdp.protocols.numerics.numbers import refuse_bool
 
 __all__ = ["DEFAULT_TIME_LIMIT", "IMPORT_SECONDS", "MEMORY_FRACTION", "CostEstimate", "PowerLaw", "check_time_limit",
            "available_memory", "format_bytes", "format_seconds", "import_seconds", "memory_limit", "noun",
@@ -147,9 +148,10 @@ def check_time_limit(value: float | None, name: str = "time_limit") -> float | N
     """A time limit in seconds: a finite number > 0, or None (no limit).
 
     Raises:
-        ParameterError: zero, negative, NaN or infinite (say None for no limit)."""
+        ParameterError: zero, negative, NaN or infinite (say None for no limit), or a bool."""
     if value is None:
         return None
+    refuse_bool(name, value, "a number of seconds > 0")
     if not (math.isfinite(value) and value > 0):
         raise ParameterError(name, value, "a number of seconds > 0")
     return float(value)

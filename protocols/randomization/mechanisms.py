@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mpdp.protocols.errors import ParameterError
+from mpdp.protocols.numerics.numbers import refuse_bool
 from mpdp.protocols.randomization.exact_bernoulli import exact_bernoulli, exact_bernoulli_constant, first_bits_bernoulli
 
 __all__ = [
@@ -57,7 +58,8 @@ def truth_and_flip(epsilon: float) -> tuple[float, float]:
 
 def check_epsilon(epsilon: float | str, name: str = "epsilon") -> float:
     """Return ``float(epsilon)`` (a number or its text; -0 becomes 0) or raise :class:`ParameterError`
-    unless ``0 <= epsilon <= inf``."""
+    unless ``0 <= epsilon <= inf`` (a bool is refused)."""
+    refuse_bool(name, epsilon, "a number >= 0 (inf allowed)")
     try:
         value = float(epsilon)
     except (TypeError, ValueError):
@@ -69,7 +71,8 @@ def check_epsilon(epsilon: float | str, name: str = "epsilon") -> float:
 
 def check_delta(delta: float | str, name: str = "delta") -> float:
     """Return ``float(delta)`` (a number or its text; -0 becomes 0) or raise :class:`ParameterError`
-    unless ``0 <= delta < 1``."""
+    unless ``0 <= delta < 1`` (a bool is refused)."""
+    refuse_bool(name, delta, "a number in [0, 1)")
     try:
         value = float(delta)
     except (TypeError, ValueError):

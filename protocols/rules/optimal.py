@@ -11,7 +11,7 @@ at 0.5 s).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,7 +58,7 @@ def worst_case_refusal(
 def worst_case_estimate(
     mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction,
-    measure: NDArray[np.float64] | None,
+    measure: NDArray[np.float64] | Callable[[], NDArray[np.float64]] | None,
     observer: int | None = None,
     engine: str = "auto",
     time_limit: float | None = DEFAULT_TIME_LIMIT,
@@ -73,7 +73,8 @@ def worst_case_estimate(
     holds and LPs whose estimate exceeds ``time_limit`` seconds (None: no limit) or the machine's memory.
 
     Args:
-        measure: w, float64 (|Y|, |Y|); None: the zero-one measure (built only once the sizes fit).
+        measure: w, float64 (|Y|, |Y|), or a function that builds it (called only once the sizes fit: ``sum``'s
+            w at 10^5 parties is 80 GB); None: the zero-one measure (likewise built only then).
 
     Returns:
         (the estimate, or None where there is no LP to estimate: a size no engine holds, or parity views,
@@ -91,7 +92,8 @@ def worst_case_estimate(
         refusal = None if early is None else early.refusal(limit)
         if refusal is not None:
             return early, refusal
-        w = np.eye(function.output_size(len(mechanisms))) if measure is None else measure
+        w = np.eye(function.output_size(len(mechanisms))) if measure is None else (
+            measure() if callable(measure) else measure)
         problem = build_problem(mechanisms, function, w, observer, engine)
     except SizeLimitError as exc:  # without its traceback, whose frames hold the problem's per-party tuples
         return None, exc.with_traceback(None)

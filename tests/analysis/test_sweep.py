@@ -120,7 +120,7 @@ def test_bad_input_is_named(kwargs, match) -> None:
 
 
 def test_four_output_beyond_the_exact_engine_is_refused_up_front() -> None:
-    with pytest.raises(SizeLimitError, match="delta 0"):
+    with pytest.raises(SizeLimitError, match="delta=0, pure randomized response"):
         sweep([1.0], parties=101, delta=0.01)
     with pytest.raises(ParameterError, match="epsilon"):
         sweep([1.0, float("inf")])
@@ -247,3 +247,4 @@ def test_grid_text_of_other_values() -> None:
     assert grid_text([0.5]) == "0.5"
     assert grid_text([0.1, 0.2, 0.7]) == "0.1, 0.2, 0.7"  # neither evenly nor geometrically spaced
     assert grid_text([1 / 3, 2.0]) == "0.3333, 2"
+

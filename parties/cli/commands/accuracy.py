@@ -35,6 +35,7 @@ from mpdp.parties.cli.args import (
     plain_text,
     seed_value,
 )
+from mpdp.parties.cli.errors import options_spelt
 from mpdp.parties.session.epsilons import warn_if_no_privacy
 from mpdp.parties.session.progress import step_progress
 from mpdp.protocols.decision.engines import ENGINES
@@ -88,8 +89,9 @@ def _run(args: argparse.Namespace) -> int:
         print(line)
     for key, text in report.get("estimates", {}).items():
         print(f"  {key.replace('_', '-') + ' rule':<16} estimated before it ran: {text}")
-    if "worst_case_skipped" in report:
-        print(f"  worst-case rule  not computed: {report['worst_case_skipped']}")
+    if "worst_case_skipped" in report:  # the API's words (in --json too), its keywords named as the options here
+        why = options_spelt(report["worst_case_skipped"], {"time_limit": "--time-limit", "rule": "--rule"})
+        print(f"  worst-case rule  not computed: {why}")
     return 0
 
 

@@ -61,17 +61,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _text(result: Audit) -> str:
-    d = result.to_dict()
-    verdict = "VIOLATION: the data certify more than the configured guarantee" if d["violation"] else \
+    """The human summary, from the estimate's numbers (the JSON document's infinities are strings)."""
+    run, e = result.run, result.run.estimate
+    verdict = "VIOLATION: the data certify more than the configured guarantee" if e.violation else \
         "within the configured guarantee"
     return "\n".join([
-        f"party path {d['party_path']}, fault {d['fault']}: {d['samples']:,} outputs per input of "
-        f"{d['releases']} release(s), {d['messages']} signed messages through the observer's parser",
-        f"configured epsilon = {d['epsilon_configured']:g} per release, delta = {d['delta']:g}"
-        + (f" (K-fold: {d['epsilon_composed']:g})" if d["releases"] > 1 else ""),
-        f"certified epsilon >= {d['epsilon_lower_bound']:.6g} (level 1 - {d['alpha']:g}, {d['tests']} tests, "
+        f"party path {run.party_path}, fault {run.fault}: {e.samples:,} outputs per input of "
+        f"{e.releases} release(s), {run.messages} signed messages through the observer's parser",
+        f"configured epsilon = {e.epsilon:g} per release, delta = {e.delta:g}"
+        + (f" (K-fold: {e.epsilon_composed:g})" if e.releases > 1 else ""),
+        f"certified epsilon >= {e.epsilon_lower_bound:.6g} (level 1 - {e.alpha:g}, {e.tests} tests, "
         f"Bonferroni)",
-        f"{verdict} ({d['seconds']:.1f} s)",
+        f"{verdict} ({run.seconds:.1f} s)",
     ])
 
 

@@ -2,7 +2,9 @@
 
 Columns: session, round (0-based index), party, repetition, symbol (0/1; 0-3 for four-output randomized
 response), from RUN_DIR/transcripts.sqlite (``mpdp simulate --out RUN_DIR`` or ``mpdp observe --out``).
-``--format parquet`` needs pyarrow (``pip install 'mpdp[parquet]'``).
+The format follows ``--out``'s extension (``.csv``, ``.parquet``); ``--format`` names it for another name (or
+without ``--out``: RUN_DIR/transcripts.csv by default) and is refused when the extension says another.
+Parquet needs pyarrow (``pip install 'mpdp[parquet]'``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ __all__ = ["register"]
 EPILOG = """\
 examples:
   mpdp simulate --dataset house-votes-84 --out run/ && mpdp export run/          # run/transcripts.csv
-  mpdp export run/ --format parquet --out house.parquet
+  mpdp export run/ --out house.parquet                                             # parquet, by its name
   python -c "import pandas; print(pandas.read_csv('run/transcripts.csv').groupby('round').symbol.mean())"
 """
 
@@ -26,11 +28,11 @@ def _run(args: argparse.Namespace) -> int:
     from mpdp.parties.session.export import export_transcripts
 
     out = None if args.out is None else output_file(args.out, "--out")
-    with option_names(run_dir=("RUN_DIR", args.run_dir), format=("--format", args.format)):
+    with option_names(run_dir=("RUN_DIR", args.run_dir)):
         written = export_transcripts(args.run_dir, args.format, out)
-    emit(args, {"path": str(written.path), "format": args.format, "rows": written.rows,
+    emit(args, {"path": str(written.path), "format": written.format, "rows": written.rows,
                 "sessions": list(written.sessions)})
-    print(f"wrote {written.path}: {written.rows:,} rows ({', '.join(written.sessions) or 'no session'})")
+    print(f"wrote {written.path} ({written.format}): {written.rows:,} rows ({', '.join(written.sessions) or 'no session'})")
     return 0
 
 
@@ -41,6 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("export", description=plain_text(__doc__), epilog=EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run's --out directory (holds transcripts.sqlite)")
-    p.add_argument("--format", choices=EXPORT_FORMATS, default="csv", help="csv (default) or parquet (needs pyarrow)")
-    p.add_argument("--out", metavar="FILE", help="the file to write (default: RUN_DIR/transcripts.csv or .parquet)")
+    p.add_argument("--format", choices=EXPORT_FORMATS,
+                   help="csv or parquet (needs pyarrow); default: as --out's extension says, else csv")
+    p.add_argument("--out", metavar="FILE", help="the file to write, .csv or .parquet (default: "
+                                                  "RUN_DIR/transcripts.csv, or .parquet with --format parquet)")
     p.set_defaults(run=_run)

@@ -116,7 +116,7 @@ def test_the_command_line_names_its_flags_for_the_same_refusals(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     from tests.parties.cli.invoke import refused
     assert refused(capsys, "simulate", "--parties", "3", "--resume") == (
-        "mpdp: error: --resume=True is not allowed: with out=DIR, the folder of the run to continue (named when the "
+        "mpdp: error: --resume is not allowed: with --out DIR, the folder of the run to continue (named when the "
         "run started)")
     assert refused(capsys, "simulate", "--parties", "3", "--resume", "--out", str(tmp_path)).startswith(
         f"mpdp: error: --out={str(tmp_path)!r} is not allowed: a run's folder holding its results.json")

@@ -148,7 +148,7 @@ def test_the_cli_names_the_flag_of_a_bad_value(tmp_path: Path, capsys: pytest.Ca
     ({"budget": "2"}, "budget='2' is not allowed: EPS,DELTA, e.g. 2.0,1e-5"),
     ({"executor": "tcp://h:1"}, "executor='tcp://h:1' is not allowed: dask://HOST:PORT"),
     ({"seed": 3, "secure": True}, "seed=3 is not allowed: no seed in secure mode (secure=True)"),
-    ({"force": True}, "force=True is not allowed: only with out, the run's folder"),
+    ({"force": True}, "force=True is not allowed: only with out=DIR, the run's folder"),
     ({"dataset": "house-votes-84", "parties": 3}, "input='dataset, parties' is not allowed: one of dataset="),
     ({"protocol": "mpc", "servers": 4, "threshold": 2}, "threshold=2 is not allowed: an integer in 0..1 (T < m/2)"),
     ({"protocol": "curator", "epsilon": "0.5:2"}, "epsilon='0.5:2' is not allowed: one value with protocol curator"),

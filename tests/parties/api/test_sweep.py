@@ -110,3 +110,15 @@ def test_a_sweep_over_its_time_limit_is_refused_with_its_estimate_divided_by_job
 def test_the_default_time_limit_is_the_commands() -> None:
     with pytest.raises(CostLimitError, match=re.escape("over the 30 min time limit")):
         mpdp.sweep("0.1:2:100000", parties=101)
+
+
+def test_a_worst_case_lp_over_its_fixed_limit_says_which_limit() -> None:
+    """``sweep(..., time_limit=1)`` was refused "over the 60 s time limit" though the caller said 1 s: a point's
+    LP runs under the fixed default limit, which the refusal now names as such."""
+    with pytest.raises(ParameterError) as caught:
+        mpdp.sweep("0.1:2:20", parties=20_000, time_limit=1)
+    text = str(caught.value)
+    assert text.startswith("the worst-case LP (40,003 variables over 20,001 input classes) would take about ")
+    assert text.endswith(", over the 60 s time limit of one point's LP (fixed: time_limit=SECONDS bounds the whole "
+                         "sweep's estimate, not one LP): the worst-case rule of majority for 20,000 parties: use "
+                         "rule='average' (exact at any size), or fewer parties")

@@ -105,3 +105,50 @@ def test_a_refusal_names_keywords_to_the_api_and_options_to_the_command_line(
         mpdp.sweep(epsilon, parties=101)
     assert str(caught.value).endswith(api) and "--" not in str(caught.value)
     assert refused(capsys, "sweep", "--epsilon", epsilon, "--parties", "101").endswith(cli)
+
+
+def test_the_command_line_names_its_options_where_the_api_names_keywords(
+        tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The refusals said ``--force=True``, ``only with out``, ``or resume=False``, ``omitted with total_delta``,
+    ``--epsilon=None ... (the graph file has no eps)`` without a graph file, and ``--parties with delta > 0=61``."""
+    from tests.parties.cli.invoke import refused
+    cases = [
+        (["simulate", "--parties", "5", "--rounds", "1", "--force"],
+         "--force is not allowed: only with --out DIR, the run's folder (it replaces an earlier run's files there)"),
+        (["simulate", "--parties", "5", "--rounds", "1", "--out", str(tmp_path), "--resume"],
+         f"--out={str(tmp_path)!r} is not allowed: a run's folder holding its results.json (nothing to resume "
+         "there): the folder named when the run started, or without --resume"),
+        (["compose", "--epsilon", "0.1", "-k", "3", "--total-delta", "1e-5", "--delta-slack", "1e-6"],
+         "--delta-slack=1e-06 is not allowed: omitted when --total-delta D is given (one or the other)"),
+        (["mechanism", "--graph", "majority:3"], "--epsilon is required: a number >= 0 (majority:3 gives none of its own)"),
+        (["sweep", "--epsilon", "1", "--delta", "0.1", "--parties", "61"],
+         "--parties='61' is not allowed: at most 60 (with delta > 0, four-output randomized response; --delta 0, "
+         "pure randomized response, holds thousands of parties)"),
+    ]
+    for argv, line in cases:
+        assert refused(capsys, *argv) == f"mpdp: error: {line}", argv
+
+
+def test_a_graph_file_without_eps_says_so(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    import mpdp
+    from mpdp.protocols.errors import ParameterError
+    with pytest.raises(ParameterError) as caught:
+        mpdp.mechanism(graph="majority:3")
+    assert str(caught.value) == "epsilon=None is not allowed: a number >= 0 (majority:3 gives none of its own)"
+
+
+def test_a_skipped_worst_case_names_the_option_in_the_text(capsys: pytest.CaptureFixture[str]) -> None:
+    """The accuracy text said ``(time_limit=SECONDS)``; its --json keeps the API's words (the API document)."""
+    from tests.parties.cli.invoke import ok
+    text = ok(capsys, "accuracy", "--epsilon", "1*1000", "--function", "sum", "--time-limit", "5")
+    skipped = next(line for line in text.splitlines() if "not computed" in line)
+    assert skipped.endswith("over the 5 s time limit: use the average rule (exact at any size), or allow more time "
+                            "(--time-limit SECONDS)")
+
+
+def test_the_sweeps_lp_limit_is_named_with_the_option(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.parties.cli.invoke import refused
+    line = refused(capsys, "sweep", "--epsilon", "0.1:2:20", "--parties", "20000", "--time-limit", "1")
+    assert line.endswith("over the 60 s time limit of one point's LP (fixed: --time-limit SECONDS bounds the whole "
+                         "sweep's estimate, not one LP): the worst-case rule of majority for 20,000 parties: use "
+                         "--rule average (exact at any size), or fewer parties")

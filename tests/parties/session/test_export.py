@@ -76,3 +76,46 @@ def test_an_unknown_session_is_refused(tmp_path: Path) -> None:
             store.symbol_columns("nope")
         columns = store.symbol_columns("s1")
     assert columns["symbol"].dtype == np.uint8 and len(columns["round"]) == 9
+
+
+def test_the_format_follows_the_extension(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out h.parquet`` without ``--format`` wrote CSV (the default format) under the parquet name."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    run = _run_dir(tmp_path)
+    doc = ok(capsys, "export", str(run), "--out", str(tmp_path / "h.parquet"), "--json")
+    assert (doc["format"], doc["path"], doc["rows"]) == ("parquet", str(tmp_path / "h.parquet"), 9)
+    assert pq.read_table(tmp_path / "h.parquet").num_rows == 9
+    assert ok(capsys, "export", str(run), "--out", str(tmp_path / "h.CSV")).startswith(f"wrote {tmp_path / 'h.CSV'} (csv)")
+    assert (tmp_path / "h.CSV").read_text().splitlines()[0] == ",".join(COLUMNS)
+
+
+def test_parquet_by_its_extension_without_pyarrow_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    target = tmp_path / "h.parquet"
+    assert refused(capsys, "export", str(_run_dir(tmp_path)), "--out", str(target)) == (
+        f"mpdp: error: --out={str(target)!r} is not allowed: a .parquet file with pyarrow installed (pip install "
+        "'mpdp[parquet]'), or a .csv file")
+    assert not target.exists()
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["--out", "h.parquet", "--format", "csv"],
+     "--format='csv' is not allowed: parquet, as --out h.parquet ends, or omitted (the format follows the extension)"),
+    (["--out", "h.csv", "--format", "parquet"],
+     "--format='parquet' is not allowed: csv, as --out h.csv ends, or omitted (the format follows the extension)"),
+    (["--out", "h.txt"], "--out='h.txt' is not allowed: a file ending in .csv or .parquet, or another name with "
+                         "--format csv or --format parquet"),
+])
+def test_a_format_the_name_does_not_say_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch, argv: list[str], line: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    run = _run_dir(tmp_path)
+    assert refused(capsys, "export", str(run), *argv) == f"mpdp: error: {line}"
+    assert not any(tmp_path.glob("h.*"))
+
+
+def test_another_name_takes_the_format_given(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _run_dir(tmp_path)
+    assert "(csv): 9 rows" in ok(capsys, "export", str(run), "--out", str(tmp_path / "h.txt"), "--format", "csv")
+    assert (tmp_path / "h.txt").read_text().splitlines()[0] == ",".join(COLUMNS)

@@ -438,8 +438,8 @@ def test_zero_samples_are_refused(capsys) -> None:
     with pytest.raises(SystemExit) as stopped:
         main(["accuracy", "--epsilon", "1,1,1", "--function", "majority", "--samples", "0"])
     assert stopped.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1] == (
-        "mpdp accuracy: error: argument --samples: '0' is not allowed: an integer >= 1")
+    assert capsys.readouterr().err.splitlines() == [
+        "mpdp: error: argument --samples: '0' is not allowed: an integer >= 1"]
 
 
 @pytest.mark.parametrize("argv", [

@@ -60,3 +60,10 @@ def test_the_plot_shows_the_measured_tests_over_the_three_regions() -> None:
     e = result.run.estimate
     assert list(measured.get_xdata()) == list(e.false_alarm) and list(measured.get_ydata()) == list(e.missed_detection)
     assert len(result.rows()) == e.tests // 2
+
+
+def test_text_output_of_an_infinite_epsilon(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--epsilon inf`` printed its text from the JSON document, whose infinity is the string "inf" (a crash)."""
+    text = ok(capsys, "audit", "--epsilon", "inf", "--samples", "100", "--party-path", "simulation", "--seed", "1")
+    assert "configured epsilon = inf per release, delta = 0" in text
+    assert "within the configured guarantee" in text

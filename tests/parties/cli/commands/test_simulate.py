@@ -34,7 +34,7 @@ UNREACHABLE = ["--broker", "mqtt://127.0.0.1:9", "--reconnect-window", "0"]  # f
     (["--parties", "3", "--secure", "--seed", "3"], "no seed in secure mode"),
     (["--parties", "3", "--function", "table:0,1,1,0"], "symmetric function"),
     (["--dataset", "house-votes-84", "--parties", "3"], "exactly one of"),
-    (["--parties", "3", "--force"], "--force=True is not allowed: only with out"),
+    (["--parties", "3", "--force"], "--force is not allowed: only with --out DIR, the run's folder"),
     (["--parties", "3", "--party-broker", "embedded"], "--party-broker='embedded'"),
     (["--parties", "3", "--party-broker", "http://edge:1883"], "--party-broker='http://edge:1883'"),
     (["--parties", "3", "--party-broker", "mqtt://edge:0"], "--party-broker='mqtt://edge:0'"),
