@@ -38,7 +38,7 @@ from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.api.run_folder import PreviousRun, RunFolder, RunStatus, data_digest
 from mpdp.parties.api.simulation_config import SimulationConfig
 from mpdp.parties.api.topology import Topology
-from mpdp.parties.rounds.config import RunConfig
+from mpdp.parties.rounds.config import RunConfig, default_workers
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.privacy import check_privacy_options, ledgers_from_rounds, privacy_section
 from mpdp.parties.rounds.seeds import SeedTree
@@ -57,10 +57,10 @@ from mpdp.parties.session.external_broker import party_broker_settings, simulati
 from mpdp.parties.session.output_paths import run_files
 from mpdp.parties.session.progress import Progress
 from mpdp.parties.session.runner import recorded_outcome, run_async
-from mpdp.parties.session.sizing import session_cost
+from mpdp.parties.session.sizing import party_decisions_cost, session_cost
 from mpdp.protocols.errors import MpdpError, ParameterError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.numerics.cost import check_time_limit, noun
+from mpdp.protocols.numerics.cost import CostEstimate, check_time_limit, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta
 from mpdp.protocols.randomization.secure import rng_mode
 from mpdp.protocols.rules.rule_factory import RuleCache, check_rule_size, zero_one_rules
@@ -244,6 +244,7 @@ class _Plan:
     rules: RuleCache
     config: RunConfig
     connections_why: str
+    party_cost: CostEstimate | None = None
 
     @property
     def epsilon_text(self) -> str:
@@ -300,6 +301,11 @@ def _plan(run: SimulationConfig) -> _Plan:
         ids = np.flatnonzero(data.bits[:, r] >= 0)
         if ids.size:
             check_rule_size([mechanisms[i] for i in ids], f, run.rule)
+    party_cost = None
+    if run.party_decisions and run.protocol == "rr":  # the parties' rules: refused before any process starts
+        party_cost = party_decisions_cost(mechanisms, f, run.repetitions, data.num_rounds,
+                                          run.workers or default_workers())
+        party_cost.check(check_time_limit(run.time_limit))
     parties = [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)]
     digest = data_digest(data.bits, json.loads(to_json_text(parties)))
     cache = RuleCache()
@@ -317,7 +323,7 @@ def _plan(run: SimulationConfig) -> _Plan:
         servers=run.servers, threshold=run.threshold, party_broker=party_settings, connections=connections,
         validators=run.validators, executor=run.executor)
     plan = _Plan(run, data, f, mechanisms, budget, seeds, {}, parties, digest, previous, cache, config,
-                 connections_why)
+                 connections_why, party_cost)
     inputs = run.inputs(dataset=data.name, epsilon=plan.epsilon_text or "per party (see parties)",
                         function=plan.function_name, round_timeout=round_timeout, delta_slack=delta_slack)
     if previous is not None:
@@ -348,7 +354,8 @@ def _announce(plan: _Plan, folder: RunFolder, begun: Mapping[str, Any]) -> None:
     config = plan.config
     if config.k * (total - done) >= LARGE_RUN:  # before a long wait, say how long
         print(estimate_run(config.k, total - done, plan.run.repetitions, config.connections).describe()
-              + f"; connections {config.connections} ({plan.connections_why})", file=sys.stderr)
+              + f"; connections {config.connections} ({plan.connections_why})"
+              + ("" if plan.party_cost is None else f"; besides, {plan.party_cost.summary()}"), file=sys.stderr)
 
 
 def _recorded(plan: _Plan) -> RunOutcome | None:

@@ -4,15 +4,22 @@ minutes) or over the machine's memory.
 
 The estimate is :func:`mpdp.parties.session.estimate.estimate_run`'s (the one a large run prints): CPU work linear
 in the parties' set-up and answers, by how they connect (``per-party`` / ``per-worker``), over the CPU this
-machine gives the run now.
+machine gives the run now. With party decisions, :func:`party_decisions_cost` is checked beside it: the parties'
+rules (:func:`mpdp.protocols.decision.engine_cost.party_rules_cost`) built in every worker process and in the
+observer's evaluation.
 """
 
 from __future__ import annotations
 
-from mpdp.parties.session.estimate import Machine, estimate_run
-from mpdp.protocols.numerics.cost import CostEstimate, noun
+from collections.abc import Sequence
 
-__all__ = ["SESSION_TIME_LIMIT", "session_cost"]
+from mpdp.parties.session.estimate import Machine, estimate_run
+from mpdp.protocols.decision.engine_cost import party_rules_cost
+from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.numerics.cost import CostEstimate, noun
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+
+__all__ = ["SESSION_TIME_LIMIT", "party_decisions_cost", "session_cost"]
 
 #: Default seconds a simulated session may be estimated to take (``mpdp simulate --time-limit``).
 SESSION_TIME_LIMIT = 1800.0
@@ -33,3 +40,15 @@ def session_cost(parties: int, rounds: int, repetitions: int = 1, connections: s
                         "fewer parties (a symmetric function's exact accuracy needs no session: `mpdp "
                         "accuracy`), fewer rounds, connections='per-worker', or allow more time "
                         "(time_limit=SECONDS)")
+
+
+def party_decisions_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, repetitions: int,
+                         rounds: int, workers: int) -> CostEstimate:
+    """The parties' own decisions of a session (``party_decisions``): every worker process builds the parties'
+    rules and decides each round's transcript (:func:`mpdp.protocols.decision.engine_cost.party_rules_cost`, all
+    ``mechanisms`` taking part: an upper bound), the workers at once (their memory adds up), and the observer's
+    evaluation builds them once more after the rounds: CPU seconds ``(workers + 1) x`` one process's, peak
+    memory ``workers x`` one process's."""
+    one = party_rules_cost(mechanisms, function, repetitions, rounds)
+    return CostEstimate(one.task, f"{one.size}; in {workers} {noun(workers, 'worker')} and the observer",
+                        one.seconds * (workers + 1), one.memory_bytes * workers, one.alternative)
