@@ -199,6 +199,10 @@ class PartyDecider:
         at = int(np.searchsorted(ids, party))
         return at if at < ids.size and int(ids[at]) == party else None
 
+    def participates(self, message: TranscriptMessage, party: int) -> bool:
+        """Whether ``party`` is among the transcript's participants (a binary search, not a scan per party)."""
+        return self._position(message.participants, party) is not None
+
     def rule(self, participants: tuple[int, ...], party: int) -> DecisionRule:
         """Party ``party``'s rule over ``participants`` (ids, ascending; ``party`` among them): a view of the
         rule of its group of equal mechanisms (:mod:`mpdp.protocols.rules.party_rules`)."""

@@ -204,10 +204,12 @@ def party_rules_cost(mechanisms: Sequence[RandomizedResponse], function: Boolean
     seconds = memory = 0.0
     paths: set[str] = set()
     posterior_evaluation = POSTERIOR_PARTY_SECONDS * k + POSTERIOR_PAIR_SECONDS * repetitions * k * k / 2
-    for g, (mech, _) in enumerate(groups):
-        others = [(m, n - (h == g)) for h, (m, n) in enumerate(groups) if n - (h == g) > 0]
+    every = math.prod(_num_classes(n, m) for m, n in groups)  # exact integers: no per-group product of G
+    for g, (mech, members) in enumerate(groups):
+        classes = every // _num_classes(members, mech) * (_num_classes(members - 1, mech) if members > 1 else 1)
         cost = None
-        if math.prod(_num_classes(n, m) for m, n in others) <= SYMMETRIC_MAX_CLASSES:
+        if classes <= SYMMETRIC_MAX_CLASSES:  # then at most 24 groups: their factors are cheap
+            others = [(m, n - (h == g)) for h, (m, n) in enumerate(groups) if n - (h == g) > 0]
             factors = [Factor(tuple(range(n)), m) for m, n in others]
             cost = exact_rule_cost(factors, outputs, 2, count_parity(function, k))
         if cost is not None and cost.refusal() is None:
