@@ -46,6 +46,7 @@ from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, rand
 from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
 from mpdp.parties.session.estimate import (
     LARGE_RUN,
+    ROUND_MARGIN,
     Machine,
     estimate_run,
     ready_timeout_floor,
@@ -294,8 +295,8 @@ def _plan(run: SimulationConfig) -> _Plan:
         DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, run.repetitions, connections,
                                                    machine=machine))
     settings, party_settings = _brokers(run, round_timeout)
-    session_cost(data.num_parties, data.num_rounds, run.repetitions, connections, machine=machine).check(
-        check_time_limit(run.time_limit))
+    session = session_cost(data.num_parties, data.num_rounds, run.repetitions, connections, machine=machine)
+    session.check(check_time_limit(run.time_limit))
     mechanisms = _mechanisms(run.epsilon, run.delta, data.num_parties, seeds.epsilons())
     for r in range(data.num_rounds):  # the participants of a round are at most the voters
         ids = np.flatnonzero(data.bits[:, r] >= 0)
@@ -304,7 +305,7 @@ def _plan(run: SimulationConfig) -> _Plan:
     party_cost = None
     if run.party_decisions and run.protocol == "rr":  # the parties' rules: refused before any process starts
         party_cost = party_decisions_cost(mechanisms, f, run.repetitions, data.num_rounds,
-                                          run.workers or default_workers())
+                                          run.workers or default_workers(), session.memory_bytes)
         party_cost.check(check_time_limit(run.time_limit))
     parties = [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)]
     digest = data_digest(data.bits, json.loads(to_json_text(parties)))
@@ -321,7 +322,9 @@ def _plan(run: SimulationConfig) -> _Plan:
         round_timeout=round_timeout, ready_timeout=ready_timeout_floor(data.num_parties, connections, machine=machine),
         budget=budget, delta_slack=delta_slack, protocol=run.protocol,
         servers=run.servers, threshold=run.threshold, party_broker=party_settings, connections=connections,
-        validators=run.validators, executor=run.executor)
+        validators=run.validators, executor=run.executor,
+        # the workers build the parties' rules once the transcript arrives: wait for that too
+        decision_timeout=None if party_cost is None else round_timeout + ROUND_MARGIN * party_cost.seconds)
     plan = _Plan(run, data, f, mechanisms, budget, seeds, {}, parties, digest, previous, cache, config,
                  connections_why, party_cost)
     inputs = run.inputs(dataset=data.name, epsilon=plan.epsilon_text or "per party (see parties)",

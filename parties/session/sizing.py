@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from mpdp.parties.session.estimate import Machine, estimate_run
 from mpdp.protocols.decision.engine_cost import party_rules_cost
 from mpdp.protocols.functions import BooleanFunction
-from mpdp.protocols.numerics.cost import CostEstimate, noun
+from mpdp.protocols.numerics.cost import CostEstimate, format_bytes, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["SESSION_TIME_LIMIT", "party_decisions_cost", "session_cost"]
@@ -43,12 +43,14 @@ def session_cost(parties: int, rounds: int, repetitions: int = 1, connections: s
 
 
 def party_decisions_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, repetitions: int,
-                         rounds: int, workers: int) -> CostEstimate:
+                         rounds: int, workers: int, session_bytes: float = 0.0) -> CostEstimate:
     """The parties' own decisions of a session (``party_decisions``): every worker process builds the parties'
     rules and decides each round's transcript (:func:`mpdp.protocols.decision.engine_cost.party_rules_cost`, all
     ``mechanisms`` taking part: an upper bound), the workers at once (their memory adds up), and the observer's
     evaluation builds them once more after the rounds: CPU seconds ``(workers + 1) x`` one process's, peak
-    memory ``workers x`` one process's."""
+    memory ``workers x`` one process's, beside ``session_bytes`` (the session's own peak,
+    :func:`session_cost`: they are resident together)."""
     one = party_rules_cost(mechanisms, function, repetitions, rounds)
-    return CostEstimate(one.task, f"{one.size}; in {workers} {noun(workers, 'worker')} and the observer",
-                        one.seconds * (workers + 1), one.memory_bytes * workers, one.alternative)
+    beside = f", beside the session's {format_bytes(session_bytes)}" if session_bytes else ""
+    return CostEstimate(one.task, f"{one.size}; in {workers} {noun(workers, 'worker')} and the observer{beside}",
+                        one.seconds * (workers + 1), one.memory_bytes * workers + session_bytes, one.alternative)

@@ -15,7 +15,7 @@ from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 def test_party_decisions_over_the_time_limit_are_refused_before_any_process_starts(tmp_path: object) -> None:
     epsilons = [0.1 + i * 1e-4 for i in range(3000)]  # 3,000 groups: posterior rules, ~450 CPU-s a process
     with pytest.raises(CostLimitError, match=r"the party decisions \(3,000 parties in 3,000 groups.*in 2 workers "
-                                             r"and the observer\).*over the 10 min time limit"):
+                                             r"and the observer, beside the session.s .*\).*over the 10 min time limit"):
         mpdp.simulate(parties=3000, rounds=1, epsilon=epsilons, party_decisions=True, workers=2, time_limit=600,
                       progress=False)
 
@@ -23,5 +23,7 @@ def test_party_decisions_over_the_time_limit_are_refused_before_any_process_star
 def test_workers_add_memory_and_every_process_adds_time() -> None:
     f = parse_function("majority")
     mechs = [RandomizedResponse(1.0)] * 4000
-    one, three = party_decisions_cost(mechs, f, 1, 1, 1), party_decisions_cost(mechs, f, 1, 1, 3)
-    assert three.seconds == pytest.approx(2 * one.seconds) and three.memory_bytes == pytest.approx(3 * one.memory_bytes)
+    one, three = party_decisions_cost(mechs, f, 1, 1, 1), party_decisions_cost(mechs, f, 1, 1, 3, 5e8)
+    assert three.seconds == pytest.approx(2 * one.seconds)
+    assert three.memory_bytes == pytest.approx(3 * one.memory_bytes + 5e8)  # the workers' rules beside the session
+    assert "beside the session's 500 MB" in three.size
