@@ -2,9 +2,10 @@
 
 For the round's participants (mechanisms, true bits x) and a rule kind, the accuracy of a rule on x is
 ``P(rule(tau, x_i) = f(x) | x)`` (the zero-one term of 002 eq. (3); :func:`mpdp.analysis.theory.accuracy.input_accuracy`).
-Party i's value depends only on its rule's tables (f, kind, the others' mechanisms) and, per group of
-the others, the number of ones, plus its own bit: computed once per such key. In a homogeneous round of
-n parties that is two evaluations (own bit 0 and 1), not n.
+Party j's rule is its group representative's on the transcript with j and the representative exchanged
+(:mod:`mpdp.protocols.rules.party_rules`: one rule per group of equal mechanisms), so its value is the
+representative's on x with the two bits exchanged; with the symmetric engine that depends only on the
+group and x_j: two evaluations a group (own bit 0 and 1), not one per party.
 
 The law of 002 (a party knows more than the central observer: its optimal accuracy is at least the
 observer's) holds for the accuracy the rule optimizes — the average over inputs (eq. (1)) for the
@@ -14,7 +15,7 @@ given x an average-optimal party rule can be less accurate than the observer's. 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,9 @@ from numpy.typing import NDArray
 from mpdp.analysis.theory.accuracy import input_accuracy, rule_accuracy
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+from mpdp.protocols.rules.party_rules import PartyRuleSet
 from mpdp.protocols.rules.rule_factory import RuleCache, decision_rule, zero_one_measure
+from mpdp.protocols.rules.rules import DecisionRule
 from mpdp.protocols.rules.table_rule import TableRule
 
 __all__ = ["RoundRuleTheory", "round_rule_theory"]
@@ -57,14 +60,31 @@ class RoundRuleTheory:
         return self.party_optimized_min >= self.observer_optimized - 1e-9
 
 
-#: What makes two rules' accuracy on x equal: kind, engine, (mechanism, size, ones) per group, own bit.
-_RuleKey = tuple[str, str, tuple[tuple[RandomizedResponse, int, int], ...], int | None]
-
-
-def _key(rule: TableRule, x: NDArray[np.integer[Any]]) -> _RuleKey:
-    groups = tuple((rule.mechanisms[g[0]], len(g), int(x[list(g)].sum())) for g in rule.groups)
-    own = None if rule.observer is None else int(x[rule.observer])
-    return rule.kind, rule.engine, groups, own
+def _party_values(rules: PartyRuleSet, x: NDArray[np.int64], value: Callable[[DecisionRule, NDArray[np.int64]], float | None]
+                  ) -> NDArray[np.float64] | None:
+    """``value(rule of the representative, x o pi)`` for every party j (pi exchanges j and its group's
+    representative: party j's rule is the representative's on tau o pi, :mod:`mpdp.protocols.rules.party_rules`),
+    None when some value is None. A group rule that sees its groups through counts has one value per own bit
+    (the others' counts are those of x less x_j): two evaluations a group, not one per party."""
+    out = np.empty(rules.k)
+    for g, members in enumerate(rules.members):
+        base, rep = rules.group_rule(g), int(rules.representatives[g])
+        grouped = isinstance(base, TableRule) and base.engine == "symmetric"
+        done: dict[int, float | None] = {}
+        for j in members.tolist() if not grouped else [int(m) for b in (0, 1) for m in members[x[members] == b][:1]]:
+            swapped = x.copy()
+            swapped[[j, rep]] = x[[rep, j]]
+            done[j] = value(base, swapped)
+            if done[j] is None:
+                return None
+        if grouped:
+            for b in (0, 1):
+                holders = members[x[members] == b]
+                if holders.size:
+                    out[holders] = done[int(holders[0])]
+        else:
+            out[members] = [done[j] for j in members.tolist()]
+    return out
 
 
 def round_rule_theory(
@@ -83,39 +103,32 @@ def round_rule_theory(
         ParameterError: bad x or kind (from the callees). SizeLimitError: a worst-case rule no engine holds.
     """
     mechs = tuple(mechanisms)
-    x = np.asarray(x, dtype=np.int64)
+    bits: NDArray[np.int64] = np.asarray(x, dtype=np.int64)
     w = zero_one_measure(function, len(mechs))
-    values: dict[_RuleKey, float] = {}
+    evaluations = 0
 
-    def exact(rule: object) -> float | None:
+    def exact(rule: DecisionRule, on: NDArray[np.int64]) -> float | None:
+        nonlocal evaluations
         if not isinstance(rule, TableRule):
             return None
-        key = _key(rule, x)
-        if key not in values:
-            values[key] = input_accuracy(rule, function, w, x)
-        return values[key]
+        evaluations += 1
+        return input_accuracy(rule, function, w, on)
 
-    optimized: dict[int, float | None] = {}
-
-    def optimized_value(rule: object) -> float | None:
+    def optimized_value(rule: DecisionRule) -> float | None:
         if not isinstance(rule, TableRule):
             return None
-        key = id(rule.tables[0])  # the cache shares the tables of equal rules
-        if key not in optimized:
-            acc = rule_accuracy(rule, function, w)
-            optimized[key] = acc.average if kind == "average" else acc.worst_case
-        return optimized[key]
+        acc = rule_accuracy(rule, function, w)
+        return acc.average if kind == "average" else acc.worst_case
 
     central_rule = decision_rule(mechs, function, kind=kind, cache=rules)
-    observer = exact(central_rule) if central else None
+    observer = exact(central_rule, bits) if central else None
     per_party: NDArray[np.float64] | None = None
     party_min: float | None = None
     if parties:
-        party_rules = [decision_rule(mechs, function, kind=kind, observer=j, cache=rules) for j in range(len(mechs))]
-        found = [exact(rule) for rule in party_rules]
-        if all(v is not None for v in found):
-            per_party = np.array(found, dtype=np.float64)
-            optimized_values = [optimized_value(rule) for rule in party_rules]
+        party_rules = PartyRuleSet(mechs, function, kind=kind, cache=rules)
+        per_party = _party_values(party_rules, bits, exact)
+        if per_party is not None:  # a party's optimized accuracy is its group representative's (module docstring)
+            optimized_values = [optimized_value(party_rules.group_rule(g)) for g in range(len(party_rules.members))]
             known = [v for v in optimized_values if v is not None]
             party_min = min(known) if len(known) == len(optimized_values) else None
-    return RoundRuleTheory(observer, per_party, len(values), optimized_value(central_rule), party_min)
+    return RoundRuleTheory(observer, per_party, evaluations, optimized_value(central_rule), party_min)

@@ -38,7 +38,7 @@ from mpdp.parties.api.result import Result, strict_document
 from mpdp.parties.api.run_folder import PreviousRun, RunFolder, RunStatus, data_digest
 from mpdp.parties.api.simulation_config import SimulationConfig
 from mpdp.parties.api.topology import Topology
-from mpdp.parties.rounds.config import RunConfig
+from mpdp.parties.rounds.config import RunConfig, default_workers
 from mpdp.parties.rounds.outcome import RunOutcome
 from mpdp.parties.rounds.privacy import check_privacy_options, ledgers_from_rounds, privacy_section
 from mpdp.parties.rounds.seeds import SeedTree
@@ -46,6 +46,7 @@ from mpdp.parties.session.datasets import Dataset, load_dataset, parse_csv, rand
 from mpdp.parties.session.epsilons import parse_mechanisms, warn_if_no_privacy
 from mpdp.parties.session.estimate import (
     LARGE_RUN,
+    ROUND_MARGIN,
     Machine,
     estimate_run,
     ready_timeout_floor,
@@ -57,10 +58,10 @@ from mpdp.parties.session.external_broker import party_broker_settings, simulati
 from mpdp.parties.session.output_paths import run_files
 from mpdp.parties.session.progress import Progress
 from mpdp.parties.session.runner import recorded_outcome, run_async
-from mpdp.parties.session.sizing import session_cost
+from mpdp.parties.session.sizing import party_decisions_cost, session_cost
 from mpdp.protocols.errors import MpdpError, ParameterError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
-from mpdp.protocols.numerics.cost import check_time_limit, noun
+from mpdp.protocols.numerics.cost import CostEstimate, check_time_limit, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, check_delta
 from mpdp.protocols.randomization.secure import rng_mode
 from mpdp.protocols.rules.rule_factory import RuleCache, check_rule_size, zero_one_rules
@@ -244,6 +245,7 @@ class _Plan:
     rules: RuleCache
     config: RunConfig
     connections_why: str
+    party_cost: CostEstimate | None = None
 
     @property
     def epsilon_text(self) -> str:
@@ -293,13 +295,18 @@ def _plan(run: SimulationConfig) -> _Plan:
         DEFAULT_ROUND_TIMEOUT, round_timeout_floor(data.num_parties, run.repetitions, connections,
                                                    machine=machine))
     settings, party_settings = _brokers(run, round_timeout)
-    session_cost(data.num_parties, data.num_rounds, run.repetitions, connections, machine=machine).check(
-        check_time_limit(run.time_limit), memory_here=run.executor is None)
+    session = session_cost(data.num_parties, data.num_rounds, run.repetitions, connections, machine=machine)
+    session.check(check_time_limit(run.time_limit), memory_here=run.executor is None)
     mechanisms = _mechanisms(run.epsilon, run.delta, data.num_parties, seeds.epsilons())
     for r in range(data.num_rounds):  # the participants of a round are at most the voters
         ids = np.flatnonzero(data.bits[:, r] >= 0)
         if ids.size:
             check_rule_size([mechanisms[i] for i in ids], f, run.rule)
+    party_cost = None
+    if run.party_decisions and run.protocol == "rr":  # the parties' rules: refused before any process starts
+        party_cost = party_decisions_cost(mechanisms, f, run.repetitions, data.num_rounds,
+                                          run.workers or default_workers(), session.memory_bytes)
+        party_cost.check(check_time_limit(run.time_limit), memory_here=run.executor is None)
     parties = [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)]
     digest = data_digest(data.bits, json.loads(to_json_text(parties)))
     cache = RuleCache()
@@ -315,9 +322,11 @@ def _plan(run: SimulationConfig) -> _Plan:
         round_timeout=round_timeout, ready_timeout=ready_timeout_floor(data.num_parties, connections, machine=machine),
         budget=budget, delta_slack=delta_slack, protocol=run.protocol,
         servers=run.servers, threshold=run.threshold, party_broker=party_settings, connections=connections,
-        validators=run.validators, executor=run.executor)
+        validators=run.validators, executor=run.executor,
+        # the workers build the parties' rules once the transcript arrives: wait for that too
+        decision_timeout=None if party_cost is None else round_timeout + ROUND_MARGIN * party_cost.seconds)
     plan = _Plan(run, data, f, mechanisms, budget, seeds, {}, parties, digest, previous, cache, config,
-                 connections_why)
+                 connections_why, party_cost)
     inputs = run.inputs(dataset=data.name, epsilon=plan.epsilon_text or "per party (see parties)",
                         function=plan.function_name, round_timeout=round_timeout, delta_slack=delta_slack)
     if previous is not None:
@@ -348,7 +357,8 @@ def _announce(plan: _Plan, folder: RunFolder, begun: Mapping[str, Any]) -> None:
     config = plan.config
     if config.k * (total - done) >= LARGE_RUN:  # before a long wait, say how long
         print(estimate_run(config.k, total - done, plan.run.repetitions, config.connections).describe()
-              + f"; connections {config.connections} ({plan.connections_why})", file=sys.stderr)
+              + f"; connections {config.connections} ({plan.connections_why})"
+              + ("" if plan.party_cost is None else f"; besides, {plan.party_cost.summary()}"), file=sys.stderr)
 
 
 def _recorded(plan: _Plan) -> RunOutcome | None:

@@ -56,6 +56,8 @@ class RunConfig:
         round_timeout: seconds without a new answer after which a round closes and the missing parties are
             recorded absent (the quiet time pauses while the observer cannot reach the broker).
         ready_timeout: seconds to wait for every worker to have its parties subscribed.
+        decision_timeout: with ``party_rule``, seconds the observer waits after the last round for the parties'
+            decisions; None = ``round_timeout`` (the session layer adds the parties' rules' estimated build).
         connect_concurrency: parties of one worker connecting at the same time, at most.
         connections: one of :data:`CONNECTION_CHOICES`: ``"auto"`` (per-party while cheap, else per-worker:
             :func:`mpdp.parties.session.estimate.choose_connections`), ``"per-party"`` (each party its own MQTT connection, as
@@ -114,6 +116,7 @@ class RunConfig:
     party_broker: BrokerSettings | None = None
     validators: int = 0
     executor: str | None = None
+    decision_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -146,7 +149,9 @@ class RunConfig:
             raise ParameterError("connections", self.connections, "one of " + ", ".join(CONNECTION_CHOICES))
         if self.seed is not None:
             _check_int("seed", self.seed, 0, None)
-        for name in ("round_timeout", "ready_timeout"):
+        if self.decision_timeout is None:
+            object.__setattr__(self, "decision_timeout", self.round_timeout)
+        for name in ("round_timeout", "ready_timeout", "decision_timeout"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ParameterError(name, value, "a finite number of seconds > 0")

@@ -31,6 +31,10 @@ class Decider(Protocol):
         arrived, else None (a part missing, or a payload refused)."""
         ...
 
+    def participates(self, message: TranscriptMessage, party: int) -> bool:
+        """Whether ``party`` is among the transcript's participants (without a scan of them per party)."""
+        ...
+
     def decide(self, message: TranscriptMessage, symbols: NDArray[np.uint8], party: int, bit: int,
                rng: np.random.Generator | None) -> NDArray[np.int64]:
         """Party ``party``'s decision for each repetition of the transcript: int64 (repetitions,); ``rng`` None:

@@ -4,8 +4,10 @@
   deployment mode) with exact draws from the OS CSPRNG (:func:`mpdp.protocols.randomization.secure.secure_choice`).
 * :class:`PartyDecider` — shared by the parties of one worker process: verifies each part of a published
   transcript once per payload (signature by the coordinator key, session, expiry, sequence), assembles the
-  parts of a round, and builds each party's rule through
-  one :class:`mpdp.protocols.rules.rule_factory.RuleCache`, so parties with equal public parameters share tables.
+  parts of a round, and builds the rule of each group of parties with equal mechanisms once
+  (:class:`mpdp.protocols.rules.party_rules.PartyRuleSet`, through one
+  :class:`mpdp.protocols.rules.rule_factory.RuleCache`); each transcript's decisions are computed once per group
+  and symbol, every party's a lookup (:class:`mpdp.protocols.rules.party_rules.TranscriptDecisions`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.functions import BooleanFunction, parse_function
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.randomization.secure import secure_choice
-from mpdp.protocols.rules.rule_factory import RuleCache, decision_rule
+from mpdp.protocols.rules.party_rules import PartyRuleSet, TranscriptDecisions
+from mpdp.protocols.rules.rule_factory import RuleCache
 from mpdp.protocols.rules.rules import RULE_KINDS, DecisionRule
 
 __all__ = ["PartyDecider", "PartyDecisionSpec", "apply_rule"]
@@ -116,6 +119,13 @@ class PartyDecider:
     _whole: OrderedDict[_TranscriptKey, tuple[TranscriptMessage, NDArray[np.uint8]]] = field(
         default_factory=OrderedDict)
     _function: BooleanFunction | None = None
+    #: the rules of the participants of the rounds in flight, by the identity of their participants tuple
+    _rule_sets: OrderedDict[int, tuple[tuple[int, ...], PartyRuleSet, NDArray[np.int64]]] = field(
+        default_factory=OrderedDict)
+    #: the last payload and its digest: a worker hands one delivery to each of its parties (hashed once, not k times)
+    _last_digest: tuple[bytes, bytes] | None = None
+    #: each verified transcript's decisions, by the identity of its symbol matrix
+    _decisions: OrderedDict[int, tuple[NDArray[np.uint8], TranscriptDecisions]] = field(default_factory=OrderedDict)
     _fresh: FreshnessGuard = field(default_factory=FreshnessGuard)
     #: transcripts refused, by reason (and logged, rate-limited)
     rejections: RejectLog = field(default_factory=lambda: RejectLog(log, "party decisions"))
@@ -127,7 +137,11 @@ class PartyDecider:
         coordinator, naming parties outside the roster, expired or replayed (counted by reason in
         :attr:`rejections` and logged, rate-limited). Each payload is verified once per process, each round
         assembled once."""
-        digest = hashlib.sha256(payload).digest()
+        if self._last_digest is not None and self._last_digest[0] is payload:  # the same delivery, party after party
+            digest = self._last_digest[1]
+        else:
+            digest = hashlib.sha256(payload).digest()
+            self._last_digest = (payload, digest)
         if digest in self._verified:
             self._verified.move_to_end(digest)
             placed = self._verified[digest]
@@ -172,21 +186,54 @@ class PartyDecider:
         self._fresh.check(message, ("coordinator", message.round, message.part), where)
         return message
 
+    def _rules_of(self, participants: tuple[int, ...]) -> tuple[PartyRuleSet, NDArray[np.int64]]:
+        """The participants' rules (one built per group of equal mechanisms) and their ids as an array."""
+        key = id(participants)
+        found = self._rule_sets.get(key)
+        if found is None or found[0] is not participants:
+            if self._function is None:
+                self._function = self.spec.boolean_function()
+            rules = PartyRuleSet([self.spec.mechanisms[p] for p in participants], self._function,
+                                 kind=self.spec.kind, cache=self.rules)
+            found = (participants, rules, np.asarray(participants, dtype=np.int64))
+            _remember(self._rule_sets, key, found, _VERIFIED)
+        return found[1], found[2]
+
+    def _position(self, participants: tuple[int, ...], party: int) -> int | None:
+        """``party``'s index among ``participants`` (ascending ids), or None."""
+        ids = self._rules_of(participants)[1]
+        at = int(np.searchsorted(ids, party))
+        return at if at < ids.size and int(ids[at]) == party else None
+
+    def participates(self, message: TranscriptMessage, party: int) -> bool:
+        """Whether ``party`` is among the transcript's participants (a binary search, not a scan per party)."""
+        return self._position(message.participants, party) is not None
+
     def rule(self, participants: tuple[int, ...], party: int) -> DecisionRule:
-        """Party ``party``'s rule over ``participants`` (ids, ascending; ``party`` among them)."""
-        mechs = [self.spec.mechanisms[p] for p in participants]
-        if self._function is None:
-            self._function = self.spec.boolean_function()
-        return decision_rule(mechs, self._function, kind=self.spec.kind, observer=participants.index(party),
-                             cache=self.rules)
+        """Party ``party``'s rule over ``participants`` (ids, ascending; ``party`` among them): a view of the
+        rule of its group of equal mechanisms (:mod:`mpdp.protocols.rules.party_rules`)."""
+        at = self._position(participants, party)
+        if at is None:
+            raise ParameterError("party", party, "one of the participants")
+        return self._rules_of(participants)[0].rule(at)
 
     def decide(self, message: TranscriptMessage, symbols: NDArray[np.uint8], party: int, bit: int,
                rng: np.random.Generator | None) -> NDArray[np.int64]:
-        """Party ``party``'s decision for each repetition of the transcript: int64 (repetitions,).
+        """Party ``party``'s decision for each repetition of the transcript: int64 (repetitions,), from the
+        transcript's decisions computed once per group and symbol (:class:`TranscriptDecisions`).
 
         Raises:
             ParameterError: the party is not a participant of the transcript.
         """
-        if party not in message.participants:
+        at = self._position(message.participants, party)
+        if at is None:
             raise ParameterError("party", party, f"a participant of round {message.round}")
-        return apply_rule(self.rule(message.participants, party), symbols, rng, own_bits=bit)
+        key = id(symbols)
+        found = self._decisions.get(key)
+        if found is None or found[0] is not symbols:
+            found = (symbols, self._rules_of(message.participants)[0].decisions(symbols))
+            _remember(self._decisions, key, found, _VERIFIED)
+        decisions = found[1]
+        if rng is not None or not decisions.randomized(at):
+            return decisions.decide(at, bit, rng)
+        return secure_choice(decisions.probabilities(at, bit))

@@ -205,7 +205,8 @@ class Party:
             return None
         message, symbols = verified
         index = message.round
-        if index not in self._charged or index in self._decided or self.spec.party not in message.participants:
+        if (index not in self._charged or index in self._decided
+                or not self._decider.participates(message, self.spec.party)):
             return None
         rng = None if self._sampler is not None or self.spec.seed is None else decision_generator(self.spec.seed, index)
         decisions = self._decider.decide(message, symbols, self.spec.party, self.bit(index), rng)

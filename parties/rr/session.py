@@ -64,7 +64,7 @@ class RandomizedResponseSession:
         return Observer(
             topics, roster, store, function=config.function, measure=config.measure,
             rule_factory=config.rule_factory or functools.partial(decision_rule, engine="posterior"), party_decisions=config.party_rule is not None,
-            decision_timeout=config.round_timeout,
+            decision_timeout=config.round_timeout if config.decision_timeout is None else config.decision_timeout,
             decision_seed=None if seeds is None else seeds.observer_decisions(), secure=config.secure,
         )
 

@@ -45,7 +45,7 @@ from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.numerics.cost import noun, usable_cores
 
 __all__ = ["ANSWER_CPU", "AUTO_SETUP_CPU", "BASE_BYTES", "FD_HEADROOM", "LARGE_RUN",
-           "REPETITION_CPU", "ROUND_SECONDS", "RUN_PARALLELISM", "SETUP_CPU", "START_CPU", "Machine", "RunEstimate", "calibration_cpu",
+           "REPETITION_CPU", "ROUND_MARGIN", "ROUND_SECONDS", "RUN_PARALLELISM", "SETUP_CPU", "START_CPU", "Machine", "RunEstimate", "calibration_cpu",
            "choose_connections", "estimate_run", "ready_timeout_floor", "resolve_connections",
            "round_timeout_floor", "runnable_load"]
 

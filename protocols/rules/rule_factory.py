@@ -20,7 +20,9 @@ Cache: rules are public mathematics. For a symmetric f the tables of party i's r
 the kind, the measure and the ordered mechanisms of the *other* participants, not on i, so the rules of
 parties i and i' are the same arrays whenever the others' mechanisms agree (a homogeneous House round:
 one table pair for 435 members). A :class:`RuleCache` passed as ``cache`` builds each table set once
-and re-labels it for each party (its ``observer`` index and ``groups``).
+and re-labels it for each party (its ``observer`` index and ``groups``: O(k) memory a party). The rules of
+all parties of a round come from :class:`mpdp.protocols.rules.party_rules.PartyRuleSet`: one per group of
+equal mechanisms, a party's a view of its group's (O(1) memory a party).
 """
 
 from __future__ import annotations

@@ -32,13 +32,34 @@ from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.rules import RULE_KINDS, check_symbols
 
-__all__ = ["TableRule"]
+__all__ = ["TableRule", "sample_decisions"]
 
 _FORMAT = "mpdp.decision-rule"
 
 
 def _eps_to_json(eps: float) -> float | str:
     return "inf" if math.isinf(eps) else eps
+
+
+def sample_decisions(probs: NDArray[np.float64], rng: np.random.Generator | None) -> NDArray[np.int64]:
+    """One decision per row of P(decide y | transcript) (float64 (n, |Y|)): the row's argmax where it is
+    deterministic (largest entry within 1e-12 of one), else a draw from ``rng`` (one uniform per row, drawn
+    only when some row is mixed): int64 (n,).
+
+    Raises:
+        ParameterError: a mixed row and no ``rng``."""
+    if probs.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    top: NDArray[np.intp] = probs.argmax(axis=1)
+    mixed = probs.max(axis=1) < 1.0 - 1e-12
+    if not mixed.any():
+        return top.astype(np.int64)
+    if rng is None:
+        raise ParameterError("rng", None, "a numpy.random.Generator for a randomized rule")
+    u = rng.random(len(probs))
+    drawn = (np.cumsum(probs, axis=1) < u[:, None] * probs.sum(axis=1, keepdims=True)).sum(axis=1)
+    drawn = np.minimum(drawn, probs.shape[1] - 1)
+    return np.where(mixed, drawn, top).astype(np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,19 +158,7 @@ class TableRule:
         Raises:
             ParameterError: bad symbols or own bits, or a randomized rule without ``rng``.
         """
-        probs = self.probabilities(symbols, own_bits)
-        if probs.shape[0] == 0:
-            return np.zeros(0, dtype=np.int64)
-        top: NDArray[np.intp] = probs.argmax(axis=1)
-        mixed = probs.max(axis=1) < 1.0 - 1e-12
-        if not mixed.any():
-            return top.astype(np.int64)
-        if rng is None:
-            raise ParameterError("rng", None, "a numpy.random.Generator for a randomized rule")
-        u = rng.random(len(probs))
-        drawn = (np.cumsum(probs, axis=1) < u[:, None] * probs.sum(axis=1, keepdims=True)).sum(axis=1)
-        drawn = np.minimum(drawn, self.num_outputs - 1)
-        return np.where(mixed, drawn, top).astype(np.int64)
+        return sample_decisions(self.probabilities(symbols, own_bits), rng)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready dictionary (module docstring)."""

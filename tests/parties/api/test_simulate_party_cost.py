@@ -1,0 +1,29 @@
+"""``mpdp.simulate(party_decisions=True)`` refuses, before any process starts, party decisions whose estimate
+(:func:`mpdp.parties.session.sizing.party_decisions_cost`) exceeds the time limit, naming it."""
+
+from __future__ import annotations
+
+import pytest
+
+import mpdp
+from mpdp.parties.session.sizing import party_decisions_cost
+from mpdp.protocols.errors import CostLimitError
+from mpdp.protocols.functions import parse_function
+from mpdp.protocols.randomization.mechanisms import RandomizedResponse
+
+
+def test_party_decisions_over_the_time_limit_are_refused_before_any_process_starts(tmp_path: object) -> None:
+    epsilons = [0.1 + i * 1e-4 for i in range(3000)]  # 3,000 groups: posterior rules, ~450 CPU-s a process
+    with pytest.raises(CostLimitError, match=r"the party decisions \(3,000 parties in 3,000 groups.*in 2 workers "
+                                             r"and the observer, beside the session.s .*\).*over the 10 min time limit"):
+        mpdp.simulate(parties=3000, rounds=1, epsilon=epsilons, party_decisions=True, workers=2, time_limit=600,
+                      progress=False)
+
+
+def test_workers_add_memory_and_every_process_adds_time() -> None:
+    f = parse_function("majority")
+    mechs = [RandomizedResponse(1.0)] * 4000
+    one, three = party_decisions_cost(mechs, f, 1, 1, 1), party_decisions_cost(mechs, f, 1, 1, 3, 5e8)
+    assert three.seconds == pytest.approx(7 / 5 * one.seconds)  # the observer's evaluation: 4 builds
+    assert three.memory_bytes == pytest.approx(3 * one.memory_bytes + 5e8)  # the workers' rules beside the session
+    assert "beside the session's 500 MB" in three.size
