@@ -72,6 +72,11 @@ A "ready" of a worker already ready listing only parties it listed before change
 sequence): its freshness and its first party's signature are checked, not every signature (a party host
 repeats its "ready" each second until round 0: 5,000 signatures each time for a host of 5,000 parties, most
 of the observer's CPU then).
+A "ready" (a repeat too) that arrives while a round is open, from a worker some of whose parties have not answered
+that round, is a host that (re)started after the round's announcement went out (a host's beacon repeats its "ready"
+until it sees an announcement): at the next heartbeat, if they still have not answered, the open round is announced
+again (:meth:`RoundEngine.heartbeat`), so its parties answer it (or re-send their recorded answer: never a fresh
+draw) instead of being recorded absent once the round times out.
 Every rejection is counted and logged at WARNING, rate-limited per reason
 (:class:`mpdp.parties.rounds.rejections.RejectLog`). Messages on
 the protocol's further subscriptions (:attr:`RoundProtocol.filters`) go to :meth:`RoundProtocol.receive`.
@@ -457,6 +462,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._quiet = Stopwatch(lambda: transport.downtime)  # since the open round's last new answer, while connected
         self._steady = transport.reconnects  # the connection count when a round last completed
         self._reannounce = (transport.reconnects, 0.0, HEARTBEAT_INTERVAL)  # reconnects seen, when next, then gap
+        self._rejoined: dict[int, set[int]] = {}  # open round -> parties of a "ready" heard while it was open
         self._announced = -1
         self._received: dict[int, Received[MessageT, PayloadT]] = {}
         self._complete = asyncio.Event()
@@ -669,6 +675,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             raise ProtocolViolation("schema", f"{where}: bundle key {status.bundle_key!r}, its earlier parts "
                                               f"named {known.bundle_key!r}")
         self._fresh.check(status, status.worker, where, record=not repeat)
+        if status.state == "ready" and self._open is not None:  # a host (re)started mid-round: heartbeat()
+            self._rejoined.setdefault(self._open, set()).update(status.parties)
         if repeat:
             return  # changes nothing (not even the worker's last sequence or bundle key: one key alone cannot)
         if status.state == "ready" and status.bundle_key:  # its parties' endorsement of the key, for the transcript
@@ -789,7 +797,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         until a round completes, a round left open is announced again instead of a heartbeat, after
         ``interval`` and then at doubling intervals up to :data:`REANNOUNCE_MAX`: a broker that kept no
         session lost the announcements and answers in flight, and the parties that missed the round answer
-        it now, those that answered re-send the same signed bytes (module docstring).
+        it now, those that answered re-send the same signed bytes (module docstring). So is the open round
+        when a host's "ready" came during it and some of its parties have not answered (restarted mid-round).
 
         Raises:
             TransportError: the broker is gone for good.
@@ -801,10 +810,20 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             if self._open is not None and self._transport.reconnects != self._steady and self._reannounce_due(interval):
                 await self._announce(self._round_announcement(self._open))  # messages may have been lost
                 continue
+            if self._open is not None and self._rejoining():
+                await self._announce(self._round_announcement(self._open))  # a host that missed it is back
+                continue
             index = self._announced + 1 if self._open is None else self._open
             beat = self.protocol.signal(self._signer, self.topics.session, "heartbeat", max(index, 0),
                                         self.repetitions)
             await self._announce(beat, self.topics.heartbeat)
+
+    def _rejoining(self) -> bool:
+        """Whether a "ready" heard while the open round was open lists a party that has not answered it (a host
+        restarted after the announcement went out: module docstring); the readies heard so far are consumed."""
+        rejoined = self._rejoined.pop(self._open, set()) if self._open is not None else set()
+        self._rejoined.clear()
+        return bool(rejoined - self._received.keys())
 
     def _reannounce_due(self, interval: float) -> bool:
         """Whether the open round is due to be announced again (the first time after each new reconnect,
