@@ -72,10 +72,10 @@ A "ready" of a worker already ready listing only parties it listed before change
 sequence): its freshness and its first party's signature are checked, not every signature (a party host
 repeats its "ready" each second until round 0: 5,000 signatures each time for a host of 5,000 parties, most
 of the observer's CPU then).
-A "ready" (a repeat too) that arrives while a round is open, from a worker some of whose parties have not answered
-that round, is a host that (re)started after the round's announcement went out (a host's beacon repeats its "ready"
-until it sees an announcement): at the next heartbeat, if they still have not answered, the open round is announced
-again (:meth:`RoundEngine.heartbeat`), so its parties answer it (or re-send their recorded answer: never a fresh
+A "ready" (a repeat too) that arrives while a round is open, more than :data:`REJOIN_GAP` seconds after that
+worker's last one, is a host that (re)started after the round's announcement went out (a host's beacon repeats its
+"ready" each second until it sees an announcement; the ones in flight when round 0 opens follow the last closely): at
+the next heartbeat, if some of its parties have not answered, the open round is announced again (:meth:`RoundEngine.heartbeat`), so its parties answer it (or re-send their recorded answer: never a fresh
 draw) instead of being recorded absent once the round times out.
 Every rejection is counted and logged at WARNING, rate-limited per reason
 (:class:`mpdp.parties.rounds.rejections.RejectLog`). Messages on
@@ -110,6 +110,7 @@ import contextlib
 import dataclasses
 import inspect
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -176,6 +177,8 @@ YIELD_SECONDS = 0.05
 EARLY_ROUNDS = 2
 #: Seconds between the coordinator's heartbeats on the heartbeat topic.
 HEARTBEAT_INTERVAL = 1.0
+#: Seconds of silence after which a worker's "ready" during an open round is taken for a restarted host (module docstring).
+REJOIN_GAP = 5.0
 #: The longest interval (seconds) between two re-announcements of a round after a reconnect (module docstring).
 REANNOUNCE_MAX = 30.0
 #: Seconds a failing coordinator tries to publish its failed end (:meth:`RoundEngine.fail`).
@@ -462,7 +465,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._quiet = Stopwatch(lambda: transport.downtime)  # since the open round's last new answer, while connected
         self._steady = transport.reconnects  # the connection count when a round last completed
         self._reannounce = (transport.reconnects, 0.0, HEARTBEAT_INTERVAL)  # reconnects seen, when next, then gap
-        self._rejoined: dict[int, set[int]] = {}  # open round -> parties of a "ready" heard while it was open
+        self._rejoined: dict[int, set[int]] = {}  # open round -> parties of a restarted host's "ready" heard in it
+        self._ready_heard: dict[int, float] = {}  # worker -> monotonic time of its last "ready"
         self._announced = -1
         self._received: dict[int, Received[MessageT, PayloadT]] = {}
         self._complete = asyncio.Event()
@@ -675,8 +679,11 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             raise ProtocolViolation("schema", f"{where}: bundle key {status.bundle_key!r}, its earlier parts "
                                               f"named {known.bundle_key!r}")
         self._fresh.check(status, status.worker, where, record=not repeat)
-        if status.state == "ready" and self._open is not None:  # a host (re)started mid-round: heartbeat()
-            self._rejoined.setdefault(self._open, set()).update(status.parties)
+        if status.state == "ready":
+            now, last = time.monotonic(), self._ready_heard.get(status.worker, -math.inf)
+            self._ready_heard[status.worker] = now
+            if self._open is not None and now - last > REJOIN_GAP:  # a host (re)started mid-round: heartbeat()
+                self._rejoined.setdefault(self._open, set()).update(status.parties)
         if repeat:
             return  # changes nothing (not even the worker's last sequence or bundle key: one key alone cannot)
         if status.state == "ready" and status.bundle_key:  # its parties' endorsement of the key, for the transcript
