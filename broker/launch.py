@@ -44,7 +44,8 @@ async def open_broker(settings: BrokerSettings) -> AsyncIterator[BrokerEndpoint]
 
     Raises:
         TransportError: an external broker that refused us or did not answer within its reconnect window
-            (names the URL), or a broker that won't start.
+            (names the URL), a broker that won't start, or a mosquitto child that exited while the body ran
+            (names its pid, port and exit code: nobody restarts our own broker).
     """
     external = external_endpoint(settings)
     if external is not None:
@@ -52,6 +53,7 @@ async def open_broker(settings: BrokerSettings) -> AsyncIterator[BrokerEndpoint]
         yield external
         return
     use_mosquitto = settings.kind == "mosquitto" or (settings.kind == "auto" and find_mosquitto())
-    runner = run_mosquitto if use_mosquitto else run_embedded
-    async with runner(timeout=settings.timeout, reconnect_window=settings.window()) as endpoint:
+    started = (run_mosquitto(timeout=settings.timeout, reconnect_window=settings.window(), watch=True) if use_mosquitto
+               else run_embedded(timeout=settings.timeout, reconnect_window=settings.window()))
+    async with started as endpoint:
         yield endpoint

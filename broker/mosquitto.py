@@ -84,7 +84,7 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 async def run_mosquitto(
     binary: Path | None = None, *, timeout: float = 10.0, start_timeout: float = 10.0, port: int | None = None,
     extra_config: str = "", anonymous: bool = False, reconnect_window: float = DEFAULT_RECONNECT_WINDOW,
-    persistence: Path | None = None,
+    persistence: Path | None = None, watch: bool = False,
 ) -> AsyncIterator[BrokerEndpoint]:
     """Start mosquitto on a loopback port; yield its endpoint; stop it on exit.
 
@@ -107,10 +107,15 @@ async def run_mosquitto(
             saved on every change (:func:`persistence_config`); a broker started again on the same port with
             the same folder resumes them (its clients log in again only with ``anonymous=True``: each start
             draws a fresh login). None: nothing on disk (the configuration's ``persistence false``).
+        watch: the child exiting while the body runs fails the body at once (it is cancelled, and a
+            TransportError naming the broker's pid, port and exit code is raised in its place): for a run whose
+            own broker is nobody else's to restart (``mpdp simulate``), instead of clients waiting out their
+            reconnect window and the run its ready timeout. False: the clients reconnect (a test restarts it).
 
     Raises:
         TransportError: no binary, the child exited early (its log is quoted; for a given port in use,
-            or :data:`PORT_ATTEMPTS` lost races), or it never accepted a connection within ``start_timeout``.
+            or :data:`PORT_ATTEMPTS` lost races), or it never accepted a connection within ``start_timeout``;
+            with ``watch``, it exited while the body ran.
     """
     exe = binary or find_mosquitto()
     if exe is None:
@@ -140,9 +145,42 @@ async def run_mosquitto(
                 await _stop(proc)
                 raise
         try:
-            yield endpoint
+            if watch:
+                async with _fatal_exit(proc, endpoint):
+                    yield endpoint
+            else:
+                yield endpoint
         finally:
             await _stop(proc)
+
+
+@contextlib.asynccontextmanager
+async def _fatal_exit(proc: asyncio.subprocess.Process, endpoint: BrokerEndpoint) -> AsyncIterator[None]:
+    """Cancel the body's task when ``proc`` (the broker) exits, and raise a TransportError naming it instead
+    of the cancellation (another cancellation of the task propagates as it is)."""
+    task = asyncio.current_task()
+    assert task is not None
+    exited = asyncio.Event()
+
+    async def watch() -> None:
+        await proc.wait()
+        exited.set()
+        task.cancel()
+
+    watcher = asyncio.create_task(watch(), name=f"mosquitto-{proc.pid}-watch")
+    try:
+        yield
+    except asyncio.CancelledError:
+        if exited.is_set() and task.uncancel() == 0:
+            code = proc.returncode or 0
+            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+            raise TransportError(f"the MQTT broker (mosquitto pid {proc.pid}, port {endpoint.port}) {how} while the "
+                                 "run needed it") from None
+        raise
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
 
 
 @contextlib.asynccontextmanager

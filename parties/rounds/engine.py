@@ -72,6 +72,11 @@ A "ready" of a worker already ready listing only parties it listed before change
 sequence): its freshness and its first party's signature are checked, not every signature (a party host
 repeats its "ready" each second until round 0: 5,000 signatures each time for a host of 5,000 parties, most
 of the observer's CPU then).
+A "ready" (a repeat too) that arrives while a round is open, more than :data:`REJOIN_GAP` seconds after that
+worker's last one, is a host that (re)started after the round's announcement went out (a host's beacon repeats its
+"ready" each second until it sees an announcement; the ones in flight when round 0 opens follow the last closely): at
+the next heartbeat, if some of its parties have not answered, the open round is announced again (:meth:`RoundEngine.heartbeat`), so its parties answer it (or re-send their recorded answer: never a fresh
+draw) instead of being recorded absent once the round times out.
 Every rejection is counted and logged at WARNING, rate-limited per reason
 (:class:`mpdp.parties.rounds.rejections.RejectLog`). Messages on
 the protocol's further subscriptions (:attr:`RoundProtocol.filters`) go to :meth:`RoundProtocol.receive`.
@@ -113,6 +118,7 @@ import contextlib
 import dataclasses
 import inspect
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -179,6 +185,8 @@ YIELD_SECONDS = 0.05
 EARLY_ROUNDS = 2
 #: Seconds between the coordinator's heartbeats on the heartbeat topic.
 HEARTBEAT_INTERVAL = 1.0
+#: Seconds of silence after which a worker's "ready" during an open round is taken for a restarted host (module docstring).
+REJOIN_GAP = 5.0
 #: The longest interval (seconds) between two re-announcements of a round after a reconnect (module docstring).
 REANNOUNCE_MAX = 30.0
 #: Seconds a failing coordinator tries to publish its failed end (:meth:`RoundEngine.fail`).
@@ -465,6 +473,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._quiet = Stopwatch(lambda: transport.downtime)  # since the open round's last new answer, while connected
         self._steady = transport.reconnects  # the connection count when a round last completed
         self._reannounce = (transport.reconnects, 0.0, HEARTBEAT_INTERVAL)  # reconnects seen, when next, then gap
+        self._rejoined: dict[int, set[int]] = {}  # open round -> parties of a restarted host's "ready" heard in it
+        self._ready_heard: dict[int, float] = {}  # worker -> monotonic time of its last "ready"
         self._announced = -1
         self._received: dict[int, Received[MessageT, PayloadT]] = {}
         #: the round being decided and recorded, and its answers (``run_round``: the next round may be open then)
@@ -679,6 +689,11 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             raise ProtocolViolation("schema", f"{where}: bundle key {status.bundle_key!r}, its earlier parts "
                                               f"named {known.bundle_key!r}")
         self._fresh.check(status, status.worker, where, record=not repeat)
+        if status.state == "ready":
+            now, last = time.monotonic(), self._ready_heard.get(status.worker, -math.inf)
+            self._ready_heard[status.worker] = now
+            if self._open is not None and now - last > REJOIN_GAP:  # a host (re)started mid-round: heartbeat()
+                self._rejoined.setdefault(self._open, set()).update(status.parties)
         if repeat:
             return  # changes nothing (not even the worker's last sequence or bundle key: one key alone cannot)
         if status.state == "ready" and status.bundle_key:  # its parties' endorsement of the key, for the transcript
@@ -813,7 +828,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         until a round completes, a round left open is announced again instead of a heartbeat, after
         ``interval`` and then at doubling intervals up to :data:`REANNOUNCE_MAX`: a broker that kept no
         session lost the announcements and answers in flight, and the parties that missed the round answer
-        it now, those that answered re-send the same signed bytes (module docstring).
+        it now, those that answered re-send the same signed bytes (module docstring). So is the open round
+        when a host's "ready" came during it and some of its parties have not answered (restarted mid-round).
 
         Raises:
             TransportError: the broker is gone for good.
@@ -825,10 +841,20 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             if self._open is not None and self._transport.reconnects != self._steady and self._reannounce_due(interval):
                 await self._announce(self._round_announcement(self._open))  # messages may have been lost
                 continue
+            if self._open is not None and self._rejoining():
+                await self._announce(self._round_announcement(self._open))  # a host that missed it is back
+                continue
             index = self._announced + 1 if self._open is None else self._open
             beat = self.protocol.signal(self._signer, self.topics.session, "heartbeat", max(index, 0),
                                         self.repetitions)
             await self._announce(beat, self.topics.heartbeat)
+
+    def _rejoining(self) -> bool:
+        """Whether a "ready" heard while the open round was open lists a party that has not answered it (a host
+        restarted after the announcement went out: module docstring); the readies heard so far are consumed."""
+        rejoined = self._rejoined.pop(self._open, set()) if self._open is not None else set()
+        self._rejoined.clear()
+        return bool(rejoined - self._received.keys())
 
     def _reannounce_due(self, interval: float) -> bool:
         """Whether the open round is due to be announced again (the first time after each new reconnect,

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,7 @@ from mpdp.parties.session.runner import (
 from mpdp.parties.session.validators import open_validated_engine
 from mpdp.protocols.errors import MpdpError, ParameterError, WorkerError
 from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.numerics.cost import noun
 from mpdp.protocols.rules.rule_factory import zero_one_rules
 
 __all__ = ["HOSTS_MODE", "ObserveConfig", "observe", "observe_async", "wait_for_parties"]
@@ -69,6 +71,8 @@ __all__ = ["HOSTS_MODE", "ObserveConfig", "observe", "observe_async", "wait_for_
 HOSTS_MODE = "deployment (each party host: CSPRNG, or seeded generators with mpdp party --seed)"
 
 _POLL = 0.5
+#: Seconds between the progress lines of the wait for the parties' ready reports.
+PROGRESS_EVERY = 15.0
 log = logging.getLogger("mpdp.observe")
 
 
@@ -144,8 +148,12 @@ class ObserveConfig:
         object.__setattr__(self, "store_path", Path(self.store_path))
 
 
-async def wait_for_parties(engine: Engine, k: int, timeout: float) -> None:
+async def wait_for_parties(engine: Engine, k: int, timeout: float,
+                           report: Callable[[str], None] = lambda line: None, where: str = "") -> None:
     """Return once the hosts that reported ``ready`` to ``engine`` cover parties 0..k-1.
+
+    ``report`` gets one line when the wait begins (``where``: the broker's URL) and one every
+    :data:`PROGRESS_EVERY` seconds while parties are missing (how many are ready, which are missing).
 
     Raises:
         WorkerError: a host reported ``failed`` (its parties and reason are named), or
@@ -161,9 +169,18 @@ async def wait_for_parties(engine: Engine, k: int, timeout: float) -> None:
                 for index, status in sorted(engine.failed_workers.items())))
         return not missing()
 
-    if not await wait_for_status(engine, all_ready, timeout, _POLL):
-        raise WorkerError(f"parties {format_ranges(missing())} did not report ready within {timeout:g} s "
-                             "(is an `mpdp party` running for them, on the same broker and roster?)")
+    deadline = time.monotonic() + timeout
+    if all_ready():
+        return
+    report(f"waiting up to {timeout:g} s for the ready reports of {k} {noun(k, 'party', 'parties')} on "
+           f"{where or 'the broker'} (mpdp party hosts)")
+    while not await wait_for_status(engine, all_ready, chunk := max(0.0, min(PROGRESS_EVERY, deadline - time.monotonic())),
+                                    min(_POLL, chunk)):
+        if time.monotonic() >= deadline:
+            raise WorkerError(f"parties {format_ranges(missing())} did not report ready within {timeout:g} s "
+                              "(is an `mpdp party` running for them, on the same broker and roster?)")
+        report(f"{k - len(missing())} of {k} parties ready after {timeout - (deadline - time.monotonic()):.0f} s "
+               f"(missing {format_ranges(missing())}; waiting up to {timeout:g} s)")
 
 
 class _Hosts:
@@ -172,15 +189,17 @@ class _Hosts:
     party is absent from a round (killed, cut off), once when it goes silent and once if it comes back,
     a host's signed "failed" report once, and the hosts still silent at the end."""
 
-    def __init__(self, k: int, timeout: float, resume: bool = False) -> None:
+    def __init__(self, k: int, timeout: float, resume: bool = False,
+                 report: Callable[[str], None] = lambda line: None, where: str = "") -> None:
         self.k, self.timeout, self.resume = k, timeout, resume
+        self._report, self._where = report, where
         #: host index -> the first round it sent nothing in (while silent)
         self.silent: dict[int, int] = {}
         self._failed_reported: set[int] = set()
 
     async def ready(self, engine: Engine) -> None:
         if not self.resume:  # a resumed session's hosts reported ready to the observer this one replaces
-            await wait_for_parties(engine, self.k, self.timeout)
+            await wait_for_parties(engine, self.k, self.timeout, self._report, self._where)
 
     def check(self, engine: Engine, outcome: RoundOutcome, when: str) -> None:
         absent = set(outcome.absent.tolist())
@@ -226,12 +245,15 @@ def _check_restart(config: ObserveConfig) -> None:
 
 
 async def observe_async(
-    config: ObserveConfig, on_round: Callable[[RoundOutcome], None] | None = None
+    config: ObserveConfig, on_round: Callable[[RoundOutcome], None] | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> tuple[RoundOutcome, ...]:
     """Run the session of ``config`` (module docstring).
 
     Args:
         on_round: called with each round's outcome as it is decided (or loaded from the store).
+        on_wait: called with a progress line while the parties' ready reports are awaited
+            (:func:`wait_for_parties`).
 
     Returns:
         One :class:`RoundOutcome` per round, in order (also in the store).
@@ -243,10 +265,11 @@ async def observe_async(
         MpdpError: the store holds this session in progress (some rounds, not all) and ``config.resume`` is
             off (one line naming the rounds and ``--resume``, before any wait).
     """
-    return await surfacing_errors(_observe(config, on_round or (lambda outcome: None)))
+    return await surfacing_errors(_observe(config, on_round or (lambda outcome: None), on_wait or (lambda line: None)))
 
 
-async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], None]) -> tuple[RoundOutcome, ...]:
+async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], None],
+                   on_wait: Callable[[str], None]) -> tuple[RoundOutcome, ...]:
     _check_restart(config)
     await wait_for_broker(config.endpoint)
     roster, session = config.facts.roster, config.facts.session
@@ -261,7 +284,7 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
         async with open_validated_engine(config.endpoint, topics, roster, store, config.coordinator_key, observer,
                                          repetitions=config.repetitions, round_timeout=config.round_timeout,
                                          validators=config.validators, announce_failure=True) as engine:
-            hosts = (_Hosts(roster.k, config.wait_parties, config.resume)
+            hosts = (_Hosts(roster.k, config.wait_parties, config.resume, on_wait, config.endpoint.url)
                      if len(recorded) < len(config.round_names) else None)
             outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)
             if hosts is not None:
@@ -294,7 +317,8 @@ async def _coordinate_mpc(config: ObserveConfig,
 
 
 def observe(
-    config: ObserveConfig, on_round: Callable[[RoundOutcome], None] | None = None
+    config: ObserveConfig, on_round: Callable[[RoundOutcome], None] | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> tuple[RoundOutcome, ...]:
     """Synchronous :func:`observe_async` (calls ``asyncio.run``; for the CLI edge)."""
-    return asyncio.run(observe_async(config, on_round))
+    return asyncio.run(observe_async(config, on_round, on_wait))

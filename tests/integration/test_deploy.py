@@ -252,5 +252,7 @@ async def test_observer_names_the_parties_that_never_came(mosquitto: BrokerEndpo
     finally:
         await _kill_all([proc])
     lines = (tmp_path / "observe.log").read_text().strip().splitlines()
-    assert lines == ["mpdp: error: parties 0-3 did not report ready within 1 s (is an `mpdp party` running "
+    assert lines == [f"mpdp: waiting up to 1 s for the ready reports of 4 parties on mqtt://127.0.0.1:{mosquitto.port} "
+                     "(mpdp party hosts)",
+                     "mpdp: error: parties 0-3 did not report ready within 1 s (is an `mpdp party` running "
                      "for them, on the same broker and roster?)"]

@@ -59,6 +59,7 @@ from mpdp.parties.rounds.privacy import (
     ledgers_from_rounds,
     privacy_section,
 )
+from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.session_files import (
     SessionRoster,
     coordinator_key_path,
@@ -170,6 +171,19 @@ def _recorded(store: Path, session: str) -> int:
         return len(opened.recorded_rounds(session))
 
 
+def _resume_hint(store: Path, session: str, rounds: int) -> None:
+    """On a stop (Ctrl-C, SIGTERM, SIGHUP) of a session that began: print where its rounds are and how to continue."""
+    if not store.exists():
+        return
+    with TranscriptStore(store) as opened:
+        if session not in opened.sessions():
+            return
+        recorded = opened.recorded_rounds(session)
+    where = f"rounds {format_ranges(recorded)} of {rounds}" if recorded else f"no round of {rounds} yet"
+    print(f"mpdp: the observer stopped: {where} recorded in {store}; to continue: the same command with --resume "
+          "(within the party hosts' --observer-grace)", file=sys.stderr)
+
+
 def _round_names(args: argparse.Namespace) -> tuple[str, ...]:
     if (args.dataset_rounds is None) == (args.rounds is None):
         raise ParameterError("rounds", args.dataset_rounds or args.rounds,
@@ -257,7 +271,11 @@ def _run(args: argparse.Namespace) -> int:
             protocol=protocol, validators=args.validators, allow_anonymous_broker=args.allow_anonymous_broker,
         )
     complete = _recorded(config.store_path, facts.session) == len(config.round_names)
-    outcomes = observe(config)  # a complete session: loaded from the store, and the end announced again
+    try:  # a complete session: loaded from the store, and the end announced again
+        outcomes = observe(config, on_wait=lambda line: print(f"mpdp: {line}", file=sys.stderr, flush=True))
+    except KeyboardInterrupt:
+        _resume_hint(config.store_path, facts.session, len(config.round_names))
+        raise
     if complete:
         print(f"mpdp: session {facts.session} is complete ({len(outcomes)} {noun(len(outcomes), 'round')} recorded in {config.store_path}): "
               "nothing to run; the end is announced again, so party hosts still waiting exit", file=sys.stderr)

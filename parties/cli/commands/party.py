@@ -27,6 +27,7 @@ from mpdp.parties.session.datasets import DATASET_NAMES, load_dataset
 from mpdp.parties.session.external_broker import deployment_endpoint
 from mpdp.parties.session.host import MIN_OBSERVER_GRACE, HostConfig, host_bits, host_parties
 from mpdp.parties.session.host_records import claim_record
+from mpdp.parties.session.host_summary import answers_summary
 
 __all__ = ["register"]
 
@@ -105,5 +106,6 @@ def _run(args: argparse.Namespace) -> int:
     asyncio.run(host_parties(config))
     mode = "deployment" if args.seed is None else "simulation"
     emit(args, {"session": facts.session, "parties": format_ranges(parties), "mode": mode, "record": str(record)})
-    print(f"session {facts.session}: parties {format_ranges(parties)} answered until the end ({mode} mode)")
+    print(f"session {facts.session}: parties {format_ranges(parties)} "
+          f"{answers_summary(record, facts.session, parties)} ({mode} mode)")
     return 0
