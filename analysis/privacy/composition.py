@@ -41,8 +41,8 @@ from numpy.typing import NDArray
 
 from mpdp.analysis.privacy.privacy_loss import PrivacyLossDistribution
 from mpdp.protocols.errors import ParameterError, SizeLimitError
+from mpdp.protocols.numbers import refuse_bool
 from mpdp.protocols.numerics.binomial import log_binomial_pmf
-from mpdp.protocols.numerics.numbers import refuse_bool
 from mpdp.protocols.randomization.mechanisms import check_delta, check_epsilon
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from mpdp.parties.rounds.privacy import check_privacy_options
 from mpdp.parties.session.epsilons import check_epsilon_spec
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction
-from mpdp.protocols.numerics.numbers import refuse_bool
+from mpdp.protocols.numbers import refuse_bool
 from mpdp.protocols.randomization.mechanisms import check_epsilon
 
 __all__ = ["FIELD_CHECKS", "RULES", "at_least", "budget_of", "check_combinations", "check_epsilon_option",

@@ -11,8 +11,8 @@ from numpy.typing import NDArray
 from mpdp.parties.api.value_lists import parse_list
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.functions import BooleanFunction, parse_function
+from mpdp.protocols.numbers import refuse_bool
 from mpdp.protocols.numerics.blocks import block_slices, float_array
-from mpdp.protocols.numerics.numbers import refuse_bool
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["check_count", "function_of", "per_party_values", "randomized_responses"]

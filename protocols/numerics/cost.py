@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpdp.protocols.errors import CostLimitError, ParameterError
-from mpdp.protocols.numerics.numbers import refuse_bool
+from mpdp.protocols.numbers import refuse_bool
 
 __all__ = ["DEFAULT_TIME_LIMIT", "IMPORT_SECONDS", "MEMORY_FRACTION", "CostEstimate", "PowerLaw", "check_time_limit",
            "available_memory", "format_bytes", "format_seconds", "import_seconds", "memory_limit", "noun",

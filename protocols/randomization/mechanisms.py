@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.numerics.numbers import refuse_bool
+from mpdp.protocols.numbers import refuse_bool
 from mpdp.protocols.randomization.exact_bernoulli import exact_bernoulli, exact_bernoulli_constant, first_bits_bernoulli
 
 __all__ = [

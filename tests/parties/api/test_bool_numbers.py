@@ -1,5 +1,5 @@
 """A bool where the API takes a number (``mpdp.accuracy(epsilon=True)`` ran as k = 1, epsilon = 1; ``False`` as
-0): refused by name wherever a number is checked (:func:`mpdp.protocols.numerics.numbers.refuse_bool`)."""
+0): refused by name wherever a number is checked (:func:`mpdp.protocols.numbers.refuse_bool`)."""
 
 from __future__ import annotations
 
