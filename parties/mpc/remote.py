@@ -26,6 +26,7 @@ or a round ends with a :class:`WorkerError` naming it.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
@@ -129,17 +130,28 @@ class BrokerServers:
             self._reports[(report.round, server)] = report
         self._changed.set()
 
-    async def _until(self, done: Callable[[], bool], seconds: float, failure: Callable[[], str]) -> None:
+    async def _until(self, done: Callable[[], bool], seconds: float, failure: Callable[[], str],
+                     progress: Callable[[float], None] = lambda waited: None, every: float = math.inf) -> None:
         """Wait until ``done()`` (re-checked on every kept report); WorkerError ``failure()`` after ``seconds``,
-        or naming the servers gone as soon as a server reports it lost them."""
-        try:
-            async with asyncio.timeout(seconds):
-                while not done():
-                    self._raise_if_failed()
-                    self._changed.clear()
+        or naming the servers gone as soon as a server reports it lost them; ``progress(seconds waited)`` every
+        ``every`` seconds meanwhile."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        deadline, next_line = start + seconds, start + every
+        while not done():
+            self._raise_if_failed()
+            now = loop.time()
+            if now >= deadline:
+                raise WorkerError(f"{failure()} (a server missing or stuck: MPyC has no dropout tolerance)")
+            if now >= next_line:
+                progress(now - start)
+                next_line += every
+            self._changed.clear()
+            try:
+                async with asyncio.timeout_at(min(deadline, next_line)):
                     await self._changed.wait()
-        except TimeoutError:
-            raise WorkerError(f"{failure()} (a server missing or stuck: MPyC has no dropout tolerance)") from None
+            except TimeoutError:
+                pass
 
     def _raise_if_failed(self) -> None:
         """WorkerError naming the servers gone, once a server reported ``failed`` (those named by a report that
@@ -153,15 +165,29 @@ class BrokerServers:
                           f"{noun(len(reporters), 'server')} {', '.join(map(str, reporters))} lost "
                           "the MPyC link and stopped (MPyC has no dropout tolerance; restart every server)")
 
-    async def wait_ready(self) -> None:
+    async def wait_ready(self, report: Callable[[str], None] = lambda line: None, every: float = math.inf) -> None:
         """Wait for every server's signed "ready".
 
+        Args:
+            report: gets one line when the wait begins (unless every server is ready already) and one every
+                ``every`` seconds while servers are missing (which, how long so far).
+            every: seconds between the progress lines (> 0; ``inf``: none after the first).
+
         Raises:
-            WorkerError: servers not ready within ``wait_servers`` seconds (named).
+            WorkerError: servers not ready within ``wait_servers`` seconds (named), or a server gone.
         """
-        await self._until(lambda: len(self._ready) == self.servers, self.wait_servers,
-                          lambda: f"mpc servers {sorted(set(range(self.servers)) - self._ready)} did not report "
-                          f"ready within {self.wait_servers:g} s (is an `mpdp mpc-server` running for each?)")
+        def missing() -> list[int]:
+            return sorted(set(range(self.servers)) - self._ready)
+
+        if missing():
+            report(f"waiting up to {self.wait_servers:g} s for the ready reports of "
+                   f"{self.servers} {noun(self.servers, 'mpc server')} (`mpdp mpc-server`, one for each)")
+        await self._until(lambda: not missing(), self.wait_servers,
+                          lambda: f"mpc servers {missing()} did not report ready within {self.wait_servers:g} s "
+                          "(is an `mpdp mpc-server` running for each?)",
+                          lambda waited: report(f"{self.servers - len(missing())} of {self.servers} mpc servers "
+                                                f"ready after {waited:.0f} s (missing {missing()}; waiting up to "
+                                                f"{self.wait_servers:g} s)"), every)
 
     def start(self) -> None:
         """Check that every server reported ready (the coordinator calls it before announcing a round).

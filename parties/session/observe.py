@@ -275,7 +275,7 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
     roster, session = config.facts.roster, config.facts.session
     topics = Topics(session)
     if config.protocol == "mpc":
-        return await _coordinate_mpc(config, on_round)
+        return await _coordinate_mpc(config, on_round, on_wait)
     with TranscriptStore(config.store_path) as store:
         recorded = store.open_session(session, roster.k, config.repetitions, config.round_names, mode=HOSTS_MODE)
         store.record_roster(session, roster.public_keys)  # for mpdp verify without the roster file
@@ -292,9 +292,10 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
     return tuple(outcomes)
 
 
-async def _coordinate_mpc(config: ObserveConfig,
-                          on_round: Callable[[RoundOutcome], None]) -> tuple[RoundOutcome, ...]:
-    """The mpc session: the coordinator with the roster's compute servers over the broker."""
+async def _coordinate_mpc(config: ObserveConfig, on_round: Callable[[RoundOutcome], None],
+                          on_wait: Callable[[str], None]) -> tuple[RoundOutcome, ...]:
+    """The mpc session: the coordinator with the roster's compute servers over the broker (``on_wait``: the
+    progress lines of the wait for the servers, then for the parties)."""
     roster, session, servers = config.facts.roster, config.facts.session, config.facts.servers
     assert servers is not None
     epsilon, delta = central_privacy_level(config.facts.roster.mechanisms, config.function.name, "mpc")
@@ -309,9 +310,10 @@ async def _coordinate_mpc(config: ObserveConfig,
                                repetitions=config.repetitions, round_timeout=config.round_timeout,
                                announce_failure=True) as engine:
             cluster.attach(engine.publish)  # the servers' jobs and reports go over the engine's connection
-            hosts = _Hosts(roster.k, config.wait_parties) if len(recorded) < len(config.round_names) else None
+            hosts = (_Hosts(roster.k, config.wait_parties, False, on_wait, config.endpoint.url)
+                     if len(recorded) < len(config.round_names) else None)
             if hosts is not None:
-                await cluster.wait_ready()  # every server ready, the engine receiving meanwhile
+                await cluster.wait_ready(on_wait, PROGRESS_EVERY)  # every server ready, the engine receiving meanwhile
             outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)
     return tuple(outcomes)
 

@@ -156,6 +156,35 @@ async def test_missing_silent_or_disagreeing_servers_fail_the_round(
             await cluster.run_round(_jobs(4))
 
 
+async def test_the_wait_for_servers_says_what_it_waits_for_and_its_progress(
+        mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    """One line at once, then one every ``every`` seconds naming the missing server, until the wait fails
+    naming it: 2 of 3 servers running, a 1.2 s wait, lines every 0.25 s (>= 2 progress lines under any load:
+    the loop wakes at each line's time or later; the last line comes before the deadline)."""
+    facts, coordinator, signing = _facts(tmp_path)
+    lines: list[str] = []
+    async with _servers(mosquitto, facts, facts.coordinator_public_key, signing, lambda i, key, job: 1, range(2)), \
+            _coordinator(mosquitto, facts, coordinator, deadline=1, wait=1.2) as (cluster, _):
+        with pytest.raises(WorkerError, match=r"mpc servers \[2\] did not report ready within 1.2 s"):
+            await cluster.wait_ready(lines.append, every=0.25)
+    assert lines[0] == "waiting up to 1.2 s for the ready reports of 3 mpc servers (`mpdp mpc-server`, one for each)"
+    progress = lines[1:]
+    assert 1 <= len(progress) <= 4, lines
+    assert all(line.startswith("2 of 3 mpc servers ready after ") and line.endswith(
+        " s (missing [2]; waiting up to 1.2 s)") for line in progress), lines
+
+
+async def test_no_line_when_every_server_is_ready(mosquitto: BrokerEndpoint, tmp_path: Path) -> None:
+    facts, coordinator, signing = _facts(tmp_path)
+    lines: list[str] = []
+    async with _servers(mosquitto, facts, facts.coordinator_public_key, signing, lambda i, key, job: 1), \
+            _coordinator(mosquitto, facts, coordinator, deadline=5, wait=30) as (cluster, _):
+        await cluster.wait_ready(lines.append, every=0.25)
+        lines.clear()
+        await cluster.wait_ready(lines.append, every=0.25)  # every server ready already: nothing to say
+    assert lines == []
+
+
 def _stale(message: ServerReport | CuratorRelease, key: bytes) -> ServerReport | CuratorRelease:
     """``message`` expired 1 s ago, signed again with ``key`` (authentic but stale)."""
     return sign_message(message.model_copy(update={"expires_ms": int((time.time() - 1) * 1000)}), key)
