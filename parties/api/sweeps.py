@@ -43,7 +43,7 @@ from mpdp.parties.api.sweep_pool import POOL_START_SECONDS, most_processes, poin
 from mpdp.parties.session.datasets import load_dataset
 from mpdp.parties.session.live_sweep import estimate_live_sweep, live_sweep
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.numerics.cost import CostEstimate, check_time_limit, noun
+from mpdp.protocols.numerics.cost import CostEstimate, check_time_limit, format_bytes, noun
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -107,8 +107,8 @@ def sweep_estimate(plan: SweepPlan | DatasetSweepPlan, *, live: bool = False, jo
             one).
 
     Returns:
-        a :class:`~mpdp.protocols.numerics.cost.CostEstimate` (seconds of wall clock, bytes), its alternative
-        in keywords (``jobs=N``, ``time_limit=SECONDS``; the command line names them as its options).
+        a :class:`~mpdp.protocols.numerics.cost.CostEstimate` (seconds of wall clock; bytes: a point's peak times
+        the processes that run points at once, each may hold one), its alternative in keywords (``jobs=N``, ``time_limit=SECONDS``; the command line names them as its options).
     """
     points = plan.plan.tasks if isinstance(plan, DatasetSweepPlan) else plan.tasks
     if live:
@@ -121,8 +121,13 @@ def sweep_estimate(plan: SweepPlan | DatasetSweepPlan, *, live: bool = False, jo
     processes = 1 if executor else sweep_processes(plan, jobs)[0]
     start = POOL_START_SECONDS if processes > 1 else 0.0
     more = "" if executor or jobs >= most_processes(len(points)) else "jobs=N, "  # only what would change it
+    memory_alternative = "" if processes == 1 else (  # each process may hold its point's peak at the same time
+        f"jobs=1 (each of the {processes} processes may hold {format_bytes(estimate.memory_bytes)} at once), "
+        "or fewer samples")
     return dataclasses.replace(estimate, seconds=estimate.seconds / processes + start,
-                               alternative=f"fewer points or samples, {more}or time_limit=SECONDS")
+                               memory_bytes=estimate.memory_bytes * processes,
+                               alternative=f"fewer points or samples, {more}or time_limit=SECONDS",
+                               memory_alternative=memory_alternative)
 
 
 @checked_keywords("mpdp.sweep", SweepOptions.__annotations__)
@@ -212,7 +217,8 @@ def sweep(
         SimulationConfig.of(None, {"workers": workers, "round_timeout": round_timeout}, "mpdp.sweep")  # as simulate's
     plan = plan_sweep(grid, **options) if data is None else plan_dataset_sweep(
         grid, data.bits, data.round_names, dataset=data.name, **options)
-    sweep_estimate(plan, live=live, jobs=jobs, executor=executor is not None).check(limit)
+    sweep_estimate(plan, live=live, jobs=jobs, executor=executor is not None).check(
+        limit, memory_here=executor is None)  # an executor's points use its workers' memory
     if not live:
         with point_pool(sweep_processes(plan, jobs)[0]) as pool:
             result = plan.run(executor if pool is None else pool, progress)

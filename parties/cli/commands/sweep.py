@@ -257,7 +257,8 @@ def _run(args: argparse.Namespace) -> int:
         header = (f"mpdp sweep: {_points(len(tasks))}{per} x {samples} samples, {_where(plan, args)}; "
                   f"{sweep_estimate(plan, jobs=args.jobs, executor=args.executor is not None).describe()}")
     limit = check_time_limit(args.time_limit, "--time-limit")
-    sweep_estimate(plan, live=args.live, jobs=args.jobs, executor=args.executor is not None).check(limit)
+    sweep_estimate(plan, live=args.live, jobs=args.jobs, executor=args.executor is not None).check(
+        limit, memory_here=args.executor is None)  # an executor's points use its workers' memory
     out = fresh_output_dir(args.out, "--out", OUT_FILES, args.force) if args.out is not None else None
     with (_dask(args.executor, args.jobs) as executor,
           _Progress(console if not args.quiet else None, header, "rounds" if args.live else "points") as progress,

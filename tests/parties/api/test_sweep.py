@@ -15,7 +15,8 @@ from mpdp.parties.api import sweep_pool
 from mpdp.parties.api.sweep_pool import POOL_START_SECONDS, point_pool, point_processes
 from mpdp.parties.api.sweeps import sweep_estimate, sweep_processes
 from mpdp.protocols.errors import CostLimitError, ParameterError
-from mpdp.protocols.numerics.cost import format_seconds
+from mpdp.protocols.numerics import cost
+from mpdp.protocols.numerics.cost import format_bytes, format_seconds
 
 GRID = dict(parties=7, rule="worst-case", samples=2000, seed=5)
 
@@ -61,6 +62,25 @@ def test_processes_are_capped_at_points_and_cores(monkeypatch: pytest.MonkeyPatc
     assert point_processes(2, 20, 2 * POOL_START_SECONDS)[0] == 1
     assert point_processes(2, 20, 2 * POOL_START_SECONDS + 0.1)[0] == 2
     assert point_processes(3, 20, 1.5 * POOL_START_SECONDS + 0.1)[0] == 3
+
+
+def test_the_memory_is_a_points_peak_times_the_processes_that_hold_one_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two worker processes may each hold a point at its peak together: a sweep is refused when the sum does
+    not fit, naming jobs=1, and runs with jobs=1 (memory limit set between one and two points' peak)."""
+    monkeypatch.setattr(sweep_pool, "usable_cores", lambda: 2)
+    plan = plan_sweep(grid_of("0.1:2:40"), parties=101, samples=200)
+    work, peak = plan.estimate().seconds, plan.estimate().memory_bytes
+    assert work > 2 * POOL_START_SECONDS, work  # 2 processes pay for their pool
+    assert sweep_processes(plan, 2)[0] == 2
+    assert sweep_estimate(plan, jobs=2).memory_bytes == 2 * peak
+    assert sweep_estimate(plan, jobs=1).memory_bytes == peak
+    monkeypatch.setattr(cost, "memory_limit", lambda: int(1.5 * peak))
+    error = sweep_estimate(plan, jobs=2).refusal(None)
+    assert error is not None and error.alternative == (
+        f"jobs=1 (each of the 2 processes may hold {format_bytes(peak)} at once), or fewer samples")
+    assert sweep_estimate(plan, jobs=1).refusal(None) is None
+    assert sweep_estimate(plan, jobs=2, executor=True).refusal(None, memory_here=False) is None
 
 
 @pytest.mark.parametrize(("options", "line"), [
