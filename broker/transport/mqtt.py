@@ -10,6 +10,11 @@
   meanwhile wait for the new connection. The process logs one line when it loses its connection(s) and
   one when they are back (:mod:`mpdp.broker.transport.outage`); :attr:`MqttTransport.connected` and
   :attr:`MqttTransport.downtime` let callers pause their clocks while the broker is away.
+* A connection taken over: a broker that closes the connection right after accepting it, or within
+  :data:`TAKEOVER_SECONDS` of it, :data:`TAKEOVER_LIMIT` times in a row, has another connection with the same
+  client id (mosquitto's ``use_username_as_clientid``, on the observer's listener of ``mpdp broker config``,
+  gives every connection of a login one id: a party host pointed at that port kicked its own connections
+  in turn, and sat silent). That is final: one TransportError line naming the client id and the login.
 * The filters given to :meth:`MqttTransport.subscribe` are renewed on every new connection.
 * Every network wait (connect, SUBACK, PUBACK) runs inside :func:`asyncio.timeout`; a publish or
   subscribe made while reconnecting waits for the new connection.
@@ -49,7 +54,14 @@ from paho.mqtt.reasoncodes import ReasonCode
 from mpdp.broker.transport.backoff import FIRST_DELAY, Backoff
 from mpdp.broker.transport.base import Delivery, as_bytes, running
 from mpdp.broker.transport.coalesce import coalesce_writes
-from mpdp.broker.transport.connecting import CLIENT_LOG, ClosedBeforeConnack, discard, enter, retrieve
+from mpdp.broker.transport.connecting import (
+    CLIENT_LOG,
+    DEAD_ON_ARRIVAL,
+    ClosedBeforeConnack,
+    discard,
+    enter,
+    retrieve,
+)
 from mpdp.broker.transport.filters import check_filter, check_topic
 from mpdp.broker.transport.outage import OUTAGES
 from mpdp.broker.transport.writer import register_writes_when_open
@@ -66,6 +78,10 @@ log = logging.getLogger("mpdp.transport")
 #: window; v3.1.1 sessions never expire).
 SESSION_EXPIRY = 3600
 _PENDING_PUBLISHES = 100_000
+#: A connection lost this many seconds or less after it was made counts towards :data:`TAKEOVER_LIMIT`.
+TAKEOVER_SECONDS = 10.0
+#: Connections in a row closed right after the CONNACK or within :data:`TAKEOVER_SECONDS`: taken over.
+TAKEOVER_LIMIT = 5
 _FAILED = None  # the queue item that wakes consumers once the transport gave up
 _Io = Callable[[aiomqtt.Client], Awaitable[None]]  # one network action on a connected client
 
@@ -215,6 +231,8 @@ class MqttTransport:
         self._failure: str | None = None
         self._lost_at: float | None = None  # monotonic time the current outage began, None while connected
         self._downtime = 0.0  # seconds of the outages that ended
+        self._connected_at = 0.0  # monotonic time the current connection was made
+        self._quick_losses = 0  # connections in a row lost right after they were made (TAKEOVER_LIMIT)
 
     def _name(self) -> str:
         return f"MQTT client {self.client_id!r} at {self._endpoint.url}"
@@ -267,11 +285,15 @@ class MqttTransport:
                     _keep_cancellation(before)
                     if self._filters:
                         await self._subscribe_on(client, list(self._filters))
+                self._connected_at = time.monotonic()
                 return client, backoff.attempts
             except TimeoutError:  # before OSError, its base class
                 last = f"no answer within {endpoint.timeout:g} s"
             except (aiomqtt.MqttError, OSError) as exc:
                 last = str(exc) or type(exc).__name__
+                if last == DEAD_ON_ARRIVAL and self._taken_over():
+                    await _drop(client, connected, endpoint.timeout)
+                    raise TransportError(self._takeover_text(), reason=last, final=True) from None
                 if _refused_for_good(exc):  # a wrong login or certificate does not get better by retrying
                     await _drop(client, connected, endpoint.timeout)
                     raise TransportError(f"the MQTT broker at {endpoint.url} refused client {self.client_id!r}: "
@@ -288,6 +310,19 @@ class MqttTransport:
         within = f" within {backoff.window:g} s" if backoff.window > 0 else ""
         raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r}"
                              f"{within} ({attempts} attempt{'s' * (attempts > 1)}): {last}", reason=last)
+
+    def _taken_over(self) -> bool:
+        """Count one more connection lost right after it was made; True once :data:`TAKEOVER_LIMIT` in a row."""
+        self._quick_losses += 1
+        return self._quick_losses >= TAKEOVER_LIMIT
+
+    def _takeover_text(self) -> str:
+        login = "" if self._endpoint.username is None else (
+            f" (the listener may make the login {self._endpoint.username!r} the client id, as the observer's listener "
+            "of `mpdp broker config` does: is this the port for this login?)")
+        return (f"the MQTT broker at {self._endpoint.url} closed the connection of client {self.client_id!r} "
+                f"{TAKEOVER_LIMIT} times in a row within {TAKEOVER_SECONDS:g} s of accepting it: another connection "
+                f"has the same client id{login}")
 
     async def _subscribe_on(self, client: aiomqtt.Client, filters: list[str]) -> None:
         granted = await client.subscribe([(f, 1) for f in filters], timeout=self._endpoint.timeout)
@@ -314,6 +349,13 @@ class MqttTransport:
                 await self._read(client)
             except aiomqtt.MqttError as exc:
                 reason = str(exc) or type(exc).__name__
+            if time.monotonic() - self._connected_at > TAKEOVER_SECONDS:
+                self._quick_losses = 0
+            elif self._taken_over():
+                await self._set_client(None)
+                await _close(client, self._endpoint.timeout)
+                await self._fail(self._takeover_text())
+                return
             backoff = Backoff(self._endpoint.reconnect_window, self._rng)
             self._lost_at = backoff.started
             OUTAGES.lost(url, self.client_id, reason, backoff.window)
