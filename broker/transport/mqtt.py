@@ -24,10 +24,13 @@
   the broker's in-flight window of unacknowledged messages fills (MQTT 3.1.1 §4.3.2;
   ``max_inflight_messages`` in broker/mosquitto.conf, Receive Maximum in MQTT 5) and the broker keeps
   the rest queued for us, so memory here stays bounded and nothing is dropped.
-* Cancellation is never lost: aiomqtt waits for acknowledgements with ``asyncio.wait_for``, which on
-  Python 3.11 can return a result and drop a cancellation that arrived meanwhile; after each such wait
-  the transport re-raises a cancellation of the calling task that arrived during the wait
-  (:func:`_keep_cancellation`), so a TaskGroup that cancels a party on an error never waits for it forever.
+* Cancellation is never lost: aiomqtt waits for the broker's answers (CONNACK, SUBACK, PUBACK, the close
+  after a DISCONNECT) with ``asyncio.wait_for``, which on Python 3.11 returns an answer that came in the
+  loop pass of a cancellation and drops the cancellation; after each such wait the transport re-raises a
+  cancellation of the calling task that arrived during the wait (:func:`_keep_cancellation`), so a
+  TaskGroup that cancels a party on an error, or an :func:`asyncio.timeout`, never waits for it forever.
+  The reader task is stopped by :func:`mpdp.broker.transport.base.running`, which cancels it again if it
+  outlives a cancellation.
 * ``persistent=True``: clean_session False (MQTT 3.1.1) / clean_start False with a session expiry
   (MQTT 5), so QoS 1 messages that arrive while disconnected are delivered on reconnect (a broker that
   restarts keeps them only with ``persistence true``: :func:`mpdp.broker.mosquitto.run_mosquitto`).
@@ -175,8 +178,14 @@ def _cancel_requests() -> int:
 
 def _keep_cancellation(before: int) -> None:
     """Raise CancelledError if the current task was asked to cancel during a wait (its requests grew above
-    ``before``, counted just before the wait) and an inner ``asyncio.wait_for`` swallowed the request (Python
-    3.11: the awaited result won the race; the request stays counted in :meth:`asyncio.Task.cancelling`).
+    ``before``, counted just before the wait) and an inner ``asyncio.wait_for`` swallowed the request.
+
+    Python 3.11's ``wait_for`` (Lib/asyncio/tasks.py), woken by a cancellation, returns the awaited future's
+    result (or raises its error) when that future is done by then: ``except CancelledError: if fut.done():
+    return fut.result()``. A cancellation that reaches the task in the loop pass in which the broker's answer
+    sets the future (a timeout or a TaskGroup's cancel as the DISCONNECT or SUBACK comes back; most likely on
+    a loaded machine, where a pass holds many callbacks) is lost, yet stays counted in
+    :meth:`asyncio.Task.cancelling`. Python 3.12's ``wait_for`` (built on :func:`asyncio.timeout`) raises it.
 
     Counted against ``before``, not zero: Python 3.11's TaskGroup never withdraws the cancellation it asks of
     its parent task when a child fails while the parent waits at the end of the ``async with`` (its
@@ -189,11 +198,21 @@ def _keep_cancellation(before: int) -> None:
 
 async def _close(client: aiomqtt.Client, timeout: float) -> None:
     """Disconnect ``client`` if it is connected; errors of a connection already gone are moot (and its
-    unexpected disconnection is marked retrieved: :func:`mpdp.broker.transport.connecting.retrieve`)."""
-    with contextlib.suppress(aiomqtt.MqttError, OSError, TimeoutError):
-        async with asyncio.timeout(timeout):
-            await client.__aexit__(None, None, None)
-    client._disconnected.add_done_callback(retrieve)  # aiomqtt's internals (pinned <3)
+    unexpected disconnection is marked retrieved: :func:`mpdp.broker.transport.connecting.retrieve`).
+
+    Raises:
+        asyncio.CancelledError: the calling task was cancelled meanwhile, also when the cancellation came in
+            the loop pass of the broker's answer (aiomqtt's ``wait_for`` drops it then: :func:`_keep_cancellation`;
+            a task that went on reconnecting after a takeover test's timeout hung a pytest worker).
+    """
+    before = _cancel_requests()
+    try:
+        with contextlib.suppress(aiomqtt.MqttError, OSError, TimeoutError):
+            async with asyncio.timeout(timeout):
+                await client.__aexit__(None, None, None)
+    finally:
+        client._disconnected.add_done_callback(retrieve)  # aiomqtt's internals (pinned <3)
+    _keep_cancellation(before)
 
 
 async def _drop(client: aiomqtt.Client, connected: bool, timeout: float) -> None:
@@ -285,6 +304,7 @@ class MqttTransport:
                     _keep_cancellation(before)
                     if self._filters:
                         await self._subscribe_on(client, list(self._filters))
+                        _keep_cancellation(before)
                 self._connected_at = time.monotonic()
                 return client, backoff.attempts
             except TimeoutError:  # before OSError, its base class
