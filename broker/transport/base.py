@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["Connector", "Delivery", "Transport", "as_bytes", "next_delivery", "running"]
+__all__ = ["RECANCEL_SECONDS", "STOP_ATTEMPTS", "Connector", "Delivery", "Transport", "as_bytes", "next_delivery",
+           "running"]
+
+log = logging.getLogger("mpdp.transport")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,14 +143,52 @@ async def next_delivery(transport: Transport, timeout: float) -> Delivery | None
     return None if late.cancelled() else late.result()
 
 
+#: Seconds :func:`running` waits for its task to end after a cancellation before it cancels it again.
+RECANCEL_SECONDS = 1.0
+#: Cancellations :func:`running` makes before it leaves a task that outlived them all running (and logs it).
+STOP_ATTEMPTS = 10
+
+
 @contextlib.asynccontextmanager
 async def running(coroutine: Coroutine[object, object, object], name: str) -> AsyncIterator[asyncio.Task[object]]:
     """Run ``coroutine`` as a background task named ``name`` for the block (a connection's reader loop);
-    cancel it and wait for it on exit."""
+    on exit, cancel it and wait until it ends, for at most :data:`STOP_ATTEMPTS` cancellations
+    :data:`RECANCEL_SECONDS` apart (one WARNING line if it still runs then: it is left running).
+
+    A task may outlive a cancellation: Python 3.11's ``asyncio.wait_for`` drops one that arrives in the loop
+    pass of the awaited answer (:func:`mpdp.broker.transport.mqtt._keep_cancellation`), and a caller that
+    waits for such a task without a bound hangs with it. A cancellation of the caller during the wait is
+    raised once the task has ended (or been given up on); it does not cut the task's cleanup short.
+
+    Raises:
+        asyncio.CancelledError: the caller was cancelled while it waited for the task.
+        BaseException: the task's own error (a task cancelled or finished without error raises nothing).
+    """
     task = asyncio.create_task(coroutine, name=name)
     try:
         yield task
     finally:
+        await _stop(task)
+
+
+async def _stop(task: asyncio.Task[object]) -> None:
+    """Cancel ``task`` and wait for its end, as :func:`running` says."""
+    loop, interrupted, cancels = asyncio.get_running_loop(), False, 0
+    while not task.done():
+        if cancels == STOP_ATTEMPTS:
+            log.warning("task %r still runs after %d cancellations %g s apart; left running", task.get_name(),
+                        cancels, RECANCEL_SECONDS)
+            break
         task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        cancels += 1
+        deadline = loop.time() + RECANCEL_SECONDS
+        while not task.done() and loop.time() < deadline:
+            try:
+                await asyncio.wait({task}, timeout=deadline - loop.time())
+            except asyncio.CancelledError:  # the caller's own: raised once the task has ended
+                interrupted = True
+    error = task.exception() if task.done() and not task.cancelled() else None
+    if interrupted:
+        raise asyncio.CancelledError
+    if error is not None:
+        raise error

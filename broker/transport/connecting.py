@@ -12,6 +12,12 @@
   gracefully disconnect". paho's and aiomqtt's own log records (:data:`CLIENT_LOG`) are lowered to DEBUG:
   what they report reaches the caller as one :class:`mpdp.protocols.errors.TransportError` line, and
   ``mpdp -vv`` still shows them.
+* **Dead on arrival**: a connection the broker closes just after its CONNACK (another connection took its
+  client id: mosquitto's ``use_username_as_clientid`` gives every connection of one login the same id) is
+  lost inside aiomqtt's ``__aenter__``, which then replaces its disconnection future by a fresh one: the
+  client looked connected forever, every subscribe failed with "not currently connected" and the process
+  sat silent (and asyncio logged "Future exception was never retrieved"). :func:`enter` fails such an
+  attempt (:data:`DEAD_ON_ARRIVAL`), so it is retried like any other.
 """
 
 from __future__ import annotations
@@ -23,11 +29,13 @@ from typing import Any
 import aiomqtt
 from paho.mqtt.client import MQTT_LOG_ERR
 
-__all__ = ["CLIENT_LOG", "ClosedBeforeConnack", "discard", "enter", "retrieve"]
+__all__ = ["CLIENT_LOG", "DEAD_ON_ARRIVAL", "ClosedBeforeConnack", "discard", "enter", "retrieve"]
 
 #: The logger given to every aiomqtt client (and through it to paho): its records are DEBUG records.
 CLIENT_LOG = logging.getLogger("mpdp.transport.client")
 
+#: The error of a connection the broker closed as soon as it accepted it (:func:`enter`).
+DEAD_ON_ARRIVAL = "the broker closed the connection right after accepting it"
 #: TLS alerts (OpenSSL reason names) in words; each one is final: retrying does not change the certificates.
 _ALERTS = {
     "CERTIFICATE_REQUIRED": "the broker requires a client certificate: pass --cert/--key "
@@ -93,6 +101,9 @@ async def enter(client: aiomqtt.Client) -> None:
             aiomqtt_on_disconnect(*args)
 
     paho.on_log, paho.on_disconnect = on_log, on_disconnect
+    # a disconnection between the CONNACK and the end of __aenter__ sets this future, which __aenter__ then
+    # replaces by a fresh one: nothing would read it (module docstring, "Dead on arrival")
+    client._disconnected.add_done_callback(retrieve)
     entering = asyncio.ensure_future(client.__aenter__())
     entering.add_done_callback(retrieve)
     try:
@@ -109,6 +120,8 @@ async def enter(client: aiomqtt.Client) -> None:
         finally:
             del entering  # that error's traceback holds this frame: no cycle back through the task
     paho.on_log, paho.on_disconnect = None, aiomqtt_on_disconnect
+    if gone.done() or not paho.is_connected():
+        raise ClosedBeforeConnack(DEAD_ON_ARRIVAL, final=False)
 
 
 def retrieve(future: asyncio.Future[Any]) -> None:

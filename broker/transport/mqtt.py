@@ -10,6 +10,11 @@
   meanwhile wait for the new connection. The process logs one line when it loses its connection(s) and
   one when they are back (:mod:`mpdp.broker.transport.outage`); :attr:`MqttTransport.connected` and
   :attr:`MqttTransport.downtime` let callers pause their clocks while the broker is away.
+* A connection taken over: a broker that closes the connection right after accepting it, or within
+  :data:`TAKEOVER_SECONDS` of it, :data:`TAKEOVER_LIMIT` times in a row, has another connection with the same
+  client id (mosquitto's ``use_username_as_clientid``, on the observer's listener of ``mpdp broker config``,
+  gives every connection of a login one id: a party host pointed at that port kicked its own connections
+  in turn, and sat silent). That is final: one TransportError line naming the client id and the login.
 * The filters given to :meth:`MqttTransport.subscribe` are renewed on every new connection.
 * Every network wait (connect, SUBACK, PUBACK) runs inside :func:`asyncio.timeout`; a publish or
   subscribe made while reconnecting waits for the new connection.
@@ -19,10 +24,13 @@
   the broker's in-flight window of unacknowledged messages fills (MQTT 3.1.1 §4.3.2;
   ``max_inflight_messages`` in broker/mosquitto.conf, Receive Maximum in MQTT 5) and the broker keeps
   the rest queued for us, so memory here stays bounded and nothing is dropped.
-* Cancellation is never lost: aiomqtt waits for acknowledgements with ``asyncio.wait_for``, which on
-  Python 3.11 can return a result and drop a cancellation that arrived meanwhile; after each such wait
-  the transport re-raises a cancellation of the calling task that arrived during the wait
-  (:func:`_keep_cancellation`), so a TaskGroup that cancels a party on an error never waits for it forever.
+* Cancellation is never lost: aiomqtt waits for the broker's answers (CONNACK, SUBACK, PUBACK, the close
+  after a DISCONNECT) with ``asyncio.wait_for``, which on Python 3.11 returns an answer that came in the
+  loop pass of a cancellation and drops the cancellation; after each such wait the transport re-raises a
+  cancellation of the calling task that arrived during the wait (:func:`_keep_cancellation`), so a
+  TaskGroup that cancels a party on an error, or an :func:`asyncio.timeout`, never waits for it forever.
+  The reader task is stopped by :func:`mpdp.broker.transport.base.running`, which cancels it again if it
+  outlives a cancellation.
 * ``persistent=True``: clean_session False (MQTT 3.1.1) / clean_start False with a session expiry
   (MQTT 5), so QoS 1 messages that arrive while disconnected are delivered on reconnect (a broker that
   restarts keeps them only with ``persistence true``: :func:`mpdp.broker.mosquitto.run_mosquitto`).
@@ -49,7 +57,14 @@ from paho.mqtt.reasoncodes import ReasonCode
 from mpdp.broker.transport.backoff import FIRST_DELAY, Backoff
 from mpdp.broker.transport.base import Delivery, as_bytes, running
 from mpdp.broker.transport.coalesce import coalesce_writes
-from mpdp.broker.transport.connecting import CLIENT_LOG, ClosedBeforeConnack, discard, enter, retrieve
+from mpdp.broker.transport.connecting import (
+    CLIENT_LOG,
+    DEAD_ON_ARRIVAL,
+    ClosedBeforeConnack,
+    discard,
+    enter,
+    retrieve,
+)
 from mpdp.broker.transport.filters import check_filter, check_topic
 from mpdp.broker.transport.outage import OUTAGES
 from mpdp.broker.transport.writer import register_writes_when_open
@@ -66,6 +81,10 @@ log = logging.getLogger("mpdp.transport")
 #: window; v3.1.1 sessions never expire).
 SESSION_EXPIRY = 3600
 _PENDING_PUBLISHES = 100_000
+#: A connection lost this many seconds or less after it was made counts towards :data:`TAKEOVER_LIMIT`.
+TAKEOVER_SECONDS = 10.0
+#: Connections in a row closed right after the CONNACK or within :data:`TAKEOVER_SECONDS`: taken over.
+TAKEOVER_LIMIT = 5
 _FAILED = None  # the queue item that wakes consumers once the transport gave up
 _Io = Callable[[aiomqtt.Client], Awaitable[None]]  # one network action on a connected client
 
@@ -159,8 +178,14 @@ def _cancel_requests() -> int:
 
 def _keep_cancellation(before: int) -> None:
     """Raise CancelledError if the current task was asked to cancel during a wait (its requests grew above
-    ``before``, counted just before the wait) and an inner ``asyncio.wait_for`` swallowed the request (Python
-    3.11: the awaited result won the race; the request stays counted in :meth:`asyncio.Task.cancelling`).
+    ``before``, counted just before the wait) and an inner ``asyncio.wait_for`` swallowed the request.
+
+    Python 3.11's ``wait_for`` (Lib/asyncio/tasks.py), woken by a cancellation, returns the awaited future's
+    result (or raises its error) when that future is done by then: ``except CancelledError: if fut.done():
+    return fut.result()``. A cancellation that reaches the task in the loop pass in which the broker's answer
+    sets the future (a timeout or a TaskGroup's cancel as the DISCONNECT or SUBACK comes back; most likely on
+    a loaded machine, where a pass holds many callbacks) is lost, yet stays counted in
+    :meth:`asyncio.Task.cancelling`. Python 3.12's ``wait_for`` (built on :func:`asyncio.timeout`) raises it.
 
     Counted against ``before``, not zero: Python 3.11's TaskGroup never withdraws the cancellation it asks of
     its parent task when a child fails while the parent waits at the end of the ``async with`` (its
@@ -173,11 +198,21 @@ def _keep_cancellation(before: int) -> None:
 
 async def _close(client: aiomqtt.Client, timeout: float) -> None:
     """Disconnect ``client`` if it is connected; errors of a connection already gone are moot (and its
-    unexpected disconnection is marked retrieved: :func:`mpdp.broker.transport.connecting.retrieve`)."""
-    with contextlib.suppress(aiomqtt.MqttError, OSError, TimeoutError):
-        async with asyncio.timeout(timeout):
-            await client.__aexit__(None, None, None)
-    client._disconnected.add_done_callback(retrieve)  # aiomqtt's internals (pinned <3)
+    unexpected disconnection is marked retrieved: :func:`mpdp.broker.transport.connecting.retrieve`).
+
+    Raises:
+        asyncio.CancelledError: the calling task was cancelled meanwhile, also when the cancellation came in
+            the loop pass of the broker's answer (aiomqtt's ``wait_for`` drops it then: :func:`_keep_cancellation`;
+            a task that went on reconnecting after a takeover test's timeout hung a pytest worker).
+    """
+    before = _cancel_requests()
+    try:
+        with contextlib.suppress(aiomqtt.MqttError, OSError, TimeoutError):
+            async with asyncio.timeout(timeout):
+                await client.__aexit__(None, None, None)
+    finally:
+        client._disconnected.add_done_callback(retrieve)  # aiomqtt's internals (pinned <3)
+    _keep_cancellation(before)
 
 
 async def _drop(client: aiomqtt.Client, connected: bool, timeout: float) -> None:
@@ -215,6 +250,8 @@ class MqttTransport:
         self._failure: str | None = None
         self._lost_at: float | None = None  # monotonic time the current outage began, None while connected
         self._downtime = 0.0  # seconds of the outages that ended
+        self._connected_at = 0.0  # monotonic time the current connection was made
+        self._quick_losses = 0  # connections in a row lost right after they were made (TAKEOVER_LIMIT)
 
     def _name(self) -> str:
         return f"MQTT client {self.client_id!r} at {self._endpoint.url}"
@@ -267,11 +304,16 @@ class MqttTransport:
                     _keep_cancellation(before)
                     if self._filters:
                         await self._subscribe_on(client, list(self._filters))
+                        _keep_cancellation(before)
+                self._connected_at = time.monotonic()
                 return client, backoff.attempts
             except TimeoutError:  # before OSError, its base class
                 last = f"no answer within {endpoint.timeout:g} s"
             except (aiomqtt.MqttError, OSError) as exc:
                 last = str(exc) or type(exc).__name__
+                if last == DEAD_ON_ARRIVAL and self._taken_over():
+                    await _drop(client, connected, endpoint.timeout)
+                    raise TransportError(self._takeover_text(), reason=last, final=True) from None
                 if _refused_for_good(exc):  # a wrong login or certificate does not get better by retrying
                     await _drop(client, connected, endpoint.timeout)
                     raise TransportError(f"the MQTT broker at {endpoint.url} refused client {self.client_id!r}: "
@@ -288,6 +330,19 @@ class MqttTransport:
         within = f" within {backoff.window:g} s" if backoff.window > 0 else ""
         raise TransportError(f"cannot reach the MQTT broker at {endpoint.url} as client {self.client_id!r}"
                              f"{within} ({attempts} attempt{'s' * (attempts > 1)}): {last}", reason=last)
+
+    def _taken_over(self) -> bool:
+        """Count one more connection lost right after it was made; True once :data:`TAKEOVER_LIMIT` in a row."""
+        self._quick_losses += 1
+        return self._quick_losses >= TAKEOVER_LIMIT
+
+    def _takeover_text(self) -> str:
+        login = "" if self._endpoint.username is None else (
+            f" (the listener may make the login {self._endpoint.username!r} the client id, as the observer's listener "
+            "of `mpdp broker config` does: is this the port for this login?)")
+        return (f"the MQTT broker at {self._endpoint.url} closed the connection of client {self.client_id!r} "
+                f"{TAKEOVER_LIMIT} times in a row within {TAKEOVER_SECONDS:g} s of accepting it: another connection "
+                f"has the same client id{login}")
 
     async def _subscribe_on(self, client: aiomqtt.Client, filters: list[str]) -> None:
         granted = await client.subscribe([(f, 1) for f in filters], timeout=self._endpoint.timeout)
@@ -314,6 +369,13 @@ class MqttTransport:
                 await self._read(client)
             except aiomqtt.MqttError as exc:
                 reason = str(exc) or type(exc).__name__
+            if time.monotonic() - self._connected_at > TAKEOVER_SECONDS:
+                self._quick_losses = 0
+            elif self._taken_over():
+                await self._set_client(None)
+                await _close(client, self._endpoint.timeout)
+                await self._fail(self._takeover_text())
+                return
             backoff = Backoff(self._endpoint.reconnect_window, self._rng)
             self._lost_at = backoff.started
             OUTAGES.lost(url, self.client_id, reason, backoff.window)

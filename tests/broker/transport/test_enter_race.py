@@ -19,6 +19,7 @@ class _RefusedClient:
     def __init__(self) -> None:
         self._client = SimpleNamespace(on_log=None, on_disconnect=None)
         self._connected: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._disconnected: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.attempt: asyncio.Task[Any] | None = None
 
     async def __aenter__(self) -> None:
