@@ -43,7 +43,8 @@ columns at a time (at most ``BATCH_ENTRIES`` entries), so its memory is the like
 ``ERROR_VECTORS`` float64 vectors of max(classes, inputs) besides. One group (the central observer of
 parties with equal parameters, or a party among them) is decided by the posterior mean or median and
 evaluated in one pass over its likelihood's entries each: ``views * (EXACT_CALL_SECONDS + entries *
-ERROR_ENTRY_SECONDS)``, no |Y| factor, besides the band's construction (calibration at
+ERROR_ENTRY_SECONDS)``, no |Y| factor; a band is then read row by row as it is made, twice a view, never
+held (:data:`ERROR_BLOCK_BYTES` instead of :data:`BAND_ENTRY_BYTES` a nonzero; calibration at
 :data:`ERROR_ENTRY_SECONDS`). Several groups keep the time above (their sums run over the outputs).
 
 Every party's rule (:func:`party_rules_cost`; :mod:`mpdp.protocols.rules.party_rules`): one rule per group of
@@ -73,7 +74,7 @@ from mpdp.protocols.numerics.cost import CostEstimate, import_seconds, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["BAND_ENTRY_BYTES", "BAND_ENTRY_SECONDS", "BAND_OUTPUT_STEP_SECONDS", "BAND_ROW_SECONDS", "EXACT_CALL_SECONDS",
-           "ERROR_ENTRY_SECONDS", "ERROR_VECTORS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS", "PARITY_CLASS_SECONDS", "banded",
+           "ERROR_BLOCK_BYTES", "ERROR_ENTRY_SECONDS", "ERROR_VECTORS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS", "PARITY_CLASS_SECONDS", "banded",
            "POSTERIOR_PAIR_SECONDS", "POSTERIOR_PARTY_SECONDS", "count_parity", "exact_rule_cost", "party_rules_cost",
            "symmetric_rule_cost"]
 
@@ -89,6 +90,9 @@ BAND_OUTPUT_STEP_SECONDS = 6.0e-10
 #: Seconds per likelihood entry (a band's nonzero) of one group's view under an error measure: the posterior
 #: mean or median and the accuracy's pass, together (calibration in the module docstring).
 ERROR_ENTRY_SECONDS = 3.0e-8
+#: Peak bytes of the one-group passes' blocks of a band under an error measure (2^20 entries a block: the
+#: rows, their padded copy and a few temporaries of that size).
+ERROR_BLOCK_BYTES = 1.0e8
 #: float64 vectors of max(classes, inputs) an error measure's rule holds (decisions, moments, accuracy, the
 #: prior and the batch of gain columns' products, counted as vectors) besides the likelihoods.
 ERROR_VECTORS = 12
@@ -166,14 +170,17 @@ def exact_rule_cost(groups: Sequence[Factor], outputs: int, views: int, parity: 
         dense, band = (dense, band + entries) if banded(g) else (dense + entries, band)
     seconds = views * (EXACT_CALL_SECONDS + (dense + band) * EXACT_STEP_SECONDS
                        + outputs * (dense * EXACT_OUTPUT_STEP_SECONDS + band * BAND_OUTPUT_STEP_SECONDS))
-    if formula and len(groups) == 1:  # the posterior mean or median: one pass over the entries a view
+    streamed = formula and len(groups) == 1  # the posterior mean or median, a band read as it is made
+    if streamed:  # one pass over the entries for the decisions, one for the accuracy, a view
         seconds = views * (EXACT_CALL_SECONDS + (dense + band) * ERROR_ENTRY_SECONDS)
     likelihoods = 0.0
     for g in groups:
         if banded(g):
             nonzeros = likelihood_nonzeros(g.n, g.mechanism)
-            seconds += BAND_ENTRY_SECONDS * nonzeros + BAND_ROW_SECONDS * (g.n + 1)
-            likelihoods += (BAND_ENTRY_BYTES + (4.0 if nonzeros >= 2**31 else 0.0)) * nonzeros
+            # made once and held (CSR), or made twice a view and never held (blocks of ERROR_BLOCK entries)
+            seconds += (2 * views if streamed else 1) * (BAND_ENTRY_SECONDS * nonzeros + BAND_ROW_SECONDS * (g.n + 1))
+            likelihoods += (ERROR_BLOCK_BYTES if streamed
+                            else (BAND_ENTRY_BYTES + (4.0 if nonzeros >= 2**31 else 0.0)) * nonzeros)
         else:
             likelihoods += 8.0 * g.num_classes * (g.n + 1)
     if first_imports:  # once, if not imported yet

@@ -17,10 +17,12 @@ estimates):
   posterior median ``min{y : P(Y <= y | c) >= 1/2}`` (needs f non-decreasing in the input class, which
   orders Y's values as the likelihood's rows: ``sum`` and one group).
 
-The mean is one Kronecker product with the column of f's values, O(likelihood entries) for any view; the
-median and the accuracy ``A[j] = sum_c P(c | j) w(f(j), d(c))`` (002 eqs. (1), (3)) are one pass over the
-entries of a single group's likelihood (the central observer of parties with equal parameters, or a
-party among them): O(entries) instead of O(entries x |Y|), and no table of |Y| columns. Where neither
+The mean is one Kronecker product with the column of f's values, O(likelihood entries) for any view; for
+a single group's view (the central observer of parties with equal parameters, or a party among them) the
+mean or median and the accuracy ``A[j] = sum_c P(c | j) w(f(j), d(c))`` (002 eqs. (1), (3)) are one pass
+each over the group's likelihood entries: O(entries) instead of O(entries x |Y|), no table of |Y| columns,
+and a band (a pure group above ``PURE_GROUP_DENSE_MAX``) read row by row as it is made, never held (10^5
+parties at epsilon 1: ~100 MB instead of the 9.5 GB CSR band; the band is made twice a view). Where neither
 serves (several groups, an f not monotone) the engines sum over the outputs as for any measure, the gain
 computed a batch of columns at a time (:meth:`mpdp.protocols.decision.engines.View.gain_columns`).
 
@@ -33,15 +35,14 @@ optimal; tests/protocols/test_error_rules.py compares the two paths so).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from mpdp.protocols.decision.factors import Factor
+from mpdp.protocols.decision.factors import PURE_GROUP_DENSE_MAX, Factor, banded_rows
 from mpdp.protocols.functions import ErrorMeasure
-from mpdp.protocols.numerics.kron import Matrix, kron_matvec
+from mpdp.protocols.numerics.kron import kron_matvec
 
 __all__ = ["TIE", "error_accuracy", "error_decisions"]
 
@@ -49,7 +50,45 @@ __all__ = ["TIE", "error_accuracy", "error_decisions"]
 #: (relative), is a tie between two outputs, which goes to the smaller.
 TIE = 1e-12
 
-_BLOCK = 1 << 22  # likelihood entries per block of the one-group passes (float64: 32 MB a temporary)
+_BLOCK = 1 << 20  # likelihood entries per block of the one-group passes (float64: 8 MB a temporary)
+
+
+def _banded(factor: Factor) -> bool:
+    """Whether ``factor``'s likelihood is a band (a pure group above ``PURE_GROUP_DENSE_MAX``), which the
+    one-group passes read row by row as :func:`mpdp.protocols.decision.factors.banded_rows` makes them, without
+    the CSR matrix (~20 bytes a nonzero: 9.5 GB for 10^5 parties at epsilon 1)."""
+    return not factor.mechanism.four_output and factor.n > PURE_GROUP_DENSE_MAX
+
+
+def _row_blocks(matrix: NDArray[np.float64] | None, factor: Factor
+                ) -> Iterator[tuple[int, NDArray[np.int64], NDArray[np.float64]]]:
+    """The rows of a dense ``matrix``, or (None) of ``factor``'s band F, in blocks of about ``_BLOCK`` entries:
+    (index of the block's first row, int64 (rows,) the column of each row's first entry, float64 (rows, width)
+    its entries from there on, zero-padded). Each row of a band is a contiguous run of columns."""
+    if matrix is not None:
+        step = max(1, _BLOCK // max(1, matrix.shape[1]))
+        for first in range(0, matrix.shape[0], step):
+            block = matrix[first:first + step]
+            yield first, np.zeros(block.shape[0], dtype=np.int64), block
+        return
+    first, starts, rows, entries = 0, [], [], 0
+    for j, (lo, row) in enumerate(banded_rows(factor.n, factor.mechanism.epsilon)):
+        starts.append(lo)
+        rows.append(row)
+        entries += row.size
+        if entries >= _BLOCK or j == factor.n:
+            values = np.zeros((len(rows), max(r.size for r in rows)))
+            for i, r in enumerate(rows):
+                values[i, : r.size] = r
+            yield first, np.array(starts, dtype=np.int64), values
+            first, starts, rows, entries = j + 1, [], [], 0
+
+
+def _columns(starts: NDArray[np.int64], width: int, size: int) -> NDArray[np.int64]:
+    """int64 (rows, width): the column of every entry of a block, clipped to 0..size-1 (a padding entry is
+    zero, so the column it reads does not matter)."""
+    at: NDArray[np.int64] = np.minimum(starts[:, None] + np.arange(width)[None, :], size - 1)
+    return at
 
 
 def error_decisions(factors: Sequence[Factor], outputs: NDArray[np.int64],
@@ -66,34 +105,43 @@ def error_decisions(factors: Sequence[Factor], outputs: NDArray[np.int64],
         groups, or an f not non-decreasing over one group's input classes).
     """
     top = measure.num_outputs - 1
-    if measure.name == "squared-error":
-        values = np.stack([np.ones(outputs.size), outputs.astype(np.float64)], axis=1)
-        total, first = kron_matvec([f.posterior for f in factors], values, transpose=True).T
-        mean = first / total
-        low = np.floor(mean)
-        up = mean - low > 0.5 + TIE * max(1, top)
-        nearest: NDArray[np.int64] = np.clip(low + up, 0, top).astype(np.int64)
-        return nearest
-    if len(factors) != 1 or (np.diff(outputs) < 0).any():
+    squared = measure.name == "squared-error"
+    if len(factors) == 1:  # the posterior's columns one block at a time: a band's without its matrix
+        if not squared and (np.diff(outputs) < 0).any():
+            return None
+        factor = factors[0]
+        # a band's posterior is its transpose (B = F^T, factors.py): its columns are F's rows
+        columns = None if _banded(factor) else np.asarray(factor.posterior).T
+        decisions = np.empty(factor.num_classes, dtype=np.int64)
+        for first, starts, values in _row_blocks(columns, factor):
+            rows = slice(first, first + starts.size)
+            at = _columns(starts, values.shape[1], outputs.size)
+            if squared:
+                decisions[rows] = _nearest((values * outputs[at]).sum(axis=1) / values.sum(axis=1), top)
+            else:
+                cdf = np.cumsum(values, axis=1)
+                below = (cdf < (0.5 - TIE) * cdf[:, -1:]).sum(axis=1)  # entries before the median
+                decisions[rows] = outputs[np.minimum(starts + below, outputs.size - 1)]
+        return decisions
+    if not squared:
         return None
-    posterior = factors[0].posterior
-    classes = posterior.shape[1]
-    median = np.empty(classes, dtype=np.int64)
-    width = posterior.shape[0] if isinstance(posterior, np.ndarray) else int(np.diff(posterior.indptr).max())
-    step = max(1, _BLOCK // max(1, width))
-    for start in range(0, classes, step):
-        stop = min(classes, start + step)
-        first_row, column = _columns(posterior, start, stop)  # (n,), (n, width): P(j | c) from first_row on
-        cdf = np.cumsum(column, axis=1)
-        below = (cdf < (0.5 - TIE) * cdf[:, -1:]).sum(axis=1)  # rows before the median: its offset in the band
-        median[start:stop] = outputs[np.minimum(first_row + below, outputs.size - 1)]
-    return median
+    values = np.stack([np.ones(outputs.size), outputs.astype(np.float64)], axis=1)
+    total, first_moment = kron_matvec([f.posterior for f in factors], values, transpose=True).T
+    return _nearest(first_moment / total, top)
+
+
+def _nearest(mean: NDArray[np.float64], top: int) -> NDArray[np.int64]:
+    """The integer in 0..top nearest each posterior mean, the smaller at a half (within :data:`TIE`)."""
+    low = np.floor(mean)
+    up = mean - low > 0.5 + TIE * max(1, top)
+    nearest: NDArray[np.int64] = np.clip(low + up, 0, top).astype(np.int64)
+    return nearest
 
 
 def error_accuracy(factors: Sequence[Factor], outputs: NDArray[np.int64], measure: ErrorMeasure,
                    decisions: NDArray[np.int64]) -> NDArray[np.float64] | None:
     """``A[j] = sum_c F[j, c] w(f(j), d(c))`` for decisions d on a view of one group (002 eqs. (1), (3)
-    before averaging or minimizing), one pass over its likelihood's entries (a band's nonzeros).
+    before averaging or minimizing), one pass over its likelihood's entries (a band's rows as they are made).
 
     Args:
         factors: the view's likelihood factors (forward ``F[j, c] = P(c | j)``). outputs: int64
@@ -104,42 +152,10 @@ def error_accuracy(factors: Sequence[Factor], outputs: NDArray[np.int64], measur
     """
     if len(factors) != 1:
         return None
-    forward: Matrix = factors[0].forward
-    rows = forward.shape[0]
-    accuracy = np.empty(rows)
-    if isinstance(forward, np.ndarray):
-        step = max(1, _BLOCK // max(1, forward.shape[1]))
-        for start in range(0, rows, step):
-            stop = min(rows, start + step)
-            gain = measure.gain(outputs[start:stop, None], decisions[None, :])
-            accuracy[start:stop] = (forward[start:stop] * gain).sum(axis=1)
-        return accuracy
-    band = sp.csr_matrix(forward)  # a band is CSR already: no copy
-    indptr = band.indptr
-    start = 0
-    while start < rows:  # blocks of whole rows of about _BLOCK entries
-        stop = max(start + 1, int(np.searchsorted(indptr, indptr[start] + _BLOCK, side="right")) - 1)
-        stop = min(stop, rows)
-        lo, hi = int(indptr[start]), int(indptr[stop])
-        row = np.repeat(np.arange(start, stop), np.diff(indptr[start:stop + 1]))
-        terms = band.data[lo:hi] * measure.gain(outputs[row], decisions[band.indices[lo:hi]])
-        accuracy[start:stop] = np.bincount(row - start, weights=terms, minlength=stop - start)
-        start = stop
+    factor = factors[0]
+    accuracy = np.empty(outputs.size)
+    for first, starts, values in _row_blocks(None if _banded(factor) else np.asarray(factor.forward), factor):
+        rows = slice(first, first + starts.size)
+        guesses = decisions[_columns(starts, values.shape[1], decisions.size)]
+        accuracy[rows] = (values * measure.gain(outputs[rows, None], guesses)).sum(axis=1)
     return accuracy
-
-
-def _columns(posterior: Matrix, start: int, stop: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Columns start..stop-1 of a posterior as (first row, values from it on), zero-padded to one width:
-    int64 (n,) and float64 (n, width). A band's column (the transposed CSR band, so a CSC matrix) holds a
-    contiguous run of rows, as :func:`mpdp.protocols.decision.factors.banded_count_likelihood` builds it."""
-    if isinstance(posterior, np.ndarray):
-        return np.zeros(stop - start, dtype=np.int64), posterior[:, start:stop].T
-    band = sp.csc_matrix(posterior)  # CSC already (the CSR band's transpose): no copy
-    lo, hi = band.indptr[start:stop], band.indptr[start + 1:stop + 1]
-    sizes = hi - lo
-    offsets = np.arange(int(sizes.max()))
-    inside = offsets[None, :] < sizes[:, None]
-    at = np.minimum(lo[:, None] + offsets[None, :], max(0, int(hi[-1]) - 1))
-    first_row = band.indices[lo].astype(np.int64)
-    assert np.array_equal(band.indices[hi - 1] - first_row, sizes - 1), "a band's column is a run of rows"
-    return first_row, np.where(inside, band.data[at], 0.0)

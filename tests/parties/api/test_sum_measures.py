@@ -55,9 +55,9 @@ def _limited(code: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("measure", ["squared-error", "absolute-error"])
 def test_sum_of_100000_parties_is_estimated_without_its_table(measure) -> None:
-    """The exact rule's estimate is its band (~3.3e8 nonzeros at epsilon 1), not the four (k + 1)^2 tables
-    (329 GB before): under a 1 s time limit it is refused by time, one line naming both estimates, and nothing
-    is allocated in a process capped at 6 GB. (The run itself, ~9 GB and ~40 s, is measured in
+    """The exact rule's estimate is vectors of k + 1 and the band's blocks (read as it is made), not the four
+    (k + 1)^2 tables (329 GB before): under a 1 s time limit it is refused by time, one line naming both
+    estimates, and nothing is allocated in a process capped at 6 GB. (The run itself is measured in
     docs/benchmarks.md, not here.)"""
     done = _limited("import sys; from mpdp.parties.cli.main import main; "
                     f"sys.exit(main(['accuracy', '--epsilon', '1*100000', '--function', 'sum', '--measure', "
@@ -69,7 +69,7 @@ def test_sum_of_100000_parties_is_estimated_without_its_table(measure) -> None:
                                "would take about ")
     exact = lines[0].split("would take about ", 1)[1].split(", over the 1 s time limit", 1)[0]
     seconds, memory = exact.split(" and ")
-    assert memory.endswith(" GB") and 5 < float(memory[:-3]) < 12, exact  # the band, ~20 bytes a nonzero
+    assert memory.endswith(" MB") and float(memory[:-3]) < 500, exact  # not the band's ~9.5 GB
     assert seconds.endswith(" s") and 10 < float(seconds[:-2]) < 120, exact
     assert "; the Monte Carlo accuracy estimate (100,000 transcripts of 100,000 parties) would take about " in lines[0]
 
