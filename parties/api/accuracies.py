@@ -197,7 +197,9 @@ def accuracy(
         epsilon: one epsilon (nats) per party, or one with ``parties``; a text as ``--epsilon`` reads it
             (``"0.5,1"``, ``"1*3"``). delta: one for all, or one per party (a text likewise).
         function: ``xor``, ``and``, ``or``, ``majority``, ``threshold:T``, ``sum``, ``table:V0,V1,...``.
-        measure: ``zero-one`` (default), ``absolute-error``, ``squared-error``.
+        measure: ``zero-one`` (default), ``absolute-error``, ``squared-error`` (these two held as their
+            formula, no |Y| x |Y| table: the average rule is the posterior median or mean,
+            :mod:`mpdp.protocols.decision.error_rules`; ``sum`` of 10^5 equal parties is exact).
         party: the deciding party (0-based); None: the central observer.
         rule: ``average``, ``worst-case`` or ``both`` (default; the LP only where it fits, else
             ``worst_case_skipped`` says why). engine: ``auto``, ``general``, ``symmetric`` or ``counts``
