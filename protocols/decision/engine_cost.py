@@ -45,7 +45,8 @@ parties with equal parameters, or a party among them) is decided by the posterio
 evaluated in one pass over its likelihood's entries each: ``views * (EXACT_CALL_SECONDS + entries *
 ERROR_ENTRY_SECONDS)``, no |Y| factor; a band is then read row by row as it is made, twice a view, never
 held (:data:`ERROR_BLOCK_BYTES` instead of :data:`BAND_ENTRY_BYTES` a nonzero; calibration at
-:data:`ERROR_ENTRY_SECONDS`). Several groups keep the time above (their sums run over the outputs).
+:data:`ERROR_ENTRY_SECONDS`). Several groups keep the time above, their sums over the outputs (for ``sum``
+under squared error G + 2 products of one column run instead: the estimate is then high).
 
 Every party's rule (:func:`party_rules_cost`; :mod:`mpdp.protocols.rules.party_rules`): one rule per group of
 parties sharing a mechanism, the group's first member's (two views), costed as above; where that estimate is

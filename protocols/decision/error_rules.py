@@ -38,11 +38,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from mpdp.protocols.decision.factors import PURE_GROUP_DENSE_MAX, Factor, banded_rows
 from mpdp.protocols.functions import ErrorMeasure
-from mpdp.protocols.numerics.kron import kron_matvec
+from mpdp.protocols.numerics.kron import Matrix, kron_matvec
 
 __all__ = ["TIE", "error_accuracy", "error_decisions"]
 
@@ -140,18 +141,25 @@ def _nearest(mean: NDArray[np.float64], top: int) -> NDArray[np.int64]:
 
 def error_accuracy(factors: Sequence[Factor], outputs: NDArray[np.int64], measure: ErrorMeasure,
                    decisions: NDArray[np.int64]) -> NDArray[np.float64] | None:
-    """``A[j] = sum_c F[j, c] w(f(j), d(c))`` for decisions d on a view of one group (002 eqs. (1), (3)
-    before averaging or minimizing), one pass over its likelihood's entries (a band's rows as they are made).
+    """``A[j] = sum_c F[j, c] w(f(j), d(c))`` for decisions d (002 eqs. (1), (3) before averaging or
+    minimizing): on a view of one group one pass over its likelihood's entries (a band's rows as they are
+    made); under squared error with f = the number of ones plus a constant (``sum``) over several groups,
+    :func:`_additive_squared_error`.
 
     Args:
         factors: the view's likelihood factors (forward ``F[j, c] = P(c | j)``). outputs: int64
             (num_inputs,), f on each input class. measure: the error measure. decisions: int64 (num_classes,).
 
     Returns:
-        float64 (num_inputs,); None for several groups (the engines' column sums serve them).
+        float64 (num_inputs,); None elsewhere (the engines' column sums serve those views).
     """
     if len(factors) != 1:
-        return None
+        ones = np.zeros(1, dtype=np.int64)
+        for f in factors:
+            ones = (ones[:, None] + np.arange(f.n + 1)[None, :]).ravel()
+        additive = bool((outputs - ones == outputs[0]).all())
+        return (_additive_squared_error(factors, int(outputs[0]), decisions)
+                if additive and measure.name == "squared-error" else None)
     factor = factors[0]
     accuracy = np.empty(outputs.size)
     for first, starts, values in _row_blocks(None if _banded(factor) else np.asarray(factor.forward), factor):
@@ -159,3 +167,59 @@ def error_accuracy(factors: Sequence[Factor], outputs: NDArray[np.int64], measur
         guesses = decisions[_columns(starts, values.shape[1], decisions.size)]
         accuracy[rows] = (values * measure.gain(outputs[rows, None], guesses)).sum(axis=1)
     return accuracy
+
+
+def _deviations(forward: Matrix, a: NDArray[np.float64], center: NDArray[np.float64]
+                ) -> tuple[Matrix, NDArray[np.float64]]:
+    """``forward`` with each entry (j, c) times ``a[c] - j`` (dense, or a band's CSR with its pattern), and
+    ``sum_c F[j, c] (a[c] - j - center[j])^2`` per row j: float64 (rows,)."""
+    if isinstance(forward, np.ndarray):
+        j = np.arange(forward.shape[0], dtype=np.float64)[:, None]
+        weighted: NDArray[np.float64] = forward * (a[None, :] - j)
+        return weighted, (forward * (a[None, :] - j - center[:, None]) ** 2).sum(axis=1)
+    band = sp.csr_matrix(forward)
+    rows = np.repeat(np.arange(band.shape[0]), np.diff(band.indptr))
+    spread: NDArray[np.float64] = np.bincount(rows, weights=band.data * (a[band.indices] - rows - center[rows]) ** 2,
+                                              minlength=band.shape[0]).astype(np.float64)
+    return sp.csr_matrix((band.data * (a[band.indices] - rows), band.indices, band.indptr), shape=band.shape), spread
+
+
+def _grid_sum(vectors: Sequence[NDArray[np.float64]]) -> NDArray[np.float64]:
+    """sum_g v_g(j_g) on the input grid of the groups (the first group the most significant digit)."""
+    out = np.zeros(1)
+    for v in vectors:
+        out = (out[:, None] + v[None, :]).ravel()
+    return out
+
+
+def _additive_squared_error(factors: Sequence[Factor], offset: int,
+                            decisions: NDArray[np.int64]) -> NDArray[np.float64]:
+    """-E[(d(C) - f(j))^2 | j] for f(j) = offset + sum_g j_g over several groups, in G + 1 Kronecker products
+    of one column instead of one per output. With a_g(c) = E[J_g | c_g] and m(c) = offset + sum_g a_g(c_g)
+    (the posterior mean), ``d - f = e + S``, e(c) = d(c) - m(c) and S = sum_g (a_g(C_g) - j_g), the groups'
+    terms independent given j:
+
+        E[(e + S)^2 | j] = E[e^2 | j] + 2 sum_g E[e (a_g - j_g) | j] + sum_g Var_g(j_g) + (sum_g mu_g(j_g))^2,
+
+    mu_g and Var_g the mean and variance of a_g(C_g) - j_g given j_g (the variance summed about its mean: no
+    cancellation; |e| <= 1/2 where d rounds m)."""
+    forward = [f.forward for f in factors]
+    means = [np.asarray(f.posterior.T @ np.arange(f.n + 1, dtype=np.float64)).ravel() for f in factors]
+    e = decisions - offset - _grid_sum(means)
+    total = kron_matvec(forward, e * e)
+    mus, variances = [], []
+    for g, (fw, a) in enumerate(zip(forward, means, strict=True)):
+        weighted, _ = _deviations(fw, a, np.zeros(fw.shape[0]))
+        mu = _row_sums(weighted)
+        variances.append(_deviations(fw, a, mu)[1])
+        mus.append(mu)
+        total += 2.0 * kron_matvec([*forward[:g], weighted, *forward[g + 1:]], e)
+    bias = _grid_sum(mus)
+    accuracy: NDArray[np.float64] = -(total + _grid_sum(variances) + bias * bias)
+    return accuracy
+
+
+def _row_sums(matrix: Matrix) -> NDArray[np.float64]:
+    """float64 (rows,): each row's sum."""
+    sums: NDArray[np.float64] = np.asarray(matrix.sum(axis=1)).ravel()
+    return sums

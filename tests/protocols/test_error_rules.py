@@ -75,6 +75,12 @@ def test_closed_forms_equal_the_dense_table_on_a_band(mname, observer):
     _compare([RandomizedResponse(1.0)] * 2101, "sum", mname, observer, "symmetric")
 
 
+def test_squared_error_of_a_band_beside_a_second_group():
+    # several groups, one of them banded: the additive decomposition's Kronecker products with a CSR factor
+    mechs = [RandomizedResponse(1.0)] * 2001 + [RandomizedResponse(2.0)]
+    _compare(mechs, "sum", "squared-error", None, "symmetric")
+
+
 @pytest.mark.parametrize("mname", MEASURES)
 @pytest.mark.parametrize("fname", ["majority", "threshold:2", "table:0,2,1,3,1,0,2,2"])
 def test_other_functions_take_the_formula_too(fname, mname):
