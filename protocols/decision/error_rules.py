@@ -1,13 +1,13 @@
 """The optimal average-case rule under an error measure without its |Y| x |Y| table: the posterior mean or
-median, and its exact accuracy entry by entry of one group's likelihood.
+median, and its exact accuracy without a sum over the outputs.
 
 The optimal average-case decision of a transcript class c is ``argmax_y sum_j P(j | c) w(f(j), y)``
 (002 eq. (5) for the central observer, eq. (2) for a party with its own bit fixed; the smallest y among
 maximizers, as :func:`mpdp.protocols.decision.engines.average_decisions`). With Y = f(j) the output of the
 input class and y ranging over the integers 0..|Y|-1, standard decision theory gives it in closed form
-(the Bayes estimator of a real parameter under squared and absolute loss; e.g. Lehmann and Casella,
-*Theory of Point Estimation*, 2nd ed., §4.1, Corollary 1.2 and Example 1.6 -- here restricted to integer
-estimates):
+(standard decision theory: the Bayes estimator under squared-error loss is the posterior mean, under
+absolute-error loss a posterior median; e.g. Lehmann and Casella, *Theory of Point Estimation*, 2nd ed.,
+ch. 4 -- here restricted to integer estimates, which the two arguments below settle):
 
 * squared error, ``w = -(Y - y)^2``: ``sum_j P(j | c) w = -(Var(Y | c) + (m - y)^2)`` with m the posterior
   mean E[Y | c] (here ``S1 / S0``, S0 the column's total, one up to rounding), so the maximizer is the
@@ -22,9 +22,11 @@ a single group's view (the central observer of parties with equal parameters, or
 mean or median and the accuracy ``A[j] = sum_c P(c | j) w(f(j), d(c))`` (002 eqs. (1), (3)) are one pass
 each over the group's likelihood entries: O(entries) instead of O(entries x |Y|), no table of |Y| columns,
 and a band (a pure group above ``PURE_GROUP_DENSE_MAX``) read row by row as it is made, never held (10^5
-parties at epsilon 1: ~100 MB instead of the 9.5 GB CSR band; the band is made twice a view). Where neither
-serves (several groups, an f not monotone) the engines sum over the outputs as for any measure, the gain
-computed a batch of columns at a time (:meth:`mpdp.protocols.decision.engines.View.gain_columns`).
+parties at epsilon 1: ~100 MB instead of the 9.5 GB CSR band; the band is made twice a view). Over several
+groups the accuracy of ``sum`` under squared error is G + 1 Kronecker products of one column
+(:func:`_additive_squared_error`). Where none serves (absolute error over several groups, an f not
+monotone or not a sum) the engines sum over the outputs as for any measure, the gain computed a batch of
+columns at a time (:meth:`mpdp.protocols.decision.engines.View.gain_columns`).
 
 Ties go to the smaller output, as the argmax's do, and within rounding: a mean within :data:`TIE` (times
 max(1, |Y| - 1)) of a half, or a CDF within :data:`TIE` of one half, is a tie (at epsilon = 0 the mean k/2
