@@ -156,9 +156,7 @@ def error_accuracy(factors: Sequence[Factor], outputs: NDArray[np.int64], measur
         float64 (num_inputs,); None elsewhere (the engines' column sums serve those views).
     """
     if len(factors) != 1:
-        ones = np.zeros(1, dtype=np.int64)
-        for f in factors:
-            ones = (ones[:, None] + np.arange(f.n + 1)[None, :]).ravel()
+        ones = _grid_sum([np.arange(f.n + 1, dtype=np.float64) for f in factors])  # exact: small integers
         additive = bool((outputs - ones == outputs[0]).all())
         return (_additive_squared_error(factors, int(outputs[0]), decisions)
                 if additive and measure.name == "squared-error" else None)
