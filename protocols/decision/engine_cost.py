@@ -44,8 +44,12 @@ columns at a time (at most ``BATCH_ENTRIES`` entries), so its memory is the like
 parties with equal parameters, or a party among them) is decided by the posterior mean or median and
 evaluated in one pass over its likelihood's entries each: ``views * (EXACT_CALL_SECONDS + entries *
 ERROR_ENTRY_SECONDS)``, no |Y| factor; a band is then read row by row as it is made, twice a view, never
-held (:data:`ERROR_BLOCK_BYTES` instead of :data:`BAND_ENTRY_BYTES` a nonzero; calibration at
-:data:`ERROR_ENTRY_SECONDS`). Several groups keep the time above, their sums over the outputs (for ``sum``
+held (:data:`ERROR_BLOCK_BYTES` instead of :data:`BAND_ENTRY_BYTES` a nonzero); a dense group's entries cost
+:data:`ERROR_DENSE_ENTRY_SECONDS`, its construction included. Measured (``benchmarks/bench_error_measures.py``
+and ``mpdp accuracy`` under ``/usr/bin/time``, CPU, epsilon 1, load 10.7-12, 2026-12-03), sum, CPU / estimate,
+peak RSS / estimate: 10^5 parties 42.7 / 55 s (squared error; absolute 40.6 s), 146 / 241 MB (absolute 160
+MB); 20,000 4.9 / 5.6 s, 144 / 236 MB; 2,000 1.2-1.5 s against 0.59 s before the dense term (the table path
+2.1-2.5 s, 312 MB; before this model, the same table path 2.6-2.7 s, 308 MB). Several groups keep the time above, their sums over the outputs (for ``sum``
 under squared error G + 2 products of one column run instead: the estimate is then high).
 
 Every party's rule (:func:`party_rules_cost`; :mod:`mpdp.protocols.rules.party_rules`): one rule per group of
@@ -75,7 +79,7 @@ from mpdp.protocols.numerics.cost import CostEstimate, import_seconds, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["BAND_ENTRY_BYTES", "BAND_ENTRY_SECONDS", "BAND_OUTPUT_STEP_SECONDS", "BAND_ROW_SECONDS", "EXACT_CALL_SECONDS",
-           "ERROR_BLOCK_BYTES", "ERROR_ENTRY_SECONDS", "ERROR_VECTORS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS", "PARITY_CLASS_SECONDS", "banded",
+           "ERROR_BLOCK_BYTES", "ERROR_DENSE_ENTRY_SECONDS", "ERROR_ENTRY_SECONDS", "ERROR_VECTORS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS", "PARITY_CLASS_SECONDS", "banded",
            "POSTERIOR_PAIR_SECONDS", "POSTERIOR_PARTY_SECONDS", "count_parity", "exact_rule_cost", "party_rules_cost",
            "symmetric_rule_cost"]
 
@@ -88,9 +92,13 @@ EXACT_STEP_SECONDS = 2.0e-8
 EXACT_OUTPUT_STEP_SECONDS = 2.5e-10
 #: Seconds per (band nonzero x output): the sparse products with the gain (sum: |Y| = n + 1).
 BAND_OUTPUT_STEP_SECONDS = 6.0e-10
-#: Seconds per likelihood entry (a band's nonzero) of one group's view under an error measure: the posterior
-#: mean or median and the accuracy's pass, together (calibration in the module docstring).
+#: Seconds per band nonzero of one group's view under an error measure: the posterior mean or median and the
+#: accuracy's pass, together, besides the band's construction (calibration in the module docstring).
 ERROR_ENTRY_SECONDS = 3.0e-8
+#: Seconds per entry of a dense group's likelihood (n <= PURE_GROUP_DENSE_MAX) under an error measure: its
+#: construction (the recursive filter, row by row) and the two passes (sum of 2,000 parties: 1.2 s, 4.0e6
+#: entries, 0.45 s of it the scipy.signal import).
+ERROR_DENSE_ENTRY_SECONDS = 1.9e-7
 #: Peak bytes of the one-group passes' blocks of a band under an error measure (2^20 entries a block: the
 #: rows, their padded copy and a few temporaries of that size).
 ERROR_BLOCK_BYTES = 1.0e8
@@ -173,7 +181,7 @@ def exact_rule_cost(groups: Sequence[Factor], outputs: int, views: int, parity: 
                        + outputs * (dense * EXACT_OUTPUT_STEP_SECONDS + band * BAND_OUTPUT_STEP_SECONDS))
     streamed = formula and len(groups) == 1  # the posterior mean or median, a band read as it is made
     if streamed:  # one pass over the entries for the decisions, one for the accuracy, a view
-        seconds = views * (EXACT_CALL_SECONDS + (dense + band) * ERROR_ENTRY_SECONDS)
+        seconds = views * (EXACT_CALL_SECONDS + band * ERROR_ENTRY_SECONDS + dense * ERROR_DENSE_ENTRY_SECONDS)
     likelihoods = 0.0
     for g in groups:
         if banded(g):
