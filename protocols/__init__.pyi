@@ -58,9 +58,11 @@ from .functions import (
     FUNCTION_NAMES,
     MEASURE_NAMES,
     BooleanFunction,
+    ErrorMeasure,
     SymmetricFunction,
     TruthTable,
     accuracy_measure,
+    error_measure,
     parse_function,
 )
 from .interactive.interactive import (
@@ -118,6 +120,7 @@ __all__ = [
     "ColoringStep",
     "DatasetError",
     "DecisionProblem",
+    "ErrorMeasure",
     "CountThresholdRule",
     "count_threshold_rule",
     "DecisionRule",
@@ -145,6 +148,7 @@ __all__ = [
     "WorkerError",
     "WorstCaseSolution",
     "accuracy_measure",
+    "error_measure",
     "balanced_boundary_value",
     "balanced_mechanism",
     "boundary_distances",

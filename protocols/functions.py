@@ -24,7 +24,10 @@ table symmetric within groups of parties (a function of the per-group counts of 
 the symmetric engine.
 
 Accuracy measures w[y_true, y_hat] (000 eq. (9)): ``zero-one`` (identity), ``absolute-error``
-(-|y - y'|) and ``squared-error`` (-(y - y')^2), negative costs so that larger is better.
+(-|y - y'|) and ``squared-error`` (-(y - y')^2), negative costs so that larger is better. The two error
+measures can also be held as their formula (:class:`ErrorMeasure`, :func:`error_measure`), never the
+|Y| x |Y| table (``sum`` of 10^5 parties: 80 GB): the engines then decide by the posterior mean or median
+(:mod:`mpdp.protocols.decision.error_rules`).
 """
 
 from __future__ import annotations
@@ -43,10 +46,14 @@ __all__ = [
     "FUNCTION_NAMES",
     "MEASURE_NAMES",
     "BooleanFunction",
+    "ErrorMeasure",
+    "Measure",
     "SymmetricFunction",
     "TruthTable",
     "accuracy_measure",
+    "error_measure",
     "group_values",
+    "measure_bounds",
     "parse_function",
 ]
 
@@ -288,6 +295,68 @@ _MEASURE_ALIASES = {"zero_one": "zero-one", "neg_abs": "absolute-error",
 MEASURE_NAMES = tuple(_MEASURES)
 
 
+def _measure_key(name: str) -> str:
+    """The canonical name of a measure name or alias.
+
+    Raises:
+        ParameterError: an unknown name."""
+    key = _MEASURE_ALIASES.get(name.strip().lower(), name.strip().lower())
+    if key not in _MEASURES:
+        raise ParameterError("measure", name, "one of " + ", ".join(MEASURE_NAMES))
+    return key
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorMeasure:
+    """``absolute-error`` or ``squared-error`` on the outputs 0..|Y|-1 held as its formula,
+    ``w[y, y'] = -|y - y'|`` or ``-(y - y')^2``, never as its (|Y|, |Y|) table: what the engines read
+    column by column (:mod:`mpdp.protocols.decision.engines`) or not at all (the posterior mean or median,
+    :mod:`mpdp.protocols.decision.error_rules`). Build it with :func:`error_measure`.
+
+    Attributes:
+        name: the canonical measure name. num_outputs: |Y| >= 1.
+    """
+
+    name: str
+    num_outputs: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(|Y|, |Y|), the shape of the table it stands for."""
+        return self.num_outputs, self.num_outputs
+
+    def gain(self, truth: NDArray[np.integer], guess: NDArray[np.integer]) -> NDArray[np.float64]:
+        """float64, ``w[truth, guess]`` computed elementwise (numpy broadcasting: ``truth[:, None]`` and
+        ``guess[None, :]`` give the table's block of those rows and columns)."""
+        return _MEASURES[self.name](np.asarray(truth, dtype=np.int64) - np.asarray(guess, dtype=np.int64))
+
+
+#: An accuracy measure as the engines take it: the table w, float64 (|Y|, |Y|), or an error measure's formula.
+Measure = NDArray[np.float64] | ErrorMeasure
+
+
+def error_measure(name: str, num_outputs: int) -> ErrorMeasure | None:
+    """``name`` (or an alias) as an :class:`ErrorMeasure` on |Y| = ``num_outputs`` outputs; None for
+    ``zero-one`` (its table, the identity, stays the one the engines read).
+
+    Raises:
+        ParameterError: an unknown name or |Y| < 1.
+    """
+    key = _measure_key(name)
+    if num_outputs < 1:
+        raise ParameterError("num_outputs", num_outputs, "an integer >= 1")
+    return None if key == "zero-one" else ErrorMeasure(key, int(num_outputs))
+
+
+def measure_bounds(measure: Measure) -> tuple[float, float]:
+    """(min w, max w): the range every accuracy of the measure lies in (an error measure's without its
+    table: -(|Y| - 1) or -(|Y| - 1)^2, and 0)."""
+    if isinstance(measure, ErrorMeasure):
+        return float(measure.gain(np.zeros(1, dtype=np.int64), np.full(1, measure.num_outputs - 1))[0]), 0.0
+    w = np.asarray(measure, dtype=np.float64)
+    return float(w.min()), float(w.max())
+
+
 def accuracy_measure(name: str, num_outputs: int) -> NDArray[np.float64]:
     """The accuracy measure w as a float64 matrix of shape (|Y|, |Y|), ``w[y_true, y_hat]``.
 
@@ -298,9 +367,7 @@ def accuracy_measure(name: str, num_outputs: int) -> NDArray[np.float64]:
     Raises:
         ParameterError: an unknown name or |Y| < 1.
     """
-    key = _MEASURE_ALIASES.get(name.strip().lower(), name.strip().lower())
-    if key not in _MEASURES:
-        raise ParameterError("measure", name, "one of " + ", ".join(MEASURE_NAMES))
+    key = _measure_key(name)
     if num_outputs < 1:
         raise ParameterError("num_outputs", num_outputs, "an integer >= 1")
     y = np.arange(num_outputs)

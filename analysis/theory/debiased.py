@@ -35,7 +35,7 @@ from scipy.stats import norm
 from mpdp.analysis.plot_style import EPSILON_LABEL, new_axes, series_style
 from mpdp.protocols.decision.factors import pure_count_likelihood
 from mpdp.protocols.errors import ParameterError
-from mpdp.protocols.functions import accuracy_measure, parse_function
+from mpdp.protocols.functions import error_measure, parse_function
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse, truth_and_flip
 from mpdp.protocols.rules.optimal import optimal_rules
 from mpdp.protocols.rules.rules import check_symbols
@@ -268,10 +268,12 @@ def expected_absolute_error(k: int, epsilon: float, post_processed: bool = False
 
 def optimal_sum_error(k: int, epsilon: float) -> float:
     """E|decision - count| of the optimal average-case rule for ``sum`` under the absolute-error measure
-    (002 eq. (5)): minus its exact average accuracy."""
+    (002 eq. (5), the posterior median: :mod:`mpdp.protocols.decision.error_rules`): minus its exact average
+    accuracy."""
     f = parse_function("sum")
-    result = optimal_rules([RandomizedResponse(epsilon)] * k, f, accuracy_measure("absolute-error", k + 1),
-                           rule="average")
+    measure = error_measure("absolute-error", k + 1)
+    assert measure is not None  # an error measure
+    result = optimal_rules([RandomizedResponse(epsilon)] * k, f, measure, rule="average")
     assert result.average is not None
     return -result.average.average_accuracy
 

@@ -28,7 +28,7 @@ from mpdp.protocols.decision.engine_cost import symmetric_rule_cost
 from mpdp.protocols.decision.engines import GENERAL_MAX_TRANSCRIPTS
 from mpdp.protocols.decision.worst_case import TIME_LIMIT_STATUS
 from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError, SolverError
-from mpdp.protocols.functions import BooleanFunction, accuracy_measure
+from mpdp.protocols.functions import BooleanFunction, Measure, accuracy_measure, error_measure
 from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, check_time_limit
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.count_threshold import (
@@ -143,7 +143,7 @@ def compact_values(values: float | str | Sequence[float]) -> float | str:
     return ",".join(pieces)
 
 
-def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanFunction, w: NDArray[np.float64],
+def _optimal_rules_in_time(mechanisms: Sequence[RandomizedResponse], f: BooleanFunction, w: Measure,
                            party: int | None, rule: str, engine: str, measure: str, time_limit: float | None,
                            report: dict[str, Any]) -> OptimalRules:
     """:func:`optimal_rules`; with ``rule="both"`` a worst-case LP that HiGHS stopped at the time limit (its
@@ -197,7 +197,9 @@ def accuracy(
         epsilon: one epsilon (nats) per party, or one with ``parties``; a text as ``--epsilon`` reads it
             (``"0.5,1"``, ``"1*3"``). delta: one for all, or one per party (a text likewise).
         function: ``xor``, ``and``, ``or``, ``majority``, ``threshold:T``, ``sum``, ``table:V0,V1,...``.
-        measure: ``zero-one`` (default), ``absolute-error``, ``squared-error``.
+        measure: ``zero-one`` (default), ``absolute-error``, ``squared-error`` (these two held as their
+            formula, no |Y| x |Y| table: the average rule is the posterior median or mean,
+            :mod:`mpdp.protocols.decision.error_rules`; ``sum`` of 10^5 equal parties is exact).
         party: the deciding party (0-based); None: the central observer.
         rule: ``average``, ``worst-case`` or ``both`` (default; the LP only where it fits, else
             ``worst_case_skipped`` says why). engine: ``auto``, ``general``, ``symmetric`` or ``counts``
@@ -229,10 +231,12 @@ def accuracy(
     mechanisms = randomized_responses(epsilon, delta, parties)
     k = len(mechanisms)
     f = function_of(function)
-    accuracy_measure(measure, 1)  # the name checked now; w itself, (|Y|, |Y|), only where it is used
-    # sum's w is (k + 1)^2 float64 (3.2 GB at 20,000 parties, 80 GB at 10^5): built only where an engine uses it,
-    # after that engine's estimate (which counts it) said it fits
+    # the error measures as their formula (no table: sum's w is (k + 1)^2 float64, 80 GB at 10^5 parties; the
+    # average rule then is the posterior mean or median); zero-one as its table, built only where an engine
+    # uses it, after that engine's estimate (which counts it) said it fits; the name is checked now
+    formula = error_measure(measure, f.output_size(k))
     w_of = functools.cache(lambda: accuracy_measure(measure, f.output_size(k)))
+    binary = f.output_size(k) == 2  # the count engine's functions: w is 2 x 2
     started = time.perf_counter()
     report: dict[str, Any] = {"k": k, "function": f.name, "measure": measure,
                               "observer": "central" if party is None else party}
@@ -241,26 +245,26 @@ def accuracy(
     if counts and rule == "worst-case":
         raise ParameterError("engine", "counts", "auto, symmetric or general with rule worst-case (the count "
                              "engine gives the average rule only)")
-    if counts and not count_threshold_applies(mechanisms, f, w_of(), party):
+    if counts and not (binary and count_threshold_applies(mechanisms, f, w_of(), party)):
         raise ParameterError("engine", "counts", "a monotone binary symmetric function (majority, and, or, "
                              "threshold:T), the central observer and pure randomized response in 1 or 2 groups "
                              "of equal epsilon (as many parties as its cost estimate allows)")
     estimates: dict[str, str] = {}  # what each rule computed here was estimated to cost (the model's words)
     if rule in ("both", "worst-case") and not counts:  # the worst-case LP only where it fits, and say so
-        lp, refusal = worst_case_estimate(mechanisms, f, None if measure == "zero-one" else w_of, party, engine,
-                                          time_limit)
+        lp, refusal = worst_case_estimate(mechanisms, f, formula, party, engine, time_limit)
         if refusal is not None and rule == "both":
             rule = "average"
             report["worst_case_skipped"] = str(refusal)
         elif lp is not None:
             estimates["worst_case"] = lp.summary()
     no_lp = rule in ("both", "worst-case") and not counts and "worst_case" not in estimates  # parity views
-    count_cost = (count_engine_cost(mechanisms) if engine in ("auto", "counts") and f.output_size(k) == 2
+    count_cost = (count_engine_cost(mechanisms) if engine in ("auto", "counts") and binary
                   and count_threshold_applies(mechanisms, f, w_of(), party) else None)
     count_refused = None if count_cost is None else count_cost.refusal(time_limit)
     result = None
     try:
-        exact = None if engine in ("general", "counts") else symmetric_rule_cost(mechanisms, f, party)
+        exact = (None if engine in ("general", "counts")
+                 else symmetric_rule_cost(mechanisms, f, party, measure=measure))
         # the average rule alone: the cheapest exact engine by the estimates (the count engine's 0.05 s against
         # the symmetric engine's banded likelihood, 16 s at 50,000 parties); with the LP the problem is built anyway
         cheaper = (engine == "auto" and rule == "average" and count_cost is not None and count_refused is None
@@ -279,7 +283,8 @@ def accuracy(
                 estimates["average"] = rule_cost
             if no_lp:  # no LP: the average rule is worst-case optimal (parity views, 002 §3), its cost the rule's
                 estimates["worst_case"] = "the average rule's, worst-case optimal here: " + rule_cost
-            result = _optimal_rules_in_time(mechanisms, f, w_of(), party, rule, engine, measure, time_limit, report)
+            result = _optimal_rules_in_time(mechanisms, f, w_of() if formula is None else formula, party, rule,
+                                            engine, measure, time_limit, report)
     except SizeLimitError as exc:
         if engine != "auto" or rule == "worst-case":
             raise

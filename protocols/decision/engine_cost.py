@@ -37,6 +37,21 @@ in product form, O(classes + inputs), no likelihood built: ``views * (EXACT_CALL
 Memory: four float64 tables of max(classes, inputs) x |Y| (the measure, the gain, the decisions, their
 products), the dense likelihoods (8 bytes an entry) and the bands (:data:`BAND_ENTRY_BYTES` a nonzero).
 
+An error measure held as its formula (``absolute-error``, ``squared-error``:
+:mod:`mpdp.protocols.decision.error_rules`) builds no table of |Y| columns: the sums read the gain a batch of
+columns at a time (at most ``BATCH_ENTRIES`` entries), so its memory is the likelihoods and
+``ERROR_VECTORS`` float64 vectors of max(classes, inputs) besides. One group (the central observer of
+parties with equal parameters, or a party among them) is decided by the posterior mean or median and
+evaluated in one pass over its likelihood's entries each: ``views * (EXACT_CALL_SECONDS + entries *
+ERROR_ENTRY_SECONDS)``, no |Y| factor; a band is then read row by row as it is made, twice a view, never
+held (:data:`ERROR_BLOCK_BYTES` instead of :data:`BAND_ENTRY_BYTES` a nonzero); a dense group's entries cost
+:data:`ERROR_DENSE_ENTRY_SECONDS`, its construction included. Measured (``benchmarks/bench_error_measures.py``
+and ``mpdp accuracy`` under ``/usr/bin/time``, CPU, epsilon 1, load 10.7-12, 2026-12-03), sum, CPU / estimate,
+peak RSS / estimate: 10^5 parties 42.7 / 55 s (squared error; absolute 40.6 s), 146 / 241 MB (absolute 160
+MB); 20,000 4.9 / 5.6 s, 144 / 236 MB; 2,000 1.2-1.5 s against 0.59 s before the dense term (the table path
+2.1-2.5 s, 312 MB; before this model, the same table path 2.6-2.7 s, 308 MB). Several groups keep the time above, their sums over the outputs (for ``sum``
+under squared error G + 2 products of one column run instead: the estimate is then high).
+
 Every party's rule (:func:`party_rules_cost`; :mod:`mpdp.protocols.rules.party_rules`): one rule per group of
 parties sharing a mechanism, the group's first member's (two views), costed as above; where that estimate is
 refused (the rule factory then builds the posterior rule) each transcript is decided once per (group, symbol,
@@ -50,7 +65,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from mpdp.protocols.decision.engines import SYMMETRIC_MAX_CLASSES
+from mpdp.protocols.decision.engines import BATCH_ENTRIES, SYMMETRIC_MAX_CLASSES
 from mpdp.protocols.decision.factors import (
     PURE_GROUP_DENSE_MAX,
     Factor,
@@ -59,12 +74,12 @@ from mpdp.protocols.decision.factors import (
     likelihood_nonzeros,
     symmetric_groups,
 )
-from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.functions import BooleanFunction, error_measure
 from mpdp.protocols.numerics.cost import CostEstimate, import_seconds, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["BAND_ENTRY_BYTES", "BAND_ENTRY_SECONDS", "BAND_OUTPUT_STEP_SECONDS", "BAND_ROW_SECONDS", "EXACT_CALL_SECONDS",
-           "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS", "PARITY_CLASS_SECONDS", "banded",
+           "ERROR_BLOCK_BYTES", "ERROR_DENSE_ENTRY_SECONDS", "ERROR_ENTRY_SECONDS", "ERROR_VECTORS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS", "PARITY_CLASS_SECONDS", "banded",
            "POSTERIOR_PAIR_SECONDS", "POSTERIOR_PARTY_SECONDS", "count_parity", "exact_rule_cost", "party_rules_cost",
            "symmetric_rule_cost"]
 
@@ -77,6 +92,19 @@ EXACT_STEP_SECONDS = 2.0e-8
 EXACT_OUTPUT_STEP_SECONDS = 2.5e-10
 #: Seconds per (band nonzero x output): the sparse products with the gain (sum: |Y| = n + 1).
 BAND_OUTPUT_STEP_SECONDS = 6.0e-10
+#: Seconds per band nonzero of one group's view under an error measure: the posterior mean or median and the
+#: accuracy's pass, together, besides the band's construction (calibration in the module docstring).
+ERROR_ENTRY_SECONDS = 3.0e-8
+#: Seconds per entry of a dense group's likelihood (n <= PURE_GROUP_DENSE_MAX) under an error measure: its
+#: construction (the recursive filter, row by row) and the two passes (sum of 2,000 parties: 1.2 s, 4.0e6
+#: entries, 0.45 s of it the scipy.signal import).
+ERROR_DENSE_ENTRY_SECONDS = 1.9e-7
+#: Peak bytes of the one-group passes' blocks of a band under an error measure (2^20 entries a block: the
+#: rows, their padded copy and a few temporaries of that size).
+ERROR_BLOCK_BYTES = 1.0e8
+#: float64 vectors of max(classes, inputs) an error measure's rule holds (decisions, moments, accuracy, the
+#: prior and the batch of gain columns' products, counted as vectors) besides the likelihoods.
+ERROR_VECTORS = 12
 #: Seconds per nonzero of a banded likelihood while it is built (restart rows, FFT steps, the CSR copy).
 BAND_ENTRY_SECONDS = 3.5e-8
 #: Seconds per row of a banded likelihood (a row's Python and numpy calls: the whole cost of narrow bands).
@@ -93,7 +121,8 @@ POSTERIOR_PARTY_SECONDS = 8.0e-6
 POSTERIOR_PAIR_SECONDS = 3.0e-9
 
 _ALTERNATIVE = ("the count engine for majority-type functions of the central observer, the posterior rule "
-                "with a Monte Carlo accuracy, or fewer parties (the exact rule of sum grows as k^3)")
+                "with a Monte Carlo accuracy, or fewer parties (the exact rule of sum grows as k^3 under "
+                "zero-one, as k^1.5 under the error measures)")
 
 
 def banded(group: Factor) -> bool:
@@ -116,7 +145,7 @@ def count_parity(function: BooleanFunction, k: int) -> bool:
 
 
 def exact_rule_cost(groups: Sequence[Factor], outputs: int, views: int, parity: bool, *,
-                    first_imports: bool = True) -> CostEstimate:
+                    first_imports: bool = True, measure: str = "zero-one") -> CostEstimate:
     """The time and memory of the symmetric engine's exact average rule (or its exact accuracy) over
     ``groups`` (module docstring).
 
@@ -126,7 +155,13 @@ def exact_rule_cost(groups: Sequence[Factor], outputs: int, views: int, parity: 
             (:func:`count_parity`); the product form serves them where every epsilon is > 0.
         first_imports: count the first imports of what the likelihoods load (False: a caller that counts
             them once for many rules, :func:`mpdp.analysis.sweeps.sweep_cost.sweep_cost`).
+        measure: the measure's name: ``absolute-error`` and ``squared-error`` are held as their formula (no
+            table of |Y| columns, one group by its closed form); any other as its table.
+
+    Raises:
+        ParameterError: an unknown measure name.
     """
+    formula = error_measure(measure, outputs) is not None
     k = sum(g.n for g in groups) + (views - 1)
     size = f"{k:,} {noun(k, 'party', 'parties')}, {outputs:,} outputs"
     classes = math.prod(g.num_classes for g in groups)
@@ -144,27 +179,35 @@ def exact_rule_cost(groups: Sequence[Factor], outputs: int, views: int, parity: 
         dense, band = (dense, band + entries) if banded(g) else (dense + entries, band)
     seconds = views * (EXACT_CALL_SECONDS + (dense + band) * EXACT_STEP_SECONDS
                        + outputs * (dense * EXACT_OUTPUT_STEP_SECONDS + band * BAND_OUTPUT_STEP_SECONDS))
+    streamed = formula and len(groups) == 1  # the posterior mean or median, a band read as it is made
+    if streamed:  # one pass over the entries for the decisions, one for the accuracy, a view
+        seconds = views * (EXACT_CALL_SECONDS + band * ERROR_ENTRY_SECONDS + dense * ERROR_DENSE_ENTRY_SECONDS)
     likelihoods = 0.0
     for g in groups:
         if banded(g):
             nonzeros = likelihood_nonzeros(g.n, g.mechanism)
-            seconds += BAND_ENTRY_SECONDS * nonzeros + BAND_ROW_SECONDS * (g.n + 1)
-            likelihoods += (BAND_ENTRY_BYTES + (4.0 if nonzeros >= 2**31 else 0.0)) * nonzeros
+            # made once and held (CSR), or made twice a view and never held (blocks of ERROR_BLOCK entries)
+            seconds += (2 * views if streamed else 1) * (BAND_ENTRY_SECONDS * nonzeros + BAND_ROW_SECONDS * (g.n + 1))
+            likelihoods += (ERROR_BLOCK_BYTES if streamed
+                            else (BAND_ENTRY_BYTES + (4.0 if nonzeros >= 2**31 else 0.0)) * nonzeros)
         else:
             likelihoods += 8.0 * g.num_classes * (g.n + 1)
     if first_imports:  # once, if not imported yet
         seconds += import_seconds(m for g in groups for m in lazy_imports(g.n, g.mechanism))
-    return CostEstimate("the exact rule", size, seconds, 4 * 8.0 * max(classes, inputs) * outputs + likelihoods,
-                        _ALTERNATIVE)
+    side = max(classes, inputs)
+    tables = (ERROR_VECTORS * 8.0 * side + 4 * 8.0 * side * min(outputs, max(1, BATCH_ENTRIES // side)) if formula
+              else 4 * 8.0 * side * outputs)
+    return CostEstimate("the exact rule", size, seconds, tables + likelihoods, _ALTERNATIVE)
 
 
 def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,
-                        observer: int | None = None, *, first_imports: bool = True) -> CostEstimate | None:
+                        observer: int | None = None, *, first_imports: bool = True,
+                        measure: str = "zero-one") -> CostEstimate | None:
     """:func:`exact_rule_cost` of the symmetric engine's groups for these parties (nothing built).
 
     Args:
         mechanisms: the k parties' randomized responses. function: f. observer: None or a party index
-            (two views, one per own bit). first_imports: as :func:`exact_rule_cost`.
+            (two views, one per own bit). first_imports, measure: as :func:`exact_rule_cost`.
 
     Returns:
         the estimate (seconds on one core, bytes), or None for a function that is not symmetric or more
@@ -179,7 +222,7 @@ def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: Bool
         return None
     k = len(mechanisms)
     return exact_rule_cost(groups, function.output_size(k), 1 if observer is None else 2,
-                           count_parity(function, k), first_imports=first_imports)
+                           count_parity(function, k), first_imports=first_imports, measure=measure)
 
 
 def _num_classes(n: int, mechanism: RandomizedResponse) -> int:

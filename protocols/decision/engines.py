@@ -28,20 +28,29 @@ The sums (x in class j, tau in class c; the class likelihood is prod_g F_g[j_g, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from mpdp.protocols.decision.error_rules import error_accuracy, error_decisions
 from mpdp.protocols.decision.factors import Factor, group_parties
 from mpdp.protocols.decision.parity import parity_accuracy, parity_decisions
 from mpdp.protocols.errors import ParameterError, SizeLimitError
-from mpdp.protocols.functions import TRUTH_TABLE_MAX_K, BooleanFunction, group_values
+from mpdp.protocols.functions import (
+    TRUTH_TABLE_MAX_K,
+    BooleanFunction,
+    ErrorMeasure,
+    Measure,
+    group_values,
+    measure_bounds,
+)
 from mpdp.protocols.numerics.kron import kron_matvec
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = [
+    "BATCH_ENTRIES",
     "ENGINES",
     "GENERAL_MAX_TRANSCRIPTS",
     "SYMMETRIC_MAX_CLASSES",
@@ -59,7 +68,8 @@ ENGINES = ("auto", "general", "symmetric")
 GENERAL_MAX_TRANSCRIPTS = 1 << 24
 #: Largest number of transcript classes (or input classes) the symmetric engine holds.
 SYMMETRIC_MAX_CLASSES = 1 << 24
-_CHUNK = 1 << 22  # entries per transform batch
+#: Entries per batch of the transforms over the outputs (float64: 32 MB an array).
+BATCH_ENTRIES = 1 << 22
 
 #: A rule on one view: int64 decisions (num_classes,) or float64 probabilities Q (num_classes, |Y|).
 RuleTable = NDArray[np.int64] | NDArray[np.float64]
@@ -71,15 +81,19 @@ class View:
 
     Attributes:
         factors: likelihood factors of the parties the observer does not know, in index order.
-        gain: float64 (num_inputs, |Y|), ``gain[j, y] = w(f(x), y)`` for x in input class j.
+        outputs: int64 (num_inputs,), f(x) for x in input class j (the observer's own bit included).
+        measure: w, float64 (|Y|, |Y|), or an error measure's formula
+            (:class:`mpdp.protocols.functions.ErrorMeasure`); the gain is ``gain[j, y] = w(outputs[j], y)``.
         prior: float64 (num_inputs,), the uniform prior over x aggregated to classes (sums to one).
         own_bit: the observer's own bit (party observer) or None (central observer).
     """
 
     factors: tuple[Factor, ...]
-    gain: NDArray[np.float64]
+    outputs: NDArray[np.int64]
+    measure: Measure
     prior: NDArray[np.float64]
     own_bit: int | None
+    _gain: list[NDArray[np.float64]] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def num_classes(self) -> int:
@@ -89,12 +103,28 @@ class View:
     @property
     def num_inputs(self) -> int:
         """Number of input classes of this view."""
-        return int(self.gain.shape[0])
+        return int(self.outputs.shape[0])
 
     @property
     def num_outputs(self) -> int:
         """|Y|."""
-        return int(self.gain.shape[1])
+        return int(self.measure.shape[0])
+
+    def gain_columns(self, ys: slice) -> NDArray[np.float64]:
+        """float64 (num_inputs, len(ys)): ``gain[:, ys]``, computed (an error measure's, or read from w)."""
+        guesses = np.arange(ys.start, ys.stop)
+        if isinstance(self.measure, ErrorMeasure):
+            return self.measure.gain(self.outputs[:, None], guesses[None, :])
+        columns: NDArray[np.float64] = self.measure[self.outputs[:, None], guesses[None, :]]
+        return columns
+
+    @property
+    def gain(self) -> NDArray[np.float64]:
+        """float64 (num_inputs, |Y|), ``gain[j, y] = w(f(x), y)`` for x in input class j: built on first use
+        (the worst-case LP and the parity form read it whole; the average rule's sums read it by columns)."""
+        if not self._gain:
+            self._gain.append(self.gain_columns(slice(0, self.num_outputs)))
+        return self._gain[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +133,7 @@ class DecisionProblem:
 
     Attributes:
         mechanisms: the k parties' randomized responses.
-        function, measure: f and w (float64 (|Y|, |Y|)).
+        function, measure: f and w (float64 (|Y|, |Y|), or an error measure's formula).
         observer: None for the central observer, else the party index i (0-based).
         engine: ``"general"`` or ``"symmetric"``.
         views: one view (central) or two (party: own bit 0, then 1).
@@ -111,7 +141,7 @@ class DecisionProblem:
 
     mechanisms: tuple[RandomizedResponse, ...]
     function: BooleanFunction
-    measure: NDArray[np.float64]
+    measure: Measure
     observer: int | None
     engine: str
     views: tuple[View, ...]
@@ -122,13 +152,13 @@ class DecisionProblem:
         return len(self.mechanisms)
 
 
-def _symmetric_gain(factors: Sequence[Factor], values: NDArray[np.int64], w: NDArray[np.float64],
-                    offset: int) -> NDArray[np.float64]:
+def _symmetric_outputs(factors: Sequence[Factor], values: NDArray[np.int64], offset: int) -> NDArray[np.int64]:
+    """f on every input class of the groups' counts: g(total ones + the observer's own bit)."""
     ones = np.zeros(1, dtype=np.int64)
     for f in factors:
         ones = (ones[:, None] + np.arange(f.n + 1)[None, :]).ravel()
-    gain: NDArray[np.float64] = w[values[ones + offset]]
-    return gain
+    outputs: NDArray[np.int64] = values[ones + offset]
+    return outputs
 
 
 def _prior(factors: Sequence[Factor]) -> NDArray[np.float64]:
@@ -198,7 +228,7 @@ def _pick_engine(engine: str, symmetric: bool, transcripts: int, classes: int) -
 def build_problem(
     mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction,
-    measure: NDArray[np.float64],
+    measure: Measure,
     observer: int | None = None,
     engine: str = "auto",
 ) -> DecisionProblem:
@@ -207,7 +237,8 @@ def build_problem(
     Args:
         mechanisms: k >= 1 randomized responses, party order.
         function: f; symmetric functions (``count_values``) may use the symmetric engine.
-        measure: w, float64 (|Y|, |Y|) with |Y| = function.output_size(k).
+        measure: w, float64 (|Y|, |Y|) with |Y| = function.output_size(k), or an
+            :class:`mpdp.protocols.functions.ErrorMeasure` on those |Y| outputs (no table built).
         observer: None (central observer) or a party index 0..k-1.
         engine: ``auto``, ``general`` or ``symmetric``.
 
@@ -221,9 +252,9 @@ def build_problem(
         raise ParameterError("k", k, "at least one party")
     if observer is not None and not (0 <= int(observer) < k):
         raise ParameterError("party", observer, f"a party index 0..{k - 1}")
-    w = np.asarray(measure, dtype=np.float64)
+    w = measure if isinstance(measure, ErrorMeasure) else np.asarray(measure, dtype=np.float64)
     size = function.output_size(k)
-    if w.shape != (size, size) or not np.isfinite(w).all():
+    if w.shape != (size, size) or not (isinstance(w, ErrorMeasure) or np.isfinite(w).all()):
         raise ParameterError("measure shape", w.shape, f"a finite ({size}, {size}) matrix for {function.name}")
     values = function.count_values(k)
     parties = np.arange(k) if observer is None else np.delete(np.arange(k), int(observer))
@@ -241,22 +272,22 @@ def build_problem(
     if chosen == "symmetric":
         prior = _prior(grouped)
         for i, b in enumerate(own_bits):
-            gain = (_symmetric_gain(grouped, values, w, b or 0) if values is not None
-                    else w[grouped_tables[i]] if grouped_tables is not None else None)
-            assert gain is not None  # _pick_engine chooses it only for a function of the group counts
-            views.append(View(grouped, gain, prior, b))
+            outputs = (_symmetric_outputs(grouped, values, b or 0) if values is not None
+                       else grouped_tables[i] if grouped_tables is not None else None)
+            assert outputs is not None  # _pick_engine chooses it only for a function of the group counts
+            views.append(View(grouped, outputs, w, prior, b))
     else:
         factors = group_parties(mechs, others, grouped=False)
         table = function.truth_table(k)
         prior = np.full(1 << len(others), 0.5 ** len(others))
         for b in own_bits:
-            views.append(View(factors, w[_own_bit_table(table, observer, b)], prior, b))
+            views.append(View(factors, _own_bit_table(table, observer, b), w, prior, b))
     return DecisionProblem(mechs, function, w, None if observer is None else int(observer),
                            chosen, tuple(views))
 
 
 def _batches(view: View) -> list[slice]:
-    step = max(1, _CHUNK // max(view.num_classes, view.num_inputs))
+    step = max(1, BATCH_ENTRIES // max(view.num_classes, view.num_inputs))
     return [slice(a, min(a + step, view.num_outputs)) for a in range(0, view.num_outputs, step)]
 
 
@@ -265,19 +296,24 @@ def average_decisions(view: View) -> NDArray[np.int64]:
 
     ``argmax_y sum_j P(j | c) gain[j, y]`` for every transcript class c; ties go to the smallest y. A
     gain of parity form (XOR) is decided in exact product form (:mod:`mpdp.protocols.decision.parity`), where the
-    sum cancels below float resolution.
+    sum cancels below float resolution; an error measure by its closed form, the posterior mean or median
+    (:func:`mpdp.protocols.decision.error_rules.error_decisions`), where one serves.
 
     Returns:
         int64 array of shape (num_classes,).
     """
-    parity = parity_decisions(view.factors, view.gain)
+    if isinstance(view.measure, ErrorMeasure):
+        closed = error_decisions(view.factors, view.outputs, view.measure)
+        if closed is not None:
+            return closed
+    parity = parity_decisions(view.factors, view.gain) if view.num_outputs == 2 else None
     if parity is not None:
         return parity
     post = [f.posterior for f in view.factors]
     best = np.full(view.num_classes, -np.inf)
     arg = np.zeros(view.num_classes, dtype=np.int64)
     for batch in _batches(view):
-        expected = kron_matvec(post, view.gain[:, batch], transpose=True)
+        expected = kron_matvec(post, view.gain_columns(batch), transpose=True)
         local = np.argmax(expected, axis=1)
         top = expected[np.arange(expected.shape[0]), local]
         better = top > best
@@ -294,9 +330,15 @@ def view_accuracy(view: View, table: RuleTable) -> NDArray[np.float64]:
 
     Returns:
         float64 array of shape (num_inputs,) (002 eqs. (1), (3) before averaging / minimizing). The parity
-        rule (XOR) is evaluated in product form (:func:`mpdp.protocols.decision.parity.parity_accuracy`).
+        rule (XOR) is evaluated in product form (:func:`mpdp.protocols.decision.parity.parity_accuracy`), the
+        decisions of one group under an error measure entry by entry of its likelihood
+        (:func:`mpdp.protocols.decision.error_rules.error_accuracy`).
     """
-    exact = parity_accuracy(view.factors, view.gain, table)
+    if isinstance(view.measure, ErrorMeasure) and table.ndim == 1:
+        closed = error_accuracy(view.factors, view.outputs, view.measure, table.astype(np.int64, copy=False))
+        if closed is not None:
+            return closed
+    exact = parity_accuracy(view.factors, view.gain, table) if view.num_outputs == 2 else None
     if exact is not None:
         return exact
     forward = [f.forward for f in view.factors]
@@ -307,7 +349,7 @@ def view_accuracy(view: View, table: RuleTable) -> NDArray[np.float64]:
             q = (table[:, None] == ys[None, :]).astype(np.float64)
         else:
             q = table[:, batch]
-        acc += np.einsum("jy,jy->j", kron_matvec(forward, q), view.gain[:, batch])
+        acc += np.einsum("jy,jy->j", kron_matvec(forward, q), view.gain_columns(batch))
     return acc
 
 
@@ -331,7 +373,7 @@ def accuracy_summary(problem: DecisionProblem,
         measure w (clipped here, the one place: rounding can overshoot it by an ulp).
     """
     # an accuracy is an expectation of w: rounding (a prior summing to 1 + ulp) must not leave w's range
-    lo, hi = float(problem.measure.min()), float(problem.measure.max())
+    lo, hi = measure_bounds(problem.measure)
     per_view = tuple(np.clip(view_accuracy(v, t), lo, hi) for v, t in zip(problem.views, tables, strict=True))
     worst = float(min(a.min() for a in per_view))
     best = float(max(a.max() for a in per_view))

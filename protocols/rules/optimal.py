@@ -28,7 +28,7 @@ from mpdp.protocols.decision.engines import (
 from mpdp.protocols.decision.parity import parity_form
 from mpdp.protocols.decision.worst_case import lp_cost, solve_worst_case, symmetric_lp_cost
 from mpdp.protocols.errors import ParameterError, SizeLimitError
-from mpdp.protocols.functions import BooleanFunction
+from mpdp.protocols.functions import BooleanFunction, ErrorMeasure, Measure, measure_bounds
 from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT, CostEstimate, check_time_limit
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.table_rule import TableRule
@@ -45,7 +45,7 @@ __all__ = [
 def worst_case_refusal(
     mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction,
-    measure: NDArray[np.float64] | None,
+    measure: Measure | None,
     observer: int | None = None,
     engine: str = "auto",
     time_limit: float | None = DEFAULT_TIME_LIMIT,
@@ -58,7 +58,7 @@ def worst_case_refusal(
 def worst_case_estimate(
     mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction,
-    measure: NDArray[np.float64] | Callable[[], NDArray[np.float64]] | None,
+    measure: Measure | Callable[[], NDArray[np.float64]] | None,
     observer: int | None = None,
     engine: str = "auto",
     time_limit: float | None = DEFAULT_TIME_LIMIT,
@@ -74,7 +74,9 @@ def worst_case_estimate(
 
     Args:
         measure: w, float64 (|Y|, |Y|), or a function that builds it (called only once the sizes fit: ``sum``'s
-            w at 10^5 parties is 80 GB); None: the zero-one measure (likewise built only then).
+            w at 10^5 parties is 80 GB), or an error measure's formula (:class:`mpdp.protocols.functions.ErrorMeasure`:
+            the LP reads its gain whole, num_inputs x |Y|, which its estimate counts); None: the zero-one measure
+            (likewise built only then).
 
     Returns:
         (the estimate, or None where there is no LP to estimate: a size no engine holds, or parity views,
@@ -149,7 +151,7 @@ def _rule(problem: DecisionProblem, kind: str, tables: Sequence[RuleTable],
 def optimal_rules(
     mechanisms: Sequence[RandomizedResponse],
     function: BooleanFunction,
-    measure: NDArray[np.float64],
+    measure: Measure,
     observer: int | None = None,
     rule: str = "both",
     engine: str = "auto",
@@ -160,7 +162,9 @@ def optimal_rules(
 
     Args:
         mechanisms: the k parties' randomized responses.
-        function: f; measure: w, float64 (|Y|, |Y|), w[true, guess].
+        function: f; measure: w, float64 (|Y|, |Y|), w[true, guess], or an error measure's formula
+            (:func:`mpdp.protocols.functions.error_measure`: the average rule by the posterior mean or median,
+            :mod:`mpdp.protocols.decision.error_rules`, no |Y| x |Y| table; the worst-case LP reads the gain).
         observer: None or a party index.
         rule: ``average``, ``worst-case`` or ``both``.
         engine: ``auto``, ``general`` or ``symmetric``.
@@ -185,7 +189,9 @@ def optimal_rules(
     parity = _parity_views(problem)
     if problem.engine == "symmetric" and (rule in ("average", "both") or parity):
         view = problem.views[0]
-        exact_rule_cost(view.factors, view.num_outputs, len(problem.views), parity).check(time_limit)
+        name = problem.measure.name if isinstance(problem.measure, ErrorMeasure) else "zero-one"  # a table's
+        exact_rule_cost(view.factors, view.num_outputs, len(problem.views), parity,
+                        measure=name).check(time_limit)
     if rule in ("worst-case", "both") and not parity:
         lp_cost(problem.views).check(time_limit)
     average = worst = None
@@ -219,7 +225,7 @@ EQUALIZER_TOLERANCE = 1e-12
 def _parity_views(problem: DecisionProblem) -> bool:
     """Every view's gain is of parity form with beta = 0 (XOR, :func:`mpdp.protocols.decision.parity.parity_form`):
     the average rule (the parity of the reports) is right on every input with the same probability."""
-    forms = [parity_form(v.factors, v.gain) for v in problem.views]
+    forms = [parity_form(v.factors, v.gain) if v.num_outputs == 2 else None for v in problem.views]
     return all(form is not None and form[1] == 0.0 for form in forms)
 
 
@@ -228,7 +234,7 @@ def _equalizer(problem: DecisionProblem, average: float, worst_case: float) -> b
     R, worst(R) <= avg(R) <= avg(average rule) = worst(average rule) (002 eqs. (1), (3), (5)); its average
     accuracy is then the certificate (no rule has a larger worst case). Holds for XOR with randomized
     response (002 §3: P(right | x) = P(an even number of flips), the same for every x)."""
-    scale = max(1.0, float(np.abs(problem.measure).max()))
+    scale = max(1.0, *(abs(b) for b in measure_bounds(problem.measure)))
     return worst_case >= average - EQUALIZER_TOLERANCE * scale
 
 
