@@ -50,6 +50,32 @@ def test_threshold_tails_far_tails_by_tilting():
         assert tails[j] == pytest.approx(_direct_tail(n, 0.1, m, j), abs=1e-13)
 
 
+@pytest.mark.parametrize("eps", [5.0, 37.0, 40.0])
+def test_threshold_tails_at_100000_parties_and_large_epsilon(eps):
+    """At epsilon >= 37, p = 1 / (1 + e^-eps) rounds to 1.0 (``log1p(-p)``: math domain error); at n = 10^5
+    over the whole window the recurrence drifted 1.2e-11 - 1.9e-11 (epsilon 5, 30, 37), past its old
+    certificate. Every 5,000th j against :func:`threshold_tail` (a windowed sum), five against scipy's binomials."""
+    n, m = 100_000, 50_001
+    tails = threshold_tails(n, eps, m)
+    for j in range(0, n + 1, 5_000):
+        assert tails[j] == pytest.approx(threshold_tail(n, eps, m, j), abs=1e-10)
+    for j in (0, 49_999, 50_000, 50_001, 100_000):  # scipy's binomials, summed directly
+        assert tails[j] == pytest.approx(_direct_tail(n, eps, m, j), abs=1e-10)
+
+
+def test_the_count_engine_serves_large_epsilon(capsys):
+    """``mpdp accuracy --epsilon 37*100000 --function majority`` crashed (math domain error); with
+    q = e^-37 / (1 + e^-37) ~ 8.5e-17 per party, the majority of 10^5 is wrong with probability below
+    C(10^5, 50,001) q^50,001 / 2: the accuracy is 1 (to the float sums' rounding)."""
+    document = ok(capsys, "accuracy", "--epsilon", "37*100000", "--function", "majority", "--rule", "average",
+                  "--json", "-")
+    rules = document["rules"]["average"]
+    assert document["engine"] == "counts" and rules["exact"] is True
+    # within the recurrence's rounding, 1e-12 + 8e-16 n (4.3e-12 seen for the worst case)
+    assert rules["average_accuracy"] == pytest.approx(1.0, abs=1e-12 + 8e-16 * 100_000)
+    assert rules["worst_case_accuracy"] == pytest.approx(1.0, abs=1e-12 + 8e-16 * 100_000)
+
+
 @pytest.mark.parametrize("eps", CASES, ids=lambda e: f"{len(e)}parties")
 @pytest.mark.parametrize("name", ["majority", "and", "or", "threshold:3"])
 @pytest.mark.parametrize("measure", ["zero-one", "absolute-error"])
