@@ -27,7 +27,8 @@ def truth_text(function: str, truth: int) -> str:
 
 def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
                   rr_theory: Sequence[float] | None = None,
-                  debiased: Sequence[DebiasedRound | None] | None = None) -> None:
+                  debiased: Sequence[DebiasedRound | None] | None = None,
+                  decided: Sequence[bool] | None = None) -> None:
     """Print the per-round table and a one-line summary to standard output.
 
     ``rr_theory`` (curator protocol): per round, the randomized-response protocol's exact accuracy at
@@ -54,9 +55,10 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
     for i, r in enumerate(results):
         theory = (f"{r.theoretical_accuracy:.4f}" + ("" if r.theory_exact else " (est.)")
                   + (f" (tie {r.tie_probability:.0%})" if r.tie_probability > 0 else ""))
+        measured = decided is None or decided[i]  # an undecided round (no answer, every party abstained): dashes
         row = [r.round, str(r.n_parties), str(r.yes_count), truth_text(function, r.truth),
-               f"{r.empirical_accuracy:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]", theory,
-               "yes" if r.consistent else "[bold red]NO[/]"]
+               f"{r.empirical_accuracy:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]" if measured else "- (not decided)",
+               theory, ("yes" if r.consistent else "[bold red]NO[/]") if measured else "-"]
         if rr_theory is not None:
             row.append(f"{rr_theory[i]:.4f}")
         if shown:
@@ -73,11 +75,15 @@ def print_results(document: Mapping[str, Any], results: Sequence[RoundResult],
         console.print(
             f"mean accuracy over rounds: {document['protocol']} (theory) {sum(r.theoretical_accuracy for r in results) / len(results):.4f}, "
             f"randomized response (theory) {sum(rr_theory) / len(rr_theory):.4f}, at the same epsilon per party.")
-    consistent = sum(r.consistent for r in results)
+    counted = [r for i, r in enumerate(results) if decided is None or decided[i]]
+    consistent = sum(r.consistent for r in counted)
+    undecided = len(results) - len(counted)
     broker = document["broker"]
     assert isinstance(broker, dict)
     console.print(
-        f"{consistent}/{len(results)} rounds consistent with theory (exact binomial tests, "
+        f"{consistent}/{len(counted)} {'decided ' if undecided else ''}rounds consistent with theory "
+        + (f"({undecided} not decided: no answer, or every party abstained; " if undecided else "(")
+        + "exact binomial tests, "
         f"family-wise alpha {document['alpha']}, Bonferroni); broker: {broker['kind']} "
         f"{broker['url']}; {float(document['wall_time_s']):.1f} s on the wire."
     )

@@ -198,15 +198,17 @@ def _run(args: argparse.Namespace) -> int:
                                  "mpdp simulate")
     result = simulate(config, progress=not args.quiet)
     document = result.document  # read only here: no copy (to_dict's deep copy of 10^6 party entries took seconds)
+    measured = [o.status not in UNDECIDED for o in result.outcome.rounds]
     if result.outcome.protocol != "rr":
-        print_results(document, result.rounds, [r.rr_theoretical_accuracy or 0.0 for r in result.evaluations])
+        print_results(document, result.rounds, [r.rr_theoretical_accuracy or 0.0 for r in result.evaluations],
+                      decided=measured)
     else:
-        print_results(document, result.rounds, debiased=[r.debiased for r in result.evaluations])
+        print_results(document, result.rounds, debiased=[r.debiased for r in result.evaluations], decided=measured)
         if args.party_decisions:
             print(party_summary([r.parties for r in result.evaluations if r.parties is not None], args.rule))
         print(privacy_summary(document["privacy"]))
     emit(args, document, indent=2)
-    decided = [r for r, o in zip(result.rounds, result.outcome.rounds, strict=True) if o.status not in UNDECIDED]
+    decided = [r for r, m in zip(result.rounds, measured, strict=True) if m]
     return max(_timeouts(result.outcome.rounds), _inconsistent(decided, len(result.rounds), args.alpha))
 
 

@@ -246,3 +246,24 @@ def test_worst_case_and_a_rule_together_are_refused(argv: list[str]) -> None:
     done = subprocess.run([sys.executable, "-m", "mpdp", "simulate", "--parties", "3", *argv], capture_output=True,
                           text=True, timeout=scaled(60))
     assert done.returncode == 2 and "not allowed with argument" in done.stderr.splitlines()[-1], done.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_a_round_nobody_voted_in_is_not_decided_in_the_table(
+    mosquitto: BrokerEndpoint, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A column of ``?`` (every party abstains: did-not-vote) was shown as ``0.000 [0.000, 0.168] ... NO`` and
+    counted "2/3 rounds consistent" while results.json says null: dashes, and counted apart."""
+    votes = tmp_path / "vq.csv"
+    votes.write_text("a,b,c\n1,?,0\n0,?,1\n1,?,1\n")
+    assert main(["simulate", "--dataset", str(votes), "--repetitions", "20", "--seed", "1", "--workers", "1",
+                 "--broker", f"mqtt://127.0.0.1:{mosquitto.port}"]) == 1  # exit 1: a round not decided
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("│ b "))
+    assert "- (not decided)" in row and "NO" not in row and "0.000 [" not in row, row
+    decided = [line for line in out.splitlines() if line.startswith(("│ a ", "│ c "))]
+    assert len(decided) == 2 and all("(not decided)" not in line for line in decided), out
+    consistent = sum(line.rstrip(" │").endswith("yes") for line in decided)
+    assert f"{consistent}/2 decided rounds consistent with theory (1 not decided: no answer, or every party " \
+           "abstained; exact binomial tests" in " ".join(out.split()), out
