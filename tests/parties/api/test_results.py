@@ -11,9 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-import scipy.optimize  # noqa: F401  (estimates add its first import, ~0.17 s, only where it is not imported yet: imported
-
-#                      here so they do not depend on which test ran first in this process)
+import scipy.optimize  # noqa: F401  the estimates add its first import (~0.17 s) only where it is not loaded yet
 from matplotlib.figure import Figure
 
 import mpdp
