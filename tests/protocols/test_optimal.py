@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 import scipy.optimize  # noqa: F401  the estimates add its first import (~0.17 s) only where it is not loaded yet
+
 from mpdp.protocols import RandomizedResponse
 from mpdp.protocols.decision.engines import build_problem
 from mpdp.protocols.decision.worst_case import LP_SECONDS, SINGLE_PARTY_LP_SCALE, lp_cost, lp_size
