@@ -43,7 +43,9 @@ Who may do what (topics of :class:`mpdp.broker.topics.Topics`):
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -215,6 +217,27 @@ def _env_file(url: str, username: str, password: str, client_path: str) -> str:
     return "".join(f"{key}={shlex.quote(value)}\n" for key, value in values.items())
 
 
+#: A DNS host name (RFC 1123: labels of letters, digits and inner hyphens, 1-63 characters, dot-separated).
+_HOST_NAME = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?")
+
+
+def _check_host_name(name: str, option: str = "--host") -> None:
+    """Refuse a broker name that is neither an IP address nor a DNS host name (``'bad host'`` went into the
+    certificate and every ``broker.env``, and the hosts then failed for minutes on "Name or service not known").
+
+    Raises:
+        ParameterError: naming ``option`` and the value.
+    """
+    try:
+        ipaddress.ip_address(name)
+        return
+    except ValueError:
+        pass
+    if not _HOST_NAME.fullmatch(name):
+        raise ParameterError(option, name, "an IP address or a DNS host name (letters, digits, hyphens and dots, "
+                             "e.g. broker.example.org)")
+
+
 def write_broker_config(
     out: Path | str, session: str, hosts: Mapping[str, Sequence[int]], *, names: Sequence[str] = (),
     party_port: int = 8883, observer_port: int = 8884, bind: str | None = None, party_decisions: bool = False,
@@ -260,6 +283,10 @@ def write_broker_config(
         raise ParameterError("--observer-port", observer_port, "a port other than --port")
     if not hosts:
         raise ParameterError("hosts", dict(hosts), "at least one party host")
+    for name in names:
+        _check_host_name(name)
+    if url_host_name is not None:
+        _check_host_name(url_host_name, "url_host_name")
     if not isinstance(servers, int) or not 0 <= servers <= MAX_SERVERS:
         raise ParameterError("servers", servers, f"a number of compute servers in 0..{MAX_SERVERS}")
     if not isinstance(validators, int) or isinstance(validators, bool) or not 0 <= validators <= MAX_VALIDATORS:

@@ -190,8 +190,8 @@ class TruthTable(BooleanFunction):
 
     def _check_k(self, k: int) -> None:
         if k != self.k:
-            raise ParameterError("k", k, f"{self.k}: the truth table has {len(self.values)} entries; {k} "
-                                 f"parties need 2^{k} = {2 ** k}")
+            raise ParameterError("k", k, f"{self.k} (the truth table has {len(self.values)} entries; {k} "
+                                 f"parties need 2^{k} = {2 ** k})")
 
     def output_size(self, k: int) -> int:
         self._check_k(k)

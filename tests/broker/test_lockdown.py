@@ -389,3 +389,18 @@ async def test_only_the_validators_know_their_secret_group_and_no_other_login_ta
             second = await deliver(40, {"a": a, "b": b, "thief": thief, "s": s})
             assert second["thief"] == second["s"] == []  # no answer reaches another login
             assert sorted(second["a"] + second["b"]) == sorted(f"answer {i}".encode() for i in range(40))  # none lost
+
+
+@pytest.mark.parametrize("name", ["bad host", "broker_1.example", "-lead.example", "x" * 64 + ".org", "a..b", ""])
+def test_a_host_that_is_no_address_nor_host_name_is_refused(tmp_path: Path, name: str) -> None:
+    """``--host 'bad host'`` went into the certificate and every broker.env; the hosts then failed for 10 min
+    on "Name or service not known". Refused, naming the option and the value, and nothing is written."""
+    with pytest.raises(ParameterError, match=re.escape(f"--host={name!r} is not allowed: an IP address or a DNS host")):
+        write_broker_config(tmp_path / "out", SESSION, HOSTS, names=[name])
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["broker.example.org", "mosquitto", "10.0.0.7", "fd00::1", "b-1.example."])
+def test_addresses_and_host_names_are_taken(tmp_path: Path, name: str) -> None:
+    config = write_broker_config(tmp_path, SESSION, HOSTS, names=[name])
+    assert all(name in (directory / "broker.env").read_text() for directory in config.clients.values())

@@ -425,7 +425,7 @@ def test_the_worst_case_lp_estimate_is_printed_and_three_parties_stay_in_process
 
 @pytest.mark.parametrize(("argv", "line"), [
     (["--epsilon", "1,1,1", "--function", "table:0,1"],
-     "mpdp: error: k=3 is not allowed: 1: the truth table has 2 entries; 3 parties need 2^3 = 8"),
+     "mpdp: error: k=3 is not allowed: 1 (the truth table has 2 entries; 3 parties need 2^3 = 8)"),
     (["--epsilon", "1,1,1", "--function", "majority", "--engine", "counts", "--rule", "worst-case"],
      "mpdp: error: --engine='counts' is not allowed: auto, symmetric or general with rule worst-case (the count "
      "engine gives the average rule only)"),
