@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mpdp.protocols.errors import MpdpError, ParameterError
+from mpdp.protocols.errors import CostLimitError, MpdpError, ParameterError
 
 __all__ = ["error_line", "first_cause", "flag_named", "leaves", "options_spelt", "renamed", "unrecognized"]
 
@@ -112,6 +112,8 @@ def _options_named(exc: ParameterError, flags: Mapping[str, str], switches: froz
     for old in (exc.hint, exc.allowed, limit if isinstance(limit, str) else None):
         if old:
             message = message.replace(old, options_spelt(old, flags))
+    if isinstance(exc, CostLimitError):  # estimates and their alternatives only, nested refusals' included
+        message = options_spelt(message, flags)
     head = f"{exc.name}={exc.value!r} is not allowed"
     if exc.value is True and exc.name.startswith("--") and exc.name[2:].replace("-", "_") in switches:
         message = message.replace(head, f"{exc.name} is not allowed", 1)

@@ -120,9 +120,15 @@ POSTERIOR_PARTY_SECONDS = 8.0e-6
 #: Seconds per transcript and pair of parties of that recurrence's products (k^2 / 2 a transcript).
 POSTERIOR_PAIR_SECONDS = 3.0e-9
 
-_ALTERNATIVE = ("the count engine for majority-type functions of the central observer, the posterior rule "
-                "with a Monte Carlo accuracy, or fewer parties (the exact rule of sum grows as k^3 under "
-                "zero-one, as k^1.5 under the error measures)")
+
+
+def _alternative(outputs: int, views: int) -> str:
+    """What an exact rule's refusal suggests: the count engine only to the central observer (``views`` 1), the
+    growth of many outputs only where there are more than two."""
+    count = "the count engine for majority-type functions, " if views == 1 else ""
+    growth = (" (an exact rule of k + 1 outputs, as sum's, grows as k^3 under zero-one, as k^1.5 under the error "
+              "measures)" if outputs > 2 else "")
+    return f"{count}the posterior rule with a Monte Carlo accuracy, or fewer parties{growth}"
 
 
 def banded(group: Factor) -> bool:
@@ -169,7 +175,7 @@ def exact_rule_cost(groups: Sequence[Factor], outputs: int, views: int, parity: 
     if parity and all(g.mechanism.epsilon > 0 for g in groups):  # product form: nothing built
         return CostEstimate("the exact rule", size + ", parity product form",
                             views * (EXACT_CALL_SECONDS + (classes + inputs) * PARITY_CLASS_SECONDS),
-                            8.0 * 8 * (classes + inputs), _ALTERNATIVE)
+                            8.0 * 8 * (classes + inputs), _alternative(outputs, views))
     # the products apply one group's likelihood at a time to the others' classes (kron_matvec); a band's
     # products with the gain are sparse ones, slower per entry than the dense (BLAS) ones
     sides = [max(g.n + 1, g.num_classes) for g in groups]
@@ -197,7 +203,7 @@ def exact_rule_cost(groups: Sequence[Factor], outputs: int, views: int, parity: 
     side = max(classes, inputs)
     tables = (ERROR_VECTORS * 8.0 * side + 4 * 8.0 * side * min(outputs, max(1, BATCH_ENTRIES // side)) if formula
               else 4 * 8.0 * side * outputs)
-    return CostEstimate("the exact rule", size, seconds, tables + likelihoods, _ALTERNATIVE)
+    return CostEstimate("the exact rule", size, seconds, tables + likelihoods, _alternative(outputs, views))
 
 
 def symmetric_rule_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction,

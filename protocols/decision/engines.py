@@ -219,9 +219,8 @@ def _pick_engine(engine: str, symmetric: bool, transcripts: int, classes: int) -
         raise SizeLimitError("transcripts (prod of symbols per party)", _count(transcripts),
                              GENERAL_MAX_TRANSCRIPTS, alt)
     if engine == "symmetric" and classes > SYMMETRIC_MAX_CLASSES:
-        raise SizeLimitError("transcript classes", _count(classes), SYMMETRIC_MAX_CLASSES,
-                             "the posterior rule (exact decisions, Monte Carlo accuracy: "
-                             "analysis.theory.accuracy.monte_carlo_accuracy)")
+        raise SizeLimitError("transcript classes", _count(classes), f"{SYMMETRIC_MAX_CLASSES:,}",
+                             "the posterior rule: exact decisions, a Monte Carlo accuracy")
     return engine
 
 

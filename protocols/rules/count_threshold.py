@@ -542,10 +542,11 @@ def count_threshold_cost(k: int, second: int = 0) -> CostEstimate:
     alternative = "fewer parties, or allow more time (time_limit=SECONDS)"
     if second == 0:
         return CostEstimate("the count engine", f"{k:,} {noun(k, 'party', 'parties')} in one parameter group", COUNT_SECONDS(k),
-                            _BASE_BYTES + COUNT_BYTES(k), alternative)
+                            _BASE_BYTES + COUNT_BYTES(k), alternative, "fewer parties")
     return CostEstimate("the count engine", f"{k + second:,} parties in groups of {k:,} and {second:,}",
                         PAIR_SECONDS(k + second, max(k, second)),
-                        _BASE_BYTES + PAIR_BYTES(k) + PAIR_BYTES(second), alternative)
+                        _BASE_BYTES + PAIR_BYTES(k) + PAIR_BYTES(second), alternative,
+                        "fewer parties, or one group (equal epsilons: memory linear in k)")
 
 
 def count_engine_cost(mechanisms: Sequence[RandomizedResponse]) -> CostEstimate | None:
