@@ -420,7 +420,8 @@ def read_private_key(path: Path | str, facts: SessionRoster, party: int | None) 
     role = "coordinator" if party is None else "party"
     if (key.session, key.role, key.party) != (facts.session, role, party):
         raise ParameterError("--keys", str(file), f"the key of {whose} in session {facts.session!r}",
-                             hint=f"it is {key.role} {key.party} of session {key.session!r}")
+                             hint=f"it is {'the coordinator' if key.role == 'coordinator' else f'{key.role} {key.party}'}'s "
+                                  f"key of session {key.session!r}")
     private = _raw(key.private_key)
     expected = facts.coordinator_public_key if party is None else facts.roster.public_keys[party]
     try:

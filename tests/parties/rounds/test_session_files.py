@@ -84,8 +84,10 @@ def test_bad_key_files_are_refused(tmp_path: Path) -> None:
         read_private_key(key0, facts, 1)
     with pytest.raises(ParameterError, match="coordinator in session"):
         read_private_key(key0, facts, None)
-    with pytest.raises(ParameterError, match="session 's-6'"):
+    with pytest.raises(ParameterError, match="it is party 0's key of session 's-6'"):
         read_private_key(party_key_path(tmp_path / "b" / "parties", 0), facts, 0)
+    with pytest.raises(ParameterError, match="it is the coordinator's key of session 's-6'"):  # not "coordinator None"
+        read_private_key(coordinator_key_path(tmp_path / "b" / "coordinator"), facts, None)
     with pytest.raises(ParameterError, match="private key of party 0's public key"):
         forged = other.to_file().model_copy(update={"session": "s-5"})
         read_private_key(key0, read_roster(_write(tmp_path / "forged.json", forged.model_dump_json())), 0)
