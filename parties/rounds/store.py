@@ -288,6 +288,13 @@ def _insert_party_decisions(db: sqlite3.Connection, session: str, round: int, de
     return db.total_changes - before
 
 
+def _rounds_text(names: list[str]) -> str:
+    """``3 rounds (r0 .. r2)``: a session's round names, short, for a refusal that names what changed."""
+    if not names:
+        return "0 rounds"
+    return f"{len(names)} {noun(len(names), 'round')} ({names[0]}" + (f" .. {names[-1]})" if len(names) > 1 else ")")
+
+
 class TranscriptStore:
     """A SQLite transcript store; use as a context manager (closes the connection).
 
@@ -371,10 +378,16 @@ class TranscriptStore:
                 (session, parties, repetitions, names, time.time(), mode, mpdp_version),
             )
         elif tuple(row) != (parties, repetitions, names, mode):
+            stored_names, given = json.loads(row[2]), list(round_names)
+            changed = [f"{what}: {old} -> {new}" for what, old, new in (
+                ("parties", row[0], parties), ("repetitions", row[1], repetitions), ("mode", row[3], mode)) if old != new]
+            if stored_names != given:
+                changed.append(f"rounds: {_rounds_text(stored_names)} -> {_rounds_text(given)}" if len(stored_names) != len(given)
+                               else next(f"round {i + 1}: {a!r} -> {b!r}" for i, (a, b) in enumerate(zip(stored_names, given, strict=True)) if a != b))
             raise ParameterError(
                 "session", session,
                 f"a new session id, or the stored one's {row[0]} {noun(row[0], 'party', 'parties')}, {row[1]} {noun(row[1], 'repetition')}, "
-                f"round names and mode {row[3]!r} (it is in the store already)",
+                f"round names and mode {row[3]!r} (it is in the store already; changed: {'; '.join(changed)})",
             )
         return frozenset(self.recorded_rounds(session))
 

@@ -104,8 +104,13 @@ def test_resume_reports_recorded_rounds_and_refuses_another_run(tmp_path: Path) 
         store.record_round(_record(2, {1: [0, 1, 0]}))
     with TranscriptStore(path) as store:
         assert store.open_session("s1", 4, REPS, ["a", "b", "c"], mode="simulation (seeded generators)") == frozenset({0, 2})
-        with pytest.raises(ParameterError, match="session"):
+        with pytest.raises(ParameterError, match=r"changed: parties: 4 -> 5\)$"):
             store.open_session("s1", 5, REPS, ["a", "b", "c"], mode="simulation (seeded generators)")
+        with pytest.raises(ParameterError, match=r"changed: rounds: 3 rounds \(a \.\. c\) -> 6 rounds \(a \.\. f\)\)$"):
+            store.open_session("s1", 4, REPS, list("abcdef"), mode="simulation (seeded generators)")
+        with pytest.raises(ParameterError, match=r"changed: mode: simulation \(seeded generators\) -> hosts; "
+                                                 r"round 2: 'b' -> 'x'\)$"):
+            store.open_session("s1", 4, REPS, ["a", "x", "c"], mode="hosts")
         with pytest.raises(ParameterError, match="round"):
             store.load_round("s1", 1)
         assert store.open_session("s2", 4, REPS, ["a"], mode="simulation (seeded generators)") == frozenset()
