@@ -30,6 +30,7 @@ from mpdp.analysis.privacy.accounting import Budget
 from mpdp.analysis.reports.documents import to_json_text
 from mpdp.analysis.reports.evaluation import UNDECIDED, RoundEvaluation
 from mpdp.analysis.reports.report import RoundResult, plot_rounds, results_document
+from mpdp.broker.decision_messages import check_transcript_size
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.config_checks import budget_of, epsilon_text
 from mpdp.parties.api.guards import check_main_guard, run_blocking
@@ -289,6 +290,8 @@ def _plan(run: SimulationConfig) -> _Plan:
     seeds = SeedTree.from_seed(run.seed if previous is None else previous.seed)
     default = run.dataset is None and run.votes is None and run.parties is None
     data = _dataset("house-votes-84" if default else run.dataset, run.votes, run.parties, run.rounds, run.label_column, seeds.dataset())
+    if run.party_decisions and run.protocol == "rr":  # each round's transcript goes to the parties
+        check_transcript_size(int((data.bits >= 0).sum(axis=0).max(initial=0)), run.repetitions)
     connections, connections_why = resolve_connections(run.connections, data.num_parties)
     machine = Machine.now()  # the printed estimate and the run's waits: one model, one measurement
     round_timeout = run.round_timeout if run.round_timeout is not None else max(

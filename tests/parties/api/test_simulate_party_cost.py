@@ -1,5 +1,6 @@
 """``mpdp.simulate(party_decisions=True)`` refuses, before any process starts, party decisions whose estimate
-(:func:`mpdp.parties.session.sizing.party_decisions_cost`) exceeds the time limit, naming it."""
+(:func:`mpdp.parties.session.sizing.party_decisions_cost`) exceeds the time limit, naming it, and transcripts larger
+than the parties may be sent (:func:`mpdp.broker.decision_messages.check_transcript_size`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 import mpdp
 from mpdp.parties.session.sizing import party_decisions_cost
-from mpdp.protocols.errors import CostLimitError
+from mpdp.protocols.errors import CostLimitError, ParameterError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
@@ -27,3 +28,10 @@ def test_workers_add_memory_and_every_process_adds_time() -> None:
     assert three.seconds == pytest.approx(7 / 5 * one.seconds)  # the observer's evaluation: 4 builds
     assert three.memory_bytes == pytest.approx(3 * one.memory_bytes + 5e8)  # the workers' rules beside the session
     assert "beside the session's 500 MB" in three.size
+
+
+def test_a_transcript_larger_than_the_parties_may_be_sent_is_refused_before_any_process_starts() -> None:
+    # 2^27 = 134,217,728 symbols a transcript: 70,000 x 1,917 fit (134,190,000), 2,000 repetitions do not
+    with pytest.raises(ParameterError, match=r"70,000 participants x 2,000 repetitions = 140,000,000 symbols is over "
+                                             r"the 134,217,728 one transcript may hold: use 1,917 repetitions or fewer"):
+        mpdp.simulate(parties=70_000, rounds=1, repetitions=2_000, party_decisions=True, progress=False)

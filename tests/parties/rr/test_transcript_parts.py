@@ -70,3 +70,16 @@ def test_parts_of_two_rounds_are_not_mixed() -> None:
     assert one is not None and two is not None
     assert (one[0].round, two[0].round) == (2, 1)
     assert np.array_equal(one[1], b) and np.array_equal(two[1], a)
+
+
+def test_a_transcript_over_what_one_message_holds_reaches_the_parties_in_parts() -> None:
+    # 90,000 participants x 200 repetitions = 1.8 x 10^7 symbols: over the 2^24 that refused 10^5 parties at
+    # the default repetitions after the round had run; 20 parts of 10 rows, assembled in a worker as sent
+    k, repetitions = 90_000, 200
+    symbols = np.random.default_rng(8).integers(0, 2, size=(repetitions, k)).astype(np.uint8)
+    assert symbols.size > 1 << 24
+    messages = TranscriptMessage.signed_parts(COORD_PRIVATE, session="s", round=0, participants=np.arange(k),
+                                              symbols=symbols, max_symbols=10 * k)
+    decider = PartyDecider(PartyDecisionSpec((RandomizedResponse(1.0),) * k, "majority"), "s", COORD_PUBLIC)
+    got = [decider.transcript(m.model_dump_json().encode()) for m in messages][-1]
+    assert len(messages) == 20 and got is not None and np.array_equal(got[1], symbols)
