@@ -308,7 +308,7 @@ def _plan(run: SimulationConfig) -> _Plan:
     party_cost = None
     if run.party_decisions and run.protocol == "rr":  # the parties' rules: refused before any process starts
         party_cost = party_decisions_cost(mechanisms, f, run.repetitions, data.num_rounds,
-                                          run.workers or default_workers(), session.memory_bytes)
+                                          run.workers or default_workers(), session.memory_bytes, run.rule)
         party_cost.check(check_time_limit(run.time_limit), memory_here=run.executor is None)
     parties = [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)]
     digest = data_digest(data.bits, json.loads(to_json_text(parties)))

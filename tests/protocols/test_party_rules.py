@@ -12,8 +12,10 @@ import pytest
 
 from mpdp.analysis.theory.accuracy import rule_accuracy
 from mpdp.analysis.theory.party_theory import round_rule_theory
-from mpdp.protocols.decision.engine_cost import party_rules_cost
-from mpdp.protocols.errors import CostLimitError, ParameterError
+from mpdp.protocols.decision.engine_cost import TRANSCRIPT_SYMBOL_BYTES, party_rules_cost
+from mpdp.protocols.decision.engines import build_problem
+from mpdp.protocols.decision.worst_case import lp_cost, symmetric_lp_cost
+from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.party_rules import PartyRuleSet
@@ -124,3 +126,35 @@ def test_party_decisions_cost_grows_with_groups_and_is_refused_by_its_time_limit
     assert many.seconds == pytest.approx(3000 * 4 * (8e-6 * 3000 + 3e-9 * 3000**2 / 2))
     error = many.refusal(60.0)
     assert isinstance(error, CostLimitError) and "the party decisions (3,000 parties" in str(error)
+
+
+def test_worst_case_party_rules_are_costed_with_the_lp_the_factory_solves() -> None:
+    import scipy.optimize  # noqa: F401 -- imported: no first-import seconds in any estimate below
+
+    f = parse_function("majority")
+    mechs = (A,) * 40 + (B,) * 3
+    # the LP's estimate from the sizes alone is that of the problem the factory builds for party 40 (both own bits)
+    problem = build_problem(mechs, f, np.eye(2), observer=40)
+    assert problem.engine == "symmetric" and len(problem.views) == 2
+    assert symmetric_lp_cost(mechs, f, 40).seconds == pytest.approx(lp_cost(problem.views).seconds)
+    # each group's worst-case rule: the exact engine's likelihoods (the average rule's cost) and its LP
+    average, worst = party_rules_cost(mechs, f, 7, 1), party_rules_cost(mechs, f, 7, 1, "worst-case")
+    assert "worst-case LP rules" in worst.size and "exact rules" in average.size
+    assert worst.seconds - average.seconds == pytest.approx(
+        symmetric_lp_cost(mechs, f, 0).seconds + symmetric_lp_cost(mechs, f, 40).seconds)
+    assert average.memory_bytes >= TRANSCRIPT_SYMBOL_BYTES * 7 * 43  # the transcript a worker decides
+
+
+def test_worst_case_party_rules_the_factory_would_refuse_are_refused_up_front() -> None:
+    f = parse_function("majority")
+    mechs = (A,) * 15_001
+    # the central observer's LP fits the factory's 60 s; each party's two LPs (one per own bit) do not
+    assert symmetric_lp_cost(mechs, f, None).refusal(memory_here=False) is None
+    with pytest.raises(CostLimitError, match=r"a party's worst-case LP \(30,003 variables over 15,001 input classes, "
+                                             r"2 LPs\).*: use rule='average' for the party decisions"):
+        party_rules_cost(mechs, f, 1, 1, "worst-case")
+    assert "exact rules" in party_rules_cost(mechs, f, 1, 1).size  # the average rules: the band
+    with pytest.raises(SizeLimitError, match="with 30 distinct .* no engine holds a party's worst-case LP"):
+        party_rules_cost([RandomizedResponse(0.5 + 0.01 * i) for i in range(30)], f, 1, 1, "worst-case")
+    xor = parse_function("xor")  # parity views: the average rule is worst-case optimal, no LP
+    assert party_rules_cost(mechs, xor, 1, 1, "worst-case").seconds == party_rules_cost(mechs, xor, 1, 1).seconds

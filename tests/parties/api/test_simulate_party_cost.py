@@ -35,3 +35,9 @@ def test_a_transcript_larger_than_the_parties_may_be_sent_is_refused_before_any_
     with pytest.raises(ParameterError, match=r"70,000 participants x 2,000 repetitions = 140,000,000 symbols is over "
                                              r"the 134,217,728 one transcript may hold: use 1,917 repetitions or fewer"):
         mpdp.simulate(parties=70_000, rounds=1, repetitions=2_000, party_decisions=True, progress=False)
+
+
+def test_worst_case_party_rules_over_the_factory_s_limits_are_refused_before_any_process_starts() -> None:
+    # the observer's worst-case LP over 15,001 parties fits (~40 s estimated), each party's two do not (~80 s)
+    with pytest.raises(CostLimitError, match=r"a party's worst-case LP .*use rule='average' for the party decisions"):
+        mpdp.simulate(parties=15_001, rounds=1, repetitions=1, rule="worst-case", party_decisions=True, progress=False)
