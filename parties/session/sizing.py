@@ -50,9 +50,9 @@ def party_decisions_cost(mechanisms: Sequence[RandomizedResponse], function: Boo
     """The parties' own decisions of a session (``party_decisions``): every worker process builds the parties'
     rules and decides each round's transcript (:func:`mpdp.protocols.decision.engine_cost.party_rules_cost`, all
     ``mechanisms`` taking part: an upper bound), the workers at once (their memory adds up), and the observer's
-    evaluation builds them once more after the rounds and evaluates each group's rule three times (its
-    accuracy on x for own bit 0 and 1, its optimized accuracy; each costed as a build): CPU seconds
-    ``(workers + 4) x`` one process's (``bench_party_rules.py``, majority at epsilon 1, one process deciding and
+    evaluation builds them once more after the rounds and each group rule's likelihoods once for its three
+    evaluations (its accuracy on x for own bit 0 and 1, its optimized accuracy; costed as a build): CPU seconds
+    ``(workers + 2) x`` one process's (``bench_party_rules.py``, majority at epsilon 1, one process deciding and
     evaluating: 20,000 parties 12.0 CPU-s against 15.8 estimated, 100,000 179 against 160, peak 8.3 GB against
     8.9 GB; load 5-6, 2026-12-03), peak memory ``workers x`` one process's, beside ``session_bytes`` (the session's own peak,
     :func:`session_cost`: they are resident together). ``kind``: the parties' rules, ``average`` or ``worst-case``.
@@ -62,5 +62,5 @@ def party_decisions_cost(mechanisms: Sequence[RandomizedResponse], function: Boo
     one = party_rules_cost(mechanisms, function, repetitions, rounds, kind)
     beside = f", beside the session's {format_bytes(session_bytes)}" if session_bytes else ""
     return CostEstimate(one.task, f"{one.size}; in {workers} {noun(workers, 'worker')} and the observer{beside}",
-                        one.seconds * (workers + 4), one.memory_bytes * workers + session_bytes,
+                        one.seconds * (workers + 2), one.memory_bytes * workers + session_bytes,
                         f"{one.alternative}, or fewer workers (workers=W: each holds the rules)")

@@ -10,7 +10,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from mpdp.analysis.theory.accuracy import rule_accuracy
+from mpdp.analysis.theory.accuracy import input_accuracy, rule_accuracy
 from mpdp.analysis.theory.party_theory import round_rule_theory
 from mpdp.protocols.decision.engine_cost import TRANSCRIPT_SYMBOL_BYTES, party_rules_cost
 from mpdp.protocols.decision.engines import build_problem
@@ -80,13 +80,42 @@ def test_party_theory_equals_each_party_rule_evaluated_on_its_own(mechs: tuple[R
     x = np.array([1, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0, 0][: len(mechs)])
     theory = round_rule_theory(mechs, x, f, "average", RuleCache(), central=False)
     assert theory.parties is not None
-    from mpdp.analysis.theory.accuracy import input_accuracy
-
     for j in range(len(mechs)):
         old = decision_rule(mechs, f, observer=j)
         assert isinstance(old, TableRule)
         assert theory.parties[j] == pytest.approx(input_accuracy(old, f, w, x), abs=1e-12)
     assert theory.evaluations <= 2 * len(set(mechs))
+
+
+@pytest.mark.parametrize("kind", ["average", "worst-case"])
+def test_party_theory_builds_each_rule_s_problem_once(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """The likelihoods (at 10^5 parties a band of 10-30 s) were built for every evaluation: 2 for the observer's rule
+    (its accuracy on x, its optimized accuracy), 3 a group (own bit 0 and 1, optimized)."""
+    from mpdp.analysis.theory import accuracy
+
+    f, mechs = parse_function("majority"), ROUNDS[1]  # 3 groups
+    x = np.array([1, 0, 0, 1, 1, 0, 1])
+    built: list[int | None] = []
+
+    def counted(*args: object) -> object:
+        built.append(args[3])  # type: ignore[arg-type]  # the observer
+        return build_problem(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(accuracy, "build_problem", counted)
+    rules = RuleCache()
+    theory = round_rule_theory(mechs, x, f, kind, rules)
+    assert sorted(built, key=str) == sorted([None, 0, 1, 3], key=str)  # the observer, each group's representative
+    monkeypatch.undo()
+    # the values of each rule evaluated on its own (a problem built per call)
+    w = zero_one_measure(f, len(mechs))
+    central = decision_rule(mechs, f, kind=kind, cache=rules)
+    assert isinstance(central, TableRule)
+    assert theory.observer == pytest.approx(input_accuracy(central, f, w, x), abs=1e-12)
+    optimized = [rule_accuracy(r, f, w) for r in [central] + [decision_rule(mechs, f, kind=kind, observer=j)
+                                                               for j in (0, 1, 3)]]
+    values = [a.average if kind == "average" else a.worst_case for a in optimized]
+    assert theory.observer_optimized == pytest.approx(values[0], abs=1e-12)
+    assert theory.party_optimized_min == pytest.approx(min(values[1:]), abs=1e-9)
 
 
 def test_twenty_thousand_party_rules_take_memory_linear_in_k() -> None:

@@ -25,7 +25,7 @@ def test_workers_add_memory_and_every_process_adds_time() -> None:
     f = parse_function("majority")
     mechs = [RandomizedResponse(1.0)] * 4000
     one, three = party_decisions_cost(mechs, f, 1, 1, 1), party_decisions_cost(mechs, f, 1, 1, 3, 5e8)
-    assert three.seconds == pytest.approx(7 / 5 * one.seconds)  # the observer's evaluation: 4 builds
+    assert three.seconds == pytest.approx(5 / 3 * one.seconds)  # the observer's evaluation: 2 builds
     assert three.memory_bytes == pytest.approx(3 * one.memory_bytes + 5e8)  # the workers' rules beside the session
     assert "beside the session's 500 MB" in three.size
 
