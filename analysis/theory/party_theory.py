@@ -112,11 +112,13 @@ def round_rule_theory(
     bits: NDArray[np.int64] = np.asarray(x, dtype=np.int64)
     w = zero_one_measure(function, len(mechs))
     evaluations = 0
-    last: list[tuple[TableRule, DecisionProblem]] = []  # the problem of the rule evaluated last: built once a rule
+    # the problem of the rule under evaluation: built once a rule, dropped after its last evaluation (its optimized
+    # accuracy) so that the next rule is not built beside it (two bands of GBs at 10^5 parties)
+    last: list[tuple[TableRule, DecisionProblem]] = []
 
     def problem(rule: TableRule) -> DecisionProblem:
         if not last or last[0][0] is not rule:
-            last[:] = [(rule, rule_problem(rule, function, w))]  # the one before is dropped: bands of GBs
+            last[:] = [(rule, rule_problem(rule, function, w))]
         return last[0][1]
 
     def exact(rule: DecisionRule, on: NDArray[np.int64]) -> float | None:
@@ -130,6 +132,7 @@ def round_rule_theory(
         if not isinstance(rule, TableRule):
             return None
         acc = rule_accuracy(rule, function, w, problem(rule))
+        last.clear()
         return acc.average if kind == "average" else acc.worst_case
 
     central_rule = decision_rule(mechs, function, kind=kind, cache=rules)
