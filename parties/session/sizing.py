@@ -69,10 +69,11 @@ def party_decisions_cost(mechanisms: Sequence[RandomizedResponse], function: Boo
 
 
 def party_decisions_wait(cost: CostEstimate, workers: int, machine: Machine) -> float:
-    """Seconds the workers' part of ``cost`` (:func:`party_decisions_cost` of ``workers`` workers) takes on
-    ``machine``: each worker builds its parties' rules at once, one process's CPU seconds times the machine's speed,
-    on the cores ``workers`` busy processes get beside the load (:meth:`Machine.share`). The observer waits for
-    the decisions that long (with its margin) after the round's own time: an unscaled wait ran out at 10^5
-    parties x 200 repetitions, one worker, load 11 on 2 cores (every decision missing after 784 s)."""
-    one = cost.seconds / (workers + EVALUATION_BUILDS)
-    return one * machine.speed * workers / machine.share(workers)
+    """Seconds to allow for the parties' decisions of ``cost`` (:func:`party_decisions_cost` of ``workers``
+    workers) on ``machine``: its CPU seconds (the workers' builds at once and, as room for the transcript's parts
+    handed to every party and their signed decisions, the evaluation's builds) times the machine's speed, on the
+    cores ``workers`` busy processes get beside the load (:meth:`Machine.share`). The observer waits that long
+    (with its margin) after the round's own time: the unscaled wait ran out at 10^5 parties x 200 repetitions,
+    one worker, load 11 on 2 cores (every decision missing after 784 s). A long wait costs only when decisions
+    are lost; the observer stops once every decision arrived."""
+    return cost.seconds * machine.speed * workers / machine.share(workers)

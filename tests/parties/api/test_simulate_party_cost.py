@@ -44,12 +44,10 @@ def test_worst_case_party_rules_over_the_factory_s_limits_are_refused_before_any
         mpdp.simulate(parties=15_001, rounds=1, repetitions=1, rule="worst-case", party_decisions=True, progress=False)
 
 
-def test_the_observer_waits_for_the_workers_builds_as_this_machine_runs_them() -> None:
+def test_the_observer_waits_for_the_party_decisions_as_this_machine_runs_them() -> None:
     f = parse_function("majority")
-    mechs = [RandomizedResponse(1.0)] * 4000
-    one = party_decisions_cost(mechs, f, 1, 1, 1).seconds / 3  # a worker's build (the observer's 2 besides)
-    two = party_decisions_cost(mechs, f, 1, 1, 2)
-    # idle, 2 cores: the two workers build at once, each on its core
-    assert party_decisions_wait(two, 2, Machine(2, 0.0)) == pytest.approx(one)
+    two = party_decisions_cost([RandomizedResponse(1.0)] * 4000, f, 1, 1, 2)
+    # idle, 2 cores: the two workers at once, each on its core
+    assert party_decisions_wait(two, 2, Machine(2, 0.0)) == pytest.approx(two.seconds)
     # 10 other runnable processes: the two get 2 x 2 / 12 of a core, at half the reference speed
-    assert party_decisions_wait(two, 2, Machine(2, 10.0, 2.0)) == pytest.approx(one * 2.0 * 2 / (2 * 2 / 12))
+    assert party_decisions_wait(two, 2, Machine(2, 10.0, 2.0)) == pytest.approx(two.seconds * 2.0 * 2 / (2 * 2 / 12))
