@@ -11,9 +11,14 @@ run: :func:`mpdp.parties.session.estimate.estimate_run` with the connections ``a
 measured just before the run: cores, load average, calibrated speed) with actual/estimate for wall time, CPU
 and memory. With both runs: the defaults' CPU and memory over the one-repetition run's (target CPU <= 2x).
 
+With ``--party-decisions`` (and ``--workers W``, passed on) the parties decide f too: printed besides are the
+CLI's own estimate line (the session's and the party decisions'), and per round the parties whose decisions did
+not all arrive (``party_decisions_missing``, to be 0).
+
 Run:
     python benchmarks/bench_simulate_scale.py                       # 10^5: --repetitions 1, then defaults
     python benchmarks/bench_simulate_scale.py 1000000 --connections per-worker --repetitions 1
+    python benchmarks/bench_simulate_scale.py 100000 --party-decisions --workers 1
 """
 
 from __future__ import annotations
@@ -56,8 +61,9 @@ def children_cpu() -> float:
 
 
 def run_cli(parties: int, repetitions: int | None, connections: str | None, seed: int, folder: Path,
-            time_limit: float | None = None) -> Measured:
-    """Run ``mpdp simulate`` once in a child process; its stderr goes to ``folder``/stderr-R.txt."""
+            time_limit: float | None = None, extra: tuple[str, ...] = ()) -> Measured:
+    """Run ``mpdp simulate`` once in a child process (``extra``: more of its flags); its stderr goes to
+    ``folder``/stderr-R.txt."""
     label = "default" if repetitions is None else str(repetitions)
     args = [sys.executable, "-m", "mpdp", "simulate", "--parties", str(parties), "--rounds", "1",
             "--seed", str(seed), "--quiet", "--json", str(folder / f"result-{label}.json"),
@@ -65,6 +71,7 @@ def run_cli(parties: int, repetitions: int | None, connections: str | None, seed
     args += [] if repetitions is None else ["--repetitions", str(repetitions)]
     args += [] if connections is None else ["--connections", connections]
     args += [] if time_limit is None else ["--time-limit", f"{time_limit:g}"]
+    args += list(extra)
     before, start = children_cpu(), time.perf_counter()
     with TreeMemory() as memory, open(folder / f"stderr-{label}.txt", "w") as err:
         code = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=err, check=False).returncode
@@ -91,7 +98,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--time-limit", type=float, default=None,
                         help="pass --time-limit SECONDS (a run estimated over the CLI's 1800 s is refused)")
+    parser.add_argument("--party-decisions", action="store_true", help="pass --party-decisions")
+    parser.add_argument("--workers", type=int, default=None, help="pass --workers W")
     args = parser.parse_args()
+    extra = (("--party-decisions",) if args.party_decisions else ()) + (
+        () if args.workers is None else ("--workers", str(args.workers)))
     used = args.connections or resolve_connections("auto", args.parties)[0]
     plan = [1, None] if args.repetitions is None else [args.repetitions]
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared machine); "
@@ -104,11 +115,21 @@ def main() -> None:
             name = f"--repetitions {repetitions}" if repetitions is not None else "defaults (200)"
             estimate = estimate_run(args.parties, 1, repetitions or DEFAULT_REPETITIONS, used,
                                     machine=Machine.measure())  # the machine as the run starts
-            runs[name] = run_cli(args.parties, repetitions, args.connections, args.seed, Path(tmp), args.time_limit)
+            runs[name] = run_cli(args.parties, repetitions, args.connections, args.seed, Path(tmp), args.time_limit,
+                                 extra)
             report(name, runs[name], estimate)
-            result = Path(tmp, f"result-{'default' if repetitions is None else repetitions}.json")
+            label = "default" if repetitions is None else str(repetitions)
+            said = [line for line in Path(tmp, f"stderr-{label}.txt").read_text().splitlines()
+                    if line.startswith("estimate:")]
+            if said:
+                print(f"  the CLI's estimate: {said[0]}")
+            result = Path(tmp, f"result-{label}.json")
             if result.exists():
-                print(f"  run status: {json.loads(result.read_text()).get('run', {}).get('status')}")
+                document = json.loads(result.read_text())
+                print(f"  run status: {document.get('run', {}).get('status')}")
+                if args.party_decisions:
+                    print(f"  party decisions missing per round: "
+                          f"{[r.get('party_decisions_missing') for r in document.get('rounds', [])]}")
             else:
                 print(f"  no result; stderr tail: {Path(tmp, 'stderr-' + str(repetitions or 'default') + '.txt').read_text()[-400:]}")
     if len(runs) == 2:

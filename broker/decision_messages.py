@@ -32,17 +32,38 @@ from mpdp.broker.messages import (
 )
 from mpdp.broker.packing import pack_symbols, unpack_symbols
 from mpdp.broker.signing import PLACEHOLDER_SIGNATURE, PrivateKey, sign_message
-from mpdp.protocols.errors import ProtocolViolation
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
 
 __all__ = [
-    "TRANSCRIPT_PART_SYMBOLS", "DecisionMessage", "TranscriptMessage", "pack_decisions", "part_rows",
-    "unpack_decisions",
+    "MAX_PART_SYMBOLS", "MAX_TRANSCRIPT_SYMBOLS", "TRANSCRIPT_PART_SYMBOLS", "DecisionMessage", "TranscriptMessage",
+    "check_transcript_size", "pack_decisions", "part_rows", "unpack_decisions",
 ]
 
-#: Largest transcript of a round (repetitions x participants symbols, all parts): 4 MB packed.
-MAX_TRANSCRIPT_SYMBOLS = 1 << 24
+#: Largest transcript of a round (repetitions x participants symbols, all parts): 128 MiB as the uint8 matrix a
+#: receiving worker assembles (it decides on an int64 copy: ~1 GiB); 10^5 participants x 1,342 repetitions,
+#: 10^6 x 134. It was 2^24, the largest one message holds, which refused 10^5 parties at the default 200
+#: repetitions after the round had run although the transcript goes in parts.
+MAX_TRANSCRIPT_SYMBOLS = 1 << 27
+#: Largest part (one message): 4 MiB packed, 5.6 MB of base64.
+MAX_PART_SYMBOLS = 1 << 24
 #: Symbols of one transcript part at most (unless one row is longer): 256 KiB packed, 342 kB base64.
 TRANSCRIPT_PART_SYMBOLS = 1 << 20
+
+
+def check_transcript_size(participants: int, repetitions: int) -> None:
+    """Refuse a transcript of ``participants`` x ``repetitions`` symbols larger than :data:`MAX_TRANSCRIPT_SYMBOLS`.
+
+    Raises:
+        ParameterError: naming the size and the repetitions (or participants) that would fit.
+    """
+    if participants * repetitions > MAX_TRANSCRIPT_SYMBOLS:
+        fits = MAX_TRANSCRIPT_SYMBOLS // max(1, participants)
+        raise ParameterError(
+            "repetitions", repetitions, "", message=(
+                f"a round's transcript of {participants:,} participants x {repetitions:,} repetitions = "
+                f"{participants * repetitions:,} symbols is over the {MAX_TRANSCRIPT_SYMBOLS:,} one transcript may "
+                "hold: " + (f"use {fits:,} repetitions or fewer, or fewer parties" if fits else "use fewer parties")
+                + " (or no party decisions: only they need the transcript published)"))
 
 
 def part_rows(repetitions: int, part: int, parts: int) -> tuple[int, int]:
@@ -106,14 +127,13 @@ class TranscriptMessage(RoundSigned, Fresh):
     participants: tuple[Index, ...]
     part: Annotated[int, Field(ge=0)] = 0
     parts: Annotated[int, Field(ge=1, le=MAX_REPETITIONS)] = 1
-    symbols: Annotated[str, Field(max_length=MAX_TRANSCRIPT_SYMBOLS // 3 + 4)]
+    symbols: Annotated[str, Field(max_length=MAX_PART_SYMBOLS // 3 + 4)]
 
     @model_validator(mode="after")
     def _well_formed(self) -> Self:
         if list(self.participants) != sorted(set(self.participants)):
             raise ValueError("participants must be ascending and distinct")
-        if self.repetitions * len(self.participants) > MAX_TRANSCRIPT_SYMBOLS:
-            raise ValueError(f"more than {MAX_TRANSCRIPT_SYMBOLS} symbols")
+        check_transcript_size(len(self.participants), self.repetitions)
         part_rows(self.repetitions, self.part, self.parts)
         as_value_error(self.symbol_matrix)
         return self

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mpdp.analysis.theory.accuracy import input_accuracy, rule_accuracy
+from mpdp.analysis.theory.accuracy import input_accuracy, rule_accuracy, rule_problem
+from mpdp.protocols.decision.engines import DecisionProblem
 from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.party_rules import PartyRuleSet
@@ -60,13 +61,16 @@ class RoundRuleTheory:
         return self.party_optimized_min >= self.observer_optimized - 1e-9
 
 
-def _party_values(rules: PartyRuleSet, x: NDArray[np.int64], value: Callable[[DecisionRule, NDArray[np.int64]], float | None]
-                  ) -> NDArray[np.float64] | None:
+def _party_values(rules: PartyRuleSet, x: NDArray[np.int64], value: Callable[[DecisionRule, NDArray[np.int64]], float | None],
+                  optimized: Callable[[DecisionRule], float | None]) -> tuple[NDArray[np.float64] | None, float | None]:
     """``value(rule of the representative, x o pi)`` for every party j (pi exchanges j and its group's
     representative: party j's rule is the representative's on tau o pi, :mod:`mpdp.protocols.rules.party_rules`),
-    None when some value is None. A group rule that sees its groups through counts has one value per own bit
-    (the others' counts are those of x less x_j): two evaluations a group, not one per party."""
+    None when some value is None; and the least ``optimized(group rule)`` (None when some is None), each right
+    after its group's values (they share the group rule's problem). A group rule that sees its groups through
+    counts has one value per own bit (the others' counts are those of x less x_j): two evaluations a group, not
+    one per party."""
     out = np.empty(rules.k)
+    optimized_values: list[float | None] = []
     for g, members in enumerate(rules.members):
         base, rep = rules.group_rule(g), int(rules.representatives[g])
         grouped = isinstance(base, TableRule) and base.engine == "symmetric"
@@ -76,7 +80,7 @@ def _party_values(rules: PartyRuleSet, x: NDArray[np.int64], value: Callable[[De
             swapped[[j, rep]] = x[[rep, j]]
             done[j] = value(base, swapped)
             if done[j] is None:
-                return None
+                return None, None
         if grouped:
             for b in (0, 1):
                 holders = members[x[members] == b]
@@ -84,7 +88,9 @@ def _party_values(rules: PartyRuleSet, x: NDArray[np.int64], value: Callable[[De
                     out[holders] = done[int(holders[0])]
         else:
             out[members] = [done[j] for j in members.tolist()]
-    return out
+        optimized_values.append(optimized(base))
+    known = [v for v in optimized_values if v is not None]
+    return out, min(known) if known and len(known) == len(optimized_values) else None
 
 
 def round_rule_theory(
@@ -106,29 +112,35 @@ def round_rule_theory(
     bits: NDArray[np.int64] = np.asarray(x, dtype=np.int64)
     w = zero_one_measure(function, len(mechs))
     evaluations = 0
+    # the problem of the rule under evaluation: built once a rule, dropped after its last evaluation (its optimized
+    # accuracy) so that the next rule is not built beside it (two bands of GBs at 10^5 parties)
+    last: list[tuple[TableRule, DecisionProblem]] = []
+
+    def problem(rule: TableRule) -> DecisionProblem:
+        if not last or last[0][0] is not rule:
+            last[:] = [(rule, rule_problem(rule, function, w))]
+        return last[0][1]
 
     def exact(rule: DecisionRule, on: NDArray[np.int64]) -> float | None:
         nonlocal evaluations
         if not isinstance(rule, TableRule):
             return None
         evaluations += 1
-        return input_accuracy(rule, function, w, on)
+        return input_accuracy(rule, function, w, on, problem(rule))
 
     def optimized_value(rule: DecisionRule) -> float | None:
         if not isinstance(rule, TableRule):
             return None
-        acc = rule_accuracy(rule, function, w)
+        acc = rule_accuracy(rule, function, w, problem(rule))
+        last.clear()
         return acc.average if kind == "average" else acc.worst_case
 
     central_rule = decision_rule(mechs, function, kind=kind, cache=rules)
     observer = exact(central_rule, bits) if central else None
+    observer_optimized = optimized_value(central_rule)
     per_party: NDArray[np.float64] | None = None
     party_min: float | None = None
-    if parties:
-        party_rules = PartyRuleSet(mechs, function, kind=kind, cache=rules)
-        per_party = _party_values(party_rules, bits, exact)
-        if per_party is not None:  # a party's optimized accuracy is its group representative's (module docstring)
-            optimized_values = [optimized_value(party_rules.group_rule(g)) for g in range(len(party_rules.members))]
-            known = [v for v in optimized_values if v is not None]
-            party_min = min(known) if len(known) == len(optimized_values) else None
-    return RoundRuleTheory(observer, per_party, evaluations, optimized_value(central_rule), party_min)
+    if parties:  # a party's optimized accuracy is its group representative's (module docstring)
+        per_party, party_min = _party_values(PartyRuleSet(mechs, function, kind=kind, cache=rules), bits, exact,
+                                             optimized_value)
+    return RoundRuleTheory(observer, per_party, evaluations, observer_optimized, party_min)

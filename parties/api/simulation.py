@@ -30,6 +30,7 @@ from mpdp.analysis.privacy.accounting import Budget
 from mpdp.analysis.reports.documents import to_json_text
 from mpdp.analysis.reports.evaluation import UNDECIDED, RoundEvaluation
 from mpdp.analysis.reports.report import RoundResult, plot_rounds, results_document
+from mpdp.broker.decision_messages import check_transcript_size
 from mpdp.broker.settings import BrokerSettings
 from mpdp.parties.api.config_checks import budget_of, epsilon_text
 from mpdp.parties.api.guards import check_main_guard, run_blocking
@@ -58,7 +59,7 @@ from mpdp.parties.session.external_broker import party_broker_settings, simulati
 from mpdp.parties.session.output_paths import run_files
 from mpdp.parties.session.progress import Progress
 from mpdp.parties.session.runner import recorded_outcome, run_async
-from mpdp.parties.session.sizing import party_decisions_cost, session_cost
+from mpdp.parties.session.sizing import party_decisions_cost, party_decisions_wait, session_cost
 from mpdp.protocols.errors import MpdpError, ParameterError
 from mpdp.protocols.functions import BooleanFunction, accuracy_measure
 from mpdp.protocols.numerics.cost import CostEstimate, check_time_limit, noun
@@ -289,6 +290,8 @@ def _plan(run: SimulationConfig) -> _Plan:
     seeds = SeedTree.from_seed(run.seed if previous is None else previous.seed)
     default = run.dataset is None and run.votes is None and run.parties is None
     data = _dataset("house-votes-84" if default else run.dataset, run.votes, run.parties, run.rounds, run.label_column, seeds.dataset())
+    if run.party_decisions and run.protocol == "rr":  # each round's transcript goes to the parties
+        check_transcript_size(int((data.bits >= 0).sum(axis=0).max(initial=0)), run.repetitions)
     connections, connections_why = resolve_connections(run.connections, data.num_parties)
     machine = Machine.now()  # the printed estimate and the run's waits: one model, one measurement
     round_timeout = run.round_timeout if run.round_timeout is not None else max(
@@ -302,10 +305,10 @@ def _plan(run: SimulationConfig) -> _Plan:
         ids = np.flatnonzero(data.bits[:, r] >= 0)
         if ids.size:
             check_rule_size([mechanisms[i] for i in ids], f, run.rule)
-    party_cost = None
+    party_cost, workers = None, run.workers or default_workers()
     if run.party_decisions and run.protocol == "rr":  # the parties' rules: refused before any process starts
-        party_cost = party_decisions_cost(mechanisms, f, run.repetitions, data.num_rounds,
-                                          run.workers or default_workers(), session.memory_bytes)
+        party_cost = party_decisions_cost(mechanisms, f, run.repetitions, data.num_rounds, workers,
+                                          session.memory_bytes, run.rule)
         party_cost.check(check_time_limit(run.time_limit), memory_here=run.executor is None)
     parties = [{"id": i, "epsilon": m.epsilon, "delta": m.delta} for i, m in enumerate(mechanisms)]
     digest = data_digest(data.bits, json.loads(to_json_text(parties)))
@@ -323,8 +326,9 @@ def _plan(run: SimulationConfig) -> _Plan:
         budget=budget, delta_slack=delta_slack, protocol=run.protocol,
         servers=run.servers, threshold=run.threshold, party_broker=party_settings, connections=connections,
         validators=run.validators, executor=run.executor,
-        # the workers build the parties' rules once the transcript arrives: wait for that too
-        decision_timeout=None if party_cost is None else round_timeout + ROUND_MARGIN * party_cost.seconds)
+        # the workers build the parties' rules once the transcript arrives: wait for that too, on this machine
+        decision_timeout=None if party_cost is None else
+        round_timeout + ROUND_MARGIN * party_decisions_wait(party_cost, workers, machine))
     plan = _Plan(run, data, f, mechanisms, budget, seeds, {}, parties, digest, previous, cache, config,
                  connections_why, party_cost)
     inputs = run.inputs(dataset=data.name, epsilon=plan.epsilon_text or "per party (see parties)",

@@ -132,7 +132,7 @@ class BallotParty(Generic[AnnouncementT]):
         return self.maker.ballot(self._key, self._topics.session, self.spec.party, announcement,
                                  None if reason is not None else bit, reason)
 
-    def receive(self, topic: str, payload: bytes) -> BaseModel | None:
+    async def receive(self, topic: str, payload: bytes) -> BaseModel | None:
         """Nothing: a central protocol's party listens to announcements only."""
         return None
 

@@ -104,9 +104,9 @@ class PartyProtocol(Protocol[AnnouncementT]):
         """The signed answer to one round (no I/O), published on the party's topic (its ``to_wire()``)."""
         ...
 
-    def receive(self, topic: str, payload: bytes) -> BaseModel | None:
+    async def receive(self, topic: str, payload: bytes) -> BaseModel | None:
         """The signed answer to a message on one of :attr:`filters`, published on the party's
-        decisions topic, or None."""
+        decisions topic, or None (what takes long runs off the event loop)."""
         ...
 
 
@@ -306,7 +306,7 @@ class PartyLoop(Generic[AnnouncementT]):
                 self.rejections.reject(exc.reason, exc.detail)
             return False
         if delivery.topic != self._topics.rounds:
-            reply = self._protocol.receive(delivery.topic, delivery.payload)
+            reply = await self._protocol.receive(delivery.topic, delivery.payload)
             if reply is not None:
                 await transport.publish(self._topics.decision(self.party), reply.model_dump_json())
             return False

@@ -35,10 +35,10 @@ class Decider(Protocol):
         """Whether ``party`` is among the transcript's participants (without a scan of them per party)."""
         ...
 
-    def decide(self, message: TranscriptMessage, symbols: NDArray[np.uint8], party: int, bit: int,
-               rng: np.random.Generator | None) -> NDArray[np.int64]:
+    async def decide(self, message: TranscriptMessage, symbols: NDArray[np.uint8], party: int, bit: int,
+                     rng: np.random.Generator | None) -> NDArray[np.int64]:
         """Party ``party``'s decision for each repetition of the transcript: int64 (repetitions,); ``rng`` None:
-        the OS CSPRNG (deployment mode)."""
+        the OS CSPRNG (deployment mode). What takes long (building the rules) runs off the event loop."""
         ...
 
 

@@ -190,8 +190,9 @@ class Party:
                 return symbols
         return self.spec.mechanism.sample(bit, repetitions, round_generator(self.spec.seed, index))
 
-    def receive(self, topic: str, payload: bytes) -> DecisionMessage | None:
-        """The signed decisions answering the transcript published on ``topic`` (no I/O), or None when
+    async def receive(self, topic: str, payload: bytes) -> DecisionMessage | None:
+        """The signed decisions answering the transcript published on ``topic`` (no I/O; rules not built yet are
+        built in a thread: :meth:`mpdp.parties.rr.decisions.PartyDecider.decide`), or None when
         there is nothing to decide: no decider, an unverified transcript, a round this party did not release
         symbols in or already decided.
 
@@ -209,7 +210,7 @@ class Party:
                 or not self._decider.participates(message, self.spec.party)):
             return None
         rng = None if self._sampler is not None or self.spec.seed is None else decision_generator(self.spec.seed, index)
-        decisions = self._decider.decide(message, symbols, self.spec.party, self.bit(index), rng)
+        decisions = await self._decider.decide(message, symbols, self.spec.party, self.bit(index), rng)
         self._decided.add(index)
         return DecisionMessage.signed(self._key, session=self._topics.session, round=index,
                                       party=self.spec.party, decisions=decisions)

@@ -20,10 +20,12 @@ from mpdp.protocols.functions import BooleanFunction
 from mpdp.protocols.numerics.cost import CostEstimate, format_bytes, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
-__all__ = ["SESSION_TIME_LIMIT", "party_decisions_cost", "session_cost"]
+__all__ = ["EVALUATION_BUILDS", "SESSION_TIME_LIMIT", "party_decisions_cost", "party_decisions_wait", "session_cost"]
 
 #: Default seconds a simulated session may be estimated to take (``mpdp simulate --time-limit``).
 SESSION_TIME_LIMIT = 1800.0
+#: Builds of the parties' rules the observer's evaluation costs, besides one a worker (:func:`party_decisions_cost`).
+EVALUATION_BUILDS = 2
 
 
 def session_cost(parties: int, rounds: int, repetitions: int = 1, connections: str = "per-party", *,
@@ -46,18 +48,32 @@ def session_cost(parties: int, rounds: int, repetitions: int = 1, connections: s
 
 
 def party_decisions_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, repetitions: int,
-                         rounds: int, workers: int, session_bytes: float = 0.0) -> CostEstimate:
+                         rounds: int, workers: int, session_bytes: float = 0.0, kind: str = "average") -> CostEstimate:
     """The parties' own decisions of a session (``party_decisions``): every worker process builds the parties'
     rules and decides each round's transcript (:func:`mpdp.protocols.decision.engine_cost.party_rules_cost`, all
     ``mechanisms`` taking part: an upper bound), the workers at once (their memory adds up), and the observer's
-    evaluation builds them once more after the rounds and evaluates each group's rule three times (its
-    accuracy on x for own bit 0 and 1, its optimized accuracy; each costed as a build): CPU seconds
-    ``(workers + 4) x`` one process's (``bench_party_rules.py``, majority at epsilon 1, one process deciding and
+    evaluation builds them once more after the rounds and each group rule's likelihoods once for its three
+    evaluations (its accuracy on x for own bit 0 and 1, its optimized accuracy; costed as a build): CPU seconds
+    ``(workers + 2) x`` one process's (``bench_party_rules.py``, majority at epsilon 1, one process deciding and
     evaluating: 20,000 parties 12.0 CPU-s against 15.8 estimated, 100,000 179 against 160, peak 8.3 GB against
     8.9 GB; load 5-6, 2026-12-03), peak memory ``workers x`` one process's, beside ``session_bytes`` (the session's own peak,
-    :func:`session_cost`: they are resident together)."""
-    one = party_rules_cost(mechanisms, function, repetitions, rounds)
+    :func:`session_cost`: they are resident together). ``kind``: the parties' rules, ``average`` or ``worst-case``.
+
+    Raises:
+        SizeLimitError: worst-case rules the rule factory would refuse (as :func:`party_rules_cost`)."""
+    one = party_rules_cost(mechanisms, function, repetitions, rounds, kind)
     beside = f", beside the session's {format_bytes(session_bytes)}" if session_bytes else ""
     return CostEstimate(one.task, f"{one.size}; in {workers} {noun(workers, 'worker')} and the observer{beside}",
-                        one.seconds * (workers + 4), one.memory_bytes * workers + session_bytes,
+                        one.seconds * (workers + EVALUATION_BUILDS), one.memory_bytes * workers + session_bytes,
                         f"{one.alternative}, or fewer workers (workers=W: each holds the rules)")
+
+
+def party_decisions_wait(cost: CostEstimate, workers: int, machine: Machine) -> float:
+    """Seconds to allow for the parties' decisions of ``cost`` (:func:`party_decisions_cost` of ``workers``
+    workers) on ``machine``: its CPU seconds (the workers' builds at once and, as room for the transcript's parts
+    handed to every party and their signed decisions, the evaluation's builds) times the machine's speed, on the
+    cores ``workers`` busy processes get beside the load (:meth:`Machine.share`). The observer waits that long
+    (with its margin) after the round's own time: the unscaled wait ran out at 10^5 parties x 200 repetitions,
+    one worker, load 11 on 2 cores (every decision missing after 784 s). A long wait costs only when decisions
+    are lost; the observer stops once every decision arrived."""
+    return cost.seconds * machine.speed * workers / machine.share(workers)

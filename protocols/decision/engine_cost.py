@@ -57,11 +57,15 @@ parties sharing a mechanism, the group's first member's (two views), costed as a
 refused (the rule factory then builds the posterior rule) each transcript is decided once per (group, symbol,
 own bit) by the posterior's count recurrence, ``POSTERIOR_PARTY_SECONDS * k + POSTERIOR_PAIR_SECONDS *
 repetitions * k^2 / 2`` an evaluation (k = 4,000: 0.033 s at one repetition, 0.50 s at 20; 16,000: 0.15 s;
-load 2.3, 2026-12-03). The parties' decisions themselves are lookups, O(repetitions) a party.
+load 2.3, 2026-12-03). A worst-case rule has no such fallback: the exact engine's likelihoods and an LP per own
+bit (:func:`mpdp.protocols.decision.worst_case.symmetric_lp_cost`, ~2x the central observer's LP), refused
+here as the rule factory would refuse it. The parties' decisions themselves are lookups, O(repetitions) a
+party, on the transcript held :data:`TRANSCRIPT_SYMBOL_BYTES` a symbol.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -74,13 +78,15 @@ from mpdp.protocols.decision.factors import (
     likelihood_nonzeros,
     symmetric_groups,
 )
+from mpdp.protocols.decision.worst_case import symmetric_lp_cost
+from mpdp.protocols.errors import SizeLimitError
 from mpdp.protocols.functions import BooleanFunction, error_measure
 from mpdp.protocols.numerics.cost import CostEstimate, import_seconds, noun
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 
 __all__ = ["BAND_ENTRY_BYTES", "BAND_ENTRY_SECONDS", "BAND_OUTPUT_STEP_SECONDS", "BAND_ROW_SECONDS", "EXACT_CALL_SECONDS",
            "ERROR_BLOCK_BYTES", "ERROR_DENSE_ENTRY_SECONDS", "ERROR_ENTRY_SECONDS", "ERROR_VECTORS", "EXACT_OUTPUT_STEP_SECONDS", "EXACT_STEP_SECONDS", "PARITY_CLASS_SECONDS", "banded",
-           "POSTERIOR_PAIR_SECONDS", "POSTERIOR_PARTY_SECONDS", "count_parity", "exact_rule_cost", "party_rules_cost",
+           "POSTERIOR_PAIR_SECONDS", "POSTERIOR_PARTY_SECONDS", "TRANSCRIPT_SYMBOL_BYTES", "count_parity", "exact_rule_cost", "party_rules_cost",
            "symmetric_rule_cost"]
 
 #: Seconds of one exact-engine call besides its tables (the problem, the views, the calls).
@@ -120,6 +126,12 @@ POSTERIOR_PARTY_SECONDS = 8.0e-6
 #: Seconds per transcript and pair of parties of that recurrence's products (k^2 / 2 a transcript).
 POSTERIOR_PAIR_SECONDS = 3.0e-9
 
+#: Peak bytes per symbol of a transcript while a worker decides it (its uint8 matrix, the int64 copy the rules
+#: check, a group's view with one symbol substituted, the comparisons): 32 measured with tracemalloc at 20,001
+#: parties x 200 repetitions, majority at epsilon 1, plus the uint8 matrix and its parts.
+TRANSCRIPT_SYMBOL_BYTES = 34.0
+
+_WORST_CASE_ALTERNATIVE = "use rule='average' for the party decisions (exact at any size), or fewer parties"
 
 
 def _alternative(outputs: int, views: int) -> str:
@@ -237,39 +249,80 @@ def _num_classes(n: int, mechanism: RandomizedResponse) -> int:
     return m if n == 1 else n + 1 if m == 2 else (n + 1) * (n + 2) * (n + 3) // 6
 
 
+def _worst_case_party_cost(mechanisms: tuple[RandomizedResponse, ...], function: BooleanFunction, observer: int,
+                           exact: CostEstimate | None, parity: bool, classes: int, groups: int) -> tuple[float, float]:
+    """Seconds and peak bytes of party ``observer``'s worst-case rule as the rule factory builds it: the exact
+    engine's likelihoods (``exact``: :func:`exact_rule_cost` of its views, None where the symmetric engine does not
+    hold their ``classes`` transcript classes) and, unless its views are of parity form (the average rule is
+    worst-case optimal, ``exact`` all of it), an LP per own bit (:func:`mpdp.protocols.decision.worst_case.symmetric_lp_cost`).
+
+    Raises:
+        SizeLimitError: ``exact`` None (``groups`` distinct parameters); a ``CostLimitError``: what the factory
+            refuses by its limits (the LP, or a parity rule's exact estimate), naming the average rule.
+    """
+    if exact is None:
+        raise SizeLimitError("transcript classes of a party's view", classes, f"{SYMMETRIC_MAX_CLASSES:,}",
+                             f"{_WORST_CASE_ALTERNATIVE}: with {groups:,} distinct (epsilon, delta) no engine holds a "
+                             "party's worst-case LP")
+    part = exact if parity else symmetric_lp_cost(mechanisms, function, observer)
+    assert part is not None  # f is symmetric
+    task = "a party's worst-case rule (the average rule: parity views)" if parity else "a party's worst-case LP"
+    dataclasses.replace(part, task=task, alternative=_WORST_CASE_ALTERNATIVE).check()
+    if parity:
+        return exact.seconds, exact.memory_bytes
+    return exact.seconds + part.seconds, max(exact.memory_bytes, part.memory_bytes)
+
+
 def party_rules_cost(mechanisms: Sequence[RandomizedResponse], function: BooleanFunction, repetitions: int,
-                     rounds: int) -> CostEstimate:
-    """The time and memory, in one process, of every party's average rule over ``mechanisms`` (one per group of
-    equal mechanisms, module docstring) and of deciding ``rounds`` transcripts of ``repetitions`` rows with them.
+                     rounds: int, kind: str = "average") -> CostEstimate:
+    """The time and memory, in one process, of every party's ``kind`` rule over ``mechanisms`` (one per group of
+    equal mechanisms, module docstring) and of deciding ``rounds`` transcripts of ``repetitions`` rows with them
+    (the transcript held :data:`TRANSCRIPT_SYMBOL_BYTES` a symbol while it is decided).
+
+    A worst-case rule is the exact engine's likelihoods and one LP per own bit
+    (:func:`mpdp.protocols.decision.worst_case.symmetric_lp_cost` of the group's representative, from the sizes
+    alone), except for parity views (the average rule is worst-case optimal): it has no posterior fallback.
 
     Args:
         mechanisms: the k participants' randomized responses. function: a symmetric f.
-        repetitions, rounds: the transcripts decided (>= 1 each).
+        repetitions, rounds: the transcripts decided (>= 1 each). kind: ``average`` or ``worst-case``.
+
+    Raises:
+        SizeLimitError: a worst-case rule the rule factory would refuse: more transcript classes than the
+            symmetric engine holds (distinct parameters), or (a ``CostLimitError``) its LP's estimate over the
+            factory's limits (:data:`mpdp.protocols.numerics.cost.DEFAULT_TIME_LIMIT`, this machine's memory);
+            the message names the average rule.
     """
     mechs = tuple(mechanisms)
     k = len(mechs)
-    groups = [(mech, int(members.size)) for mech, members in group_members(mechs)]
-    outputs = function.output_size(k)
+    groups = group_members(mechs)
+    outputs, parity = function.output_size(k), count_parity(function, k)
     seconds = memory = 0.0
     paths: set[str] = set()
     posterior_evaluation = POSTERIOR_PARTY_SECONDS * k + POSTERIOR_PAIR_SECONDS * repetitions * k * k / 2
-    every = math.prod(_num_classes(n, m) for m, n in groups)  # exact integers: no per-group product of G
+    every = math.prod(_num_classes(int(ms.size), m) for m, ms in groups)  # exact integers: no per-group product of G
     for g, (mech, members) in enumerate(groups):
-        classes = every // _num_classes(members, mech) * (_num_classes(members - 1, mech) if members > 1 else 1)
+        n = int(members.size)
+        classes = every // _num_classes(n, mech) * (_num_classes(n - 1, mech) if n > 1 else 1)
         cost = None
         if classes <= SYMMETRIC_MAX_CLASSES:  # then at most 24 groups: their factors are cheap
-            others = [(m, n - (h == g)) for h, (m, n) in enumerate(groups) if n - (h == g) > 0]
-            factors = [Factor(tuple(range(n)), m) for m, n in others]
-            cost = exact_rule_cost(factors, outputs, 2, count_parity(function, k))
-        if cost is not None and cost.refusal() is None:
+            others = [(m, int(ms.size) - (h == g)) for h, (m, ms) in enumerate(groups) if int(ms.size) - (h == g) > 0]
+            factors = [Factor(tuple(range(size)), m) for m, size in others]
+            cost = exact_rule_cost(factors, outputs, 2, parity)
+        if kind == "worst-case":
+            rule_seconds, rule_memory = _worst_case_party_cost(mechs, function, int(members[0]), cost, parity, classes,
+                                                               len(groups))
+            seconds, memory = seconds + rule_seconds, max(memory, rule_memory)
+            paths.add("exact" if parity else "worst-case LP")
+        elif cost is not None and cost.refusal() is None:
             seconds, memory = seconds + cost.seconds, max(memory, cost.memory_bytes)
             paths.add("exact")
         else:  # the factory's posterior rule: each round's transcripts, once per symbol and own bit
             seconds += rounds * 2 * mech.num_symbols * posterior_evaluation
             memory = max(memory, 8.0 * repetitions * k * 3)
             paths.add("posterior")
-    size = (f"{k:,} {noun(k, 'party', 'parties')} in {len(groups):,} {noun(len(groups), 'group')} of equal "
-            f"parameters, {' and '.join(sorted(paths))} rules, {rounds:,} {noun(rounds, 'round')} of "
-            f"{repetitions:,} {noun(repetitions, 'repetition')}")
-    return CostEstimate("the party decisions", size, seconds, memory,
+    size_text = (f"{k:,} {noun(k, 'party', 'parties')} in {len(groups):,} {noun(len(groups), 'group')} of equal "
+                 f"parameters, {' and '.join(sorted(paths))} rules, {rounds:,} {noun(rounds, 'round')} of "
+                 f"{repetitions:,} {noun(repetitions, 'repetition')}")
+    return CostEstimate("the party decisions", size_text, seconds, memory + TRANSCRIPT_SYMBOL_BYTES * repetitions * k,
                         "fewer parties or fewer distinct (epsilon, delta), or no party decisions")

@@ -83,6 +83,10 @@ class PartyRuleSet:
         """How many rules were built (at most one per group)."""
         return sum(r is not None for r in self._rules)
 
+    def built_rule(self, group: int) -> DecisionRule | None:
+        """The rule of ``group``'s representative if built already, else None (nothing is built)."""
+        return self._rules[group]
+
     def group_rule(self, group: int) -> DecisionRule:
         """The rule of ``group``'s representative, built on first use.
 
@@ -246,6 +250,30 @@ class TranscriptDecisions:
             rows = column == symbol
             out[rows] = self._table(group, int(symbol), bit)[rows]
         return out
+
+    def pending(self, party: int, bit: int) -> bool:
+        """Whether party ``party``'s decisions with own bit ``bit`` need more than lookups: its group's rule or
+        one of the tables of its symbols not built yet (:meth:`prepare` builds them).
+
+        Raises:
+            ParameterError: ``party`` not a participant index, ``bit`` not 0 or 1."""
+        group, bit = int(self._rules.labels[self._rules._check(party)]), self._bit(bit)
+        rule = self._rules.built_rule(group)
+        if rule is None or not _by_symbols(rule):
+            return rule is None
+        return any((group, int(symbol), bit) not in self._memo for symbol in np.unique(self._symbols[:, party]))
+
+    def prepare(self, party: int, bit: int) -> None:
+        """Build what party ``party``'s decisions with own bit ``bit`` need (its group's rule, the tables of its
+        symbols): the slow part (a band of 10^5 parties: ~40 s), which a worker runs off its event loop; the
+        decisions are lookups afterwards.
+
+        Raises:
+            ParameterError: ``party`` not a participant index, ``bit`` not 0 or 1. SizeLimitError, SolverError:
+                as :meth:`PartyRuleSet.group_rule`."""
+        rule = self._rules.group_rule(int(self._rules.labels[self._rules._check(party)]))
+        if _by_symbols(rule):
+            self._lookup(party, self._bit(bit))
 
     def probabilities(self, party: int, bit: int) -> NDArray[np.float64]:
         """P(party ``party`` decides y | transcript) with own bit ``bit``: float64 (n, |Y|).

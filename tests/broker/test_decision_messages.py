@@ -10,12 +10,13 @@ from mpdp.broker.decision_messages import (
     TRANSCRIPT_PART_SYMBOLS,
     DecisionMessage,
     TranscriptMessage,
+    check_transcript_size,
     pack_decisions,
     part_rows,
     unpack_decisions,
 )
 from mpdp.broker.signing import generate_key_pair, verify_message
-from mpdp.protocols.errors import ProtocolViolation
+from mpdp.protocols.errors import ParameterError, ProtocolViolation
 
 
 def test_transcript_round_trip_and_signature() -> None:
@@ -112,3 +113,21 @@ def test_transcript_of_ten_thousand_parties_fits_the_brokers_default_payload_lim
     sizes = [len(p.model_dump_json()) for p in parts]
     assert max(sizes) < 450_000 < 1 << 20  # 100 rows x 10^4 symbols: 333 kB of base64 + 49 kB of ids
     assert np.array_equal(np.concatenate([p.symbol_matrix() for p in parts]), symbols)
+
+
+def test_a_transcript_is_refused_only_over_its_size_with_the_repetitions_that_fit() -> None:
+    check_transcript_size(100_000, 200)  # 2 x 10^7 symbols: refused at 2^24 before (after the round had run)
+    check_transcript_size(100_000, 1342)  # 134,200,000 <= 2^27 = 134,217,728
+    with pytest.raises(ParameterError, match=r"100,000 participants x 1,343 repetitions = 134,300,000 symbols is "
+                                             r"over the 134,217,728 .*use 1,342 repetitions or fewer"):
+        check_transcript_size(100_000, 1343)
+
+
+def test_a_part_naming_a_whole_transcript_over_the_limit_does_not_validate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("mpdp.broker.decision_messages.MAX_TRANSCRIPT_SYMBOLS", 20)  # 5 x 4 fits, 5 x 5 not
+    private, _ = generate_key_pair()
+    symbols = np.zeros((5, 5), dtype=np.uint8)
+    TranscriptMessage.signed(private, session="s", round=0, participants=np.arange(5), symbols=symbols[:4])
+    with pytest.raises(ValueError, match="5 participants x 5 repetitions = 25 symbols is over the 20"):
+        TranscriptMessage.signed_parts(private, session="s", round=0, participants=np.arange(5), symbols=symbols,
+                                       max_symbols=5)

@@ -4,16 +4,20 @@ estimate of the party decisions."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import tracemalloc
+import weakref
 
 import numpy as np
 import pytest
 
-from mpdp.analysis.theory.accuracy import rule_accuracy
+from mpdp.analysis.theory.accuracy import input_accuracy, rule_accuracy
 from mpdp.analysis.theory.party_theory import round_rule_theory
-from mpdp.protocols.decision.engine_cost import party_rules_cost
-from mpdp.protocols.errors import CostLimitError, ParameterError
+from mpdp.protocols.decision.engine_cost import TRANSCRIPT_SYMBOL_BYTES, party_rules_cost
+from mpdp.protocols.decision.engines import DecisionProblem, build_problem
+from mpdp.protocols.decision.worst_case import lp_cost, symmetric_lp_cost
+from mpdp.protocols.errors import CostLimitError, ParameterError, SizeLimitError
 from mpdp.protocols.functions import parse_function
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
 from mpdp.protocols.rules.party_rules import PartyRuleSet
@@ -78,13 +82,53 @@ def test_party_theory_equals_each_party_rule_evaluated_on_its_own(mechs: tuple[R
     x = np.array([1, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0, 0][: len(mechs)])
     theory = round_rule_theory(mechs, x, f, "average", RuleCache(), central=False)
     assert theory.parties is not None
-    from mpdp.analysis.theory.accuracy import input_accuracy
-
     for j in range(len(mechs)):
         old = decision_rule(mechs, f, observer=j)
         assert isinstance(old, TableRule)
         assert theory.parties[j] == pytest.approx(input_accuracy(old, f, w, x), abs=1e-12)
     assert theory.evaluations <= 2 * len(set(mechs))
+
+
+@pytest.mark.parametrize("kind", ["average", "worst-case"])
+def test_party_theory_builds_each_rule_s_problem_once(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """The likelihoods (at 10^5 parties a band of 10-30 s) were built for every evaluation: 2 for the observer's rule
+    (its accuracy on x, its optimized accuracy), 3 a group (own bit 0 and 1, optimized); and each is dropped before
+    the next is built (two bands at once made the observer 13.4 GB at 10^5 parties)."""
+    from mpdp.analysis.theory import accuracy
+
+    f, mechs = parse_function("majority"), ROUNDS[1]  # 3 groups
+    x = np.array([1, 0, 0, 1, 1, 0, 1])
+    built: list[int | None] = []
+    alive: list[weakref.ref[DecisionProblem]] = []
+
+    class Tracked(DecisionProblem):  # a subclass without slots: weak references tell whether one is still held
+        pass
+
+    def counted(*args: object) -> object:
+        assert all(ref() is None for ref in alive)  # the problem of the rule before was dropped
+        built.append(args[3])  # type: ignore[arg-type]  # the observer
+        problem = build_problem(*args)  # type: ignore[arg-type]
+        tracked = object.__new__(Tracked)
+        for item in dataclasses.fields(problem):
+            object.__setattr__(tracked, item.name, getattr(problem, item.name))
+        alive.append(weakref.ref(tracked))
+        return tracked
+
+    monkeypatch.setattr(accuracy, "build_problem", counted)
+    rules = RuleCache()
+    theory = round_rule_theory(mechs, x, f, kind, rules)
+    assert sorted(built, key=str) == sorted([None, 0, 1, 3], key=str)  # the observer, each group's representative
+    monkeypatch.undo()
+    # the values of each rule evaluated on its own (a problem built per call)
+    w = zero_one_measure(f, len(mechs))
+    central = decision_rule(mechs, f, kind=kind, cache=rules)
+    assert isinstance(central, TableRule)
+    assert theory.observer == pytest.approx(input_accuracy(central, f, w, x), abs=1e-12)
+    optimized = [rule_accuracy(r, f, w) for r in [central] + [decision_rule(mechs, f, kind=kind, observer=j)
+                                                               for j in (0, 1, 3)]]
+    values = [a.average if kind == "average" else a.worst_case for a in optimized]
+    assert theory.observer_optimized == pytest.approx(values[0], abs=1e-12)
+    assert theory.party_optimized_min == pytest.approx(min(values[1:]), abs=1e-9)
 
 
 def test_twenty_thousand_party_rules_take_memory_linear_in_k() -> None:
@@ -124,3 +168,35 @@ def test_party_decisions_cost_grows_with_groups_and_is_refused_by_its_time_limit
     assert many.seconds == pytest.approx(3000 * 4 * (8e-6 * 3000 + 3e-9 * 3000**2 / 2))
     error = many.refusal(60.0)
     assert isinstance(error, CostLimitError) and "the party decisions (3,000 parties" in str(error)
+
+
+def test_worst_case_party_rules_are_costed_with_the_lp_the_factory_solves() -> None:
+    import scipy.optimize  # noqa: F401 -- imported: no first-import seconds in any estimate below
+
+    f = parse_function("majority")
+    mechs = (A,) * 40 + (B,) * 3
+    # the LP's estimate from the sizes alone is that of the problem the factory builds for party 40 (both own bits)
+    problem = build_problem(mechs, f, np.eye(2), observer=40)
+    assert problem.engine == "symmetric" and len(problem.views) == 2
+    assert symmetric_lp_cost(mechs, f, 40).seconds == pytest.approx(lp_cost(problem.views).seconds)
+    # each group's worst-case rule: the exact engine's likelihoods (the average rule's cost) and its LP
+    average, worst = party_rules_cost(mechs, f, 7, 1), party_rules_cost(mechs, f, 7, 1, "worst-case")
+    assert "worst-case LP rules" in worst.size and "exact rules" in average.size
+    assert worst.seconds - average.seconds == pytest.approx(
+        symmetric_lp_cost(mechs, f, 0).seconds + symmetric_lp_cost(mechs, f, 40).seconds)
+    assert average.memory_bytes >= TRANSCRIPT_SYMBOL_BYTES * 7 * 43  # the transcript a worker decides
+
+
+def test_worst_case_party_rules_the_factory_would_refuse_are_refused_up_front() -> None:
+    f = parse_function("majority")
+    mechs = (A,) * 15_001
+    # the central observer's LP fits the factory's 60 s; each party's two LPs (one per own bit) do not
+    assert symmetric_lp_cost(mechs, f, None).refusal(memory_here=False) is None
+    with pytest.raises(CostLimitError, match=r"a party's worst-case LP \(30,003 variables over 15,001 input classes, "
+                                             r"2 LPs\).*: use rule='average' for the party decisions"):
+        party_rules_cost(mechs, f, 1, 1, "worst-case")
+    assert "exact rules" in party_rules_cost(mechs, f, 1, 1).size  # the average rules: the band
+    with pytest.raises(SizeLimitError, match="with 30 distinct .* no engine holds a party's worst-case LP"):
+        party_rules_cost([RandomizedResponse(0.5 + 0.01 * i) for i in range(30)], f, 1, 1, "worst-case")
+    xor = parse_function("xor")  # parity views: the average rule is worst-case optimal, no LP
+    assert party_rules_cost(mechs, xor, 1, 1, "worst-case").seconds == party_rules_cost(mechs, xor, 1, 1).seconds
