@@ -190,6 +190,7 @@ class VerifyDocument(Document):
     answers: int
     proven: bool
     failure: str | None
+    not_proven: str
 
 
 class AuditDocument(Document):

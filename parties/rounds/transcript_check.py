@@ -14,6 +14,12 @@ So a bundled answer is attributable to its party exactly as the observer accepte
 report naming the worker's key, and the worker's key signed the bundle holding the answer. The answer's own
 fields must name the stored row's session, round and party. Both the accepted answers (``messages``) and the
 kept second answers (``double_releases``) are checked.
+
+What the store's readers (``mpdp export``, reports, :meth:`mpdp.parties.rounds.store.TranscriptStore.load_round`)
+take from a ``messages`` row is not the payload but its columns ``kind``, ``reason``, ``repetitions`` and
+``symbols``: each must say what the proven answer says (``symbols`` byte for byte its unpacked symbols, empty for
+an abstention), and a row without a payload must be ``absent`` with no reason and no symbols (an absence is the
+observer's word: nothing proves it). A kept second answer's ``kind`` must be its answer's.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pydantic import ValidationError
 from mpdp.broker.bundle import decode_bundle
 from mpdp.broker.messages import WorkerStatus, decode_answer
 from mpdp.broker.signing import load_public_key, verify_message
+from mpdp.broker.wire import WireAnswer
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.protocols.errors import ProtocolViolation
 
@@ -63,13 +70,46 @@ def _bundled(store: TranscriptStore, session: str, public_keys: Sequence[bytes])
     return proven
 
 
-def _stored_answers(store: TranscriptStore, session: str, rounds: range) -> Iterator[tuple[str, int, int, bytes]]:
-    """(table, round, party, payload) of every stored answer of ``session`` in ``rounds`` (the absent have none)."""
-    for table in ("messages", "double_releases"):
-        for round_, party, payload in store.query(
-                f"SELECT round, party, payload FROM {table} WHERE session = ? AND payload IS NOT NULL "  # noqa: S608
-                "AND round >= ? AND round < ? ORDER BY round, party", (session, rounds.start, rounds.stop)):
-            yield table, int(round_), int(party), bytes(payload)
+#: A ``messages`` row's columns that readers use besides ``kind``: reason, repetitions, the symbols blob.
+Columns = tuple[str | None, int, bytes]
+#: A stored row: table, round, party, payload (None: absent), kind, and :data:`Columns` (None for
+#: ``double_releases``, which keeps no others).
+StoredRow = tuple[str, int, int, bytes | None, str, Columns | None]
+
+
+def _stored_answers(store: TranscriptStore, session: str, rounds: range) -> Iterator[StoredRow]:
+    """Every stored row of ``session`` in ``rounds`` (:data:`StoredRow`), the absent included."""
+    span = (session, rounds.start, rounds.stop)
+    for round_, party, payload, kind, reason, repetitions, symbols in store.query(
+            "SELECT round, party, payload, kind, reason, repetitions, symbols FROM messages WHERE session = ? "
+            "AND round >= ? AND round < ? ORDER BY round, party", span):
+        yield ("messages", int(round_), int(party), None if payload is None else bytes(payload), str(kind),
+               (reason, int(repetitions), bytes(symbols)))
+    for round_, party, payload, kind in store.query(
+            "SELECT round, party, payload, kind FROM double_releases WHERE session = ? AND round >= ? AND round < ? "
+            "ORDER BY round, party", span):
+        yield "double_releases", int(round_), int(party), bytes(payload), str(kind), None
+
+
+def _digits(symbols: bytes) -> str:
+    """Symbols as the digits ``mpdp export`` shows (the first 12, then ``...``)."""
+    return "".join(map(str, symbols[:12])) + ("..." if len(symbols) > 12 else "")
+
+
+def _column_mismatch(answer: WireAnswer, kind: str, columns: Columns | None) -> str | None:
+    """The first stored column that says otherwise than the proven ``answer``, as ``column COLUMN is STORED but
+    the signed answer says PROVEN`` (symbols as digits); None when all agree."""
+    pairs: list[tuple[str, object, object]] = [("kind", kind, answer.kind)]
+    if columns is not None:
+        reason, repetitions, symbols = columns
+        pairs += [("reason", reason, answer.reason), ("repetitions", repetitions, answer.repetitions),
+                  ("symbols", symbols, answer.symbol_array().tobytes())]
+    for column, stored, proven in pairs:
+        if stored != proven:
+            shown = (_digits(stored), _digits(proven)) if isinstance(stored, bytes) and isinstance(proven, bytes) \
+                else (stored, proven)
+            return f"column {column} is {shown[0]!r} but the signed answer says {shown[1]!r}"
+    return None
 
 
 def verify_transcript(store: TranscriptStore, session: str, public_keys: Sequence[bytes],
@@ -89,13 +129,21 @@ def verify_transcript(store: TranscriptStore, session: str, public_keys: Sequenc
     Raises:
         ProtocolViolation: for the first answer not proven, naming its table, round and party: ``schema`` (it
             does not parse, or names another session, round or party than its row), ``unknown-party``,
-            ``signature`` (its signature does not verify, or no stored bundle under an endorsed key holds it).
+            ``signature`` (its signature does not verify, or no stored bundle under an endorsed key holds it),
+            ``column`` (a stored column says otherwise than the proven answer, naming the column; or a row
+            without an answer is not ``absent``).
     """
     keys = [load_public_key(key) for key in public_keys]
     proven: set[tuple[int, bytes]] | None = None  # read at the first unsigned answer
     count = 0
-    for table, round_, party, payload in _stored_answers(store, session, range(2**62) if rounds is None else rounds):
+    for table, round_, party, payload, kind, columns in _stored_answers(
+            store, session, range(2**62) if rounds is None else rounds):
         where = f"{table} round {round_} party {party}"
+        if payload is None:  # the absent (messages only: double_releases.payload is NOT NULL)
+            if kind != "absent" or columns is None or columns[0] is not None or columns[2]:
+                raise ProtocolViolation("column", f"{where}: kind {kind!r} without a stored answer (only 'absent', "
+                                                  "with no reason and no symbols, has none)")
+            continue
         try:
             answer = decode_answer(payload)
         except ProtocolViolation as exc:
@@ -114,5 +162,8 @@ def verify_transcript(store: TranscriptStore, session: str, public_keys: Sequenc
             if (party, payload) not in proven:
                 raise ProtocolViolation("signature", f"{where}: unsigned, and in no stored bundle signed with a "
                                                      "worker key the party endorsed")
+        mismatch = _column_mismatch(answer, kind, columns)
+        if mismatch is not None:
+            raise ProtocolViolation("column", f"{where}: {mismatch}")
         count += 1
     return count

@@ -6,6 +6,12 @@ the SQLite file itself. Each answer is proven by :func:`mpdp.parties.rounds.tran
 endorsement of the worker's key) under the roster's public keys: those of ``roster`` (a ``roster.json`` that
 ``mpdp keys`` wrote) for every round, else the ones the store keeps (``roster_keys``: ``mpdp simulate`` and
 ``mpdp observe`` record the keys of each run, a resumed simulation's fresh keys from its first round on).
+
+Then what the store's readers (``mpdp export``, reports) use besides the payloads is checked against the proven
+answers: each stored row's ``kind``, ``reason``, ``repetitions`` and ``symbols`` columns (there), each round
+record's party lists and status, and the decision rows' coverage
+(:func:`mpdp.parties.rounds.record_check.check_round_records`, whose docstring says what is not proven:
+:data:`NOT_PROVEN`).
 """
 
 from __future__ import annotations
@@ -14,16 +20,20 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpdp.parties.rounds.record_check import check_round_records
 from mpdp.parties.rounds.session_files import read_roster
 from mpdp.parties.rounds.store import TranscriptStore, check_store_file
 from mpdp.parties.rounds.transcript_check import verify_transcript
 from mpdp.protocols.errors import ParameterError, ProtocolViolation
 from mpdp.protocols.numerics.cost import noun
 
-__all__ = ["STORE_NAME", "Verification", "verify_run"]
+__all__ = ["NOT_PROVEN", "STORE_NAME", "Verification", "verify_run"]
 
 #: The transcript a run's folder holds.
 STORE_NAME = "transcripts.sqlite"
+#: What a proven run still takes on the observer's word (:mod:`mpdp.parties.rounds.record_check`).
+NOT_PROVEN = ("which output each decided repetition holds (the decision rule's mechanisms and generator are not "
+              "stored), absences, and the received/rejected counts")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +44,10 @@ class Verification:
         store: the SQLite transcript; session: the session verified; parties: its k; rounds: rounds recorded.
         keys: where the public keys came from (``the roster FILE``, or the store's keys of its runs).
         answers: the stored answers proven (on a failure, those of the runs checked before the one that failed).
-        failure: None when every answer is proven; else the first one that is not, naming its table, round and
-            party and why (``signature``, ``schema``, ``unknown-party``).
+        failure: None when every answer is proven and the stored columns, round records and decision rows agree
+            with them; else the first problem, naming its table, round and party (or repetition) and why
+            (``signature``, ``schema``, ``unknown-party``, ``column``, ``missing``, ``round-record``,
+            ``decisions``).
     """
 
     store: Path
@@ -95,7 +107,8 @@ def _key_runs(store: TranscriptStore, run: str | Path, session: str, parties: in
 
 
 def verify_run(run: str | Path, session: str | None = None, roster: str | Path | None = None) -> Verification:
-    """Prove every stored answer of a run's randomized-response transcript (module docstring).
+    """Prove every stored answer of a run's randomized-response transcript, and that what its readers use agrees
+    with them (module docstring).
 
     Args:
         run: the run's folder (holding ``transcripts.sqlite``) or the SQLite file.
@@ -103,7 +116,8 @@ def verify_run(run: str | Path, session: str | None = None, roster: str | Path |
         roster: a ``roster.json`` whose keys hold for every round; None: the keys the store keeps.
 
     Returns:
-        :class:`Verification`, its ``failure`` naming the first answer not proven (None: all proven).
+        :class:`Verification`, its ``failure`` naming the first answer not proven or stored row that disagrees
+        (None: all proven).
 
     Raises:
         ParameterError: no transcript at ``run``, a damaged one, a ``session`` not stored (names the stored ones)
@@ -127,6 +141,7 @@ def verify_run(run: str | Path, session: str | None = None, roster: str | Path |
             try:
                 for rounds_of_run, keys in runs:
                     answers += verify_transcript(store, name, keys, rounds_of_run)
+                check_round_records(store, name)
             except ProtocolViolation as exc:
                 return Verification(path, name, parties, rounds, where, answers, str(exc))
     except (sqlite3.Error, UnicodeDecodeError) as exc:  # damage quick_check did not see

@@ -2,7 +2,9 @@
 collected by the engine from a worker's bundles of unsigned answers, a party's own signed answer and a double
 release in a bundle is proven answer by answer from the store and the roster's public keys alone; one changed byte
 (in a stored bundle, in a stored answer, in the stored "ready"), a missing endorsement, or a bundle under a key
-the party did not endorse (another worker's) is refused naming the answer."""
+the party did not endorse (another worker's) is refused naming the answer. What readers use besides the payloads
+(parties/rounds/record_check.py too): a stored column that says otherwise than its proven answer is named with the
+column; a deleted answer, a round record or decision row that disagrees with the proven answers is named."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker
 from mpdp.broker.wire import sign_answer
 from mpdp.parties.rounds.engine import open_engine
+from mpdp.parties.rounds.record_check import check_round_records
 from mpdp.parties.rounds.roster import Roster
 from mpdp.parties.rounds.store import TranscriptStore
 from mpdp.parties.rounds.transcript_check import verify_transcript
@@ -168,3 +171,64 @@ def test_an_answer_stored_under_another_party_or_round_is_refused(recorded: Path
     refused = _refusal(_tampered(recorded, tmp_path, lambda db: db.execute(
         "UPDATE messages SET payload = ? WHERE party = 1", (UNSIGNED[0],))))
     assert refused.reason == "schema" and refused.detail.startswith("messages round 0 party 1: the answer names")
+
+
+def test_the_stored_columns_readers_use_must_say_what_the_proven_answer_says(recorded: Path, tmp_path: Path) -> None:
+    """mpdp export reads ``messages.symbols`` (and kind, reason), not the payload: each is checked against it."""
+    for change, detail in (
+            ("UPDATE messages SET symbols = X'00' WHERE party = 1",  # party 1 answered 1
+             "messages round 0 party 1: column symbols is '0' but the signed answer says '1'"),
+            ("UPDATE messages SET kind = 'abstain', reason = 'did-not-vote', symbols = X'' WHERE party = 2",
+             "messages round 0 party 2: column kind is 'abstain' but the signed answer says 'symbols'"),
+            ("UPDATE messages SET repetitions = 2 WHERE party = 0",
+             "messages round 0 party 0: column repetitions is 2 but the signed answer says 1"),
+            ("UPDATE double_releases SET kind = 'abstain'",
+             "double_releases round 0 party 0: column kind is 'abstain' but the signed answer says 'symbols'"),
+            ("UPDATE messages SET kind = 'symbols', symbols = X'01' WHERE party = 3",  # the absent party
+             "messages round 0 party 3: kind 'symbols' without a stored answer (only 'absent', with no reason and "
+             "no symbols, has none)")):
+        refused = _refusal(_tampered(recorded, tmp_path, lambda db, sql=change: db.execute(sql)))
+        assert (refused.reason, refused.detail) == ("column", detail)
+
+
+def test_the_round_record_and_decisions_agree_with_the_proven_answers(recorded: Path) -> None:
+    with TranscriptStore(recorded) as store:
+        assert store.query("SELECT participants, abstained, absent, status FROM rounds") == [
+            ("[0, 1, 2]", "[]", "[3]", "timeout")]
+        assert len(store.query("SELECT decision FROM decisions WHERE decision >= 0")) == 1
+        check_round_records(store, SESSION)  # raises nothing
+
+
+def test_a_deleted_answer_or_an_edited_round_record_or_decision_row_is_named(recorded: Path, tmp_path: Path) -> None:
+    for change, reason, detail in (
+            ("DELETE FROM messages WHERE party = 1", "missing",
+             "round 0 party 1: the round record lists it in participants but messages holds no stored answer"),
+            ("UPDATE messages SET kind = 'absent', payload = NULL, symbols = X'' WHERE party = 2", "missing",
+             "round 0 party 2: the round record lists it in participants but messages holds no stored answer"),
+            ("UPDATE rounds SET participants = '[0, 1]'", "round-record",
+             "rounds round 0: party 2 is in none of participants, abstained, absent"),
+            ("UPDATE rounds SET participants = '[0, 1, 2, 3]'", "missing",  # the absent party 3 listed answering
+             "round 0 party 3: the round record lists it in participants but messages holds no stored answer"),
+            ("UPDATE rounds SET abstained = '[2]'", "round-record",
+             "rounds round 0: party 2 in abstained is also in participants"),
+            ("UPDATE rounds SET absent = '[3, 7]'", "round-record",
+             "rounds round 0: party 7 in absent is outside the roster's parties 0..3"),
+            ("UPDATE rounds SET participants = '[0, 1]', absent = '[2, 3]'", "round-record",
+             "round 0 party 2: the round record lists it in absent but messages holds a stored answer of kind "
+             "'symbols'"),
+            ("UPDATE rounds SET status = 'failed'", "round-record",
+             "rounds round 0: status 'failed', its answers give 'timeout'"),
+            ("UPDATE rounds SET status = 'complete'", "round-record",
+             "rounds round 0: status 'complete', its answers give 'timeout'"),
+            ("UPDATE decisions SET decision = -1", "decisions",
+             "decisions round 0 repetition 0: -1, an output (>= 0) expected"),
+            ("DELETE FROM decisions", "decisions",
+             "decisions round 0: repetitions [] stored, 0..0 expected (missing [0])"),
+            ("INSERT INTO decisions VALUES ('proofs', 0, 1, 0)", "decisions",
+             "decisions round 0: repetitions [0, 1] stored, 0..0 expected (extra [1])"),
+            ("INSERT INTO decisions VALUES ('proofs', 5, 0, 1)", "decisions",
+             "decisions round 5: no round record holds that round")):
+        with TranscriptStore(_tampered(recorded, tmp_path, lambda db, sql=change: db.execute(sql))) as store, \
+                pytest.raises(ProtocolViolation) as caught:
+            check_round_records(store, SESSION)
+        assert (caught.value.reason, caught.value.detail) == (reason, detail), change
