@@ -770,8 +770,9 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if following is None:
             self._received = {}
         if status == "failed":
-            log.error("%s: round %d (%s) FAILED: no party answered for %g s (nothing decided)",
-                      self.protocol.role, index, name, self.round_timeout)
+            log.error("%s: round %d (%s) FAILED: %s (nothing decided)", self.protocol.role, index, name,
+                      "every party's worker reported failed" if answered
+                      else f"no party answered for {self.round_timeout:g} s")
         elif status == "no-answers":
             log.warning("%s: round %d (%s) NOT DECIDED: no party released, every party heard from abstained (%s)%s",
                         self.protocol.role, index, name, "; ".join(
