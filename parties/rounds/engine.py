@@ -25,8 +25,10 @@ message's payload, and says what happens at close (randomized response: decide w
        repetitions    not the announced number of repetitions
        (the protocol's payload reasons, e.g. ``symbol-range``, ``decrypt``)
 
-3. **close** when every roster party has answered (with its payload or an abstention), or once no new
-   answer came for ``round_timeout`` seconds (the missing are ``absent``): a round deadline by progress,
+3. **close** when every roster party has answered (with its payload or an abstention), with ``skip_failed``
+   (a deployment's hosts) every party but those of a worker that reported ``failed`` (they will not answer:
+   recorded absent at once, not after a wait; until their worker reports ``ready`` again, restarted), or once no
+   new answer came for ``round_timeout`` seconds (the missing are ``absent``): a round deadline by progress,
    so a round that is still receiving answers on a busy machine is not cut off, and a round whose
    remaining parties are gone closes ``round_timeout`` after the last answer (a round is open at most
    ``k x round_timeout``: each new answer is a different party's). The quiet time is counted only while
@@ -454,11 +456,14 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         coordinator_key: raw Ed25519 private key that signs announcements (and what the protocol signs).
         protocol: the protocol plug-in.
         repetitions: releases every party sends per round; round_timeout: seconds a round stays open at most.
+        skip_failed: close a round once every party has answered but those of the workers that reported
+            ``failed`` (a deployment's party hosts: the session goes on without them); False: wait for them
+            too (a simulation run stops at a worker's failure instead: :mod:`mpdp.parties.session.runner`).
     """
 
     def __init__(self, transport: Transport, topics: Topics, roster: Roster, store: TranscriptStore,
                  coordinator_key: bytes, protocol: RoundProtocol[MessageT, PayloadT], *,
-                 repetitions: int, round_timeout: float) -> None:
+                 repetitions: int, round_timeout: float, skip_failed: bool = False) -> None:
         self._transport = transport
         self.topics = topics
         self.roster = roster
@@ -467,6 +472,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self.protocol = protocol
         self.repetitions = repetitions
         self.round_timeout = round_timeout
+        self._skip_failed = skip_failed
         self._reader = SignedReader(topics.session, roster)
         self._open: int | None = None
         self._open_name = ""
@@ -500,6 +506,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         # worker -> its ready status, parties, bundle key (mpdp.broker.bundle)
         self._members: dict[int, tuple[WorkerStatus, frozenset[int], PublicKey | None]] = {}
         self.failed_workers: dict[int, WorkerStatus] = {}
+        self._gone: set[int] = set()  # the parties of the failed workers: a round does not wait for them
         self.status_changed = asyncio.Event()
         # round -> the parties of its kept second answers carrying symbols (the store's double_releases table,
         # read once here, then counted as they are kept: no query at every round's close)
@@ -628,7 +635,14 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         self._received[message.party] = Received(message, self.protocol.payload(message, where), payload)
         self._quiet.restart()
         self.messages_received += 1
-        if len(self._received) == self.roster.k:
+        self._check_complete()
+
+    def _check_complete(self) -> None:
+        """Mark the open round complete once every party has answered but those of failed workers
+        (:attr:`failed_workers`): theirs will not come."""
+        k, received, gone = self.roster.k, self._received, self._gone
+        if len(received) == k or (gone and len(received) >= k - len(gone)
+                                  and all(p in received for p in range(k) if p not in gone)):
             self._complete.set()
 
     def _answered(self, index: int, party: int) -> bytes | None:
@@ -689,6 +703,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             raise ProtocolViolation("schema", f"{where}: bundle key {status.bundle_key!r}, its earlier parts "
                                               f"named {known.bundle_key!r}")
         self._fresh.check(status, status.worker, where, record=not repeat)
+        if status.state == "ready" and (failed := self.failed_workers.pop(status.worker, None)) is not None:
+            self._gone.difference_update(failed.parties)  # restarted after its failure: waited for again
+            log.warning("%s: worker %d (parties %s) reported ready again after its failure", self.protocol.role,
+                        status.worker, format_ranges(status.parties))
         if status.state == "ready":
             now, last = time.monotonic(), self._ready_heard.get(status.worker, -math.inf)
             self._ready_heard[status.worker] = now
@@ -704,6 +722,10 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             status = _joined(known, status)
         target = self.ready_workers if status.state == "ready" else self.failed_workers
         target[status.worker] = status
+        if status.state == "failed" and self._skip_failed:
+            self._gone.update(status.parties)
+            if self._open is not None:
+                self._check_complete()
         self.status_changed.set()
 
     async def run_round(self, index: int, name: str, following: tuple[int, str] | None = None) -> RoundOutcome:
@@ -723,7 +745,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if self._open != index:
             await self._open_round(index, name)
         status = await self._collect()
-        if status == "complete":
+        answered = self._complete.is_set()  # every party answered but the failed workers'
+        if answered:
             self._steady = self._transport.reconnects
         received, round_rejects = self._received, self._round_rejects
         self._open = None
@@ -747,8 +770,9 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         if following is None:
             self._received = {}
         if status == "failed":
-            log.error("%s: round %d (%s) FAILED: no party answered for %g s (nothing decided)",
-                      self.protocol.role, index, name, self.round_timeout)
+            log.error("%s: round %d (%s) FAILED: %s (nothing decided)", self.protocol.role, index, name,
+                      "every party's worker reported failed" if answered
+                      else f"no party answered for {self.round_timeout:g} s")
         elif status == "no-answers":
             log.warning("%s: round %d (%s) NOT DECIDED: no party released, every party heard from abstained (%s)%s",
                         self.protocol.role, index, name, "; ".join(
@@ -756,8 +780,8 @@ class RoundEngine(Generic[MessageT, PayloadT]):
                         f"; absent: {format_ranges(closing.outcome.absent.tolist())}" if closing.outcome.absent.size
                         else "")
         elif status == "timeout":
-            log.warning("%s: round %d (%s) timed out; absent: %s", self.protocol.role, index, name,
-                        format_ranges(closing.outcome.absent.tolist()))
+            log.warning("%s: round %d (%s) %s; absent: %s", self.protocol.role, index, name,
+                        "closed without the failed workers' parties" if answered else "timed out", format_ranges(closing.outcome.absent.tolist()))
         if lost.size:
             log.error("%s: round %d (%s): answers of parties %s LOST: expected (their host answered the round for "
                       "others) but never received", self.protocol.role, index, name, format_ranges(lost.tolist()))
@@ -775,12 +799,14 @@ class RoundEngine(Generic[MessageT, PayloadT]):
         for topic, payload in dict.fromkeys(m for kept in self._early.pop(index, {}).values() for m in kept):
             self.handle(topic, payload)
         self._early = {i: kept for i, kept in self._early.items() if i > index}
+        self._check_complete()  # every party but the failed workers' answered early, or none is left to answer
         self._open_name = name
         await self._announce(self._round_announcement(index))
 
     async def _collect(self) -> RoundStatus:
-        """Wait until every party answered (``complete``) or no new answer came for ``round_timeout``
-        seconds counted while connected (``timeout``, or ``failed`` without any answer)."""
+        """Wait until every party answered (``complete``), every party but the failed workers' (``timeout``:
+        some absent; ``failed`` without any answer, every worker failed) or no new answer came for
+        ``round_timeout`` seconds counted while connected (``timeout``, or ``failed`` without any answer)."""
         self._quiet.restart()
         while not self._complete.is_set():
             left = self.round_timeout - self._quiet.elapsed()
@@ -792,7 +818,7 @@ class RoundEngine(Generic[MessageT, PayloadT]):
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(left):  # then again: an answer or an outage since moves the end
                     await self._complete.wait()
-        return "complete"
+        return "complete" if len(self._received) == self.roster.k else "timeout" if self._received else "failed"
 
     def _take_rejects(self) -> RejectCounts:
         return dict(self._pending_rejects)
@@ -921,7 +947,7 @@ def _joined(known: WorkerStatus, part: WorkerStatus) -> WorkerStatus:
 async def open_engine(
     connector: Connector, topics: Topics, roster: Roster, store: TranscriptStore, coordinator_key: bytes,
     protocol: RoundProtocol[MessageT, PayloadT], *, repetitions: int, round_timeout: float,
-    party_topics: bool = True, announce_failure: bool = False, bundles: bool = False,
+    party_topics: bool = True, announce_failure: bool = False, bundles: bool = False, skip_failed: bool = False,
 ) -> AsyncIterator[RoundEngine[MessageT, PayloadT]]:
     """Connect (persistent session) and subscribe the engine, receive in a task; on exit stop, flush the
     reject counts and end the persistent session on the broker.
@@ -932,7 +958,7 @@ async def open_engine(
         cancellation: Ctrl-C leaves the session to a resumed coordinator), announce the failed end
         (:meth:`RoundEngine.fail`) before it propagates (a deployment's hosts leave at once); ``bundles``:
         subscribe to the simulation workers' answer bundles too (:mod:`mpdp.broker.bundle`; with
-        ``party_topics`` only).
+        ``party_topics`` only); ``skip_failed``: as :class:`RoundEngine`.
 
     Raises:
         TransportError: the connection or subscription failed, or the connection was lost for good.
@@ -942,7 +968,7 @@ async def open_engine(
         await transport.subscribe(*(topics.all_parties,) * party_topics, *(topics.all_bundles,) * (party_topics and bundles),
                                   topics.status, *protocol.filters)
         engine = RoundEngine(transport, topics, roster, store, coordinator_key, protocol,
-                             repetitions=repetitions, round_timeout=round_timeout)
+                             repetitions=repetitions, round_timeout=round_timeout, skip_failed=skip_failed)
         async with asyncio.TaskGroup() as tg:
             receiving = tg.create_task(engine.receive_all(), name=f"{protocol.role}-receive")
             beating = tg.create_task(engine.heartbeat(HEARTBEAT_INTERVAL), name=f"{protocol.role}-heartbeat")

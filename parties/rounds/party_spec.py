@@ -75,8 +75,12 @@ def spec_bit(spec: PartySpec, index: int) -> int:
     """``spec``'s private bit in round ``index``: 0, 1, or -1 (takes no part).
 
     Raises:
-        ParameterError: the round index is beyond the party's bits.
+        ParameterError: the round index is beyond the party's bits (one line naming the party's dataset
+            rounds, e.g. ``party 1 has no bit for round 3: its dataset has 3 rounds (columns), 0..2``).
     """
-    if index >= len(spec.bits):
-        raise ParameterError("round", index, f"0..{len(spec.bits) - 1} (party {spec.party})")
+    rounds = len(spec.bits)
+    if index >= rounds:
+        raise ParameterError("round", index, f"0..{rounds - 1}", message=(
+            f"party {spec.party} has no bit for round {index}: its dataset has {rounds} "
+            f"{'round' if rounds == 1 else 'rounds'} (columns), 0..{rounds - 1}"))
     return int(spec.bits[index])

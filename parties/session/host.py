@@ -64,6 +64,7 @@ from mpdp.parties.rounds.answering import OBSERVER_GRACE
 from mpdp.parties.rounds.engine import HEARTBEAT_INTERVAL
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.rounds.plan import RunningParty
+from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.registry import party_starter
 from mpdp.parties.rounds.secure_sampling import secure_sampler
 from mpdp.parties.rounds.seeds import SeedTree
@@ -123,6 +124,7 @@ class HostConfig:
         protocol: ``"rr"`` or ``"mpc"`` (needs a roster with compute servers).
         presence_interval: seconds between the host's presence claims; a starting host listens 2.5 of them
             for another live host of its parties (:mod:`mpdp.parties.session.presence`).
+        dataset: the dataset's name as the user gave it (``--dataset``), for the host's errors.
 
     Raises:
         ParameterError: a field out of its domain.
@@ -143,6 +145,7 @@ class HostConfig:
     record: Path | None = None
     protocol: str = "rr"
     presence_interval: float = PRESENCE_INTERVAL
+    dataset: str = "the dataset"
 
     def __post_init__(self) -> None:
         k = self.facts.roster.k
@@ -277,7 +280,8 @@ async def host_parties(config: HostConfig) -> None:
     Raises:
         TransportError: the broker is unreachable or went away; no announcement for
             ``idle_timeout`` seconds.
-        ParameterError: an announced round beyond the dataset's rounds.
+        ParameterError: an announced round beyond the dataset's rounds, one line (:func:`_host_error`); the
+            parties' "failed" report went to the observer first (:func:`mpdp.parties.session.worker.serve_parties`).
     """
     spec = config.worker_spec()
     if spec.secure:
@@ -296,4 +300,22 @@ async def host_parties(config: HostConfig) -> None:
             beacon_task.cancel()
             presence_task.cancel()
     except BaseExceptionGroup as group:
-        raise first_mpdp_error(group) from group
+        first = first_mpdp_error(group)
+        if first is group:
+            raise
+        raise _host_error(first, config) from first  # from the first cause: not "(and N more: ...)" per party
+
+
+def _host_error(first: BaseException, config: HostConfig) -> BaseException:
+    """The host's one-line error for its parties' first error ``first``: a round beyond the dataset's columns
+    (every hosted party fails alike) names the dataset, its number of rounds and the round announced, e.g.
+    ``votes.csv has 3 rounds (columns), the session announced round 3 (rounds count from 0): parties 0-4
+    cannot answer it and leave``; any other error is ``first`` itself."""
+    if not (isinstance(first, ParameterError) and first.name == "round"):
+        return first
+    rounds = config.bits.shape[1]
+    return ParameterError("round", first.value, f"0..{rounds - 1}", message=(
+        f"{config.dataset} has {rounds} {'round' if rounds == 1 else 'rounds'} (columns), the session announced "
+        f"round {first.value} (rounds count from 0): parties {format_ranges(config.parties)} cannot answer it and "
+        "leave (reported failed to the observer, which records them absent); give the hosted parties a dataset "
+        "with a column for every round of the session"))

@@ -187,7 +187,8 @@ class _Hosts:
     """The deployment's party hosts (``mpdp party``): waited for; one that fails or disappears later
     leaves its parties absent and the session goes on, but it is reported by name: a host whose every
     party is absent from a round (killed, cut off), once when it goes silent and once if it comes back,
-    a host's signed "failed" report once, and the hosts still silent at the end."""
+    a host's signed "failed" report once (the engine waits for none of its parties from then on: each round
+    closes once the other hosts answered, not after ``round_timeout``), and the hosts still silent at the end."""
 
     def __init__(self, k: int, timeout: float, resume: bool = False,
                  report: Callable[[str], None] = lambda line: None, where: str = "") -> None:
@@ -209,6 +210,8 @@ class _Hosts:
                 log.error("party host %d (parties %s) failed: %s; its parties are absent from now on",
                           index, format_ranges(status.parties), status.detail)
         for index, status in sorted(engine.ready_workers.items()):
+            if index in engine.failed_workers:
+                continue  # named above, once
             gone = set(status.parties) <= absent
             if gone and index not in self.silent:
                 self.silent[index] = outcome.index
@@ -283,7 +286,8 @@ async def _observe(config: ObserveConfig, on_round: Callable[[RoundOutcome], Non
                             rule_factory=zero_one_rules(engine="posterior"))
         async with open_validated_engine(config.endpoint, topics, roster, store, config.coordinator_key, observer,
                                          repetitions=config.repetitions, round_timeout=config.round_timeout,
-                                         validators=config.validators, announce_failure=True) as engine:
+                                         validators=config.validators, announce_failure=True,
+                                         skip_failed=True) as engine:
             hosts = (_Hosts(roster.k, config.wait_parties, config.resume, on_wait, config.endpoint.url)
                      if len(recorded) < len(config.round_names) else None)
             outcomes = await drive_rounds(engine, store, config.round_names, recorded, hosts, on_round)
@@ -308,7 +312,7 @@ async def _coordinate_mpc(config: ObserveConfig, on_round: Callable[[RoundOutcom
         coordinator = MpcCoordinator(topics, cluster, epsilon, delta, function=config.function.name)
         async with open_engine(config.endpoint, topics, roster, store, config.coordinator_key, coordinator,
                                repetitions=config.repetitions, round_timeout=config.round_timeout,
-                               announce_failure=True) as engine:
+                               announce_failure=True, skip_failed=True) as engine:
             cluster.attach(engine.publish)  # the servers' jobs and reports go over the engine's connection
             hosts = (_Hosts(roster.k, config.wait_parties, False, on_wait, config.endpoint.url)
                      if len(recorded) < len(config.round_names) else None)

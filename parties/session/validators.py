@@ -242,12 +242,13 @@ class ValidatorPool:
 async def open_validated_engine(
     connector: Connector, topics: Topics, roster: Roster, store: TranscriptStore, coordinator_key: bytes,
     protocol: RoundProtocol[Any, Any], *, repetitions: int, round_timeout: float, validators: int,
-    ready_timeout: float = 60.0, announce_failure: bool = False, bundles: bool = False,
+    ready_timeout: float = 60.0, announce_failure: bool = False, bundles: bool = False, skip_failed: bool = False,
 ) -> AsyncIterator[RoundEngine[Any, Any]]:
     """:func:`mpdp.parties.rounds.engine.open_engine`, with ``validators`` validator processes reading the
     party topics (0: the engine reads them itself, as ever; then ``bundles`` subscribes it to the simulation
     workers' answer bundles too). Entered once every validator is subscribed.
-    ``announce_failure``: as :func:`open_engine` (a validator that fails is announced too).
+    ``announce_failure``: as :func:`open_engine` (a validator that fails is announced too); ``skip_failed``: as
+    :func:`open_engine`.
 
     Raises:
         ParameterError: validators with a connector that is not a :class:`BrokerEndpoint`.
@@ -257,7 +258,7 @@ async def open_validated_engine(
     """
     async with open_engine(connector, topics, roster, store, coordinator_key, protocol, repetitions=repetitions,
                            round_timeout=round_timeout, party_topics=not validators,
-                           announce_failure=announce_failure, bundles=bundles) as engine:
+                           announce_failure=announce_failure, bundles=bundles, skip_failed=skip_failed) as engine:
         if not validators:
             yield engine
             return

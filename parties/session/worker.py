@@ -209,14 +209,20 @@ async def serve_parties(spec: WorkerSpec, parent: int | None = None, freeze: boo
         sealing = [party.sealing_key for party in started]
         await _report(spec, topics, "ready", bundle_key=bundle_key, sealing_keys=sealing if all(sealing) else ())
 
-    reported: list[str] = []  # the failure already reported (at most one report)
+    reporting: list[asyncio.Task[None]] = []  # the "failed" report, once started (at most one report)
+
+    async def send_failure(detail: str) -> None:
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(_REPORT_TIMEOUT):
+                await _report(spec, topics, "failed", detail)
 
     async def report_failure(detail: str) -> None:
-        if not reported:
-            reported.append(detail)
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(_REPORT_TIMEOUT):
-                    await _report(spec, topics, "failed", detail)
+        """Send the first failure's report, or wait for it: a task of its own, shielded (parties that fail
+        at once, e.g. at a round beyond their bits: the task group cancels the first while it reports, when
+        the second fails; its report was cancelled with it and none went out)."""
+        if not reporting:
+            reporting.append(asyncio.create_task(send_failure(detail), name="report-failed"))
+        await asyncio.shield(reporting[0])
 
     async def report_party_failure(party_id: int, exc: Exception) -> None:
         text = f"{type(exc).__name__}: {exc}"

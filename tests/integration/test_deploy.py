@@ -256,3 +256,50 @@ async def test_observer_names_the_parties_that_never_came(mosquitto: BrokerEndpo
                      "(mpdp party hosts)",
                      "mpdp: error: parties 0-3 did not report ready within 1 s (is an `mpdp party` running "
                      "for them, on the same broker and roster?)"]
+
+
+async def test_a_host_whose_dataset_is_short_fails_at_once_and_the_rounds_go_on(mosquitto: BrokerEndpoint,
+                                                                                  tmp_path: Path) -> None:
+    """Host 0-4's dataset has 3 columns, the observer announces 6 rounds: at round 3 the host exits 2 with one line
+    naming its dataset, its signed "failed" reaches the observer, which names it and decides rounds 3-5 with host
+    5-8 alone as soon as that host answered each (round_timeout 300 s: one round waited for would blow the
+    test's timeout)."""
+    session = f"short-{tmp_path.name[-10:].replace('_', '')}"
+    keys = await _keys(tmp_path, session)
+    url, out, short, full = f"mqtt://127.0.0.1:{mosquitto.port}", tmp_path / "out", tmp_path / "votes.csv", tmp_path / "six.csv"
+    short.write_text(VOTES)
+    lines = VOTES.splitlines()  # six columns: the three votes twice
+    full.write_text("party,bill a,bill b,bill c,bill d,bill e,bill f\n"
+                    + "".join(f"{line},{line.split(',', 1)[1]}\n" for line in lines[1:]))
+    rounds = 6
+    host = ("party", "--roster", str(keys / "roster.json"), "--broker", url)
+    procs = [await _start(*host, "--dataset", str(short), "--keys", str(keys / "parties-0-4"), "--parties", "0-4",
+                          log=tmp_path / "a.log"),
+             await _start(*host, "--dataset", str(full), "--keys", str(keys / "parties-5-8"), "--parties", "5-8",
+                          log=tmp_path / "b.log")]
+    try:
+        procs.append(await _start("observe", "--roster", str(keys / "roster.json"), "--keys",
+                                  str(keys / "coordinator"), "--rounds", str(rounds), "--function", "passed",
+                                  "--broker", url, "--out", str(out), "--wait-parties", scaled_arg(15),
+                                  "--round-timeout", "300", log=tmp_path / "observe.log"))
+        codes = [await _finish(p, 30) for p in procs]
+    finally:
+        await _kill_all(procs)
+    logs = {name: (tmp_path / f"{name}.log").read_text() for name in ("a", "observe", "b")}
+    assert codes == [2, 0, 0], logs
+    assert logs["a"].strip().splitlines()[-1] == (
+        f"mpdp: error: {short} has 3 rounds (columns), the session announced round 3 (rounds count from 0): parties "
+        "0-4 cannot answer it and leave (reported failed to the observer, which records them absent); give the "
+        "hosted parties a dataset with a column for every round of the session"), logs["a"]
+    assert ("party host 0 (parties 0-4) failed: ParameterError: party 0 has no bit for round 3: its dataset has 3 "
+            "rounds (columns), 0..2; its parties are absent from now on") in logs["observe"], logs["observe"]
+    with TranscriptStore(out / "transcripts.sqlite") as store:
+        assert store.recorded_rounds(session) == list(range(rounds))
+        got = [store.load_round(session, r) for r in range(rounds)]
+    assert [g.status for g in got] == ["complete"] * 3 + ["timeout"] * 3, logs["observe"]
+    assert [g.absent.tolist() for g in got] == [[]] * 3 + [[0, 1, 2, 3, 4]] * 3
+    bits = load_dataset(str(full)).bits  # epsilon = inf: the symbols are the bits of the parties heard
+    for r, g in enumerate(got):
+        heard = np.arange(K) if r < 3 else np.arange(5, K)
+        voting = heard[bits[heard, r] >= 0]
+        assert g.participants.tolist() == voting.tolist() and g.symbols.tolist() == [bits[voting, r].tolist()]

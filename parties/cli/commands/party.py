@@ -94,7 +94,8 @@ def _run(args: argparse.Namespace) -> int:
     facts = read_roster(args.roster)
     parties = parse_ranges(args.parties, facts.roster.k)
     keys = tuple(read_private_key(party_key_path(args.keys, i), facts, i) for i in parties)
-    bits = host_bits(load_dataset(args.dataset, args.label_column), parties, facts.roster.k)
+    dataset = load_dataset(args.dataset, args.label_column)
+    bits = host_bits(dataset, parties, facts.roster.k)
     budget = None if args.budget is None else Budget.parse(args.budget)
     check_privacy_options(budget, DEFAULT_DELTA_SLACK, budget_name="--budget")
     record = args.record if args.record is not None else args.keys / f"answers-{parties[0]}.sqlite"
@@ -102,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
     config = HostConfig(facts=facts, parties=parties, bits=bits, private_keys=keys, endpoint=endpoint,
                         seed=args.seed, idle_timeout=args.idle_timeout, observer_grace=args.observer_grace,
                         max_repetitions=args.max_repetitions, budget=budget, record=record,
-                        protocol=args.protocol or facts.protocol)
+                        protocol=args.protocol or facts.protocol, dataset=dataset.name)
     asyncio.run(host_parties(config))
     mode = "deployment" if args.seed is None else "simulation"
     emit(args, {"session": facts.session, "parties": format_ranges(parties), "mode": mode, "record": str(record)})

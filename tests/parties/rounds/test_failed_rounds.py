@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp.broker.messages import PartyMessage
+from mpdp.broker.messages import PartyMessage, WorkerStatus
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
@@ -127,3 +127,62 @@ async def test_a_round_in_which_every_party_abstained_is_not_decided(
         "1 of 1 round(s) had no answer to decide from: every party heard from abstained (nothing was decided, their "
         "decisions are recorded as -1; abstention reason and parties): 0 (r0: budget-exhausted 1; policy 0,2)")
     assert failed_rounds_text([stored]) is None
+
+
+async def test_a_failed_workers_parties_are_not_waited_for_until_it_is_ready_again(tmp_path: Path) -> None:
+    """Worker 0 (parties 0, 1) reports "failed" while round 0 waits for it: the round closes at once without its
+    parties (not after round_timeout, 60 s here), and round 1 closes as soon as party 2 answered. Its "ready"
+    again (restarted) makes round 2 wait for its parties again (complete once they answered). With worker 2 (party
+    2) failed too, round 3 is ``failed`` at once: nobody is left to answer."""
+    broker = InMemoryBroker()
+    roster, keys = Roster.generate((RandomizedResponse(1.0),) * 3)
+    coordinator, _ = generate_key_pair()
+
+    def status(state: str, worker: int = 0) -> str:
+        parties = (0, 1) if worker == 0 else (2,)
+        return WorkerStatus.signed([keys[p] for p in parties], session=SESSION, worker=worker,
+                                   state=state, parties=parties,  # type: ignore[arg-type]
+                                   detail="broken" if state == "failed" else "").model_dump_json()
+
+    async def answer(party: int, index: int) -> None:
+        message = PartyMessage.signed(keys[party], session=SESSION, round=index, party=party, repetitions=REPS,
+                                      symbols=np.array([1, 0, 1], np.uint8))
+        await watch.publish(TOPICS.party(party), message.model_dump_json())
+
+    with TranscriptStore(tmp_path / "t.sqlite") as store:
+        store.open_session(SESSION, 3, REPS, ["r0", "r1", "r2", "r3"], mode="simulation (seeded generators)")
+        observer = Observer(TOPICS, roster, store, function=parse_function("majority"),
+                            measure=accuracy_measure("zero-one", 2), rule_factory=observer_average_rule)
+        async with open_engine(broker, TOPICS, roster, store, coordinator, observer, repetitions=REPS,
+                               round_timeout=60.0, skip_failed=True) as engine, broker.connect("watch") as watch:
+            await watch.subscribe(TOPICS.rounds)
+            await watch.publish(TOPICS.status, status("ready"))
+            await watch.publish(TOPICS.status, status("ready", worker=2))
+            running = asyncio.create_task(engine.run_round(0, "r0"))
+            assert await next_delivery(watch, 1.0) is not None  # round 0's announcement
+            await answer(2, 0)
+            await asyncio.sleep(0.1)
+            assert not running.done()  # parties 0 and 1 are waited for
+            await watch.publish(TOPICS.status, status("failed"))
+            first = await asyncio.wait_for(running, 1.0)
+            running = asyncio.create_task(engine.run_round(1, "r1"))
+            assert await next_delivery(watch, 1.0) is not None
+            await answer(2, 1)
+            second = await asyncio.wait_for(running, 1.0)
+            await watch.publish(TOPICS.status, status("ready"))  # restarted
+            await asyncio.sleep(0.05)
+            assert engine.failed_workers == {}
+            running = asyncio.create_task(engine.run_round(2, "r2"))
+            assert await next_delivery(watch, 1.0) is not None
+            await answer(2, 2)
+            await asyncio.sleep(0.1)
+            assert not running.done()  # its parties are waited for again
+            await answer(0, 2)
+            await answer(1, 2)
+            third = await asyncio.wait_for(running, 1.0)
+            await watch.publish(TOPICS.status, status("failed"))
+            await watch.publish(TOPICS.status, status("failed", worker=2))
+            await asyncio.sleep(0.05)
+            fourth = await asyncio.wait_for(engine.run_round(3, "r3"), 1.0)
+    assert [(o.status, o.participants.tolist(), o.absent.tolist()) for o in (first, second, third, fourth)] == [
+        ("timeout", [2], [0, 1]), ("timeout", [2], [0, 1]), ("complete", [0, 1, 2], []), ("failed", [], [0, 1, 2])]

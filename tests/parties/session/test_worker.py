@@ -5,10 +5,12 @@ worker (``shared``): "ready" once all subscribed, every party answers, and a par
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import pickle
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from typing import Literal
 
 import numpy as np
@@ -19,6 +21,7 @@ from mpdp.broker.messages import Announcement, PartyMessage, WorkerStatus
 from mpdp.broker.signing import generate_key_pair
 from mpdp.broker.topics import Topics
 from mpdp.broker.transport import InMemoryBroker, next_delivery
+from mpdp.broker.transport.memory import MemoryTransport
 from mpdp.parties.rounds.party_spec import PartySpec
 from mpdp.parties.session.worker import WorkerSpec, serve_parties
 from mpdp.protocols.errors import TransportError
@@ -92,6 +95,37 @@ async def test_a_failing_party_is_reported_failed_and_raised(shared: bool) -> No
     assert group.group_contains(TransportError, match="no announcement for 0.1 s")
     assert [r.state for r in reports] == ["ready", "failed"]
     assert reports[1].detail.startswith("TransportError: party ") and "no announcement for 0.1 s" in reports[1].detail
+
+
+class _SlowConnect(InMemoryBroker):
+    """Connecting takes a few event-loop turns, as over a network (the in-memory broker connects at once)."""
+
+    @contextlib.asynccontextmanager
+    async def connect(self, client_id: str, *, persistent: bool = False) -> AsyncIterator[MemoryTransport]:
+        await asyncio.sleep(0.05)
+        async with super().connect(client_id, persistent=persistent) as transport:
+            yield transport
+
+
+@pytest.mark.parametrize("shared", [False, True])
+async def test_parties_failing_at_once_send_one_failed_report(shared: bool) -> None:
+    """Both parties have one bit and round 1 is announced: they fail in the same turn. The first failure's report
+    goes out although the task group cancels that party when the second fails (it was cancelled with it, while
+    connecting to report, before: no "failed" at all, the observer waited round_timeout for each round)."""
+    broker = _SlowConnect()
+    async with broker.connect("observer") as observer:
+        await observer.subscribe(TOPICS.status)
+        worker = asyncio.create_task(serve_parties(_spec(broker, shared=shared)))
+        ready = await next_delivery(observer, 2.0)
+        assert ready is not None and WorkerStatus.model_validate_json(ready.payload).state == "ready"
+        await observer.publish(TOPICS.rounds, _announce("round", 1))
+        with pytest.raises(ExceptionGroup):
+            await worker
+        reports = [WorkerStatus.model_validate_json(d.payload) for d in [await next_delivery(observer, 1.0)] if d]
+        assert await next_delivery(observer, 0.2) is None  # one report
+    assert [(r.state, r.parties) for r in reports] == [("failed", (4, 7))]
+    assert reports[0].detail in [f"ParameterError: party {p} has no bit for round 1: its dataset has 1 round "
+                                 "(columns), 0..0" for p in (4, 7)]
 
 
 def test_a_spawned_worker_imports_neither_scipy_nor_matplotlib() -> None:
