@@ -12,6 +12,7 @@ made this instant).
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import shutil
 import socket
@@ -26,15 +27,18 @@ OWNER_FILE = "owner.pid"
 
 
 @contextlib.contextmanager
-def owned_temporary_directory(prefix: str) -> Iterator[Path]:
-    """A fresh folder ``<tempdir>/<prefix>XXXXXXXX`` owned by this process, removed on exit; the stale
-    folders of ``prefix`` are removed first (:func:`remove_stale`).
+def owned_temporary_directory(prefix: str, root: Path | None = None) -> Iterator[Path]:
+    """A fresh folder ``<root>/<prefix>XXXXXXXX`` (mode 0700) owned by this process, removed on exit; the stale
+    folders of ``prefix`` there are removed first (:func:`remove_stale`).
+
+    Args:
+        prefix: the folder's name prefix. root: where it is made (default: :func:`tempfile.gettempdir`).
 
     Raises:
-        OSError: the temporary directory is not writable.
+        OSError: ``root`` is not writable.
     """
-    remove_stale(prefix)
-    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+    remove_stale(prefix, root)
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=root) as tmp:
         Path(tmp, OWNER_FILE).write_text(f"{os.getpid()} {socket.gethostname()}\n", encoding="utf-8")
         yield Path(tmp)
 
@@ -50,7 +54,7 @@ def remove_stale(prefix: str, root: Path | None = None) -> list[Path]:
     """
     base = Path(tempfile.gettempdir()) if root is None else root
     removed = []
-    for folder in sorted(base.glob(f"{prefix}*")):
+    for folder in sorted(base.glob(f"{glob.escape(prefix)}*")):
         owner = _owner(folder)
         if owner is not None and owner[1] == socket.gethostname() and not _alive(owner[0]):
             shutil.rmtree(folder, ignore_errors=True)

@@ -11,7 +11,8 @@ one line (``mpdp: error: ...``, exit 2) naming the value and what is allowed, ne
   option (which then names the bad value) instead of argparse's "expected one argument".
 * :func:`add_common_options` / :func:`command_output` / :func:`emit` -- ``--json [FILE]``, ``--quiet``
   and ``--config TOML`` of every command (:func:`apply_config` feeds the TOML to argparse as defaults);
-  :func:`add_logging_options` / :func:`configure_logging` -- ``mpdp -v``/``--log-level``.
+  :func:`add_logging_options` / :func:`configure_logging` -- ``mpdp -v``/``--log-level``; :func:`input_paths` --
+  what a command reads by its options: no file it writes may be one of them.
 
 The paths a command writes are checked by :mod:`mpdp.parties.session.output_paths`, its JSON written by
 :func:`mpdp.analysis.reports.documents.to_json_text` (the Python API uses both too).
@@ -32,7 +33,7 @@ from mpdp.parties.api.keywords import unknown_option
 from mpdp.parties.api.value_lists import parse_number_list
 from mpdp.parties.cli.errors import renamed
 from mpdp.parties.rounds.text_files import read_text_file
-from mpdp.parties.session.output_paths import output_file
+from mpdp.parties.session.output_paths import output_file, reading
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.numerics.cost import DEFAULT_TIME_LIMIT
 
@@ -301,6 +302,21 @@ def command_inputs(args: argparse.Namespace) -> dict[str, Any]:
     return {key: shown(value) for key, value in vars(args).items() if key not in _NOT_INPUTS and not callable(value)}
 
 
+#: Options that name what a command writes (``--json FILE``, ``--out``, ``--plot``); every other option's path is
+#: an input (:func:`input_paths`).
+OUTPUT_OPTIONS = frozenset({"json", "out", "plot"})
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """What a command may read by its options: ``--config`` and the text of every other option (each item of a
+    list) but the outputs (:data:`OUTPUT_OPTIONS`) -- :func:`mpdp.parties.session.output_paths.reading` keeps
+    those that name a file or folder."""
+    values = [getattr(args, "config", None)] + [
+        value for key, value in vars(args).items() if key not in _NOT_INPUTS | OUTPUT_OPTIONS]
+    items = [item for value in values for item in (value if isinstance(value, list | tuple) else [value])]
+    return [os.fspath(item) for item in items if isinstance(item, str | os.PathLike)]
+
+
 class CommandOutput:
     """Where a command's output goes (made by :func:`command_output`).
 
@@ -347,12 +363,14 @@ class CommandOutput:
 def command_output(args: argparse.Namespace) -> Iterator[CommandOutput]:
     """Run a command under its common options: check ``--json FILE`` before any work, send the human text
     (what the command prints to standard output) to standard error with ``--json`` alone, and nowhere
-    with ``--quiet``. Sets ``args.output`` (the :class:`CommandOutput` whose ``emit`` writes the JSON)."""
+    with ``--quiet``. Sets ``args.output`` (the :class:`CommandOutput` whose ``emit`` writes the JSON). No file
+    the command writes may be one it reads (:func:`input_paths`, :func:`mpdp.parties.session.output_paths.reading`)."""
     import sys
 
-    output = CommandOutput(args, sys.stdout)
-    args.output = output
     with contextlib.ExitStack() as stack:
+        stack.enter_context(reading(input_paths(args)))
+        output = CommandOutput(args, sys.stdout)
+        args.output = output
         if output.quiet:
             stack.enter_context(contextlib.redirect_stdout(stack.enter_context(open(os.devnull, "w"))))
         elif output.to_stdout:

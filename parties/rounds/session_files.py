@@ -24,8 +24,9 @@ import base64
 import binascii
 import math
 import os
+import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal, Self
@@ -39,6 +40,7 @@ from mpdp.broker.signing import generate_key_pair, public_key_of
 from mpdp.broker.topics import SESSION_PATTERN, check_session
 from mpdp.parties.rounds.ranges import format_ranges
 from mpdp.parties.rounds.roster import Roster
+from mpdp.parties.rounds.staged_dir import staged_dir
 from mpdp.parties.rounds.text_files import read_text_file
 from mpdp.protocols.errors import ParameterError
 from mpdp.protocols.randomization.mechanisms import RandomizedResponse
@@ -124,10 +126,12 @@ class RosterFile(_File):
     @model_validator(mode="after")
     def _ids_in_order(self) -> Self:
         ids = [p.id for p in self.parties]
+        first: dict[int, int] = {}  # party id -> its first entry (a list search per entry took minutes at 10^5)
         for position, party in enumerate(ids):
-            if party in ids[:position]:
-                raise ValueError(f"party id {party} appears twice (entries {ids.index(party)} and {position}); "
+            if party in first:
+                raise ValueError(f"party id {party} appears twice (entries {first[party]} and {position}); "
                                  f"party ids must be 0..{len(ids) - 1} in order")
+            first[party] = position
             if party != position:
                 raise ValueError(f"entry {position} has party id {party}; party ids must be 0..{len(ids) - 1} in order")
         keys: dict[str, int] = {}
@@ -245,11 +249,19 @@ def coordinator_key_path(directory: Path | str) -> Path:
     return Path(directory) / "coordinator.key"
 
 
-def _write_private(path: Path, key: KeyFile, force: bool) -> None:
-    path.parent.mkdir(mode=_PRIVATE_DIR, parents=True, exist_ok=True)
-    os.chmod(path.parent, _PRIVATE_DIR)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)
-    fd = os.open(path, flags, _PRIVATE_FILE)
+#: The entries :func:`write_session` makes in its directory: what ``force`` replaces (other entries are kept).
+_ENTRY = re.compile(r"roster\.json|coordinator|parties(-[0-9,-]+)?|server-[0-9]+")
+
+
+def _private_dir(path: Path) -> Path:
+    """Make the directory ``path``, mode 0700 whatever the umask; returns it."""
+    path.mkdir(mode=_PRIVATE_DIR, parents=True)
+    os.chmod(path, _PRIVATE_DIR)
+    return path
+
+
+def _write_private(path: Path, key: KeyFile) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _PRIVATE_FILE)
     with os.fdopen(fd, "w", encoding="ascii") as fh:
         os.fchmod(fh.fileno(), _PRIVATE_FILE)
         fh.write(key.model_dump_json(exclude=None if key.role == "server" else {"server", "sealing_key"}) + "\n")
@@ -258,9 +270,10 @@ def _write_private(path: Path, key: KeyFile, force: bool) -> None:
 def write_session(
     out: Path | str, session: str, mechanisms: Sequence[RandomizedResponse],
     split: Sequence[Sequence[int]] | None = None, force: bool = False, *,
-    servers: Sequence[str] = (), threshold: int = 0,
+    servers: Sequence[str] = (), threshold: int = 0, progress: Callable[[int], None] | None = None,
 ) -> SessionRoster:
-    """Make fresh key pairs for every party and the coordinator and write the session's files.
+    """Make fresh key pairs for every party and the coordinator and write the session's files, whole or not at
+    all (:func:`mpdp.parties.rounds.staged_dir.staged_dir`): stopped or failed half-way, ``out`` is as before.
 
     Args:
         out: the directory (created if missing).
@@ -268,53 +281,59 @@ def write_session(
         mechanisms: party i's randomized response, k of them.
         split: party id groups that partition 0..k-1, one key directory per group
             (``parties-A-B``); None puts every party key in ``parties/``.
-        force: overwrite the files of an earlier ``write_session`` in ``out``.
+        force: replace the files of an earlier ``write_session`` in ``out`` (all of them: no earlier key stays);
+            other files in ``out`` are kept.
         servers: ``--protocol mpc``: the m compute servers' MPyC addresses ``host:port`` (fresh X25519 and
             Ed25519 key pairs each, one key directory per server); empty for randomized response.
         threshold: T of the mpc sharing, 2T < m.
+        progress: called with the number of party key files written so far, after each one.
 
     Returns:
         The session's public facts (as written to ``out/roster.json``).
 
     Raises:
-        ParameterError: a bad session id, groups that do not partition the parties, or
-            ``roster.json`` already there without ``force``.
+        ParameterError: a bad session id, groups that do not partition the parties, a bad mpc server set, or
+            ``out`` a file, not writable, or holding anything without ``force``.
     """
     check_session(session)
-    folder = Path(out)
     k = len(mechanisms)
     groups = [tuple(range(k))] if split is None else [tuple(g) for g in split]
     if sorted(i for g in groups for i in g) != list(range(k)):
         raise ParameterError("--split", ";".join(format_ranges(g) for g in groups),
                              f"ranges that cover parties 0..{k - 1} exactly once")
-    roster_path = folder / ROSTER_NAME
-    if roster_path.exists() and not force:
-        raise ParameterError("--out", str(folder), "a directory without roster.json (or pass --force)")
-    roster, private_keys = Roster.generate(mechanisms)
-    coordinator_private, coordinator_public = generate_key_pair()
-    sealing = [generate_x25519_key_pair() for _ in servers]
-    signing = [generate_key_pair() for _ in servers]
-    server_roster = None if not servers else ServerRoster(
-        threshold, tuple(servers), tuple(public for _, public in sealing), tuple(public for _, public in signing))
-    if server_roster is not None:
-        try:
-            server_roster.to_file()
-        except ValidationError as exc:
-            raise ParameterError("--servers", f"{len(servers)} servers, threshold {threshold}",
-                                 "host:port addresses and a threshold T with 2T < m", hint=_first_error(exc)) from None
-    facts = SessionRoster(session, roster, coordinator_public, server_roster)
-    folder.mkdir(parents=True, exist_ok=True)
-    for i, ((x25519, _), (ed25519, _)) in enumerate(zip(sealing, signing)):
-        key = KeyFile(session=session, role="server", server=i, private_key=_b64(ed25519), sealing_key=_b64(x25519))
-        _write_private(server_key_path(folder, i), key, force)
-    _write_private(coordinator_key_path(folder / "coordinator"),
-                   KeyFile(session=session, role="coordinator", private_key=_b64(coordinator_private)), force)
-    for group in groups:
-        directory = folder / ("parties" if split is None else f"parties-{format_ranges(group)}")
-        for party in group:
-            key = KeyFile(session=session, role="party", party=party, private_key=_b64(private_keys[party]))
-            _write_private(party_key_path(directory, party), key, force)
-    roster_path.write_text(facts.to_file().model_dump_json(indent=1, exclude_none=True) + "\n", encoding="utf-8")
+    with staged_dir(out, "--out", force, lambda entry: _ENTRY.fullmatch(entry) is not None) as folder:
+        roster, private_keys = Roster.generate(mechanisms)
+        coordinator_private, coordinator_public = generate_key_pair()
+        sealing = [generate_x25519_key_pair() for _ in servers]
+        signing = [generate_key_pair() for _ in servers]
+        server_roster = None if not servers else ServerRoster(
+            threshold, tuple(servers), tuple(public for _, public in sealing), tuple(public for _, public in signing))
+        if server_roster is not None:
+            try:
+                server_roster.to_file()
+            except ValidationError as exc:
+                raise ParameterError("--servers", f"{len(servers)} servers, threshold {threshold}",
+                                     "host:port addresses and a threshold T with 2T < m",
+                                     hint=_first_error(exc)) from None
+        facts = SessionRoster(session, roster, coordinator_public, server_roster)
+        for i, ((x25519, _), (ed25519, _)) in enumerate(zip(sealing, signing)):
+            key = KeyFile(session=session, role="server", server=i, private_key=_b64(ed25519),
+                          sealing_key=_b64(x25519))
+            _private_dir(folder / f"server-{i}")
+            _write_private(server_key_path(folder, i), key)
+        _write_private(coordinator_key_path(_private_dir(folder / "coordinator")),
+                       KeyFile(session=session, role="coordinator", private_key=_b64(coordinator_private)))
+        written = 0
+        for group in groups:
+            directory = _private_dir(folder / ("parties" if split is None else f"parties-{format_ranges(group)}"))
+            for party in group:
+                key = KeyFile(session=session, role="party", party=party, private_key=_b64(private_keys[party]))
+                _write_private(party_key_path(directory, party), key)
+                written += 1
+                if progress is not None:
+                    progress(written)
+        (folder / ROSTER_NAME).write_text(facts.to_file().model_dump_json(indent=1, exclude_none=True) + "\n",
+                                          encoding="utf-8")
     return facts
 
 

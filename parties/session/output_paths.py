@@ -7,20 +7,65 @@
   kind of run's result document (:data:`RUN_RESULTS`), are refused (or, with ``force``, deleted).
 
 The ``name`` of each is the option or keyword the user gave the path with (``"--out"``, ``"out"``), for the error.
+
+Within :func:`reading` (every ``mpdp`` command runs in one, :func:`mpdp.parties.cli.args.command_output`), a file
+to write that is one of the command's inputs is refused: ``mpdp export RUN --out RUN/transcripts.sqlite`` would
+replace the run's transcript store with its CSV, ``mpdp accuracy --config a.toml --json a.toml`` the config it read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 
 from mpdp.protocols.errors import ParameterError
 
-__all__ = ["RUN_RESULTS", "fresh_output_dir", "output_dir", "output_file", "plot_file", "plot_suffixes", "run_files"]
+__all__ = ["READ_IN_FOLDERS", "RUN_RESULTS", "fresh_output_dir", "output_dir", "output_file", "plot_file",
+           "plot_suffixes", "reading", "run_files"]
 
 #: The result document each kind of run writes into its folder, and the kind (``mpdp report`` reads it).
 RUN_RESULTS = {"results.json": "simulate", "sweep.json": "sweep", "decisions.json": "deployment"}
+
+#: The files mpdp reads in a folder it is given (a run's ``--out``: its store and result document; a key folder's
+#: roster): inputs when the folder is one.
+READ_IN_FOLDERS = ("transcripts.sqlite", "transcripts.sqlite-wal", "transcripts.sqlite-shm", *RUN_RESULTS,
+                   "roster.json")
+
+#: The files the running command reads (set by :func:`reading`): (the file, the input path it was given as).
+_inputs: ContextVar[tuple[tuple[Path, str], ...]] = ContextVar("mpdp_command_inputs", default=())
+
+
+@contextlib.contextmanager
+def reading(paths: Iterable[str | os.PathLike[str]]) -> Iterator[None]:
+    """Within the block, :func:`output_file` and :func:`fresh_output_dir` refuse to write a file that is one of
+    ``paths`` (the command's inputs), or one of :data:`READ_IN_FOLDERS` in an input that is a folder: the same
+    file by :func:`os.path.samefile` (through links, and a relative path or not). Paths that do not exist (a
+    dataset's name, a number) are no files and are left out."""
+    files: list[tuple[Path, str]] = []
+    for given in paths:  # os.path's tests: False for a text no file can have (too long, a NUL), not an error
+        path = Path(given)
+        if os.path.isdir(path):
+            files.extend((path / name, os.fspath(given)) for name in READ_IN_FOLDERS if os.path.isfile(path / name))
+        elif os.path.isfile(path):
+            files.append((path, os.fspath(given)))
+    token = _inputs.set(tuple(files))
+    try:
+        yield
+    finally:
+        _inputs.reset(token)
+
+
+def _not_an_input(target: Path, name: str, text: str) -> None:
+    """ParameterError when ``target`` is one of the files of :func:`reading` (it names the input)."""
+    for source, given in _inputs.get():
+        with contextlib.suppress(OSError):  # a file gone since, or none yet: not the same file
+            if os.path.samefile(target, source):
+                where = "" if os.fspath(source) == given else f", in the folder {given} given as an input"
+                raise ParameterError(name, text, "a file other than the command's inputs",
+                                     hint=f"it is the input {source}{where}; writing it would destroy it")
 
 
 def plot_suffixes() -> tuple[str, ...]:
@@ -55,6 +100,7 @@ def output_file(path: str | os.PathLike[str], name: str, suffixes: Iterable[str]
     target = Path(text)
     if target.is_dir():
         raise ParameterError(name, text, "a file path, not a directory")
+    _not_an_input(target, name, text)
     if suffixes is not None:
         allowed = tuple(suffixes)
         if target.suffix[1:].lower() not in allowed:
@@ -125,6 +171,8 @@ def fresh_output_dir(path: str | os.PathLike[str], name: str, files: Sequence[st
     """
     directory = output_dir(path, name)
     own = set(files if writes is None else writes)
+    for f in sorted(own | set(files)):
+        _not_an_input(directory / f, name, os.fspath(path))
     candidates = [*files, *(f for f in RUN_RESULTS if f not in own and f not in files)]
     found = [f for f in candidates if (directory / f).exists()]
     if found and not force:
