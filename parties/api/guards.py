@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import concurrent.futures
+import signal
 import sys
 from collections.abc import Coroutine
 from types import FrameType
@@ -96,12 +97,33 @@ def check_main_guard(what: str) -> None:
             f"`if __name__ == \"__main__\":` (line {line} is outside such a guard)")
 
 
+#: The stop signals the command line turns into KeyboardInterrupt (parties/cli/signals.py).
+_STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """A new event loop, made with the stop signals held back: one taken inside the loop's constructor left half
+    a loop (no self-pipe yet) whose ``__del__`` printed a traceback ("'_UnixSelectorEventLoop' object has no
+    attribute '_ssock'", seen once in the suite's stop-anywhere-in-start-up test). A held signal is delivered
+    once the loop is whole."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        return asyncio.new_event_loop()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run ``coroutine`` to its end and return its value: ``asyncio.run`` it, or, inside a running event
     loop (Jupyter), on a worker thread with its own loop, waiting for the result."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
+        try:
+            with asyncio.Runner(loop_factory=_new_loop) as runner:
+                return runner.run(coroutine)
+        except BaseException:
+            coroutine.close()  # a stop before it started: no "coroutine ... was never awaited" (a no-op once run)
+            raise
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mpdp-live") as pool:
         return pool.submit(asyncio.run, coroutine).result()
